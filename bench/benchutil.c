@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "benchutil.h"
+
+#define BATCHES 9
+#define TARGET_BATCH_NS 20000000.0
+
+uint64_t bench_now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+        return (x > y) - (x < y);
+}
+
+double bench_median_ns(void (*fn)(void *arg), void *arg, uint64_t max_iters)
+{
+        double samples[BATCHES];
+        uint64_t iters = 1, t0, dt;
+
+        /* Calibrate: double the batch until it takes long enough to time reliably. */
+        for (;;) {
+                t0 = bench_now_ns();
+                for (uint64_t i = 0; i < iters; i++)
+                        fn(arg);
+                dt = bench_now_ns() - t0;
+                if (dt >= TARGET_BATCH_NS / 4 || iters >= max_iters)
+                        break;
+                iters *= 2;
+        }
+        if (dt > 0 && (double)dt < TARGET_BATCH_NS) {
+                uint64_t want = (uint64_t)((double)iters * TARGET_BATCH_NS / (double)dt);
+                iters = want < max_iters ? want : max_iters;
+                if (iters == 0)
+                        iters = 1;
+        }
+        for (int b = 0; b < BATCHES; b++) {
+                t0 = bench_now_ns();
+                for (uint64_t i = 0; i < iters; i++)
+                        fn(arg);
+                samples[b] = (double)(bench_now_ns() - t0) / (double)iters;
+        }
+        qsort(samples, BATCHES, sizeof(double), cmp_double);
+        return samples[BATCHES / 2];
+}
+
+const char *bench_fmt_ns(double ns, char buf[32])
+{
+        if (ns < 1000.0)
+                snprintf(buf, 32, "%.0f ns", ns);
+        else if (ns < 1e6)
+                snprintf(buf, 32, "%.2f µs", ns / 1e3);
+        else if (ns < 1e9)
+                snprintf(buf, 32, "%.2f ms", ns / 1e6);
+        else
+                snprintf(buf, 32, "%.2f s", ns / 1e9);
+        return buf;
+}

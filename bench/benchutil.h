@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Timing helpers for the bench programs: run a function repeatedly and report the median of
+ * several timed batches, so one slow batch (another process, a page fault) does not move the
+ * result.
+ */
+#ifndef NCM_BENCHUTIL_H
+#define NCM_BENCHUTIL_H
+
+#include <stdint.h>
+
+/* Monotonic nanoseconds. */
+uint64_t bench_now_ns(void);
+
+/*
+ * Median nanoseconds per call of FN(ARG): calibrates a batch size so that one batch takes
+ * about 20 ms (capped by MAX_ITERS per batch), then times 9 batches.
+ */
+double bench_median_ns(void (*fn)(void *arg), void *arg, uint64_t max_iters);
+
+/* "12.3 µs", "4.56 ms", "789 ns" into BUF. */
+const char *bench_fmt_ns(double ns, char buf[32]);
+
+#endif

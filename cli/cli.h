@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The nodecm command: one cmd_<name>() per subcommand (cmd-<name>.c), each returning the exit
+ * status of DESIGN.md (0 done, 1 cannot be met, 2 bad usage or input).
+ */
+#ifndef NODECM_CLI_H
+#define NODECM_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <nodecm/error.h>
+
+typedef struct cli_command {
+        const char *name;
+        const char *summary;
+        int (*run)(int argc, char **argv);
+} cli_command;
+
+/* Print "nodecm: <msg>" on stderr and return ncm_error_exit_status(err->code). */
+int cli_fail(const ncm_error *err);
+/* Print "nodecm <cmd>: <formatted message>" on stderr and return 2 (usage error). */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * Write the whole of TEXT to stdout and flush; on failure (e.g. a closed pipe or a full disk)
+ * print the error and return 2. Commands build their output in memory first so that a failure
+ * never leaves partial output.
+ */
+int cli_emit(const char *text, size_t len);
+
+int cmd_topology(int argc, char **argv);
+int cmd_take(int argc, char **argv);
+int cmd_hints(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_checkpoint(int argc, char **argv);
+int cmd_cgroup(int argc, char **argv);
+int cmd_node_allocatable(int argc, char **argv);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef NODECM_VERSION
+#define NODECM_VERSION "unknown"
+#endif
+
+/* One line per subcommand; each cmd-<name>.c adds its own. */
+static const cli_command commands[] = {
+        {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+        fprintf(f, "Usage: nodecm COMMAND [OPTIONS]...\n\n"
+                   "Kubelet-exact CPU, topology, device and cgroup decisions for a Linux node.\n\n"
+                   "Commands:\n");
+        for (const cli_command *c = commands; c->name; c++)
+                fprintf(f, "  %-18s %s\n", c->name, c->summary);
+        fprintf(f, "\nRun 'nodecm COMMAND --help' for a command's options.\n"
+                   "Exit status: 0 done, 1 the request cannot be met, 2 bad usage or input.\n");
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 2) {
+                usage(stderr);
+                return 2;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+            strcmp(argv[1], "help") == 0) {
+                usage(stdout);
+                return 0;
+        }
+        if (strcmp(argv[1], "--version") == 0) {
+                printf("nodecm %s\n", NODECM_VERSION);
+                return 0;
+        }
+        for (const cli_command *c = commands; c->name; c++)
+                if (strcmp(argv[1], c->name) == 0)
+                        return c->run(argc - 1, argv + 1);
+        fprintf(stderr, "nodecm: unknown command '%s' (see 'nodecm --help')\n", argv[1]);
+        return 2;
+}

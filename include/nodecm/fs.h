@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * File access through a root directory fd (STYLE.md rule 9).
+ *
+ * Every path is absolute as the kernel spells it ("/sys/devices/system/cpu/online") and is
+ * resolved inside the root: openat2(RESOLVE_IN_ROOT) keeps ".." and absolute symlinks of a
+ * fixture from escaping. Where openat2 is unavailable the path is opened relative to the root
+ * with openat(2), and paths with ".." components are refused.
+ *
+ * Kernel files are read with one read(2) (sysfs and cgroupfs produce a whole file per read);
+ * regular files (configs, checkpoints) are read whole with ncm_fs_read_all().
+ *
+ * ROOTFD may be AT_FDCWD for host paths given by a user (a config file, a state directory):
+ * those resolve normally, relative to the working directory.
+ *
+ * All functions return >= 0 on success and -errno on failure, with err naming the path.
+ */
+#ifndef NODECM_FS_H
+#define NODECM_FS_H
+
+#include <dirent.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <nodecm/common.h>
+#include <nodecm/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Open DIR as a root (O_PATH | O_DIRECTORY). Returns the fd. Use "/" for this machine. */
+NCM_API int ncm_fs_open_root(const char *dir, ncm_error *err);
+
+/* openat(2) of PATH resolved inside ROOTFD. Returns the new fd. */
+NCM_API int ncm_fs_openat(int rootfd, const char *path, int flags, mode_t mode, ncm_error *err);
+
+/*
+ * Read PATH with a single read(2) into BUF (SIZE bytes, NUL-terminated). Returns the number of
+ * bytes read. -EFBIG when the file fills the buffer (it may be longer); -ENOENT when absent.
+ */
+NCM_API ssize_t ncm_fs_read(int rootfd, const char *path, char *buf, size_t size, ncm_error *err);
+
+/*
+ * Read a whole regular file, at most MAX bytes (-EFBIG beyond). *RET is malloc'd and
+ * NUL-terminated (the terminator is not counted in *RET_LEN, which may be NULL).
+ */
+NCM_API int ncm_fs_read_all(int rootfd, const char *path, size_t max, char **ret, size_t *ret_len,
+                            ncm_error *err);
+
+/*
+ * Write VALUE to an existing file with one write(2), as cgroupfs and sysfs expect. A short write
+ * is -EIO. The file is opened O_WRONLY | O_TRUNC and never created.
+ */
+NCM_API int ncm_fs_write(int rootfd, const char *path, const char *value, ncm_error *err);
+
+/*
+ * Replace PATH with DATA atomically: write a temporary file in the same directory, fsync it,
+ * rename it over PATH and fsync the directory. On failure PATH is untouched and the temporary
+ * file is removed.
+ */
+NCM_API int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t len,
+                                mode_t mode, ncm_error *err);
+
+/* 1 if PATH exists (following symlinks), 0 if not, -errno on other errors. */
+NCM_API int ncm_fs_exists(int rootfd, const char *path);
+
+/* Open directory PATH for listing. *RET is closed with closedir(). */
+NCM_API int ncm_fs_opendir(int rootfd, const char *path, DIR **ret, ncm_error *err);
+
+/* mkdir PATH. Returns 1 if created, 0 if it already existed as a directory. */
+NCM_API int ncm_fs_mkdir(int rootfd, const char *path, mode_t mode, ncm_error *err);
+
+/* rmdir PATH. Returns 1 if removed, 0 if it did not exist. */
+NCM_API int ncm_fs_rmdir(int rootfd, const char *path, ncm_error *err);
+
+/* unlink PATH. Returns 1 if removed, 0 if it did not exist. */
+NCM_API int ncm_fs_unlink(int rootfd, const char *path, ncm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

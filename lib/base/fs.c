@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <nodecm/fs.h>
+
+#define TMP_ATTEMPTS 16
+
+static bool has_dotdot(const char *path)
+{
+        const char *p = path;
+        while ((p = strstr(p, "..")) != NULL) {
+                bool starts = p == path || p[-1] == '/';
+                bool ends = p[2] == '\0' || p[2] == '/';
+                if (starts && ends)
+                        return true;
+                p += 2;
+        }
+        return false;
+}
+
+/* Strip leading slashes: "/" becomes "." so openat() stays relative to the root. */
+static const char *relative(const char *path)
+{
+        while (*path == '/')
+                path++;
+        return *path ? path : ".";
+}
+
+static int open_in_root(int rootfd, const char *path, int flags, mode_t mode)
+{
+        if (rootfd == AT_FDCWD)
+                return ncm_negerrno(openat(AT_FDCWD, path, flags, mode));
+#ifdef SYS_openat2
+        struct open_how how = {
+                .flags = (uint64_t)flags,
+                .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+        };
+        long fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+        if (fd >= 0)
+                return (int)fd;
+        /* ENOSYS: old kernel; EPERM: a seccomp filter that blocks openat2. Fall back. */
+        if (errno != ENOSYS && errno != EPERM)
+                return -errno;
+#endif
+        if (has_dotdot(path))
+                return -EXDEV;
+        return ncm_negerrno(openat(rootfd, relative(path), flags, mode));
+}
+
+int ncm_fs_open_root(const char *dir, ncm_error *err)
+{
+        int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return ncm_error_errno(err, errno, "open '%s'", dir);
+        return fd;
+}
+
+int ncm_fs_openat(int rootfd, const char *path, int flags, mode_t mode, ncm_error *err)
+{
+        int fd = open_in_root(rootfd, path, flags | O_CLOEXEC, mode);
+        if (fd < 0)
+                return ncm_error_errno(err, -fd, "open '%s'", path);
+        return fd;
+}
+
+ssize_t ncm_fs_read(int rootfd, const char *path, char *buf, size_t size, ncm_error *err)
+{
+        ncm_autoclose int fd = -1;
+        ssize_t n;
+
+        if (size < 2)
+                return ncm_error_set(err, EINVAL, "read '%s': buffer too small", path);
+        fd = ncm_fs_openat(rootfd, path, O_RDONLY, 0, err);
+        if (fd < 0)
+                return fd;
+        n = read(fd, buf, size - 1);
+        if (n < 0)
+                return ncm_error_errno(err, errno, "read '%s'", path);
+        if ((size_t)n == size - 1)
+                return ncm_error_set(err, EFBIG, "read '%s': file larger than %zu bytes", path,
+                                     size - 2);
+        buf[n] = '\0';
+        return n;
+}
+
+int ncm_fs_read_all(int rootfd, const char *path, size_t max, char **ret, size_t *ret_len,
+                    ncm_error *err)
+{
+        ncm_autoclose int fd = -1;
+        ncm_autofree char *buf = NULL;
+        size_t len = 0, cap = 4096;
+        struct stat st;
+
+        fd = ncm_fs_openat(rootfd, path, O_RDONLY, 0, err);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return ncm_error_errno(err, errno, "stat '%s'", path);
+        if (S_ISDIR(st.st_mode))
+                return ncm_error_errno(err, EISDIR, "read '%s'", path);
+        if (S_ISREG(st.st_mode) && (size_t)st.st_size > max)
+                return ncm_error_set(err, EFBIG, "read '%s': file larger than %zu bytes", path,
+                                     max);
+        if (S_ISREG(st.st_mode) && (size_t)st.st_size + 1 > cap)
+                cap = (size_t)st.st_size + 1;
+        buf = malloc(cap);
+        if (!buf)
+                return ncm_error_set(err, ENOMEM, "read '%s': out of memory", path);
+        for (;;) {
+                ssize_t n;
+                if (len + 1 >= cap) {
+                        char *nb;
+                        if (cap > max + 1)
+                                return ncm_error_set(err, EFBIG,
+                                                     "read '%s': file larger than %zu bytes", path,
+                                                     max);
+                        nb = realloc(buf, cap * 2);
+                        if (!nb)
+                                return ncm_error_set(err, ENOMEM, "read '%s': out of memory",
+                                                     path);
+                        buf = nb;
+                        cap *= 2;
+                }
+                n = read(fd, buf + len, cap - len - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return ncm_error_errno(err, errno, "read '%s'", path);
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+                if (len > max)
+                        return ncm_error_set(err, EFBIG, "read '%s': file larger than %zu bytes",
+                                             path, max);
+        }
+        buf[len] = '\0';
+        *ret = NCM_TAKE_PTR(buf);
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int ncm_fs_write(int rootfd, const char *path, const char *value, ncm_error *err)
+{
+        ncm_autoclose int fd = -1;
+        size_t len = strlen(value);
+        ssize_t n;
+
+        fd = ncm_fs_openat(rootfd, path, O_WRONLY | O_TRUNC, 0, err);
+        if (fd < 0)
+                return fd;
+        n = write(fd, value, len);
+        if (n < 0)
+                return ncm_error_errno(err, errno, "write '%s' to '%s'", value, path);
+        if ((size_t)n != len)
+                return ncm_error_set(err, EIO, "write '%s' to '%s': short write", value, path);
+        return 0;
+}
+
+/* Split PATH into an fd of its parent directory (inside the root) and the last component. */
+static int open_parent(int rootfd, const char *path, const char **ret_base, ncm_error *err)
+{
+        char parent[4096];
+        const char *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        size_t plen;
+
+        if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+                return ncm_error_set(err, EINVAL, "'%s': not a file name", path);
+        plen = slash ? (size_t)(slash - path) : 0;
+        if (plen >= sizeof(parent))
+                return ncm_error_set(err, ENAMETOOLONG, "'%s': path too long", path);
+        if (plen == 0) {
+                parent[0] = slash ? '/' : '.';
+                parent[1] = '\0';
+        } else {
+                memcpy(parent, path, plen);
+                parent[plen] = '\0';
+        }
+        *ret_base = base;
+        return ncm_fs_openat(rootfd, parent, O_PATH | O_DIRECTORY, 0, err);
+}
+
+static int write_full(int fd, const void *data, size_t len)
+{
+        const char *p = data;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t len, mode_t mode,
+                        ncm_error *err)
+{
+        ncm_autoclose int dirfd = -1;
+        ncm_autoclose int dirsync = -1;
+        ncm_autoclose int fd = -1;
+        const char *base;
+        char tmp[300];
+        int r;
+
+        dirfd = open_parent(rootfd, path, &base, err);
+        if (dirfd < 0)
+                return dirfd;
+        if (strlen(base) > 200)
+                return ncm_error_set(err, ENAMETOOLONG, "'%s': name too long", path);
+        for (int i = 0; i < TMP_ATTEMPTS && fd < 0; i++) {
+                uint32_t rnd = 0;
+                if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+                        rnd = (uint32_t)getpid() * 2654435761u + (uint32_t)i;
+                snprintf(tmp, sizeof(tmp), ".%s.tmp%08x", base, rnd);
+                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+                if (fd < 0 && errno != EEXIST)
+                        return ncm_error_errno(err, errno, "create temporary file for '%s'", path);
+        }
+        if (fd < 0)
+                return ncm_error_errno(err, EEXIST, "create temporary file for '%s'", path);
+        /* O_CREAT honours the umask; the checkpoint mode must not depend on it. */
+        if (fchmod(fd, mode) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        r = write_full(fd, data, len);
+        if (r < 0)
+                goto fail;
+        if (fsync(fd) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        r = close(NCM_TAKE_FD(fd));
+        if (r < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (renameat(dirfd, tmp, dirfd, base) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        /* O_PATH fds cannot be fsynced; reopen the directory for that. */
+        dirsync = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirsync < 0 || fsync(dirsync) < 0)
+                return ncm_error_errno(err, errno, "fsync directory of '%s'", path);
+        return 0;
+fail:
+        (void)unlinkat(dirfd, tmp, 0);
+        return ncm_error_errno(err, -r, "write '%s'", path);
+}
+
+int ncm_fs_exists(int rootfd, const char *path)
+{
+        int fd = open_in_root(rootfd, path, O_PATH | O_CLOEXEC, 0);
+        if (fd < 0)
+                return fd == -ENOENT || fd == -ENOTDIR ? 0 : fd;
+        close(fd);
+        return 1;
+}
+
+int ncm_fs_opendir(int rootfd, const char *path, DIR **ret, ncm_error *err)
+{
+        DIR *d;
+        int fd = ncm_fs_openat(rootfd, path, O_RDONLY | O_DIRECTORY, 0, err);
+        if (fd < 0)
+                return fd;
+        d = fdopendir(fd);
+        if (!d) {
+                int e = errno;
+                close(fd);
+                return ncm_error_errno(err, e, "open directory '%s'", path);
+        }
+        *ret = d;
+        return 0;
+}
+
+int ncm_fs_mkdir(int rootfd, const char *path, mode_t mode, ncm_error *err)
+{
+        ncm_autoclose int dirfd = -1;
+        const char *base;
+        struct stat st;
+
+        dirfd = open_parent(rootfd, path, &base, err);
+        if (dirfd < 0)
+                return dirfd;
+        if (mkdirat(dirfd, base, mode) == 0)
+                return 1;
+        if (errno != EEXIST)
+                return ncm_error_errno(err, errno, "mkdir '%s'", path);
+        if (fstatat(dirfd, base, &st, 0) < 0 || !S_ISDIR(st.st_mode))
+                return ncm_error_errno(err, ENOTDIR, "mkdir '%s'", path);
+        return 0;
+}
+
+int ncm_fs_rmdir(int rootfd, const char *path, ncm_error *err)
+{
+        ncm_autoclose int dirfd = -1;
+        const char *base;
+
+        dirfd = open_parent(rootfd, path, &base, err);
+        if (dirfd == -ENOENT)
+                return 0;
+        if (dirfd < 0)
+                return dirfd;
+        if (unlinkat(dirfd, base, AT_REMOVEDIR) == 0)
+                return 1;
+        if (errno == ENOENT)
+                return 0;
+        return ncm_error_errno(err, errno, "rmdir '%s'", path);
+}
+
+int ncm_fs_unlink(int rootfd, const char *path, ncm_error *err)
+{
+        ncm_autoclose int dirfd = -1;
+        const char *base;
+
+        dirfd = open_parent(rootfd, path, &base, err);
+        if (dirfd == -ENOENT)
+                return 0;
+        if (dirfd < 0)
+                return dirfd;
+        if (unlinkat(dirfd, base, 0) == 0)
+                return 1;
+        if (errno == ENOENT)
+                return 0;
+        return ncm_error_errno(err, errno, "unlink '%s'", path);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal: reading JSON and YAML documents into json-c trees, and field access with errors
+ * that name the field path. YAML is converted to the same tree (as sigs.k8s.io/yaml converts
+ * YAML to JSON), so every reader handles one representation.
+ */
+#ifndef NCM_BASE_JSON_H
+#define NCM_BASE_JSON_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <nodecm/common.h>
+#include <nodecm/error.h>
+
+/* Deepest nesting accepted in either format (guards the parsers' recursion). */
+#define NCM_JSON_MAX_DEPTH 64
+/* Largest document read from a file. */
+#define NCM_JSON_MAX_FILE (64u << 20)
+
+static inline void ncm__json_putp(json_object **p)
+{
+        if (*p)
+                json_object_put(*p);
+}
+#define ncm_autojson __attribute__((cleanup(ncm__json_putp))) json_object *
+
+/*
+ * Parse TEXT (LEN bytes) as strict JSON. NAME (a file name or "<stdin>") starts error messages:
+ * "NAME:LINE:COL: <what>". The whole text must be one value (whitespace may follow).
+ */
+int ncm__json_parse(const char *text, size_t len, const char *name, json_object **ret,
+                    ncm_error *err);
+
+/*
+ * Parse TEXT as a single YAML document into the same tree. Plain scalars are typed the way
+ * go-yaml v2 (used by sigs.k8s.io/yaml) types them: null/~, YAML 1.1 booleans, integers,
+ * floats (number text preserved); anything quoted is a string. Aliases, multiple documents and
+ * non-scalar mapping keys are rejected.
+ */
+int ncm__yaml_parse(const char *text, size_t len, const char *name, json_object **ret,
+                    ncm_error *err);
+
+/*
+ * JSON when the first non-blank byte is '{' or '[', else YAML.
+ */
+int ncm__json_or_yaml_parse(const char *text, size_t len, const char *name, json_object **ret,
+                            ncm_error *err);
+
+/* Read PATH (a host path, or "-" for stdin) and parse it with ncm__json_or_yaml_parse(). */
+int ncm__json_load_file(const char *path, json_object **ret, ncm_error *err);
+
+/* "object", "array", "string", "number", "boolean" or "null". */
+const char *ncm__json_type_name(json_object *o);
+
+/* Member KEY of object O (NULL if O is not an object or has no such key, or it is null). */
+json_object *ncm__json_get(json_object *o, const char *key);
+
+/*
+ * Member of O whose key matches KEY as Go's encoding/json matches struct fields: an exact
+ * match wins, else the last key that is equal under ASCII case folding.
+ */
+json_object *ncm__json_get_ci(json_object *o, const char *key);
+
+/*
+ * Type checks that fill err with "PATH: expected T, got U". Return 0 or -EINVAL.
+ */
+int ncm__json_expect(json_object *o, json_type type, const char *path, ncm_error *err);
+
+/*
+ * The textual value of a string or number (numbers keep their source text: "1e3", "2").
+ * -EINVAL for other types.
+ */
+int ncm__json_scalar_text(json_object *o, const char *path, const char **ret, ncm_error *err);
+
+/* An integer in [MIN, MAX] from a JSON number without fraction. -EINVAL / -ERANGE. */
+int ncm__json_int(json_object *o, const char *path, int64_t min, int64_t max, int64_t *ret,
+                  ncm_error *err);
+
+#endif
