@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Root-fd file access: paths stay inside the root (absolute symlinks and ".." of a fixture
+ * cannot reach the host), one-read semantics, atomic replacement leaves no temporary file.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nodecm/fs.h>
+#include "testutil.h"
+
+typedef struct fixture {
+        char *dir;
+        int root;
+} fixture;
+
+static void put(const char *dir, const char *rel, const char *content)
+{
+        char p[4096];
+        FILE *f;
+        snprintf(p, sizeof(p), "%s/%s", dir, rel);
+        f = fopen(p, "w");
+        assert_non_null(f);
+        fputs(content, f);
+        fclose(f);
+}
+
+static int setup(void **state)
+{
+        fixture *fx = calloc(1, sizeof(*fx));
+        char p[4096];
+        fx->dir = tu_mkdtemp();
+        snprintf(p, sizeof(p), "%s/sys", fx->dir);
+        mkdir(p, 0755);
+        put(fx->dir, "sys/online", "0-3\n");
+        put(fx->dir, "secret", "inside\n");
+        /* An absolute symlink must resolve inside the root, as the kernel would in a chroot. */
+        snprintf(p, sizeof(p), "%s/sys/abs", fx->dir);
+        assert_int_equal(symlink("/secret", p), 0);
+        snprintf(p, sizeof(p), "%s/sys/host", fx->dir);
+        assert_int_equal(symlink("/etc/hostname", p), 0);
+        fx->root = ncm_fs_open_root(fx->dir, NULL);
+        assert_true(fx->root >= 0);
+        *state = fx;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        fixture *fx = *state;
+        close(fx->root);
+        tu_rm_rf(fx->dir);
+        free(fx->dir);
+        free(fx);
+        return 0;
+}
+
+static void test_fs_read_single(void **state)
+{
+        fixture *fx = *state;
+        char buf[64];
+        ncm_error err = NCM_ERROR_INIT;
+        assert_int_equal(ncm_fs_read(fx->root, "/sys/online", buf, sizeof(buf), &err), 4);
+        assert_string_equal(buf, "0-3\n");
+        assert_int_equal(ncm_fs_read(fx->root, "/sys/online", buf, 5, &err), -EFBIG);
+        assert_non_null(strstr(err.msg, "'/sys/online'"));
+        assert_int_equal(ncm_fs_read(fx->root, "/sys/missing", buf, sizeof(buf), &err), -ENOENT);
+        assert_string_equal(err.msg, "open '/sys/missing': No such file or directory");
+}
+
+static void test_fs_paths_cannot_escape_root(void **state)
+{
+        fixture *fx = *state;
+        char buf[64];
+        assert_int_equal(ncm_fs_read(fx->root, "/sys/abs", buf, sizeof(buf), NULL), 7);
+        assert_string_equal(buf, "inside\n");
+        /* /etc/hostname does not exist inside the fixture: no host file is read. */
+        assert_true(ncm_fs_read(fx->root, "/sys/host", buf, sizeof(buf), NULL) < 0);
+        assert_true(ncm_fs_read(fx->root, "/../../../etc/hostname", buf, sizeof(buf), NULL) < 0);
+        assert_int_equal(ncm_fs_read(fx->root, "/sys/../secret", buf, sizeof(buf), NULL), 7);
+}
+
+static void test_fs_read_all(void **state)
+{
+        fixture *fx = *state;
+        char *text = NULL;
+        size_t len = 0;
+        assert_int_equal(ncm_fs_read_all(fx->root, "/secret", 100, &text, &len, NULL), 0);
+        assert_int_equal(len, 7);
+        assert_string_equal(text, "inside\n");
+        free(text);
+        text = NULL;
+        assert_int_equal(ncm_fs_read_all(fx->root, "/secret", 3, &text, &len, NULL), -EFBIG);
+        assert_null(text);
+        assert_int_equal(ncm_fs_read_all(fx->root, "/sys", 100, &text, &len, NULL), -EISDIR);
+}
+
+static int count_entries(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        int n = 0;
+        assert_non_null(d);
+        while ((e = readdir(d)))
+                if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                        n++;
+        closedir(d);
+        return n;
+}
+
+static void test_fs_write_atomic(void **state)
+{
+        fixture *fx = *state;
+        char buf[64], p[4096];
+        struct stat st;
+        int before = count_entries(fx->dir);
+        assert_int_equal(ncm_fs_write_atomic(fx->root, "/state", "{}\n", 3, 0644, NULL), 0);
+        assert_int_equal(ncm_fs_read(fx->root, "/state", buf, sizeof(buf), NULL), 3);
+        assert_int_equal(ncm_fs_write_atomic(fx->root, "/state", "x", 1, 0600, NULL), 0);
+        assert_int_equal(ncm_fs_read(fx->root, "/state", buf, sizeof(buf), NULL), 1);
+        snprintf(p, sizeof(p), "%s/state", fx->dir);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        /* Only the target was added: no temporary file is left behind. */
+        assert_int_equal(count_entries(fx->dir), before + 1);
+        /* A missing directory fails cleanly. */
+        assert_true(ncm_fs_write_atomic(fx->root, "/nodir/state", "x", 1, 0600, NULL) < 0);
+}
+
+static void test_fs_write_existing_only(void **state)
+{
+        fixture *fx = *state;
+        char buf[64];
+        ncm_error err = NCM_ERROR_INIT;
+        assert_int_equal(ncm_fs_write(fx->root, "/sys/online", "5", &err), 0);
+        assert_int_equal(ncm_fs_read(fx->root, "/sys/online", buf, sizeof(buf), NULL), 1);
+        assert_int_equal(ncm_fs_write(fx->root, "/sys/new", "5", &err), -ENOENT);
+        assert_int_equal(ncm_fs_exists(fx->root, "/sys/new"), 0);
+}
+
+static void test_fs_mkdir_rmdir_unlink(void **state)
+{
+        fixture *fx = *state;
+        assert_int_equal(ncm_fs_mkdir(fx->root, "/sys/kubepods", 0755, NULL), 1);
+        assert_int_equal(ncm_fs_mkdir(fx->root, "/sys/kubepods", 0755, NULL), 0);
+        assert_int_equal(ncm_fs_mkdir(fx->root, "/secret", 0755, NULL), -ENOTDIR);
+        assert_int_equal(ncm_fs_exists(fx->root, "/sys/kubepods"), 1);
+        assert_int_equal(ncm_fs_rmdir(fx->root, "/sys/kubepods", NULL), 1);
+        assert_int_equal(ncm_fs_rmdir(fx->root, "/sys/kubepods", NULL), 0);
+        assert_int_equal(ncm_fs_rmdir(fx->root, "/nodir/x", NULL), 0);
+        assert_int_equal(ncm_fs_unlink(fx->root, "/secret", NULL), 1);
+        assert_int_equal(ncm_fs_unlink(fx->root, "/secret", NULL), 0);
+}
+
+static void test_fs_open_root_errors(void **state)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+        assert_int_equal(ncm_fs_open_root("/nonexistent-root", &err), -ENOENT);
+        assert_string_equal(err.msg, "open '/nonexistent-root': No such file or directory");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_fs_read_single, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_paths_cannot_escape_root, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_read_all, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_write_atomic, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_write_existing_only, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_mkdir_rmdir_unlink, setup, teardown),
+                cmocka_unit_test(test_fs_open_root_errors),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
