@@ -79,6 +79,123 @@ NCM_API void ncm_topo_cpus_in_sockets(const ncm_topo *t, const ncm_cpuset *ids, 
 NCM_API void ncm_topo_cpus_in_cores(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
 NCM_API void ncm_topo_cpus_in_uncore(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
 
+
+/*
+ * --- Additions to the first version of this header (meanings above are unchanged) ---
+ *
+ * ncm_topo_new() also refuses an empty table ("could not detect number of cpus", kubelet's
+ * text) and ids (core, socket, numa, uncore) outside 0..NCM_CPUSET_MAX_CPUS-1, since every id
+ * must fit in an id set. Its messages name the entry as "cpus[I].FIELD" / "numa[I].id" with I
+ * the caller's index, so a reader of a file can pass them on.
+ */
+
+/* The distance matrix, row-major N x N in ncm_topo_numa_ids() order; *N receives N. */
+NCM_API const uint32_t *ncm_topo_numa_distances(const ncm_topo *t, size_t *n);
+
+/* All CPUs, as a set owned by the topology (valid until ncm_topo_free). */
+NCM_API const ncm_cpuset *ncm_topo_all_cpus_ref(const ncm_topo *t) NCM_PURE;
+
+/*
+ * The CPUs of one NUMA node / socket / uncore cache, owned by the topology; NULL when no CPU
+ * has that id (CPU-less NUMA nodes included). No copy: for inner loops.
+ */
+NCM_API const ncm_cpuset *ncm_topo_numa_cpus(const ncm_topo *t, int numa) NCM_PURE;
+NCM_API const ncm_cpuset *ncm_topo_socket_cpus(const ncm_topo *t, int socket) NCM_PURE;
+NCM_API const ncm_cpuset *ncm_topo_uncore_cpus(const ncm_topo *t, int uncore) NCM_PURE;
+/* The CPU ids of core CORE, ascending, owned by the topology; NULL and *N = 0 when unknown. */
+NCM_API const int *ncm_topo_core_cpus(const ncm_topo *t, int core, size_t *n);
+
+/*
+ * The ids of the NUMA nodes / sockets / cores / uncore caches that the CPUs of CPUS belong to
+ * (kubelet's CPUDetails.KeepOnly(cpus).NUMANodes() and friends). CPUs not in the topology
+ * are ignored. OUT is overwritten and may be CPUS. The cpus_in_* queries above also accept
+ * OUT == IDS.
+ */
+NCM_API void ncm_topo_numa_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
+NCM_API void ncm_topo_sockets_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
+NCM_API void ncm_topo_cores_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
+NCM_API void ncm_topo_uncore_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
+
+/*
+ * --- Sources --- (docs/topology.md gives every id rule and how odd machines are read)
+ */
+
+/*
+ * Discover the machine whose /sys (and /proc) lie under ROOTFD (ncm_fs_open_root("/") for
+ * this one), with kubelet/cadvisor semantics: online CPUs only, core = lowest online thread
+ * of the core, socket = physical_package_id, numa from nodeN/cpulist, uncore = L3 cache id,
+ * distances from nodeN/distance. Errors name the file at fault.
+ */
+NCM_API int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err);
+
+/*
+ * Build a topology from hwloc's synthetic description ("package:2 numa:2 l3:1 core:8 pu:2").
+ * CPU ids are PU os_index values (hwloc numbers them 0.. in tree order), NUMA ids the NUMA
+ * nodes' os_index, uncore the L3's logical index (socket when there is no L3).
+ */
+NCM_API int ncm_topo_from_synthetic(const char *desc, ncm_topo **ret, ncm_error *err);
+
+/* Build a topology from an lstopo XML file (a host path) or from XML text in memory. */
+NCM_API int ncm_topo_from_xml_file(const char *path, ncm_topo **ret, ncm_error *err);
+NCM_API int ncm_topo_from_xml_buffer(const char *xml, size_t len, ncm_topo **ret,
+                                     ncm_error *err);
+
+/*
+ * Read nodecm topology JSON (DESIGN.md: {"cpus": [...], "numa": [...]}). NAME (a file name)
+ * starts parse errors; validation errors name the field path ("cpus[3].core: expected an
+ * integer, got string"). Unknown keys are refused.
+ */
+NCM_API int ncm_topo_parse_json(const char *text, size_t len, const char *name, ncm_topo **ret,
+                                ncm_error *err);
+/* Read a nodecm topology JSON file (a host path, "-" for stdin). */
+NCM_API int ncm_topo_load_json_file(const char *path, ncm_topo **ret, ncm_error *err);
+
+/*
+ * The same from an already parsed json-c value (e.g. the inline "cpus"/"numa" of a simulation
+ * scenario). PATH prefixes field paths ("node.topology" gives "node.topology.cpus[0].core");
+ * NULL or "" for none. Keys other than "cpus" and "numa" are refused unless IGNORE_OTHER_KEYS.
+ */
+struct json_object;
+NCM_API int ncm_topo_from_json_value(struct json_object *o, const char *path,
+                                     bool ignore_other_keys, ncm_topo **ret, ncm_error *err);
+
+/*
+ * Append the topology as nodecm topology JSON (DESIGN.md): "cpus" sorted by id, "numa" by id
+ * with distances in that order, one CPU / NUMA node per line, ending with a newline.
+ * ncm_topo_parse_json() of the text gives back an equal topology.
+ */
+NCM_API void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b);
+
+/*
+ * Append a human-readable tree: socket -> NUMA node -> L3 (uncore) -> core -> CPU threads,
+ * then the totals. Every CPU appears exactly once.
+ */
+NCM_API void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b);
+
+/* true when both topologies have the same CPU table, NUMA nodes and distances. */
+NCM_API bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b) NCM_PURE;
+
+/*
+ * The topology sources, by kind, for commands and scenarios that let the user pick one.
+ * ARG is the option's value: a directory for FSROOT, a description for SYNTHETIC, a host file
+ * for XML and JSON ("-" is stdin for JSON).
+ */
+typedef enum ncm_topo_source_kind {
+        NCM_TOPO_SOURCE_FSROOT,
+        NCM_TOPO_SOURCE_SYNTHETIC,
+        NCM_TOPO_SOURCE_XML,
+        NCM_TOPO_SOURCE_JSON,
+        NCM_TOPO_SOURCE_N_KINDS
+} ncm_topo_source_kind;
+
+/* Load from a source. Errors name the source ("--fsroot /x: ..." is left to the caller). */
+NCM_API int ncm_topo_load(ncm_topo_source_kind kind, const char *arg, ncm_topo **ret,
+                          ncm_error *err);
+/* The source's name: "fsroot", "synthetic", "xml", "topology" (the CLI option names). */
+NCM_API const char *ncm_topo_source_name(ncm_topo_source_kind kind) NCM_PURE;
+/* Kind for a name above (also "file" for JSON, the scenario key); -1 when unknown. */
+NCM_API int ncm_topo_source_from_name(const char *name) NCM_PURE;
+
 #ifdef __cplusplus
 }
 #endif
