@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The CPU manager's state and its kubelet-compatible checkpoint file `cpu_manager_state`.
+ *
+ * The state is what the kubelet's cpumanager/state package keeps: the policy name, the default
+ * CPU set (the shared pool) and, per pod UID and container name, the CPU set assigned to that
+ * container. Pods and containers are kept sorted bytewise (strcmp order), so every listing,
+ * every error that names "the first offender" and every file written is deterministic where the
+ * kubelet iterates Go maps in random order.
+ *
+ * Three parts:
+ *  1. the in-memory state (ncm_cpu_state_*), with an optional persistence hook so that, as in
+ *     the kubelet, every mutation rewrites the checkpoint;
+ *  2. start-up validation (ncm_cpu_state_validate), the static policy's validateState;
+ *  3. the checkpoint file (ncm_cpu_checkpoint_*): reading V1, V2 and V3 files with their
+ *     checksums, restoring (and migrating V1) into a state with the kubelet's error texts, and
+ *     writing V2 byte for byte as the kubelet does.
+ *
+ * Strings (pod UIDs, container names, policy names) are NUL-terminated and may be empty; the
+ * state copies everything it is given. Nothing here is thread-safe: callers serialise access to
+ * one state (the kubelet holds a mutex around every call).
+ */
+#ifndef NODECM_CPUSTATE_H
+#define NODECM_CPUSTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <nodecm/buf.h>
+#include <nodecm/common.h>
+#include <nodecm/cpuset.h>
+#include <nodecm/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* 1. In-memory state                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct ncm_cpu_state ncm_cpu_state;
+
+/*
+ * Persistence hook, called after every successful in-memory mutation with the state as it now
+ * is. Return >= 0 on success or -errno / -NCM_E_* with ERR filled. The mutation is kept in memory
+ * even when the hook fails (the kubelet logs "Failed to store state to checkpoint" and carries
+ * on); the mutator then returns the hook's error so the caller can decide.
+ */
+typedef int (*ncm_cpu_state_persist_fn)(const ncm_cpu_state *s, void *userdata, ncm_error *err);
+
+/*
+ * A new empty state: policy POLICY_NAME (NULL means ""), empty default set, no assignments, no
+ * persistence hook. NULL when out of memory.
+ */
+NCM_API ncm_cpu_state *ncm_cpu_state_new(const char *policy_name);
+
+/* Free S (NULL is fine), releasing the hook's userdata through its free function. Returns NULL. */
+NCM_API ncm_cpu_state *ncm_cpu_state_free(ncm_cpu_state *s);
+NCM_DEFINE_AUTOPTR(ncm_cpu_state, ncm_cpu_state_free)
+
+/*
+ * A deep copy of S: policy, default set and assignments (empty pods included). The copy has no
+ * persistence hook. NULL when out of memory.
+ */
+NCM_API ncm_cpu_state *ncm_cpu_state_dup(const ncm_cpu_state *s);
+
+/*
+ * true when A and B have the same policy name, default set and assignments. A pod present with
+ * no containers (possible only in a restored file, `"entries":{"pod":{}}`) counts, as it does
+ * for Go's reflect.DeepEqual in the kubelet tests.
+ */
+NCM_API bool ncm_cpu_state_equal(const ncm_cpu_state *a, const ncm_cpu_state *b) NCM_PURE;
+
+/* The policy name ("static", "none", ...). Never NULL. */
+NCM_API const char *ncm_cpu_state_policy(const ncm_cpu_state *s) NCM_PURE;
+
+/* The default CPU set (shared pool). Never NULL; owned by S, valid until the next mutation. */
+NCM_API const ncm_cpuset *ncm_cpu_state_default(const ncm_cpu_state *s) NCM_PURE;
+
+/*
+ * kubelet GetCPUSet: the set assigned to (POD, CONTAINER), or NULL when there is none. Owned by
+ * S, valid until the next mutation.
+ */
+NCM_API const ncm_cpuset *ncm_cpu_state_get(const ncm_cpu_state *s, const char *pod,
+                                            const char *container) NCM_PURE;
+
+/* kubelet GetCPUSetOrDefault: the container's set if assigned, else the default set. */
+NCM_API const ncm_cpuset *ncm_cpu_state_get_or_default(const ncm_cpu_state *s, const char *pod,
+                                                       const char *container) NCM_PURE;
+
+/*
+ * kubelet SetCPUSet: assign a copy of CPUS (which may be empty) to (POD, CONTAINER), replacing any
+ * previous set, then persist. 0 on success; -ENOMEM (state unchanged) or the hook's error.
+ */
+NCM_API int ncm_cpu_state_set(ncm_cpu_state *s, const char *pod, const char *container,
+                              const ncm_cpuset *cpus, ncm_error *err);
+
+/*
+ * kubelet SetDefaultCPUSet: replace the default set with a copy of CPUS, then persist.
+ * 0 on success; -ENOMEM (state unchanged) or the hook's error.
+ */
+NCM_API int ncm_cpu_state_set_default(ncm_cpu_state *s, const ncm_cpuset *cpus, ncm_error *err);
+
+/*
+ * kubelet Delete: remove (POD, CONTAINER); the pod's key goes too when it has no container left.
+ * Persists in every case, as the kubelet does, even when nothing was removed. Returns 1 if an
+ * entry was removed, 0 if there was none, or the hook's error.
+ */
+NCM_API int ncm_cpu_state_delete(ncm_cpu_state *s, const char *pod, const char *container,
+                                 ncm_error *err);
+
+/*
+ * Remove every container of POD and the pod's key (not a kubelet state call: the kubelet deletes
+ * container by container; this is for repair tools and pod removal). Persists. Returns the
+ * number of containers removed (0 if the pod was unknown) or the hook's error.
+ */
+NCM_API int ncm_cpu_state_delete_pod(ncm_cpu_state *s, const char *pod, ncm_error *err);
+
+/*
+ * kubelet ClearState: empty default set, no assignments (the policy name stays). Persists.
+ */
+NCM_API int ncm_cpu_state_clear(ncm_cpu_state *s, ncm_error *err);
+
+/*
+ * kubelet SetDefaultCPUSet + SetCPUAssignments in one step: make S's default set and assignments
+ * a copy of SRC's (S keeps its own policy name and hook), then persist once. -ENOMEM leaves S
+ * unchanged.
+ */
+NCM_API int ncm_cpu_state_assign(ncm_cpu_state *s, const ncm_cpu_state *src, ncm_error *err);
+
+/*
+ * Install (or with FN == NULL remove) the persistence hook. USERDATA is handed to FN and, when S
+ * is freed or the hook replaced, to FREE_USERDATA (may be NULL). Installing does not persist;
+ * call ncm_cpu_state_persist() for that.
+ */
+NCM_API void ncm_cpu_state_set_persist(ncm_cpu_state *s, ncm_cpu_state_persist_fn fn,
+                                       void *userdata, void (*free_userdata)(void *));
+
+/* Run the persistence hook now (kubelet storeState). 0 when there is no hook. */
+NCM_API int ncm_cpu_state_persist(const ncm_cpu_state *s, ncm_error *err);
+
+/* Number of pod keys (pods with no container included). */
+NCM_API size_t ncm_cpu_state_num_pods(const ncm_cpu_state *s) NCM_PURE;
+/* Number of (pod, container) assignments. */
+NCM_API size_t ncm_cpu_state_num_entries(const ncm_cpu_state *s) NCM_PURE;
+
+/*
+ * Indexed access in sorted order: pods by UID, then each pod's containers by name (bytewise).
+ * Indexes must be in range. Pointers are owned by S and valid until the next mutation.
+ */
+NCM_API const char *ncm_cpu_state_pod_uid(const ncm_cpu_state *s, size_t pod) NCM_PURE;
+NCM_API size_t ncm_cpu_state_pod_num_containers(const ncm_cpu_state *s, size_t pod) NCM_PURE;
+NCM_API const char *ncm_cpu_state_container_name(const ncm_cpu_state *s, size_t pod,
+                                                 size_t ctr) NCM_PURE;
+NCM_API const ncm_cpuset *ncm_cpu_state_container_cpus(const ncm_cpu_state *s, size_t pod,
+                                                       size_t ctr) NCM_PURE;
+
+/* Position in an iteration over all assignments; start from NCM_CPU_STATE_ITER_INIT. */
+typedef struct ncm_cpu_state_iter {
+        size_t pod;
+        size_t ctr;
+} ncm_cpu_state_iter;
+#define NCM_CPU_STATE_ITER_INIT                                                                    \
+        { 0, 0 }
+
+/*
+ * Next assignment in sorted order (pod UID, then container name; pods without containers are
+ * skipped). Any of POD, CONTAINER, CPUS may be NULL. false when done. Mutating S invalidates the
+ * iteration.
+ *
+ *     ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
+ *     const char *pod, *ctr;
+ *     const ncm_cpuset *cpus;
+ *     while (ncm_cpu_state_next(s, &it, &pod, &ctr, &cpus))
+ *             ...;
+ */
+NCM_API bool ncm_cpu_state_next(const ncm_cpu_state *s, ncm_cpu_state_iter *it, const char **pod,
+                                const char **container, const ncm_cpuset **cpus);
+
+/* OUT = union of every container's set (all exclusively assigned CPUs). */
+NCM_API void ncm_cpu_state_assigned(const ncm_cpu_state *s, ncm_cpuset *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 2. Start-up validation                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The static policy's Start → validateState, with the kubelet's checks in its order and its
+ * exact error texts:
+ *
+ *  ALL = ALL_CPUS, minus RESERVED when STRICT (strict-cpu-reservation).
+ *  1. Empty default set: with any pod key present → "default cpuset cannot be empty"; otherwise
+ *     the state is fresh: the default set becomes ALL (persisted) and the function returns 1.
+ *  2. STRICT: RESERVED ∩ default ≠ ∅ →
+ *       `some of strictly reserved cpus: "<reserved∩default>" are present in defaultCpuSet:
+ * "<default>"` otherwise: RESERVED ⊄ default → `not all reserved cpus: "<reserved>" are present in
+ * defaultCpuSet: "<default>"`
+ *  3. For each assignment: default ∩ set ≠ ∅ →
+ *       `pod: <uid>, container: <name> cpuset: "<set>" overlaps with default cpuset "<default>"`
+ *     The kubelet reports the first offender in Go's random map order; here the first in sorted
+ *     order (pod UID, then container name, bytewise), so the message is reproducible.
+ *  4. default ∪ all container sets ≠ ALL →
+ *       `current set of available CPUs "<ALL>" doesn't match with CPUs in state "<known>"`
+ *
+ * Pod-level sets (V3 podEntries, PodLevelResourceManagers gate) are not part of the state and
+ * do not take part in check 4 (the gate is off by default).
+ *
+ * RESERVED may be NULL (no reserved CPUs). Returns 0 when the state is valid and unchanged,
+ * 1 when a fresh state was initialised (or the hook's error if persisting it failed), and
+ * -NCM_E_INVALID_STATE with the kubelet's text in ERR when it is invalid.
+ */
+NCM_API int ncm_cpu_state_validate(ncm_cpu_state *s, const ncm_cpuset *all_cpus,
+                                   const ncm_cpuset *reserved, bool strict, ncm_error *err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* 3. The checkpoint file cpu_manager_state                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The file name the kubelet uses inside its root directory (default /var/lib/kubelet). */
+#define NCM_CPU_CHECKPOINT_NAME "cpu_manager_state"
+
+/* Largest checkpoint file read (a node's worth of pods is a few hundred kilobytes at most). */
+#define NCM_CPU_CHECKPOINT_MAX_SIZE (16u << 20)
+
+typedef enum ncm_cpu_checkpoint_format {
+        NCM_CPU_CHECKPOINT_V1 = 1, /* entries: container ID -> cpuset (kubelet <= 1.17) */
+        NCM_CPU_CHECKPOINT_V2 = 2, /* entries: pod UID -> container name -> cpuset (current) */
+        NCM_CPU_CHECKPOINT_V3 = 3, /* V2 + podEntries (PodLevelResourceManagers gate) */
+} ncm_cpu_checkpoint_format;
+
+typedef enum ncm_cpu_checksum_match {
+        NCM_CPU_CHECKSUM_MISMATCH = 0, /* no rendering hashes to the stored checksum */
+        NCM_CPU_CHECKSUM_ZERO,         /* stored checksum 0: accepted unverified (V1 and V2) */
+        NCM_CPU_CHECKSUM_LEGACY,       /* rendering named state.CPUManagerCheckpoint */
+        NCM_CPU_CHECKSUM_NATIVE,       /* rendering named state.CPUManagerCheckpointV2 / V3 */
+} ncm_cpu_checksum_match;
+
+/* One container of a pod (V2/V3), or one V1 entry (NAME is then the container ID). */
+typedef struct ncm_cpu_checkpoint_entry {
+        char *name;
+        char *cpus; /* the cpuset text exactly as in the file (not re-canonicalised) */
+} ncm_cpu_checkpoint_entry;
+
+typedef struct ncm_cpu_checkpoint_pod {
+        char *uid;
+        bool nil; /* the file has "<uid>": null */
+        size_t n; /* containers, sorted bytewise by name */
+        ncm_cpu_checkpoint_entry *entries;
+} ncm_cpu_checkpoint_pod;
+
+/* A V3 pod-level entry: "podEntries": {"<uid>": {"cpuSet": "<cpus>"}}. */
+typedef struct ncm_cpu_checkpoint_pod_entry {
+        char *uid;
+        char *cpus;    /* "" when absent */
+        bool has_cpus; /* the "cpuSet" member is present */
+} ncm_cpu_checkpoint_pod_entry;
+
+/*
+ * A decoded cpu_manager_state file: the strings exactly as loaded (they are what the checksum
+ * covers), the stored checksum and the outcome of its verification. Read-only for callers.
+ */
+typedef struct ncm_cpu_checkpoint {
+        ncm_cpu_checkpoint_format format;
+        char *policy_name;
+        char *default_cpus; /* text as in the file */
+        bool entries_nil;   /* "entries": null (renders <nil>, never verifies) */
+        size_t npods;       /* V2/V3 entries, sorted bytewise by UID */
+        ncm_cpu_checkpoint_pod *pods;
+        size_t nv1; /* V1 entries, sorted bytewise by container ID */
+        ncm_cpu_checkpoint_entry *v1;
+        bool has_pod_entries; /* V3: "podEntries" present (and not null) */
+        size_t npod_entries;  /* V3 podEntries, sorted bytewise by UID */
+        ncm_cpu_checkpoint_pod_entry *pod_entries;
+        uint64_t checksum; /* as stored */
+        ncm_cpu_checksum_match match;
+        uint32_t legacy_checksum; /* FNV-1a of the legacy rendering of this format */
+        uint32_t native_checksum; /* FNV-1a of the native rendering (V2, V3; V1: legacy) */
+        /*
+         * What a kubelet (gate off) reports when it refuses this file, or NULL when it loads it
+         * (V1/V2 that verify). Its restore falls back from V2 to V1, so a corrupt V2 or any V3
+         * file yields the V1 decoding error when entries are not strings (e.g. `json: cannot
+         * unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string`),
+         * else "checkpoint is corrupted".
+         */
+        char *kubelet_error;
+} ncm_cpu_checkpoint;
+
+/*
+ * Is TEXT a cpu_manager_state file? Used to pick the kind of a checkpoint from its content.
+ * Returns 1 when TEXT is a JSON object with a member matching (as Go matches field names,
+ * ASCII case-insensitively) policyName, defaultCpuSet, entries or podEntries; 0 when it is
+ * JSON of another kind; -EINVAL (message in ERR, naming NAME) when it is not JSON at all.
+ */
+NCM_API int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name,
+                                     ncm_error *err);
+
+/*
+ * Decode TEXT (LEN bytes; NAME starts error messages) the way the kubelet's restore does with
+ * the PodLevelResourceManagers gate off, and classify it:
+ *  - V2 when it decodes as V2 and its checksum verifies (0, legacy or native rendering);
+ *  - else V1 when it decodes as V1 (entries map container IDs to strings) and verifies;
+ *  - else V3 when it verifies as V3 (a kubelet with the gate on wrote it);
+ *  - else the first format that decodes (V3 if it has podEntries, else V2, else V1), with
+ *    match == NCM_CPU_CHECKSUM_MISMATCH.
+ * Field names match ASCII case-insensitively (Go encoding/json). Unknown fields are ignored.
+ *
+ * Returns 0 with *RET set (even for a checksum mismatch: see ncm_cpu_checkpoint_verify());
+ * -EINVAL when TEXT is not JSON; -NCM_E_INVALID_STATE when it decodes in no format, with a
+ * message in Go's form, e.g. `json: cannot unmarshal number into Go struct field
+ * CPUManagerCheckpoint.policyName of type string`; -ENOMEM.
+ */
+NCM_API int ncm_cpu_checkpoint_parse(const char *text, size_t len, const char *name,
+                                     ncm_cpu_checkpoint **ret, ncm_error *err);
+
+/* Free C (NULL is fine). Returns NULL. */
+NCM_API ncm_cpu_checkpoint *ncm_cpu_checkpoint_free(ncm_cpu_checkpoint *c);
+NCM_DEFINE_AUTOPTR(ncm_cpu_checkpoint, ncm_cpu_checkpoint_free)
+
+/*
+ * 0 when C's checksum verified; else -NCM_E_CHECKSUM with the kubelet's CorruptCheckpointError
+ * text "checkpoint is corrupted" followed by the stored and computed checksums.
+ */
+NCM_API int ncm_cpu_checkpoint_verify(const ncm_cpu_checkpoint *c, ncm_error *err);
+
+/*
+ * Append the go-spew rendering the checksum covers (k8s dump.ForHash of the checkpoint struct
+ * pointer with Checksum 0) to B. NATIVE selects the type name CPUManagerCheckpointV2 /
+ * CPUManagerCheckpointV3 instead of CPUManagerCheckpoint (V1 files always render under the
+ * legacy name, as the kubelet's V1 verifier replaces it).
+ */
+NCM_API void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf *b);
+
+/* An entry of the kubelet's initial container map (runtime container ID -> pod, container). */
+typedef struct ncm_container_ref {
+        const char *container_id;
+        const char *pod_uid;
+        const char *container_name;
+} ncm_container_ref;
+
+/*
+ * kubelet restoreState on a decoded file. In order: a file the kubelet refuses (checksum
+ * mismatch, or V3) fails with C->kubelet_error; a V1 file is migrated through REFS (NREFS entries;
+ * a later duplicate container ID wins) — an unknown ID fails with `failed to migrate checkpoint
+ * from v1 to v2: containerID '<id>' not found in initial containers list` (V1 entries are looked up
+ * in sorted order, so the reported ID is the bytewise first unknown one); then, when POLICY_NAME is
+ * not NULL, `configured policy "<cfg>" differs from state checkpoint policy "<file>"`; then
+ * `could not parse default cpu set "<s>": <cpuset error>` and `could not parse cpuset "<s>" for
+ * container "<c>" in pod "<p>": <cpuset error>` (pods and containers in sorted order). All
+ * failures return -NCM_E_INVALID_STATE (the kubelet's start-up refusal).
+ *
+ * On success *RET is a new state (policy = the file's policy name, no hook).
+ */
+NCM_API int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_name,
+                                       const ncm_container_ref *refs, size_t nrefs,
+                                       ncm_cpu_state **ret, ncm_error *err);
+
+/*
+ * The kubelet's V2 file for S, appended to B: Go encoding/json compact output
+ * {"policyName":…,"defaultCpuSet":…,"entries":{…},"checksum":N} with canonical cpuset strings,
+ * map keys sorted bytewise, "entries" omitted when there is no pod key, no trailing newline.
+ * The checksum is the legacy (CPUManagerCheckpoint) rendering's, which every kubelet accepts.
+ */
+NCM_API void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b);
+
+/*
+ * Write S as a V2 checkpoint to PATH under ROOTFD (AT_FDCWD for host paths) with
+ * ncm_fs_write_atomic() (temporary file, fsync, rename, fsync of the directory), mode 0644.
+ */
+NCM_API int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path,
+                                     ncm_error *err);
+
+/*
+ * Make every mutation of S rewrite PATH (kubelet behaviour): installs a persistence hook that
+ * calls ncm_cpu_checkpoint_write(). ROOTFD is duplicated (AT_FDCWD is kept as is) so the caller
+ * may close its own. Does not write; call ncm_cpu_state_persist() for that.
+ */
+NCM_API int ncm_cpu_state_attach_checkpoint(ncm_cpu_state *s, int rootfd, const char *path,
+                                            ncm_error *err);
+
+/*
+ * kubelet NewCheckpointState for the CPU manager: read PATH under ROOTFD and restore it with
+ * ncm_cpu_checkpoint_restore() (POLICY_NAME, REFS as there). When the file does not exist a new
+ * empty state (POLICY_NAME, default "") is created and written, as the kubelet does, and 1 is
+ * returned; 0 when restored. The file is never rewritten otherwise: a corrupt or foreign file is
+ * reported, not replaced. Errors are wrapped as the kubelet wraps them:
+ *   could not restore state from checkpoint: <cause>, please drain this node and delete the CPU
+ *   manager checkpoint file "<path>" before restarting Kubelet
+ * (-NCM_E_INVALID_STATE or -NCM_E_CHECKSUM; -errno for I/O errors, named by path). *RET has no
+ * hook; attach one with ncm_cpu_state_attach_checkpoint().
+ */
+NCM_API int ncm_cpu_checkpoint_load(int rootfd, const char *path, const char *policy_name,
+                                    const ncm_container_ref *refs, size_t nrefs,
+                                    ncm_cpu_state **ret, ncm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
