@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The pod model: the subset of a Kubernetes Pod object the resource managers read, as the
+ * kubelet sees it, i.e. after the API server's defaulting and validation.
+ *
+ * Reading a pod (JSON or YAML) keeps metadata.uid/name/namespace, spec.initContainers and
+ * spec.containers (name, restartPolicy, resources.requests/limits), spec.resources (pod-level
+ * resources) and spec.overhead. Every other field, status included, is ignored. Quantities may
+ * be JSON strings or numbers. Then, as the API server does on create:
+ *  1. a container limit without a request of the same resource copies into the request;
+ *  2. pod-level requests/limits are defaulted (PodLevelResources, on since 1.34): hugepage
+ *     limits from the containers', requests of cpu/memory from the containers' aggregate
+ *     requests, then from the pod-level limits, and cpu/memory limits from the containers'
+ *     aggregate limits when every container has one;
+ *  3. every value is rounded up to a multiple of 1m (SetDefaults_ResourceList);
+ *  4. validation: metadata.uid non-empty, at least one container, container names present and
+ *     unique across init and app containers, no negative quantity, no request above the limit.
+ * The QoS class is then computed (ComputePodQOS; status.qosClass is ignored, as the API server
+ * recomputes it on create). docs/pod.md has the user-facing details.
+ *
+ * The model is a read-only struct: read the fields directly, never modify them. Resource
+ * lists are sorted by name (byte order) with unique names.
+ */
+#ifndef NODECM_POD_H
+#define NODECM_POD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <nodecm/common.h>
+#include <nodecm/error.h>
+#include <nodecm/quantity.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Resource names the managers look up. */
+#define NCM_RESOURCE_CPU "cpu"
+#define NCM_RESOURCE_MEMORY "memory"
+#define NCM_RESOURCE_HUGEPAGES_PREFIX "hugepages-"
+
+typedef struct ncm_resource {
+        char *name;            /* "cpu", "memory", "hugepages-2Mi", "example.com/gpu" */
+        ncm_quantity quantity; /* after defaulting: a multiple of 1m, never negative */
+} ncm_resource;
+
+/* A Kubernetes ResourceList: sorted by name, names unique. */
+typedef struct ncm_resource_list {
+        ncm_resource *items;
+        size_t n;
+} ncm_resource_list;
+
+typedef struct ncm_resources {
+        ncm_resource_list requests;
+        ncm_resource_list limits;
+} ncm_resources;
+
+typedef struct ncm_container {
+        char *name;
+        size_t index;          /* position in spec.containers or spec.initContainers */
+        bool init;             /* listed in spec.initContainers */
+        bool sidecar;          /* init container with restartPolicy: Always (restartable) */
+        ncm_resources resources;
+} ncm_container;
+
+/* v1.PodQOSClass. */
+typedef enum ncm_qos_class {
+        NCM_QOS_BEST_EFFORT = 0,
+        NCM_QOS_BURSTABLE,
+        NCM_QOS_GUARANTEED,
+} ncm_qos_class;
+
+typedef struct ncm_pod {
+        char *uid;       /* metadata.uid, never empty */
+        char *name;      /* metadata.name, "" when absent */
+        char *ns;        /* metadata.namespace, "default" when absent */
+        ncm_container *init_containers; /* spec.initContainers, in order */
+        size_t n_init_containers;
+        ncm_container *containers; /* spec.containers, in order; n_containers >= 1 */
+        size_t n_containers;
+        bool has_pod_resources;  /* spec.resources is present (even as {}) */
+        ncm_resources resources; /* spec.resources after pod-level defaulting */
+        ncm_resource_list overhead; /* spec.overhead (set by RuntimeClass admission) */
+        ncm_qos_class qos;          /* ComputePodQOS of this pod */
+} ncm_pod;
+
+/*
+ * Read a pod from PATH (JSON or YAML; "-" is stdin). On success *RET is a new pod, owned by
+ * the caller (ncm_pod_free). Errors: the file's own (ncm_fs), syntax errors as
+ * "PATH:LINE:COL: ...", and field errors as "PATH: FIELD: ...", e.g.
+ * `pod.yaml: spec.containers[1].resources.limits.cpu: invalid quantity "2x": unable to parse
+ * quantity's suffix`. -EINVAL for bad input, -ERANGE for a quantity or total nodecm cannot
+ * represent, -ENOMEM. *RET is untouched on failure.
+ */
+NCM_API int ncm_pod_load_file(const char *path, ncm_pod **ret, ncm_error *err);
+
+/*
+ * As ncm_pod_load_file() for TEXT (LEN bytes). NAME (a file name, "<stdin>", or NULL) starts
+ * every error message as above; with NULL field errors start with the field path.
+ */
+NCM_API int ncm_pod_parse(const char *text, size_t len, const char *name, ncm_pod **ret,
+                          ncm_error *err);
+
+/* Free POD (NULL is fine). Returns NULL. */
+NCM_API ncm_pod *ncm_pod_free(ncm_pod *pod);
+NCM_DEFINE_AUTOPTR(ncm_pod, ncm_pod_free)
+
+/* The container named NAME, init containers first, or NULL. */
+NCM_API const ncm_container *ncm_pod_find_container(const ncm_pod *pod, const char *name)
+        NCM_PURE;
+
+/* The quantity for resource NAME in L, or NULL when L has no such key. */
+NCM_API const ncm_quantity *ncm_resource_list_get(const ncm_resource_list *l, const char *name)
+        NCM_PURE;
+
+/* Shorthands for ncm_resource_list_get() on a container's requests / limits. */
+NCM_API const ncm_quantity *ncm_container_request(const ncm_container *c, const char *name)
+        NCM_PURE;
+NCM_API const ncm_quantity *ncm_container_limit(const ncm_container *c, const char *name)
+        NCM_PURE;
+
+/* Free the entries of L and leave it empty (L itself is caller storage). */
+NCM_API void ncm_resource_list_done(ncm_resource_list *l);
+
+/* "Guaranteed", "Burstable", "BestEffort" (the v1.PodQOSClass strings). */
+NCM_API const char *ncm_qos_class_name(ncm_qos_class qos);
+
+/*
+ * ComputePodQOS on the defaulted pod (also stored in pod->qos): with spec.resources present,
+ * the class of the pod-level requirements; else init and app containers are classified one by
+ * one on cpu and memory only (request == limit, missing counts as 0) and combined: any
+ * Burstable, or a mix of Guaranteed and BestEffort, makes the pod Burstable.
+ */
+NCM_API ncm_qos_class ncm_pod_compute_qos(const ncm_pod *pod) NCM_PURE;
+
+/*
+ * IsPodLevelResourcesSet: spec.resources names cpu, memory or a hugepages-<size> resource in
+ * its requests or limits. (has_pod_resources is the weaker "present at all" that the QoS
+ * class uses.)
+ */
+NCM_API bool ncm_pod_level_resources_set(const ncm_pod *pod) NCM_PURE;
+
+/* true for the resources pod-level resources support: cpu, memory, hugepages-<size>. */
+NCM_API bool ncm_resource_is_pod_level(const char *name) NCM_PURE;
+
+/* Flags of ncm_pod_requests() / ncm_pod_limits() (component-helpers PodResourcesOptions). */
+enum {
+        NCM_POD_EXCLUDE_OVERHEAD = 1 << 0,   /* leave spec.overhead out */
+        NCM_POD_SKIP_POD_LEVEL = 1 << 1,     /* ignore spec.resources: container aggregate */
+};
+
+/*
+ * component-helpers PodRequests: the sum of app containers and restartable (sidecar) init
+ * containers, raised per resource to the largest need of a sequential init container (its
+ * request plus the sidecars started before it); then pod-level requests of cpu, memory and
+ * hugepages replace that when spec.resources has requests of those; then spec.overhead is
+ * added. On success *RET is a new list (free with ncm_resource_list_done). -ERANGE when a sum
+ * is not representable, -ENOMEM; *RET untouched on failure.
+ */
+NCM_API int ncm_pod_requests(const ncm_pod *pod, unsigned flags, ncm_resource_list *ret,
+                             ncm_error *err);
+
+/*
+ * component-helpers PodLimits: the same aggregation over limits, pod-level limits replacing
+ * it when pod-level resources are set, then spec.overhead added to every non-zero limit.
+ * Errors as ncm_pod_requests().
+ */
+NCM_API int ncm_pod_limits(const ncm_pod *pod, unsigned flags, ncm_resource_list *ret,
+                           ncm_error *err);
+
+/*
+ * The page size in bytes of a "hugepages-<size>" resource name (HugePageSizeFromResourceName:
+ * "hugepages-2Mi" -> 2097152, "hugepages-1Gi" -> 1073741824). Returns 0, -ENOENT when NAME
+ * does not start with "hugepages-", or -EINVAL when the size is not a positive quantity
+ * (message names the resource).
+ */
+NCM_API int ncm_resource_hugepage_size(const char *name, uint64_t *ret_bytes, ncm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
