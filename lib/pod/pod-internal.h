@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal: building pods from json-c trees (so that a scenario file can embed pods and get
+ * errors with its own field paths), and the resource-list operations the pod module shares
+ * between its files.
+ */
+#ifndef NCM_POD_INTERNAL_H
+#define NCM_POD_INTERNAL_H
+
+#include <json-c/json.h>
+#include <nodecm/pod.h>
+
+/*
+ * Build a pod from OBJ (a decoded Pod object). PATH is the field path of OBJ in its document,
+ * e.g. "steps[3].admit", or "" for a document that is the pod itself; every error names the
+ * field below it ("steps[3].admit.spec.containers[1].resources.limits.cpu: invalid quantity
+ * \"2x\": unable to parse quantity's suffix"). Defaulting, validation and the QoS class as in
+ * ncm_pod_load_file(). *RET is untouched on failure.
+ */
+int ncm__pod_from_json(json_object *obj, const char *path, ncm_pod **ret, ncm_error *err);
+
+/*
+ * A quantity as Quantity.UnmarshalJSON reads it: a JSON string (surrounding Unicode white
+ * space trimmed, as Go's strings.TrimSpace) or a number (its source text); null is zero.
+ * Errors name PATH: `PATH: invalid quantity "2x": <apimachinery reason>`,
+ * `PATH: expected string or number, got boolean`.
+ */
+int ncm__quantity_from_json(json_object *o, const char *path, ncm_quantity *ret, ncm_error *err);
+
+/*
+ * A ResourceList object (resource name -> quantity) at PATH into *RET (sorted). Negative
+ * quantities are rejected (`PATH.NAME: invalid value "-1": must be greater than or equal to
+ * 0`). NULL O gives the empty list.
+ */
+int ncm__resource_list_from_json(json_object *o, const char *path, ncm_resource_list *ret,
+                                 ncm_error *err);
+
+/* Set NAME to *Q in L (inserting a copy of NAME, or replacing the quantity). -ENOMEM. */
+int ncm__resource_list_set(ncm_resource_list *l, const char *name, const ncm_quantity *q);
+
+/* *DST = a deep copy of SRC. -ENOMEM (DST untouched). */
+int ncm__resource_list_copy(const ncm_resource_list *src, ncm_resource_list *dst);
+
+/* addResourceList: L[k] += ADD[k], absent keys copied. -ERANGE (message in err), -ENOMEM. */
+int ncm__resource_list_add(ncm_resource_list *l, const ncm_resource_list *add, ncm_error *err);
+
+/* maxResourceList: L[k] = ADD[k] where absent from L or greater. -ENOMEM. */
+int ncm__resource_list_max(ncm_resource_list *l, const ncm_resource_list *add);
+
+/*
+ * The containers' aggregate (AggregateContainerRequests / AggregateContainerLimits): app
+ * containers and sidecars summed, raised to each sequential init container's need.
+ */
+int ncm__pod_aggregate(const ncm_pod *pod, bool limits, ncm_resource_list *ret, ncm_error *err);
+
+/* resourceQOS of one set of requirements. */
+ncm_qos_class ncm__resources_qos(const ncm_resources *r);
+
+#endif
