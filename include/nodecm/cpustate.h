@@ -131,8 +131,9 @@ NCM_API int ncm_cpu_state_assign(ncm_cpu_state *s, const ncm_cpu_state *src, ncm
 
 /*
  * Install (or with FN == NULL remove) the persistence hook. USERDATA is handed to FN and, when S
- * is freed or the hook replaced, to FREE_USERDATA (may be NULL). Installing does not persist;
- * call ncm_cpu_state_persist() for that.
+ * is freed or the hook replaced, to FREE_USERDATA (may be NULL); with FN == NULL both are
+ * ignored and the previous hook's userdata is released. Installing does not persist; call
+ * ncm_cpu_state_persist() for that.
  */
 NCM_API void ncm_cpu_state_set_persist(ncm_cpu_state *s, ncm_cpu_state_persist_fn fn,
                                        void *userdata, void (*free_userdata)(void *));
@@ -270,6 +271,7 @@ typedef struct ncm_cpu_checkpoint {
         size_t nv1; /* V1 entries, sorted bytewise by container ID */
         ncm_cpu_checkpoint_entry *v1;
         bool has_pod_entries; /* V3: "podEntries" present (and not null) */
+        bool pod_entries_nil; /* V3: "podEntries": null (renders <nil>) */
         size_t npod_entries;  /* V3 podEntries, sorted bytewise by UID */
         ncm_cpu_checkpoint_pod_entry *pod_entries;
         uint64_t checksum; /* as stored */

@@ -1,0 +1,1149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cpu_manager_state: decoding as Go's encoding/json decodes it into the kubelet's checkpoint
+ * structs, the go-spew rendering its checksum covers, and the V2 writer.
+ *
+ * The decoder is run once per format (V2, V1, V3), because the kubelet's restore tries the
+ * formats in turn and a file's meaning depends on which one decodes and verifies. Go semantics
+ * reproduced here:
+ *  - struct fields match exactly or under Unicode simple case folding (for these ASCII names
+ *    that is ASCII folding plus U+017F 'ſ' ~ 's' and U+212A 'K' ~ 'k'); unknown fields are
+ *    ignored; a later member for the same field overwrites an earlier one, except that a map
+ *    field keeps its map and merges the members' keys (the inner maps are replaced whole);
+ *  - JSON null leaves a string or number field as it was, makes a map nil (rendered "<nil>"),
+ *    and decodes to the zero value as a map element;
+ *  - any type mismatch fails the whole decode with the first mismatch in document order,
+ *    reported as json.UnmarshalTypeError words it (struct field path without map keys).
+ * Known differences (hostile inputs only, documented in docs/checkpoints.md): invalid UTF-8 and
+ * strings holding NUL are refused rather than replaced/kept, and an integer checksum written as
+ * "-0" or beyond 2^64-1 is read as 0 / 2^64-1 where Go refuses it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <nodecm/cpustate.h>
+#include <nodecm/fs.h>
+#include <nodecm/hash.h>
+#include "base/json.h"
+#include "cpumanager/state-internal.h"
+
+#define DECODE_MSG_MAX NCM_ERROR_MSG_MAX
+
+typedef struct decoder {
+        ncm_cpu_checkpoint_format fmt;
+        const char *struct_name; /* Go type name in error messages */
+        ncm_cpu_checkpoint *c;
+        int code; /* 0, or the first failure: EINVAL (type mismatch), ENOMEM */
+        char msg[DECODE_MSG_MAX];
+} decoder;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Memory                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+static void entries_free(ncm_cpu_checkpoint_entry *e, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(e[i].name);
+                free(e[i].cpus);
+        }
+        free(e);
+}
+
+static void pod_free_fields(ncm_cpu_checkpoint_pod *p) {
+        free(p->uid);
+        entries_free(p->entries, p->n);
+}
+
+static void pods_free(ncm_cpu_checkpoint_pod *p, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                pod_free_fields(&p[i]);
+        free(p);
+}
+
+static void pod_entries_free(ncm_cpu_checkpoint_pod_entry *p, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(p[i].uid);
+                free(p[i].cpus);
+        }
+        free(p);
+}
+
+ncm_cpu_checkpoint *ncm_cpu_checkpoint_free(ncm_cpu_checkpoint *c) {
+        if (!c)
+                return NULL;
+        free(c->policy_name);
+        free(c->default_cpus);
+        pods_free(c->pods, c->npods);
+        entries_free(c->v1, c->nv1);
+        pod_entries_free(c->pod_entries, c->npod_entries);
+        free(c->kubelet_error);
+        free(c);
+        return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Go-style decoding                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+static bool failed(const decoder *d) {
+        return d->code != 0;
+}
+
+static void fail_oom(decoder *d) {
+        if (!d->code) {
+                d->code = ENOMEM;
+                snprintf(d->msg, sizeof(d->msg), "out of memory");
+        }
+}
+
+/* Go's UnmarshalTypeError.Value: the JSON kind, with the literal for numbers into integers. */
+static const char *json_kind(json_object *v) {
+        switch (json_object_get_type(v)) {
+        case json_type_string:
+                return "string";
+        case json_type_int:
+        case json_type_double:
+                return "number";
+        case json_type_boolean:
+                return "bool";
+        case json_type_array:
+                return "array";
+        case json_type_object:
+                return "object";
+        case json_type_null:
+                break;
+        }
+        return "null";
+}
+
+static void type_error(decoder *d, const char *value, const char *field, const char *gotype) {
+        if (d->code)
+                return;
+        d->code = EINVAL;
+        if (field)
+                snprintf(d->msg, sizeof(d->msg),
+                         "json: cannot unmarshal %s into Go struct field %s.%s of type %s", value,
+                         d->struct_name, field, gotype);
+        else
+                snprintf(d->msg, sizeof(d->msg),
+                         "json: cannot unmarshal %s into Go value of type state.%s", value,
+                         d->struct_name);
+}
+
+/*
+ * A JSON string as a C string. Go keeps NUL bytes in strings; C strings cannot, so such a file
+ * is refused (a kubelet never writes one).
+ */
+static char *take_string(decoder *d, json_object *v, const char *field) {
+        const char *s = json_object_get_string(v);
+        size_t len = (size_t)json_object_get_string_len(v);
+        if (strlen(s) != len) {
+                if (!d->code) {
+                        d->code = EINVAL;
+                        snprintf(d->msg, sizeof(d->msg), "%s: string holds a NUL character", field);
+                }
+                return NULL;
+        }
+        char *r = strdup(s);
+        if (!r)
+                fail_oom(d);
+        return r;
+}
+
+/*
+ * Go's struct field matching: exact, or equal under simple case folding. Field names here are
+ * ASCII letters; the non-ASCII runes folding onto them are U+017F (s) and U+212A (k).
+ */
+static bool field_match(const char *key, const char *field) {
+        const unsigned char *k = (const unsigned char *)key;
+        for (const char *f = field; *f; f++) {
+                char lf = (char)((*f >= 'A' && *f <= 'Z') ? *f - 'A' + 'a' : *f);
+                if (*k == 0xC5 && k[1] == 0xBF && lf == 's') {
+                        k += 2;
+                        continue;
+                }
+                if (*k == 0xE2 && k[1] == 0x84 && k[2] == 0xAA && lf == 'k') {
+                        k += 3;
+                        continue;
+                }
+                char lk = (char)((*k >= 'A' && *k <= 'Z') ? *k - 'A' + 'a' : *k);
+                if (!*k || lk != lf)
+                        return false;
+                k++;
+        }
+        return *k == 0;
+}
+
+static int cmp_key(const void *a, const void *b) {
+        /* Every array sorted here is of structs whose first member is the char * key. */
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Merge the sorted array ADD (NADD elements of SIZE bytes) into the sorted array *ARR (*N
+ * elements); on equal keys ADD's element wins and the old one is released with FREE_FIELDS.
+ * ADD's storage is consumed. false when out of memory (ADD is released then).
+ */
+static bool merge_sorted(void **arr, size_t *n, void *add, size_t nadd, size_t size,
+                         void (*free_fields)(void *)) {
+        if (*n == 0) {
+                free(*arr);
+                *arr = add;
+                *n = nadd;
+                return true;
+        }
+        char *out = calloc(*n + nadd, size);
+        if (!out) {
+                for (size_t i = 0; i < nadd; i++)
+                        free_fields((char *)add + i * size);
+                free(add);
+                return false;
+        }
+        char *a = *arr, *b = add;
+        size_t i = 0, j = 0, k = 0;
+        while (i < *n || j < nadd) {
+                int c = i == *n ? 1 : j == nadd ? -1 : cmp_key(a + i * size, b + j * size);
+                if (c < 0) {
+                        memcpy(out + k++ * size, a + i++ * size, size);
+                } else {
+                        if (c == 0)
+                                free_fields(a + i++ * size);
+                        memcpy(out + k++ * size, b + j++ * size, size);
+                }
+        }
+        free(*arr);
+        free(add);
+        *arr = out;
+        *n = k;
+        return true;
+}
+
+static void entry_free_fields(void *p) {
+        ncm_cpu_checkpoint_entry *e = p;
+        free(e->name);
+        free(e->cpus);
+}
+
+static void pod_free_fields_v(void *p) {
+        pod_free_fields(p);
+}
+
+static void pod_entry_free_fields(void *p) {
+        ncm_cpu_checkpoint_pod_entry *e = p;
+        free(e->uid);
+        free(e->cpus);
+}
+
+/* A string field: null leaves it as it was. */
+static void decode_string_field(decoder *d, json_object *v, const char *field, char **dst) {
+        if (!v || json_object_is_type(v, json_type_null))
+                return;
+        if (!json_object_is_type(v, json_type_string)) {
+                type_error(d, json_kind(v), field, "string");
+                return;
+        }
+        char *s = take_string(d, v, field);
+        if (s) {
+                free(*dst);
+                *dst = s;
+        }
+}
+
+static void decode_checksum(decoder *d, json_object *v) {
+        char lit[64];
+        if (!v || json_object_is_type(v, json_type_null))
+                return;
+        if (json_object_is_type(v, json_type_int)) {
+                if (json_object_get_int64(v) < 0) {
+                        snprintf(lit, sizeof(lit), "number %s", json_object_get_string(v));
+                        type_error(d, lit, "checksum", "checksum.Checksum");
+                        return;
+                }
+                d->c->checksum = json_object_get_uint64(v);
+                return;
+        }
+        if (json_object_is_type(v, json_type_double)) {
+                /* strconv.ParseUint refuses fractions and exponents: "number 1e3". */
+                snprintf(lit, sizeof(lit), "number %.40s", json_object_get_string(v));
+                type_error(d, lit, "checksum", "checksum.Checksum");
+                return;
+        }
+        type_error(d, json_kind(v), "checksum", "checksum.Checksum");
+}
+
+/*
+ * A map[string]string object into a sorted entry array. GOTYPE_ELEM names the element type in
+ * errors. A null element is the zero value "".
+ */
+static bool decode_string_map(decoder *d, json_object *obj, const char *field,
+                              ncm_cpu_checkpoint_entry **ret, size_t *ret_n) {
+        size_t n = (size_t)json_object_object_length(obj), k = 0;
+        ncm_cpu_checkpoint_entry *e = n ? calloc(n, sizeof(*e)) : NULL;
+        if (n && !e) {
+                fail_oom(d);
+                return false;
+        }
+        json_object_object_foreach(obj, key, val) {
+                char *cpus;
+                if (json_object_is_type(val, json_type_null)) {
+                        cpus = strdup("");
+                        if (!cpus)
+                                fail_oom(d);
+                } else if (!json_object_is_type(val, json_type_string)) {
+                        type_error(d, json_kind(val), field, "string");
+                        cpus = NULL;
+                } else {
+                        cpus = take_string(d, val, field);
+                }
+                char *name = cpus ? strdup(key) : NULL;
+                if (cpus && !name)
+                        fail_oom(d);
+                if (failed(d)) {
+                        free(cpus);
+                        free(name);
+                        entries_free(e, k);
+                        return false;
+                }
+                e[k].name = name;
+                e[k].cpus = cpus;
+                k++;
+        }
+        if (k > 1)
+                qsort(e, k, sizeof(*e), cmp_key);
+        *ret = e;
+        *ret_n = k;
+        return true;
+}
+
+static void decode_entries_v2(decoder *d, json_object *v) {
+        ncm_cpu_checkpoint *c = d->c;
+        if (json_object_is_type(v, json_type_null)) {
+                pods_free(c->pods, c->npods);
+                c->pods = NULL;
+                c->npods = 0;
+                c->entries_nil = true;
+                return;
+        }
+        if (!json_object_is_type(v, json_type_object)) {
+                type_error(d, json_kind(v), "entries", "map[string]map[string]string");
+                return;
+        }
+        c->entries_nil = false;
+        size_t n = (size_t)json_object_object_length(v), k = 0;
+        ncm_cpu_checkpoint_pod *pods = n ? calloc(n, sizeof(*pods)) : NULL;
+        if (n && !pods) {
+                fail_oom(d);
+                return;
+        }
+        json_object_object_foreach(v, key, val) {
+                ncm_cpu_checkpoint_pod *p = &pods[k];
+                if (json_object_is_type(val, json_type_null)) {
+                        p->nil = true;
+                } else if (!json_object_is_type(val, json_type_object)) {
+                        type_error(d, json_kind(val), "entries", "map[string]string");
+                } else {
+                        decode_string_map(d, val, "entries", &p->entries, &p->n);
+                }
+                if (!failed(d)) {
+                        p->uid = strdup(key);
+                        if (!p->uid)
+                                fail_oom(d);
+                }
+                k++;
+                if (failed(d)) {
+                        pods_free(pods, k);
+                        return;
+                }
+        }
+        if (k > 1)
+                qsort(pods, k, sizeof(*pods), cmp_key);
+        if (!merge_sorted((void **)&c->pods, &c->npods, pods, k, sizeof(*pods), pod_free_fields_v))
+                fail_oom(d);
+}
+
+static void decode_entries_v1(decoder *d, json_object *v) {
+        ncm_cpu_checkpoint *c = d->c;
+        ncm_cpu_checkpoint_entry *e;
+        size_t n;
+        if (json_object_is_type(v, json_type_null)) {
+                entries_free(c->v1, c->nv1);
+                c->v1 = NULL;
+                c->nv1 = 0;
+                c->entries_nil = true;
+                return;
+        }
+        if (!json_object_is_type(v, json_type_object)) {
+                type_error(d, json_kind(v), "entries", "map[string]string");
+                return;
+        }
+        c->entries_nil = false;
+        if (!decode_string_map(d, v, "entries", &e, &n))
+                return;
+        if (!merge_sorted((void **)&c->v1, &c->nv1, e, n, sizeof(*e), entry_free_fields))
+                fail_oom(d);
+}
+
+/*
+ * One V3 PodEntry. Its cpuSet is a cpuset.CPUSet read from the cpuset string (the checksum
+ * renders the parsed elements, so it is validated here).
+ */
+static void decode_pod_entry(decoder *d, json_object *val, ncm_cpu_checkpoint_pod_entry *pe) {
+        if (json_object_is_type(val, json_type_null))
+                return;
+        if (!json_object_is_type(val, json_type_object)) {
+                type_error(d, json_kind(val), "podEntries", "state.PodEntry");
+                return;
+        }
+        json_object_object_foreach(val, key, fv) {
+                if (!field_match(key, "cpuSet") || json_object_is_type(fv, json_type_null))
+                        continue;
+                if (!json_object_is_type(fv, json_type_string)) {
+                        type_error(d, json_kind(fv), "podEntries.cpuSet", "cpuset.CPUSet");
+                        return;
+                }
+                char *s = take_string(d, fv, "podEntries.cpuSet");
+                if (!s)
+                        return;
+                ncm_error e = NCM_ERROR_INIT;
+                ncm_cpuset *set = NULL;
+                if (ncm_cpuset_parse_list(s, &set, &e) < 0) {
+                        if (!d->code) {
+                                d->code = EINVAL;
+                                snprintf(d->msg, sizeof(d->msg),
+                                         "podEntries: could not parse cpuset %.64s: %.256s", s,
+                                         e.msg);
+                        }
+                        free(s);
+                        return;
+                }
+                ncm_cpuset_free(set);
+                free(pe->cpus);
+                pe->cpus = s;
+                pe->has_cpus = true;
+        }
+}
+
+static void decode_pod_entries(decoder *d, json_object *v) {
+        ncm_cpu_checkpoint *c = d->c;
+        if (json_object_is_type(v, json_type_null)) {
+                pod_entries_free(c->pod_entries, c->npod_entries);
+                c->pod_entries = NULL;
+                c->npod_entries = 0;
+                c->pod_entries_nil = true;
+                c->has_pod_entries = false;
+                return;
+        }
+        if (!json_object_is_type(v, json_type_object)) {
+                type_error(d, json_kind(v), "podEntries", "state.PodCPUAssignments");
+                return;
+        }
+        c->pod_entries_nil = false;
+        c->has_pod_entries = true;
+        size_t n = (size_t)json_object_object_length(v), k = 0;
+        ncm_cpu_checkpoint_pod_entry *pe = n ? calloc(n, sizeof(*pe)) : NULL;
+        if (n && !pe) {
+                fail_oom(d);
+                return;
+        }
+        json_object_object_foreach(v, key, val) {
+                decode_pod_entry(d, val, &pe[k]);
+                if (!failed(d) && !pe[k].cpus)
+                        pe[k].cpus = strdup("");
+                if (!failed(d)) {
+                        pe[k].uid = strdup(key);
+                        if (!pe[k].uid || !pe[k].cpus)
+                                fail_oom(d);
+                }
+                k++;
+                if (failed(d)) {
+                        pod_entries_free(pe, k);
+                        return;
+                }
+        }
+        if (k > 1)
+                qsort(pe, k, sizeof(*pe), cmp_key);
+        if (!merge_sorted((void **)&c->pod_entries, &c->npod_entries, pe, k, sizeof(*pe),
+                          pod_entry_free_fields))
+                fail_oom(d);
+}
+
+/* Decode ROOT as format FMT into a new checkpoint; NULL with D->code/msg set on failure. */
+static ncm_cpu_checkpoint *decode(decoder *d, json_object *root, ncm_cpu_checkpoint_format fmt) {
+        ncm_cpu_checkpoint *c = calloc(1, sizeof(*c));
+        d->fmt = fmt;
+        d->code = 0;
+        d->msg[0] = '\0';
+        d->struct_name = fmt == NCM_CPU_CHECKPOINT_V1   ? "CPUManagerCheckpointV1"
+                         : fmt == NCM_CPU_CHECKPOINT_V3 ? "CPUManagerCheckpointV3"
+                                                        : "CPUManagerCheckpoint";
+        d->c = c;
+        if (!c) {
+                fail_oom(d);
+                return NULL;
+        }
+        c->format = fmt;
+        c->policy_name = strdup("");
+        c->default_cpus = strdup("");
+        if (!c->policy_name || !c->default_cpus)
+                fail_oom(d);
+
+        if (!failed(d) && json_object_is_type(root, json_type_object)) {
+                json_object_object_foreach(root, key, v) {
+                        if (field_match(key, "policyName"))
+                                decode_string_field(d, v, "policyName", &c->policy_name);
+                        else if (field_match(key, "defaultCpuSet"))
+                                decode_string_field(d, v, "defaultCpuSet", &c->default_cpus);
+                        else if (field_match(key, "entries") && fmt == NCM_CPU_CHECKPOINT_V1)
+                                decode_entries_v1(d, v);
+                        else if (field_match(key, "entries"))
+                                decode_entries_v2(d, v);
+                        else if (fmt == NCM_CPU_CHECKPOINT_V3 && field_match(key, "podEntries"))
+                                decode_pod_entries(d, v);
+                        else if (field_match(key, "checksum"))
+                                decode_checksum(d, v);
+                        if (failed(d))
+                                break;
+                }
+        } else if (!failed(d) && !json_object_is_type(root, json_type_null)) {
+                type_error(d, json_kind(root), NULL, NULL);
+        }
+        if (failed(d))
+                return ncm_cpu_checkpoint_free(c);
+        return c;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The go-spew rendering                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+/* map[string]string: "map[k:v k:v]" or "<nil>"; elements carry no type prefix. */
+static void render_string_map(ncm_buf *b, const ncm_cpu_checkpoint_entry *e, size_t n) {
+        ncm_buf_puts(b, "map[");
+        for (size_t i = 0; i < n; i++) {
+                if (i)
+                        ncm_buf_putc(b, ' ');
+                ncm_buf_puts(b, e[i].name);
+                ncm_buf_putc(b, ':');
+                ncm_buf_puts(b, e[i].cpus);
+        }
+        ncm_buf_putc(b, ']');
+}
+
+/* A cpuset.CPUSet as spew shows its map[int]struct{}: numeric keys ascending. */
+static void render_cpuset_elems(ncm_buf *b, const ncm_cpu_checkpoint_pod_entry *pe) {
+        ncm_buf_puts(b, "{CPUSet:(cpuset.CPUSet){elems:(map[int]struct {})");
+        if (!pe->has_cpus) {
+                /* No cpuSet member: the zero CPUSet, whose map is nil. */
+                ncm_buf_puts(b, "<nil>}}");
+                return;
+        }
+        ncm_cpuset *set = NULL;
+        (void)ncm_cpuset_parse_list(pe->cpus, &set, NULL);
+        ncm_buf_puts(b, "map[");
+        bool first = true;
+        if (set) {
+                NCM_CPUSET_FOREACH(cpu, set) {
+                        ncm_buf_printf(b, first ? "%d:{}" : " %d:{}", cpu);
+                        first = false;
+                }
+        }
+        ncm_cpuset_free(set);
+        ncm_buf_puts(b, "]}}");
+}
+
+void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf *b) {
+        const char *type = "CPUManagerCheckpoint";
+        if (native && c->format == NCM_CPU_CHECKPOINT_V2)
+                type = "CPUManagerCheckpointV2";
+        else if (native && c->format == NCM_CPU_CHECKPOINT_V3)
+                type = "CPUManagerCheckpointV3";
+
+        ncm_buf_printf(b, "(*state.%s){PolicyName:(string)", type);
+        ncm_buf_puts(b, c->policy_name);
+        ncm_buf_puts(b, " DefaultCPUSet:(string)");
+        ncm_buf_puts(b, c->default_cpus);
+        if (c->format == NCM_CPU_CHECKPOINT_V1) {
+                ncm_buf_puts(b, " Entries:(map[string]string)");
+                if (c->entries_nil)
+                        ncm_buf_puts(b, "<nil>");
+                else
+                        render_string_map(b, c->v1, c->nv1);
+        } else {
+                ncm_buf_puts(b, " Entries:(map[string]map[string]string)");
+                if (c->entries_nil) {
+                        ncm_buf_puts(b, "<nil>");
+                } else {
+                        ncm_buf_puts(b, "map[");
+                        for (size_t i = 0; i < c->npods; i++) {
+                                if (i)
+                                        ncm_buf_putc(b, ' ');
+                                ncm_buf_puts(b, c->pods[i].uid);
+                                ncm_buf_putc(b, ':');
+                                if (c->pods[i].nil)
+                                        ncm_buf_puts(b, "<nil>");
+                                else
+                                        render_string_map(b, c->pods[i].entries, c->pods[i].n);
+                        }
+                        ncm_buf_putc(b, ']');
+                }
+        }
+        if (c->format == NCM_CPU_CHECKPOINT_V3) {
+                ncm_buf_puts(b, " PodEntries:(state.PodCPUAssignments)");
+                if (c->pod_entries_nil) {
+                        ncm_buf_puts(b, "<nil>");
+                } else {
+                        ncm_buf_puts(b, "map[");
+                        for (size_t i = 0; i < c->npod_entries; i++) {
+                                if (i)
+                                        ncm_buf_putc(b, ' ');
+                                ncm_buf_puts(b, c->pod_entries[i].uid);
+                                ncm_buf_putc(b, ':');
+                                render_cpuset_elems(b, &c->pod_entries[i]);
+                        }
+                        ncm_buf_putc(b, ']');
+                }
+        }
+        ncm_buf_puts(b, " Checksum:(checksum.Checksum)0}");
+}
+
+/* FNV-1a 32 of a rendering; false when out of memory. */
+static bool rendering_sum(const ncm_cpu_checkpoint *c, bool native, uint32_t *ret) {
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_cpu_checkpoint_render(c, native, &b);
+        if (ncm_buf_failed(&b)) {
+                ncm_buf_done(&b);
+                return false;
+        }
+        *ret = ncm_fnv1a32(b.data, b.len);
+        ncm_buf_done(&b);
+        return true;
+}
+
+/* Compute C's checksums and classify its stored one. false when out of memory. */
+static bool classify(ncm_cpu_checkpoint *c) {
+        if (!rendering_sum(c, false, &c->legacy_checksum))
+                return false;
+        if (c->format == NCM_CPU_CHECKPOINT_V1)
+                c->native_checksum = c->legacy_checksum;
+        else if (!rendering_sum(c, true, &c->native_checksum))
+                return false;
+
+        if (c->checksum == 0 && c->format != NCM_CPU_CHECKPOINT_V3)
+                c->match = NCM_CPU_CHECKSUM_ZERO;
+        else if (c->checksum == c->legacy_checksum)
+                c->match = NCM_CPU_CHECKSUM_LEGACY;
+        else if (c->checksum == c->native_checksum)
+                c->match = NCM_CPU_CHECKSUM_NATIVE;
+        else
+                c->match = NCM_CPU_CHECKSUM_MISMATCH;
+        return true;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Parsing                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static bool has_member(json_object *root, const char *field) {
+        if (!json_object_is_type(root, json_type_object))
+                return false;
+        json_object_object_foreach(root, key, v) {
+                (void)v;
+                if (field_match(key, field))
+                        return true;
+        }
+        return false;
+}
+
+int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err) {
+        ncm_autojson root = NULL;
+        int r = ncm__json_parse(text, len, name, &root, err);
+        if (r < 0)
+                return r;
+        return has_member(root, "policyName") || has_member(root, "defaultCpuSet") ||
+               has_member(root, "entries") || has_member(root, "podEntries");
+}
+
+/*
+ * The whole classification. On a decode failure in every format returns -NCM_E_INVALID_STATE
+ * with ERR describing it and, when KUBELET_MSG is not NULL, the kubelet's own text copied there.
+ */
+static int parse_full(const char *text, size_t len, const char *name, ncm_cpu_checkpoint **ret,
+                      char kubelet_msg[DECODE_MSG_MAX], ncm_error *err) {
+        ncm_autojson root = NULL;
+        decoder d2 = {0}, d1 = {0}, d3 = {0};
+        ncm_autoptr(ncm_cpu_checkpoint) c2 = NULL;
+        ncm_autoptr(ncm_cpu_checkpoint) c1 = NULL;
+        ncm_autoptr(ncm_cpu_checkpoint) c3 = NULL;
+        ncm_cpu_checkpoint *pick = NULL;
+        int r;
+
+        r = ncm__json_parse(text, len, name, &root, err);
+        if (r < 0) {
+                if (kubelet_msg) {
+                        /* Go's json.SyntaxError for a truncated file; other syntax errors differ.
+                         */
+                        const char *m = err ? strstr(err->msg, ": unexpected end of JSON input")
+                                            : NULL;
+                        snprintf(kubelet_msg, DECODE_MSG_MAX, "%s",
+                                 m ? m + 2 : (err ? err->msg : "invalid JSON"));
+                }
+                return r;
+        }
+
+        /* The kubelet's order with the pod-level gate off: V2, then V1. */
+        c2 = decode(&d2, root, NCM_CPU_CHECKPOINT_V2);
+        if (c2 && !classify(c2))
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        if (c2 && c2->match != NCM_CPU_CHECKSUM_MISMATCH) {
+                *ret = NCM_TAKE_PTR(c2);
+                return 0;
+        }
+        c1 = decode(&d1, root, NCM_CPU_CHECKPOINT_V1);
+        if (c1 && !classify(c1))
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        if (c1 && c1->match != NCM_CPU_CHECKSUM_MISMATCH) {
+                *ret = NCM_TAKE_PTR(c1);
+                return 0;
+        }
+        /* What the kubelet says: the V1 attempt's error is the last one it saw. */
+        const char *kmsg = c1 ? "checkpoint is corrupted" : d1.msg;
+        if (d1.code == ENOMEM || d2.code == ENOMEM)
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+
+        c3 = decode(&d3, root, NCM_CPU_CHECKPOINT_V3);
+        if (c3 && !classify(c3))
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        if (c3 && (c3->match != NCM_CPU_CHECKSUM_MISMATCH || c3->has_pod_entries))
+                pick = c3;
+        else if (c2)
+                pick = c2;
+        else if (c1)
+                pick = c1;
+        if (!pick) {
+                if (kubelet_msg)
+                        snprintf(kubelet_msg, DECODE_MSG_MAX, "%s", kmsg);
+                /* Report the V2 decoder's view unless the entries look like V1's strings. */
+                const char *m = d2.msg;
+                if (d2.code == EINVAL && strstr(d2.msg, "of type map[string]string") &&
+                    strstr(d2.msg, "unmarshal string"))
+                        m = d1.msg;
+                return ncm_error_set(err, NCM_E_INVALID_STATE, "%s: %s", name, m);
+        }
+        pick->kubelet_error = strdup(kmsg);
+        if (!pick->kubelet_error)
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        *ret = pick == c3 ? NCM_TAKE_PTR(c3) : pick == c2 ? NCM_TAKE_PTR(c2) : NCM_TAKE_PTR(c1);
+        return 0;
+}
+
+int ncm_cpu_checkpoint_parse(const char *text, size_t len, const char *name,
+                             ncm_cpu_checkpoint **ret, ncm_error *err) {
+        return parse_full(text, len, name, ret, NULL, err);
+}
+
+static const char *format_name(ncm_cpu_checkpoint_format f) {
+        return f == NCM_CPU_CHECKPOINT_V1 ? "V1" : f == NCM_CPU_CHECKPOINT_V3 ? "V3" : "V2";
+}
+
+int ncm_cpu_checkpoint_verify(const ncm_cpu_checkpoint *c, ncm_error *err) {
+        if (c->match != NCM_CPU_CHECKSUM_MISMATCH)
+                return 0;
+        if (c->format == NCM_CPU_CHECKPOINT_V1)
+                return ncm_error_set(err, NCM_E_CHECKSUM,
+                                     "checkpoint is corrupted: checksum %" PRIu64
+                                     " in the file, but its V1 content hashes to %" PRIu32,
+                                     c->checksum, c->legacy_checksum);
+        return ncm_error_set(err, NCM_E_CHECKSUM,
+                             "checkpoint is corrupted: checksum %" PRIu64
+                             " in the file, but its %s content hashes to %" PRIu32
+                             " (CPUManagerCheckpoint) or %" PRIu32 " (CPUManagerCheckpoint%s)",
+                             c->checksum, format_name(c->format), c->legacy_checksum,
+                             c->native_checksum, format_name(c->format));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Restore                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static const ncm_container_ref *find_ref(const ncm_container_ref *refs, size_t n, const char *id) {
+        /* ContainerMap is a Go map keyed by container ID: the last Add wins. */
+        for (size_t i = n; i-- > 0;)
+                if (strcmp(refs[i].container_id, id) == 0)
+                        return &refs[i];
+        return NULL;
+}
+
+static int parse_cpus(const char *text, ncm_cpuset **ret, ncm_error *err) {
+        ncm_error e = NCM_ERROR_INIT;
+        int r = ncm_cpuset_parse_list(text, ret, &e);
+        if (r < 0 && err)
+                *err = e;
+        return r;
+}
+
+/* One (pod, container, cpuset text) to restore; CPUS NULL for a pod key without containers. */
+typedef struct restore_item {
+        const char *pod;
+        const char *ctr;
+        const char *cpus;
+        const char *id; /* V1 container ID */
+} restore_item;
+
+static int cmp_item(const void *a, const void *b) {
+        const restore_item *x = a, *y = b;
+        int c = strcmp(x->pod, y->pod);
+        if (c == 0)
+                c = strcmp(x->ctr, y->ctr);
+        if (c == 0)
+                c = strcmp(x->id, y->id);
+        return c;
+}
+
+/*
+ * The kubelet's V2 view of C: V2 entries as they are, V1 entries migrated through REFS (kubelet
+ * migrateV1CheckpointToV2Checkpoint). Sorted by pod, then container; when two V1 container IDs
+ * map to the same container the bytewise larger ID wins (Go: whichever its map order visits
+ * last). The strings point into C and REFS.
+ */
+static int restore_items(const ncm_cpu_checkpoint *c, const ncm_container_ref *refs, size_t nrefs,
+                         restore_item **ret, size_t *ret_n, ncm_error *err) {
+        size_t n = 0, k = 0;
+        if (c->format == NCM_CPU_CHECKPOINT_V1)
+                n = c->nv1;
+        else
+                for (size_t i = 0; i < c->npods; i++)
+                        n += c->pods[i].n ? c->pods[i].n : 1;
+        restore_item *items = n ? calloc(n, sizeof(*items)) : NULL;
+        if (n && !items)
+                return ncm_error_set(err, ENOMEM, "restore CPU state: out of memory");
+
+        if (c->format == NCM_CPU_CHECKPOINT_V1) {
+                for (size_t i = 0; i < c->nv1; i++) {
+                        const ncm_container_ref *ref = find_ref(refs, nrefs, c->v1[i].name);
+                        if (!ref) {
+                                free(items);
+                                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                                     "failed to migrate checkpoint from v1 to "
+                                                     "v2: containerID '%s' not found in initial "
+                                                     "containers list",
+                                                     c->v1[i].name);
+                        }
+                        items[k++] = (restore_item){ref->pod_uid, ref->container_name,
+                                                    c->v1[i].cpus, c->v1[i].name};
+                }
+                if (k > 1)
+                        qsort(items, k, sizeof(*items), cmp_item);
+                /* Keep only the last of each run of equal (pod, container). */
+                size_t w = 0;
+                for (size_t i = 0; i < k; i++) {
+                        if (i + 1 < k && strcmp(items[i].pod, items[i + 1].pod) == 0 &&
+                            strcmp(items[i].ctr, items[i + 1].ctr) == 0)
+                                continue;
+                        items[w++] = items[i];
+                }
+                k = w;
+        } else {
+                for (size_t i = 0; i < c->npods; i++) {
+                        const ncm_cpu_checkpoint_pod *p = &c->pods[i];
+                        if (p->n == 0)
+                                items[k++] = (restore_item){p->uid, NULL, NULL, NULL};
+                        for (size_t j = 0; j < p->n; j++)
+                                items[k++] = (restore_item){p->uid, p->entries[j].name,
+                                                            p->entries[j].cpus, NULL};
+                }
+        }
+        *ret = items;
+        *ret_n = k;
+        return 0;
+}
+
+int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_name,
+                               const ncm_container_ref *refs, size_t nrefs, ncm_cpu_state **ret,
+                               ncm_error *err) {
+        ncm_autofree restore_item *items = NULL;
+        size_t ne = 0;
+        ncm_autoptr(ncm_cpu_state) s = NULL;
+
+        ncm_autoptr(ncm_cpuset) set = NULL;
+        ncm_error e = NCM_ERROR_INIT;
+        int r;
+
+        /* A gate-off kubelet loads V1 and V2 that verify; everything else is refused. */
+        if (c->match == NCM_CPU_CHECKSUM_MISMATCH || c->format == NCM_CPU_CHECKPOINT_V3)
+                return ncm_error_set(err, NCM_E_INVALID_STATE, "%s",
+                                     c->kubelet_error ? c->kubelet_error
+                                                      : "checkpoint is corrupted");
+
+        s = ncm_cpu_state_new(c->policy_name);
+        if (!s)
+                return ncm_error_set(err, ENOMEM, "restore CPU state: out of memory");
+
+        /* The V2 entries (V1 ones migrated), in sorted order. */
+        r = restore_items(c, refs, nrefs, &items, &ne, err);
+        if (r < 0)
+                return r;
+
+        if (policy_name && strcmp(policy_name, c->policy_name) != 0) {
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_buf_puts(&b, "configured policy ");
+                ncm_buf_go_quote(&b, policy_name, strlen(policy_name));
+                ncm_buf_puts(&b, " differs from state checkpoint policy ");
+                ncm_buf_go_quote(&b, c->policy_name, strlen(c->policy_name));
+                r = ncm_error_set(err, NCM_E_INVALID_STATE, "%s",
+                                  b.data ? b.data : "configured policy differs");
+                ncm_buf_done(&b);
+                return r;
+        }
+
+        if (parse_cpus(c->default_cpus, &set, &e) < 0) {
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_buf_puts(&b, "could not parse default cpu set ");
+                ncm_buf_go_quote(&b, c->default_cpus, strlen(c->default_cpus));
+                r = ncm_error_set(err, NCM_E_INVALID_STATE, "%s: %s", b.data ? b.data : "", e.msg);
+                ncm_buf_done(&b);
+                return r;
+        }
+        (void)ncm_cpu_state_set_default(s, set, NULL); /* no hook yet: cannot fail */
+        set = ncm_cpuset_free(set);
+
+        for (size_t i = 0; i < ne; i++) {
+                const restore_item *it = &items[i];
+                if (!it->cpus) {
+                        /* A pod key without containers (or "pod": null) keeps its key. */
+                        if (ncm__cpu_state_add_pod(s, it->pod, NULL) < 0)
+                                return ncm_error_set(err, ENOMEM,
+                                                     "restore CPU state: out of memory");
+                        continue;
+                }
+                if (parse_cpus(it->cpus, &set, &e) < 0) {
+                        ncm_buf b = NCM_BUF_INIT;
+                        ncm_buf_puts(&b, "could not parse cpuset ");
+                        ncm_buf_go_quote(&b, it->cpus, strlen(it->cpus));
+                        ncm_buf_puts(&b, " for container ");
+                        ncm_buf_go_quote(&b, it->ctr, strlen(it->ctr));
+                        ncm_buf_puts(&b, " in pod ");
+                        ncm_buf_go_quote(&b, it->pod, strlen(it->pod));
+                        r = ncm_error_set(err, NCM_E_INVALID_STATE, "%s: %s", b.data ? b.data : "",
+                                          e.msg);
+                        ncm_buf_done(&b);
+                        return r;
+                }
+                r = ncm__cpu_state_set_nopersist(s, it->pod, it->ctr, set);
+                set = ncm_cpuset_free(set);
+                if (r < 0)
+                        return ncm_error_set(err, -r, "restore CPU state: out of memory");
+        }
+        *ret = NCM_TAKE_PTR(s);
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writing                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The V2 checkpoint the kubelet's storeState builds from S: canonical cpuset strings. */
+static ncm_cpu_checkpoint *state_to_checkpoint(const ncm_cpu_state *s) {
+        ncm_autoptr(ncm_cpu_checkpoint) c = calloc(1, sizeof(ncm_cpu_checkpoint));
+        if (!c)
+                return NULL;
+        c->format = NCM_CPU_CHECKPOINT_V2;
+        c->policy_name = strdup(ncm_cpu_state_policy(s));
+        c->default_cpus = ncm_cpuset_format_list(ncm_cpu_state_default(s));
+        if (!c->policy_name || !c->default_cpus)
+                return NULL;
+        c->npods = ncm_cpu_state_num_pods(s);
+        if (c->npods) {
+                c->pods = calloc(c->npods, sizeof(*c->pods));
+                if (!c->pods) {
+                        c->npods = 0;
+                        return NULL;
+                }
+        }
+        for (size_t i = 0; i < c->npods; i++) {
+                ncm_cpu_checkpoint_pod *p = &c->pods[i];
+                size_t n = ncm_cpu_state_pod_num_containers(s, i);
+                p->uid = strdup(ncm_cpu_state_pod_uid(s, i));
+                if (!p->uid)
+                        return NULL;
+                if (n) {
+                        p->entries = calloc(n, sizeof(*p->entries));
+                        if (!p->entries)
+                                return NULL;
+                }
+                for (size_t j = 0; j < n; j++) {
+                        p->n = j + 1;
+                        p->entries[j].name = strdup(ncm_cpu_state_container_name(s, i, j));
+                        p->entries[j].cpus = ncm_cpuset_format_list(
+                                        ncm_cpu_state_container_cpus(s, i, j));
+                        if (!p->entries[j].name || !p->entries[j].cpus)
+                                return NULL;
+                }
+        }
+        if (!classify(c))
+                return NULL;
+        c->checksum = c->legacy_checksum;
+        c->match = NCM_CPU_CHECKSUM_LEGACY;
+        return NCM_TAKE_PTR(c);
+}
+
+static void json_str(ncm_buf *b, const char *s) {
+        ncm_buf_json_string(b, s, strlen(s));
+}
+
+void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b) {
+        ncm_autoptr(ncm_cpu_checkpoint) c = state_to_checkpoint(s);
+        if (!c) {
+                /* Make the failure visible through the buffer's sticky flag. */
+                b->oom = true;
+                return;
+        }
+        /* encoding/json: struct fields in declaration order, map keys sorted, compact. */
+        ncm_buf_puts(b, "{\"policyName\":");
+        json_str(b, c->policy_name);
+        ncm_buf_puts(b, ",\"defaultCpuSet\":");
+        json_str(b, c->default_cpus);
+        if (c->npods) {
+                ncm_buf_puts(b, ",\"entries\":{");
+                for (size_t i = 0; i < c->npods; i++) {
+                        const ncm_cpu_checkpoint_pod *p = &c->pods[i];
+                        if (i)
+                                ncm_buf_putc(b, ',');
+                        json_str(b, p->uid);
+                        ncm_buf_puts(b, ":{");
+                        for (size_t j = 0; j < p->n; j++) {
+                                if (j)
+                                        ncm_buf_putc(b, ',');
+                                json_str(b, p->entries[j].name);
+                                ncm_buf_putc(b, ':');
+                                json_str(b, p->entries[j].cpus);
+                        }
+                        ncm_buf_putc(b, '}');
+                }
+                ncm_buf_putc(b, '}');
+        }
+        ncm_buf_printf(b, ",\"checksum\":%" PRIu64 "}", c->checksum);
+}
+
+int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path, ncm_error *err) {
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
+        ncm_cpu_checkpoint_format_state(s, &b);
+        if (ncm_buf_failed(&b)) {
+                ncm_buf_done(&b);
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
+        }
+        r = ncm_fs_write_atomic(rootfd, path, b.data, b.len, 0644, err);
+        ncm_buf_done(&b);
+        return r;
+}
+
+typedef struct attach_target {
+        int rootfd;
+        char *path;
+} attach_target;
+
+static int attach_persist(const ncm_cpu_state *s, void *userdata, ncm_error *err) {
+        const attach_target *t = userdata;
+        return ncm_cpu_checkpoint_write(s, t->rootfd, t->path, err);
+}
+
+static void attach_free(void *userdata) {
+        attach_target *t = userdata;
+        if (t->rootfd >= 0)
+                (void)close(t->rootfd);
+        free(t->path);
+        free(t);
+}
+
+int ncm_cpu_state_attach_checkpoint(ncm_cpu_state *s, int rootfd, const char *path,
+                                    ncm_error *err) {
+        attach_target *t = calloc(1, sizeof(*t));
+        if (!t)
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
+        t->rootfd = rootfd;
+        if (rootfd != AT_FDCWD) {
+                t->rootfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+                if (t->rootfd < 0) {
+                        int e = errno;
+                        free(t);
+                        return ncm_error_errno(err, e, "%s: duplicate directory fd", path);
+                }
+        }
+        t->path = strdup(path);
+        if (!t->path) {
+                attach_free(t);
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
+        }
+        ncm_cpu_state_set_persist(s, attach_persist, t, attach_free);
+        return 0;
+}
+
+/* kubelet's wrapper around every restore failure. */
+static int restore_failed(ncm_error *err, int code, const char *cause, const char *path) {
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
+        ncm_buf_puts(&b, "could not restore state from checkpoint: ");
+        ncm_buf_puts(&b, cause);
+        ncm_buf_puts(&b, ", please drain this node and delete the CPU manager checkpoint file ");
+        ncm_buf_go_quote(&b, path, strlen(path));
+        ncm_buf_puts(&b, " before restarting Kubelet");
+        r = ncm_error_set(err, code, "%s", b.data ? b.data : cause);
+        ncm_buf_done(&b);
+        return r;
+}
+
+int ncm_cpu_checkpoint_load(int rootfd, const char *path, const char *policy_name,
+                            const ncm_container_ref *refs, size_t nrefs, ncm_cpu_state **ret,
+                            ncm_error *err) {
+        ncm_autofree char *text = NULL;
+        ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
+        ncm_autoptr(ncm_cpu_state) s = NULL;
+        char kmsg[DECODE_MSG_MAX] = "";
+        ncm_error e = NCM_ERROR_INIT;
+        size_t len = 0;
+        int r;
+
+        r = ncm_fs_read_all(rootfd, path, NCM_CPU_CHECKPOINT_MAX_SIZE, &text, &len, &e);
+        if (r == -ENOENT) {
+                /* Absent: start empty and write it, as the kubelet's storeState does. */
+                s = ncm_cpu_state_new(policy_name);
+                if (!s)
+                        return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
+                r = ncm_cpu_checkpoint_write(s, rootfd, path, err);
+                if (r < 0)
+                        return r;
+                *ret = NCM_TAKE_PTR(s);
+                return 1;
+        }
+        if (r < 0) {
+                if (err)
+                        *err = e;
+                return r;
+        }
+        r = parse_full(text, len, path, &c, kmsg, &e);
+        if (r == -ENOMEM || r == -EFBIG) {
+                if (err)
+                        *err = e;
+                return r;
+        }
+        if (r < 0)
+                return restore_failed(err, NCM_E_INVALID_STATE, kmsg, path);
+        r = ncm_cpu_checkpoint_restore(c, policy_name, refs, nrefs, &s, &e);
+        if (r == -ENOMEM) {
+                if (err)
+                        *err = e;
+                return r;
+        }
+        if (r < 0)
+                return restore_failed(err,
+                                      c->match == NCM_CPU_CHECKSUM_MISMATCH ? NCM_E_CHECKSUM
+                                                                            : NCM_E_INVALID_STATE,
+                                      e.msg, path);
+        *ret = NCM_TAKE_PTR(s);
+        return 0;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Internal: state operations the checkpoint reader needs and callers must not use. */
+#ifndef NCM_CPUMANAGER_STATE_INTERNAL_H
+#define NCM_CPUMANAGER_STATE_INTERNAL_H
+
+#include <stddef.h>
+#include <nodecm/cpustate.h>
+
+/*
+ * Add POD with no container (a restored `"entries":{"pod":{}}` keeps its key, and is written
+ * back, as in the kubelet). *RET_INDEX (may be NULL) receives the pod's index. Returns 1 if
+ * added, 0 if it existed, -ENOMEM.
+ */
+int ncm__cpu_state_add_pod(ncm_cpu_state *s, const char *pod, size_t *ret_index);
+
+/* ncm_cpu_state_set() without running the persistence hook. 0 or -ENOMEM (state unchanged). */
+int ncm__cpu_state_set_nopersist(ncm_cpu_state *s, const char *pod, const char *container,
+                                 const ncm_cpuset *cpus);
+
+#endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The static policy's start-up validation (kubelet policy_static.go validateState). The texts
+ * are the kubelet's, byte for byte: Go's %q on a cpuset string only ever adds the quotes, as
+ * cpuset strings hold nothing but digits, '-' and ','.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <nodecm/cpustate.h>
+
+/* The canonical list form into a buffer that lives as long as the caller's scope. */
+typedef struct fmt_buf {
+        ncm_buf b;
+} fmt_buf;
+
+static const char *fmt(fmt_buf *f, const ncm_cpuset *s) {
+        ncm_buf_reset(&f->b);
+        ncm_cpuset_format_list_buf(s, &f->b);
+        return f->b.data ? f->b.data : "";
+}
+
+static void fmt_done(fmt_buf *f) {
+        ncm_buf_done(&f->b);
+}
+
+int ncm_cpu_state_validate(ncm_cpu_state *s, const ncm_cpuset *all_cpus, const ncm_cpuset *reserved,
+                           bool strict, ncm_error *err) {
+        ncm_autoptr(ncm_cpuset) all = ncm_cpuset_dup(all_cpus);
+        ncm_autoptr(ncm_cpuset) resv = reserved ? ncm_cpuset_dup(reserved) : ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) tmp = ncm_cpuset_new();
+        fmt_buf f1 = {NCM_BUF_INIT}, f2 = {NCM_BUF_INIT};
+        const ncm_cpuset *dflt = ncm_cpu_state_default(s);
+        int r = 0;
+
+        if (!all || !resv || !tmp)
+                return ncm_error_set(err, ENOMEM, "validate CPU state: out of memory");
+        if (strict)
+                ncm_cpuset_andnot(all, all, resv);
+
+        /* A fresh state: the shared pool is every CPU (minus the strictly reserved ones). */
+        if (ncm_cpuset_is_empty(dflt)) {
+                if (ncm_cpu_state_num_pods(s) != 0)
+                        return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                             "default cpuset cannot be empty");
+                r = ncm_cpu_state_set_default(s, all, err);
+                return r < 0 ? r : 1;
+        }
+
+        if (strict) {
+                ncm_cpuset_and(tmp, resv, dflt);
+                if (!ncm_cpuset_is_empty(tmp))
+                        r = ncm_error_set(err, NCM_E_INVALID_STATE,
+                                          "some of strictly reserved cpus: \"%s\" are present in "
+                                          "defaultCpuSet: \"%s\"",
+                                          fmt(&f1, tmp), fmt(&f2, dflt));
+        } else if (!ncm_cpuset_is_subset(resv, dflt)) {
+                r = ncm_error_set(err, NCM_E_INVALID_STATE,
+                                  "not all reserved cpus: \"%s\" are present in defaultCpuSet: "
+                                  "\"%s\"",
+                                  fmt(&f1, resv), fmt(&f2, dflt));
+        }
+
+        /* Go ranges over maps in random order; the first offender in sorted order is reported. */
+        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
+        const char *pod, *ctr;
+        const ncm_cpuset *cpus;
+        while (r == 0 && ncm_cpu_state_next(s, &it, &pod, &ctr, &cpus)) {
+                if (ncm_cpuset_intersects(dflt, cpus))
+                        r = ncm_error_set(err, NCM_E_INVALID_STATE,
+                                          "pod: %s, container: %s cpuset: \"%s\" overlaps with "
+                                          "default cpuset \"%s\"",
+                                          pod, ctr, fmt(&f1, cpus), fmt(&f2, dflt));
+        }
+
+        if (r == 0) {
+                ncm_cpu_state_assigned(s, tmp);
+                ncm_cpuset_or(tmp, tmp, dflt);
+                if (!ncm_cpuset_equal(tmp, all))
+                        r = ncm_error_set(err, NCM_E_INVALID_STATE,
+                                          "current set of available CPUs \"%s\" doesn't match with "
+                                          "CPUs in state \"%s\"",
+                                          fmt(&f1, all), fmt(&f2, tmp));
+        }
+        fmt_done(&f1);
+        fmt_done(&f2);
+        return r;
+}

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The CPU manager's in-memory state (kubelet cpumanager/state stateMemory + the checkpoint
+ * hook of stateCheckpoint).
+ *
+ * Pods and their containers live in arrays sorted with strcmp (bytewise, as Go compares
+ * strings), found by binary search. A node runs at most a few hundred pods, so insertion by
+ * memmove is cheaper than any tree and keeps iteration order free.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/cpustate.h>
+#include "cpumanager/state-internal.h"
+
+typedef struct ctr_entry {
+        char *name;
+        ncm_cpuset *cpus;
+} ctr_entry;
+
+typedef struct pod_entry {
+        char *uid;
+        size_t n, cap;
+        ctr_entry *ctrs;
+} pod_entry;
+
+struct ncm_cpu_state {
+        char *policy;
+        ncm_cpuset *dflt;
+        size_t n, cap;
+        pod_entry *pods;
+        ncm_cpu_state_persist_fn persist;
+        void *userdata;
+        void (*free_userdata)(void *);
+};
+
+/* Index of pod UID in the sorted array, or where it would be inserted. */
+static size_t find_pod(const ncm_cpu_state *s, const char *uid, bool *found) {
+        size_t lo = 0, hi = s->n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(s->pods[mid].uid, uid);
+                if (c == 0) {
+                        *found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *found = false;
+        return lo;
+}
+
+static size_t find_ctr(const pod_entry *p, const char *name, bool *found) {
+        size_t lo = 0, hi = p->n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(p->ctrs[mid].name, name);
+                if (c == 0) {
+                        *found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *found = false;
+        return lo;
+}
+
+static void pod_done(pod_entry *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                free(p->ctrs[i].name);
+                ncm_cpuset_free(p->ctrs[i].cpus);
+        }
+        free(p->ctrs);
+        free(p->uid);
+        memset(p, 0, sizeof(*p));
+}
+
+static void clear_pods(ncm_cpu_state *s) {
+        for (size_t i = 0; i < s->n; i++)
+                pod_done(&s->pods[i]);
+        free(s->pods);
+        s->pods = NULL;
+        s->n = s->cap = 0;
+}
+
+ncm_cpu_state *ncm_cpu_state_new(const char *policy_name) {
+        ncm_cpu_state *s = calloc(1, sizeof(*s));
+        if (!s)
+                return NULL;
+        s->policy = strdup(policy_name ? policy_name : "");
+        s->dflt = ncm_cpuset_new();
+        if (!s->policy || !s->dflt)
+                return ncm_cpu_state_free(s);
+        return s;
+}
+
+ncm_cpu_state *ncm_cpu_state_free(ncm_cpu_state *s) {
+        if (!s)
+                return NULL;
+        clear_pods(s);
+        if (s->free_userdata)
+                s->free_userdata(s->userdata);
+        ncm_cpuset_free(s->dflt);
+        free(s->policy);
+        free(s);
+        return NULL;
+}
+
+/* Copy the pods of SRC into fresh storage; false when out of memory (*RET untouched). */
+static bool copy_pods(const ncm_cpu_state *src, pod_entry **ret, size_t *ret_n) {
+        pod_entry *pods = NULL;
+        size_t n = src->n;
+        if (n) {
+                pods = calloc(n, sizeof(*pods));
+                if (!pods)
+                        return false;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const pod_entry *sp = &src->pods[i];
+                pod_entry *dp = &pods[i];
+                dp->uid = strdup(sp->uid);
+                if (!dp->uid)
+                        goto fail;
+                if (sp->n) {
+                        dp->ctrs = calloc(sp->n, sizeof(*dp->ctrs));
+                        if (!dp->ctrs)
+                                goto fail;
+                        dp->cap = sp->n;
+                }
+                for (size_t j = 0; j < sp->n; j++) {
+                        ctr_entry *dc = &dp->ctrs[j];
+                        dc->name = strdup(sp->ctrs[j].name);
+                        dc->cpus = ncm_cpuset_dup(sp->ctrs[j].cpus);
+                        dp->n = j + 1;
+                        if (!dc->name || !dc->cpus)
+                                goto fail;
+                }
+        }
+        *ret = pods;
+        *ret_n = n;
+        return true;
+fail:
+        for (size_t i = 0; i < n; i++)
+                pod_done(&pods[i]);
+        free(pods);
+        return false;
+}
+
+ncm_cpu_state *ncm_cpu_state_dup(const ncm_cpu_state *s) {
+        ncm_autoptr(ncm_cpu_state) d = ncm_cpu_state_new(s->policy);
+        if (!d)
+                return NULL;
+        ncm_cpuset_copy(d->dflt, s->dflt);
+        if (!copy_pods(s, &d->pods, &d->n))
+                return NULL;
+        d->cap = d->n;
+        return NCM_TAKE_PTR(d);
+}
+
+bool ncm_cpu_state_equal(const ncm_cpu_state *a, const ncm_cpu_state *b) {
+        if (strcmp(a->policy, b->policy) != 0 || !ncm_cpuset_equal(a->dflt, b->dflt) ||
+            a->n != b->n)
+                return false;
+        for (size_t i = 0; i < a->n; i++) {
+                const pod_entry *pa = &a->pods[i], *pb = &b->pods[i];
+                if (strcmp(pa->uid, pb->uid) != 0 || pa->n != pb->n)
+                        return false;
+                for (size_t j = 0; j < pa->n; j++)
+                        if (strcmp(pa->ctrs[j].name, pb->ctrs[j].name) != 0 ||
+                            !ncm_cpuset_equal(pa->ctrs[j].cpus, pb->ctrs[j].cpus))
+                                return false;
+        }
+        return true;
+}
+
+const char *ncm_cpu_state_policy(const ncm_cpu_state *s) {
+        return s->policy;
+}
+
+const ncm_cpuset *ncm_cpu_state_default(const ncm_cpu_state *s) {
+        return s->dflt;
+}
+
+const ncm_cpuset *ncm_cpu_state_get(const ncm_cpu_state *s, const char *pod,
+                                    const char *container) {
+        bool found;
+        size_t i = find_pod(s, pod, &found);
+        if (!found)
+                return NULL;
+        size_t j = find_ctr(&s->pods[i], container, &found);
+        return found ? s->pods[i].ctrs[j].cpus : NULL;
+}
+
+const ncm_cpuset *ncm_cpu_state_get_or_default(const ncm_cpu_state *s, const char *pod,
+                                               const char *container) {
+        const ncm_cpuset *c = ncm_cpu_state_get(s, pod, container);
+        return c ? c : s->dflt;
+}
+
+int ncm_cpu_state_persist(const ncm_cpu_state *s, ncm_error *err) {
+        if (!s->persist)
+                return 0;
+        int r = s->persist(s, s->userdata, err);
+        return r < 0 ? r : 0;
+}
+
+/* Grow an array of ELEM-sized items to hold one more; false when out of memory. */
+static bool grow(void **arr, size_t *cap, size_t n, size_t elem) {
+        if (n < *cap)
+                return true;
+        size_t ncap = *cap ? *cap * 2 : 4;
+        void *p = reallocarray(*arr, ncap, elem);
+        if (!p)
+                return false;
+        *arr = p;
+        *cap = ncap;
+        return true;
+}
+
+int ncm__cpu_state_add_pod(ncm_cpu_state *s, const char *pod, size_t *ret_index) {
+        bool found;
+        size_t i = find_pod(s, pod, &found);
+        if (!found) {
+                char *uid = strdup(pod);
+                if (!uid || !grow((void **)&s->pods, &s->cap, s->n, sizeof(*s->pods))) {
+                        free(uid);
+                        return -ENOMEM;
+                }
+                memmove(&s->pods[i + 1], &s->pods[i], (s->n - i) * sizeof(*s->pods));
+                s->pods[i] = (pod_entry){.uid = uid};
+                s->n++;
+        }
+        if (ret_index)
+                *ret_index = i;
+        return found ? 0 : 1;
+}
+
+/* Remove pod I (with whatever containers it has). */
+static void remove_pod_at(ncm_cpu_state *s, size_t i) {
+        pod_done(&s->pods[i]);
+        memmove(&s->pods[i], &s->pods[i + 1], (s->n - i - 1) * sizeof(*s->pods));
+        s->n--;
+}
+
+int ncm__cpu_state_set_nopersist(ncm_cpu_state *s, const char *pod, const char *container,
+                                 const ncm_cpuset *cpus) {
+        bool found;
+        size_t pi, ci;
+        int r;
+
+        /* Allocate first so that out of memory leaves the state as it was. */
+        ncm_autoptr(ncm_cpuset) copy = ncm_cpuset_dup(cpus);
+        if (!copy)
+                return -ENOMEM;
+        r = ncm__cpu_state_add_pod(s, pod, &pi);
+        if (r < 0)
+                return r;
+        bool new_pod = r > 0;
+        pod_entry *p = &s->pods[pi];
+        ci = find_ctr(p, container, &found);
+        if (found) {
+                ncm_cpuset_free(p->ctrs[ci].cpus);
+                p->ctrs[ci].cpus = NCM_TAKE_PTR(copy);
+                return 0;
+        }
+        char *name = strdup(container);
+        if (!name || !grow((void **)&p->ctrs, &p->cap, p->n, sizeof(*p->ctrs))) {
+                free(name);
+                if (new_pod)
+                        remove_pod_at(s, pi);
+                return -ENOMEM;
+        }
+        memmove(&p->ctrs[ci + 1], &p->ctrs[ci], (p->n - ci) * sizeof(*p->ctrs));
+        p->ctrs[ci] = (ctr_entry){.name = name, .cpus = NCM_TAKE_PTR(copy)};
+        p->n++;
+        return 0;
+}
+
+int ncm_cpu_state_set(ncm_cpu_state *s, const char *pod, const char *container,
+                      const ncm_cpuset *cpus, ncm_error *err) {
+        int r = ncm__cpu_state_set_nopersist(s, pod, container, cpus);
+        if (r < 0)
+                return ncm_error_set(err, -r,
+                                     "set CPUs of container '%s' in pod '%s': out of memory",
+                                     container, pod);
+        return ncm_cpu_state_persist(s, err);
+}
+
+int ncm_cpu_state_set_default(ncm_cpu_state *s, const ncm_cpuset *cpus, ncm_error *err) {
+        ncm_cpuset_copy(s->dflt, cpus);
+        return ncm_cpu_state_persist(s, err);
+}
+
+int ncm_cpu_state_delete(ncm_cpu_state *s, const char *pod, const char *container, ncm_error *err) {
+        bool found;
+        int removed = 0, r;
+        size_t pi = find_pod(s, pod, &found);
+        if (found) {
+                pod_entry *p = &s->pods[pi];
+                size_t ci = find_ctr(p, container, &found);
+                if (found) {
+                        free(p->ctrs[ci].name);
+                        ncm_cpuset_free(p->ctrs[ci].cpus);
+                        memmove(&p->ctrs[ci], &p->ctrs[ci + 1], (p->n - ci - 1) * sizeof(*p->ctrs));
+                        p->n--;
+                        removed = 1;
+                }
+                /* kubelet: delete(s.assignments, podUID) once the pod's map is empty. */
+                if (p->n == 0)
+                        remove_pod_at(s, pi);
+        }
+        r = ncm_cpu_state_persist(s, err);
+        return r < 0 ? r : removed;
+}
+
+int ncm_cpu_state_delete_pod(ncm_cpu_state *s, const char *pod, ncm_error *err) {
+        bool found;
+        int removed = 0, r;
+        size_t pi = find_pod(s, pod, &found);
+        if (found) {
+                removed = (int)s->pods[pi].n;
+                remove_pod_at(s, pi);
+        }
+        r = ncm_cpu_state_persist(s, err);
+        return r < 0 ? r : removed;
+}
+
+int ncm_cpu_state_clear(ncm_cpu_state *s, ncm_error *err) {
+        ncm_cpuset_zero(s->dflt);
+        clear_pods(s);
+        return ncm_cpu_state_persist(s, err);
+}
+
+int ncm_cpu_state_assign(ncm_cpu_state *s, const ncm_cpu_state *src, ncm_error *err) {
+        pod_entry *pods;
+        size_t n;
+        if (s == src)
+                return ncm_cpu_state_persist(s, err);
+        if (!copy_pods(src, &pods, &n))
+                return ncm_error_set(err, ENOMEM, "copy CPU state: out of memory");
+        clear_pods(s);
+        s->pods = pods;
+        s->n = s->cap = n;
+        ncm_cpuset_copy(s->dflt, src->dflt);
+        return ncm_cpu_state_persist(s, err);
+}
+
+void ncm_cpu_state_set_persist(ncm_cpu_state *s, ncm_cpu_state_persist_fn fn, void *userdata,
+                               void (*free_userdata)(void *)) {
+        if (s->free_userdata && !(fn && s->userdata == userdata))
+                s->free_userdata(s->userdata);
+        s->persist = fn;
+        s->userdata = fn ? userdata : NULL;
+        s->free_userdata = fn ? free_userdata : NULL;
+}
+
+size_t ncm_cpu_state_num_pods(const ncm_cpu_state *s) {
+        return s->n;
+}
+
+size_t ncm_cpu_state_num_entries(const ncm_cpu_state *s) {
+        size_t n = 0;
+        for (size_t i = 0; i < s->n; i++)
+                n += s->pods[i].n;
+        return n;
+}
+
+const char *ncm_cpu_state_pod_uid(const ncm_cpu_state *s, size_t pod) {
+        return s->pods[pod].uid;
+}
+
+size_t ncm_cpu_state_pod_num_containers(const ncm_cpu_state *s, size_t pod) {
+        return s->pods[pod].n;
+}
+
+const char *ncm_cpu_state_container_name(const ncm_cpu_state *s, size_t pod, size_t ctr) {
+        return s->pods[pod].ctrs[ctr].name;
+}
+
+const ncm_cpuset *ncm_cpu_state_container_cpus(const ncm_cpu_state *s, size_t pod, size_t ctr) {
+        return s->pods[pod].ctrs[ctr].cpus;
+}
+
+bool ncm_cpu_state_next(const ncm_cpu_state *s, ncm_cpu_state_iter *it, const char **pod,
+                        const char **container, const ncm_cpuset **cpus) {
+        while (it->pod < s->n && it->ctr >= s->pods[it->pod].n) {
+                it->pod++;
+                it->ctr = 0;
+        }
+        if (it->pod >= s->n)
+                return false;
+        const pod_entry *p = &s->pods[it->pod];
+        const ctr_entry *c = &p->ctrs[it->ctr++];
+        if (pod)
+                *pod = p->uid;
+        if (container)
+                *container = c->name;
+        if (cpus)
+                *cpus = c->cpus;
+        return true;
+}
+
+void ncm_cpu_state_assigned(const ncm_cpu_state *s, ncm_cpuset *out) {
+        ncm_cpuset_zero(out);
+        for (size_t i = 0; i < s->n; i++)
+                for (size_t j = 0; j < s->pods[i].n; j++)
+                        ncm_cpuset_or(out, out, s->pods[i].ctrs[j].cpus);
+}
