@@ -10,6 +10,7 @@
 
 /* One line per subcommand; each cmd-<name>.c adds its own. */
 static const cli_command commands[] = {
+        {"topology", "show the machine's CPUs, cores, sockets, NUMA nodes and caches", cmd_topology},
         {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "source.h"
+
+static const struct {
+        int opt;
+        ncm_topo_source_kind kind;
+        const char *name;
+} source_opts[] = {
+        {CLI_OPT_FSROOT, NCM_TOPO_SOURCE_FSROOT, "--fsroot"},
+        {CLI_OPT_SYNTHETIC, NCM_TOPO_SOURCE_SYNTHETIC, "--synthetic"},
+        {CLI_OPT_XML, NCM_TOPO_SOURCE_XML, "--xml"},
+        {CLI_OPT_TOPOLOGY, NCM_TOPO_SOURCE_JSON, "--topology"},
+};
+
+static const char *option_name(ncm_topo_source_kind kind)
+{
+        for (size_t i = 0; i < NCM_ELEMENTSOF(source_opts); i++)
+                if (source_opts[i].kind == kind)
+                        return source_opts[i].name;
+        return "?";
+}
+
+bool cli_source_option(cli_source *src, int opt, const char *arg)
+{
+        for (size_t i = 0; i < NCM_ELEMENTSOF(source_opts); i++) {
+                if (source_opts[i].opt != opt)
+                        continue;
+                if (src->given == 0)
+                        src->first = source_opts[i].name;
+                else if (src->given == 1)
+                        src->second = source_opts[i].name;
+                src->given++;
+                src->kind = source_opts[i].kind;
+                src->arg = arg;
+                return true;
+        }
+        return false;
+}
+
+int cli_source_check(const cli_source *src, const char *cmd)
+{
+        if (src->given > 1)
+                return cli_usage_error(cmd, "%s and %s: give at most one topology source",
+                                       src->first, src->second);
+        return 0;
+}
+
+int cli_source_load(const cli_source *src, ncm_topo **ret, ncm_error *err)
+{
+        int r;
+        if (src->given > 1)
+                return ncm_error_set(err, EINVAL, "%s and %s: give at most one topology source",
+                                     src->first, src->second);
+        if (!src->arg)
+                return ncm_topo_load(NCM_TOPO_SOURCE_FSROOT, "/", ret, err);
+        r = ncm_topo_load(src->kind, src->arg, ret, err);
+        if (r < 0 && err && src->kind == NCM_TOPO_SOURCE_FSROOT)
+                /* sysfs errors name kernel paths; say under which root they were read */
+                ncm_error_prefix(err, "--fsroot %s", src->arg);
+        return r;
+}
+
+const char *cli_source_describe(const cli_source *src, char *buf, size_t size)
+{
+        if (!src->arg)
+                snprintf(buf, size, "this machine");
+        else
+                snprintf(buf, size, "%s %s", option_name(src->kind), src->arg);
+        return buf;
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * nodecm topology JSON (DESIGN.md): the writer behind `nodecm topology --json` and the strict
+ * reader behind `--topology FILE` and a scenario's inline "cpus"/"numa". The writer's output
+ * reads back to an equal topology (ncm_topo_equal), which the tests check on every dump.
+ *
+ * Reader rules: "cpus" is required and non-empty; each entry has exactly the keys cpu, core,
+ * socket, numa, uncore, all integers 0..8191; cpu ids are unique (any order is accepted, the
+ * table is sorted). "numa" is optional (default: the CPUs' nodes, distances 10/20); each entry
+ * has "id" (0..8191, unique) and "distances", one integer 0..2^31-1 per listed node in list
+ * order; "distances" may be left out of every entry (then 10/20), not of some. Every CPU's
+ * numa must be listed. Other keys are errors, so a typo cannot pass silently.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/fs.h>
+#include <nodecm/topology.h>
+#include "base/json.h"
+
+/* Field paths are bounded; a path cut short still names the entry well enough. */
+static void pathf(char *out, size_t size, const char *fmt, ...) NCM_PRINTF(3, 4);
+static void pathf(char *out, size_t size, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(out, size, fmt, ap);
+        va_end(ap);
+}
+
+/* "PREFIX.KEY" or "KEY" when there is no prefix. */
+static void join(char *out, size_t size, const char *prefix, const char *key)
+{
+        if (prefix && *prefix)
+                pathf(out, size, "%s.%s", prefix, key);
+        else
+                pathf(out, size, "%s", key);
+}
+
+static int check_keys(json_object *o, const char *path, const char *const *allowed,
+                      ncm_error *err)
+{
+        json_object_object_foreach(o, key, val)
+        {
+                bool ok = false;
+                (void)val;
+                for (const char *const *a = allowed; *a; a++)
+                        if (strcmp(key, *a) == 0)
+                                ok = true;
+                if (!ok)
+                        return ncm_error_set(err, EINVAL, "%s%s%s: unknown field", path,
+                                             *path ? "." : "", key);
+        }
+        return 0;
+}
+
+static int get_int(json_object *o, const char *path, const char *key, int64_t max, int *ret,
+                   ncm_error *err)
+{
+        char p[512];
+        json_object *v = NULL;
+        int64_t x;
+        int r;
+
+        pathf(p, sizeof(p), "%s.%s", path, key);
+        if (!json_object_object_get_ex(o, key, &v))
+                return ncm_error_set(err, EINVAL, "%s: missing", p);
+        if (json_object_is_type(v, json_type_null))
+                return ncm_error_set(err, EINVAL, "%s: expected an integer, got null", p);
+        r = ncm__json_int(v, p, 0, max, &x, err);
+        if (r < 0)
+                return r;
+        *ret = (int)x;
+        return 0;
+}
+
+static int read_cpus(json_object *arr, const char *path, ncm_cpu_info **ret, size_t *ret_n,
+                     ncm_error *err)
+{
+        static const char *const keys[] = {"cpu", "core", "socket", "numa", "uncore", NULL};
+        const int64_t max = NCM_CPUSET_MAX_CPUS - 1;
+        size_t n;
+        ncm_autofree ncm_cpu_info *cpus = NULL;
+        int r;
+
+        r = ncm__json_expect(arr, json_type_array, path, err);
+        if (r < 0)
+                return r;
+        n = json_object_array_length(arr);
+        if (n == 0)
+                return ncm_error_set(err, EINVAL, "%s: no CPU (could not detect number of cpus)",
+                                     path);
+        if (n > NCM_CPUSET_MAX_CPUS)
+                return ncm_error_set(err, ERANGE, "%s: %zu CPUs, more than %d", path, n,
+                                     NCM_CPUSET_MAX_CPUS);
+        cpus = calloc(n, sizeof(*cpus));
+        if (!cpus)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(arr, i);
+                char p[512];
+                pathf(p, sizeof(p), "%s[%zu]", path, i);
+                if ((r = ncm__json_expect(e, json_type_object, p, err)) < 0 ||
+                    (r = check_keys(e, p, keys, err)) < 0 ||
+                    (r = get_int(e, p, "cpu", max, &cpus[i].cpu, err)) < 0 ||
+                    (r = get_int(e, p, "core", max, &cpus[i].core, err)) < 0 ||
+                    (r = get_int(e, p, "socket", max, &cpus[i].socket, err)) < 0 ||
+                    (r = get_int(e, p, "numa", max, &cpus[i].numa, err)) < 0 ||
+                    (r = get_int(e, p, "uncore", max, &cpus[i].uncore, err)) < 0)
+                        return r;
+        }
+        *ret = NCM_TAKE_PTR(cpus);
+        *ret_n = n;
+        return 0;
+}
+
+typedef struct numa_list {
+        int *ids;
+        uint32_t *dist; /* NULL when no entry gives distances */
+        size_t n;
+} numa_list;
+
+static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_error *err)
+{
+        static const char *const keys[] = {"id", "distances", NULL};
+        size_t n;
+        int given = -1; /* whether entries give distances: -1 not yet known */
+        ncm_autofree int *ids = NULL;
+        ncm_autofree uint32_t *dist = NULL;
+        int r;
+
+        r = ncm__json_expect(arr, json_type_array, path, err);
+        if (r < 0)
+                return r;
+        n = json_object_array_length(arr);
+        if (n > NCM_CPUSET_MAX_CPUS)
+                return ncm_error_set(err, ERANGE, "%s: %zu NUMA nodes, more than %d", path, n,
+                                     NCM_CPUSET_MAX_CPUS);
+        ids = malloc((n ? n : 1) * sizeof(*ids));
+        dist = malloc((n ? n * n : 1) * sizeof(*dist));
+        if (!ids || !dist)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(arr, i);
+                json_object *d = NULL;
+                char p[512], pd[540];
+                pathf(p, sizeof(p), "%s[%zu]", path, i);
+                if ((r = ncm__json_expect(e, json_type_object, p, err)) < 0 ||
+                    (r = check_keys(e, p, keys, err)) < 0 ||
+                    (r = get_int(e, p, "id", NCM_CPUSET_MAX_CPUS - 1, &ids[i], err)) < 0)
+                        return r;
+                for (size_t j = 0; j < i; j++)
+                        if (ids[j] == ids[i])
+                                return ncm_error_set(err, EINVAL,
+                                                     "%s.id: duplicate NUMA node %d (also %s[%zu])",
+                                                     p, ids[i], path, j);
+                pathf(pd, sizeof(pd), "%s.distances", p);
+                if (!json_object_object_get_ex(e, "distances", &d)) {
+                        if (given == 1)
+                                return ncm_error_set(err, EINVAL,
+                                                     "%s: missing (other nodes give distances)",
+                                                     pd);
+                        given = 0;
+                        continue;
+                }
+                if (given == 0)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: given, but earlier nodes give no distances", pd);
+                given = 1;
+                r = ncm__json_expect(d, json_type_array, pd, err);
+                if (r < 0)
+                        return r;
+                if (json_object_array_length(d) != n)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: expected %zu entries (one per NUMA node), got %zu",
+                                             pd, n, json_object_array_length(d));
+                for (size_t j = 0; j < n; j++) {
+                        char pj[560];
+                        int64_t v;
+                        pathf(pj, sizeof(pj), "%s[%zu]", pd, j);
+                        r = ncm__json_int(json_object_array_get_idx(d, j), pj, 0, INT32_MAX, &v,
+                                          err);
+                        if (r < 0)
+                                return r;
+                        dist[i * n + j] = (uint32_t)v;
+                }
+        }
+        ret->ids = NCM_TAKE_PTR(ids);
+        ret->dist = given == 1 ? NCM_TAKE_PTR(dist) : NULL;
+        ret->n = n;
+        return 0;
+}
+
+int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignore_other_keys,
+                             ncm_topo **ret, ncm_error *err)
+{
+        static const char *const keys[] = {"cpus", "numa", NULL};
+        const char *root = path ? path : "";
+        char pc[512], pn[512];
+        json_object *jc = NULL, *jn = NULL;
+        ncm_autofree ncm_cpu_info *cpus = NULL;
+        size_t ncpus = 0;
+        numa_list numa = {0};
+        int r;
+
+        r = ncm__json_expect(o, json_type_object, *root ? root : "topology", err);
+        if (r < 0)
+                return r;
+        if (!ignore_other_keys && (r = check_keys(o, root, keys, err)) < 0)
+                return r;
+        join(pc, sizeof(pc), root, "cpus");
+        join(pn, sizeof(pn), root, "numa");
+        if (!json_object_object_get_ex(o, "cpus", &jc))
+                return ncm_error_set(err, EINVAL, "%s: missing", pc);
+        r = read_cpus(jc, pc, &cpus, &ncpus, err);
+        if (r < 0)
+                return r;
+        if (json_object_object_get_ex(o, "numa", &jn)) {
+                r = read_numa(jn, pn, &numa, err);
+                if (r < 0)
+                        return r;
+                for (size_t i = 0; i < ncpus; i++) {
+                        bool listed = false;
+                        for (size_t k = 0; k < numa.n && !listed; k++)
+                                listed = numa.ids[k] == cpus[i].numa;
+                        if (!listed) {
+                                free(numa.ids);
+                                free(numa.dist);
+                                return ncm_error_set(err, EINVAL,
+                                                     "%s[%zu].numa: NUMA node %d is not listed in %s",
+                                                     pc, i, cpus[i].numa, pn);
+                        }
+                }
+        }
+        r = ncm_topo_new(cpus, ncpus, numa.ids, numa.n, numa.dist, ret, err);
+        free(numa.ids);
+        free(numa.dist);
+        if (r < 0 && err && strncmp(err->msg, "cpus[", 5) == 0 && *root) {
+                /* ncm_topo_new names entries relative to the table; add our prefix */
+                char tmp[NCM_ERROR_MSG_MAX];
+                snprintf(tmp, sizeof(tmp), "%s", err->msg);
+                ncm_error_set(err, err->code, "%s.%s", root, tmp);
+        }
+        return r;
+}
+
+int ncm_topo_parse_json(const char *text, size_t len, const char *name, ncm_topo **ret,
+                        ncm_error *err)
+{
+        ncm_autojson o = NULL;
+        int r = ncm__json_parse(text, len, name, &o, err);
+        if (r < 0)
+                return r;
+        r = ncm_topo_from_json_value(o, NULL, false, ret, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s", name);
+        return r;
+}
+
+int ncm_topo_load_json_file(const char *path, ncm_topo **ret, ncm_error *err)
+{
+        ncm_autofree char *text = NULL;
+        size_t len = 0;
+        bool in = strcmp(path, "-") == 0;
+        int r = ncm_fs_read_all(AT_FDCWD, in ? "/dev/stdin" : path, NCM_JSON_MAX_FILE, &text, &len,
+                                err);
+        if (r < 0)
+                return r;
+        return ncm_topo_parse_json(text, len, in ? "<stdin>" : path, ret, err);
+}
+
+void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
+{
+        size_t n, nn;
+        const ncm_cpu_info *c = ncm_topo_cpus(t, &n);
+        const int *ids = ncm_topo_numa_ids(t, &nn);
+        const uint32_t *d = ncm_topo_numa_distances(t, &nn);
+
+        ncm_buf_puts(b, "{\"cpus\": [");
+        for (size_t i = 0; i < n; i++)
+                ncm_buf_printf(b,
+                               "%s{\"cpu\": %d, \"core\": %d, \"socket\": %d, \"numa\": %d, "
+                               "\"uncore\": %d}",
+                               i ? ",\n          " : "", c[i].cpu, c[i].core, c[i].socket,
+                               c[i].numa, c[i].uncore);
+        ncm_buf_puts(b, "],\n \"numa\": [");
+        for (size_t i = 0; i < nn; i++) {
+                ncm_buf_printf(b, "%s{\"id\": %d, \"distances\": [", i ? ",\n          " : "",
+                               ids[i]);
+                for (size_t j = 0; j < nn; j++)
+                        ncm_buf_printf(b, "%s%u", j ? ", " : "", d[i * nn + j]);
+                ncm_buf_puts(b, "]}");
+        }
+        ncm_buf_puts(b, "]}\n");
+}

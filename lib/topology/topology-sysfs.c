@@ -1,0 +1,860 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Topology discovery from sysfs, with the kubelet's (cadvisor's) meaning of each id.
+ *
+ * Two stages: gather() reads every file through the root fd into an ncm__raw_machine of raw
+ * values (one read(2) per file, paths as the kernel spells them), and ncm__topo_assemble()
+ * applies the rules, without I/O, so the rules can be fuzzed and tested on hand-made inputs.
+ *
+ * Real dumps contradict themselves in many ways; every rule below is listed with its reason
+ * in docs/topology.md. In short: a file that exists must parse (else the error names it); a
+ * file that is missing has a documented fallback.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/fs.h>
+#include <nodecm/topology.h>
+#include "topology/topology-internal.h"
+
+/* Largest sysfs file we read: a cpulist of 8192 CPUs in the worst (all odd) case. */
+#define READ_MAX (64 * 1024)
+
+/* --- pure parsers --- */
+
+/* Length of S without trailing whitespace (NUL padding already ends the C string). */
+static size_t trim_len(const char *s)
+{
+        size_t n = strlen(s);
+        while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' ||
+                         s[n - 1] == '\r'))
+                n--;
+        return n;
+}
+
+int ncm__sysfs_parse_int(const char *s, int *ret)
+{
+        size_t n = trim_len(s), i = 0;
+        bool neg = false;
+        long long v = 0;
+
+        if (n > 0 && s[0] == '-') {
+                neg = true;
+                i = 1;
+        }
+        if (i == n)
+                return -EINVAL;
+        for (; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -EINVAL;
+                v = v * 10 + (s[i] - '0');
+                if (v > (long long)INT_MAX + 1)
+                        return -ERANGE;
+        }
+        if (neg)
+                v = -v;
+        if (v > INT_MAX || v < INT_MIN)
+                return -ERANGE;
+        *ret = (int)v;
+        return 0;
+}
+
+int ncm__sysfs_parse_distances(const char *s, uint32_t *ret, size_t max)
+{
+        size_t n = trim_len(s), i = 0, count = 0;
+
+        while (i < n) {
+                long long v = 0;
+                size_t start;
+                while (i < n && (s[i] == ' ' || s[i] == '\t'))
+                        i++;
+                if (i == n)
+                        break;
+                start = i;
+                while (i < n && s[i] >= '0' && s[i] <= '9') {
+                        v = v * 10 + (s[i] - '0');
+                        if (v > INT32_MAX)
+                                return -ERANGE;
+                        i++;
+                }
+                if (i == start || (i < n && s[i] != ' ' && s[i] != '\t'))
+                        return -EINVAL;
+                if (count == max)
+                        return -E2BIG;
+                ret[count++] = (uint32_t)v;
+        }
+        if (count == 0)
+                return -EINVAL;
+        return (int)count;
+}
+
+int ncm__sysfs_equals(const char *s, const char *want)
+{
+        size_t n = trim_len(s);
+        return strlen(want) == n && memcmp(s, want, n) == 0;
+}
+
+/* --- assembly (pure) --- */
+
+static int cmp_int(const void *a, const void *b)
+{
+        const int *x = a, *y = b;
+        return (*x > *y) - (*x < *y);
+}
+
+
+/* Core grouping key: CPUs are threads of one core when every field is equal. */
+typedef struct core_key {
+        int64_t k[7];
+        int cpu;
+} core_key;
+
+static int cmp_core_key(const void *a, const void *b)
+{
+        const core_key *x = a, *y = b;
+        for (int i = 0; i < 7; i++)
+                if (x->k[i] != y->k[i])
+                        return x->k[i] < y->k[i] ? -1 : 1;
+        return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+/* A group id keyed by a 2-part value, for renumbering by lowest CPU. */
+typedef struct group_key {
+        int64_t kind, value;
+        int cpu;   /* lowest CPU of the group after the scan */
+        size_t at; /* index into the CPU array */
+} group_key;
+
+static int cmp_group_key(const void *a, const void *b)
+{
+        const group_key *x = a, *y = b;
+        if (x->kind != y->kind)
+                return x->kind < y->kind ? -1 : 1;
+        if (x->value != y->value)
+                return x->value < y->value ? -1 : 1;
+        return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+/*
+ * Give every CPU a dense id 0.. for its group (same kind and value), numbered in order of
+ * each group's lowest CPU. KEYS is sorted in place; OUT[keys[i].at] receives the ids.
+ */
+static int renumber(group_key *keys, size_t n, int *out)
+{
+        group_key *firsts = malloc((n ? n : 1) * sizeof(*firsts));
+        int *rank = malloc((n ? n : 1) * sizeof(*rank));
+        size_t ngroups = 0;
+
+        if (!firsts || !rank) {
+                free(firsts);
+                free(rank);
+                return -ENOMEM;
+        }
+        qsort(keys, n, sizeof(*keys), cmp_group_key);
+        /* keys are sorted by group then cpu: a group's first entry holds its lowest CPU */
+        for (size_t i = 0; i < n; i++)
+                if (i == 0 || keys[i].kind != keys[i - 1].kind ||
+                    keys[i].value != keys[i - 1].value) {
+                        firsts[ngroups] = (group_key){0, keys[i].cpu, keys[i].cpu, ngroups};
+                        ngroups++;
+                }
+        qsort(firsts, ngroups, sizeof(*firsts), cmp_group_key);
+        for (size_t g = 0; g < ngroups; g++)
+                rank[firsts[g].at] = (int)g;
+        for (size_t i = 0, g = 0; i < n; i++) {
+                if (i > 0 && (keys[i].kind != keys[i - 1].kind ||
+                              keys[i].value != keys[i - 1].value))
+                        g++;
+                out[keys[i].at] = rank[g];
+        }
+        free(firsts);
+        free(rank);
+        return 0;
+}
+
+static int assign_sockets(const ncm__raw_machine *m, int *socket)
+{
+        bool plain = true;
+        group_key *keys;
+        int r;
+
+        for (size_t i = 0; i < m->ncpus; i++) {
+                int64_t p = m->cpus[i].package;
+                if (p == NCM__RAW_NONE || p < 0 || p >= NCM_CPUSET_MAX_CPUS)
+                        plain = false;
+        }
+        if (plain) {
+                for (size_t i = 0; i < m->ncpus; i++)
+                        socket[i] = (int)m->cpus[i].package;
+                return 0;
+        }
+        keys = malloc(m->ncpus * sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->ncpus; i++) {
+                const ncm__raw_cpu *c = &m->cpus[i];
+                if (c->package != NCM__RAW_NONE)
+                        keys[i] = (group_key){0, c->package, c->cpu, i};
+                else if (c->package_first >= 0)
+                        keys[i] = (group_key){1, c->package_first, c->cpu, i};
+                else
+                        keys[i] = (group_key){2, 0, c->cpu, i};
+        }
+        r = renumber(keys, m->ncpus, socket);
+        free(keys);
+        return r;
+}
+
+/* An L3 whose CPU set is unknown is taken as private to the CPU's core: no L3 is narrower
+ * than a core, and hwloc reads such dumps the same way. */
+static int64_t l3_first(const ncm__raw_cpu *c, int core)
+{
+        return c->l3_first >= 0 ? c->l3_first : core;
+}
+
+static int assign_uncore(const ncm__raw_machine *m, const int *socket, const int *core,
+                         int *uncore)
+{
+        bool by_first = false, plain = true;
+        group_key *keys;
+        size_t n = 0;
+        int *ids;
+        int r;
+
+        /* One missing id file names every L3 by its lowest CPU, so the two kinds of name
+         * can never collide. */
+        for (size_t i = 0; i < m->ncpus; i++)
+                if (m->cpus[i].has_l3 && m->cpus[i].l3_id == NCM__RAW_NONE)
+                        by_first = true;
+        for (size_t i = 0; i < m->ncpus; i++) {
+                const ncm__raw_cpu *c = &m->cpus[i];
+                int64_t v = by_first ? l3_first(c, core[i]) : c->l3_id;
+                if (c->has_l3 && (v < 0 || v >= NCM_CPUSET_MAX_CPUS))
+                        plain = false;
+        }
+        for (size_t i = 0; i < m->ncpus; i++) {
+                const ncm__raw_cpu *c = &m->cpus[i];
+                if (!c->has_l3)
+                        uncore[i] = socket[i];
+                else if (plain)
+                        uncore[i] = (int)(by_first ? l3_first(c, core[i]) : c->l3_id);
+        }
+        if (plain)
+                return 0;
+        keys = malloc(m->ncpus * sizeof(*keys));
+        ids = malloc(m->ncpus * sizeof(*ids));
+        if (!keys || !ids) {
+                free(keys);
+                free(ids);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < m->ncpus; i++) {
+                const ncm__raw_cpu *c = &m->cpus[i];
+                if (c->has_l3)
+                        keys[n++] = (group_key){0, by_first ? l3_first(c, core[i]) : c->l3_id,
+                                                c->cpu, i};
+        }
+        /* renumber() writes by CPU index, so give it a full-size output array */
+        r = renumber(keys, n, ids);
+        if (r >= 0)
+                for (size_t k = 0; k < n; k++)
+                        uncore[keys[k].at] = ids[keys[k].at];
+        free(keys);
+        free(ids);
+        return r;
+}
+
+/*
+ * NUMA node of each CPU: the lowest node whose list holds it. CPUs no node lists go to one
+ * extra node with the lowest id no directory uses. Returns the node list (ascending) in
+ * *IDS / *NIDS and whether the extra node was made.
+ */
+static int assign_numa(const ncm__raw_machine *m, int *numa, int **ret_ids, size_t *ret_n,
+                       int *ret_extra)
+{
+        int extra = -1;
+        size_t n = m->nnodes;
+        int *ids;
+
+        for (size_t i = 0; i < m->ncpus; i++) {
+                numa[i] = -1;
+                if (m->nnodes == 0) {
+                        numa[i] = 0;
+                        continue;
+                }
+                for (size_t k = 0; k < m->nnodes && numa[i] < 0; k++)
+                        if (m->nodes[k].cpus && ncm_cpuset_isset(m->nodes[k].cpus, m->cpus[i].cpu))
+                                numa[i] = m->nodes[k].id;
+                if (numa[i] < 0) {
+                        if (extra < 0) {
+                                /* nodes are ascending: the first gap is the lowest free id */
+                                extra = 0;
+                                for (size_t k = 0; k < m->nnodes && m->nodes[k].id == extra; k++)
+                                        extra++;
+                        }
+                        numa[i] = extra;
+                }
+        }
+        if (m->nnodes == 0 || extra >= 0)
+                n++;
+        ids = malloc(n * sizeof(*ids));
+        if (!ids)
+                return -ENOMEM;
+        for (size_t k = 0; k < m->nnodes; k++)
+                ids[k] = m->nodes[k].id;
+        if (m->nnodes == 0)
+                ids[0] = 0;
+        else if (extra >= 0)
+                ids[m->nnodes] = extra;
+        qsort(ids, n, sizeof(*ids), cmp_int);
+        *ret_ids = ids;
+        *ret_n = n;
+        *ret_extra = extra;
+        return 0;
+}
+
+/*
+ * Distances: the kernel prints one entry per online node, ascending. A row whose length is
+ * the number of node directories maps onto them; one whose length also counts the extra node
+ * (see assign_numa) maps onto the full list (a dump whose node0 directory was removed still
+ * has node0 in its rows). Other rows are ignored. Unknown entries take the transposed entry
+ * when known, else 10 on the diagonal and 20 elsewhere.
+ */
+static int build_distances(const ncm__raw_machine *m, const int *ids, size_t n,
+                           uint32_t **ret)
+{
+        int64_t *d = malloc(n * n * sizeof(*d));
+        uint32_t *out = malloc(n * n * sizeof(*out));
+        size_t *dir_pos = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*dir_pos));
+        if (!d || !out || !dir_pos) {
+                free(d);
+                free(out);
+                free(dir_pos);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n * n; i++)
+                d[i] = -1;
+        /* position of each node directory in IDS */
+        for (size_t k = 0, i = 0; k < m->nnodes; k++) {
+                while (ids[i] != m->nodes[k].id)
+                        i++;
+                dir_pos[k] = i;
+        }
+        for (size_t k = 0; k < m->nnodes; k++) {
+                const ncm__raw_node *node = &m->nodes[k];
+                size_t row = dir_pos[k];
+                if (!node->dist)
+                        continue;
+                if (node->ndist == m->nnodes)
+                        for (size_t j = 0; j < m->nnodes; j++)
+                                d[row * n + dir_pos[j]] = node->dist[j];
+                else if (node->ndist == n)
+                        for (size_t j = 0; j < n; j++)
+                                d[row * n + j] = node->dist[j];
+        }
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < n; j++) {
+                        int64_t v = d[i * n + j];
+                        if (v < 0)
+                                v = d[j * n + i];
+                        if (v < 0)
+                                v = i == j ? 10 : 20;
+                        out[i * n + j] = (uint32_t)v;
+                }
+        free(d);
+        free(dir_pos);
+        *ret = out;
+        return 0;
+}
+
+int ncm__topo_assemble(const ncm__raw_machine *m, ncm_topo **ret, ncm_error *err)
+{
+        size_t n = m->ncpus;
+        ncm_autofree int *numa = NULL;
+        ncm_autofree int *socket = NULL;
+        ncm_autofree int *uncore = NULL;
+        ncm_autofree int *core = NULL;
+        ncm_autofree core_key *keys = NULL;
+        ncm_autofree ncm_cpu_info *table = NULL;
+        ncm_autofree int *ids = NULL;
+        ncm_autofree uint32_t *dist = NULL;
+        size_t nids = 0;
+        int extra;
+
+        if (n == 0)
+                return ncm_error_set(err, EINVAL, "could not detect number of cpus");
+        numa = malloc(n * sizeof(*numa));
+        socket = malloc(n * sizeof(*socket));
+        uncore = malloc(n * sizeof(*uncore));
+        core = malloc(n * sizeof(*core));
+        keys = malloc(n * sizeof(*keys));
+        table = malloc(n * sizeof(*table));
+        if (!numa || !socket || !uncore || !core || !keys || !table)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        if (assign_numa(m, numa, &ids, &nids, &extra) < 0 || assign_sockets(m, socket) < 0 ||
+            build_distances(m, ids, nids, &dist) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+
+        /* cadvisor groups threads by (node, package, core_id) (plus book and drawer on
+         * s390); the kernel's thread_siblings_list splits the groups it disagrees with
+         * (s390 and some Itanium report one core_id for several single-thread cores). */
+        for (size_t i = 0; i < n; i++) {
+                const ncm__raw_cpu *c = &m->cpus[i];
+                bool known = c->core_id != NCM__RAW_NONE || c->thread_first >= 0;
+                keys[i] = (core_key){{numa[i], socket[i], c->core_id, c->book, c->drawer,
+                                      c->thread_first, known ? -1 : c->cpu},
+                                     c->cpu};
+        }
+        qsort(keys, n, sizeof(*keys), cmp_core_key);
+        for (size_t i = 0, first = 0; i < n; i++) {
+                if (i > 0 && memcmp(keys[i].k, keys[i - 1].k, sizeof(keys[i].k)) != 0)
+                        first = i;
+                /* sorted by key then cpu: the group's first entry is its lowest CPU */
+                table[i].cpu = keys[i].cpu;
+                table[i].core = keys[first].cpu;
+        }
+        /* core of each CPU, by its index in m->cpus (which is ascending) */
+        for (size_t i = 0; i < n; i++) {
+                size_t lo = 0, hi = n;
+                while (lo < hi) {
+                        size_t mid = (lo + hi) / 2;
+                        if (m->cpus[mid].cpu < table[i].cpu)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                core[lo] = table[i].core;
+        }
+        if (assign_uncore(m, socket, core, uncore) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        /* the table is ordered by core key: fill the rest from the per-CPU arrays */
+        for (size_t i = 0; i < n; i++) {
+                size_t lo = 0, hi = n;
+                while (lo < hi) {
+                        size_t mid = (lo + hi) / 2;
+                        if (m->cpus[mid].cpu < table[i].cpu)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                table[i].socket = socket[lo];
+                table[i].numa = numa[lo];
+                table[i].uncore = uncore[lo];
+        }
+        (void)extra;
+        return ncm_topo_new(table, n, ids, nids, dist, ret, err);
+}
+
+/* --- gathering (I/O) --- */
+
+typedef struct reader {
+        int rootfd;
+        char *buf; /* READ_MAX bytes */
+        char path[256];
+        ncm_error *err;
+} reader;
+
+static const char *fmt_path(reader *rd, const char *fmt, ...) NCM_PRINTF(2, 3);
+static const char *fmt_path(reader *rd, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(rd->path, sizeof(rd->path), fmt, ap);
+        va_end(ap);
+        return rd->path;
+}
+
+/*
+ * Read rd->path. 1 when read, 0 when absent, <0 with err set otherwise. An empty file (only
+ * whitespace or NULs) counts as absent: gathering tools leave unreadable files empty (e.g.
+ * the root-only cpuN/online of 128ia64-17n4s2c), and the kernel never writes an empty id.
+ */
+static int read_file(reader *rd)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        ssize_t n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        if (n == -ENOENT)
+                return 0;
+        if (n < 0) {
+                if (rd->err)
+                        *rd->err = e;
+                return (int)n;
+        }
+        return trim_len(rd->buf) > 0;
+}
+
+static int bad_content(reader *rd, int r, const char *what)
+{
+        size_t n = trim_len(rd->buf);
+        return ncm_error_set(rd->err, r == -ERANGE ? ERANGE : EINVAL,
+                             "%s: %s, got \"%.*s\"%s", rd->path, what, (int)(n > 40 ? 40 : n),
+                             rd->buf, n > 40 ? "..." : "");
+}
+
+/* An integer file: 1 and *RET when present, 0 when absent. */
+static int read_int(reader *rd, int *ret)
+{
+        int r = read_file(rd);
+        if (r <= 0)
+                return r;
+        r = ncm__sysfs_parse_int(rd->buf, ret);
+        if (r < 0)
+                return bad_content(rd, r, "expected an integer");
+        return 1;
+}
+
+/* A raw id attribute: the value, NCM__RAW_NONE when absent or negative (-1: unknown). */
+static int read_id(reader *rd, int64_t *ret)
+{
+        int v = 0;
+        int r = read_int(rd, &v);
+        if (r < 0)
+                return r;
+        *ret = r == 0 || v < 0 ? NCM__RAW_NONE : v;
+        return 0;
+}
+
+/* A cpulist file: 1 and *RET (new set) when present, 0 when absent. */
+static int read_list(reader *rd, ncm_cpuset **ret)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        int r = read_file(rd);
+        if (r <= 0)
+                return r;
+        r = ncm_cpuset_parse_sysfs_list(rd->buf, ret, &e);
+        if (r < 0)
+                return ncm_error_set(rd->err, -r, "%s: %s", rd->path, e.msg);
+        return 1;
+}
+
+/* A cpumask file, as read_list. */
+static int read_mask(reader *rd, ncm_cpuset **ret)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        int r = read_file(rd);
+        if (r <= 0)
+                return r;
+        r = ncm_cpuset_parse_mask(rd->buf, ret, &e);
+        if (r < 0)
+                return ncm_error_set(rd->err, -r, "%s: %s", rd->path, e.msg);
+        return 1;
+}
+
+/*
+ * Lowest online CPU of the set CPU shares a topology level with (thread siblings, package
+ * siblings, an L3's CPUs), from the first of FILES (under cpuN/DIR) that holds a set with CPU
+ * in it; names ending in "_list" are cpulists, the others masks. A set must hold CPU itself:
+ * hand-made dumps copy one CPU's stale _list to all CPUs while their masks are right
+ * (64fake-4n2s2ca2c2t), and old kernels report an empty L3 mask (8ia64-2s2c2t). -1 when no
+ * file gives a usable set.
+ */
+static int read_siblings(reader *rd, int cpu, const char *dir, const char *const *files,
+                         const ncm_cpuset *online, int *ret)
+{
+        for (const char *const *f = files; *f; f++) {
+                ncm_autoptr(ncm_cpuset) s = NULL;
+                size_t len = strlen(*f);
+                bool list = len > 5 && strcmp(*f + len - 5, "_list") == 0;
+                int r;
+                fmt_path(rd, "/sys/devices/system/cpu/cpu%d/%s/%s", cpu, dir, *f);
+                r = list ? read_list(rd, &s) : read_mask(rd, &s);
+                if (r < 0)
+                        return r;
+                if (r > 0 && ncm_cpuset_isset(s, cpu)) {
+                        ncm_cpuset_and(s, s, online);
+                        *ret = ncm_cpuset_first(s);
+                        return 0;
+                }
+        }
+        *ret = -1;
+        return 0;
+}
+
+/* Kernels since 5.x name the sibling sets core_cpus / package_cpus; older ones
+ * thread_siblings / core_siblings (still present as aliases). */
+static const char *const thread_files[] = {"core_cpus_list", "core_cpus", "thread_siblings_list",
+                                           "thread_siblings", NULL};
+static const char *const package_files[] = {"package_cpus_list", "package_cpus",
+                                            "core_siblings_list", "core_siblings", NULL};
+static const char *const cache_files[] = {"shared_cpu_list", "shared_cpu_map", NULL};
+
+/* "cpuN" / "nodeN" / "indexN" with N decimal: N, or -1 for other names (and -2 for N too
+ * large to be an id). */
+static int name_number(const char *name, const char *prefix)
+{
+        size_t pl = strlen(prefix);
+        long v = 0;
+        const char *p = name + pl;
+        if (strncmp(name, prefix, pl) != 0 || *p == '\0')
+                return -1;
+        for (; *p; p++) {
+                if (*p < '0' || *p > '9')
+                        return -1;
+                if (v < INT_MAX / 10)
+                        v = v * 10 + (*p - '0');
+                else
+                        v = INT_MAX;
+        }
+        return v >= NCM_CPUSET_MAX_CPUS ? -2 : (int)v;
+}
+
+/* Numbers N of the "PREFIXN" entries of directory PATH, ascending. 0 entries when absent. */
+static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int **ret,
+                         size_t *ret_n)
+{
+        DIR *d = NULL;
+        struct dirent *de;
+        ncm_error e = NCM_ERROR_INIT;
+        int *v = NULL;
+        size_t n = 0, cap = 0;
+        int r = ncm_fs_opendir(rd->rootfd, rd->path, &d, &e);
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0) {
+                if (rd->err)
+                        *rd->err = e;
+                return r;
+        }
+        while ((de = readdir(d)) != NULL) {
+                int k = name_number(de->d_name, prefix);
+                if (k == -2 && big_is_error) {
+                        closedir(d);
+                        free(v);
+                        return ncm_error_set(rd->err, ERANGE,
+                                             "%s/%s: id above the maximum of %d", rd->path,
+                                             de->d_name, NCM_CPUSET_MAX_CPUS - 1);
+                }
+                if (k < 0)
+                        continue;
+                if (n == cap) {
+                        int *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+                        if (!nv) {
+                                closedir(d);
+                                free(v);
+                                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+                        }
+                        v = nv;
+                }
+                v[n++] = k;
+        }
+        closedir(d);
+        if (n)
+                qsort(v, n, sizeof(*v), cmp_int);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+/* The online CPUs that have a directory. */
+static int gather_online(reader *rd, ncm_cpuset **ret)
+{
+        ncm_autofree int *dirs = NULL;
+        size_t ndirs = 0;
+        ncm_autoptr(ncm_cpuset) present = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) online = NULL;
+        int r;
+
+        if (!present)
+                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+        fmt_path(rd, "/sys/devices/system/cpu");
+        r = list_numbered(rd, "cpu", false, &dirs, &ndirs);
+        if (r < 0)
+                return r;
+        if (ndirs == 0)
+                return ncm_error_set(rd->err, ENOENT,
+                                     "/sys/devices/system/cpu: no cpuN directory (not a sysfs "
+                                     "tree with CPU topology)");
+        for (size_t i = 0; i < ndirs; i++)
+                (void)ncm_cpuset_set(present, dirs[i]);
+
+        fmt_path(rd, "/sys/devices/system/cpu/online");
+        r = read_list(rd, &online);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                /* No global list (old or hand-made dumps): each CPU's own online file, and
+                 * a CPU without one (cpu0 usually cannot be offlined) is online. */
+                online = ncm_cpuset_new();
+                if (!online)
+                        return ncm_error_set(rd->err, ENOMEM, "out of memory");
+                for (size_t i = 0; i < ndirs; i++) {
+                        int v = 1;
+                        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/online", dirs[i]);
+                        r = read_int(rd, &v);
+                        if (r < 0)
+                                return r;
+                        if (r > 0 && v != 0 && v != 1)
+                                return bad_content(rd, -EINVAL, "expected 0 or 1");
+                        if (v)
+                                (void)ncm_cpuset_set(online, dirs[i]);
+                }
+        }
+        ncm_cpuset_and(online, online, present);
+        if (ncm_cpuset_is_empty(online))
+                return ncm_error_set(rd->err, EINVAL,
+                                     "/sys/devices/system/cpu: no online CPU has a directory");
+        *ret = NCM_TAKE_PTR(online);
+        return 0;
+}
+
+static int gather_l3(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
+{
+        ncm_autofree int *idx = NULL;
+        size_t nidx = 0;
+        int r;
+
+        c->has_l3 = false;
+        c->l3_id = NCM__RAW_NONE;
+        c->l3_first = -1;
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/cache", c->cpu);
+        r = list_numbered(rd, "index", false, &idx, &nidx);
+        if (r < 0)
+                return r;
+        /* L3 is not always index3 (Itanium has it at index4): check each level file. */
+        for (size_t k = 0; k < nidx; k++) {
+                int level = 0, first = -1;
+                fmt_path(rd, "/sys/devices/system/cpu/cpu%d/cache/index%d/level", c->cpu, idx[k]);
+                r = read_int(rd, &level);
+                if (r < 0)
+                        return r;
+                if (r == 0 || level != 3)
+                        continue;
+                c->has_l3 = true;
+                fmt_path(rd, "/sys/devices/system/cpu/cpu%d/cache/index%d/id", c->cpu, idx[k]);
+                r = read_id(rd, &c->l3_id);
+                if (r < 0)
+                        return r;
+                {
+                        char dir[32];
+                        snprintf(dir, sizeof(dir), "cache/index%d", idx[k]);
+                        r = read_siblings(rd, c->cpu, dir, cache_files, online, &first);
+                        if (r < 0)
+                                return r;
+                }
+                c->l3_first = first;
+                return 0;
+        }
+        return 0;
+}
+
+static int gather_cpu(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
+{
+        int r;
+        int cpu = c->cpu;
+
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+        if ((r = read_id(rd, &c->package)) < 0)
+                return r;
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/core_id", cpu);
+        if ((r = read_id(rd, &c->core_id)) < 0)
+                return r;
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/book_id", cpu);
+        if ((r = read_id(rd, &c->book)) < 0)
+                return r;
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/drawer_id", cpu);
+        if ((r = read_id(rd, &c->drawer)) < 0)
+                return r;
+        if ((r = read_siblings(rd, cpu, "topology", thread_files, online, &c->thread_first)) < 0)
+                return r;
+        if ((r = read_siblings(rd, cpu, "topology", package_files, online, &c->package_first)) <
+            0)
+                return r;
+        return gather_l3(rd, c, online);
+}
+
+static int gather_nodes(reader *rd, ncm__raw_machine *m)
+{
+        ncm_autofree int *ids = NULL;
+        size_t n = 0;
+        int r;
+
+        fmt_path(rd, "/sys/devices/system/node");
+        r = list_numbered(rd, "node", true, &ids, &n);
+        if (r < 0 || n == 0)
+                return r;
+        m->nodes = calloc(n, sizeof(*m->nodes));
+        if (!m->nodes)
+                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+        m->nnodes = n;
+        for (size_t k = 0; k < n; k++) {
+                ncm__raw_node *node = &m->nodes[k];
+                node->id = ids[k];
+                fmt_path(rd, "/sys/devices/system/node/node%d/cpulist", node->id);
+                r = read_list(rd, &node->cpus);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        fmt_path(rd, "/sys/devices/system/node/node%d/cpumap", node->id);
+                        r = read_mask(rd, &node->cpus);
+                        if (r < 0)
+                                return r;
+                }
+                fmt_path(rd, "/sys/devices/system/node/node%d/distance", node->id);
+                r = read_file(rd);
+                if (r < 0)
+                        return r;
+                if (r > 0 && trim_len(rd->buf) > 0) {
+                        node->dist = malloc(NCM_CPUSET_MAX_CPUS * sizeof(*node->dist));
+                        if (!node->dist)
+                                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+                        r = ncm__sysfs_parse_distances(rd->buf, node->dist, NCM_CPUSET_MAX_CPUS);
+                        if (r < 0)
+                                return bad_content(rd, r, "expected distances");
+                        node->ndist = (size_t)r;
+                }
+        }
+        return 0;
+}
+
+static void machine_done(ncm__raw_machine *m)
+{
+        for (size_t k = 0; k < m->nnodes; k++) {
+                ncm_cpuset_free(m->nodes[k].cpus);
+                free(m->nodes[k].dist);
+        }
+        free(m->nodes);
+        free(m->cpus);
+}
+
+int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err)
+{
+        ncm__raw_machine m = {0};
+        ncm_autoptr(ncm_cpuset) online = NULL;
+        ncm_autofree char *buf = malloc(READ_MAX);
+        reader rd = {.rootfd = rootfd, .buf = buf, .err = err};
+        size_t i = 0;
+        int r;
+
+        if (!buf)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        r = gather_online(&rd, &online);
+        if (r < 0)
+                return r;
+        m.ncpus = (size_t)ncm_cpuset_weight(online);
+        m.cpus = calloc(m.ncpus, sizeof(*m.cpus));
+        if (!m.cpus)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        NCM_CPUSET_FOREACH(cpu, online)
+        {
+                m.cpus[i].cpu = cpu;
+                r = gather_cpu(&rd, &m.cpus[i], online);
+                if (r < 0)
+                        goto out;
+                i++;
+        }
+        r = gather_nodes(&rd, &m);
+        if (r < 0)
+                goto out;
+        r = ncm__topo_assemble(&m, ret, err);
+out:
+        machine_done(&m);
+        return r;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The human-readable view of a topology: socket -> NUMA node -> uncore cache -> core -> CPU
+ * threads, then the NUMA distances and kubelet's counts. The CPU table is sorted by that
+ * path, so every CPU is printed exactly once even when a NUMA node spans sockets (the node
+ * then appears under each socket with its CPUs there).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/topology.h>
+
+static int cmp_path(const void *a, const void *b)
+{
+        const ncm_cpu_info *x = a, *y = b;
+        if (x->socket != y->socket)
+                return x->socket < y->socket ? -1 : 1;
+        if (x->numa != y->numa)
+                return x->numa < y->numa ? -1 : 1;
+        if (x->uncore != y->uncore)
+                return x->uncore < y->uncore ? -1 : 1;
+        if (x->core != y->core)
+                return x->core < y->core ? -1 : 1;
+        return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+static void put_count(ncm_buf *b, int n, const char *one, const char *many)
+{
+        ncm_buf_printf(b, "%d %s", n, n == 1 ? one : many);
+}
+
+void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b)
+{
+        size_t n, nn;
+        const ncm_cpu_info *table = ncm_topo_cpus(t, &n);
+        const int *ids = ncm_topo_numa_ids(t, &nn);
+        const uint32_t *d = ncm_topo_numa_distances(t, &nn);
+        ncm_cpu_info *c = malloc(n * sizeof(*c));
+        bool cpuless = false;
+
+        if (!c) {
+                b->oom = true; /* the caller checks ncm_buf_failed() once */
+                return;
+        }
+        memcpy(c, table, n * sizeof(*c));
+        qsort(c, n, sizeof(*c), cmp_path);
+        for (size_t i = 0; i < n; i++) {
+                bool new_socket = i == 0 || c[i].socket != c[i - 1].socket;
+                bool new_numa = new_socket || c[i].numa != c[i - 1].numa;
+                bool new_uncore = new_numa || c[i].uncore != c[i - 1].uncore;
+                bool new_core = new_uncore || c[i].core != c[i - 1].core;
+                if (new_socket)
+                        ncm_buf_printf(b, "Socket %d\n", c[i].socket);
+                if (new_numa)
+                        ncm_buf_printf(b, "  NUMA node %d\n", c[i].numa);
+                if (new_uncore)
+                        ncm_buf_printf(b, "    Uncore cache %d\n", c[i].uncore);
+                if (new_core)
+                        ncm_buf_printf(b, "      Core %d: CPU %d", c[i].core, c[i].cpu);
+                else
+                        ncm_buf_printf(b, ", %d", c[i].cpu);
+                if (i + 1 == n || c[i + 1].core != c[i].core || c[i + 1].uncore != c[i].uncore ||
+                    c[i + 1].numa != c[i].numa || c[i + 1].socket != c[i].socket)
+                        ncm_buf_putc(b, '\n');
+        }
+        free(c);
+
+        for (size_t k = 0; k < nn; k++)
+                if (!ncm_topo_numa_cpus(t, ids[k])) {
+                        ncm_buf_puts(b, cpuless ? ", " : "NUMA nodes without CPUs: ");
+                        ncm_buf_printf(b, "%d", ids[k]);
+                        cpuless = true;
+                }
+        if (cpuless)
+                ncm_buf_putc(b, '\n');
+        if (nn > 1) {
+                ncm_buf_puts(b, "NUMA distances:\n      ");
+                for (size_t j = 0; j < nn; j++)
+                        ncm_buf_printf(b, " %5d", ids[j]);
+                ncm_buf_putc(b, '\n');
+                for (size_t i = 0; i < nn; i++) {
+                        ncm_buf_printf(b, "  %4d", ids[i]);
+                        for (size_t j = 0; j < nn; j++)
+                                ncm_buf_printf(b, " %5u", d[i * nn + j]);
+                        ncm_buf_putc(b, '\n');
+                }
+        }
+        ncm_buf_puts(b, "Total: ");
+        put_count(b, ncm_topo_num_cpus(t), "CPU", "CPUs");
+        ncm_buf_puts(b, ", ");
+        put_count(b, ncm_topo_num_cores(t), "core", "cores");
+        ncm_buf_puts(b, ", ");
+        put_count(b, ncm_topo_num_sockets(t), "socket", "sockets");
+        ncm_buf_puts(b, ", ");
+        put_count(b, ncm_topo_num_numa_nodes(t), "NUMA node", "NUMA nodes");
+        if (nn > (size_t)ncm_topo_num_numa_nodes(t))
+                ncm_buf_printf(b, " (+%zu without CPUs)", nn - (size_t)ncm_topo_num_numa_nodes(t));
+        ncm_buf_puts(b, ", ");
+        put_count(b, ncm_topo_num_uncore_caches(t), "uncore cache", "uncore caches");
+        ncm_buf_puts(b, ", ");
+        put_count(b, ncm_topo_cpus_per_core(t), "thread per core", "threads per core");
+        ncm_buf_putc(b, '\n');
+}
