@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The CPU manager's decisions, kubelet-exact: the allocator (kubelet's takeByTopology), the
+ * static policy's options, topology hints, and the static and none policies.
+ *
+ * The allocator works on an ncm_cpu_index, built once per topology; each call then costs a
+ * few passes over the free CPUs (see docs/cpu-manager.md for the data structures and for the
+ * places where kubelet's Go leaves an order open and nodecm fixes one).
+ *
+ * Errors that kubelet reports for a request that cannot be met (not enough CPUs, SMT
+ * alignment, ...) use code NCM_E_UNSATISFIABLE and kubelet's text verbatim; bad configuration
+ * (unknown option, bad value, ...) uses EINVAL with kubelet's text.
+ */
+#ifndef NODECM_CPUMANAGER_H
+#define NODECM_CPUMANAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <nodecm/buf.h>
+#include <nodecm/common.h>
+#include <nodecm/cpuset.h>
+#include <nodecm/error.h>
+#include <nodecm/hint.h>
+#include <nodecm/topology.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Policy options (kubelet's cpuManagerPolicyOptions)
+ */
+
+/* Option names, as kubelet spells them. */
+#define NCM_CPU_OPT_FULL_PCPUS_ONLY "full-pcpus-only"
+#define NCM_CPU_OPT_DISTRIBUTE_ACROSS_NUMA "distribute-cpus-across-numa"
+#define NCM_CPU_OPT_ALIGN_BY_SOCKET "align-by-socket"
+#define NCM_CPU_OPT_DISTRIBUTE_ACROSS_CORES "distribute-cpus-across-cores"
+#define NCM_CPU_OPT_STRICT_RESERVATION "strict-cpu-reservation"
+#define NCM_CPU_OPT_PREFER_UNCORE "prefer-align-cpus-by-uncorecache"
+
+/* Parsed options (kubelet's StaticPolicyOptions). All false by default. */
+typedef struct ncm_cpu_options {
+        bool full_pcpus_only;
+        bool distribute_cpus_across_numa;
+        bool align_by_socket;
+        bool distribute_cpus_across_cores;
+        bool strict_cpu_reservation;
+        bool prefer_align_by_uncore_cache;
+} ncm_cpu_options;
+
+/*
+ * Which maturity levels of options are enabled: kubelet's CPUManagerPolicyAlphaOptions and
+ * CPUManagerPolicyBetaOptions feature gates. NCM_CPU_GATES_DEFAULT is the newest kubelet's
+ * default (alpha off, beta on). Stable options need no gate.
+ */
+typedef struct ncm_cpu_gates {
+        bool alpha_options;
+        bool beta_options;
+} ncm_cpu_gates;
+
+#define NCM_CPU_GATES_DEFAULT ((ncm_cpu_gates){false, true})
+
+/* One key/value pair of the option map. */
+typedef struct ncm_cpu_option {
+        const char *key;
+        const char *value;
+} ncm_cpu_option;
+
+typedef enum ncm_cpu_option_maturity {
+        NCM_CPU_OPTION_UNKNOWN = 0,
+        NCM_CPU_OPTION_ALPHA,
+        NCM_CPU_OPTION_BETA,
+        NCM_CPU_OPTION_STABLE,
+} ncm_cpu_option_maturity;
+
+/* The maturity of option NAME in the newest kubelet (UNKNOWN for names kubelet refuses). */
+NCM_API ncm_cpu_option_maturity ncm_cpu_option_maturity_of(const char *name) NCM_PURE;
+
+/*
+ * kubelet's CheckPolicyOptionAvailable: 0, or -EINVAL with `unknown CPU Manager Policy option:
+ * "<name>"` / `CPU Manager Policy Alpha-level Options not enabled, but option "<name>"
+ * provided` (Beta likewise).
+ */
+NCM_API int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates, ncm_error *err);
+
+/*
+ * kubelet's NewStaticPolicyOptions over N pairs. Keys are checked and their values parsed
+ * (Go strconv.ParseBool syntax) in ascending byte order of key: Go walks the map in random
+ * order, so when several keys are bad kubelet reports an arbitrary one and nodecm the first
+ * in sorted order. Then the mutual exclusions, in kubelet's order. A duplicate key is -EINVAL
+ * ("duplicate CPU Manager Policy option: "<k>"", a map cannot hold one). *RET is written only
+ * on success.
+ */
+NCM_API int ncm_cpu_options_parse(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates gates,
+                                  ncm_cpu_options *ret, ncm_error *err);
+
+/*
+ * kubelet's ValidateStaticPolicyOptions: with align-by-socket, refuse the topology manager's
+ * single-numa-node policy (TM_POLICY, may be NULL for "none") and machines with more sockets
+ * than NUMA nodes, with kubelet's texts (-EINVAL).
+ */
+NCM_API int ncm_cpu_options_validate(const ncm_cpu_options *o, const ncm_topo *t,
+                                     const char *tm_policy, ncm_error *err);
+
+/*
+ * Go's strconv.ParseBool: "1", "t", "T", "TRUE", "true", "True" and their false forms. 0 or
+ * -EINVAL (no message: callers word it).
+ */
+NCM_API int ncm_parse_go_bool(const char *s, bool *ret);
+
+/* ------------------------------------------------------------------------------------------
+ * The allocator (kubelet's cpu_assignment.go)
+ */
+
+/* The per-topology index. Immutable once built; any number of threads may use it. */
+typedef struct ncm_cpu_index ncm_cpu_index;
+
+/*
+ * Index T (which must outlive the index). -ENOMEM, or -EINVAL for a topology without CPUs.
+ */
+NCM_API int ncm_cpu_index_new(const ncm_topo *t, ncm_cpu_index **ret, ncm_error *err);
+NCM_API ncm_cpu_index *ncm_cpu_index_free(ncm_cpu_index *ix);
+NCM_DEFINE_AUTOPTR(ncm_cpu_index, ncm_cpu_index_free)
+NCM_API const ncm_topo *ncm_cpu_index_topo(const ncm_cpu_index *ix) NCM_PURE;
+
+/*
+ * kubelet's takeByTopologyNUMAPacked: N CPUs out of AVAILABLE, best-fit by NUMA node / socket
+ * (whichever is higher in the hierarchy), then optionally uncore caches, whole cores (skipped
+ * with SPREAD), single CPUs. On success RET is overwritten with the CPUs (empty for N <= 0).
+ * NCM_E_UNSATISFIABLE with `not enough cpus available to satisfy request: requested=N,
+ * available=M` or `failed to allocate cpus`; RET is untouched then.
+ *
+ * Bug-for-bug: the socket and core "free" tests compare with the machine *averages* (CPUs per
+ * socket, CPUs per core), and a whole element that passes is taken as the topology lists it.
+ * On asymmetric machines that can include CPUs outside AVAILABLE, as kubelet does.
+ */
+NCM_API int ncm_cpu_take_packed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n,
+                                bool spread, bool prefer_uncore, ncm_cpuset *ret, ncm_error *err);
+
+/*
+ * kubelet's takeByTopologyNUMADistributed (KEP-2902) in its newest form (with
+ * align-by-socket): spread N CPUs evenly, in groups of GROUP CPUs, over the fewest NUMA nodes
+ * that balance the free CPUs best; falls back to the packed algorithm. Errors as above, plus
+ * `accounting error, not enough CPUs allocated, remaining: V` / `..., too many CPUs
+ * allocated, remaining: V`. Where kubelet would loop forever (a remainder that cannot be
+ * placed in whole groups) nodecm skips that candidate, or fails with the accounting error.
+ */
+NCM_API int ncm_cpu_take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n,
+                                     int group, bool spread, bool align_by_socket, ncm_cpuset *ret,
+                                     ncm_error *err);
+
+/*
+ * The static policy's takeByTopology: the algorithm and its parameters chosen from O exactly
+ * as kubelet's static policy does (distribute-cpus-across-numa -> distributed with group
+ * CPUsPerCore under full-pcpus-only, else 1; otherwise packed with the uncore step under
+ * prefer-align-cpus-by-uncorecache; distribute-cpus-across-cores -> spread). No admission
+ * checks. O may be NULL (all options off).
+ */
+NCM_API int ncm_cpu_take(const ncm_cpu_index *ix, const ncm_cpu_options *o,
+                         const ncm_cpuset *available, int n, ncm_cpuset *ret, ncm_error *err);
+
+/* ------------------------------------------------------------------------------------------
+ * Topology hints (kubelet's generateCPUTopologyHints)
+ */
+
+/*
+ * Append to OUT one hint per NUMA-node mask that can hold REQUEST CPUs, in kubelet's order:
+ * every non-empty subset of the NUMA nodes that have CPUs, by size, then lexicographically by
+ * ascending node id (kubelet iterates an unsorted id list here, so its order is random; it is
+ * the sorted-list order of older kubelets and of kubelet's tests). A mask fits when every
+ * REUSABLE CPU lies in it and |REUSABLE| + |AVAILABLE in mask| >= REQUEST. Preferred: the
+ * mask has as many nodes as the narrowest mask whose *capacity* holds REQUEST, or, with
+ * align-by-socket in O, it spans the fewest sockets such a mask needs. OUT->nil is cleared.
+ * REUSABLE may be NULL. -EINVAL when a NUMA id is above 63, -ENOMEM.
+ *
+ * Cost: O(2^nodes) masks at O(1) each (per-node counts are summed through a table for up
+ * to 20 nodes).
+ */
+NCM_API int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
+                                   const ncm_cpuset *available, const ncm_cpuset *reusable,
+                                   int request, ncm_hint_list *out, ncm_error *err);
+
+/* Append HINTS as a JSON array ([{"numa": [0], "preferred": true}, ...]) to B. */
+NCM_API void ncm_cpu_hints_format_json(const ncm_hint_list *hints, ncm_buf *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

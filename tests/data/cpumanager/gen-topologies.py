@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+# Writes the kubelet test topologies (pkg/kubelet/cm/cpumanager/policy_test.go and the uncore
+# fixtures) as nodecm topology JSON, one file per topology, into topo/. The regular ones are
+# generated from their formulas; topoQuadSocketFourWayHT, whose core ids are irregular, is
+# transcribed as a table. Go's zero values are kept: a fixture without UncoreCacheID has every
+# CPU in uncore cache 0.
+import json, os, sys
+
+def cpu(c, core, socket, numa, uncore=0):
+    return {"cpu": c, "core": core, "socket": socket, "numa": numa, "uncore": uncore}
+
+T = {}
+T["single-socket-ht"] = [cpu(i, i % 4, 0, 0) for i in range(8)]
+T["dual-socket-ht"] = [cpu(i, i % 6, i % 2, i % 2) for i in range(12)]
+T["dual-socket-noht"] = [cpu(i, i, i // 4, i // 4) for i in range(8)]
+_tri_sock = lambda i: [1, 0, 2][i // 6]
+T["triple-socket-ht"] = [cpu(i, i // 2, _tri_sock(i), _tri_sock(i)) for i in range(18)]
+T["dual-socket-multi-numa-ht"] = [cpu(i, i % 40, (i % 40) // 20, (i % 40) // 10) for i in range(80)]
+T["fake-multi-socket-dual-socket-per-numa-ht"] = [cpu(i, i % 40, (i % 40) // 10, (i % 40) // 20)
+                                                  for i in range(80)]
+T["dual-socket-multi-numa-ht-large"] = [cpu(i, i % 128, (i % 128) // 64, (i % 128) // 16)
+                                        for i in range(256)]
+T["uncore-single-socket-no-smt"] = [cpu(i, i, 0, 0, i // 4) for i in range(16)]
+T["uncore-dual-socket-no-smt"] = [cpu(i, i, i // 8, i // 8, i // 4) for i in range(16)]
+T["uncore-single-socket-multi-numa"] = [cpu(i, i, 0, i // 8, i // 4) for i in range(16)]
+T["uncore-single-socket-smt"] = [cpu(i, i % 8, 0, 0, (i % 8) // 4) for i in range(16)]
+# topology_hints_test.go's machine: cadvisor cores {0,6},{1,7},{2,8} on node 0 and
+# {3,9},{4,10},{5,11} on node 1, uncore cache id 1 everywhere (core id = lowest thread)
+T["hints-dual-numa-ht"] = [cpu(c, min(p), n, n, 1)
+                           for n, pairs in enumerate([[(0, 6), (1, 7), (2, 8)], [(3, 9), (4, 10), (5, 11)]])
+                           for p in pairs for c in p]
+
+QUAD = [  # socket, core, cpus
+    (0, 0, [0, 169, 109, 229]), (0, 1, [50, 170, 110, 230]), (0, 64, [1, 25, 13, 38]),
+    (0, 65, [2, 26, 14, 39]), (0, 72, [9, 33, 21, 46]), (0, 73, [10, 34, 22, 47]),
+    (0, 8, [57, 177, 117, 237]), (0, 9, [58, 178, 118, 238]), (0, 24, [71, 191, 131, 251]),
+    (0, 25, [72, 192, 132, 252]), (0, 32, [79, 199, 139, 259]), (0, 33, [80, 200, 140, 260]),
+    (0, 40, [87, 207, 147, 267]), (0, 41, [88, 208, 148, 268]), (0, 48, [95, 215, 155, 275]),
+    (0, 49, [96, 216, 156, 276]), (0, 56, [103, 223, 163, 283]), (0, 57, [104, 224, 164, 284]),
+    (1, 66, [3, 27, 15, 40]), (1, 67, [4, 28, 16, 41]), (1, 74, [11, 35, 23, 48]),
+    (1, 75, [12, 36, 24, 49]), (1, 2, [51, 171, 111, 231]), (1, 3, [52, 172, 112, 232]),
+    (1, 10, [59, 179, 119, 239]), (1, 11, [60, 180, 120, 240]), (1, 18, [65, 185, 125, 245]),
+    (1, 19, [66, 186, 126, 246]), (1, 26, [73, 193, 133, 253]), (1, 27, [74, 194, 134, 254]),
+    (1, 34, [81, 201, 141, 261]), (1, 35, [82, 202, 142, 262]), (1, 42, [89, 209, 149, 269]),
+    (1, 43, [90, 210, 150, 270]), (1, 50, [97, 217, 157, 277]), (1, 51, [98, 218, 158, 278]),
+    (2, 68, [5, 29, 17, 42]), (2, 69, [6, 30, 18, 43]), (2, 4, [53, 173, 113, 233]),
+    (2, 5, [54, 174, 114, 234]), (2, 12, [61, 181, 121, 241]), (2, 13, [62, 182, 122, 242]),
+    (2, 20, [67, 187, 127, 247]), (2, 21, [68, 188, 128, 248]), (2, 28, [75, 195, 135, 255]),
+    (2, 29, [76, 196, 136, 256]), (2, 36, [83, 203, 143, 263]), (2, 37, [84, 204, 144, 264]),
+    (2, 44, [91, 211, 151, 271]), (2, 45, [92, 212, 152, 272]), (2, 52, [99, 219, 159, 279]),
+    (2, 53, [100, 220, 160, 280]), (2, 60, [105, 225, 165, 285]), (2, 61, [106, 226, 166, 286]),
+    (3, 70, [7, 31, 19, 44]), (3, 71, [8, 32, 20, 45]), (3, 63, [37, 168, 108, 228]),
+    (3, 62, [107, 227, 167, 287]), (3, 6, [55, 175, 115, 235]), (3, 7, [56, 176, 116, 236]),
+    (3, 14, [63, 183, 123, 243]), (3, 15, [64, 184, 124, 244]), (3, 22, [69, 189, 129, 249]),
+    (3, 23, [70, 190, 130, 250]), (3, 30, [77, 197, 137, 257]), (3, 31, [78, 198, 138, 258]),
+    (3, 38, [85, 205, 145, 265]), (3, 39, [86, 206, 146, 266]), (3, 46, [93, 213, 153, 273]),
+    (3, 47, [94, 214, 154, 274]), (3, 54, [101, 221, 161, 281]), (3, 55, [102, 222, 162, 282]),
+]
+T["quad-socket-four-way-ht"] = [cpu(c, core, s, s) for s, core, cs in QUAD for c in cs]
+
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "topo")
+for name, cpus in T.items():
+    cpus = sorted(cpus, key=lambda c: c["cpu"])
+    assert len({c["cpu"] for c in cpus}) == len(cpus), name
+    with open(os.path.join(out, name + ".json"), "w") as f:
+        f.write('{"cpus": [\n')
+        f.write(",\n".join("  " + json.dumps(c) for c in cpus))
+        f.write("\n]}\n")
