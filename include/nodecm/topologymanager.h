@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The topology manager, kubelet-exact: policy options, the NUMA information the merge needs,
+ * the policies (none, best-effort, restricted, single-numa-node) and their hint merge, the
+ * scopes (container, pod) with admission, and the per-container affinity store.
+ *
+ * Two merges are available and return the identical hint for every input:
+ *  - NCM_TM_MERGE_REFERENCE walks the cross product of all resources' hint lists exactly as
+ *    kubelet's HintMerger does (cost: the product of the list lengths);
+ *  - NCM_TM_MERGE_FAST (the default) computes the same answer from the structure of the
+ *    problem: preferred candidates come only from masks every list offers as preferred, and
+ *    the non-preferred candidates are the set of achievable ANDs, computed with subset
+ *    transforms. docs/topology-manager.md has the argument and the costs.
+ *
+ * Where kubelet's Go leaves an order open (map iteration over a provider's resources, over the
+ * option map), nodecm walks keys in ascending byte order. For the merge result this order is
+ * immaterial (see the docs: the merge's outcome does not depend on list order), for option
+ * errors it decides which of several bad keys is reported.
+ *
+ * Error texts are kubelet's, verbatim. Bad configuration is -EINVAL.
+ */
+#ifndef NODECM_TOPOLOGYMANAGER_H
+#define NODECM_TOPOLOGYMANAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <nodecm/bitmask.h>
+#include <nodecm/common.h>
+#include <nodecm/error.h>
+#include <nodecm/hint.h>
+#include <nodecm/pod.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------
+ * Names
+ */
+
+#define NCM_TM_POLICY_NONE "none"
+#define NCM_TM_POLICY_BEST_EFFORT "best-effort"
+#define NCM_TM_POLICY_RESTRICTED "restricted"
+#define NCM_TM_POLICY_SINGLE_NUMA_NODE "single-numa-node"
+
+#define NCM_TM_SCOPE_CONTAINER "container"
+#define NCM_TM_SCOPE_POD "pod"
+#define NCM_TM_SCOPE_NONE "none" /* what the none policy uses, whatever was configured */
+
+/* Admission reasons and messages (kubelet's lifecycle.PodAdmitResult). */
+#define NCM_TM_REASON_TOPOLOGY_AFFINITY "TopologyAffinityError"
+#define NCM_TM_MESSAGE_TOPOLOGY_AFFINITY "Resources cannot be allocated with Topology locality"
+#define NCM_TM_REASON_UNEXPECTED "UnexpectedAdmissionError"
+
+/* ------------------------------------------------------------------------------------------
+ * Policy options (kubelet's topologyManagerPolicyOptions)
+ */
+
+#define NCM_TM_OPT_PREFER_CLOSEST_NUMA "prefer-closest-numa-nodes"
+#define NCM_TM_OPT_MAX_ALLOWABLE_NUMA "max-allowable-numa-nodes"
+
+/* kubelet's defaultMaxAllowableNUMANodes, also the smallest value the option accepts. */
+#define NCM_TM_DEFAULT_MAX_NUMA_NODES 8
+
+/* Parsed options (kubelet's PolicyOptions). */
+typedef struct ncm_tm_options {
+        bool prefer_closest_numa;     /* use Closest instead of Narrowest (not single-numa-node) */
+        int max_allowable_numa_nodes; /* NCM_TM_DEFAULT_MAX_NUMA_NODES unless set */
+} ncm_tm_options;
+
+/* The defaults: prefer-closest off, max-allowable 8. */
+#define NCM_TM_OPTIONS_DEFAULT ((ncm_tm_options){false, NCM_TM_DEFAULT_MAX_NUMA_NODES})
+
+/*
+ * The TopologyManagerPolicyAlphaOptions / TopologyManagerPolicyBetaOptions feature gates.
+ * NCM_TM_GATES_DEFAULT is kubelet's default (alpha off, beta on). Both options of the newest
+ * kubelet are stable (GA), so the gates only matter for names that later become alpha/beta.
+ */
+typedef struct ncm_tm_gates {
+        bool alpha_options;
+        bool beta_options;
+} ncm_tm_gates;
+
+#define NCM_TM_GATES_DEFAULT ((ncm_tm_gates){false, true})
+
+/* One key/value pair of the option map. */
+typedef struct ncm_tm_option {
+        const char *key;
+        const char *value;
+} ncm_tm_option;
+
+/*
+ * kubelet's CheckPolicyOptionAvailable: 0, or -EINVAL with `unknown Topology Manager Policy
+ * option: "<name>"`, `topology manager policy alpha-level options not enabled, but option
+ * "<name>" provided` (beta likewise).
+ */
+NCM_API int ncm_tm_option_check_available(const char *name, ncm_tm_gates gates, ncm_error *err);
+
+/*
+ * kubelet's NewPolicyOptions over N pairs, keys in ascending byte order (Go: random map
+ * order, so with several bad keys kubelet reports an arbitrary one). Errors (-EINVAL):
+ * availability as above; `bad value for option "prefer-closest-numa-nodes":
+ * strconv.ParseBool: parsing "x": invalid syntax`; `unable to convert policy option to integer
+ * "max-allowable-numa-nodes": strconv.Atoi: parsing "x": invalid syntax` (or `value out of
+ * range`); `the minimum value of "max-allowable-numa-nodes" should not be less than 8`; a
+ * duplicate key (a Go map cannot hold one): `duplicate Topology Manager Policy option: "<k>"`.
+ * *RET is written only on success; unset options keep NCM_TM_OPTIONS_DEFAULT.
+ */
+NCM_API int ncm_tm_options_parse(const ncm_tm_option *opts, size_t n, ncm_tm_gates gates,
+                                 ncm_tm_options *ret, ncm_error *err);
+
+/* ------------------------------------------------------------------------------------------
+ * One hint provider's answer: resource name -> hint list (kubelet's map[string][]TopologyHint)
+ */
+
+typedef struct ncm_tm_resource_hints {
+        char *resource;     /* malloc'd */
+        ncm_hint_list list; /* list.nil: "no preference"; n == 0 && !nil: "cannot be satisfied" */
+} ncm_tm_resource_hints;
+
+/*
+ * A provider's hints. n == 0 means the provider has no preference at all (kubelet treats a
+ * nil and an empty map alike). Entries keep insertion order; the merge sorts them by name.
+ */
+typedef struct ncm_tm_hints {
+        size_t n;
+        size_t cap;
+        ncm_tm_resource_hints *res;
+} ncm_tm_hints;
+
+#define NCM_TM_HINTS_INIT {0, 0, NULL}
+
+/*
+ * Add RESOURCE with a copy of HINTS[0..N). NIL true adds a nil list (N must be 0). Returns 0,
+ * -ENOMEM, or -EEXIST (with a message) when RESOURCE is already there. On success *RET_LIST
+ * (may be NULL) points at the stored list, so callers can keep appending to it.
+ */
+NCM_API int ncm_tm_hints_add(ncm_tm_hints *h, const char *resource, const ncm_hint *hints,
+                             size_t n, bool nil, ncm_hint_list **ret_list, ncm_error *err);
+
+/* The list of RESOURCE, or NULL. */
+NCM_API const ncm_hint_list *ncm_tm_hints_get(const ncm_tm_hints *h, const char *resource);
+
+/* Release everything; H becomes empty ("no preference"). */
+NCM_API void ncm_tm_hints_done(ncm_tm_hints *h);
+
+/* ------------------------------------------------------------------------------------------
+ * Policies and the merge
+ */
+
+typedef struct ncm_tm_policy ncm_tm_policy;
+
+typedef enum ncm_tm_merge_mode {
+        NCM_TM_MERGE_FAST = 0,  /* same result, no cross product (docs/topology-manager.md) */
+        NCM_TM_MERGE_REFERENCE, /* kubelet's cross product, step by step */
+} ncm_tm_merge_mode;
+
+/*
+ * Build policy NAME for a machine whose NUMA nodes are NUMA_IDS[0..N_NUMA) (each 0..63,
+ * distinct; cadvisor order). DISTANCES, when not NULL, is the N_NUMA x N_NUMA row-major matrix
+ * of NUMA distances in the order of NUMA_IDS (row i: distances from NUMA_IDS[i]); kubelet
+ * indexes each node's sysfs distance list by node id, which is the same thing for the usual
+ * ids 0..n-1 (see the docs for other ids). OPTS may be NULL (defaults).
+ *
+ * Checks in kubelet's NewManager order, each -EINVAL with kubelet's text: distances missing
+ * while prefer-closest-numa-nodes is on (`cannot discover NUMA topology: error getting NUMA
+ * distances from cadvisor`), more nodes than max-allowable-numa-nodes (`unsupported on machines
+ * with more than 8 NUMA Nodes`), unknown name (`unknown policy: "<name>"`). "none" checks
+ * nothing. Ids out of range: `bit number must be in range 0-63`; a repeated id is -EINVAL.
+ * Returns 0 and *RET, or -errno.
+ */
+NCM_API int ncm_tm_policy_new(const char *name, const ncm_tm_options *opts, const int *numa_ids,
+                              size_t n_numa, const uint64_t *distances, ncm_tm_policy **ret,
+                              ncm_error *err);
+
+/* Destructor; accepts NULL, returns NULL. */
+NCM_API ncm_tm_policy *ncm_tm_policy_free(ncm_tm_policy *p);
+NCM_DEFINE_AUTOPTR(ncm_tm_policy, ncm_tm_policy_free)
+
+/* "none", "best-effort", "restricted" or "single-numa-node". */
+NCM_API const char *ncm_tm_policy_name(const ncm_tm_policy *p) NCM_PURE;
+
+/* All the machine's NUMA nodes (kubelet's DefaultAffinityMask). */
+NCM_API ncm_bitmask ncm_tm_policy_default_affinity(const ncm_tm_policy *p) NCM_PURE;
+
+/* kubelet's IsAlignmentGuaranteed: true for single-numa-node only (metrics). */
+NCM_API bool ncm_tm_policy_alignment_guaranteed(const ncm_tm_policy *p) NCM_PURE;
+
+/* The policy's canAdmitPodResult for a merged hint. */
+NCM_API bool ncm_tm_policy_can_admit(const ncm_tm_policy *p, const ncm_hint *hint) NCM_PURE;
+
+/*
+ * kubelet's Policy.Merge over PROVIDERS[0..N) (registration order): normalise each provider's
+ * map (no resources -> {any, preferred}; nil list -> {any, preferred}; empty list ->
+ * {any, not preferred}; resources in ascending name order), for single-numa-node keep only
+ * preferred hints that are "any" or one node, merge, and apply the policy (single-numa-node
+ * turns a merged mask equal to all nodes into "any"). *RET_HINT gets the hint, *RET_ADMIT
+ * whether the policy admits it. "none" gives {any, not preferred} and admits.
+ * Returns 0, or -ENOMEM.
+ */
+NCM_API int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, size_t n,
+                                ncm_tm_merge_mode mode, ncm_hint *ret_hint, bool *ret_admit,
+                                ncm_error *err);
+
+/* ------------------------------------------------------------------------------------------
+ * Admission results (kubelet's admission.GetPodAdmitResult)
+ */
+
+typedef struct ncm_tm_admit_result {
+        bool admit;
+        char reason[64];                /* "" when admitted */
+        char message[NCM_ERROR_MSG_MAX]; /* "" when admitted */
+} ncm_tm_admit_result;
+
+/*
+ * Fill R as kubelet does for an error: with TYPE (an error that carries a type, such as
+ * "SMTAlignmentError" or "TopologyAffinityError") reason = TYPE and message = MESSAGE;
+ * without (NULL) reason = "UnexpectedAdmissionError" and message = "Allocate failed due to
+ * <MESSAGE>, which is unexpected". MESSAGE NULL means admitted.
+ */
+NCM_API void ncm_tm_admit_result_set(ncm_tm_admit_result *r, const char *type,
+                                     const char *message);
+
+/* ------------------------------------------------------------------------------------------
+ * The manager: scopes, admission, the affinity store
+ *
+ * The node composes the managers: it builds one ncm_tm, registers each hint provider (kubelet's
+ * order: device manager, CPU manager, memory manager) with ncm_tm_add_provider(), calls
+ * ncm_tm_admit() for each pod, ncm_tm_add_container() when a container is created and
+ * ncm_tm_remove_container() when it goes. The topology manager never knows what a provider
+ * is; providers never call the topology manager (the chosen affinity is passed to allocate).
+ */
+
+/*
+ * A hint provider (kubelet's HintProvider), called with the DATA given at registration.
+ *
+ * get_container_hints: kubelet's GetTopologyHints(pod, container). *RET is empty on entry;
+ *   add one entry per resource the container asks for (ncm_tm_hints_add: a nil list for "no
+ *   preference", an empty list for "cannot be satisfied"), or leave it empty when the provider
+ *   has no preference at all. Return 0, or -errno to abort the admission (a C-only failure
+ *   such as -ENOMEM; kubelet's providers cannot fail here).
+ * get_pod_hints: kubelet's GetPodTopologyHints(pod), the same for the whole pod (pod scope).
+ *   NULL behaves as "no preference".
+ * allocate: kubelet's Allocate(pod, container), called after the merge with AFFINITY, the hint
+ *   stored for this container (the zero hint {any, not preferred} under the none policy).
+ *   Return 0, or -errno with ERR set. For an error kubelet reports with its own type (such as
+ *   "SMTAlignmentError") set *RET_TYPE to that static string; leave it NULL otherwise. NULL:
+ *   nothing to allocate.
+ */
+typedef struct ncm_tm_provider_ops {
+        const char *name;
+        int (*get_container_hints)(void *data, const ncm_pod *pod, const ncm_container *c,
+                                   ncm_tm_hints *ret, ncm_error *err);
+        int (*get_pod_hints)(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err);
+        int (*allocate)(void *data, const ncm_pod *pod, const ncm_container *c,
+                        const ncm_hint *affinity, const char **ret_type, ncm_error *err);
+} ncm_tm_provider_ops;
+
+/* The manager's configuration (KubeletConfiguration topologyManager* fields). */
+typedef struct ncm_tm_config {
+        const char *policy;            /* topologyManagerPolicy; NULL: "none" */
+        const char *scope;             /* topologyManagerScope; NULL: "container" */
+        const ncm_tm_option *options;  /* topologyManagerPolicyOptions */
+        size_t n_options;
+        ncm_tm_gates gates;            /* TopologyManagerPolicy{Alpha,Beta}Options */
+        const int *numa_ids;           /* every NUMA node of the machine, cadvisor order */
+        size_t n_numa;
+        const uint64_t *distances;     /* n_numa x n_numa in numa_ids order, or NULL */
+        ncm_tm_merge_mode merge_mode;  /* NCM_TM_MERGE_FAST unless kubelet's walk is wanted */
+} ncm_tm_config;
+
+/* Counters kubelet exports as metrics (topology_manager_* and the numa_node boundary). */
+typedef struct ncm_tm_metrics {
+        uint64_t admission_requests_total;  /* topology_manager_admission_requests_total */
+        uint64_t admission_errors_total;    /* topology_manager_admission_errors_total */
+        uint64_t aligned_container;  /* container_aligned_compute_resources_count{container,numa_node} */
+        uint64_t aligned_pod;        /* ...{scope="pod", boundary="numa_node"} */
+        uint64_t failure_container;  /* container_aligned_compute_resources_failure_count{container,numa_node} */
+        uint64_t failure_pod;        /* ...{scope="pod", boundary="numa_node"} */
+} ncm_tm_metrics;
+
+typedef struct ncm_tm ncm_tm;
+
+/*
+ * kubelet's NewManager. "none" short-circuits (nothing else is looked at, not even the scope).
+ * Otherwise, in kubelet's order: options (ncm_tm_options_parse), NUMA information and the
+ * node limit, the policy name (ncm_tm_policy_new's texts), the scope (`unknown scope:
+ * "<s>"`). -EINVAL with kubelet's text, -ENOMEM.
+ */
+NCM_API int ncm_tm_new(const ncm_tm_config *cfg, ncm_tm **ret, ncm_error *err);
+
+/* Destructor; accepts NULL, returns NULL. Providers' DATA is not touched. */
+NCM_API ncm_tm *ncm_tm_free(ncm_tm *tm);
+NCM_DEFINE_AUTOPTR(ncm_tm, ncm_tm_free)
+
+/* "container", "pod", or "none" (the none policy). */
+NCM_API const char *ncm_tm_scope_name(const ncm_tm *tm) NCM_PURE;
+NCM_API const ncm_tm_policy *ncm_tm_get_policy(const ncm_tm *tm) NCM_PURE;
+NCM_API const ncm_tm_metrics *ncm_tm_get_metrics(const ncm_tm *tm) NCM_PURE;
+
+/* Switch between the fast merge and kubelet's walk (same results). */
+NCM_API void ncm_tm_set_merge_mode(ncm_tm *tm, ncm_tm_merge_mode mode);
+
+/*
+ * kubelet's AddHintProvider: append a provider (OPS must outlive TM; DATA is the provider's).
+ * Order of registration is the order of hints in the merge and of allocate calls. -ENOMEM.
+ */
+NCM_API int ncm_tm_add_provider(ncm_tm *tm, const ncm_tm_provider_ops *ops, void *data);
+
+/*
+ * kubelet's Admit (the pod admit handler) for POD:
+ *  - container scope: for each init container then app container, in spec order: gather
+ *    every provider's get_container_hints, merge; if the policy refuses, stop with
+ *    TopologyAffinityError; else store the hint for (pod uid, container) and call every
+ *    provider's allocate in registration order (the first error stops the admission with
+ *    that error's result);
+ *  - pod scope: gather get_pod_hints once, merge once, then store the same hint for every
+ *    container and allocate container by container as above;
+ *  - none: allocate every container with the zero hint, no merge.
+ * Containers admitted before a refusal keep their stored hints and allocations (as kubelet).
+ * *RET receives the outcome (reasons and messages as ncm_tm_admit_result_set()). Returns 0
+ * when a decision was made, admitted or not; -errno when a provider's get_*_hints failed or
+ * memory ran out (ERR says which).
+ */
+NCM_API int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret,
+                         ncm_error *err);
+
+/*
+ * kubelet's GetAffinity: the hint stored for (POD_UID, CONTAINER), or the zero hint
+ * {any, not preferred} when there is none.
+ */
+NCM_API ncm_hint ncm_tm_get_affinity(const ncm_tm *tm, const char *pod_uid,
+                                     const char *container) NCM_PURE;
+
+/*
+ * kubelet's AddContainer: remember that runtime container CONTAINER_ID is (POD_UID,
+ * CONTAINER), so that its removal can find the hint. Re-adding an id replaces its mapping.
+ * -ENOMEM.
+ */
+NCM_API int ncm_tm_add_container(ncm_tm *tm, const char *pod_uid, const char *container,
+                                 const char *container_id);
+
+/*
+ * kubelet's RemoveContainer: forget CONTAINER_ID; when no other id maps to its (pod uid,
+ * container) any more, drop that container's hint (the pod's entry goes with its last
+ * container). An unknown id is not an error. Returns 0.
+ */
+NCM_API int ncm_tm_remove_container(ncm_tm *tm, const char *container_id);
+
+/*
+ * Not in kubelet (which only removes by container id): drop every hint and container id of
+ * POD_UID, for callers that remove a whole pod at once. Returns the number of hints dropped.
+ */
+NCM_API int ncm_tm_remove_pod(ncm_tm *tm, const char *pod_uid);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Providers' hint maps and their normalisation into the lists the merge walks. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tm-internal.h"
+
+int ncm_tm_hints_add(ncm_tm_hints *h, const char *resource, const ncm_hint *hints, size_t n,
+                     bool nil, ncm_hint_list **ret_list, ncm_error *err)
+{
+        ncm_tm_resource_hints *e;
+        char *name;
+
+        if (ncm_tm_hints_get(h, resource))
+                return ncm_error_set(err, EEXIST, "resource '%s' given twice", resource);
+        if (nil && n > 0)
+                return ncm_error_set(err, EINVAL, "resource '%s': a nil hint list has no hints",
+                                     resource);
+        if (h->n == h->cap) {
+                size_t cap = h->cap ? h->cap * 2 : 4;
+                ncm_tm_resource_hints *nr = realloc(h->res, cap * sizeof(*nr));
+                if (!nr)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                h->res = nr;
+                h->cap = cap;
+        }
+        name = strdup(resource);
+        if (!name)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        e = &h->res[h->n];
+        e->resource = name;
+        e->list = (ncm_hint_list)NCM_HINT_LIST_INIT;
+        e->list.nil = nil;
+        if (n > 0) {
+                e->list.hints = malloc(n * sizeof(ncm_hint));
+                if (!e->list.hints) {
+                        free(name);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+                memcpy(e->list.hints, hints, n * sizeof(ncm_hint));
+                e->list.n = e->list.cap = n;
+        }
+        h->n++;
+        if (ret_list)
+                *ret_list = &e->list;
+        return 0;
+}
+
+const ncm_hint_list *ncm_tm_hints_get(const ncm_tm_hints *h, const char *resource)
+{
+        for (size_t i = 0; i < h->n; i++)
+                if (strcmp(h->res[i].resource, resource) == 0)
+                        return &h->res[i].list;
+        return NULL;
+}
+
+void ncm_tm_hints_done(ncm_tm_hints *h)
+{
+        for (size_t i = 0; i < h->n; i++) {
+                free(h->res[i].resource);
+                ncm_hint_list_done(&h->res[i].list);
+        }
+        free(h->res);
+        *h = (ncm_tm_hints)NCM_TM_HINTS_INIT;
+}
+
+void ncm__tm_lists_done(ncm__tm_lists *l)
+{
+        free(l->lists);
+        free(l->storage);
+        memset(l, 0, sizeof(*l));
+}
+
+static int cmp_resource_ptr(const void *a, const void *b)
+{
+        const ncm_tm_resource_hints *const *x = a, *const *y = b;
+        return strcmp((*x)->resource, (*y)->resource);
+}
+
+int ncm__tm_filter_providers(const ncm_tm_hints *providers, size_t n, ncm__tm_lists *out)
+{
+        static const ncm_hint any_preferred = {.any = true, .preferred = true};
+        static const ncm_hint any_not_preferred = {.any = true, .preferred = false};
+        ncm__tm_lists l = {0, NULL, NULL};
+        size_t nlists = 0, nhints = 0, max_res = 0, k = 0, used = 0;
+        ncm_autofree const ncm_tm_resource_hints **order = NULL;
+
+        for (size_t p = 0; p < n; p++) {
+                if (providers[p].n == 0) {
+                        nlists++;
+                        nhints++;
+                        continue;
+                }
+                if (providers[p].n > max_res)
+                        max_res = providers[p].n;
+                for (size_t r = 0; r < providers[p].n; r++) {
+                        const ncm_hint_list *hl = &providers[p].res[r].list;
+                        nlists++;
+                        nhints += hl->n > 0 ? hl->n : 1;
+                }
+        }
+        if (nlists > 0) {
+                l.lists = calloc(nlists, sizeof(*l.lists));
+                l.storage = calloc(nhints, sizeof(*l.storage));
+                order = calloc(max_res ? max_res : 1, sizeof(*order));
+                if (!l.lists || !l.storage || !order) {
+                        ncm__tm_lists_done(&l);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t p = 0; p < n; p++) {
+                if (providers[p].n == 0) {
+                        /* "Hint Provider has no preference for NUMA affinity with any resource" */
+                        l.storage[used] = any_preferred;
+                        l.lists[k++] = (ncm__tm_list){&l.storage[used], 1};
+                        used++;
+                        continue;
+                }
+                /* Go ranges over the map in random order; nodecm fixes ascending names. */
+                for (size_t r = 0; r < providers[p].n; r++)
+                        order[r] = &providers[p].res[r];
+                qsort(order, providers[p].n, sizeof(*order), cmp_resource_ptr);
+                for (size_t r = 0; r < providers[p].n; r++) {
+                        const ncm_hint_list *hl = &order[r]->list;
+                        if (hl->nil || hl->n == 0) {
+                                l.storage[used] = hl->nil ? any_preferred : any_not_preferred;
+                                l.lists[k++] = (ncm__tm_list){&l.storage[used], 1};
+                                used++;
+                                continue;
+                        }
+                        memcpy(&l.storage[used], hl->hints, hl->n * sizeof(ncm_hint));
+                        l.lists[k++] = (ncm__tm_list){&l.storage[used], hl->n};
+                        used += hl->n;
+                }
+        }
+        l.n = k;
+        *out = l;
+        return 0;
+}
+
+int ncm__tm_filter_single_numa(const ncm__tm_lists *in, ncm__tm_lists *out)
+{
+        ncm__tm_lists l = {0, NULL, NULL};
+        size_t total = 0, used = 0;
+
+        for (size_t i = 0; i < in->n; i++)
+                total += in->lists[i].n;
+        if (in->n > 0) {
+                l.lists = calloc(in->n, sizeof(*l.lists));
+                l.storage = calloc(total ? total : 1, sizeof(*l.storage));
+                if (!l.lists || !l.storage) {
+                        ncm__tm_lists_done(&l);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < in->n; i++) {
+                size_t start = used;
+                for (size_t j = 0; j < in->lists[i].n; j++) {
+                        const ncm_hint *h = &in->lists[i].hints[j];
+                        if (!h->preferred)
+                                continue;
+                        if (h->any || ncm_bitmask_count(h->numa) == 1)
+                                l.storage[used++] = *h;
+                }
+                l.lists[i] = (ncm__tm_list){&l.storage[start], used - start};
+        }
+        l.n = in->n;
+        *out = l;
+        return 0;
+}
+
+int ncm__tm_max_of_min_counts(const ncm__tm_list *lists, size_t n)
+{
+        int max = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                const ncm_hint *narrowest = NULL;
+                for (size_t j = 0; j < lists[i].n; j++) {
+                        const ncm_hint *h = &lists[i].hints[j];
+                        if (h->any)
+                                continue;
+                        /* The first of equally narrow hints wins, as in kubelet's loop. */
+                        if (!narrowest || ncm_bitmask_is_narrower_than(h->numa, narrowest->numa))
+                                narrowest = h;
+                }
+                if (narrowest && ncm_bitmask_count(narrowest->numa) > max)
+                        max = ncm_bitmask_count(narrowest->numa);
+        }
+        return max;
+}

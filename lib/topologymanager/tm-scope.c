@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The manager: scopes (container, pod, none) as an ops table, admission, the affinity store
+ * (kubelet's podTopologyHints) and the container-id map (kubelet's containermap).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/buf.h>
+#include "tm-internal.h"
+
+typedef struct provider {
+        const ncm_tm_provider_ops *ops;
+        void *data;
+} provider;
+
+typedef struct stored_hint {
+        char *pod_uid;
+        char *container;
+        ncm_hint hint;
+} stored_hint;
+
+typedef struct container_ref {
+        char *id;
+        char *pod_uid;
+        char *container;
+} container_ref;
+
+typedef struct scope_ops {
+        const char *name;
+        int (*admit)(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret, ncm_error *err);
+} scope_ops;
+
+struct ncm_tm {
+        const scope_ops *scope;
+        ncm_tm_policy *policy;
+        ncm_tm_merge_mode mode;
+        provider *providers;
+        size_t n_providers;
+        stored_hint *hints;
+        size_t n_hints, cap_hints;
+        container_ref *refs;
+        size_t n_refs, cap_refs;
+        ncm_tm_metrics metrics;
+};
+
+/* --- the affinity store --- */
+
+static stored_hint *find_hint(const ncm_tm *tm, const char *pod_uid, const char *container)
+{
+        for (size_t i = 0; i < tm->n_hints; i++)
+                if (strcmp(tm->hints[i].pod_uid, pod_uid) == 0 &&
+                    strcmp(tm->hints[i].container, container) == 0)
+                        return &tm->hints[i];
+        return NULL;
+}
+
+static int set_hint(ncm_tm *tm, const char *pod_uid, const char *container, ncm_hint hint)
+{
+        stored_hint *s = find_hint(tm, pod_uid, container);
+        char *u, *c;
+
+        if (s) {
+                s->hint = hint;
+                return 0;
+        }
+        if (tm->n_hints == tm->cap_hints) {
+                size_t cap = tm->cap_hints ? tm->cap_hints * 2 : 16;
+                stored_hint *nh = realloc(tm->hints, cap * sizeof(*nh));
+                if (!nh)
+                        return -ENOMEM;
+                tm->hints = nh;
+                tm->cap_hints = cap;
+        }
+        u = strdup(pod_uid);
+        c = strdup(container);
+        if (!u || !c) {
+                free(u);
+                free(c);
+                return -ENOMEM;
+        }
+        tm->hints[tm->n_hints++] = (stored_hint){u, c, hint};
+        return 0;
+}
+
+static void drop_hint(ncm_tm *tm, size_t i)
+{
+        free(tm->hints[i].pod_uid);
+        free(tm->hints[i].container);
+        tm->hints[i] = tm->hints[--tm->n_hints];
+}
+
+ncm_hint ncm_tm_get_affinity(const ncm_tm *tm, const char *pod_uid, const char *container)
+{
+        const stored_hint *s = find_hint(tm, pod_uid, container);
+        return s ? s->hint : (ncm_hint){.any = true, .preferred = false};
+}
+
+static container_ref *find_ref(const ncm_tm *tm, const char *id)
+{
+        for (size_t i = 0; i < tm->n_refs; i++)
+                if (strcmp(tm->refs[i].id, id) == 0)
+                        return &tm->refs[i];
+        return NULL;
+}
+
+static void drop_ref(ncm_tm *tm, size_t i)
+{
+        free(tm->refs[i].id);
+        free(tm->refs[i].pod_uid);
+        free(tm->refs[i].container);
+        tm->refs[i] = tm->refs[--tm->n_refs];
+}
+
+int ncm_tm_add_container(ncm_tm *tm, const char *pod_uid, const char *container,
+                         const char *container_id)
+{
+        char *id = strdup(container_id), *u = strdup(pod_uid), *c = strdup(container);
+        container_ref *r;
+
+        if (!id || !u || !c)
+                goto oom;
+        r = find_ref(tm, container_id);
+        if (r) {
+                free(r->id);
+                free(r->pod_uid);
+                free(r->container);
+                *r = (container_ref){id, u, c};
+                return 0;
+        }
+        if (tm->n_refs == tm->cap_refs) {
+                size_t cap = tm->cap_refs ? tm->cap_refs * 2 : 16;
+                container_ref *nr = realloc(tm->refs, cap * sizeof(*nr));
+                if (!nr)
+                        goto oom;
+                tm->refs = nr;
+                tm->cap_refs = cap;
+        }
+        tm->refs[tm->n_refs++] = (container_ref){id, u, c};
+        return 0;
+oom:
+        free(id);
+        free(u);
+        free(c);
+        return -ENOMEM;
+}
+
+int ncm_tm_remove_container(ncm_tm *tm, const char *container_id)
+{
+        container_ref *r = find_ref(tm, container_id);
+        char *u, *c;
+
+        if (!r)
+                return 0;
+        u = r->pod_uid;
+        c = r->container;
+        r->pod_uid = r->container = NULL;
+        drop_ref(tm, (size_t)(r - tm->refs));
+        /* A restarted container may already map another id to the same (pod, name): keep the
+         * hint then. */
+        for (size_t i = 0; i < tm->n_refs; i++)
+                if (strcmp(tm->refs[i].pod_uid, u) == 0 && strcmp(tm->refs[i].container, c) == 0)
+                        goto out;
+        for (size_t i = 0; i < tm->n_hints; i++) {
+                if (strcmp(tm->hints[i].pod_uid, u) == 0 &&
+                    strcmp(tm->hints[i].container, c) == 0) {
+                        drop_hint(tm, i);
+                        break;
+                }
+        }
+out:
+        free(u);
+        free(c);
+        return 0;
+}
+
+int ncm_tm_remove_pod(ncm_tm *tm, const char *pod_uid)
+{
+        int dropped = 0;
+        for (size_t i = tm->n_hints; i > 0; i--) {
+                if (strcmp(tm->hints[i - 1].pod_uid, pod_uid) == 0) {
+                        drop_hint(tm, i - 1);
+                        dropped++;
+                }
+        }
+        for (size_t i = tm->n_refs; i > 0; i--)
+                if (strcmp(tm->refs[i - 1].pod_uid, pod_uid) == 0)
+                        drop_ref(tm, i - 1);
+        return dropped;
+}
+
+/* --- admission --- */
+
+static void free_hints(ncm_tm_hints *h, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                ncm_tm_hints_done(&h[i]);
+        free(h);
+}
+
+/* kubelet's calculateAffinity: every provider's hints (C NULL: the pod's), then Merge. */
+static int calculate_affinity(ncm_tm *tm, const ncm_pod *pod, const ncm_container *c,
+                              ncm_hint *ret_hint, bool *ret_admit, ncm_error *err)
+{
+        ncm_tm_hints *all = calloc(tm->n_providers + 1, sizeof(*all));
+        int r = 0;
+
+        if (!all)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < tm->n_providers && r >= 0; i++) {
+                const provider *p = &tm->providers[i];
+                if (c && p->ops->get_container_hints)
+                        r = p->ops->get_container_hints(p->data, pod, c, &all[i], err);
+                else if (!c && p->ops->get_pod_hints)
+                        r = p->ops->get_pod_hints(p->data, pod, &all[i], err);
+                if (r < 0)
+                        r = ncm_error_prefix(err, "%s hints for pod '%s'",
+                                             p->ops->name ? p->ops->name : "provider", pod->uid);
+        }
+        if (r >= 0)
+                r = ncm_tm_policy_merge(tm->policy, all, tm->n_providers, tm->mode, ret_hint,
+                                        ret_admit, err);
+        free_hints(all, tm->n_providers);
+        return r;
+}
+
+/*
+ * kubelet's allocateAlignedResources: every provider's allocate in order; the first error
+ * becomes the admission result. Returns 1 when allocated, 0 when refused (RET filled).
+ */
+static int allocate_aligned(ncm_tm *tm, const ncm_pod *pod, const ncm_container *c,
+                            ncm_tm_admit_result *ret)
+{
+        ncm_hint affinity = ncm_tm_get_affinity(tm, pod->uid, c->name);
+
+        for (size_t i = 0; i < tm->n_providers; i++) {
+                const provider *p = &tm->providers[i];
+                ncm_error e = NCM_ERROR_INIT;
+                const char *type = NULL;
+                if (!p->ops->allocate)
+                        continue;
+                if (p->ops->allocate(p->data, pod, c, &affinity, &type, &e) < 0) {
+                        ncm_tm_admit_result_set(ret, type,
+                                                e.msg[0] ? e.msg : ncm_strerror(e.code));
+                        return 0;
+                }
+        }
+        return 1;
+}
+
+static void refuse_affinity(ncm_tm_admit_result *ret)
+{
+        ncm_tm_admit_result_set(ret, NCM_TM_REASON_TOPOLOGY_AFFINITY,
+                                NCM_TM_MESSAGE_TOPOLOGY_AFFINITY);
+}
+
+/* Init containers then app containers, as kubelet's append(InitContainers, Containers...). */
+static const ncm_container *nth_container(const ncm_pod *pod, size_t i)
+{
+        return i < pod->n_init_containers ? &pod->init_containers[i]
+                                          : &pod->containers[i - pod->n_init_containers];
+}
+
+static int admit_container_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret,
+                                 ncm_error *err)
+{
+        bool aligned = ncm_tm_policy_alignment_guaranteed(tm->policy);
+
+        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
+                const ncm_container *c = nth_container(pod, i);
+                ncm_hint best;
+                bool admit;
+                int r = calculate_affinity(tm, pod, c, &best, &admit, err);
+                if (r < 0)
+                        return r;
+                if (!admit) {
+                        if (aligned)
+                                tm->metrics.failure_container++;
+                        tm->metrics.admission_errors_total++;
+                        refuse_affinity(ret);
+                        return 0;
+                }
+                if (set_hint(tm, pod->uid, c->name, best) < 0)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                if (!allocate_aligned(tm, pod, c, ret)) {
+                        tm->metrics.admission_errors_total++;
+                        return 0;
+                }
+                if (aligned)
+                        tm->metrics.aligned_container++;
+        }
+        ncm_tm_admit_result_set(ret, NULL, NULL);
+        return 0;
+}
+
+static int admit_pod_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret,
+                           ncm_error *err)
+{
+        bool aligned = ncm_tm_policy_alignment_guaranteed(tm->policy);
+        ncm_hint best;
+        bool admit;
+        int r = calculate_affinity(tm, pod, NULL, &best, &admit, err);
+
+        if (r < 0)
+                return r;
+        if (!admit) {
+                if (aligned)
+                        tm->metrics.failure_pod++;
+                tm->metrics.admission_errors_total++;
+                refuse_affinity(ret);
+                return 0;
+        }
+        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
+                const ncm_container *c = nth_container(pod, i);
+                if (set_hint(tm, pod->uid, c->name, best) < 0)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                if (!allocate_aligned(tm, pod, c, ret)) {
+                        tm->metrics.admission_errors_total++;
+                        return 0;
+                }
+        }
+        if (aligned)
+                tm->metrics.aligned_pod++;
+        ncm_tm_admit_result_set(ret, NULL, NULL);
+        return 0;
+}
+
+/* kubelet's admitPolicyNone: allocate every container, no hints. */
+static int admit_none_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret,
+                            ncm_error *err)
+{
+        (void)err;
+        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++)
+                if (!allocate_aligned(tm, pod, nth_container(pod, i), ret))
+                        return 0;
+        ncm_tm_admit_result_set(ret, NULL, NULL);
+        return 0;
+}
+
+static const scope_ops scope_container = {NCM_TM_SCOPE_CONTAINER, admit_container_scope};
+static const scope_ops scope_pod = {NCM_TM_SCOPE_POD, admit_pod_scope};
+static const scope_ops scope_none = {NCM_TM_SCOPE_NONE, admit_none_scope};
+
+int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret, ncm_error *err)
+{
+        ncm_tm_admit_result res;
+        int r;
+
+        tm->metrics.admission_requests_total++;
+        r = tm->scope->admit(tm, pod, &res, err);
+        if (r < 0)
+                return r;
+        *ret = res;
+        return 0;
+}
+
+/* --- construction --- */
+
+int ncm_tm_new(const ncm_tm_config *cfg, ncm_tm **ret, ncm_error *err)
+{
+        const char *policy = cfg->policy ? cfg->policy : NCM_TM_POLICY_NONE;
+        const char *scope = cfg->scope ? cfg->scope : NCM_TM_SCOPE_CONTAINER;
+        ncm_tm_options opts = NCM_TM_OPTIONS_DEFAULT;
+        ncm_autoptr(ncm_tm) tm = calloc(1, sizeof(ncm_tm));
+        int r;
+
+        if (!tm)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        tm->mode = cfg->merge_mode;
+        if (strcmp(policy, NCM_TM_POLICY_NONE) == 0) {
+                tm->scope = &scope_none;
+        } else {
+                r = ncm_tm_options_parse(cfg->options, cfg->n_options, cfg->gates, &opts, err);
+                if (r < 0)
+                        return r;
+        }
+        r = ncm_tm_policy_new(policy, &opts, cfg->numa_ids, cfg->n_numa, cfg->distances,
+                              &tm->policy, err);
+        if (r < 0)
+                return r;
+        if (!tm->scope) {
+                if (strcmp(scope, NCM_TM_SCOPE_CONTAINER) == 0)
+                        tm->scope = &scope_container;
+                else if (strcmp(scope, NCM_TM_SCOPE_POD) == 0)
+                        tm->scope = &scope_pod;
+                else {
+                        ncm_buf b = NCM_BUF_INIT;
+                        ncm_buf_printf(&b, "unknown scope: \"%s\"", scope);
+                        r = ncm_buf_failed(&b) ? ncm_error_set(err, ENOMEM, "out of memory")
+                                               : ncm_error_set(err, EINVAL, "%s", b.data);
+                        ncm_buf_done(&b);
+                        return r;
+                }
+        }
+        *ret = NCM_TAKE_PTR(tm);
+        return 0;
+}
+
+ncm_tm *ncm_tm_free(ncm_tm *tm)
+{
+        if (!tm)
+                return NULL;
+        while (tm->n_hints > 0)
+                drop_hint(tm, tm->n_hints - 1);
+        while (tm->n_refs > 0)
+                drop_ref(tm, tm->n_refs - 1);
+        free(tm->hints);
+        free(tm->refs);
+        free(tm->providers);
+        ncm_tm_policy_free(tm->policy);
+        free(tm);
+        return NULL;
+}
+
+const char *ncm_tm_scope_name(const ncm_tm *tm)
+{
+        return tm->scope->name;
+}
+
+const ncm_tm_policy *ncm_tm_get_policy(const ncm_tm *tm)
+{
+        return tm->policy;
+}
+
+const ncm_tm_metrics *ncm_tm_get_metrics(const ncm_tm *tm)
+{
+        return &tm->metrics;
+}
+
+void ncm_tm_set_merge_mode(ncm_tm *tm, ncm_tm_merge_mode mode)
+{
+        tm->mode = mode;
+}
+
+int ncm_tm_add_provider(ncm_tm *tm, const ncm_tm_provider_ops *ops, void *data)
+{
+        provider *np = realloc(tm->providers, (tm->n_providers + 1) * sizeof(*np));
+        if (!np)
+                return -ENOMEM;
+        tm->providers = np;
+        tm->providers[tm->n_providers++] = (provider){ops, data};
+        return 0;
+}
