@@ -163,7 +163,9 @@ typedef struct ncm_cpu_state_iter {
         size_t ctr;
 } ncm_cpu_state_iter;
 #define NCM_CPU_STATE_ITER_INIT                                                                    \
-        { 0, 0 }
+        {                                                                                          \
+                0, 0                                                                               \
+        }
 
 /*
  * Next assignment in sorted order (pod UID, then container name; pods without containers are

@@ -46,7 +46,8 @@ typedef struct decoder {
 /* Memory                                                                                    */
 /* ---------------------------------------------------------------------------------------- */
 
-static void entries_free(ncm_cpu_checkpoint_entry *e, size_t n) {
+static void entries_free(ncm_cpu_checkpoint_entry *e, size_t n)
+{
         for (size_t i = 0; i < n; i++) {
                 free(e[i].name);
                 free(e[i].cpus);
@@ -54,18 +55,21 @@ static void entries_free(ncm_cpu_checkpoint_entry *e, size_t n) {
         free(e);
 }
 
-static void pod_free_fields(ncm_cpu_checkpoint_pod *p) {
+static void pod_free_fields(ncm_cpu_checkpoint_pod *p)
+{
         free(p->uid);
         entries_free(p->entries, p->n);
 }
 
-static void pods_free(ncm_cpu_checkpoint_pod *p, size_t n) {
+static void pods_free(ncm_cpu_checkpoint_pod *p, size_t n)
+{
         for (size_t i = 0; i < n; i++)
                 pod_free_fields(&p[i]);
         free(p);
 }
 
-static void pod_entries_free(ncm_cpu_checkpoint_pod_entry *p, size_t n) {
+static void pod_entries_free(ncm_cpu_checkpoint_pod_entry *p, size_t n)
+{
         for (size_t i = 0; i < n; i++) {
                 free(p[i].uid);
                 free(p[i].cpus);
@@ -73,7 +77,8 @@ static void pod_entries_free(ncm_cpu_checkpoint_pod_entry *p, size_t n) {
         free(p);
 }
 
-ncm_cpu_checkpoint *ncm_cpu_checkpoint_free(ncm_cpu_checkpoint *c) {
+ncm_cpu_checkpoint *ncm_cpu_checkpoint_free(ncm_cpu_checkpoint *c)
+{
         if (!c)
                 return NULL;
         free(c->policy_name);
@@ -90,11 +95,13 @@ ncm_cpu_checkpoint *ncm_cpu_checkpoint_free(ncm_cpu_checkpoint *c) {
 /* Go-style decoding                                                                         */
 /* ---------------------------------------------------------------------------------------- */
 
-static bool failed(const decoder *d) {
+static bool failed(const decoder *d)
+{
         return d->code != 0;
 }
 
-static void fail_oom(decoder *d) {
+static void fail_oom(decoder *d)
+{
         if (!d->code) {
                 d->code = ENOMEM;
                 snprintf(d->msg, sizeof(d->msg), "out of memory");
@@ -102,7 +109,8 @@ static void fail_oom(decoder *d) {
 }
 
 /* Go's UnmarshalTypeError.Value: the JSON kind, with the literal for numbers into integers. */
-static const char *json_kind(json_object *v) {
+static const char *json_kind(json_object *v)
+{
         switch (json_object_get_type(v)) {
         case json_type_string:
                 return "string";
@@ -121,7 +129,8 @@ static const char *json_kind(json_object *v) {
         return "null";
 }
 
-static void type_error(decoder *d, const char *value, const char *field, const char *gotype) {
+static void type_error(decoder *d, const char *value, const char *field, const char *gotype)
+{
         if (d->code)
                 return;
         d->code = EINVAL;
@@ -139,7 +148,8 @@ static void type_error(decoder *d, const char *value, const char *field, const c
  * A JSON string as a C string. Go keeps NUL bytes in strings; C strings cannot, so such a file
  * is refused (a kubelet never writes one).
  */
-static char *take_string(decoder *d, json_object *v, const char *field) {
+static char *take_string(decoder *d, json_object *v, const char *field)
+{
         const char *s = json_object_get_string(v);
         size_t len = (size_t)json_object_get_string_len(v);
         if (strlen(s) != len) {
@@ -159,7 +169,8 @@ static char *take_string(decoder *d, json_object *v, const char *field) {
  * Go's struct field matching: exact, or equal under simple case folding. Field names here are
  * ASCII letters; the non-ASCII runes folding onto them are U+017F (s) and U+212A (k).
  */
-static bool field_match(const char *key, const char *field) {
+static bool field_match(const char *key, const char *field)
+{
         const unsigned char *k = (const unsigned char *)key;
         for (const char *f = field; *f; f++) {
                 char lf = (char)((*f >= 'A' && *f <= 'Z') ? *f - 'A' + 'a' : *f);
@@ -179,7 +190,8 @@ static bool field_match(const char *key, const char *field) {
         return *k == 0;
 }
 
-static int cmp_key(const void *a, const void *b) {
+static int cmp_key(const void *a, const void *b)
+{
         /* Every array sorted here is of structs whose first member is the char * key. */
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -190,7 +202,8 @@ static int cmp_key(const void *a, const void *b) {
  * ADD's storage is consumed. false when out of memory (ADD is released then).
  */
 static bool merge_sorted(void **arr, size_t *n, void *add, size_t nadd, size_t size,
-                         void (*free_fields)(void *)) {
+                         void (*free_fields)(void *))
+{
         if (*n == 0) {
                 free(*arr);
                 *arr = add;
@@ -223,24 +236,28 @@ static bool merge_sorted(void **arr, size_t *n, void *add, size_t nadd, size_t s
         return true;
 }
 
-static void entry_free_fields(void *p) {
+static void entry_free_fields(void *p)
+{
         ncm_cpu_checkpoint_entry *e = p;
         free(e->name);
         free(e->cpus);
 }
 
-static void pod_free_fields_v(void *p) {
+static void pod_free_fields_v(void *p)
+{
         pod_free_fields(p);
 }
 
-static void pod_entry_free_fields(void *p) {
+static void pod_entry_free_fields(void *p)
+{
         ncm_cpu_checkpoint_pod_entry *e = p;
         free(e->uid);
         free(e->cpus);
 }
 
 /* A string field: null leaves it as it was. */
-static void decode_string_field(decoder *d, json_object *v, const char *field, char **dst) {
+static void decode_string_field(decoder *d, json_object *v, const char *field, char **dst)
+{
         if (!v || json_object_is_type(v, json_type_null))
                 return;
         if (!json_object_is_type(v, json_type_string)) {
@@ -254,7 +271,8 @@ static void decode_string_field(decoder *d, json_object *v, const char *field, c
         }
 }
 
-static void decode_checksum(decoder *d, json_object *v) {
+static void decode_checksum(decoder *d, json_object *v)
+{
         char lit[64];
         if (!v || json_object_is_type(v, json_type_null))
                 return;
@@ -281,14 +299,16 @@ static void decode_checksum(decoder *d, json_object *v) {
  * errors. A null element is the zero value "".
  */
 static bool decode_string_map(decoder *d, json_object *obj, const char *field,
-                              ncm_cpu_checkpoint_entry **ret, size_t *ret_n) {
+                              ncm_cpu_checkpoint_entry **ret, size_t *ret_n)
+{
         size_t n = (size_t)json_object_object_length(obj), k = 0;
         ncm_cpu_checkpoint_entry *e = n ? calloc(n, sizeof(*e)) : NULL;
         if (n && !e) {
                 fail_oom(d);
                 return false;
         }
-        json_object_object_foreach(obj, key, val) {
+        json_object_object_foreach(obj, key, val)
+        {
                 char *cpus;
                 if (json_object_is_type(val, json_type_null)) {
                         cpus = strdup("");
@@ -320,7 +340,8 @@ static bool decode_string_map(decoder *d, json_object *obj, const char *field,
         return true;
 }
 
-static void decode_entries_v2(decoder *d, json_object *v) {
+static void decode_entries_v2(decoder *d, json_object *v)
+{
         ncm_cpu_checkpoint *c = d->c;
         if (json_object_is_type(v, json_type_null)) {
                 pods_free(c->pods, c->npods);
@@ -340,7 +361,8 @@ static void decode_entries_v2(decoder *d, json_object *v) {
                 fail_oom(d);
                 return;
         }
-        json_object_object_foreach(v, key, val) {
+        json_object_object_foreach(v, key, val)
+        {
                 ncm_cpu_checkpoint_pod *p = &pods[k];
                 if (json_object_is_type(val, json_type_null)) {
                         p->nil = true;
@@ -366,7 +388,8 @@ static void decode_entries_v2(decoder *d, json_object *v) {
                 fail_oom(d);
 }
 
-static void decode_entries_v1(decoder *d, json_object *v) {
+static void decode_entries_v1(decoder *d, json_object *v)
+{
         ncm_cpu_checkpoint *c = d->c;
         ncm_cpu_checkpoint_entry *e;
         size_t n;
@@ -392,14 +415,16 @@ static void decode_entries_v1(decoder *d, json_object *v) {
  * One V3 PodEntry. Its cpuSet is a cpuset.CPUSet read from the cpuset string (the checksum
  * renders the parsed elements, so it is validated here).
  */
-static void decode_pod_entry(decoder *d, json_object *val, ncm_cpu_checkpoint_pod_entry *pe) {
+static void decode_pod_entry(decoder *d, json_object *val, ncm_cpu_checkpoint_pod_entry *pe)
+{
         if (json_object_is_type(val, json_type_null))
                 return;
         if (!json_object_is_type(val, json_type_object)) {
                 type_error(d, json_kind(val), "podEntries", "state.PodEntry");
                 return;
         }
-        json_object_object_foreach(val, key, fv) {
+        json_object_object_foreach(val, key, fv)
+        {
                 if (!field_match(key, "cpuSet") || json_object_is_type(fv, json_type_null))
                         continue;
                 if (!json_object_is_type(fv, json_type_string)) {
@@ -428,7 +453,8 @@ static void decode_pod_entry(decoder *d, json_object *val, ncm_cpu_checkpoint_po
         }
 }
 
-static void decode_pod_entries(decoder *d, json_object *v) {
+static void decode_pod_entries(decoder *d, json_object *v)
+{
         ncm_cpu_checkpoint *c = d->c;
         if (json_object_is_type(v, json_type_null)) {
                 pod_entries_free(c->pod_entries, c->npod_entries);
@@ -450,7 +476,8 @@ static void decode_pod_entries(decoder *d, json_object *v) {
                 fail_oom(d);
                 return;
         }
-        json_object_object_foreach(v, key, val) {
+        json_object_object_foreach(v, key, val)
+        {
                 decode_pod_entry(d, val, &pe[k]);
                 if (!failed(d) && !pe[k].cpus)
                         pe[k].cpus = strdup("");
@@ -473,7 +500,8 @@ static void decode_pod_entries(decoder *d, json_object *v) {
 }
 
 /* Decode ROOT as format FMT into a new checkpoint; NULL with D->code/msg set on failure. */
-static ncm_cpu_checkpoint *decode(decoder *d, json_object *root, ncm_cpu_checkpoint_format fmt) {
+static ncm_cpu_checkpoint *decode(decoder *d, json_object *root, ncm_cpu_checkpoint_format fmt)
+{
         ncm_cpu_checkpoint *c = calloc(1, sizeof(*c));
         d->fmt = fmt;
         d->code = 0;
@@ -493,7 +521,8 @@ static ncm_cpu_checkpoint *decode(decoder *d, json_object *root, ncm_cpu_checkpo
                 fail_oom(d);
 
         if (!failed(d) && json_object_is_type(root, json_type_object)) {
-                json_object_object_foreach(root, key, v) {
+                json_object_object_foreach(root, key, v)
+                {
                         if (field_match(key, "policyName"))
                                 decode_string_field(d, v, "policyName", &c->policy_name);
                         else if (field_match(key, "defaultCpuSet"))
@@ -522,7 +551,8 @@ static ncm_cpu_checkpoint *decode(decoder *d, json_object *root, ncm_cpu_checkpo
 /* ---------------------------------------------------------------------------------------- */
 
 /* map[string]string: "map[k:v k:v]" or "<nil>"; elements carry no type prefix. */
-static void render_string_map(ncm_buf *b, const ncm_cpu_checkpoint_entry *e, size_t n) {
+static void render_string_map(ncm_buf *b, const ncm_cpu_checkpoint_entry *e, size_t n)
+{
         ncm_buf_puts(b, "map[");
         for (size_t i = 0; i < n; i++) {
                 if (i)
@@ -535,7 +565,8 @@ static void render_string_map(ncm_buf *b, const ncm_cpu_checkpoint_entry *e, siz
 }
 
 /* A cpuset.CPUSet as spew shows its map[int]struct{}: numeric keys ascending. */
-static void render_cpuset_elems(ncm_buf *b, const ncm_cpu_checkpoint_pod_entry *pe) {
+static void render_cpuset_elems(ncm_buf *b, const ncm_cpu_checkpoint_pod_entry *pe)
+{
         ncm_buf_puts(b, "{CPUSet:(cpuset.CPUSet){elems:(map[int]struct {})");
         if (!pe->has_cpus) {
                 /* No cpuSet member: the zero CPUSet, whose map is nil. */
@@ -547,7 +578,8 @@ static void render_cpuset_elems(ncm_buf *b, const ncm_cpu_checkpoint_pod_entry *
         ncm_buf_puts(b, "map[");
         bool first = true;
         if (set) {
-                NCM_CPUSET_FOREACH(cpu, set) {
+                NCM_CPUSET_FOREACH(cpu, set)
+                {
                         ncm_buf_printf(b, first ? "%d:{}" : " %d:{}", cpu);
                         first = false;
                 }
@@ -556,7 +588,8 @@ static void render_cpuset_elems(ncm_buf *b, const ncm_cpu_checkpoint_pod_entry *
         ncm_buf_puts(b, "]}}");
 }
 
-void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf *b) {
+void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf *b)
+{
         const char *type = "CPUManagerCheckpoint";
         if (native && c->format == NCM_CPU_CHECKPOINT_V2)
                 type = "CPUManagerCheckpointV2";
@@ -612,7 +645,8 @@ void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf
 }
 
 /* FNV-1a 32 of a rendering; false when out of memory. */
-static bool rendering_sum(const ncm_cpu_checkpoint *c, bool native, uint32_t *ret) {
+static bool rendering_sum(const ncm_cpu_checkpoint *c, bool native, uint32_t *ret)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_cpu_checkpoint_render(c, native, &b);
         if (ncm_buf_failed(&b)) {
@@ -625,7 +659,8 @@ static bool rendering_sum(const ncm_cpu_checkpoint *c, bool native, uint32_t *re
 }
 
 /* Compute C's checksums and classify its stored one. false when out of memory. */
-static bool classify(ncm_cpu_checkpoint *c) {
+static bool classify(ncm_cpu_checkpoint *c)
+{
         if (!rendering_sum(c, false, &c->legacy_checksum))
                 return false;
         if (c->format == NCM_CPU_CHECKPOINT_V1)
@@ -648,10 +683,12 @@ static bool classify(ncm_cpu_checkpoint *c) {
 /* Parsing                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-static bool has_member(json_object *root, const char *field) {
+static bool has_member(json_object *root, const char *field)
+{
         if (!json_object_is_type(root, json_type_object))
                 return false;
-        json_object_object_foreach(root, key, v) {
+        json_object_object_foreach(root, key, v)
+        {
                 (void)v;
                 if (field_match(key, field))
                         return true;
@@ -659,7 +696,8 @@ static bool has_member(json_object *root, const char *field) {
         return false;
 }
 
-int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err) {
+int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err)
+{
         ncm_autojson root = NULL;
         int r = ncm__json_parse(text, len, name, &root, err);
         if (r < 0)
@@ -673,7 +711,8 @@ int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm
  * with ERR describing it and, when KUBELET_MSG is not NULL, the kubelet's own text copied there.
  */
 static int parse_full(const char *text, size_t len, const char *name, ncm_cpu_checkpoint **ret,
-                      char kubelet_msg[DECODE_MSG_MAX], ncm_error *err) {
+                      char kubelet_msg[DECODE_MSG_MAX], ncm_error *err)
+{
         ncm_autojson root = NULL;
         decoder d2 = {0}, d1 = {0}, d3 = {0};
         ncm_autoptr(ncm_cpu_checkpoint) c2 = NULL;
@@ -742,15 +781,18 @@ static int parse_full(const char *text, size_t len, const char *name, ncm_cpu_ch
 }
 
 int ncm_cpu_checkpoint_parse(const char *text, size_t len, const char *name,
-                             ncm_cpu_checkpoint **ret, ncm_error *err) {
+                             ncm_cpu_checkpoint **ret, ncm_error *err)
+{
         return parse_full(text, len, name, ret, NULL, err);
 }
 
-static const char *format_name(ncm_cpu_checkpoint_format f) {
+static const char *format_name(ncm_cpu_checkpoint_format f)
+{
         return f == NCM_CPU_CHECKPOINT_V1 ? "V1" : f == NCM_CPU_CHECKPOINT_V3 ? "V3" : "V2";
 }
 
-int ncm_cpu_checkpoint_verify(const ncm_cpu_checkpoint *c, ncm_error *err) {
+int ncm_cpu_checkpoint_verify(const ncm_cpu_checkpoint *c, ncm_error *err)
+{
         if (c->match != NCM_CPU_CHECKSUM_MISMATCH)
                 return 0;
         if (c->format == NCM_CPU_CHECKPOINT_V1)
@@ -770,7 +812,8 @@ int ncm_cpu_checkpoint_verify(const ncm_cpu_checkpoint *c, ncm_error *err) {
 /* Restore                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-static const ncm_container_ref *find_ref(const ncm_container_ref *refs, size_t n, const char *id) {
+static const ncm_container_ref *find_ref(const ncm_container_ref *refs, size_t n, const char *id)
+{
         /* ContainerMap is a Go map keyed by container ID: the last Add wins. */
         for (size_t i = n; i-- > 0;)
                 if (strcmp(refs[i].container_id, id) == 0)
@@ -778,7 +821,8 @@ static const ncm_container_ref *find_ref(const ncm_container_ref *refs, size_t n
         return NULL;
 }
 
-static int parse_cpus(const char *text, ncm_cpuset **ret, ncm_error *err) {
+static int parse_cpus(const char *text, ncm_cpuset **ret, ncm_error *err)
+{
         ncm_error e = NCM_ERROR_INIT;
         int r = ncm_cpuset_parse_list(text, ret, &e);
         if (r < 0 && err)
@@ -794,7 +838,8 @@ typedef struct restore_item {
         const char *id; /* V1 container ID */
 } restore_item;
 
-static int cmp_item(const void *a, const void *b) {
+static int cmp_item(const void *a, const void *b)
+{
         const restore_item *x = a, *y = b;
         int c = strcmp(x->pod, y->pod);
         if (c == 0)
@@ -811,7 +856,8 @@ static int cmp_item(const void *a, const void *b) {
  * last). The strings point into C and REFS.
  */
 static int restore_items(const ncm_cpu_checkpoint *c, const ncm_container_ref *refs, size_t nrefs,
-                         restore_item **ret, size_t *ret_n, ncm_error *err) {
+                         restore_item **ret, size_t *ret_n, ncm_error *err)
+{
         size_t n = 0, k = 0;
         if (c->format == NCM_CPU_CHECKPOINT_V1)
                 n = c->nv1;
@@ -864,7 +910,8 @@ static int restore_items(const ncm_cpu_checkpoint *c, const ncm_container_ref *r
 
 int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_name,
                                const ncm_container_ref *refs, size_t nrefs, ncm_cpu_state **ret,
-                               ncm_error *err) {
+                               ncm_error *err)
+{
         ncm_autofree restore_item *items = NULL;
         size_t ne = 0;
         ncm_autoptr(ncm_cpu_state) s = NULL;
@@ -947,7 +994,8 @@ int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_n
 /* ---------------------------------------------------------------------------------------- */
 
 /* The V2 checkpoint the kubelet's storeState builds from S: canonical cpuset strings. */
-static ncm_cpu_checkpoint *state_to_checkpoint(const ncm_cpu_state *s) {
+static ncm_cpu_checkpoint *state_to_checkpoint(const ncm_cpu_state *s)
+{
         ncm_autoptr(ncm_cpu_checkpoint) c = calloc(1, sizeof(ncm_cpu_checkpoint));
         if (!c)
                 return NULL;
@@ -991,11 +1039,13 @@ static ncm_cpu_checkpoint *state_to_checkpoint(const ncm_cpu_state *s) {
         return NCM_TAKE_PTR(c);
 }
 
-static void json_str(ncm_buf *b, const char *s) {
+static void json_str(ncm_buf *b, const char *s)
+{
         ncm_buf_json_string(b, s, strlen(s));
 }
 
-void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b) {
+void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b)
+{
         ncm_autoptr(ncm_cpu_checkpoint) c = state_to_checkpoint(s);
         if (!c) {
                 /* Make the failure visible through the buffer's sticky flag. */
@@ -1029,7 +1079,8 @@ void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b) {
         ncm_buf_printf(b, ",\"checksum\":%" PRIu64 "}", c->checksum);
 }
 
-int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path, ncm_error *err) {
+int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path, ncm_error *err)
+{
         ncm_buf b = NCM_BUF_INIT;
         int r;
         ncm_cpu_checkpoint_format_state(s, &b);
@@ -1047,12 +1098,14 @@ typedef struct attach_target {
         char *path;
 } attach_target;
 
-static int attach_persist(const ncm_cpu_state *s, void *userdata, ncm_error *err) {
+static int attach_persist(const ncm_cpu_state *s, void *userdata, ncm_error *err)
+{
         const attach_target *t = userdata;
         return ncm_cpu_checkpoint_write(s, t->rootfd, t->path, err);
 }
 
-static void attach_free(void *userdata) {
+static void attach_free(void *userdata)
+{
         attach_target *t = userdata;
         if (t->rootfd >= 0)
                 (void)close(t->rootfd);
@@ -1060,8 +1113,8 @@ static void attach_free(void *userdata) {
         free(t);
 }
 
-int ncm_cpu_state_attach_checkpoint(ncm_cpu_state *s, int rootfd, const char *path,
-                                    ncm_error *err) {
+int ncm_cpu_state_attach_checkpoint(ncm_cpu_state *s, int rootfd, const char *path, ncm_error *err)
+{
         attach_target *t = calloc(1, sizeof(*t));
         if (!t)
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
@@ -1084,7 +1137,8 @@ int ncm_cpu_state_attach_checkpoint(ncm_cpu_state *s, int rootfd, const char *pa
 }
 
 /* kubelet's wrapper around every restore failure. */
-static int restore_failed(ncm_error *err, int code, const char *cause, const char *path) {
+static int restore_failed(ncm_error *err, int code, const char *cause, const char *path)
+{
         ncm_buf b = NCM_BUF_INIT;
         int r;
         ncm_buf_puts(&b, "could not restore state from checkpoint: ");
@@ -1099,7 +1153,8 @@ static int restore_failed(ncm_error *err, int code, const char *cause, const cha
 
 int ncm_cpu_checkpoint_load(int rootfd, const char *path, const char *policy_name,
                             const ncm_container_ref *refs, size_t nrefs, ncm_cpu_state **ret,
-                            ncm_error *err) {
+                            ncm_error *err)
+{
         ncm_autofree char *text = NULL;
         ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
         ncm_autoptr(ncm_cpu_state) s = NULL;

@@ -14,18 +14,21 @@ typedef struct fmt_buf {
         ncm_buf b;
 } fmt_buf;
 
-static const char *fmt(fmt_buf *f, const ncm_cpuset *s) {
+static const char *fmt(fmt_buf *f, const ncm_cpuset *s)
+{
         ncm_buf_reset(&f->b);
         ncm_cpuset_format_list_buf(s, &f->b);
         return f->b.data ? f->b.data : "";
 }
 
-static void fmt_done(fmt_buf *f) {
+static void fmt_done(fmt_buf *f)
+{
         ncm_buf_done(&f->b);
 }
 
 int ncm_cpu_state_validate(ncm_cpu_state *s, const ncm_cpuset *all_cpus, const ncm_cpuset *reserved,
-                           bool strict, ncm_error *err) {
+                           bool strict, ncm_error *err)
+{
         ncm_autoptr(ncm_cpuset) all = ncm_cpuset_dup(all_cpus);
         ncm_autoptr(ncm_cpuset) resv = reserved ? ncm_cpuset_dup(reserved) : ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) tmp = ncm_cpuset_new();

@@ -36,7 +36,8 @@ struct ncm_cpu_state {
 };
 
 /* Index of pod UID in the sorted array, or where it would be inserted. */
-static size_t find_pod(const ncm_cpu_state *s, const char *uid, bool *found) {
+static size_t find_pod(const ncm_cpu_state *s, const char *uid, bool *found)
+{
         size_t lo = 0, hi = s->n;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -54,7 +55,8 @@ static size_t find_pod(const ncm_cpu_state *s, const char *uid, bool *found) {
         return lo;
 }
 
-static size_t find_ctr(const pod_entry *p, const char *name, bool *found) {
+static size_t find_ctr(const pod_entry *p, const char *name, bool *found)
+{
         size_t lo = 0, hi = p->n;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -72,7 +74,8 @@ static size_t find_ctr(const pod_entry *p, const char *name, bool *found) {
         return lo;
 }
 
-static void pod_done(pod_entry *p) {
+static void pod_done(pod_entry *p)
+{
         for (size_t i = 0; i < p->n; i++) {
                 free(p->ctrs[i].name);
                 ncm_cpuset_free(p->ctrs[i].cpus);
@@ -82,7 +85,8 @@ static void pod_done(pod_entry *p) {
         memset(p, 0, sizeof(*p));
 }
 
-static void clear_pods(ncm_cpu_state *s) {
+static void clear_pods(ncm_cpu_state *s)
+{
         for (size_t i = 0; i < s->n; i++)
                 pod_done(&s->pods[i]);
         free(s->pods);
@@ -90,7 +94,8 @@ static void clear_pods(ncm_cpu_state *s) {
         s->n = s->cap = 0;
 }
 
-ncm_cpu_state *ncm_cpu_state_new(const char *policy_name) {
+ncm_cpu_state *ncm_cpu_state_new(const char *policy_name)
+{
         ncm_cpu_state *s = calloc(1, sizeof(*s));
         if (!s)
                 return NULL;
@@ -101,7 +106,8 @@ ncm_cpu_state *ncm_cpu_state_new(const char *policy_name) {
         return s;
 }
 
-ncm_cpu_state *ncm_cpu_state_free(ncm_cpu_state *s) {
+ncm_cpu_state *ncm_cpu_state_free(ncm_cpu_state *s)
+{
         if (!s)
                 return NULL;
         clear_pods(s);
@@ -114,7 +120,8 @@ ncm_cpu_state *ncm_cpu_state_free(ncm_cpu_state *s) {
 }
 
 /* Copy the pods of SRC into fresh storage; false when out of memory (*RET untouched). */
-static bool copy_pods(const ncm_cpu_state *src, pod_entry **ret, size_t *ret_n) {
+static bool copy_pods(const ncm_cpu_state *src, pod_entry **ret, size_t *ret_n)
+{
         pod_entry *pods = NULL;
         size_t n = src->n;
         if (n) {
@@ -153,7 +160,8 @@ fail:
         return false;
 }
 
-ncm_cpu_state *ncm_cpu_state_dup(const ncm_cpu_state *s) {
+ncm_cpu_state *ncm_cpu_state_dup(const ncm_cpu_state *s)
+{
         ncm_autoptr(ncm_cpu_state) d = ncm_cpu_state_new(s->policy);
         if (!d)
                 return NULL;
@@ -164,7 +172,8 @@ ncm_cpu_state *ncm_cpu_state_dup(const ncm_cpu_state *s) {
         return NCM_TAKE_PTR(d);
 }
 
-bool ncm_cpu_state_equal(const ncm_cpu_state *a, const ncm_cpu_state *b) {
+bool ncm_cpu_state_equal(const ncm_cpu_state *a, const ncm_cpu_state *b)
+{
         if (strcmp(a->policy, b->policy) != 0 || !ncm_cpuset_equal(a->dflt, b->dflt) ||
             a->n != b->n)
                 return false;
@@ -180,16 +189,18 @@ bool ncm_cpu_state_equal(const ncm_cpu_state *a, const ncm_cpu_state *b) {
         return true;
 }
 
-const char *ncm_cpu_state_policy(const ncm_cpu_state *s) {
+const char *ncm_cpu_state_policy(const ncm_cpu_state *s)
+{
         return s->policy;
 }
 
-const ncm_cpuset *ncm_cpu_state_default(const ncm_cpu_state *s) {
+const ncm_cpuset *ncm_cpu_state_default(const ncm_cpu_state *s)
+{
         return s->dflt;
 }
 
-const ncm_cpuset *ncm_cpu_state_get(const ncm_cpu_state *s, const char *pod,
-                                    const char *container) {
+const ncm_cpuset *ncm_cpu_state_get(const ncm_cpu_state *s, const char *pod, const char *container)
+{
         bool found;
         size_t i = find_pod(s, pod, &found);
         if (!found)
@@ -199,12 +210,14 @@ const ncm_cpuset *ncm_cpu_state_get(const ncm_cpu_state *s, const char *pod,
 }
 
 const ncm_cpuset *ncm_cpu_state_get_or_default(const ncm_cpu_state *s, const char *pod,
-                                               const char *container) {
+                                               const char *container)
+{
         const ncm_cpuset *c = ncm_cpu_state_get(s, pod, container);
         return c ? c : s->dflt;
 }
 
-int ncm_cpu_state_persist(const ncm_cpu_state *s, ncm_error *err) {
+int ncm_cpu_state_persist(const ncm_cpu_state *s, ncm_error *err)
+{
         if (!s->persist)
                 return 0;
         int r = s->persist(s, s->userdata, err);
@@ -212,7 +225,8 @@ int ncm_cpu_state_persist(const ncm_cpu_state *s, ncm_error *err) {
 }
 
 /* Grow an array of ELEM-sized items to hold one more; false when out of memory. */
-static bool grow(void **arr, size_t *cap, size_t n, size_t elem) {
+static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
         if (n < *cap)
                 return true;
         size_t ncap = *cap ? *cap * 2 : 4;
@@ -224,7 +238,8 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t elem) {
         return true;
 }
 
-int ncm__cpu_state_add_pod(ncm_cpu_state *s, const char *pod, size_t *ret_index) {
+int ncm__cpu_state_add_pod(ncm_cpu_state *s, const char *pod, size_t *ret_index)
+{
         bool found;
         size_t i = find_pod(s, pod, &found);
         if (!found) {
@@ -243,14 +258,16 @@ int ncm__cpu_state_add_pod(ncm_cpu_state *s, const char *pod, size_t *ret_index)
 }
 
 /* Remove pod I (with whatever containers it has). */
-static void remove_pod_at(ncm_cpu_state *s, size_t i) {
+static void remove_pod_at(ncm_cpu_state *s, size_t i)
+{
         pod_done(&s->pods[i]);
         memmove(&s->pods[i], &s->pods[i + 1], (s->n - i - 1) * sizeof(*s->pods));
         s->n--;
 }
 
 int ncm__cpu_state_set_nopersist(ncm_cpu_state *s, const char *pod, const char *container,
-                                 const ncm_cpuset *cpus) {
+                                 const ncm_cpuset *cpus)
+{
         bool found;
         size_t pi, ci;
         int r;
@@ -284,7 +301,8 @@ int ncm__cpu_state_set_nopersist(ncm_cpu_state *s, const char *pod, const char *
 }
 
 int ncm_cpu_state_set(ncm_cpu_state *s, const char *pod, const char *container,
-                      const ncm_cpuset *cpus, ncm_error *err) {
+                      const ncm_cpuset *cpus, ncm_error *err)
+{
         int r = ncm__cpu_state_set_nopersist(s, pod, container, cpus);
         if (r < 0)
                 return ncm_error_set(err, -r,
@@ -293,12 +311,14 @@ int ncm_cpu_state_set(ncm_cpu_state *s, const char *pod, const char *container,
         return ncm_cpu_state_persist(s, err);
 }
 
-int ncm_cpu_state_set_default(ncm_cpu_state *s, const ncm_cpuset *cpus, ncm_error *err) {
+int ncm_cpu_state_set_default(ncm_cpu_state *s, const ncm_cpuset *cpus, ncm_error *err)
+{
         ncm_cpuset_copy(s->dflt, cpus);
         return ncm_cpu_state_persist(s, err);
 }
 
-int ncm_cpu_state_delete(ncm_cpu_state *s, const char *pod, const char *container, ncm_error *err) {
+int ncm_cpu_state_delete(ncm_cpu_state *s, const char *pod, const char *container, ncm_error *err)
+{
         bool found;
         int removed = 0, r;
         size_t pi = find_pod(s, pod, &found);
@@ -320,7 +340,8 @@ int ncm_cpu_state_delete(ncm_cpu_state *s, const char *pod, const char *containe
         return r < 0 ? r : removed;
 }
 
-int ncm_cpu_state_delete_pod(ncm_cpu_state *s, const char *pod, ncm_error *err) {
+int ncm_cpu_state_delete_pod(ncm_cpu_state *s, const char *pod, ncm_error *err)
+{
         bool found;
         int removed = 0, r;
         size_t pi = find_pod(s, pod, &found);
@@ -332,13 +353,15 @@ int ncm_cpu_state_delete_pod(ncm_cpu_state *s, const char *pod, ncm_error *err) 
         return r < 0 ? r : removed;
 }
 
-int ncm_cpu_state_clear(ncm_cpu_state *s, ncm_error *err) {
+int ncm_cpu_state_clear(ncm_cpu_state *s, ncm_error *err)
+{
         ncm_cpuset_zero(s->dflt);
         clear_pods(s);
         return ncm_cpu_state_persist(s, err);
 }
 
-int ncm_cpu_state_assign(ncm_cpu_state *s, const ncm_cpu_state *src, ncm_error *err) {
+int ncm_cpu_state_assign(ncm_cpu_state *s, const ncm_cpu_state *src, ncm_error *err)
+{
         pod_entry *pods;
         size_t n;
         if (s == src)
@@ -353,7 +376,8 @@ int ncm_cpu_state_assign(ncm_cpu_state *s, const ncm_cpu_state *src, ncm_error *
 }
 
 void ncm_cpu_state_set_persist(ncm_cpu_state *s, ncm_cpu_state_persist_fn fn, void *userdata,
-                               void (*free_userdata)(void *)) {
+                               void (*free_userdata)(void *))
+{
         if (s->free_userdata && !(fn && s->userdata == userdata))
                 s->free_userdata(s->userdata);
         s->persist = fn;
@@ -361,35 +385,42 @@ void ncm_cpu_state_set_persist(ncm_cpu_state *s, ncm_cpu_state_persist_fn fn, vo
         s->free_userdata = fn ? free_userdata : NULL;
 }
 
-size_t ncm_cpu_state_num_pods(const ncm_cpu_state *s) {
+size_t ncm_cpu_state_num_pods(const ncm_cpu_state *s)
+{
         return s->n;
 }
 
-size_t ncm_cpu_state_num_entries(const ncm_cpu_state *s) {
+size_t ncm_cpu_state_num_entries(const ncm_cpu_state *s)
+{
         size_t n = 0;
         for (size_t i = 0; i < s->n; i++)
                 n += s->pods[i].n;
         return n;
 }
 
-const char *ncm_cpu_state_pod_uid(const ncm_cpu_state *s, size_t pod) {
+const char *ncm_cpu_state_pod_uid(const ncm_cpu_state *s, size_t pod)
+{
         return s->pods[pod].uid;
 }
 
-size_t ncm_cpu_state_pod_num_containers(const ncm_cpu_state *s, size_t pod) {
+size_t ncm_cpu_state_pod_num_containers(const ncm_cpu_state *s, size_t pod)
+{
         return s->pods[pod].n;
 }
 
-const char *ncm_cpu_state_container_name(const ncm_cpu_state *s, size_t pod, size_t ctr) {
+const char *ncm_cpu_state_container_name(const ncm_cpu_state *s, size_t pod, size_t ctr)
+{
         return s->pods[pod].ctrs[ctr].name;
 }
 
-const ncm_cpuset *ncm_cpu_state_container_cpus(const ncm_cpu_state *s, size_t pod, size_t ctr) {
+const ncm_cpuset *ncm_cpu_state_container_cpus(const ncm_cpu_state *s, size_t pod, size_t ctr)
+{
         return s->pods[pod].ctrs[ctr].cpus;
 }
 
 bool ncm_cpu_state_next(const ncm_cpu_state *s, ncm_cpu_state_iter *it, const char **pod,
-                        const char **container, const ncm_cpuset **cpus) {
+                        const char **container, const ncm_cpuset **cpus)
+{
         while (it->pod < s->n && it->ctr >= s->pods[it->pod].n) {
                 it->pod++;
                 it->ctr = 0;
@@ -407,7 +438,8 @@ bool ncm_cpu_state_next(const ncm_cpu_state *s, ncm_cpu_state_iter *it, const ch
         return true;
 }
 
-void ncm_cpu_state_assigned(const ncm_cpu_state *s, ncm_cpuset *out) {
+void ncm_cpu_state_assigned(const ncm_cpu_state *s, ncm_cpuset *out)
+{
         ncm_cpuset_zero(out);
         for (size_t i = 0; i < s->n; i++)
                 for (size_t j = 0; j < s->pods[i].n; j++)

@@ -12,25 +12,29 @@
 #include <nodecm/cpustate.h>
 #include "testutil.h"
 
-static ncm_cpu_state *new_state(const char *policy) {
+static ncm_cpu_state *new_state(const char *policy)
+{
         ncm_cpu_state *s = ncm_cpu_state_new(policy);
         assert_non_null(s);
         return s;
 }
 
-static void set(ncm_cpu_state *s, const char *pod, const char *ctr, const char *cpus) {
+static void set(ncm_cpu_state *s, const char *pod, const char *ctr, const char *cpus)
+{
         ncm_autoptr(ncm_cpuset) c = tu_cpuset(cpus);
         ncm_error err = NCM_ERROR_INIT;
         assert_int_equal(ncm_cpu_state_set(s, pod, ctr, c, &err), 0);
 }
 
-static void set_default(ncm_cpu_state *s, const char *cpus) {
+static void set_default(ncm_cpu_state *s, const char *cpus)
+{
         ncm_autoptr(ncm_cpuset) c = tu_cpuset(cpus);
         assert_int_equal(ncm_cpu_state_set_default(s, c, NULL), 0);
 }
 
 /* The state as one line: "policy|default|pod/ctr=cpus,...", in iteration order. */
-static char *dump(const ncm_cpu_state *s) {
+static char *dump(const ncm_cpu_state *s)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
         const char *pod, *ctr;
@@ -55,7 +59,8 @@ static char *dump(const ncm_cpu_state *s) {
                 free(d_);                                                                          \
         } while (0)
 
-static void test_cpu_state_new_is_empty(void **state) {
+static void test_cpu_state_new_is_empty(void **state)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         ncm_autoptr(ncm_cpu_state) n = new_state(NULL);
         (void)state;
@@ -68,7 +73,8 @@ static void test_cpu_state_new_is_empty(void **state) {
         assert_ptr_equal(ncm_cpu_state_get_or_default(s, "pod", "ctr"), ncm_cpu_state_default(s));
 }
 
-static void test_cpu_state_set_get_and_default(void **state) {
+static void test_cpu_state_set_get_and_default(void **state)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         (void)state;
         set_default(s, "0-1,6-11");
@@ -89,7 +95,8 @@ static void test_cpu_state_set_get_and_default(void **state) {
         assert_dump(s, "static|0-1,6-11|pod/c1=7;pod/c2=;");
 }
 
-static void test_cpu_state_set_copies_the_set(void **state) {
+static void test_cpu_state_set_copies_the_set(void **state)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         ncm_autoptr(ncm_cpuset) c = tu_cpuset("1-2");
         (void)state;
@@ -100,7 +107,8 @@ static void test_cpu_state_set_copies_the_set(void **state) {
         tu_assert_cpuset(ncm_cpu_state_default(s), "1-2");
 }
 
-static void test_cpu_state_delete_drops_empty_pod(void **state) {
+static void test_cpu_state_delete_drops_empty_pod(void **state)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         (void)state;
         set(s, "pod", "c1", "0-1");
@@ -119,7 +127,8 @@ static void test_cpu_state_delete_drops_empty_pod(void **state) {
 }
 
 /* kubelet TestCheckpointStateHelpers: set, get back the same set, delete, gone. */
-static void test_cpu_state_helpers_ported(void **state) {
+static void test_cpu_state_helpers_ported(void **state)
+{
         static const struct {
                 const char *containers[2];
                 const char *cpus[2];
@@ -146,7 +155,8 @@ static void test_cpu_state_helpers_ported(void **state) {
 }
 
 /* kubelet TestCheckpointStateClear. */
-static void test_cpu_state_clear(void **state) {
+static void test_cpu_state_clear(void **state)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("none");
         (void)state;
         set_default(s, "1,5,10");
@@ -157,7 +167,8 @@ static void test_cpu_state_clear(void **state) {
         assert_string_equal(ncm_cpu_state_policy(s), "none");
 }
 
-static void test_cpu_state_iterates_in_bytewise_order(void **state) {
+static void test_cpu_state_iterates_in_bytewise_order(void **state)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         (void)state;
         /* Inserted out of order; uppercase sorts before lowercase, UTF-8 after ASCII. */
@@ -181,7 +192,8 @@ static void test_cpu_state_iterates_in_bytewise_order(void **state) {
         }
 }
 
-static void test_cpu_state_iterator_accepts_null_outputs(void **state) {
+static void test_cpu_state_iterator_accepts_null_outputs(void **state)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
         int n = 0;
@@ -194,7 +206,8 @@ static void test_cpu_state_iterator_accepts_null_outputs(void **state) {
         assert_false(ncm_cpu_state_next(s, &it, NULL, NULL, NULL));
 }
 
-static void test_cpu_state_dup_and_equal(void **state) {
+static void test_cpu_state_dup_and_equal(void **state)
+{
         ncm_autoptr(ncm_cpu_state) a = new_state("static");
         ncm_autoptr(ncm_cpu_state) b = NULL;
         ncm_autoptr(ncm_cpu_state) c = new_state("none");
@@ -224,7 +237,8 @@ typedef struct hook_log {
         bool freed;
 } hook_log;
 
-static int hook(const ncm_cpu_state *s, void *userdata, ncm_error *err) {
+static int hook(const ncm_cpu_state *s, void *userdata, ncm_error *err)
+{
         hook_log *log = userdata;
         char *d = dump(s);
         log->calls++;
@@ -235,11 +249,13 @@ static int hook(const ncm_cpu_state *s, void *userdata, ncm_error *err) {
         return 0;
 }
 
-static void hook_free(void *userdata) {
+static void hook_free(void *userdata)
+{
         ((hook_log *)userdata)->freed = true;
 }
 
-static void test_cpu_state_persist_hook_runs_after_every_mutation(void **state) {
+static void test_cpu_state_persist_hook_runs_after_every_mutation(void **state)
+{
         hook_log log = {0};
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
@@ -280,7 +296,8 @@ static void test_cpu_state_persist_hook_runs_after_every_mutation(void **state) 
         assert_true(log.freed);
 }
 
-static void test_cpu_state_replacing_hook_releases_userdata(void **state) {
+static void test_cpu_state_replacing_hook_releases_userdata(void **state)
+{
         hook_log a = {0}, b = {0};
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         (void)state;
@@ -428,7 +445,8 @@ static const start_case start_cases[] = {
                  0},
 };
 
-static void run_start_case(const start_case *tc) {
+static void run_start_case(const start_case *tc)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         ncm_autoptr(ncm_cpuset) all = tu_cpuset(DUAL_SOCKET_HT);
         ncm_autoptr(ncm_cpuset) resv = tu_cpuset(tc->reserved);
@@ -450,13 +468,15 @@ static void run_start_case(const start_case *tc) {
         tu_assert_cpuset(ncm_cpu_state_default(s), tc->exp_default);
 }
 
-static void test_cpu_state_validate_kubelet_start_cases(void **state) {
+static void test_cpu_state_validate_kubelet_start_cases(void **state)
+{
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(start_cases); i++)
                 run_start_case(&start_cases[i]);
 }
 
-static void test_cpu_state_validate_after_last_delete_is_fresh(void **state) {
+static void test_cpu_state_validate_after_last_delete_is_fresh(void **state)
+{
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         ncm_autoptr(ncm_cpuset) all = tu_cpuset("0-3");
         ncm_error err = NCM_ERROR_INIT;
@@ -470,7 +490,8 @@ static void test_cpu_state_validate_after_last_delete_is_fresh(void **state) {
         assert_int_equal(ncm_cpu_state_validate(s, all, NULL, false, &err), 0);
 }
 
-static void test_cpu_state_validate_fresh_state_is_persisted(void **state) {
+static void test_cpu_state_validate_fresh_state_is_persisted(void **state)
+{
         hook_log log = {0};
         ncm_autoptr(ncm_cpu_state) s = new_state("static");
         ncm_autoptr(ncm_cpuset) all = tu_cpuset("0-7");
@@ -492,12 +513,14 @@ static void test_cpu_state_validate_fresh_state_is_persisted(void **state) {
         tu_assert_cpuset(ncm_cpu_state_default(s), "1-7");
 }
 
-static void test_cpu_state_validate_exit_status_is_one(void **state) {
+static void test_cpu_state_validate_exit_status_is_one(void **state)
+{
         (void)state;
         assert_int_equal(ncm_error_exit_status(NCM_E_INVALID_STATE), 1);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cpu_state_new_is_empty),
                         cmocka_unit_test(test_cpu_state_set_get_and_default),
