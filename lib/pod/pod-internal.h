@@ -20,6 +20,16 @@
 int ncm__pod_from_json(json_object *obj, const char *path, ncm_pod **ret, ncm_error *err);
 
 /*
+ * Flags of ncm__pod_from_json_flags(). NCM__POD_AS_GIVEN skips the API server's part
+ * (defaulting, rounding to 1m, the request/limit rules): the pod is exactly as written, like a
+ * Go test building a v1.Pod in code. The structural checks and the QoS class still apply.
+ */
+enum { NCM__POD_AS_GIVEN = 1 << 0 };
+
+int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags, ncm_pod **ret,
+                             ncm_error *err);
+
+/*
  * A quantity as Quantity.UnmarshalJSON reads it: a JSON string (surrounding Unicode white
  * space trimmed, as Go's strings.TrimSpace) or a number (its source text); null is zero.
  * Errors name PATH: `PATH: invalid quantity "2x": <apimachinery reason>`,

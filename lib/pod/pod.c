@@ -363,11 +363,16 @@ static int check_requirements(const ncm_resources *r, const char *path, ncm_erro
         return 0;
 }
 
-static int finish(ncm_pod *pod, const char *path, ncm_error *err)
+static int finish(ncm_pod *pod, const char *path, unsigned flags, ncm_error *err)
 {
         ncm_container *lists[2] = {pod->init_containers, pod->containers};
         size_t counts[2] = {pod->n_init_containers, pod->n_containers};
         int r;
+
+        if (flags & NCM__POD_AS_GIVEN) {
+                pod->qos = ncm_pod_compute_qos(pod);
+                return 0;
+        }
 
         for (int l = 0; l < 2; l++)
                 for (size_t i = 0; i < counts[l]; i++)
@@ -412,7 +417,8 @@ static int finish(ncm_pod *pod, const char *path, ncm_error *err)
         return 0;
 }
 
-int ncm__pod_from_json(json_object *obj, const char *path, ncm_pod **ret, ncm_error *err)
+int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags, ncm_pod **ret,
+                             ncm_error *err)
 {
         ncm_autoptr(ncm_pod) pod = NULL;
         ncm_autofree char *spec_path = sub(path, "spec");
@@ -485,11 +491,16 @@ int ncm__pod_from_json(json_object *obj, const char *path, ncm_pod **ret, ncm_er
                         return r;
         }
 
-        r = finish(pod, path, err);
+        r = finish(pod, path, flags, err);
         if (r < 0)
                 return r;
         *ret = NCM_TAKE_PTR(pod);
         return 0;
+}
+
+int ncm__pod_from_json(json_object *obj, const char *path, ncm_pod **ret, ncm_error *err)
+{
+        return ncm__pod_from_json_flags(obj, path, 0, ret, err);
 }
 
 int ncm_pod_parse(const char *text, size_t len, const char *name, ncm_pod **ret, ncm_error *err)
