@@ -11,6 +11,7 @@
 /* One line per subcommand; each cmd-<name>.c adds its own. */
 static const cli_command commands[] = {
         {"topology", "show the machine's CPUs, cores, sockets, NUMA nodes and caches", cmd_topology},
+        {"checkpoint", "verify, show and rewrite the kubelet's checkpoint files", cmd_checkpoint},
         {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,902 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * nodecm checkpoint verify|show|rewrite FILE: read, check and repair the kubelet's checkpoint
+ * files. The kind of file is recognised from its content (cmd-checkpoint.h); this file holds
+ * the command and the cpu_manager_state kind.
+ *
+ * Input files are only ever read, except by `rewrite`, which replaces its target atomically.
+ * Output is built in memory and emitted once, so a failure leaves stdout empty.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/cpustate.h>
+#include <nodecm/fs.h>
+#include "cli.h"
+#include "cmd-checkpoint.h"
+#include "source.h"
+
+/* Every kind of checkpoint file, tried in order. */
+static const cli_checkpoint_kind *const kinds[] = {
+                &cli_checkpoint_kind_cpu,
+                NULL,
+};
+
+/* Largest checkpoint file read (the cpu_manager_state limit; device checkpoints are smaller). */
+#define CHECKPOINT_MAX_SIZE NCM_CPU_CHECKPOINT_MAX_SIZE
+
+/* ---------------------------------------------------------------------------------------- */
+/* Helpers                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static void put_cpus(ncm_buf *b, const ncm_cpuset *s)
+{
+        int n = ncm_cpuset_weight(s);
+        if (n == 0) {
+                ncm_buf_puts(b, "none");
+                return;
+        }
+        ncm_cpuset_format_list_buf(s, b);
+        ncm_buf_printf(b, " (%d CPU%s)", n, n == 1 ? "" : "s");
+}
+
+static void json_str(ncm_buf *b, const char *s)
+{
+        ncm_buf_json_string(b, s, strlen(s));
+}
+
+static void json_cpus(ncm_buf *b, const ncm_cpuset *s)
+{
+        ncm_buf_putc(b, '"');
+        ncm_cpuset_format_list_buf(s, b);
+        ncm_buf_putc(b, '"');
+}
+
+static const char *format_name(ncm_cpu_checkpoint_format f)
+{
+        return f == NCM_CPU_CHECKPOINT_V1 ? "V1" : f == NCM_CPU_CHECKPOINT_V3 ? "V3" : "V2";
+}
+
+static const char *match_name(ncm_cpu_checksum_match m)
+{
+        switch (m) {
+        case NCM_CPU_CHECKSUM_ZERO:
+                return "zero";
+        case NCM_CPU_CHECKSUM_LEGACY:
+                return "legacy";
+        case NCM_CPU_CHECKSUM_NATIVE:
+                return "native";
+        case NCM_CPU_CHECKSUM_MISMATCH:
+                break;
+        }
+        return "mismatch";
+}
+
+/* The rendering a verified checksum was computed over. */
+static const char *rendering_name(const ncm_cpu_checkpoint *c)
+{
+        if (c->format == NCM_CPU_CHECKPOINT_V1)
+                return "V1 rendering";
+        if (c->match == NCM_CPU_CHECKSUM_NATIVE)
+                return c->format == NCM_CPU_CHECKPOINT_V3 ? "CPUManagerCheckpointV3 rendering"
+                                                          : "CPUManagerCheckpointV2 rendering";
+        return "CPUManagerCheckpoint rendering";
+}
+
+static int oom(ncm_error *err, const char *path)
+{
+        return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
+}
+
+/* Parse TEXT as a cpuset; NULL (with the kubelet's message in ERR) when it is not one. */
+static ncm_cpuset *parse_cpus(const char *text, ncm_error *err)
+{
+        ncm_cpuset *s = NULL;
+        if (ncm_cpuset_parse_list(text, &s, err) < 0)
+                return NULL;
+        return s;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* cpu_manager_state                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+static int cpu_probe(const char *text, size_t len, const char *path, ncm_error *err)
+{
+        return ncm_cpu_checkpoint_probe(text, len, path, err);
+}
+
+static int cpu_parse(const cli_checkpoint_args *a, ncm_cpu_checkpoint **ret, ncm_error *err)
+{
+        return ncm_cpu_checkpoint_parse(a->text, a->len, a->path, ret, err);
+}
+
+/* The cpusets of a checkpoint that is not restored (V1 without its container map, V3). */
+static int check_cpusets(const ncm_cpu_checkpoint *c, const char *path, ncm_error *err)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        ncm_cpuset *s = parse_cpus(c->default_cpus, &e);
+        if (!s)
+                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                     "%s: could not parse default cpu set \"%s\": %s", path,
+                                     c->default_cpus, e.msg);
+        ncm_cpuset_free(s);
+        for (size_t i = 0; i < c->nv1; i++) {
+                s = parse_cpus(c->v1[i].cpus, &e);
+                if (!s)
+                        return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                             "%s: could not parse cpuset \"%s\" for container ID "
+                                             "'%s': %s",
+                                             path, c->v1[i].cpus, c->v1[i].name, e.msg);
+                ncm_cpuset_free(s);
+        }
+        for (size_t i = 0; i < c->npods; i++) {
+                for (size_t j = 0; j < c->pods[i].n; j++) {
+                        const ncm_cpu_checkpoint_entry *en = &c->pods[i].entries[j];
+                        s = parse_cpus(en->cpus, &e);
+                        if (!s)
+                                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                                     "%s: could not parse cpuset \"%s\" for "
+                                                     "container \"%s\" in pod \"%s\": %s",
+                                                     path, en->cpus, en->name, c->pods[i].uid,
+                                                     e.msg);
+                        ncm_cpuset_free(s);
+                }
+        }
+        return 0;
+}
+
+static int cpu_verify(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
+        ncm_autoptr(ncm_cpu_state) s = NULL;
+        bool kubelet_start = a->topo || a->policy;
+        int r;
+
+        r = cpu_parse(a, &c, err);
+        if (r < 0)
+                return r;
+        r = ncm_cpu_checkpoint_verify(c, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s", a->path);
+
+        if (c->format == NCM_CPU_CHECKPOINT_V3 && kubelet_start)
+                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                     "%s: V3 checkpoint (PodLevelResourceManagers): a kubelet with "
+                                     "the gate off refuses it: %s",
+                                     a->path, c->kubelet_error);
+        if (c->format == NCM_CPU_CHECKPOINT_V3 ||
+            (c->format == NCM_CPU_CHECKPOINT_V1 && !kubelet_start && a->nrefs == 0)) {
+                r = check_cpusets(c, a->path, err);
+                if (r < 0)
+                        return r;
+        } else {
+                r = ncm_cpu_checkpoint_restore(c, a->policy, a->refs, a->nrefs, &s, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s", a->path);
+        }
+
+        ncm_buf_printf(out, "%s: %s %s, policy ", a->path, NCM_CPU_CHECKPOINT_NAME,
+                       format_name(c->format));
+        ncm_buf_puts(out, c->policy_name[0] ? c->policy_name : "\"\"");
+        if (c->format == NCM_CPU_CHECKPOINT_V1) {
+                ncm_buf_printf(out, ", %zu container%s", c->nv1, c->nv1 == 1 ? "" : "s");
+        } else {
+                size_t n = 0;
+                for (size_t i = 0; i < c->npods; i++)
+                        n += c->pods[i].n;
+                ncm_buf_printf(out, ", %zu pod%s, %zu container%s", c->npods,
+                               c->npods == 1 ? "" : "s", n, n == 1 ? "" : "s");
+        }
+        if (c->match == NCM_CPU_CHECKSUM_ZERO)
+                ncm_buf_puts(out, ", checksum 0 (accepted unverified)");
+        else
+                ncm_buf_printf(out, ", checksum %" PRIu64 " verified (%s)", c->checksum,
+                               rendering_name(c));
+
+        if (c->format == NCM_CPU_CHECKPOINT_V3) {
+                ncm_buf_printf(out,
+                               ": valid for a kubelet with PodLevelResourceManagers on; one with "
+                               "the gate off refuses it (%s)\n",
+                               c->kubelet_error);
+                return 0;
+        }
+        if (c->format == NCM_CPU_CHECKPOINT_V1 && !s) {
+                ncm_buf_puts(out, c->nv1 ? ": valid; the kubelet migrates it to V2 through the "
+                                           "container IDs of running containers (give them with "
+                                           "--container ID=POD/NAME)\n"
+                                         : ": valid; the kubelet reads it as V2\n");
+                return 0;
+        }
+        if (!a->topo) {
+                ncm_buf_puts(out, ": valid\n");
+                return 0;
+        }
+
+        /* The static policy's Start; the none policy has no start-up check. */
+        if (strcmp(ncm_cpu_state_policy(s), "static") != 0) {
+                ncm_buf_printf(out, ": valid; policy \"%s\" has no start-up validation\n",
+                               ncm_cpu_state_policy(s));
+                return 0;
+        }
+        ncm_autoptr(ncm_cpuset) all = ncm_cpuset_new();
+        if (!all)
+                return oom(err, a->path);
+        ncm_topo_all_cpus(a->topo, all);
+        r = ncm_cpu_state_validate(s, all, a->reserved, a->strict, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s: the kubelet would refuse to start on %s", a->path,
+                                        a->topo_desc);
+        if (r == 1) {
+                ncm_buf_printf(out, ": valid; fresh state, the kubelet would set the shared pool "
+                                    "to ");
+                ncm_cpuset_format_list_buf(ncm_cpu_state_default(s), out);
+                ncm_buf_printf(out, " on %s\n", a->topo_desc);
+                return 0;
+        }
+        ncm_buf_printf(out, ": valid; the kubelet's start-up validation passes on %s\n",
+                       a->topo_desc);
+        return 0;
+}
+
+/* One cpuset text for display: canonical with its count, or the raw text and why it is bad. */
+static void show_cpus_text(ncm_buf *b, const char *text)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        ncm_cpuset *s = parse_cpus(text, &e);
+        if (!s) {
+                ncm_buf_printf(b, "\"%s\" (invalid: %s)", text, e.msg);
+                return;
+        }
+        put_cpus(b, s);
+        ncm_cpuset_free(s);
+}
+
+static void json_cpus_text(ncm_buf *b, const char *text)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        ncm_cpuset *s = parse_cpus(text, &e);
+        ncm_buf_puts(b, "{\"text\":");
+        json_str(b, text);
+        if (s) {
+                ncm_buf_puts(b, ",\"cpus\":");
+                json_cpus(b, s);
+                ncm_buf_printf(b, ",\"count\":%d}", ncm_cpuset_weight(s));
+        } else {
+                ncm_buf_puts(b, ",\"cpus\":null,\"count\":null,\"error\":");
+                json_str(b, e.msg);
+                ncm_buf_putc(b, '}');
+        }
+        ncm_cpuset_free(s);
+}
+
+/* Union of every parsable container set (all CPUs exclusively held), V1 and V2 alike. */
+static void held_cpus(const ncm_cpu_checkpoint *c, ncm_cpuset *out, size_t *ncontainers)
+{
+        *ncontainers = 0;
+        for (size_t i = 0; i < c->nv1; i++) {
+                ncm_cpuset *s = parse_cpus(c->v1[i].cpus, NULL);
+                if (s)
+                        ncm_cpuset_or(out, out, s);
+                ncm_cpuset_free(s);
+                (*ncontainers)++;
+        }
+        for (size_t i = 0; i < c->npods; i++)
+                for (size_t j = 0; j < c->pods[i].n; j++) {
+                        ncm_cpuset *s = parse_cpus(c->pods[i].entries[j].cpus, NULL);
+                        if (s)
+                                ncm_cpuset_or(out, out, s);
+                        ncm_cpuset_free(s);
+                        (*ncontainers)++;
+                }
+}
+
+static void pad(ncm_buf *b, const char *s, size_t width)
+{
+        size_t n = strlen(s);
+        ncm_buf_puts(b, s);
+        for (; n < width; n++)
+                ncm_buf_putc(b, ' ');
+}
+
+static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c, ncm_buf *b)
+{
+        ncm_autoptr(ncm_cpuset) held = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) tmp = ncm_cpuset_new();
+        ncm_cpuset *dflt = parse_cpus(c->default_cpus, NULL);
+        size_t nctr = 0;
+
+        if (!held || !tmp) {
+                b->oom = true;
+                ncm_cpuset_free(dflt);
+                return;
+        }
+        held_cpus(c, held, &nctr);
+
+        ncm_buf_printf(b, "file:         %s\n", a->path);
+        ncm_buf_printf(b, "kind:         %s %s\n", NCM_CPU_CHECKPOINT_NAME, format_name(c->format));
+        ncm_buf_printf(b, "checksum:     %" PRIu64, c->checksum);
+        switch (c->match) {
+        case NCM_CPU_CHECKSUM_ZERO:
+                ncm_buf_puts(b, ", not verified (the kubelet accepts 0 for compatibility)\n");
+                break;
+        case NCM_CPU_CHECKSUM_LEGACY:
+        case NCM_CPU_CHECKSUM_NATIVE:
+                ncm_buf_printf(b, ", verified (%s)\n", rendering_name(c));
+                break;
+        case NCM_CPU_CHECKSUM_MISMATCH:
+                if (c->format == NCM_CPU_CHECKPOINT_V1)
+                        ncm_buf_printf(b, ", MISMATCH: the content hashes to %" PRIu32 "\n",
+                                       c->legacy_checksum);
+                else
+                        ncm_buf_printf(b,
+                                       ", MISMATCH: the content hashes to %" PRIu32
+                                       " (CPUManagerCheckpoint) or %" PRIu32
+                                       " (CPUManagerCheckpoint%s)\n",
+                                       c->legacy_checksum, c->native_checksum,
+                                       format_name(c->format));
+                break;
+        }
+        if (c->kubelet_error)
+                ncm_buf_printf(b, "kubelet:      refuses this file%s: %s\n",
+                               c->format == NCM_CPU_CHECKPOINT_V3
+                                               ? " unless PodLevelResourceManagers is on"
+                                               : "",
+                               c->kubelet_error);
+        ncm_buf_printf(b, "policy:       %s\n", c->policy_name);
+        ncm_buf_puts(b, "shared pool:  ");
+        show_cpus_text(b, c->default_cpus);
+        ncm_buf_putc(b, '\n');
+        if (a->reserved) {
+                ncm_buf_puts(b, "reserved:     ");
+                put_cpus(b, a->reserved);
+                ncm_buf_puts(b, "; in the shared pool: ");
+                if (dflt) {
+                        ncm_cpuset_and(tmp, a->reserved, dflt);
+                        put_cpus(b, tmp);
+                } else {
+                        ncm_buf_puts(b, "unknown");
+                }
+                ncm_buf_puts(b, "; held by containers: ");
+                ncm_cpuset_and(tmp, a->reserved, held);
+                put_cpus(b, tmp);
+                ncm_buf_putc(b, '\n');
+        }
+        ncm_buf_puts(b, "exclusive:    ");
+        put_cpus(b, held);
+        if (c->format == NCM_CPU_CHECKPOINT_V1)
+                ncm_buf_printf(b, " in %zu container%s (by container ID, V1)\n", nctr,
+                               nctr == 1 ? "" : "s");
+        else
+                ncm_buf_printf(b, " in %zu container%s of %zu pod%s\n", nctr, nctr == 1 ? "" : "s",
+                               c->npods, c->npods == 1 ? "" : "s");
+        ncm_cpuset_free(dflt);
+
+        /* The assignments as a table, columns as wide as their longest cell. */
+        size_t w1 = c->format == NCM_CPU_CHECKPOINT_V1 ? strlen("CONTAINER ID") : strlen("POD");
+        size_t w2 = strlen("CONTAINER");
+        for (size_t i = 0; i < c->nv1; i++)
+                if (strlen(c->v1[i].name) > w1)
+                        w1 = strlen(c->v1[i].name);
+        for (size_t i = 0; i < c->npods; i++) {
+                if (strlen(c->pods[i].uid) > w1)
+                        w1 = strlen(c->pods[i].uid);
+                for (size_t j = 0; j < c->pods[i].n; j++)
+                        if (strlen(c->pods[i].entries[j].name) > w2)
+                                w2 = strlen(c->pods[i].entries[j].name);
+        }
+        if (c->format == NCM_CPU_CHECKPOINT_V1 && c->nv1) {
+                ncm_buf_putc(b, '\n');
+                pad(b, "CONTAINER ID", w1 + 2);
+                ncm_buf_puts(b, "CPUS\n");
+                for (size_t i = 0; i < c->nv1; i++) {
+                        pad(b, c->v1[i].name, w1 + 2);
+                        show_cpus_text(b, c->v1[i].cpus);
+                        ncm_buf_putc(b, '\n');
+                }
+        }
+        if (c->npods) {
+                ncm_buf_putc(b, '\n');
+                pad(b, "POD", w1 + 2);
+                pad(b, "CONTAINER", w2 + 2);
+                ncm_buf_puts(b, "CPUS\n");
+                for (size_t i = 0; i < c->npods; i++) {
+                        const ncm_cpu_checkpoint_pod *p = &c->pods[i];
+                        if (p->n == 0) {
+                                pad(b, p->uid, w1 + 2);
+                                ncm_buf_puts(b, p->nil ? "(null)\n" : "(no containers)\n");
+                        }
+                        for (size_t j = 0; j < p->n; j++) {
+                                pad(b, p->uid, w1 + 2);
+                                pad(b, p->entries[j].name, w2 + 2);
+                                show_cpus_text(b, p->entries[j].cpus);
+                                ncm_buf_putc(b, '\n');
+                        }
+                }
+        }
+        if (c->npod_entries) {
+                ncm_buf_puts(b, "\nPOD-LEVEL (V3)\n");
+                for (size_t i = 0; i < c->npod_entries; i++) {
+                        pad(b, c->pod_entries[i].uid, w1 + 2);
+                        if (c->pod_entries[i].has_cpus)
+                                show_cpus_text(b, c->pod_entries[i].cpus);
+                        else
+                                ncm_buf_puts(b, "(no cpuSet)");
+                        ncm_buf_putc(b, '\n');
+                }
+        }
+}
+
+static void show_json(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c, ncm_buf *b)
+{
+        ncm_buf_puts(b, "{\"file\":");
+        json_str(b, a->path);
+        ncm_buf_printf(b, ",\"kind\":\"%s\",\"format\":\"%s\",\"policyName\":",
+                       NCM_CPU_CHECKPOINT_NAME, format_name(c->format));
+        json_str(b, c->policy_name);
+        ncm_buf_printf(b,
+                       ",\"checksum\":%" PRIu64 ",\"checksumStatus\":\"%s\","
+                       "\"computedChecksums\":{\"legacy\":%" PRIu32 ",\"native\":%" PRIu32 "}",
+                       c->checksum, match_name(c->match), c->legacy_checksum, c->native_checksum);
+        ncm_buf_puts(b, ",\"kubeletError\":");
+        if (c->kubelet_error)
+                json_str(b, c->kubelet_error);
+        else
+                ncm_buf_puts(b, "null");
+        ncm_buf_puts(b, ",\"defaultCpuSet\":");
+        json_cpus_text(b, c->default_cpus);
+        if (a->reserved) {
+                ncm_autoptr(ncm_cpuset) held = ncm_cpuset_new();
+                ncm_autoptr(ncm_cpuset) tmp = ncm_cpuset_new();
+                ncm_cpuset *dflt = parse_cpus(c->default_cpus, NULL);
+                size_t n;
+                if (!held || !tmp) {
+                        b->oom = true;
+                        ncm_cpuset_free(dflt);
+                        return;
+                }
+                held_cpus(c, held, &n);
+                ncm_buf_puts(b, ",\"reserved\":{\"cpus\":");
+                json_cpus(b, a->reserved);
+                ncm_buf_puts(b, ",\"inDefault\":");
+                if (dflt) {
+                        ncm_cpuset_and(tmp, a->reserved, dflt);
+                        json_cpus(b, tmp);
+                } else {
+                        ncm_buf_puts(b, "null");
+                }
+                ncm_buf_puts(b, ",\"inContainers\":");
+                ncm_cpuset_and(tmp, a->reserved, held);
+                json_cpus(b, tmp);
+                ncm_buf_putc(b, '}');
+                ncm_cpuset_free(dflt);
+        }
+        ncm_buf_puts(b, ",\"entries\":[");
+        bool first = true;
+        for (size_t i = 0; i < c->npods; i++) {
+                const ncm_cpu_checkpoint_pod *p = &c->pods[i];
+                if (p->n == 0) {
+                        ncm_buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
+                        json_str(b, p->uid);
+                        ncm_buf_puts(b, ",\"container\":null,\"cpuSet\":null}");
+                        first = false;
+                }
+                for (size_t j = 0; j < p->n; j++) {
+                        ncm_buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
+                        json_str(b, p->uid);
+                        ncm_buf_puts(b, ",\"container\":");
+                        json_str(b, p->entries[j].name);
+                        ncm_buf_puts(b, ",\"cpuSet\":");
+                        json_cpus_text(b, p->entries[j].cpus);
+                        ncm_buf_putc(b, '}');
+                        first = false;
+                }
+        }
+        ncm_buf_putc(b, ']');
+        if (c->format == NCM_CPU_CHECKPOINT_V1) {
+                ncm_buf_puts(b, ",\"v1Entries\":[");
+                for (size_t i = 0; i < c->nv1; i++) {
+                        ncm_buf_puts(b, i ? ",{\"containerId\":" : "{\"containerId\":");
+                        json_str(b, c->v1[i].name);
+                        ncm_buf_puts(b, ",\"cpuSet\":");
+                        json_cpus_text(b, c->v1[i].cpus);
+                        ncm_buf_putc(b, '}');
+                }
+                ncm_buf_putc(b, ']');
+        }
+        if (c->format == NCM_CPU_CHECKPOINT_V3) {
+                ncm_buf_puts(b, ",\"podEntries\":[");
+                for (size_t i = 0; i < c->npod_entries; i++) {
+                        ncm_buf_puts(b, i ? ",{\"pod\":" : "{\"pod\":");
+                        json_str(b, c->pod_entries[i].uid);
+                        ncm_buf_puts(b, ",\"cpuSet\":");
+                        if (c->pod_entries[i].has_cpus)
+                                json_cpus_text(b, c->pod_entries[i].cpus);
+                        else
+                                ncm_buf_puts(b, "null");
+                        ncm_buf_putc(b, '}');
+                }
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_puts(b, "}\n");
+}
+
+static int cpu_show(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
+        int r = cpu_parse(a, &c, err);
+        if (r < 0)
+                return r;
+        if (a->json)
+                show_json(a, c, out);
+        else
+                show_text(a, c, out);
+        return 0;
+}
+
+static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
+        ncm_autoptr(ncm_cpu_state) s = NULL;
+        const char *target = a->output ? a->output : a->path;
+        ncm_buf text = NCM_BUF_INIT;
+        bool fixed = false;
+        int r;
+
+        r = cpu_parse(a, &c, err);
+        if (r < 0)
+                return r;
+        if (c->format == NCM_CPU_CHECKPOINT_V3)
+                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                     "%s: V3 checkpoint (PodLevelResourceManagers): not rewritten, "
+                                     "V2 has no place for its pod-level sets",
+                                     a->path);
+        if (c->match == NCM_CPU_CHECKSUM_MISMATCH) {
+                if (!a->fix_checksum) {
+                        ncm_error e = NCM_ERROR_INIT;
+                        (void)ncm_cpu_checkpoint_verify(c, &e);
+                        return ncm_error_set(err, NCM_E_CHECKSUM,
+                                             "%s: %s (--fix-checksum accepts the content as it is)",
+                                             a->path, e.msg);
+                }
+                /* The operator vouches for the content: take it as if it verified. */
+                c->match = NCM_CPU_CHECKSUM_LEGACY;
+                fixed = true;
+        }
+        r = ncm_cpu_checkpoint_restore(c, a->policy, a->refs, a->nrefs, &s, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s", a->path);
+        ncm_cpu_checkpoint_format_state(s, &text);
+        if (ncm_buf_failed(&text)) {
+                ncm_buf_done(&text);
+                return oom(err, a->path);
+        }
+        ncm_autoptr(ncm_cpu_checkpoint) back = NULL;
+        r = ncm_cpu_checkpoint_parse(text.data, text.len, target, &back, err);
+        if (r < 0) {
+                ncm_buf_done(&text);
+                return r;
+        }
+        if (!a->output && text.len == a->len && memcmp(text.data, a->text, a->len) == 0) {
+                ncm_buf_printf(out,
+                               "%s: already in the kubelet's form (V2, checksum %" PRIu64
+                               "), left as it is\n",
+                               a->path, back->checksum);
+                ncm_buf_done(&text);
+                return 0;
+        }
+        r = ncm_fs_write_atomic(AT_FDCWD, target, text.data, text.len, 0644, err);
+        ncm_buf_done(&text);
+        if (r < 0)
+                return r;
+        ncm_buf_printf(out, "%s: written as %s V2 with checksum %" PRIu64 "%s (from %s %s)\n",
+                       target, NCM_CPU_CHECKPOINT_NAME, back->checksum,
+                       fixed ? ", checksum recomputed" : "", a->path, format_name(c->format));
+        return 0;
+}
+
+const cli_checkpoint_kind cli_checkpoint_kind_cpu = {
+                .name = NCM_CPU_CHECKPOINT_NAME,
+                .probe = cpu_probe,
+                .verify = cpu_verify,
+                .show = cpu_show,
+                .rewrite = cpu_rewrite,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* The command                                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+enum {
+        OPT_JSON = 0x2000,
+        OPT_POLICY,
+        OPT_RESERVED,
+        OPT_STRICT,
+        OPT_CONTAINER,
+        OPT_OUTPUT,
+        OPT_FIX_CHECKSUM,
+};
+
+typedef enum sub { SUB_VERIFY, SUB_SHOW, SUB_REWRITE } sub;
+
+static const char *const sub_names[] = {"verify", "show", "rewrite"};
+
+static void usage(FILE *f)
+{
+        fputs("Usage: nodecm checkpoint verify FILE [--policy NAME] [SOURCE] [--reserved LIST]\n"
+              "                                [--strict] [--container ID=POD/NAME]...\n"
+              "       nodecm checkpoint show FILE [--json] [--reserved LIST]\n"
+              "       nodecm checkpoint rewrite FILE [--output FILE] [--policy NAME]\n"
+              "                                [--container ID=POD/NAME]... [--fix-checksum]\n\n"
+              "Read the kubelet's checkpoint files with their checksums. The kind of file is\n"
+              "recognised from its content: cpu_manager_state (V1, V2, V3).\n\n"
+              "  verify   check the file as the kubelet does when it starts: decoding, checksum,\n"
+              "           cpusets, policy; with a machine, also the static policy's start-up\n"
+              "           validation, saying exactly why the kubelet would refuse to start\n"
+              "  show     print the contents: per pod and container, the shared pool, the\n"
+              "           reserved CPUs (--reserved); --json for a stable JSON rendering\n"
+              "  rewrite  write the file back in the kubelet's exact V2 form (canonical cpusets,\n"
+              "           sorted keys, a fresh checksum); the only subcommand that writes\n\n"
+              "Run 'nodecm checkpoint SUBCOMMAND --help' for the options of each.\n"
+              "Exit status: 0 valid/done, 1 the file fails verification, 2 bad usage or a\n"
+              "file that cannot be read, is not JSON, or is of an unknown kind.\n",
+              f);
+}
+
+static void usage_sub(sub which, FILE *f)
+{
+        switch (which) {
+        case SUB_VERIFY:
+                fputs("Usage: nodecm checkpoint verify FILE [OPTIONS]\n\n"
+                      "Check FILE as the kubelet does when it starts and print one line saying\n"
+                      "what it is when it is valid. Without a machine: decoding, checksum and\n"
+                      "cpusets. With a machine (a SOURCE option, --reserved or --strict; none of\n"
+                      "the source options means this machine) the static policy's start-up\n"
+                      "validation runs too.\n\n"
+                      "  --policy NAME          the configured cpuManagerPolicy; refuse a file of\n"
+                      "                         another policy, as the kubelet does\n"
+                      "  --reserved LIST        the reserved CPUs (reservedSystemCPUs)\n"
+                      "  --strict               strict-cpu-reservation is on\n"
+                      "  --container ID=POD/NAME  a running container, for migrating a V1 file\n"
+                      "                         (repeat for each)\n"
+                      "  -h, --help             show this help\n\n" CLI_SOURCE_HELP
+                      "\nExit status: 0 valid, 1 invalid (the reason on stderr), 2 bad usage or a\n"
+                      "file that cannot be read, is not JSON, or is of an unknown kind.\n",
+                      f);
+                break;
+        case SUB_SHOW:
+                fputs("Usage: nodecm checkpoint show FILE [--json] [--reserved LIST]\n\n"
+                      "Print what FILE holds: its kind, checksum status, policy, the shared pool,\n"
+                      "the exclusive CPUs per pod and container. A file that fails verification\n"
+                      "is shown all the same, with the reason.\n\n"
+                      "  --json                 print a stable JSON rendering instead\n"
+                      "  --reserved LIST        mark these reserved CPUs: where they are\n"
+                      "  -h, --help             show this help\n\n"
+                      "Exit status: 0 shown, 1 a file of a known kind that cannot be decoded,\n"
+                      "2 bad usage or a file that cannot be read, is not JSON or is unknown.\n",
+                      f);
+                break;
+        case SUB_REWRITE:
+                fputs("Usage: nodecm checkpoint rewrite FILE [OPTIONS]\n\n"
+                      "Write FILE back (or to --output) exactly as the kubelet writes it: V2,\n"
+                      "canonical cpusets, keys sorted, the checksum every kubelet accepts. A V1\n"
+                      "file is migrated (give its containers with --container). A file already\n"
+                      "in that form is left untouched. The file is replaced atomically.\n\n"
+                      "  --output FILE          write there instead of replacing FILE\n"
+                      "  --policy NAME          refuse a file of another policy\n"
+                      "  --container ID=POD/NAME  a running container, for migrating a V1 file\n"
+                      "  --fix-checksum         accept a file whose checksum does not match "
+                      "(after\n"
+                      "                         editing it by hand) and write a correct one\n"
+                      "  -h, --help             show this help\n\n"
+                      "Exit status: 0 written, 1 the file fails verification, 2 bad usage or a\n"
+                      "file that cannot be read or written.\n",
+                      f);
+                break;
+        }
+}
+
+/* Which options each subcommand takes. */
+static bool allowed(sub which, int opt)
+{
+        switch (opt) {
+        case OPT_JSON:
+                return which == SUB_SHOW;
+        case OPT_RESERVED:
+                return which != SUB_REWRITE;
+        case OPT_STRICT:
+        case CLI_OPT_FSROOT:
+        case CLI_OPT_SYNTHETIC:
+        case CLI_OPT_XML:
+        case CLI_OPT_TOPOLOGY:
+                return which == SUB_VERIFY;
+        case OPT_POLICY:
+        case OPT_CONTAINER:
+                return which != SUB_SHOW;
+        case OPT_OUTPUT:
+        case OPT_FIX_CHECKSUM:
+                return which == SUB_REWRITE;
+        default:
+                return true;
+        }
+}
+
+/* "ID=POD/NAME" into a reference pointing into ARG (which is modified). */
+static bool parse_container(char *arg, ncm_container_ref *ref)
+{
+        char *eq = strchr(arg, '=');
+        char *slash = eq ? strrchr(eq + 1, '/') : NULL;
+        if (!eq || !slash || eq == arg || slash == eq + 1 || !slash[1])
+                return false;
+        *eq = '\0';
+        *slash = '\0';
+        ref->container_id = arg;
+        ref->pod_uid = eq + 1;
+        ref->container_name = slash + 1;
+        return true;
+}
+
+static int run_sub(sub which, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                        CLI_SOURCE_OPTIONS,
+                        {"json", no_argument, NULL, OPT_JSON},
+                        {"policy", required_argument, NULL, OPT_POLICY},
+                        {"reserved", required_argument, NULL, OPT_RESERVED},
+                        {"strict", no_argument, NULL, OPT_STRICT},
+                        {"container", required_argument, NULL, OPT_CONTAINER},
+                        {"output", required_argument, NULL, OPT_OUTPUT},
+                        {"fix-checksum", no_argument, NULL, OPT_FIX_CHECKSUM},
+                        {"help", no_argument, NULL, 'h'},
+                        {NULL, 0, NULL, 0},
+        };
+        char cmd[32];
+        cli_checkpoint_args a = {0};
+        cli_source src = CLI_SOURCE_INIT;
+        ncm_autoptr(ncm_cpuset) reserved = NULL;
+        ncm_autoptr(ncm_topo) topo = NULL;
+        ncm_autofree ncm_container_ref *refs = NULL;
+        ncm_autofree char *text = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf out = NCM_BUF_INIT;
+        const cli_checkpoint_kind *kind = NULL;
+        char desc[4096];
+        bool want_machine = false;
+        int c, r;
+
+        snprintf(cmd, sizeof(cmd), "checkpoint %s", sub_names[which]);
+        refs = calloc((size_t)argc, sizeof(*refs));
+        if (!refs)
+                return cli_fail(&(ncm_error){ENOMEM, "out of memory"});
+        opterr = 0;
+        optind = 0;
+        /* No '+': FILE may come before or after the options. */
+        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+                if (c != 'h' && c != ':' && c != '?' && !allowed(which, c))
+                        return cli_usage_error(cmd, "option '%s' does not apply here",
+                                               argv[optind - 1]);
+                if (cli_source_option(&src, c, optarg)) {
+                        want_machine = true;
+                        continue;
+                }
+                switch (c) {
+                case OPT_JSON:
+                        a.json = true;
+                        break;
+                case OPT_POLICY:
+                        a.policy = optarg;
+                        break;
+                case OPT_RESERVED:
+                        reserved = ncm_cpuset_free(reserved);
+                        if (ncm_cpuset_parse_list(optarg, &reserved, &err) < 0)
+                                return cli_usage_error(cmd, "--reserved '%s': %s", optarg, err.msg);
+                        want_machine = which == SUB_VERIFY;
+                        break;
+                case OPT_STRICT:
+                        a.strict = true;
+                        want_machine = true;
+                        break;
+                case OPT_CONTAINER:
+                        if (!parse_container(optarg, &refs[a.nrefs]))
+                                return cli_usage_error(cmd,
+                                                       "--container '%s': expected ID=POD/NAME",
+                                                       optarg);
+                        a.nrefs++;
+                        break;
+                case OPT_OUTPUT:
+                        a.output = optarg;
+                        break;
+                case OPT_FIX_CHECKSUM:
+                        a.fix_checksum = true;
+                        break;
+                case 'h':
+                        usage_sub(which, stdout);
+                        return 0;
+                case ':':
+                        return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+                default:
+                        return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind >= argc)
+                return cli_usage_error(cmd, "missing FILE");
+        if (optind + 1 < argc)
+                return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+        if (cli_source_check(&src, cmd) != 0)
+                return 2;
+        a.path = argv[optind];
+        a.reserved = reserved;
+        a.refs = refs;
+
+        r = ncm_fs_read_all(AT_FDCWD, a.path, CHECKPOINT_MAX_SIZE, &text, &a.len, &err);
+        if (r < 0)
+                return cli_fail(&err);
+        a.text = text;
+
+        /* The kind, from the content. */
+        for (size_t i = 0; kinds[i] && !kind; i++) {
+                r = kinds[i]->probe(a.text, a.len, a.path, &err);
+                if (r < 0)
+                        return cli_fail(&err);
+                if (r > 0)
+                        kind = kinds[i];
+        }
+        if (!kind) {
+                ncm_error_set(&err, EINVAL, "%s: not a checkpoint file nodecm knows (%s)", a.path,
+                              "expected cpu_manager_state");
+                return cli_fail(&err);
+        }
+
+        if (want_machine) {
+                r = cli_source_load(&src, &topo, &err);
+                if (r < 0)
+                        return cli_fail(&err);
+                a.topo = topo;
+                a.topo_desc = cli_source_describe(&src, desc, sizeof(desc));
+        }
+
+        switch (which) {
+        case SUB_VERIFY:
+                r = kind->verify(&a, &out, &err);
+                break;
+        case SUB_SHOW:
+                r = kind->show(&a, &out, &err);
+                break;
+        case SUB_REWRITE:
+                r = kind->rewrite ? kind->rewrite(&a, &out, &err)
+                                  : ncm_error_set(&err, ENOTSUP, "%s: %s files cannot be rewritten",
+                                                  a.path, kind->name);
+                break;
+        }
+        if (r >= 0 && ncm_buf_failed(&out))
+                r = ncm_error_set(&err, ENOMEM, "out of memory");
+        if (r < 0) {
+                ncm_buf_done(&out);
+                return cli_fail(&err);
+        }
+        r = cli_emit(out.data ? out.data : "", out.len);
+        ncm_buf_done(&out);
+        return r;
+}
+
+int cmd_checkpoint(int argc, char **argv)
+{
+        if (argc < 2) {
+                usage(stderr);
+                return 2;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+            strcmp(argv[1], "help") == 0) {
+                usage(stdout);
+                return 0;
+        }
+        for (size_t i = 0; i < NCM_ELEMENTSOF(sub_names); i++)
+                if (strcmp(argv[1], sub_names[i]) == 0)
+                        return run_sub((sub)i, argc - 1, argv + 1);
+        return cli_usage_error("checkpoint", "unknown subcommand '%s'", argv[1]);
+}
