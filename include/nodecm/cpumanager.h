@@ -20,8 +20,10 @@
 #include <nodecm/buf.h>
 #include <nodecm/common.h>
 #include <nodecm/cpuset.h>
+#include <nodecm/cpustate.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
+#include <nodecm/pod.h>
 #include <nodecm/topology.h>
 
 #ifdef __cplusplus
@@ -184,6 +186,154 @@ NCM_API int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_option
 
 /* Append HINTS as a JSON array ([{"numa": [0], "preferred": true}, ...]) to B. */
 NCM_API void ncm_cpu_hints_format_json(const ncm_hint_list *hints, ncm_buf *b);
+
+/* ------------------------------------------------------------------------------------------
+ * Policies (kubelet's policy_static.go and policy_none.go)
+ *
+ * How the node drives a policy (kubelet's container manager does the same):
+ *
+ *     ncm_cpu_policy_new(topo, &cfg, &p, &err)       at start-up (NewManager)
+ *     ncm_cpu_policy_start(p, state, &err)           once the state is restored (Start)
+ *     per pod at admission, for each container (init containers first):
+ *         ncm_cpu_policy_hints(p, state, pod, c, &hints, &err)   (or _pod_hints, pod scope)
+ *         ... topology manager merges the providers' hints ...
+ *         ncm_cpu_policy_allocate(p, state, pod, c, &affinity, &err)
+ *     ncm_cpu_policy_remove_container(p, state, uid, name, &err)  when a container goes
+ *     pools: ncm_cpu_policy_allocatable / _available / shared = ncm_cpu_state_default(state)
+ *
+ * The state (include/nodecm/cpustate.h) belongs to the caller, who persists it; a policy
+ * mutates it only inside start, allocate and remove_container, with kubelet's write order
+ * (the default set first, then the container's entry). Calls on one policy and state must be
+ * serialised by the caller, as kubelet's manager does under its mutex.
+ *
+ * Error codes: NCM_E_ADMISSION is kubelet's SMTAlignmentError (admission reason
+ * NCM_CPU_REASON_SMT_ALIGNMENT); NCM_E_UNSATISFIABLE an allocation kubelet fails (its reason is
+ * UnexpectedAdmissionError); NCM_E_INVALID_STATE a state that fails Start's validation;
+ * EINVAL bad configuration. Messages are kubelet's texts.
+ *
+ * Pod-level resource managers (KEP-5526, gates PodLevelResources + PodLevelResourceManagers)
+ * are not implemented: the newest kubelet's defaults (PodLevelResources on,
+ * PodLevelResourceManagers off) are built in, so a pod with pod-level cpu/memory/hugepages
+ * resources gets no exclusive CPUs and no CPU hints, as in kubelet.
+ */
+
+/* The admission failure reason of NCM_E_ADMISSION errors. */
+#define NCM_CPU_REASON_SMT_ALIGNMENT "SMTAlignmentError"
+
+typedef struct ncm_cpu_policy ncm_cpu_policy;
+
+/* The policy's part of the kubelet configuration. */
+typedef struct ncm_cpu_policy_config {
+        const char *policy;            /* cpuManagerPolicy: "none" (NULL) or "static" */
+        const ncm_cpu_option *options; /* cpuManagerPolicyOptions */
+        size_t noptions;
+        ncm_cpu_gates gates;             /* NCM_CPU_GATES_DEFAULT for the newest kubelet */
+        const ncm_cpuset *reserved_cpus; /* reservedSystemCPUs; NULL or empty: none */
+        /*
+         * kube-reserved + system-reserved cpu in millicores, when either names cpu
+         * (kubelet's nodeAllocatableReservation["cpu"]). With reserved_cpus non-empty kubelet
+         * replaces both by |reserved_cpus| CPUs, and so does nodecm.
+         */
+        bool reserved_millicpu_set;
+        int64_t reserved_millicpu;
+        const char *topology_manager_policy; /* for align-by-socket's check; NULL: "none" */
+} ncm_cpu_policy_config;
+
+/*
+ * kubelet's NewManager, policy part: "none" -> ncm_cpu_none_policy_new() (errors prefixed
+ * `new none policy error: `); "static" -> needs the reservation (`[cpumanager] unable to
+ * determine reserved CPU resources for static policy`, `[cpumanager] the static policy
+ * requires systemreserved.cpu + kubereserved.cpu to be greater than zero`), reserves
+ * ceil(millicpu / 1000) CPUs and calls ncm_cpu_static_policy_new() (errors prefixed `new
+ * static policy error: `); anything else -> `unknown policy: "<name>"`. T must outlive the
+ * policy. -EINVAL for configuration errors, -ENOMEM.
+ */
+NCM_API int ncm_cpu_policy_new(const ncm_topo *t, const ncm_cpu_policy_config *cfg,
+                               ncm_cpu_policy **ret, ncm_error *err);
+
+/*
+ * kubelet's NewStaticPolicy: parse and validate the options (CFG's options, gates and
+ * topology manager policy; its reservation fields are ignored), then reserve RESERVED when
+ * not empty, else NUM_RESERVED CPUs chosen by the allocator with these options. Errors:
+ * the options' texts, `[cpumanager] unable to reserve the required amount of CPUs (size of
+ * <set> did not equal <n>)`, `[cpumanager] unable to build the reserved physical CPUs from the
+ * reserved set: unknown CPU ID: <cpu>` (the lowest unknown one).
+ */
+NCM_API int ncm_cpu_static_policy_new(const ncm_topo *t, int num_reserved,
+                                      const ncm_cpuset *reserved, const ncm_cpu_policy_config *cfg,
+                                      ncm_cpu_policy **ret, ncm_error *err);
+
+/* kubelet's NewNonePolicy: any option is refused (`None policy: received unsupported
+ * options=map[k:v ...]`, keys sorted as Go's fmt prints maps). */
+NCM_API int ncm_cpu_none_policy_new(const ncm_cpu_option *options, size_t noptions,
+                                    ncm_cpu_policy **ret, ncm_error *err);
+
+NCM_API ncm_cpu_policy *ncm_cpu_policy_free(ncm_cpu_policy *p);
+NCM_DEFINE_AUTOPTR(ncm_cpu_policy, ncm_cpu_policy_free)
+
+/* "static" or "none" (the name checkpoints record). */
+NCM_API const char *ncm_cpu_policy_name(const ncm_cpu_policy *p) NCM_PURE;
+/* The parsed options (all false for none). */
+NCM_API const ncm_cpu_options *ncm_cpu_policy_options(const ncm_cpu_policy *p) NCM_PURE;
+/* The reserved CPUs (empty for none). Owned by the policy. */
+NCM_API const ncm_cpuset *ncm_cpu_policy_reserved(const ncm_cpu_policy *p) NCM_PURE;
+/* The allocator index of the policy's topology (NULL for none). */
+NCM_API const ncm_cpu_index *ncm_cpu_policy_index(const ncm_cpu_policy *p) NCM_PURE;
+
+/*
+ * Start: validate the restored state (static: cpustate.h's validateState, with the reserved
+ * CPUs and strict-cpu-reservation; a fresh state gets its default set). none: nothing.
+ * 0, or -NCM_E_INVALID_STATE with kubelet's text, or the state hook's error.
+ */
+NCM_API int ncm_cpu_policy_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err);
+
+/*
+ * Allocate: exclusive CPUs for container C of POD when the pod is Guaranteed and C requests a
+ * whole number of CPUs; otherwise nothing (shared pool). AFFINITY is the topology manager's
+ * hint for the container (NULL or any = "no NUMA preference"). Idempotent: a container with
+ * CPUs keeps them. CPUs are taken inside the hint's NUMA nodes first (their sockets with
+ * align-by-socket), the rest spill over; CPUs of the pod's finished init containers are
+ * reused. 0 or the errors listed above; on error the state is unchanged (except what the
+ * hook failed to persist).
+ */
+NCM_API int ncm_cpu_policy_allocate(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                                    const ncm_container *c, const ncm_hint *affinity,
+                                    ncm_error *err);
+
+/*
+ * RemoveContainer: give (POD_UID, NAME)'s CPUs back to the shared pool, except those another
+ * container of the pod still holds (an app container may own its init container's CPUs).
+ * 0 (also when there was no entry) or the state hook's error.
+ */
+NCM_API int ncm_cpu_policy_remove_container(ncm_cpu_policy *p, ncm_cpu_state *s,
+                                            const char *pod_uid, const char *name, ncm_error *err);
+
+/*
+ * GetTopologyHints for container C: OUT->nil for "no preference" (not exclusive, or the none
+ * policy); an empty list when C already holds a number of CPUs other than it requests; else
+ * the generated hints (from C's own CPUs when it has them). OUT must be empty on entry.
+ */
+NCM_API int ncm_cpu_policy_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                                 const ncm_container *c, ncm_hint_list *out, ncm_error *err);
+
+/* GetPodTopologyHints (topology manager pod scope), same conventions. */
+NCM_API int ncm_cpu_policy_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                                     ncm_hint_list *out, ncm_error *err);
+
+/* GetAllocatableCPUs: all CPUs minus the reserved ones (static), nothing (none). */
+NCM_API void ncm_cpu_policy_allocatable(const ncm_cpu_policy *p, ncm_cpuset *out);
+/* GetAvailableCPUs: the default set minus the reserved CPUs (static), nothing (none). */
+NCM_API void ncm_cpu_policy_available(const ncm_cpu_policy *p, const ncm_cpu_state *s,
+                                      ncm_cpuset *out);
+/* GetAvailablePhysicalCPUs: the default set minus every core holding a reserved CPU. */
+NCM_API void ncm_cpu_policy_available_physical(const ncm_cpu_policy *p, const ncm_cpu_state *s,
+                                               ncm_cpuset *out);
+
+/* guaranteedCPUs: exclusive CPUs container C would get (0: shared pool). */
+NCM_API int ncm_cpu_guaranteed_cpus(const ncm_pod *pod, const ncm_container *c) NCM_PURE;
+/* podGuaranteedCPUs: the pod's total for pod-scope hints (init containers and sidecars
+ * accounted as kubelet does). */
+NCM_API int ncm_cpu_pod_guaranteed_cpus(const ncm_pod *pod) NCM_PURE;
 
 #ifdef __cplusplus
 }

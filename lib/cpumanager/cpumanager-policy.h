@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal to the policy work stream of lib/cpumanager: the ops table behind ncm_cpu_policy
+ * (STYLE rule 12) and the base object every policy embeds first.
+ */
+#ifndef NCM_CPUMANAGER_POLICY_H
+#define NCM_CPUMANAGER_POLICY_H
+
+#include <nodecm/cpumanager.h>
+
+typedef struct ncm_cpu_policy_ops {
+        const char *name;
+        void (*destroy)(ncm_cpu_policy *p);
+        int (*start)(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err);
+        int (*allocate)(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                        const ncm_container *c, const ncm_hint *affinity, ncm_error *err);
+        int (*remove_container)(ncm_cpu_policy *p, ncm_cpu_state *s, const char *pod_uid,
+                                const char *name, ncm_error *err);
+        int (*hints)(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                     const ncm_container *c, ncm_hint_list *out, ncm_error *err);
+        int (*pod_hints)(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                         ncm_hint_list *out, ncm_error *err);
+        void (*allocatable)(const ncm_cpu_policy *p, ncm_cpuset *out);
+        void (*available)(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out);
+        void (*available_physical)(const ncm_cpu_policy *p, const ncm_cpu_state *s,
+                                   ncm_cpuset *out);
+} ncm_cpu_policy_ops;
+
+struct ncm_cpu_policy {
+        const ncm_cpu_policy_ops *ops;
+        ncm_cpu_options opts;
+        ncm_cpuset *reserved; /* never NULL */
+        ncm_cpu_index *ix;    /* NULL for none */
+};
+
+#endif
