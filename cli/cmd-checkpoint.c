@@ -369,7 +369,9 @@ static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
         }
         ncm_buf_puts(b, "exclusive:    ");
         put_cpus(b, held);
-        if (c->format == NCM_CPU_CHECKPOINT_V1)
+        if (nctr == 0 && c->npods == 0)
+                ncm_buf_putc(b, '\n');
+        else if (c->format == NCM_CPU_CHECKPOINT_V1)
                 ncm_buf_printf(b, " in %zu container%s (by container ID, V1)\n", nctr,
                                nctr == 1 ? "" : "s");
         else

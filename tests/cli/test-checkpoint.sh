@@ -1,0 +1,202 @@
+# nodecm checkpoint verify|show|rewrite: exit codes 0/1/2, one-line errors, show goldens, and
+# that only `rewrite` ever writes.
+. "$(dirname "$0")/lib.sh"
+
+cd "$DATA" || exit 1
+CK=checkpoints
+SYN8="package:1 core:4 pu:2"
+
+# --- verify: every real file of the spec's Appendix A is valid -------------------------------
+for f in $CK/real/0*.json $CK/real/10-none-empty-v1.json; do
+        run checkpoint verify "$f"
+        expect_rc 0 "verify $f"
+        case "$OUT" in
+        "$f: cpu_manager_state V"*": valid"*) ;;
+        *) fail "verify $f: summary was [$OUT]" ;;
+        esac
+        [ "$(printf '%s\n' "$OUT" | wc -l)" -eq 1 ] || fail "verify $f: more than one line"
+done
+
+run checkpoint verify $CK/real/06-static-v1.34-two-pods.json
+expect_out "$CK/real/06-static-v1.34-two-pods.json: cpu_manager_state V2, policy static, 2 pods, 2 containers, checksum 2764424633 verified (CPUManagerCheckpoint rendering): valid" \
+        "verify summary"
+run checkpoint verify $CK/crafted/v2-native.json
+expect_rc 0 "verify native V2 rendering"
+case "$OUT" in *"(CPUManagerCheckpointV2 rendering)"*) ;; *) fail "native rendering: [$OUT]" ;; esac
+run checkpoint verify $CK/crafted/v2-zero-checksum.json
+expect_rc 0 "verify checksum 0"
+case "$OUT" in *"checksum 0 (accepted unverified)"*) ;; *) fail "checksum 0: [$OUT]" ;; esac
+run checkpoint verify $CK/kubelet/v3-native.json
+expect_rc 0 "verify V3"
+run checkpoint verify $CK/crafted/case-insensitive-keys.json
+expect_rc 0 "verify case-insensitive keys"
+
+# --- verify: invalid files exit 1 with one line naming the file and the reason ---------------
+run checkpoint verify $CK/kubelet/invalid-checksum.json
+expect_rc 1 "checksum mismatch"
+expect_err_contains "nodecm: $CK/kubelet/invalid-checksum.json: checkpoint is corrupted: checksum 1337 in the file, but its V2 content hashes to 354655845 (CPUManagerCheckpoint)" \
+        "checksum mismatch"
+expect_out "" "nothing on stdout on failure"
+run checkpoint verify $CK/real/11-static-0-2019-unverifiable.json
+expect_rc 1 "unverifiable 2019 file"
+run checkpoint verify $CK/kubelet/unparsable-default-cpu-set.json
+expect_rc 1 "bad default cpuset"
+expect_err_contains 'could not parse default cpu set "1.3": strconv.Atoi: parsing "1.3": invalid syntax' \
+        "bad default cpuset"
+run checkpoint verify $CK/kubelet/unparsable-assignment-entry.json
+expect_rc 1 "bad entry cpuset"
+expect_err_contains 'could not parse cpuset "asd" for container "container2" in pod "pod"' "bad entry"
+run checkpoint verify $CK/crafted/bad-type-policy.json
+expect_rc 1 "wrong JSON type"
+expect_err_contains "json: cannot unmarshal number into Go struct field CPUManagerCheckpoint.policyName of type string" \
+        "wrong JSON type"
+run checkpoint verify $CK/kubelet/invalid-policy-name.json --policy none
+expect_rc 1 "policy mismatch"
+expect_err_contains 'configured policy "none" differs from state checkpoint policy "other"' "policy"
+run checkpoint verify $CK/kubelet/v3-legacy.json --policy static
+expect_rc 1 "V3 under a gate-off kubelet"
+expect_err_contains "CPUManagerCheckpointV1.entries of type string" "V3 gate off"
+
+# --- verify against a machine: the kubelet's start-up validation ----------------------------
+run checkpoint verify $CK/crafted/static-8cpus.json --synthetic "$SYN8" --reserved 0
+expect_rc 0 "validation passes"
+case "$OUT" in *"start-up validation passes on --synthetic $SYN8"*) ;; *) fail "passes: [$OUT]" ;; esac
+run checkpoint verify $CK/crafted/static-8cpus.json --synthetic "package:1 core:6 pu:2"
+expect_rc 1 "CPUs added"
+expect_err_contains "the kubelet would refuse to start on --synthetic package:1 core:6 pu:2: current set of available CPUs \"0-11\" doesn't match with CPUs in state \"0-7\"" \
+        "CPUs added"
+run checkpoint verify $CK/crafted/static-8cpus.json --synthetic "$SYN8" --reserved 0 --strict
+expect_rc 1 "strict reservation turned on"
+expect_err_contains 'some of strictly reserved cpus: "0" are present in defaultCpuSet: "0-1,4-7"' "strict"
+run checkpoint verify $CK/crafted/static-8cpus.json --synthetic "$SYN8" --reserved 2
+expect_rc 1 "reserved CPU held by a container"
+expect_err_contains 'not all reserved cpus: "2" are present in defaultCpuSet: "0-1,4-7"' "reserved"
+run checkpoint verify $CK/real/02-static-0-63.json --synthetic "package:2 core:16 pu:2" --reserved 0-1
+expect_rc 0 "blog file on a 64-CPU machine"
+run checkpoint verify $CK/real/01-none-empty.json --synthetic "$SYN8"
+expect_rc 0 "none policy"
+case "$OUT" in *'policy "none" has no start-up validation'*) ;; *) fail "none: [$OUT]" ;; esac
+run checkpoint verify $CK/kubelet/v1-migration-static.json --synthetic "$SYN8"
+expect_rc 1 "V1 without its containers"
+expect_err_contains "failed to migrate checkpoint from v1 to v2: containerID 'containerID1' not found in initial containers list" \
+        "V1 migration"
+run checkpoint verify $CK/kubelet/v1-migration-static.json --policy static \
+        --container containerID1=pod/container1 --container containerID2=pod/container2
+expect_rc 0 "V1 migrated and validated"
+
+# --- exit 2: unreadable, not JSON, unknown kind, bad usage -----------------------------------
+run checkpoint verify $CK/does-not-exist.json
+expect_rc 2 "missing file"
+expect_err_contains "does-not-exist.json" "missing file"
+run checkpoint verify $CK/crafted/not-json.txt
+expect_rc 2 "not JSON"
+expect_err_contains "$CK/crafted/not-json.txt:1:1: invalid JSON" "not JSON"
+run checkpoint verify $CK/crafted/truncated.json
+expect_rc 2 "truncated"
+expect_err_contains "unexpected end of JSON input" "truncated"
+run checkpoint verify $CK/crafted/foreign-device.json
+expect_rc 2 "device checkpoint (not yet a known kind)"
+expect_err_contains "not a checkpoint file nodecm knows" "foreign"
+run checkpoint verify $CK/crafted/foreign-other.json
+expect_rc 2 "unknown kind"
+run checkpoint verify
+expect_rc 2 "no file"
+expect_err_contains "missing FILE" "no file"
+run checkpoint verify a b
+expect_rc 2 "two files"
+run checkpoint verify $CK/real/01-none-empty.json --json
+expect_rc 2 "option of another subcommand"
+run checkpoint verify $CK/real/01-none-empty.json --reserved x
+expect_rc 2 "bad --reserved"
+expect_err_contains "--reserved 'x'" "bad --reserved"
+run checkpoint verify $CK/real/01-none-empty.json --container nope
+expect_rc 2 "bad --container"
+run checkpoint verify $CK/real/01-none-empty.json --synthetic "$SYN8" --fsroot /
+expect_rc 2 "two sources"
+run checkpoint frobnicate
+expect_rc 2 "unknown subcommand"
+run checkpoint
+expect_rc 2 "no subcommand"
+
+# --- help ------------------------------------------------------------------------------------
+for sub in "" verify show rewrite; do
+        # shellcheck disable=SC2086
+        run checkpoint $sub --help
+        expect_rc 0 "checkpoint $sub --help"
+        case "$OUT" in "Usage: nodecm checkpoint"*) ;; *) fail "help $sub: [$OUT]" ;; esac
+done
+
+# --- show: goldens ---------------------------------------------------------------------------
+run checkpoint show $CK/real/06-static-v1.34-two-pods.json --reserved 0-1
+expect_rc 0 "show"
+expect_golden $CK/golden/show-v2.txt "show V2"
+run checkpoint show --json $CK/real/06-static-v1.34-two-pods.json --reserved 0-1
+expect_rc 0 "show --json"
+expect_golden $CK/golden/show-v2.json "show V2 --json"
+run checkpoint show $CK/kubelet/v1-migration.json
+expect_golden $CK/golden/show-v1.txt "show V1"
+run checkpoint show $CK/kubelet/v3-legacy.json
+expect_golden $CK/golden/show-v3.txt "show V3"
+run checkpoint show $CK/kubelet/v3-legacy.json --json
+expect_golden $CK/golden/show-v3.json "show V3 --json"
+# A file that fails verification is shown with the reason.
+run checkpoint show $CK/kubelet/invalid-checksum.json
+expect_rc 0 "show corrupt"
+expect_golden $CK/golden/show-corrupt.txt "show corrupt"
+run checkpoint show $CK/kubelet/unparsable-assignment-entry.json --json
+expect_golden $CK/golden/show-bad-cpuset.json "show bad cpuset --json"
+run checkpoint show $CK/crafted/empty-pod.json
+expect_golden $CK/golden/show-empty-pod.txt "show empty pod"
+run checkpoint show $CK/crafted/bad-type-policy.json
+expect_rc 1 "show undecodable"
+run checkpoint show $CK/crafted/not-json.txt
+expect_rc 2 "show not JSON"
+run checkpoint show $CK/real/01-none-empty.json --strict
+expect_rc 2 "show --strict"
+
+# --- only rewrite writes ---------------------------------------------------------------------
+snap() { cksum "$1"; stat -c '%i %Y' "$1"; }
+cp $CK/kubelet/invalid-checksum.json "$TMPD/corrupt.json"
+before=$(snap "$TMPD/corrupt.json")
+run checkpoint verify "$TMPD/corrupt.json" --synthetic "$SYN8"
+run checkpoint show "$TMPD/corrupt.json"
+run checkpoint rewrite "$TMPD/corrupt.json"
+expect_rc 1 "rewrite refuses a corrupt file"
+expect_err_contains "--fix-checksum" "rewrite hint"
+[ "$(snap "$TMPD/corrupt.json")" = "$before" ] || fail "verify/show/rewrite modified a corrupt file"
+
+run checkpoint rewrite "$TMPD/corrupt.json" --fix-checksum
+expect_rc 0 "rewrite --fix-checksum"
+expect_out "$TMPD/corrupt.json: written as cpu_manager_state V2 with checksum 354655845, checksum recomputed (from $TMPD/corrupt.json V2)" \
+        "rewrite --fix-checksum"
+run checkpoint verify "$TMPD/corrupt.json"
+expect_rc 0 "fixed file verifies"
+[ "$(cat "$TMPD/corrupt.json")" = '{"policyName":"none","defaultCpuSet":"4-6","checksum":354655845}' ] ||
+        fail "fixed file content: $(cat "$TMPD/corrupt.json")"
+
+# A file already in the kubelet's form is left alone, inode and all.
+cp $CK/real/06-static-v1.34-two-pods.json "$TMPD/real.json"
+before=$(snap "$TMPD/real.json")
+run checkpoint rewrite "$TMPD/real.json"
+expect_rc 0 "rewrite canonical"
+case "$OUT" in *"already in the kubelet's form"*) ;; *) fail "rewrite canonical: [$OUT]" ;; esac
+[ "$(snap "$TMPD/real.json")" = "$before" ] || fail "rewrite touched a canonical file"
+
+# Pretty-printed, case-folded keys, non-canonical cpusets: rewritten byte for byte as the kubelet.
+run checkpoint rewrite $CK/crafted/case-insensitive-keys.json --output "$TMPD/out.json"
+expect_rc 0 "rewrite --output"
+cmp -s "$TMPD/out.json" $CK/real/06-static-v1.34-two-pods.json || fail "rewrite is not the kubelet's bytes"
+run checkpoint rewrite $CK/kubelet/v1-migration.json --output "$TMPD/v1.json" \
+        --container containerID1=pod/container1 --container containerID2=pod/container2
+expect_rc 0 "rewrite V1"
+[ "$(cat "$TMPD/v1.json")" = '{"policyName":"none","defaultCpuSet":"1-3","entries":{"pod":{"container1":"4-6","container2":"1-3"}},"checksum":3610638499}' ] ||
+        fail "V1 migrated: $(cat "$TMPD/v1.json")"
+run checkpoint rewrite $CK/kubelet/v1-migration.json --output "$TMPD/v1b.json"
+expect_rc 1 "rewrite V1 without containers"
+[ ! -e "$TMPD/v1b.json" ] || fail "failed rewrite left a file"
+run checkpoint rewrite $CK/kubelet/v3-legacy.json --output "$TMPD/v3.json"
+expect_rc 1 "rewrite V3"
+run checkpoint rewrite $CK/real/01-none-empty.json --output /nonexistent-dir/x
+expect_rc 2 "rewrite to an unwritable place"
+
+finish
