@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Topology hints: kubelet's GetTopologyHints / GetPodTopologyHints and
+ * generateDeviceTopologyHints.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/bitmask.h>
+#include "devicemanager-internal.h"
+
+void ncm_devmgr_hints_done(ncm_devmgr_hints *h)
+{
+        for (size_t i = 0; i < h->n; i++) {
+                free(h->v[i].resource);
+                ncm_hint_list_done(&h->v[i].hints);
+        }
+        free(h->v);
+        h->v = NULL;
+        h->n = 0;
+}
+
+/* A device resource's request: name and count, sorted by name. */
+typedef struct dreq {
+        const char *name;
+        int64_t count;
+} dreq;
+
+static int cmp_request(const void *a, const void *b)
+{
+        return strcmp(((const dreq *)a)->name, ((const dreq *)b)->name);
+}
+
+static bool has_topology_alignment(const dm_resource *r)
+{
+        for (size_t i = 0; r && i < r->n_devs; i++)
+                if (r->devs[i].topology && r->devs[i].n_numa > 0)
+                        return true;
+        return false;
+}
+
+/* The NUMA mask of a device of the resource, or 0 when unknown or without topology. */
+static ncm_bitmask device_mask(const dm_resource *r, const char *id, bool *topology)
+{
+        const dm_device *d = r ? ncm__dm_device(r, id) : NULL;
+        if (topology)
+                *topology = d && d->topology;
+        return d ? d->mask : 0;
+}
+
+/*
+ * generateDeviceTopologyHints: every non-empty subset of the machine's NUMA nodes (smaller
+ * first) that holds enough available devices, and all reusable ones; preferred when as
+ * small as the smallest subset holding REQUEST devices of the resource, healthy or not.
+ */
+static int generate(const ncm_devmgr *m, const dm_resource *r, const ncm__strset *available,
+                    const ncm__strset *reusable, int64_t request, ncm_hint_list *out)
+{
+        ncm_bitmask_iter it;
+        ncm_bitmask mask;
+        int min_size = m->n_numa_nodes;
+
+        *out = (ncm_hint_list)NCM_HINT_LIST_INIT;
+        if (ncm_bitmask_iter_init(&it, m->numa_nodes, m->n_numa_nodes, NULL) < 0)
+                return -EINVAL;
+        while (ncm_bitmask_iter_next(&it, &mask)) {
+                int64_t in_mask = 0, matching = 0;
+                bool drop = false;
+
+                for (size_t i = 0; r && i < r->n_devs; i++)
+                        if (r->devs[i].mask & mask)
+                                in_mask++;
+                if (in_mask >= request && ncm_bitmask_count(mask) < min_size)
+                        min_size = ncm_bitmask_count(mask);
+                for (size_t i = 0; reusable && i < reusable->n && !drop; i++) {
+                        bool topo;
+                        ncm_bitmask dm = device_mask(r, reusable->v[i], &topo);
+                        if (!topo)
+                                continue;
+                        if (!(dm & mask))
+                                drop = true;
+                        else
+                                matching++;
+                }
+                if (drop)
+                        continue;
+                for (size_t i = 0; i < available->n; i++)
+                        if (device_mask(r, available->v[i], NULL) & mask)
+                                matching++;
+                if (matching < request)
+                        continue;
+                if (ncm_hint_list_append(out, (ncm_hint){mask, false, false}) < 0) {
+                        ncm_hint_list_done(out);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < out->n; i++)
+                if (ncm_bitmask_count(out->hints[i].numa) == min_size)
+                        out->hints[i].preferred = true;
+        return 0;
+}
+
+static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l)
+{
+        ncm_devmgr_resource_hints *v = realloc(h->v, (h->n + 1) * sizeof(*v));
+        char *name;
+        if (!v)
+                return -ENOMEM;
+        h->v = v;
+        name = strdup(res);
+        if (!name)
+                return -ENOMEM;
+        v[h->n].resource = name;
+        v[h->n].hints = *l;
+        *l = (ncm_hint_list)NCM_HINT_LIST_INIT;
+        h->n++;
+        return 0;
+}
+
+/*
+ * Hints for each request. POD/CONTAINER select the devices already held (CONTAINER NULL:
+ * the whole pod); REUSE adds the pod's reusable devices (container scope only).
+ */
+static int hints_for(ncm_devmgr *m, const char *pod, const char *container,
+                     const dreq *req, size_t n, bool reuse, ncm_devmgr_hints *ret,
+                     ncm_error *err)
+{
+        ncm_devmgr_hints h = NCM_DEVMGR_HINTS_INIT;
+
+        for (size_t i = 0; i < n; i++) {
+                const char *res = req[i].name;
+                const dm_resource *r = ncm__dm_resource(m, res);
+                ncm__strset held = NCM__STRSET_INIT, available = NCM__STRSET_INIT,
+                            all = NCM__STRSET_INIT;
+                const ncm__strset *reusable = NULL;
+                ncm_hint_list l = NCM_HINT_LIST_INIT;
+                int k = 0;
+
+                if (!has_topology_alignment(r)) {
+                        l.nil = true;
+                        goto add;
+                }
+                /* Devices already allocated (e.g. after a restart): same hints again. */
+                for (size_t e = 0; e < m->st.n_entries && k == 0; e++) {
+                        const dm_entry *en = &m->st.entries[e];
+                        if (strcmp(en->pod, pod) == 0 && strcmp(en->resource, res) == 0 &&
+                            (!container || strcmp(en->container, container) == 0))
+                                k = ncm__strset_union(&held, &en->devices);
+                }
+                if (k < 0)
+                        goto oom;
+                if (held.n > 0) {
+                        if ((int64_t)held.n == req[i].count)
+                                k = generate(m, r, &held, NULL, req[i].count, &l);
+                        goto add;
+                }
+                if (r->has_healthy && ncm__strset_copy(&available, &r->healthy) < 0)
+                        goto oom;
+                {
+                        const dm_rset *in_use = ncm__rsets_get(&m->st.allocated, res);
+                        if (in_use)
+                                ncm__strset_subtract(&available, &in_use->set);
+                }
+                if (reuse && m->st.reuse_pod && strcmp(m->st.reuse_pod, pod) == 0) {
+                        const dm_rset *s = ncm__rsets_get(&m->st.reuse, res);
+                        reusable = s ? &s->set : NULL;
+                }
+                if (ncm__strset_copy(&all, &available) < 0 ||
+                    (reusable && ncm__strset_union(&all, reusable) < 0))
+                        goto oom;
+                if ((int64_t)all.n < req[i].count)
+                        goto add;
+                k = generate(m, r, &available, reusable, req[i].count, &l);
+        add:
+                ncm__strset_done(&held);
+                ncm__strset_done(&available);
+                ncm__strset_done(&all);
+                if (k < 0 || add_result(&h, res, &l) < 0) {
+                        ncm_hint_list_done(&l);
+                        ncm_devmgr_hints_done(&h);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+                continue;
+        oom:
+                ncm__strset_done(&held);
+                ncm__strset_done(&available);
+                ncm__strset_done(&all);
+                ncm_devmgr_hints_done(&h);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        ncm_devmgr_hints_done(ret);
+        *ret = h;
+        return 0;
+}
+
+static bool device_resource(const ncm_devmgr *m, const char *res)
+{
+        const dm_resource *r = ncm__dm_resource(m, res);
+        return (r && r->has_healthy) || ncm__rsets_get(&m->st.allocated, res);
+}
+
+int ncm_devmgr_container_hints(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
+                               ncm_devmgr_hints *ret, ncm_error *err)
+{
+        ncm_autofree dreq *req = NULL;
+        size_t n = 0;
+        int k;
+
+        if (!pod_uid)
+                return ncm_error_set(err, EINVAL, "hints: pod UID needed");
+        if ((k = ncm_devmgr_validate_container(c, err)) < 0)
+                return k;
+        if ((k = ncm__dm_gc(m, err)) < 0)
+                return k;
+        req = calloc(c->n_resources ? c->n_resources : 1, sizeof(*req));
+        if (!req)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < c->n_resources; i++) {
+                const ncm_devmgr_resource *r = &c->resources[i];
+                if (!ncm_devmgr_is_extended_resource_name(r->name) || r->limit < 0 ||
+                    !device_resource(m, r->name))
+                        continue;
+                req[n++] = (dreq){r->name, r->limit};
+        }
+        qsort(req, n, sizeof(*req), cmp_request);
+        return hints_for(m, pod_uid, c->name, req, n, true, ret, err);
+}
+
+static int64_t limit_of(const ncm_devmgr_container *c, const char *resource, bool *present)
+{
+        for (size_t i = 0; i < c->n_resources; i++)
+                if (strcmp(c->resources[i].name, resource) == 0 && c->resources[i].limit >= 0) {
+                        *present = true;
+                        return c->resources[i].limit;
+                }
+        return 0;
+}
+
+int64_t ncm_devmgr_pod_limit(const ncm_devmgr_pod *pod, const char *resource)
+{
+        int64_t sum = 0, sidecars = 0, init_max = 0;
+        bool present = false;
+
+        for (size_t i = 0; i < pod->n_containers; i++)
+                sum += limit_of(&pod->containers[i], resource, &present);
+        for (size_t i = 0; i < pod->n_init_containers; i++) {
+                const ncm_devmgr_container *c = &pod->init_containers[i];
+                int64_t l = limit_of(c, resource, &present), eff;
+                if (c->type == NCM_DEVMGR_SIDECAR_CONTAINER) {
+                        sum += l;
+                        sidecars += l;
+                        eff = sidecars;
+                } else {
+                        eff = l + sidecars;
+                }
+                if (eff > init_max)
+                        init_max = eff;
+        }
+        if (!present)
+                return NCM_DEVMGR_UNSET;
+        return sum > init_max ? sum : init_max;
+}
+
+static int add_name(dreq **v, size_t *n, const char *name)
+{
+        dreq *nv;
+        for (size_t i = 0; i < *n; i++)
+                if (strcmp((*v)[i].name, name) == 0)
+                        return 0;
+        nv = realloc(*v, (*n + 1) * sizeof(*nv));
+        if (!nv)
+                return -ENOMEM;
+        *v = nv;
+        nv[(*n)++] = (dreq){name, 0};
+        return 0;
+}
+
+int ncm_devmgr_pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod, ncm_devmgr_hints *ret,
+                         ncm_error *err)
+{
+        ncm_autofree dreq *req = NULL;
+        size_t n = 0, out = 0;
+        int k;
+
+        if (!pod || !pod->uid)
+                return ncm_error_set(err, EINVAL, "hints: pod UID needed");
+        for (int pass = 0; pass < 2; pass++) {
+                const ncm_devmgr_container *cs = pass ? pod->containers : pod->init_containers;
+                size_t nc = pass ? pod->n_containers : pod->n_init_containers;
+                for (size_t i = 0; i < nc; i++) {
+                        if ((k = ncm_devmgr_validate_container(&cs[i], err)) < 0)
+                                return k;
+                        for (size_t j = 0; j < cs[i].n_resources; j++)
+                                if (ncm_devmgr_is_extended_resource_name(
+                                            cs[i].resources[j].name) &&
+                                    add_name(&req, &n, cs[i].resources[j].name) < 0)
+                                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+        }
+        if ((k = ncm__dm_gc(m, err)) < 0)
+                return k;
+        for (size_t i = 0; i < n; i++) {
+                int64_t l = ncm_devmgr_pod_limit(pod, req[i].name);
+                if (l < 0 || !device_resource(m, req[i].name))
+                        continue;
+                req[out++] = (dreq){req[i].name, l};
+        }
+        if (out)
+                qsort(req, out, sizeof(*req), cmp_request);
+        return hints_for(m, pod->uid, NULL, req, out, false, ret, err);
+}
