@@ -237,7 +237,8 @@ static void shuffled_copy(rng *r, const scenario *s, scenario *out)
                         const ncm_tm_resource_hints *e = &src->res[src->n - 1 - k];
                         ncm_hint hints[MAX_HINTS];
                         size_t n = e->list.n;
-                        memcpy(hints, e->list.hints, n * sizeof(ncm_hint));
+                        if (n)
+                                memcpy(hints, e->list.hints, n * sizeof(ncm_hint));
                         for (size_t a = n; a > 1; a--) {
                                 size_t b = below(r, (unsigned)a);
                                 ncm_hint t = hints[a - 1];

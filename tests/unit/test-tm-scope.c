@@ -105,7 +105,7 @@ static const ncm_tm_provider_ops fake_ops = {
 typedef struct test_pod {
         ncm_pod pod;
         ncm_container init[4], app[4];
-        char names[8][8];
+        char names[8][24];
 } test_pod;
 
 static void make_pod(test_pod *tp, const char *uid, size_t init, size_t app)
