@@ -12,6 +12,7 @@
 static const cli_command commands[] = {
         {"topology", "show the machine's CPUs, cores, sockets, NUMA nodes and caches", cmd_topology},
         {"checkpoint", "verify, show and rewrite the kubelet's checkpoint files", cmd_checkpoint},
+        {"merge", "merge topology hints as the kubelet's topology manager does", cmd_merge},
         {NULL, NULL, NULL},
 };
 
