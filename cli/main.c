@@ -12,6 +12,9 @@
 static const cli_command commands[] = {
         {"topology", "show the machine's CPUs, cores, sockets, NUMA nodes and caches", cmd_topology},
         {"checkpoint", "verify, show and rewrite the kubelet's checkpoint files", cmd_checkpoint},
+        {"cgroup", "plan, apply and remove a pod's kubepods, QoS and pod cgroups", cmd_cgroup},
+        {"node-allocatable", "node allocatable from capacity and the reservation flags",
+         cmd_node_allocatable},
         {"merge", "merge topology hints as the kubelet's topology manager does", cmd_merge},
         {NULL, NULL, NULL},
 };
