@@ -296,6 +296,7 @@ int main(void) {
                         cmocka_unit_test(test_cpu_assignment_entry_point_follows_options),
                         cmocka_unit_test(test_cpu_assignment_error_keeps_result),
                         cmocka_unit_test(test_cpu_assignment_asymmetric_socket_quirk),
+                        cmocka_unit_test(test_cpu_assignment_distributed_go_aliasing),
         };
         return cmocka_run_group_tests(tests, NULL, teardown_topos);
 }
