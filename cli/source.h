@@ -12,7 +12,7 @@
  *             {NULL, 0, NULL, 0},
  *     };
  *     cli_source src = CLI_SOURCE_INIT;
- *     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+ *     while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
  *             if (cli_source_option(&src, c, optarg))
  *                     continue;
  *             switch (c) { ... }

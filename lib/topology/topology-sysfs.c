@@ -603,9 +603,13 @@ static int name_number(const char *name, const char *prefix)
         return v >= NCM_CPUSET_MAX_CPUS ? -2 : (int)v;
 }
 
-/* Numbers N of the "PREFIXN" entries of directory PATH, ascending. 0 entries when absent. */
+/*
+ * Numbers N of the "PREFIXN" entries of directory PATH, ascending. 0 entries when absent.
+ * Entries with N above the id maximum are an error when BIG_IS_ERROR, else skipped and
+ * counted in *RET_BIG (may be NULL).
+ */
 static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int **ret,
-                         size_t *ret_n)
+                         size_t *ret_n, int *ret_big)
 {
         DIR *d = NULL;
         struct dirent *de;
@@ -616,6 +620,8 @@ static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int 
 
         *ret = NULL;
         *ret_n = 0;
+        if (ret_big)
+                *ret_big = 0;
         if (r == -ENOENT)
                 return 0;
         if (r < 0) {
@@ -625,6 +631,8 @@ static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int 
         }
         while ((de = readdir(d)) != NULL) {
                 int k = name_number(de->d_name, prefix);
+                if (k == -2 && ret_big)
+                        (*ret_big)++;
                 if (k == -2 && big_is_error) {
                         closedir(d);
                         free(v);
@@ -660,12 +668,13 @@ static int gather_online(reader *rd, ncm_cpuset **ret)
         size_t ndirs = 0;
         ncm_autoptr(ncm_cpuset) present = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) online = NULL;
+        int big = 0;
         int r;
 
         if (!present)
                 return ncm_error_set(rd->err, ENOMEM, "out of memory");
         fmt_path(rd, "/sys/devices/system/cpu");
-        r = list_numbered(rd, "cpu", false, &dirs, &ndirs);
+        r = list_numbered(rd, "cpu", false, &dirs, &ndirs, &big);
         if (r < 0)
                 return r;
         if (ndirs == 0)
@@ -681,7 +690,14 @@ static int gather_online(reader *rd, ncm_cpuset **ret)
                 return r;
         if (r == 0) {
                 /* No global list (old or hand-made dumps): each CPU's own online file, and
-                 * a CPU without one (cpu0 usually cannot be offlined) is online. */
+                 * a CPU without one (cpu0 usually cannot be offlined) is online. With a
+                 * global list, its parser refuses ids above the maximum by itself. */
+                if (big)
+                        return ncm_error_set(rd->err, ERANGE,
+                                             "/sys/devices/system/cpu: %d cpuN director%s with N "
+                                             "above the maximum CPU id %d",
+                                             big, big == 1 ? "y" : "ies",
+                                             NCM_CPUSET_MAX_CPUS - 1);
                 online = ncm_cpuset_new();
                 if (!online)
                         return ncm_error_set(rd->err, ENOMEM, "out of memory");
@@ -715,7 +731,7 @@ static int gather_l3(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
         c->l3_id = NCM__RAW_NONE;
         c->l3_first = -1;
         fmt_path(rd, "/sys/devices/system/cpu/cpu%d/cache", c->cpu);
-        r = list_numbered(rd, "index", false, &idx, &nidx);
+        r = list_numbered(rd, "index", false, &idx, &nidx, NULL);
         if (r < 0)
                 return r;
         /* L3 is not always index3 (Itanium has it at index4): check each level file. */
@@ -777,7 +793,7 @@ static int gather_nodes(reader *rd, ncm__raw_machine *m)
         int r;
 
         fmt_path(rd, "/sys/devices/system/node");
-        r = list_numbered(rd, "node", true, &ids, &n);
+        r = list_numbered(rd, "node", true, &ids, &n, NULL);
         if (r < 0 || n == 0)
                 return r;
         m->nodes = calloc(n, sizeof(*m->nodes));
