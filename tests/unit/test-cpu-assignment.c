@@ -289,6 +289,35 @@ static void test_cpu_assignment_asymmetric_socket_quirk(void **state) {
         ncm_topo_free(t);
 }
 
+/*
+ * kubelet keeps its best NUMA combination as a Go slice that later combinations overwrite in
+ * place (8 of 12 nodes here): the combination read back holds a node with one free CPU, the
+ * distribution shrinks to 1 per node, and the remainder cannot be placed. kubelet spins in its
+ * remainder loop; nodecm reports kubelet's accounting error instead.
+ */
+static void test_cpu_assignment_distributed_go_aliasing(void **state) {
+        ncm_cpu_info cpus[96];
+        ncm_topo *t = NULL;
+        ncm_cpu_index *ix = NULL;
+        ncm_cpuset *avail = tu_cpuset(
+                        "3,6,9,12,14,22,24,28,36,40,50-53,55,57,64,71-72,74,81,83-84,93,95");
+        ncm_cpuset *got = ncm_cpuset_new();
+        ncm_error err = NCM_ERROR_INIT;
+
+        /* 4 sockets x 3 NUMA nodes x 4 cores x 2 adjacent threads */
+        for (int i = 0; i < 96; i++)
+                cpus[i] = (ncm_cpu_info){i, i & ~1, i / 24, i / 8, i / 8};
+        assert_int_equal(ncm_topo_new(cpus, 96, NULL, 0, NULL, &t, NULL), 0);
+        assert_int_equal(ncm_cpu_index_new(t, &ix, NULL), 0);
+        assert_int_equal(ncm_cpu_take_distributed(ix, avail, 20, 1, false, false, got, &err),
+                         -NCM_E_UNSATISFIABLE);
+        assert_string_equal(err.msg, "accounting error, not enough CPUs allocated, remaining: 3");
+        ncm_cpuset_free(avail);
+        ncm_cpuset_free(got);
+        ncm_cpu_index_free(ix);
+        ncm_topo_free(t);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cpu_assignment_kubelet_tables),
