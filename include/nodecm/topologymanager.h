@@ -272,12 +272,14 @@ typedef struct ncm_tm_config {
 
 /* Counters kubelet exports as metrics (topology_manager_* and the numa_node boundary). */
 typedef struct ncm_tm_metrics {
-        uint64_t admission_requests_total;  /* topology_manager_admission_requests_total */
-        uint64_t admission_errors_total;    /* topology_manager_admission_errors_total */
-        uint64_t aligned_container;  /* container_aligned_compute_resources_count{container,numa_node} */
-        uint64_t aligned_pod;        /* ...{scope="pod", boundary="numa_node"} */
-        uint64_t failure_container;  /* container_aligned_compute_resources_failure_count{container,numa_node} */
-        uint64_t failure_pod;        /* ...{scope="pod", boundary="numa_node"} */
+        uint64_t admission_requests_total; /* topology_manager_admission_requests_total */
+        uint64_t admission_errors_total;   /* topology_manager_admission_errors_total */
+        /* container_aligned_compute_resources_count{scope, boundary="numa_node"} */
+        uint64_t aligned_container; /* scope="container" */
+        uint64_t aligned_pod;       /* scope="pod" */
+        /* container_aligned_compute_resources_failure_count{scope, boundary="numa_node"} */
+        uint64_t failure_container;
+        uint64_t failure_pod;
 } ncm_tm_metrics;
 
 typedef struct ncm_tm ncm_tm;

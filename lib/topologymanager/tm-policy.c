@@ -172,7 +172,8 @@ int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, s
                 lists = &single;
         }
         /* single-numa-node always compares with Narrowest, even with prefer-closest. */
-        ncm__tm_merger_init(&m, &p->numa, p->opts.prefer_closest_numa && !p->ops->single_numa_filter,
+        ncm__tm_merger_init(&m, &p->numa,
+                            p->opts.prefer_closest_numa && !p->ops->single_numa_filter,
                             lists->lists, lists->n);
         m.andset = p->andset;
         if (mode == NCM_TM_MERGE_REFERENCE)
@@ -202,7 +203,7 @@ void ncm_tm_admit_result_set(ncm_tm_admit_result *r, const char *type, const cha
                 snprintf(r->message, sizeof(r->message), "%s", message);
         } else {
                 snprintf(r->reason, sizeof(r->reason), "%s", NCM_TM_REASON_UNEXPECTED);
-                snprintf(r->message, sizeof(r->message), "Allocate failed due to %s, which is unexpected",
-                         message);
+                snprintf(r->message, sizeof(r->message),
+                         "Allocate failed due to %s, which is unexpected", message);
         }
 }

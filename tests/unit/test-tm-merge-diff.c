@@ -427,12 +427,12 @@ static void test_tm_merge_diff_all_masks(void **state)
                         for (size_t p = 0; p < 3; p++) {
                                 ncm_hint hints[32];
                                 size_t k = 0;
+                                /* provider p prefers a different count */
+                                int want = (int)((1 + p) % (n + 1));
                                 for (ncm_bitmask x = 1; x <= s.m.all; x++)
                                         hints[k++] = (ncm_hint){
                                                 .numa = x,
-                                                /* provider p prefers a different count */
-                                                .preferred = ncm_bitmask_count(x) == (int)(1 + p) %
-                                                                                         (int)(n + 1)};
+                                                .preferred = ncm_bitmask_count(x) == want};
                                 if (ncm_tm_hints_add(&s.prov[p], "r", hints, k, false, NULL,
                                                      NULL) < 0)
                                         fail_msg("hints_add");
