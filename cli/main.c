@@ -16,6 +16,8 @@ static const cli_command commands[] = {
         {"node-allocatable", "node allocatable from capacity and the reservation flags",
          cmd_node_allocatable},
         {"merge", "merge topology hints as the kubelet's topology manager does", cmd_merge},
+        {"take", "choose CPUs as the kubelet's CPU manager does (takeByTopology)", cmd_take},
+        {"hints", "the CPU manager's NUMA topology hints for a request", cmd_hints},
         {NULL, NULL, NULL},
 };
 
