@@ -45,6 +45,7 @@
 #include <nodecm/common.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
+#include <nodecm/pod.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -341,6 +342,11 @@ NCM_API int ncm_devmgr_healthy_devices(const ncm_devmgr *m, const char *resource
                                        size_t *ret_n);
 NCM_API void ncm_devmgr_strv_free(char **v);
 
+/* Device ids of RESOURCE in use (kubelet's allocatedDevices), sorted, as above. -ENOENT when
+ * nothing was ever allocated from RESOURCE. */
+NCM_API int ncm_devmgr_allocated_devices(const ncm_devmgr *m, const char *resource, char ***ret,
+                                         size_t *ret_n);
+
 /* ---- containers and allocation ---- */
 
 typedef enum ncm_devmgr_container_type {
@@ -480,6 +486,36 @@ NCM_API void ncm_devmgr_hints_done(ncm_devmgr_hints *h);
 
 /* The effective pod-level count of RESOURCE as ncm_devmgr_pod_hints() computes it. */
 NCM_API int64_t ncm_devmgr_pod_limit(const ncm_devmgr_pod *pod, const char *resource);
+
+/* ---- the same, for the pod model (include/nodecm/pod.h) ----
+ *
+ * These convert an ncm_pod / ncm_container (limits and requests of extended resources,
+ * which must be integers: `must be an integer` otherwise) and call the functions above with
+ * POD->uid. They have the shapes the node needs to register the device manager as a
+ * topology-manager hint provider next to the CPU manager (kubelet registers the device
+ * manager first); the node's glue copies each ncm_devmgr_hints entry into its ncm_tm_hints
+ * (ncm_tm_hints_add(h, v[i].resource, list.hints, list.n, list.nil, NULL, err)):
+ *
+ *     get_container_hints -> ncm_devmgr_pod_container_hints(m, pod, c, &h, err)
+ *     get_pod_hints       -> ncm_devmgr_pod_scope_hints(m, pod, &h, err)
+ *     allocate            -> ncm_devmgr_allocate_pod_container(m, pod, c, affinity, err)
+ *                            (*ret_type stays NULL: kubelet reports these errors as
+ *                            UnexpectedAdmissionError)
+ */
+
+/* ncm_devmgr_validate_container() for every container of POD. */
+NCM_API int ncm_devmgr_validate_pod(const ncm_pod *pod, ncm_error *err);
+NCM_API int ncm_devmgr_allocate_pod_container(ncm_devmgr *m, const ncm_pod *pod,
+                                              const ncm_container *c, const ncm_hint *affinity,
+                                              ncm_error *err);
+NCM_API int ncm_devmgr_pod_container_hints(ncm_devmgr *m, const ncm_pod *pod,
+                                           const ncm_container *c, ncm_devmgr_hints *ret,
+                                           ncm_error *err);
+NCM_API int ncm_devmgr_pod_scope_hints(ncm_devmgr *m, const ncm_pod *pod, ncm_devmgr_hints *ret,
+                                       ncm_error *err);
+NCM_API int ncm_devmgr_pod_run_options(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c,
+                                       const ncm_hint *affinity, ncm_devmgr_alloc_resp **ret,
+                                       ncm_error *err);
 
 /* ---- kubelet_internal_checkpoint ---- */
 

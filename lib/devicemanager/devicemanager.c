@@ -475,6 +475,22 @@ int ncm_devmgr_healthy_devices(const ncm_devmgr *m, const char *resource, char *
         return 0;
 }
 
+int ncm_devmgr_allocated_devices(const ncm_devmgr *m, const char *resource, char ***ret,
+                                 size_t *ret_n)
+{
+        const dm_rset *s = ncm__rsets_get(&m->st.allocated, resource);
+        char **v;
+        if (!s)
+                return -ENOENT;
+        v = ncm__strset_strv(&s->set);
+        if (!v)
+                return -ENOMEM;
+        *ret = v;
+        if (ret_n)
+                *ret_n = s->set.n;
+        return 0;
+}
+
 /* ---- allocation bookkeeping ---- */
 
 void ncm__entry_done(dm_entry *e)
