@@ -9,8 +9,8 @@
  * every value apimachinery parses whose significant digits (after its rounding up to 1n) fit in
  * 38 digits: every int64 at nano precision (28 digits), and huge or tiny exponents such as
  * "1e100". Parsing a value that needs more than 38 significant digits returns -ERANGE, where
- * apimachinery would keep an arbitrary-precision decimal; arithmetic whose exact result needs
- * more than 38 digits returns -ERANGE and leaves its operand unchanged.
+ * apimachinery would keep an arbitrary-precision decimal; arithmetic that would need more than
+ * 38 digits returns -ERANGE and leaves its operand unchanged (see ncm_quantity_add()).
  *
  * Parsing follows apimachinery exactly (grammar quirks included): "+1", "-.5", ".5", "1.",
  * "1.G", "1E" (exa), "8Ei", "e3" and "-" all parse; every value is rounded up (away from zero)
@@ -119,7 +119,9 @@ NCM_API bool ncm_quantity_equal(const ncm_quantity *a, const ncm_quantity *b) NC
 
 /*
  * Q += Y (Add) / Q -= Y (Sub). As in apimachinery, a zero Q takes Y's format. Returns 0, or
- * -ERANGE when the exact result needs more than 38 significant digits (Q unchanged).
+ * -ERANGE (Q unchanged) when the exact result, or either operand written at the smaller of the
+ * two exponents, needs more than 38 digits. Sums of quantities within int64 at nano precision
+ * (28 digits) never fail.
  */
 NCM_API int ncm_quantity_add(ncm_quantity *q, const ncm_quantity *y);
 NCM_API int ncm_quantity_sub(ncm_quantity *q, const ncm_quantity *y);
