@@ -87,7 +87,8 @@ static void test_topology_synthetic_large(void **state)
         assert_int_equal(ncm_topo_num_numa_nodes(t), 64);
         assert_int_equal(ncm_topo_num_uncore_caches(t), 128);
         ncm_topo_free(t);
-        t = synthetic("pu:8192");
+        /* 8192 PUs; hierarchical, since hwloc is quadratic in siblings at one level */
+        t = synthetic("package:8 core:128 pu:8");
         assert_int_equal(ncm_topo_num_cpus(t), 8192);
         ncm_topo_free(t);
 }
