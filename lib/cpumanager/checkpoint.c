@@ -144,24 +144,90 @@ static void type_error(decoder *d, const char *value, const char *field, const c
                          d->struct_name);
 }
 
+/* Length of the valid UTF-8 sequence at P (N bytes available), 0 if invalid: Go's rules. */
+static size_t utf8_seq_len(const unsigned char *p, size_t n)
+{
+        unsigned char lo = 0x80, hi = 0xBF;
+        size_t len;
+        if (p[0] < 0x80)
+                return 1;
+        if (p[0] >= 0xC2 && p[0] <= 0xDF)
+                len = 2;
+        else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+                len = 3;
+        else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+                len = 4;
+        else
+                return 0;
+        if (p[0] == 0xE0)
+                lo = 0xA0;
+        else if (p[0] == 0xED)
+                hi = 0x9F; /* no surrogates */
+        else if (p[0] == 0xF0)
+                lo = 0x90;
+        else if (p[0] == 0xF4)
+                hi = 0x8F; /* nothing above U+10FFFF */
+        if (n < len || p[1] < lo || p[1] > hi)
+                return 0;
+        for (size_t i = 2; i < len; i++)
+                if (p[i] < 0x80 || p[i] > 0xBF)
+                        return 0;
+        return len;
+}
+
 /*
- * A JSON string as a C string. Go keeps NUL bytes in strings; C strings cannot, so such a file
- * is refused (a kubelet never writes one).
+ * A JSON string as a C string, as Go's decoder delivers it: each byte of invalid UTF-8 becomes
+ * U+FFFD (json-c passes overlong forms, surrogates and such through). Go keeps NUL bytes in
+ * strings; C strings cannot, so such a file is refused (a kubelet never writes one).
  */
 static char *take_string(decoder *d, json_object *v, const char *field)
 {
-        const char *s = json_object_get_string(v);
-        size_t len = (size_t)json_object_get_string_len(v);
-        if (strlen(s) != len) {
+        const unsigned char *s = (const unsigned char *)json_object_get_string(v);
+        size_t len = (size_t)json_object_get_string_len(v), extra = 0;
+        if (strlen((const char *)s) != len) {
                 if (!d->code) {
                         d->code = EINVAL;
                         snprintf(d->msg, sizeof(d->msg), "%s: string holds a NUL character", field);
                 }
                 return NULL;
         }
-        char *r = strdup(s);
-        if (!r)
+        for (size_t i = 0; i < len;) {
+                size_t l = utf8_seq_len(s + i, len - i);
+                extra += l ? 0 : 2;
+                i += l ? l : 1;
+        }
+        char *r = malloc(len + extra + 1), *w = r;
+        if (!r) {
                 fail_oom(d);
+                return NULL;
+        }
+        for (size_t i = 0; i < len;) {
+                size_t l = utf8_seq_len(s + i, len - i);
+                if (l) {
+                        memcpy(w, s + i, l);
+                        w += l;
+                        i += l;
+                } else {
+                        memcpy(w, "\xEF\xBF\xBD", 3);
+                        w += 3;
+                        i++;
+                }
+        }
+        *w = '\0';
+        return r;
+}
+
+/* A map key, as Go's decoder delivers it (invalid UTF-8 replaced). */
+static char *take_key(decoder *d, const char *key)
+{
+        json_object *tmp = json_object_new_string(key);
+        char *r;
+        if (!tmp) {
+                fail_oom(d);
+                return NULL;
+        }
+        r = take_string(d, tmp, "key");
+        json_object_put(tmp);
         return r;
 }
 
@@ -255,6 +321,53 @@ static void pod_entry_free_fields(void *p)
         free(e->cpus);
 }
 
+typedef struct sort_ref {
+        const char *key;
+        size_t idx;
+} sort_ref;
+
+static int cmp_ref(const void *a, const void *b)
+{
+        const sort_ref *x = a, *y = b;
+        int c = strcmp(x->key, y->key);
+        return c ? c : x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Sort ARR (*N elements of SIZE bytes, first member the char * key, in document order) by key;
+ * of equal keys (two raw keys that decode to the same string) the later one wins, as a later
+ * assignment to a Go map does. false when out of memory (ARR untouched).
+ */
+static bool sort_dedupe(void *arr, size_t *n, size_t size, void (*free_fields)(void *))
+{
+        char *a = arr;
+        if (*n < 2)
+                return true;
+        sort_ref *refs = calloc(*n, sizeof(*refs));
+        char *out = calloc(*n, size);
+        if (!refs || !out) {
+                free(refs);
+                free(out);
+                return false;
+        }
+        for (size_t i = 0; i < *n; i++)
+                refs[i] = (sort_ref){*(char *const *)(a + i * size), i};
+        qsort(refs, *n, sizeof(*refs), cmp_ref);
+        size_t k = 0;
+        for (size_t i = 0; i < *n; i++) {
+                char *elem = a + refs[i].idx * size;
+                if (i + 1 < *n && strcmp(refs[i].key, refs[i + 1].key) == 0)
+                        free_fields(elem);
+                else
+                        memcpy(out + k++ * size, elem, size);
+        }
+        memcpy(a, out, k * size);
+        free(out);
+        free(refs);
+        *n = k;
+        return true;
+}
+
 /* A string field: null leaves it as it was. */
 static void decode_string_field(decoder *d, json_object *v, const char *field, char **dst)
 {
@@ -320,9 +433,7 @@ static bool decode_string_map(decoder *d, json_object *obj, const char *field,
                 } else {
                         cpus = take_string(d, val, field);
                 }
-                char *name = cpus ? strdup(key) : NULL;
-                if (cpus && !name)
-                        fail_oom(d);
+                char *name = cpus ? take_key(d, key) : NULL;
                 if (failed(d)) {
                         free(cpus);
                         free(name);
@@ -333,8 +444,11 @@ static bool decode_string_map(decoder *d, json_object *obj, const char *field,
                 e[k].cpus = cpus;
                 k++;
         }
-        if (k > 1)
-                qsort(e, k, sizeof(*e), cmp_key);
+        if (!sort_dedupe(e, &k, sizeof(*e), entry_free_fields)) {
+                entries_free(e, k);
+                fail_oom(d);
+                return false;
+        }
         *ret = e;
         *ret_n = k;
         return true;
@@ -372,9 +486,7 @@ static void decode_entries_v2(decoder *d, json_object *v)
                         decode_string_map(d, val, "entries", &p->entries, &p->n);
                 }
                 if (!failed(d)) {
-                        p->uid = strdup(key);
-                        if (!p->uid)
-                                fail_oom(d);
+                        p->uid = take_key(d, key);
                 }
                 k++;
                 if (failed(d)) {
@@ -382,8 +494,11 @@ static void decode_entries_v2(decoder *d, json_object *v)
                         return;
                 }
         }
-        if (k > 1)
-                qsort(pods, k, sizeof(*pods), cmp_key);
+        if (!sort_dedupe(pods, &k, sizeof(*pods), pod_free_fields_v)) {
+                pods_free(pods, k);
+                fail_oom(d);
+                return;
+        }
         if (!merge_sorted((void **)&c->pods, &c->npods, pods, k, sizeof(*pods), pod_free_fields_v))
                 fail_oom(d);
 }
@@ -482,8 +597,8 @@ static void decode_pod_entries(decoder *d, json_object *v)
                 if (!failed(d) && !pe[k].cpus)
                         pe[k].cpus = strdup("");
                 if (!failed(d)) {
-                        pe[k].uid = strdup(key);
-                        if (!pe[k].uid || !pe[k].cpus)
+                        pe[k].uid = take_key(d, key);
+                        if (!pe[k].cpus)
                                 fail_oom(d);
                 }
                 k++;
@@ -492,8 +607,11 @@ static void decode_pod_entries(decoder *d, json_object *v)
                         return;
                 }
         }
-        if (k > 1)
-                qsort(pe, k, sizeof(*pe), cmp_key);
+        if (!sort_dedupe(pe, &k, sizeof(*pe), pod_entry_free_fields)) {
+                pod_entries_free(pe, k);
+                fail_oom(d);
+                return;
+        }
         if (!merge_sorted((void **)&c->pod_entries, &c->npod_entries, pe, k, sizeof(*pe),
                           pod_entry_free_fields))
                 fail_oom(d);

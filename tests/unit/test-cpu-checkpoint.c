@@ -837,6 +837,25 @@ static void test_cpu_checkpoint_go_decoding_details(void **state)
                 assert_int_equal(c->match, NCM_CPU_CHECKSUM_LEGACY);
         }
         {
+                /*
+                 * Invalid UTF-8 decodes to U+FFFD per byte, as Go's decoder does, so the
+                 * checksum covers what the kubelet hashes and the writer round-trips; two keys
+                 * that decode alike are one map key, the later value winning.
+                 */
+                ncm_autoptr(ncm_cpu_checkpoint) c = parse_text(
+                                "{\"policyName\":\"a\xc0\xb2\",\"entries\":{\"p\xed\xa0\x80\":"
+                                "{\"c\":\"1\"},\"p\xed\xa0\x81\":{\"c\":\"2\"}},\"checksum\":0}",
+                                0);
+                assert_string_equal(c->policy_name, "a\xef\xbf\xbd\xef\xbf\xbd");
+                assert_int_equal(c->npods, 1);
+                assert_string_equal(c->pods[0].uid, "p\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+                assert_string_equal(c->pods[0].entries[0].cpus, "2");
+                ncm_autoptr(ncm_cpu_state) s = restore_ok(c, NULL);
+                ncm_autofree char *out = format_state(s);
+                ncm_autoptr(ncm_cpu_checkpoint) back = parse_text(out, 0);
+                assert_int_equal(back->match, NCM_CPU_CHECKSUM_LEGACY);
+        }
+        {
                 /* A checksum beyond 32 bits never matches. */
                 ncm_autoptr(ncm_cpu_checkpoint) c =
                                 parse_text("{\"policyName\":\"none\",\"defaultCpuSet\":\"\","
