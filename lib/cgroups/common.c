@@ -163,7 +163,11 @@ static int collect_pids(int rootfd, const char *dir, int depth, int *ret_pids, s
         } else if (len > 0) {
                 for (char *p = buf; *p;) {
                         long pid = strtol(p, &p, 10);
-                        if (pid > 0) {
+                        bool seen = false;
+                        /* The same process shows up once per hierarchy. */
+                        for (size_t k = 0; k < *n && k < max; k++)
+                                seen = seen || ret_pids[k] == (int)pid;
+                        if (pid > 0 && !seen) {
                                 if (*n < max)
                                         ret_pids[*n] = (int)pid;
                                 (*n)++;

@@ -152,22 +152,58 @@ static int container_path(const ncm_cgroup_manager *m, const char *pod, const ch
         return *ret ? 0 : ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-static int plan_tiers(const ncm_cgroup_manager *m, const names *n, const ncm_cgroup_qos_usage *u,
-                      ncm_cgroup_plan *plan, bool with_besteffort, bool create, ncm_error *err)
+/* The burstable tier alone (after a pod is gone). */
+static int plan_burstable(const ncm_cgroup_manager *m, const names *n,
+                          const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan, ncm_error *err)
 {
         ncm_cgroup_qos_configs c;
         int r = ncm_cgroup_qos_tier_configs(u, &m->layout, &m->options, &c, err);
 
         if (r < 0)
                 return r;
-        r = plan_cgroup(m, plan, "burstable (QoS tier)", n->burstable_path, &c.burstable, create,
+        r = plan_cgroup(m, plan, "burstable (QoS tier)", n->burstable_path, &c.burstable, false,
                         err);
-        if (r >= 0 && with_besteffort)
+        ncm_cgroup_qos_configs_done(&c);
+        return r;
+}
+
+/*
+ * kubepods, then the burstable and besteffort tiers (UpdateQOSCgroups runs before a pod
+ * cgroup is made). kubepods is also the Guaranteed tier: the kubelet first gives it the node
+ * allocatable hugetlb limits and the QoS manager then lifts them to 1<<62 on every pod sync;
+ * nodecm writes the final value only, so that re-applying never lowers a hugetlb limit under
+ * the pods' use for a moment.
+ */
+static int plan_node_and_tiers(const ncm_cgroup_manager *m, const names *n,
+                               const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan,
+                               ncm_error *err)
+{
+        ncm_cgroup_qos_configs c;
+        ncm_cgroup_resources kp;
+        int r = ncm_cgroup_qos_tier_configs(u, &m->layout, &m->options, &c, err);
+
+        if (r < 0)
+                return r;
+        if (ncm_cgroup_resources_copy(&kp, m->has_kubepods ? &m->kubepods : &c.guaranteed) < 0) {
+                ncm_cgroup_qos_configs_done(&c);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        kp.has_hugepages = c.guaranteed.has_hugepages;
+        kp.n_hugepages = c.guaranteed.n_hugepages;
+        memcpy(kp.hugepages, c.guaranteed.hugepages, sizeof(kp.hugepages));
+        if (c.guaranteed.has_memory_min) {
+                kp.has_memory_min = true;
+                kp.memory_min = c.guaranteed.memory_min;
+        }
+        r = plan_cgroup(m, plan, "kubepods (node allocatable, Guaranteed QoS tier)",
+                        n->kubepods_path, &kp, true, err);
+        if (r >= 0)
+                r = plan_cgroup(m, plan, "burstable (QoS tier)", n->burstable_path, &c.burstable,
+                                true, err);
+        if (r >= 0)
                 r = plan_cgroup(m, plan, "besteffort (QoS tier)", n->besteffort_path,
-                                &c.besteffort, create, err);
-        if (r >= 0 && with_besteffort)
-                r = plan_cgroup(m, plan, "kubepods (Guaranteed QoS tier)", n->kubepods_path,
-                                &c.guaranteed, false, err);
+                                &c.besteffort, true, err);
+        ncm_cgroup_resources_done(&kp);
         ncm_cgroup_qos_configs_done(&c);
         return r;
 }
@@ -235,13 +271,8 @@ int ncm_cgroup_manager_plan_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                 u = *usage;
         r = ncm_cgroup_qos_usage_add_pod(&u, pod, err);
 
-        if (r >= 0 && !(flags & NCM_CGROUP_PLAN_POD_ONLY)) {
-                r = plan_cgroup(m, plan, "kubepods (node allocatable)", n.kubepods_path,
-                                m->has_kubepods ? &m->kubepods : NULL, true, err);
-                /* UpdateQOSCgroups runs before a pod cgroup is made. */
-                if (r >= 0)
-                        r = plan_tiers(m, &n, &u, plan, true, true, err);
-        }
+        if (r >= 0 && !(flags & NCM_CGROUP_PLAN_POD_ONLY))
+                r = plan_node_and_tiers(m, &n, &u, plan, err);
         if (r >= 0)
                 r = pod_path(m, pod->uid, pod->qos, &ppath, err);
         if (r >= 0)
@@ -301,7 +332,7 @@ int ncm_cgroup_manager_plan_remove_pod(const ncm_cgroup_manager *m, const ncm_po
                 return r;
         if (usage)
                 u = *usage;
-        r = plan_tiers(m, &n, &u, plan, false, false, err);
+        r = plan_burstable(m, &n, &u, plan, err);
         names_done(&n);
         return r;
 }
@@ -510,7 +541,7 @@ int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *po
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_autofree char *ppath = NULL;
-        int pids[4];
+        int pids[64];
         size_t npids = 0;
         int r;
 

@@ -47,7 +47,7 @@ static int check_component(const char *s, size_t len, ncm_error *err)
         ncm_buf b = NCM_BUF_INIT;
         int r = 0;
 
-        if (memchr(s, '/', len) || memchr(s, '_', len) || memchr(s, '\0', len) || len == 0 ||
+        if (memchr(s, '/', len) || memchr(s, '_', len) || memchr(s, '\0', len) ||
             (len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.')) {
                 ncm_buf_go_quote(&b, s, len);
                 r = ncm_error_set(err, EINVAL, "invalid character in component [%s] of CgroupName",
@@ -101,44 +101,44 @@ void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b)
 
 /* ---- cgroupfs ---- */
 
+/* "/" + path.Join(components): empty components vanish. */
 static int cgroupfs_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err)
 {
+        bool any = false;
+
         (void)err;
-        if (name->n == 0)
-                ncm_buf_putc(b, '/');
         for (size_t i = 0; i < name->n; i++) {
+                if (!name->parts[i][0])
+                        continue;
                 ncm_buf_putc(b, '/');
                 ncm_buf_puts(b, name->parts[i]);
+                any = true;
         }
+        if (!any)
+                ncm_buf_putc(b, '/');
         return 0;
 }
 
 /*
- * ParseCgroupfsToCgroupName. Empty components ("//") vanish as they would in path.Join; "."
- * and ".." are refused rather than resolved.
+ * ParseCgroupfsToCgroupName: one leading '/' dropped, then split on '/' (so "/a/" is
+ * ["a" ""]; "/" and "" are the root). "." and ".." are refused rather than resolved.
  */
 static int cgroupfs_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err)
 {
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
-        const char *p = path;
+        const char *p = path[0] == '/' ? path + 1 : path;
 
-        while (*p == '/')
-                p++;
-        while (*p) {
+        while (*p || (n.n > 0 && p[-1] == '/')) {
                 const char *slash = strchr(p, '/');
                 size_t len = slash ? (size_t)(slash - p) : strlen(p);
-                if (len > 0) {
-                        int r = (len == 1 && p[0] == '.') ||
-                                                (len == 2 && p[0] == '.' && p[1] == '.')
-                                        ? ncm_error_set(err, EINVAL,
-                                                        "cgroup path '%s': '.' and '..' are not "
-                                                        "allowed",
-                                                        path)
-                                        : push(&n, p, len, err);
-                        if (r < 0) {
-                                ncm_cgroup_name_done(&n);
-                                return r;
-                        }
+                int r = (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.')
+                                ? ncm_error_set(err, EINVAL,
+                                                "cgroup path '%s': '.' and '..' are not allowed",
+                                                path)
+                                : push(&n, p, len, err);
+                if (r < 0) {
+                        ncm_cgroup_name_done(&n);
+                        return r;
                 }
                 if (!slash)
                         break;
@@ -222,12 +222,19 @@ static int systemd_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *e
         ncm_buf slice = NCM_BUF_INIT;
         int r;
 
-        if (name->n == 0 || (name->n == 1 && name->parts[0][0] == '\0')) {
+        bool any = false;
+
+        for (size_t i = 0; i < name->n; i++)
+                any = any || name->parts[i][0];
+        if (!any) {
                 ncm_buf_putc(b, '/');
                 return 0;
         }
-        for (size_t i = 0; i < name->n; i++) {
-                if (i)
+        for (size_t i = 0, k = 0; i < name->n; i++) {
+                /* Empty components are skipped (TestCgroupNameWithEmptyPartToSystemd). */
+                if (!name->parts[i][0])
+                        continue;
+                if (k++)
                         ncm_buf_putc(&slice, '-');
                 /* systemd treats '-' as a step in the hierarchy: escape it as '_'. */
                 for (const char *c = name->parts[i]; *c; c++)

@@ -281,6 +281,14 @@ static bool blank(const char *s)
         return true;
 }
 
+/* A file's content equals VALUE, up to the trailing newline the kernel adds. */
+static bool same_value(const char *content, const char *value)
+{
+        size_t n = strlen(value);
+        return strncmp(content, value, n) == 0 &&
+               (content[n] == '\0' || (content[n] == '\n' && content[n + 1] == '\0'));
+}
+
 static void chomp(char *s)
 {
         size_t n = strlen(s);
@@ -398,7 +406,9 @@ static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
                 if (r < 0)
                         return ncm_error_errno(err, -r, "write '%s' to '%s'", op->value, shown);
         }
-        x->changed++;
+        /* Written in any case, as the kubelet does; counted only when it changed the file. */
+        if (n < 0 || !same_value(old, op->value))
+                x->changed++;
         if (n >= 0 && !in_created_dir(x, op->path)) {
                 chomp(old);
                 if (op->flags & NCM_CGROUP_OPF_SUBTREE) {
@@ -414,7 +424,10 @@ static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
                                         memcpy(name, p + 1, len - 1);
                                         name[len - 1] = '\0';
                                         while (*q) {
-                                                size_t ql = strcspn(q, " ");
+                                                size_t ql;
+                                                if (*q == '+')
+                                                        q++;
+                                                ql = strcspn(q, " ");
                                                 if (ql == strlen(name) &&
                                                     memcmp(q, name, ql) == 0)
                                                         had = true;

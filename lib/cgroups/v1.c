@@ -238,10 +238,11 @@ static int v1_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
 
 static int v1_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err)
 {
-        static const unsigned checked[] = {NCM_CGROUP_CTRL_CPU,    NCM_CGROUP_CTRL_CPUACCT,
-                                           NCM_CGROUP_CTRL_CPUSET, NCM_CGROUP_CTRL_MEMORY,
-                                           NCM_CGROUP_CTRL_SYSTEMD, NCM_CGROUP_CTRL_PIDS,
-                                           NCM_CGROUP_CTRL_HUGETLB};
+        /* The kubelet's allowlist, in libcontainer's order (Go walks a map). */
+        static const unsigned checked[] = {NCM_CGROUP_CTRL_CPUSET, NCM_CGROUP_CTRL_MEMORY,
+                                           NCM_CGROUP_CTRL_CPU,    NCM_CGROUP_CTRL_CPUACCT,
+                                           NCM_CGROUP_CTRL_PIDS,   NCM_CGROUP_CTRL_HUGETLB,
+                                           NCM_CGROUP_CTRL_SYSTEMD};
         ncm_buf missing = NCM_BUF_INIT;
         int found_missing = 0;
 

@@ -1,0 +1,814 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cgroupfs drivers on a fake tree: the files written per QoS class on v1 and v2 (golden
+ * plans), apply / update / read back / remove through a root fd with a stand-in for the
+ * kernel (control files appear on mkdir), undo on failure, refusal of foreign contents and of
+ * removal with processes left, layout detection. Kernel semantics (EBUSY, ENOSPC, effective
+ * cpusets) are covered by tests/integration/test-cgroups-v1.sh on real cgroups.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <nodecm/cgroups.h>
+#include <nodecm/fs.h>
+
+#include "base/json.h"
+#include "testutil.h"
+
+#define UID_G "11111111-2222-3333-4444-555555555555"
+#define UID_B "2a5f6c1e-0d6b-4c1a-9a55-7d0b3e9c1f00"
+#define UID_BE "99999999-8888-7777-6666-555555555555"
+
+static const char *const pod_g = "metadata: {name: db, uid: " UID_G "}\nspec:\n  containers:\n"
+                                 "  - name: app\n    resources: {limits: {cpu: \"1\", memory: "
+                                 "256Mi}}\n";
+static const char *const pod_b = "metadata: {name: web, uid: " UID_B "}\nspec:\n  containers:\n"
+                                 "  - name: app\n    resources: {requests: {cpu: 100m, memory: "
+                                 "100Mi}, limits: {cpu: 200m, memory: 200Mi}}\n"
+                                 "  - name: log\n    resources: {requests: {cpu: 50m}}\n";
+static const char *const pod_be = "metadata: {name: batch, uid: " UID_BE "}\nspec:\n"
+                                  "  containers:\n  - name: job\n";
+
+static ncm_pod *pod_yaml(const char *yaml)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pod *pod = NULL;
+        if (ncm_pod_parse(yaml, strlen(yaml), "test", &pod, &err) < 0)
+                fail_msg("pod: %s", err.msg);
+        return pod;
+}
+
+/* ---- a stand-in kernel for a directory tree ---- */
+
+typedef struct fake {
+        char *dir;     /* the temporary root */
+        int rootfd;
+        int version;
+        bool rsvd;          /* hugetlb has .rsvd files */
+        const char *fail_on; /* a control file created as a directory below paths with this */
+        ncm_cgroup_layout layout;
+        ncm_cgroup_exec_options exec;
+} fake;
+
+static void put(int rootfd, const char *dir, const char *file, const char *value)
+{
+        char path[4096];
+        ncm_autoclose int fd = -1;
+        snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, file);
+        fd = ncm_fs_openat(rootfd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, value, strlen(value)), (ssize_t)strlen(value));
+}
+
+static char *get(int rootfd, const char *path)
+{
+        char buf[4096];
+        ssize_t n = ncm_fs_read(rootfd, path, buf, sizeof(buf), NULL);
+        if (n < 0)
+                fail_msg("read %s: %s", path, strerror((int)-n));
+        while (n > 0 && buf[n - 1] == '\n')
+                buf[--n] = '\0';
+        return strdup(buf);
+}
+
+#define assert_file(f, path, want)                                                                 \
+        do {                                                                                       \
+                char *got_ = get((f)->rootfd, (path));                                             \
+                if (strcmp(got_, (want)) != 0)                                                     \
+                        fail_msg("%s: [%s], want [%s]", (path), got_, (want));                     \
+                free(got_);                                                                        \
+        } while (0)
+
+static void hugetlb_files(fake *f, const char *path, const char *suffix, const char *value)
+{
+        static const char *const sizes[] = {"2MB", "1GB"};
+        for (size_t i = 0; i < 2; i++) {
+                char file[64];
+                snprintf(file, sizeof(file), "hugetlb.%s.%s", sizes[i], suffix);
+                put(f->rootfd, path, file, value);
+                if (f->rsvd) {
+                        snprintf(file, sizeof(file), "hugetlb.%s.rsvd.%s", sizes[i], suffix);
+                        put(f->rootfd, path, file, value);
+                }
+        }
+}
+
+/* What the kernel makes in a new v1 cgroup of hierarchy HIER. */
+static void v1_files(fake *f, const char *path, const char *hier)
+{
+        put(f->rootfd, path, "cgroup.procs", "");
+        if (strcmp(hier, "cpuset") == 0) {
+                put(f->rootfd, path, "cpuset.cpus", "\n");
+                put(f->rootfd, path, "cpuset.mems", "\n");
+        } else if (strcmp(hier, "cpu") == 0) {
+                put(f->rootfd, path, "cpu.shares", "1024\n");
+                put(f->rootfd, path, "cpu.cfs_period_us", "100000\n");
+                put(f->rootfd, path, "cpu.cfs_quota_us", "-1\n");
+        } else if (strcmp(hier, "memory") == 0) {
+                put(f->rootfd, path, "memory.limit_in_bytes", "9223372036854771712\n");
+        } else if (strcmp(hier, "pids") == 0) {
+                put(f->rootfd, path, "pids.max", "max\n");
+        } else if (strcmp(hier, "hugetlb") == 0) {
+                hugetlb_files(f, path, "limit_in_bytes", "9223372036854771712\n");
+        }
+}
+
+/* A new v2 cgroup: the controllers its parent enabled, and their files. */
+static void v2_files(fake *f, const char *path)
+{
+        char parent[4096], ctl[512] = "";
+        const char *slash = strrchr(path, '/');
+        char *sub;
+        unsigned c;
+
+        snprintf(parent, sizeof(parent), "%.*s/cgroup.subtree_control",
+                 (int)(slash - path), path);
+        sub = get(f->rootfd, parent);
+        for (char *p = sub, *q = sub;; p++)
+                if (*p != '+' && !(*q++ = *p))
+                        break;
+        c = ncm_cgroup_parse_controllers(sub, strlen(sub));
+        snprintf(ctl, sizeof(ctl), "%s", sub);
+        free(sub);
+        put(f->rootfd, path, "cgroup.controllers", ctl);
+        put(f->rootfd, path, "cgroup.subtree_control", "");
+        put(f->rootfd, path, "cgroup.procs", "");
+        if (c & NCM_CGROUP_CTRL_CPU) {
+                put(f->rootfd, path, "cpu.weight", "100\n");
+                put(f->rootfd, path, "cpu.max", "max 100000\n");
+        }
+        if (c & NCM_CGROUP_CTRL_MEMORY) {
+                put(f->rootfd, path, "memory.max", "max\n");
+                put(f->rootfd, path, "memory.min", "0\n");
+                put(f->rootfd, path, "memory.low", "0\n");
+        }
+        if (c & NCM_CGROUP_CTRL_PIDS)
+                put(f->rootfd, path, "pids.max", "max\n");
+        if (c & NCM_CGROUP_CTRL_CPUSET) {
+                put(f->rootfd, path, "cpuset.cpus", "\n");
+                put(f->rootfd, path, "cpuset.mems", "\n");
+        }
+        if (c & NCM_CGROUP_CTRL_HUGETLB)
+                hugetlb_files(f, path, "max", "max\n");
+}
+
+static int fake_mkdir(int rootfd, const char *path, void *userdata)
+{
+        fake *f = userdata;
+        (void)rootfd;
+        if (f->version == 2) {
+                v2_files(f, path);
+        } else {
+                char hier[64];
+                size_t n = strcspn(path + 1, "/");
+                snprintf(hier, sizeof(hier), "%.*s", (int)n, path + 1);
+                v1_files(f, path, hier);
+        }
+        if (f->fail_on && strstr(path, f->fail_on)) {
+                char p[4096];
+                const char *file = f->version == 2 ? "cpu.max" : "cpu.cfs_quota_us";
+                if (f->version == 1 && strncmp(path, "/cpu/", 5) != 0)
+                        return 0;
+                snprintf(p, sizeof(p), "%s/%s", path, file);
+                (void)ncm_fs_unlink(f->rootfd, p, NULL);
+                assert_int_equal(ncm_fs_mkdir(f->rootfd, p, 0755, NULL), 1);
+        }
+        return 0;
+}
+
+/* The kernel empties a cgroup directory itself; here its files must go first. */
+static int fake_rmdir(int rootfd, const char *path, void *userdata)
+{
+        DIR *d = NULL;
+        struct dirent *de;
+        (void)userdata;
+        if (ncm_fs_opendir(rootfd, path, &d, NULL) < 0)
+                return 0;
+        while ((de = readdir(d)) != NULL) {
+                char p[4096];
+                if (de->d_name[0] == '.')
+                        continue;
+                snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+                if (de->d_type == DT_REG)
+                        (void)ncm_fs_unlink(rootfd, p, NULL);
+                else if (de->d_type == DT_DIR && strchr(de->d_name, '.'))
+                        (void)ncm_fs_rmdir(rootfd, p, NULL); /* a file made a directory */
+        }
+        closedir(d);
+        return 0;
+}
+
+static void fake_init(fake *f, int version, bool rsvd)
+{
+        memset(f, 0, sizeof(*f));
+        f->version = version;
+        f->rsvd = rsvd;
+        f->dir = tu_mkdtemp();
+        f->rootfd = ncm_fs_open_root(f->dir, NULL);
+        assert_true(f->rootfd >= 0);
+        assert_int_equal(ncm_cgroup_layout_standard(&f->layout, version, "/sys/fs/cgroup", NULL),
+                         0);
+        f->exec.on_mkdir = fake_mkdir;
+        f->exec.before_rmdir = fake_rmdir;
+        f->exec.userdata = f;
+        if (version == 1) {
+                static const char *const hiers[] = {"cpuset", "memory", "cpu", "cpuacct",
+                                                    "pids",   "hugetlb", "systemd"};
+                for (size_t i = 0; i < NCM_ELEMENTSOF(hiers); i++) {
+                        char p[64];
+                        snprintf(p, sizeof(p), "/%s", hiers[i]);
+                        assert_int_equal(ncm_fs_mkdir(f->rootfd, p, 0755, NULL), 1);
+                        v1_files(f, p, hiers[i]);
+                }
+                put(f->rootfd, "/cpuset", "cpuset.cpus", "0-3\n");
+                put(f->rootfd, "/cpuset", "cpuset.mems", "0\n");
+        } else {
+                put(f->rootfd, "/", "cgroup.controllers", "cpuset cpu io memory hugetlb pids "
+                                                          "rdma misc\n");
+                put(f->rootfd, "/", "cgroup.subtree_control", "");
+                put(f->rootfd, "/", "cgroup.procs", "1\n");
+                put(f->rootfd, "/", "cpuset.cpus.effective", "0-3\n");
+        }
+}
+
+static void fake_done(fake *f)
+{
+        close(f->rootfd);
+        tu_rm_rf(f->dir);
+        free(f->dir);
+}
+
+/* Every directory and file of the tree with its content, sorted: for before/after checks. */
+static void snapshot_dir(int rootfd, const char *path, ncm_buf *b)
+{
+        DIR *d = NULL;
+        struct dirent *de;
+        char *names[512];
+        size_t n = 0;
+
+        assert_int_equal(ncm_fs_opendir(rootfd, path, &d, NULL), 0);
+        while ((de = readdir(d)) != NULL && n < 512)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        names[n++] = strdup(de->d_name);
+        closedir(d);
+        for (size_t i = 1; i < n; i++)
+                for (size_t k = i; k > 0 && strcmp(names[k - 1], names[k]) > 0; k--) {
+                        char *t = names[k];
+                        names[k] = names[k - 1];
+                        names[k - 1] = t;
+                }
+        for (size_t i = 0; i < n; i++) {
+                char p[4096];
+                struct stat st;
+                snprintf(p, sizeof(p), "%s/%s", strcmp(path, "/") == 0 ? "" : path, names[i]);
+                assert_int_equal(fstatat(rootfd, p + 1, &st, 0), 0);
+                if (S_ISDIR(st.st_mode)) {
+                        ncm_buf_printf(b, "%s/\n", p);
+                        snapshot_dir(rootfd, p, b);
+                } else {
+                        char *v = get(rootfd, p);
+                        ncm_buf_printf(b, "%s=%s\n", p, v);
+                        free(v);
+                }
+                free(names[i]);
+        }
+}
+
+static char *snapshot(fake *f)
+{
+        ncm_buf b = NCM_BUF_INIT;
+        snapshot_dir(f->rootfd, "/", &b);
+        return ncm_buf_steal(&b);
+}
+
+static void manager(fake *f, ncm_cgroup_manager *m, const char *cgroup_root)
+{
+        ncm_cgroup_resources kp;
+        ncm_autoptr(ncm_cpuset) all = tu_cpuset("0-3");
+        ncm_resource_list rl = {0};
+        ncm_error err = NCM_ERROR_INIT;
+
+        if (ncm_cgroup_manager_init(m, &f->layout, &ncm_cgroup_naming_cgroupfs, cgroup_root, NULL,
+                                    f->rootfd, &err) < 0)
+                fail_msg("%s", err.msg);
+        m->exec = f->exec;
+        assert_int_equal(ncm_cgroup_parse_capacity("cpu=4,memory=8Gi,pid=4096", &rl, NULL), 0);
+        assert_int_equal(ncm_cgroup_config_for_resource_list(&rl, false, all, &kp, NULL), 0);
+        assert_int_equal(ncm_cgroup_manager_set_kubepods(m, &kp, NULL), 0);
+        ncm_cgroup_resources_done(&kp);
+        ncm_resource_list_done(&rl);
+}
+
+/* ---- the files per QoS class (golden plans of the pod cgroup alone) ---- */
+
+static void golden_pod_plans(int version)
+{
+        static const struct {
+                const char *yaml, *name;
+        } pods[] = {{NULL, "guaranteed"}, {NULL, "burstable"}, {NULL, "besteffort"}};
+        const char *yamls[] = {pod_g, pod_b, pod_be};
+        ncm_cgroup_layout l;
+        ncm_cgroup_pod_options o;
+        ncm_cgroup_manager m;
+
+        assert_int_equal(ncm_cgroup_layout_standard(&l, version, "/sys/fs/cgroup", NULL), 0);
+        ncm_cgroup_pod_options_init(&o);
+        o.pod_pids_limit = 1024;
+        assert_int_equal(ncm_cgroup_manager_init(&m, &l, &ncm_cgroup_naming_cgroupfs, "/", &o, -1,
+                                                 NULL),
+                         0);
+        for (size_t i = 0; i < NCM_ELEMENTSOF(pods); i++) {
+                ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_pod *pod = pod_yaml(yamls[i]);
+                char golden[128];
+                assert_int_equal(ncm_cgroup_manager_plan_pod(&m, pod, NULL, NULL, 0, NULL,
+                                                             NCM_CGROUP_PLAN_POD_ONLY |
+                                                                     NCM_CGROUP_PLAN_NO_CONTAINERS,
+                                                             &plan, NULL),
+                                 0);
+                ncm_cgroup_plan_format(&plan, &b);
+                snprintf(golden, sizeof(golden), "cgroups/pod-v%d-%s.txt", version, pods[i].name);
+                tu_assert_golden(golden, b.data);
+                ncm_buf_done(&b);
+                ncm_cgroup_plan_done(&plan);
+                ncm_pod_free(pod);
+        }
+        ncm_cgroup_manager_done(&m);
+}
+
+static void test_cgroup_driver_v1_files_per_qos(void **state)
+{
+        (void)state;
+        golden_pod_plans(1);
+}
+
+static void test_cgroup_driver_v2_files_per_qos(void **state)
+{
+        (void)state;
+        golden_pod_plans(2);
+}
+
+/* The v1 order of one cgroup's writes, as libcontainer's fs manager does them. */
+static void test_cgroup_driver_v1_write_order(void **state)
+{
+        ncm_cgroup_layout l;
+        ncm_cgroup_resources r;
+        ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
+        ncm_autoptr(ncm_cpuset) cpus = tu_cpuset("1");
+        const char *want[] = {"cpuset.cpus", "memory.limit_in_bytes", "cpu.shares",
+                              "cpu.cfs_period_us", "cpu.cfs_quota_us", "pids.max",
+                              "hugetlb.2MB.limit_in_bytes", "hugetlb.2MB.rsvd.limit_in_bytes",
+                              "hugetlb.1GB.limit_in_bytes", "hugetlb.1GB.rsvd.limit_in_bytes"};
+        size_t k = 0;
+        (void)state;
+        assert_int_equal(ncm_cgroup_layout_standard(&l, 1, "/", NULL), 0);
+        ncm_cgroup_resources_init(&r);
+        r.has_cpu_shares = r.has_cpu_quota = r.has_cpu_period = r.has_memory = r.has_pids = true;
+        r.cpu_shares = 512;
+        r.cpu_quota = -1;
+        r.cpu_period = 100000;
+        r.memory = 1 << 20;
+        r.pids = -1;
+        r.has_hugepages = true;
+        assert_int_equal(ncm_cgroup_resources_set_cpuset(&r, cpus, NULL), 0);
+        assert_int_equal(ncm_cgroup_ops_v1.plan_set(&l, "/x", &r, false, &p, NULL), 0);
+        assert_int_equal(p.n_ops, NCM_ELEMENTSOF(want));
+        for (size_t i = 0; i < p.n_ops; i++, k++) {
+                const char *base = strrchr(p.ops[i].path, '/') + 1;
+                assert_string_equal(base, want[k]);
+        }
+        assert_string_equal(p.ops[3].value, "100000");
+        assert_true(p.ops[3].flags & NCM_CGROUP_OPF_RETRY_AFTER_NEXT);
+        assert_string_equal(p.ops[4].value, "-1");
+        assert_string_equal(p.ops[5].value, "max");
+        assert_true(p.ops[2].flags & NCM_CGROUP_OPF_READBACK);
+        ncm_cgroup_plan_done(&p);
+
+        /* 0 means unset: nothing is written. */
+        r.cpu_quota = 0;
+        r.memory = 0;
+        r.pids = 0;
+        r.has_hugepages = false;
+        assert_int_equal(ncm_cgroup_ops_v1.plan_set(&l, "/x", &r, false, &p, NULL), 0);
+        assert_int_equal(p.n_ops, 3); /* cpuset.cpus, cpu.shares, period */
+        ncm_cgroup_plan_done(&p);
+        ncm_cgroup_resources_done(&r);
+}
+
+static void test_cgroup_driver_v2_values(void **state)
+{
+        ncm_cgroup_layout l;
+        ncm_cgroup_resources r;
+        ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
+        (void)state;
+        assert_int_equal(ncm_cgroup_layout_standard(&l, 2, "/sys/fs/cgroup", NULL), 0);
+        ncm_cgroup_resources_init(&r);
+        r.has_cpu_shares = r.has_cpu_quota = r.has_cpu_period = r.has_memory = true;
+        r.cpu_shares = 1024;
+        r.cpu_quota = -1;
+        r.cpu_period = 0;
+        r.memory = -1;
+        assert_int_equal(ncm_cgroup_ops_v2.plan_set(&l, "/kubepods/x", &r, true, &p, NULL), 0);
+        /* subtree_control of the parent, mkdir, memory.max, cpu.weight, cpu.max */
+        assert_int_equal(p.n_ops, 5);
+        assert_string_equal(p.ops[0].path, "/kubepods/cgroup.subtree_control");
+        assert_string_equal(p.ops[0].value, "+cpuset +cpu +io +memory +hugetlb +pids +rdma +misc");
+        assert_int_equal(p.ops[1].kind, NCM_CGROUP_OP_MKDIR);
+        assert_string_equal(p.ops[2].value, "max");
+        assert_string_equal(p.ops[3].path, "/kubepods/x/cpu.weight");
+        assert_string_equal(p.ops[3].value, "39");
+        assert_string_equal(p.ops[4].value, "max 100000");
+        ncm_cgroup_plan_done(&p);
+        /* A container's weight is the runtime's. */
+        r.oci_weight = true;
+        r.cpu_quota = 20000;
+        r.cpu_period = 50000;
+        assert_int_equal(ncm_cgroup_ops_v2.plan_set(&l, "/kubepods/x", &r, false, &p, NULL), 0);
+        assert_string_equal(p.ops[1].value, "100");
+        assert_string_equal(p.ops[2].value, "20000 50000");
+        ncm_cgroup_plan_done(&p);
+        ncm_cgroup_resources_done(&r);
+}
+
+/* ---- apply, update, read back, remove ---- */
+
+static void test_cgroup_driver_v1_apply_and_remove(void **state)
+{
+        fake f;
+        ncm_cgroup_manager m;
+        ncm_cgroup_resources back;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pod *g = pod_yaml(pod_g), *b = pod_yaml(pod_b);
+        ncm_autoptr(ncm_cpuset) one = tu_cpuset("1");
+        ncm_autoptr(ncm_cpuset) two = tu_cpuset("2");
+        ncm_cgroup_container_cpus cpus[] = {{"app", one}};
+        const char *gdir = "/kubepods/pod" UID_G;
+        int r;
+        (void)state;
+        fake_init(&f, 1, true);
+        manager(&f, &m, NULL);
+
+        r = ncm_cgroup_manager_apply_pod(&m, g, cpus, 1, NULL, 0, &err);
+        if (r < 0)
+                fail_msg("%s", err.msg);
+        assert_true(r > 0);
+        assert_file(&f, "/cpuset/kubepods/cpuset.cpus", "0-3");
+        assert_file(&f, "/cpuset/kubepods/cpuset.mems", "0");
+        assert_file(&f, "/cpuset/kubepods/pod" UID_G "/cpuset.cpus", "0-3");
+        assert_file(&f, "/cpuset/kubepods/pod" UID_G "/app/cpuset.cpus", "1");
+        assert_file(&f, "/cpuset/kubepods/pod" UID_G "/app/cpuset.mems", "0");
+        assert_file(&f, "/cpu/kubepods/cpu.shares", "4096");
+        assert_file(&f, "/memory/kubepods/memory.limit_in_bytes", "8589934592");
+        assert_file(&f, "/pids/kubepods/pids.max", "4096");
+        assert_file(&f, "/cpu/kubepods/burstable/cpu.shares", "2");
+        assert_file(&f, "/cpu/kubepods/besteffort/cpu.shares", "2");
+        assert_file(&f, "/hugetlb/kubepods/hugetlb.2MB.limit_in_bytes", "4611686018427387904");
+        assert_file(&f, "/hugetlb/kubepods/hugetlb.1GB.rsvd.limit_in_bytes",
+                    "4611686018427387904");
+        assert_file(&f, "/cpu/kubepods/pod" UID_G "/cpu.shares", "1024");
+        assert_file(&f, "/cpu/kubepods/pod" UID_G "/cpu.cfs_quota_us", "100000");
+        assert_file(&f, "/memory/kubepods/pod" UID_G "/memory.limit_in_bytes", "268435456");
+        assert_file(&f, "/hugetlb/kubepods/pod" UID_G "/hugetlb.2MB.limit_in_bytes", "0");
+        assert_file(&f, "/cpu/kubepods/pod" UID_G "/app/cpu.cfs_quota_us", "100000");
+
+        assert_int_equal(m.ops->exists(&m.layout, f.rootfd, gdir, NULL), 1);
+        assert_int_equal(m.ops->exists(&m.layout, f.rootfd, "/kubepods/podnope", &err), 0);
+        assert_non_null(strstr(err.msg, "has some missing paths: /sys/fs/cgroup/cpuset/kubepods/"
+                                        "podnope, /sys/fs/cgroup/memory/kubepods/podnope"));
+        assert_int_equal(m.ops->read(&m.layout, f.rootfd, gdir, &back, NULL), 0);
+        assert_int_equal(back.cpu_shares, 1024);
+        assert_int_equal(back.cpu_quota, 100000);
+        assert_int_equal(back.cpu_period, 100000);
+        assert_int_equal(back.memory, 256 << 20);
+        assert_int_equal(back.pids, NCM_CGROUP_LIMIT_MAX);
+        tu_assert_cpuset(back.cpuset_cpus, "0-3");
+        ncm_cgroup_resources_done(&back);
+
+        /* Applying again changes nothing; the Burstable pod raises the tier's shares. */
+        assert_int_equal(ncm_cgroup_manager_apply_pod(&m, g, cpus, 1, NULL, 0, &err), 0);
+        assert_true(ncm_cgroup_manager_apply_pod(&m, b, NULL, 0, NULL, 0, &err) > 0);
+        assert_file(&f, "/cpu/kubepods/burstable/cpu.shares", "153");
+        assert_file(&f, "/cpu/kubepods/burstable/pod" UID_B "/log/cpu.cfs_quota_us", "-1");
+        assert_file(&f, "/cpu/kubepods/burstable/pod" UID_B "/log/cpu.shares", "51");
+
+        /* The CPU manager moves the container. */
+        assert_int_equal(ncm_cgroup_manager_set_container_cpuset(&m, UID_G, NCM_QOS_GUARANTEED,
+                                                                 "app", two, NULL, &err),
+                         1);
+        assert_file(&f, "/cpuset/kubepods/pod" UID_G "/app/cpuset.cpus", "2");
+        assert_int_equal(ncm_cgroup_manager_set_container_cpuset(&m, UID_G, NCM_QOS_GUARANTEED,
+                                                                 "nope", two, NULL, &err),
+                         -ENOENT);
+
+        /* A process left in the pod: removal is refused and nothing changes. */
+        put(f.rootfd, "/memory/kubepods/pod" UID_G "/app", "cgroup.procs", "4242\n");
+        put(f.rootfd, "/cpu/kubepods/pod" UID_G "/app", "cgroup.procs", "4242\n");
+        assert_int_equal(ncm_cgroup_manager_remove_pod(&m, g, &err), -NCM_E_INVALID_STATE);
+        assert_non_null(strstr(err.msg, "still has 1 process(es) (pid 4242)"));
+        put(f.rootfd, "/memory/kubepods/pod" UID_G "/app", "cgroup.procs", "");
+        put(f.rootfd, "/cpu/kubepods/pod" UID_G "/app", "cgroup.procs", "");
+
+        assert_true(ncm_cgroup_manager_remove_pod(&m, g, &err) > 0);
+        assert_int_equal(ncm_fs_exists(f.rootfd, "/cpu/kubepods/pod" UID_G), 0);
+        assert_int_equal(ncm_fs_exists(f.rootfd, "/systemd/kubepods/pod" UID_G), 0);
+        assert_true(ncm_cgroup_manager_remove_pod(&m, b, &err) > 0);
+        assert_file(&f, "/cpu/kubepods/burstable/cpu.shares", "2");
+        /* Removing what is gone is not an error (and changes nothing). */
+        assert_int_equal(ncm_cgroup_manager_remove_pod(&m, b, &err), 0);
+        ncm_cgroup_manager_done(&m);
+        ncm_pod_free(g);
+        ncm_pod_free(b);
+        fake_done(&f);
+}
+
+static void test_cgroup_driver_v2_apply_and_read_back(void **state)
+{
+        fake f;
+        ncm_cgroup_manager m;
+        ncm_cgroup_resources back;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pod *g = pod_yaml(pod_g);
+        ncm_autoptr(ncm_cpuset) one = tu_cpuset("1");
+        ncm_cgroup_container_cpus cpus[] = {{NULL, one}};
+        int r;
+        (void)state;
+        fake_init(&f, 2, false);
+        manager(&f, &m, NULL);
+        r = ncm_cgroup_manager_apply_pod(&m, g, cpus, 1, NULL, 0, &err);
+        if (r < 0)
+                fail_msg("%s", err.msg);
+        assert_file(&f, "/cgroup.subtree_control",
+                    "+cpuset +cpu +io +memory +hugetlb +pids +rdma +misc");
+        assert_file(&f, "/kubepods/cgroup.subtree_control",
+                    "+cpuset +cpu +io +memory +hugetlb +pids +rdma +misc");
+        assert_file(&f, "/kubepods/cgroup.controllers",
+                    "cpuset cpu io memory hugetlb pids rdma misc");
+        assert_file(&f, "/kubepods/cpu.weight", "157");
+        assert_file(&f, "/kubepods/memory.max", "8589934592");
+        assert_file(&f, "/kubepods/cpuset.cpus", "0-3");
+        assert_file(&f, "/kubepods/hugetlb.2MB.max", "4611686018427387904");
+        assert_file(&f, "/kubepods/burstable/cpu.weight", "1");
+        assert_file(&f, "/kubepods/pod" UID_G "/cpu.weight", "39");
+        assert_file(&f, "/kubepods/pod" UID_G "/cpu.max", "100000 100000");
+        assert_file(&f, "/kubepods/pod" UID_G "/memory.max", "268435456");
+        assert_file(&f, "/kubepods/pod" UID_G "/app/cpu.weight", "100");
+        assert_file(&f, "/kubepods/pod" UID_G "/app/cpuset.cpus", "1");
+        assert_int_equal(m.ops->exists(&m.layout, f.rootfd, "/kubepods/pod" UID_G, NULL), 1);
+        put(f.rootfd, "/kubepods/pod" UID_G, "cgroup.controllers", "cpu memory");
+        assert_int_equal(m.ops->exists(&m.layout, f.rootfd, "/kubepods/pod" UID_G, &err), 0);
+        assert_non_null(strstr(err.msg, "has some missing controllers: cpuset, hugetlb, pids"));
+        assert_int_equal(m.ops->read(&m.layout, f.rootfd, "/kubepods/pod" UID_G, &back, NULL), 0);
+        /* cpu.weight 39 reads back as 998 shares, not 1024: the linear map loses precision. */
+        assert_int_equal(back.cpu_shares, 998);
+        assert_int_equal(back.cpu_quota, 100000);
+        assert_int_equal(back.memory, 256 << 20);
+        ncm_cgroup_resources_done(&back);
+        assert_true(ncm_cgroup_manager_remove_pod(&m, g, &err) > 0);
+        assert_int_equal(ncm_fs_exists(f.rootfd, "/kubepods/pod" UID_G), 0);
+        ncm_cgroup_manager_done(&m);
+        ncm_pod_free(g);
+        fake_done(&f);
+}
+
+/* Without the hugetlb .rsvd files (kernels before 5.7) they are skipped, not an error. */
+static void test_cgroup_driver_optional_rsvd(void **state)
+{
+        fake f;
+        ncm_cgroup_manager m;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pod *be = pod_yaml(pod_be);
+        (void)state;
+        fake_init(&f, 1, false);
+        manager(&f, &m, NULL);
+        if (ncm_cgroup_manager_apply_pod(&m, be, NULL, 0, NULL, 0, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_file(&f, "/hugetlb/kubepods/besteffort/pod" UID_BE "/hugetlb.1GB.limit_in_bytes",
+                    "0");
+        assert_int_equal(ncm_fs_exists(f.rootfd, "/hugetlb/kubepods/hugetlb.2MB.rsvd."
+                                                 "limit_in_bytes"),
+                         0);
+        ncm_cgroup_manager_done(&m);
+        ncm_pod_free(be);
+        fake_done(&f);
+}
+
+/* A write that fails halfway: every directory made is gone, every value restored. */
+static void test_cgroup_driver_undo_on_failure(void **state)
+{
+        for (int version = 1; version <= 2; version++) {
+                fake f;
+                ncm_cgroup_manager m;
+                ncm_error err = NCM_ERROR_INIT;
+                ncm_pod *g = pod_yaml(pod_g), *b = pod_yaml(pod_b);
+                char *before, *after;
+                (void)state;
+                fake_init(&f, version, true);
+                manager(&f, &m, NULL);
+                /* kubepods and the tiers exist already, with values that will change. */
+                assert_true(ncm_cgroup_manager_apply_pod(&m, b, NULL, 0, NULL, 0, &err) > 0);
+                before = snapshot(&f);
+                f.fail_on = "pod" UID_G;
+                assert_true(ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, 0, &err) < 0);
+                assert_non_null(strstr(err.msg, "pod" UID_G));
+                assert_null(strstr(err.msg, "undo incomplete"));
+                after = snapshot(&f);
+                assert_string_equal(before, after);
+                free(before);
+                free(after);
+                ncm_cgroup_manager_done(&m);
+                ncm_pod_free(g);
+                ncm_pod_free(b);
+                fake_done(&f);
+        }
+}
+
+static void test_cgroup_driver_refuses_foreign_contents(void **state)
+{
+        fake f;
+        ncm_cgroup_manager m;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pod *g = pod_yaml(pod_g);
+        char *before, *after;
+        (void)state;
+        fake_init(&f, 1, true);
+        manager(&f, &m, NULL);
+        assert_int_equal(ncm_fs_mkdir(f.rootfd, "/memory/kubepods", 0755, NULL), 1);
+        assert_int_equal(ncm_fs_mkdir(f.rootfd, "/memory/kubepods/pod" UID_G, 0755, NULL), 1);
+        assert_int_equal(ncm_fs_mkdir(f.rootfd, "/memory/kubepods/pod" UID_G "/intruder", 0755,
+                                      NULL),
+                         1);
+        before = snapshot(&f);
+        assert_int_equal(ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, 0, &err),
+                         -NCM_E_INVALID_STATE);
+        assert_non_null(strstr(err.msg, "already holds the cgroup 'intruder'"));
+        assert_int_equal(ncm_error_exit_status(err.code), 1);
+        after = snapshot(&f);
+        assert_string_equal(before, after);
+        free(before);
+        free(after);
+        ncm_cgroup_manager_done(&m);
+        ncm_pod_free(g);
+        fake_done(&f);
+}
+
+static void test_cgroup_driver_cgroup_root(void **state)
+{
+        fake f;
+        ncm_cgroup_manager m;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pod *g = pod_yaml(pod_g);
+        (void)state;
+        fake_init(&f, 1, true);
+        manager(&f, &m, "/nodecm-test");
+        assert_int_equal(ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, 0, &err), -ENOENT);
+        assert_non_null(strstr(err.msg, "invalid configuration: cgroup \"/nodecm-test\" has some "
+                                        "missing paths: /sys/fs/cgroup/cpuset/nodecm-test"));
+        assert_int_equal(ncm_fs_exists(f.rootfd, "/cpu/nodecm-test"), 0);
+        /* The parent made (and its cpuset filled) by someone else: the tree goes below it. */
+        {
+                static const char *const h[] = {"cpuset", "memory", "cpu", "cpuacct",
+                                                "pids",   "hugetlb", "systemd"};
+                for (size_t i = 0; i < NCM_ELEMENTSOF(h); i++) {
+                        char p[64];
+                        snprintf(p, sizeof(p), "/%s/nodecm-test", h[i]);
+                        assert_int_equal(ncm_fs_mkdir(f.rootfd, p, 0755, NULL), 1);
+                        v1_files(&f, p, h[i]);
+                }
+                put(f.rootfd, "/cpuset/nodecm-test", "cpuset.cpus", "2-3\n");
+                put(f.rootfd, "/cpuset/nodecm-test", "cpuset.mems", "0\n");
+        }
+        if (ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, NCM_CGROUP_PLAN_POD_ONLY, &err) >=
+            0)
+                fail_msg("pod-only apply without kubepods should fail");
+        assert_non_null(strstr(err.msg, "No such file or directory"));
+        if (ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, 0, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_file(&f, "/cpu/nodecm-test/kubepods/pod" UID_G "/cpu.shares", "1024");
+        ncm_cgroup_manager_done(&m);
+        ncm_pod_free(g);
+        fake_done(&f);
+}
+
+/* ---- layout detection and plan formats ---- */
+
+static void test_cgroup_driver_detect(void **state)
+{
+        ncm_cgroup_layout l;
+        ncm_error err = NCM_ERROR_INIT;
+        char *dir = tu_mkdtemp();
+        int fd = ncm_fs_open_root(dir, NULL);
+        struct statfs st;
+        (void)state;
+        assert_int_equal(ncm_cgroup_layout_detect(fd, dir, "", -1, &l, &err), -ENOTSUP);
+        assert_non_null(strstr(err.msg, "is not a cgroup filesystem"));
+        close(fd);
+        tu_rm_rf(dir);
+        free(dir);
+
+        /* This machine, when it has cgroups at all. */
+        if (statfs("/sys/fs/cgroup", &st) == 0) {
+                char *mountinfo = NULL;
+                int root = ncm_fs_open_root("/sys/fs/cgroup", NULL);
+                int sys = ncm_fs_open_root("/", NULL);
+                assert_int_equal(ncm_fs_read_all(sys, "/proc/self/mountinfo", 1 << 22, &mountinfo,
+                                                 NULL, NULL),
+                                 0);
+                if (ncm_cgroup_layout_detect(root, "/sys/fs/cgroup", mountinfo, sys, &l, &err) ==
+                    0) {
+                        const ncm_cgroup_hierarchy *cpu = ncm_cgroup_layout_find(&l,
+                                                                                 NCM_CGROUP_CTRL_CPU);
+                        if (l.mode == NCM_CGROUP_MODE_UNIFIED) {
+                                assert_int_equal(l.n_hierarchies, 1);
+                        } else if (cpu) {
+                                assert_int_equal(cpu->dir[0], '/');
+                        }
+                }
+                free(mountinfo);
+                close(root);
+                close(sys);
+        }
+}
+
+static void test_cgroup_driver_plan_json(void **state)
+{
+        ncm_cgroup_layout l;
+        ncm_cgroup_manager m;
+        ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_pod *g = pod_yaml(pod_g);
+        json_object *doc = NULL, *steps;
+        (void)state;
+        assert_int_equal(ncm_cgroup_layout_standard(&l, 2, "/", NULL), 0);
+        assert_int_equal(ncm_cgroup_manager_init(&m, &l, &ncm_cgroup_naming_systemd, NULL, NULL, -1,
+                                                 NULL),
+                         0);
+        assert_int_equal(ncm_cgroup_manager_plan_pod(&m, g, NULL, NULL, 0, NULL, 0, &p, NULL), 0);
+        ncm_cgroup_plan_format_json(&p, &b);
+        assert_int_equal(ncm__json_parse(b.data, b.len, "plan", &doc, NULL), 0);
+        steps = ncm__json_get(doc, "steps");
+        assert_int_equal(json_object_array_length(steps), 5);
+        assert_string_equal(
+                json_object_get_string(ncm__json_get(json_object_array_get_idx(steps, 3),
+                                                     "cgroup")),
+                "/kubepods.slice/kubepods-pod" "11111111_2222_3333_4444_555555555555.slice");
+        /* A root of "/" does not double the slash. */
+        assert_non_null(strstr(b.data, "\"path\": \"/kubepods.slice/cgroup.subtree_control\""));
+        json_object_put(doc);
+        ncm_buf_done(&b);
+        ncm_cgroup_plan_done(&p);
+        ncm_cgroup_manager_done(&m);
+        ncm_pod_free(g);
+}
+
+static void test_cgroup_driver_children_and_pids(void **state)
+{
+        fake f;
+        char **kids = NULL;
+        int pids[4];
+        size_t n = 0;
+        (void)state;
+        fake_init(&f, 1, true);
+        assert_int_equal(ncm_fs_mkdir(f.rootfd, "/cpu/a", 0755, NULL), 1);
+        assert_int_equal(ncm_fs_mkdir(f.rootfd, "/cpu/a/y", 0755, NULL), 1);
+        assert_int_equal(ncm_fs_mkdir(f.rootfd, "/memory/a", 0755, NULL), 1);
+        assert_int_equal(ncm_fs_mkdir(f.rootfd, "/memory/a/x", 0755, NULL), 1);
+        assert_int_equal(ncm_fs_mkdir(f.rootfd, "/memory/a/y", 0755, NULL), 1);
+        assert_int_equal(ncm_cgroup_children(&f.layout, f.rootfd, "/a", &kids, NULL), 0);
+        assert_string_equal(kids[0], "x");
+        assert_string_equal(kids[1], "y");
+        assert_null(kids[2]);
+        ncm_cgroup_strv_free(kids);
+        put(f.rootfd, "/cpu/a/y", "cgroup.procs", "7\n8\n");
+        put(f.rootfd, "/memory/a", "cgroup.procs", "7\n");
+        assert_int_equal(ncm_cgroup_pids(&f.layout, f.rootfd, "/a", pids, 4, &n, NULL), 0);
+        assert_int_equal(n, 2);
+        fake_done(&f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_cgroup_driver_v1_files_per_qos),
+                cmocka_unit_test(test_cgroup_driver_v2_files_per_qos),
+                cmocka_unit_test(test_cgroup_driver_v1_write_order),
+                cmocka_unit_test(test_cgroup_driver_v2_values),
+                cmocka_unit_test(test_cgroup_driver_v1_apply_and_remove),
+                cmocka_unit_test(test_cgroup_driver_v2_apply_and_read_back),
+                cmocka_unit_test(test_cgroup_driver_optional_rsvd),
+                cmocka_unit_test(test_cgroup_driver_undo_on_failure),
+                cmocka_unit_test(test_cgroup_driver_refuses_foreign_contents),
+                cmocka_unit_test(test_cgroup_driver_cgroup_root),
+                cmocka_unit_test(test_cgroup_driver_detect),
+                cmocka_unit_test(test_cgroup_driver_plan_json),
+                cmocka_unit_test(test_cgroup_driver_children_and_pids),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
