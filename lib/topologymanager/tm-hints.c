@@ -78,18 +78,27 @@ static int cmp_resource_ptr(const void *a, const void *b)
         return strcmp((*x)->resource, (*y)->resource);
 }
 
-int ncm__tm_filter_providers(const ncm_tm_hints *providers, size_t n, ncm__tm_lists *out)
+/* kubelet's filterSingleNumaHints test for one hint. */
+static bool single_numa_keeps(const ncm_hint *h)
+{
+        return h->preferred && (h->any || (h->numa != 0 && (h->numa & (h->numa - 1)) == 0));
+}
+
+int ncm__tm_filter_providers_ex(const ncm_tm_hints *providers, size_t n, bool single_numa,
+                                ncm__tm_lists *out)
 {
         static const ncm_hint any_preferred = {.any = true, .preferred = true};
         static const ncm_hint any_not_preferred = {.any = true, .preferred = false};
         ncm__tm_lists l = {0, NULL, NULL};
-        size_t nlists = 0, nhints = 0, max_res = 0, k = 0, used = 0;
+        size_t nlists = 0, nstore = 0, max_res = 0, k = 0, used = 0;
         ncm_autofree const ncm_tm_resource_hints **order = NULL;
 
+        /* Lists point into the providers' storage; only synthetic hints, and with the
+         * single-numa-node filter the hints it keeps, are copied. */
         for (size_t p = 0; p < n; p++) {
                 if (providers[p].n == 0) {
                         nlists++;
-                        nhints++;
+                        nstore++;
                         continue;
                 }
                 if (providers[p].n > max_res)
@@ -97,12 +106,16 @@ int ncm__tm_filter_providers(const ncm_tm_hints *providers, size_t n, ncm__tm_li
                 for (size_t r = 0; r < providers[p].n; r++) {
                         const ncm_hint_list *hl = &providers[p].res[r].list;
                         nlists++;
-                        nhints += hl->n > 0 ? hl->n : 1;
+                        if (hl->n == 0)
+                                nstore++;
+                        else if (single_numa)
+                                for (size_t j = 0; j < hl->n; j++)
+                                        nstore += single_numa_keeps(&hl->hints[j]);
                 }
         }
         if (nlists > 0) {
                 l.lists = calloc(nlists, sizeof(*l.lists));
-                l.storage = calloc(nhints, sizeof(*l.storage));
+                l.storage = calloc(nstore ? nstore : 1, sizeof(*l.storage));
                 order = calloc(max_res ? max_res : 1, sizeof(*order));
                 if (!l.lists || !l.storage || !order) {
                         ncm__tm_lists_done(&l);
@@ -123,20 +136,32 @@ int ncm__tm_filter_providers(const ncm_tm_hints *providers, size_t n, ncm__tm_li
                 qsort(order, providers[p].n, sizeof(*order), cmp_resource_ptr);
                 for (size_t r = 0; r < providers[p].n; r++) {
                         const ncm_hint_list *hl = &order[r]->list;
+                        size_t start = used;
                         if (hl->nil || hl->n == 0) {
-                                l.storage[used] = hl->nil ? any_preferred : any_not_preferred;
-                                l.lists[k++] = (ncm__tm_list){&l.storage[used], 1};
-                                used++;
+                                ncm_hint h = hl->nil ? any_preferred : any_not_preferred;
+                                if (!single_numa || single_numa_keeps(&h))
+                                        l.storage[used++] = h;
+                                l.lists[k++] = (ncm__tm_list){&l.storage[start], used - start};
                                 continue;
                         }
-                        memcpy(&l.storage[used], hl->hints, hl->n * sizeof(ncm_hint));
-                        l.lists[k++] = (ncm__tm_list){&l.storage[used], hl->n};
-                        used += hl->n;
+                        if (!single_numa) {
+                                l.lists[k++] = (ncm__tm_list){hl->hints, hl->n};
+                                continue;
+                        }
+                        for (size_t j = 0; j < hl->n; j++)
+                                if (single_numa_keeps(&hl->hints[j]))
+                                        l.storage[used++] = hl->hints[j];
+                        l.lists[k++] = (ncm__tm_list){&l.storage[start], used - start};
                 }
         }
         l.n = k;
         *out = l;
         return 0;
+}
+
+int ncm__tm_filter_providers(const ncm_tm_hints *providers, size_t n, ncm__tm_lists *out)
+{
+        return ncm__tm_filter_providers_ex(providers, n, false, out);
 }
 
 int ncm__tm_filter_single_numa(const ncm__tm_lists *in, ncm__tm_lists *out)
@@ -158,9 +183,7 @@ int ncm__tm_filter_single_numa(const ncm__tm_lists *in, ncm__tm_lists *out)
                 size_t start = used;
                 for (size_t j = 0; j < in->lists[i].n; j++) {
                         const ncm_hint *h = &in->lists[i].hints[j];
-                        if (!h->preferred)
-                                continue;
-                        if (h->any || ncm_bitmask_count(h->numa) == 1)
+                        if (single_numa_keeps(h))
                                 l.storage[used++] = *h;
                 }
                 l.lists[i] = (ncm__tm_list){&l.storage[start], used - start};
@@ -175,17 +198,20 @@ int ncm__tm_max_of_min_counts(const ncm__tm_list *lists, size_t n)
         int max = 0;
 
         for (size_t i = 0; i < n; i++) {
-                const ncm_hint *narrowest = NULL;
+                /* The narrowest non-nil hint: fewest nodes, then lowest mask (IsNarrowerThan);
+                 * only its count matters here. */
+                int best = -1;
                 for (size_t j = 0; j < lists[i].n; j++) {
                         const ncm_hint *h = &lists[i].hints[j];
+                        int c;
                         if (h->any)
                                 continue;
-                        /* The first of equally narrow hints wins, as in kubelet's loop. */
-                        if (!narrowest || ncm_bitmask_is_narrower_than(h->numa, narrowest->numa))
-                                narrowest = h;
+                        c = ncm__tm_popcount(h->numa);
+                        if (best < 0 || c < best)
+                                best = c;
                 }
-                if (narrowest && ncm_bitmask_count(narrowest->numa) > max)
-                        max = ncm_bitmask_count(narrowest->numa);
+                if (best > max)
+                        max = best;
         }
         return max;
 }

@@ -137,12 +137,15 @@ static int preferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *have)
 /* The positions of D's bits, to map masks inside D to dense indexes 0..2^d-1 and back. */
 typedef struct dmap {
         int d;
+        bool identity; /* D is nodes 0..d-1: indexes are the masks themselves */
         int bit[NCM_BITMASK_MAX_BITS];
 } dmap;
 
 static uint64_t compress(const dmap *dm, ncm_bitmask m)
 {
         uint64_t r = 0;
+        if (dm->identity)
+                return m;
         for (int j = 0; j < dm->d; j++)
                 r |= ((m >> dm->bit[j]) & 1) << j;
         return r;
@@ -151,6 +154,8 @@ static uint64_t compress(const dmap *dm, ncm_bitmask m)
 static ncm_bitmask deposit(const dmap *dm, uint64_t x)
 {
         ncm_bitmask r = 0;
+        if (dm->identity)
+                return x;
         for (int j = 0; j < dm->d; j++)
                 r |= ((x >> j) & 1) << dm->bit[j];
         return r;
@@ -183,8 +188,8 @@ static void superset_mobius(uint64_t *f, int d)
  * exact. Before it would overflow, the product is collapsed to the indicator of the
  * achievable set so far (one tuple per mask), which is again a valid starting point.
  */
-static int andset_dense(const ncm__tm_merger *m, const dmap *dm, uint64_t *const *sets,
-                        const size_t *sizes, ncm_hint *best, bool *have)
+static int andset_dense(const ncm__tm_merger *m, const dmap *dm, uint64_t *const *lists,
+                        const size_t *lens, ncm_hint *best, bool *have)
 {
         const size_t size = (size_t)1 << dm->d;
         ncm_autofree uint64_t *z = malloc(size * sizeof(*z));
@@ -196,8 +201,14 @@ static int andset_dense(const ncm__tm_merger *m, const dmap *dm, uint64_t *const
         for (size_t x = 0; x < size; x++)
                 z[x] = 1; /* zeta of the indicator of {all nodes}: the identity of AND */
         for (size_t i = 0; i < m->n; i++) {
-                uint64_t nb;
-                if (__builtin_mul_overflow(bound, (uint64_t)sizes[i], &nb)) {
+                uint64_t distinct = 0, nb;
+                memset(f, 0, size * sizeof(*f));
+                for (size_t j = 0; j < lens[i]; j++) {
+                        uint64_t c = compress(dm, lists[i][j]);
+                        distinct += f[c] == 0;
+                        f[c] = 1;
+                }
+                if (__builtin_mul_overflow(bound, distinct, &nb)) {
                         superset_mobius(z, dm->d);
                         bound = 0;
                         for (size_t x = 0; x < size; x++) {
@@ -205,12 +216,9 @@ static int andset_dense(const ncm__tm_merger *m, const dmap *dm, uint64_t *const
                                 bound += z[x];
                         }
                         superset_zeta(z, dm->d);
-                        nb = bound * (uint64_t)sizes[i]; /* <= 2^20 * 2^20 */
+                        nb = bound * distinct; /* <= 2^20 * 2^20 */
                 }
                 bound = nb;
-                memset(f, 0, size * sizeof(*f));
-                for (size_t j = 0; j < sizes[i]; j++)
-                        f[sets[i][j]] = 1;
                 superset_zeta(f, dm->d);
                 for (size_t x = 0; x < size; x++)
                         z[x] *= f[x];
@@ -325,12 +333,13 @@ static int nonpreferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *hav
         size_t total = 0, used = 0;
         double cost_sparse = 0, cost_dense, reach = 1, space;
         ncm__tm_andset_method method = m->andset;
-        dmap dm = {0, {0}};
+        dmap dm = {0, false, {0}};
         bool dense;
 
         if (def == 0)
                 return 0; /* every merged mask is empty */
         dm.d = ncm_bitmask_to_bits(def, dm.bit);
+        dm.identity = def == ((dm.d == 64) ? ~UINT64_C(0) : (UINT64_C(1) << dm.d) - 1);
         for (size_t i = 0; i < m->n; i++)
                 total += m->lists[i].n;
         pool = malloc((total ? total : 1) * sizeof(*pool));
@@ -339,22 +348,24 @@ static int nonpreferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *hav
         if (!pool || !sets || !sizes)
                 return -ENOMEM;
 
-        /* Each list as its set of distinct masks inside D ("any" is D itself). */
+        /* Each list as its masks inside D ("any" is D itself), duplicates still in. */
         for (size_t i = 0; i < m->n; i++) {
                 sets[i] = &pool[used];
                 for (size_t j = 0; j < m->lists[i].n; j++) {
                         const ncm_hint *h = &m->lists[i].hints[j];
                         pool[used + j] = h->any ? def : (h->numa & def);
                 }
-                sizes[i] = sort_unique(sets[i], m->lists[i].n);
+                sizes[i] = m->lists[i].n;
                 used += sizes[i];
         }
 
-        /* Choose the cheaper way (estimated element operations). */
+        /* Choose the cheaper way (estimated element operations; list lengths bound the
+         * numbers of distinct masks). */
         space = (double)((uint64_t)1 << (dm.d < 63 ? dm.d : 63));
         for (size_t i = 0; i < m->n; i++) {
-                cost_sparse += (reach < space ? reach : space) * (double)sizes[i];
-                reach *= (double)sizes[i];
+                double s = (double)sizes[i] < space ? (double)sizes[i] : space;
+                cost_sparse += (reach < space ? reach : space) * s;
+                reach *= s;
         }
         cost_dense = ((double)m->n + 1) * ((double)dm.d + 1) * space;
         if (method == NCM__TM_ANDSET_AUTO)
@@ -362,12 +373,11 @@ static int nonpreferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *hav
         else
                 dense = method == NCM__TM_ANDSET_DENSE && dm.d <= DENSE_MAX_NODES;
 
-        if (!dense)
-                return andset_sparse(m, sets, sizes, best, have);
+        if (dense)
+                return andset_dense(m, &dm, sets, sizes, best, have);
         for (size_t i = 0; i < m->n; i++)
-                for (size_t j = 0; j < sizes[i]; j++)
-                        sets[i][j] = compress(&dm, sets[i][j]);
-        return andset_dense(m, &dm, sets, sizes, best, have);
+                sizes[i] = sort_unique(sets[i], sizes[i]);
+        return andset_sparse(m, sets, sizes, best, have);
 }
 
 int ncm__tm_merge_fast(const ncm__tm_merger *m, ncm_hint *ret)

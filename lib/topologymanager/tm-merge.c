@@ -42,7 +42,7 @@ const ncm_hint *ncm__tm_compare(const ncm__tm_merger *m, const ncm_hint *current
         int cur, cand;
 
         /* Only candidates with at least one node can replace the current best. */
-        if (ncm_bitmask_count(candidate->numa) == 0)
+        if (candidate->numa == 0)
                 return current;
         if (!current)
                 return candidate;
@@ -54,8 +54,8 @@ const ncm_hint *ncm__tm_compare(const ncm__tm_merger *m, const ncm_hint *current
                 return fit(m, current, candidate);
 
         /* Both non-preferred: get as close as possible to (but not above) b nodes. */
-        cur = ncm_bitmask_count(current->numa);
-        cand = ncm_bitmask_count(candidate->numa);
+        cur = ncm__tm_popcount(current->numa);
+        cand = ncm__tm_popcount(candidate->numa);
         if (cur > b)
                 return fit(m, current, candidate);
         if (cur == b)

@@ -148,8 +148,7 @@ int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, s
                         ncm_tm_merge_mode mode, ncm_hint *ret_hint, bool *ret_admit,
                         ncm_error *err)
 {
-        ncm__tm_lists filtered = {0, NULL, NULL}, single = {0, NULL, NULL};
-        const ncm__tm_lists *lists = &filtered;
+        ncm__tm_lists lists = {0, NULL, NULL};
         ncm__tm_merger m;
         ncm_hint best;
         int r;
@@ -160,28 +159,20 @@ int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, s
                 *ret_admit = true;
                 return 0;
         }
-        r = ncm__tm_filter_providers(providers, n, &filtered);
+        /* filterProvidersHints, then filterSingleNumaHints for single-numa-node. */
+        r = ncm__tm_filter_providers_ex(providers, n, p->ops->single_numa_filter, &lists);
         if (r < 0)
                 return ncm_error_set(err, -r, "out of memory");
-        if (p->ops->single_numa_filter) {
-                r = ncm__tm_filter_single_numa(&filtered, &single);
-                if (r < 0) {
-                        ncm__tm_lists_done(&filtered);
-                        return ncm_error_set(err, -r, "out of memory");
-                }
-                lists = &single;
-        }
         /* single-numa-node always compares with Narrowest, even with prefer-closest. */
         ncm__tm_merger_init(&m, &p->numa,
                             p->opts.prefer_closest_numa && !p->ops->single_numa_filter,
-                            lists->lists, lists->n);
+                            lists.lists, lists.n);
         m.andset = p->andset;
         if (mode == NCM_TM_MERGE_REFERENCE)
                 r = ncm__tm_merge_reference(&m, &best);
         else
                 r = ncm__tm_merge_fast(&m, &best);
-        ncm__tm_lists_done(&single);
-        ncm__tm_lists_done(&filtered);
+        ncm__tm_lists_done(&lists);
         if (r < 0)
                 return ncm_error_set(err, -r, "out of memory");
         if (p->ops->default_to_any && !best.any && best.numa == p->numa.all)

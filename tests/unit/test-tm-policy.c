@@ -658,6 +658,23 @@ static void test_tm_filter_providers_hints(void **state)
         assert_memory_equal(&out.lists[3].hints[0], &h1, sizeof(h1)); /* zeta */
         assert_true(out.lists[4].n == 1 && out.lists[4].hints[0].any &&
                     !out.lists[4].hints[0].preferred);
+        /* The one-pass single-numa-node variant equals the two kubelet steps. */
+        {
+                ncm__tm_lists two, one;
+                assert_int_equal(ncm__tm_filter_single_numa(&out, &two), 0);
+                assert_int_equal(ncm__tm_filter_providers_ex(p, 3, true, &one), 0);
+                assert_int_equal(one.n, two.n);
+                for (size_t i = 0; i < one.n; i++) {
+                        assert_int_equal(one.lists[i].n, two.lists[i].n);
+                        if (one.lists[i].n)
+                                assert_memory_equal(one.lists[i].hints, two.lists[i].hints,
+                                                    one.lists[i].n * sizeof(ncm_hint));
+                }
+                assert_int_equal(two.lists[3].n, 0); /* zeta: not preferred */
+                assert_int_equal(two.lists[4].n, 0); /* empty: {nil, not preferred} */
+                ncm__tm_lists_done(&one);
+                ncm__tm_lists_done(&two);
+        }
         ncm__tm_lists_done(&out);
         for (size_t i = 0; i < 3; i++)
                 ncm_tm_hints_done(&p[i]);
