@@ -230,6 +230,8 @@ NCM_API void ncm_tm_admit_result_set(ncm_tm_admit_result *r, const char *type,
  * ncm_tm_admit() for each pod, ncm_tm_add_container() when a container is created and
  * ncm_tm_remove_container() when it goes. The topology manager never knows what a provider
  * is; providers never call the topology manager (the chosen affinity is passed to allocate).
+ * An ncm_tm is not thread-safe (kubelet takes a mutex around the store): the node serialises
+ * calls. Policies are immutable after construction and may be shared between threads.
  */
 
 /*
