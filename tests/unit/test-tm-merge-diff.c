@@ -10,9 +10,9 @@
  * Inputs: 1-8 NUMA nodes (ids 0..n-1 or scattered over 0..63, in ascending or shuffled order),
  * distances with many ties, every policy, prefer-closest-numa-nodes on and off, 0-4 providers
  * (null, empty, several resources each), nil and empty lists, "any" hints, duplicated and
- * unsorted hints, masks reaching outside the machine's nodes, and hint lists shaped like the
- * CPU manager's (every mask that fits, preferred when minimal). The cross product is capped so
- * that the reference stays fast.
+ * unsorted hints, empty masks, masks reaching outside the machine's nodes, and hint lists
+ * shaped like the CPU manager's (every mask that fits, preferred when minimal). The cross
+ * product is capped so that the reference stays fast.
  *
  * Deterministic: fixed seeds. NCM_TM_DIFF_ITERATIONS raises the number of random cases (default
  * 3000); NCM_TM_DIFF_SEED changes the first seed.
@@ -104,10 +104,12 @@ static void random_machine(rng *r, machine *m)
         }
 }
 
-/* A random non-empty mask: mostly inside the machine, sometimes with foreign bits. */
+/* A random mask: mostly inside the machine, sometimes with foreign bits, rarely empty. */
 static ncm_bitmask random_mask(rng *r, const machine *m)
 {
         ncm_bitmask x = 0;
+        if (chance(r, 3))
+                return 0; /* a non-nil empty mask: kubelet's NewBitMask() */
         if (chance(r, 8))
                 return (UINT64_C(1) << below(r, 64)) | (chance(r, 50) ? m->all : 0);
         while (x == 0)
