@@ -201,7 +201,8 @@ int main(void)
                "%.0e permutations; *kubelet*: kubelet's Go code — 5.9 s (8 nodes) and ~378 s "
                "(10 nodes) measured, single-numa-node 0.2 ms at 8; \"≈\" values are those "
                "measurements scaled by the number of permutations (\"≥\" for "
-               "single-numa-node, whose filtering of the input is not counted). Both nodecm merges return "
+               "single-numa-node, whose filtering of the input is not counted). Both nodecm "
+               "merges return "
                "the same hint (checked here and in tests/unit/test-tm-merge-diff.c).\n\n",
                REFERENCE_MAX_PERMUTATIONS);
         printf("| hints | NUMA nodes | policy | hints/provider | result | fast | reference | "
