@@ -541,12 +541,59 @@ static int cpu_show(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
         return 0;
 }
 
+/*
+ * rewrite --drop / --fit: remove drained pods, then make the state one the kubelet accepts on
+ * the given machine. CHANGE receives a description of what changed (nothing when nothing did).
+ */
+static int fit_state(const cli_checkpoint_args *a, ncm_cpu_state *s, ncm_buf *change,
+                     ncm_error *err)
+{
+        ncm_autoptr(ncm_cpuset) before = ncm_cpuset_dup(ncm_cpu_state_default(s));
+        ncm_autoptr(ncm_cpuset) all = ncm_cpuset_new();
+        int r;
+
+        if (!before || !all)
+                return oom(err, a->path);
+        for (size_t i = 0; i < a->ndrop; i++) {
+                r = ncm_cpu_state_delete_pod(s, a->drop[i], err);
+                if (r == 0)
+                        return ncm_error_set(err, NCM_E_NOT_FOUND, "%s: --drop %s: no such pod",
+                                             a->path, a->drop[i]);
+                ncm_buf_printf(change, "%spod %s dropped (%d container%s)", change->len ? "; " : "",
+                               a->drop[i], r, r == 1 ? "" : "s");
+        }
+        if (!a->fit)
+                return 0;
+        if (strcmp(ncm_cpu_state_policy(s), "static") != 0)
+                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                     "%s: --fit: policy \"%s\" keeps no CPU accounting to fit "
+                                     "(only static does)",
+                                     a->path, ncm_cpu_state_policy(s));
+        ncm_topo_all_cpus(a->topo, all);
+        r = ncm_cpu_state_fit(s, all, a->reserved, a->strict, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s: cannot fit the state to %s", a->path,
+                                        a->topo_desc);
+        if (r > 0) {
+                ncm_buf_printf(change, "%sshared pool ", change->len ? "; " : "");
+                if (ncm_cpuset_is_empty(before))
+                        ncm_buf_puts(change, "\"\"");
+                else
+                        ncm_cpuset_format_list_buf(before, change);
+                ncm_buf_puts(change, " -> ");
+                ncm_cpuset_format_list_buf(ncm_cpu_state_default(s), change);
+                ncm_buf_printf(change, " to fit %s", a->topo_desc);
+        }
+        return 0;
+}
+
 static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
         ncm_autoptr(ncm_cpu_state) s = NULL;
         const char *target = a->output ? a->output : a->path;
         ncm_buf text = NCM_BUF_INIT;
+        ncm_buf change = NCM_BUF_INIT;
         bool fixed = false;
         int r;
 
@@ -573,15 +620,22 @@ static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
         r = ncm_cpu_checkpoint_restore(c, a->policy, a->refs, a->nrefs, &s, err);
         if (r < 0)
                 return ncm_error_prefix(err, "%s", a->path);
+        r = fit_state(a, s, &change, err);
+        if (r < 0) {
+                ncm_buf_done(&change);
+                return r;
+        }
         ncm_cpu_checkpoint_format_state(s, &text);
         if (ncm_buf_failed(&text)) {
                 ncm_buf_done(&text);
+                ncm_buf_done(&change);
                 return oom(err, a->path);
         }
         ncm_autoptr(ncm_cpu_checkpoint) back = NULL;
         r = ncm_cpu_checkpoint_parse(text.data, text.len, target, &back, err);
         if (r < 0) {
                 ncm_buf_done(&text);
+                ncm_buf_done(&change);
                 return r;
         }
         if (!a->output && text.len == a->len && memcmp(text.data, a->text, a->len) == 0) {
@@ -590,15 +644,22 @@ static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
                                "), left as it is\n",
                                a->path, back->checksum);
                 ncm_buf_done(&text);
+                ncm_buf_done(&change);
                 return 0;
         }
         r = ncm_fs_write_atomic(AT_FDCWD, target, text.data, text.len, 0644, err);
         ncm_buf_done(&text);
-        if (r < 0)
+        if (r < 0) {
+                ncm_buf_done(&change);
                 return r;
-        ncm_buf_printf(out, "%s: written as %s V2 with checksum %" PRIu64 "%s (from %s %s)\n",
-                       target, NCM_CPU_CHECKPOINT_NAME, back->checksum,
+        }
+        ncm_buf_printf(out, "%s: written as %s V2 with checksum %" PRIu64 "%s (from %s %s)", target,
+                       NCM_CPU_CHECKPOINT_NAME, back->checksum,
                        fixed ? ", checksum recomputed" : "", a->path, format_name(c->format));
+        if (change.len)
+                ncm_buf_printf(out, "; %s", change.data);
+        ncm_buf_putc(out, '\n');
+        ncm_buf_done(&change);
         return 0;
 }
 
@@ -622,6 +683,8 @@ enum {
         OPT_CONTAINER,
         OPT_OUTPUT,
         OPT_FIX_CHECKSUM,
+        OPT_FIT,
+        OPT_DROP,
 };
 
 typedef enum sub { SUB_VERIFY, SUB_SHOW, SUB_REWRITE } sub;
@@ -634,7 +697,9 @@ static void usage(FILE *f)
               "                                [--strict] [--container ID=POD/NAME]...\n"
               "       nodecm checkpoint show FILE [--json] [--reserved LIST]\n"
               "       nodecm checkpoint rewrite FILE [--output FILE] [--policy NAME]\n"
-              "                                [--container ID=POD/NAME]... [--fix-checksum]\n\n"
+              "                                [--container ID=POD/NAME]... [--fix-checksum]\n"
+              "                                [--drop POD]... [--fit [SOURCE] [--reserved LIST]\n"
+              "                                [--strict]]\n\n"
               "Read the kubelet's checkpoint files with their checksums. The kind of file is\n"
               "recognised from its content: cpu_manager_state (V1, V2, V3).\n\n"
               "  verify   check the file as the kubelet does when it starts: decoding, checksum,\n"
@@ -643,7 +708,9 @@ static void usage(FILE *f)
               "  show     print the contents: per pod and container, the shared pool, the\n"
               "           reserved CPUs (--reserved); --json for a stable JSON rendering\n"
               "  rewrite  write the file back in the kubelet's exact V2 form (canonical cpusets,\n"
-              "           sorted keys, a fresh checksum); the only subcommand that writes\n\n"
+              "           sorted keys, a fresh checksum), optionally repaired to fit a machine\n"
+              "           (--fit) or without drained pods (--drop); the only subcommand that\n"
+              "           writes\n\n"
               "Run 'nodecm checkpoint SUBCOMMAND --help' for the options of each.\n"
               "Exit status: 0 valid/done, 1 the file fails verification, 2 bad usage or a\n"
               "file that cannot be read, is not JSON, or is of an unknown kind.\n",
@@ -695,9 +762,20 @@ static void usage_sub(sub which, FILE *f)
                       "  --fix-checksum         accept a file whose checksum does not match "
                       "(after\n"
                       "                         editing it by hand) and write a correct one\n"
-                      "  -h, --help             show this help\n\n"
-                      "Exit status: 0 written, 1 the file fails verification, 2 bad usage or a\n"
-                      "file that cannot be read or written.\n",
+                      "  --drop POD             remove the assignments of pod POD (drained)\n"
+                      "  --fit                  repair the state for the machine of SOURCE (this\n"
+                      "                         machine by default): the shared pool becomes "
+                      "every\n"
+                      "                         CPU (less --reserved with --strict) not held by a\n"
+                      "                         container, so the kubelet starts without a drain;\n"
+                      "                         refused, naming the container, when an assignment\n"
+                      "                         cannot be kept (CPUs gone, reserved or shared)\n"
+                      "  --reserved LIST        with --fit: the reserved CPUs "
+                      "(reservedSystemCPUs)\n"
+                      "  --strict               with --fit: strict-cpu-reservation is on\n"
+                      "  -h, --help             show this help\n\n" CLI_SOURCE_HELP
+                      "\nExit status: 0 written, 1 the file fails verification or cannot be\n"
+                      "fitted, 2 bad usage or a file that cannot be read or written.\n",
                       f);
                 break;
         }
@@ -710,18 +788,20 @@ static bool allowed(sub which, int opt)
         case OPT_JSON:
                 return which == SUB_SHOW;
         case OPT_RESERVED:
-                return which != SUB_REWRITE;
+                return true;
         case OPT_STRICT:
         case CLI_OPT_FSROOT:
         case CLI_OPT_SYNTHETIC:
         case CLI_OPT_XML:
         case CLI_OPT_TOPOLOGY:
-                return which == SUB_VERIFY;
+                return which != SUB_SHOW;
         case OPT_POLICY:
         case OPT_CONTAINER:
                 return which != SUB_SHOW;
         case OPT_OUTPUT:
         case OPT_FIX_CHECKSUM:
+        case OPT_FIT:
+        case OPT_DROP:
                 return which == SUB_REWRITE;
         default:
                 return true;
@@ -754,6 +834,8 @@ static int run_sub(sub which, int argc, char **argv)
                         {"container", required_argument, NULL, OPT_CONTAINER},
                         {"output", required_argument, NULL, OPT_OUTPUT},
                         {"fix-checksum", no_argument, NULL, OPT_FIX_CHECKSUM},
+                        {"fit", no_argument, NULL, OPT_FIT},
+                        {"drop", required_argument, NULL, OPT_DROP},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
@@ -763,6 +845,7 @@ static int run_sub(sub which, int argc, char **argv)
         ncm_autoptr(ncm_cpuset) reserved = NULL;
         ncm_autoptr(ncm_topo) topo = NULL;
         ncm_autofree ncm_container_ref *refs = NULL;
+        ncm_autofree char **drop = NULL;
         ncm_autofree char *text = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
@@ -773,7 +856,8 @@ static int run_sub(sub which, int argc, char **argv)
 
         snprintf(cmd, sizeof(cmd), "checkpoint %s", sub_names[which]);
         refs = calloc((size_t)argc, sizeof(*refs));
-        if (!refs)
+        drop = calloc((size_t)argc, sizeof(*drop));
+        if (!refs || !drop)
                 return cli_fail(&(ncm_error){ENOMEM, "out of memory"});
         opterr = 0;
         optind = 0;
@@ -797,7 +881,7 @@ static int run_sub(sub which, int argc, char **argv)
                         reserved = ncm_cpuset_free(reserved);
                         if (ncm_cpuset_parse_list(optarg, &reserved, &err) < 0)
                                 return cli_usage_error(cmd, "--reserved '%s': %s", optarg, err.msg);
-                        want_machine = which == SUB_VERIFY;
+                        want_machine = true;
                         break;
                 case OPT_STRICT:
                         a.strict = true;
@@ -816,6 +900,12 @@ static int run_sub(sub which, int argc, char **argv)
                 case OPT_FIX_CHECKSUM:
                         a.fix_checksum = true;
                         break;
+                case OPT_FIT:
+                        a.fit = true;
+                        break;
+                case OPT_DROP:
+                        drop[a.ndrop++] = optarg;
+                        break;
                 case 'h':
                         usage_sub(which, stdout);
                         return 0;
@@ -831,9 +921,18 @@ static int run_sub(sub which, int argc, char **argv)
                 return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
         if (cli_source_check(&src, cmd) != 0)
                 return 2;
+        /* show only marks --reserved; rewrite needs a machine only to --fit. */
+        if (which == SUB_SHOW)
+                want_machine = false;
+        if (which == SUB_REWRITE && want_machine && !a.fit)
+                return cli_usage_error(cmd, "a topology source, --reserved and --strict go with "
+                                            "--fit");
+        if (a.fit)
+                want_machine = true;
         a.path = argv[optind];
         a.reserved = reserved;
         a.refs = refs;
+        a.drop = drop;
 
         r = ncm_fs_read_all(AT_FDCWD, a.path, CHECKPOINT_MAX_SIZE, &text, &a.len, &err);
         if (r < 0)

@@ -37,6 +37,9 @@ typedef struct cli_checkpoint_args {
         size_t nrefs;
         const char *output; /* rewrite --output FILE, or NULL for in place */
         bool fix_checksum;  /* rewrite --fix-checksum */
+        bool fit;           /* rewrite --fit: fit the state to the machine in TOPO */
+        char *const *drop;  /* rewrite --drop POD: pods whose assignments are removed */
+        size_t ndrop;
 } cli_checkpoint_args;
 
 typedef struct cli_checkpoint_kind {

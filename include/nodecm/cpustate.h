@@ -216,6 +216,23 @@ NCM_API void ncm_cpu_state_assigned(const ncm_cpu_state *s, ncm_cpuset *out);
 NCM_API int ncm_cpu_state_validate(ncm_cpu_state *s, const ncm_cpuset *all_cpus,
                                    const ncm_cpuset *reserved, bool strict, ncm_error *err);
 
+/*
+ * Repair (nodecm's own, not a kubelet operation): make S pass ncm_cpu_state_validate() on a
+ * machine whose CPUs are ALL_CPUS while keeping every exclusive assignment. The default set
+ * becomes ALL (ALL_CPUS, minus RESERVED when STRICT) minus the CPUs held by containers — what it
+ * would be had the kubelet started on this machine and admitted the same containers. This is
+ * the fix for "current set of available CPUs ... doesn't match" after CPUs were added or a
+ * reservation changed, without draining the node.
+ *
+ * Refused with -NCM_E_INVALID_STATE and a message naming the container, S untouched, when an
+ * assignment cannot be kept: it holds CPUs the machine does not have (or, with STRICT, reserved
+ * CPUs), CPUs another container holds, or (not STRICT) reserved CPUs, which must stay in the
+ * shared pool; or when nothing would be left for the shared pool. Containers are examined in
+ * sorted order. Returns 1 when the default set changed (persisted), 0 when it was right already.
+ */
+NCM_API int ncm_cpu_state_fit(ncm_cpu_state *s, const ncm_cpuset *all_cpus,
+                              const ncm_cpuset *reserved, bool strict, ncm_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /* 3. The checkpoint file cpu_manager_state                                                    */
 /* ------------------------------------------------------------------------------------------ */

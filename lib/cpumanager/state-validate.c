@@ -89,3 +89,64 @@ int ncm_cpu_state_validate(ncm_cpu_state *s, const ncm_cpuset *all_cpus, const n
         fmt_done(&f2);
         return r;
 }
+
+int ncm_cpu_state_fit(ncm_cpu_state *s, const ncm_cpuset *all_cpus, const ncm_cpuset *reserved,
+                      bool strict, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpuset) all = ncm_cpuset_dup(all_cpus);
+        ncm_autoptr(ncm_cpuset) resv = reserved ? ncm_cpuset_dup(reserved) : ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) held = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) tmp = ncm_cpuset_new();
+        fmt_buf f1 = {NCM_BUF_INIT}, f2 = {NCM_BUF_INIT};
+        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
+        const char *pod, *ctr;
+        const ncm_cpuset *cpus;
+        int r = 0;
+
+        if (!all || !resv || !held || !tmp)
+                return ncm_error_set(err, ENOMEM, "fit CPU state: out of memory");
+        if (strict)
+                ncm_cpuset_andnot(all, all, resv);
+
+        while (r == 0 && ncm_cpu_state_next(s, &it, &pod, &ctr, &cpus)) {
+                ncm_cpuset_andnot(tmp, cpus, all);
+                if (!ncm_cpuset_is_empty(tmp))
+                        r = ncm_error_set(err, NCM_E_INVALID_STATE,
+                                          "pod: %s, container: %s cpuset: \"%s\" holds CPUs \"%s\" "
+                                          "that are not %s; drain that pod first",
+                                          pod, ctr, fmt(&f1, cpus), fmt(&f2, tmp),
+                                          strict ? "available (absent or strictly reserved)"
+                                                 : "on this machine");
+                else if (ncm_cpuset_intersects(cpus, held))
+                        r = ncm_error_set(err, NCM_E_INVALID_STATE,
+                                          "pod: %s, container: %s cpuset: \"%s\" overlaps CPUs "
+                                          "another container holds; drain one of them first",
+                                          pod, ctr, fmt(&f1, cpus));
+                else if (!strict && ncm_cpuset_intersects(cpus, resv)) {
+                        ncm_cpuset_and(tmp, cpus, resv);
+                        r = ncm_error_set(
+                                        err, NCM_E_INVALID_STATE,
+                                        "pod: %s, container: %s cpuset: \"%s\" holds reserved CPUs "
+                                        "\"%s\", which must stay in the shared pool; drain that "
+                                        "pod first",
+                                        pod, ctr, fmt(&f1, cpus), fmt(&f2, tmp));
+                }
+                ncm_cpuset_or(held, held, cpus);
+        }
+        if (r == 0) {
+                ncm_cpuset_andnot(tmp, all, held);
+                if (ncm_cpuset_is_empty(tmp) && ncm_cpu_state_num_pods(s) != 0)
+                        r = ncm_error_set(err, NCM_E_INVALID_STATE,
+                                          "containers hold every CPU (\"%s\"): nothing is left for "
+                                          "the shared pool",
+                                          fmt(&f1, all));
+        }
+        fmt_done(&f1);
+        fmt_done(&f2);
+        if (r < 0)
+                return r;
+        if (ncm_cpuset_equal(tmp, ncm_cpu_state_default(s)))
+                return 0;
+        r = ncm_cpu_state_set_default(s, tmp, err);
+        return r < 0 ? r : 1;
+}

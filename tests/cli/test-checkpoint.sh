@@ -199,4 +199,35 @@ expect_rc 1 "rewrite V3"
 run checkpoint rewrite $CK/real/01-none-empty.json --output /nonexistent-dir/x
 expect_rc 2 "rewrite to an unwritable place"
 
+# --- rewrite --fit / --drop: repair for a machine, without a drain -----------------------------
+cp $CK/crafted/static-8cpus.json "$TMPD/fit.json"
+run checkpoint verify "$TMPD/fit.json" --synthetic "package:1 core:6 pu:2"
+expect_rc 1 "CPUs added: the kubelet refuses"
+run checkpoint rewrite "$TMPD/fit.json" --fit --synthetic "package:1 core:6 pu:2"
+expect_rc 0 "rewrite --fit"
+expect_out "$TMPD/fit.json: written as cpu_manager_state V2 with checksum 334741567 (from $TMPD/fit.json V2); shared pool 0-1,4-7 -> 0-1,4-11 to fit --synthetic package:1 core:6 pu:2" \
+        "rewrite --fit"
+run checkpoint verify "$TMPD/fit.json" --synthetic "package:1 core:6 pu:2"
+expect_rc 0 "fitted file passes the start-up validation"
+run checkpoint rewrite "$TMPD/fit.json" --fit --synthetic "package:1 core:6 pu:2"
+expect_rc 0 "fit again"
+case "$OUT" in *"left as it is"*) ;; *) fail "fit again: [$OUT]" ;; esac
+cp $CK/crafted/static-8cpus.json "$TMPD/fit2.json"
+before=$(snap "$TMPD/fit2.json")
+run checkpoint rewrite "$TMPD/fit2.json" --fit --synthetic "package:1 core:1 pu:2"
+expect_rc 1 "fit refuses a container on vanished CPUs"
+expect_err_contains 'pod: pod-a, container: app cpuset: "2-3" holds CPUs "2-3" that are not on this machine; drain that pod first' \
+        "fit refusal"
+[ "$(snap "$TMPD/fit2.json")" = "$before" ] || fail "refused fit modified the file"
+run checkpoint rewrite "$TMPD/fit2.json" --fit --synthetic "package:1 core:1 pu:2" --drop pod-a
+expect_rc 0 "fit after dropping the drained pod"
+[ "$(cat "$TMPD/fit2.json")" = '{"policyName":"static","defaultCpuSet":"0-1","checksum":1636926438}' ] ||
+        fail "dropped and fitted: $(cat "$TMPD/fit2.json")"
+run checkpoint rewrite "$TMPD/fit2.json" --drop nope
+expect_rc 2 "drop an unknown pod"
+run checkpoint rewrite $CK/crafted/static-8cpus.json --synthetic "$SYN8" --output "$TMPD/x.json"
+expect_rc 2 "machine without --fit"
+run checkpoint rewrite $CK/real/01-none-empty.json --fit --synthetic "$SYN8" --output "$TMPD/x.json"
+expect_rc 1 "fit a none-policy file"
+
 finish

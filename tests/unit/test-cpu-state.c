@@ -519,6 +519,79 @@ static void test_cpu_state_validate_exit_status_is_one(void **state)
         assert_int_equal(ncm_error_exit_status(NCM_E_INVALID_STATE), 1);
 }
 
+/* Repair: fit the default set to a machine, keeping the exclusive assignments. */
+static void test_cpu_state_fit(void **state)
+{
+        static const struct {
+                const char *all, *reserved;
+                bool strict;
+                const char *dflt, *assigned; /* assigned: p/c's set, "" for none */
+                int ret;
+                const char *exp; /* the default set, or the error */
+        } cases[] = {
+                        /* CPUs 8-11 added: the kubelet refuses to start; fitting gives them to the
+                           pool. */
+                        {"0-11", "", false, "0-1,4-7", "2-3", 1, "0-1,4-11"},
+                        {"0-11", "", false, "0-1,4-11", "2-3", 0, "0-1,4-11"},
+                        /* strict-cpu-reservation turned on with CPU 0 reserved. */
+                        {"0-7", "0", true, "0-1,4-7", "2-3", 1, "1,4-7"},
+                        /* reserved CPU list grew, still outside the containers. */
+                        {"0-7", "0-1", false, "0,4-7", "2-3", 1, "0-1,4-7"},
+                        /* a fresh state: what the kubelet would initialise. */
+                        {"0-7", "0", true, "", "", 1, "1-7"},
+                        {"0-2", "", false, "0-1", "2-3", -NCM_E_INVALID_STATE,
+                         "pod: p, container: c cpuset: \"2-3\" holds CPUs \"3\" that are not on "
+                         "this "
+                         "machine; drain that pod first"},
+                        {"0-7", "2", true, "0-1,4-7", "2-3", -NCM_E_INVALID_STATE,
+                         "pod: p, container: c cpuset: \"2-3\" holds CPUs \"2\" that are not "
+                         "available "
+                         "(absent or strictly reserved); drain that pod first"},
+                        {"0-7", "3", false, "0-1,4-7", "2-3", -NCM_E_INVALID_STATE,
+                         "pod: p, container: c cpuset: \"2-3\" holds reserved CPUs \"3\", which "
+                         "must stay "
+                         "in the shared pool; drain that pod first"},
+                        {"2-3", "", false, "0-1", "2-3", -NCM_E_INVALID_STATE,
+                         "containers hold every CPU (\"2-3\"): nothing is left for the shared "
+                         "pool"},
+        };
+        (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
+                ncm_autoptr(ncm_cpu_state) s = new_state("static");
+                ncm_autoptr(ncm_cpuset) all = tu_cpuset(cases[i].all);
+                ncm_autoptr(ncm_cpuset) resv = tu_cpuset(cases[i].reserved);
+                ncm_error err = NCM_ERROR_INIT;
+                print_message("fit case %zu\n", i);
+                set_default(s, cases[i].dflt);
+                if (cases[i].assigned[0])
+                        set(s, "p", "c", cases[i].assigned);
+                ncm_autoptr(ncm_cpu_state) before = ncm_cpu_state_dup(s);
+                assert_int_equal(ncm_cpu_state_fit(s, all, resv, cases[i].strict, &err),
+                                 cases[i].ret);
+                if (cases[i].ret < 0) {
+                        assert_string_equal(err.msg, cases[i].exp);
+                        assert_true(ncm_cpu_state_equal(s, before));
+                        continue;
+                }
+                tu_assert_cpuset(ncm_cpu_state_default(s), cases[i].exp);
+                /* The kubelet would now start. */
+                assert_int_equal(ncm_cpu_state_validate(s, all, resv, cases[i].strict, &err), 0);
+        }
+        {
+                /* Two containers on one CPU cannot both be kept. */
+                ncm_autoptr(ncm_cpu_state) s = new_state("static");
+                ncm_autoptr(ncm_cpuset) all = tu_cpuset("0-7");
+                ncm_error err = NCM_ERROR_INIT;
+                set_default(s, "0-1");
+                set(s, "a", "x", "2-4");
+                set(s, "b", "y", "4-5");
+                assert_int_equal(ncm_cpu_state_fit(s, all, NULL, false, &err),
+                                 -NCM_E_INVALID_STATE);
+                assert_string_equal(err.msg, "pod: b, container: y cpuset: \"4-5\" overlaps CPUs "
+                                             "another container holds; drain one of them first");
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -537,6 +610,7 @@ int main(void)
                         cmocka_unit_test(test_cpu_state_validate_after_last_delete_is_fresh),
                         cmocka_unit_test(test_cpu_state_validate_fresh_state_is_persisted),
                         cmocka_unit_test(test_cpu_state_validate_exit_status_is_one),
+                        cmocka_unit_test(test_cpu_state_fit),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
