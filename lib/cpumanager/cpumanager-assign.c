@@ -13,7 +13,17 @@
 #include "cpumanager-alloc.h"
 
 double ncm__round3(double v) {
-        return round(v * 1000) / 1000;
+        double x = v * 1000, t;
+
+        /* math.Round (half away from zero) without a libm call in the common range */
+        if (!(x > -4e15 && x < 4e15))
+                return round(x) / 1000;
+        t = (double)(int64_t)x;
+        if (x - t >= 0.5)
+                t += 1;
+        else if (x - t <= -0.5)
+                t -= 1;
+        return t / 1000;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -21,66 +31,48 @@ double ncm__round3(double v) {
  */
 
 int ncm__acc_init(acc *a, const ncm_cpu_index *ix, const uint64_t *avail, int n, bool spread) {
-        size_t words = (size_t)ix->words, i32 = 0;
+        size_t words = (size_t)ix->words;
         char *p;
 
-        memset(a, 0, sizeof(*a));
-        for (int k = 0; k < K_COUNT; k++)
-                i32 += (size_t)ix->n[k];
-        for (int r = 0; r < R_COUNT; r++)
-                i32 += (size_t)ix->r[r].npairs;
-        i32 += (size_t)ix->lmax[K_NUMA] + (size_t)ix->lmax[K_SOCK] + (size_t)ix->lmax[K_CORE] +
-               2 * (size_t)ix->lmax[K_UNC] + (size_t)ix->lmax[4] + (size_t)ix->maxn;
-        /* bitsets first and the int64 keys next keep every part aligned */
-        a->block = malloc(2 * words * sizeof(uint64_t) + (size_t)ix->maxn * sizeof(int64_t) +
-                          i32 * sizeof(int32_t));
-        if (!a->block)
-                return -ENOMEM;
-        p = a->block;
+        if (ix->acc_bytes <= sizeof(a->inl)) {
+                a->block = NULL;
+                p = (char *)a->inl;
+        } else {
+                a->block = malloc(ix->acc_bytes);
+                if (!a->block)
+                        return -ENOMEM;
+                p = a->block;
+        }
         a->free = (uint64_t *)(void *)p;
-        p += words * sizeof(uint64_t);
-        a->result = (uint64_t *)(void *)p;
-        p += words * sizeof(uint64_t);
-        a->tmp_key = (int64_t *)(void *)p;
-        p += (size_t)ix->maxn * sizeof(int64_t);
-        for (int k = 0; k < K_COUNT; k++) {
-                a->efree[k] = (int32_t *)(void *)p;
-                p += (size_t)ix->n[k] * sizeof(int32_t);
-        }
-        for (int r = 0; r < R_COUNT; r++) {
-                a->pfree[r] = (int32_t *)(void *)p;
-                p += (size_t)ix->r[r].npairs * sizeof(int32_t);
-        }
-#define CARVE(field, count)                                                                        \
-        do {                                                                                       \
-                a->field = (int32_t *)(void *)p;                                                   \
-                p += (size_t)(count) * sizeof(int32_t);                                            \
-        } while (0)
-        CARVE(l_numa, ix->lmax[K_NUMA]);
-        CARVE(l_sock, ix->lmax[K_SOCK]);
-        CARVE(l_core, ix->lmax[K_CORE]);
-        CARVE(l_unc, ix->lmax[K_UNC]);
-        CARVE(l_unc_snap, ix->lmax[K_UNC]);
-        CARVE(l_cpu, ix->lmax[4]);
-        CARVE(l_tmp, ix->maxn);
-#undef CARVE
+        a->result = (uint64_t *)(void *)(p + ix->off_result);
+        a->tmp_key = (int64_t *)(void *)(p + ix->off_key);
+        int32_t *cnt = (int32_t *)(void *)(p + ix->off_cnt);
         for (int k = 0; k < K_COUNT; k++)
-                memset(a->efree[k], 0, (size_t)ix->n[k] * sizeof(int32_t));
+                a->efree[k] = cnt + ix->cnt_base[k];
         for (int r = 0; r < R_COUNT; r++)
-                memset(a->pfree[r], 0, (size_t)ix->r[r].npairs * sizeof(int32_t));
+                a->pfree[r] = ix->r[r].alias ? NULL : cnt + ix->cnt_base[K_COUNT + r];
+        a->l_numa = (int32_t *)(void *)(p + ix->off_list[0]);
+        a->l_sock = (int32_t *)(void *)(p + ix->off_list[1]);
+        a->l_core = (int32_t *)(void *)(p + ix->off_list[2]);
+        a->l_unc = (int32_t *)(void *)(p + ix->off_list[3]);
+        a->l_unc_snap = (int32_t *)(void *)(p + ix->off_list[4]);
+        a->l_cpu = (int32_t *)(void *)(p + ix->off_list[5]);
+        a->l_tmp = (int32_t *)(void *)(p + ix->off_list[6]);
+        memset(cnt, 0, (size_t)ix->ncnt * sizeof(int32_t));
         memcpy(a->free, avail, words * sizeof(uint64_t));
         memset(a->result, 0, words * sizeof(uint64_t));
+        a->nfree = 0;
         a->ix = ix;
         a->needed = n;
         a->spread = spread;
         for (size_t w = 0; w < words; w++)
                 for (uint64_t x = a->free[w]; x; x &= x - 1) {
-                        int c = (int)(w * 64) + __builtin_ctzll(x);
+                        const int32_t *sl =
+                                        ix->slot + ((size_t)w * 64 + (size_t)__builtin_ctzll(x)) *
+                                                                   (size_t)ix->nslot;
                         a->nfree++;
-                        for (int k = 0; k < K_COUNT; k++)
-                                a->efree[k][ix->of[k][c]]++;
-                        for (int r = 0; r < R_COUNT; r++)
-                                a->pfree[r][ix->pair[r][c]]++;
+                        for (int j = 0; j < ix->nslot; j++)
+                                cnt[sl[j]]++;
                 }
         return 0;
 }
@@ -98,12 +90,13 @@ static int total(const ncm_cpu_index *ix, int kind, int e) {
 static void acc_remove(acc *a, int c) {
         const ncm_cpu_index *ix = a->ix;
 
+        const int32_t *sl = ix->slot + (size_t)c * (size_t)ix->nslot;
+        int32_t *cnt = a->efree[0];
+
         bit_clr(a->free, c);
         a->nfree--;
-        for (int k = 0; k < K_COUNT; k++)
-                a->efree[k][ix->of[k][c]]--;
-        for (int r = 0; r < R_COUNT; r++)
-                a->pfree[r][ix->pair[r][c]]--;
+        for (int j = 0; j < ix->nslot; j++)
+                cnt[sl[j]]--;
 }
 
 /* take({c}) */
@@ -202,7 +195,7 @@ static int cand_rel(acc *a, int r, int from, int32_t *cand) {
         const ix_rel *R = &a->ix->r[r];
         int m = 0;
         for (int p = R->off[from]; p < R->off[from + 1]; p++)
-                if (a->pfree[r][p] > 0)
+                if ((R->alias ? a->efree[R->to][R->to_e[p]] : a->pfree[r][p]) > 0)
                         cand[m++] = R->to_e[p];
         return m;
 }
@@ -530,11 +523,16 @@ typedef int (*dense_fn)(const ncm_cpu_index *ix, const uint64_t *avail, int avai
 static int with_dense(const ncm_cpu_index *ix, const ncm_cpuset *available, dense_fn fn, void *arg,
                       ncm_cpuset *ret, ncm_error *err) {
         size_t bytes = (size_t)ix->words * sizeof(uint64_t);
-        ncm_autofree uint64_t *buf = malloc(2 * bytes);
+        uint64_t small[32];
+        ncm_autofree uint64_t *heap = NULL;
+        uint64_t *buf = small;
         int size, r;
 
-        if (!buf)
-                return ncm_error_set(err, ENOMEM, "out of memory");
+        if (2 * bytes > sizeof(small)) {
+                buf = heap = malloc(2 * bytes);
+                if (!buf)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+        }
         size = ncm__dense_from_set(ix, available, buf);
         r = fn(ix, buf, size, arg, buf + ix->words, err);
         if (r < 0)

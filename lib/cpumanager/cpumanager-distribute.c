@@ -85,20 +85,30 @@ typedef struct dist_state {
         int ndl;
         int32_t *stamp; /* dedup marks per NUMA node */
         int stamp_gen;
-        int *log; /* NUMA nodes decremented while scoring a subset */
+        int *log;           /* NUMA nodes decremented while scoring a subset */
+        const double *term; /* (v - mean)^2 for v = 0..max free CPUs of a node */
+        bool last_valid;
+        double last_sq, last;
 } dist_state;
 
-static double stddev(const dist_state *s) {
-        double sum = 0, sq = 0, mean;
+/*
+ * kubelet's standardDeviation over every NUMA node's CPUs left after the allocation. Every
+ * state scored hands out exactly N CPUs, so the values always sum to the same total and the
+ * rounded mean is computed once (mean); term[v] is (v - mean)^2. The squares are summed in
+ * NUMA id order, and the last result is reused when the sum repeats, which symmetric machines
+ * make common.
+ */
+static double stddev(dist_state *s) {
+        double sq = 0;
 
         for (int i = 0; i < s->ndl; i++)
-                sum += (double)s->after[s->dl[i]];
-        mean = ncm__round3(sum / s->ndl);
-        for (int i = 0; i < s->ndl; i++) {
-                double d = (double)s->after[s->dl[i]] - mean;
-                sq += d * d;
-        }
-        return ncm__round3(sqrt(sq / s->ndl));
+                sq += s->term[s->after[s->dl[i]]];
+        if (s->last_valid && sq == s->last_sq)
+                return s->last;
+        s->last_valid = true;
+        s->last_sq = sq;
+        s->last = ncm__round3(sqrt(sq / s->ndl));
+        return s->last;
 }
 
 /* topo.CPUDetails.AreNUMANodesInSameSocket(combo) */
@@ -260,6 +270,9 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
         int *idx = NULL, *brk = NULL, *idx2 = NULL, *best_idx = NULL;
         best_rem cur = {0}, best = {0};
         uint64_t *bits = NULL;
+        uint64_t inl[512];
+        void *heap = NULL;
+        double *term = NULL;
 
         if (n % g != 0)
                 return ncm__take_packed_dense(ix, avail, avail_size, n, spread, false, ret, err);
@@ -276,25 +289,49 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
         }
 
         m = ncm__acc_list_numas(&a);
-        numas = malloc((size_t)m * sizeof(*numas));
-        dl = malloc((size_t)nnuma * sizeof(*dl));
-        vals = malloc((size_t)m * sizeof(*vals));
-        remcombo = malloc((size_t)m * sizeof(*remcombo));
-        sub = malloc((size_t)m * sizeof(*sub));
-        idx = malloc((size_t)m * sizeof(*idx));
-        brk = malloc((size_t)m * sizeof(*brk));
-        idx2 = malloc((size_t)m * sizeof(*idx2));
-        best_idx = malloc((size_t)m * sizeof(*best_idx));
-        cur.vals = malloc((size_t)m * sizeof(int));
-        best.vals = malloc((size_t)m * sizeof(int));
-        s.after = malloc((size_t)nnuma * sizeof(int32_t));
-        s.stamp = calloc((size_t)nnuma, sizeof(int32_t));
-        s.log = malloc(((size_t)n / (size_t)g + (size_t)m + 1) * sizeof(int));
-        bits = malloc(2 * (size_t)ix->words * sizeof(uint64_t));
-        if (!numas || !dl || !vals || !remcombo || !sub || !idx || !brk || !idx2 || !best_idx ||
-            !cur.vals || !best.vals || !s.after || !s.stamp || !s.log || !bits) {
-                r = ncm_error_set(err, ENOMEM, "out of memory");
-                goto out;
+        {
+                /* one block for every scratch array: small searches then allocate nothing */
+                size_t nlog = (size_t)n / (size_t)g + (size_t)m + 1;
+                size_t ints = 10 * (size_t)m + 3 * (size_t)nnuma + nlog;
+                size_t nterm = (size_t)ix->ncpu + 1;
+                size_t bytes = 2 * (size_t)ix->words * sizeof(uint64_t) + nterm * sizeof(double) +
+                               ints * sizeof(int32_t);
+                char *p;
+
+                if (bytes <= sizeof(inl)) {
+                        p = (char *)inl;
+                } else {
+                        p = heap = malloc(bytes);
+                        if (!p) {
+                                r = ncm_error_set(err, ENOMEM, "out of memory");
+                                goto out;
+                        }
+                }
+                bits = (uint64_t *)(void *)p;
+                p += 2 * (size_t)ix->words * sizeof(uint64_t);
+                term = (double *)(void *)p;
+                p += nterm * sizeof(double);
+#define CARVE(var, count)                                                                          \
+        do {                                                                                       \
+                var = (void *)p;                                                                   \
+                p += (size_t)(count) * sizeof(int32_t);                                            \
+        } while (0)
+                CARVE(numas, m);
+                CARVE(vals, m);
+                CARVE(remcombo, m);
+                CARVE(sub, m);
+                CARVE(idx, m);
+                CARVE(brk, m);
+                CARVE(idx2, m);
+                CARVE(best_idx, m);
+                CARVE(cur.vals, m);
+                CARVE(best.vals, m);
+                CARVE(dl, nnuma);
+                CARVE(s.after, nnuma);
+                CARVE(s.stamp, nnuma);
+                CARVE(s.log, nlog);
+#undef CARVE
+                memset(s.stamp, 0, (size_t)nnuma * sizeof(int32_t));
         }
         memcpy(numas, a.l_numa, (size_t)m * sizeof(*numas));
         s.ix = ix;
@@ -306,6 +343,21 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
                 if (a.efree[K_NUMA][e] > 0)
                         dl[s.ndl++] = e;
         s.dl = dl;
+        {
+                /* every scored state leaves sum(free) - n CPUs: the mean is fixed */
+                long total = 0;
+                int maxfree = 0;
+                double mean;
+                for (int i = 0; i < s.ndl; i++) {
+                        total += s.fr[dl[i]];
+                        if (s.fr[dl[i]] > maxfree)
+                                maxfree = s.fr[dl[i]];
+                }
+                mean = ncm__round3((double)(total - n) / s.ndl);
+                for (int v = 0; v <= maxfree; v++)
+                        term[v] = ((double)v - mean) * ((double)v - mean);
+                s.term = term;
+        }
 
         /* rangeNUMANodesNeededToSatisfy */
         int groups = (ix->ncpu - 1) / g + 1;
@@ -390,21 +442,7 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
         }
         r = 1; /* no combination: fall back */
 out:
-        free(numas);
-        free(dl);
-        free(vals);
-        free(remcombo);
-        free(sub);
-        free(idx);
-        free(brk);
-        free(idx2);
-        free(best_idx);
-        free(cur.vals);
-        free(best.vals);
-        free(s.after);
-        free(s.stamp);
-        free(s.log);
-        free(bits);
+        free(heap);
         ncm__acc_done(&a);
         if (r == 1)
                 return ncm__take_packed_dense(ix, avail, avail_size, n, spread, false, ret, err);

@@ -91,13 +91,15 @@ int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                            ncm_hint_list *out, ncm_error *err) {
         hint_ctx h = {.ix = ix, .n = ix->n[K_NUMA]};
         int n = h.n, min_aff = n, r = 0;
-        ncm_autofree int32_t *cap = NULL;
-        ncm_autofree int32_t *av = NULL;
-        ncm_autofree int32_t *stamp = NULL;
+        int32_t cap[HINT_MAX_NODES], av[HINT_MAX_NODES], stamp_small[64];
+        int32_t cap_small[256], av_small[256];
+        ncm_autofree int32_t *stamp_heap = NULL;
+        int32_t *stamp = stamp_small;
         ncm_bitmask reuse_mask = 0;
         long reuse_count = 0;
         size_t first = out->n;
         uint64_t full;
+        int32_t *heap_cap = NULL, *heap_av = NULL;
 
         if (!ix->numa_ids_fit)
                 return ncm_error_set(err, EINVAL, "NUMA node %d: bit number must be in range 0-63",
@@ -108,11 +110,14 @@ int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                                      "(at most %d nodes supported)",
                                      n, n, HINT_MAX_NODES);
         out->nil = false;
-        cap = malloc((size_t)n * sizeof(*cap));
-        av = calloc((size_t)n, sizeof(*av));
-        stamp = calloc((size_t)ix->n[K_SOCK] + 1, sizeof(*stamp));
-        if (!cap || !av || !stamp)
-                return ncm_error_set(err, ENOMEM, "out of memory");
+        memset(av, 0, sizeof(av));
+        if ((size_t)ix->n[K_SOCK] + 1 > NCM_ELEMENTSOF(stamp_small)) {
+                stamp = stamp_heap = calloc((size_t)ix->n[K_SOCK] + 1, sizeof(*stamp));
+                if (!stamp)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+        } else {
+                memset(stamp_small, 0, sizeof(stamp_small));
+        }
         h.contiguous = ix->id[K_NUMA][n - 1] == n - 1;
         /* reversed positions: NUMA node at position i sits at bit n-1-i */
         for (int e = 0; e < n; e++)
@@ -132,14 +137,19 @@ int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                 }
         h.cap = cap;
         h.av = av;
-        if (n <= TABLE_MAX_NODES) {
-                size_t sz = (size_t)1 << n;
-                h.cap_t = malloc(sz * sizeof(int32_t));
-                h.av_t = malloc(sz * sizeof(int32_t));
+        if (n <= 8) {
+                h.cap_t = cap_small;
+                h.av_t = av_small;
+        } else if (n <= TABLE_MAX_NODES) {
+                h.cap_t = heap_cap = malloc(((size_t)1 << n) * sizeof(int32_t));
+                h.av_t = heap_av = malloc(((size_t)1 << n) * sizeof(int32_t));
                 if (!h.cap_t || !h.av_t) {
                         r = ncm_error_set(err, ENOMEM, "out of memory");
                         goto out;
                 }
+        }
+        if (h.cap_t) {
+                size_t sz = (size_t)1 << n;
                 h.cap_t[0] = h.av_t[0] = 0;
                 for (size_t x = 1; x < sz; x++) {
                         int j = __builtin_ctzll(x);
@@ -194,8 +204,8 @@ int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                 }
         }
 out:
-        free(h.cap_t);
-        free(h.av_t);
+        free(heap_cap);
+        free(heap_av);
         return r;
 }
 

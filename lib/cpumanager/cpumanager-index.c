@@ -36,6 +36,7 @@ ncm_cpu_index *ncm_cpu_index_free(ncm_cpu_index *ix) {
                 return NULL;
         free(ix->cpu_id);
         free(ix->cpu_dense);
+        free(ix->slot);
         for (int k = 0; k < K_COUNT; k++) {
                 free(ix->id[k]);
                 free(ix->of[k]);
@@ -243,6 +244,53 @@ int ncm_cpu_index_new(const ncm_topo *t, ncm_cpu_index **ret, ncm_error *err) {
                         ix->max_core_cpus = sz;
         }
         compute_bounds(ix);
+        for (int r = 0; r < R_COUNT; r++)
+                ix->r[r].alias = ix->r[r].npairs == ix->n[ix->r[r].to];
+        ix->nslot = K_COUNT;
+        for (int r = 0; r < R_COUNT; r++)
+                ix->nslot += !ix->r[r].alias;
+        ix->slot = malloc((size_t)ix->ncpu * (size_t)ix->nslot * sizeof(int32_t));
+        if (!ix->slot)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        {
+                int base = 0, j = 0;
+                for (int k = 0; k < K_COUNT; k++, j++) {
+                        ix->cnt_base[k] = base;
+                        for (int c = 0; c < ix->ncpu; c++)
+                                ix->slot[c * ix->nslot + j] = base + ix->of[k][c];
+                        base += ix->n[k];
+                }
+                for (int r = 0; r < R_COUNT; r++) {
+                        if (ix->r[r].alias) {
+                                ix->cnt_base[K_COUNT + r] = -1;
+                                continue;
+                        }
+                        ix->cnt_base[K_COUNT + r] = base;
+                        for (int c = 0; c < ix->ncpu; c++)
+                                ix->slot[c * ix->nslot + j] = base + ix->pair[r][c];
+                        base += ix->r[r].npairs;
+                        j++;
+                }
+                ix->ncnt = base;
+        }
+        {
+                /* bitsets, then the int64 sort keys, then int32 parts: all aligned */
+                const int lists[7] = {ix->lmax[K_NUMA], ix->lmax[K_SOCK], ix->lmax[K_CORE],
+                                      ix->lmax[K_UNC],  ix->lmax[K_UNC],  ix->lmax[4],
+                                      ix->maxn};
+                size_t o = (size_t)ix->words * sizeof(uint64_t);
+                ix->off_result = o;
+                o += (size_t)ix->words * sizeof(uint64_t);
+                ix->off_key = o;
+                o += (size_t)ix->maxn * sizeof(int64_t);
+                ix->off_cnt = o;
+                o += (size_t)ix->ncnt * sizeof(int32_t);
+                for (int l = 0; l < 7; l++) {
+                        ix->off_list[l] = o;
+                        o += (size_t)lists[l] * sizeof(int32_t);
+                }
+                ix->acc_bytes = o;
+        }
         ix->num_cpus = ncm_topo_num_cpus(t);
         ix->num_sockets = ncm_topo_num_sockets(t);
         ix->num_numa = ncm_topo_num_numa_nodes(t);
