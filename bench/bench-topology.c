@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Topology: discovery (this machine and the 256-CPU 256ia64-64n2s2c dump, extracted from
+ * tests/data to a temporary directory), the other sources, and the per-element queries the
+ * CPU allocator runs in its inner loops on a 1024-CPU machine.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nodecm/fs.h>
+#include <nodecm/topology.h>
+#include "benchutil.h"
+
+static void row(const char *what, const char *machine, double ns)
+{
+        char buf[32];
+        printf("| %s | %s | %s |\n", what, machine, bench_fmt_ns(ns, buf));
+}
+
+/* --- discovery --- */
+
+typedef struct discover_arg {
+        int rootfd;
+} discover_arg;
+
+static void do_discover(void *p)
+{
+        discover_arg *a = p;
+        ncm_topo *t = NULL;
+        if (ncm_topo_discover_sysfs(a->rootfd, &t, NULL) < 0)
+                abort();
+        ncm_topo_free(t);
+}
+
+/* tests/data: $NCM_TEST_DATA, ./tests/data (run-bench.sh runs from the top), or the source
+ * tree two levels above the executable (BUILD/bench/bench-topology). */
+static char *find_data(void)
+{
+        const char *env = getenv("NCM_TEST_DATA");
+        char exe[PATH_MAX], *p, *cand;
+        ssize_t n;
+        if (env && access(env, F_OK) == 0)
+                return strdup(env);
+        if (access("tests/data/topologies", F_OK) == 0)
+                return strdup("tests/data");
+        n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return NULL;
+        exe[n] = '\0';
+        for (int up = 0; up < 3 && (p = strrchr(exe, '/')); up++)
+                *p = '\0';
+        if (asprintf(&cand, "%s/tests/data", exe) < 0)
+                return NULL;
+        if (access(cand, F_OK) == 0)
+                return cand;
+        free(cand);
+        return NULL;
+}
+
+/* Extract DUMP into a new temporary directory; returns the root (DIR/DUMP). */
+static char *extract(const char *data, const char *dump, char *tmp, size_t size)
+{
+        char tarball[PATH_MAX], *root;
+        pid_t pid;
+        int status;
+        snprintf(tmp, size, "%s", access("/dev/shm", W_OK) == 0 ? "/dev/shm/nodecm-bench-XXXXXX"
+                                                                 : "/tmp/nodecm-bench-XXXXXX");
+        if (!mkdtemp(tmp))
+                return NULL;
+        snprintf(tarball, sizeof(tarball), "%s/topologies/%s.tar.bz2", data, dump);
+        pid = fork();
+        if (pid == 0) {
+                execlp("tar", "tar", "-xjf", tarball, "-C", tmp, (char *)NULL);
+                _exit(127);
+        }
+        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0)
+                return NULL;
+        if (asprintf(&root, "%s/%s", tmp, dump) < 0)
+                return NULL;
+        return root;
+}
+
+static void remove_tree(const char *dir)
+{
+        pid_t pid = fork();
+        int status;
+        if (pid == 0) {
+                execlp("rm", "rm", "-rf", dir, (char *)NULL);
+                _exit(127);
+        }
+        if (pid > 0)
+                (void)waitpid(pid, &status, 0);
+}
+
+/* --- other sources --- */
+
+static void do_synthetic(void *p)
+{
+        ncm_topo *t = NULL;
+        if (ncm_topo_from_synthetic(p, &t, NULL) < 0)
+                abort();
+        ncm_topo_free(t);
+}
+
+typedef struct text_arg {
+        const char *text;
+        size_t len;
+} text_arg;
+
+static void do_parse_json(void *p)
+{
+        text_arg *a = p;
+        ncm_topo *t = NULL;
+        if (ncm_topo_parse_json(a->text, a->len, "bench", &t, NULL) < 0)
+                abort();
+        ncm_topo_free(t);
+}
+
+static void do_format_json(void *p)
+{
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_topo_format_json(p, &b);
+        ncm_buf_done(&b);
+}
+
+typedef struct table_arg {
+        const ncm_cpu_info *cpus;
+        size_t n;
+        const int *ids;
+        size_t nn;
+        const uint32_t *dist;
+} table_arg;
+
+static void do_new(void *p)
+{
+        table_arg *a = p;
+        ncm_topo *t = NULL;
+        if (ncm_topo_new(a->cpus, a->n, a->ids, a->nn, a->dist, &t, NULL) < 0)
+                abort();
+        ncm_topo_free(t);
+}
+
+/* --- queries --- */
+
+typedef struct query_arg {
+        const ncm_topo *t;
+        ncm_cpuset *ids;
+        ncm_cpuset *out;
+        int kind;
+} query_arg;
+
+static volatile int sink;
+
+static void do_query(void *p)
+{
+        query_arg *a = p;
+        switch (a->kind) {
+        case 0:
+                ncm_topo_cpus_in_numa(a->t, a->ids, a->out);
+                break;
+        case 1:
+                ncm_topo_cpus_in_sockets(a->t, a->ids, a->out);
+                break;
+        case 2:
+                ncm_topo_cpus_in_cores(a->t, a->ids, a->out);
+                break;
+        case 3:
+                ncm_topo_cpus_in_uncore(a->t, a->ids, a->out);
+                break;
+        case 4:
+                ncm_topo_numa_of_cpus(a->t, a->ids, a->out);
+                break;
+        case 5:
+                ncm_topo_cores_of_cpus(a->t, a->ids, a->out);
+                break;
+        case 6: {
+                int s = 0;
+                for (int c = 0; c < 1024; c++)
+                        s += ncm_topo_cpu(a->t, c)->core;
+                sink = s;
+                break;
+        }
+        case 7: {
+                int s = 0;
+                for (int i = 0; i < 64; i++)
+                        for (int j = 0; j < 64; j++)
+                                s += ncm_topo_numa_distance(a->t, i, j);
+                sink = s;
+                break;
+        }
+        }
+}
+
+int main(void)
+{
+        char machine[96];
+        ncm_error err = NCM_ERROR_INIT;
+        discover_arg da;
+        ncm_topo *big = NULL;
+        char *data = find_data();
+        char tmp[PATH_MAX];
+
+        printf("## Topology\n\n");
+        printf("Discovery reads every file once per run (no cache). Queries run on a 1024-CPU\n"
+               "synthetic machine (`package:4 numa:16 l3:2 core:4 pu:2`: 64 NUMA nodes, 128 L3,\n"
+               "512 cores); each query takes an id set of 4 elements (cores: 64 cores, id\n"
+               "lookups: 64 CPUs).\n\n");
+        printf("| operation | machine | median |\n|---|---|---|\n");
+
+        da.rootfd = ncm_fs_open_root("/", &err);
+        if (da.rootfd >= 0) {
+                ncm_topo *t = NULL;
+                if (ncm_topo_discover_sysfs(da.rootfd, &t, &err) == 0) {
+                        snprintf(machine, sizeof(machine), "this machine (%d CPUs)",
+                                 ncm_topo_num_cpus(t));
+                        ncm_topo_free(t);
+                        row("sysfs discovery", machine, bench_median_ns(do_discover, &da, 1000));
+                }
+                close(da.rootfd);
+        }
+        if (data) {
+                char *root = extract(data, "256ia64-64n2s2c", tmp, sizeof(tmp));
+                if (root && (da.rootfd = ncm_fs_open_root(root, &err)) >= 0) {
+                        row("sysfs discovery", "256ia64-64n2s2c dump (256 CPUs, 64 NUMA nodes)",
+                            bench_median_ns(do_discover, &da, 200));
+                        close(da.rootfd);
+                } else {
+                        printf("| sysfs discovery | 256ia64-64n2s2c dump | not run: cannot "
+                               "extract |\n");
+                }
+                remove_tree(tmp);
+                free(root);
+                free(data);
+        } else {
+                printf("| sysfs discovery | 256ia64-64n2s2c dump | not run: tests/data not "
+                       "found |\n");
+        }
+
+        row("hwloc synthetic", "1024 CPUs",
+            bench_median_ns(do_synthetic, "package:4 numa:16 l3:2 core:4 pu:2", 200));
+        if (ncm_topo_from_synthetic("package:4 numa:16 l3:2 core:4 pu:2", &big, NULL) < 0)
+                return 1;
+        {
+                ncm_buf b = NCM_BUF_INIT;
+                table_arg ta;
+                text_arg tx;
+                ncm_topo_format_json(big, &b);
+                tx.text = b.data;
+                tx.len = b.len;
+                ta.cpus = ncm_topo_cpus(big, &ta.n);
+                ta.ids = ncm_topo_numa_ids(big, &ta.nn);
+                ta.dist = ncm_topo_numa_distances(big, &ta.nn);
+                row("ncm_topo_new (build all indexes)", "1024 CPUs", bench_median_ns(do_new, &ta, 100000));
+                row("JSON write", "1024 CPUs", bench_median_ns(do_format_json, big, 100000));
+                row("JSON read", "1024 CPUs", bench_median_ns(do_parse_json, &tx, 100000));
+                ncm_buf_done(&b);
+        }
+        {
+                static const char *const names[] = {
+                        "cpus_in_numa (4 nodes)",   "cpus_in_sockets (4 sockets)",
+                        "cpus_in_cores (64 cores)", "cpus_in_uncore (4 L3)",
+                        "numa_of_cpus (64 CPUs)",   "cores_of_cpus (64 CPUs)",
+                        "ncm_topo_cpu x1024",       "numa_distance x4096",
+                };
+                static const char *const ids[] = {"0,17,33,63", "0-3", "0-127:2", "1,40,80,127",
+                                                  "0-1023:16", "0-1023:16", "0", "0"};
+                for (int k = 0; k < 8; k++) {
+                        query_arg qa = {big, ncm_cpuset_new(), ncm_cpuset_new(), k};
+                        if (strstr(ids[k], ":")) {
+                                /* "a-b:step" */
+                                int a, b2, step;
+                                sscanf(ids[k], "%d-%d:%d", &a, &b2, &step);
+                                for (int i = a; i <= b2; i += step)
+                                        ncm_cpuset_set(qa.ids, i);
+                        } else {
+                                ncm_cpuset *s = NULL;
+                                ncm_cpuset_parse_list(ids[k], &s, NULL);
+                                ncm_cpuset_copy(qa.ids, s);
+                                ncm_cpuset_free(s);
+                        }
+                        row(names[k], "1024 CPUs", bench_median_ns(do_query, &qa, 10000000));
+                        ncm_cpuset_free(qa.ids);
+                        ncm_cpuset_free(qa.out);
+                }
+        }
+        ncm_topo_free(big);
+        return 0;
+}
