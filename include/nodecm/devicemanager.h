@@ -134,9 +134,8 @@ NCM_API int ncm_devmgr_alloc_resp_add_annotation(ncm_devmgr_alloc_resp *r, const
                                                  const char *value);
 NCM_API int ncm_devmgr_alloc_resp_add_mount(ncm_devmgr_alloc_resp *r, const char *container_path,
                                             const char *host_path, bool read_only);
-NCM_API int ncm_devmgr_alloc_resp_add_device(ncm_devmgr_alloc_resp *r,
-                                             const char *container_path, const char *host_path,
-                                             const char *permissions);
+NCM_API int ncm_devmgr_alloc_resp_add_device(ncm_devmgr_alloc_resp *r, const char *container_path,
+                                             const char *host_path, const char *permissions);
 NCM_API int ncm_devmgr_alloc_resp_add_cdi_device(ncm_devmgr_alloc_resp *r, const char *name);
 
 /*
@@ -154,8 +153,8 @@ NCM_API int ncm_devmgr_alloc_resp_encode(const ncm_devmgr_alloc_resp *r, unsigne
  * entry wins, as in a Go map) and sorted. 0, -EINVAL ("invalid ContainerAllocateResponse:
  * ...") or -ENOMEM.
  */
-NCM_API int ncm_devmgr_alloc_resp_decode(const void *data, size_t len,
-                                         ncm_devmgr_alloc_resp **ret, ncm_error *err);
+NCM_API int ncm_devmgr_alloc_resp_decode(const void *data, size_t len, ncm_devmgr_alloc_resp **ret,
+                                         ncm_error *err);
 
 /* ---- plugins ---- */
 
@@ -191,8 +190,7 @@ typedef struct ncm_devmgr_plugin_ops {
         int (*get_preferred_allocation)(void *data, const char *resource,
                                         const char *const *available, size_t n_available,
                                         const char *const *must_include, size_t n_must_include,
-                                        int32_t size, char ***ret, size_t *ret_n,
-                                        ncm_error *err);
+                                        int32_t size, char ***ret, size_t *ret_n, ncm_error *err);
 
         /* PreStartContainer{devices_ids = IDS}; only called when pre_start_required. */
         int (*pre_start_container)(void *data, const char *resource, const char *const *ids,
@@ -286,8 +284,8 @@ typedef struct ncm_devmgr_device {
  */
 NCM_API int ncm_devmgr_plugin_connect(ncm_devmgr *m, const char *resource,
                                       const ncm_devmgr_plugin_ops *ops, void *data,
-                                      const ncm_devmgr_plugin_options *opts,
-                                      uint64_t *ret_endpoint, ncm_error *err);
+                                      const ncm_devmgr_plugin_options *opts, uint64_t *ret_endpoint,
+                                      ncm_error *err);
 
 /*
  * The plugin instance ENDPOINT of RESOURCE went away (stream ended, socket gone): all its
@@ -295,8 +293,7 @@ NCM_API int ncm_devmgr_plugin_connect(ncm_devmgr *m, const char *resource,
  * an instance that is no longer the resource's endpoint is ignored. Returns 1 when applied,
  * 0 when ignored.
  */
-NCM_API int ncm_devmgr_plugin_disconnect(ncm_devmgr *m, const char *resource,
-                                         uint64_t endpoint);
+NCM_API int ncm_devmgr_plugin_disconnect(ncm_devmgr *m, const char *resource, uint64_t endpoint);
 
 /*
  * A complete snapshot of RESOURCE's devices (ListAndWatchResponse): health sets and device
@@ -308,8 +305,7 @@ NCM_API int ncm_devmgr_plugin_disconnect(ncm_devmgr *m, const char *resource,
  * applied and the write error is returned.
  */
 NCM_API int ncm_devmgr_update_devices(ncm_devmgr *m, const char *resource, uint64_t endpoint,
-                                      const ncm_devmgr_device *devices, size_t n,
-                                      ncm_error *err);
+                                      const ncm_devmgr_device *devices, size_t n, ncm_error *err);
 
 typedef struct ncm_devmgr_capacity_entry {
         char *resource;
@@ -401,9 +397,8 @@ NCM_API int ncm_devmgr_validate_container(const ncm_devmgr_container *c, ncm_err
  * invalid container, NCM_E_UNSATISFIABLE for what cannot be allocated, the plugin's code
  * for a failed plugin call). On any error nothing changes.
  */
-NCM_API int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid,
-                                const ncm_devmgr_container *c, const ncm_hint *affinity,
-                                ncm_error *err);
+NCM_API int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
+                                const ncm_hint *affinity, ncm_error *err);
 
 /*
  * Release the devices of one container (nodecm extension; also drops them from the reuse
@@ -411,8 +406,8 @@ NCM_API int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid,
  * The checkpoint is rewritten after a release (a write error is returned; the release
  * stands).
  */
-NCM_API int ncm_devmgr_remove_container(ncm_devmgr *m, const char *pod_uid,
-                                        const char *container, ncm_error *err);
+NCM_API int ncm_devmgr_remove_container(ncm_devmgr *m, const char *pod_uid, const char *container,
+                                        ncm_error *err);
 NCM_API int ncm_devmgr_remove_pod(ncm_devmgr *m, const char *pod_uid, ncm_error *err);
 
 /*
@@ -464,7 +459,8 @@ typedef struct ncm_devmgr_hints {
         size_t n;
 } ncm_devmgr_hints;
 
-#define NCM_DEVMGR_HINTS_INIT {NULL, 0}
+#define NCM_DEVMGR_HINTS_INIT                                                                      \
+        { NULL, 0 }
 
 /*
  * kubelet's GetTopologyHints(pod, container): one list per device resource the container
@@ -480,8 +476,8 @@ NCM_API int ncm_devmgr_container_hints(ncm_devmgr *m, const char *pod_uid,
  * helpers PodLimits without overhead: app containers and sidecars summed, then the maximum
  * with each regular init container plus the sidecars started before it).
  */
-NCM_API int ncm_devmgr_pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod,
-                                 ncm_devmgr_hints *ret, ncm_error *err);
+NCM_API int ncm_devmgr_pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod, ncm_devmgr_hints *ret,
+                                 ncm_error *err);
 NCM_API void ncm_devmgr_hints_done(ncm_devmgr_hints *h);
 
 /* The effective pod-level count of RESOURCE as ncm_devmgr_pod_hints() computes it. */
@@ -577,8 +573,8 @@ NCM_API int ncm_devmgr_checkpoint_parse(const char *text, size_t len, const char
                                         ncm_devmgr_checkpoint **ret, ncm_error *err);
 
 /* Read PATH (through ROOTFD; AT_FDCWD for a host path) and parse it. -ENOENT when absent. */
-NCM_API int ncm_devmgr_checkpoint_load(int rootfd, const char *path,
-                                       ncm_devmgr_checkpoint **ret, ncm_error *err);
+NCM_API int ncm_devmgr_checkpoint_load(int rootfd, const char *path, ncm_devmgr_checkpoint **ret,
+                                       ncm_error *err);
 
 /*
  * The checksum of the data (FNV-1a 32 over its go-spew rendering), as the kubelet computes
@@ -629,8 +625,8 @@ NCM_API int ncm_devmgr_to_checkpoint(const ncm_devmgr *m, ncm_devmgr_checkpoint 
  * resource gets empty health sets and a stopped endpoint (capacity 0 until its plugin
  * re-registers, dropped after the grace period). The checksum is not checked here.
  */
-NCM_API int ncm_devmgr_restore(ncm_devmgr *m, const ncm_devmgr_checkpoint *cp,
-                               size_t *ret_skipped, ncm_error *err);
+NCM_API int ncm_devmgr_restore(ncm_devmgr *m, const ncm_devmgr_checkpoint *cp, size_t *ret_skipped,
+                               ncm_error *err);
 
 /*
  * Load, verify and restore PATH as the kubelet's Start() does. Returns 1 when restored, 0
@@ -638,8 +634,7 @@ NCM_API int ncm_devmgr_restore(ncm_devmgr *m, const ncm_devmgr_checkpoint *cp,
  * manager is then unchanged and the kubelet would carry on with empty state ("Continue after
  * failing to read checkpoint file. Device allocation info may NOT be up-to-date").
  */
-NCM_API int ncm_devmgr_load_checkpoint(ncm_devmgr *m, int rootfd, const char *path,
-                                       ncm_error *err);
+NCM_API int ncm_devmgr_load_checkpoint(ncm_devmgr *m, int rootfd, const char *path, ncm_error *err);
 
 /* Write the manager's state to PATH now. */
 NCM_API int ncm_devmgr_write_checkpoint(const ncm_devmgr *m, int rootfd, const char *path,

@@ -17,16 +17,15 @@
 
 /* ---- validating a container's extended resources ---- */
 
-int ncm_devmgr_validate_container(const ncm_devmgr_container *c, ncm_error *err)
-{
+int ncm_devmgr_validate_container(const ncm_devmgr_container *c, ncm_error *err) {
         if (!c || !c->name)
                 return ncm_error_set(err, EINVAL, "container without a name");
         for (size_t i = 0; i < c->n_resources; i++) {
                 const ncm_devmgr_resource *r = &c->resources[i];
                 if (!r->name)
                         return ncm_error_set(err, EINVAL,
-                                             "container \"%s\": resource %zu has no name",
-                                             c->name, i);
+                                             "container \"%s\": resource %zu has no name", c->name,
+                                             i);
                 for (size_t k = 0; k < i; k++)
                         if (strcmp(c->resources[k].name, r->name) == 0)
                                 return ncm_error_set(err, EINVAL,
@@ -68,13 +67,11 @@ typedef struct want {
         int64_t count;
 } want;
 
-static int cmp_want(const void *a, const void *b)
-{
+static int cmp_want(const void *a, const void *b) {
         return strcmp(((const want *)a)->name, ((const want *)b)->name);
 }
 
-static int wanted(const ncm_devmgr_container *c, want **ret, size_t *ret_n)
-{
+static int wanted(const ncm_devmgr_container *c, want **ret, size_t *ret_n) {
         want *v = calloc(c->n_resources ? c->n_resources : 1, sizeof(*v));
         size_t n = 0;
         if (!v)
@@ -94,29 +91,25 @@ static int wanted(const ncm_devmgr_container *c, want **ret, size_t *ret_n)
 /* ---- helpers ---- */
 
 /* Go's %q of S appended to B. */
-static const char *quoted(ncm_buf *b, const char *s)
-{
+static const char *quoted(ncm_buf *b, const char *s) {
         ncm_buf_reset(b);
         ncm_buf_go_quote(b, s, strlen(s));
         return b->data ? b->data : "\"\"";
 }
 
-static bool device_resource(const ncm_devmgr *m, const dm_state *st, const char *res)
-{
+static bool device_resource(const ncm_devmgr *m, const dm_state *st, const char *res) {
         const dm_resource *r = ncm__dm_resource(m, res);
         return (r && r->has_healthy) || ncm__rsets_get(&st->allocated, res);
 }
 
-static bool has_topology_alignment(const dm_resource *r)
-{
+static bool has_topology_alignment(const dm_resource *r) {
         for (size_t i = 0; r && i < r->n_devs; i++)
                 if (r->devs[i].topology && r->devs[i].n_numa > 0)
                         return true;
         return false;
 }
 
-static bool pod_active(const ncm_devmgr *m, const char *pod)
-{
+static bool pod_active(const ncm_devmgr *m, const char *pod) {
         const char *const *uids = NULL;
         size_t n = 0;
         if (!m->has_pods || !m->pods.active_pods)
@@ -129,8 +122,7 @@ static bool pod_active(const ncm_devmgr *m, const char *pod)
         return false;
 }
 
-static int stopped_error(const char *res, ncm_error *err)
-{
+static int stopped_error(const char *res, ncm_error *err) {
         return ncm_error_set(err, ESHUTDOWN, "endpoint %s has been stopped", res);
 }
 
@@ -140,8 +132,7 @@ typedef struct split {
         ncm__strset aligned, unaligned, no_affinity;
 } split;
 
-static void split_done(split *s)
-{
+static void split_done(split *s) {
         ncm__strset_done(&s->aligned);
         ncm__strset_done(&s->unaligned);
         ncm__strset_done(&s->no_affinity);
@@ -154,15 +145,14 @@ static void split_done(split *s)
  * of its nodes is in the affinity, unaligned if it has another real node, else no-affinity.
  */
 static int filter_by_affinity(const dm_resource *r, const ncm__strset *available,
-                              const ncm_hint *affinity, split *out)
-{
+                              const ncm_hint *affinity, split *out) {
         for (size_t i = 0; i < available->n; i++) {
                 const char *id = available->v[i];
                 const dm_device *d = r ? ncm__dm_device(r, id) : NULL;
                 ncm__strset *to = &out->no_affinity;
 
-                if (has_topology_alignment(r) && affinity && !affinity->any && d &&
-                    d->topology && d->n_numa) {
+                if (has_topology_alignment(r) && affinity && !affinity->any && d && d->topology &&
+                    d->n_numa) {
                         bool in = false, real = false;
                         for (size_t k = 0; k < d->n_numa; k++) {
                                 int64_t node = d->numa[k];
@@ -194,8 +184,7 @@ typedef struct alloc_ctx {
 } alloc_ctx;
 
 /* kubelet's allocateRemainingFrom: take S \ allocated in sorted order. 1 when satisfied. */
-static int take(alloc_ctx *a, const ncm__strset *s)
-{
+static int take(alloc_ctx *a, const ncm__strset *s) {
         dm_rset *in_use = ncm__rsets_ensure(&a->st->allocated, a->res);
         if (!in_use)
                 return -ENOMEM;
@@ -205,8 +194,7 @@ static int take(alloc_ctx *a, const ncm__strset *s)
                 const char *id = s->v[i];
                 if (ncm__strset_has(&a->allocated, id))
                         continue;
-                if (ncm__strset_add(&in_use->set, id) < 0 ||
-                    ncm__strset_add(&a->allocated, id) < 0)
+                if (ncm__strset_add(&in_use->set, id) < 0 || ncm__strset_add(&a->allocated, id) < 0)
                         return -ENOMEM;
                 if (--a->needed == 0)
                         return 1;
@@ -215,9 +203,8 @@ static int take(alloc_ctx *a, const ncm__strset *s)
 }
 
 /* callGetPreferredAllocationIfAvailable. *RET is the preferred set (empty: none). */
-static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size,
-                     ncm__strset *ret, ncm_error *err)
-{
+static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size, ncm__strset *ret,
+                     ncm_error *err) {
         const dm_endpoint *ep = a->r ? a->r->ep : NULL;
         ncm_error perr = NCM_ERROR_INIT;
         char **ids = NULL;
@@ -236,9 +223,9 @@ static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size,
                 k = ncm_error_set(&perr, ENOSYS, "GetPreferredAllocation is not implemented");
         else
                 k = ep->ops->get_preferred_allocation(
-                        ep->data, a->res, (const char *const *)available->v, available->n,
-                        (const char *const *)a->allocated.v, a->allocated.n, (int32_t)size, &ids,
-                        &n, &perr);
+                                ep->data, a->res, (const char *const *)available->v, available->n,
+                                (const char *const *)a->allocated.v, a->allocated.n, (int32_t)size,
+                                &ids, &n, &perr);
         if (k < 0)
                 return ncm_error_set(err, perr.code ? perr.code : -k,
                                      "device plugin GetPreferredAllocation rpc failed with err: %s",
@@ -252,8 +239,7 @@ static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size,
         return k < 0 ? ncm_error_set(err, ENOMEM, "out of memory") : 0;
 }
 
-static void intersect(ncm__strset *dst, const ncm__strset *keep)
-{
+static void intersect(ncm__strset *dst, const ncm__strset *keep) {
         size_t j = 0;
         for (size_t i = 0; i < dst->n; i++) {
                 if (ncm__strset_has(keep, dst->v[i]))
@@ -264,8 +250,7 @@ static void intersect(ncm__strset *dst, const ncm__strset *keep)
         dst->n = j;
 }
 
-static int less_than_required(alloc_ctx *a, int64_t required, ncm_error *err)
-{
+static int less_than_required(alloc_ctx *a, int64_t required, ncm_error *err) {
         return ncm_error_set(err, NCM_E_UNSATISFIABLE,
                              "unexpectedly allocated less resources than required. Requested: "
                              "%" PRId64 ", Got: %" PRId64,
@@ -277,8 +262,7 @@ static int less_than_required(alloc_ctx *a, int64_t required, ncm_error *err)
  * call needed). The in-use set of A->st is updated as in the kubelet.
  */
 static int devices_to_allocate(alloc_ctx *a, int64_t required, const ncm__strset *reusable,
-                               const ncm_hint *affinity, ncm_error *err)
-{
+                               const ncm_hint *affinity, ncm_error *err) {
         const dm_entry *held = ncm__state_entry(a->st, a->pod, a->container, a->res);
         ncm__strset available = NCM__STRSET_INIT, pref = NCM__STRSET_INIT;
         split sp = {NCM__STRSET_INIT, NCM__STRSET_INIT, NCM__STRSET_INIT};
@@ -304,14 +288,15 @@ static int devices_to_allocate(alloc_ctx *a, int64_t required, const ncm__strset
             a->m->pods.container_running(a->m->pods.data, a->pod, a->container))
                 goto out;
         if (!a->r || !a->r->has_healthy) {
-                k = ncm_error_set(err, NCM_E_UNSATISFIABLE, "cannot allocate unregistered device %s",
-                                  a->res);
+                k = ncm_error_set(err, NCM_E_UNSATISFIABLE,
+                                  "cannot allocate unregistered device %s", a->res);
                 goto out;
         }
         if (a->r->healthy.n == 0) {
-                k = ncm_error_set(err, NCM_E_UNSATISFIABLE,
-                                  "no healthy devices present; cannot allocate unhealthy devices %s",
-                                  a->res);
+                k = ncm_error_set(
+                                err, NCM_E_UNSATISFIABLE,
+                                "no healthy devices present; cannot allocate unhealthy devices %s",
+                                a->res);
                 goto out;
         }
         if (held && !ncm__strset_is_subset(&held->devices, &a->r->healthy)) {
@@ -401,8 +386,7 @@ out:
 
 /* ---- recording an allocation ---- */
 
-static int numa_append(dm_entry *e, int64_t node, const char *id)
-{
+static int numa_append(dm_entry *e, int64_t node, const char *id) {
         size_t at;
         ncm_devmgr_numa_ids *d;
         char **nv;
@@ -431,8 +415,7 @@ static int numa_append(dm_entry *e, int64_t node, const char *id)
 }
 
 /* podDevices.insert with the devices listed per NUMA node (-1: no topology). */
-static int record(alloc_ctx *a, ncm_devmgr_alloc_resp *resp, ncm_error *err)
-{
+static int record(alloc_ctx *a, ncm_devmgr_alloc_resp *resp, ncm_error *err) {
         dm_entry e = {0};
 
         e.resp = resp;
@@ -468,8 +451,7 @@ oom:
 
 /* ---- Allocate ---- */
 
-static int call_allocate(alloc_ctx *a, ncm_devmgr_alloc_resp **resp, ncm_error *err)
-{
+static int call_allocate(alloc_ctx *a, ncm_devmgr_alloc_resp **resp, ncm_error *err) {
         const dm_endpoint *ep = a->r ? a->r->ep : NULL;
         int k;
 
@@ -478,8 +460,8 @@ static int call_allocate(alloc_ctx *a, ncm_devmgr_alloc_resp **resp, ncm_error *
                 return ncm_error_set(err, NCM_E_UNSATISFIABLE, "unknown Device Plugin %s", a->res);
         if (ep->stopped || !ep->ops)
                 return stopped_error(a->res, err);
-        k = ep->ops->allocate(ep->data, a->res, (const char *const *)a->allocated.v,
-                              a->allocated.n, resp, err);
+        k = ep->ops->allocate(ep->data, a->res, (const char *const *)a->allocated.v, a->allocated.n,
+                              resp, err);
         if (k < 0) {
                 *resp = ncm_devmgr_alloc_resp_free(*resp);
                 if (!err || !err->code)
@@ -492,8 +474,7 @@ static int call_allocate(alloc_ctx *a, ncm_devmgr_alloc_resp **resp, ncm_error *
 }
 
 /* addContainerAllocatedResources / removeContainerAllocatedResources on the reuse pool. */
-static int update_reuse(dm_state *st, const char *pod, const char *container, bool add)
-{
+static int update_reuse(dm_state *st, const char *pod, const char *container, bool add) {
         for (size_t i = 0; i < st->n_entries; i++) {
                 const dm_entry *e = &st->entries[i];
                 dm_rset *s;
@@ -515,8 +496,7 @@ static int update_reuse(dm_state *st, const char *pod, const char *container, bo
 /* allocateContainerResources on ST. *WROTE tells whether something was allocated. */
 static int allocate_resources(ncm_devmgr *m, dm_state *st, const char *pod,
                               const ncm_devmgr_container *c, const ncm_hint *affinity,
-                              bool *allocated_any, ncm_error *err)
-{
+                              bool *allocated_any, ncm_error *err) {
         ncm_autofree want *w = NULL;
         size_t n = 0;
         bool gc_done = false;
@@ -533,8 +513,7 @@ static int allocate_resources(ncm_devmgr *m, dm_state *st, const char *pod,
                         if ((m->flags & NCM_DEVMGR_SKIP_UNKNOWN_RESOURCES) || w[i].count == 0)
                                 continue;
                         return ncm_error_set(err, NCM_E_UNSATISFIABLE,
-                                             "cannot allocate unregistered device %s",
-                                             w[i].name);
+                                             "cannot allocate unregistered device %s", w[i].name);
                 }
                 if (!gc_done) {
                         /* Garbage-collect stranded devices, into the working copy. */
@@ -549,10 +528,9 @@ static int allocate_resources(ncm_devmgr *m, dm_state *st, const char *pod,
                 }
                 a.r = ncm__dm_resource(m, w[i].name);
                 reuse = st->reuse_pod && strcmp(st->reuse_pod, pod) == 0
-                                ? ncm__rsets_get(&st->reuse, w[i].name)
-                                : NULL;
-                k = devices_to_allocate(&a, w[i].count, reuse ? &reuse->set : NULL, affinity,
-                                        err);
+                                        ? ncm__rsets_get(&st->reuse, w[i].name)
+                                        : NULL;
+                k = devices_to_allocate(&a, w[i].count, reuse ? &reuse->set : NULL, affinity, err);
                 if (k < 0 || a.allocated.n == 0) {
                         ncm__strset_done(&a.allocated);
                         if (k < 0)
@@ -573,8 +551,7 @@ static int allocate_resources(ncm_devmgr *m, dm_state *st, const char *pod,
 }
 
 int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
-                        const ncm_hint *affinity, ncm_error *err)
-{
+                        const ncm_hint *affinity, ncm_error *err) {
         dm_state t = {0}, old;
         bool any = false;
         int k;
@@ -596,8 +573,7 @@ int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_con
                 }
         }
         k = allocate_resources(m, &t, pod_uid, c, affinity, &any, err);
-        if (k >= 0 &&
-            update_reuse(&t, pod_uid, c->name, c->type == NCM_DEVMGR_INIT_CONTAINER) < 0)
+        if (k >= 0 && update_reuse(&t, pod_uid, c->name, c->type == NCM_DEVMGR_INIT_CONTAINER) < 0)
                 k = ncm_error_set(err, ENOMEM, "out of memory");
         if (k < 0) {
                 ncm__state_done(&t);
@@ -618,8 +594,7 @@ int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_con
 /* ---- GetDeviceRunContainerOptions ---- */
 
 static int pre_start_if_needed(ncm_devmgr *m, const char *pod, const char *container,
-                               const char *res, ncm_error *err)
-{
+                               const char *res, ncm_error *err) {
         const dm_resource *r = ncm__dm_resource(m, res);
         const dm_endpoint *ep = r ? r->ep : NULL;
         const dm_entry *e;
@@ -652,8 +627,7 @@ static int pre_start_if_needed(ncm_devmgr *m, const char *pod, const char *conta
         return 0;
 }
 
-static bool kv_seen(const ncm_devmgr_kv *v, size_t n, const char *key)
-{
+static bool kv_seen(const ncm_devmgr_kv *v, size_t n, const char *key) {
         for (size_t i = 0; i < n; i++)
                 if (strcmp(v[i].key, key) == 0)
                         return true;
@@ -662,8 +636,7 @@ static bool kv_seen(const ncm_devmgr_kv *v, size_t n, const char *key)
 
 /* deviceRunContainerOptions: merge the cached responses, first one wins. */
 static int merge_options(const ncm_devmgr *m, const char *pod, const char *container,
-                         ncm_devmgr_alloc_resp **ret)
-{
+                         ncm_devmgr_alloc_resp **ret) {
         ncm_autoptr(ncm_devmgr_alloc_resp) o = NULL;
         bool found = false;
 
@@ -682,17 +655,17 @@ static int merge_options(const ncm_devmgr *m, const char *pod, const char *conta
                         continue;
                 for (size_t k = 0; k < r->n_envs; k++)
                         if (!kv_seen(o->envs, o->n_envs, r->envs[k].key) &&
-                            ncm_devmgr_alloc_resp_add_env(o, r->envs[k].key, r->envs[k].value) <
-                                    0)
+                            ncm_devmgr_alloc_resp_add_env(o, r->envs[k].key, r->envs[k].value) < 0)
                                 return -ENOMEM;
                 for (size_t k = 0; k < r->n_devices; k++) {
                         bool dup = false;
                         for (size_t j = 0; j < o->n_devices && !dup; j++)
                                 dup = strcmp(o->devices[j].container_path,
                                              r->devices[k].container_path) == 0;
-                        if (!dup && ncm_devmgr_alloc_resp_add_device(
-                                            o, r->devices[k].container_path,
-                                            r->devices[k].host_path, r->devices[k].permissions) < 0)
+                        if (!dup &&
+                            ncm_devmgr_alloc_resp_add_device(o, r->devices[k].container_path,
+                                                             r->devices[k].host_path,
+                                                             r->devices[k].permissions) < 0)
                                 return -ENOMEM;
                 }
                 for (size_t k = 0; k < r->n_mounts; k++) {
@@ -723,9 +696,7 @@ static int merge_options(const ncm_devmgr *m, const char *pod, const char *conta
 }
 
 int ncm_devmgr_run_options(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
-                           const ncm_hint *affinity, ncm_devmgr_alloc_resp **ret,
-                           ncm_error *err)
-{
+                           const ncm_hint *affinity, ncm_devmgr_alloc_resp **ret, ncm_error *err) {
         ncm_autofree want *w = NULL;
         size_t n = 0;
         bool reallocate = false;
@@ -759,8 +730,7 @@ int ncm_devmgr_run_options(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_
 /* ---- the stand-in plugin ---- */
 
 static int standin_allocate(void *data, const char *resource, const char *const *ids, size_t n,
-                            ncm_devmgr_alloc_resp **ret, ncm_error *err)
-{
+                            ncm_devmgr_alloc_resp **ret, ncm_error *err) {
         ncm_autoptr(ncm_devmgr_alloc_resp) r = ncm_devmgr_alloc_resp_new();
         ncm_buf key = NCM_BUF_INIT, val = NCM_BUF_INIT, cdi = NCM_BUF_INIT;
         int k = 0;
@@ -803,11 +773,11 @@ static int standin_allocate(void *data, const char *resource, const char *const 
 }
 
 const ncm_devmgr_plugin_ops ncm_devmgr_standin_ops = {
-        .name = "stand-in",
-        .allocate = standin_allocate,
+                .name = "stand-in",
+                .allocate = standin_allocate,
 };
 
 const ncm_devmgr_plugin_options ncm_devmgr_standin_options = {
-        .pre_start_required = false,
-        .get_preferred_allocation_available = false,
+                .pre_start_required = false,
+                .get_preferred_allocation_available = false,
 };

@@ -18,7 +18,8 @@ typedef struct ncm__strset {
         size_t cap;
 } ncm__strset;
 
-#define NCM__STRSET_INIT {NULL, 0, 0}
+#define NCM__STRSET_INIT                                                                           \
+        { NULL, 0, 0 }
 
 void ncm__strset_done(ncm__strset *s);
 bool ncm__strset_has(const ncm__strset *s, const char *x);
@@ -42,10 +43,10 @@ char **ncm__strv_dup(const char *const *v, size_t n);
 typedef struct dm_device {
         char *id;
         char *health;
-        bool topology;     /* TopologyInfo present */
-        int64_t *numa;     /* in plugin order */
+        bool topology; /* TopologyInfo present */
+        int64_t *numa; /* in plugin order */
         size_t n_numa;
-        ncm_bitmask mask;  /* bits of the ids in 0..63 (kubelet's AnySet ignores others) */
+        ncm_bitmask mask; /* bits of the ids in 0..63 (kubelet's AnySet ignores others) */
 } dm_device;
 
 typedef struct dm_endpoint {
@@ -60,7 +61,7 @@ typedef struct dm_endpoint {
 
 typedef struct dm_resource {
         char *name;
-        bool has_all; /* allDevices[name] exists */
+        bool has_all;    /* allDevices[name] exists */
         dm_device *devs; /* sorted by id */
         size_t n_devs;
         bool has_healthy;
@@ -76,10 +77,10 @@ typedef struct dm_entry {
         char *pod;
         char *container;
         char *resource;
-        bool ids_null;            /* DeviceIDs nil */
+        bool ids_null;             /* DeviceIDs nil */
         ncm_devmgr_numa_ids *numa; /* sorted by node */
         size_t n_numa;
-        ncm__strset devices;      /* all ids of numa, flattened */
+        ncm__strset devices;         /* all ids of numa, flattened */
         ncm_devmgr_alloc_resp *resp; /* NULL: kubelet's nil allocResp */
         unsigned char *resp_bytes;   /* wire form of resp (as read from a checkpoint) */
         size_t resp_len;
@@ -99,8 +100,8 @@ typedef struct dm_rsets {
 typedef struct dm_state {
         dm_entry *entries; /* sorted by pod, container, resource */
         size_t n_entries;
-        dm_rsets allocated;  /* allocatedDevices */
-        char *reuse_pod;     /* devicesToReuse holds at most this pod */
+        dm_rsets allocated; /* allocatedDevices */
+        char *reuse_pod;    /* devicesToReuse holds at most this pod */
         dm_rsets reuse;
 } dm_state;
 

@@ -17,8 +17,7 @@
 #include "deviceplugin-v1beta1.pb-c.h"
 #include "testutil.h"
 
-static ncm_devmgr_checkpoint *parse_ok(const char *text)
-{
+static ncm_devmgr_checkpoint *parse_ok(const char *text) {
         ncm_devmgr_checkpoint *cp = NULL;
         ncm_error err = NCM_ERROR_INIT;
         int r = ncm_devmgr_checkpoint_parse(text, strlen(text), "t", &cp, &err);
@@ -27,8 +26,7 @@ static ncm_devmgr_checkpoint *parse_ok(const char *text)
         return cp;
 }
 
-static int parse_err(const char *text, size_t len, ncm_error *err)
-{
+static int parse_err(const char *text, size_t len, ncm_error *err) {
         ncm_devmgr_checkpoint *cp = NULL;
         int r = ncm_devmgr_checkpoint_parse(text, len, "t", &cp, err);
         if (r == 0)
@@ -38,16 +36,14 @@ static int parse_err(const char *text, size_t len, ncm_error *err)
         return r;
 }
 
-static char *format(const ncm_devmgr_checkpoint *cp)
-{
+static char *format(const ncm_devmgr_checkpoint *cp) {
         ncm_buf b = NCM_BUF_INIT;
         ncm_devmgr_checkpoint_format(cp, &b);
         assert_false(ncm_buf_failed(&b));
         return ncm_buf_steal(&b);
 }
 
-static char *spew(const ncm_devmgr_checkpoint *cp)
-{
+static char *spew(const ncm_devmgr_checkpoint *cp) {
         ncm_buf b = NCM_BUF_INIT;
         ncm_devmgr_checkpoint_spew(cp, &b);
         return ncm_buf_steal(&b);
@@ -60,32 +56,35 @@ static const struct {
         uint64_t checksum;
         const char *spew; /* NULL: not spelled out in the spec */
 } examples[] = {
-        {"devices/ckpt-empty.json", 3467439661u,
-         "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)<nil> "
-         "RegisteredDevices:(map[string][]string)map[]}"},
-        {"devices/ckpt-one-gpu.json", 586261819u,
-         "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[{PodUID:("
-         "string)2a5f6c1e-0d6b-4c1a-9a55-7d0b3e9c1f00 ContainerName:(string)cuda "
-         "ResourceName:(string)nvidia.com/gpu DeviceIDs:(checkpoint.DevicesPerNUMA)map[0:[GPU-"
-         "aaaa]] AllocResp:([]uint8)[10 34 10 22 78 86 73 68 73 65 95 86 73 83 73 66 76 69 95 "
-         "68 69 86 73 67 69 83 18 8 71 80 85 45 97 97 97 97]}] "
-         "RegisteredDevices:(map[string][]string)map[nvidia.com/gpu:[GPU-aaaa GPU-bbbb]]}"},
-        {"devices/ckpt-registered-empty.json", 4190085820u,
-         "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)<nil> "
-         "RegisteredDevices:(map[string][]string)map[example.com/dev:[]]}"},
-        {"devices/ckpt-mixed-numa.json", 533880177u,
-         "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[{PodUID:("
-         "string)u1 ContainerName:(string)c1 ResourceName:(string)r/x "
-         "DeviceIDs:(checkpoint.DevicesPerNUMA)map[-1:[d9] 0:[d1 d2] 1:[d3]] "
-         "AllocResp:([]uint8)[]}] RegisteredDevices:(map[string][]string)map[a/y:<nil> "
-         "r/x:[d1]]}"},
-        /* Written by real kubelets (NVIDIA plugin on a GPU node, and on a Jetson). */
-        {"devices/ckpt-kubelet-registered.json", 3952659280u, NULL},
-        {"devices/ckpt-kubelet-tegra.json", 3660592824u, NULL},
+                {"devices/ckpt-empty.json", 3467439661u,
+                 "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)<nil> "
+                 "RegisteredDevices:(map[string][]string)map[]}"},
+                {"devices/ckpt-one-gpu.json", 586261819u,
+                 "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[{"
+                 "PodUID:("
+                 "string)2a5f6c1e-0d6b-4c1a-9a55-7d0b3e9c1f00 ContainerName:(string)cuda "
+                 "ResourceName:(string)nvidia.com/gpu "
+                 "DeviceIDs:(checkpoint.DevicesPerNUMA)map[0:[GPU-"
+                 "aaaa]] AllocResp:([]uint8)[10 34 10 22 78 86 73 68 73 65 95 86 73 83 73 66 76 69 "
+                 "95 "
+                 "68 69 86 73 67 69 83 18 8 71 80 85 45 97 97 97 97]}] "
+                 "RegisteredDevices:(map[string][]string)map[nvidia.com/gpu:[GPU-aaaa GPU-bbbb]]}"},
+                {"devices/ckpt-registered-empty.json", 4190085820u,
+                 "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)<nil> "
+                 "RegisteredDevices:(map[string][]string)map[example.com/dev:[]]}"},
+                {"devices/ckpt-mixed-numa.json", 533880177u,
+                 "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[{"
+                 "PodUID:("
+                 "string)u1 ContainerName:(string)c1 ResourceName:(string)r/x "
+                 "DeviceIDs:(checkpoint.DevicesPerNUMA)map[-1:[d9] 0:[d1 d2] 1:[d3]] "
+                 "AllocResp:([]uint8)[]}] RegisteredDevices:(map[string][]string)map[a/y:<nil> "
+                 "r/x:[d1]]}"},
+                /* Written by real kubelets (NVIDIA plugin on a GPU node, and on a Jetson). */
+                {"devices/ckpt-kubelet-registered.json", 3952659280u, NULL},
+                {"devices/ckpt-kubelet-tegra.json", 3660592824u, NULL},
 };
 
-static void test_device_checkpoint_worked_examples(void **state)
-{
+static void test_device_checkpoint_worked_examples(void **state) {
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(examples); i++) {
                 size_t len = 0;
@@ -113,8 +112,7 @@ static void test_device_checkpoint_worked_examples(void **state)
         }
 }
 
-static void test_device_checkpoint_decoded_values(void **state)
-{
+static void test_device_checkpoint_decoded_values(void **state) {
         ncm_devmgr_checkpoint *cp;
         (void)state;
 
@@ -142,16 +140,14 @@ static void test_device_checkpoint_decoded_values(void **state)
 
 /* ---- Go's decoding rules decide what is hashed ---- */
 
-static uint64_t sum_of(const char *text)
-{
+static uint64_t sum_of(const char *text) {
         ncm_devmgr_checkpoint *cp = parse_ok(text);
         uint64_t s = ncm_devmgr_checkpoint_checksum(cp);
         ncm_devmgr_checkpoint_free(cp);
         return s;
 }
 
-static void test_device_checkpoint_null_versus_empty(void **state)
-{
+static void test_device_checkpoint_null_versus_empty(void **state) {
         ncm_devmgr_checkpoint *cp;
         ncm_error err = NCM_ERROR_INIT;
         char *sp;
@@ -197,11 +193,9 @@ static void test_device_checkpoint_null_versus_empty(void **state)
         ncm_devmgr_checkpoint_free(cp);
 }
 
-static void test_device_checkpoint_go_decoding(void **state)
-{
-        const char *canonical =
-                "{\"Data\":{\"PodDeviceEntries\":null,\"RegisteredDevices\":{}},"
-                "\"Checksum\":3467439661}";
+static void test_device_checkpoint_go_decoding(void **state) {
+        const char *canonical = "{\"Data\":{\"PodDeviceEntries\":null,\"RegisteredDevices\":{}},"
+                                "\"Checksum\":3467439661}";
         ncm_devmgr_checkpoint *cp;
         char *out, *sp;
         (void)state;
@@ -271,8 +265,7 @@ static void test_device_checkpoint_go_decoding(void **state)
 
 /* ---- corrupt and hostile files ---- */
 
-static void expect_reject(const char *text, int code, const char *needle)
-{
+static void expect_reject(const char *text, int code, const char *needle) {
         ncm_error err = NCM_ERROR_INIT;
         int r = parse_err(text, strlen(text), &err);
         if (r != -code || (needle && !strstr(err.msg, needle)))
@@ -281,8 +274,7 @@ static void expect_reject(const char *text, int code, const char *needle)
         assert_null(strchr(err.msg, '\n'));
 }
 
-static void test_device_checkpoint_rejects_bad_input(void **state)
-{
+static void test_device_checkpoint_rejects_bad_input(void **state) {
         char *text = tu_read_data("devices/ckpt-one-gpu.json", NULL);
         size_t len = strlen(text);
         ncm_error err = NCM_ERROR_INIT;
@@ -346,8 +338,7 @@ static void test_device_checkpoint_rejects_bad_input(void **state)
         expect_reject("\xef\xbb\xbf{}", EINVAL, "looking for beginning of value");
 }
 
-static void test_device_checkpoint_rejects_huge_and_deep(void **state)
-{
+static void test_device_checkpoint_rejects_huge_and_deep(void **state) {
         ncm_error err = NCM_ERROR_INIT;
         size_t deep = 10001, n;
         char *text;
@@ -374,8 +365,7 @@ static void test_device_checkpoint_rejects_huge_and_deep(void **state)
         free(text);
 }
 
-static void test_device_checkpoint_load_errors(void **state)
-{
+static void test_device_checkpoint_load_errors(void **state) {
         char *dir = tu_mkdtemp(), *path, *big;
         ncm_devmgr_checkpoint *cp = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -397,8 +387,7 @@ static void test_device_checkpoint_load_errors(void **state)
         free(dir);
 }
 
-static void test_device_checkpoint_write_atomic(void **state)
-{
+static void test_device_checkpoint_write_atomic(void **state) {
         char *dir = tu_mkdtemp(), *path, *src = tu_read_data("devices/ckpt-one-gpu.json", NULL);
         ncm_devmgr_checkpoint *cp = parse_ok(src);
         ncm_error err = NCM_ERROR_INIT;
@@ -433,8 +422,7 @@ static void test_device_checkpoint_write_atomic(void **state)
 
 /* ---- ContainerAllocateResponse bytes ---- */
 
-static void test_device_checkpoint_alloc_resp_encoding(void **state)
-{
+static void test_device_checkpoint_alloc_resp_encoding(void **state) {
         ncm_devmgr_alloc_resp *r = ncm_devmgr_alloc_resp_new(), *d = NULL;
         unsigned char *bytes = NULL;
         size_t n = 0;
@@ -442,8 +430,7 @@ static void test_device_checkpoint_alloc_resp_encoding(void **state)
         (void)state;
 
         /* The spec's example: envs{NVIDIA_VISIBLE_DEVICES: GPU-aaaa}. */
-        assert_int_equal(ncm_devmgr_alloc_resp_add_env(r, "NVIDIA_VISIBLE_DEVICES", "GPU-aaaa"),
-                         0);
+        assert_int_equal(ncm_devmgr_alloc_resp_add_env(r, "NVIDIA_VISIBLE_DEVICES", "GPU-aaaa"), 0);
         assert_int_equal(ncm_devmgr_alloc_resp_encode(r, &bytes, &n, &err), 0);
         assert_int_equal(n, 36);
         assert_memory_equal(bytes, "\n\"\n\x16NVIDIA_VISIBLE_DEVICES\x12\bGPU-aaaa", 36);
@@ -462,9 +449,9 @@ static void test_device_checkpoint_alloc_resp_encoding(void **state)
         {
                 V1beta1__ContainerAllocateResponse m = V1BETA1__CONTAINER_ALLOCATE_RESPONSE__INIT;
                 V1beta1__ContainerAllocateResponse__EnvsEntry env =
-                        V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ENVS_ENTRY__INIT;
+                                V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ENVS_ENTRY__INIT;
                 V1beta1__ContainerAllocateResponse__AnnotationsEntry ann =
-                        V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ANNOTATIONS_ENTRY__INIT;
+                                V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ANNOTATIONS_ENTRY__INIT;
                 V1beta1__Mount m1 = V1BETA1__MOUNT__INIT, m2 = V1BETA1__MOUNT__INIT;
                 V1beta1__DeviceSpec ds = V1BETA1__DEVICE_SPEC__INIT;
                 V1beta1__CDIDevice cdi = V1BETA1__CDIDEVICE__INIT;
@@ -532,16 +519,19 @@ static void test_device_checkpoint_alloc_resp_encoding(void **state)
         ncm_devmgr_alloc_resp_free(r);
 }
 
-static void test_device_checkpoint_alloc_resp_decoding(void **state)
-{
+static void test_device_checkpoint_alloc_resp_decoding(void **state) {
         ncm_devmgr_alloc_resp *d = NULL;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
 
         /* Duplicate map keys: the last wins, keys come out sorted. */
-        assert_int_equal(ncm_devmgr_alloc_resp_decode("\x0a\x06\x0a\x01Z\x12\x01" "1"
-                                                      "\x0a\x06\x0a\x01" "A\x12\x01" "2"
-                                                      "\x0a\x06\x0a\x01Z\x12\x01" "3",
+        assert_int_equal(ncm_devmgr_alloc_resp_decode("\x0a\x06\x0a\x01Z\x12\x01"
+                                                      "1"
+                                                      "\x0a\x06\x0a\x01"
+                                                      "A\x12\x01"
+                                                      "2"
+                                                      "\x0a\x06\x0a\x01Z\x12\x01"
+                                                      "3",
                                                       24, &d, &err),
                          0);
         assert_int_equal(d->n_envs, 2);
@@ -580,26 +570,54 @@ typedef struct ck_entry {
 } ck_entry;
 
 static const ck_entry kubelet_entries[] = {
-        {"pod1", "con1", "domain1.com/resource1", 0, {"dev1", "dev2"},
-         {{"/dev/r1dev1", "/dev/r1dev1"}, {"/dev/r1dev2", "/dev/r1dev2"}},
-         {"/home/r1lib1", "/usr/r1lib1"},
-         {"domain1.com/resource1=dev1", "domain1.com/resource1=dev2"}, {NULL, NULL}},
-        {"pod1", "con1", "domain2.com/resource2", 0, {"dev1", "dev2"},
-         {{"/dev/r2dev1", "/dev/r2dev1"}, {"/dev/r2dev2", "/dev/r2dev2"}},
-         {"/home/r2lib1", "/usr/r2lib1"}, {NULL, NULL}, {"r2devices", "dev1 dev2"}},
-        {"pod1", "con2", "domain1.com/resource1", 0, {"dev3"},
-         {{"/dev/r1dev3", "/dev/r1dev3"}, {NULL, NULL}}, {"/home/r1lib1", "/usr/r1lib1"},
-         {NULL, NULL}, {NULL, NULL}},
-        {"pod2", "con1", "domain1.com/resource1", 0, {"dev4"},
-         {{"/dev/r1dev4", "/dev/r1dev4"}, {NULL, NULL}}, {"/home/r1lib1", "/usr/r1lib1"},
-         {NULL, NULL}, {NULL, NULL}},
-        {"pod3", "con3", "domain2.com/resource3", -1, {"dev5"},
-         {{"/dev/r3dev5", "/dev/r3dev5"}, {NULL, NULL}}, {"/home/r3lib1", "/usr/r3lib1"},
-         {NULL, NULL}, {NULL, NULL}},
+                {"pod1",
+                 "con1",
+                 "domain1.com/resource1",
+                 0,
+                 {"dev1", "dev2"},
+                 {{"/dev/r1dev1", "/dev/r1dev1"}, {"/dev/r1dev2", "/dev/r1dev2"}},
+                 {"/home/r1lib1", "/usr/r1lib1"},
+                 {"domain1.com/resource1=dev1", "domain1.com/resource1=dev2"},
+                 {NULL, NULL}},
+                {"pod1",
+                 "con1",
+                 "domain2.com/resource2",
+                 0,
+                 {"dev1", "dev2"},
+                 {{"/dev/r2dev1", "/dev/r2dev1"}, {"/dev/r2dev2", "/dev/r2dev2"}},
+                 {"/home/r2lib1", "/usr/r2lib1"},
+                 {NULL, NULL},
+                 {"r2devices", "dev1 dev2"}},
+                {"pod1",
+                 "con2",
+                 "domain1.com/resource1",
+                 0,
+                 {"dev3"},
+                 {{"/dev/r1dev3", "/dev/r1dev3"}, {NULL, NULL}},
+                 {"/home/r1lib1", "/usr/r1lib1"},
+                 {NULL, NULL},
+                 {NULL, NULL}},
+                {"pod2",
+                 "con1",
+                 "domain1.com/resource1",
+                 0,
+                 {"dev4"},
+                 {{"/dev/r1dev4", "/dev/r1dev4"}, {NULL, NULL}},
+                 {"/home/r1lib1", "/usr/r1lib1"},
+                 {NULL, NULL},
+                 {NULL, NULL}},
+                {"pod3",
+                 "con3",
+                 "domain2.com/resource3",
+                 -1,
+                 {"dev5"},
+                 {{"/dev/r3dev5", "/dev/r3dev5"}, {NULL, NULL}},
+                 {"/home/r3lib1", "/usr/r3lib1"},
+                 {NULL, NULL},
+                 {NULL, NULL}},
 };
 
-static ncm_devmgr_checkpoint *kubelet_checkpoint(void)
-{
+static ncm_devmgr_checkpoint *kubelet_checkpoint(void) {
         ncm_devmgr_checkpoint *cp = calloc(1, sizeof(*cp));
         size_t n = NCM_ELEMENTSOF(kubelet_entries);
         static const char *const res1[] = {"dev1", "dev2", "dev3", "dev4", "dev5"};
@@ -644,9 +662,9 @@ static ncm_devmgr_checkpoint *kubelet_checkpoint(void)
                 for (size_t j = 0; j < 2; j++)
                         if (k->cdi[j])
                                 ncm_devmgr_alloc_resp_add_cdi_device(r, k->cdi[j]);
-                assert_int_equal(
-                        ncm_devmgr_alloc_resp_encode(r, &e->alloc_resp, &e->alloc_resp_len, &err),
-                        0);
+                assert_int_equal(ncm_devmgr_alloc_resp_encode(r, &e->alloc_resp, &e->alloc_resp_len,
+                                                              &err),
+                                 0);
                 ncm_devmgr_alloc_resp_free(r);
         }
         cp->registered = calloc(3, sizeof(*cp->registered));
@@ -662,8 +680,7 @@ static ncm_devmgr_checkpoint *kubelet_checkpoint(void)
         return cp;
 }
 
-static void test_device_checkpoint_kubelet_test_data(void **state)
-{
+static void test_device_checkpoint_kubelet_test_data(void **state) {
         ncm_devmgr_checkpoint *cp = kubelet_checkpoint(), *back = NULL;
         ncm_devmgr *m1 = NULL, *m2 = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -737,11 +754,10 @@ static void test_device_checkpoint_kubelet_test_data(void **state)
                         devs[i] = (ncm_devmgr_device){ids[i], "Healthy", false, NULL, 0};
                 assert_int_equal(ncm_devmgr_plugin_connect(m2, "domain1.com/resource1",
                                                            &ncm_devmgr_standin_ops, NULL,
-                                                           &ncm_devmgr_standin_options, &ep,
-                                                           &err),
+                                                           &ncm_devmgr_standin_options, &ep, &err),
                                  0);
-                assert_int_equal(ncm_devmgr_update_devices(m2, "domain1.com/resource1", ep, devs,
-                                                           6, &err),
+                assert_int_equal(ncm_devmgr_update_devices(m2, "domain1.com/resource1", ep, devs, 6,
+                                                           &err),
                                  0);
                 assert_int_equal(ncm_devmgr_allocate(m2, "pod9", &c, NULL, &err),
                                  -NCM_E_UNSATISFIABLE);
@@ -758,8 +774,7 @@ static void test_device_checkpoint_kubelet_test_data(void **state)
         free(dir);
 }
 
-static void test_device_checkpoint_corrupt_file_is_no_state(void **state)
-{
+static void test_device_checkpoint_corrupt_file_is_no_state(void **state) {
         char *dir = tu_mkdtemp(), *path;
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -782,8 +797,7 @@ static void test_device_checkpoint_corrupt_file_is_no_state(void **state)
         free(dir);
 }
 
-static void test_device_checkpoint_bad_alloc_resp_is_skipped(void **state)
-{
+static void test_device_checkpoint_bad_alloc_resp_is_skipped(void **state) {
         const char *text = "{\"Data\":{\"PodDeviceEntries\":[{\"PodUID\":\"p\",\"ContainerName\":"
                            "\"c\",\"ResourceName\":\"a/b\",\"DeviceIDs\":{\"0\":[\"d\"]},"
                            "\"AllocResp\":\"//8=\"},{\"PodUID\":\"q\",\"ContainerName\":\"c\","
@@ -823,8 +837,7 @@ static void test_device_checkpoint_bad_alloc_resp_is_skipped(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_device_checkpoint_show_golden(void **state)
-{
+static void test_device_checkpoint_show_golden(void **state) {
         static const char *const files[] = {"ckpt-one-gpu", "ckpt-mixed-numa"};
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(files); i++) {
@@ -849,23 +862,22 @@ static void test_device_checkpoint_show_golden(void **state)
         }
 }
 
-int main(void)
-{
+int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_device_checkpoint_worked_examples),
-                cmocka_unit_test(test_device_checkpoint_decoded_values),
-                cmocka_unit_test(test_device_checkpoint_null_versus_empty),
-                cmocka_unit_test(test_device_checkpoint_go_decoding),
-                cmocka_unit_test(test_device_checkpoint_rejects_bad_input),
-                cmocka_unit_test(test_device_checkpoint_rejects_huge_and_deep),
-                cmocka_unit_test(test_device_checkpoint_load_errors),
-                cmocka_unit_test(test_device_checkpoint_write_atomic),
-                cmocka_unit_test(test_device_checkpoint_alloc_resp_encoding),
-                cmocka_unit_test(test_device_checkpoint_alloc_resp_decoding),
-                cmocka_unit_test(test_device_checkpoint_kubelet_test_data),
-                cmocka_unit_test(test_device_checkpoint_corrupt_file_is_no_state),
-                cmocka_unit_test(test_device_checkpoint_bad_alloc_resp_is_skipped),
-                cmocka_unit_test(test_device_checkpoint_show_golden),
+                        cmocka_unit_test(test_device_checkpoint_worked_examples),
+                        cmocka_unit_test(test_device_checkpoint_decoded_values),
+                        cmocka_unit_test(test_device_checkpoint_null_versus_empty),
+                        cmocka_unit_test(test_device_checkpoint_go_decoding),
+                        cmocka_unit_test(test_device_checkpoint_rejects_bad_input),
+                        cmocka_unit_test(test_device_checkpoint_rejects_huge_and_deep),
+                        cmocka_unit_test(test_device_checkpoint_load_errors),
+                        cmocka_unit_test(test_device_checkpoint_write_atomic),
+                        cmocka_unit_test(test_device_checkpoint_alloc_resp_encoding),
+                        cmocka_unit_test(test_device_checkpoint_alloc_resp_decoding),
+                        cmocka_unit_test(test_device_checkpoint_kubelet_test_data),
+                        cmocka_unit_test(test_device_checkpoint_corrupt_file_is_no_state),
+                        cmocka_unit_test(test_device_checkpoint_bad_alloc_resp_is_skipped),
+                        cmocka_unit_test(test_device_checkpoint_show_golden),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,11 +53,11 @@ typedef struct tcase {
 #define R2 "example.com/testdevice2"
 #define RT "example.com/testdevice"
 #define NR "example.com/notRegistered"
-#define LIM(n, c) {n, c, NCM_DEVMGR_UNSET}
+#define LIM(n, c)                                                                                  \
+        { n, c, NCM_DEVMGR_UNSET }
 
 /* Render hints as "[{0} T, {0,1} F]", "[]" (cannot be satisfied) or "nil". */
-static char *render(const ncm_hint_list *l)
-{
+static char *render(const ncm_hint_list *l) {
         ncm_buf b = NCM_BUF_INIT;
         if (l->nil) {
                 ncm_buf_puts(&b, "nil");
@@ -82,16 +82,14 @@ typedef struct pods {
         size_t n;
 } pods;
 
-static int active_pods(void *data, const char *const **ret, size_t *ret_n)
-{
+static int active_pods(void *data, const char *const **ret, size_t *ret_n) {
         pods *p = data;
         *ret = p->uids;
         *ret_n = p->n;
         return 0;
 }
 
-static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_numa)
-{
+static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_numa) {
         ncm_devmgr_pods_source src = {active_pods, NULL, NULL, ps};
         ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, &src, NULL, 0, 0};
         ncm_devmgr *m = NULL;
@@ -108,12 +106,16 @@ static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_nu
                         size_t k = 0;
                         while (k < MAXD && tc->allocated[n].ids[k])
                                 k++;
-                        ids[n] = (ncm_devmgr_numa_ids){0, false, (char **)tc->allocated[n].ids,
-                                                       k};
-                        e[n] = (ncm_devmgr_checkpoint_entry){
-                                (char *)tc->allocated[n].pod, (char *)tc->allocated[n].container,
-                                (char *)tc->allocated[n].resource, false, &ids[n], 1, false,
-                                (unsigned char *)"", 0};
+                        ids[n] = (ncm_devmgr_numa_ids){0, false, (char **)tc->allocated[n].ids, k};
+                        e[n] = (ncm_devmgr_checkpoint_entry){(char *)tc->allocated[n].pod,
+                                                             (char *)tc->allocated[n].container,
+                                                             (char *)tc->allocated[n].resource,
+                                                             false,
+                                                             &ids[n],
+                                                             1,
+                                                             false,
+                                                             (unsigned char *)"",
+                                                             0};
                 }
                 cp.entries = e;
                 cp.n_entries = n;
@@ -131,8 +133,8 @@ static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_nu
                                                       nn != -1, &nodes[n], nn >= 0 ? 1 : 0};
                 }
                 assert_int_equal(ncm_devmgr_plugin_connect(m, tc->devices[r].name,
-                                                           &ncm_devmgr_standin_ops, NULL, NULL,
-                                                           &ep, &err),
+                                                           &ncm_devmgr_standin_ops, NULL, NULL, &ep,
+                                                           &err),
                                  0);
                 assert_int_equal(ncm_devmgr_update_devices(m, tc->devices[r].name, ep, devs, n,
                                                            &err),
@@ -141,16 +143,14 @@ static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_nu
         return m;
 }
 
-static size_t count_res(const tcont *c)
-{
+static size_t count_res(const tcont *c) {
         size_t n = 0;
         while (n < 3 && c->res[n].name)
                 n++;
         return n;
 }
 
-static void check(const tcase *tc, const ncm_devmgr_hints *h)
-{
+static void check(const tcase *tc, const ncm_devmgr_hints *h) {
         size_t expected = 0;
         for (size_t i = 0; i < 2 && tc->expect[i][0]; i++) {
                 const ncm_devmgr_resource_hints *got = NULL;
@@ -163,8 +163,8 @@ static void check(const tcase *tc, const ncm_devmgr_hints *h)
                         fail_msg("%s: no hints for %s", tc->description, tc->expect[i][0]);
                 s = render(&got->hints);
                 if (strcmp(s, tc->expect[i][1]) != 0)
-                        fail_msg("%s: %s: expected %s, got %s", tc->description,
-                                 tc->expect[i][0], tc->expect[i][1], s);
+                        fail_msg("%s: %s: expected %s, got %s", tc->description, tc->expect[i][0],
+                                 tc->expect[i][1], s);
                 free(s);
         }
         /* Only device resources get an entry (notRegistered has none). */
@@ -172,88 +172,109 @@ static void check(const tcase *tc, const ncm_devmgr_hints *h)
 }
 
 static const tcase common_cases[] = {
-        {"Single Request, no alignment", {{0}}, {{"fakeContainer", 0, {LIM(RT, 1)}}},
-         {{RT, {{"Dev1", -1}, {"Dev2", -1}, {"Dev3", -2}, {"Dev4", -2}}}}, {{0}}, {{RT, "nil"}}},
-        {"Single Request, only one with alignment", {{0}}, {{"fakeContainer", 0, {LIM(RT, 1)}}},
-         {{RT, {{"Dev1", -1}, {"Dev2", 1}}}}, {{0}}, {{RT, "[{1} T, {0,1} F]"}}},
-        {"Single Request, one device per socket", {{0}}, {{"fakeContainer", 0, {LIM(RT, 1)}}},
-         {{RT, {{"Dev1", 0}, {"Dev2", 1}}}}, {{0}}, {{RT, "[{0} T, {1} T, {0,1} F]"}}},
-        {"Request for 2, one device per socket", {{0}}, {{"fakeContainer", 0, {LIM(RT, 2)}}},
-         {{RT, {{"Dev1", 0}, {"Dev2", 1}}}}, {{0}}, {{RT, "[{0,1} T]"}}},
-        {"Request for 2, 2 devices per socket", {{0}}, {{"fakeContainer", 0, {LIM(RT, 2)}}},
-         {{RT, {{"Dev1", 0}, {"Dev2", 1}, {"Dev3", 0}, {"Dev4", 1}}}}, {{0}},
-         {{RT, "[{0} T, {1} T, {0,1} F]"}}},
-        {"Request for 2, optimal on 1 NUMA node, forced cross-NUMA",
-         {{0}},
-         {{"fakeContainer", 0, {LIM(RT, 2)}}},
-         {{RT, {{"Dev1", 0}, {"Dev2", 1}, {"Dev3", 0}, {"Dev4", 1}}}},
-         {{"fakePod", "fakeOtherContainer", RT, {"Dev1", "Dev2"}}},
-         {{RT, "[{0,1} F]"}}},
-        {"2 device types, mixed configuration",
-         {{0}},
-         {{"fakeContainer", 0, {LIM(R1, 2), LIM(R2, 1)}}},
-         {{R1, {{"Dev1", 0}, {"Dev2", 1}, {"Dev3", 0}, {"Dev4", 1}}}, {R2, {{"Dev1", 0}}}},
-         {{0}},
-         {{R1, "[{0} T, {1} T, {0,1} F]"}, {R2, "[{0} T, {0,1} F]"}}},
-        {"Single device type, more requested than available", {{0}},
-         {{"fakeContainer", 0, {LIM(RT, 6)}}},
-         {{RT, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}}, {{0}}, {{RT, "[]"}}},
-        {"Single device type, all already allocated to container",
-         {{0}},
-         {{"fakeContainer", 0, {LIM(RT, 2)}}},
-         {{RT, {{"Dev1", 0}, {"Dev2", 0}}}},
-         {{"fakePod", "fakeContainer", RT, {"Dev1", "Dev2"}}},
-         {{RT, "[{0} T, {0,1} F]"}}},
-        {"Single device type, less already allocated to container than requested",
-         {{0}},
-         {{"fakeContainer", 0, {LIM(RT, 4)}}},
-         {{RT, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
-         {{"fakePod", "fakeContainer", RT, {"Dev1", "Dev2"}}},
-         {{RT, "[]"}}},
-        {"Single device type, more already allocated to container than requested",
-         {{0}},
-         {{"fakeContainer", 0, {LIM(RT, 2)}}},
-         {{RT, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
-         {{"fakePod", "fakeContainer", RT, {"Dev1", "Dev2", "Dev3", "Dev4"}}},
-         {{RT, "[]"}}},
+                {"Single Request, no alignment",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 1)}}},
+                 {{RT, {{"Dev1", -1}, {"Dev2", -1}, {"Dev3", -2}, {"Dev4", -2}}}},
+                 {{0}},
+                 {{RT, "nil"}}},
+                {"Single Request, only one with alignment",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 1)}}},
+                 {{RT, {{"Dev1", -1}, {"Dev2", 1}}}},
+                 {{0}},
+                 {{RT, "[{1} T, {0,1} F]"}}},
+                {"Single Request, one device per socket",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 1)}}},
+                 {{RT, {{"Dev1", 0}, {"Dev2", 1}}}},
+                 {{0}},
+                 {{RT, "[{0} T, {1} T, {0,1} F]"}}},
+                {"Request for 2, one device per socket",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 2)}}},
+                 {{RT, {{"Dev1", 0}, {"Dev2", 1}}}},
+                 {{0}},
+                 {{RT, "[{0,1} T]"}}},
+                {"Request for 2, 2 devices per socket",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 2)}}},
+                 {{RT, {{"Dev1", 0}, {"Dev2", 1}, {"Dev3", 0}, {"Dev4", 1}}}},
+                 {{0}},
+                 {{RT, "[{0} T, {1} T, {0,1} F]"}}},
+                {"Request for 2, optimal on 1 NUMA node, forced cross-NUMA",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 2)}}},
+                 {{RT, {{"Dev1", 0}, {"Dev2", 1}, {"Dev3", 0}, {"Dev4", 1}}}},
+                 {{"fakePod", "fakeOtherContainer", RT, {"Dev1", "Dev2"}}},
+                 {{RT, "[{0,1} F]"}}},
+                {"2 device types, mixed configuration",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(R1, 2), LIM(R2, 1)}}},
+                 {{R1, {{"Dev1", 0}, {"Dev2", 1}, {"Dev3", 0}, {"Dev4", 1}}}, {R2, {{"Dev1", 0}}}},
+                 {{0}},
+                 {{R1, "[{0} T, {1} T, {0,1} F]"}, {R2, "[{0} T, {0,1} F]"}}},
+                {"Single device type, more requested than available",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 6)}}},
+                 {{RT, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
+                 {{0}},
+                 {{RT, "[]"}}},
+                {"Single device type, all already allocated to container",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 2)}}},
+                 {{RT, {{"Dev1", 0}, {"Dev2", 0}}}},
+                 {{"fakePod", "fakeContainer", RT, {"Dev1", "Dev2"}}},
+                 {{RT, "[{0} T, {0,1} F]"}}},
+                {"Single device type, less already allocated to container than requested",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 4)}}},
+                 {{RT, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
+                 {{"fakePod", "fakeContainer", RT, {"Dev1", "Dev2"}}},
+                 {{RT, "[]"}}},
+                {"Single device type, more already allocated to container than requested",
+                 {{0}},
+                 {{"fakeContainer", 0, {LIM(RT, 2)}}},
+                 {{RT, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
+                 {{"fakePod", "fakeContainer", RT, {"Dev1", "Dev2", "Dev3", "Dev4"}}},
+                 {{RT, "[]"}}},
 };
 
 static const tcase pod_scope_cases[] = {
-        {"2 device types, user container only",
-         {{0}},
-         {{"fakeContainer1", 0, {LIM(R1, 2)}},
-          {"fakeContainer2", 0, {LIM(R2, 2)}},
-          {"fakeContainer3", 0, {LIM(NR, 2)}}},
-         {{R1, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}},
-          {R2, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
-         {{0}},
-         {{R1, "[{0} T, {1} T, {0,1} F]"}, {R2, "[{0} T, {1} T, {0,1} F]"}}},
-        {"2 device types, request resources for init containers and user container",
-         {{"init0", NCM_DEVMGR_INIT_CONTAINER, {LIM(R1, 1), LIM(R2, 1)}},
-          {"init1", NCM_DEVMGR_INIT_CONTAINER, {LIM(R1, 1), LIM(R2, 2)}}},
-         {{"fakeContainer1", 0, {LIM(R1, 1), LIM(R2, 1)}},
-          {"fakeContainer2", 0, {LIM(R1, 1), LIM(R2, 1)}},
-          {"fakeContainer3", 0, {LIM(NR, 1)}}},
-         {{R1, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}},
-          {R2, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
-         {{0}},
-         {{R1, "[{0} T, {1} T, {0,1} F]"}, {R2, "[{0} T, {1} T, {0,1} F]"}}},
-        {"2 device types, user container only, optimal on 1 NUMA node, forced cross-NUMA",
-         {{0}},
-         {{"fakeContainer1", 0, {LIM(R1, 1), LIM(R2, 1)}},
-          {"fakeContainer2", 0, {LIM(R1, 1), LIM(R2, 1)}},
-          {"fakeContainer3", 0, {LIM(NR, 1)}}},
-         {{R1, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}},
-          {R2, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
-         {{"fakeOtherPod", "fakeOtherContainer", R1, {"Dev1", "Dev3"}},
-          {"fakeOtherPod", "fakeOtherContainer", R2, {"Dev1", "Dev3"}}},
-         {{R1, "[{0,1} F]"}, {R2, "[{0,1} F]"}}},
+                {"2 device types, user container only",
+                 {{0}},
+                 {{"fakeContainer1", 0, {LIM(R1, 2)}},
+                  {"fakeContainer2", 0, {LIM(R2, 2)}},
+                  {"fakeContainer3", 0, {LIM(NR, 2)}}},
+                 {{R1, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}},
+                  {R2, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
+                 {{0}},
+                 {{R1, "[{0} T, {1} T, {0,1} F]"}, {R2, "[{0} T, {1} T, {0,1} F]"}}},
+                {"2 device types, request resources for init containers and user container",
+                 {{"init0", NCM_DEVMGR_INIT_CONTAINER, {LIM(R1, 1), LIM(R2, 1)}},
+                  {"init1", NCM_DEVMGR_INIT_CONTAINER, {LIM(R1, 1), LIM(R2, 2)}}},
+                 {{"fakeContainer1", 0, {LIM(R1, 1), LIM(R2, 1)}},
+                  {"fakeContainer2", 0, {LIM(R1, 1), LIM(R2, 1)}},
+                  {"fakeContainer3", 0, {LIM(NR, 1)}}},
+                 {{R1, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}},
+                  {R2, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
+                 {{0}},
+                 {{R1, "[{0} T, {1} T, {0,1} F]"}, {R2, "[{0} T, {1} T, {0,1} F]"}}},
+                {"2 device types, user container only, optimal on 1 NUMA node, forced cross-NUMA",
+                 {{0}},
+                 {{"fakeContainer1", 0, {LIM(R1, 1), LIM(R2, 1)}},
+                  {"fakeContainer2", 0, {LIM(R1, 1), LIM(R2, 1)}},
+                  {"fakeContainer3", 0, {LIM(NR, 1)}}},
+                 {{R1, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}},
+                  {R2, {{"Dev1", 0}, {"Dev2", 0}, {"Dev3", 1}, {"Dev4", 1}}}},
+                 {{"fakeOtherPod", "fakeOtherContainer", R1, {"Dev1", "Dev3"}},
+                  {"fakeOtherPod", "fakeOtherContainer", R2, {"Dev1", "Dev3"}}},
+                 {{R1, "[{0,1} F]"}, {R2, "[{0,1} F]"}}},
 };
 
 static const int two_nodes[] = {0, 1};
 
-static void test_device_hints_container_scope_table(void **state)
-{
+static void test_device_hints_container_scope_table(void **state) {
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(common_cases); i++) {
                 const tcase *tc = &common_cases[i];
@@ -270,9 +291,8 @@ static void test_device_hints_container_scope_table(void **state)
         }
 }
 
-static void pod_of(const tcase *tc, ncm_devmgr_container *ic, size_t *ni,
-                   ncm_devmgr_container *ac, size_t *na)
-{
+static void pod_of(const tcase *tc, ncm_devmgr_container *ic, size_t *ni, ncm_devmgr_container *ac,
+                   size_t *na) {
         *ni = *na = 0;
         for (size_t k = 0; k < 2 && tc->init[k].name; k++)
                 ic[(*ni)++] = (ncm_devmgr_container){tc->init[k].name, tc->init[k].type,
@@ -282,8 +302,7 @@ static void pod_of(const tcase *tc, ncm_devmgr_container *ic, size_t *ni,
                                                      tc->app[k].res, count_res(&tc->app[k])};
 }
 
-static void test_device_hints_pod_scope_table(void **state)
-{
+static void test_device_hints_pod_scope_table(void **state) {
         (void)state;
         for (int set = 0; set < 2; set++) {
                 const tcase *cases = set ? pod_scope_cases : common_cases;
@@ -306,66 +325,68 @@ static void test_device_hints_pod_scope_table(void **state)
 }
 
 /* TestGetPodDeviceRequest: the pod-level counts (component-helpers PodLimits). */
-static void test_device_hints_pod_device_request_table(void **state)
-{
+static void test_device_hints_pod_device_request_table(void **state) {
         static const struct {
                 const char *description;
                 tcont init[2];
                 tcont app[2];
                 int64_t gpu, nic; /* expected; NCM_DEVMGR_UNSET: absent */
         } cases[] = {
-                {"empty pod", {{0}}, {{0}}, NCM_DEVMGR_UNSET, NCM_DEVMGR_UNSET},
-                {"Init container requests device plugin resource",
-                 {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("cpu", 2), LIM("gpu", 2)}}},
-                 {{0}},
-                 2,
-                 NCM_DEVMGR_UNSET},
-                {"Init containers request device plugin resource",
-                 {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2)}},
-                  {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 4)}}},
-                 {{0}},
-                 4,
-                 NCM_DEVMGR_UNSET},
-                {"User container requests device plugin resource",
-                 {{0}},
-                 {{"a0", 0, {LIM("gpu", 2)}}},
-                 2,
-                 NCM_DEVMGR_UNSET},
-                {"Init containers and user containers request the same amount of device plugin "
-                 "resources",
-                 {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 2)}},
-                  {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 2)}}},
-                 {{"a0", 0, {LIM("gpu", 1), LIM("nic", 1)}},
-                  {"a1", 0, {LIM("gpu", 1), LIM("nic", 1)}}},
-                 2,
-                 2},
-                {"Init containers request more device plugin resources than user containers",
-                 {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 1)}},
-                  {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 3), LIM("nic", 2)}}},
-                 {{"a0", 0, {LIM("gpu", 1), LIM("nic", 1)}}, {"a1", 0, {LIM("gpu", 1)}}},
-                 3,
-                 2},
-                {"User containers request more device plugin resources than init containers",
-                 {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 1)}},
-                  {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 1)}}},
-                 {{"a0", 0, {LIM("gpu", 3), LIM("nic", 2)}},
-                  {"a1", 0, {LIM("gpu", 3), LIM("nic", 2)}}},
-                 6,
-                 4},
-                /* Sidecars (not in the kubelet table): they add up, and count for the init
-                 * containers started after them. */
-                {"sidecar before a regular init container",
-                 {{"s0", NCM_DEVMGR_SIDECAR_CONTAINER, {LIM("gpu", 1)}},
-                  {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 3)}}},
-                 {{"a0", 0, {LIM("gpu", 1)}}},
-                 4,
-                 NCM_DEVMGR_UNSET},
-                {"sidecar after the regular init container",
-                 {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 3)}},
-                  {"s1", NCM_DEVMGR_SIDECAR_CONTAINER, {LIM("gpu", 1)}}},
-                 {{"a0", 0, {LIM("gpu", 1)}}},
-                 3,
-                 NCM_DEVMGR_UNSET},
+                        {"empty pod", {{0}}, {{0}}, NCM_DEVMGR_UNSET, NCM_DEVMGR_UNSET},
+                        {"Init container requests device plugin resource",
+                         {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("cpu", 2), LIM("gpu", 2)}}},
+                         {{0}},
+                         2,
+                         NCM_DEVMGR_UNSET},
+                        {"Init containers request device plugin resource",
+                         {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2)}},
+                          {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 4)}}},
+                         {{0}},
+                         4,
+                         NCM_DEVMGR_UNSET},
+                        {"User container requests device plugin resource",
+                         {{0}},
+                         {{"a0", 0, {LIM("gpu", 2)}}},
+                         2,
+                         NCM_DEVMGR_UNSET},
+                        {"Init containers and user containers request the same amount of device "
+                         "plugin "
+                         "resources",
+                         {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 2)}},
+                          {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 2)}}},
+                         {{"a0", 0, {LIM("gpu", 1), LIM("nic", 1)}},
+                          {"a1", 0, {LIM("gpu", 1), LIM("nic", 1)}}},
+                         2,
+                         2},
+                        {"Init containers request more device plugin resources than user "
+                         "containers",
+                         {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 1)}},
+                          {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 3), LIM("nic", 2)}}},
+                         {{"a0", 0, {LIM("gpu", 1), LIM("nic", 1)}}, {"a1", 0, {LIM("gpu", 1)}}},
+                         3,
+                         2},
+                        {"User containers request more device plugin resources than init "
+                         "containers",
+                         {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 1)}},
+                          {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 2), LIM("nic", 1)}}},
+                         {{"a0", 0, {LIM("gpu", 3), LIM("nic", 2)}},
+                          {"a1", 0, {LIM("gpu", 3), LIM("nic", 2)}}},
+                         6,
+                         4},
+                        /* Sidecars (not in the kubelet table): they add up, and count for the init
+                         * containers started after them. */
+                        {"sidecar before a regular init container",
+                         {{"s0", NCM_DEVMGR_SIDECAR_CONTAINER, {LIM("gpu", 1)}},
+                          {"i1", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 3)}}},
+                         {{"a0", 0, {LIM("gpu", 1)}}},
+                         4,
+                         NCM_DEVMGR_UNSET},
+                        {"sidecar after the regular init container",
+                         {{"i0", NCM_DEVMGR_INIT_CONTAINER, {LIM("gpu", 3)}},
+                          {"s1", NCM_DEVMGR_SIDECAR_CONTAINER, {LIM("gpu", 1)}}},
+                         {{"a0", 0, {LIM("gpu", 1)}}},
+                         3,
+                         NCM_DEVMGR_UNSET},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
@@ -373,12 +394,12 @@ static void test_device_hints_pod_device_request_table(void **state)
                 ncm_devmgr_pod pod = {"p", ic, 0, ac, 0};
                 for (size_t k = 0; k < 2 && cases[i].init[k].name; k++)
                         ic[pod.n_init_containers++] = (ncm_devmgr_container){
-                                cases[i].init[k].name, cases[i].init[k].type,
-                                cases[i].init[k].res, count_res(&cases[i].init[k])};
+                                        cases[i].init[k].name, cases[i].init[k].type,
+                                        cases[i].init[k].res, count_res(&cases[i].init[k])};
                 for (size_t k = 0; k < 2 && cases[i].app[k].name; k++)
                         ac[pod.n_containers++] = (ncm_devmgr_container){
-                                cases[i].app[k].name, cases[i].app[k].type, cases[i].app[k].res,
-                                count_res(&cases[i].app[k])};
+                                        cases[i].app[k].name, cases[i].app[k].type,
+                                        cases[i].app[k].res, count_res(&cases[i].app[k])};
                 if (ncm_devmgr_pod_limit(&pod, "gpu") != cases[i].gpu ||
                     ncm_devmgr_pod_limit(&pod, "nic") != cases[i].nic)
                         fail_msg("%s: got gpu %" PRId64 " nic %" PRId64, cases[i].description,
@@ -390,8 +411,7 @@ static void test_device_hints_pod_device_request_table(void **state)
 /* ---- rules the tables leave implicit ---- */
 
 static char *one_hint(ncm_devmgr *m, const char *pod, const char *cname,
-                      ncm_devmgr_container_type type, const char *res, int64_t count)
-{
+                      ncm_devmgr_container_type type, const char *res, int64_t count) {
         ncm_devmgr_resource rr[] = {{res, count, NCM_DEVMGR_UNSET}};
         ncm_devmgr_container c = {cname, type, rr, 1};
         ncm_devmgr_hints h = NCM_DEVMGR_HINTS_INIT;
@@ -404,32 +424,29 @@ static char *one_hint(ncm_devmgr *m, const char *pod, const char *cname,
         return s;
 }
 
-static ncm_devmgr *simple(const int *numa, size_t n_numa, const ncm_devmgr_device *devs,
-                          size_t n)
-{
+static ncm_devmgr *simple(const int *numa, size_t n_numa, const ncm_devmgr_device *devs, size_t n) {
         ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, NULL, NULL, 0, 0};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
         uint64_t ep;
         assert_int_equal(ncm_devmgr_new(&cfg, &m, &err), 0);
-        assert_int_equal(ncm_devmgr_plugin_connect(m, RT, &ncm_devmgr_standin_ops, NULL, NULL,
-                                                   &ep, &err),
+        assert_int_equal(ncm_devmgr_plugin_connect(m, RT, &ncm_devmgr_standin_ops, NULL, NULL, &ep,
+                                                   &err),
                          0);
         assert_int_equal(ncm_devmgr_update_devices(m, RT, ep, devs, n, &err), 0);
         return m;
 }
 
-#define expect_hints(m, pod, c, type, res, count, want)                                           \
-        do {                                                                                      \
-                char *s_ = one_hint(m, pod, c, type, res, count);                                 \
-                assert_string_equal(s_, want);                                                    \
-                free(s_);                                                                         \
+#define expect_hints(m, pod, c, type, res, count, want)                                            \
+        do {                                                                                       \
+                char *s_ = one_hint(m, pod, c, type, res, count);                                  \
+                assert_string_equal(s_, want);                                                     \
+                free(s_);                                                                          \
         } while (0)
 
 static const int64_t N0[] = {0}, N1[] = {1}, N01[] = {0, 1}, N99[] = {99}, NM3[] = {-3};
 
-static void test_device_hints_reusable_devices(void **state)
-{
+static void test_device_hints_reusable_devices(void **state) {
         const ncm_devmgr_device devs[] = {{"Dev1", "Healthy", true, N0, 1},
                                           {"Dev2", "Healthy", true, N0, 1},
                                           {"Dev3", "Healthy", true, N1, 1},
@@ -451,8 +468,7 @@ static void test_device_hints_reusable_devices(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_device_hints_preferred_size_counts_every_device(void **state)
-{
+static void test_device_hints_preferred_size_counts_every_device(void **state) {
         /* NUMA 0 has two devices, one unhealthy: it still makes a single node "big enough",
          * so {1} is preferred and {0} is not offered at all. */
         const ncm_devmgr_device devs[] = {{"Dev1", "Healthy", true, N0, 1},
@@ -466,8 +482,7 @@ static void test_device_hints_preferred_size_counts_every_device(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_device_hints_multi_node_and_odd_ids(void **state)
-{
+static void test_device_hints_multi_node_and_odd_ids(void **state) {
         const ncm_devmgr_device devs[] = {{"Dev1", "Healthy", true, N01, 2},
                                           {"Dev2", "Healthy", true, N99, 1},
                                           {"Dev3", "Healthy", true, NM3, 1}};
@@ -497,13 +512,11 @@ static void test_device_hints_multi_node_and_odd_ids(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_device_hints_unknown_and_non_device_resources(void **state)
-{
+static void test_device_hints_unknown_and_non_device_resources(void **state) {
         const ncm_devmgr_device devs[] = {{"Dev1", "Healthy", true, N0, 1}};
         ncm_devmgr *m = simple(two_nodes, 2, devs, 1);
-        ncm_devmgr_resource rr[] = {{"cpu", 2, 2},
-                                    {"example.com/unknown", 1, NCM_DEVMGR_UNSET},
-                                    {RT, 1, 1}};
+        ncm_devmgr_resource rr[] = {
+                        {"cpu", 2, 2}, {"example.com/unknown", 1, NCM_DEVMGR_UNSET}, {RT, 1, 1}};
         ncm_devmgr_container c = {"c", NCM_DEVMGR_APP_CONTAINER, rr, 3};
         ncm_devmgr_hints h = NCM_DEVMGR_HINTS_INIT;
         ncm_error err = NCM_ERROR_INIT;
@@ -520,16 +533,15 @@ static void test_device_hints_unknown_and_non_device_resources(void **state)
         ncm_devmgr_free(m);
 }
 
-int main(void)
-{
+int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_device_hints_container_scope_table),
-                cmocka_unit_test(test_device_hints_pod_scope_table),
-                cmocka_unit_test(test_device_hints_pod_device_request_table),
-                cmocka_unit_test(test_device_hints_reusable_devices),
-                cmocka_unit_test(test_device_hints_preferred_size_counts_every_device),
-                cmocka_unit_test(test_device_hints_multi_node_and_odd_ids),
-                cmocka_unit_test(test_device_hints_unknown_and_non_device_resources),
+                        cmocka_unit_test(test_device_hints_container_scope_table),
+                        cmocka_unit_test(test_device_hints_pod_scope_table),
+                        cmocka_unit_test(test_device_hints_pod_device_request_table),
+                        cmocka_unit_test(test_device_hints_reusable_devices),
+                        cmocka_unit_test(test_device_hints_preferred_size_counts_every_device),
+                        cmocka_unit_test(test_device_hints_multi_node_and_odd_ids),
+                        cmocka_unit_test(test_device_hints_unknown_and_non_device_resources),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

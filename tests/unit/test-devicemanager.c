@@ -28,8 +28,7 @@
 
 /* ---- a fake clock ---- */
 
-static int64_t fake_now(void *data)
-{
+static int64_t fake_now(void *data) {
         return *(int64_t *)data;
 }
 
@@ -58,21 +57,18 @@ typedef struct tplug {
         int released;
 } tplug;
 
-static char **copy_ids(const char *const *ids, size_t n)
-{
+static char **copy_ids(const char *const *ids, size_t n) {
         char **v = calloc(n + 1, sizeof(*v));
         for (size_t i = 0; i < n; i++)
                 v[i] = strdup(ids[i]);
         return v;
 }
 
-static void free_ids(char **v)
-{
+static void free_ids(char **v) {
         ncm_devmgr_strv_free(v);
 }
 
-static void tplug_done(tplug *p)
-{
+static void tplug_done(tplug *p) {
         free_ids(p->avail);
         free_ids(p->must);
         free_ids(p->prestart);
@@ -80,8 +76,7 @@ static void tplug_done(tplug *p)
 }
 
 static int tp_allocate(void *data, const char *resource, const char *const *ids, size_t n,
-                       ncm_devmgr_alloc_resp **ret, ncm_error *err)
-{
+                       ncm_devmgr_alloc_resp **ret, ncm_error *err) {
         tplug *p = data;
         ncm_devmgr_alloc_resp *r;
         (void)resource;
@@ -116,10 +111,8 @@ static int tp_allocate(void *data, const char *resource, const char *const *ids,
 }
 
 static int tp_preferred(void *data, const char *resource, const char *const *available,
-                        size_t n_available, const char *const *must_include,
-                        size_t n_must_include, int32_t size, char ***ret, size_t *ret_n,
-                        ncm_error *err)
-{
+                        size_t n_available, const char *const *must_include, size_t n_must_include,
+                        int32_t size, char ***ret, size_t *ret_n, ncm_error *err) {
         tplug *p = data;
         (void)resource;
         (void)err;
@@ -137,8 +130,7 @@ static int tp_preferred(void *data, const char *resource, const char *const *ava
 }
 
 static int tp_prestart(void *data, const char *resource, const char *const *ids, size_t n,
-                       ncm_error *err)
-{
+                       ncm_error *err) {
         tplug *p = data;
         (void)resource;
         (void)err;
@@ -149,8 +141,7 @@ static int tp_prestart(void *data, const char *resource, const char *const *ids,
         return 0;
 }
 
-static void tp_release(void *data)
-{
+static void tp_release(void *data) {
         ((tplug *)data)->released++;
 }
 
@@ -165,8 +156,7 @@ typedef struct tdev {
         const char *health;
 } tdev;
 
-static uint64_t connect(ncm_devmgr *m, const char *res, tplug *p, bool preferred, bool prestart)
-{
+static uint64_t connect(ncm_devmgr *m, const char *res, tplug *p, bool preferred, bool prestart) {
         ncm_devmgr_plugin_options o = {prestart, preferred};
         ncm_error err = NCM_ERROR_INIT;
         uint64_t ep = 0;
@@ -174,8 +164,7 @@ static uint64_t connect(ncm_devmgr *m, const char *res, tplug *p, bool preferred
         return ep;
 }
 
-static void update(ncm_devmgr *m, const char *res, uint64_t ep, const tdev *d, size_t n)
-{
+static void update(ncm_devmgr *m, const char *res, uint64_t ep, const tdev *d, size_t n) {
         ncm_devmgr_device *devs = calloc(n ? n : 1, sizeof(*devs));
         int64_t *nodes = calloc(n ? n : 1, sizeof(*nodes));
         ncm_error err = NCM_ERROR_INIT;
@@ -190,8 +179,7 @@ static void update(ncm_devmgr *m, const char *res, uint64_t ep, const tdev *d, s
         free(nodes);
 }
 
-static ncm_devmgr *new_manager(const int *numa, size_t n_numa, int64_t *clock)
-{
+static ncm_devmgr *new_manager(const int *numa, size_t n_numa, int64_t *clock) {
         ncm_devmgr_config cfg = {numa, n_numa, clock ? fake_now : NULL, clock, NULL, NULL, 0, 0};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -199,8 +187,7 @@ static ncm_devmgr *new_manager(const int *numa, size_t n_numa, int64_t *clock)
         return m;
 }
 
-static size_t in_use(const ncm_devmgr *m, const char *res)
-{
+static size_t in_use(const ncm_devmgr *m, const char *res) {
         char **v = NULL;
         size_t n = 0;
         if (ncm_devmgr_allocated_devices(m, res, &v, &n) < 0)
@@ -210,8 +197,7 @@ static size_t in_use(const ncm_devmgr *m, const char *res)
 }
 
 /* The devices (pod, container) holds for RES, as "a,b,c" (malloc'd), "" when none. */
-static char *held(const ncm_devmgr *m, const char *pod, const char *cont, const char *res)
-{
+static char *held(const ncm_devmgr *m, const char *pod, const char *cont, const char *res) {
         ncm_devmgr_assignment *a = NULL;
         ncm_buf b = NCM_BUF_INIT;
         size_t n = 0;
@@ -226,8 +212,7 @@ static char *held(const ncm_devmgr *m, const char *pod, const char *cont, const 
         return ncm_buf_steal(&b);
 }
 
-static size_t count_csv(const char *s)
-{
+static size_t count_csv(const char *s) {
         size_t n = *s ? 1 : 0;
         for (; *s; s++)
                 n += *s == ',';
@@ -235,8 +220,7 @@ static size_t count_csv(const char *s)
 }
 
 /* true if every device of the csv A is in the csv B. */
-static bool csv_subset(const char *a, const char *b)
-{
+static bool csv_subset(const char *a, const char *b) {
         char *copy = strdup(a), *save = NULL;
         bool ok = true;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -256,8 +240,7 @@ static bool csv_subset(const char *a, const char *b)
         return ok;
 }
 
-static bool csv_disjoint(const char *a, const char *b)
-{
+static bool csv_disjoint(const char *a, const char *b) {
         char *copy = strdup(a), *save = NULL;
         bool ok = true;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
@@ -267,8 +250,7 @@ static bool csv_disjoint(const char *a, const char *b)
         return ok;
 }
 
-static char *snapshot(const ncm_devmgr *m)
-{
+static char *snapshot(const ncm_devmgr *m) {
         ncm_devmgr_checkpoint *cp = NULL;
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
@@ -278,17 +260,14 @@ static char *snapshot(const ncm_devmgr *m)
         return ncm_buf_steal(&b);
 }
 
-static int alloc1(ncm_devmgr *m, const char *pod, const char *cont,
-                  ncm_devmgr_container_type type, const char *res, int64_t count,
-                  const ncm_hint *aff, ncm_error *err)
-{
+static int alloc1(ncm_devmgr *m, const char *pod, const char *cont, ncm_devmgr_container_type type,
+                  const char *res, int64_t count, const ncm_hint *aff, ncm_error *err) {
         ncm_devmgr_resource rr[] = {{res, count, UNSET}};
         ncm_devmgr_container c = {cont, type, rr, 1};
         return ncm_devmgr_allocate(m, pod, &c, aff, err);
 }
 
-static ncm_hint mask_hint(int a, int b)
-{
+static ncm_hint mask_hint(int a, int b) {
         ncm_hint h = {0, false, true};
         if (a >= 0)
                 h.numa |= (ncm_bitmask)1 << a;
@@ -299,18 +278,34 @@ static ncm_hint mask_hint(int a, int b)
 
 /* ---- resource names ---- */
 
-static void test_devicemanager_resource_names(void **state)
-{
+static void test_devicemanager_resource_names(void **state) {
         static const char *const good[] = {
-                "example.com/gpu", "nvidia.com/gpu", "a/b", "domain1.com/resource1",
-                "fake-domain/resource", "vendor.com/GPU_x.1", "x.y/Z",
-                "a.b/123456789012345678901234567890123456789012345678901234567890123"};
+                        "example.com/gpu",
+                        "nvidia.com/gpu",
+                        "a/b",
+                        "domain1.com/resource1",
+                        "fake-domain/resource",
+                        "vendor.com/GPU_x.1",
+                        "x.y/Z",
+                        "a.b/123456789012345678901234567890123456789012345678901234567890123"};
         static const char *const bad[] = {
-                "gpu", "kubernetes.io/gpu", "foo.kubernetes.io/x", "requests.example.com/gpu",
-                "a/b/c", "Example.com/gpu", "example.com/-gpu", "example.com/gpu-", "example.com/",
-                "/gpu", "ex_ample.com/gpu", "-example.com/gpu", "example..com/gpu", "cpu",
-                "hugepages-2Mi", "",
-                "a.b/1234567890123456789012345678901234567890123456789012345678901234"};
+                        "gpu",
+                        "kubernetes.io/gpu",
+                        "foo.kubernetes.io/x",
+                        "requests.example.com/gpu",
+                        "a/b/c",
+                        "Example.com/gpu",
+                        "example.com/-gpu",
+                        "example.com/gpu-",
+                        "example.com/",
+                        "/gpu",
+                        "ex_ample.com/gpu",
+                        "-example.com/gpu",
+                        "example..com/gpu",
+                        "cpu",
+                        "hugepages-2Mi",
+                        "",
+                        "a.b/1234567890123456789012345678901234567890123456789012345678901234"};
         char prefix[300];
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
@@ -340,8 +335,7 @@ static void test_devicemanager_resource_names(void **state)
 /* ---- registry, capacity, grace period ---- */
 
 static void expect_capacity(ncm_devmgr *m, const char *res, int64_t cap, int64_t alloc,
-                            size_t n_deleted)
-{
+                            size_t n_deleted) {
         ncm_devmgr_capacity c = {0};
         ncm_error err = NCM_ERROR_INIT;
         bool found = false;
@@ -350,10 +344,10 @@ static void expect_capacity(ncm_devmgr *m, const char *res, int64_t cap, int64_t
                 if (strcmp(c.entries[i].resource, res) == 0) {
                         found = true;
                         if (c.entries[i].capacity != cap || c.entries[i].allocatable != alloc)
-                                fail_msg("%s: capacity %" PRId64 "/%" PRId64
-                                         ", expected %" PRId64 "/%" PRId64,
-                                         res, c.entries[i].capacity, c.entries[i].allocatable,
-                                         cap, alloc);
+                                fail_msg("%s: capacity %" PRId64 "/%" PRId64 ", expected %" PRId64
+                                         "/%" PRId64,
+                                         res, c.entries[i].capacity, c.entries[i].allocatable, cap,
+                                         alloc);
                 }
         if (cap >= 0 && !found)
                 fail_msg("%s missing from capacity", res);
@@ -364,8 +358,7 @@ static void expect_capacity(ncm_devmgr *m, const char *res, int64_t cap, int64_t
 }
 
 /* TestUpdateCapacityAllocatable, with a fake clock instead of a back-dated stop time. */
-static void test_devicemanager_capacity_allocatable(void **state)
-{
+static void test_devicemanager_capacity_allocatable(void **state) {
         int64_t clock = 1000;
         ncm_devmgr *m = new_manager(NULL, 0, &clock), *m2;
         tplug p1 = {0}, p2 = {0};
@@ -444,8 +437,7 @@ static void test_devicemanager_capacity_allocatable(void **state)
 }
 
 /* TestEndpointSyncOnDisconnect and the healthy-device lists (GetAllocatableDevices). */
-static void test_devicemanager_disconnect_and_health(void **state)
-{
+static void test_devicemanager_disconnect_and_health(void **state) {
         int64_t clock = 0;
         ncm_devmgr *m = new_manager(NULL, 0, &clock);
         tplug p = {0};
@@ -488,8 +480,7 @@ static void test_devicemanager_disconnect_and_health(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_plugin_instances(void **state)
-{
+static void test_devicemanager_plugin_instances(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug old = {0}, fresh = {0};
         tdev a[] = {{"Dev1", -1, NULL}, {"Dev2", -1, NULL}}, b[] = {{"Dev3", -1, NULL}};
@@ -531,8 +522,7 @@ static void test_devicemanager_plugin_instances(void **state)
         assert_int_equal(old.released, 1);
 }
 
-static void test_devicemanager_duplicate_ids_rejected(void **state)
-{
+static void test_devicemanager_duplicate_ids_rejected(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         tdev a[] = {{"Dev1", -1, NULL}, {"Dev2", -1, NULL}};
@@ -549,8 +539,8 @@ static void test_devicemanager_duplicate_ids_rejected(void **state)
         for (size_t i = 0; i < 3; i++)
                 devs[i] = (ncm_devmgr_device){dup[i].id, "Healthy", false, NULL, 0};
         assert_int_equal(ncm_devmgr_update_devices(m, R1, ep, devs, 3, &err), -EINVAL);
-        assert_string_equal(err.msg, "resource " R1
-                            ": duplicate device ID \"Dev1\" in plugin update");
+        assert_string_equal(err.msg,
+                            "resource " R1 ": duplicate device ID \"Dev1\" in plugin update");
         assert_int_equal(ncm_devmgr_update_devices(m, R1, ep, &noid, 1, &err), -EINVAL);
         after = snapshot(m);
         assert_string_equal(before, after);
@@ -563,8 +553,7 @@ static void test_devicemanager_duplicate_ids_rejected(void **state)
 /* ---- allocation: the kubelet's tables ---- */
 
 /* TestPodContainerDeviceAllocation + TestGetDeviceRunContainerOptions' counts. */
-static void test_devicemanager_pod_container_allocation(void **state)
-{
+static void test_devicemanager_pod_container_allocation(void **state) {
         static const int numa[] = {0};
         ncm_devmgr *m = new_manager(numa, 1, NULL);
         tplug p1 = {.kind = STUB_KUBELET}, p2 = {.kind = STUB_RES2};
@@ -633,28 +622,24 @@ typedef struct pods {
         const char *running_pod, *running_container;
 } pods;
 
-static int active_pods(void *data, const char *const **ret, size_t *ret_n)
-{
+static int active_pods(void *data, const char *const **ret, size_t *ret_n) {
         pods *p = data;
         *ret = p->uids;
         *ret_n = p->n;
         return 0;
 }
 
-static bool sources_ready(void *data)
-{
+static bool sources_ready(void *data) {
         return ((pods *)data)->ready;
 }
 
-static bool container_running(void *data, const char *pod, const char *container)
-{
+static bool container_running(void *data, const char *pod, const char *container) {
         pods *p = data;
         return p->running_pod && strcmp(p->running_pod, pod) == 0 &&
                strcmp(p->running_container, container) == 0;
 }
 
-static ncm_devmgr *manager_with_pods(pods *ps, const int *numa, size_t n_numa)
-{
+static ncm_devmgr *manager_with_pods(pods *ps, const int *numa, size_t n_numa) {
         ncm_devmgr_pods_source src = {active_pods, sources_ready, container_running, ps};
         ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, &src, NULL, 0, 0};
         ncm_devmgr *m = NULL;
@@ -663,8 +648,7 @@ static ncm_devmgr *manager_with_pods(pods *ps, const int *numa, size_t n_numa)
         return m;
 }
 
-static void test_devicemanager_run_options_follow_active_pods(void **state)
-{
+static void test_devicemanager_run_options_follow_active_pods(void **state) {
         static const int numa[] = {0};
         pods ps = {{"pod1", "pod2"}, 2, true, NULL, NULL};
         ncm_devmgr *m = manager_with_pods(&ps, numa, 1);
@@ -699,16 +683,15 @@ static void test_devicemanager_run_options_follow_active_pods(void **state)
 }
 
 /* TestPodContainerDeviceToAllocate: the error checks before anything is taken. */
-static void test_devicemanager_devices_to_allocate_errors(void **state)
-{
+static void test_devicemanager_devices_to_allocate_errors(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         static char *ids12[] = {"dev1", "dev2", NULL}, *ids5[] = {"dev5", NULL};
         ncm_devmgr_numa_ids n12 = {0, false, ids12, 2}, n5 = {-1, false, ids5, 1};
         ncm_devmgr_checkpoint_entry e[] = {
-                {"pod1", "con1", R1, false, &n12, 1, false, (unsigned char *)"", 0},
-                {"pod2", "con2", R2, false, &n5, 1, false, (unsigned char *)"", 0},
-                {"pod3", "con3", R3, false, &n5, 1, false, (unsigned char *)"", 0}};
+                        {"pod1", "con1", R1, false, &n12, 1, false, (unsigned char *)"", 0},
+                        {"pod2", "con2", R2, false, &n5, 1, false, (unsigned char *)"", 0},
+                        {"pod3", "con3", R3, false, &n5, 1, false, (unsigned char *)"", 0}};
         ncm_devmgr_checkpoint cp = {false, e, 3, false, NULL, 0, 0};
         tdev d3[] = {{"dev7", -1, NULL}, {"dev8", -1, NULL}};
         ncm_error err = NCM_ERROR_INIT;
@@ -742,8 +725,7 @@ static void test_devicemanager_devices_to_allocate_errors(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_container_restart_keeps_devices(void **state)
-{
+static void test_devicemanager_container_restart_keeps_devices(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         tdev d[] = {{"a", -1, NULL}, {"b", -1, NULL}, {"c", -1, NULL}};
@@ -768,8 +750,7 @@ static void test_devicemanager_container_restart_keeps_devices(void **state)
 
 /* After a kubelet restart, a running container gets nothing new while sources are not
  * ready (no plugin call). */
-static void test_devicemanager_restart_running_container(void **state)
-{
+static void test_devicemanager_restart_running_container(void **state) {
         pods ps = {{"p"}, 1, false, "p", "c"};
         ncm_devmgr *m = manager_with_pods(&ps, NULL, 0);
         tplug p = {0};
@@ -791,8 +772,7 @@ static void test_devicemanager_restart_running_container(void **state)
 }
 
 /* TestInitContainerDeviceAllocation. */
-static void test_devicemanager_init_container_reuse(void **state)
-{
+static void test_devicemanager_init_container_reuse(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p1 = {.kind = STUB_KUBELET}, p2 = {.kind = STUB_RES2};
         tdev d1[] = {{"dev1", -1, NULL}, {"dev2", -1, NULL}};
@@ -834,8 +814,7 @@ static void test_devicemanager_init_container_reuse(void **state)
 }
 
 /* TestRestartableInitContainerDeviceAllocation: sidecars keep their devices. */
-static void test_devicemanager_sidecars_do_not_donate(void **state)
-{
+static void test_devicemanager_sidecars_do_not_donate(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         tdev d[] = {{"dev1", -1, NULL}, {"dev2", -1, NULL}, {"dev3", -1, NULL},
@@ -845,8 +824,7 @@ static void test_devicemanager_sidecars_do_not_donate(void **state)
         (void)state;
 
         update(m, R1, connect(m, R1, &p, false, false), d, 6);
-        assert_int_equal(alloc1(m, "pod", "regular", NCM_DEVMGR_INIT_CONTAINER, R1, 3, NULL,
-                                &err),
+        assert_int_equal(alloc1(m, "pod", "regular", NCM_DEVMGR_INIT_CONTAINER, R1, 3, NULL, &err),
                          0);
         assert_int_equal(alloc1(m, "pod", "sidecar2", NCM_DEVMGR_SIDECAR_CONTAINER, R1, 1, NULL,
                                 &err),
@@ -889,50 +867,142 @@ typedef struct align_case {
         int n_devs;
         int numa_of[8]; /* per device Dev<i+1> in the short cases; -1: no topology */
         ncm_hint hint;
-        int big;               /* 0: short list; 1: Dev0-99 on 0, Dev100-199 on 1; 2: 100 on 1;
-                                  3: Dev0-2 on 0, Dev3-99 on 1 */
+        int big; /* 0: short list; 1: Dev0-99 on 0, Dev100-199 on 1; 2: 100 on 1;
+                    3: Dev0-2 on 0, Dev3-99 on 1 */
         const char *preferred[5];
         const char *expected_preferred[5];
         int align[4]; /* expected count per NUMA node 0..3 */
 } align_case;
 
-static void test_devicemanager_topology_aligned_allocation(void **state)
-{
+static void test_devicemanager_topology_aligned_allocation(void **state) {
         static const int numa4[] = {0, 1, 2, 3};
         const align_case cases[] = {
-                {"Single Request, no alignment", 1, 2, {-1, -1}, mask_hint(0, 1), 0, {NULL},
-                 {NULL}, {0}},
-                {"Request for 1, partial alignment", 1, 2, {-1, 1}, mask_hint(1, -1), 0, {NULL},
-                 {NULL}, {0, 1}},
-                {"Single Request, socket 0", 1, 2, {0, 1}, mask_hint(0, -1), 0, {NULL}, {NULL},
-                 {1}},
-                {"Single Request, socket 1", 1, 2, {0, 1}, mask_hint(1, -1), 0, {NULL}, {NULL},
-                 {0, 1}},
-                {"Request for 2, socket 0", 2, 4, {0, 1, 0, 1}, mask_hint(0, -1), 0, {NULL},
-                 {NULL}, {2}},
-                {"Request for 2, socket 1", 2, 4, {0, 1, 0, 1}, mask_hint(1, -1), 0, {NULL},
-                 {NULL}, {0, 2}},
-                {"Request for 4, unsatisfiable, prefer socket 0", 4, 6, {0, 1, 0, 1, 0, 1},
-                 mask_hint(0, -1), 0, {NULL}, {NULL}, {3, 1}},
-                {"Request for 4, unsatisfiable, prefer socket 1", 4, 6, {0, 1, 0, 1, 0, 1},
-                 mask_hint(1, -1), 0, {NULL}, {NULL}, {1, 3}},
-                {"Request for 4, multisocket", 4, 8, {0, 1, 2, 3, 0, 1, 2, 3}, mask_hint(1, 3), 0,
-                 {NULL}, {NULL}, {0, 2, 0, 2}},
-                {"Request for 5, socket 0, preferred aligned accepted", 5, 0, {0},
-                 mask_hint(0, -1), 1, {"Dev0", "Dev19", "Dev83", "Dev42", "Dev77"},
-                 {"Dev0", "Dev19", "Dev83", "Dev42", "Dev77"}, {5}},
-                {"Request for 5, socket 0, preferred aligned accepted, unaligned ignored", 5, 0,
-                 {0}, mask_hint(0, -1), 1, {"Dev0", "Dev19", "Dev83", "Dev150", "Dev186"},
-                 {"Dev0", "Dev19", "Dev83"}, {5}},
-                {"Request for 5, socket 1, preferred aligned accepted, bogus ignored", 5, 0, {0},
-                 mask_hint(1, -1), 2, {"Dev0", "Dev19", "Dev83", "bogus0", "bogus1"},
-                 {"Dev0", "Dev19", "Dev83"}, {0, 5}},
-                {"Request for 5, multisocket, preferred accepted", 5, 0, {0}, mask_hint(0, -1), 3,
-                 {"Dev0", "Dev1", "Dev2", "Dev42", "Dev83"},
-                 {"Dev0", "Dev1", "Dev2", "Dev42", "Dev83"}, {3, 2}},
-                {"Request for 5, multisocket, preferred unaligned accepted, bogus ignored", 5, 0,
-                 {0}, mask_hint(0, -1), 3, {"Dev0", "Dev1", "Dev2", "Dev42", "bogus0"},
-                 {"Dev0", "Dev1", "Dev2", "Dev42"}, {3, 2}},
+                        {"Single Request, no alignment",
+                         1,
+                         2,
+                         {-1, -1},
+                         mask_hint(0, 1),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {0}},
+                        {"Request for 1, partial alignment",
+                         1,
+                         2,
+                         {-1, 1},
+                         mask_hint(1, -1),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {0, 1}},
+                        {"Single Request, socket 0",
+                         1,
+                         2,
+                         {0, 1},
+                         mask_hint(0, -1),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {1}},
+                        {"Single Request, socket 1",
+                         1,
+                         2,
+                         {0, 1},
+                         mask_hint(1, -1),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {0, 1}},
+                        {"Request for 2, socket 0",
+                         2,
+                         4,
+                         {0, 1, 0, 1},
+                         mask_hint(0, -1),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {2}},
+                        {"Request for 2, socket 1",
+                         2,
+                         4,
+                         {0, 1, 0, 1},
+                         mask_hint(1, -1),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {0, 2}},
+                        {"Request for 4, unsatisfiable, prefer socket 0",
+                         4,
+                         6,
+                         {0, 1, 0, 1, 0, 1},
+                         mask_hint(0, -1),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {3, 1}},
+                        {"Request for 4, unsatisfiable, prefer socket 1",
+                         4,
+                         6,
+                         {0, 1, 0, 1, 0, 1},
+                         mask_hint(1, -1),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {1, 3}},
+                        {"Request for 4, multisocket",
+                         4,
+                         8,
+                         {0, 1, 2, 3, 0, 1, 2, 3},
+                         mask_hint(1, 3),
+                         0,
+                         {NULL},
+                         {NULL},
+                         {0, 2, 0, 2}},
+                        {"Request for 5, socket 0, preferred aligned accepted",
+                         5,
+                         0,
+                         {0},
+                         mask_hint(0, -1),
+                         1,
+                         {"Dev0", "Dev19", "Dev83", "Dev42", "Dev77"},
+                         {"Dev0", "Dev19", "Dev83", "Dev42", "Dev77"},
+                         {5}},
+                        {"Request for 5, socket 0, preferred aligned accepted, unaligned ignored",
+                         5,
+                         0,
+                         {0},
+                         mask_hint(0, -1),
+                         1,
+                         {"Dev0", "Dev19", "Dev83", "Dev150", "Dev186"},
+                         {"Dev0", "Dev19", "Dev83"},
+                         {5}},
+                        {"Request for 5, socket 1, preferred aligned accepted, bogus ignored",
+                         5,
+                         0,
+                         {0},
+                         mask_hint(1, -1),
+                         2,
+                         {"Dev0", "Dev19", "Dev83", "bogus0", "bogus1"},
+                         {"Dev0", "Dev19", "Dev83"},
+                         {0, 5}},
+                        {"Request for 5, multisocket, preferred accepted",
+                         5,
+                         0,
+                         {0},
+                         mask_hint(0, -1),
+                         3,
+                         {"Dev0", "Dev1", "Dev2", "Dev42", "Dev83"},
+                         {"Dev0", "Dev1", "Dev2", "Dev42", "Dev83"},
+                         {3, 2}},
+                        {"Request for 5, multisocket, preferred unaligned accepted, bogus ignored",
+                         5,
+                         0,
+                         {0},
+                         mask_hint(0, -1),
+                         3,
+                         {"Dev0", "Dev1", "Dev2", "Dev42", "bogus0"},
+                         {"Dev0", "Dev1", "Dev2", "Dev42"},
+                         {3, 2}},
         };
         (void)state;
 
@@ -941,7 +1011,7 @@ static void test_devicemanager_topology_aligned_allocation(void **state)
                 ncm_devmgr *m = new_manager(numa4, 4, NULL);
                 tplug p = {0};
                 tdev devs[200];
-                char names[200][8];
+                char names[200][16];
                 size_t n = 0, np = 0;
                 int got[4] = {0};
                 ncm_error err = NCM_ERROR_INIT;
@@ -957,7 +1027,7 @@ static void test_devicemanager_topology_aligned_allocation(void **state)
                 } else {
                         int count = tc->big == 1 ? 200 : 100;
                         for (int k = 0; k < count; k++) {
-                                int node = tc->big == 1 ? (k < 100 ? 0 : 1)
+                                int node = tc->big == 1   ? (k < 100 ? 0 : 1)
                                            : tc->big == 2 ? 1
                                                           : (k < 3 ? 0 : 1);
                                 snprintf(names[n], sizeof(names[n]), "Dev%d", k);
@@ -969,9 +1039,8 @@ static void test_devicemanager_topology_aligned_allocation(void **state)
                         np++;
                 p.preferred = tc->preferred;
                 p.n_preferred = np;
-                update(m, "example.com/resource", connect(m, "example.com/resource", &p, np > 0,
-                                                          false),
-                       devs, n);
+                update(m, "example.com/resource",
+                       connect(m, "example.com/resource", &p, np > 0, false), devs, n);
                 if (alloc1(m, "podUID", "containerName", 0, "example.com/resource", tc->request,
                            &tc->hint, &err) < 0)
                         fail_msg("%s: %s", tc->description, err.msg);
@@ -995,8 +1064,8 @@ static void test_devicemanager_topology_aligned_allocation(void **state)
                                         got[devs[k].numa]++;
                 for (int k = 0; k < 4; k++)
                         if (got[k] != tc->align[k])
-                                fail_msg("%s: NUMA %d got %d devices, expected %d",
-                                         tc->description, k, got[k], tc->align[k]);
+                                fail_msg("%s: NUMA %d got %d devices, expected %d", tc->description,
+                                         k, got[k], tc->align[k]);
                 ncm_devmgr_assignments_free(as, nas);
                 tplug_done(&p);
                 ncm_devmgr_free(m);
@@ -1004,8 +1073,7 @@ static void test_devicemanager_topology_aligned_allocation(void **state)
 }
 
 /* TestGetPreferredAllocationParameters: what the plugin is asked. */
-static void test_devicemanager_preferred_allocation_parameters(void **state)
-{
+static void test_devicemanager_preferred_allocation_parameters(void **state) {
         static const int numa2[] = {0, 1};
         static const struct {
                 const char *description;
@@ -1017,20 +1085,46 @@ static void test_devicemanager_preferred_allocation_parameters(void **state)
                 const char *expected_must;
                 int expected_size;
         } cases[] = {
-                {"Request for 1, socket 0, 0 already allocated, 0 reusable", 1, {0, 0, 0, 0},
-                 {NULL}, {NULL}, "Dev0,Dev1,Dev2,Dev3", "", 1},
-                {"Request for 4, socket 0, 2 already allocated, 2 reusable", 4,
-                 {0, 0, 0, 0, 0, 0, 0, 0}, {"Dev0", "Dev5"}, {"Dev0", "Dev5"},
-                 "Dev0,Dev1,Dev2,Dev3,Dev4,Dev5,Dev6,Dev7", "Dev0,Dev5", 4},
-                {"Request for 4, socket 0, 4 already allocated, 2 reusable", 4,
-                 {0, 0, 0, 0, 0, 0, 0, 0}, {"Dev0", "Dev5", "Dev4", "Dev1"}, {"Dev0", "Dev5"},
-                 "Dev0,Dev2,Dev3,Dev5,Dev6,Dev7", "Dev0,Dev5", 4},
-                {"Request for 6, multisocket, 2 already allocated, 2 reusable", 6,
-                 {0, 0, 0, 0, 1, 1, 1, 1}, {"Dev1", "Dev6"}, {"Dev1", "Dev6"},
-                 "Dev0,Dev1,Dev2,Dev3,Dev4,Dev5,Dev6,Dev7", "Dev0,Dev1,Dev2,Dev3,Dev6", 6},
-                {"Request for 6, multisocket, 4 already allocated, 2 reusable", 6,
-                 {0, 0, 0, 0, 1, 1, 1, 1}, {"Dev0", "Dev1", "Dev6", "Dev7"}, {"Dev1", "Dev6"},
-                 "Dev1,Dev2,Dev3,Dev4,Dev5,Dev6", "Dev1,Dev2,Dev3,Dev6", 6},
+                        {"Request for 1, socket 0, 0 already allocated, 0 reusable",
+                         1,
+                         {0, 0, 0, 0},
+                         {NULL},
+                         {NULL},
+                         "Dev0,Dev1,Dev2,Dev3",
+                         "",
+                         1},
+                        {"Request for 4, socket 0, 2 already allocated, 2 reusable",
+                         4,
+                         {0, 0, 0, 0, 0, 0, 0, 0},
+                         {"Dev0", "Dev5"},
+                         {"Dev0", "Dev5"},
+                         "Dev0,Dev1,Dev2,Dev3,Dev4,Dev5,Dev6,Dev7",
+                         "Dev0,Dev5",
+                         4},
+                        {"Request for 4, socket 0, 4 already allocated, 2 reusable",
+                         4,
+                         {0, 0, 0, 0, 0, 0, 0, 0},
+                         {"Dev0", "Dev5", "Dev4", "Dev1"},
+                         {"Dev0", "Dev5"},
+                         "Dev0,Dev2,Dev3,Dev5,Dev6,Dev7",
+                         "Dev0,Dev5",
+                         4},
+                        {"Request for 6, multisocket, 2 already allocated, 2 reusable",
+                         6,
+                         {0, 0, 0, 0, 1, 1, 1, 1},
+                         {"Dev1", "Dev6"},
+                         {"Dev1", "Dev6"},
+                         "Dev0,Dev1,Dev2,Dev3,Dev4,Dev5,Dev6,Dev7",
+                         "Dev0,Dev1,Dev2,Dev3,Dev6",
+                         6},
+                        {"Request for 6, multisocket, 4 already allocated, 2 reusable",
+                         6,
+                         {0, 0, 0, 0, 1, 1, 1, 1},
+                         {"Dev0", "Dev1", "Dev6", "Dev7"},
+                         {"Dev1", "Dev6"},
+                         "Dev1,Dev2,Dev3,Dev4,Dev5,Dev6",
+                         "Dev1,Dev2,Dev3,Dev6",
+                         6},
         };
         (void)state;
 
@@ -1038,7 +1132,7 @@ static void test_devicemanager_preferred_allocation_parameters(void **state)
                 ncm_devmgr *m = new_manager(numa2, 2, NULL);
                 tplug p = {0};
                 tdev devs[8];
-                char names[8][8];
+                char names[8][16];
                 size_t n = 0, n_reuse = 0, n_other = 0;
                 char *reuse_ids[3] = {NULL}, *other_ids[5] = {NULL};
                 ncm_devmgr_numa_ids nr = {0, false, reuse_ids, 0}, no = {0, false, other_ids, 0};
@@ -1057,8 +1151,8 @@ static void test_devicemanager_preferred_allocation_parameters(void **state)
                 for (size_t k = 0; k < 4 && cases[i].allocated[k]; k++) {
                         bool reusable = false;
                         for (size_t j = 0; j < 2 && cases[i].reusable[j]; j++)
-                                reusable |= strcmp(cases[i].reusable[j],
-                                                   cases[i].allocated[k]) == 0;
+                                reusable |= strcmp(cases[i].reusable[j], cases[i].allocated[k]) ==
+                                            0;
                         if (reusable)
                                 reuse_ids[n_reuse++] = (char *)cases[i].allocated[k];
                         else
@@ -1068,19 +1162,18 @@ static void test_devicemanager_preferred_allocation_parameters(void **state)
                 no.n_ids = n_other;
                 if (n_reuse)
                         e[cp.n_entries++] = (ncm_devmgr_checkpoint_entry){
-                                "podUID", "init", "example.com/resource", false, &nr, 1, false,
-                                (unsigned char *)"", 0};
+                                        "podUID", "init", "example.com/resource", false, &nr,
+                                        1,        false,  (unsigned char *)"",    0};
                 if (n_other)
                         e[cp.n_entries++] = (ncm_devmgr_checkpoint_entry){
-                                "other", "c", "example.com/resource", false, &no, 1, false,
-                                (unsigned char *)"", 0};
+                                        "other", "c",   "example.com/resource", false, &no,
+                                        1,       false, (unsigned char *)"",    0};
                 assert_int_equal(ncm_devmgr_restore(m, &cp, NULL, &err), 0);
                 update(m, "example.com/resource",
                        connect(m, "example.com/resource", &p, true, false), devs, n);
                 if (n_reuse)
                         assert_int_equal(alloc1(m, "podUID", "init", NCM_DEVMGR_INIT_CONTAINER,
-                                                "example.com/resource", (int64_t)n_reuse, &h,
-                                                &err),
+                                                "example.com/resource", (int64_t)n_reuse, &h, &err),
                                          0);
                 assert_int_equal(p.allocate_calls, 0);
                 if (alloc1(m, "podUID", "containerName", 0, "example.com/resource",
@@ -1108,8 +1201,7 @@ static void test_devicemanager_preferred_allocation_parameters(void **state)
 }
 
 /* TestFilterByAffinity, through the allocation it steers. */
-static void test_devicemanager_filter_by_affinity(void **state)
-{
+static void test_devicemanager_filter_by_affinity(void **state) {
         static const int numa3[] = {0, 1, 2};
         static const int64_t n1[] = {1}, n12[] = {1, 2}, n2[] = {2};
         const ncm_devmgr_device devs[] = {{"dev1", "Healthy", true, n1, 1},
@@ -1119,8 +1211,8 @@ static void test_devicemanager_filter_by_affinity(void **state)
                                           {"dev5", "Healthy", false, NULL, 0}};
         static char *others[] = {"dev3", "dev4", "dev5", NULL};
         ncm_devmgr_numa_ids on = {-1, false, others, 3};
-        ncm_devmgr_checkpoint_entry e = {"other", "c", R1, false, &on, 1, false,
-                                         (unsigned char *)"", 0};
+        ncm_devmgr_checkpoint_entry e = {
+                        "other", "c", R1, false, &on, 1, false, (unsigned char *)"", 0};
         ncm_devmgr_checkpoint cp = {false, &e, 1, false, NULL, 0, 0};
         ncm_hint h2 = mask_hint(2, -1);
         ncm_error err = NCM_ERROR_INIT;
@@ -1132,8 +1224,8 @@ static void test_devicemanager_filter_by_affinity(void **state)
         /* Available {dev1, dev2}, affinity {2}: dev2 (nodes 1 and 2) is aligned, dev1 not. */
         m = new_manager(numa3, 3, NULL);
         assert_int_equal(ncm_devmgr_restore(m, &cp, NULL, &err), 0);
-        assert_int_equal(ncm_devmgr_update_devices(m, R1, connect(m, R1, &p, false, false), devs,
-                                                   5, &err),
+        assert_int_equal(ncm_devmgr_update_devices(m, R1, connect(m, R1, &p, false, false), devs, 5,
+                                                   &err),
                          0);
         assert_int_equal(alloc1(m, "p", "c", 0, R1, 1, &h2, &err), 0);
         h = held(m, "p", "c", R1);
@@ -1144,8 +1236,8 @@ static void test_devicemanager_filter_by_affinity(void **state)
         /* Available dev1-5: aligned {dev2, dev3, dev4}, unaligned {dev1}, no affinity
          * {dev5}, taken in that order. */
         m = new_manager(numa3, 3, NULL);
-        assert_int_equal(ncm_devmgr_update_devices(m, R1, connect(m, R1, &p, false, false), devs,
-                                                   5, &err),
+        assert_int_equal(ncm_devmgr_update_devices(m, R1, connect(m, R1, &p, false, false), devs, 5,
+                                                   &err),
                          0);
         assert_int_equal(alloc1(m, "p", "c", 0, R1, 3, &h2, &err), 0);
         h = held(m, "p", "c", R1);
@@ -1162,8 +1254,8 @@ static void test_devicemanager_filter_by_affinity(void **state)
         /* Without an affinity every device is "no affinity": sorted order. */
         ncm_devmgr_free(m);
         m = new_manager(numa3, 3, NULL);
-        assert_int_equal(ncm_devmgr_update_devices(m, R1, connect(m, R1, &p, false, false), devs,
-                                                   5, &err),
+        assert_int_equal(ncm_devmgr_update_devices(m, R1, connect(m, R1, &p, false, false), devs, 5,
+                                                   &err),
                          0);
         assert_int_equal(alloc1(m, "p", "c", 0, R1, 3, NULL, &err), 0);
         h = held(m, "p", "c", R1);
@@ -1173,8 +1265,7 @@ static void test_devicemanager_filter_by_affinity(void **state)
 }
 
 /* TestDevicePreStartContainer. */
-static void test_devicemanager_pre_start_container(void **state)
-{
+static void test_devicemanager_pre_start_container(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {.kind = STUB_KUBELET};
         tdev d[] = {{"dev1", -1, NULL}, {"dev2", -1, NULL}};
@@ -1204,8 +1295,7 @@ static void test_devicemanager_pre_start_container(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_run_options_merge_first_wins(void **state)
-{
+static void test_devicemanager_run_options_merge_first_wins(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p1 = {.kind = STUB_KUBELET}, p2 = {.kind = STUB_KUBELET};
         tdev d[] = {{"dev1", -1, NULL}, {"dev2", -1, NULL}};
@@ -1229,8 +1319,7 @@ static void test_devicemanager_run_options_merge_first_wins(void **state)
 
 /* ---- errors change nothing ---- */
 
-static void test_devicemanager_invalid_containers(void **state)
-{
+static void test_devicemanager_invalid_containers(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         tdev d[] = {{"a", -1, NULL}, {"b", -1, NULL}};
@@ -1244,9 +1333,9 @@ static void test_devicemanager_invalid_containers(void **state)
                 ncm_devmgr_resource rr[] = {{R1, 1, 2}};
                 ncm_devmgr_container c = {"app", 0, rr, 1};
                 assert_int_equal(ncm_devmgr_allocate(m, "p", &c, NULL, &err), -EINVAL);
-                assert_string_equal(err.msg, "container \"app\": resources.requests[" R1
-                                             "]: Invalid value: \"2\": must be equal to " R1
-                                             " limit of 1");
+                assert_string_equal(err.msg,
+                                    "container \"app\": resources.requests[" R1
+                                    "]: Invalid value: \"2\": must be equal to " R1 " limit of 1");
         }
         {
                 ncm_devmgr_resource rr[] = {{R1, UNSET, 1}};
@@ -1293,21 +1382,19 @@ static void test_devicemanager_invalid_containers(void **state)
                 ncm_devmgr_config cfg = {0};
                 cfg.flags = NCM_DEVMGR_SKIP_UNKNOWN_RESOURCES;
                 assert_int_equal(ncm_devmgr_new(&cfg, &m, &err), 0);
-                assert_int_equal(alloc1(m, "p", "app", 0, "example.com/unknown", 1, NULL, &err),
-                                 0);
+                assert_int_equal(alloc1(m, "p", "app", 0, "example.com/unknown", 1, NULL, &err), 0);
                 ncm_devmgr_free(m);
         }
 }
 
-static void test_devicemanager_failure_rolls_back(void **state)
-{
+static void test_devicemanager_failure_rolls_back(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p1 = {0}, p2 = {0};
         tdev d[] = {{"a", -1, NULL}, {"b", -1, NULL}};
         ncm_devmgr_resource rr[] = {{R1, 1, UNSET}, {R2, 1, UNSET}};
         ncm_devmgr_resource init_rr[] = {{R1, 2, UNSET}};
-        ncm_devmgr_container c = {"app", 0, rr, 2}, init = {"init", NCM_DEVMGR_INIT_CONTAINER,
-                                                            init_rr, 1};
+        ncm_devmgr_container c = {"app", 0, rr, 2},
+                             init = {"init", NCM_DEVMGR_INIT_CONTAINER, init_rr, 1};
         ncm_error err = NCM_ERROR_INIT;
         char *before, *after, *h;
         (void)state;
@@ -1345,8 +1432,7 @@ static void test_devicemanager_failure_rolls_back(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_checkpoint_write_failure_rolls_back(void **state)
-{
+static void test_devicemanager_checkpoint_write_failure_rolls_back(void **state) {
         char *dir = tu_mkdtemp(), *path;
         ncm_devmgr_config cfg = {0};
         ncm_devmgr *m = NULL;
@@ -1363,8 +1449,7 @@ static void test_devicemanager_checkpoint_write_failure_rolls_back(void **state)
         assert_int_equal(ncm_devmgr_new(&cfg, &m, &err), 0);
         /* The snapshot is applied even though its checkpoint cannot be written... */
         assert_true(ncm_devmgr_update_devices(m, R1, connect(m, R1, &p, false, false),
-                                              &(ncm_devmgr_device){"a", "Healthy", false, NULL,
-                                                                   0},
+                                              &(ncm_devmgr_device){"a", "Healthy", false, NULL, 0},
                                               1, &err) < 0);
         expect_capacity(m, R1, 1, 1, 0);
         /* ... but an allocation is not (the kubelet fails it too). */
@@ -1394,8 +1479,7 @@ static void test_devicemanager_checkpoint_write_failure_rolls_back(void **state)
 
 /* ---- release ---- */
 
-static void test_devicemanager_release(void **state)
-{
+static void test_devicemanager_release(void **state) {
         pods ps = {{"p", "q"}, 2, true, NULL, NULL};
         ncm_devmgr *m = manager_with_pods(&ps, NULL, 0);
         tplug p = {0};
@@ -1432,8 +1516,7 @@ static void test_devicemanager_release(void **state)
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_standin_plugin(void **state)
-{
+static void test_devicemanager_standin_plugin(void **state) {
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         ncm_devmgr_device d[] = {{"gpu1", "Healthy", false, NULL, 0},
                                  {"gpu0", "Healthy", false, NULL, 0}};
@@ -1463,21 +1546,19 @@ static void test_devicemanager_standin_plugin(void **state)
 
 /* ---- the pod model ---- */
 
-static void test_devicemanager_pod_model(void **state)
-{
+static void test_devicemanager_pod_model(void **state) {
         static const int numa2[] = {0, 1};
-        const char *yaml =
-                "metadata: {uid: p1, name: web}\n"
-                "spec:\n"
-                "  initContainers:\n"
-                "  - name: init\n"
-                "    resources: {limits: {example.com/gpu: 1}}\n"
-                "  - name: side\n"
-                "    restartPolicy: Always\n"
-                "    resources: {limits: {example.com/gpu: 1}}\n"
-                "  containers:\n"
-                "  - name: app\n"
-                "    resources: {limits: {cpu: 1, example.com/gpu: \"2\"}}\n";
+        const char *yaml = "metadata: {uid: p1, name: web}\n"
+                           "spec:\n"
+                           "  initContainers:\n"
+                           "  - name: init\n"
+                           "    resources: {limits: {example.com/gpu: 1}}\n"
+                           "  - name: side\n"
+                           "    restartPolicy: Always\n"
+                           "    resources: {limits: {example.com/gpu: 1}}\n"
+                           "  containers:\n"
+                           "  - name: app\n"
+                           "    resources: {limits: {cpu: 1, example.com/gpu: \"2\"}}\n";
         ncm_devmgr *m = new_manager(numa2, 2, NULL);
         ncm_devmgr_device d[] = {{"g0", "Healthy", true, (const int64_t[]){0}, 1},
                                  {"g1", "Healthy", true, (const int64_t[]){1}, 1},
@@ -1503,17 +1584,15 @@ static void test_devicemanager_pod_model(void **state)
         assert_int_equal(h.v[0].hints.n, 1);
         assert_int_equal(h.v[0].hints.hints[0].numa, 3);
         ncm_devmgr_hints_done(&h);
-        assert_int_equal(ncm_devmgr_pod_container_hints(m, pod, &pod->containers[0], &h, &err),
-                         0);
+        assert_int_equal(ncm_devmgr_pod_container_hints(m, pod, &pod->containers[0], &h, &err), 0);
         assert_int_equal(h.v[0].hints.n, 3);
         ncm_devmgr_hints_done(&h);
         for (size_t i = 0; i < pod->n_init_containers; i++)
-                assert_int_equal(ncm_devmgr_allocate_pod_container(m, pod,
-                                                                   &pod->init_containers[i], &any,
-                                                                   &err),
+                assert_int_equal(ncm_devmgr_allocate_pod_container(m, pod, &pod->init_containers[i],
+                                                                   &any, &err),
                                  0);
-        assert_int_equal(
-                ncm_devmgr_allocate_pod_container(m, pod, &pod->containers[0], &any, &err), 0);
+        assert_int_equal(ncm_devmgr_allocate_pod_container(m, pod, &pod->containers[0], &any, &err),
+                         0);
         /* The sidecar reuses the regular init container's device and keeps it, so the app
          * gets two others. */
         s = held(m, "p1", "init", "example.com/gpu");
@@ -1545,8 +1624,7 @@ static void test_devicemanager_pod_model(void **state)
 
 static uint64_t rnd_state;
 
-static uint32_t rnd(uint32_t n)
-{
+static uint32_t rnd(uint32_t n) {
         rnd_state ^= rnd_state << 13;
         rnd_state ^= rnd_state >> 7;
         rnd_state ^= rnd_state << 17;
@@ -1562,8 +1640,7 @@ typedef struct prop_pod {
 /* Every device is held by one pod at most, and within a pod by one container at most, except
  * the devices of regular init containers, which later containers of the same pod reuse. */
 static void check_exclusive(const ncm_devmgr *m, const char *res, const prop_pod *pods_,
-                            size_t n_pods)
-{
+                            size_t n_pods) {
         ncm_devmgr_checkpoint *cp = NULL;
         ncm_error err = NCM_ERROR_INIT;
         char **use = NULL;
@@ -1585,17 +1662,16 @@ static void check_exclusive(const ncm_devmgr *m, const char *res, const prop_pod
                                         if (strcmp(pods_[p].uid, a->pod_uid) == 0)
                                                 init_share = pods_[p].type[a->container_name[1] -
                                                                            '0'] ==
-                                                                     NCM_DEVMGR_INIT_CONTAINER ||
+                                                                             NCM_DEVMGR_INIT_CONTAINER ||
                                                              pods_[p].type[b->container_name[1] -
                                                                            '0'] ==
-                                                                     NCM_DEVMGR_INIT_CONTAINER;
+                                                                             NCM_DEVMGR_INIT_CONTAINER;
                         if (init_share)
                                 continue;
                         for (size_t x = 0; x < a->n_device_ids; x++)
                                 for (size_t y = 0; y < a->device_ids[x].n_ids; y++)
                                         for (size_t u = 0; u < b->n_device_ids; u++)
-                                                for (size_t v = 0; v < b->device_ids[u].n_ids;
-                                                     v++)
+                                                for (size_t v = 0; v < b->device_ids[u].n_ids; v++)
                                                         if (strcmp(a->device_ids[x].ids[y],
                                                                    b->device_ids[u].ids[v]) == 0)
                                                                 fail_msg("%s held by %s/%s and "
@@ -1616,9 +1692,8 @@ static void check_exclusive(const ncm_devmgr *m, const char *res, const prop_pod
                                         for (size_t x = 0; x < cp->entries[k].n_device_ids; x++)
                                                 for (size_t y = 0;
                                                      y < cp->entries[k].device_ids[x].n_ids; y++)
-                                                        found |= strcmp(cp->entries[k]
-                                                                                .device_ids[x]
-                                                                                .ids[y],
+                                                        found |= strcmp(cp->entries[k].device_ids[x]
+                                                                                        .ids[y],
                                                                         use[i]) == 0;
                         assert_true(found);
                 }
@@ -1627,8 +1702,7 @@ static void check_exclusive(const ncm_devmgr *m, const char *res, const prop_pod
         ncm_devmgr_checkpoint_free(cp);
 }
 
-static void test_devicemanager_properties(void **state)
-{
+static void test_devicemanager_properties(void **state) {
         static const char *const res[] = {"example.com/a", "example.com/b"};
         static const char *const pref[] = {"d3", "d0", "d7"};
         static const int numa[] = {0, 1, 2, 3};
@@ -1640,7 +1714,7 @@ static void test_devicemanager_properties(void **state)
                 tplug plugs[2] = {{0}, {0}};
                 uint64_t eps[2];
                 tdev devs[2][10];
-                char names[2][10][8];
+                char names[2][10][24];
                 size_t n_devs[2];
                 prop_pod pods_[6];
                 ncm_error err = NCM_ERROR_INIT;
@@ -1649,7 +1723,7 @@ static void test_devicemanager_properties(void **state)
                 for (int r = 0; r < 2; r++) {
                         n_devs[r] = 1 + rnd(9);
                         for (size_t k = 0; k < n_devs[r]; k++) {
-                                snprintf(names[r][k], 8, "d%zu", k);
+                                snprintf(names[r][k], sizeof(names[r][k]), "d%zu", k);
                                 devs[r][k] = (tdev){names[r][k], (int)rnd(5) - 1,
                                                     rnd(5) ? "Healthy" : "Unhealthy"};
                         }
@@ -1677,8 +1751,8 @@ static void test_devicemanager_properties(void **state)
                                  * in order; a failure rejects the pod, which then goes. */
                                 for (int c = 0; c < 4; c++) {
                                         ncm_devmgr_resource rr[2] = {
-                                                {res[0], pods_[p].count[c][0], UNSET},
-                                                {res[1], pods_[p].count[c][1], UNSET}};
+                                                        {res[0], pods_[p].count[c][0], UNSET},
+                                                        {res[1], pods_[p].count[c][1], UNSET}};
                                         char cname[4] = {'c', (char)('0' + c), 0};
                                         ncm_devmgr_container cont = {cname, pods_[p].type[c], rr,
                                                                      2};
@@ -1724,8 +1798,8 @@ static void test_devicemanager_properties(void **state)
                         assert_int_equal(ncm_devmgr_healthy_devices(m, res[r], &h, &nh), 0);
                         free_ids(h);
                         if (nh)
-                                assert_int_equal(alloc1(m, "all", "c", 0, res[r], (int64_t)nh,
-                                                        NULL, &err),
+                                assert_int_equal(alloc1(m, "all", "c", 0, res[r], (int64_t)nh, NULL,
+                                                        &err),
                                                  0);
                         assert_int_equal(in_use(m, res[r]), nh);
                         tplug_done(&plugs[r]);
@@ -1737,33 +1811,32 @@ static void test_devicemanager_properties(void **state)
         assert_true(successes > 1000);
 }
 
-int main(void)
-{
+int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_devicemanager_resource_names),
-                cmocka_unit_test(test_devicemanager_capacity_allocatable),
-                cmocka_unit_test(test_devicemanager_disconnect_and_health),
-                cmocka_unit_test(test_devicemanager_plugin_instances),
-                cmocka_unit_test(test_devicemanager_duplicate_ids_rejected),
-                cmocka_unit_test(test_devicemanager_pod_container_allocation),
-                cmocka_unit_test(test_devicemanager_run_options_follow_active_pods),
-                cmocka_unit_test(test_devicemanager_devices_to_allocate_errors),
-                cmocka_unit_test(test_devicemanager_container_restart_keeps_devices),
-                cmocka_unit_test(test_devicemanager_restart_running_container),
-                cmocka_unit_test(test_devicemanager_init_container_reuse),
-                cmocka_unit_test(test_devicemanager_sidecars_do_not_donate),
-                cmocka_unit_test(test_devicemanager_topology_aligned_allocation),
-                cmocka_unit_test(test_devicemanager_preferred_allocation_parameters),
-                cmocka_unit_test(test_devicemanager_filter_by_affinity),
-                cmocka_unit_test(test_devicemanager_pre_start_container),
-                cmocka_unit_test(test_devicemanager_run_options_merge_first_wins),
-                cmocka_unit_test(test_devicemanager_invalid_containers),
-                cmocka_unit_test(test_devicemanager_failure_rolls_back),
-                cmocka_unit_test(test_devicemanager_checkpoint_write_failure_rolls_back),
-                cmocka_unit_test(test_devicemanager_release),
-                cmocka_unit_test(test_devicemanager_standin_plugin),
-                cmocka_unit_test(test_devicemanager_pod_model),
-                cmocka_unit_test(test_devicemanager_properties),
+                        cmocka_unit_test(test_devicemanager_resource_names),
+                        cmocka_unit_test(test_devicemanager_capacity_allocatable),
+                        cmocka_unit_test(test_devicemanager_disconnect_and_health),
+                        cmocka_unit_test(test_devicemanager_plugin_instances),
+                        cmocka_unit_test(test_devicemanager_duplicate_ids_rejected),
+                        cmocka_unit_test(test_devicemanager_pod_container_allocation),
+                        cmocka_unit_test(test_devicemanager_run_options_follow_active_pods),
+                        cmocka_unit_test(test_devicemanager_devices_to_allocate_errors),
+                        cmocka_unit_test(test_devicemanager_container_restart_keeps_devices),
+                        cmocka_unit_test(test_devicemanager_restart_running_container),
+                        cmocka_unit_test(test_devicemanager_init_container_reuse),
+                        cmocka_unit_test(test_devicemanager_sidecars_do_not_donate),
+                        cmocka_unit_test(test_devicemanager_topology_aligned_allocation),
+                        cmocka_unit_test(test_devicemanager_preferred_allocation_parameters),
+                        cmocka_unit_test(test_devicemanager_filter_by_affinity),
+                        cmocka_unit_test(test_devicemanager_pre_start_container),
+                        cmocka_unit_test(test_devicemanager_run_options_merge_first_wins),
+                        cmocka_unit_test(test_devicemanager_invalid_containers),
+                        cmocka_unit_test(test_devicemanager_failure_rolls_back),
+                        cmocka_unit_test(test_devicemanager_checkpoint_write_failure_rolls_back),
+                        cmocka_unit_test(test_devicemanager_release),
+                        cmocka_unit_test(test_devicemanager_standin_plugin),
+                        cmocka_unit_test(test_devicemanager_pod_model),
+                        cmocka_unit_test(test_devicemanager_properties),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
