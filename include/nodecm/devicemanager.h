@@ -513,6 +513,26 @@ NCM_API int ncm_devmgr_pod_run_options(ncm_devmgr *m, const ncm_pod *pod, const 
                                        const ncm_hint *affinity, ncm_devmgr_alloc_resp **ret,
                                        ncm_error *err);
 
+/* ---- the simulator ---- */
+
+/*
+ * Apply the scenario's "devices" section (DESIGN.md), TEXT being the JSON object
+ *     {"example.com/gpu": [{"id": "gpu0", "numa": [0], "health": "Healthy"}, ...], ...}
+ * For each resource (in name order) the stand-in plugin registers and sends the list as its
+ * snapshot. A device without "health" is healthy; without "numa" (or null) it has no
+ * topology; "numa": [] is a TopologyInfo without nodes. null applies nothing. Everything is
+ * checked before anything is applied: -EINVAL naming the field
+ * (`scenario.json: example.com/gpu[1].numa[0]: expected an integer, got x`), the resource
+ * name rule (kubelet's text), duplicate ids. NAME starts messages (NULL: "devices").
+ */
+NCM_API int ncm_devmgr_apply_devices_json(ncm_devmgr *m, const char *text, size_t len,
+                                          const char *name, ncm_error *err);
+
+/* Append {"<resource>": ["<id>", ...], ...} for (pod, container), resources and ids sorted;
+ * {} when it holds nothing. */
+NCM_API void ncm_devmgr_container_devices_json(const ncm_devmgr *m, const char *pod_uid,
+                                               const char *container, ncm_buf *out);
+
 /* ---- kubelet_internal_checkpoint ---- */
 
 /* The devices of one NUMA node in an entry's DeviceIDs. */

@@ -1544,6 +1544,68 @@ static void test_devicemanager_standin_plugin(void **state) {
         ncm_devmgr_free(m);
 }
 
+/* ---- the simulator's devices section ---- */
+
+static void test_devicemanager_scenario_devices(void **state) {
+        static const int numa2[] = {0, 1};
+        static const struct {
+                const char *json, *msg;
+        } bad[] = {
+                        {"{\"gpu\": []}", "scenario.json: the ResourceName \"gpu\" is invalid"},
+                        {"{\"a/b\": {}}", "scenario.json: a/b: expected array, got object"},
+                        {"{\"a/b\": [{\"numa\": [0]}]}", "scenario.json: a/b[0].id: required"},
+                        {"{\"a/b\": [{\"id\": 1}]}",
+                         "scenario.json: a/b[0].id: expected string, got number"},
+                        {"{\"a/b\": [{\"id\": \"x\", \"numa\": [\"0\"]}]}",
+                         "scenario.json: a/b[0].numa[0]: expected"},
+                        {"{\"a/b\": [{\"id\": \"x\", \"numa\": 0}]}",
+                         "scenario.json: a/b[0].numa: expected array, got number"},
+                        {"{\"a/b\": [{\"id\": \"x\", \"health\": true}]}",
+                         "scenario.json: a/b[0].health: expected string, got boolean"},
+                        {"{\"c/d\": [], \"a/b\": [{\"id\": \"x\"}, {\"id\": \"x\"}]}",
+                         "scenario.json: a/b: duplicate device ID \"x\""},
+                        {"[]", "scenario.json: expected object, got array"},
+                        {"{", "scenario.json:1:2:"},
+        };
+        const char *good = "{\"example.com/gpu\": [{\"id\": \"gpu0\", \"numa\": [0], "
+                           "\"health\": \"Healthy\"}, {\"id\": \"gpu1\", \"numa\": [1]}, "
+                           "{\"id\": \"gpu2\", \"health\": \"Unhealthy\"}], "
+                           "\"example.com/nic\": []}";
+        ncm_devmgr *m = new_manager(numa2, 2, NULL);
+        ncm_devmgr_capacity c = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_hint h0 = mask_hint(0, -1);
+        ncm_buf b = NCM_BUF_INIT;
+        (void)state;
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(bad); i++) {
+                assert_true(ncm_devmgr_apply_devices_json(m, bad[i].json, strlen(bad[i].json),
+                                                          "scenario.json", &err) < 0);
+                if (strncmp(err.msg, bad[i].msg, strlen(bad[i].msg)) != 0)
+                        fail_msg("%s: got '%s', expected '%s'", bad[i].json, err.msg, bad[i].msg);
+        }
+        /* Nothing was applied by any of them. */
+        assert_int_equal(ncm_devmgr_get_capacity(m, &c, &err), 0);
+        assert_int_equal(c.n_entries, 0);
+        ncm_devmgr_capacity_done(&c);
+
+        assert_int_equal(
+                        ncm_devmgr_apply_devices_json(m, good, strlen(good), "scenario.json", &err),
+                        0);
+        expect_capacity(m, "example.com/gpu", 3, 2, 0);
+        expect_capacity(m, "example.com/nic", 0, 0, 0);
+        assert_int_equal(alloc1(m, "p", "app", 0, "example.com/gpu", 1, &h0, &err), 0);
+        ncm_devmgr_container_devices_json(m, "p", "app", &b);
+        assert_string_equal(b.data, "{\"example.com/gpu\":[\"gpu0\"]}");
+        ncm_buf_reset(&b);
+        ncm_devmgr_container_devices_json(m, "p", "other", &b);
+        assert_string_equal(b.data, "{}");
+        ncm_buf_done(&b);
+        /* null applies nothing. */
+        assert_int_equal(ncm_devmgr_apply_devices_json(m, "null", 4, NULL, &err), 0);
+        ncm_devmgr_free(m);
+}
+
 /* ---- the pod model ---- */
 
 static void test_devicemanager_pod_model(void **state) {
@@ -1835,6 +1897,7 @@ int main(void) {
                         cmocka_unit_test(test_devicemanager_checkpoint_write_failure_rolls_back),
                         cmocka_unit_test(test_devicemanager_release),
                         cmocka_unit_test(test_devicemanager_standin_plugin),
+                        cmocka_unit_test(test_devicemanager_scenario_devices),
                         cmocka_unit_test(test_devicemanager_pod_model),
                         cmocka_unit_test(test_devicemanager_properties),
         };
