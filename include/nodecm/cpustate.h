@@ -227,7 +227,8 @@ NCM_API int ncm_cpu_state_validate(ncm_cpu_state *s, const ncm_cpuset *all_cpus,
  * Refused with -NCM_E_INVALID_STATE and a message naming the container, S untouched, when an
  * assignment cannot be kept: it holds CPUs the machine does not have (or, with STRICT, reserved
  * CPUs), CPUs another container holds, or (not STRICT) reserved CPUs, which must stay in the
- * shared pool; or when nothing would be left for the shared pool. Containers are examined in
+ * shared pool; when (not STRICT) reserved CPUs are not on the machine; or when nothing would be
+ * left for the shared pool. Containers are examined in
  * sorted order. Returns 1 when the default set changed (persisted), 0 when it was right already.
  */
 NCM_API int ncm_cpu_state_fit(ncm_cpu_state *s, const ncm_cpuset *all_cpus,

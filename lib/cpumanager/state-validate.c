@@ -105,8 +105,16 @@ int ncm_cpu_state_fit(ncm_cpu_state *s, const ncm_cpuset *all_cpus, const ncm_cp
 
         if (!all || !resv || !held || !tmp)
                 return ncm_error_set(err, ENOMEM, "fit CPU state: out of memory");
-        if (strict)
+        if (strict) {
                 ncm_cpuset_andnot(all, all, resv);
+        } else if (!ncm_cpuset_is_subset(resv, all)) {
+                /* They would have to be in the shared pool; the kubelet would not even start. */
+                ncm_cpuset_andnot(tmp, resv, all);
+                r = ncm_error_set(err, NCM_E_INVALID_STATE,
+                                  "reserved CPUs \"%s\" are not on this machine", fmt(&f1, tmp));
+                fmt_done(&f1);
+                return r;
+        }
 
         while (r == 0 && ncm_cpu_state_next(s, &it, &pod, &ctr, &cpus)) {
                 ncm_cpuset_andnot(tmp, cpus, all);

@@ -75,6 +75,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         if (before && v < 0 && !ncm_cpu_state_equal(before, s))
                                 abort();
                         ncm_cpu_state_free(before);
+                        /* A state that fits is one the kubelet accepts. */
+                        ncm_cpu_state *f = ncm_cpu_state_dup(s);
+                        if (f && ncm_cpu_state_fit(f, all, resv, size & 2, NULL) >= 0 &&
+                            ncm_cpu_state_validate(f, all, resv, size & 2, NULL) != 0)
+                                abort();
+                        ncm_cpu_state_free(f);
                 }
                 ncm_cpuset_free(all);
                 ncm_cpuset_free(resv);

@@ -551,6 +551,9 @@ static void test_cpu_state_fit(void **state)
                          "pod: p, container: c cpuset: \"2-3\" holds reserved CPUs \"3\", which "
                          "must stay "
                          "in the shared pool; drain that pod first"},
+                        {"0-7", "8", false, "0-1,4-7", "2-3", -NCM_E_INVALID_STATE,
+                         "reserved CPUs \"8\" are not on this machine"},
+                        {"0-7", "8", true, "0-1,4-7", "2-3", 0, "0-1,4-7"},
                         {"2-3", "", false, "0-1", "2-3", -NCM_E_INVALID_STATE,
                          "containers hold every CPU (\"2-3\"): nothing is left for the shared "
                          "pool"},
