@@ -592,6 +592,19 @@ NCM_DEFINE_AUTOPTR(ncm_devmgr_checkpoint, ncm_devmgr_checkpoint_free)
 NCM_API int ncm_devmgr_checkpoint_parse(const char *text, size_t len, const char *name,
                                         ncm_devmgr_checkpoint **ret, ncm_error *err);
 
+/*
+ * Whether TEXT is a device manager checkpoint, for tools that tell checkpoint kinds apart by
+ * content: 1 when it is a JSON object with a top-level key the kubelet reads as "Data" (any
+ * case; cpu_manager_state never has one), 0 for other JSON, -EINVAL (syntax error, as
+ * ncm_devmgr_checkpoint_parse() words it) when it is not JSON at all.
+ */
+NCM_API int ncm_devmgr_checkpoint_probe(const char *text, size_t len, const char *name,
+                                        ncm_error *err);
+
+/* Remove every entry of POD_UID (a repair: the kubelet then no longer sees those devices as
+ * in use). Returns how many entries went. The stored checksum is left as it was. */
+NCM_API int ncm_devmgr_checkpoint_drop_pod(ncm_devmgr_checkpoint *cp, const char *pod_uid);
+
 /* Read PATH (through ROOTFD; AT_FDCWD for a host path) and parse it. -ENOENT when absent. */
 NCM_API int ncm_devmgr_checkpoint_load(int rootfd, const char *path, ncm_devmgr_checkpoint **ret,
                                        ncm_error *err);

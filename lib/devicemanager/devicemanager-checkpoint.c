@@ -1192,6 +1192,58 @@ int ncm_devmgr_checkpoint_parse(const char *text, size_t len, const char *name,
         return 0;
 }
 
+int ncm_devmgr_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err) {
+        gj g = {text, len, 0, 0, name ? name : "<checkpoint>", err};
+        ncm_error local = NCM_ERROR_INIT;
+        bool first = true, found = false;
+        char *key = NULL;
+        int c, r;
+
+        if (!err)
+                g.err = &local;
+        if (len > NCM_DEVMGR_CHECKPOINT_MAX)
+                return ncm_error_set(err, EFBIG, "%s: checkpoint larger than %u bytes", g.name,
+                                     NCM_DEVMGR_CHECKPOINT_MAX);
+        c = peek(&g);
+        if (c != '{') {
+                r = skip_value(&g);
+                if (r < 0)
+                        return r;
+                if (peek(&g) >= 0)
+                        return syntax(&g, "invalid character after top-level value");
+                return 0;
+        }
+        if ((r = obj_open(&g)) < 0)
+                return r;
+        while ((r = obj_next(&g, &first, &key)) > 0) {
+                found |= key_is(key, "Data");
+                free(key);
+                key = NULL;
+                if ((r = skip_value(&g)) < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        if (peek(&g) >= 0)
+                return syntax(&g, "invalid character after top-level value");
+        return found ? 1 : 0;
+}
+
+int ncm_devmgr_checkpoint_drop_pod(ncm_devmgr_checkpoint *cp, const char *pod_uid) {
+        size_t out = 0;
+        int dropped = 0;
+        for (size_t i = 0; i < cp->n_entries; i++) {
+                if (strcmp(cp->entries[i].pod_uid, pod_uid) == 0) {
+                        entry_done(&cp->entries[i]);
+                        dropped++;
+                } else {
+                        cp->entries[out++] = cp->entries[i];
+                }
+        }
+        cp->n_entries = out;
+        return dropped;
+}
+
 int ncm_devmgr_checkpoint_load(int rootfd, const char *path, ncm_devmgr_checkpoint **ret,
                                ncm_error *err) {
         ncm_autofree char *text = NULL;

@@ -837,6 +837,33 @@ static void test_device_checkpoint_bad_alloc_resp_is_skipped(void **state) {
         ncm_devmgr_free(m);
 }
 
+static void test_device_checkpoint_probe_and_drop(void **state) {
+        char *text = tu_read_data("devices/ckpt-one-gpu.json", NULL);
+        ncm_devmgr_checkpoint *cp = parse_ok(text);
+        ncm_error err = NCM_ERROR_INIT;
+        const char *cpu = "{\"policyName\":\"none\",\"defaultCpuSet\":\"\",\"checksum\":"
+                          "1353318690}";
+        (void)state;
+
+        assert_int_equal(ncm_devmgr_checkpoint_probe(text, strlen(text), "f", &err), 1);
+        assert_int_equal(ncm_devmgr_checkpoint_probe("{\"dAtA\":null}", 13, "f", &err), 1);
+        assert_int_equal(ncm_devmgr_checkpoint_probe(cpu, strlen(cpu), "f", &err), 0);
+        assert_int_equal(ncm_devmgr_checkpoint_probe("[1]", 3, "f", &err), 0);
+        assert_int_equal(ncm_devmgr_checkpoint_probe("{\"Data\":", 8, "f", &err), -EINVAL);
+        assert_int_equal(ncm_devmgr_checkpoint_probe("{} {}", 5, "f", &err), -EINVAL);
+        assert_int_equal(ncm_devmgr_checkpoint_probe("nope", 4, "f", &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "f:1:"));
+
+        assert_int_equal(ncm_devmgr_checkpoint_drop_pod(cp, "nobody"), 0);
+        assert_int_equal(ncm_devmgr_checkpoint_drop_pod(cp, "2a5f6c1e-0d6b-4c1a-9a55-7d0b3e9c1f00"),
+                         1);
+        assert_int_equal(cp->n_entries, 0);
+        assert_false(cp->entries_null);
+        assert_int_equal(ncm_devmgr_checkpoint_verify(cp, &err), -NCM_E_CHECKSUM);
+        ncm_devmgr_checkpoint_free(cp);
+        free(text);
+}
+
 static void test_device_checkpoint_show_golden(void **state) {
         static const char *const files[] = {"ckpt-one-gpu", "ckpt-mixed-numa"};
         (void)state;
@@ -877,6 +904,7 @@ int main(void) {
                         cmocka_unit_test(test_device_checkpoint_kubelet_test_data),
                         cmocka_unit_test(test_device_checkpoint_corrupt_file_is_no_state),
                         cmocka_unit_test(test_device_checkpoint_bad_alloc_resp_is_skipped),
+                        cmocka_unit_test(test_device_checkpoint_probe_and_drop),
                         cmocka_unit_test(test_device_checkpoint_show_golden),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
