@@ -1120,9 +1120,8 @@ static void test_cgroup_parse_mountinfo(void **state)
         assert_int_equal(ncm_cgroup_parse_mountinfo_line(l, strlen(l), &e), -EINVAL);
         assert_int_equal(ncm_cgroup_parse_controllers("rw,name=systemd", 15),
                          NCM_CGROUP_CTRL_SYSTEMD);
-        assert_int_equal(ncm_cgroup_parse_controllers("cpuset cpu io memory hugetlb pids rdma "
-                                                      "misc\n",
-                                                      47),
+        l = "cpuset cpu io memory hugetlb pids rdma misc\n";
+        assert_int_equal(ncm_cgroup_parse_controllers(l, strlen(l)),
                          NCM_CGROUP_CTRL_CPUSET | NCM_CGROUP_CTRL_CPU | NCM_CGROUP_CTRL_IO |
                                  NCM_CGROUP_CTRL_MEMORY | NCM_CGROUP_CTRL_HUGETLB |
                                  NCM_CGROUP_CTRL_PIDS | NCM_CGROUP_CTRL_RDMA |
