@@ -17,6 +17,19 @@ struct ncm_cpuset {
         uint64_t w[WORDS];
 };
 
+/* Without -mpopcnt, __builtin_popcountll is a libgcc call; the SWAR form inlines. */
+static inline int popcount64(uint64_t x)
+{
+#ifdef __POPCNT__
+        return __builtin_popcountll(x);
+#else
+        x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+        x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+        return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
+#endif
+}
+
 static inline uint64_t word(const ncm_cpuset *s, unsigned i)
 {
         return i < s->nw ? s->w[i] : 0;
@@ -111,7 +124,7 @@ int ncm_cpuset_weight(const ncm_cpuset *s)
 {
         int n = 0;
         for (unsigned i = 0; i < s->nw; i++)
-                n += __builtin_popcountll(s->w[i]);
+                n += popcount64(s->w[i]);
         return n;
 }
 
@@ -229,7 +242,7 @@ int ncm_cpuset_weight_and(const ncm_cpuset *a, const ncm_cpuset *b)
         unsigned n = a->nw < b->nw ? a->nw : b->nw;
         int c = 0;
         for (unsigned i = 0; i < n; i++)
-                c += __builtin_popcountll(a->w[i] & b->w[i]);
+                c += popcount64(a->w[i] & b->w[i]);
         return c;
 }
 
@@ -247,20 +260,37 @@ int ncm_cpuset_compare(const ncm_cpuset *a, const ncm_cpuset *b)
         return 0;
 }
 
+/* Decimal digits of V (0..8191) at P, returning the end; snprintf per run was the cost. */
+static char *put_uint(char *p, int v)
+{
+        char tmp[8];
+        int n = 0;
+        do {
+                tmp[n++] = (char)('0' + v % 10);
+                v /= 10;
+        } while (v);
+        while (n)
+                *p++ = tmp[--n];
+        return p;
+}
+
 void ncm_cpuset_format_list_buf(const ncm_cpuset *s, ncm_buf *b)
 {
-        bool first = true;
         int cpu = ncm_cpuset_first(s);
+        bool first = true;
 
         while (cpu >= 0) {
+                char run[16], *p = run;
                 int end = next_clear(s, cpu) - 1;
                 if (!first)
-                        ncm_buf_putc(b, ',');
+                        *p++ = ',';
                 first = false;
-                if (end == cpu)
-                        ncm_buf_printf(b, "%d", cpu);
-                else
-                        ncm_buf_printf(b, "%d-%d", cpu, end);
+                p = put_uint(p, cpu);
+                if (end != cpu) {
+                        *p++ = '-';
+                        p = put_uint(p, end);
+                }
+                ncm_buf_append(b, run, (size_t)(p - run));
                 cpu = ncm_cpuset_next(s, end);
         }
 }

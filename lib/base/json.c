@@ -43,8 +43,15 @@ int ncm__json_parse(const char *text, size_t len, const char *name, json_object 
         obj = json_tokener_parse_ex(tok, text, (int)len);
         jerr = json_tokener_get_error(tok);
         end = json_tokener_get_parse_end(tok);
-        json_tokener_free(tok);
         if (jerr == json_tokener_continue) {
+                /* A bare top-level literal ("null", "5") only ends when json-c sees a
+                 * terminator; hand it the NUL it would find in a C string. */
+                obj = json_tokener_parse_ex(tok, "", 1);
+                jerr = json_tokener_get_error(tok);
+                end = len;
+        }
+        json_tokener_free(tok);
+        if (jerr == json_tokener_continue || jerr == json_tokener_error_parse_eof) {
                 line_col(text, len, &line, &col);
                 return ncm_error_set(err, EINVAL, "%s:%zu:%zu: unexpected end of JSON input", name,
                                      line, col);

@@ -44,6 +44,25 @@ static void test_json_strict_errors_name_position(void **state)
         }
 }
 
+static void test_json_top_level_literals(void **state)
+{
+        json_object *o = NULL;
+        (void)state;
+        assert_int_equal(ncm__json_parse("null", 4, "t", &o, NULL), 0);
+        assert_null(o);
+        assert_int_equal(ncm__json_parse("5", 1, "t", &o, NULL), 0);
+        assert_int_equal(json_object_get_int(o), 5);
+        json_object_put(o);
+        assert_int_equal(ncm__json_parse("\"x\"", 3, "t", &o, NULL), 0);
+        assert_string_equal(json_object_get_string(o), "x");
+        json_object_put(o);
+        o = NULL;
+        assert_int_equal(ncm__json_parse("nul", 3, "t", &o, NULL), -EINVAL);
+        assert_int_equal(ncm__json_parse("", 0, "t", &o, NULL), -EINVAL);
+        assert_int_equal(ncm__json_parse("  ", 2, "t", &o, NULL), -EINVAL);
+        assert_null(o);
+}
+
 static void test_json_depth_is_bounded(void **state)
 {
         char deep[400];
@@ -170,6 +189,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_json_strict_errors_name_position),
+                cmocka_unit_test(test_json_top_level_literals),
                 cmocka_unit_test(test_json_depth_is_bounded),
                 cmocka_unit_test(test_yaml_scalars_typed_like_go_yaml),
                 cmocka_unit_test(test_yaml_rejects_aliases_and_multiple_documents),

@@ -21,72 +21,6 @@
 #include "testutil.h"
 #include "topology/topology-internal.h"
 
-/* The machine root of an extracted dump: the directory that holds sys/ (at most 3 deep). */
-static char *find_root(const char *dir, int depth)
-{
-        char *p;
-        DIR *d;
-        struct dirent *de;
-        char *found = NULL;
-
-        if (asprintf(&p, "%s/sys/devices/system/cpu", dir) < 0)
-                fail_msg("out of memory");
-        if (access(p, F_OK) == 0) {
-                free(p);
-                return strdup(dir);
-        }
-        free(p);
-        if (depth == 0 || !(d = opendir(dir)))
-                return NULL;
-        while (!found && (de = readdir(d)) != NULL) {
-                char *sub;
-                if (de->d_name[0] == '.')
-                        continue;
-                if (asprintf(&sub, "%s/%s", dir, de->d_name) < 0)
-                        fail_msg("out of memory");
-                found = find_root(sub, depth - 1);
-                free(sub);
-        }
-        closedir(d);
-        return found;
-}
-
-/*
- * Extract NAME into a temporary directory (*TMP) and return its machine root. A dump holds up
- * to 12,000 files: on tmpfs (/dev/shm) that takes milliseconds, on the VM disks of CI about
- * two per file, so tmpfs is used when there is one (tu_extract_topology() always uses the
- * build directory).
- */
-static char *extract(const char *name, char **tmp)
-{
-        char tmpl[] = "/dev/shm/nodecm-topo-XXXXXX";
-        char *tarball, rel[256], *root;
-        pid_t pid;
-        int status;
-
-        if (access("/dev/shm", W_OK) != 0 || !mkdtemp(tmpl)) {
-                char *guess = tu_extract_topology(name, tmp);
-                free(guess);
-        } else {
-                *tmp = strdup(tmpl);
-                snprintf(rel, sizeof(rel), "topologies/%s.tar.bz2", name);
-                tarball = tu_data_path(rel);
-                pid = fork();
-                if (pid == 0) {
-                        execlp("tar", "tar", "-xjf", tarball, "-C", *tmp, (char *)NULL);
-                        _exit(127);
-                }
-                if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-                    WEXITSTATUS(status) != 0)
-                        fail_msg("cannot extract %s", tarball);
-                free(tarball);
-        }
-        root = find_root(*tmp, 3);
-        if (!root)
-                fail_msg("%s: no sys/ directory in the tarball", name);
-        return root;
-}
-
 static int discover_at(const char *root, ncm_topo **ret, ncm_error *err)
 {
         int fd = ncm_fs_open_root(root, err);
@@ -245,7 +179,7 @@ static void test_topology_sysfs_every_dump(void **state)
         (void)state;
         for (size_t d = 0; d < NCM_ELEMENTSOF(dumps); d++) {
                 char *tmp = NULL;
-                char *root = extract(dumps[d].name, &tmp);
+                char *root = tu_extract_topology(dumps[d].name, &tmp);
                 ncm_topo *t = discover_ok(root);
                 ncm_autoptr(ncm_cpuset) all = ncm_cpuset_new();
                 size_t nn;
@@ -278,7 +212,7 @@ static void test_topology_sysfs_goldens(void **state)
         (void)state;
         for (size_t g = 0; g < NCM_ELEMENTSOF(goldens); g++) {
                 char *tmp = NULL, rel[256];
-                char *root = extract(goldens[g], &tmp);
+                char *root = tu_extract_topology(goldens[g], &tmp);
                 ncm_topo *t = discover_ok(root);
                 ncm_buf b = NCM_BUF_INIT;
                 ncm_topo_format_json(t, &b);
@@ -303,7 +237,7 @@ static int setup_copy(void **state)
 {
         fixture *f = calloc(1, sizeof(*f));
         /* HT, two sockets, global online list, L3 with id files, one NUMA node dir */
-        f->root = extract("offline-cpu0-node0", &f->tmp);
+        f->root = tu_extract_topology("offline-cpu0-node0", &f->tmp);
         *state = f;
         return 0;
 }

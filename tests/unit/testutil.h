@@ -30,9 +30,9 @@ char *tu_mkdtemp(void);
 void tu_rm_rf(const char *path);
 
 /*
- * Extract $NCM_TEST_DATA/topologies/NAME.tar.bz2 into a new temporary directory and return
- * the machine root inside it (the directory that holds sys/), malloc'd. *TMP receives the
- * temporary directory to pass to tu_rm_rf() afterwards.
+ * Extract $NCM_TEST_DATA/topologies/NAME.tar.bz2 into a new temporary directory (on tmpfs when
+ * /dev/shm is writable) and return the machine root inside it (the directory that holds sys/),
+ * malloc'd. *TMP receives the temporary directory to pass to tu_rm_rf() afterwards.
  */
 char *tu_extract_topology(const char *name, char **tmp);
 
