@@ -18,6 +18,7 @@ static const cli_command commands[] = {
         {"merge", "merge topology hints as the kubelet's topology manager does", cmd_merge},
         {"take", "choose CPUs as the kubelet's CPU manager does (takeByTopology)", cmd_take},
         {"hints", "the CPU manager's NUMA topology hints for a request", cmd_hints},
+        {"simulate", "replay pods on a simulated node: CPUs, NUMA nodes, and why", cmd_simulate},
         {NULL, NULL, NULL},
 };
 

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * nodecm simulate SCENARIO: replay a scenario on a simulated node (DESIGN.md "Simulation",
+ * docs/simulate.md). Refused admissions are results; the exit status is 0 when the scenario ran
+ * (1 with --fail-on-reject when an admission was refused).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <nodecm/node.h>
+#include "cli.h"
+
+static void usage(FILE *f) {
+        fputs("Usage: nodecm simulate [OPTIONS] SCENARIO\n\n"
+              "Replay SCENARIO (JSON or YAML, '-' for standard input) on a simulated node: the\n"
+              "kubelet's CPU manager and topology manager admit pods, remove containers and\n"
+              "pods, and restart from their checkpoint files, exactly as the kubelet would.\n\n"
+              "  {\"node\": {\"topology\": {\"synthetic\": \"package:2 core:4 pu:2\"},\n"
+              "            \"kubelet\": {\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": "
+              "\"0\",\n"
+              "                        \"topologyManagerPolicy\": \"single-numa-node\"}},\n"
+              "   \"steps\": [{\"admit\": <a Pod object>},\n"
+              "             {\"remove\": {\"pod\": \"<uid>\", \"container\": \"<name>\"}},\n"
+              "             {\"removePod\": \"<uid>\"}, {\"restart\": {}}]}\n\n"
+              "node.topology takes synthetic, fsroot, xml, file, or inline cpus/numa; "
+              "node.kubelet\n"
+              "takes KubeletConfiguration fields; node.state a starting cpu_manager_state (inline\n"
+              "or {\"file\": PATH}). Paths are relative to the scenario's directory.\n\n"
+              "Output: one line per step (the containers' CPUs and NUMA nodes, or the rejection\n"
+              "reason), then the CPU map per socket and NUMA node.\n\n"
+              "  --json             one JSON line per step, then a final \"state\" line\n"
+              "  --explain          for each admission: every provider's hints, the merged hint\n"
+              "                     and why it won, and how the CPUs were chosen\n"
+              "  --state-dir DIR    write the kubelet's checkpoint files (cpu_manager_state) to\n"
+              "                     DIR on every change, as the kubelet does; a restart reads\n"
+              "                     them back\n"
+              "  --fail-on-reject   exit 1 when an admission was refused\n"
+              "  --reference-merge  merge hints by walking every combination, as the kubelet\n"
+              "                     does (same results, slow with many NUMA nodes)\n"
+              "  -h, --help         show this help\n\n"
+              "Exit status: 0 the scenario ran (refused admissions are results), 1 a starting\n"
+              "state or a restart the kubelet would refuse (or a refusal with --fail-on-reject),\n"
+              "2 bad usage or a bad scenario (one line naming the field).\n",
+              f);
+}
+
+int cmd_simulate(int argc, char **argv) {
+        enum { OPT_STATE_DIR = 0x100, OPT_FAIL_ON_REJECT, OPT_REFERENCE };
+        static const struct option opts[] = {
+                        {"json", no_argument, NULL, 'j'},
+                        {"explain", no_argument, NULL, 'e'},
+                        {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+                        {"fail-on-reject", no_argument, NULL, OPT_FAIL_ON_REJECT},
+                        {"reference-merge", no_argument, NULL, OPT_REFERENCE},
+                        {"help", no_argument, NULL, 'h'},
+                        {NULL, 0, NULL, 0},
+        };
+        ncm_simulate_options so = {0};
+        ncm_autoptr(ncm_scenario) sc = NULL;
+        ncm_simulate_summary sum = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf out = NCM_BUF_INIT;
+        bool fail_on_reject = false;
+        int c, r, rc;
+
+        opterr = 0;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'j':
+                        so.json = true;
+                        break;
+                case 'e':
+                        so.explain = true;
+                        break;
+                case OPT_STATE_DIR:
+                        so.state_dir = optarg;
+                        break;
+                case OPT_FAIL_ON_REJECT:
+                        fail_on_reject = true;
+                        break;
+                case OPT_REFERENCE:
+                        so.reference_merge = true;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return 0;
+                case ':':
+                        return cli_usage_error("simulate", "option '%s' needs a value",
+                                               argv[optind - 1]);
+                default:
+                        return cli_usage_error("simulate", "unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind >= argc)
+                return cli_usage_error("simulate", "missing SCENARIO");
+        if (optind + 1 < argc)
+                return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind + 1]);
+
+        r = ncm_scenario_load_file(argv[optind], 0, &sc, &err);
+        if (r < 0)
+                return cli_fail(&err);
+        r = ncm_simulate(sc, &so, &out, &sum, &err);
+        if (r < 0) {
+                ncm_buf_done(&out);
+                return cli_fail(&err);
+        }
+        rc = cli_emit(out.data ? out.data : "", out.len);
+        ncm_buf_done(&out);
+        if (rc != 0)
+                return rc;
+        if (fail_on_reject && sum.rejected > 0) {
+                fprintf(stderr, "nodecm: %zu of %zu admissions refused\n", sum.rejected,
+                        sum.rejected + sum.admitted);
+                return 1;
+        }
+        return 0;
+}

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The node: the kubelet's container manager, resource-management half, composed from the
+ * managers below it. Data flows one way (DESIGN.md): topology -> policies -> node (admission)
+ * -> state -> checkpoint. The managers never call each other: the node asks each hint provider
+ * for hints, the topology manager merges them, and the chosen affinity goes into each
+ * provider's allocate call. Providers plug in through the topology manager's ops table, in the
+ * kubelet's registration order (device manager, then CPU manager).
+ *
+ * Three parts:
+ *  1. configuration: the KubeletConfiguration fields the managers read, validated with the
+ *     kubelet's texts (ncm_node_config_*);
+ *  2. the node: construction and start-up (restore and validate the checkpoints), admission,
+ *     container and pod removal, restart (ncm_node_*);
+ *  3. the simulator: scenarios (node + steps) replayed with JSON-line or human output
+ *     (ncm_scenario_*, ncm_simulate). docs/simulate.md describes the format.
+ *
+ * Transactions. Every mutating call either succeeds or leaves the node exactly as it was: the
+ * CPU state (and so the checkpoint file, rewritten last with the restored content), the pod
+ * registry and the CPU policy's reuse set of init-container CPUs. The kubelet itself keeps the
+ * CPUs that earlier containers of a rejected pod received until its next clean-up of inactive
+ * pods (at the next admission, or within the reconcile period); since that clean-up runs before
+ * the next pod's hints are computed, every decision the kubelet reports is the same as nodecm's.
+ * docs/simulate.md has the details.
+ *
+ * Nothing here is thread-safe: one caller at a time per node (the kubelet holds a mutex).
+ */
+#ifndef NODECM_NODE_H
+#define NODECM_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <nodecm/buf.h>
+#include <nodecm/common.h>
+#include <nodecm/cpumanager.h>
+#include <nodecm/cpuset.h>
+#include <nodecm/cpustate.h>
+#include <nodecm/error.h>
+#include <nodecm/hint.h>
+#include <nodecm/pod.h>
+#include <nodecm/topology.h>
+#include <nodecm/topologymanager.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct json_object;
+
+/* ------------------------------------------------------------------------------------------
+ * 1. Configuration (KubeletConfiguration fields)
+ */
+
+typedef struct ncm_node_config ncm_node_config;
+
+/*
+ * Read the KubeletConfiguration fields the node uses from the JSON object O (as decoded from
+ * JSON or YAML), so that a real kubelet config file's values can be pasted in:
+ *
+ *   cpuManagerPolicy ("none"), cpuManagerPolicyOptions ({}), reservedSystemCPUs (""),
+ *   kubeReserved / systemReserved ({}: cpu, memory, ephemeral-storage, pid),
+ *   topologyManagerPolicy ("none"), topologyManagerScope ("container"),
+ *   topologyManagerPolicyOptions ({}), featureGates ({}), memoryManagerPolicy ("None"),
+ *   cpuManagerReconcilePeriod (accepted, unused)
+ *
+ * (kubelet defaults in parentheses). Other KubeletConfiguration fields are accepted and ignored,
+ * except names within a small edit distance of the fields above, which are refused as probable
+ * typos ("unknown field (did you mean "cpuManagerPolicy"?)"). Values are checked as the
+ * kubelet's decoder and its start-up do, with its texts: string maps of strings, policy and
+ * scope names (`unknown policy: "foo"`, `unknown scope: "foo"`), option names, values and
+ * maturity against the feature gates (CPUManagerPolicyAlphaOptions, ...BetaOptions,
+ * TopologyManagerPolicyAlphaOptions, ...BetaOptions; the GA gates CPUManagerPolicyOptions and
+ * TopologyManagerPolicyOptions cannot be turned off), reservedSystemCPUs syntax, the reserved
+ * resource lists (`cannot reserve "gpu" resource`, bad or negative quantities). A memory
+ * manager policy other than "None" is refused: nodecm has no memory manager, and the kubelet's
+ * would take part in the merge. Checks that need the machine (reserved CPUs on it, the static
+ * policy's reservation, align-by-socket) happen in ncm_node_new().
+ *
+ * PATH ("node.kubelet") prefixes every error: `node.kubelet.topologyManagerPolicy: unknown
+ * policy: "foo"`. It is kept for the errors of ncm_node_new(). -EINVAL, -ENOMEM.
+ */
+NCM_API int ncm_node_config_from_json(struct json_object *o, const char *path,
+                                      ncm_node_config **ret, ncm_error *err);
+
+/* The same from JSON or YAML text (NAME starts syntax errors; PATH as above, may be ""). */
+NCM_API int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
+                                  ncm_node_config **ret, ncm_error *err);
+
+/*
+ * Apply the fields of O over a copy of BASE (a shallow merge by field: each field present in O
+ * replaces BASE's). Used for a restart with a changed configuration. PATH as above.
+ */
+NCM_API int ncm_node_config_merge(const ncm_node_config *base, struct json_object *o,
+                                  const char *path, ncm_node_config **ret, ncm_error *err);
+
+NCM_API ncm_node_config *ncm_node_config_free(ncm_node_config *c);
+NCM_DEFINE_AUTOPTR(ncm_node_config, ncm_node_config_free)
+
+/* The effective names: "none"/"static"; "none"/"best-effort"/...; "container"/"pod". */
+NCM_API const char *ncm_node_config_cpu_policy(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_tm_policy(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_tm_scope(const ncm_node_config *c) NCM_PURE;
+
+/* ------------------------------------------------------------------------------------------
+ * 2. The node
+ */
+
+typedef struct ncm_node ncm_node;
+
+typedef struct ncm_node_options {
+        /*
+         * Directory for the kubelet-format checkpoint files (cpu_manager_state), written
+         * atomically on every mutation as the kubelet does. NULL: kept in memory (a restart
+         * then reads back what would have been written).
+         */
+        const char *state_dir;
+        /*
+         * A cpu_manager_state to start from, as if the kubelet found it in its root directory
+         * (restored and validated as the kubelet does). NULL: no file, a fresh state. NAME
+         * starts its errors ("node.state").
+         */
+        const char *cpu_checkpoint;
+        size_t cpu_checkpoint_len;
+        const char *cpu_checkpoint_name;
+        /* Use the topology manager's reference merge (kubelet's walk; same results, slower). */
+        bool reference_merge;
+} ncm_node_options;
+
+/*
+ * Build and start the node on T for CFG (both must outlive the node; a restart may replace
+ * CFG), as the kubelet's NewContainerManager and Start do, in its order: the reserved CPUs
+ * must be on the machine (`reserved-cpus: 8 is not a subset of online-cpus: 0-7`), the
+ * topology manager (ncm_tm_new), the CPU manager (ncm_cpu_policy_new), registration of the hint
+ * providers, then the checkpoint (restored, or created fresh) and the CPU policy's Start
+ * (validateState). Errors: configuration errors name the field under CFG's path (-EINVAL); a
+ * checkpoint that fails restoring or validation is -NCM_E_INVALID_STATE / -NCM_E_CHECKSUM with
+ * the kubelet's text (`start cpu manager error: not all reserved cpus: ...`); I/O errors on the
+ * state directory name the file.
+ */
+NCM_API int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg,
+                         const ncm_node_options *opts, ncm_node **ret, ncm_error *err);
+
+NCM_API ncm_node *ncm_node_free(ncm_node *n);
+NCM_DEFINE_AUTOPTR(ncm_node, ncm_node_free)
+
+/* --- admission --- */
+
+/* One event of an admission, recorded with NCM_NODE_EXPLAIN. */
+typedef enum ncm_node_event_kind {
+        NCM_NODE_EVENT_HINTS,    /* a provider's hints for a container, or for the pod */
+        NCM_NODE_EVENT_MERGE,    /* the topology manager's merge of those hints */
+        NCM_NODE_EVENT_ALLOCATE, /* a provider's allocation for a container */
+} ncm_node_event_kind;
+
+typedef struct ncm_node_event {
+        ncm_node_event_kind kind;
+        char *container;      /* NULL: the whole pod (pod scope hints and merge) */
+        const char *provider; /* "cpu", "devices" (static); NULL for MERGE */
+        ncm_tm_hints hints;   /* HINTS: resource -> hints; no resource: no preference at all */
+        ncm_hint hint;        /* MERGE: the merged hint; ALLOCATE: the affinity passed in */
+        bool ok;              /* MERGE: the policy admits it; ALLOCATE: it succeeded */
+        char *text;   /* MERGE: why this hint won; ALLOCATE: what was allocated, or why not */
+        char **steps; /* ALLOCATE: how the allocator chose, one line each */
+        size_t n_steps;
+} ncm_node_event;
+
+/* One container of an admitted pod, as it stands after the admission. */
+typedef struct ncm_node_container_result {
+        char *name;
+        bool init;         /* in spec.initContainers */
+        bool sidecar;      /* init container with restartPolicy: Always */
+        bool exclusive;    /* holds its own CPUs (an entry in the CPU state) */
+        ncm_cpuset *cpus;  /* its CPUs; the shared pool at that moment when not exclusive */
+        ncm_cpuset *numa;  /* the NUMA nodes of those CPUs */
+        ncm_hint affinity; /* what the topology manager stored for it */
+} ncm_node_container_result;
+
+typedef struct ncm_node_admission {
+        bool admitted;
+        char reason[64];                 /* kubelet's Reason when refused, else "" */
+        char message[NCM_ERROR_MSG_MAX]; /* kubelet's Message when refused, else "" */
+        size_t n_containers;             /* admitted: init containers then app containers */
+        ncm_node_container_result *containers;
+        size_t n_events; /* NCM_NODE_EXPLAIN only */
+        ncm_node_event *events;
+} ncm_node_admission;
+
+NCM_API ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a);
+NCM_DEFINE_AUTOPTR(ncm_node_admission, ncm_node_admission_free)
+
+enum {
+        NCM_NODE_EXPLAIN = 1 << 0, /* record hints, merges and allocation steps */
+};
+
+/*
+ * The kubelet's pod admission by the topology manager: for each container (init containers
+ * first) or once for the pod (pod scope), every provider's hints, the merge, the policy's
+ * decision, then each provider's allocate with the chosen affinity. A refusal is a result, not
+ * an error: *RET says admitted or not, with the kubelet's reason and message
+ * (TopologyAffinityError, SMTAlignmentError, UnexpectedAdmissionError "Allocate failed due to
+ * <err>, which is unexpected"). A refused pod leaves the node exactly as before. Admitting a
+ * UID the node already holds is the kubelet's re-admission (after a restart): containers that
+ * hold CPUs keep them.
+ *
+ * Returns 0 with *RET set, or -errno for failures that are not decisions (out of memory, a
+ * checkpoint that cannot be written); the node is then restored as well, except that a failed
+ * write may have left the file behind the memory state.
+ */
+NCM_API int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags,
+                           ncm_node_admission **ret, ncm_error *err);
+
+/*
+ * The kubelet's RemoveContainer for (POD_UID, NAME): its exclusive CPUs go back to the shared
+ * pool, except those another container of the pod still holds; its topology hint is dropped.
+ * RELEASED (may be NULL) receives the CPUs that joined the shared pool. Works for pods known
+ * only from a restored checkpoint too. Returns 1 when something was removed, 0 when the node
+ * knew nothing of it (the kubelet ignores that too), or -errno.
+ */
+NCM_API int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name,
+                                      ncm_cpuset *released, ncm_error *err);
+
+/*
+ * Remove every container of POD_UID (init containers, then app containers, in spec order; for
+ * a pod known only from the checkpoint, its entries in name order) and forget the pod.
+ * Returns 1, 0 or -errno as ncm_node_remove_container().
+ */
+NCM_API int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released,
+                                ncm_error *err);
+
+/*
+ * The kubelet restarting: the state is persisted, then the managers are rebuilt from the
+ * checkpoint files (in memory without a state directory) with CFG (NULL: the same
+ * configuration; else it must outlive the node), restored and validated as at start-up. The
+ * node's pods stay known (the kubelet would re-admit them; with their CPUs in the checkpoint
+ * that changes nothing). On failure the node is unchanged and the kubelet's error is returned
+ * (-NCM_E_INVALID_STATE for a checkpoint the new configuration refuses, -EINVAL for a bad
+ * configuration).
+ */
+NCM_API int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err);
+
+/* --- inspection --- */
+
+NCM_API const ncm_topo *ncm_node_topo(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_node_config *ncm_node_get_config(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_tm *ncm_node_tm(const ncm_node *n) NCM_PURE;
+
+/*
+ * The CPUs a container without exclusive CPUs runs on: the default set (static policy), or
+ * every CPU (none policy, whose containers are not pinned).
+ */
+NCM_API void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out);
+
+/* The pod's metadata.name, or NULL when the node does not know the pod. */
+NCM_API const char *ncm_node_pod_name(const ncm_node *n, const char *pod_uid) NCM_PURE;
+
+/* Append the cpu_manager_state the kubelet would write now (ncm_cpu_checkpoint_format_state). */
+NCM_API void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b);
+
+/* ------------------------------------------------------------------------------------------
+ * 3. Scenarios and the simulator (docs/simulate.md)
+ */
+
+typedef struct ncm_scenario ncm_scenario;
+
+enum {
+        /* Refuse topology sources and state files read from disk (fsroot, xml, file): for
+         * fuzzing and for scenarios from untrusted places. */
+        NCM_SCENARIO_NO_FILES = 1 << 0,
+};
+
+/*
+ * Read a scenario (DESIGN.md "Simulation") from TEXT: node.topology (synthetic, fsroot, xml,
+ * file, or inline cpus/numa), node.kubelet (ncm_node_config_from_json), node.state (a starting
+ * cpu_manager_state, inline or {"file": PATH}), and steps (admit, remove, removePod, restart).
+ * Everything is checked here, before anything runs: each error is one line naming the field
+ * (`steps[2].admit.spec.containers[0].resources.limits.cpu: invalid quantity "2x": ...`).
+ * Relative paths are resolved against BASE_DIR (the scenario file's directory; NULL: the
+ * current directory). NAME starts syntax errors. -EINVAL, -ENOMEM, or the I/O error of a file
+ * the scenario names.
+ */
+NCM_API int ncm_scenario_parse(const char *text, size_t len, const char *name, const char *base_dir,
+                               unsigned flags, ncm_scenario **ret, ncm_error *err);
+
+/* Read PATH ("-": standard input) with ncm_scenario_parse(), paths relative to its directory. */
+NCM_API int ncm_scenario_load_file(const char *path, unsigned flags, ncm_scenario **ret,
+                                   ncm_error *err);
+
+NCM_API ncm_scenario *ncm_scenario_free(ncm_scenario *s);
+NCM_DEFINE_AUTOPTR(ncm_scenario, ncm_scenario_free)
+
+NCM_API size_t ncm_scenario_num_steps(const ncm_scenario *s) NCM_PURE;
+NCM_API const ncm_topo *ncm_scenario_topo(const ncm_scenario *s) NCM_PURE;
+
+typedef struct ncm_simulate_options {
+        bool json;             /* one JSON line per step, then the state line */
+        bool explain;          /* hints, merges and allocation steps of each admission */
+        const char *state_dir; /* write the checkpoint files there (ncm_node_options) */
+        size_t max_steps;      /* run at most this many steps (0: all) */
+        bool reference_merge;  /* the topology manager's reference merge */
+} ncm_simulate_options;
+
+typedef struct ncm_simulate_summary {
+        size_t steps;    /* steps run */
+        size_t admitted; /* admissions admitted */
+        size_t rejected; /* admissions refused */
+} ncm_simulate_summary;
+
+/*
+ * Replay S and append its output to OUT: with O->json one JSON line per step and the final
+ * state line (DESIGN.md); otherwise one line per step and the final CPU map. Refused
+ * admissions are results, not failures. Returns 0 (SUMMARY, may be NULL, filled), or an error
+ * that stopped the simulation: a configuration the node refuses (-EINVAL, naming the field), a
+ * starting state or a restart that fails the kubelet's restore or validation
+ * (-NCM_E_INVALID_STATE / -NCM_E_CHECKSUM, naming node.state or the step), an I/O error. OUT
+ * then holds the output of the steps before, which callers normally discard.
+ */
+NCM_API int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *out,
+                         ncm_simulate_summary *summary, ncm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

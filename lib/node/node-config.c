@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The KubeletConfiguration fields the node reads, checked as the kubelet checks them: its
+ * decoder (string maps of strings), ValidateKubeletConfiguration (feature gates, topology
+ * manager policy and scope, reservedSystemCPUs syntax), server.go's parseResourceList for
+ * kubeReserved / systemReserved, and the managers' option parsing (NewManager). Checks that need
+ * the machine are ncm_node_new()'s.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/json.h"
+#include "node-internal.h"
+
+/* The fields read here, for the typo check. */
+static const char *const known_fields[] = {
+                "cpuManagerPolicy",
+                "cpuManagerPolicyOptions",
+                "cpuManagerReconcilePeriod",
+                "reservedSystemCPUs",
+                "kubeReserved",
+                "systemReserved",
+                "kubeReservedCgroup",
+                "systemReservedCgroup",
+                "topologyManagerPolicy",
+                "topologyManagerScope",
+                "topologyManagerPolicyOptions",
+                "featureGates",
+                "memoryManagerPolicy",
+};
+
+/* Real KubeletConfiguration fields close to the ones above (not typos). */
+static const char *const other_fields[] = {
+                "kubeReservedCgroup", "systemReservedCgroup", "reservedMemory",    "systemCgroups",
+                "kubeletCgroups",     "cpuCFSQuota",          "cpuCFSQuotaPeriod",
+};
+
+const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size) {
+        if (!c->path || !c->path[0])
+                snprintf(buf, size, "%s", field);
+        else
+                snprintf(buf, size, "%s.%s", c->path, field);
+        return buf;
+}
+
+static int edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+        int row[64];
+
+        if (la >= 63 || lb >= 63)
+                return 99;
+        for (size_t j = 0; j <= lb; j++)
+                row[j] = (int)j;
+        for (size_t i = 1; i <= la; i++) {
+                int prev = row[0];
+                row[0] = (int)i;
+                for (size_t j = 1; j <= lb; j++) {
+                        int cur = row[j];
+                        int best = prev + (a[i - 1] != b[j - 1]);
+                        if (row[j] + 1 < best)
+                                best = row[j] + 1;
+                        if (row[j - 1] + 1 < best)
+                                best = row[j - 1] + 1;
+                        row[j] = best;
+                        prev = cur;
+                }
+        }
+        return row[lb];
+}
+
+static bool is_known(const char *key) {
+        for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++)
+                if (strcmp(key, known_fields[i]) == 0)
+                        return true;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(other_fields); i++)
+                if (strcmp(key, other_fields[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* A probable misspelling of a field we read, or NULL. */
+static const char *typo_of(const char *key) {
+        if (is_known(key))
+                return NULL;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++) {
+                int d;
+                if (strcasecmp(key, known_fields[i]) == 0)
+                        return known_fields[i];
+                d = edit_distance(key, known_fields[i]);
+                if (d <= 2 && strlen(key) > 6)
+                        return known_fields[i];
+        }
+        return NULL;
+}
+
+ncm_node_config *ncm_node_config_free(ncm_node_config *c) {
+        if (!c)
+                return NULL;
+        if (c->src)
+                json_object_put(c->src);
+        free(c->path);
+        free(c->cpu_policy);
+        for (size_t i = 0; i < c->n_cpu_opts; i++) {
+                free((char *)c->cpu_opts[i].key);
+                free((char *)c->cpu_opts[i].value);
+        }
+        free(c->cpu_opts);
+        free(c->reserved_cpus_text);
+        ncm_cpuset_free(c->reserved_cpus);
+        free(c->tm_policy);
+        free(c->tm_scope);
+        for (size_t i = 0; i < c->n_tm_opts; i++) {
+                free((char *)c->tm_opts[i].key);
+                free((char *)c->tm_opts[i].value);
+        }
+        free(c->tm_opts);
+        free(c);
+        return NULL;
+}
+
+const char *ncm_node_config_cpu_policy(const ncm_node_config *c) {
+        return c->cpu_policy;
+}
+
+const char *ncm_node_config_tm_policy(const ncm_node_config *c) {
+        return c->tm_policy;
+}
+
+const char *ncm_node_config_tm_scope(const ncm_node_config *c) {
+        return c->tm_scope;
+}
+
+static int oom(ncm_error *err) {
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+/* A string field: *RET = a copy, or DEF when absent. */
+static int get_string(const ncm_node_config *c, json_object *o, const char *field, const char *def,
+                      char **ret, ncm_error *err) {
+        json_object *v = ncm__json_get(o, field);
+        char path[256];
+        const char *s = def;
+
+        if (v) {
+                if (!json_object_is_type(v, json_type_string))
+                        return ncm_error_set(err, EINVAL, "%s: expected string, got %s",
+                                             ncm__node_field(c, field, path, sizeof(path)),
+                                             ncm__json_type_name(v));
+                s = json_object_get_string(v);
+        }
+        if (!s) {
+                *ret = NULL;
+                return 0;
+        }
+        *ret = strdup(s);
+        return *ret ? 0 : oom(err);
+}
+
+/*
+ * A map[string]string field. Keys and values are copied into KEYS/VALUES arrays of *RET_N
+ * pairs (file order). Go's decoder refuses values that are not strings, and so does nodecm.
+ */
+typedef struct kv {
+        char *key;
+        char *value;
+} kv;
+
+static void kv_free(kv *p, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(p[i].key);
+                free(p[i].value);
+        }
+        free(p);
+}
+
+static int get_string_map(const ncm_node_config *c, json_object *o, const char *field, kv **ret,
+                          size_t *ret_n, ncm_error *err) {
+        json_object *v = ncm__json_get(o, field);
+        char path[256];
+        kv *p = NULL;
+        size_t n = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!v)
+                return 0;
+        ncm__node_field(c, field, path, sizeof(path));
+        if (!json_object_is_type(v, json_type_object))
+                return ncm_error_set(err, EINVAL, "%s: expected object, got %s", path,
+                                     ncm__json_type_name(v));
+        p = calloc((size_t)json_object_object_length(v) + 1, sizeof(*p));
+        if (!p)
+                return oom(err);
+        json_object_object_foreach(v, key, val) {
+                if (!val || !json_object_is_type(val, json_type_string)) {
+                        int r = ncm_error_set(err, EINVAL,
+                                              "%s.%s: expected string, got %s (the kubelet's "
+                                              "decoder refuses it too: quote the value)",
+                                              path, key, val ? ncm__json_type_name(val) : "null");
+                        kv_free(p, n);
+                        return r;
+                }
+                p[n].key = strdup(key);
+                p[n].value = strdup(json_object_get_string(val));
+                n++;
+                if (!p[n - 1].key || !p[n - 1].value) {
+                        kv_free(p, n);
+                        return oom(err);
+                }
+        }
+        *ret = p;
+        *ret_n = n;
+        return 0;
+}
+
+/*
+ * featureGates (component-base SetFromMap): booleans. The option gates are applied; the GA
+ * gates of the option maps are locked to true; other names are accepted and ignored (nodecm
+ * does not know every kubelet gate).
+ */
+static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err) {
+        json_object *v = ncm__json_get(o, "featureGates");
+        char path[256];
+
+        c->cpu_gates = NCM_CPU_GATES_DEFAULT;
+        c->tm_gates = NCM_TM_GATES_DEFAULT;
+        if (!v)
+                return 0;
+        ncm__node_field(c, "featureGates", path, sizeof(path));
+        if (!json_object_is_type(v, json_type_object))
+                return ncm_error_set(err, EINVAL, "%s: expected object, got %s", path,
+                                     ncm__json_type_name(v));
+        json_object_object_foreach(v, key, val) {
+                bool on;
+                if (!val || !json_object_is_type(val, json_type_boolean))
+                        return ncm_error_set(err, EINVAL, "%s.%s: expected boolean, got %s", path,
+                                             key, val ? ncm__json_type_name(val) : "null");
+                on = json_object_get_boolean(val);
+                if (strcmp(key, "CPUManagerPolicyAlphaOptions") == 0)
+                        c->cpu_gates.alpha_options = on;
+                else if (strcmp(key, "CPUManagerPolicyBetaOptions") == 0)
+                        c->cpu_gates.beta_options = on;
+                else if (strcmp(key, "TopologyManagerPolicyAlphaOptions") == 0)
+                        c->tm_gates.alpha_options = on;
+                else if (strcmp(key, "TopologyManagerPolicyBetaOptions") == 0)
+                        c->tm_gates.beta_options = on;
+                else if ((strcmp(key, "CPUManagerPolicyOptions") == 0 ||
+                          strcmp(key, "TopologyManagerPolicyOptions") == 0 ||
+                          strcmp(key, "CPUManager") == 0 || strcmp(key, "TopologyManager") == 0) &&
+                         !on)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: cannot set feature gate %s to false, feature "
+                                             "is locked to true",
+                                             path, key);
+        }
+        return 0;
+}
+
+/* parseResourceList (kubelet server.go) for kubeReserved / systemReserved; adds the cpu. */
+static int parse_reserved(ncm_node_config *c, json_object *o, const char *field, ncm_error *err) {
+        kv *p = NULL;
+        size_t n = 0;
+        char path[256];
+        int r;
+
+        r = get_string_map(c, o, field, &p, &n, err);
+        if (r < 0)
+                return r;
+        ncm__node_field(c, field, path, sizeof(path));
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                ncm_quantity q;
+                ncm_error e = NCM_ERROR_INIT;
+                if (strcmp(p[i].key, "cpu") != 0 && strcmp(p[i].key, "memory") != 0 &&
+                    strcmp(p[i].key, "ephemeral-storage") != 0 && strcmp(p[i].key, "pid") != 0) {
+                        r = ncm_error_set(err, EINVAL, "%s: cannot reserve \"%s\" resource", path,
+                                          p[i].key);
+                        break;
+                }
+                if (ncm_quantity_parse(p[i].value, &q, &e) < 0) {
+                        r = ncm_error_set(err, EINVAL,
+                                          "%s.%s: failed to parse quantity \"%s\" for \"%s\" "
+                                          "resource: %s",
+                                          path, p[i].key, p[i].value, p[i].key, e.msg);
+                        break;
+                }
+                if (ncm_quantity_sign(&q) < 0) {
+                        r = ncm_error_set(err, EINVAL,
+                                          "%s.%s: resource quantity for \"%s\" cannot be "
+                                          "negative: %s",
+                                          path, p[i].key, p[i].key, p[i].value);
+                        break;
+                }
+                if (strcmp(p[i].key, "cpu") == 0) {
+                        int64_t m = ncm_quantity_milli_value(&q);
+                        c->reserved_milli_set = true;
+                        if (m > INT64_MAX - c->reserved_milli) {
+                                r = ncm_error_set(err, ERANGE, "%s.cpu: reservation too large",
+                                                  path);
+                                break;
+                        }
+                        c->reserved_milli += m;
+                }
+        }
+        kv_free(p, n);
+        return r;
+}
+
+static int check_tm_names(ncm_node_config *c, ncm_error *err) {
+        static const char *const policies[] = {NCM_TM_POLICY_NONE, NCM_TM_POLICY_BEST_EFFORT,
+                                               NCM_TM_POLICY_RESTRICTED,
+                                               NCM_TM_POLICY_SINGLE_NUMA_NODE};
+        char path[256];
+        bool ok = false;
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(policies); i++)
+                ok = ok || strcmp(c->tm_policy, policies[i]) == 0;
+        if (!ok)
+                return ncm_error_set(
+                                err, EINVAL, "%s: unknown policy: \"%s\"",
+                                ncm__node_field(c, "topologyManagerPolicy", path, sizeof(path)),
+                                c->tm_policy);
+        /* the kubelet's configuration validation checks the scope whatever the policy */
+        if (strcmp(c->tm_scope, NCM_TM_SCOPE_CONTAINER) != 0 &&
+            strcmp(c->tm_scope, NCM_TM_SCOPE_POD) != 0)
+                return ncm_error_set(err, EINVAL, "%s: unknown scope: \"%s\"",
+                                     ncm__node_field(c, "topologyManagerScope", path, sizeof(path)),
+                                     c->tm_scope);
+        return 0;
+}
+
+static int parse(ncm_node_config *c, json_object *o, ncm_error *err) {
+        char path[256];
+        kv *p = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!json_object_is_type(o, json_type_object))
+                return ncm_error_set(err, EINVAL, "%s: expected object, got %s",
+                                     c->path[0] ? c->path : "kubelet configuration",
+                                     ncm__json_type_name(o));
+        json_object_object_foreach(o, key, val) {
+                const char *t = typo_of(key);
+                (void)val;
+                if (t)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: unknown field (did you mean \"%s\"?)",
+                                             ncm__node_field(c, key, path, sizeof(path)), t);
+        }
+
+        /* ValidateKubeletConfiguration: gates first */
+        r = parse_gates(c, o, err);
+        if (r < 0)
+                return r;
+        r = get_string(c, o, "topologyManagerPolicy", NCM_TM_POLICY_NONE, &c->tm_policy, err);
+        if (r < 0)
+                return r;
+        r = get_string(c, o, "topologyManagerScope", NCM_TM_SCOPE_CONTAINER, &c->tm_scope, err);
+        if (r < 0)
+                return r;
+        r = check_tm_names(c, err);
+        if (r < 0)
+                return r;
+
+        r = get_string(c, o, "reservedSystemCPUs", NULL, &c->reserved_cpus_text, err);
+        if (r < 0)
+                return r;
+        if (c->reserved_cpus_text && !c->reserved_cpus_text[0]) {
+                free(c->reserved_cpus_text);
+                c->reserved_cpus_text = NULL;
+        }
+        if (c->reserved_cpus_text) {
+                ncm_error e = NCM_ERROR_INIT;
+                ncm_autofree char *krc = NULL;
+                ncm_autofree char *src = NULL;
+
+                r = get_string(c, o, "kubeReservedCgroup", "", &krc, err);
+                if (r >= 0)
+                        r = get_string(c, o, "systemReservedCgroup", "", &src, err);
+                if (r < 0)
+                        return r;
+                ncm__node_field(c, "reservedSystemCPUs", path, sizeof(path));
+                if (krc[0] || src[0])
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: invalid configuration: can't use "
+                                             "reservedSystemCPUs (--reserved-cpus) with "
+                                             "systemReservedCgroup (--system-reserved-cgroup) or "
+                                             "kubeReservedCgroup (--kube-reserved-cgroup)",
+                                             path);
+                r = ncm_cpuset_parse_list(c->reserved_cpus_text, &c->reserved_cpus, &e);
+                if (r < 0)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: invalid configuration: unable to parse "
+                                             "reservedSystemCPUs (--reserved-cpus) %s, error: %s",
+                                             path, c->reserved_cpus_text, e.msg);
+                if (ncm_cpuset_is_empty(c->reserved_cpus)) {
+                        c->reserved_cpus = ncm_cpuset_free(c->reserved_cpus);
+                        free(c->reserved_cpus_text);
+                        c->reserved_cpus_text = NULL;
+                }
+        }
+
+        /* server.go: parseResourceList */
+        r = parse_reserved(c, o, "kubeReserved", err);
+        if (r < 0)
+                return r;
+        r = parse_reserved(c, o, "systemReserved", err);
+        if (r < 0)
+                return r;
+
+        {
+                ncm_autofree char *mm = NULL;
+                r = get_string(c, o, "memoryManagerPolicy", "None", &mm, err);
+                if (r < 0)
+                        return r;
+                if (strcmp(mm, "None") != 0)
+                        return ncm_error_set(
+                                        err, EINVAL,
+                                        strcmp(mm, "Static") == 0
+                                                        ? "%s: \"%s\": nodecm has no memory "
+                                                          "manager (only \"None\" is supported)"
+                                                        : "%s: unknown policy: \"%s\"",
+                                        ncm__node_field(c, "memoryManagerPolicy", path,
+                                                        sizeof(path)),
+                                        mm);
+        }
+
+        /* cpuManagerReconcilePeriod: a duration string, unused by the simulation */
+        {
+                json_object *v = ncm__json_get(o, "cpuManagerReconcilePeriod");
+                if (v && !json_object_is_type(v, json_type_string))
+                        return ncm_error_set(err, EINVAL, "%s: expected string, got %s",
+                                             ncm__node_field(c, "cpuManagerReconcilePeriod", path,
+                                                             sizeof(path)),
+                                             ncm__json_type_name(v));
+        }
+
+        /* topology manager options: NewManager parses them unless the policy is none */
+        r = get_string_map(c, o, "topologyManagerPolicyOptions", &p, &n, err);
+        if (r < 0)
+                return r;
+        c->tm_opts = calloc(n + 1, sizeof(*c->tm_opts));
+        if (!c->tm_opts) {
+                kv_free(p, n);
+                return oom(err);
+        }
+        for (size_t i = 0; i < n; i++) {
+                c->tm_opts[i].key = p[i].key;
+                c->tm_opts[i].value = p[i].value;
+        }
+        c->n_tm_opts = n;
+        free(p);
+        p = NULL;
+        if (strcmp(c->tm_policy, NCM_TM_POLICY_NONE) != 0) {
+                ncm_tm_options to;
+                r = ncm_tm_options_parse(c->tm_opts, c->n_tm_opts, c->tm_gates, &to, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s",
+                                                ncm__node_field(c, "topologyManagerPolicyOptions",
+                                                                path, sizeof(path)));
+        }
+
+        /* CPU manager: policy name, then its options (NewManager / NewStaticPolicy) */
+        r = get_string(c, o, "cpuManagerPolicy", "none", &c->cpu_policy, err);
+        if (r < 0)
+                return r;
+        if (strcmp(c->cpu_policy, "none") != 0 && strcmp(c->cpu_policy, "static") != 0)
+                return ncm_error_set(err, EINVAL, "%s: unknown policy: \"%s\"",
+                                     ncm__node_field(c, "cpuManagerPolicy", path, sizeof(path)),
+                                     c->cpu_policy);
+        r = get_string_map(c, o, "cpuManagerPolicyOptions", &p, &n, err);
+        if (r < 0)
+                return r;
+        c->cpu_opts = calloc(n + 1, sizeof(*c->cpu_opts));
+        if (!c->cpu_opts) {
+                kv_free(p, n);
+                return oom(err);
+        }
+        for (size_t i = 0; i < n; i++) {
+                c->cpu_opts[i].key = p[i].key;
+                c->cpu_opts[i].value = p[i].value;
+        }
+        c->n_cpu_opts = n;
+        free(p);
+        ncm__node_field(c, "cpuManagerPolicyOptions", path, sizeof(path));
+        if (strcmp(c->cpu_policy, "none") == 0) {
+                ncm_cpu_policy *np = NULL;
+                r = ncm_cpu_none_policy_new(c->cpu_opts, c->n_cpu_opts, &np, err);
+                ncm_cpu_policy_free(np);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s: new none policy error", path);
+        } else {
+                ncm_cpu_options co;
+                r = ncm_cpu_options_parse(c->cpu_opts, c->n_cpu_opts, c->cpu_gates, &co, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s: new static policy error", path);
+        }
+        return 0;
+}
+
+static int config_from_json(json_object *o, const char *path, ncm_node_config **ret,
+                            ncm_error *err) {
+        ncm_autoptr(ncm_node_config) c = calloc(1, sizeof(*c));
+        int r;
+
+        if (!c)
+                return oom(err);
+        c->path = strdup(path ? path : "");
+        if (!c->path)
+                return oom(err);
+        c->src = json_object_get(o);
+        r = parse(c, o, err);
+        if (r < 0)
+                return r;
+        *ret = NCM_TAKE_PTR(c);
+        return 0;
+}
+
+int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config **ret,
+                              ncm_error *err) {
+        ncm_autojson empty = NULL;
+
+        if (!o) {
+                empty = json_object_new_object();
+                if (!empty)
+                        return oom(err);
+                o = empty;
+        }
+        return config_from_json(o, path, ret, err);
+}
+
+int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
+                          ncm_node_config **ret, ncm_error *err) {
+        ncm_autojson o = NULL;
+        int r = ncm__json_or_yaml_parse(text, len, name ? name : "<config>", &o, err);
+        if (r < 0)
+                return r;
+        if (!o || json_object_is_type(o, json_type_null))
+                return ncm_node_config_from_json(NULL, path, ret, err);
+        return ncm_node_config_from_json(o, path, ret, err);
+}
+
+int ncm_node_config_merge(const ncm_node_config *base, json_object *o, const char *path,
+                          ncm_node_config **ret, ncm_error *err) {
+        ncm_autojson merged = json_object_new_object();
+
+        if (!merged)
+                return oom(err);
+        if (o && !json_object_is_type(o, json_type_object))
+                return ncm_error_set(err, EINVAL, "%s: expected object, got %s",
+                                     path && path[0] ? path : "kubelet configuration",
+                                     ncm__json_type_name(o));
+        if (base->src && json_object_is_type(base->src, json_type_object)) {
+                json_object_object_foreach(base->src, bk, bv) {
+                        if (json_object_object_add(merged, bk, json_object_get(bv)) < 0)
+                                return oom(err);
+                }
+        }
+        if (o) {
+                json_object_object_foreach(o, ok, ov) {
+                        if (json_object_object_add(merged, ok, json_object_get(ov)) < 0)
+                                return oom(err);
+                }
+        }
+        return config_from_json(merged, path, ret, err);
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The CPU manager as a topology-manager hint provider: kubelet's cpuManager GetTopologyHints,
+ * GetPodTopologyHints and Allocate, delegated to the CPU policy on the node's state, with the
+ * events --explain shows.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node-internal.h"
+
+static int record_hints(node_admission_ctx *ctx, const ncm_container *c, const ncm_tm_hints *h,
+                        ncm_error *err) {
+        ncm_node_event *e =
+                        ncm__node_event_add(ctx, NCM_NODE_EVENT_HINTS, c ? c->name : NULL, "cpu");
+        if (!e)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < h->n; i++) {
+                int r = ncm_tm_hints_add(&e->hints, h->res[i].resource, h->res[i].list.hints,
+                                         h->res[i].list.n, h->res[i].list.nil, NULL, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* kubelet returns a nil map ("no preference") when the container gets no exclusive CPUs. */
+static int to_tm_hints(ncm_hint_list *l, ncm_tm_hints *ret, ncm_error *err) {
+        if (l->nil)
+                return 0;
+        return ncm_tm_hints_add(ret, NCM_RESOURCE_CPU, l->hints, l->n, false, NULL, err);
+}
+
+static int cpu_container_hints(void *data, const ncm_pod *pod, const ncm_container *c,
+                               ncm_tm_hints *ret, ncm_error *err) {
+        ncm_node *n = data;
+        ncm_hint_list l = NCM_HINT_LIST_INIT;
+        int r;
+
+        r = ncm_cpu_policy_hints(n->cpu, n->cpu_state, pod, c, &l, err);
+        if (r >= 0)
+                r = to_tm_hints(&l, ret, err);
+        ncm_hint_list_done(&l);
+        if (r >= 0 && n->cur && n->cur->explain)
+                r = record_hints(n->cur, c, ret, err);
+        return r;
+}
+
+static int cpu_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err) {
+        ncm_node *n = data;
+        ncm_hint_list l = NCM_HINT_LIST_INIT;
+        int r;
+
+        r = ncm_cpu_policy_pod_hints(n->cpu, n->cpu_state, pod, &l, err);
+        if (r >= 0)
+                r = to_tm_hints(&l, ret, err);
+        ncm_hint_list_done(&l);
+        if (r >= 0 && n->cur && n->cur->explain)
+                r = record_hints(n->cur, NULL, ret, err);
+        return r;
+}
+
+/* Why container C gets no exclusive CPUs, or NULL when it does (kubelet's guaranteedCPUs). */
+static const char *shared_reason(const ncm_node *n, const ncm_pod *pod, const ncm_container *c,
+                                 char *buf, size_t size) {
+        const ncm_quantity *q = ncm_container_request(c, NCM_RESOURCE_CPU);
+
+        if (strcmp(ncm_cpu_policy_name(n->cpu), "none") == 0)
+                return "none policy: not pinned, runs on every CPU";
+        if (pod->qos != NCM_QOS_GUARANTEED) {
+                snprintf(buf, size, "pod QoS class is %s: shared pool",
+                         ncm_qos_class_name(pod->qos));
+                return buf;
+        }
+        if (!q)
+                return "no cpu request: shared pool";
+        if (!ncm_quantity_is_integer(q)) {
+                char qs[NCM_QUANTITY_STRLEN];
+                snprintf(buf, size, "cpu request %s is not a whole number of CPUs: shared pool",
+                         ncm_quantity_to_string(q, qs));
+                return buf;
+        }
+        if (ncm_quantity_is_zero(q))
+                return "cpu request 0: shared pool";
+        if (ncm_pod_level_resources_set(pod))
+                return "pod-level resources (PodLevelResourceManagers is off): shared pool";
+        return NULL;
+}
+
+static void set_text(ncm_node_event *e, const char *fmt, ...) NCM_PRINTF(2, 3);
+static void set_text(ncm_node_event *e, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        free(e->text);
+        e->text = s;
+}
+
+static char *fmt_set(const ncm_cpuset *s) {
+        char *t = ncm_cpuset_format_list(s);
+        return t;
+}
+
+/*
+ * The allocation's story, as the static policy's allocateCPUs runs it: the hint's NUMA nodes
+ * (their sockets with align-by-socket) first, then the rest from anywhere; each part chosen by
+ * takeByTopology, described level by level.
+ */
+static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
+                               const ncm_container *c, const ncm_hint *aff,
+                               const ncm_cpuset *default_before, const ncm_cpuset *result) {
+        const ncm_cpu_options *o = ncm_cpu_policy_options(n->cpu);
+        ncm_autoptr(ncm_cpuset) avail = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) aligned = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) part = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) rest = ncm_cpuset_new();
+        ncm_autofree char *ts = NULL;
+        int req = ncm_cpu_guaranteed_cpus(pod, c);
+
+        if (!avail || !aligned || !part || !rest)
+                return;
+        ncm_cpuset_andnot(avail, default_before, ncm_cpu_policy_reserved(n->cpu));
+        if (n->reuse_pod && strcmp(n->reuse_pod, pod->uid) == 0 && !ncm_cpuset_is_empty(n->reuse)) {
+                ncm_autofree char *rs = fmt_set(n->reuse);
+                ncm_cpuset_or(avail, avail, n->reuse);
+                ncm__node_event_step(e, "init-container CPUs %s may be reused", rs ? rs : "");
+        }
+        ts = fmt_set(avail);
+        ncm__node_event_step(e, "%d exclusive CPU%s from the free CPUs %s", req,
+                             req == 1 ? "" : "s", ts ? ts : "");
+        if (aff && !aff->any) {
+                size_t nn = 0;
+                const int *ids = ncm_topo_numa_ids(n->topo, &nn);
+                ncm_buf mb = NCM_BUF_INIT;
+                ncm_autofree char *as = NULL;
+                for (size_t i = 0; i < nn; i++) {
+                        if (!ncm_bitmask_isset(aff->numa, ids[i]))
+                                continue;
+                        const ncm_cpuset *nc = ncm_topo_numa_cpus(n->topo, ids[i]);
+                        if (!nc)
+                                continue;
+                        if (o->align_by_socket) {
+                                /* the whole sockets of the hint's NUMA nodes */
+                                ncm_autoptr(ncm_cpuset) socks = ncm_cpuset_new();
+                                ncm_autoptr(ncm_cpuset) sc = ncm_cpuset_new();
+                                if (!socks || !sc)
+                                        continue;
+                                ncm_topo_sockets_of_cpus(n->topo, nc, socks);
+                                ncm_topo_cpus_in_sockets(n->topo, socks, sc);
+                                ncm_cpuset_and(part, avail, sc);
+                        } else {
+                                ncm_cpuset_and(part, avail, nc);
+                        }
+                        ncm_cpuset_or(aligned, aligned, part);
+                }
+                ncm__node_format_mask(&mb, aff->numa);
+                as = fmt_set(aligned);
+                ncm__node_event_step(e, "hint NUMA %s: %s%s: %s (%d free)", mb.data ? mb.data : "",
+                                     o->align_by_socket ? "the free CPUs of its sockets"
+                                                        : "its free CPUs",
+                                     "", as && as[0] ? as : "none", ncm_cpuset_weight(aligned));
+                ncm_buf_done(&mb);
+                ncm_cpuset_and(part, result, aligned);
+                if (!ncm_cpuset_is_empty(part)) {
+                        ncm__node_event_step(e, "takeByTopology(%d) inside the hint:",
+                                             ncm_cpuset_weight(part));
+                        ncm__node_explain_take(n->topo, aligned, part, e);
+                }
+                ncm_cpuset_andnot(rest, result, aligned);
+                if (!ncm_cpuset_is_empty(rest)) {
+                        ncm_autoptr(ncm_cpuset) outside = ncm_cpuset_new();
+                        if (!outside)
+                                return;
+                        ncm_cpuset_andnot(outside, avail, part);
+                        ncm__node_event_step(e,
+                                             "the hint holds too few: takeByTopology(%d) from "
+                                             "the remaining free CPUs:",
+                                             ncm_cpuset_weight(rest));
+                        ncm__node_explain_take(n->topo, outside, rest, e);
+                }
+        } else {
+                ncm__node_event_step(
+                                e, "no NUMA affinity: takeByTopology(%d) from all free CPUs:", req);
+                ncm__node_explain_take(n->topo, avail, result, e);
+        }
+}
+
+static int cpu_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
+                        const ncm_hint *affinity, const char **ret_type, ncm_error *err) {
+        ncm_node *n = data;
+        node_admission_ctx *ctx = n->cur;
+        ncm_node_event *e = NULL;
+        ncm_autoptr(ncm_cpuset) before = NULL;
+        bool had = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name) != NULL;
+        const ncm_cpuset *now;
+        char reason[160];
+        int r;
+
+        if (ctx && ctx->explain) {
+                before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
+                e = ncm__node_event_add(ctx, NCM_NODE_EVENT_ALLOCATE, c->name, "cpu");
+                if (!before || !e)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                e->hint = *affinity;
+        }
+        r = ncm_cpu_policy_allocate(n->cpu, n->cpu_state, pod, c, affinity, err);
+        if (r < 0) {
+                int code = err ? err->code : -r;
+                if (code == NCM_E_ADMISSION) {
+                        *ret_type = NCM_CPU_REASON_SMT_ALIGNMENT;
+                } else if (code != NCM_E_UNSATISFIABLE && ctx && ctx->hard == 0) {
+                        /* not a decision of the kubelet's: stop the admission */
+                        ctx->hard = r;
+                        if (err)
+                                ctx->hard_err = *err;
+                }
+                if (e) {
+                        e->ok = false;
+                        set_text(e, "%s", err && err->msg[0] ? err->msg : ncm_strerror(-r));
+                }
+                return r;
+        }
+        now = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
+        if (e) {
+                ncm_autofree char *s = now ? fmt_set(now) : NULL;
+                e->ok = true;
+                if (!now) {
+                        set_text(e, "%s", shared_reason(n, pod, c, reason, sizeof(reason)));
+                } else if (had) {
+                        set_text(e, "%s", s ? s : "");
+                        ncm__node_event_step(e, "already holds %s: kept (Allocate is idempotent)",
+                                             s ? s : "");
+                } else {
+                        set_text(e, "%s", s ? s : "");
+                        explain_allocation(n, e, pod, c, affinity, before, now);
+                }
+        }
+        if (now && ncm_cpu_guaranteed_cpus(pod, c) > 0 && !ncm_pod_level_resources_set(pod) &&
+            strcmp(ncm_cpu_policy_name(n->cpu), "static") == 0)
+                ncm__node_reuse_update(n, pod, c, now);
+        return 0;
+}
+
+const ncm_tm_provider_ops ncm__node_cpu_provider = {
+                .name = "cpu manager",
+                .get_container_hints = cpu_container_hints,
+                .get_pod_hints = cpu_pod_hints,
+                .allocate = cpu_allocate,
+};

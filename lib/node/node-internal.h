@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal to lib/node: the configuration's fields, the node object, and what the node's files
+ * share (provider glue, explanations).
+ */
+#ifndef NCM_NODE_INTERNAL_H
+#define NCM_NODE_INTERNAL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nodecm/node.h>
+
+/* The KubeletConfiguration subset, parsed. Strings are owned. */
+struct ncm_node_config {
+        json_object *src; /* the object it was read from (for merges) */
+        char *path;       /* field path prefix for errors, e.g. "node.kubelet" */
+        char *cpu_policy; /* "none" or "static" */
+        ncm_cpu_option *cpu_opts;
+        size_t n_cpu_opts;
+        ncm_cpu_gates cpu_gates;
+        char *reserved_cpus_text;  /* reservedSystemCPUs as given; NULL when "" */
+        ncm_cpuset *reserved_cpus; /* parsed; NULL when none */
+        bool reserved_milli_set;   /* kubeReserved or systemReserved names cpu */
+        int64_t reserved_milli;    /* their sum in millicores */
+        char *tm_policy;           /* "none", "best-effort", "restricted", "single-numa-node" */
+        char *tm_scope;            /* "container" or "pod" */
+        ncm_tm_option *tm_opts;
+        size_t n_tm_opts;
+        ncm_tm_gates tm_gates;
+};
+
+/* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
+const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
+
+/* A pod the node admitted: what removal and labels need. */
+typedef struct node_container {
+        char *name;
+        bool init;
+        bool sidecar;
+        bool removed;
+} node_container;
+
+typedef struct node_pod {
+        char *uid;
+        char *name;
+        size_t n;
+        node_container *c; /* init containers, then app containers */
+} node_pod;
+
+/* The current admission (only while ncm_node_admit runs). */
+typedef struct node_admission_ctx {
+        const ncm_pod *pod;
+        bool explain;
+        ncm_node_event *ev;
+        size_t n_ev, cap_ev;
+        int hard; /* a failure that is not a decision (-errno), 0 if none */
+        ncm_error hard_err;
+} node_admission_ctx;
+
+struct ncm_node {
+        const ncm_topo *topo;
+        const ncm_node_config *cfg;
+        int dirfd; /* state directory, -1: checkpoints in memory */
+        char *dir; /* its name, for messages */
+        bool reference_merge;
+
+        ncm_tm *tm;
+        ncm_cpu_policy *cpu;
+        ncm_cpu_state *cpu_state;
+        ncm_cpuset *all_cpus;
+
+        /* the CPU policy's cpusToReuse, mirrored (see node.c: rollback) */
+        char *reuse_pod;
+        ncm_cpuset *reuse;
+
+        node_pod *pods;
+        size_t n_pods, cap_pods;
+
+        node_admission_ctx *cur;
+};
+
+/*
+ * The static policy's updateCPUsToReuse, applied to the node's mirror after a successful
+ * exclusive allocation of container C with SET (node.c).
+ */
+void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
+                            const ncm_cpuset *set);
+
+/* The CPU manager as a topology-manager hint provider (node-cpu.c). */
+extern const ncm_tm_provider_ops ncm__node_cpu_provider;
+
+/* Events (node-explain.c). */
+ncm_node_event *ncm__node_event_add(node_admission_ctx *ctx, ncm_node_event_kind kind,
+                                    const char *container, const char *provider);
+void ncm__node_event_done(ncm_node_event *e);
+int ncm__node_event_step(ncm_node_event *e, const char *fmt, ...) NCM_PRINTF(2, 3);
+
+/*
+ * After an admission with explanations: insert a MERGE event after each run of HINTS events
+ * (one container, or the pod), computed with the node's topology manager policy, with the
+ * reason its result won.
+ */
+int ncm__node_explain_merges(ncm_node *n, node_admission_ctx *ctx, ncm_error *err);
+
+/*
+ * Describe how CHOSEN (out of AVAILABLE) decomposes into the topology's levels: whole NUMA
+ * nodes, sockets, uncore caches, cores, single CPUs, as takeByTopology takes them. One step
+ * per line appended to E.
+ */
+void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
+                            const ncm_cpuset *chosen, ncm_node_event *e);
+
+/* Format a hint as "[0,1]" / "any" (with "*" when preferred and MARK). */
+void ncm__node_format_hint(ncm_buf *b, const ncm_hint *h, bool mark);
+/* NUMA bitmask as "0,1" (ascending). */
+void ncm__node_format_mask(ncm_buf *b, ncm_bitmask m);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Internal to lib/node: a parsed scenario, shared by its reader and the simulator. */
+#ifndef NCM_NODE_SCENARIO_H
+#define NCM_NODE_SCENARIO_H
+
+#include <nodecm/node.h>
+
+typedef enum ncm__step_kind {
+        NCM__STEP_ADMIT,
+        NCM__STEP_REMOVE,
+        NCM__STEP_REMOVE_POD,
+        NCM__STEP_RESTART,
+} ncm__step_kind;
+
+typedef struct ncm__step {
+        ncm__step_kind kind;
+        char *path;           /* "steps[3]" */
+        ncm_pod *pod;         /* admit */
+        char *pod_uid;        /* remove, removePod */
+        char *container;      /* remove */
+        ncm_node_config *cfg; /* restart with a changed configuration; NULL: the same */
+} ncm__step;
+
+struct ncm_scenario {
+        ncm_topo *topo;
+        ncm_node_config *cfg; /* node.kubelet */
+        char *state_text;     /* node.state as a cpu_manager_state, or NULL */
+        size_t state_len;
+        ncm__step *steps;
+        size_t n_steps;
+};
+
+#endif

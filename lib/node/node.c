@@ -1,0 +1,871 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The node: construction and start-up in the kubelet's order, admission through the topology
+ * manager with per-step transactions, removal, restart from the checkpoint files.
+ *
+ * Transactions. An admission changes the CPU state (the default set and the pod's entries),
+ * the CPU policy's cpusToReuse (the init-container CPUs the pod's later containers may reuse),
+ * the topology manager's affinity store and the node's pod registry. Before an admission the
+ * node keeps the default set and, only when the pod already has entries (a re-admission), a
+ * copy of the whole state; a refused or failed admission puts them back (one more checkpoint
+ * write, so the file ends as it began), drops the pod's hints, and restores cpusToReuse
+ * through the policy's own idempotent path (see prime_reuse). The cost per step is one copy of
+ * the default set, not of the state.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <nodecm/fs.h>
+#include "node-internal.h"
+
+static int oom(ncm_error *err) {
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The pod registry (sorted by UID)
+ */
+
+static void pod_done(node_pod *p) {
+        free(p->uid);
+        free(p->name);
+        for (size_t i = 0; i < p->n; i++)
+                free(p->c[i].name);
+        free(p->c);
+}
+
+static size_t pod_lower_bound(const ncm_node *n, const char *uid) {
+        size_t lo = 0, hi = n->n_pods;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(n->pods[mid].uid, uid) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo;
+}
+
+static node_pod *pod_find(const ncm_node *n, const char *uid) {
+        size_t i = pod_lower_bound(n, uid);
+        return i < n->n_pods && strcmp(n->pods[i].uid, uid) == 0 ? &n->pods[i] : NULL;
+}
+
+static void pod_forget(ncm_node *n, const char *uid) {
+        size_t i = pod_lower_bound(n, uid);
+        if (i >= n->n_pods || strcmp(n->pods[i].uid, uid) != 0)
+                return;
+        pod_done(&n->pods[i]);
+        memmove(&n->pods[i], &n->pods[i + 1], (n->n_pods - i - 1) * sizeof(*n->pods));
+        n->n_pods--;
+}
+
+static const ncm_container *nth_container(const ncm_pod *pod, size_t i) {
+        return i < pod->n_init_containers ? &pod->init_containers[i]
+                                          : &pod->containers[i - pod->n_init_containers];
+}
+
+/* Build the registry entry for POD (not inserted). */
+static int pod_make(const ncm_pod *pod, node_pod *ret) {
+        size_t total = pod->n_init_containers + pod->n_containers;
+        node_pod p = {0};
+
+        p.uid = strdup(pod->uid);
+        p.name = strdup(pod->name ? pod->name : "");
+        p.c = calloc(total + 1, sizeof(*p.c));
+        if (!p.uid || !p.name || !p.c) {
+                pod_done(&p);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < total; i++) {
+                const ncm_container *c = nth_container(pod, i);
+                p.c[i].name = strdup(c->name);
+                if (!p.c[i].name) {
+                        p.n = i;
+                        pod_done(&p);
+                        return -ENOMEM;
+                }
+                p.c[i].init = c->init;
+                p.c[i].sidecar = c->sidecar;
+        }
+        p.n = total;
+        *ret = p;
+        return 0;
+}
+
+/* Insert or replace (a re-admission replaces the pod's record). Takes P. */
+static int pod_put(ncm_node *n, node_pod *p) {
+        size_t i = pod_lower_bound(n, p->uid);
+
+        if (i < n->n_pods && strcmp(n->pods[i].uid, p->uid) == 0) {
+                pod_done(&n->pods[i]);
+                n->pods[i] = *p;
+                return 0;
+        }
+        if (n->n_pods == n->cap_pods) {
+                size_t cap = n->cap_pods ? n->cap_pods * 2 : 16;
+                node_pod *np = realloc(n->pods, cap * sizeof(*np));
+                if (!np) {
+                        pod_done(p);
+                        return -ENOMEM;
+                }
+                n->pods = np;
+                n->cap_pods = cap;
+        }
+        memmove(&n->pods[i + 1], &n->pods[i], (n->n_pods - i) * sizeof(*n->pods));
+        n->pods[i] = *p;
+        n->n_pods++;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Managers: built together at start-up and at a restart, swapped in only when all succeeded
+ */
+
+typedef struct managers {
+        ncm_tm *tm;
+        ncm_cpu_policy *cpu;
+        ncm_cpu_state *cpu_state;
+} managers;
+
+static void managers_done(managers *m) {
+        m->tm = ncm_tm_free(m->tm);
+        m->cpu = ncm_cpu_policy_free(m->cpu);
+        m->cpu_state = ncm_cpu_state_free(m->cpu_state);
+}
+
+/* Where the CPU state comes from. */
+typedef enum state_source {
+        SOURCE_FRESH,     /* no checkpoint file: a new state */
+        SOURCE_TEXT,      /* a given cpu_manager_state (written to the directory first) */
+        SOURCE_DIRECTORY, /* the file in the state directory (restart) */
+} state_source;
+
+static char *cpu_checkpoint_path(const ncm_node *n) {
+        char *p = NULL;
+        if (asprintf(&p, "%s/%s", n->dir, NCM_CPU_CHECKPOINT_NAME) < 0)
+                return NULL;
+        return p;
+}
+
+/* kubelet's restore error, for states read from memory. */
+static int restore_error(ncm_error *err, const char *file) {
+        int code = err && err->code ? err->code : NCM_E_INVALID_STATE;
+        if (code != NCM_E_CHECKSUM)
+                code = NCM_E_INVALID_STATE;
+        if (err) {
+                char msg[NCM_ERROR_MSG_MAX];
+                snprintf(msg, sizeof(msg), "%s", err->msg);
+                ncm_error_set(err, code,
+                              "could not restore state from checkpoint: %s, please drain this "
+                              "node and delete the CPU manager checkpoint file \"%s\" before "
+                              "restarting Kubelet",
+                              msg, file);
+        }
+        return -code;
+}
+
+static int state_from_text(const char *text, size_t len, const char *name, const char *policy,
+                           ncm_cpu_state **ret, ncm_error *err) {
+        ncm_autoptr(ncm_cpu_checkpoint) cp = NULL;
+        int r;
+
+        r = ncm_cpu_checkpoint_parse(text, len, name, &cp, err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return restore_error(err, NCM_CPU_CHECKPOINT_NAME);
+        r = ncm_cpu_checkpoint_restore(cp, policy, NULL, 0, ret, err);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return restore_error(err, NCM_CPU_CHECKPOINT_NAME);
+        return 0;
+}
+
+static int build_tm(ncm_node *n, const ncm_node_config *cfg, ncm_tm **ret, ncm_error *err) {
+        size_t nn = 0, nd = 0;
+        const int *ids = ncm_topo_numa_ids(n->topo, &nn);
+        const uint32_t *d32 = ncm_topo_numa_distances(n->topo, &nd);
+        ncm_autofree uint64_t *d64 = NULL;
+        ncm_tm_config tc = {0};
+        char path[256];
+        int r;
+
+        if (d32 && nd == nn && nn > 0) {
+                d64 = calloc(nn * nn, sizeof(*d64));
+                if (!d64)
+                        return oom(err);
+                for (size_t i = 0; i < nn * nn; i++)
+                        d64[i] = d32[i];
+        }
+        tc.policy = cfg->tm_policy;
+        tc.scope = cfg->tm_scope;
+        tc.options = cfg->tm_opts;
+        tc.n_options = cfg->n_tm_opts;
+        tc.gates = cfg->tm_gates;
+        tc.numa_ids = ids;
+        tc.n_numa = nn;
+        tc.distances = d64;
+        tc.merge_mode = n->reference_merge ? NCM_TM_MERGE_REFERENCE : NCM_TM_MERGE_FAST;
+        r = ncm_tm_new(&tc, ret, err);
+        if (r < 0 && r != -ENOMEM)
+                ncm_error_prefix(err, "%s",
+                                 ncm__node_field(cfg, "topologyManagerPolicy", path, sizeof(path)));
+        return r;
+}
+
+static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **ret,
+                     ncm_error *err) {
+        ncm_cpu_policy_config pc = {0};
+        char path[256];
+        int r;
+
+        if (strcmp(cfg->cpu_policy, "static") == 0) {
+                /* option checks that need the machine: name them as the option field */
+                ncm_cpu_options o;
+                r = ncm_cpu_options_parse(cfg->cpu_opts, cfg->n_cpu_opts, cfg->cpu_gates, &o, err);
+                if (r >= 0)
+                        r = ncm_cpu_options_validate(&o, n->topo, cfg->tm_policy, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s: new static policy error",
+                                                ncm__node_field(cfg, "cpuManagerPolicyOptions",
+                                                                path, sizeof(path)));
+        }
+        pc.policy = cfg->cpu_policy;
+        pc.options = cfg->cpu_opts;
+        pc.noptions = cfg->n_cpu_opts;
+        pc.gates = cfg->cpu_gates;
+        pc.reserved_cpus = cfg->reserved_cpus;
+        pc.reserved_millicpu_set = cfg->reserved_milli_set;
+        pc.reserved_millicpu = cfg->reserved_milli;
+        pc.topology_manager_policy = cfg->tm_policy;
+        r = ncm_cpu_policy_new(n->topo, &pc, ret, err);
+        if (r < 0 && r != -ENOMEM)
+                ncm_error_prefix(err, "%s", cfg->path[0] ? cfg->path : "kubelet configuration");
+        return r;
+}
+
+/*
+ * NewContainerManager + Start for CFG, the state from SRC (TEXT/LEN/NAME for SOURCE_TEXT).
+ * Registers providers with N as their data; N's own fields are not changed.
+ */
+static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, const char *text,
+                 size_t len, const char *name, managers *ret, ncm_error *err) {
+        managers m = {0};
+        ncm_autofree char *file = NULL;
+        char path[256];
+        int r;
+
+        /* server.go getReservedCPUs */
+        if (cfg->reserved_cpus && !ncm_cpuset_is_subset(cfg->reserved_cpus, n->all_cpus)) {
+                ncm_autofree char *all = ncm_cpuset_format_list(n->all_cpus);
+                return ncm_error_set(err, EINVAL,
+                                     "%s: reserved-cpus: %s is not a subset of online-cpus: %s",
+                                     ncm__node_field(cfg, "reservedSystemCPUs", path, sizeof(path)),
+                                     cfg->reserved_cpus_text, all ? all : "");
+        }
+        r = build_tm(n, cfg, &m.tm, err);
+        if (r < 0)
+                goto fail;
+        r = build_cpu(n, cfg, &m.cpu, err);
+        if (r < 0)
+                goto fail;
+        /* kubelet's order: device manager, CPU manager (, memory manager) */
+        r = ncm_tm_add_provider(m.tm, &ncm__node_cpu_provider, n);
+        if (r < 0) {
+                r = oom(err);
+                goto fail;
+        }
+
+        if (n->dir) {
+                file = cpu_checkpoint_path(n);
+                if (!file) {
+                        r = oom(err);
+                        goto fail;
+                }
+        }
+        switch (src) {
+        case SOURCE_FRESH:
+                /* no file: the kubelet writes a fresh checkpoint, then Start fills it */
+                m.cpu_state = ncm_cpu_state_new(ncm_cpu_policy_name(m.cpu));
+                if (!m.cpu_state) {
+                        r = oom(err);
+                        goto fail;
+                }
+                if (file) {
+                        r = ncm_cpu_checkpoint_write(m.cpu_state, AT_FDCWD, file, err);
+                        if (r < 0)
+                                goto fail;
+                }
+                break;
+        case SOURCE_TEXT:
+                if (file) {
+                        /* as if the kubelet found it in its root directory */
+                        r = ncm_fs_write_atomic(AT_FDCWD, file, text, len, 0644, err);
+                        if (r >= 0)
+                                r = ncm_cpu_checkpoint_load(AT_FDCWD, file,
+                                                            ncm_cpu_policy_name(m.cpu), NULL, 0,
+                                                            &m.cpu_state, err);
+                } else {
+                        r = state_from_text(text, len, name, ncm_cpu_policy_name(m.cpu),
+                                            &m.cpu_state, err);
+                }
+                if (r < 0)
+                        goto fail;
+                break;
+        case SOURCE_DIRECTORY:
+                r = ncm_cpu_checkpoint_load(AT_FDCWD, file, ncm_cpu_policy_name(m.cpu), NULL, 0,
+                                            &m.cpu_state, err);
+                if (r < 0)
+                        goto fail;
+                break;
+        }
+        if (file) {
+                r = ncm_cpu_state_attach_checkpoint(m.cpu_state, AT_FDCWD, file, err);
+                if (r < 0)
+                        goto fail;
+        }
+        r = ncm_cpu_policy_start(m.cpu, m.cpu_state, err);
+        if (r < 0) {
+                if (r != -ENOMEM)
+                        ncm_error_prefix(err, "start cpu manager error");
+                goto fail;
+        }
+        *ret = m;
+        return 0;
+fail:
+        managers_done(&m);
+        return r;
+}
+
+static void install(ncm_node *n, managers *m) {
+        managers old = {n->tm, n->cpu, n->cpu_state};
+        n->tm = m->tm;
+        n->cpu = m->cpu;
+        n->cpu_state = m->cpu_state;
+        *m = (managers){0};
+        managers_done(&old);
+        /* a new policy starts with an empty cpusToReuse */
+        free(n->reuse_pod);
+        n->reuse_pod = NULL;
+        ncm_cpuset_zero(n->reuse);
+}
+
+int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_options *opts,
+                 ncm_node **ret, ncm_error *err) {
+        ncm_autoptr(ncm_node) n = calloc(1, sizeof(*n));
+        managers m = {0};
+        int r;
+
+        if (!n)
+                return oom(err);
+        n->topo = t;
+        n->cfg = cfg;
+        n->dirfd = -1;
+        n->all_cpus = ncm_cpuset_new();
+        n->reuse = ncm_cpuset_new();
+        if (!n->all_cpus || !n->reuse)
+                return oom(err);
+        ncm_topo_all_cpus(t, n->all_cpus);
+        if (opts) {
+                n->reference_merge = opts->reference_merge;
+                if (opts->state_dir) {
+                        struct stat st;
+                        n->dir = strdup(opts->state_dir);
+                        if (!n->dir)
+                                return oom(err);
+                        if (stat(n->dir, &st) < 0)
+                                return ncm_error_errno(err, errno, "%s", n->dir);
+                        if (!S_ISDIR(st.st_mode))
+                                return ncm_error_set(err, ENOTDIR, "%s: not a directory", n->dir);
+                }
+        }
+        if (opts && opts->cpu_checkpoint) {
+                const char *name = opts->cpu_checkpoint_name ? opts->cpu_checkpoint_name
+                                                             : NCM_CPU_CHECKPOINT_NAME;
+                r = build(n, cfg, SOURCE_TEXT, opts->cpu_checkpoint, opts->cpu_checkpoint_len, name,
+                          &m, err);
+                if (r < 0 && r != -ENOMEM && (r == -NCM_E_INVALID_STATE || r == -NCM_E_CHECKSUM))
+                        ncm_error_prefix(err, "%s", name);
+        } else {
+                r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, &m, err);
+        }
+        if (r < 0)
+                return r;
+        install(n, &m);
+        *ret = NCM_TAKE_PTR(n);
+        return 0;
+}
+
+ncm_node *ncm_node_free(ncm_node *n) {
+        managers m;
+
+        if (!n)
+                return NULL;
+        m = (managers){n->tm, n->cpu, n->cpu_state};
+        managers_done(&m);
+        ncm_cpuset_free(n->all_cpus);
+        ncm_cpuset_free(n->reuse);
+        free(n->reuse_pod);
+        for (size_t i = 0; i < n->n_pods; i++)
+                pod_done(&n->pods[i]);
+        free(n->pods);
+        free(n->dir);
+        free(n);
+        return NULL;
+}
+
+int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err) {
+        const ncm_node_config *use = cfg ? cfg : n->cfg;
+        managers m = {0};
+        int r;
+
+        r = ncm_cpu_state_persist(n->cpu_state, err);
+        if (r < 0)
+                return r;
+        if (n->dir) {
+                r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, &m, err);
+        } else {
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_cpu_checkpoint_format_state(n->cpu_state, &b);
+                if (ncm_buf_failed(&b)) {
+                        ncm_buf_done(&b);
+                        return oom(err);
+                }
+                r = build(n, use, SOURCE_TEXT, b.data, b.len, NCM_CPU_CHECKPOINT_NAME, &m, err);
+                ncm_buf_done(&b);
+        }
+        if (r < 0)
+                return r;
+        install(n, &m);
+        n->cfg = use;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Inspection
+ */
+
+const ncm_topo *ncm_node_topo(const ncm_node *n) {
+        return n->topo;
+}
+
+const ncm_node_config *ncm_node_get_config(const ncm_node *n) {
+        return n->cfg;
+}
+
+const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n) {
+        return n->cpu_state;
+}
+
+const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) {
+        return n->cpu;
+}
+
+const ncm_tm *ncm_node_tm(const ncm_node *n) {
+        return n->tm;
+}
+
+void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out) {
+        if (strcmp(ncm_cpu_policy_name(n->cpu), "none") == 0)
+                ncm_cpuset_copy(out, n->all_cpus);
+        else
+                ncm_cpuset_copy(out, ncm_cpu_state_default(n->cpu_state));
+}
+
+const char *ncm_node_pod_name(const ncm_node *n, const char *pod_uid) {
+        const node_pod *p = pod_find(n, pod_uid);
+        return p ? p->name : NULL;
+}
+
+void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b) {
+        ncm_cpu_checkpoint_format_state(n->cpu_state, b);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * cpusToReuse, mirrored and restored
+ */
+
+void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
+                            const ncm_cpuset *set) {
+        if (!n->reuse_pod || strcmp(n->reuse_pod, pod->uid) != 0) {
+                char *uid = strdup(pod->uid);
+                if (!uid)
+                        return; /* the mirror only decides whether to restore; see prime_reuse */
+                free(n->reuse_pod);
+                n->reuse_pod = uid;
+                ncm_cpuset_zero(n->reuse);
+        }
+        if (c->init && !c->sidecar)
+                ncm_cpuset_or(n->reuse, n->reuse, set);
+        else
+                ncm_cpuset_andnot(n->reuse, n->reuse, set);
+}
+
+/*
+ * Put the policy's cpusToReuse back to (UID, SET) without reaching into the policy: kubelet's
+ * Allocate for a container that already holds CPUs only calls updateCPUsToReuse with them
+ * (spec §4.4 step 5). So an allocation, on a scratch state, for a one-init-container pod UID
+ * whose container already holds SET makes the policy's map exactly {UID: SET}. UID "" (no pod
+ * can have it) stands for "no entry". The scratch state never touches the node's.
+ */
+static int prime_reuse(ncm_node *n, const char *uid, const ncm_cpuset *set, ncm_error *err) {
+        int group = ncm_topo_cpus_per_core(n->topo);
+        ncm_resource req = {(char *)"cpu",
+                            ncm_quantity_from_int(group > 0 ? group : 1, NCM_QUANTITY_DECIMAL_SI)};
+        char cname[] = "nodecm-reuse";
+        ncm_container c = {0};
+        ncm_pod pod = {0};
+        ncm_autoptr(ncm_cpu_state) scratch = ncm_cpu_state_new(ncm_cpu_policy_name(n->cpu));
+        int r;
+
+        if (strcmp(ncm_cpu_policy_name(n->cpu), "static") != 0)
+                return 0;
+        if (!scratch)
+                return oom(err);
+        c.name = cname;
+        c.init = true;
+        c.resources.requests.items = &req;
+        c.resources.requests.n = 1;
+        c.resources.limits.items = &req;
+        c.resources.limits.n = 1;
+        pod.uid = (char *)uid;
+        pod.name = cname;
+        pod.ns = cname;
+        pod.init_containers = &c;
+        pod.n_init_containers = 1;
+        pod.qos = NCM_QOS_GUARANTEED;
+        r = ncm_cpu_state_set_default(scratch, n->all_cpus, err);
+        if (r >= 0)
+                r = ncm_cpu_state_set(scratch, uid, cname, set, err);
+        if (r >= 0)
+                r = ncm_cpu_policy_allocate(n->cpu, scratch, &pod, &c, NULL, err);
+        return r < 0 ? r : 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Admission
+ */
+
+ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a) {
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < a->n_containers; i++) {
+                free(a->containers[i].name);
+                ncm_cpuset_free(a->containers[i].cpus);
+                ncm_cpuset_free(a->containers[i].numa);
+        }
+        free(a->containers);
+        for (size_t i = 0; i < a->n_events; i++)
+                ncm__node_event_done(&a->events[i]);
+        free(a->events);
+        free(a);
+        return NULL;
+}
+
+static bool has_pod_key(const ncm_cpu_state *s, const char *uid) {
+        size_t lo = 0, hi = ncm_cpu_state_num_pods(s);
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(ncm_cpu_state_pod_uid(s, mid), uid);
+                if (c == 0)
+                        return true;
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return false;
+}
+
+/* What an admission may change, as it was before. */
+typedef struct snapshot {
+        ncm_cpuset *default_set;
+        ncm_cpu_state *full; /* only when the pod already had entries */
+        bool pod_known;      /* in the registry */
+        char *reuse_pod;
+        ncm_cpuset *reuse;
+} snapshot;
+
+static void snapshot_done(snapshot *s) {
+        ncm_cpuset_free(s->default_set);
+        ncm_cpu_state_free(s->full);
+        free(s->reuse_pod);
+        ncm_cpuset_free(s->reuse);
+}
+
+static int snapshot_take(ncm_node *n, const char *uid, snapshot *s, ncm_error *err) {
+        *s = (snapshot){0};
+        s->default_set = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
+        s->reuse = ncm_cpuset_dup(n->reuse);
+        if (!s->default_set || !s->reuse)
+                goto fail;
+        if (n->reuse_pod && !(s->reuse_pod = strdup(n->reuse_pod)))
+                goto fail;
+        if (has_pod_key(n->cpu_state, uid) && !(s->full = ncm_cpu_state_dup(n->cpu_state)))
+                goto fail;
+        s->pod_known = pod_find(n, uid) != NULL;
+        return 0;
+fail:
+        snapshot_done(s);
+        return oom(err);
+}
+
+static bool reuse_changed(const ncm_node *n, const snapshot *s) {
+        if (!n->reuse_pod != !s->reuse_pod)
+                return true;
+        if (n->reuse_pod && strcmp(n->reuse_pod, s->reuse_pod) != 0)
+                return true;
+        return !ncm_cpuset_equal(n->reuse, s->reuse);
+}
+
+static int rollback(ncm_node *n, const char *uid, snapshot *s, ncm_error *err) {
+        int r = 0;
+
+        if (s->full) {
+                if (!ncm_cpu_state_equal(n->cpu_state, s->full))
+                        r = ncm_cpu_state_assign(n->cpu_state, s->full, err);
+        } else {
+                if (has_pod_key(n->cpu_state, uid))
+                        r = ncm_cpu_state_delete_pod(n->cpu_state, uid, err);
+                if (r >= 0 &&
+                    !ncm_cpuset_equal(ncm_cpu_state_default(n->cpu_state), s->default_set))
+                        r = ncm_cpu_state_set_default(n->cpu_state, s->default_set, err);
+        }
+        if (r < 0)
+                return r;
+        if (!s->pod_known)
+                ncm_tm_remove_pod(n->tm, uid);
+        if (reuse_changed(n, s)) {
+                r = prime_reuse(n, s->reuse_pod ? s->reuse_pod : "", s->reuse, err);
+                if (r < 0)
+                        return r;
+                free(n->reuse_pod);
+                n->reuse_pod = NCM_TAKE_PTR(s->reuse_pod);
+                ncm_cpuset_copy(n->reuse, s->reuse);
+        }
+        return 0;
+}
+
+static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission *a) {
+        size_t total = pod->n_init_containers + pod->n_containers;
+        ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
+
+        if (!shared)
+                return -ENOMEM;
+        ncm_node_shared_pool(n, shared);
+        a->containers = calloc(total + 1, sizeof(*a->containers));
+        if (!a->containers)
+                return -ENOMEM;
+        for (size_t i = 0; i < total; i++) {
+                const ncm_container *c = nth_container(pod, i);
+                ncm_node_container_result *cr = &a->containers[i];
+                const ncm_cpuset *own = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
+
+                a->n_containers = i + 1;
+                cr->name = strdup(c->name);
+                cr->cpus = ncm_cpuset_dup(own ? own : shared);
+                cr->numa = ncm_cpuset_new();
+                if (!cr->name || !cr->cpus || !cr->numa)
+                        return -ENOMEM;
+                cr->init = c->init;
+                cr->sidecar = c->sidecar;
+                cr->exclusive = own != NULL;
+                ncm_topo_numa_of_cpus(n->topo, cr->cpus, cr->numa);
+                cr->affinity = ncm_tm_get_affinity(n->tm, pod->uid, c->name);
+        }
+        return 0;
+}
+
+static void ctx_done(node_admission_ctx *ctx) {
+        for (size_t i = 0; i < ctx->n_ev; i++)
+                ncm__node_event_done(&ctx->ev[i]);
+        free(ctx->ev);
+}
+
+/* The runtime's container id for the topology manager's store: "<uid>/<name>". */
+static int add_container_ids(ncm_node *n, const ncm_pod *pod) {
+        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
+                const ncm_container *c = nth_container(pod, i);
+                ncm_autofree char *id = NULL;
+                if (asprintf(&id, "%s/%s", pod->uid, c->name) < 0)
+                        return -ENOMEM;
+                if (ncm_tm_add_container(n->tm, pod->uid, c->name, id) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
+                   ncm_error *err) {
+        ncm_autoptr(ncm_node_admission) a = calloc(1, sizeof(*a));
+        node_admission_ctx ctx = {0};
+        ncm_tm_admit_result res;
+        snapshot snap;
+        node_pod rec;
+        int r, rb;
+
+        if (!a)
+                return oom(err);
+        r = snapshot_take(n, pod->uid, &snap, err);
+        if (r < 0)
+                return r;
+        ctx.pod = pod;
+        ctx.explain = flags & NCM_NODE_EXPLAIN;
+        n->cur = &ctx;
+        r = ncm_tm_admit(n->tm, pod, &res, err);
+        n->cur = NULL;
+        if (r >= 0 && ctx.hard < 0) {
+                /* a provider failed for a reason that is not a decision (memory, I/O) */
+                if (err)
+                        *err = ctx.hard_err;
+                r = ctx.hard;
+        }
+        if (r >= 0 && ctx.explain)
+                r = ncm__node_explain_merges(n, &ctx, err);
+        if (r < 0 || !res.admit) {
+                ncm_error e = NCM_ERROR_INIT;
+                rb = rollback(n, pod->uid, &snap, &e);
+                snapshot_done(&snap);
+                if (r >= 0 && rb < 0) {
+                        if (err)
+                                *err = e;
+                        r = rb;
+                }
+                if (r < 0) {
+                        ctx_done(&ctx);
+                        return r;
+                }
+                a->admitted = false;
+                snprintf(a->reason, sizeof(a->reason), "%s", res.reason);
+                snprintf(a->message, sizeof(a->message), "%s", res.message);
+        } else {
+                snapshot_done(&snap);
+                r = pod_make(pod, &rec);
+                if (r >= 0)
+                        r = pod_put(n, &rec);
+                if (r >= 0)
+                        r = add_container_ids(n, pod);
+                if (r >= 0)
+                        r = result_containers(n, pod, a);
+                if (r < 0) {
+                        ctx_done(&ctx);
+                        return oom(err);
+                }
+                a->admitted = true;
+        }
+        a->events = ctx.ev;
+        a->n_events = ctx.n_ev;
+        *ret = NCM_TAKE_PTR(a);
+        return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Removal
+ */
+
+static int remove_one(ncm_node *n, const char *uid, const char *name, ncm_cpuset *released,
+                      ncm_error *err) {
+        bool had = ncm_cpu_state_get(n->cpu_state, uid, name) != NULL;
+        ncm_autoptr(ncm_cpuset) before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
+        ncm_autofree char *id = NULL;
+        node_pod *p = pod_find(n, uid);
+        bool known = false;
+        int r;
+
+        if (!before || asprintf(&id, "%s/%s", uid, name) < 0)
+                return oom(err);
+        r = ncm_cpu_policy_remove_container(n->cpu, n->cpu_state, uid, name, err);
+        if (r < 0)
+                return r;
+        ncm_tm_remove_container(n->tm, id);
+        if (p) {
+                for (size_t i = 0; i < p->n; i++) {
+                        if (strcmp(p->c[i].name, name) == 0 && !p->c[i].removed) {
+                                p->c[i].removed = true;
+                                known = true;
+                        }
+                }
+        }
+        if (released) {
+                ncm_autoptr(ncm_cpuset) diff = ncm_cpuset_new();
+                if (!diff)
+                        return oom(err);
+                ncm_cpuset_andnot(diff, ncm_cpu_state_default(n->cpu_state), before);
+                ncm_cpuset_or(released, released, diff);
+        }
+        return had || known ? 1 : 0;
+}
+
+int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name,
+                              ncm_cpuset *released, ncm_error *err) {
+        if (released)
+                ncm_cpuset_zero(released);
+        return remove_one(n, pod_uid, name, released, err);
+}
+
+int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, ncm_error *err) {
+        node_pod *p = pod_find(n, pod_uid);
+        int any = 0, r;
+
+        if (released)
+                ncm_cpuset_zero(released);
+        if (p) {
+                for (size_t i = 0; i < p->n; i++) {
+                        r = remove_one(n, pod_uid, p->c[i].name, released, err);
+                        if (r < 0)
+                                return r;
+                        any |= r;
+                }
+                any = 1;
+        }
+        /* entries the registry does not know (restored from a checkpoint), in name order */
+        {
+                ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
+                const char *pu, *cn;
+                char **names = NULL;
+                size_t nn = 0, cap = 0;
+
+                r = 0;
+                while (ncm_cpu_state_next(n->cpu_state, &it, &pu, &cn, NULL)) {
+                        if (strcmp(pu, pod_uid) != 0)
+                                continue;
+                        if (nn == cap) {
+                                size_t nc = cap ? cap * 2 : 8;
+                                char **nv = realloc(names, nc * sizeof(*nv));
+                                if (!nv) {
+                                        r = oom(err);
+                                        break;
+                                }
+                                names = nv;
+                                cap = nc;
+                        }
+                        names[nn] = strdup(cn);
+                        if (!names[nn]) {
+                                r = oom(err);
+                                break;
+                        }
+                        nn++;
+                }
+                for (size_t i = 0; i < nn && r >= 0; i++) {
+                        r = remove_one(n, pod_uid, names[i], released, err);
+                        /* a policy that keeps no entries (none) leaves restored ones: drop */
+                        if (r >= 0 && ncm_cpu_state_get(n->cpu_state, pod_uid, names[i]))
+                                r = ncm_cpu_state_delete(n->cpu_state, pod_uid, names[i], err);
+                        any = 1;
+                }
+                for (size_t i = 0; i < nn; i++)
+                        free(names[i]);
+                free(names);
+                if (r < 0)
+                        return r;
+        }
+        ncm_tm_remove_pod(n->tm, pod_uid);
+        pod_forget(n, pod_uid);
+        return any;
+}

@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Scenarios (DESIGN.md "Simulation", docs/simulate.md): everything is read and checked before
+ * anything runs, so that a bad scenario is one error line naming the field and no output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/fs.h>
+#include "base/json.h"
+#include "node-scenario.h"
+#include "pod/pod-internal.h"
+
+static int oom(ncm_error *err) {
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+static void step_done(ncm__step *s) {
+        free(s->path);
+        ncm_pod_free(s->pod);
+        free(s->pod_uid);
+        free(s->container);
+        ncm_node_config_free(s->cfg);
+}
+
+ncm_scenario *ncm_scenario_free(ncm_scenario *s) {
+        if (!s)
+                return NULL;
+        ncm_topo_free(s->topo);
+        ncm_node_config_free(s->cfg);
+        free(s->state_text);
+        for (size_t i = 0; i < s->n_steps; i++)
+                step_done(&s->steps[i]);
+        free(s->steps);
+        free(s);
+        return NULL;
+}
+
+size_t ncm_scenario_num_steps(const ncm_scenario *s) {
+        return s->n_steps;
+}
+
+const ncm_topo *ncm_scenario_topo(const ncm_scenario *s) {
+        return s->topo;
+}
+
+/* PATH resolved against BASE (absolute paths and a NULL base as they are). */
+static char *resolve(const char *base, const char *path) {
+        char *r = NULL;
+        if (!base || !base[0] || path[0] == '/')
+                return strdup(path);
+        if (asprintf(&r, "%s/%s", base, path) < 0)
+                return NULL;
+        return r;
+}
+
+/* Refuse keys of O other than ALLOWED (NULL-terminated). */
+static int only_keys(json_object *o, const char *path, const char *const *allowed, ncm_error *err) {
+        json_object_object_foreach(o, key, val) {
+                bool ok = false;
+                (void)val;
+                for (size_t i = 0; allowed[i] && !ok; i++)
+                        ok = strcmp(key, allowed[i]) == 0;
+                if (!ok)
+                        return ncm_error_set(err, EINVAL, "%s%s%s: unknown field", path,
+                                             path[0] ? "." : "", key);
+        }
+        return 0;
+}
+
+static int get_string(json_object *o, const char *key, const char *path, bool required,
+                      const char **ret, ncm_error *err) {
+        json_object *v = ncm__json_get(o, key);
+        if (!v) {
+                *ret = NULL;
+                if (required)
+                        return ncm_error_set(err, EINVAL, "%s.%s: required", path, key);
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_string))
+                return ncm_error_set(err, EINVAL, "%s.%s: expected string, got %s", path, key,
+                                     ncm__json_type_name(v));
+        *ret = json_object_get_string(v);
+        if (required && !(*ret)[0])
+                return ncm_error_set(err, EINVAL, "%s.%s: must not be empty", path, key);
+        return 0;
+}
+
+/* --- node.topology --- */
+
+static int parse_topology(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
+                          ncm_error *err) {
+        static const char *const keys[] = {"synthetic", "fsroot", "xml", "file",
+                                           "cpus",      "numa",   NULL};
+        static const char *const sources[] = {"synthetic", "fsroot", "xml", "file"};
+        const char *path = "node.topology";
+        const char *which = NULL;
+        int r, n = 0;
+
+        if (!o) {
+                if (flags & NCM_SCENARIO_NO_FILES)
+                        return ncm_error_set(err, EINVAL, "%s: required", path);
+                r = ncm_topo_load(NCM_TOPO_SOURCE_FSROOT, "/", &s->topo, err);
+                return r < 0 ? ncm_error_prefix(err, "%s (this machine)", path) : r;
+        }
+        r = ncm__json_expect(o, json_type_object, path, err);
+        if (r < 0)
+                return r;
+        r = only_keys(o, path, keys, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(sources); i++) {
+                if (ncm__json_get(o, sources[i])) {
+                        which = sources[i];
+                        n++;
+                }
+        }
+        if (ncm__json_get(o, "cpus") || ncm__json_get(o, "numa")) {
+                if (n > 0)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: give one of synthetic, fsroot, xml, file or "
+                                             "inline cpus/numa",
+                                             path);
+                r = ncm_topo_from_json_value(o, path, false, &s->topo, err);
+                return r;
+        }
+        if (n != 1)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: give one of synthetic, fsroot, xml, file or inline "
+                                     "cpus/numa",
+                                     path);
+        {
+                const char *arg;
+                ncm_autofree char *file = NULL;
+                int kind = ncm_topo_source_from_name(which);
+                char sub[64];
+
+                snprintf(sub, sizeof(sub), "%s", path);
+                r = get_string(o, which, sub, true, &arg, err);
+                if (r < 0)
+                        return r;
+                if (kind != NCM_TOPO_SOURCE_SYNTHETIC) {
+                        if (flags & NCM_SCENARIO_NO_FILES)
+                                return ncm_error_set(err, EINVAL,
+                                                     "%s.%s: files are not read in this mode", path,
+                                                     which);
+                        file = resolve(base, arg);
+                        if (!file)
+                                return oom(err);
+                        arg = file;
+                }
+                r = ncm_topo_load((ncm_topo_source_kind)kind, arg, &s->topo, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s.%s", path, which);
+        }
+        return 0;
+}
+
+/* --- node.state --- */
+
+/* Numbers (a YAML `defaultCpuSet: 3`) become the strings the kubelet's file would hold. */
+static int stringify_number(json_object *parent, const char *key, json_object *v) {
+        if (v &&
+            (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))) {
+                json_object *sv = json_object_new_string(json_object_get_string(v));
+                if (!sv)
+                        return -ENOMEM;
+                return json_object_object_add(parent, key, sv) < 0 ? -ENOMEM : 0;
+        }
+        return 0;
+}
+
+static int parse_state(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
+                       ncm_error *err) {
+        const char *path = "node.state";
+        json_object *file = ncm__json_get(o, "file");
+        ncm_autojson copy = NULL;
+        const char *text;
+        int r;
+
+        r = ncm__json_expect(o, json_type_object, path, err);
+        if (r < 0)
+                return r;
+        if (file) {
+                static const char *const keys[] = {"file", NULL};
+                const char *arg;
+                ncm_autofree char *p = NULL;
+                r = only_keys(o, path, keys, err);
+                if (r >= 0)
+                        r = get_string(o, "file", path, true, &arg, err);
+                if (r < 0)
+                        return r;
+                if (flags & NCM_SCENARIO_NO_FILES)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s.file: files are not read in this mode", path);
+                p = resolve(base, arg);
+                if (!p)
+                        return oom(err);
+                r = ncm_fs_read_all(AT_FDCWD, p, NCM_CPU_CHECKPOINT_MAX_SIZE, &s->state_text,
+                                    &s->state_len, err);
+                return r < 0 ? ncm_error_prefix(err, "%s.file", path) : 0;
+        }
+        /* inline: the checkpoint's fields; the configured policy when policyName is absent */
+        r = json_object_deep_copy(o, &copy, NULL);
+        if (r < 0 || !copy)
+                return oom(err);
+        if (!ncm_node_config_cpu_policy(s->cfg) || !ncm__json_get_ci(copy, "policyName")) {
+                json_object *pn = json_object_new_string(ncm_node_config_cpu_policy(s->cfg));
+                if (!pn || json_object_object_add(copy, "policyName", pn) < 0)
+                        return oom(err);
+        }
+        if (stringify_number(copy, "defaultCpuSet", ncm__json_get(copy, "defaultCpuSet")) < 0)
+                return oom(err);
+        {
+                json_object *entries = ncm__json_get(copy, "entries");
+                if (entries && json_object_is_type(entries, json_type_object)) {
+                        json_object_object_foreach(entries, pod, ctrs) {
+                                if (!ctrs || !json_object_is_type(ctrs, json_type_object))
+                                        continue;
+                                json_object_object_foreach(ctrs, cname, cv) {
+                                        if (stringify_number(ctrs, cname, cv) < 0)
+                                                return oom(err);
+                                }
+                                (void)pod;
+                        }
+                }
+        }
+        text = json_object_to_json_string_ext(copy, JSON_C_TO_STRING_PLAIN |
+                                                                    JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!text)
+                return oom(err);
+        s->state_text = strdup(text);
+        if (!s->state_text)
+                return oom(err);
+        s->state_len = strlen(text);
+        return 0;
+}
+
+/* --- steps --- */
+
+static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx, ncm_error *err) {
+        static const char *const kinds[] = {"admit", "remove", "removePod", "restart"};
+        char path[64];
+        const char *kind = NULL;
+        json_object *v = NULL;
+        int r;
+
+        snprintf(path, sizeof(path), "steps[%zu]", idx);
+        st->path = strdup(path);
+        if (!st->path)
+                return oom(err);
+        r = ncm__json_expect(o, json_type_object, path, err);
+        if (r < 0)
+                return r;
+        if (json_object_object_length(o) != 1)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: a step is an object with one key: admit, remove, "
+                                     "removePod or restart",
+                                     path);
+        {
+                json_object_object_foreach(o, key, val) {
+                        kind = key;
+                        v = val;
+                }
+        }
+        if (strcmp(kind, kinds[0]) == 0) {
+                char sub[96];
+                st->kind = NCM__STEP_ADMIT;
+                snprintf(sub, sizeof(sub), "%s.admit", path);
+                if (!v)
+                        return ncm_error_set(err, EINVAL, "%s: expected a Pod object, got null",
+                                             sub);
+                return ncm__pod_from_json(v, sub, &st->pod, err);
+        }
+        if (strcmp(kind, kinds[1]) == 0) {
+                static const char *const keys[] = {"pod", "container", NULL};
+                const char *pod, *ctr;
+                char sub[96];
+                st->kind = NCM__STEP_REMOVE;
+                snprintf(sub, sizeof(sub), "%s.remove", path);
+                r = ncm__json_expect(v, json_type_object, sub, err);
+                if (r >= 0)
+                        r = only_keys(v, sub, keys, err);
+                if (r >= 0)
+                        r = get_string(v, "pod", sub, true, &pod, err);
+                if (r >= 0)
+                        r = get_string(v, "container", sub, true, &ctr, err);
+                if (r < 0)
+                        return r;
+                st->pod_uid = strdup(pod);
+                st->container = strdup(ctr);
+                return st->pod_uid && st->container ? 0 : oom(err);
+        }
+        if (strcmp(kind, kinds[2]) == 0) {
+                char sub[96];
+                const char *pod;
+                st->kind = NCM__STEP_REMOVE_POD;
+                snprintf(sub, sizeof(sub), "%s.removePod", path);
+                if (v && json_object_is_type(v, json_type_object)) {
+                        static const char *const keys[] = {"pod", NULL};
+                        r = only_keys(v, sub, keys, err);
+                        if (r >= 0)
+                                r = get_string(v, "pod", sub, true, &pod, err);
+                        if (r < 0)
+                                return r;
+                } else {
+                        if (!v || !json_object_is_type(v, json_type_string))
+                                return ncm_error_set(err, EINVAL,
+                                                     "%s: expected a pod UID (string), got %s", sub,
+                                                     v ? ncm__json_type_name(v) : "null");
+                        pod = json_object_get_string(v);
+                        if (!pod[0])
+                                return ncm_error_set(err, EINVAL, "%s: must not be empty", sub);
+                }
+                st->pod_uid = strdup(pod);
+                return st->pod_uid ? 0 : oom(err);
+        }
+        if (strcmp(kind, kinds[3]) == 0) {
+                static const char *const keys[] = {"kubelet", NULL};
+                char sub[96];
+                st->kind = NCM__STEP_RESTART;
+                snprintf(sub, sizeof(sub), "%s.restart", path);
+                if (!v)
+                        return 0;
+                r = ncm__json_expect(v, json_type_object, sub, err);
+                if (r >= 0)
+                        r = only_keys(v, sub, keys, err);
+                if (r < 0)
+                        return r;
+                if (ncm__json_get(v, "kubelet")) {
+                        char kp[128];
+                        snprintf(kp, sizeof(kp), "%s.kubelet", sub);
+                        return ncm_node_config_merge(s->cfg, ncm__json_get(v, "kubelet"), kp,
+                                                     &st->cfg, err);
+                }
+                return 0;
+        }
+        return ncm_error_set(err, EINVAL,
+                             "%s: unknown step \"%s\" (expected admit, remove, removePod or "
+                             "restart)",
+                             path, kind);
+}
+
+static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsigned flags,
+                     ncm_error *err) {
+        static const char *const top_keys[] = {"node", "steps", "description", NULL};
+        static const char *const node_keys[] = {"topology", "kubelet", "state", NULL};
+        json_object *node, *steps, *desc;
+        int r;
+
+        if (!doc || !json_object_is_type(doc, json_type_object))
+                return ncm_error_set(err, EINVAL, "expected a scenario object, got %s",
+                                     doc ? ncm__json_type_name(doc) : "null");
+        r = only_keys(doc, "", top_keys, err);
+        if (r < 0)
+                return r;
+        desc = ncm__json_get(doc, "description");
+        if (desc && !json_object_is_type(desc, json_type_string))
+                return ncm_error_set(err, EINVAL, "description: expected string, got %s",
+                                     ncm__json_type_name(desc));
+        node = ncm__json_get(doc, "node");
+        if (!node)
+                return ncm_error_set(err, EINVAL, "node: required");
+        r = ncm__json_expect(node, json_type_object, "node", err);
+        if (r >= 0)
+                r = only_keys(node, "node", node_keys, err);
+        if (r < 0)
+                return r;
+        r = parse_topology(s, ncm__json_get(node, "topology"), base, flags, err);
+        if (r < 0)
+                return r;
+        r = ncm_node_config_from_json(ncm__json_get(node, "kubelet"), "node.kubelet", &s->cfg, err);
+        if (r < 0)
+                return r;
+        if (ncm__json_get(node, "state")) {
+                r = parse_state(s, ncm__json_get(node, "state"), base, flags, err);
+                if (r < 0)
+                        return r;
+        }
+        steps = ncm__json_get(doc, "steps");
+        if (!steps)
+                return 0;
+        r = ncm__json_expect(steps, json_type_array, "steps", err);
+        if (r < 0)
+                return r;
+        s->steps = calloc(json_object_array_length(steps) + 1, sizeof(*s->steps));
+        if (!s->steps)
+                return oom(err);
+        for (size_t i = 0; i < json_object_array_length(steps); i++) {
+                s->n_steps = i + 1;
+                r = parse_step(s, &s->steps[i], json_object_array_get_idx(steps, i), i, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int ncm_scenario_parse(const char *text, size_t len, const char *name, const char *base_dir,
+                       unsigned flags, ncm_scenario **ret, ncm_error *err) {
+        ncm_autoptr(ncm_scenario) s = calloc(1, sizeof(*s));
+        ncm_autojson doc = NULL;
+        int r;
+
+        if (!s)
+                return oom(err);
+        r = ncm__json_or_yaml_parse(text, len, name ? name : "<scenario>", &doc, err);
+        if (r < 0)
+                return r;
+        r = parse_doc(s, doc, base_dir, flags, err);
+        if (r < 0)
+                return r;
+        *ret = NCM_TAKE_PTR(s);
+        return 0;
+}
+
+int ncm_scenario_load_file(const char *path, unsigned flags, ncm_scenario **ret, ncm_error *err) {
+        ncm_autofree char *text = NULL;
+        ncm_autofree char *copy = NULL;
+        const char *base = NULL;
+        bool in = strcmp(path, "-") == 0;
+        size_t len;
+        int r;
+
+        r = ncm_fs_read_all(AT_FDCWD, in ? "/dev/stdin" : path, NCM_JSON_MAX_FILE, &text, &len,
+                            err);
+        if (r < 0)
+                return r;
+        if (!in) {
+                copy = strdup(path);
+                if (!copy)
+                        return oom(err);
+                base = dirname(copy);
+        }
+        return ncm_scenario_parse(text, len, in ? "<stdin>" : path, base, flags, ret, err);
+}

@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The simulator: replays a scenario's steps on a node and writes what happened, as JSON lines
+ * (DESIGN.md) or for people (one line per step, then a CPU map). docs/simulate.md describes both.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node-internal.h"
+#include "node-scenario.h"
+
+/* ------------------------------------------------------------------------------------------
+ * JSON pieces (", " and ": " separators, as every nodecm JSON line)
+ */
+
+static void json_str(ncm_buf *b, const char *s) {
+        ncm_buf_json_string(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void json_cpus(ncm_buf *b, const ncm_cpuset *s) {
+        ncm_buf_putc(b, '"');
+        ncm_cpuset_format_list_buf(s, b);
+        ncm_buf_putc(b, '"');
+}
+
+static void json_idlist(ncm_buf *b, const ncm_cpuset *s) {
+        bool first = true;
+        ncm_buf_putc(b, '[');
+        NCM_CPUSET_FOREACH(id, s) {
+                ncm_buf_printf(b, "%s%d", first ? "" : ", ", id);
+                first = false;
+        }
+        ncm_buf_putc(b, ']');
+}
+
+static void json_hint(ncm_buf *b, const ncm_hint *h) {
+        ncm_buf_puts(b, "{\"numa\": ");
+        if (h->any) {
+                ncm_buf_puts(b, "null");
+        } else {
+                int bits[NCM_BITMASK_MAX_BITS];
+                int k = ncm_bitmask_to_bits(h->numa, bits);
+                ncm_buf_putc(b, '[');
+                for (int i = 0; i < k; i++)
+                        ncm_buf_printf(b, "%s%d", i ? ", " : "", bits[i]);
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_printf(b, ", \"preferred\": %s}", h->preferred ? "true" : "false");
+}
+
+static void json_hints(ncm_buf *b, const ncm_tm_hints *h) {
+        ncm_buf_putc(b, '{');
+        for (size_t i = 0; i < h->n; i++) {
+                const ncm_hint_list *l = &h->res[i].list;
+                if (i)
+                        ncm_buf_puts(b, ", ");
+                json_str(b, h->res[i].resource);
+                ncm_buf_puts(b, ": ");
+                if (l->nil) {
+                        ncm_buf_puts(b, "null");
+                        continue;
+                }
+                ncm_buf_putc(b, '[');
+                for (size_t j = 0; j < l->n; j++) {
+                        if (j)
+                                ncm_buf_puts(b, ", ");
+                        json_hint(b, &l->hints[j]);
+                }
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_putc(b, '}');
+}
+
+static void json_events(ncm_buf *b, const ncm_node_admission *a) {
+        static const char *const kinds[] = {"hints", "merge", "allocate"};
+
+        ncm_buf_puts(b, ", \"explain\": [");
+        for (size_t i = 0; i < a->n_events; i++) {
+                const ncm_node_event *e = &a->events[i];
+                if (i)
+                        ncm_buf_puts(b, ", ");
+                ncm_buf_printf(b, "{\"event\": \"%s\", \"container\": ", kinds[e->kind]);
+                if (e->container)
+                        json_str(b, e->container);
+                else
+                        ncm_buf_puts(b, "null");
+                if (e->provider) {
+                        ncm_buf_puts(b, ", \"provider\": ");
+                        json_str(b, e->provider);
+                }
+                switch (e->kind) {
+                case NCM_NODE_EVENT_HINTS:
+                        ncm_buf_puts(b, ", \"hints\": ");
+                        json_hints(b, &e->hints);
+                        break;
+                case NCM_NODE_EVENT_MERGE:
+                        ncm_buf_puts(b, ", \"merged\": ");
+                        json_hint(b, &e->hint);
+                        ncm_buf_printf(b, ", \"admit\": %s, \"why\": ", e->ok ? "true" : "false");
+                        json_str(b, e->text);
+                        break;
+                case NCM_NODE_EVENT_ALLOCATE:
+                        ncm_buf_puts(b, ", \"affinity\": ");
+                        json_hint(b, &e->hint);
+                        ncm_buf_printf(b, ", \"ok\": %s, \"result\": ", e->ok ? "true" : "false");
+                        json_str(b, e->text);
+                        ncm_buf_puts(b, ", \"steps\": [");
+                        for (size_t k = 0; k < e->n_steps; k++) {
+                                if (k)
+                                        ncm_buf_puts(b, ", ");
+                                json_str(b, e->steps[k]);
+                        }
+                        ncm_buf_putc(b, ']');
+                        break;
+                }
+                ncm_buf_putc(b, '}');
+        }
+        ncm_buf_putc(b, ']');
+}
+
+static void json_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_node_admission *a,
+                       bool explain) {
+        ncm_buf_printf(b, "{\"step\": %zu, \"op\": \"admit\", \"pod\": ", step);
+        json_str(b, pod->uid);
+        ncm_buf_printf(b, ", \"admitted\": %s", a->admitted ? "true" : "false");
+        if (a->admitted) {
+                ncm_buf_puts(b, ", \"containers\": [");
+                for (size_t i = 0; i < a->n_containers; i++) {
+                        const ncm_node_container_result *c = &a->containers[i];
+                        if (i)
+                                ncm_buf_puts(b, ", ");
+                        ncm_buf_puts(b, "{\"name\": ");
+                        json_str(b, c->name);
+                        if (c->sidecar)
+                                ncm_buf_puts(b, ", \"sidecar\": true");
+                        else if (c->init)
+                                ncm_buf_puts(b, ", \"init\": true");
+                        ncm_buf_printf(b, ", \"exclusive\": %s, \"cpus\": ",
+                                       c->exclusive ? "true" : "false");
+                        json_cpus(b, c->cpus);
+                        ncm_buf_puts(b, ", \"numa\": ");
+                        json_idlist(b, c->numa);
+                        ncm_buf_puts(b, ", \"devices\": {}}");
+                }
+                ncm_buf_putc(b, ']');
+        } else {
+                ncm_buf_puts(b, ", \"reason\": ");
+                json_str(b, a->reason);
+                ncm_buf_puts(b, ", \"message\": ");
+                json_str(b, a->message);
+        }
+        if (explain)
+                json_events(b, a);
+        ncm_buf_puts(b, "}\n");
+}
+
+static void json_state(ncm_buf *b, const ncm_node *n) {
+        const ncm_cpu_state *s = ncm_node_cpu_state(n);
+
+        ncm_buf_puts(b, "{\"op\": \"state\", \"defaultCpuSet\": ");
+        json_cpus(b, ncm_cpu_state_default(s));
+        ncm_buf_puts(b, ", \"entries\": {");
+        for (size_t p = 0; p < ncm_cpu_state_num_pods(s); p++) {
+                if (p)
+                        ncm_buf_puts(b, ", ");
+                json_str(b, ncm_cpu_state_pod_uid(s, p));
+                ncm_buf_puts(b, ": {");
+                for (size_t c = 0; c < ncm_cpu_state_pod_num_containers(s, p); c++) {
+                        if (c)
+                                ncm_buf_puts(b, ", ");
+                        json_str(b, ncm_cpu_state_container_name(s, p, c));
+                        ncm_buf_puts(b, ": ");
+                        json_cpus(b, ncm_cpu_state_container_cpus(s, p, c));
+                }
+                ncm_buf_putc(b, '}');
+        }
+        ncm_buf_puts(b, "}}\n");
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Human output
+ */
+
+static void put_pod(ncm_buf *b, const char *name, const char *uid) {
+        if (name && name[0] && strcmp(name, uid) != 0)
+                ncm_buf_printf(b, "%s (%s)", name, uid);
+        else
+                ncm_buf_puts(b, uid);
+}
+
+static void put_numa(ncm_buf *b, const ncm_cpuset *numa) {
+        ncm_buf_puts(b, ncm_cpuset_weight(numa) == 1 ? "NUMA " : "NUMA ");
+        ncm_cpuset_format_list_buf(numa, b);
+}
+
+static void put_hints(ncm_buf *b, const ncm_tm_hints *h) {
+        if (h->n == 0) {
+                ncm_buf_puts(b, "no preference");
+                return;
+        }
+        for (size_t i = 0; i < h->n; i++) {
+                const ncm_hint_list *l = &h->res[i].list;
+                ncm_buf_printf(b, "%s%s:", i ? "; " : "", h->res[i].resource);
+                if (l->nil)
+                        ncm_buf_puts(b, " no preference");
+                else if (l->n == 0)
+                        ncm_buf_puts(b, " none (cannot be satisfied)");
+                for (size_t j = 0; j < l->n; j++) {
+                        ncm_buf_putc(b, ' ');
+                        ncm__node_format_hint(b, &l->hints[j], true);
+                }
+        }
+}
+
+static void human_events(ncm_buf *b, const ncm_node_admission *a) {
+        for (size_t i = 0; i < a->n_events; i++) {
+                const ncm_node_event *e = &a->events[i];
+                const char *who = e->container ? e->container : "pod";
+                switch (e->kind) {
+                case NCM_NODE_EVENT_HINTS:
+                        ncm_buf_printf(b, "    %s: %s hints: ", who, e->provider);
+                        put_hints(b, &e->hints);
+                        ncm_buf_putc(b, '\n');
+                        break;
+                case NCM_NODE_EVENT_MERGE:
+                        ncm_buf_printf(b, "    %s: merged ", who);
+                        ncm__node_format_hint(b, &e->hint, true);
+                        ncm_buf_printf(b, ": %s\n", e->text ? e->text : "");
+                        break;
+                case NCM_NODE_EVENT_ALLOCATE:
+                        ncm_buf_printf(b, "    %s: %s allocate with affinity ", who, e->provider);
+                        ncm__node_format_hint(b, &e->hint, true);
+                        ncm_buf_printf(b, ": %s%s\n",
+                                       e->ok ? "" : "failed: ", e->text ? e->text : "");
+                        for (size_t k = 0; k < e->n_steps; k++)
+                                ncm_buf_printf(b, "      %s\n", e->steps[k]);
+                        break;
+                }
+        }
+}
+
+static void human_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_node_admission *a,
+                        bool explain) {
+        ncm_buf_printf(b, "step %zu: admit ", step);
+        put_pod(b, pod->name, pod->uid);
+        if (!a->admitted) {
+                ncm_buf_printf(b, ": rejected: %s: %s\n", a->reason, a->message);
+        } else {
+                ncm_buf_puts(b, ": admitted:");
+                for (size_t i = 0; i < a->n_containers; i++) {
+                        const ncm_node_container_result *c = &a->containers[i];
+                        ncm_buf_printf(b, "%s %s%s %s ", i ? ";" : "", c->name,
+                                       c->sidecar ? " (sidecar)"
+                                       : c->init  ? " (init)"
+                                                  : "",
+                                       c->exclusive ? "exclusive" : "shared");
+                        ncm_cpuset_format_list_buf(c->cpus, b);
+                        ncm_buf_puts(b, " (");
+                        put_numa(b, c->numa);
+                        ncm_buf_putc(b, ')');
+                }
+                ncm_buf_putc(b, '\n');
+        }
+        if (explain)
+                human_events(b, a);
+}
+
+/* Owner labels of each CPU for the map: "reserved", "shared", "<pod>/<container>[+...]". */
+typedef struct cpu_label {
+        int cpu;
+        char *text;
+} cpu_label;
+
+static const char *pod_label(const ncm_node *n, const char *uid) {
+        const char *name = ncm_node_pod_name(n, uid);
+        return name && name[0] ? name : uid;
+}
+
+static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu) {
+        const ncm_cpu_state *s = ncm_node_cpu_state(n);
+        const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
+        const ncm_cpuset *reserved = ncm_cpu_policy_reserved(p);
+        bool none = strcmp(ncm_cpu_policy_name(p), "none") == 0;
+        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
+        const char *pu, *cn;
+        const ncm_cpuset *cs;
+
+        while (ncm_cpu_state_next(s, &it, &pu, &cn, &cs)) {
+                NCM_CPUSET_FOREACH(cpu, cs) {
+                        char *old, *nl = NULL;
+                        if ((size_t)cpu >= max_cpu)
+                                continue;
+                        old = labels[cpu];
+                        if (old && strncmp(old, pod_label(n, pu), strlen(pod_label(n, pu))) == 0 &&
+                            old[strlen(pod_label(n, pu))] == '/') {
+                                if (asprintf(&nl, "%s+%s", old, cn) < 0)
+                                        return -ENOMEM;
+                        } else if (old) {
+                                if (asprintf(&nl, "%s,%s/%s", old, pod_label(n, pu), cn) < 0)
+                                        return -ENOMEM;
+                        } else if (asprintf(&nl, "%s/%s", pod_label(n, pu), cn) < 0) {
+                                return -ENOMEM;
+                        }
+                        free(old);
+                        labels[cpu] = nl;
+                }
+        }
+        for (size_t cpu = 0; cpu < max_cpu; cpu++) {
+                const char *t = NULL;
+                if (labels[cpu] || !ncm_topo_cpu(ncm_node_topo(n), (int)cpu))
+                        continue;
+                if (none)
+                        t = "shared";
+                else if (ncm_cpuset_isset(reserved, (int)cpu))
+                        t = "reserved";
+                else if (ncm_cpuset_isset(ncm_cpu_state_default(s), (int)cpu))
+                        t = "shared";
+                else
+                        t = "-";
+                labels[cpu] = strdup(t);
+                if (!labels[cpu])
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int cmp_info(const void *x, const void *y) {
+        const ncm_cpu_info *a = x, *b = y;
+        if (a->socket != b->socket)
+                return a->socket < b->socket ? -1 : 1;
+        if (a->numa != b->numa)
+                return a->numa < b->numa ? -1 : 1;
+        if (a->core != b->core)
+                return a->core < b->core ? -1 : 1;
+        return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
+}
+
+static int human_map(ncm_buf *b, const ncm_node *n) {
+        const ncm_topo *t = ncm_node_topo(n);
+        const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
+        const ncm_node_config *cfg = ncm_node_get_config(n);
+        const ncm_cpu_state *s = ncm_node_cpu_state(n);
+        size_t ncpu = 0, max_cpu;
+        const ncm_cpu_info *cpus = ncm_topo_cpus(t, &ncpu);
+        ncm_cpu_info *sorted;
+        char **labels;
+        int width = 0, idw = 1, r = 0;
+
+        max_cpu = ncpu ? (size_t)cpus[ncpu - 1].cpu + 1 : 0;
+        labels = calloc(max_cpu + 1, sizeof(*labels));
+        sorted = calloc(ncpu + 1, sizeof(*sorted));
+        if (!labels || !sorted) {
+                free(labels);
+                free(sorted);
+                return -ENOMEM;
+        }
+        r = label_cpus(n, labels, max_cpu);
+        if (r < 0)
+                goto out;
+        memcpy(sorted, cpus, ncpu * sizeof(*sorted));
+        qsort(sorted, ncpu, sizeof(*sorted), cmp_info);
+        for (size_t i = 0; i < ncpu; i++) {
+                int w = (int)strlen(labels[sorted[i].cpu]);
+                if (w > width)
+                        width = w;
+        }
+        for (size_t m = max_cpu; m >= 10; m /= 10)
+                idw++;
+
+        ncm_buf_printf(b, "\nCPU map: cpuManagerPolicy %s", ncm_cpu_policy_name(p));
+        if (!ncm_cpuset_is_empty(ncm_cpu_policy_reserved(p))) {
+                ncm_buf_puts(b, " (reserved ");
+                ncm_cpuset_format_list_buf(ncm_cpu_policy_reserved(p), b);
+                ncm_buf_putc(b, ')');
+        }
+        ncm_buf_printf(b, ", topologyManagerPolicy %s, topologyManagerScope %s\n",
+                       ncm_node_config_tm_policy(cfg), ncm_node_config_tm_scope(cfg));
+        for (size_t i = 0; i < ncpu;) {
+                const ncm_cpu_info *ci = &sorted[i];
+                if (i == 0 || sorted[i - 1].socket != ci->socket)
+                        ncm_buf_printf(b, "socket %d\n", ci->socket);
+                if (i == 0 || sorted[i - 1].socket != ci->socket || sorted[i - 1].numa != ci->numa)
+                        ncm_buf_printf(b, "  NUMA node %d\n", ci->numa);
+                ncm_buf_printf(b, "    core %*d:", idw, ci->core);
+                {
+                        size_t j = i;
+                        while (j < ncpu && sorted[j].socket == ci->socket &&
+                               sorted[j].numa == ci->numa && sorted[j].core == ci->core) {
+                                bool last = j + 1 >= ncpu || sorted[j + 1].core != ci->core ||
+                                            sorted[j + 1].numa != ci->numa ||
+                                            sorted[j + 1].socket != ci->socket;
+                                ncm_buf_printf(b, "  cpu %*d %-*s", idw, sorted[j].cpu,
+                                               last ? 0 : width, labels[sorted[j].cpu]);
+                                j++;
+                        }
+                        i = j;
+                }
+                ncm_buf_putc(b, '\n');
+        }
+        if (strcmp(ncm_cpu_policy_name(p), "none") == 0) {
+                ncm_buf_puts(b, "none policy: containers are not pinned and run on every CPU\n");
+        } else {
+                const ncm_cpu_options *o = ncm_cpu_policy_options(p);
+                ncm_buf_puts(b, "shared pool: ");
+                ncm_cpuset_format_list_buf(ncm_cpu_state_default(s), b);
+                if (!ncm_cpuset_is_empty(ncm_cpu_policy_reserved(p)))
+                        ncm_buf_puts(b, o->strict_cpu_reservation ? " (reserved CPUs excluded: "
+                                                                    "strict-cpu-reservation)"
+                                                                  : " (reserved CPUs included)");
+                ncm_buf_putc(b, '\n');
+        }
+out:
+        for (size_t i = 0; i < max_cpu; i++)
+                free(labels[i]);
+        free(labels);
+        free(sorted);
+        return r;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The run
+ */
+
+static void human_step_pod(ncm_buf *b, const ncm_node *n, const char *uid, const char *name) {
+        put_pod(b, name ? name : ncm_node_pod_name(n, uid), uid);
+}
+
+int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *out,
+                 ncm_simulate_summary *summary, ncm_error *err) {
+        static const ncm_simulate_options defaults = {0};
+        ncm_node_options nopts = {0};
+        ncm_autoptr(ncm_node) n = NULL;
+        ncm_autoptr(ncm_cpuset) released = ncm_cpuset_new();
+        ncm_simulate_summary sum = {0};
+        size_t limit;
+        int r;
+
+        if (!o)
+                o = &defaults;
+        if (!released)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        nopts.state_dir = o->state_dir;
+        nopts.reference_merge = o->reference_merge;
+        if (s->state_text) {
+                nopts.cpu_checkpoint = s->state_text;
+                nopts.cpu_checkpoint_len = s->state_len;
+                nopts.cpu_checkpoint_name = "node.state";
+        }
+        r = ncm_node_new(s->topo, s->cfg, &nopts, &n, err);
+        if (r < 0)
+                return r;
+
+        limit = o->max_steps && o->max_steps < s->n_steps ? o->max_steps : s->n_steps;
+        for (size_t i = 0; i < limit; i++) {
+                const ncm__step *st = &s->steps[i];
+                switch (st->kind) {
+                case NCM__STEP_ADMIT: {
+                        ncm_autoptr(ncm_node_admission) a = NULL;
+                        r = ncm_node_admit(n, st->pod, o->explain ? NCM_NODE_EXPLAIN : 0, &a, err);
+                        if (r < 0)
+                                return ncm_error_prefix(err, "%s.admit", st->path);
+                        if (a->admitted)
+                                sum.admitted++;
+                        else
+                                sum.rejected++;
+                        if (o->json)
+                                json_admit(out, i, st->pod, a, o->explain);
+                        else
+                                human_admit(out, i, st->pod, a, o->explain);
+                        break;
+                }
+                case NCM__STEP_REMOVE: {
+                        const char *name = ncm_node_pod_name(n, st->pod_uid);
+                        ncm_autofree char *pname = name ? strdup(name) : NULL;
+                        r = ncm_node_remove_container(n, st->pod_uid, st->container, released, err);
+                        if (r < 0)
+                                return ncm_error_prefix(err, "%s.remove", st->path);
+                        if (o->json) {
+                                ncm_buf_printf(out,
+                                               "{\"step\": %zu, \"op\": \"remove\", \"pod\": ", i);
+                                json_str(out, st->pod_uid);
+                                ncm_buf_puts(out, ", \"container\": ");
+                                json_str(out, st->container);
+                                ncm_buf_printf(out, ", \"removed\": %s, \"released\": ",
+                                               r > 0 ? "true" : "false");
+                                json_cpus(out, released);
+                                ncm_buf_puts(out, "}\n");
+                        } else {
+                                ncm_buf_printf(out, "step %zu: remove ", i);
+                                human_step_pod(out, n, st->pod_uid, pname);
+                                ncm_buf_printf(out, " container %s: ", st->container);
+                                if (r == 0)
+                                        ncm_buf_puts(out, "nothing to remove\n");
+                                else if (ncm_cpuset_is_empty(released))
+                                        ncm_buf_puts(out, "removed, no CPUs released\n");
+                                else {
+                                        ncm_buf_puts(out, "released ");
+                                        ncm_cpuset_format_list_buf(released, out);
+                                        ncm_buf_puts(out, " to the shared pool\n");
+                                }
+                        }
+                        break;
+                }
+                case NCM__STEP_REMOVE_POD: {
+                        const char *name = ncm_node_pod_name(n, st->pod_uid);
+                        ncm_autofree char *pname = name ? strdup(name) : NULL;
+                        r = ncm_node_remove_pod(n, st->pod_uid, released, err);
+                        if (r < 0)
+                                return ncm_error_prefix(err, "%s.removePod", st->path);
+                        if (o->json) {
+                                ncm_buf_printf(out,
+                                               "{\"step\": %zu, \"op\": \"removePod\", \"pod\": ",
+                                               i);
+                                json_str(out, st->pod_uid);
+                                ncm_buf_printf(out, ", \"removed\": %s, \"released\": ",
+                                               r > 0 ? "true" : "false");
+                                json_cpus(out, released);
+                                ncm_buf_puts(out, "}\n");
+                        } else {
+                                ncm_buf_printf(out, "step %zu: removePod ", i);
+                                human_step_pod(out, n, st->pod_uid, pname);
+                                ncm_buf_puts(out, ": ");
+                                if (r == 0)
+                                        ncm_buf_puts(out, "nothing to remove\n");
+                                else if (ncm_cpuset_is_empty(released))
+                                        ncm_buf_puts(out, "removed, no CPUs released\n");
+                                else {
+                                        ncm_buf_puts(out, "released ");
+                                        ncm_cpuset_format_list_buf(released, out);
+                                        ncm_buf_puts(out, " to the shared pool\n");
+                                }
+                        }
+                        break;
+                }
+                case NCM__STEP_RESTART: {
+                        const ncm_cpu_state *cs;
+                        r = ncm_node_restart(n, st->cfg, err);
+                        if (r < 0)
+                                return ncm_error_prefix(err, "%s.restart", st->path);
+                        cs = ncm_node_cpu_state(n);
+                        if (o->json) {
+                                ncm_buf_printf(out,
+                                               "{\"step\": %zu, \"op\": \"restart\", "
+                                               "\"restarted\": true}\n",
+                                               i);
+                        } else {
+                                ncm_buf_printf(out,
+                                               "step %zu: restart: restored from "
+                                               "cpu_manager_state and validated (policy %s, "
+                                               "default set ",
+                                               i, ncm_cpu_state_policy(cs));
+                                ncm_cpuset_format_list_buf(ncm_cpu_state_default(cs), out);
+                                ncm_buf_printf(out, ", %zu assignment%s)\n",
+                                               ncm_cpu_state_num_entries(cs),
+                                               ncm_cpu_state_num_entries(cs) == 1 ? "" : "s");
+                        }
+                        break;
+                }
+                }
+                sum.steps++;
+        }
+        if (o->json) {
+                json_state(out, n);
+        } else {
+                r = human_map(out, n);
+                if (r < 0)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        if (ncm_buf_failed(out))
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        if (summary)
+                *summary = sum;
+        return 0;
+}
