@@ -300,7 +300,9 @@ NCM_API int ncm_cgroup_config_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_o
  * the runtime writes it into the container's cgroup: cpu shares from the request (or the limit
  * when there is no request), with enforce_cpu_limits the quota from the limit (0, i.e. none,
  * without one) and the period (100000 unless custom_cpu_period), the memory limit, hugepage
- * limits from the container's limits (other page sizes 0). CPUS and MEMS (may be NULL) are
+ * limits from the container's limits (other page sizes 0), and with TieredReservation the
+ * request as memory.min (Guaranteed pod) or memory.low (Burstable pod); memory.high
+ * (memoryThrottlingFactor) is not sent. CPUS and MEMS (may be NULL) are
  * the CPU and memory managers' decisions. shares convert to cpu.weight with the runtime's
  * formula (oci_weight). *RET is initialised by this function.
  */

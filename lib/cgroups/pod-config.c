@@ -140,7 +140,6 @@ int ncm_cgroup_config_for_container(const ncm_pod *pod, const ncm_container *c,
         int64_t limit_milli = lim ? ncm_quantity_milli_value(lim) : 0;
         int rc;
 
-        (void)pod;
         ncm_cgroup_resources_init(&r);
         /* A limit without a request stands for the request (kuberuntime repeats the API
          * server's defaulting for old objects). */
@@ -160,6 +159,17 @@ int ncm_cgroup_config_for_container(const ncm_pod *pod, const ncm_container *c,
         r.has_memory = true;
         r.memory = value_of(&c->resources.limits, NCM_RESOURCE_MEMORY);
         r.oci_weight = true;
+        /* TieredReservation protects each container's request, by the pod's QoS class. */
+        if (o->memory_qos == NCM_CGROUP_MEMORY_QOS_TIERED) {
+                int64_t mreq = value_of(&c->resources.requests, NCM_RESOURCE_MEMORY);
+                if (mreq > 0 && pod->qos == NCM_QOS_GUARANTEED) {
+                        r.has_memory_min = true;
+                        r.memory_min = mreq;
+                } else if (mreq > 0 && pod->qos == NCM_QOS_BURSTABLE) {
+                        r.has_memory_low = true;
+                        r.memory_low = mreq;
+                }
+        }
         /* GetHugepageLimitsFromResources: every page size at 0 unless the limits say so. */
         r.has_hugepages = true;
         {

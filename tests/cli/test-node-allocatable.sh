@@ -1,0 +1,107 @@
+# nodecm node-allocatable: the kubelet's reservation flags in its syntax, the reported
+# allocatable and the enforced limits (goldens), the enforcement plan, and bad input.
+. "$(dirname "$0")/lib.sh"
+
+CAP="--capacity cpu=4,memory=16Gi,ephemeral-storage=100Gi,pid=4194304,hugepages-2Mi=1Gi,hugepages-1Gi=0"
+RES="--kube-reserved=cpu=500m,memory=1Gi --system-reserved cpu=250m,memory=512Mi,pid=1000"
+
+run node-allocatable --help
+expect_rc 0 "--help"
+case "$OUT" in "Usage: nodecm node-allocatable"*) ;; *) fail "--help: no usage" ;; esac
+
+run node-allocatable $CAP $RES "--eviction-hard=memory.available<100Mi,nodefs.available<10%"
+expect_rc 0 "text"
+expect_golden cgroups/node-allocatable.txt "text"
+
+run node-allocatable $CAP $RES --json
+expect_rc 0 "json (default eviction thresholds)"
+expect_golden cgroups/node-allocatable.json "json"
+
+# Nothing reserved, no eviction: allocatable is the capacity less the hugepages from memory.
+run node-allocatable --capacity cpu=2,memory=4Gi,hugepages-2Mi=512Mi --eviction-hard= \
+        --enforce-node-allocatable=
+expect_rc 0 "no reservations"
+expect_golden cgroups/node-allocatable-none.txt "no reservations"
+
+# Repeated map flags add up, as the kubelet's do.
+run node-allocatable --capacity cpu=4 --capacity memory=8Gi --kube-reserved cpu=1 \
+        --kube-reserved memory=1Gi --eviction-hard= --json
+expect_rc 0 "repeated flags"
+case "$OUT" in
+*'"allocatable": {"cpu": "3", "memory": "7Gi"}'*) ;;
+*) fail "repeated flags: [$OUT]" ;;
+esac
+
+# What enforcement writes where, for both drivers.
+run node-allocatable $CAP $RES --enforce-node-allocatable=pods,kube-reserved,system-reserved-compressible \
+        --kube-reserved-cgroup=/kube.slice --system-reserved-cgroup=/system.slice \
+        --plan --cgroup-version 1 --driver systemd
+expect_rc 0 "plan v1 systemd"
+expect_golden cgroups/node-allocatable-plan-v1-systemd.txt "plan v1 systemd"
+run node-allocatable $CAP $RES --enforce-node-allocatable=kube-reserved,system-reserved \
+        --kube-reserved-cgroup=/kube --system-reserved-cgroup=/system --cpu-manager-policy static \
+        --plan --cgroup-version 2
+expect_rc 0 "plan v2 cgroupfs"
+expect_golden cgroups/node-allocatable-plan-v2-cgroupfs.txt "plan v2 cgroupfs"
+
+# This machine: the capacity is read from /sys and /proc.
+run node-allocatable
+expect_rc 0 "this machine"
+case "$OUT" in *"memory"*) ;; *) fail "this machine: no memory row" ;; esac
+
+# ---- bad input ----
+run node-allocatable --capacity cpu=10,memory=11Gi --kube-reserved cpu=5,memory=10Gi \
+        --system-reserved cpu=5,memory=10Gi "--eviction-hard=memory.available<2Gi"
+expect_rc 1 "reservation above capacity"
+expect_err_contains "invalid Node Allocatable configuration. Resource \"memory\" has a reservation of 22Gi but capacity of 11Gi. Expected capacity >= reservation." \
+        "reservation above capacity"
+run node-allocatable --kube-reserved cpu=-1
+expect_rc 2 "negative reservation"
+expect_err_contains "--kube-reserved: resource quantity for \"cpu\" cannot be negative: -1" \
+        "negative reservation"
+run node-allocatable --system-reserved cpu=1x
+expect_rc 2 "bad quantity"
+expect_err_contains "failed to parse quantity \"1x\" for \"cpu\" resource" "bad quantity"
+run node-allocatable --kube-reserved nvidia.com/gpu=1
+expect_rc 2 "extended resource"
+expect_err_contains "cannot reserve \"nvidia.com/gpu\" resource" "extended resource"
+run node-allocatable --kube-reserved cpu
+expect_rc 2 "malformed pair"
+expect_err_contains "malformed pair, expect string=string" "malformed pair"
+run node-allocatable "--eviction-hard=memory.free<1Gi"
+expect_rc 2 "unknown eviction signal"
+expect_err_contains "unsupported eviction signal memory.free" "unknown eviction signal"
+run node-allocatable "--eviction-hard=nodefs.available<150%"
+expect_rc 2 "percentage above 100"
+expect_err_contains "must be <= 100%: 150%" "percentage above 100"
+run node-allocatable "--eviction-hard=memory.available<-1Gi"
+expect_rc 2 "negative threshold"
+expect_err_contains "eviction threshold memory.available must be positive: -1Gi" "negative threshold"
+run node-allocatable --enforce-node-allocatable=pods,kube-reserved
+expect_rc 2 "kube-reserved without its cgroup"
+expect_err_contains "kubeReservedCgroup (--kube-reserved-cgroup) must be specified" \
+        "kube-reserved without its cgroup"
+run node-allocatable --enforce-node-allocatable=none,pods
+expect_rc 2 "none with others"
+run node-allocatable --enforce-node-allocatable=all
+expect_rc 2 "unknown enforcement"
+expect_err_contains "option \"all\" specified for enforceNodeAllocatable" "unknown enforcement"
+run node-allocatable --capacity cpu=abc
+expect_rc 2 "bad capacity"
+expect_err_contains "--capacity" "bad capacity"
+run node-allocatable --cpu-manager-policy dynamic
+expect_rc 2 "unknown CPU manager policy"
+run node-allocatable --plan --json
+expect_rc 2 "--plan with --json"
+run node-allocatable extra
+expect_rc 2 "unexpected argument"
+run node-allocatable --frob
+expect_rc 2 "unknown option"
+expect_err_contains "unknown option '--frob'" "unknown option"
+run node-allocatable $CAP --enforce-node-allocatable=kube-reserved --kube-reserved-cgroup=/kube \
+        --plan --cgroup-version 1
+expect_rc 2 "kube-reserved enforced without a reservation"
+expect_err_contains "\"/kube\" cgroup is not configured properly" \
+        "kube-reserved enforced without a reservation"
+
+finish
