@@ -24,6 +24,7 @@
 /* Every kind of checkpoint file, tried in order. */
 static const cli_checkpoint_kind *const kinds[] = {
                 &cli_checkpoint_kind_cpu,
+                &cli_checkpoint_kind_device,
                 NULL,
 };
 
@@ -701,7 +702,8 @@ static void usage(FILE *f)
               "                                [--drop POD]... [--fit [SOURCE] [--reserved LIST]\n"
               "                                [--strict]]\n\n"
               "Read the kubelet's checkpoint files with their checksums. The kind of file is\n"
-              "recognised from its content: cpu_manager_state (V1, V2, V3).\n\n"
+              "recognised from its content: cpu_manager_state (V1, V2, V3) or\n"
+              "kubelet_internal_checkpoint (the device manager's).\n\n"
               "  verify   check the file as the kubelet does when it starts: decoding, checksum,\n"
               "           cpusets, policy; with a machine, also the static policy's start-up\n"
               "           validation, saying exactly why the kubelet would refuse to start\n"
@@ -949,7 +951,7 @@ static int run_sub(sub which, int argc, char **argv)
         }
         if (!kind) {
                 ncm_error_set(&err, EINVAL, "%s: not a checkpoint file nodecm knows (%s)", a.path,
-                              "expected cpu_manager_state");
+                              "expected cpu_manager_state or kubelet_internal_checkpoint");
                 return cli_fail(&err);
         }
 

@@ -56,5 +56,6 @@ typedef struct cli_checkpoint_kind {
 } cli_checkpoint_kind;
 
 extern const cli_checkpoint_kind cli_checkpoint_kind_cpu;
+extern const cli_checkpoint_kind cli_checkpoint_kind_device;
 
 #endif
