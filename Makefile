@@ -26,7 +26,7 @@ $(BUILD)/build.ninja:
 	meson setup $(BUILD) >/dev/null
 
 run: all
-	./$(BUILD)/nodecm topology
+	./$(BUILD)/nodecm simulate examples/web-db.yaml
 
 test: all
 	meson test -C $(BUILD) --print-errorlogs

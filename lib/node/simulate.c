@@ -183,15 +183,13 @@ static void json_state(ncm_buf *b, const ncm_node *n) {
  * Human output
  */
 
+/* People read pod names; the JSON lines carry the UIDs. */
 static void put_pod(ncm_buf *b, const char *name, const char *uid) {
-        if (name && name[0] && strcmp(name, uid) != 0)
-                ncm_buf_printf(b, "%s (%s)", name, uid);
-        else
-                ncm_buf_puts(b, uid);
+        ncm_buf_puts(b, name && name[0] ? name : uid);
 }
 
 static void put_numa(ncm_buf *b, const ncm_cpuset *numa) {
-        ncm_buf_puts(b, ncm_cpuset_weight(numa) == 1 ? "NUMA " : "NUMA ");
+        ncm_buf_puts(b, "NUMA ");
         ncm_cpuset_format_list_buf(numa, b);
 }
 
