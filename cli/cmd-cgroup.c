@@ -19,14 +19,16 @@
 
 #define MAX_CPUS_FLAGS 64
 
-static void usage(FILE *f)
-{
+static void usage(FILE *f) {
         fputs("Usage: nodecm cgroup plan POD [OPTIONS]\n"
-              "       nodecm cgroup apply POD [OPTIONS] [--cpus [CONTAINER=]LIST]... [--mems LIST]\n"
+              "       nodecm cgroup apply POD [OPTIONS] [--cpus [CONTAINER=]LIST]... [--mems "
+              "LIST]\n"
               "       nodecm cgroup remove POD [OPTIONS]\n"
               "       nodecm cgroup set-cpus POD CONTAINER LIST [--mems LIST] [OPTIONS]\n\n"
-              "The cgroups the kubelet makes for a pod: kubepods (node allocatable), the burstable\n"
-              "and besteffort QoS tiers, the pod cgroup (ResourceConfigForPod) and, as the runtime\n"
+              "The cgroups the kubelet makes for a pod: kubepods (node allocatable), the "
+              "burstable\n"
+              "and besteffort QoS tiers, the pod cgroup (ResourceConfigForPod) and, as the "
+              "runtime\n"
               "writes them from the CRI values, one cgroup per sidecar and app container.\n"
               "POD is a Pod object in JSON or YAML ('-' reads standard input).\n\n"
               "  plan      print every directory and file, in order, with the values written\n"
@@ -103,8 +105,7 @@ typedef struct args {
         ncm_cgroup_node_config node;
 } args;
 
-static int parse_bool(const char *s, bool *ret)
-{
+static int parse_bool(const char *s, bool *ret) {
         /* strconv.ParseBool, as Go's flag package uses. */
         static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
         static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
@@ -123,8 +124,7 @@ static int parse_bool(const char *s, bool *ret)
 }
 
 /* A Go duration of whole microseconds ("100ms", "5ms", "1s", "2500us"). */
-static int parse_duration_us(const char *s, int64_t *ret)
-{
+static int parse_duration_us(const char *s, int64_t *ret) {
         static const struct {
                 const char *unit;
                 int64_t us;
@@ -148,32 +148,31 @@ static int parse_duration_us(const char *s, int64_t *ret)
         return -EINVAL;
 }
 
-static int parse_args(int argc, char **argv, args *a)
-{
+static int parse_args(int argc, char **argv, args *a) {
         static const struct option opts[] = {
-                {"driver", required_argument, NULL, OPT_DRIVER},
-                {"cgroup-version", required_argument, NULL, OPT_VERSION},
-                {"root", required_argument, NULL, OPT_ROOT},
-                {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
-                {"cpus", required_argument, NULL, OPT_CPUS},
-                {"mems", required_argument, NULL, OPT_MEMS},
-                {"pod-pids-limit", required_argument, NULL, OPT_PIDS},
-                {"cpu-cfs-quota", required_argument, NULL, OPT_CFS_QUOTA},
-                {"cpu-cfs-quota-period", required_argument, NULL, OPT_CFS_PERIOD},
-                {"memory-qos", required_argument, NULL, OPT_MEMORY_QOS},
-                {"pod-only", no_argument, NULL, OPT_POD_ONLY},
-                {"no-containers", no_argument, NULL, OPT_NO_CONTAINERS},
-                {"json", no_argument, NULL, OPT_JSON},
-                {"capacity", required_argument, NULL, OPT_NODE},
-                {"kube-reserved", required_argument, NULL, OPT_NODE},
-                {"system-reserved", required_argument, NULL, OPT_NODE},
-                {"eviction-hard", required_argument, NULL, OPT_NODE},
-                {"enforce-node-allocatable", required_argument, NULL, OPT_NODE},
-                {"kube-reserved-cgroup", required_argument, NULL, OPT_NODE},
-                {"system-reserved-cgroup", required_argument, NULL, OPT_NODE},
-                {"cpu-manager-policy", required_argument, NULL, OPT_NODE},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+                        {"driver", required_argument, NULL, OPT_DRIVER},
+                        {"cgroup-version", required_argument, NULL, OPT_VERSION},
+                        {"root", required_argument, NULL, OPT_ROOT},
+                        {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
+                        {"cpus", required_argument, NULL, OPT_CPUS},
+                        {"mems", required_argument, NULL, OPT_MEMS},
+                        {"pod-pids-limit", required_argument, NULL, OPT_PIDS},
+                        {"cpu-cfs-quota", required_argument, NULL, OPT_CFS_QUOTA},
+                        {"cpu-cfs-quota-period", required_argument, NULL, OPT_CFS_PERIOD},
+                        {"memory-qos", required_argument, NULL, OPT_MEMORY_QOS},
+                        {"pod-only", no_argument, NULL, OPT_POD_ONLY},
+                        {"no-containers", no_argument, NULL, OPT_NO_CONTAINERS},
+                        {"json", no_argument, NULL, OPT_JSON},
+                        {"capacity", required_argument, NULL, OPT_NODE},
+                        {"kube-reserved", required_argument, NULL, OPT_NODE},
+                        {"system-reserved", required_argument, NULL, OPT_NODE},
+                        {"eviction-hard", required_argument, NULL, OPT_NODE},
+                        {"enforce-node-allocatable", required_argument, NULL, OPT_NODE},
+                        {"kube-reserved-cgroup", required_argument, NULL, OPT_NODE},
+                        {"system-reserved-cgroup", required_argument, NULL, OPT_NODE},
+                        {"cpu-manager-policy", required_argument, NULL, OPT_NODE},
+                        {"help", no_argument, NULL, 'h'},
+                        {NULL, 0, NULL, 0},
         };
         const char *cmd = a->cmd;
         int c, idx = 0;
@@ -190,15 +189,17 @@ static int parse_args(int argc, char **argv, args *a)
                         return 1;
                 case OPT_DRIVER:
                         if (!ncm_cgroup_naming_by_name(optarg))
-                                return cli_usage_error(cmd, "--driver: unknown driver '%s' "
-                                                            "(cgroupfs or systemd)",
+                                return cli_usage_error(cmd,
+                                                       "--driver: unknown driver '%s' "
+                                                       "(cgroupfs or systemd)",
                                                        optarg);
                         a->driver = optarg;
                         break;
                 case OPT_VERSION:
                         if (strcmp(optarg, "1") != 0 && strcmp(optarg, "2") != 0)
-                                return cli_usage_error(cmd, "--cgroup-version: expected 1 or 2, "
-                                                            "got '%s'",
+                                return cli_usage_error(cmd,
+                                                       "--cgroup-version: expected 1 or 2, "
+                                                       "got '%s'",
                                                        optarg);
                         a->version = optarg[0] - '0';
                         break;
@@ -219,26 +220,30 @@ static int parse_args(int argc, char **argv, args *a)
                         break;
                 case OPT_PIDS:
                         if (ncm_cgroup_parse_int64(optarg, &v) < 0 || strchr(optarg, '\n'))
-                                return cli_usage_error(cmd, "--pod-pids-limit: invalid number "
-                                                            "'%s'",
+                                return cli_usage_error(cmd,
+                                                       "--pod-pids-limit: invalid number "
+                                                       "'%s'",
                                                        optarg);
                         a->options.pod_pids_limit = v;
                         break;
                 case OPT_CFS_QUOTA:
                         if (parse_bool(optarg, &a->options.enforce_cpu_limits) < 0)
-                                return cli_usage_error(cmd, "--cpu-cfs-quota: invalid boolean "
-                                                            "'%s'",
+                                return cli_usage_error(cmd,
+                                                       "--cpu-cfs-quota: invalid boolean "
+                                                       "'%s'",
                                                        optarg);
                         break;
                 case OPT_CFS_PERIOD:
                         r = parse_duration_us(optarg, &v);
                         if (r < 0)
-                                return cli_usage_error(cmd, "--cpu-cfs-quota-period: invalid "
-                                                            "duration '%s'",
+                                return cli_usage_error(cmd,
+                                                       "--cpu-cfs-quota-period: invalid "
+                                                       "duration '%s'",
                                                        optarg);
                         if (v < NCM_CGROUP_MIN_QUOTA_PERIOD || v > NCM_CGROUP_MAX_QUOTA_PERIOD)
-                                return cli_usage_error(cmd, "--cpu-cfs-quota-period: %s must be "
-                                                            "between 1ms and 1sec, inclusive",
+                                return cli_usage_error(cmd,
+                                                       "--cpu-cfs-quota-period: %s must be "
+                                                       "between 1ms and 1sec, inclusive",
                                                        optarg);
                         a->options.cpu_period = (uint64_t)v;
                         a->options.custom_cpu_period = v != NCM_CGROUP_QUOTA_PERIOD;
@@ -249,8 +254,9 @@ static int parse_args(int argc, char **argv, args *a)
                         else if (strcmp(optarg, "tiered") == 0)
                                 a->options.memory_qos = NCM_CGROUP_MEMORY_QOS_TIERED;
                         else
-                                return cli_usage_error(cmd, "--memory-qos: expected none or "
-                                                            "tiered, got '%s'",
+                                return cli_usage_error(cmd,
+                                                       "--memory-qos: expected none or "
+                                                       "tiered, got '%s'",
                                                        optarg);
                         break;
                 case OPT_POD_ONLY:
@@ -270,8 +276,7 @@ static int parse_args(int argc, char **argv, args *a)
                         }
                         break;
                 case ':':
-                        return cli_usage_error(cmd, "option '%s' needs a value",
-                                               argv[optind - 1]);
+                        return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
                 default:
                         return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
                 }
@@ -281,8 +286,7 @@ static int parse_args(int argc, char **argv, args *a)
 
 /* The layout to plan for or to act on, and the root fd when acting. */
 static int open_layout(const args *a, bool act, ncm_cgroup_layout *ret, int *ret_fd,
-                       ncm_error *err)
-{
+                       ncm_error *err) {
         const char *root = a->root ? a->root : "/sys/fs/cgroup";
         ncm_autoclose int fd = -1;
         ncm_autoclose int sysfd = -1;
@@ -307,9 +311,8 @@ static int open_layout(const args *a, bool act, ncm_cgroup_layout *ret, int *ret
         if (r < 0)
                 return r;
         if (a->version && a->version != ncm_cgroup_layout_version(ret))
-                return ncm_error_set(err, EINVAL,
-                                     "--cgroup-version %d: '%s' is cgroup v%d", a->version, real,
-                                     ncm_cgroup_layout_version(ret));
+                return ncm_error_set(err, EINVAL, "--cgroup-version %d: '%s' is cgroup v%d",
+                                     a->version, real, ncm_cgroup_layout_version(ret));
         if (ret_fd)
                 *ret_fd = NCM_TAKE_FD(fd);
         return 0;
@@ -317,8 +320,7 @@ static int open_layout(const args *a, bool act, ncm_cgroup_layout *ret, int *ret
 
 /* kubepods' node allocatable config from the node flags. */
 static int kubepods_config(args *a, const ncm_cgroup_layout *l, int sysfd,
-                           ncm_cgroup_resources *ret, ncm_error *err)
-{
+                           ncm_cgroup_resources *ret, ncm_error *err) {
         ncm_node_allocatable na;
         ncm_autoptr(ncm_cpuset) all = NULL;
         int r;
@@ -354,8 +356,7 @@ typedef struct cpus_flags {
         ncm_cpuset *mems;
 } cpus_flags;
 
-static void cpus_flags_done(cpus_flags *f)
-{
+static void cpus_flags_done(cpus_flags *f) {
         for (size_t i = 0; i < f->n; i++) {
                 ncm_cpuset_free(f->sets[i]);
                 free(f->names[i]);
@@ -364,8 +365,7 @@ static void cpus_flags_done(cpus_flags *f)
         memset(f, 0, sizeof(*f));
 }
 
-static int parse_cpus_flags(const args *a, cpus_flags *f, ncm_error *err)
-{
+static int parse_cpus_flags(const args *a, cpus_flags *f, ncm_error *err) {
         memset(f, 0, sizeof(*f));
         for (size_t i = 0; i < a->n_cpus; i++) {
                 const char *eq = strchr(a->cpus[i], '=');
@@ -394,8 +394,7 @@ static int parse_cpus_flags(const args *a, cpus_flags *f, ncm_error *err)
         return 0;
 }
 
-static int emit_buf(ncm_buf *out)
-{
+static int emit_buf(ncm_buf *out) {
         ncm_error err = NCM_ERROR_INIT;
         int rc;
 
@@ -409,8 +408,7 @@ static int emit_buf(ncm_buf *out)
         return rc;
 }
 
-static const char *mode_name(const ncm_cgroup_layout *l)
-{
+static const char *mode_name(const ncm_cgroup_layout *l) {
         switch (l->mode) {
         case NCM_CGROUP_MODE_V1:
                 return "cgroup v1";
@@ -422,8 +420,7 @@ static const char *mode_name(const ncm_cgroup_layout *l)
         return "?";
 }
 
-static int run(args *a)
-{
+static int run(args *a) {
         ncm_error err = NCM_ERROR_INIT;
         ncm_autoptr(ncm_pod) pod = NULL;
         ncm_autoclose int rootfd = -1;
@@ -435,16 +432,17 @@ static int run(args *a)
         cpus_flags cf;
         ncm_buf out = NCM_BUF_INIT;
         const ncm_cgroup_naming_ops *naming =
-                ncm_cgroup_naming_by_name(a->driver ? a->driver : "cgroupfs");
+                        ncm_cgroup_naming_by_name(a->driver ? a->driver : "cgroupfs");
         bool act = strcmp(a->cmd, "plan") != 0;
         unsigned flags = (a->pod_only ? NCM_CGROUP_PLAN_POD_ONLY : 0) |
                          (a->no_containers ? NCM_CGROUP_PLAN_NO_CONTAINERS : 0);
         int r;
 
         if (act && naming != &ncm_cgroup_naming_cgroupfs)
-                return cli_usage_error(a->cmdname, "--driver systemd: cgroups of the systemd driver "
-                                               "are made by systemd over D-Bus; use 'nodecm "
-                                               "cgroup plan' to see them");
+                return cli_usage_error(a->cmdname,
+                                       "--driver systemd: cgroups of the systemd driver "
+                                       "are made by systemd over D-Bus; use 'nodecm "
+                                       "cgroup plan' to see them");
         if (act && a->json)
                 return cli_usage_error(a->cmdname, "--json is for plan only");
         r = ncm_pod_load_file(a->pod_path, &pod, &err);
@@ -480,8 +478,9 @@ static int run(args *a)
                         if (r >= 0 && a->json) {
                                 ncm_buf_puts(&out, "{\"pod\": ");
                                 ncm_buf_json_string(&out, pod->uid, strlen(pod->uid));
-                                ncm_buf_printf(&out, ", \"qos\": \"%s\", \"driver\": \"%s\", "
-                                                     "\"cgroupVersion\": %d, \"plan\": ",
+                                ncm_buf_printf(&out,
+                                               ", \"qos\": \"%s\", \"driver\": \"%s\", "
+                                               "\"cgroupVersion\": %d, \"plan\": ",
                                                ncm_qos_class_name(pod->qos), naming->name,
                                                ncm_cgroup_layout_version(&layout));
                                 ncm_cgroup_plan_format_json(&plan, &out);
@@ -490,7 +489,8 @@ static int run(args *a)
                                         out.len--;
                                 ncm_buf_puts(&out, "}\n");
                         } else if (r >= 0) {
-                                ncm_buf_printf(&out, "# pod %s/%s uid %s (%s): %s driver, %s at %s\n\n",
+                                ncm_buf_printf(&out,
+                                               "# pod %s/%s uid %s (%s): %s driver, %s at %s\n\n",
                                                pod->ns, pod->name, pod->uid,
                                                ncm_qos_class_name(pod->qos), naming->name,
                                                mode_name(&layout), layout.display_root);
@@ -515,9 +515,8 @@ static int run(args *a)
                                 ncm_error_prefix(&err, "cpuset '%s'", a->cpus_text);
                 }
                 if (r >= 0)
-                        r = ncm_cgroup_manager_set_container_cpuset(&m, pod->uid, pod->qos,
-                                                                    a->container, cpus, cf.mems,
-                                                                    &err);
+                        r = ncm_cgroup_manager_set_container_cpuset(
+                                        &m, pod->uid, pod->qos, a->container, cpus, cf.mems, &err);
         }
         if (r >= 0 && act) {
                 ncm_autofree char *path = NULL;
@@ -541,8 +540,7 @@ static int run(args *a)
         return emit_buf(&out);
 }
 
-int cmd_cgroup(int argc, char **argv)
-{
+int cmd_cgroup(int argc, char **argv) {
         char cmdname[32];
         args a;
         size_t positional;
@@ -562,8 +560,9 @@ int cmd_cgroup(int argc, char **argv)
         }
         if (strcmp(a.cmd, "plan") != 0 && strcmp(a.cmd, "apply") != 0 &&
             strcmp(a.cmd, "remove") != 0 && strcmp(a.cmd, "set-cpus") != 0)
-                return cli_usage_error("cgroup", "unknown subcommand '%s' (plan, apply, remove "
-                                                 "or set-cpus)",
+                return cli_usage_error("cgroup",
+                                       "unknown subcommand '%s' (plan, apply, remove "
+                                       "or set-cpus)",
                                        a.cmd);
         ncm_cgroup_pod_options_init(&a.options);
         if (ncm_cgroup_node_config_init(&a.node) < 0) {
@@ -583,8 +582,8 @@ int cmd_cgroup(int argc, char **argv)
         if (positional != (strcmp(a.cmd, "set-cpus") == 0 ? 3u : 1u)) {
                 ncm_cgroup_node_config_done(&a.node);
                 return cli_usage_error(cmdname, strcmp(a.cmd, "set-cpus") == 0
-                                                        ? "expected POD CONTAINER LIST"
-                                                        : "expected one POD file");
+                                                                ? "expected POD CONTAINER LIST"
+                                                                : "expected one POD file");
         }
         a.pod_path = argv[1 + optind];
         if (positional == 3) {

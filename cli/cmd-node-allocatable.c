@@ -15,8 +15,7 @@
 #include <nodecm/fs.h>
 #include "cli.h"
 
-static void usage(FILE *f)
-{
+static void usage(FILE *f) {
         fputs("Usage: nodecm node-allocatable [OPTIONS]\n\n"
               "Node allocatable the way the kubelet computes it: for each resource, capacity\n"
               "minus kube-reserved, system-reserved and the hard eviction thresholds (memory\n"
@@ -62,16 +61,14 @@ static const char *const enforce_names[] = {"pods", "kube-reserved", "system-res
                                             "kube-reserved-compressible",
                                             "system-reserved-compressible"};
 
-static void put_q(ncm_buf *b, const ncm_resource_list *l, const char *name)
-{
+static void put_q(ncm_buf *b, const ncm_resource_list *l, const char *name) {
         const ncm_quantity *q = l ? ncm_resource_list_get(l, name) : NULL;
         char s[NCM_QUANTITY_STRLEN];
 
         ncm_buf_printf(b, "%-16s", q ? ncm_quantity_to_string(q, s) : "-");
 }
 
-static void json_list(ncm_buf *b, const char *key, const ncm_resource_list *l, bool first)
-{
+static void json_list(ncm_buf *b, const char *key, const ncm_resource_list *l, bool first) {
         if (!first)
                 ncm_buf_puts(b, ", ");
         ncm_buf_printf(b, "\"%s\": {", key);
@@ -87,8 +84,7 @@ static void json_list(ncm_buf *b, const char *key, const ncm_resource_list *l, b
         ncm_buf_putc(b, '}');
 }
 
-static void eviction_list(const ncm_eviction_thresholds *t, ncm_buf *b, bool json)
-{
+static void eviction_list(const ncm_eviction_thresholds *t, ncm_buf *b, bool json) {
         for (size_t i = 0; i < t->n; i++) {
                 const ncm_eviction_threshold *e = &t->items[i];
                 char s[NCM_QUANTITY_STRLEN];
@@ -108,8 +104,7 @@ static void eviction_list(const ncm_eviction_thresholds *t, ncm_buf *b, bool jso
 }
 
 static void format_text(const ncm_cgroup_node_config *c, const ncm_node_allocatable *na,
-                        ncm_buf *b)
-{
+                        ncm_buf *b) {
         bool has_pid = ncm_resource_list_get(&c->capacity, NCM_RESOURCE_PID) != NULL;
 
         ncm_buf_printf(b, "%-20s%-16s%-16s%-16s%-16s%-16s%s\n", "RESOURCE", "CAPACITY",
@@ -155,15 +150,13 @@ static void format_text(const ncm_cgroup_node_config *c, const ncm_node_allocata
 }
 
 static void format_json(const ncm_cgroup_node_config *c, const ncm_node_allocatable *na,
-                        ncm_buf *b)
-{
+                        ncm_buf *b) {
         bool any = false;
 
         ncm_buf_putc(b, '{');
         json_list(b, "capacity", &c->capacity, true);
         json_list(b, "kubeReserved", c->has_kube_reserved ? &c->kube_reserved : NULL, false);
-        json_list(b, "systemReserved", c->has_system_reserved ? &c->system_reserved : NULL,
-                  false);
+        json_list(b, "systemReserved", c->has_system_reserved ? &c->system_reserved : NULL, false);
         ncm_buf_puts(b, ", \"evictionHard\": {");
         eviction_list(&c->eviction_hard, b, true);
         ncm_buf_putc(b, '}');
@@ -180,25 +173,24 @@ static void format_json(const ncm_cgroup_node_config *c, const ncm_node_allocata
         ncm_buf_puts(b, "]}\n");
 }
 
-int cmd_node_allocatable(int argc, char **argv)
-{
+int cmd_node_allocatable(int argc, char **argv) {
         static const struct option opts[] = {
-                {"plan", no_argument, NULL, OPT_PLAN},
-                {"json", no_argument, NULL, OPT_JSON},
-                {"driver", required_argument, NULL, OPT_DRIVER},
-                {"cgroup-version", required_argument, NULL, OPT_VERSION},
-                {"root", required_argument, NULL, OPT_ROOT},
-                {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
-                {"capacity", required_argument, NULL, OPT_NODE},
-                {"kube-reserved", required_argument, NULL, OPT_NODE},
-                {"system-reserved", required_argument, NULL, OPT_NODE},
-                {"eviction-hard", required_argument, NULL, OPT_NODE},
-                {"enforce-node-allocatable", required_argument, NULL, OPT_NODE},
-                {"kube-reserved-cgroup", required_argument, NULL, OPT_NODE},
-                {"system-reserved-cgroup", required_argument, NULL, OPT_NODE},
-                {"cpu-manager-policy", required_argument, NULL, OPT_NODE},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+                        {"plan", no_argument, NULL, OPT_PLAN},
+                        {"json", no_argument, NULL, OPT_JSON},
+                        {"driver", required_argument, NULL, OPT_DRIVER},
+                        {"cgroup-version", required_argument, NULL, OPT_VERSION},
+                        {"root", required_argument, NULL, OPT_ROOT},
+                        {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
+                        {"capacity", required_argument, NULL, OPT_NODE},
+                        {"kube-reserved", required_argument, NULL, OPT_NODE},
+                        {"system-reserved", required_argument, NULL, OPT_NODE},
+                        {"eviction-hard", required_argument, NULL, OPT_NODE},
+                        {"enforce-node-allocatable", required_argument, NULL, OPT_NODE},
+                        {"kube-reserved-cgroup", required_argument, NULL, OPT_NODE},
+                        {"system-reserved-cgroup", required_argument, NULL, OPT_NODE},
+                        {"cpu-manager-policy", required_argument, NULL, OPT_NODE},
+                        {"help", no_argument, NULL, 'h'},
+                        {NULL, 0, NULL, 0},
         };
         ncm_cgroup_node_config node;
         ncm_node_allocatable na;
@@ -276,9 +268,9 @@ int cmd_node_allocatable(int argc, char **argv)
         r = sysfd < 0 ? sysfd : ncm_cgroup_node_config_finish(&node, sysfd, &err);
         if (r >= 0)
                 r = ncm_cgroup_node_allocatable(
-                        &node.capacity, node.has_kube_reserved ? &node.kube_reserved : NULL,
-                        node.has_system_reserved ? &node.system_reserved : NULL,
-                        &node.eviction_hard, node.enforce, &na, &err);
+                                &node.capacity, node.has_kube_reserved ? &node.kube_reserved : NULL,
+                                node.has_system_reserved ? &node.system_reserved : NULL,
+                                &node.eviction_hard, node.enforce, &na, &err);
         if (r < 0) {
                 ncm_cgroup_node_config_done(&node);
                 return cli_fail(&err);
@@ -305,8 +297,8 @@ int cmd_node_allocatable(int argc, char **argv)
                         } else {
                                 fd = ncm_fs_open_root(real, &err);
                                 r = fd < 0 ? fd
-                                           : ncm_fs_read_all(sysfd, "/proc/self/mountinfo",
-                                                             1 << 22, &mountinfo, NULL, &err);
+                                           : ncm_fs_read_all(sysfd, "/proc/self/mountinfo", 1 << 22,
+                                                             &mountinfo, NULL, &err);
                                 if (r >= 0)
                                         r = ncm_cgroup_layout_detect(fd, real, mountinfo, sysfd,
                                                                      &layout, &err);
@@ -318,8 +310,8 @@ int cmd_node_allocatable(int argc, char **argv)
                 if (r >= 0) {
                         r = ncm_cgroup_node_config_all_cpus(&node, sysfd, &all, &err);
                         if (r >= 0)
-                                r = ncm_cgroup_config_for_resource_list(&na.pods_limits, false,
-                                                                        all, &kp, &err);
+                                r = ncm_cgroup_config_for_resource_list(&na.pods_limits, false, all,
+                                                                        &kp, &err);
                         if (r >= 0) {
                                 if (ncm_cgroup_layout_version(&layout) == 2) {
                                         kp.has_memory_min = kp.has_memory_low = true;
@@ -330,11 +322,12 @@ int cmd_node_allocatable(int argc, char **argv)
                         }
                         if (r >= 0)
                                 r = ncm_cgroup_manager_plan_node(
-                                        &m, node.enforce, node.kube_reserved_cgroup,
-                                        node.has_kube_reserved ? &node.kube_reserved : NULL,
-                                        node.system_reserved_cgroup,
-                                        node.has_system_reserved ? &node.system_reserved : NULL,
-                                        all, &p, &err);
+                                                &m, node.enforce, node.kube_reserved_cgroup,
+                                                node.has_kube_reserved ? &node.kube_reserved : NULL,
+                                                node.system_reserved_cgroup,
+                                                node.has_system_reserved ? &node.system_reserved
+                                                                         : NULL,
+                                                all, &p, &err);
                         if (r >= 0) {
                                 ncm_buf_putc(&out, '\n');
                                 ncm_cgroup_plan_format(&p, &out);

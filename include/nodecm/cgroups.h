@@ -150,8 +150,7 @@ typedef struct ncm_mountinfo_entry {
         const char *super_options;
         size_t super_options_len;
 } ncm_mountinfo_entry;
-NCM_API int ncm_cgroup_parse_mountinfo_line(const char *line, size_t len,
-                                            ncm_mountinfo_entry *ret);
+NCM_API int ncm_cgroup_parse_mountinfo_line(const char *line, size_t len, ncm_mountinfo_entry *ret);
 
 /*
  * Undo mountinfo's octal escapes ("\040" for a space) of S (LEN bytes) into BUF (SIZE bytes,
@@ -289,7 +288,7 @@ NCM_API int ncm_cgroup_config_from_totals(const ncm_cgroup_pod_totals *t,
  * the pod model. *RET is written on success only.
  */
 NCM_API int ncm_cgroup_totals_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *o,
-                                  ncm_cgroup_pod_totals *ret, ncm_error *err);
+                                      ncm_cgroup_pod_totals *ret, ncm_error *err);
 
 /* ResourceConfigForPod(pod): ncm_cgroup_totals_for_pod() then ncm_cgroup_config_from_totals(). */
 NCM_API int ncm_cgroup_config_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *o,
@@ -307,15 +306,15 @@ NCM_API int ncm_cgroup_config_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_o
  * formula (oci_weight). *RET is initialised by this function.
  */
 NCM_API int ncm_cgroup_config_for_container(const ncm_pod *pod, const ncm_container *c,
-                                            const ncm_cgroup_pod_options *o,
-                                            const ncm_cpuset *cpus, const ncm_cpuset *mems,
-                                            ncm_cgroup_resources *ret, ncm_error *err);
+                                            const ncm_cgroup_pod_options *o, const ncm_cpuset *cpus,
+                                            const ncm_cpuset *mems, ncm_cgroup_resources *ret,
+                                            ncm_error *err);
 
 /* What the QoS tiers are computed from: the active pods' requests, by class. */
 typedef struct ncm_cgroup_qos_usage {
-        int64_t burstable_cpu_milli;    /* CPU requests of Burstable pods */
-        int64_t guaranteed_memory;      /* memory requests of Guaranteed pods (MemoryQoS) */
-        int64_t burstable_memory;       /* memory requests of Burstable pods (MemoryQoS) */
+        int64_t burstable_cpu_milli; /* CPU requests of Burstable pods */
+        int64_t guaranteed_memory;   /* memory requests of Guaranteed pods (MemoryQoS) */
+        int64_t burstable_memory;    /* memory requests of Burstable pods (MemoryQoS) */
 } ncm_cgroup_qos_usage;
 
 /* Add POD's requests (PodRequests, overhead included) to U by its QoS class. */
@@ -353,7 +352,12 @@ typedef struct ncm_cgroup_name {
         char *parts[NCM_CGROUP_NAME_MAX_DEPTH];
 } ncm_cgroup_name;
 
-#define NCM_CGROUP_NAME_INIT {0, {NULL}}
+#define NCM_CGROUP_NAME_INIT                                                                       \
+        {                                                                                          \
+                0, {                                                                               \
+                        NULL                                                                       \
+                }                                                                                  \
+        }
 
 /* Free the components; NAME is the root again. */
 NCM_API void ncm_cgroup_name_done(ncm_cgroup_name *name);
@@ -364,8 +368,7 @@ NCM_API int ncm_cgroup_name_copy(ncm_cgroup_name *dst, const ncm_cgroup_name *sr
  * mapping turns '-' into '_' and must stay reversible); nodecm also refuses "", "." and "..".
  * -EINVAL with the kubelet's text: invalid character in component ["a_b"] of CgroupName.
  */
-NCM_API int ncm_cgroup_name_append(ncm_cgroup_name *name, const char *component,
-                                   ncm_error *err);
+NCM_API int ncm_cgroup_name_append(ncm_cgroup_name *name, const char *component, ncm_error *err);
 /* Append the components of another name. */
 NCM_API int ncm_cgroup_name_append_name(ncm_cgroup_name *name, const ncm_cgroup_name *tail,
                                         ncm_error *err);
@@ -556,7 +559,8 @@ typedef struct ncm_cgroup_plan {
         unsigned next_group;
 } ncm_cgroup_plan;
 
-#define NCM_CGROUP_PLAN_INIT {{0}, 0, 0, NULL, 0, 0, NULL, 0}
+#define NCM_CGROUP_PLAN_INIT                                                                       \
+        { {0}, 0, 0, NULL, 0, 0, NULL, 0 }
 
 /* Free everything; the plan is empty again. */
 NCM_API void ncm_cgroup_plan_done(ncm_cgroup_plan *p);
@@ -628,8 +632,7 @@ typedef struct ncm_cgroup_ops {
          * hierarchy; v2: cgroup.controllers lists every needed controller), 0 if not; a
          * message in ERR lists what is missing.
          */
-        int (*exists)(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
-                      ncm_error *err);
+        int (*exists)(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err);
 } ncm_cgroup_ops;
 
 NCM_API extern const ncm_cgroup_ops ncm_cgroup_ops_v1;
@@ -757,8 +760,7 @@ NCM_API int ncm_cgroup_node_allocatable(const ncm_resource_list *capacity,
  * only. ALL_CPUS (may be NULL) is the cpuset written when the CPU manager policy is "none".
  * *RET is initialised by this function.
  */
-NCM_API int ncm_cgroup_config_for_resource_list(const ncm_resource_list *rl,
-                                                bool compressible_only,
+NCM_API int ncm_cgroup_config_for_resource_list(const ncm_resource_list *rl, bool compressible_only,
                                                 const ncm_cpuset *all_cpus,
                                                 ncm_cgroup_resources *ret, ncm_error *err);
 
@@ -779,17 +781,17 @@ NCM_API int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name,
 
 /* The kubelet flags that shape node allocatable, gathered from a command line. */
 typedef struct ncm_cgroup_node_config {
-        bool has_capacity;         /* --capacity given: the machine is not read */
+        bool has_capacity; /* --capacity given: the machine is not read */
         ncm_resource_list capacity;
         bool has_kube_reserved, has_system_reserved;
-        ncm_resource_list kube_reserved;   /* --kube-reserved */
-        ncm_resource_list system_reserved; /* --system-reserved */
+        ncm_resource_list kube_reserved;       /* --kube-reserved */
+        ncm_resource_list system_reserved;     /* --system-reserved */
         ncm_eviction_thresholds eviction_hard; /* --eviction-hard (default: the kubelet's) */
-        char *enforce_text;        /* --enforce-node-allocatable (default "pods") */
-        unsigned enforce;          /* parsed by ncm_cgroup_node_config_finish() */
-        char *kube_reserved_cgroup;   /* --kube-reserved-cgroup */
-        char *system_reserved_cgroup; /* --system-reserved-cgroup */
-        bool cpu_manager_none;     /* --cpu-manager-policy none (default) or static */
+        char *enforce_text;                    /* --enforce-node-allocatable (default "pods") */
+        unsigned enforce;                      /* parsed by ncm_cgroup_node_config_finish() */
+        char *kube_reserved_cgroup;            /* --kube-reserved-cgroup */
+        char *system_reserved_cgroup;          /* --system-reserved-cgroup */
+        bool cpu_manager_none;                 /* --cpu-manager-policy none (default) or static */
 } ncm_cgroup_node_config;
 
 NCM_API int ncm_cgroup_node_config_init(ncm_cgroup_node_config *c);
@@ -809,8 +811,7 @@ NCM_API int ncm_cgroup_node_config_flag(ncm_cgroup_node_config *c, const char *n
  * Finish: parse --enforce-node-allocatable against the reserved cgroups, and read this
  * machine's capacity through SYSROOTFD ("/") unless --capacity was given.
  */
-NCM_API int ncm_cgroup_node_config_finish(ncm_cgroup_node_config *c, int sysrootfd,
-                                          ncm_error *err);
+NCM_API int ncm_cgroup_node_config_finish(ncm_cgroup_node_config *c, int sysrootfd, ncm_error *err);
 
 /*
  * The CPUs the "none" CPU manager policy writes into kubepods' cpuset: 0..cpu-1 for a
@@ -850,8 +851,7 @@ NCM_API void ncm_cgroup_manager_done(ncm_cgroup_manager *m);
 
 /* Use KUBEPODS (copied) as the node allocatable config of kubepods. */
 NCM_API int ncm_cgroup_manager_set_kubepods(ncm_cgroup_manager *m,
-                                            const ncm_cgroup_resources *kubepods,
-                                            ncm_error *err);
+                                            const ncm_cgroup_resources *kubepods, ncm_error *err);
 
 /* The path (naming driver output) of NAME. *RET is malloc'd. */
 NCM_API int ncm_cgroup_manager_path(const ncm_cgroup_manager *m, const ncm_cgroup_name *name,
@@ -902,8 +902,7 @@ NCM_API int ncm_cgroup_manager_plan_remove_pod(const ncm_cgroup_manager *m, cons
  */
 NCM_API int ncm_cgroup_manager_plan_node(const ncm_cgroup_manager *m, unsigned enforce,
                                          const char *kube_cgroup, const ncm_resource_list *kube,
-                                         const char *system_cgroup,
-                                         const ncm_resource_list *system,
+                                         const char *system_cgroup, const ncm_resource_list *system,
                                          const ncm_cpuset *all_cpus, ncm_cgroup_plan *plan,
                                          ncm_error *err);
 
@@ -925,8 +924,7 @@ NCM_API int ncm_cgroup_manager_read_usage(const ncm_cgroup_manager *m, const cha
  */
 NCM_API int ncm_cgroup_manager_apply_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                          const ncm_cgroup_container_cpus *cpus, size_t n_cpus,
-                                         const ncm_cpuset *mems, unsigned flags,
-                                         ncm_error *err);
+                                         const ncm_cpuset *mems, unsigned flags, ncm_error *err);
 
 /*
  * Remove POD's cgroup tree and update the burstable tier. Refuses while processes are in it
@@ -945,8 +943,8 @@ NCM_API int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm
 NCM_API int ncm_cgroup_manager_set_container_cpuset(const ncm_cgroup_manager *m,
                                                     const char *pod_uid, ncm_qos_class qos,
                                                     const char *container_leaf,
-                                                    const ncm_cpuset *cpus,
-                                                    const ncm_cpuset *mems, ncm_error *err);
+                                                    const ncm_cpuset *cpus, const ncm_cpuset *mems,
+                                                    ncm_error *err);
 
 #ifdef __cplusplus
 }

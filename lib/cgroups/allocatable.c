@@ -15,8 +15,7 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
 
-int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name, const ncm_quantity *q)
-{
+int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name, const ncm_quantity *q) {
         size_t i = 0;
         ncm_resource *items;
         char *dup;
@@ -43,29 +42,26 @@ int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name, const n
         return 0;
 }
 
-static const ncm_quantity *get(const ncm_resource_list *l, const char *name)
-{
+static const ncm_quantity *get(const ncm_resource_list *l, const char *name) {
         return l ? ncm_resource_list_get(l, name) : NULL;
 }
 
 /* ---- flags ---- */
 
 static const char *const signals[] = {
-        "memory.available",    "allocatableMemory.available", "nodefs.available",
-        "nodefs.inodesFree",   "imagefs.available",           "imagefs.inodesFree",
-        "containerfs.available", "containerfs.inodesFree",    "pid.available",
+                "memory.available",      "allocatableMemory.available", "nodefs.available",
+                "nodefs.inodesFree",     "imagefs.available",           "imagefs.inodesFree",
+                "containerfs.available", "containerfs.inodesFree",      "pid.available",
 };
 
-static bool valid_signal(const char *s, size_t len)
-{
+static bool valid_signal(const char *s, size_t len) {
         for (size_t i = 0; i < NCM_ELEMENTSOF(signals); i++)
                 if (strlen(signals[i]) == len && memcmp(signals[i], s, len) == 0)
                         return true;
         return false;
 }
 
-static void add_default(ncm_eviction_thresholds *t, const char *signal, const char *q, float pct)
-{
+static void add_default(ncm_eviction_thresholds *t, const char *signal, const char *q, float pct) {
         ncm_eviction_threshold *e = &t->items[t->n++];
 
         memset(e, 0, sizeof(*e));
@@ -78,8 +74,7 @@ static void add_default(ncm_eviction_thresholds *t, const char *signal, const ch
         }
 }
 
-void ncm_cgroup_eviction_defaults(ncm_eviction_thresholds *ret)
-{
+void ncm_cgroup_eviction_defaults(ncm_eviction_thresholds *ret) {
         ret->n = 0;
         add_default(ret, "memory.available", "100Mi", 0);
         add_default(ret, "nodefs.available", NULL, 10.0f / 100);
@@ -94,8 +89,7 @@ typedef struct eviction_ud {
 } eviction_ud;
 
 /* strconv.ParseFloat(s, 32): the decimal forms only (no hex, inf or nan). */
-static int parse_float32(const char *s, size_t len, float *ret)
-{
+static int parse_float32(const char *s, size_t len, float *ret) {
         char buf[64];
         char *end;
         float v;
@@ -117,8 +111,7 @@ static int parse_float32(const char *s, size_t len, float *ret)
         return 0;
 }
 
-static int eviction_pair(const char *k, size_t kl, const char *v, size_t vl, void *userdata)
-{
+static int eviction_pair(const char *k, size_t kl, const char *v, size_t vl, void *userdata) {
         eviction_ud *ud = userdata;
         ncm_eviction_threshold e;
         size_t i;
@@ -136,11 +129,10 @@ static int eviction_pair(const char *k, size_t kl, const char *v, size_t vl, voi
                         goto drop;
                 r = parse_float32(v, vl - 1, &pct);
                 if (r < 0)
-                        return ncm_error_set(ud->err, -r,
-                                             "strconv.ParseFloat: parsing \"%.*s\": %s",
-                                             (int)(vl - 1), v,
-                                             r == -ERANGE ? "value out of range"
-                                                          : "invalid syntax");
+                        return ncm_error_set(
+                                        ud->err, -r, "strconv.ParseFloat: parsing \"%.*s\": %s",
+                                        (int)(vl - 1), v,
+                                        r == -ERANGE ? "value out of range" : "invalid syntax");
                 pct = pct / 100;
                 if (pct < 0)
                         return ncm_error_set(ud->err, EINVAL,
@@ -161,8 +153,8 @@ static int eviction_pair(const char *k, size_t kl, const char *v, size_t vl, voi
                         return ncm_error_prefix(ud->err, "%s", e.signal);
                 if (ncm_quantity_sign(&e.quantity) <= 0)
                         return ncm_error_set(ud->err, EINVAL,
-                                             "eviction threshold %s must be positive: %s",
-                                             e.signal, ncm_quantity_to_string(&e.quantity, qs));
+                                             "eviction threshold %s must be positive: %s", e.signal,
+                                             ncm_quantity_to_string(&e.quantity, qs));
         }
         /* A signal given twice keeps its first place and its last value (a Go map). */
         for (i = 0; i < ud->t->n; i++)
@@ -186,8 +178,7 @@ drop:
         return 0;
 }
 
-int ncm_cgroup_parse_eviction_hard(const char *s, ncm_eviction_thresholds *ret, ncm_error *err)
-{
+int ncm_cgroup_parse_eviction_hard(const char *s, ncm_eviction_thresholds *ret, ncm_error *err) {
         ncm_eviction_thresholds t = {0};
         eviction_ud ud = {&t, err};
         int r = ncm_cgroup_parse_map_flag(s, '<', eviction_pair, &ud, err);
@@ -204,19 +195,16 @@ typedef struct list_ud {
         ncm_error *err;
 } list_ud;
 
-static int list_pair(const char *k, size_t kl, const char *v, size_t vl, void *userdata)
-{
+static int list_pair(const char *k, size_t kl, const char *v, size_t vl, void *userdata) {
         static const char *const reservable[] = {NCM_RESOURCE_CPU, NCM_RESOURCE_MEMORY,
-                                                 NCM_RESOURCE_EPHEMERAL_STORAGE,
-                                                 NCM_RESOURCE_PID};
+                                                 NCM_RESOURCE_EPHEMERAL_STORAGE, NCM_RESOURCE_PID};
         list_ud *ud = userdata;
         char name[256];
         ncm_quantity q;
         int r;
 
         if (kl == 0 || kl >= sizeof(name) || memchr(k, '\0', kl))
-                return ncm_error_set(ud->err, EINVAL, "invalid resource name \"%.*s\"", (int)kl,
-                                     k);
+                return ncm_error_set(ud->err, EINVAL, "invalid resource name \"%.*s\"", (int)kl, k);
         memcpy(name, k, kl);
         name[kl] = '\0';
         if (ud->reserved) {
@@ -229,8 +217,9 @@ static int list_pair(const char *k, size_t kl, const char *v, size_t vl, void *u
         }
         r = ncm_quantity_parse_n(v, vl, &q, ud->err);
         if (r < 0)
-                return ncm_error_prefix(ud->err, "failed to parse quantity \"%.*s\" for \"%s\" "
-                                                 "resource",
+                return ncm_error_prefix(ud->err,
+                                        "failed to parse quantity \"%.*s\" for \"%s\" "
+                                        "resource",
                                         (int)vl, v, name);
         if (ncm_quantity_sign(&q) < 0)
                 return ncm_error_set(ud->err, EINVAL,
@@ -242,8 +231,7 @@ static int list_pair(const char *k, size_t kl, const char *v, size_t vl, void *u
 }
 
 int ncm_cgroup_parse_reserved(const char *flag, const char *s, ncm_resource_list *ret,
-                              ncm_error *err)
-{
+                              ncm_error *err) {
         ncm_resource_list l = {0};
         list_ud ud = {&l, true, err};
         int r = ncm_cgroup_parse_map_flag(s, '=', list_pair, &ud, err);
@@ -256,8 +244,7 @@ int ncm_cgroup_parse_reserved(const char *flag, const char *s, ncm_resource_list
         return 0;
 }
 
-int ncm_cgroup_parse_capacity(const char *s, ncm_resource_list *ret, ncm_error *err)
-{
+int ncm_cgroup_parse_capacity(const char *s, ncm_resource_list *ret, ncm_error *err) {
         ncm_resource_list l = {0};
         list_ud ud = {&l, false, err};
         int r = ncm_cgroup_parse_map_flag(s, '=', list_pair, &ud, err);
@@ -271,18 +258,17 @@ int ncm_cgroup_parse_capacity(const char *s, ncm_resource_list *ret, ncm_error *
 }
 
 int ncm_cgroup_parse_enforce(const char *s, const char *kube_cgroup, const char *system_cgroup,
-                             unsigned *ret, ncm_error *err)
-{
+                             unsigned *ret, ncm_error *err) {
         static const struct {
                 const char *name;
                 unsigned bit;
         } keys[] = {
-                {"pods", NCM_ENFORCE_PODS},
-                {"kube-reserved", NCM_ENFORCE_KUBE_RESERVED},
-                {"system-reserved", NCM_ENFORCE_SYSTEM_RESERVED},
-                {"kube-reserved-compressible", NCM_ENFORCE_KUBE_RESERVED_COMPRESSIBLE},
-                {"system-reserved-compressible", NCM_ENFORCE_SYSTEM_RESERVED_COMPRESSIBLE},
-                {"none", NCM_ENFORCE_NONE},
+                        {"pods", NCM_ENFORCE_PODS},
+                        {"kube-reserved", NCM_ENFORCE_KUBE_RESERVED},
+                        {"system-reserved", NCM_ENFORCE_SYSTEM_RESERVED},
+                        {"kube-reserved-compressible", NCM_ENFORCE_KUBE_RESERVED_COMPRESSIBLE},
+                        {"system-reserved-compressible", NCM_ENFORCE_SYSTEM_RESERVED_COMPRESSIBLE},
+                        {"none", NCM_ENFORCE_NONE},
         };
         unsigned bits = 0;
         size_t count = 0;
@@ -300,13 +286,16 @@ int ncm_cgroup_parse_enforce(const char *s, const char *kube_cgroup, const char 
                                 }
                         if (!found)
                                 return ncm_error_set(
-                                        err, EINVAL,
-                                        "invalid configuration: option \"%.*s\" specified for "
-                                        "enforceNodeAllocatable (--enforce-node-allocatable). "
-                                        "Valid options are \"pods\", \"system-reserved\", "
-                                        "\"system-reserved-compressible\", \"kube-reserved\", "
-                                        "\"kube-reserved-compressible\" or \"none\"",
-                                        (int)len, p);
+                                                err, EINVAL,
+                                                "invalid configuration: option \"%.*s\" specified "
+                                                "for "
+                                                "enforceNodeAllocatable "
+                                                "(--enforce-node-allocatable). "
+                                                "Valid options are \"pods\", \"system-reserved\", "
+                                                "\"system-reserved-compressible\", "
+                                                "\"kube-reserved\", "
+                                                "\"kube-reserved-compressible\" or \"none\"",
+                                                (int)len, p);
                         count++;
                 }
                 p += len;
@@ -353,8 +342,7 @@ int ncm_cgroup_parse_enforce(const char *s, const char *kube_cgroup, const char 
 
 /* ---- the computation ---- */
 
-void ncm_node_allocatable_done(ncm_node_allocatable *na)
-{
+void ncm_node_allocatable_done(ncm_node_allocatable *na) {
         ncm_resource_list_done(&na->capacity);
         ncm_resource_list_done(&na->eviction);
         ncm_resource_list_done(&na->reservation);
@@ -362,15 +350,13 @@ void ncm_node_allocatable_done(ncm_node_allocatable *na)
         ncm_resource_list_done(&na->pods_limits);
 }
 
-static bool is_hugepages(const char *name)
-{
+static bool is_hugepages(const char *name) {
         return strncmp(name, NCM_RESOURCE_HUGEPAGES_PREFIX,
                        strlen(NCM_RESOURCE_HUGEPAGES_PREFIX)) == 0;
 }
 
 /* value.Set(0) keeps the format. */
-static void clamp(ncm_quantity *q)
-{
+static void clamp(ncm_quantity *q) {
         if (ncm_quantity_sign(q) < 0)
                 *q = ncm_quantity_from_int(0, q->format);
 }
@@ -391,9 +377,9 @@ static void clamp(ncm_quantity *q)
         } while (0)
 
 int ncm_cgroup_node_allocatable(const ncm_resource_list *capacity, const ncm_resource_list *kube,
-                                const ncm_resource_list *system, const ncm_eviction_thresholds *hard,
-                                unsigned enforce, ncm_node_allocatable *ret, ncm_error *err)
-{
+                                const ncm_resource_list *system,
+                                const ncm_eviction_thresholds *hard, unsigned enforce,
+                                ncm_node_allocatable *ret, ncm_error *err) {
         ncm_node_allocatable na;
         ncm_buf msg = NCM_BUF_INIT;
         int r = 0;
@@ -409,8 +395,8 @@ int ncm_cgroup_node_allocatable(const ncm_resource_list *capacity, const ncm_res
                 const ncm_eviction_threshold *t = &hard->items[i];
                 const char *res = strcmp(t->signal, "memory.available") == 0 ? NCM_RESOURCE_MEMORY
                                   : strcmp(t->signal, "nodefs.available") == 0
-                                          ? NCM_RESOURCE_EPHEMERAL_STORAGE
-                                          : NULL;
+                                                  ? NCM_RESOURCE_EPHEMERAL_STORAGE
+                                                  : NULL;
                 ncm_quantity v;
                 if (!res)
                         continue;
@@ -509,8 +495,7 @@ fail:
 
 int ncm_cgroup_config_for_resource_list(const ncm_resource_list *rl, bool compressible_only,
                                         const ncm_cpuset *all_cpus, ncm_cgroup_resources *ret,
-                                        ncm_error *err)
-{
+                                        ncm_error *err) {
         ncm_cgroup_resources r;
         const ncm_quantity *q;
 
@@ -537,8 +522,8 @@ int ncm_cgroup_config_for_resource_list(const ncm_resource_list *rl, bool compre
                             size > INT64_MAX)
                                 continue;
                         if (ncm_cgroup_resources_add_hugepage(
-                                    &r, (int64_t)size, ncm_quantity_value(&rl->items[i].quantity)) <
-                            0)
+                                            &r, (int64_t)size,
+                                            ncm_quantity_value(&rl->items[i].quantity)) < 0)
                                 return ncm_error_set(err, ERANGE, "%s: out of range",
                                                      rl->items[i].name);
                 }
@@ -551,8 +536,7 @@ int ncm_cgroup_config_for_resource_list(const ncm_resource_list *rl, bool compre
 
 /* ---- this machine ---- */
 
-static int read_i64_file(int rootfd, const char *path, int64_t *ret, ncm_error *err)
-{
+static int read_i64_file(int rootfd, const char *path, int64_t *ret, ncm_error *err) {
         char buf[64];
         ssize_t n = ncm_fs_read(rootfd, path, buf, sizeof(buf), err);
         int r;
@@ -566,8 +550,7 @@ static int read_i64_file(int rootfd, const char *path, int64_t *ret, ncm_error *
 }
 
 int ncm_cgroup_machine_capacity(int rootfd, const char *root_dir, ncm_resource_list *ret,
-                                ncm_error *err)
-{
+                                ncm_error *err) {
         ncm_resource_list l = {0};
         char buf[16384];
         ssize_t n;
@@ -638,7 +621,7 @@ int ncm_cgroup_machine_capacity(int rootfd, const char *root_dir, ncm_resource_l
                 if (read_i64_file(rootfd, "/proc/sys/kernel/pid_max", &pid_max, NULL) == 0)
                         tasks = pid_max;
                 if (read_i64_file(rootfd, "/proc/sys/kernel/threads-max", &threads_max, NULL) ==
-                            0 &&
+                                    0 &&
                     (tasks < 0 || threads_max < tasks))
                         tasks = threads_max;
                 if (tasks >= 0) {
@@ -656,8 +639,8 @@ int ncm_cgroup_machine_capacity(int rootfd, const char *root_dir, ncm_resource_l
                         fd = ncm_fs_openat(rootfd, "/", O_PATH | O_DIRECTORY, 0, NULL);
                 if (fd >= 0 && fstatvfs(fd, &st) == 0 && st.f_frsize > 0 &&
                     st.f_blocks <= (uint64_t)INT64_MAX / st.f_frsize) {
-                        ncm_quantity q = ncm_quantity_from_int(
-                                (int64_t)(st.f_blocks * st.f_frsize), NCM_QUANTITY_BINARY_SI);
+                        ncm_quantity q = ncm_quantity_from_int((int64_t)(st.f_blocks * st.f_frsize),
+                                                               NCM_QUANTITY_BINARY_SI);
                         TRY_MEM(ncm_cgroup_resource_list_set(&l, NCM_RESOURCE_EPHEMERAL_STORAGE,
                                                              &q));
                 }

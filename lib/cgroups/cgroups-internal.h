@@ -13,23 +13,21 @@ extern const size_t ncm__cgroup_v1_order_len;
  * The distinct v1 hierarchies of L that nodecm manages, in libcontainer's order. Returns the
  * number written to RET (at most NCM_CGROUP_MAX_HIERARCHIES).
  */
-size_t ncm__cgroup_v1_hierarchies(const ncm_cgroup_layout *l,
-                                  const ncm_cgroup_hierarchy **ret);
+size_t ncm__cgroup_v1_hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret);
 
 /*
  * "<hierarchy dir><cgpath>[/<file>]" into BUF: the path inside the root. -ENAMETOOLONG.
  * CGPATH "/" is the hierarchy's root.
  */
-int ncm__cgroup_path(const ncm_cgroup_hierarchy *h, const char *cgpath, const char *file,
-                     char *buf, size_t size);
+int ncm__cgroup_path(const ncm_cgroup_hierarchy *h, const char *cgpath, const char *file, char *buf,
+                     size_t size);
 
 /* Format a signed decimal into BUF. */
 void ncm__cgroup_i64(int64_t v, char *buf, size_t size);
 
 /* Append a WRITE of FILE below cgroup CGPATH of H, with the plan's error handling. */
-int ncm__cgroup_plan_write(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h,
-                           const char *cgpath, const char *file, const char *value,
-                           unsigned flags, ncm_error *err);
+int ncm__cgroup_plan_write(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h, const char *cgpath,
+                           const char *file, const char *value, unsigned flags, ncm_error *err);
 
 /* Append any other kind of operation on cgroup CGPATH of H (FILE may be NULL). */
 int ncm__cgroup_plan_op(ncm_cgroup_plan *plan, ncm_cgroup_op_kind kind, unsigned flags,

@@ -11,14 +11,13 @@
 #include "cgroups-internal.h"
 
 const unsigned ncm__cgroup_v1_order[] = {
-        NCM_CGROUP_CTRL_CPUSET, NCM_CGROUP_CTRL_MEMORY,  NCM_CGROUP_CTRL_CPU,
-        NCM_CGROUP_CTRL_CPUACCT, NCM_CGROUP_CTRL_PIDS,   NCM_CGROUP_CTRL_HUGETLB,
-        NCM_CGROUP_CTRL_SYSTEMD,
+                NCM_CGROUP_CTRL_CPUSET,  NCM_CGROUP_CTRL_MEMORY, NCM_CGROUP_CTRL_CPU,
+                NCM_CGROUP_CTRL_CPUACCT, NCM_CGROUP_CTRL_PIDS,   NCM_CGROUP_CTRL_HUGETLB,
+                NCM_CGROUP_CTRL_SYSTEMD,
 };
 const size_t ncm__cgroup_v1_order_len = NCM_ELEMENTSOF(ncm__cgroup_v1_order);
 
-size_t ncm__cgroup_v1_hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret)
-{
+size_t ncm__cgroup_v1_hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret) {
         size_t n = 0;
 
         for (size_t i = 0; i < ncm__cgroup_v1_order_len; i++) {
@@ -35,9 +34,8 @@ size_t ncm__cgroup_v1_hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_h
         return n;
 }
 
-int ncm__cgroup_path(const ncm_cgroup_hierarchy *h, const char *cgpath, const char *file,
-                     char *buf, size_t size)
-{
+int ncm__cgroup_path(const ncm_cgroup_hierarchy *h, const char *cgpath, const char *file, char *buf,
+                     size_t size) {
         int n;
 
         if (strcmp(cgpath, "/") == 0)
@@ -51,15 +49,13 @@ int ncm__cgroup_path(const ncm_cgroup_hierarchy *h, const char *cgpath, const ch
         return 0;
 }
 
-void ncm__cgroup_i64(int64_t v, char *buf, size_t size)
-{
+void ncm__cgroup_i64(int64_t v, char *buf, size_t size) {
         snprintf(buf, size, "%" PRId64, v);
 }
 
 int ncm__cgroup_plan_op(ncm_cgroup_plan *plan, ncm_cgroup_op_kind kind, unsigned flags,
                         const ncm_cgroup_hierarchy *h, const char *cgpath, const char *file,
-                        ncm_error *err)
-{
+                        ncm_error *err) {
         char path[4096];
 
         if (ncm__cgroup_path(h, cgpath, file, path, sizeof(path)) < 0)
@@ -69,10 +65,8 @@ int ncm__cgroup_plan_op(ncm_cgroup_plan *plan, ncm_cgroup_op_kind kind, unsigned
         return 0;
 }
 
-int ncm__cgroup_plan_write(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h,
-                           const char *cgpath, const char *file, const char *value,
-                           unsigned flags, ncm_error *err)
-{
+int ncm__cgroup_plan_write(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h, const char *cgpath,
+                           const char *file, const char *value, unsigned flags, ncm_error *err) {
         char path[4096];
 
         if (ncm__cgroup_path(h, cgpath, file, path, sizeof(path)) < 0)
@@ -83,8 +77,7 @@ int ncm__cgroup_plan_write(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h,
 }
 
 size_t ncm__cgroup_hugetlb_limits(const ncm_cgroup_layout *l, const ncm_cgroup_resources *res,
-                                  ncm_cgroup_hugepage *ret, size_t max)
-{
+                                  ncm_cgroup_hugepage *ret, size_t max) {
         size_t n = 0;
 
         /* The machine's page sizes, each at 0 unless listed. */
@@ -117,8 +110,7 @@ size_t ncm__cgroup_hugetlb_limits(const ncm_cgroup_layout *l, const ncm_cgroup_r
 
 ssize_t ncm__cgroup_read(int rootfd, const ncm_cgroup_hierarchy *h, const char *cgpath,
                          const char *file, char *buf, size_t size, const char *display_root,
-                         ncm_error *err)
-{
+                         ncm_error *err) {
         char path[4096];
         ssize_t n;
 
@@ -133,8 +125,7 @@ ssize_t ncm__cgroup_read(int rootfd, const ncm_cgroup_hierarchy *h, const char *
 
 /* ---- queries on both versions ---- */
 
-static size_t hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret)
-{
+static size_t hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret) {
         if (ncm_cgroup_layout_version(l) == 2) {
                 ret[0] = &l->hierarchies[0];
                 return l->n_hierarchies ? 1 : 0;
@@ -143,8 +134,7 @@ static size_t hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy
 }
 
 static int collect_pids(int rootfd, const char *dir, int depth, int *ret_pids, size_t max,
-                        size_t *n, const char *display_root, ncm_error *err)
-{
+                        size_t *n, const char *display_root, ncm_error *err) {
         char file[4096], buf[65536];
         DIR *d = NULL;
         struct dirent *de;
@@ -180,7 +170,8 @@ static int collect_pids(int rootfd, const char *dir, int depth, int *ret_pids, s
         }
         r = ncm_fs_opendir(rootfd, dir, &d, NULL);
         if (r < 0)
-                return r == -ENOENT ? 0 : ncm_error_errno(err, -r, "open '%s%s'", display_root, dir);
+                return r == -ENOENT ? 0
+                                    : ncm_error_errno(err, -r, "open '%s%s'", display_root, dir);
         while ((de = readdir(d)) != NULL) {
                 char child[4096];
                 if (de->d_type != DT_DIR || de->d_name[0] == '.')
@@ -199,8 +190,7 @@ static int collect_pids(int rootfd, const char *dir, int depth, int *ret_pids, s
 }
 
 int ncm_cgroup_pids(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, int *ret_pids,
-                    size_t max, size_t *ret_n, ncm_error *err)
-{
+                    size_t max, size_t *ret_n, ncm_error *err) {
         const ncm_cgroup_hierarchy *hs[NCM_CGROUP_MAX_HIERARCHIES];
         size_t nh = hierarchies(l, hs), n = 0;
 
@@ -218,8 +208,7 @@ int ncm_cgroup_pids(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, 
         return 0;
 }
 
-char **ncm_cgroup_strv_free(char **v)
-{
+char **ncm_cgroup_strv_free(char **v) {
         if (v)
                 for (char **p = v; *p; p++)
                         free(*p);
@@ -227,14 +216,12 @@ char **ncm_cgroup_strv_free(char **v)
         return NULL;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
+static int cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int ncm_cgroup_children(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, char ***ret,
-                        ncm_error *err)
-{
+                        ncm_error *err) {
         const ncm_cgroup_hierarchy *hs[NCM_CGROUP_MAX_HIERARCHIES];
         size_t nh = hierarchies(l, hs), n = 0, cap = 0;
         char **v = NULL;
@@ -296,7 +283,6 @@ int ncm_cgroup_children(const ncm_cgroup_layout *l, int rootfd, const char *cgpa
         return 0;
 }
 
-const ncm_cgroup_ops *ncm_cgroup_ops_for(const ncm_cgroup_layout *l)
-{
+const ncm_cgroup_ops *ncm_cgroup_ops_for(const ncm_cgroup_layout *l) {
         return ncm_cgroup_layout_version(l) == 2 ? &ncm_cgroup_ops_v2 : &ncm_cgroup_ops_v1;
 }

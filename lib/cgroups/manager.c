@@ -13,8 +13,7 @@
 
 int ncm_cgroup_manager_init(ncm_cgroup_manager *m, const ncm_cgroup_layout *layout,
                             const ncm_cgroup_naming_ops *naming, const char *cgroup_root,
-                            const ncm_cgroup_pod_options *options, int rootfd, ncm_error *err)
-{
+                            const ncm_cgroup_pod_options *options, int rootfd, ncm_error *err) {
         ncm_cgroup_name probe = NCM_CGROUP_NAME_INIT;
         int r;
 
@@ -42,15 +41,13 @@ int ncm_cgroup_manager_init(ncm_cgroup_manager *m, const ncm_cgroup_layout *layo
         return 0;
 }
 
-void ncm_cgroup_manager_done(ncm_cgroup_manager *m)
-{
+void ncm_cgroup_manager_done(ncm_cgroup_manager *m) {
         ncm_cgroup_resources_done(&m->kubepods);
         m->has_kubepods = false;
 }
 
 int ncm_cgroup_manager_set_kubepods(ncm_cgroup_manager *m, const ncm_cgroup_resources *kubepods,
-                                    ncm_error *err)
-{
+                                    ncm_error *err) {
         ncm_cgroup_resources copy;
 
         if (ncm_cgroup_resources_copy(&copy, kubepods) < 0)
@@ -62,8 +59,7 @@ int ncm_cgroup_manager_set_kubepods(ncm_cgroup_manager *m, const ncm_cgroup_reso
 }
 
 int ncm_cgroup_manager_path(const ncm_cgroup_manager *m, const ncm_cgroup_name *name, char **ret,
-                            ncm_error *err)
-{
+                            ncm_error *err) {
         ncm_buf b = NCM_BUF_INIT;
         int r = m->naming->to_path(name, &b, err);
 
@@ -82,8 +78,7 @@ int ncm_cgroup_manager_path(const ncm_cgroup_manager *m, const ncm_cgroup_name *
 /* Start a step for cgroup NAME and plan its creation/update with RES. */
 static int plan_cgroup(const ncm_cgroup_manager *m, ncm_cgroup_plan *plan, const char *title,
                        const char *path, const ncm_cgroup_resources *res, bool create,
-                       ncm_error *err)
-{
+                       ncm_error *err) {
         if (ncm_cgroup_plan_step(plan, title, path) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         return m->ops->plan_set(&m->layout, path, res, create, plan, err);
@@ -94,8 +89,7 @@ typedef struct names {
         char *kubepods_path, *burstable_path, *besteffort_path;
 } names;
 
-static void names_done(names *n)
-{
+static void names_done(names *n) {
         ncm_cgroup_name_done(&n->kubepods);
         ncm_cgroup_name_done(&n->burstable);
         ncm_cgroup_name_done(&n->besteffort);
@@ -105,13 +99,12 @@ static void names_done(names *n)
         memset(n, 0, sizeof(*n));
 }
 
-static int get_names(const ncm_cgroup_manager *m, names *n, ncm_error *err)
-{
+static int get_names(const ncm_cgroup_manager *m, names *n, ncm_error *err) {
         int r;
 
         memset(n, 0, sizeof(*n));
-        r = ncm_cgroup_qos_names(m->cgroup_root, true, &n->kubepods, &n->burstable,
-                                 &n->besteffort, err);
+        r = ncm_cgroup_qos_names(m->cgroup_root, true, &n->kubepods, &n->burstable, &n->besteffort,
+                                 err);
         if (r >= 0)
                 r = ncm_cgroup_manager_path(m, &n->kubepods, &n->kubepods_path, err);
         if (r >= 0)
@@ -124,8 +117,7 @@ static int get_names(const ncm_cgroup_manager *m, names *n, ncm_error *err)
 }
 
 static int pod_path(const ncm_cgroup_manager *m, const char *uid, ncm_qos_class qos, char **ret,
-                    ncm_error *err)
-{
+                    ncm_error *err) {
         ncm_cgroup_name name = NCM_CGROUP_NAME_INIT;
         int r = ncm_cgroup_pod_name(m->cgroup_root, true, qos, uid, &name, err);
 
@@ -137,8 +129,7 @@ static int pod_path(const ncm_cgroup_manager *m, const char *uid, ncm_qos_class 
 }
 
 static int container_path(const ncm_cgroup_manager *m, const char *pod, const char *container,
-                          char **ret, ncm_error *err)
-{
+                          char **ret, ncm_error *err) {
         ncm_buf b = NCM_BUF_INIT;
         int r = m->naming->container_path(pod, container, &b, err);
 
@@ -154,8 +145,7 @@ static int container_path(const ncm_cgroup_manager *m, const char *pod, const ch
 
 /* The burstable tier alone (after a pod is gone). */
 static int plan_burstable(const ncm_cgroup_manager *m, const names *n,
-                          const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan, ncm_error *err)
-{
+                          const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan, ncm_error *err) {
         ncm_cgroup_qos_configs c;
         int r = ncm_cgroup_qos_tier_configs(u, &m->layout, &m->options, &c, err);
 
@@ -176,8 +166,7 @@ static int plan_burstable(const ncm_cgroup_manager *m, const names *n,
  */
 static int plan_node_and_tiers(const ncm_cgroup_manager *m, const names *n,
                                const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan,
-                               ncm_error *err)
-{
+                               ncm_error *err) {
         ncm_cgroup_qos_configs c;
         ncm_cgroup_resources kp;
         int r = ncm_cgroup_qos_tier_configs(u, &m->layout, &m->options, &c, err);
@@ -201,16 +190,15 @@ static int plan_node_and_tiers(const ncm_cgroup_manager *m, const names *n,
                 r = plan_cgroup(m, plan, "burstable (QoS tier)", n->burstable_path, &c.burstable,
                                 true, err);
         if (r >= 0)
-                r = plan_cgroup(m, plan, "besteffort (QoS tier)", n->besteffort_path,
-                                &c.besteffort, true, err);
+                r = plan_cgroup(m, plan, "besteffort (QoS tier)", n->besteffort_path, &c.besteffort,
+                                true, err);
         ncm_cgroup_resources_done(&kp);
         ncm_cgroup_qos_configs_done(&c);
         return r;
 }
 
 /* The containers that get a cgroup: sidecars in start order, then app containers. */
-static const ncm_container *nth_container(const ncm_pod *pod, size_t i)
-{
+static const ncm_container *nth_container(const ncm_pod *pod, size_t i) {
         for (size_t k = 0; k < pod->n_init_containers; k++)
                 if (pod->init_containers[k].sidecar && i-- == 0)
                         return &pod->init_containers[k];
@@ -218,8 +206,7 @@ static const ncm_container *nth_container(const ncm_pod *pod, size_t i)
 }
 
 static const ncm_cpuset *cpus_for(const ncm_cgroup_container_cpus *cpus, size_t n,
-                                  const char *container)
-{
+                                  const char *container) {
         const ncm_cpuset *all = NULL;
 
         for (size_t i = 0; i < n; i++) {
@@ -232,8 +219,7 @@ static const ncm_cpuset *cpus_for(const ncm_cgroup_container_cpus *cpus, size_t 
 }
 
 static int check_cpus(const ncm_pod *pod, const ncm_cgroup_container_cpus *cpus, size_t n,
-                      ncm_error *err)
-{
+                      ncm_error *err) {
         for (size_t i = 0; i < n; i++) {
                 const ncm_container *c;
                 if (!cpus[i].container)
@@ -251,8 +237,7 @@ int ncm_cgroup_manager_plan_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                 const ncm_cgroup_qos_usage *usage,
                                 const ncm_cgroup_container_cpus *cpus, size_t n_cpus,
                                 const ncm_cpuset *mems, unsigned flags, ncm_cgroup_plan *plan,
-                                ncm_error *err)
-{
+                                ncm_error *err) {
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_cgroup_resources res;
         ncm_autofree char *ppath = NULL;
@@ -307,8 +292,7 @@ int ncm_cgroup_manager_plan_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
 
 int ncm_cgroup_manager_plan_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                        const ncm_cgroup_qos_usage *usage, ncm_cgroup_plan *plan,
-                                       ncm_error *err)
-{
+                                       ncm_error *err) {
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_autofree char *ppath = NULL;
         names n;
@@ -341,16 +325,15 @@ int ncm_cgroup_manager_plan_node(const ncm_cgroup_manager *m, unsigned enforce,
                                  const char *kube_cgroup, const ncm_resource_list *kube,
                                  const char *system_cgroup, const ncm_resource_list *system,
                                  const ncm_cpuset *all_cpus, ncm_cgroup_plan *plan,
-                                 ncm_error *err)
-{
+                                 ncm_error *err) {
         static const struct {
                 unsigned full, compressible;
                 const char *what;
         } targets[] = {
-                {NCM_ENFORCE_SYSTEM_RESERVED, NCM_ENFORCE_SYSTEM_RESERVED_COMPRESSIBLE,
-                 "system reserved"},
-                {NCM_ENFORCE_KUBE_RESERVED, NCM_ENFORCE_KUBE_RESERVED_COMPRESSIBLE,
-                 "kube reserved"},
+                        {NCM_ENFORCE_SYSTEM_RESERVED, NCM_ENFORCE_SYSTEM_RESERVED_COMPRESSIBLE,
+                         "system reserved"},
+                        {NCM_ENFORCE_KUBE_RESERVED, NCM_ENFORCE_KUBE_RESERVED_COMPRESSIBLE,
+                         "kube reserved"},
         };
         names n;
         int r;
@@ -382,8 +365,7 @@ int ncm_cgroup_manager_plan_node(const ncm_cgroup_manager *m, unsigned enforce,
                         break;
                 r = ncm_cgroup_config_for_resource_list(rl, compressible, all_cpus, &res, err);
                 if (r < 0) {
-                        ncm_error_set(err, EINVAL, "\"%s\" cgroup is not configured properly",
-                                      cg);
+                        ncm_error_set(err, EINVAL, "\"%s\" cgroup is not configured properly", cg);
                         break;
                 }
                 if (m->options.memory_qos == NCM_CGROUP_MEMORY_QOS_TIERED && res.has_memory &&
@@ -400,8 +382,7 @@ int ncm_cgroup_manager_plan_node(const ncm_cgroup_manager *m, unsigned enforce,
 }
 
 static int read_shares_milli(const ncm_cgroup_manager *m, const char *path, int64_t *ret,
-                             ncm_error *err)
-{
+                             ncm_error *err) {
         ncm_cgroup_resources res;
         int r = m->ops->read(&m->layout, m->rootfd, path, &res, err);
 
@@ -413,8 +394,7 @@ static int read_shares_milli(const ncm_cgroup_manager *m, const char *path, int6
 }
 
 int ncm_cgroup_manager_read_usage(const ncm_cgroup_manager *m, const char *exclude_uid,
-                                  ncm_cgroup_qos_usage *ret, ncm_error *err)
-{
+                                  ncm_cgroup_qos_usage *ret, ncm_error *err) {
         ncm_cgroup_qos_usage u = {0, 0, 0};
         char **children = NULL;
         names n;
@@ -440,8 +420,8 @@ int ncm_cgroup_manager_read_usage(const ncm_cgroup_manager *m, const char *exclu
                 }
                 ncm_cgroup_name_done(&name);
                 r = read_shares_milli(m, path, &milli, err);
-                if (r >= 0 && __builtin_add_overflow(u.burstable_cpu_milli, milli,
-                                                     &u.burstable_cpu_milli))
+                if (r >= 0 &&
+                    __builtin_add_overflow(u.burstable_cpu_milli, milli, &u.burstable_cpu_milli))
                         u.burstable_cpu_milli = INT64_MAX;
         }
         ncm_cgroup_strv_free(children);
@@ -454,8 +434,7 @@ int ncm_cgroup_manager_read_usage(const ncm_cgroup_manager *m, const char *exclu
 
 /* The leaves of the pod's container cgroups, as the naming driver makes them. */
 static bool is_container_leaf(const ncm_cgroup_manager *m, const ncm_pod *pod, const char *ppath,
-                              const char *leaf)
-{
+                              const char *leaf) {
         for (size_t i = 0;; i++) {
                 const ncm_container *c = nth_container(pod, i);
                 ncm_autofree char *cpath = NULL;
@@ -470,8 +449,7 @@ static bool is_container_leaf(const ncm_cgroup_manager *m, const ncm_pod *pod, c
         }
 }
 
-static int check_root(const ncm_cgroup_manager *m, ncm_error *err)
-{
+static int check_root(const ncm_cgroup_manager *m, ncm_error *err) {
         ncm_cgroup_name root = NCM_CGROUP_NAME_INIT;
         ncm_buf path = NCM_BUF_INIT;
         int r;
@@ -495,8 +473,7 @@ static int check_root(const ncm_cgroup_manager *m, ncm_error *err)
 
 int ncm_cgroup_manager_apply_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                  const ncm_cgroup_container_cpus *cpus, size_t n_cpus,
-                                 const ncm_cpuset *mems, unsigned flags, ncm_error *err)
-{
+                                 const ncm_cpuset *mems, unsigned flags, ncm_error *err) {
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_autofree char *ppath = NULL;
@@ -535,9 +512,7 @@ int ncm_cgroup_manager_apply_pod(const ncm_cgroup_manager *m, const ncm_pod *pod
         return r;
 }
 
-int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
-                                  ncm_error *err)
-{
+int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *pod, ncm_error *err) {
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_autofree char *ppath = NULL;
@@ -550,8 +525,7 @@ int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *po
         r = pod_path(m, pod->uid, pod->qos, &ppath, err);
         if (r < 0)
                 return r;
-        r = ncm_cgroup_pids(&m->layout, m->rootfd, ppath, pids, NCM_ELEMENTSOF(pids), &npids,
-                            err);
+        r = ncm_cgroup_pids(&m->layout, m->rootfd, ppath, pids, NCM_ELEMENTSOF(pids), &npids, err);
         if (r < 0)
                 return r;
         if (npids > 0) {
@@ -561,8 +535,7 @@ int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *po
                                              "%d); stop them first",
                                              ppath, npids, pids[0]);
                 return ncm_error_set(err, NCM_E_INVALID_STATE,
-                                     "pod cgroup '%s' still has processes; stop them first",
-                                     ppath);
+                                     "pod cgroup '%s' still has processes; stop them first", ppath);
         }
         if (pod->qos == NCM_QOS_BURSTABLE) {
                 r = ncm_cgroup_manager_read_usage(m, pod->uid, &u, err);
@@ -579,8 +552,7 @@ int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *po
 int ncm_cgroup_manager_set_container_cpuset(const ncm_cgroup_manager *m, const char *pod_uid,
                                             ncm_qos_class qos, const char *container_leaf,
                                             const ncm_cpuset *cpus, const ncm_cpuset *mems,
-                                            ncm_error *err)
-{
+                                            ncm_error *err) {
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_cgroup_resources res;
         ncm_autofree char *ppath = NULL;

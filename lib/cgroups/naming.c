@@ -10,15 +10,13 @@
 
 #define SLICE_SUFFIX ".slice"
 
-void ncm_cgroup_name_done(ncm_cgroup_name *name)
-{
+void ncm_cgroup_name_done(ncm_cgroup_name *name) {
         for (size_t i = 0; i < name->n; i++)
                 free(name->parts[i]);
         name->n = 0;
 }
 
-static int push(ncm_cgroup_name *name, const char *s, size_t len, ncm_error *err)
-{
+static int push(ncm_cgroup_name *name, const char *s, size_t len, ncm_error *err) {
         char *c;
 
         if (name->n == NCM_CGROUP_NAME_MAX_DEPTH)
@@ -31,8 +29,7 @@ static int push(ncm_cgroup_name *name, const char *s, size_t len, ncm_error *err
         return 0;
 }
 
-int ncm_cgroup_name_copy(ncm_cgroup_name *dst, const ncm_cgroup_name *src)
-{
+int ncm_cgroup_name_copy(ncm_cgroup_name *dst, const ncm_cgroup_name *src) {
         for (size_t i = 0; i < src->n; i++) {
                 if (push(dst, src->parts[i], strlen(src->parts[i]), NULL) < 0) {
                         ncm_cgroup_name_done(dst);
@@ -42,8 +39,7 @@ int ncm_cgroup_name_copy(ncm_cgroup_name *dst, const ncm_cgroup_name *src)
         return 0;
 }
 
-static int check_component(const char *s, size_t len, ncm_error *err)
-{
+static int check_component(const char *s, size_t len, ncm_error *err) {
         ncm_buf b = NCM_BUF_INIT;
         int r = 0;
 
@@ -57,8 +53,7 @@ static int check_component(const char *s, size_t len, ncm_error *err)
         return r;
 }
 
-int ncm_cgroup_name_append(ncm_cgroup_name *name, const char *component, ncm_error *err)
-{
+int ncm_cgroup_name_append(ncm_cgroup_name *name, const char *component, ncm_error *err) {
         size_t len = strlen(component);
         int r = check_component(component, len, err);
 
@@ -68,8 +63,7 @@ int ncm_cgroup_name_append(ncm_cgroup_name *name, const char *component, ncm_err
 }
 
 int ncm_cgroup_name_append_name(ncm_cgroup_name *name, const ncm_cgroup_name *tail,
-                                ncm_error *err)
-{
+                                ncm_error *err) {
         for (size_t i = 0; i < tail->n; i++) {
                 int r = ncm_cgroup_name_append(name, tail->parts[i], err);
                 if (r < 0)
@@ -78,8 +72,7 @@ int ncm_cgroup_name_append_name(ncm_cgroup_name *name, const ncm_cgroup_name *ta
         return 0;
 }
 
-bool ncm_cgroup_name_equal(const ncm_cgroup_name *a, const ncm_cgroup_name *b)
-{
+bool ncm_cgroup_name_equal(const ncm_cgroup_name *a, const ncm_cgroup_name *b) {
         if (a->n != b->n)
                 return false;
         for (size_t i = 0; i < a->n; i++)
@@ -88,8 +81,7 @@ bool ncm_cgroup_name_equal(const ncm_cgroup_name *a, const ncm_cgroup_name *b)
         return true;
 }
 
-void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b)
-{
+void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b) {
         ncm_buf_putc(b, '[');
         for (size_t i = 0; i < name->n; i++) {
                 if (i)
@@ -102,8 +94,7 @@ void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b)
 /* ---- cgroupfs ---- */
 
 /* "/" + path.Join(components): empty components vanish. */
-static int cgroupfs_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err)
-{
+static int cgroupfs_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err) {
         bool any = false;
 
         (void)err;
@@ -123,8 +114,7 @@ static int cgroupfs_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *
  * ParseCgroupfsToCgroupName: one leading '/' dropped, then split on '/' (so "/a/" is
  * ["a" ""]; "/" and "" are the root). "." and ".." are refused rather than resolved.
  */
-static int cgroupfs_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err)
-{
+static int cgroupfs_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err) {
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
         const char *p = path[0] == '/' ? path + 1 : path;
 
@@ -132,10 +122,11 @@ static int cgroupfs_from_path(const char *path, ncm_cgroup_name *ret, ncm_error 
                 const char *slash = strchr(p, '/');
                 size_t len = slash ? (size_t)(slash - p) : strlen(p);
                 int r = (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.')
-                                ? ncm_error_set(err, EINVAL,
-                                                "cgroup path '%s': '.' and '..' are not allowed",
-                                                path)
-                                : push(&n, p, len, err);
+                                        ? ncm_error_set(err, EINVAL,
+                                                        "cgroup path '%s': '.' and '..' are not "
+                                                        "allowed",
+                                                        path)
+                                        : push(&n, p, len, err);
                 if (r < 0) {
                         ncm_cgroup_name_done(&n);
                         return r;
@@ -148,8 +139,7 @@ static int cgroupfs_from_path(const char *path, ncm_cgroup_name *ret, ncm_error 
         return 0;
 }
 
-static int check_container(const char *container, ncm_error *err)
-{
+static int check_container(const char *container, ncm_error *err) {
         if (!*container || strchr(container, '/') || strcmp(container, ".") == 0 ||
             strcmp(container, "..") == 0)
                 return ncm_error_set(err, EINVAL, "invalid container name '%s'", container);
@@ -157,8 +147,7 @@ static int check_container(const char *container, ncm_error *err)
 }
 
 static int cgroupfs_container_path(const char *pod_path, const char *container, ncm_buf *b,
-                                   ncm_error *err)
-{
+                                   ncm_error *err) {
         int r = check_container(container, err);
 
         if (r < 0)
@@ -171,16 +160,15 @@ static int cgroupfs_container_path(const char *pod_path, const char *container, 
 }
 
 const ncm_cgroup_naming_ops ncm_cgroup_naming_cgroupfs = {
-        .name = "cgroupfs",
-        .to_path = cgroupfs_to_path,
-        .from_path = cgroupfs_from_path,
-        .container_path = cgroupfs_container_path,
+                .name = "cgroupfs",
+                .to_path = cgroupfs_to_path,
+                .from_path = cgroupfs_from_path,
+                .container_path = cgroupfs_container_path,
 };
 
 /* ---- systemd ---- */
 
-int ncm_cgroup_expand_slice(const char *slice, ncm_buf *b, ncm_error *err)
-{
+int ncm_cgroup_expand_slice(const char *slice, ncm_buf *b, ncm_error *err) {
         size_t len = strlen(slice), slen = strlen(SLICE_SUFFIX), name_len;
         const char *p;
         size_t start;
@@ -217,8 +205,7 @@ int ncm_cgroup_expand_slice(const char *slice, ncm_buf *b, ncm_error *err)
         return 0;
 }
 
-static int systemd_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err)
-{
+static int systemd_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err) {
         ncm_buf slice = NCM_BUF_INIT;
         int r;
 
@@ -253,8 +240,7 @@ static int systemd_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *e
 }
 
 /* ParseSystemdToCgroupName: the last element, without ".slice", split on '-', '_' -> '-'. */
-static int systemd_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err)
-{
+static int systemd_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err) {
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
         size_t len = strlen(path);
         const char *base;
@@ -282,8 +268,7 @@ static int systemd_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *
                         if (cl >= sizeof(comp)) {
                                 ncm_cgroup_name_done(&n);
                                 return ncm_error_set(err, ENAMETOOLONG,
-                                                     "cgroup path '%s': component too long",
-                                                     path);
+                                                     "cgroup path '%s': component too long", path);
                         }
                         for (size_t k = 0; k < cl; k++)
                                 comp[k] = base[start + k] == '_' ? '-' : base[start + k];
@@ -300,8 +285,7 @@ static int systemd_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *
 }
 
 static int systemd_container_path(const char *pod_path, const char *container, ncm_buf *b,
-                                  ncm_error *err)
-{
+                                  ncm_error *err) {
         int r = check_container(container, err);
 
         if (r < 0)
@@ -315,14 +299,13 @@ static int systemd_container_path(const char *pod_path, const char *container, n
 }
 
 const ncm_cgroup_naming_ops ncm_cgroup_naming_systemd = {
-        .name = "systemd",
-        .to_path = systemd_to_path,
-        .from_path = systemd_from_path,
-        .container_path = systemd_container_path,
+                .name = "systemd",
+                .to_path = systemd_to_path,
+                .from_path = systemd_from_path,
+                .container_path = systemd_container_path,
 };
 
-const ncm_cgroup_naming_ops *ncm_cgroup_naming_by_name(const char *name)
-{
+const ncm_cgroup_naming_ops *ncm_cgroup_naming_by_name(const char *name) {
         if (strcmp(name, "cgroupfs") == 0)
                 return &ncm_cgroup_naming_cgroupfs;
         if (strcmp(name, "systemd") == 0)
@@ -332,8 +315,7 @@ const ncm_cgroup_naming_ops *ncm_cgroup_naming_by_name(const char *name)
 
 /* ---- the QoS hierarchy ---- */
 
-static int root_name(const char *cgroup_root, ncm_cgroup_name *ret, ncm_error *err)
-{
+static int root_name(const char *cgroup_root, ncm_cgroup_name *ret, ncm_error *err) {
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
         int r = cgroupfs_from_path(cgroup_root, &n, err);
 
@@ -352,8 +334,7 @@ static int root_name(const char *cgroup_root, ncm_cgroup_name *ret, ncm_error *e
 
 int ncm_cgroup_qos_names(const char *cgroup_root, bool cgroups_per_qos,
                          ncm_cgroup_name *ret_guaranteed, ncm_cgroup_name *ret_burstable,
-                         ncm_cgroup_name *ret_besteffort, ncm_error *err)
-{
+                         ncm_cgroup_name *ret_besteffort, ncm_error *err) {
         ncm_cgroup_name g = NCM_CGROUP_NAME_INIT, bu = NCM_CGROUP_NAME_INIT,
                         be = NCM_CGROUP_NAME_INIT;
         int r = root_name(cgroup_root, &g, err);
@@ -393,8 +374,7 @@ int ncm_cgroup_qos_names(const char *cgroup_root, bool cgroups_per_qos,
 }
 
 int ncm_cgroup_pod_name(const char *cgroup_root, bool cgroups_per_qos, ncm_qos_class qos,
-                        const char *pod_uid, ncm_cgroup_name *ret, ncm_error *err)
-{
+                        const char *pod_uid, ncm_cgroup_name *ret, ncm_error *err) {
         ncm_cgroup_name g = NCM_CGROUP_NAME_INIT, bu = NCM_CGROUP_NAME_INIT,
                         be = NCM_CGROUP_NAME_INIT;
         ncm_cgroup_name *tier;

@@ -13,8 +13,7 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
 
-void ncm_cgroup_plan_done(ncm_cgroup_plan *p)
-{
+void ncm_cgroup_plan_done(ncm_cgroup_plan *p) {
         for (size_t i = 0; i < p->n_ops; i++) {
                 free(p->ops[i].path);
                 free(p->ops[i].value);
@@ -31,8 +30,7 @@ void ncm_cgroup_plan_done(ncm_cgroup_plan *p)
         p->next_group = 0;
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
+static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
         size_t nc;
         void *na;
 
@@ -47,8 +45,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
         return 0;
 }
 
-int ncm_cgroup_plan_step(ncm_cgroup_plan *p, const char *title, const char *cgroup_path)
-{
+int ncm_cgroup_plan_step(ncm_cgroup_plan *p, const char *title, const char *cgroup_path) {
         ncm_cgroup_step s;
 
         if (grow((void **)&p->steps, &p->cap_steps, p->n_steps, sizeof(*p->steps)) < 0)
@@ -64,14 +61,12 @@ int ncm_cgroup_plan_step(ncm_cgroup_plan *p, const char *title, const char *cgro
         return 0;
 }
 
-unsigned ncm_cgroup_plan_new_group(ncm_cgroup_plan *p)
-{
+unsigned ncm_cgroup_plan_new_group(ncm_cgroup_plan *p) {
         return ++p->next_group;
 }
 
 int ncm_cgroup_plan_add(ncm_cgroup_plan *p, ncm_cgroup_op_kind kind, unsigned flags,
-                        const char *path, const char *value)
-{
+                        const char *path, const char *value) {
         ncm_cgroup_op op = {.kind = kind, .flags = flags};
 
         if (kind == NCM_CGROUP_OP_WRITE && !value)
@@ -93,8 +88,7 @@ int ncm_cgroup_plan_add(ncm_cgroup_plan *p, ncm_cgroup_op_kind kind, unsigned fl
 
 /* ---- text and JSON ---- */
 
-static const char *op_name(ncm_cgroup_op_kind k)
-{
+static const char *op_name(ncm_cgroup_op_kind k) {
         switch (k) {
         case NCM_CGROUP_OP_MKDIR:
                 return "mkdir";
@@ -108,16 +102,14 @@ static const char *op_name(ncm_cgroup_op_kind k)
         return "?";
 }
 
-static void put_path(const ncm_cgroup_plan *p, const char *path, ncm_buf *b)
-{
+static void put_path(const ncm_cgroup_plan *p, const char *path, ncm_buf *b) {
         /* Paths inside the root start with '/'; a root of "/" must not double it. */
         if (strcmp(p->display_root, "/") != 0)
                 ncm_buf_puts(b, p->display_root);
         ncm_buf_puts(b, path);
 }
 
-void ncm_cgroup_plan_format(const ncm_cgroup_plan *p, ncm_buf *b)
-{
+void ncm_cgroup_plan_format(const ncm_cgroup_plan *p, ncm_buf *b) {
         size_t step = (size_t)-1;
 
         for (size_t i = 0; i < p->n_ops; i++) {
@@ -126,8 +118,7 @@ void ncm_cgroup_plan_format(const ncm_cgroup_plan *p, ncm_buf *b)
                         step = op->step;
                         if (i)
                                 ncm_buf_putc(b, '\n');
-                        ncm_buf_printf(b, "# %s: %s\n", p->steps[step].title,
-                                       p->steps[step].path);
+                        ncm_buf_printf(b, "# %s: %s\n", p->steps[step].title, p->steps[step].path);
                 }
                 ncm_buf_printf(b, "%-8s ", op_name(op->kind));
                 put_path(p, op->path, b);
@@ -152,13 +143,11 @@ void ncm_cgroup_plan_format(const ncm_cgroup_plan *p, ncm_buf *b)
         }
 }
 
-static void json_str(ncm_buf *b, const char *s)
-{
+static void json_str(ncm_buf *b, const char *s) {
         ncm_buf_json_string(b, s, strlen(s));
 }
 
-void ncm_cgroup_plan_format_json(const ncm_cgroup_plan *p, ncm_buf *b)
-{
+void ncm_cgroup_plan_format_json(const ncm_cgroup_plan *p, ncm_buf *b) {
         size_t step = (size_t)-1;
         bool any_step = false;
 
@@ -227,8 +216,7 @@ typedef struct exec_ctx {
         int changed;
 } exec_ctx;
 
-static void disp(const exec_ctx *x, const char *path, char *buf, size_t size)
-{
+static void disp(const exec_ctx *x, const char *path, char *buf, size_t size) {
         const char *root = strcmp(x->plan->display_root, "/") == 0 ? "" : x->plan->display_root;
         int n = snprintf(buf, size, "%s%s", root, path);
 
@@ -237,8 +225,7 @@ static void disp(const exec_ctx *x, const char *path, char *buf, size_t size)
                 memcpy(buf + size - 4, "...", 4);
 }
 
-static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, const char *value)
-{
+static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, const char *value) {
         undo u = {kind, NULL, NULL};
 
         if (grow((void **)&x->undos, &x->cap_undos, x->n_undos, sizeof(*x->undos)) < 0)
@@ -255,26 +242,23 @@ static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, con
 }
 
 /* Was the directory holding file PATH created by this run? Then undoing the mkdir is enough. */
-static bool in_created_dir(const exec_ctx *x, const char *path)
-{
+static bool in_created_dir(const exec_ctx *x, const char *path) {
         const char *slash = strrchr(path, '/');
         size_t dlen = slash ? (size_t)(slash - path) : 0;
 
         for (size_t i = 0; i < x->n_undos; i++)
-                if (x->undos[i].kind == NCM_CGROUP_OP_MKDIR &&
-                    strlen(x->undos[i].path) == dlen && memcmp(x->undos[i].path, path, dlen) == 0)
+                if (x->undos[i].kind == NCM_CGROUP_OP_MKDIR && strlen(x->undos[i].path) == dlen &&
+                    memcmp(x->undos[i].path, path, dlen) == 0)
                         return true;
         return false;
 }
 
 /* Read a control file with one read(2). */
-static ssize_t read_file(const exec_ctx *x, const char *path, char *buf, size_t size)
-{
+static ssize_t read_file(const exec_ctx *x, const char *path, char *buf, size_t size) {
         return ncm_fs_read(x->rootfd, path, buf, size, NULL);
 }
 
-static bool blank(const char *s)
-{
+static bool blank(const char *s) {
         for (; *s; s++)
                 if (*s != ' ' && *s != '\n' && *s != '\t')
                         return false;
@@ -282,23 +266,20 @@ static bool blank(const char *s)
 }
 
 /* A file's content equals VALUE, up to the trailing newline the kernel adds. */
-static bool same_value(const char *content, const char *value)
-{
+static bool same_value(const char *content, const char *value) {
         size_t n = strlen(value);
         return strncmp(content, value, n) == 0 &&
                (content[n] == '\0' || (content[n] == '\n' && content[n + 1] == '\0'));
 }
 
-static void chomp(char *s)
-{
+static void chomp(char *s) {
         size_t n = strlen(s);
         while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
                 s[--n] = '\0';
 }
 
 /* The parent directory of the directory holding file PATH. */
-static int parent_file(const char *path, char *buf, size_t size)
-{
+static int parent_file(const char *path, char *buf, size_t size) {
         const char *file = strrchr(path, '/');
         const char *dir_end, *pslash;
 
@@ -318,8 +299,7 @@ static int parent_file(const char *path, char *buf, size_t size)
 }
 
 /* Remove PATH's child directories, deepest first, then PATH (a cgroup tree). */
-static int remove_tree(exec_ctx *x, const char *path, int depth, ncm_error *err)
-{
+static int remove_tree(exec_ctx *x, const char *path, int depth, ncm_error *err) {
         DIR *d = NULL;
         struct dirent *de;
         char shown[4096];
@@ -359,8 +339,7 @@ static int remove_tree(exec_ctx *x, const char *path, int depth, ncm_error *err)
         if (r < 0) {
                 if (r == -EBUSY)
                         return ncm_error_set(err, EBUSY,
-                                             "rmdir '%s': the cgroup still has processes",
-                                             shown);
+                                             "rmdir '%s': the cgroup still has processes", shown);
                 return ncm_error_errno(err, -r, "rmdir '%s'", shown);
         }
         if (r > 0)
@@ -368,8 +347,7 @@ static int remove_tree(exec_ctx *x, const char *path, int depth, ncm_error *err)
         return 0;
 }
 
-static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
-{
+static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
         char old[4096], shown[4096];
         ssize_t n;
         int r;
@@ -428,8 +406,7 @@ static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
                                                 if (*q == '+')
                                                         q++;
                                                 ql = strcspn(q, " ");
-                                                if (ql == strlen(name) &&
-                                                    memcmp(q, name, ql) == 0)
+                                                if (ql == strlen(name) && memcmp(q, name, ql) == 0)
                                                         had = true;
                                                 q += ql;
                                                 while (*q == ' ')
@@ -460,7 +437,8 @@ static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
                 chomp(back);
                 if (strcmp(back, op->value) != 0) {
                         /* libcontainer's texts for cpu.shares. */
-                        long long want = strtoll(op->value, NULL, 10), got = strtoll(back, NULL, 10);
+                        long long want = strtoll(op->value, NULL, 10),
+                                  got = strtoll(back, NULL, 10);
                         return ncm_error_set(err, EINVAL, "%s: the %s allowed cpu-shares is %s",
                                              shown, want > got ? "maximum" : "minimum", back);
                 }
@@ -468,8 +446,7 @@ static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
         return 0;
 }
 
-static int do_inherit(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
-{
+static int do_inherit(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
         char cur[8192], parent[4096], val[8192], shown[4096];
         ssize_t n;
         int r;
@@ -504,8 +481,7 @@ static int do_inherit(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
         return 0;
 }
 
-static int do_mkdir(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
-{
+static int do_mkdir(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
         char shown[4096];
         int r = ncm_fs_mkdir(x->rootfd, op->path, 0755, NULL);
 
@@ -527,8 +503,7 @@ static int do_mkdir(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
         return 0;
 }
 
-static void rollback(exec_ctx *x, ncm_error *err)
-{
+static void rollback(exec_ctx *x, ncm_error *err) {
         size_t failures = 0;
         char first[512] = "";
 
@@ -537,8 +512,7 @@ static void rollback(exec_ctx *x, ncm_error *err)
                 int r;
                 if (u->kind == NCM_CGROUP_OP_MKDIR) {
                         if (x->opts && x->opts->before_rmdir)
-                                (void)x->opts->before_rmdir(x->rootfd, u->path,
-                                                            x->opts->userdata);
+                                (void)x->opts->before_rmdir(x->rootfd, u->path, x->opts->userdata);
                         r = ncm_fs_rmdir(x->rootfd, u->path, NULL);
                 } else {
                         r = ncm_fs_write(x->rootfd, u->path, *u->value ? u->value : "\n", NULL);
@@ -558,14 +532,13 @@ static void rollback(exec_ctx *x, ncm_error *err)
         if (failures && err && err->code) {
                 char msg[NCM_ERROR_MSG_MAX];
                 memcpy(msg, err->msg, sizeof(msg));
-                ncm_error_set(err, err->code, "%s (undo incomplete: %zu failure(s), first %s)",
-                              msg, failures, first);
+                ncm_error_set(err, err->code, "%s (undo incomplete: %zu failure(s), first %s)", msg,
+                              failures, first);
         }
 }
 
-int ncm_cgroup_plan_apply(const ncm_cgroup_plan *p, int rootfd,
-                          const ncm_cgroup_exec_options *opts, ncm_error *err)
-{
+int ncm_cgroup_plan_apply(const ncm_cgroup_plan *p, int rootfd, const ncm_cgroup_exec_options *opts,
+                          ncm_error *err) {
         exec_ctx x = {.plan = p, .rootfd = rootfd, .opts = opts};
         unsigned skip_group = 0;
         const ncm_cgroup_op *deferred = NULL;

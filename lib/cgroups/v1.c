@@ -22,8 +22,7 @@
 #include "cgroups-internal.h"
 
 static int plan_cpuset(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h, const char *cgpath,
-                       const ncm_cgroup_resources *res, ncm_error *err)
-{
+                       const ncm_cgroup_resources *res, ncm_error *err) {
         int r = 0;
 
         if (res && res->cpuset_cpus) {
@@ -43,8 +42,7 @@ static int plan_cpuset(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h, con
 
 static int v1_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
                        const ncm_cgroup_resources *res, bool create, ncm_cgroup_plan *plan,
-                       ncm_error *err)
-{
+                       ncm_error *err) {
         const ncm_cgroup_hierarchy *hs[NCM_CGROUP_MAX_HIERARCHIES];
         const ncm_cgroup_hierarchy *h;
         size_t nh = ncm__cgroup_v1_hierarchies(l, hs);
@@ -138,16 +136,14 @@ static int v1_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
 }
 
 static int v1_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cgroup_plan *plan,
-                          ncm_error *err)
-{
+                          ncm_error *err) {
         const ncm_cgroup_hierarchy *hs[NCM_CGROUP_MAX_HIERARCHIES];
         size_t nh = ncm__cgroup_v1_hierarchies(l, hs);
 
         if (strcmp(cgpath, "/") == 0)
                 return ncm_error_set(err, EINVAL, "cannot remove the root cgroup");
         for (size_t i = 0; i < nh; i++) {
-                int r = ncm__cgroup_plan_op(plan, NCM_CGROUP_OP_RMDIR, 0, hs[i], cgpath, NULL,
-                                            err);
+                int r = ncm__cgroup_plan_op(plan, NCM_CGROUP_OP_RMDIR, 0, hs[i], cgpath, NULL, err);
                 if (r < 0)
                         return r;
         }
@@ -156,8 +152,7 @@ static int v1_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cg
 
 /* Read an integer file; -ENOENT leaves *HAS false. */
 static int read_i64(const ncm_cgroup_layout *l, int rootfd, unsigned ctrl, const char *cgpath,
-                    const char *file, bool limit, bool *has, int64_t *ret, ncm_error *err)
-{
+                    const char *file, bool limit, bool *has, int64_t *ret, ncm_error *err) {
         const ncm_cgroup_hierarchy *h = ncm_cgroup_layout_find(l, ctrl);
         char buf[64];
         ssize_t n;
@@ -178,11 +173,9 @@ static int read_i64(const ncm_cgroup_layout *l, int rootfd, unsigned ctrl, const
 
 static int read_cpuset(const ncm_cgroup_hierarchy *h, int rootfd, const char *cgpath,
                        const char *file, const char *display_root, ncm_cpuset **ret,
-                       ncm_error *err)
-{
+                       ncm_error *err) {
         char buf[16384];
-        ssize_t n = ncm__cgroup_read(rootfd, h, cgpath, file, buf, sizeof(buf), display_root,
-                                     err);
+        ssize_t n = ncm__cgroup_read(rootfd, h, cgpath, file, buf, sizeof(buf), display_root, err);
 
         if (n < 0)
                 return (int)n;
@@ -190,8 +183,7 @@ static int read_cpuset(const ncm_cgroup_hierarchy *h, int rootfd, const char *cg
 }
 
 static int v1_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
-                   ncm_cgroup_resources *ret, ncm_error *err)
-{
+                   ncm_cgroup_resources *ret, ncm_error *err) {
         ncm_cgroup_resources res;
         const ncm_cgroup_hierarchy *h;
         int64_t v = 0;
@@ -223,11 +215,11 @@ static int v1_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
                              &res.has_pids, &res.pids, err);
         h = ncm_cgroup_layout_find(l, NCM_CGROUP_CTRL_CPUSET);
         if (r >= 0 && h)
-                r = read_cpuset(h, rootfd, cgpath, "cpuset.cpus", l->display_root,
-                                &res.cpuset_cpus, err);
+                r = read_cpuset(h, rootfd, cgpath, "cpuset.cpus", l->display_root, &res.cpuset_cpus,
+                                err);
         if (r >= 0 && h)
-                r = read_cpuset(h, rootfd, cgpath, "cpuset.mems", l->display_root,
-                                &res.cpuset_mems, err);
+                r = read_cpuset(h, rootfd, cgpath, "cpuset.mems", l->display_root, &res.cpuset_mems,
+                                err);
         if (r < 0) {
                 ncm_cgroup_resources_done(&res);
                 return r;
@@ -236,8 +228,7 @@ static int v1_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
         return 0;
 }
 
-static int v1_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err)
-{
+static int v1_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err) {
         /* The kubelet's allowlist, in libcontainer's order (Go walks a map). */
         static const unsigned checked[] = {NCM_CGROUP_CTRL_CPUSET, NCM_CGROUP_CTRL_MEMORY,
                                            NCM_CGROUP_CTRL_CPU,    NCM_CGROUP_CTRL_CPUACCT,
@@ -284,10 +275,10 @@ static int v1_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
 }
 
 const ncm_cgroup_ops ncm_cgroup_ops_v1 = {
-        .name = "cgroupfs-v1",
-        .version = 1,
-        .plan_set = v1_plan_set,
-        .plan_remove = v1_plan_remove,
-        .read = v1_read,
-        .exists = v1_exists,
+                .name = "cgroupfs-v1",
+                .version = 1,
+                .plan_set = v1_plan_set,
+                .plan_remove = v1_plan_remove,
+                .read = v1_read,
+                .exists = v1_exists,
 };

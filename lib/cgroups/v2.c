@@ -21,9 +21,9 @@
 
 /* The kernel's order of cgroup.controllers. */
 static const unsigned kernel_order[] = {
-        NCM_CGROUP_CTRL_CPUSET,  NCM_CGROUP_CTRL_CPU,  NCM_CGROUP_CTRL_IO,
-        NCM_CGROUP_CTRL_MEMORY,  NCM_CGROUP_CTRL_HUGETLB, NCM_CGROUP_CTRL_PIDS,
-        NCM_CGROUP_CTRL_RDMA,    NCM_CGROUP_CTRL_MISC,
+                NCM_CGROUP_CTRL_CPUSET, NCM_CGROUP_CTRL_CPU,     NCM_CGROUP_CTRL_IO,
+                NCM_CGROUP_CTRL_MEMORY, NCM_CGROUP_CTRL_HUGETLB, NCM_CGROUP_CTRL_PIDS,
+                NCM_CGROUP_CTRL_RDMA,   NCM_CGROUP_CTRL_MISC,
 };
 
 /* The controllers the kubelet needs (getSupportedUnifiedControllers). */
@@ -32,8 +32,7 @@ static const unsigned kernel_order[] = {
          NCM_CGROUP_CTRL_HUGETLB | NCM_CGROUP_CTRL_PIDS)
 
 /* The parent of cgroup path CGPATH ("/a/b" -> "/a", "/a" -> "/"). */
-static void parent_of(const char *cgpath, char *buf, size_t size)
-{
+static void parent_of(const char *cgpath, char *buf, size_t size) {
         const char *slash = strrchr(cgpath, '/');
         size_t len = slash ? (size_t)(slash - cgpath) : 0;
 
@@ -45,8 +44,7 @@ static void parent_of(const char *cgpath, char *buf, size_t size)
         buf[len] = '\0';
 }
 
-static int write_list(const ncm_cgroup_plan *plan, const ncm_cpuset *s, char **ret)
-{
+static int write_list(const ncm_cgroup_plan *plan, const ncm_cpuset *s, char **ret) {
         (void)plan;
         *ret = ncm_cpuset_format_list(s);
         return *ret ? 0 : -ENOMEM;
@@ -54,8 +52,7 @@ static int write_list(const ncm_cgroup_plan *plan, const ncm_cpuset *s, char **r
 
 static int v2_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
                        const ncm_cgroup_resources *res, bool create, ncm_cgroup_plan *plan,
-                       ncm_error *err)
-{
+                       ncm_error *err) {
         const ncm_cgroup_hierarchy *h = &l->hierarchies[0];
         char v[128];
         int r = 0;
@@ -81,14 +78,13 @@ static int v2_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
                 }
                 parent_of(cgpath, parent, sizeof(parent));
                 if (ctl.len)
-                        r = ncm__cgroup_plan_write(plan, h, parent, "cgroup.subtree_control",
-                                                   ctl.data,
-                                                   NCM_CGROUP_OPF_SUBTREE | NCM_CGROUP_OPF_CREATE,
-                                                   err);
+                        r = ncm__cgroup_plan_write(
+                                        plan, h, parent, "cgroup.subtree_control", ctl.data,
+                                        NCM_CGROUP_OPF_SUBTREE | NCM_CGROUP_OPF_CREATE, err);
                 ncm_buf_done(&ctl);
                 if (r >= 0)
-                        r = ncm__cgroup_plan_op(plan, NCM_CGROUP_OP_MKDIR, NCM_CGROUP_OPF_CREATE,
-                                                h, cgpath, NULL, err);
+                        r = ncm__cgroup_plan_op(plan, NCM_CGROUP_OP_MKDIR, NCM_CGROUP_OPF_CREATE, h,
+                                                cgpath, NULL, err);
         }
         if (r < 0 || !res)
                 return r;
@@ -169,8 +165,7 @@ static int v2_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
 }
 
 static int v2_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cgroup_plan *plan,
-                          ncm_error *err)
-{
+                          ncm_error *err) {
         if (strcmp(cgpath, "/") == 0)
                 return ncm_error_set(err, EINVAL, "cannot remove the root cgroup");
         if (l->n_hierarchies == 0)
@@ -180,8 +175,7 @@ static int v2_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cg
 }
 
 static ssize_t read_opt(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
-                        const char *file, char *buf, size_t size, ncm_error *err)
-{
+                        const char *file, char *buf, size_t size, ncm_error *err) {
         ssize_t n = ncm__cgroup_read(rootfd, &l->hierarchies[0], cgpath, file, buf, size,
                                      l->display_root, err);
         if (n == -ENOENT) {
@@ -192,8 +186,7 @@ static ssize_t read_opt(const ncm_cgroup_layout *l, int rootfd, const char *cgpa
 }
 
 static int v2_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
-                   ncm_cgroup_resources *ret, ncm_error *err)
-{
+                   ncm_cgroup_resources *ret, ncm_error *err) {
         ncm_cgroup_resources res;
         char buf[16384];
         ssize_t n;
@@ -260,8 +253,7 @@ static int v2_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
         return 0;
 }
 
-static int v2_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err)
-{
+static int v2_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err) {
         char buf[512];
         ssize_t n;
         unsigned have, missing;
@@ -284,8 +276,7 @@ static int v2_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
                 return 1;
         /* sets.List order: sorted names. */
         {
-                static const char *const sorted[] = {"cpu", "cpuset", "hugetlb", "memory",
-                                                     "pids"};
+                static const char *const sorted[] = {"cpu", "cpuset", "hugetlb", "memory", "pids"};
                 for (size_t i = 0; i < NCM_ELEMENTSOF(sorted); i++) {
                         unsigned bit = ncm_cgroup_parse_controllers(sorted[i], strlen(sorted[i]));
                         if (!(missing & bit))
@@ -302,10 +293,10 @@ static int v2_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
 }
 
 const ncm_cgroup_ops ncm_cgroup_ops_v2 = {
-        .name = "cgroupfs-v2",
-        .version = 2,
-        .plan_set = v2_plan_set,
-        .plan_remove = v2_plan_remove,
-        .read = v2_read,
-        .exists = v2_exists,
+                .name = "cgroupfs-v2",
+                .version = 2,
+                .plan_set = v2_plan_set,
+                .plan_remove = v2_plan_remove,
+                .read = v2_read,
+                .exists = v2_exists,
 };

@@ -13,8 +13,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int count_pair(const char *k, size_t kl, const char *v, size_t vl, void *ud)
-{
+static int count_pair(const char *k, size_t kl, const char *v, size_t vl, void *ud) {
         (void)k;
         (void)v;
         if (kl > 1u << 20 || vl > 1u << 20)
@@ -23,8 +22,7 @@ static int count_pair(const char *k, size_t kl, const char *v, size_t vl, void *
         return 0;
 }
 
-static void values(const char *s)
-{
+static void values(const char *s) {
         int64_t v, q, p;
 
         if (ncm_cgroup_parse_limit(s, &v) == 0 && v < -1)
@@ -36,8 +34,7 @@ static void values(const char *s)
                 abort();
 }
 
-static void lines(const char *s, size_t size)
-{
+static void lines(const char *s, size_t size) {
         const char *p = s, *end = s + size;
 
         while (p < end) {
@@ -56,16 +53,14 @@ static void lines(const char *s, size_t size)
                                                            sizeof(buf)) == 0 &&
                             strlen(buf) > m.mount_point_len)
                                 abort();
-                        (void)ncm_cgroup_parse_controllers(m.super_options,
-                                                           m.super_options_len);
+                        (void)ncm_cgroup_parse_controllers(m.super_options, m.super_options_len);
                 }
                 (void)ncm_cgroup_parse_controllers(p, len);
                 p += len + 1;
         }
 }
 
-static void flags(const char *s)
-{
+static void flags(const char *s) {
         ncm_eviction_thresholds t;
         ncm_resource_list l = {0};
         unsigned e;
@@ -89,16 +84,14 @@ static void flags(const char *s)
                 ncm_node_allocatable na;
                 ncm_eviction_thresholds d;
                 ncm_cgroup_eviction_defaults(&d);
-                if (ncm_cgroup_node_allocatable(&l, &l, NULL, &d, NCM_ENFORCE_PODS, &na, NULL) ==
-                    0)
+                if (ncm_cgroup_node_allocatable(&l, &l, NULL, &d, NCM_ENFORCE_PODS, &na, NULL) == 0)
                         ncm_node_allocatable_done(&na);
         }
         ncm_resource_list_done(&l);
         (void)ncm_cgroup_parse_enforce(s, "/k", "/s", &e, NULL);
 }
 
-static void paths(const char *s)
-{
+static void paths(const char *s) {
         const ncm_cgroup_naming_ops *ops[] = {&ncm_cgroup_naming_cgroupfs,
                                               &ncm_cgroup_naming_systemd};
         ncm_buf b = NCM_BUF_INIT;
@@ -120,8 +113,7 @@ static void paths(const char *s)
         ncm_buf_done(&b);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char *s;
 
         if (size > 1u << 16)

@@ -20,8 +20,7 @@
 
 /* ---- conversions ---- */
 
-static void test_cgroup_millicpu_to_shares_boundaries(void **state)
-{
+static void test_cgroup_millicpu_to_shares_boundaries(void **state) {
         (void)state;
         assert_int_equal(ncm_cgroup_millicpu_to_shares(0), 2);
         assert_int_equal(ncm_cgroup_millicpu_to_shares(1), 2);
@@ -37,21 +36,19 @@ static void test_cgroup_millicpu_to_shares_boundaries(void **state)
         assert_int_equal(ncm_cgroup_millicpu_to_shares(INT64_MIN), 2);
 }
 
-static void test_cgroup_millicpu_to_quota_table(void **state)
-{
+static void test_cgroup_millicpu_to_quota_table(void **state) {
         /* TestMilliCPUToQuota */
         static const struct {
                 int64_t milli, quota;
-        } t[] = {{0, 0},         {5, 1000},       {9, 1000},      {10, 1000},
-                 {200, 20000},   {500, 50000},    {1000, 100000}, {1500, 150000}};
+        } t[] = {{0, 0},       {5, 1000},    {9, 1000},      {10, 1000},
+                 {200, 20000}, {500, 50000}, {1000, 100000}, {1500, 150000}};
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++)
                 assert_int_equal(ncm_cgroup_millicpu_to_quota(t[i].milli, 100000, false),
                                  t[i].quota);
 }
 
-static void test_cgroup_millicpu_to_quota_period(void **state)
-{
+static void test_cgroup_millicpu_to_quota_period(void **state) {
         (void)state;
         /* Without the gate the period is 100 ms whatever the config says. */
         assert_int_equal(ncm_cgroup_millicpu_to_quota(100, 5000, false), 10000);
@@ -63,13 +60,11 @@ static void test_cgroup_millicpu_to_quota_period(void **state)
         assert_int_equal(ncm_cgroup_millicpu_to_quota(0, 1000, true), 0);
         assert_int_equal(ncm_cgroup_millicpu_to_quota(INT64_MAX, 100000, false), INT64_MAX);
         assert_int_equal(ncm_cgroup_millicpu_to_quota(-10, 100000, false), 1000);
-        assert_int_equal(ncm_cgroup_millicpu_to_quota(NCM_CGROUP_MIN_MILLICPU_LIMIT, 100000,
-                                                      false),
+        assert_int_equal(ncm_cgroup_millicpu_to_quota(NCM_CGROUP_MIN_MILLICPU_LIMIT, 100000, false),
                          NCM_CGROUP_MIN_QUOTA_PERIOD);
 }
 
-static void test_cgroup_reverse_conversions(void **state)
-{
+static void test_cgroup_reverse_conversions(void **state) {
         (void)state;
         assert_int_equal(ncm_cgroup_shares_to_millicpu(0), 0);
         assert_int_equal(ncm_cgroup_shares_to_millicpu(1), 0);
@@ -84,17 +79,23 @@ static void test_cgroup_reverse_conversions(void **state)
         assert_int_equal(ncm_cgroup_quota_to_millicpu(1000, 0), 0);
 }
 
-static void test_cgroup_weight_table(void **state)
-{
+static void test_cgroup_weight_table(void **state) {
         /* spec C.2: milliCPU -> shares -> kubelet linear / runtime quadratic weight */
         static const struct {
                 int64_t milli;
                 uint64_t shares, linear, oci;
         } t[] = {
-                {0, 2, 1, 1},           {10, 10, 1, 4},           {100, 102, 4, 17},
-                {250, 256, 10, 35},     {500, 512, 20, 59},       {1000, 1024, 39, 100},
-                {2000, 2048, 79, 174},  {4000, 4096, 157, 303},   {8000, 8192, 313, 532},
-                {64000, 65536, 2500, 3023}, {256000, 262144, 10000, 10000},
+                        {0, 2, 1, 1},
+                        {10, 10, 1, 4},
+                        {100, 102, 4, 17},
+                        {250, 256, 10, 35},
+                        {500, 512, 20, 59},
+                        {1000, 1024, 39, 100},
+                        {2000, 2048, 79, 174},
+                        {4000, 4096, 157, 303},
+                        {8000, 8192, 313, 532},
+                        {64000, 65536, 2500, 3023},
+                        {256000, 262144, 10000, 10000},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -117,8 +118,7 @@ static void test_cgroup_weight_table(void **state)
         assert_int_equal(ncm_cgroup_weight_to_shares(20000), 262144);
 }
 
-static void test_cgroup_hugepage_size_names(void **state)
-{
+static void test_cgroup_hugepage_size_names(void **state) {
         char b[32];
         (void)state;
         assert_int_equal(ncm_cgroup_hugepage_size_name(2097152, b, sizeof(b)), 0);
@@ -139,8 +139,7 @@ static void test_cgroup_hugepage_size_names(void **state)
 
 /* ---- ResourceConfigForPod (helpers_linux_test.go) ---- */
 
-static ncm_pod *pod_yaml(const char *yaml)
-{
+static ncm_pod *pod_yaml(const char *yaml) {
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *pod = NULL;
         int r = ncm_pod_parse(yaml, strlen(yaml), "test", &pod, &err);
@@ -181,8 +180,7 @@ typedef struct rc_case {
 #define NOQ false, 0, 0
 #define NOM false, 0
 
-static void check_case(const rc_case *c, bool custom)
-{
+static void check_case(const rc_case *c, bool custom) {
         ncm_cgroup_pod_options o;
         ncm_cgroup_resources r;
         ncm_error err = NCM_ERROR_INIT;
@@ -198,8 +196,7 @@ static void check_case(const rc_case *c, bool custom)
                 fail_msg("%s: shares %llu, want %llu", c->name, (unsigned long long)r.cpu_shares,
                          (unsigned long long)c->want.shares);
         if (r.has_cpu_quota != c->want.quota_set || r.has_cpu_period != c->want.quota_set)
-                fail_msg("%s: quota set %d, want %d", c->name, r.has_cpu_quota,
-                         c->want.quota_set);
+                fail_msg("%s: quota set %d, want %d", c->name, r.has_cpu_quota, c->want.quota_set);
         if (c->want.quota_set && (r.cpu_quota != c->want.quota || r.cpu_period != c->want.period))
                 fail_msg("%s: quota %lld period %llu, want %lld %llu", c->name,
                          (long long)r.cpu_quota, (unsigned long long)r.cpu_period,
@@ -216,97 +213,151 @@ static void check_case(const rc_case *c, bool custom)
 }
 
 static const rc_case common_cases[] = {
-        {"besteffort", C1("", ""), true, DEF, {2, NOQ, NOM}},
-        {"burstable-no-limits", C1("cpu: 100m, memory: 100Mi", ""), true, DEF, {102, NOQ, NOM}},
-        {"burstable-with-limits", C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"),
-         true, DEF, {102, true, 20000, DEF, true, 200 * Mi}},
-        {"burstable-with-limits-no-cpu-enforcement",
-         C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"), false, DEF,
-         {102, true, -1, DEF, true, 200 * Mi}},
-        {"burstable-partial-limits", PARTIAL, true, DEF, {204, NOQ, NOM}},
-        {"burstable-with-limits-no-cpu-enforcement-with-tuned-quota",
-         C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"), false, TUNED,
-         {102, true, -1, TUNED, true, 200 * Mi}},
-        {"burstable-partial-limits-with-tuned-quota", PARTIAL, true, TUNED, {204, NOQ, NOM}},
-        {"guaranteed", C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"), true, DEF,
-         {102, true, 10000, DEF, true, 100 * Mi}},
-        {"guaranteed-no-cpu-enforcement", C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"),
-         false, DEF, {102, true, -1, DEF, true, 100 * Mi}},
-        {"guaranteed-no-cpu-enforcement-with-tuned-quota",
-         C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"), false, TUNED,
-         {102, true, -1, TUNED, true, 100 * Mi}},
+                {"besteffort", C1("", ""), true, DEF, {2, NOQ, NOM}},
+                {"burstable-no-limits",
+                 C1("cpu: 100m, memory: 100Mi", ""),
+                 true,
+                 DEF,
+                 {102, NOQ, NOM}},
+                {"burstable-with-limits",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"),
+                 true,
+                 DEF,
+                 {102, true, 20000, DEF, true, 200 * Mi}},
+                {"burstable-with-limits-no-cpu-enforcement",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"),
+                 false,
+                 DEF,
+                 {102, true, -1, DEF, true, 200 * Mi}},
+                {"burstable-partial-limits", PARTIAL, true, DEF, {204, NOQ, NOM}},
+                {"burstable-with-limits-no-cpu-enforcement-with-tuned-quota",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"),
+                 false,
+                 TUNED,
+                 {102, true, -1, TUNED, true, 200 * Mi}},
+                {"burstable-partial-limits-with-tuned-quota",
+                 PARTIAL,
+                 true,
+                 TUNED,
+                 {204, NOQ, NOM}},
+                {"guaranteed",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"),
+                 true,
+                 DEF,
+                 {102, true, 10000, DEF, true, 100 * Mi}},
+                {"guaranteed-no-cpu-enforcement",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"),
+                 false,
+                 DEF,
+                 {102, true, -1, DEF, true, 100 * Mi}},
+                {"guaranteed-no-cpu-enforcement-with-tuned-quota",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"),
+                 false,
+                 TUNED,
+                 {102, true, -1, TUNED, true, 100 * Mi}},
 };
 
 /* TestResourceConfigForPod: CustomCPUCFSQuotaPeriod off, PodLevelResources on. */
 static const rc_case gate_off_cases[] = {
-        {"burstable-with-limits-with-tuned-quota",
-         C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"), true, TUNED,
-         {102, true, 20000, TUNED, true, 200 * Mi}},
-        {"guaranteed-with-tuned-quota", C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"),
-         true, TUNED, {102, true, 10000, TUNED, true, 100 * Mi}},
-        {"burstable-partial-limits-with-init-containers",
-         "metadata: {uid: u1}\nspec:\n  containers:\n"
-         "  - name: a\n    resources: {requests: {cpu: 100m, memory: 100m}, limits: {cpu: 100m, "
-         "memory: 100Mi}}\n"
-         "  - name: b\n    resources: {requests: {cpu: 100m, memory: 100m}}\n"
-         "  initContainers:\n"
-         "  - name: i1\n    resources: {requests: {cpu: 100m, memory: 100m}, limits: {cpu: 100m, "
-         "memory: 100Mi}}\n"
-         "  - name: i2\n    resources: {requests: {cpu: 100m, memory: 100m}}\n",
-         true, TUNED, {204, NOQ, NOM}},
-        {"besteffort-with-pod-level-resources-enabled",
-         "metadata: {uid: u1}\nspec:\n  resources: {requests: {}, limits: {}}\n"
-         "  containers:\n  - name: a\n",
-         true, DEF, {2, NOQ, NOM}},
-        {"burstable-with-pod-level-requests",
-         "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}}\n"
-         "  containers:\n  - name: a\n",
-         true, DEF, {102, NOQ, NOM}},
-        {"burstable-with-pod-and-container-level-requests",
-         "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}}\n"
-         "  containers:\n  - name: a\n    resources: {requests: {cpu: 10m, memory: 50Mi}}\n",
-         true, DEF, {102, NOQ, NOM}},
-        {"burstable-with-pod-level-resources",
-         "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
-         "limits: {cpu: 200m, memory: 200Mi}}\n  containers:\n  - name: a\n",
-         true, DEF, {102, true, 20000, DEF, true, 200 * Mi}},
-        {"burstable-with-pod-and-container-level-resources",
-         "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
-         "limits: {cpu: 200m, memory: 200Mi}}\n  containers:\n  - name: a\n    resources: "
-         "{requests: {cpu: 10m, memory: 50Mi}, limits: {cpu: 50m, memory: 100Mi}}\n",
-         true, DEF, {102, true, 20000, DEF, true, 200 * Mi}},
-        /* "burstable-with-partial-pod-level-resources-limits" (pod requests 300Mi, container
-         * limits 200Mi) is left out: the API server defaults the pod-level limits to 200Mi
-         * and then refuses the pod, so the kubelet never sees it. */
-        {"guaranteed-with-pod-level-resources",
-         "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
-         "limits: {cpu: 100m, memory: 100Mi}}\n  containers:\n  - name: a\n",
-         true, DEF, {102, true, 10000, DEF, true, 100 * Mi}},
-        {"guaranteed-with-pod-and-container-level-resources",
-         "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
-         "limits: {cpu: 100m, memory: 100Mi}}\n  containers:\n  - name: a\n    resources: "
-         "{requests: {cpu: 10m, memory: 50Mi}, limits: {cpu: 50m, memory: 100Mi}}\n",
-         true, DEF, {102, true, 10000, DEF, true, 100 * Mi}},
-        {"guaranteed-pod-level-resources-with-init-containers",
-         "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
-         "limits: {cpu: 100m, memory: 100Mi}}\n  containers:\n  - name: a\n    resources: "
-         "{requests: {cpu: 10m, memory: 50Mi}, limits: {cpu: 50m, memory: 50Mi}}\n"
-         "  initContainers:\n  - name: i\n    resources: {requests: {cpu: 10m, memory: 50Mi}, "
-         "limits: {cpu: 50m, memory: 50Mi}}\n",
-         true, DEF, {102, true, 10000, DEF, true, 100 * Mi}},
+                {"burstable-with-limits-with-tuned-quota",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"),
+                 true,
+                 TUNED,
+                 {102, true, 20000, TUNED, true, 200 * Mi}},
+                {"guaranteed-with-tuned-quota",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"),
+                 true,
+                 TUNED,
+                 {102, true, 10000, TUNED, true, 100 * Mi}},
+                {"burstable-partial-limits-with-init-containers",
+                 "metadata: {uid: u1}\nspec:\n  containers:\n"
+                 "  - name: a\n    resources: {requests: {cpu: 100m, memory: 100m}, limits: {cpu: "
+                 "100m, "
+                 "memory: 100Mi}}\n"
+                 "  - name: b\n    resources: {requests: {cpu: 100m, memory: 100m}}\n"
+                 "  initContainers:\n"
+                 "  - name: i1\n    resources: {requests: {cpu: 100m, memory: 100m}, limits: {cpu: "
+                 "100m, "
+                 "memory: 100Mi}}\n"
+                 "  - name: i2\n    resources: {requests: {cpu: 100m, memory: 100m}}\n",
+                 true,
+                 TUNED,
+                 {204, NOQ, NOM}},
+                {"besteffort-with-pod-level-resources-enabled",
+                 "metadata: {uid: u1}\nspec:\n  resources: {requests: {}, limits: {}}\n"
+                 "  containers:\n  - name: a\n",
+                 true,
+                 DEF,
+                 {2, NOQ, NOM}},
+                {"burstable-with-pod-level-requests",
+                 "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}}\n"
+                 "  containers:\n  - name: a\n",
+                 true,
+                 DEF,
+                 {102, NOQ, NOM}},
+                {"burstable-with-pod-and-container-level-requests",
+                 "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}}\n"
+                 "  containers:\n  - name: a\n    resources: {requests: {cpu: 10m, memory: "
+                 "50Mi}}\n",
+                 true,
+                 DEF,
+                 {102, NOQ, NOM}},
+                {"burstable-with-pod-level-resources",
+                 "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
+                 "limits: {cpu: 200m, memory: 200Mi}}\n  containers:\n  - name: a\n",
+                 true,
+                 DEF,
+                 {102, true, 20000, DEF, true, 200 * Mi}},
+                {"burstable-with-pod-and-container-level-resources",
+                 "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
+                 "limits: {cpu: 200m, memory: 200Mi}}\n  containers:\n  - name: a\n    resources: "
+                 "{requests: {cpu: 10m, memory: 50Mi}, limits: {cpu: 50m, memory: 100Mi}}\n",
+                 true,
+                 DEF,
+                 {102, true, 20000, DEF, true, 200 * Mi}},
+                /* "burstable-with-partial-pod-level-resources-limits" (pod requests 300Mi,
+                 * container limits 200Mi) is left out: the API server defaults the pod-level limits
+                 * to 200Mi and then refuses the pod, so the kubelet never sees it. */
+                {"guaranteed-with-pod-level-resources",
+                 "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
+                 "limits: {cpu: 100m, memory: 100Mi}}\n  containers:\n  - name: a\n",
+                 true,
+                 DEF,
+                 {102, true, 10000, DEF, true, 100 * Mi}},
+                {"guaranteed-with-pod-and-container-level-resources",
+                 "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
+                 "limits: {cpu: 100m, memory: 100Mi}}\n  containers:\n  - name: a\n    resources: "
+                 "{requests: {cpu: 10m, memory: 50Mi}, limits: {cpu: 50m, memory: 100Mi}}\n",
+                 true,
+                 DEF,
+                 {102, true, 10000, DEF, true, 100 * Mi}},
+                {"guaranteed-pod-level-resources-with-init-containers",
+                 "metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, memory: 100Mi}, "
+                 "limits: {cpu: 100m, memory: 100Mi}}\n  containers:\n  - name: a\n    resources: "
+                 "{requests: {cpu: 10m, memory: 50Mi}, limits: {cpu: 50m, memory: 50Mi}}\n"
+                 "  initContainers:\n  - name: i\n    resources: {requests: {cpu: 10m, memory: "
+                 "50Mi}, "
+                 "limits: {cpu: 50m, memory: 50Mi}}\n",
+                 true,
+                 DEF,
+                 {102, true, 10000, DEF, true, 100 * Mi}},
 };
 
 /* TestResourceConfigForPodWithCustomCPUCFSQuotaPeriod: the gate on. */
 static const rc_case gate_on_cases[] = {
-        {"burstable-with-limits-with-tuned-quota",
-         C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"), true, TUNED,
-         {102, true, 1000, TUNED, true, 200 * Mi}},
-        {"guaranteed-with-tuned-quota", C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"),
-         true, TUNED, {102, true, 1000, TUNED, true, 100 * Mi}},
+                {"burstable-with-limits-with-tuned-quota",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"),
+                 true,
+                 TUNED,
+                 {102, true, 1000, TUNED, true, 200 * Mi}},
+                {"guaranteed-with-tuned-quota",
+                 C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"),
+                 true,
+                 TUNED,
+                 {102, true, 1000, TUNED, true, 100 * Mi}},
 };
 
-static void test_cgroup_resource_config_for_pod(void **state)
-{
+static void test_cgroup_resource_config_for_pod(void **state) {
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(common_cases); i++)
                 check_case(&common_cases[i], false);
@@ -314,8 +365,7 @@ static void test_cgroup_resource_config_for_pod(void **state)
                 check_case(&gate_off_cases[i], false);
 }
 
-static void test_cgroup_resource_config_custom_period(void **state)
-{
+static void test_cgroup_resource_config_custom_period(void **state) {
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(common_cases); i++)
                 check_case(&common_cases[i], true);
@@ -323,8 +373,7 @@ static void test_cgroup_resource_config_custom_period(void **state)
                 check_case(&gate_on_cases[i], true);
 }
 
-static void test_cgroup_pod_level_gate_off(void **state)
-{
+static void test_cgroup_pod_level_gate_off(void **state) {
         ncm_cgroup_pod_options o;
         ncm_cgroup_pod_totals t;
         ncm_pod *pod = pod_yaml("metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, "
@@ -343,8 +392,7 @@ static void test_cgroup_pod_level_gate_off(void **state)
 }
 
 /* TestHugePageLimits */
-static void test_cgroup_hugepage_limits(void **state)
-{
+static void test_cgroup_hugepage_limits(void **state) {
         ncm_cgroup_pod_options o;
         ncm_cgroup_resources r;
         ncm_pod *one = pod_yaml("metadata: {uid: u1}\nspec:\n  containers:\n  - name: a\n    "
@@ -381,18 +429,19 @@ static void test_cgroup_hugepage_limits(void **state)
  * pods protect their requests with memory.min, Burstable ones with memory.low (older kubelets
  * used memory.min for both), BestEffort nothing.
  */
-static void test_cgroup_memory_qos_tiered(void **state)
-{
+static void test_cgroup_memory_qos_tiered(void **state) {
         static const struct {
                 const char *pod;
                 bool min;
                 int64_t value;
         } t[] = {
-                {C1("", ""), false, 0},
-                {C1("cpu: 100m, memory: 100Mi", ""), false, 100 * Mi},
-                {C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"), false, 100 * Mi},
-                {PARTIAL, false, 200 * Mi},
-                {C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"), true, 100 * Mi},
+                        {C1("", ""), false, 0},
+                        {C1("cpu: 100m, memory: 100Mi", ""), false, 100 * Mi},
+                        {C1("cpu: 100m, memory: 100Mi", "cpu: 200m, memory: 200Mi"), false,
+                         100 * Mi},
+                        {PARTIAL, false, 200 * Mi},
+                        {C1("cpu: 100m, memory: 100Mi", "cpu: 100m, memory: 100Mi"), true,
+                         100 * Mi},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -418,8 +467,7 @@ static void test_cgroup_memory_qos_tiered(void **state)
         }
 }
 
-static void test_cgroup_pod_pids_limit(void **state)
-{
+static void test_cgroup_pod_pids_limit(void **state) {
         ncm_cgroup_pod_options o;
         ncm_cgroup_resources r;
         ncm_pod *pod = pod_yaml(C1("", ""));
@@ -438,33 +486,35 @@ static void test_cgroup_pod_pids_limit(void **state)
 }
 
 /* Sidecars count in the totals, and in the limits-declared check of the init containers. */
-static void test_cgroup_sidecars_and_init_containers(void **state)
-{
+static void test_cgroup_sidecars_and_init_containers(void **state) {
         ncm_cgroup_pod_options o;
         ncm_cgroup_pod_totals t;
         ncm_cgroup_resources r;
         /* init i (no limits) starts after sidecar s (limits): its cumulative limits are s's. */
         ncm_pod *after = pod_yaml(
-                "metadata: {uid: u1}\nspec:\n  initContainers:\n"
-                "  - name: s\n    restartPolicy: Always\n    resources: {limits: {cpu: 100m, "
-                "memory: 100Mi}}\n"
-                "  - name: i\n    resources: {requests: {cpu: 50m}}\n"
-                "  containers:\n  - name: a\n    resources: {limits: {cpu: 200m, memory: "
-                "200Mi}}\n");
+                        "metadata: {uid: u1}\nspec:\n  initContainers:\n"
+                        "  - name: s\n    restartPolicy: Always\n    resources: {limits: {cpu: "
+                        "100m, "
+                        "memory: 100Mi}}\n"
+                        "  - name: i\n    resources: {requests: {cpu: 50m}}\n"
+                        "  containers:\n  - name: a\n    resources: {limits: {cpu: 200m, memory: "
+                        "200Mi}}\n");
         /* init i before the sidecar: nothing declared for it. */
         ncm_pod *before = pod_yaml(
-                "metadata: {uid: u1}\nspec:\n  initContainers:\n"
-                "  - name: i\n    resources: {requests: {cpu: 50m}}\n"
-                "  - name: s\n    restartPolicy: Always\n    resources: {limits: {cpu: 100m, "
-                "memory: 100Mi}}\n"
-                "  containers:\n  - name: a\n    resources: {limits: {cpu: 200m, memory: "
-                "200Mi}}\n");
+                        "metadata: {uid: u1}\nspec:\n  initContainers:\n"
+                        "  - name: i\n    resources: {requests: {cpu: 50m}}\n"
+                        "  - name: s\n    restartPolicy: Always\n    resources: {limits: {cpu: "
+                        "100m, "
+                        "memory: 100Mi}}\n"
+                        "  containers:\n  - name: a\n    resources: {limits: {cpu: 200m, memory: "
+                        "200Mi}}\n");
         /* A big init container raises the requests above the sum of the long-running ones. */
         ncm_pod *big = pod_yaml(
-                "metadata: {uid: u1}\nspec:\n  initContainers:\n"
-                "  - name: s\n    restartPolicy: Always\n    resources: {requests: {cpu: 100m}}\n"
-                "  - name: i\n    resources: {requests: {cpu: \"2\"}}\n"
-                "  containers:\n  - name: a\n    resources: {requests: {cpu: 300m}}\n");
+                        "metadata: {uid: u1}\nspec:\n  initContainers:\n"
+                        "  - name: s\n    restartPolicy: Always\n    resources: {requests: {cpu: "
+                        "100m}}\n"
+                        "  - name: i\n    resources: {requests: {cpu: \"2\"}}\n"
+                        "  containers:\n  - name: a\n    resources: {requests: {cpu: 300m}}\n");
         (void)state;
         ncm_cgroup_pod_options_init(&o);
 
@@ -498,8 +548,7 @@ static void test_cgroup_sidecars_and_init_containers(void **state)
         ncm_pod_free(big);
 }
 
-static void test_cgroup_overhead_counts(void **state)
-{
+static void test_cgroup_overhead_counts(void **state) {
         ncm_cgroup_pod_options o;
         ncm_cgroup_pod_totals t;
         ncm_pod *pod = pod_yaml("metadata: {uid: u1}\nspec:\n  overhead: {cpu: 250m, memory: "
@@ -515,8 +564,7 @@ static void test_cgroup_overhead_counts(void **state)
         ncm_pod_free(pod);
 }
 
-static void test_cgroup_totals_boundaries(void **state)
-{
+static void test_cgroup_totals_boundaries(void **state) {
         ncm_cgroup_pod_options o;
         ncm_cgroup_pod_totals t;
         ncm_cgroup_resources r;
@@ -543,16 +591,15 @@ static void test_cgroup_totals_boundaries(void **state)
 
 /* ---- container values sent through CRI ---- */
 
-static void test_cgroup_container_config(void **state)
-{
+static void test_cgroup_container_config(void **state) {
         ncm_cgroup_pod_options o;
         ncm_cgroup_resources r;
         ncm_autoptr(ncm_cpuset) cpus = tu_cpuset("2-3");
         ncm_pod *pod = pod_yaml(
-                "metadata: {uid: u1}\nspec:\n  containers:\n"
-                "  - name: a\n    resources: {requests: {cpu: 100m, memory: 64Mi}, limits: "
-                "{cpu: 200m, memory: 128Mi, hugepages-2Mi: 4Mi}}\n"
-                "  - name: b\n");
+                        "metadata: {uid: u1}\nspec:\n  containers:\n"
+                        "  - name: a\n    resources: {requests: {cpu: 100m, memory: 64Mi}, limits: "
+                        "{cpu: 200m, memory: 128Mi, hugepages-2Mi: 4Mi}}\n"
+                        "  - name: b\n");
         (void)state;
         ncm_cgroup_pod_options_init(&o);
         assert_int_equal(ncm_cgroup_config_for_container(pod, &pod->containers[0], &o, cpus, NULL,
@@ -603,8 +650,7 @@ static void test_cgroup_container_config(void **state)
 
 /* ---- QoS tiers ---- */
 
-static void test_cgroup_qos_tiers(void **state)
-{
+static void test_cgroup_qos_tiers(void **state) {
         ncm_cgroup_layout v1, v2;
         ncm_cgroup_pod_options o;
         ncm_cgroup_qos_usage u = {0, 0, 0};
@@ -662,8 +708,7 @@ static void test_cgroup_qos_tiers(void **state)
 
 /* ---- node allocatable (node_container_manager_linux_test.go) ---- */
 
-static void rlist(ncm_resource_list *l, const char *cpu, const char *mem)
-{
+static void rlist(ncm_resource_list *l, const char *cpu, const char *mem) {
         ncm_quantity q;
         memset(l, 0, sizeof(*l));
         if (cpu && *cpu) {
@@ -676,14 +721,12 @@ static void rlist(ncm_resource_list *l, const char *cpu, const char *mem)
         }
 }
 
-static int64_t milli(const ncm_resource_list *l, const char *name)
-{
+static int64_t milli(const ncm_resource_list *l, const char *name) {
         const ncm_quantity *q = ncm_resource_list_get(l, name);
         return q ? ncm_quantity_milli_value(q) : -1;
 }
 
-static int64_t mq(const char *s)
-{
+static int64_t mq(const char *s) {
         ncm_quantity q;
         assert_int_equal(ncm_quantity_parse(s, &q, NULL), 0);
         return ncm_quantity_milli_value(&q);
@@ -691,24 +734,25 @@ static int64_t mq(const char *s)
 
 typedef struct na_case {
         const char *kcpu, *kmem, *scpu, *smem, *ccpu, *cmem;
-        int threshold; /* 0 none, 1 quantity 100Mi, 2 percentage 0.05 */
+        int threshold;           /* 0 none, 1 quantity 100Mi, 2 percentage 0.05 */
         const char *rcpu, *rmem; /* reservation (NULL: absent) */
         const char *ecpu, *emem; /* enforcement: allocatable absolute (NULL: absent) */
 } na_case;
 
 static const na_case na_cases[] = {
-        {"100m", "100Mi", "50m", "50Mi", "10", "10Gi", 0, "150m", "150Mi", "9850m", "10090Mi"},
-        {"100m", "100Mi", "50m", "50Mi", "10", "10Gi", 1, "150m", "250Mi", "9850m", "10090Mi"},
-        {"100m", "100Mi", "50m", "50Mi", "10", "10Gi", 2, "150m", "694157320", "9850m",
-         "10090Mi"},
-        {"", "", "", "", "10", "10Gi", 0, NULL, NULL, "10", "10Gi"},
-        {"", "100Mi", "50m", "50Mi", "10", "10Gi", 0, "50m", "150Mi", "9950m", "10090Mi"},
-        {"50m", "100Mi", "", "50Mi", "10", "10Gi", 0, "50m", "150Mi", "9950m", "10090Mi"},
-        {"", "100Mi", "", "50Mi", "10", "", 0, NULL, NULL, "10", NULL},
+                {"100m", "100Mi", "50m", "50Mi", "10", "10Gi", 0, "150m", "150Mi", "9850m",
+                 "10090Mi"},
+                {"100m", "100Mi", "50m", "50Mi", "10", "10Gi", 1, "150m", "250Mi", "9850m",
+                 "10090Mi"},
+                {"100m", "100Mi", "50m", "50Mi", "10", "10Gi", 2, "150m", "694157320", "9850m",
+                 "10090Mi"},
+                {"", "", "", "", "10", "10Gi", 0, NULL, NULL, "10", "10Gi"},
+                {"", "100Mi", "50m", "50Mi", "10", "10Gi", 0, "50m", "150Mi", "9950m", "10090Mi"},
+                {"50m", "100Mi", "", "50Mi", "10", "10Gi", 0, "50m", "150Mi", "9950m", "10090Mi"},
+                {"", "100Mi", "", "50Mi", "10", "", 0, NULL, NULL, "10", NULL},
 };
 
-static void test_cgroup_node_allocatable_tables(void **state)
-{
+static void test_cgroup_node_allocatable_tables(void **state) {
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(na_cases); i++) {
                 const na_case *c = &na_cases[i];
@@ -724,9 +768,9 @@ static void test_cgroup_node_allocatable_tables(void **state)
                         snprintf(hard.items[0].signal, sizeof(hard.items[0].signal),
                                  "memory.available");
                         if (c->threshold == 1) {
-                                assert_int_equal(
-                                        ncm_quantity_parse("100Mi", &hard.items[0].quantity, NULL),
-                                        0);
+                                assert_int_equal(ncm_quantity_parse("100Mi",
+                                                                    &hard.items[0].quantity, NULL),
+                                                 0);
                         } else {
                                 hard.items[0].is_percentage = true;
                                 hard.items[0].percentage = 0.05f;
@@ -746,19 +790,18 @@ static void test_cgroup_node_allocatable_tables(void **state)
         }
 }
 
-static void test_cgroup_node_allocatable_ephemeral_storage(void **state)
-{
+static void test_cgroup_node_allocatable_ephemeral_storage(void **state) {
         static const struct {
                 const char *kube, *cap;
                 int threshold;
                 const char *want;
                 bool invalid;
         } t[] = {
-                {"100Mi", "10Gi", 0, "100Mi", false},
-                {"100Mi", "10Gi", 1, "200Mi", false},
-                {"150Mi", "10Gi", 2, "694157320", false},
-                {"100Mi", "500Mi", 0, "100Mi", false},
-                {"20Gi", "20Gi", 1, NULL, true},
+                        {"100Mi", "10Gi", 0, "100Mi", false},
+                        {"100Mi", "10Gi", 1, "200Mi", false},
+                        {"150Mi", "10Gi", 2, "694157320", false},
+                        {"100Mi", "500Mi", 0, "100Mi", false},
+                        {"20Gi", "20Gi", 1, NULL, true},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -777,9 +820,9 @@ static void test_cgroup_node_allocatable_ephemeral_storage(void **state)
                         snprintf(hard.items[0].signal, sizeof(hard.items[0].signal),
                                  "nodefs.available");
                         if (t[i].threshold == 1) {
-                                assert_int_equal(
-                                        ncm_quantity_parse("100Mi", &hard.items[0].quantity, NULL),
-                                        0);
+                                assert_int_equal(ncm_quantity_parse("100Mi",
+                                                                    &hard.items[0].quantity, NULL),
+                                                 0);
                         } else {
                                 hard.items[0].is_percentage = true;
                                 hard.items[0].percentage = 0.05f;
@@ -801,8 +844,7 @@ static void test_cgroup_node_allocatable_ephemeral_storage(void **state)
 }
 
 /* TestNodeAllocatableInputValidation, with the kubelet's message. */
-static void test_cgroup_node_allocatable_validation(void **state)
-{
+static void test_cgroup_node_allocatable_validation(void **state) {
         ncm_resource_list kube, sys, cap;
         ncm_eviction_thresholds hard = {0};
         ncm_node_allocatable na;
@@ -814,9 +856,9 @@ static void test_cgroup_node_allocatable_validation(void **state)
         hard.n = 1;
         snprintf(hard.items[0].signal, sizeof(hard.items[0].signal), "memory.available");
         assert_int_equal(ncm_quantity_parse("2Gi", &hard.items[0].quantity, NULL), 0);
-        assert_int_equal(
-                ncm_cgroup_node_allocatable(&cap, &kube, &sys, &hard, NCM_ENFORCE_PODS, &na, &err),
-                -NCM_E_UNSATISFIABLE);
+        assert_int_equal(ncm_cgroup_node_allocatable(&cap, &kube, &sys, &hard, NCM_ENFORCE_PODS,
+                                                     &na, &err),
+                         -NCM_E_UNSATISFIABLE);
         assert_string_equal(err.msg,
                             "invalid Node Allocatable configuration. Resource \"memory\" has a "
                             "reservation of 22Gi but capacity of 11Gi. Expected capacity >= "
@@ -827,8 +869,7 @@ static void test_cgroup_node_allocatable_validation(void **state)
         ncm_resource_list_done(&cap);
 }
 
-static void test_cgroup_node_allocatable_status(void **state)
-{
+static void test_cgroup_node_allocatable_status(void **state) {
         ncm_resource_list cap = {0}, kube = {0};
         ncm_eviction_thresholds hard;
         ncm_node_allocatable na;
@@ -844,49 +885,49 @@ static void test_cgroup_node_allocatable_status(void **state)
                                                    "cpu=500m,memory=1Gi,pid=1000", &kube, &err),
                          0);
         ncm_cgroup_eviction_defaults(&hard);
-        assert_int_equal(
-                ncm_cgroup_node_allocatable(&cap, &kube, NULL, &hard, NCM_ENFORCE_PODS, &na, &err),
-                0);
+        assert_int_equal(ncm_cgroup_node_allocatable(&cap, &kube, NULL, &hard, NCM_ENFORCE_PODS,
+                                                     &na, &err),
+                         0);
         /* Reported: pid is internal; memory loses the hugepages and 100Mi of eviction. */
         assert_null(ncm_resource_list_get(&na.allocatable, "pid"));
         assert_string_equal(
-                ncm_quantity_to_string(ncm_resource_list_get(&na.allocatable, "cpu"), s), "3500m");
+                        ncm_quantity_to_string(ncm_resource_list_get(&na.allocatable, "cpu"), s),
+                        "3500m");
         assert_string_equal(
-                ncm_quantity_to_string(ncm_resource_list_get(&na.allocatable, "memory"), s),
-                "14236Mi");
-        assert_string_equal(ncm_quantity_to_string(
-                                    ncm_resource_list_get(&na.allocatable, "ephemeral-storage"), s),
+                        ncm_quantity_to_string(ncm_resource_list_get(&na.allocatable, "memory"), s),
+                        "14236Mi");
+        assert_string_equal(ncm_quantity_to_string(ncm_resource_list_get(&na.allocatable,
+                                                                         "ephemeral-storage"),
+                                                   s),
                             /* 10% as float32 is a little more than 10% */
                             "96636764000");
         /* kubepods: eviction not subtracted, pid included. */
         assert_string_equal(
-                ncm_quantity_to_string(ncm_resource_list_get(&na.pods_limits, "memory"), s),
-                "15Gi");
+                        ncm_quantity_to_string(ncm_resource_list_get(&na.pods_limits, "memory"), s),
+                        "15Gi");
         assert_string_equal(
-                ncm_quantity_to_string(ncm_resource_list_get(&na.pods_limits, "pid"), s),
-                "4193304");
+                        ncm_quantity_to_string(ncm_resource_list_get(&na.pods_limits, "pid"), s),
+                        "4193304");
         ncm_node_allocatable_done(&na);
 
         /* Without "pods" the kubepods limits are the whole capacity. */
         assert_int_equal(ncm_cgroup_node_allocatable(&cap, &kube, NULL, &hard, 0, &na, &err), 0);
         assert_string_equal(
-                ncm_quantity_to_string(ncm_resource_list_get(&na.pods_limits, "memory"), s),
-                "16Gi");
+                        ncm_quantity_to_string(ncm_resource_list_get(&na.pods_limits, "memory"), s),
+                        "16Gi");
         ncm_node_allocatable_done(&na);
         ncm_resource_list_done(&cap);
         ncm_resource_list_done(&kube);
 }
 
 /* TestGetCgroupConfig */
-static void test_cgroup_config_for_resource_list(void **state)
-{
+static void test_cgroup_config_for_resource_list(void **state) {
         ncm_resource_list rl;
         ncm_cgroup_resources r;
         ncm_error err = NCM_ERROR_INIT;
         ncm_autoptr(ncm_cpuset) all = tu_cpuset("0-3");
         (void)state;
-        assert_int_equal(ncm_cgroup_config_for_resource_list(NULL, false, NULL, &r, &err),
-                         -EINVAL);
+        assert_int_equal(ncm_cgroup_config_for_resource_list(NULL, false, NULL, &r, &err), -EINVAL);
         rlist(&rl, "100m", "200Mi");
         assert_int_equal(ncm_cgroup_config_for_resource_list(&rl, true, NULL, &r, NULL), 0);
         assert_true(r.has_cpu_shares);
@@ -910,8 +951,7 @@ static void test_cgroup_config_for_resource_list(void **state)
 /* ---- flags ---- */
 
 static void expect_flag_error(int (*fn)(const char *, ncm_error *), const char *in,
-                              const char *msg)
-{
+                              const char *msg) {
         ncm_error err = NCM_ERROR_INIT;
         int r = fn(in, &err);
         if (r >= 0)
@@ -921,28 +961,24 @@ static void expect_flag_error(int (*fn)(const char *, ncm_error *), const char *
         assert_int_equal(ncm_error_exit_status(err.code), 2);
 }
 
-static int eviction(const char *s, ncm_error *err)
-{
+static int eviction(const char *s, ncm_error *err) {
         ncm_eviction_thresholds t;
         return ncm_cgroup_parse_eviction_hard(s, &t, err);
 }
 
-static int reserved(const char *s, ncm_error *err)
-{
+static int reserved(const char *s, ncm_error *err) {
         ncm_resource_list l = {0};
         int r = ncm_cgroup_parse_reserved("--kube-reserved", s, &l, err);
         ncm_resource_list_done(&l);
         return r;
 }
 
-static int enforce(const char *s, ncm_error *err)
-{
+static int enforce(const char *s, ncm_error *err) {
         unsigned e;
         return ncm_cgroup_parse_enforce(s, NULL, NULL, &e, err);
 }
 
-static void test_cgroup_eviction_flag(void **state)
-{
+static void test_cgroup_eviction_flag(void **state) {
         ncm_eviction_thresholds t;
         (void)state;
         assert_int_equal(ncm_cgroup_parse_eviction_hard("memory.available<100Mi, "
@@ -972,8 +1008,7 @@ static void test_cgroup_eviction_flag(void **state)
         expect_flag_error(eviction, "memory.available=1Gi", "malformed pair, expect string<string");
 }
 
-static void test_cgroup_reserved_flag(void **state)
-{
+static void test_cgroup_reserved_flag(void **state) {
         ncm_resource_list l = {0};
         char s[NCM_QUANTITY_STRLEN];
         (void)state;
@@ -994,8 +1029,7 @@ static void test_cgroup_reserved_flag(void **state)
         expect_flag_error(reserved, "memory=", "failed to parse quantity \"\" for \"memory\"");
 }
 
-static void test_cgroup_enforce_flag(void **state)
-{
+static void test_cgroup_enforce_flag(void **state) {
         unsigned e = 0;
         (void)state;
         assert_int_equal(ncm_cgroup_parse_enforce("pods", NULL, NULL, &e, NULL), 0);
@@ -1009,18 +1043,18 @@ static void test_cgroup_enforce_flag(void **state)
                                                   "/kube", "/system", &e, NULL),
                          0);
         assert_int_equal(e, NCM_ENFORCE_PODS | NCM_ENFORCE_KUBE_RESERVED |
-                                    NCM_ENFORCE_SYSTEM_RESERVED_COMPRESSIBLE);
+                                            NCM_ENFORCE_SYSTEM_RESERVED_COMPRESSIBLE);
         expect_flag_error(enforce, "pods,none", "may not contain additional enforcements");
-        expect_flag_error(enforce, "kube-reserved", "kubeReservedCgroup (--kube-reserved-cgroup) "
-                                                    "must be specified");
+        expect_flag_error(enforce, "kube-reserved",
+                          "kubeReservedCgroup (--kube-reserved-cgroup) "
+                          "must be specified");
         expect_flag_error(enforce, "system-reserved", "systemReservedCgroup");
         expect_flag_error(enforce, "podz", "option \"podz\" specified for enforceNodeAllocatable");
 }
 
 /* ---- parsers ---- */
 
-static void test_cgroup_parse_values(void **state)
-{
+static void test_cgroup_parse_values(void **state) {
         int64_t v = 7, q = 0, p = 0;
         (void)state;
         assert_int_equal(ncm_cgroup_parse_limit("max", &v), 0);
@@ -1057,8 +1091,7 @@ static void test_cgroup_parse_values(void **state)
         assert_int_equal(ncm_cgroup_parse_cpu_max("1 99999999999999999999", &q, &p), -ERANGE);
 }
 
-static void test_cgroup_parse_proc_cgroup(void **state)
-{
+static void test_cgroup_parse_proc_cgroup(void **state) {
         ncm_cgroup_proc_entry e;
         const char *l;
         (void)state;
@@ -1086,8 +1119,7 @@ static void test_cgroup_parse_proc_cgroup(void **state)
         assert_int_equal(ncm_cgroup_parse_proc_cgroup_line(l, strlen(l), &e), -ERANGE);
 }
 
-static void test_cgroup_parse_mountinfo(void **state)
-{
+static void test_cgroup_parse_mountinfo(void **state) {
         ncm_mountinfo_entry e;
         char buf[64];
         const char *l;
@@ -1123,25 +1155,23 @@ static void test_cgroup_parse_mountinfo(void **state)
         l = "cpuset cpu io memory hugetlb pids rdma misc\n";
         assert_int_equal(ncm_cgroup_parse_controllers(l, strlen(l)),
                          NCM_CGROUP_CTRL_CPUSET | NCM_CGROUP_CTRL_CPU | NCM_CGROUP_CTRL_IO |
-                                 NCM_CGROUP_CTRL_MEMORY | NCM_CGROUP_CTRL_HUGETLB |
-                                 NCM_CGROUP_CTRL_PIDS | NCM_CGROUP_CTRL_RDMA |
-                                 NCM_CGROUP_CTRL_MISC);
+                                         NCM_CGROUP_CTRL_MEMORY | NCM_CGROUP_CTRL_HUGETLB |
+                                         NCM_CGROUP_CTRL_PIDS | NCM_CGROUP_CTRL_RDMA |
+                                         NCM_CGROUP_CTRL_MISC);
 }
 
-static int collect(const char *k, size_t kl, const char *v, size_t vl, void *ud)
-{
+static int collect(const char *k, size_t kl, const char *v, size_t vl, void *ud) {
         ncm_buf *b = ud;
         ncm_buf_printf(b, "[%.*s|%.*s]", (int)kl, k, (int)vl, v);
         return 0;
 }
 
-static void test_cgroup_parse_map_flag(void **state)
-{
+static void test_cgroup_parse_map_flag(void **state) {
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
-        assert_int_equal(ncm_cgroup_parse_map_flag(" cpu = 500m ,memory=1Gi,,a=b=c,", '=',
-                                                   collect, &b, NULL),
+        assert_int_equal(ncm_cgroup_parse_map_flag(" cpu = 500m ,memory=1Gi,,a=b=c,", '=', collect,
+                                                   &b, NULL),
                          0);
         assert_string_equal(b.data, "[cpu|500m][memory|1Gi][a|b=c]");
         ncm_buf_reset(&b);
@@ -1152,8 +1182,7 @@ static void test_cgroup_parse_map_flag(void **state)
         ncm_buf_done(&b);
 }
 
-static void test_cgroup_parse_meminfo(void **state)
-{
+static void test_cgroup_parse_meminfo(void **state) {
         int64_t v = 0;
         (void)state;
         assert_int_equal(ncm_cgroup_parse_meminfo_total("MemFree: 1 kB\nMemTotal:       16318556 "
@@ -1166,39 +1195,38 @@ static void test_cgroup_parse_meminfo(void **state)
         assert_int_equal(ncm_cgroup_parse_meminfo_total("MemTotal: x kB\n", &v), -EINVAL);
 }
 
-int main(void)
-{
+int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_cgroup_millicpu_to_shares_boundaries),
-                cmocka_unit_test(test_cgroup_millicpu_to_quota_table),
-                cmocka_unit_test(test_cgroup_millicpu_to_quota_period),
-                cmocka_unit_test(test_cgroup_reverse_conversions),
-                cmocka_unit_test(test_cgroup_weight_table),
-                cmocka_unit_test(test_cgroup_hugepage_size_names),
-                cmocka_unit_test(test_cgroup_resource_config_for_pod),
-                cmocka_unit_test(test_cgroup_resource_config_custom_period),
-                cmocka_unit_test(test_cgroup_pod_level_gate_off),
-                cmocka_unit_test(test_cgroup_hugepage_limits),
-                cmocka_unit_test(test_cgroup_memory_qos_tiered),
-                cmocka_unit_test(test_cgroup_pod_pids_limit),
-                cmocka_unit_test(test_cgroup_sidecars_and_init_containers),
-                cmocka_unit_test(test_cgroup_overhead_counts),
-                cmocka_unit_test(test_cgroup_totals_boundaries),
-                cmocka_unit_test(test_cgroup_container_config),
-                cmocka_unit_test(test_cgroup_qos_tiers),
-                cmocka_unit_test(test_cgroup_node_allocatable_tables),
-                cmocka_unit_test(test_cgroup_node_allocatable_ephemeral_storage),
-                cmocka_unit_test(test_cgroup_node_allocatable_validation),
-                cmocka_unit_test(test_cgroup_node_allocatable_status),
-                cmocka_unit_test(test_cgroup_config_for_resource_list),
-                cmocka_unit_test(test_cgroup_eviction_flag),
-                cmocka_unit_test(test_cgroup_reserved_flag),
-                cmocka_unit_test(test_cgroup_enforce_flag),
-                cmocka_unit_test(test_cgroup_parse_values),
-                cmocka_unit_test(test_cgroup_parse_proc_cgroup),
-                cmocka_unit_test(test_cgroup_parse_mountinfo),
-                cmocka_unit_test(test_cgroup_parse_map_flag),
-                cmocka_unit_test(test_cgroup_parse_meminfo),
+                        cmocka_unit_test(test_cgroup_millicpu_to_shares_boundaries),
+                        cmocka_unit_test(test_cgroup_millicpu_to_quota_table),
+                        cmocka_unit_test(test_cgroup_millicpu_to_quota_period),
+                        cmocka_unit_test(test_cgroup_reverse_conversions),
+                        cmocka_unit_test(test_cgroup_weight_table),
+                        cmocka_unit_test(test_cgroup_hugepage_size_names),
+                        cmocka_unit_test(test_cgroup_resource_config_for_pod),
+                        cmocka_unit_test(test_cgroup_resource_config_custom_period),
+                        cmocka_unit_test(test_cgroup_pod_level_gate_off),
+                        cmocka_unit_test(test_cgroup_hugepage_limits),
+                        cmocka_unit_test(test_cgroup_memory_qos_tiered),
+                        cmocka_unit_test(test_cgroup_pod_pids_limit),
+                        cmocka_unit_test(test_cgroup_sidecars_and_init_containers),
+                        cmocka_unit_test(test_cgroup_overhead_counts),
+                        cmocka_unit_test(test_cgroup_totals_boundaries),
+                        cmocka_unit_test(test_cgroup_container_config),
+                        cmocka_unit_test(test_cgroup_qos_tiers),
+                        cmocka_unit_test(test_cgroup_node_allocatable_tables),
+                        cmocka_unit_test(test_cgroup_node_allocatable_ephemeral_storage),
+                        cmocka_unit_test(test_cgroup_node_allocatable_validation),
+                        cmocka_unit_test(test_cgroup_node_allocatable_status),
+                        cmocka_unit_test(test_cgroup_config_for_resource_list),
+                        cmocka_unit_test(test_cgroup_eviction_flag),
+                        cmocka_unit_test(test_cgroup_reserved_flag),
+                        cmocka_unit_test(test_cgroup_enforce_flag),
+                        cmocka_unit_test(test_cgroup_parse_values),
+                        cmocka_unit_test(test_cgroup_parse_proc_cgroup),
+                        cmocka_unit_test(test_cgroup_parse_mountinfo),
+                        cmocka_unit_test(test_cgroup_parse_map_flag),
+                        cmocka_unit_test(test_cgroup_parse_meminfo),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,8 +36,7 @@ static const char *const pod_b = "metadata: {name: web, uid: " UID_B "}\nspec:\n
 static const char *const pod_be = "metadata: {name: batch, uid: " UID_BE "}\nspec:\n"
                                   "  containers:\n  - name: job\n";
 
-static ncm_pod *pod_yaml(const char *yaml)
-{
+static ncm_pod *pod_yaml(const char *yaml) {
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *pod = NULL;
         if (ncm_pod_parse(yaml, strlen(yaml), "test", &pod, &err) < 0)
@@ -48,17 +47,16 @@ static ncm_pod *pod_yaml(const char *yaml)
 /* ---- a stand-in kernel for a directory tree ---- */
 
 typedef struct fake {
-        char *dir;     /* the temporary root */
+        char *dir; /* the temporary root */
         int rootfd;
         int version;
-        bool rsvd;          /* hugetlb has .rsvd files */
+        bool rsvd;           /* hugetlb has .rsvd files */
         const char *fail_on; /* a control file created as a directory below paths with this */
         ncm_cgroup_layout layout;
         ncm_cgroup_exec_options exec;
 } fake;
 
-static void put(int rootfd, const char *dir, const char *file, const char *value)
-{
+static void put(int rootfd, const char *dir, const char *file, const char *value) {
         char path[4096];
         ncm_autoclose int fd = -1;
         snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, file);
@@ -67,8 +65,7 @@ static void put(int rootfd, const char *dir, const char *file, const char *value
         assert_int_equal(write(fd, value, strlen(value)), (ssize_t)strlen(value));
 }
 
-static char *get(int rootfd, const char *path)
-{
+static char *get(int rootfd, const char *path) {
         char buf[4096];
         ssize_t n = ncm_fs_read(rootfd, path, buf, sizeof(buf), NULL);
         if (n < 0)
@@ -86,8 +83,7 @@ static char *get(int rootfd, const char *path)
                 free(got_);                                                                        \
         } while (0)
 
-static void hugetlb_files(fake *f, const char *path, const char *suffix, const char *value)
-{
+static void hugetlb_files(fake *f, const char *path, const char *suffix, const char *value) {
         static const char *const sizes[] = {"2MB", "1GB"};
         for (size_t i = 0; i < 2; i++) {
                 char file[64];
@@ -101,8 +97,7 @@ static void hugetlb_files(fake *f, const char *path, const char *suffix, const c
 }
 
 /* What the kernel makes in a new v1 cgroup of hierarchy HIER. */
-static void v1_files(fake *f, const char *path, const char *hier)
-{
+static void v1_files(fake *f, const char *path, const char *hier) {
         put(f->rootfd, path, "cgroup.procs", "");
         if (strcmp(hier, "cpuset") == 0) {
                 put(f->rootfd, path, "cpuset.cpus", "\n");
@@ -121,15 +116,13 @@ static void v1_files(fake *f, const char *path, const char *hier)
 }
 
 /* A new v2 cgroup: the controllers its parent enabled, and their files. */
-static void v2_files(fake *f, const char *path)
-{
+static void v2_files(fake *f, const char *path) {
         char parent[4096], ctl[512] = "";
         const char *slash = strrchr(path, '/');
         char *sub;
         unsigned c;
 
-        snprintf(parent, sizeof(parent), "%.*s/cgroup.subtree_control",
-                 (int)(slash - path), path);
+        snprintf(parent, sizeof(parent), "%.*s/cgroup.subtree_control", (int)(slash - path), path);
         sub = get(f->rootfd, parent);
         for (char *p = sub, *q = sub;; p++)
                 if (*p != '+' && !(*q++ = *p))
@@ -159,8 +152,7 @@ static void v2_files(fake *f, const char *path)
                 hugetlb_files(f, path, "max", "max\n");
 }
 
-static int fake_mkdir(int rootfd, const char *path, void *userdata)
-{
+static int fake_mkdir(int rootfd, const char *path, void *userdata) {
         fake *f = userdata;
         (void)rootfd;
         if (f->version == 2) {
@@ -184,8 +176,7 @@ static int fake_mkdir(int rootfd, const char *path, void *userdata)
 }
 
 /* The kernel empties a cgroup directory itself; here its files must go first. */
-static int fake_rmdir(int rootfd, const char *path, void *userdata)
-{
+static int fake_rmdir(int rootfd, const char *path, void *userdata) {
         DIR *d = NULL;
         struct dirent *de;
         (void)userdata;
@@ -205,8 +196,7 @@ static int fake_rmdir(int rootfd, const char *path, void *userdata)
         return 0;
 }
 
-static void fake_init(fake *f, int version, bool rsvd)
-{
+static void fake_init(fake *f, int version, bool rsvd) {
         memset(f, 0, sizeof(*f));
         f->version = version;
         f->rsvd = rsvd;
@@ -219,7 +209,7 @@ static void fake_init(fake *f, int version, bool rsvd)
         f->exec.before_rmdir = fake_rmdir;
         f->exec.userdata = f;
         if (version == 1) {
-                static const char *const hiers[] = {"cpuset", "memory", "cpu", "cpuacct",
+                static const char *const hiers[] = {"cpuset", "memory",  "cpu",    "cpuacct",
                                                     "pids",   "hugetlb", "systemd"};
                 for (size_t i = 0; i < NCM_ELEMENTSOF(hiers); i++) {
                         char p[64];
@@ -230,24 +220,23 @@ static void fake_init(fake *f, int version, bool rsvd)
                 put(f->rootfd, "/cpuset", "cpuset.cpus", "0-3\n");
                 put(f->rootfd, "/cpuset", "cpuset.mems", "0\n");
         } else {
-                put(f->rootfd, "/", "cgroup.controllers", "cpuset cpu io memory hugetlb pids "
-                                                          "rdma misc\n");
+                put(f->rootfd, "/", "cgroup.controllers",
+                    "cpuset cpu io memory hugetlb pids "
+                    "rdma misc\n");
                 put(f->rootfd, "/", "cgroup.subtree_control", "");
                 put(f->rootfd, "/", "cgroup.procs", "1\n");
                 put(f->rootfd, "/", "cpuset.cpus.effective", "0-3\n");
         }
 }
 
-static void fake_done(fake *f)
-{
+static void fake_done(fake *f) {
         close(f->rootfd);
         tu_rm_rf(f->dir);
         free(f->dir);
 }
 
 /* Every directory and file of the tree with its content, sorted: for before/after checks. */
-static void snapshot_dir(int rootfd, const char *path, ncm_buf *b)
-{
+static void snapshot_dir(int rootfd, const char *path, ncm_buf *b) {
         DIR *d = NULL;
         struct dirent *de;
         char *names[512];
@@ -281,15 +270,13 @@ static void snapshot_dir(int rootfd, const char *path, ncm_buf *b)
         }
 }
 
-static char *snapshot(fake *f)
-{
+static char *snapshot(fake *f) {
         ncm_buf b = NCM_BUF_INIT;
         snapshot_dir(f->rootfd, "/", &b);
         return ncm_buf_steal(&b);
 }
 
-static void manager(fake *f, ncm_cgroup_manager *m, const char *cgroup_root)
-{
+static void manager(fake *f, ncm_cgroup_manager *m, const char *cgroup_root) {
         ncm_cgroup_resources kp;
         ncm_autoptr(ncm_cpuset) all = tu_cpuset("0-3");
         ncm_resource_list rl = {0};
@@ -308,8 +295,7 @@ static void manager(fake *f, ncm_cgroup_manager *m, const char *cgroup_root)
 
 /* ---- the files per QoS class (golden plans of the pod cgroup alone) ---- */
 
-static void golden_pod_plans(int version)
-{
+static void golden_pod_plans(int version) {
         static const struct {
                 const char *yaml, *name;
         } pods[] = {{NULL, "guaranteed"}, {NULL, "burstable"}, {NULL, "besteffort"}};
@@ -329,10 +315,11 @@ static void golden_pod_plans(int version)
                 ncm_buf b = NCM_BUF_INIT;
                 ncm_pod *pod = pod_yaml(yamls[i]);
                 char golden[128];
-                assert_int_equal(ncm_cgroup_manager_plan_pod(&m, pod, NULL, NULL, 0, NULL,
-                                                             NCM_CGROUP_PLAN_POD_ONLY |
-                                                                     NCM_CGROUP_PLAN_NO_CONTAINERS,
-                                                             &plan, NULL),
+                assert_int_equal(ncm_cgroup_manager_plan_pod(
+                                                 &m, pod, NULL, NULL, 0, NULL,
+                                                 NCM_CGROUP_PLAN_POD_ONLY |
+                                                                 NCM_CGROUP_PLAN_NO_CONTAINERS,
+                                                 &plan, NULL),
                                  0);
                 ncm_cgroup_plan_format(&plan, &b);
                 snprintf(golden, sizeof(golden), "cgroups/pod-v%d-%s.txt", version, pods[i].name);
@@ -344,29 +331,32 @@ static void golden_pod_plans(int version)
         ncm_cgroup_manager_done(&m);
 }
 
-static void test_cgroup_driver_v1_files_per_qos(void **state)
-{
+static void test_cgroup_driver_v1_files_per_qos(void **state) {
         (void)state;
         golden_pod_plans(1);
 }
 
-static void test_cgroup_driver_v2_files_per_qos(void **state)
-{
+static void test_cgroup_driver_v2_files_per_qos(void **state) {
         (void)state;
         golden_pod_plans(2);
 }
 
 /* The v1 order of one cgroup's writes, as libcontainer's fs manager does them. */
-static void test_cgroup_driver_v1_write_order(void **state)
-{
+static void test_cgroup_driver_v1_write_order(void **state) {
         ncm_cgroup_layout l;
         ncm_cgroup_resources r;
         ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
         ncm_autoptr(ncm_cpuset) cpus = tu_cpuset("1");
-        const char *want[] = {"cpuset.cpus", "memory.limit_in_bytes", "cpu.shares",
-                              "cpu.cfs_period_us", "cpu.cfs_quota_us", "pids.max",
-                              "hugetlb.2MB.limit_in_bytes", "hugetlb.2MB.rsvd.limit_in_bytes",
-                              "hugetlb.1GB.limit_in_bytes", "hugetlb.1GB.rsvd.limit_in_bytes"};
+        const char *want[] = {"cpuset.cpus",
+                              "memory.limit_in_bytes",
+                              "cpu.shares",
+                              "cpu.cfs_period_us",
+                              "cpu.cfs_quota_us",
+                              "pids.max",
+                              "hugetlb.2MB.limit_in_bytes",
+                              "hugetlb.2MB.rsvd.limit_in_bytes",
+                              "hugetlb.1GB.limit_in_bytes",
+                              "hugetlb.1GB.rsvd.limit_in_bytes"};
         size_t k = 0;
         (void)state;
         assert_int_equal(ncm_cgroup_layout_standard(&l, 1, "/", NULL), 0);
@@ -403,8 +393,7 @@ static void test_cgroup_driver_v1_write_order(void **state)
         ncm_cgroup_resources_done(&r);
 }
 
-static void test_cgroup_driver_v2_values(void **state)
-{
+static void test_cgroup_driver_v2_values(void **state) {
         ncm_cgroup_layout l;
         ncm_cgroup_resources r;
         ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
@@ -440,8 +429,7 @@ static void test_cgroup_driver_v2_values(void **state)
 
 /* ---- apply, update, read back, remove ---- */
 
-static void test_cgroup_driver_v1_apply_and_remove(void **state)
-{
+static void test_cgroup_driver_v1_apply_and_remove(void **state) {
         fake f;
         ncm_cgroup_manager m;
         ncm_cgroup_resources back;
@@ -471,8 +459,7 @@ static void test_cgroup_driver_v1_apply_and_remove(void **state)
         assert_file(&f, "/cpu/kubepods/burstable/cpu.shares", "2");
         assert_file(&f, "/cpu/kubepods/besteffort/cpu.shares", "2");
         assert_file(&f, "/hugetlb/kubepods/hugetlb.2MB.limit_in_bytes", "4611686018427387904");
-        assert_file(&f, "/hugetlb/kubepods/hugetlb.1GB.rsvd.limit_in_bytes",
-                    "4611686018427387904");
+        assert_file(&f, "/hugetlb/kubepods/hugetlb.1GB.rsvd.limit_in_bytes", "4611686018427387904");
         assert_file(&f, "/cpu/kubepods/pod" UID_G "/cpu.shares", "1024");
         assert_file(&f, "/cpu/kubepods/pod" UID_G "/cpu.cfs_quota_us", "100000");
         assert_file(&f, "/memory/kubepods/pod" UID_G "/memory.limit_in_bytes", "268435456");
@@ -529,8 +516,7 @@ static void test_cgroup_driver_v1_apply_and_remove(void **state)
         fake_done(&f);
 }
 
-static void test_cgroup_driver_v2_apply_and_read_back(void **state)
-{
+static void test_cgroup_driver_v2_apply_and_read_back(void **state) {
         fake f;
         ncm_cgroup_manager m;
         ncm_cgroup_resources back;
@@ -579,8 +565,7 @@ static void test_cgroup_driver_v2_apply_and_read_back(void **state)
 }
 
 /* Without the hugetlb .rsvd files (kernels before 5.7) they are skipped, not an error. */
-static void test_cgroup_driver_optional_rsvd(void **state)
-{
+static void test_cgroup_driver_optional_rsvd(void **state) {
         fake f;
         ncm_cgroup_manager m;
         ncm_error err = NCM_ERROR_INIT;
@@ -601,8 +586,7 @@ static void test_cgroup_driver_optional_rsvd(void **state)
 }
 
 /* A write that fails halfway: every directory made is gone, every value restored. */
-static void test_cgroup_driver_undo_on_failure(void **state)
-{
+static void test_cgroup_driver_undo_on_failure(void **state) {
         for (int version = 1; version <= 2; version++) {
                 fake f;
                 ncm_cgroup_manager m;
@@ -630,8 +614,7 @@ static void test_cgroup_driver_undo_on_failure(void **state)
         }
 }
 
-static void test_cgroup_driver_refuses_foreign_contents(void **state)
-{
+static void test_cgroup_driver_refuses_foreign_contents(void **state) {
         fake f;
         ncm_cgroup_manager m;
         ncm_error err = NCM_ERROR_INIT;
@@ -659,8 +642,7 @@ static void test_cgroup_driver_refuses_foreign_contents(void **state)
         fake_done(&f);
 }
 
-static void test_cgroup_driver_cgroup_root(void **state)
-{
+static void test_cgroup_driver_cgroup_root(void **state) {
         fake f;
         ncm_cgroup_manager m;
         ncm_error err = NCM_ERROR_INIT;
@@ -674,7 +656,7 @@ static void test_cgroup_driver_cgroup_root(void **state)
         assert_int_equal(ncm_fs_exists(f.rootfd, "/cpu/nodecm-test"), 0);
         /* The parent made (and its cpuset filled) by someone else: the tree goes below it. */
         {
-                static const char *const h[] = {"cpuset", "memory", "cpu", "cpuacct",
+                static const char *const h[] = {"cpuset", "memory",  "cpu",    "cpuacct",
                                                 "pids",   "hugetlb", "systemd"};
                 for (size_t i = 0; i < NCM_ELEMENTSOF(h); i++) {
                         char p[64];
@@ -685,8 +667,7 @@ static void test_cgroup_driver_cgroup_root(void **state)
                 put(f.rootfd, "/cpuset/nodecm-test", "cpuset.cpus", "2-3\n");
                 put(f.rootfd, "/cpuset/nodecm-test", "cpuset.mems", "0\n");
         }
-        if (ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, NCM_CGROUP_PLAN_POD_ONLY, &err) >=
-            0)
+        if (ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, NCM_CGROUP_PLAN_POD_ONLY, &err) >= 0)
                 fail_msg("pod-only apply without kubepods should fail");
         assert_non_null(strstr(err.msg, "No such file or directory"));
         if (ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, 0, &err) < 0)
@@ -699,8 +680,7 @@ static void test_cgroup_driver_cgroup_root(void **state)
 
 /* ---- layout detection and plan formats ---- */
 
-static void test_cgroup_driver_detect(void **state)
-{
+static void test_cgroup_driver_detect(void **state) {
         ncm_cgroup_layout l;
         ncm_error err = NCM_ERROR_INIT;
         char *dir = tu_mkdtemp();
@@ -723,12 +703,46 @@ static void test_cgroup_driver_detect(void **state)
                                  0);
                 if (ncm_cgroup_layout_detect(root, "/sys/fs/cgroup", mountinfo, sys, &l, &err) ==
                     0) {
-                        const ncm_cgroup_hierarchy *cpu = ncm_cgroup_layout_find(&l,
-                                                                                 NCM_CGROUP_CTRL_CPU);
+                        const ncm_cgroup_hierarchy *cpu =
+                                        ncm_cgroup_layout_find(&l, NCM_CGROUP_CTRL_CPU);
+                        struct statfs u;
+                        char cpudir[64] = "";
+                        bool v1 = l.mode != NCM_CGROUP_MODE_UNIFIED;
+                        if (cpu)
+                                snprintf(cpudir, sizeof(cpudir), "%s", cpu->dir);
                         if (l.mode == NCM_CGROUP_MODE_UNIFIED) {
                                 assert_int_equal(l.n_hierarchies, 1);
                         } else if (cpu) {
                                 assert_int_equal(cpu->dir[0], '/');
+                                assert_int_equal(strlen(cpu->dir), strcspn(cpu->dir + 1, "/") + 1);
+                        }
+                        /* Hybrid (this machine kind): v1 hierarchies and cgroup2 at unified/,
+                         * which on its own is a unified tree. */
+                        if (l.mode != NCM_CGROUP_MODE_UNIFIED &&
+                            statfs("/sys/fs/cgroup/unified", &u) == 0 &&
+                            (unsigned long)u.f_type == 0x63677270UL) {
+                                int ufd = ncm_fs_open_root("/sys/fs/cgroup/unified", NULL);
+                                assert_int_equal(l.mode, NCM_CGROUP_MODE_HYBRID);
+                                assert_int_equal(ncm_cgroup_layout_version(&l), 1);
+                                assert_int_equal(ncm_cgroup_layout_detect(ufd,
+                                                                          "/sys/fs/cgroup/unified",
+                                                                          mountinfo, sys, &l, &err),
+                                                 0);
+                                assert_int_equal(l.mode, NCM_CGROUP_MODE_UNIFIED);
+                                assert_int_equal(ncm_cgroup_layout_version(&l), 2);
+                                close(ufd);
+                        }
+                        /* A single v1 hierarchy is not a cgroup mount root. */
+                        if (*cpudir && v1) {
+                                char p[128];
+                                int hfd;
+                                snprintf(p, sizeof(p), "/sys/fs/cgroup%s", cpudir);
+                                hfd = ncm_fs_open_root(p, NULL);
+                                assert_int_equal(ncm_cgroup_layout_detect(hfd, p, mountinfo, sys,
+                                                                          &l, &err),
+                                                 -ENOTSUP);
+                                assert_non_null(strstr(err.msg, "single cgroup v1 hierarchy"));
+                                close(hfd);
                         }
                 }
                 free(mountinfo);
@@ -737,8 +751,7 @@ static void test_cgroup_driver_detect(void **state)
         }
 }
 
-static void test_cgroup_driver_plan_json(void **state)
-{
+static void test_cgroup_driver_plan_json(void **state) {
         ncm_cgroup_layout l;
         ncm_cgroup_manager m;
         ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
@@ -755,10 +768,10 @@ static void test_cgroup_driver_plan_json(void **state)
         assert_int_equal(ncm__json_parse(b.data, b.len, "plan", &doc, NULL), 0);
         steps = ncm__json_get(doc, "steps");
         assert_int_equal(json_object_array_length(steps), 5);
-        assert_string_equal(
-                json_object_get_string(ncm__json_get(json_object_array_get_idx(steps, 3),
-                                                     "cgroup")),
-                "/kubepods.slice/kubepods-pod" "11111111_2222_3333_4444_555555555555.slice");
+        assert_string_equal(json_object_get_string(ncm__json_get(
+                                            json_object_array_get_idx(steps, 3), "cgroup")),
+                            "/kubepods.slice/kubepods-pod"
+                            "11111111_2222_3333_4444_555555555555.slice");
         /* A root of "/" does not double the slash. */
         assert_non_null(strstr(b.data, "\"path\": \"/kubepods.slice/cgroup.subtree_control\""));
         json_object_put(doc);
@@ -768,8 +781,7 @@ static void test_cgroup_driver_plan_json(void **state)
         ncm_pod_free(g);
 }
 
-static void test_cgroup_driver_children_and_pids(void **state)
-{
+static void test_cgroup_driver_children_and_pids(void **state) {
         fake f;
         char **kids = NULL;
         int pids[4];
@@ -793,22 +805,21 @@ static void test_cgroup_driver_children_and_pids(void **state)
         fake_done(&f);
 }
 
-int main(void)
-{
+int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_cgroup_driver_v1_files_per_qos),
-                cmocka_unit_test(test_cgroup_driver_v2_files_per_qos),
-                cmocka_unit_test(test_cgroup_driver_v1_write_order),
-                cmocka_unit_test(test_cgroup_driver_v2_values),
-                cmocka_unit_test(test_cgroup_driver_v1_apply_and_remove),
-                cmocka_unit_test(test_cgroup_driver_v2_apply_and_read_back),
-                cmocka_unit_test(test_cgroup_driver_optional_rsvd),
-                cmocka_unit_test(test_cgroup_driver_undo_on_failure),
-                cmocka_unit_test(test_cgroup_driver_refuses_foreign_contents),
-                cmocka_unit_test(test_cgroup_driver_cgroup_root),
-                cmocka_unit_test(test_cgroup_driver_detect),
-                cmocka_unit_test(test_cgroup_driver_plan_json),
-                cmocka_unit_test(test_cgroup_driver_children_and_pids),
+                        cmocka_unit_test(test_cgroup_driver_v1_files_per_qos),
+                        cmocka_unit_test(test_cgroup_driver_v2_files_per_qos),
+                        cmocka_unit_test(test_cgroup_driver_v1_write_order),
+                        cmocka_unit_test(test_cgroup_driver_v2_values),
+                        cmocka_unit_test(test_cgroup_driver_v1_apply_and_remove),
+                        cmocka_unit_test(test_cgroup_driver_v2_apply_and_read_back),
+                        cmocka_unit_test(test_cgroup_driver_optional_rsvd),
+                        cmocka_unit_test(test_cgroup_driver_undo_on_failure),
+                        cmocka_unit_test(test_cgroup_driver_refuses_foreign_contents),
+                        cmocka_unit_test(test_cgroup_driver_cgroup_root),
+                        cmocka_unit_test(test_cgroup_driver_detect),
+                        cmocka_unit_test(test_cgroup_driver_plan_json),
+                        cmocka_unit_test(test_cgroup_driver_children_and_pids),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
