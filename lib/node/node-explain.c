@@ -111,6 +111,21 @@ static double avg_distance(const ncm_topo *t, ncm_bitmask m) {
         return k ? sum / ((double)k * k) : 0;
 }
 
+/* After single-numa-node's filter (preferred, and "any" or one node), is L empty? */
+static bool snn_empty(const rlist *l) {
+        for (size_t j = 0; j < l->n; j++)
+                if (l->h[j].preferred && (l->h[j].any || ncm_bitmask_count(l->h[j].numa) == 1))
+                        return false;
+        return true;
+}
+
+static bool snn_emptied(const rlist *lists, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (snn_empty(&lists[i]))
+                        return true;
+        return false;
+}
+
 /*
  * The kubelet's normalisation of the providers' answers (filterProvidersHints, and the
  * single-numa-node filter), then the reasoning about the merged hint RESULT.
@@ -244,6 +259,18 @@ static int explain_merge(ncm_node *n, ncm_node_event *const *runs, size_t nruns,
                 if (snn && result->any)
                         ncm_buf_puts(b, "; it spans every NUMA node, which single-numa-node "
                                         "stores as no affinity");
+        } else if (snn && snn_emptied(lists, nl)) {
+                bool first = true;
+                ncm_buf_puts(b, "single-numa-node keeps only preferred hints for one NUMA node "
+                                "(or any), and none is left for");
+                for (size_t i = 0; i < nl; i++) {
+                        if (!snn_empty(&lists[i]))
+                                continue;
+                        ncm_buf_printf(b, "%s %s", first ? "" : ",",
+                                       lists[i].resource ? lists[i].resource : lists[i].provider);
+                        first = false;
+                }
+                ncm_buf_puts(b, ": nothing to merge, the result is not preferred");
         } else {
                 ncm_buf_puts(b, "no NUMA set is preferred by every resource (");
                 for (size_t i = 0; i < nl; i++) {
