@@ -19,7 +19,8 @@
 
 #define MAX_CPUS_FLAGS 64
 
-static void usage(FILE *f) {
+static void usage(FILE *f)
+{
         fputs("Usage: nodecm cgroup plan POD [OPTIONS]\n"
               "       nodecm cgroup apply POD [OPTIONS] [--cpus [CONTAINER=]LIST]... [--mems "
               "LIST]\n"
@@ -105,7 +106,8 @@ typedef struct args {
         ncm_cgroup_node_config node;
 } args;
 
-static int parse_bool(const char *s, bool *ret) {
+static int parse_bool(const char *s, bool *ret)
+{
         /* strconv.ParseBool, as Go's flag package uses. */
         static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
         static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
@@ -124,7 +126,8 @@ static int parse_bool(const char *s, bool *ret) {
 }
 
 /* A Go duration of whole microseconds ("100ms", "5ms", "1s", "2500us"). */
-static int parse_duration_us(const char *s, int64_t *ret) {
+static int parse_duration_us(const char *s, int64_t *ret)
+{
         static const struct {
                 const char *unit;
                 int64_t us;
@@ -148,7 +151,8 @@ static int parse_duration_us(const char *s, int64_t *ret) {
         return -EINVAL;
 }
 
-static int parse_args(int argc, char **argv, args *a) {
+static int parse_args(int argc, char **argv, args *a)
+{
         static const struct option opts[] = {
                         {"driver", required_argument, NULL, OPT_DRIVER},
                         {"cgroup-version", required_argument, NULL, OPT_VERSION},
@@ -285,8 +289,8 @@ static int parse_args(int argc, char **argv, args *a) {
 }
 
 /* The layout to plan for or to act on, and the root fd when acting. */
-static int open_layout(const args *a, bool act, ncm_cgroup_layout *ret, int *ret_fd,
-                       ncm_error *err) {
+static int open_layout(const args *a, bool act, ncm_cgroup_layout *ret, int *ret_fd, ncm_error *err)
+{
         const char *root = a->root ? a->root : "/sys/fs/cgroup";
         ncm_autoclose int fd = -1;
         ncm_autoclose int sysfd = -1;
@@ -320,7 +324,8 @@ static int open_layout(const args *a, bool act, ncm_cgroup_layout *ret, int *ret
 
 /* kubepods' node allocatable config from the node flags. */
 static int kubepods_config(args *a, const ncm_cgroup_layout *l, int sysfd,
-                           ncm_cgroup_resources *ret, ncm_error *err) {
+                           ncm_cgroup_resources *ret, ncm_error *err)
+{
         ncm_node_allocatable na;
         ncm_autoptr(ncm_cpuset) all = NULL;
         int r;
@@ -356,7 +361,8 @@ typedef struct cpus_flags {
         ncm_cpuset *mems;
 } cpus_flags;
 
-static void cpus_flags_done(cpus_flags *f) {
+static void cpus_flags_done(cpus_flags *f)
+{
         for (size_t i = 0; i < f->n; i++) {
                 ncm_cpuset_free(f->sets[i]);
                 free(f->names[i]);
@@ -365,7 +371,8 @@ static void cpus_flags_done(cpus_flags *f) {
         memset(f, 0, sizeof(*f));
 }
 
-static int parse_cpus_flags(const args *a, cpus_flags *f, ncm_error *err) {
+static int parse_cpus_flags(const args *a, cpus_flags *f, ncm_error *err)
+{
         memset(f, 0, sizeof(*f));
         for (size_t i = 0; i < a->n_cpus; i++) {
                 const char *eq = strchr(a->cpus[i], '=');
@@ -394,7 +401,8 @@ static int parse_cpus_flags(const args *a, cpus_flags *f, ncm_error *err) {
         return 0;
 }
 
-static int emit_buf(ncm_buf *out) {
+static int emit_buf(ncm_buf *out)
+{
         ncm_error err = NCM_ERROR_INIT;
         int rc;
 
@@ -408,7 +416,8 @@ static int emit_buf(ncm_buf *out) {
         return rc;
 }
 
-static const char *mode_name(const ncm_cgroup_layout *l) {
+static const char *mode_name(const ncm_cgroup_layout *l)
+{
         switch (l->mode) {
         case NCM_CGROUP_MODE_V1:
                 return "cgroup v1";
@@ -420,7 +429,8 @@ static const char *mode_name(const ncm_cgroup_layout *l) {
         return "?";
 }
 
-static int run(args *a) {
+static int run(args *a)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_autoptr(ncm_pod) pod = NULL;
         ncm_autoclose int rootfd = -1;
@@ -540,7 +550,8 @@ static int run(args *a) {
         return emit_buf(&out);
 }
 
-int cmd_cgroup(int argc, char **argv) {
+int cmd_cgroup(int argc, char **argv)
+{
         char cmdname[32];
         args a;
         size_t positional;

@@ -15,7 +15,8 @@
 #include <nodecm/fs.h>
 #include "cli.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f)
+{
         fputs("Usage: nodecm node-allocatable [OPTIONS]\n\n"
               "Node allocatable the way the kubelet computes it: for each resource, capacity\n"
               "minus kube-reserved, system-reserved and the hard eviction thresholds (memory\n"
@@ -61,14 +62,16 @@ static const char *const enforce_names[] = {"pods", "kube-reserved", "system-res
                                             "kube-reserved-compressible",
                                             "system-reserved-compressible"};
 
-static void put_q(ncm_buf *b, const ncm_resource_list *l, const char *name) {
+static void put_q(ncm_buf *b, const ncm_resource_list *l, const char *name)
+{
         const ncm_quantity *q = l ? ncm_resource_list_get(l, name) : NULL;
         char s[NCM_QUANTITY_STRLEN];
 
         ncm_buf_printf(b, "%-16s", q ? ncm_quantity_to_string(q, s) : "-");
 }
 
-static void json_list(ncm_buf *b, const char *key, const ncm_resource_list *l, bool first) {
+static void json_list(ncm_buf *b, const char *key, const ncm_resource_list *l, bool first)
+{
         if (!first)
                 ncm_buf_puts(b, ", ");
         ncm_buf_printf(b, "\"%s\": {", key);
@@ -84,7 +87,8 @@ static void json_list(ncm_buf *b, const char *key, const ncm_resource_list *l, b
         ncm_buf_putc(b, '}');
 }
 
-static void eviction_list(const ncm_eviction_thresholds *t, ncm_buf *b, bool json) {
+static void eviction_list(const ncm_eviction_thresholds *t, ncm_buf *b, bool json)
+{
         for (size_t i = 0; i < t->n; i++) {
                 const ncm_eviction_threshold *e = &t->items[i];
                 char s[NCM_QUANTITY_STRLEN];
@@ -103,8 +107,8 @@ static void eviction_list(const ncm_eviction_thresholds *t, ncm_buf *b, bool jso
         }
 }
 
-static void format_text(const ncm_cgroup_node_config *c, const ncm_node_allocatable *na,
-                        ncm_buf *b) {
+static void format_text(const ncm_cgroup_node_config *c, const ncm_node_allocatable *na, ncm_buf *b)
+{
         bool has_pid = ncm_resource_list_get(&c->capacity, NCM_RESOURCE_PID) != NULL;
 
         ncm_buf_printf(b, "%-20s%-16s%-16s%-16s%-16s%-16s%s\n", "RESOURCE", "CAPACITY",
@@ -149,8 +153,8 @@ static void format_text(const ncm_cgroup_node_config *c, const ncm_node_allocata
         ncm_buf_putc(b, '\n');
 }
 
-static void format_json(const ncm_cgroup_node_config *c, const ncm_node_allocatable *na,
-                        ncm_buf *b) {
+static void format_json(const ncm_cgroup_node_config *c, const ncm_node_allocatable *na, ncm_buf *b)
+{
         bool any = false;
 
         ncm_buf_putc(b, '{');
@@ -173,7 +177,8 @@ static void format_json(const ncm_cgroup_node_config *c, const ncm_node_allocata
         ncm_buf_puts(b, "]}\n");
 }
 
-int cmd_node_allocatable(int argc, char **argv) {
+int cmd_node_allocatable(int argc, char **argv)
+{
         static const struct option opts[] = {
                         {"plan", no_argument, NULL, OPT_PLAN},
                         {"json", no_argument, NULL, OPT_JSON},

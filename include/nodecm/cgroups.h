@@ -354,7 +354,8 @@ typedef struct ncm_cgroup_name {
 
 #define NCM_CGROUP_NAME_INIT                                                                       \
         {                                                                                          \
-                0, {                                                                               \
+                0,                                                                                 \
+                {                                                                                  \
                         NULL                                                                       \
                 }                                                                                  \
         }
@@ -560,7 +561,9 @@ typedef struct ncm_cgroup_plan {
 } ncm_cgroup_plan;
 
 #define NCM_CGROUP_PLAN_INIT                                                                       \
-        { {0}, 0, 0, NULL, 0, 0, NULL, 0 }
+        {                                                                                          \
+                {0}, 0, 0, NULL, 0, 0, NULL, 0                                                     \
+        }
 
 /* Free everything; the plan is empty again. */
 NCM_API void ncm_cgroup_plan_done(ncm_cgroup_plan *p);

@@ -15,7 +15,8 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
 
-int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name, const ncm_quantity *q) {
+int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name, const ncm_quantity *q)
+{
         size_t i = 0;
         ncm_resource *items;
         char *dup;
@@ -42,7 +43,8 @@ int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name, const n
         return 0;
 }
 
-static const ncm_quantity *get(const ncm_resource_list *l, const char *name) {
+static const ncm_quantity *get(const ncm_resource_list *l, const char *name)
+{
         return l ? ncm_resource_list_get(l, name) : NULL;
 }
 
@@ -54,14 +56,16 @@ static const char *const signals[] = {
                 "containerfs.available", "containerfs.inodesFree",      "pid.available",
 };
 
-static bool valid_signal(const char *s, size_t len) {
+static bool valid_signal(const char *s, size_t len)
+{
         for (size_t i = 0; i < NCM_ELEMENTSOF(signals); i++)
                 if (strlen(signals[i]) == len && memcmp(signals[i], s, len) == 0)
                         return true;
         return false;
 }
 
-static void add_default(ncm_eviction_thresholds *t, const char *signal, const char *q, float pct) {
+static void add_default(ncm_eviction_thresholds *t, const char *signal, const char *q, float pct)
+{
         ncm_eviction_threshold *e = &t->items[t->n++];
 
         memset(e, 0, sizeof(*e));
@@ -74,7 +78,8 @@ static void add_default(ncm_eviction_thresholds *t, const char *signal, const ch
         }
 }
 
-void ncm_cgroup_eviction_defaults(ncm_eviction_thresholds *ret) {
+void ncm_cgroup_eviction_defaults(ncm_eviction_thresholds *ret)
+{
         ret->n = 0;
         add_default(ret, "memory.available", "100Mi", 0);
         add_default(ret, "nodefs.available", NULL, 10.0f / 100);
@@ -89,7 +94,8 @@ typedef struct eviction_ud {
 } eviction_ud;
 
 /* strconv.ParseFloat(s, 32): the decimal forms only (no hex, inf or nan). */
-static int parse_float32(const char *s, size_t len, float *ret) {
+static int parse_float32(const char *s, size_t len, float *ret)
+{
         char buf[64];
         char *end;
         float v;
@@ -111,7 +117,8 @@ static int parse_float32(const char *s, size_t len, float *ret) {
         return 0;
 }
 
-static int eviction_pair(const char *k, size_t kl, const char *v, size_t vl, void *userdata) {
+static int eviction_pair(const char *k, size_t kl, const char *v, size_t vl, void *userdata)
+{
         eviction_ud *ud = userdata;
         ncm_eviction_threshold e;
         size_t i;
@@ -178,7 +185,8 @@ drop:
         return 0;
 }
 
-int ncm_cgroup_parse_eviction_hard(const char *s, ncm_eviction_thresholds *ret, ncm_error *err) {
+int ncm_cgroup_parse_eviction_hard(const char *s, ncm_eviction_thresholds *ret, ncm_error *err)
+{
         ncm_eviction_thresholds t = {0};
         eviction_ud ud = {&t, err};
         int r = ncm_cgroup_parse_map_flag(s, '<', eviction_pair, &ud, err);
@@ -195,7 +203,8 @@ typedef struct list_ud {
         ncm_error *err;
 } list_ud;
 
-static int list_pair(const char *k, size_t kl, const char *v, size_t vl, void *userdata) {
+static int list_pair(const char *k, size_t kl, const char *v, size_t vl, void *userdata)
+{
         static const char *const reservable[] = {NCM_RESOURCE_CPU, NCM_RESOURCE_MEMORY,
                                                  NCM_RESOURCE_EPHEMERAL_STORAGE, NCM_RESOURCE_PID};
         list_ud *ud = userdata;
@@ -231,7 +240,8 @@ static int list_pair(const char *k, size_t kl, const char *v, size_t vl, void *u
 }
 
 int ncm_cgroup_parse_reserved(const char *flag, const char *s, ncm_resource_list *ret,
-                              ncm_error *err) {
+                              ncm_error *err)
+{
         ncm_resource_list l = {0};
         list_ud ud = {&l, true, err};
         int r = ncm_cgroup_parse_map_flag(s, '=', list_pair, &ud, err);
@@ -244,7 +254,8 @@ int ncm_cgroup_parse_reserved(const char *flag, const char *s, ncm_resource_list
         return 0;
 }
 
-int ncm_cgroup_parse_capacity(const char *s, ncm_resource_list *ret, ncm_error *err) {
+int ncm_cgroup_parse_capacity(const char *s, ncm_resource_list *ret, ncm_error *err)
+{
         ncm_resource_list l = {0};
         list_ud ud = {&l, false, err};
         int r = ncm_cgroup_parse_map_flag(s, '=', list_pair, &ud, err);
@@ -258,7 +269,8 @@ int ncm_cgroup_parse_capacity(const char *s, ncm_resource_list *ret, ncm_error *
 }
 
 int ncm_cgroup_parse_enforce(const char *s, const char *kube_cgroup, const char *system_cgroup,
-                             unsigned *ret, ncm_error *err) {
+                             unsigned *ret, ncm_error *err)
+{
         static const struct {
                 const char *name;
                 unsigned bit;
@@ -342,7 +354,8 @@ int ncm_cgroup_parse_enforce(const char *s, const char *kube_cgroup, const char 
 
 /* ---- the computation ---- */
 
-void ncm_node_allocatable_done(ncm_node_allocatable *na) {
+void ncm_node_allocatable_done(ncm_node_allocatable *na)
+{
         ncm_resource_list_done(&na->capacity);
         ncm_resource_list_done(&na->eviction);
         ncm_resource_list_done(&na->reservation);
@@ -350,13 +363,15 @@ void ncm_node_allocatable_done(ncm_node_allocatable *na) {
         ncm_resource_list_done(&na->pods_limits);
 }
 
-static bool is_hugepages(const char *name) {
+static bool is_hugepages(const char *name)
+{
         return strncmp(name, NCM_RESOURCE_HUGEPAGES_PREFIX,
                        strlen(NCM_RESOURCE_HUGEPAGES_PREFIX)) == 0;
 }
 
 /* value.Set(0) keeps the format. */
-static void clamp(ncm_quantity *q) {
+static void clamp(ncm_quantity *q)
+{
         if (ncm_quantity_sign(q) < 0)
                 *q = ncm_quantity_from_int(0, q->format);
 }
@@ -379,7 +394,8 @@ static void clamp(ncm_quantity *q) {
 int ncm_cgroup_node_allocatable(const ncm_resource_list *capacity, const ncm_resource_list *kube,
                                 const ncm_resource_list *system,
                                 const ncm_eviction_thresholds *hard, unsigned enforce,
-                                ncm_node_allocatable *ret, ncm_error *err) {
+                                ncm_node_allocatable *ret, ncm_error *err)
+{
         ncm_node_allocatable na;
         ncm_buf msg = NCM_BUF_INIT;
         int r = 0;
@@ -495,7 +511,8 @@ fail:
 
 int ncm_cgroup_config_for_resource_list(const ncm_resource_list *rl, bool compressible_only,
                                         const ncm_cpuset *all_cpus, ncm_cgroup_resources *ret,
-                                        ncm_error *err) {
+                                        ncm_error *err)
+{
         ncm_cgroup_resources r;
         const ncm_quantity *q;
 
@@ -536,7 +553,8 @@ int ncm_cgroup_config_for_resource_list(const ncm_resource_list *rl, bool compre
 
 /* ---- this machine ---- */
 
-static int read_i64_file(int rootfd, const char *path, int64_t *ret, ncm_error *err) {
+static int read_i64_file(int rootfd, const char *path, int64_t *ret, ncm_error *err)
+{
         char buf[64];
         ssize_t n = ncm_fs_read(rootfd, path, buf, sizeof(buf), err);
         int r;
@@ -550,7 +568,8 @@ static int read_i64_file(int rootfd, const char *path, int64_t *ret, ncm_error *
 }
 
 int ncm_cgroup_machine_capacity(int rootfd, const char *root_dir, ncm_resource_list *ret,
-                                ncm_error *err) {
+                                ncm_error *err)
+{
         ncm_resource_list l = {0};
         char buf[16384];
         ssize_t n;

@@ -17,7 +17,8 @@ const unsigned ncm__cgroup_v1_order[] = {
 };
 const size_t ncm__cgroup_v1_order_len = NCM_ELEMENTSOF(ncm__cgroup_v1_order);
 
-size_t ncm__cgroup_v1_hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret) {
+size_t ncm__cgroup_v1_hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret)
+{
         size_t n = 0;
 
         for (size_t i = 0; i < ncm__cgroup_v1_order_len; i++) {
@@ -35,7 +36,8 @@ size_t ncm__cgroup_v1_hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_h
 }
 
 int ncm__cgroup_path(const ncm_cgroup_hierarchy *h, const char *cgpath, const char *file, char *buf,
-                     size_t size) {
+                     size_t size)
+{
         int n;
 
         if (strcmp(cgpath, "/") == 0)
@@ -49,13 +51,15 @@ int ncm__cgroup_path(const ncm_cgroup_hierarchy *h, const char *cgpath, const ch
         return 0;
 }
 
-void ncm__cgroup_i64(int64_t v, char *buf, size_t size) {
+void ncm__cgroup_i64(int64_t v, char *buf, size_t size)
+{
         snprintf(buf, size, "%" PRId64, v);
 }
 
 int ncm__cgroup_plan_op(ncm_cgroup_plan *plan, ncm_cgroup_op_kind kind, unsigned flags,
                         const ncm_cgroup_hierarchy *h, const char *cgpath, const char *file,
-                        ncm_error *err) {
+                        ncm_error *err)
+{
         char path[4096];
 
         if (ncm__cgroup_path(h, cgpath, file, path, sizeof(path)) < 0)
@@ -66,7 +70,8 @@ int ncm__cgroup_plan_op(ncm_cgroup_plan *plan, ncm_cgroup_op_kind kind, unsigned
 }
 
 int ncm__cgroup_plan_write(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h, const char *cgpath,
-                           const char *file, const char *value, unsigned flags, ncm_error *err) {
+                           const char *file, const char *value, unsigned flags, ncm_error *err)
+{
         char path[4096];
 
         if (ncm__cgroup_path(h, cgpath, file, path, sizeof(path)) < 0)
@@ -77,7 +82,8 @@ int ncm__cgroup_plan_write(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h,
 }
 
 size_t ncm__cgroup_hugetlb_limits(const ncm_cgroup_layout *l, const ncm_cgroup_resources *res,
-                                  ncm_cgroup_hugepage *ret, size_t max) {
+                                  ncm_cgroup_hugepage *ret, size_t max)
+{
         size_t n = 0;
 
         /* The machine's page sizes, each at 0 unless listed. */
@@ -110,7 +116,8 @@ size_t ncm__cgroup_hugetlb_limits(const ncm_cgroup_layout *l, const ncm_cgroup_r
 
 ssize_t ncm__cgroup_read(int rootfd, const ncm_cgroup_hierarchy *h, const char *cgpath,
                          const char *file, char *buf, size_t size, const char *display_root,
-                         ncm_error *err) {
+                         ncm_error *err)
+{
         char path[4096];
         ssize_t n;
 
@@ -125,7 +132,8 @@ ssize_t ncm__cgroup_read(int rootfd, const ncm_cgroup_hierarchy *h, const char *
 
 /* ---- queries on both versions ---- */
 
-static size_t hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret) {
+static size_t hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy **ret)
+{
         if (ncm_cgroup_layout_version(l) == 2) {
                 ret[0] = &l->hierarchies[0];
                 return l->n_hierarchies ? 1 : 0;
@@ -134,7 +142,8 @@ static size_t hierarchies(const ncm_cgroup_layout *l, const ncm_cgroup_hierarchy
 }
 
 static int collect_pids(int rootfd, const char *dir, int depth, int *ret_pids, size_t max,
-                        size_t *n, const char *display_root, ncm_error *err) {
+                        size_t *n, const char *display_root, ncm_error *err)
+{
         char file[4096], buf[65536];
         DIR *d = NULL;
         struct dirent *de;
@@ -190,7 +199,8 @@ static int collect_pids(int rootfd, const char *dir, int depth, int *ret_pids, s
 }
 
 int ncm_cgroup_pids(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, int *ret_pids,
-                    size_t max, size_t *ret_n, ncm_error *err) {
+                    size_t max, size_t *ret_n, ncm_error *err)
+{
         const ncm_cgroup_hierarchy *hs[NCM_CGROUP_MAX_HIERARCHIES];
         size_t nh = hierarchies(l, hs), n = 0;
 
@@ -208,7 +218,8 @@ int ncm_cgroup_pids(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, 
         return 0;
 }
 
-char **ncm_cgroup_strv_free(char **v) {
+char **ncm_cgroup_strv_free(char **v)
+{
         if (v)
                 for (char **p = v; *p; p++)
                         free(*p);
@@ -216,12 +227,14 @@ char **ncm_cgroup_strv_free(char **v) {
         return NULL;
 }
 
-static int cmp_str(const void *a, const void *b) {
+static int cmp_str(const void *a, const void *b)
+{
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int ncm_cgroup_children(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, char ***ret,
-                        ncm_error *err) {
+                        ncm_error *err)
+{
         const ncm_cgroup_hierarchy *hs[NCM_CGROUP_MAX_HIERARCHIES];
         size_t nh = hierarchies(l, hs), n = 0, cap = 0;
         char **v = NULL;
@@ -283,6 +296,7 @@ int ncm_cgroup_children(const ncm_cgroup_layout *l, int rootfd, const char *cgpa
         return 0;
 }
 
-const ncm_cgroup_ops *ncm_cgroup_ops_for(const ncm_cgroup_layout *l) {
+const ncm_cgroup_ops *ncm_cgroup_ops_for(const ncm_cgroup_layout *l)
+{
         return ncm_cgroup_layout_version(l) == 2 ? &ncm_cgroup_ops_v2 : &ncm_cgroup_ops_v1;
 }

@@ -7,7 +7,8 @@
 
 #include <nodecm/cgroups.h>
 
-uint64_t ncm_cgroup_millicpu_to_shares(int64_t milli) {
+uint64_t ncm_cgroup_millicpu_to_shares(int64_t milli)
+{
         int64_t shares;
 
         if (milli == 0)
@@ -23,7 +24,8 @@ uint64_t ncm_cgroup_millicpu_to_shares(int64_t milli) {
         return (uint64_t)shares;
 }
 
-int64_t ncm_cgroup_millicpu_to_quota(int64_t milli, int64_t period, bool custom_period) {
+int64_t ncm_cgroup_millicpu_to_quota(int64_t milli, int64_t period, bool custom_period)
+{
         int64_t quota;
 
         if (milli == 0)
@@ -38,7 +40,8 @@ int64_t ncm_cgroup_millicpu_to_quota(int64_t milli, int64_t period, bool custom_
         return quota;
 }
 
-int64_t ncm_cgroup_shares_to_millicpu(int64_t shares) {
+int64_t ncm_cgroup_shares_to_millicpu(int64_t shares)
+{
         if (shares < NCM_CGROUP_MIN_SHARES)
                 return 0;
         /* Integer ceiling of shares*1000/1024; the kubelet goes through float64, which is
@@ -49,7 +52,8 @@ int64_t ncm_cgroup_shares_to_millicpu(int64_t shares) {
                NCM_CGROUP_SHARES_PER_CPU;
 }
 
-int64_t ncm_cgroup_quota_to_millicpu(int64_t quota, int64_t period) {
+int64_t ncm_cgroup_quota_to_millicpu(int64_t quota, int64_t period)
+{
         int64_t m;
 
         if (quota == -1 || period <= 0)
@@ -59,7 +63,8 @@ int64_t ncm_cgroup_quota_to_millicpu(int64_t quota, int64_t period) {
         return m / period;
 }
 
-uint64_t ncm_cgroup_shares_to_weight(uint64_t shares) {
+uint64_t ncm_cgroup_shares_to_weight(uint64_t shares)
+{
         if (shares == 0)
                 return 0;
         if (shares >= NCM_CGROUP_MAX_SHARES)
@@ -71,7 +76,8 @@ uint64_t ncm_cgroup_shares_to_weight(uint64_t shares) {
         return 1 + ((shares - 2) * 9999) / 262142;
 }
 
-uint64_t ncm_cgroup_weight_to_shares(uint64_t weight) {
+uint64_t ncm_cgroup_weight_to_shares(uint64_t weight)
+{
         if (weight == 0)
                 return 0;
         if (weight > NCM_CGROUP_MAX_WEIGHT)
@@ -79,7 +85,8 @@ uint64_t ncm_cgroup_weight_to_shares(uint64_t weight) {
         return ((weight - 1) * 262142) / 9999 + 2;
 }
 
-uint64_t ncm_cgroup_shares_to_weight_oci(uint64_t shares) {
+uint64_t ncm_cgroup_shares_to_weight_oci(uint64_t shares)
+{
         double l, exponent;
 
         if (shares == 0)
@@ -94,7 +101,8 @@ uint64_t ncm_cgroup_shares_to_weight_oci(uint64_t shares) {
         return (uint64_t)ceil(pow(10, exponent));
 }
 
-int ncm_cgroup_hugepage_size_name(int64_t page_size, char *buf, size_t size) {
+int ncm_cgroup_hugepage_size_name(int64_t page_size, char *buf, size_t size)
+{
         static const char *const units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
         size_t idx = 0;
         int n;

@@ -33,14 +33,16 @@ static const struct {
                 {NCM_CGROUP_CTRL_RDMA, "rdma"},       {NCM_CGROUP_CTRL_MISC, "misc"},
 };
 
-const char *ncm_cgroup_controller_name(unsigned ctrl) {
+const char *ncm_cgroup_controller_name(unsigned ctrl)
+{
         for (size_t i = 0; i < NCM_ELEMENTSOF(controllers); i++)
                 if (controllers[i].bit == ctrl)
                         return controllers[i].name;
         return NULL;
 }
 
-unsigned ncm_cgroup_parse_controllers(const char *s, size_t len) {
+unsigned ncm_cgroup_parse_controllers(const char *s, size_t len)
+{
         unsigned bits = 0;
         size_t i = 0;
 
@@ -65,11 +67,13 @@ unsigned ncm_cgroup_parse_controllers(const char *s, size_t len) {
         return bits;
 }
 
-int ncm_cgroup_layout_version(const ncm_cgroup_layout *l) {
+int ncm_cgroup_layout_version(const ncm_cgroup_layout *l)
+{
         return l->mode == NCM_CGROUP_MODE_UNIFIED ? 2 : 1;
 }
 
-static void set_root(ncm_cgroup_layout *l, const char *display_root) {
+static void set_root(ncm_cgroup_layout *l, const char *display_root)
+{
         size_t n;
 
         snprintf(l->display_root, sizeof(l->display_root), "%s", display_root);
@@ -79,7 +83,8 @@ static void set_root(ncm_cgroup_layout *l, const char *display_root) {
 }
 
 int ncm_cgroup_layout_standard(ncm_cgroup_layout *ret, int version, const char *display_root,
-                               ncm_error *err) {
+                               ncm_error *err)
+{
         static const unsigned v1[] = {NCM_CGROUP_CTRL_CPUSET, NCM_CGROUP_CTRL_MEMORY,
                                       NCM_CGROUP_CTRL_CPU,    NCM_CGROUP_CTRL_CPUACCT,
                                       NCM_CGROUP_CTRL_PIDS,   NCM_CGROUP_CTRL_HUGETLB,
@@ -117,7 +122,8 @@ int ncm_cgroup_layout_standard(ncm_cgroup_layout *ret, int version, const char *
         return 0;
 }
 
-const ncm_cgroup_hierarchy *ncm_cgroup_layout_find(const ncm_cgroup_layout *l, unsigned ctrl) {
+const ncm_cgroup_hierarchy *ncm_cgroup_layout_find(const ncm_cgroup_layout *l, unsigned ctrl)
+{
         const ncm_cgroup_hierarchy *best = NULL;
 
         for (size_t i = 0; i < l->n_hierarchies; i++) {
@@ -131,13 +137,15 @@ const ncm_cgroup_hierarchy *ncm_cgroup_layout_find(const ncm_cgroup_layout *l, u
         return best;
 }
 
-static int cmp_i64(const void *a, const void *b) {
+static int cmp_i64(const void *a, const void *b)
+{
         int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
         return (x > y) - (x < y);
 }
 
 int ncm_cgroup_hugepage_sizes(int sysfd, int64_t *ret_sizes, size_t max, size_t *ret_n,
-                              ncm_error *err) {
+                              ncm_error *err)
+{
         DIR *d = NULL;
         struct dirent *de;
         size_t n = 0;
@@ -180,7 +188,8 @@ int ncm_cgroup_hugepage_sizes(int sysfd, int64_t *ret_sizes, size_t max, size_t 
         return 0;
 }
 
-static int statfs_type(int rootfd, const char *path, long *ret) {
+static int statfs_type(int rootfd, const char *path, long *ret)
+{
         ncm_autoclose int fd = ncm_fs_openat(rootfd, path, O_PATH | O_DIRECTORY, 0, NULL);
         struct statfs st;
 
@@ -194,7 +203,8 @@ static int statfs_type(int rootfd, const char *path, long *ret) {
 
 /* The v1 hierarchies of MOUNTINFO mounted directly below ROOT_PATH. */
 static int scan_mounts(const char *root_path, const char *mountinfo, ncm_cgroup_layout *l,
-                       bool *ret_unified_below, ncm_error *err) {
+                       bool *ret_unified_below, ncm_error *err)
+{
         size_t rlen = strlen(root_path);
         const char *p = mountinfo;
         int lineno = 0;
@@ -251,7 +261,8 @@ static int scan_mounts(const char *root_path, const char *mountinfo, ncm_cgroup_
 }
 
 int ncm_cgroup_layout_detect(int rootfd, const char *root_path, const char *mountinfo, int sysfd,
-                             ncm_cgroup_layout *ret, ncm_error *err) {
+                             ncm_cgroup_layout *ret, ncm_error *err)
+{
         ncm_cgroup_layout l;
         long type = 0;
         int r;

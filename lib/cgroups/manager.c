@@ -13,7 +13,8 @@
 
 int ncm_cgroup_manager_init(ncm_cgroup_manager *m, const ncm_cgroup_layout *layout,
                             const ncm_cgroup_naming_ops *naming, const char *cgroup_root,
-                            const ncm_cgroup_pod_options *options, int rootfd, ncm_error *err) {
+                            const ncm_cgroup_pod_options *options, int rootfd, ncm_error *err)
+{
         ncm_cgroup_name probe = NCM_CGROUP_NAME_INIT;
         int r;
 
@@ -41,13 +42,15 @@ int ncm_cgroup_manager_init(ncm_cgroup_manager *m, const ncm_cgroup_layout *layo
         return 0;
 }
 
-void ncm_cgroup_manager_done(ncm_cgroup_manager *m) {
+void ncm_cgroup_manager_done(ncm_cgroup_manager *m)
+{
         ncm_cgroup_resources_done(&m->kubepods);
         m->has_kubepods = false;
 }
 
 int ncm_cgroup_manager_set_kubepods(ncm_cgroup_manager *m, const ncm_cgroup_resources *kubepods,
-                                    ncm_error *err) {
+                                    ncm_error *err)
+{
         ncm_cgroup_resources copy;
 
         if (ncm_cgroup_resources_copy(&copy, kubepods) < 0)
@@ -59,7 +62,8 @@ int ncm_cgroup_manager_set_kubepods(ncm_cgroup_manager *m, const ncm_cgroup_reso
 }
 
 int ncm_cgroup_manager_path(const ncm_cgroup_manager *m, const ncm_cgroup_name *name, char **ret,
-                            ncm_error *err) {
+                            ncm_error *err)
+{
         ncm_buf b = NCM_BUF_INIT;
         int r = m->naming->to_path(name, &b, err);
 
@@ -78,7 +82,8 @@ int ncm_cgroup_manager_path(const ncm_cgroup_manager *m, const ncm_cgroup_name *
 /* Start a step for cgroup NAME and plan its creation/update with RES. */
 static int plan_cgroup(const ncm_cgroup_manager *m, ncm_cgroup_plan *plan, const char *title,
                        const char *path, const ncm_cgroup_resources *res, bool create,
-                       ncm_error *err) {
+                       ncm_error *err)
+{
         if (ncm_cgroup_plan_step(plan, title, path) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         return m->ops->plan_set(&m->layout, path, res, create, plan, err);
@@ -89,7 +94,8 @@ typedef struct names {
         char *kubepods_path, *burstable_path, *besteffort_path;
 } names;
 
-static void names_done(names *n) {
+static void names_done(names *n)
+{
         ncm_cgroup_name_done(&n->kubepods);
         ncm_cgroup_name_done(&n->burstable);
         ncm_cgroup_name_done(&n->besteffort);
@@ -99,7 +105,8 @@ static void names_done(names *n) {
         memset(n, 0, sizeof(*n));
 }
 
-static int get_names(const ncm_cgroup_manager *m, names *n, ncm_error *err) {
+static int get_names(const ncm_cgroup_manager *m, names *n, ncm_error *err)
+{
         int r;
 
         memset(n, 0, sizeof(*n));
@@ -117,7 +124,8 @@ static int get_names(const ncm_cgroup_manager *m, names *n, ncm_error *err) {
 }
 
 static int pod_path(const ncm_cgroup_manager *m, const char *uid, ncm_qos_class qos, char **ret,
-                    ncm_error *err) {
+                    ncm_error *err)
+{
         ncm_cgroup_name name = NCM_CGROUP_NAME_INIT;
         int r = ncm_cgroup_pod_name(m->cgroup_root, true, qos, uid, &name, err);
 
@@ -129,7 +137,8 @@ static int pod_path(const ncm_cgroup_manager *m, const char *uid, ncm_qos_class 
 }
 
 static int container_path(const ncm_cgroup_manager *m, const char *pod, const char *container,
-                          char **ret, ncm_error *err) {
+                          char **ret, ncm_error *err)
+{
         ncm_buf b = NCM_BUF_INIT;
         int r = m->naming->container_path(pod, container, &b, err);
 
@@ -145,7 +154,8 @@ static int container_path(const ncm_cgroup_manager *m, const char *pod, const ch
 
 /* The burstable tier alone (after a pod is gone). */
 static int plan_burstable(const ncm_cgroup_manager *m, const names *n,
-                          const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan, ncm_error *err) {
+                          const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan, ncm_error *err)
+{
         ncm_cgroup_qos_configs c;
         int r = ncm_cgroup_qos_tier_configs(u, &m->layout, &m->options, &c, err);
 
@@ -165,8 +175,8 @@ static int plan_burstable(const ncm_cgroup_manager *m, const names *n,
  * the pods' use for a moment.
  */
 static int plan_node_and_tiers(const ncm_cgroup_manager *m, const names *n,
-                               const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan,
-                               ncm_error *err) {
+                               const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan, ncm_error *err)
+{
         ncm_cgroup_qos_configs c;
         ncm_cgroup_resources kp;
         int r = ncm_cgroup_qos_tier_configs(u, &m->layout, &m->options, &c, err);
@@ -198,7 +208,8 @@ static int plan_node_and_tiers(const ncm_cgroup_manager *m, const names *n,
 }
 
 /* The containers that get a cgroup: sidecars in start order, then app containers. */
-static const ncm_container *nth_container(const ncm_pod *pod, size_t i) {
+static const ncm_container *nth_container(const ncm_pod *pod, size_t i)
+{
         for (size_t k = 0; k < pod->n_init_containers; k++)
                 if (pod->init_containers[k].sidecar && i-- == 0)
                         return &pod->init_containers[k];
@@ -206,7 +217,8 @@ static const ncm_container *nth_container(const ncm_pod *pod, size_t i) {
 }
 
 static const ncm_cpuset *cpus_for(const ncm_cgroup_container_cpus *cpus, size_t n,
-                                  const char *container) {
+                                  const char *container)
+{
         const ncm_cpuset *all = NULL;
 
         for (size_t i = 0; i < n; i++) {
@@ -219,7 +231,8 @@ static const ncm_cpuset *cpus_for(const ncm_cgroup_container_cpus *cpus, size_t 
 }
 
 static int check_cpus(const ncm_pod *pod, const ncm_cgroup_container_cpus *cpus, size_t n,
-                      ncm_error *err) {
+                      ncm_error *err)
+{
         for (size_t i = 0; i < n; i++) {
                 const ncm_container *c;
                 if (!cpus[i].container)
@@ -237,7 +250,8 @@ int ncm_cgroup_manager_plan_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                 const ncm_cgroup_qos_usage *usage,
                                 const ncm_cgroup_container_cpus *cpus, size_t n_cpus,
                                 const ncm_cpuset *mems, unsigned flags, ncm_cgroup_plan *plan,
-                                ncm_error *err) {
+                                ncm_error *err)
+{
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_cgroup_resources res;
         ncm_autofree char *ppath = NULL;
@@ -292,7 +306,8 @@ int ncm_cgroup_manager_plan_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
 
 int ncm_cgroup_manager_plan_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                        const ncm_cgroup_qos_usage *usage, ncm_cgroup_plan *plan,
-                                       ncm_error *err) {
+                                       ncm_error *err)
+{
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_autofree char *ppath = NULL;
         names n;
@@ -324,8 +339,8 @@ int ncm_cgroup_manager_plan_remove_pod(const ncm_cgroup_manager *m, const ncm_po
 int ncm_cgroup_manager_plan_node(const ncm_cgroup_manager *m, unsigned enforce,
                                  const char *kube_cgroup, const ncm_resource_list *kube,
                                  const char *system_cgroup, const ncm_resource_list *system,
-                                 const ncm_cpuset *all_cpus, ncm_cgroup_plan *plan,
-                                 ncm_error *err) {
+                                 const ncm_cpuset *all_cpus, ncm_cgroup_plan *plan, ncm_error *err)
+{
         static const struct {
                 unsigned full, compressible;
                 const char *what;
@@ -382,7 +397,8 @@ int ncm_cgroup_manager_plan_node(const ncm_cgroup_manager *m, unsigned enforce,
 }
 
 static int read_shares_milli(const ncm_cgroup_manager *m, const char *path, int64_t *ret,
-                             ncm_error *err) {
+                             ncm_error *err)
+{
         ncm_cgroup_resources res;
         int r = m->ops->read(&m->layout, m->rootfd, path, &res, err);
 
@@ -394,7 +410,8 @@ static int read_shares_milli(const ncm_cgroup_manager *m, const char *path, int6
 }
 
 int ncm_cgroup_manager_read_usage(const ncm_cgroup_manager *m, const char *exclude_uid,
-                                  ncm_cgroup_qos_usage *ret, ncm_error *err) {
+                                  ncm_cgroup_qos_usage *ret, ncm_error *err)
+{
         ncm_cgroup_qos_usage u = {0, 0, 0};
         char **children = NULL;
         names n;
@@ -434,7 +451,8 @@ int ncm_cgroup_manager_read_usage(const ncm_cgroup_manager *m, const char *exclu
 
 /* The leaves of the pod's container cgroups, as the naming driver makes them. */
 static bool is_container_leaf(const ncm_cgroup_manager *m, const ncm_pod *pod, const char *ppath,
-                              const char *leaf) {
+                              const char *leaf)
+{
         for (size_t i = 0;; i++) {
                 const ncm_container *c = nth_container(pod, i);
                 ncm_autofree char *cpath = NULL;
@@ -449,7 +467,8 @@ static bool is_container_leaf(const ncm_cgroup_manager *m, const ncm_pod *pod, c
         }
 }
 
-static int check_root(const ncm_cgroup_manager *m, ncm_error *err) {
+static int check_root(const ncm_cgroup_manager *m, ncm_error *err)
+{
         ncm_cgroup_name root = NCM_CGROUP_NAME_INIT;
         ncm_buf path = NCM_BUF_INIT;
         int r;
@@ -473,7 +492,8 @@ static int check_root(const ncm_cgroup_manager *m, ncm_error *err) {
 
 int ncm_cgroup_manager_apply_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                  const ncm_cgroup_container_cpus *cpus, size_t n_cpus,
-                                 const ncm_cpuset *mems, unsigned flags, ncm_error *err) {
+                                 const ncm_cpuset *mems, unsigned flags, ncm_error *err)
+{
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_autofree char *ppath = NULL;
@@ -512,7 +532,8 @@ int ncm_cgroup_manager_apply_pod(const ncm_cgroup_manager *m, const ncm_pod *pod
         return r;
 }
 
-int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *pod, ncm_error *err) {
+int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *pod, ncm_error *err)
+{
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_cgroup_qos_usage u = {0, 0, 0};
         ncm_autofree char *ppath = NULL;
@@ -552,7 +573,8 @@ int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *po
 int ncm_cgroup_manager_set_container_cpuset(const ncm_cgroup_manager *m, const char *pod_uid,
                                             ncm_qos_class qos, const char *container_leaf,
                                             const ncm_cpuset *cpus, const ncm_cpuset *mems,
-                                            ncm_error *err) {
+                                            ncm_error *err)
+{
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_cgroup_resources res;
         ncm_autofree char *ppath = NULL;

@@ -10,13 +10,15 @@
 
 #define SLICE_SUFFIX ".slice"
 
-void ncm_cgroup_name_done(ncm_cgroup_name *name) {
+void ncm_cgroup_name_done(ncm_cgroup_name *name)
+{
         for (size_t i = 0; i < name->n; i++)
                 free(name->parts[i]);
         name->n = 0;
 }
 
-static int push(ncm_cgroup_name *name, const char *s, size_t len, ncm_error *err) {
+static int push(ncm_cgroup_name *name, const char *s, size_t len, ncm_error *err)
+{
         char *c;
 
         if (name->n == NCM_CGROUP_NAME_MAX_DEPTH)
@@ -29,7 +31,8 @@ static int push(ncm_cgroup_name *name, const char *s, size_t len, ncm_error *err
         return 0;
 }
 
-int ncm_cgroup_name_copy(ncm_cgroup_name *dst, const ncm_cgroup_name *src) {
+int ncm_cgroup_name_copy(ncm_cgroup_name *dst, const ncm_cgroup_name *src)
+{
         for (size_t i = 0; i < src->n; i++) {
                 if (push(dst, src->parts[i], strlen(src->parts[i]), NULL) < 0) {
                         ncm_cgroup_name_done(dst);
@@ -39,7 +42,8 @@ int ncm_cgroup_name_copy(ncm_cgroup_name *dst, const ncm_cgroup_name *src) {
         return 0;
 }
 
-static int check_component(const char *s, size_t len, ncm_error *err) {
+static int check_component(const char *s, size_t len, ncm_error *err)
+{
         ncm_buf b = NCM_BUF_INIT;
         int r = 0;
 
@@ -53,7 +57,8 @@ static int check_component(const char *s, size_t len, ncm_error *err) {
         return r;
 }
 
-int ncm_cgroup_name_append(ncm_cgroup_name *name, const char *component, ncm_error *err) {
+int ncm_cgroup_name_append(ncm_cgroup_name *name, const char *component, ncm_error *err)
+{
         size_t len = strlen(component);
         int r = check_component(component, len, err);
 
@@ -62,8 +67,8 @@ int ncm_cgroup_name_append(ncm_cgroup_name *name, const char *component, ncm_err
         return push(name, component, len, err);
 }
 
-int ncm_cgroup_name_append_name(ncm_cgroup_name *name, const ncm_cgroup_name *tail,
-                                ncm_error *err) {
+int ncm_cgroup_name_append_name(ncm_cgroup_name *name, const ncm_cgroup_name *tail, ncm_error *err)
+{
         for (size_t i = 0; i < tail->n; i++) {
                 int r = ncm_cgroup_name_append(name, tail->parts[i], err);
                 if (r < 0)
@@ -72,7 +77,8 @@ int ncm_cgroup_name_append_name(ncm_cgroup_name *name, const ncm_cgroup_name *ta
         return 0;
 }
 
-bool ncm_cgroup_name_equal(const ncm_cgroup_name *a, const ncm_cgroup_name *b) {
+bool ncm_cgroup_name_equal(const ncm_cgroup_name *a, const ncm_cgroup_name *b)
+{
         if (a->n != b->n)
                 return false;
         for (size_t i = 0; i < a->n; i++)
@@ -81,7 +87,8 @@ bool ncm_cgroup_name_equal(const ncm_cgroup_name *a, const ncm_cgroup_name *b) {
         return true;
 }
 
-void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b) {
+void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b)
+{
         ncm_buf_putc(b, '[');
         for (size_t i = 0; i < name->n; i++) {
                 if (i)
@@ -94,7 +101,8 @@ void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b) {
 /* ---- cgroupfs ---- */
 
 /* "/" + path.Join(components): empty components vanish. */
-static int cgroupfs_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err) {
+static int cgroupfs_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err)
+{
         bool any = false;
 
         (void)err;
@@ -114,7 +122,8 @@ static int cgroupfs_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *
  * ParseCgroupfsToCgroupName: one leading '/' dropped, then split on '/' (so "/a/" is
  * ["a" ""]; "/" and "" are the root). "." and ".." are refused rather than resolved.
  */
-static int cgroupfs_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err) {
+static int cgroupfs_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err)
+{
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
         const char *p = path[0] == '/' ? path + 1 : path;
 
@@ -139,7 +148,8 @@ static int cgroupfs_from_path(const char *path, ncm_cgroup_name *ret, ncm_error 
         return 0;
 }
 
-static int check_container(const char *container, ncm_error *err) {
+static int check_container(const char *container, ncm_error *err)
+{
         if (!*container || strchr(container, '/') || strcmp(container, ".") == 0 ||
             strcmp(container, "..") == 0)
                 return ncm_error_set(err, EINVAL, "invalid container name '%s'", container);
@@ -147,7 +157,8 @@ static int check_container(const char *container, ncm_error *err) {
 }
 
 static int cgroupfs_container_path(const char *pod_path, const char *container, ncm_buf *b,
-                                   ncm_error *err) {
+                                   ncm_error *err)
+{
         int r = check_container(container, err);
 
         if (r < 0)
@@ -168,7 +179,8 @@ const ncm_cgroup_naming_ops ncm_cgroup_naming_cgroupfs = {
 
 /* ---- systemd ---- */
 
-int ncm_cgroup_expand_slice(const char *slice, ncm_buf *b, ncm_error *err) {
+int ncm_cgroup_expand_slice(const char *slice, ncm_buf *b, ncm_error *err)
+{
         size_t len = strlen(slice), slen = strlen(SLICE_SUFFIX), name_len;
         const char *p;
         size_t start;
@@ -205,7 +217,8 @@ int ncm_cgroup_expand_slice(const char *slice, ncm_buf *b, ncm_error *err) {
         return 0;
 }
 
-static int systemd_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err) {
+static int systemd_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err)
+{
         ncm_buf slice = NCM_BUF_INIT;
         int r;
 
@@ -240,7 +253,8 @@ static int systemd_to_path(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *e
 }
 
 /* ParseSystemdToCgroupName: the last element, without ".slice", split on '-', '_' -> '-'. */
-static int systemd_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err) {
+static int systemd_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *err)
+{
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
         size_t len = strlen(path);
         const char *base;
@@ -285,7 +299,8 @@ static int systemd_from_path(const char *path, ncm_cgroup_name *ret, ncm_error *
 }
 
 static int systemd_container_path(const char *pod_path, const char *container, ncm_buf *b,
-                                  ncm_error *err) {
+                                  ncm_error *err)
+{
         int r = check_container(container, err);
 
         if (r < 0)
@@ -305,7 +320,8 @@ const ncm_cgroup_naming_ops ncm_cgroup_naming_systemd = {
                 .container_path = systemd_container_path,
 };
 
-const ncm_cgroup_naming_ops *ncm_cgroup_naming_by_name(const char *name) {
+const ncm_cgroup_naming_ops *ncm_cgroup_naming_by_name(const char *name)
+{
         if (strcmp(name, "cgroupfs") == 0)
                 return &ncm_cgroup_naming_cgroupfs;
         if (strcmp(name, "systemd") == 0)
@@ -315,7 +331,8 @@ const ncm_cgroup_naming_ops *ncm_cgroup_naming_by_name(const char *name) {
 
 /* ---- the QoS hierarchy ---- */
 
-static int root_name(const char *cgroup_root, ncm_cgroup_name *ret, ncm_error *err) {
+static int root_name(const char *cgroup_root, ncm_cgroup_name *ret, ncm_error *err)
+{
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
         int r = cgroupfs_from_path(cgroup_root, &n, err);
 
@@ -334,7 +351,8 @@ static int root_name(const char *cgroup_root, ncm_cgroup_name *ret, ncm_error *e
 
 int ncm_cgroup_qos_names(const char *cgroup_root, bool cgroups_per_qos,
                          ncm_cgroup_name *ret_guaranteed, ncm_cgroup_name *ret_burstable,
-                         ncm_cgroup_name *ret_besteffort, ncm_error *err) {
+                         ncm_cgroup_name *ret_besteffort, ncm_error *err)
+{
         ncm_cgroup_name g = NCM_CGROUP_NAME_INIT, bu = NCM_CGROUP_NAME_INIT,
                         be = NCM_CGROUP_NAME_INIT;
         int r = root_name(cgroup_root, &g, err);
@@ -374,7 +392,8 @@ int ncm_cgroup_qos_names(const char *cgroup_root, bool cgroups_per_qos,
 }
 
 int ncm_cgroup_pod_name(const char *cgroup_root, bool cgroups_per_qos, ncm_qos_class qos,
-                        const char *pod_uid, ncm_cgroup_name *ret, ncm_error *err) {
+                        const char *pod_uid, ncm_cgroup_name *ret, ncm_error *err)
+{
         ncm_cgroup_name g = NCM_CGROUP_NAME_INIT, bu = NCM_CGROUP_NAME_INIT,
                         be = NCM_CGROUP_NAME_INIT;
         ncm_cgroup_name *tier;

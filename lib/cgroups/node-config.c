@@ -6,7 +6,8 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
 
-int ncm_cgroup_node_config_init(ncm_cgroup_node_config *c) {
+int ncm_cgroup_node_config_init(ncm_cgroup_node_config *c)
+{
         memset(c, 0, sizeof(*c));
         ncm_cgroup_eviction_defaults(&c->eviction_hard);
         c->enforce_text = strdup("pods");
@@ -14,7 +15,8 @@ int ncm_cgroup_node_config_init(ncm_cgroup_node_config *c) {
         return c->enforce_text ? 0 : -ENOMEM;
 }
 
-void ncm_cgroup_node_config_done(ncm_cgroup_node_config *c) {
+void ncm_cgroup_node_config_done(ncm_cgroup_node_config *c)
+{
         ncm_resource_list_done(&c->capacity);
         ncm_resource_list_done(&c->kube_reserved);
         ncm_resource_list_done(&c->system_reserved);
@@ -25,7 +27,8 @@ void ncm_cgroup_node_config_done(ncm_cgroup_node_config *c) {
 }
 
 /* Merge NEW into *DST (later values win), consuming NEW. */
-static int merge(ncm_resource_list *dst, ncm_resource_list *add, ncm_error *err) {
+static int merge(ncm_resource_list *dst, ncm_resource_list *add, ncm_error *err)
+{
         for (size_t i = 0; i < add->n; i++)
                 if (ncm_cgroup_resource_list_set(dst, add->items[i].name, &add->items[i].quantity) <
                     0) {
@@ -36,7 +39,8 @@ static int merge(ncm_resource_list *dst, ncm_resource_list *add, ncm_error *err)
         return 1;
 }
 
-static int set_str(char **dst, const char *v, ncm_error *err) {
+static int set_str(char **dst, const char *v, ncm_error *err)
+{
         char *d = strdup(v);
 
         if (!d)
@@ -47,7 +51,8 @@ static int set_str(char **dst, const char *v, ncm_error *err) {
 }
 
 int ncm_cgroup_node_config_flag(ncm_cgroup_node_config *c, const char *name, const char *value,
-                                ncm_error *err) {
+                                ncm_error *err)
+{
         ncm_resource_list l = {0};
         int r;
 
@@ -99,7 +104,8 @@ int ncm_cgroup_node_config_flag(ncm_cgroup_node_config *c, const char *name, con
         return 0;
 }
 
-int ncm_cgroup_node_config_finish(ncm_cgroup_node_config *c, int sysrootfd, ncm_error *err) {
+int ncm_cgroup_node_config_finish(ncm_cgroup_node_config *c, int sysrootfd, ncm_error *err)
+{
         int r = ncm_cgroup_parse_enforce(c->enforce_text, c->kube_reserved_cgroup,
                                          c->system_reserved_cgroup, &c->enforce, err);
 
@@ -117,7 +123,8 @@ int ncm_cgroup_node_config_finish(ncm_cgroup_node_config *c, int sysrootfd, ncm_
 }
 
 int ncm_cgroup_node_config_all_cpus(const ncm_cgroup_node_config *c, int sysrootfd,
-                                    ncm_cpuset **ret, ncm_error *err) {
+                                    ncm_cpuset **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_cpuset) s = NULL;
 
         *ret = NULL;

@@ -10,13 +10,15 @@
 #include <nodecm/cgroups.h>
 
 /* LEN without one trailing newline. */
-static size_t chomp(const char *s, size_t len) {
+static size_t chomp(const char *s, size_t len)
+{
         if (len > 0 && s[len - 1] == '\n')
                 len--;
         return len;
 }
 
-static int parse_u64_span(const char *s, size_t len, uint64_t *ret) {
+static int parse_u64_span(const char *s, size_t len, uint64_t *ret)
+{
         uint64_t v = 0;
 
         if (len == 0)
@@ -32,7 +34,8 @@ static int parse_u64_span(const char *s, size_t len, uint64_t *ret) {
         return 0;
 }
 
-static int parse_i64_span(const char *s, size_t len, int64_t *ret) {
+static int parse_i64_span(const char *s, size_t len, int64_t *ret)
+{
         bool neg = false;
         uint64_t u;
         int r;
@@ -57,7 +60,8 @@ static int parse_i64_span(const char *s, size_t len, int64_t *ret) {
         return 0;
 }
 
-int ncm_cgroup_parse_int64(const char *s, int64_t *ret) {
+int ncm_cgroup_parse_int64(const char *s, int64_t *ret)
+{
         size_t len = chomp(s, strlen(s));
         int64_t v;
         int r = parse_i64_span(s, len, &v);
@@ -68,7 +72,8 @@ int ncm_cgroup_parse_int64(const char *s, int64_t *ret) {
         return 0;
 }
 
-int ncm_cgroup_parse_limit(const char *s, int64_t *ret) {
+int ncm_cgroup_parse_limit(const char *s, int64_t *ret)
+{
         size_t len = chomp(s, strlen(s));
         uint64_t u;
         int r;
@@ -86,7 +91,8 @@ int ncm_cgroup_parse_limit(const char *s, int64_t *ret) {
         return 0;
 }
 
-int ncm_cgroup_parse_cpu_max(const char *s, int64_t *ret_quota, int64_t *ret_period) {
+int ncm_cgroup_parse_cpu_max(const char *s, int64_t *ret_quota, int64_t *ret_period)
+{
         size_t len = chomp(s, strlen(s));
         const char *sp = memchr(s, ' ', len);
         int64_t quota, period;
@@ -118,7 +124,8 @@ int ncm_cgroup_parse_cpu_max(const char *s, int64_t *ret_quota, int64_t *ret_per
         return 0;
 }
 
-int ncm_cgroup_parse_proc_cgroup_line(const char *line, size_t len, ncm_cgroup_proc_entry *ret) {
+int ncm_cgroup_parse_proc_cgroup_line(const char *line, size_t len, ncm_cgroup_proc_entry *ret)
+{
         const char *c1, *c2;
         uint64_t id;
         ncm_cgroup_proc_entry e;
@@ -153,7 +160,8 @@ int ncm_cgroup_parse_proc_cgroup_line(const char *line, size_t len, ncm_cgroup_p
 }
 
 /* Next space-separated field of [*p, end). */
-static bool next_field(const char **p, const char *end, const char **ret, size_t *ret_len) {
+static bool next_field(const char **p, const char *end, const char **ret, size_t *ret_len)
+{
         const char *s = *p, *e;
 
         if (s >= end)
@@ -169,7 +177,8 @@ static bool next_field(const char **p, const char *end, const char **ret, size_t
         return true;
 }
 
-int ncm_cgroup_parse_mountinfo_line(const char *line, size_t len, ncm_mountinfo_entry *ret) {
+int ncm_cgroup_parse_mountinfo_line(const char *line, size_t len, ncm_mountinfo_entry *ret)
+{
         const char *p = line, *end, *f, *devs;
         size_t fl, devs_len;
         uint64_t u;
@@ -236,7 +245,8 @@ int ncm_cgroup_parse_mountinfo_line(const char *line, size_t len, ncm_mountinfo_
         return 0;
 }
 
-int ncm_cgroup_unescape_mount_path(const char *s, size_t len, char *buf, size_t size) {
+int ncm_cgroup_unescape_mount_path(const char *s, size_t len, char *buf, size_t size)
+{
         size_t o = 0;
 
         for (size_t i = 0; i < len; i++) {
@@ -268,12 +278,14 @@ int ncm_cgroup_unescape_mount_path(const char *s, size_t len, char *buf, size_t 
         return 0;
 }
 
-static bool is_space(char c) {
+static bool is_space(char c)
+{
         /* Go's strings.TrimSpace: ASCII white space (Unicode spaces are not expected here). */
         return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-static void trim(const char **s, size_t *len) {
+static void trim(const char **s, size_t *len)
+{
         while (*len > 0 && is_space(**s)) {
                 (*s)++;
                 (*len)--;
@@ -283,7 +295,8 @@ static void trim(const char **s, size_t *len) {
 }
 
 int ncm_cgroup_parse_map_flag(const char *s, char sep, ncm_cgroup_pair_fn fn, void *userdata,
-                              ncm_error *err) {
+                              ncm_error *err)
+{
         const char *p = s;
 
         for (;;) {
@@ -313,7 +326,8 @@ int ncm_cgroup_parse_map_flag(const char *s, char sep, ncm_cgroup_pair_fn fn, vo
         return 0;
 }
 
-int ncm_cgroup_parse_meminfo_total(const char *text, int64_t *ret_bytes) {
+int ncm_cgroup_parse_meminfo_total(const char *text, int64_t *ret_bytes)
+{
         const char *p = text;
 
         while (*p) {

@@ -13,7 +13,8 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
 
-void ncm_cgroup_plan_done(ncm_cgroup_plan *p) {
+void ncm_cgroup_plan_done(ncm_cgroup_plan *p)
+{
         for (size_t i = 0; i < p->n_ops; i++) {
                 free(p->ops[i].path);
                 free(p->ops[i].value);
@@ -30,7 +31,8 @@ void ncm_cgroup_plan_done(ncm_cgroup_plan *p) {
         p->next_group = 0;
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
         size_t nc;
         void *na;
 
@@ -45,7 +47,8 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
         return 0;
 }
 
-int ncm_cgroup_plan_step(ncm_cgroup_plan *p, const char *title, const char *cgroup_path) {
+int ncm_cgroup_plan_step(ncm_cgroup_plan *p, const char *title, const char *cgroup_path)
+{
         ncm_cgroup_step s;
 
         if (grow((void **)&p->steps, &p->cap_steps, p->n_steps, sizeof(*p->steps)) < 0)
@@ -61,12 +64,14 @@ int ncm_cgroup_plan_step(ncm_cgroup_plan *p, const char *title, const char *cgro
         return 0;
 }
 
-unsigned ncm_cgroup_plan_new_group(ncm_cgroup_plan *p) {
+unsigned ncm_cgroup_plan_new_group(ncm_cgroup_plan *p)
+{
         return ++p->next_group;
 }
 
 int ncm_cgroup_plan_add(ncm_cgroup_plan *p, ncm_cgroup_op_kind kind, unsigned flags,
-                        const char *path, const char *value) {
+                        const char *path, const char *value)
+{
         ncm_cgroup_op op = {.kind = kind, .flags = flags};
 
         if (kind == NCM_CGROUP_OP_WRITE && !value)
@@ -88,7 +93,8 @@ int ncm_cgroup_plan_add(ncm_cgroup_plan *p, ncm_cgroup_op_kind kind, unsigned fl
 
 /* ---- text and JSON ---- */
 
-static const char *op_name(ncm_cgroup_op_kind k) {
+static const char *op_name(ncm_cgroup_op_kind k)
+{
         switch (k) {
         case NCM_CGROUP_OP_MKDIR:
                 return "mkdir";
@@ -102,14 +108,16 @@ static const char *op_name(ncm_cgroup_op_kind k) {
         return "?";
 }
 
-static void put_path(const ncm_cgroup_plan *p, const char *path, ncm_buf *b) {
+static void put_path(const ncm_cgroup_plan *p, const char *path, ncm_buf *b)
+{
         /* Paths inside the root start with '/'; a root of "/" must not double it. */
         if (strcmp(p->display_root, "/") != 0)
                 ncm_buf_puts(b, p->display_root);
         ncm_buf_puts(b, path);
 }
 
-void ncm_cgroup_plan_format(const ncm_cgroup_plan *p, ncm_buf *b) {
+void ncm_cgroup_plan_format(const ncm_cgroup_plan *p, ncm_buf *b)
+{
         size_t step = (size_t)-1;
 
         for (size_t i = 0; i < p->n_ops; i++) {
@@ -143,11 +151,13 @@ void ncm_cgroup_plan_format(const ncm_cgroup_plan *p, ncm_buf *b) {
         }
 }
 
-static void json_str(ncm_buf *b, const char *s) {
+static void json_str(ncm_buf *b, const char *s)
+{
         ncm_buf_json_string(b, s, strlen(s));
 }
 
-void ncm_cgroup_plan_format_json(const ncm_cgroup_plan *p, ncm_buf *b) {
+void ncm_cgroup_plan_format_json(const ncm_cgroup_plan *p, ncm_buf *b)
+{
         size_t step = (size_t)-1;
         bool any_step = false;
 
@@ -216,7 +226,8 @@ typedef struct exec_ctx {
         int changed;
 } exec_ctx;
 
-static void disp(const exec_ctx *x, const char *path, char *buf, size_t size) {
+static void disp(const exec_ctx *x, const char *path, char *buf, size_t size)
+{
         const char *root = strcmp(x->plan->display_root, "/") == 0 ? "" : x->plan->display_root;
         int n = snprintf(buf, size, "%s%s", root, path);
 
@@ -225,7 +236,8 @@ static void disp(const exec_ctx *x, const char *path, char *buf, size_t size) {
                 memcpy(buf + size - 4, "...", 4);
 }
 
-static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, const char *value) {
+static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, const char *value)
+{
         undo u = {kind, NULL, NULL};
 
         if (grow((void **)&x->undos, &x->cap_undos, x->n_undos, sizeof(*x->undos)) < 0)
@@ -242,7 +254,8 @@ static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, con
 }
 
 /* Was the directory holding file PATH created by this run? Then undoing the mkdir is enough. */
-static bool in_created_dir(const exec_ctx *x, const char *path) {
+static bool in_created_dir(const exec_ctx *x, const char *path)
+{
         const char *slash = strrchr(path, '/');
         size_t dlen = slash ? (size_t)(slash - path) : 0;
 
@@ -254,11 +267,13 @@ static bool in_created_dir(const exec_ctx *x, const char *path) {
 }
 
 /* Read a control file with one read(2). */
-static ssize_t read_file(const exec_ctx *x, const char *path, char *buf, size_t size) {
+static ssize_t read_file(const exec_ctx *x, const char *path, char *buf, size_t size)
+{
         return ncm_fs_read(x->rootfd, path, buf, size, NULL);
 }
 
-static bool blank(const char *s) {
+static bool blank(const char *s)
+{
         for (; *s; s++)
                 if (*s != ' ' && *s != '\n' && *s != '\t')
                         return false;
@@ -266,20 +281,23 @@ static bool blank(const char *s) {
 }
 
 /* A file's content equals VALUE, up to the trailing newline the kernel adds. */
-static bool same_value(const char *content, const char *value) {
+static bool same_value(const char *content, const char *value)
+{
         size_t n = strlen(value);
         return strncmp(content, value, n) == 0 &&
                (content[n] == '\0' || (content[n] == '\n' && content[n + 1] == '\0'));
 }
 
-static void chomp(char *s) {
+static void chomp(char *s)
+{
         size_t n = strlen(s);
         while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
                 s[--n] = '\0';
 }
 
 /* The parent directory of the directory holding file PATH. */
-static int parent_file(const char *path, char *buf, size_t size) {
+static int parent_file(const char *path, char *buf, size_t size)
+{
         const char *file = strrchr(path, '/');
         const char *dir_end, *pslash;
 
@@ -299,7 +317,8 @@ static int parent_file(const char *path, char *buf, size_t size) {
 }
 
 /* Remove PATH's child directories, deepest first, then PATH (a cgroup tree). */
-static int remove_tree(exec_ctx *x, const char *path, int depth, ncm_error *err) {
+static int remove_tree(exec_ctx *x, const char *path, int depth, ncm_error *err)
+{
         DIR *d = NULL;
         struct dirent *de;
         char shown[4096];
@@ -347,7 +366,8 @@ static int remove_tree(exec_ctx *x, const char *path, int depth, ncm_error *err)
         return 0;
 }
 
-static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
+static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
+{
         char old[4096], shown[4096];
         ssize_t n;
         int r;
@@ -446,7 +466,8 @@ static int do_write(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
         return 0;
 }
 
-static int do_inherit(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
+static int do_inherit(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
+{
         char cur[8192], parent[4096], val[8192], shown[4096];
         ssize_t n;
         int r;
@@ -481,7 +502,8 @@ static int do_inherit(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
         return 0;
 }
 
-static int do_mkdir(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
+static int do_mkdir(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err)
+{
         char shown[4096];
         int r = ncm_fs_mkdir(x->rootfd, op->path, 0755, NULL);
 
@@ -503,7 +525,8 @@ static int do_mkdir(exec_ctx *x, const ncm_cgroup_op *op, ncm_error *err) {
         return 0;
 }
 
-static void rollback(exec_ctx *x, ncm_error *err) {
+static void rollback(exec_ctx *x, ncm_error *err)
+{
         size_t failures = 0;
         char first[512] = "";
 
@@ -538,7 +561,8 @@ static void rollback(exec_ctx *x, ncm_error *err) {
 }
 
 int ncm_cgroup_plan_apply(const ncm_cgroup_plan *p, int rootfd, const ncm_cgroup_exec_options *opts,
-                          ncm_error *err) {
+                          ncm_error *err)
+{
         exec_ctx x = {.plan = p, .rootfd = rootfd, .opts = opts};
         unsigned skip_group = 0;
         const ncm_cgroup_op *deferred = NULL;

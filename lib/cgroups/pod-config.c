@@ -8,24 +8,28 @@
 
 #include <nodecm/cgroups.h>
 
-static int64_t milli_of(const ncm_resource_list *l, const char *name) {
+static int64_t milli_of(const ncm_resource_list *l, const char *name)
+{
         const ncm_quantity *q = ncm_resource_list_get(l, name);
         return q ? ncm_quantity_milli_value(q) : 0;
 }
 
-static int64_t value_of(const ncm_resource_list *l, const char *name) {
+static int64_t value_of(const ncm_resource_list *l, const char *name)
+{
         const ncm_quantity *q = ncm_resource_list_get(l, name);
         return q ? ncm_quantity_value(q) : 0;
 }
 
-static bool nonzero(const ncm_resource_list *l, const char *name) {
+static bool nonzero(const ncm_resource_list *l, const char *name)
+{
         const ncm_quantity *q = ncm_resource_list_get(l, name);
         return q && !ncm_quantity_is_zero(q);
 }
 
 /* HugePageLimits: hugepages-<size> entries summed by page size. */
 static int hugepages_of(const ncm_resource_list *l, ncm_cgroup_hugepage *out, size_t *n,
-                        ncm_error *err) {
+                        ncm_error *err)
+{
         ncm_cgroup_resources tmp;
 
         ncm_cgroup_resources_init(&tmp);
@@ -48,7 +52,8 @@ static int hugepages_of(const ncm_resource_list *l, ncm_cgroup_hugepage *out, si
 }
 
 int ncm_cgroup_totals_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *o,
-                              ncm_cgroup_pod_totals *ret, ncm_error *err) {
+                              ncm_cgroup_pod_totals *ret, ncm_error *err)
+{
         unsigned flags = o->pod_level_resources ? 0 : NCM_POD_SKIP_POD_LEVEL;
         ncm_resource_list reqs = {0}, limits = {0};
         ncm_cgroup_pod_totals t;
@@ -114,7 +119,8 @@ int ncm_cgroup_totals_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *
 }
 
 int ncm_cgroup_config_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *o,
-                              ncm_cgroup_resources *ret, ncm_error *err) {
+                              ncm_cgroup_resources *ret, ncm_error *err)
+{
         ncm_cgroup_pod_totals t;
         int r = ncm_cgroup_totals_for_pod(pod, o, &t, err);
 
@@ -126,7 +132,8 @@ int ncm_cgroup_config_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *
 int ncm_cgroup_config_for_container(const ncm_pod *pod, const ncm_container *c,
                                     const ncm_cgroup_pod_options *o, const ncm_cpuset *cpus,
                                     const ncm_cpuset *mems, ncm_cgroup_resources *ret,
-                                    ncm_error *err) {
+                                    ncm_error *err)
+{
         const ncm_quantity *req = ncm_container_request(c, NCM_RESOURCE_CPU);
         const ncm_quantity *lim = ncm_container_limit(c, NCM_RESOURCE_CPU);
         ncm_cgroup_resources r;
@@ -181,7 +188,8 @@ int ncm_cgroup_config_for_container(const ncm_pod *pod, const ncm_container *c,
         return 0;
 }
 
-int ncm_cgroup_qos_usage_add_pod(ncm_cgroup_qos_usage *u, const ncm_pod *pod, ncm_error *err) {
+int ncm_cgroup_qos_usage_add_pod(ncm_cgroup_qos_usage *u, const ncm_pod *pod, ncm_error *err)
+{
         ncm_resource_list reqs = {0};
         int64_t cpu, mem;
         int r = ncm_pod_requests(pod, 0, &reqs, err);
@@ -202,13 +210,15 @@ int ncm_cgroup_qos_usage_add_pod(ncm_cgroup_qos_usage *u, const ncm_pod *pod, nc
         return 0;
 }
 
-void ncm_cgroup_qos_configs_done(ncm_cgroup_qos_configs *c) {
+void ncm_cgroup_qos_configs_done(ncm_cgroup_qos_configs *c)
+{
         ncm_cgroup_resources_done(&c->guaranteed);
         ncm_cgroup_resources_done(&c->burstable);
         ncm_cgroup_resources_done(&c->besteffort);
 }
 
-static void unbounded_hugepages(const ncm_cgroup_layout *l, ncm_cgroup_resources *r) {
+static void unbounded_hugepages(const ncm_cgroup_layout *l, ncm_cgroup_resources *r)
+{
         r->has_hugepages = true;
         for (size_t i = 0; i < l->n_hugepage_sizes; i++)
                 (void)ncm_cgroup_resources_add_hugepage(r, l->hugepage_sizes[i],
@@ -217,7 +227,8 @@ static void unbounded_hugepages(const ncm_cgroup_layout *l, ncm_cgroup_resources
 
 int ncm_cgroup_qos_tier_configs(const ncm_cgroup_qos_usage *u, const ncm_cgroup_layout *l,
                                 const ncm_cgroup_pod_options *o, ncm_cgroup_qos_configs *ret,
-                                ncm_error *err) {
+                                ncm_error *err)
+{
         ncm_cgroup_qos_configs c;
 
         (void)err;

@@ -5,18 +5,21 @@
 
 #include <nodecm/cgroups.h>
 
-void ncm_cgroup_resources_init(ncm_cgroup_resources *r) {
+void ncm_cgroup_resources_init(ncm_cgroup_resources *r)
+{
         memset(r, 0, sizeof(*r));
 }
 
-void ncm_cgroup_resources_done(ncm_cgroup_resources *r) {
+void ncm_cgroup_resources_done(ncm_cgroup_resources *r)
+{
         ncm_cpuset_free(r->cpuset_cpus);
         ncm_cpuset_free(r->cpuset_mems);
         ncm_cgroup_resources_init(r);
 }
 
 int ncm_cgroup_resources_set_cpuset(ncm_cgroup_resources *r, const ncm_cpuset *cpus,
-                                    const ncm_cpuset *mems) {
+                                    const ncm_cpuset *mems)
+{
         ncm_autoptr(ncm_cpuset) c = NULL;
         ncm_autoptr(ncm_cpuset) m = NULL;
 
@@ -31,7 +34,8 @@ int ncm_cgroup_resources_set_cpuset(ncm_cgroup_resources *r, const ncm_cpuset *c
         return 0;
 }
 
-int ncm_cgroup_resources_copy(ncm_cgroup_resources *dst, const ncm_cgroup_resources *src) {
+int ncm_cgroup_resources_copy(ncm_cgroup_resources *dst, const ncm_cgroup_resources *src)
+{
         *dst = *src;
         dst->cpuset_cpus = NULL;
         dst->cpuset_mems = NULL;
@@ -42,7 +46,8 @@ int ncm_cgroup_resources_copy(ncm_cgroup_resources *dst, const ncm_cgroup_resour
         return 0;
 }
 
-int ncm_cgroup_resources_add_hugepage(ncm_cgroup_resources *r, int64_t page_size, int64_t limit) {
+int ncm_cgroup_resources_add_hugepage(ncm_cgroup_resources *r, int64_t page_size, int64_t limit)
+{
         size_t i;
 
         r->has_hugepages = true;
@@ -66,7 +71,8 @@ int ncm_cgroup_resources_add_hugepage(ncm_cgroup_resources *r, int64_t page_size
         return 0;
 }
 
-void ncm_cgroup_pod_options_init(ncm_cgroup_pod_options *o) {
+void ncm_cgroup_pod_options_init(ncm_cgroup_pod_options *o)
+{
         memset(o, 0, sizeof(*o));
         o->enforce_cpu_limits = true;
         o->cpu_period = NCM_CGROUP_QUOTA_PERIOD;
@@ -77,7 +83,8 @@ void ncm_cgroup_pod_options_init(ncm_cgroup_pod_options *o) {
 }
 
 int ncm_cgroup_config_from_totals(const ncm_cgroup_pod_totals *t, const ncm_cgroup_pod_options *o,
-                                  ncm_cgroup_resources *ret, ncm_error *err) {
+                                  ncm_cgroup_resources *ret, ncm_error *err)
+{
         ncm_cgroup_resources r;
         uint64_t shares = ncm_cgroup_millicpu_to_shares(t->cpu_request_milli);
         int64_t quota = ncm_cgroup_millicpu_to_quota(t->cpu_limit_milli, (int64_t)o->cpu_period,

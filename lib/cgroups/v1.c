@@ -22,7 +22,8 @@
 #include "cgroups-internal.h"
 
 static int plan_cpuset(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h, const char *cgpath,
-                       const ncm_cgroup_resources *res, ncm_error *err) {
+                       const ncm_cgroup_resources *res, ncm_error *err)
+{
         int r = 0;
 
         if (res && res->cpuset_cpus) {
@@ -42,7 +43,8 @@ static int plan_cpuset(ncm_cgroup_plan *plan, const ncm_cgroup_hierarchy *h, con
 
 static int v1_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
                        const ncm_cgroup_resources *res, bool create, ncm_cgroup_plan *plan,
-                       ncm_error *err) {
+                       ncm_error *err)
+{
         const ncm_cgroup_hierarchy *hs[NCM_CGROUP_MAX_HIERARCHIES];
         const ncm_cgroup_hierarchy *h;
         size_t nh = ncm__cgroup_v1_hierarchies(l, hs);
@@ -136,7 +138,8 @@ static int v1_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
 }
 
 static int v1_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cgroup_plan *plan,
-                          ncm_error *err) {
+                          ncm_error *err)
+{
         const ncm_cgroup_hierarchy *hs[NCM_CGROUP_MAX_HIERARCHIES];
         size_t nh = ncm__cgroup_v1_hierarchies(l, hs);
 
@@ -152,7 +155,8 @@ static int v1_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cg
 
 /* Read an integer file; -ENOENT leaves *HAS false. */
 static int read_i64(const ncm_cgroup_layout *l, int rootfd, unsigned ctrl, const char *cgpath,
-                    const char *file, bool limit, bool *has, int64_t *ret, ncm_error *err) {
+                    const char *file, bool limit, bool *has, int64_t *ret, ncm_error *err)
+{
         const ncm_cgroup_hierarchy *h = ncm_cgroup_layout_find(l, ctrl);
         char buf[64];
         ssize_t n;
@@ -172,8 +176,8 @@ static int read_i64(const ncm_cgroup_layout *l, int rootfd, unsigned ctrl, const
 }
 
 static int read_cpuset(const ncm_cgroup_hierarchy *h, int rootfd, const char *cgpath,
-                       const char *file, const char *display_root, ncm_cpuset **ret,
-                       ncm_error *err) {
+                       const char *file, const char *display_root, ncm_cpuset **ret, ncm_error *err)
+{
         char buf[16384];
         ssize_t n = ncm__cgroup_read(rootfd, h, cgpath, file, buf, sizeof(buf), display_root, err);
 
@@ -183,7 +187,8 @@ static int read_cpuset(const ncm_cgroup_hierarchy *h, int rootfd, const char *cg
 }
 
 static int v1_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
-                   ncm_cgroup_resources *ret, ncm_error *err) {
+                   ncm_cgroup_resources *ret, ncm_error *err)
+{
         ncm_cgroup_resources res;
         const ncm_cgroup_hierarchy *h;
         int64_t v = 0;
@@ -228,7 +233,8 @@ static int v1_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
         return 0;
 }
 
-static int v1_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err) {
+static int v1_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err)
+{
         /* The kubelet's allowlist, in libcontainer's order (Go walks a map). */
         static const unsigned checked[] = {NCM_CGROUP_CTRL_CPUSET, NCM_CGROUP_CTRL_MEMORY,
                                            NCM_CGROUP_CTRL_CPU,    NCM_CGROUP_CTRL_CPUACCT,

@@ -32,7 +32,8 @@ static const unsigned kernel_order[] = {
          NCM_CGROUP_CTRL_HUGETLB | NCM_CGROUP_CTRL_PIDS)
 
 /* The parent of cgroup path CGPATH ("/a/b" -> "/a", "/a" -> "/"). */
-static void parent_of(const char *cgpath, char *buf, size_t size) {
+static void parent_of(const char *cgpath, char *buf, size_t size)
+{
         const char *slash = strrchr(cgpath, '/');
         size_t len = slash ? (size_t)(slash - cgpath) : 0;
 
@@ -44,7 +45,8 @@ static void parent_of(const char *cgpath, char *buf, size_t size) {
         buf[len] = '\0';
 }
 
-static int write_list(const ncm_cgroup_plan *plan, const ncm_cpuset *s, char **ret) {
+static int write_list(const ncm_cgroup_plan *plan, const ncm_cpuset *s, char **ret)
+{
         (void)plan;
         *ret = ncm_cpuset_format_list(s);
         return *ret ? 0 : -ENOMEM;
@@ -52,7 +54,8 @@ static int write_list(const ncm_cgroup_plan *plan, const ncm_cpuset *s, char **r
 
 static int v2_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
                        const ncm_cgroup_resources *res, bool create, ncm_cgroup_plan *plan,
-                       ncm_error *err) {
+                       ncm_error *err)
+{
         const ncm_cgroup_hierarchy *h = &l->hierarchies[0];
         char v[128];
         int r = 0;
@@ -165,7 +168,8 @@ static int v2_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
 }
 
 static int v2_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cgroup_plan *plan,
-                          ncm_error *err) {
+                          ncm_error *err)
+{
         if (strcmp(cgpath, "/") == 0)
                 return ncm_error_set(err, EINVAL, "cannot remove the root cgroup");
         if (l->n_hierarchies == 0)
@@ -175,7 +179,8 @@ static int v2_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cg
 }
 
 static ssize_t read_opt(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
-                        const char *file, char *buf, size_t size, ncm_error *err) {
+                        const char *file, char *buf, size_t size, ncm_error *err)
+{
         ssize_t n = ncm__cgroup_read(rootfd, &l->hierarchies[0], cgpath, file, buf, size,
                                      l->display_root, err);
         if (n == -ENOENT) {
@@ -186,7 +191,8 @@ static ssize_t read_opt(const ncm_cgroup_layout *l, int rootfd, const char *cgpa
 }
 
 static int v2_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
-                   ncm_cgroup_resources *ret, ncm_error *err) {
+                   ncm_cgroup_resources *ret, ncm_error *err)
+{
         ncm_cgroup_resources res;
         char buf[16384];
         ssize_t n;
@@ -253,7 +259,8 @@ static int v2_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
         return 0;
 }
 
-static int v2_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err) {
+static int v2_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err)
+{
         char buf[512];
         ssize_t n;
         unsigned have, missing;

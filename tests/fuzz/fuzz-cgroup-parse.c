@@ -13,7 +13,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int count_pair(const char *k, size_t kl, const char *v, size_t vl, void *ud) {
+static int count_pair(const char *k, size_t kl, const char *v, size_t vl, void *ud)
+{
         (void)k;
         (void)v;
         if (kl > 1u << 20 || vl > 1u << 20)
@@ -22,7 +23,8 @@ static int count_pair(const char *k, size_t kl, const char *v, size_t vl, void *
         return 0;
 }
 
-static void values(const char *s) {
+static void values(const char *s)
+{
         int64_t v, q, p;
 
         if (ncm_cgroup_parse_limit(s, &v) == 0 && v < -1)
@@ -34,7 +36,8 @@ static void values(const char *s) {
                 abort();
 }
 
-static void lines(const char *s, size_t size) {
+static void lines(const char *s, size_t size)
+{
         const char *p = s, *end = s + size;
 
         while (p < end) {
@@ -60,7 +63,8 @@ static void lines(const char *s, size_t size) {
         }
 }
 
-static void flags(const char *s) {
+static void flags(const char *s)
+{
         ncm_eviction_thresholds t;
         ncm_resource_list l = {0};
         unsigned e;
@@ -91,7 +95,8 @@ static void flags(const char *s) {
         (void)ncm_cgroup_parse_enforce(s, "/k", "/s", &e, NULL);
 }
 
-static void paths(const char *s) {
+static void paths(const char *s)
+{
         const ncm_cgroup_naming_ops *ops[] = {&ncm_cgroup_naming_cgroupfs,
                                               &ncm_cgroup_naming_systemd};
         ncm_buf b = NCM_BUF_INIT;
@@ -113,7 +118,8 @@ static void paths(const char *s) {
         ncm_buf_done(&b);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
         char *s;
 
         if (size > 1u << 16)

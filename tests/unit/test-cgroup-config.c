@@ -20,7 +20,8 @@
 
 /* ---- conversions ---- */
 
-static void test_cgroup_millicpu_to_shares_boundaries(void **state) {
+static void test_cgroup_millicpu_to_shares_boundaries(void **state)
+{
         (void)state;
         assert_int_equal(ncm_cgroup_millicpu_to_shares(0), 2);
         assert_int_equal(ncm_cgroup_millicpu_to_shares(1), 2);
@@ -36,7 +37,8 @@ static void test_cgroup_millicpu_to_shares_boundaries(void **state) {
         assert_int_equal(ncm_cgroup_millicpu_to_shares(INT64_MIN), 2);
 }
 
-static void test_cgroup_millicpu_to_quota_table(void **state) {
+static void test_cgroup_millicpu_to_quota_table(void **state)
+{
         /* TestMilliCPUToQuota */
         static const struct {
                 int64_t milli, quota;
@@ -48,7 +50,8 @@ static void test_cgroup_millicpu_to_quota_table(void **state) {
                                  t[i].quota);
 }
 
-static void test_cgroup_millicpu_to_quota_period(void **state) {
+static void test_cgroup_millicpu_to_quota_period(void **state)
+{
         (void)state;
         /* Without the gate the period is 100 ms whatever the config says. */
         assert_int_equal(ncm_cgroup_millicpu_to_quota(100, 5000, false), 10000);
@@ -64,7 +67,8 @@ static void test_cgroup_millicpu_to_quota_period(void **state) {
                          NCM_CGROUP_MIN_QUOTA_PERIOD);
 }
 
-static void test_cgroup_reverse_conversions(void **state) {
+static void test_cgroup_reverse_conversions(void **state)
+{
         (void)state;
         assert_int_equal(ncm_cgroup_shares_to_millicpu(0), 0);
         assert_int_equal(ncm_cgroup_shares_to_millicpu(1), 0);
@@ -79,7 +83,8 @@ static void test_cgroup_reverse_conversions(void **state) {
         assert_int_equal(ncm_cgroup_quota_to_millicpu(1000, 0), 0);
 }
 
-static void test_cgroup_weight_table(void **state) {
+static void test_cgroup_weight_table(void **state)
+{
         /* spec C.2: milliCPU -> shares -> kubelet linear / runtime quadratic weight */
         static const struct {
                 int64_t milli;
@@ -118,7 +123,8 @@ static void test_cgroup_weight_table(void **state) {
         assert_int_equal(ncm_cgroup_weight_to_shares(20000), 262144);
 }
 
-static void test_cgroup_hugepage_size_names(void **state) {
+static void test_cgroup_hugepage_size_names(void **state)
+{
         char b[32];
         (void)state;
         assert_int_equal(ncm_cgroup_hugepage_size_name(2097152, b, sizeof(b)), 0);
@@ -139,7 +145,8 @@ static void test_cgroup_hugepage_size_names(void **state) {
 
 /* ---- ResourceConfigForPod (helpers_linux_test.go) ---- */
 
-static ncm_pod *pod_yaml(const char *yaml) {
+static ncm_pod *pod_yaml(const char *yaml)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *pod = NULL;
         int r = ncm_pod_parse(yaml, strlen(yaml), "test", &pod, &err);
@@ -180,7 +187,8 @@ typedef struct rc_case {
 #define NOQ false, 0, 0
 #define NOM false, 0
 
-static void check_case(const rc_case *c, bool custom) {
+static void check_case(const rc_case *c, bool custom)
+{
         ncm_cgroup_pod_options o;
         ncm_cgroup_resources r;
         ncm_error err = NCM_ERROR_INIT;
@@ -357,7 +365,8 @@ static const rc_case gate_on_cases[] = {
                  {102, true, 1000, TUNED, true, 100 * Mi}},
 };
 
-static void test_cgroup_resource_config_for_pod(void **state) {
+static void test_cgroup_resource_config_for_pod(void **state)
+{
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(common_cases); i++)
                 check_case(&common_cases[i], false);
@@ -365,7 +374,8 @@ static void test_cgroup_resource_config_for_pod(void **state) {
                 check_case(&gate_off_cases[i], false);
 }
 
-static void test_cgroup_resource_config_custom_period(void **state) {
+static void test_cgroup_resource_config_custom_period(void **state)
+{
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(common_cases); i++)
                 check_case(&common_cases[i], true);
@@ -373,7 +383,8 @@ static void test_cgroup_resource_config_custom_period(void **state) {
                 check_case(&gate_on_cases[i], true);
 }
 
-static void test_cgroup_pod_level_gate_off(void **state) {
+static void test_cgroup_pod_level_gate_off(void **state)
+{
         ncm_cgroup_pod_options o;
         ncm_cgroup_pod_totals t;
         ncm_pod *pod = pod_yaml("metadata: {uid: u1}\nspec:\n  resources: {requests: {cpu: 100m, "
@@ -392,7 +403,8 @@ static void test_cgroup_pod_level_gate_off(void **state) {
 }
 
 /* TestHugePageLimits */
-static void test_cgroup_hugepage_limits(void **state) {
+static void test_cgroup_hugepage_limits(void **state)
+{
         ncm_cgroup_pod_options o;
         ncm_cgroup_resources r;
         ncm_pod *one = pod_yaml("metadata: {uid: u1}\nspec:\n  containers:\n  - name: a\n    "
@@ -429,7 +441,8 @@ static void test_cgroup_hugepage_limits(void **state) {
  * pods protect their requests with memory.min, Burstable ones with memory.low (older kubelets
  * used memory.min for both), BestEffort nothing.
  */
-static void test_cgroup_memory_qos_tiered(void **state) {
+static void test_cgroup_memory_qos_tiered(void **state)
+{
         static const struct {
                 const char *pod;
                 bool min;
@@ -467,7 +480,8 @@ static void test_cgroup_memory_qos_tiered(void **state) {
         }
 }
 
-static void test_cgroup_pod_pids_limit(void **state) {
+static void test_cgroup_pod_pids_limit(void **state)
+{
         ncm_cgroup_pod_options o;
         ncm_cgroup_resources r;
         ncm_pod *pod = pod_yaml(C1("", ""));
@@ -486,7 +500,8 @@ static void test_cgroup_pod_pids_limit(void **state) {
 }
 
 /* Sidecars count in the totals, and in the limits-declared check of the init containers. */
-static void test_cgroup_sidecars_and_init_containers(void **state) {
+static void test_cgroup_sidecars_and_init_containers(void **state)
+{
         ncm_cgroup_pod_options o;
         ncm_cgroup_pod_totals t;
         ncm_cgroup_resources r;
@@ -548,7 +563,8 @@ static void test_cgroup_sidecars_and_init_containers(void **state) {
         ncm_pod_free(big);
 }
 
-static void test_cgroup_overhead_counts(void **state) {
+static void test_cgroup_overhead_counts(void **state)
+{
         ncm_cgroup_pod_options o;
         ncm_cgroup_pod_totals t;
         ncm_pod *pod = pod_yaml("metadata: {uid: u1}\nspec:\n  overhead: {cpu: 250m, memory: "
@@ -564,7 +580,8 @@ static void test_cgroup_overhead_counts(void **state) {
         ncm_pod_free(pod);
 }
 
-static void test_cgroup_totals_boundaries(void **state) {
+static void test_cgroup_totals_boundaries(void **state)
+{
         ncm_cgroup_pod_options o;
         ncm_cgroup_pod_totals t;
         ncm_cgroup_resources r;
@@ -591,7 +608,8 @@ static void test_cgroup_totals_boundaries(void **state) {
 
 /* ---- container values sent through CRI ---- */
 
-static void test_cgroup_container_config(void **state) {
+static void test_cgroup_container_config(void **state)
+{
         ncm_cgroup_pod_options o;
         ncm_cgroup_resources r;
         ncm_autoptr(ncm_cpuset) cpus = tu_cpuset("2-3");
@@ -650,7 +668,8 @@ static void test_cgroup_container_config(void **state) {
 
 /* ---- QoS tiers ---- */
 
-static void test_cgroup_qos_tiers(void **state) {
+static void test_cgroup_qos_tiers(void **state)
+{
         ncm_cgroup_layout v1, v2;
         ncm_cgroup_pod_options o;
         ncm_cgroup_qos_usage u = {0, 0, 0};
@@ -708,7 +727,8 @@ static void test_cgroup_qos_tiers(void **state) {
 
 /* ---- node allocatable (node_container_manager_linux_test.go) ---- */
 
-static void rlist(ncm_resource_list *l, const char *cpu, const char *mem) {
+static void rlist(ncm_resource_list *l, const char *cpu, const char *mem)
+{
         ncm_quantity q;
         memset(l, 0, sizeof(*l));
         if (cpu && *cpu) {
@@ -721,12 +741,14 @@ static void rlist(ncm_resource_list *l, const char *cpu, const char *mem) {
         }
 }
 
-static int64_t milli(const ncm_resource_list *l, const char *name) {
+static int64_t milli(const ncm_resource_list *l, const char *name)
+{
         const ncm_quantity *q = ncm_resource_list_get(l, name);
         return q ? ncm_quantity_milli_value(q) : -1;
 }
 
-static int64_t mq(const char *s) {
+static int64_t mq(const char *s)
+{
         ncm_quantity q;
         assert_int_equal(ncm_quantity_parse(s, &q, NULL), 0);
         return ncm_quantity_milli_value(&q);
@@ -752,7 +774,8 @@ static const na_case na_cases[] = {
                 {"", "100Mi", "", "50Mi", "10", "", 0, NULL, NULL, "10", NULL},
 };
 
-static void test_cgroup_node_allocatable_tables(void **state) {
+static void test_cgroup_node_allocatable_tables(void **state)
+{
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(na_cases); i++) {
                 const na_case *c = &na_cases[i];
@@ -790,7 +813,8 @@ static void test_cgroup_node_allocatable_tables(void **state) {
         }
 }
 
-static void test_cgroup_node_allocatable_ephemeral_storage(void **state) {
+static void test_cgroup_node_allocatable_ephemeral_storage(void **state)
+{
         static const struct {
                 const char *kube, *cap;
                 int threshold;
@@ -844,7 +868,8 @@ static void test_cgroup_node_allocatable_ephemeral_storage(void **state) {
 }
 
 /* TestNodeAllocatableInputValidation, with the kubelet's message. */
-static void test_cgroup_node_allocatable_validation(void **state) {
+static void test_cgroup_node_allocatable_validation(void **state)
+{
         ncm_resource_list kube, sys, cap;
         ncm_eviction_thresholds hard = {0};
         ncm_node_allocatable na;
@@ -869,7 +894,8 @@ static void test_cgroup_node_allocatable_validation(void **state) {
         ncm_resource_list_done(&cap);
 }
 
-static void test_cgroup_node_allocatable_status(void **state) {
+static void test_cgroup_node_allocatable_status(void **state)
+{
         ncm_resource_list cap = {0}, kube = {0};
         ncm_eviction_thresholds hard;
         ncm_node_allocatable na;
@@ -921,7 +947,8 @@ static void test_cgroup_node_allocatable_status(void **state) {
 }
 
 /* TestGetCgroupConfig */
-static void test_cgroup_config_for_resource_list(void **state) {
+static void test_cgroup_config_for_resource_list(void **state)
+{
         ncm_resource_list rl;
         ncm_cgroup_resources r;
         ncm_error err = NCM_ERROR_INIT;
@@ -950,8 +977,8 @@ static void test_cgroup_config_for_resource_list(void **state) {
 
 /* ---- flags ---- */
 
-static void expect_flag_error(int (*fn)(const char *, ncm_error *), const char *in,
-                              const char *msg) {
+static void expect_flag_error(int (*fn)(const char *, ncm_error *), const char *in, const char *msg)
+{
         ncm_error err = NCM_ERROR_INIT;
         int r = fn(in, &err);
         if (r >= 0)
@@ -961,24 +988,28 @@ static void expect_flag_error(int (*fn)(const char *, ncm_error *), const char *
         assert_int_equal(ncm_error_exit_status(err.code), 2);
 }
 
-static int eviction(const char *s, ncm_error *err) {
+static int eviction(const char *s, ncm_error *err)
+{
         ncm_eviction_thresholds t;
         return ncm_cgroup_parse_eviction_hard(s, &t, err);
 }
 
-static int reserved(const char *s, ncm_error *err) {
+static int reserved(const char *s, ncm_error *err)
+{
         ncm_resource_list l = {0};
         int r = ncm_cgroup_parse_reserved("--kube-reserved", s, &l, err);
         ncm_resource_list_done(&l);
         return r;
 }
 
-static int enforce(const char *s, ncm_error *err) {
+static int enforce(const char *s, ncm_error *err)
+{
         unsigned e;
         return ncm_cgroup_parse_enforce(s, NULL, NULL, &e, err);
 }
 
-static void test_cgroup_eviction_flag(void **state) {
+static void test_cgroup_eviction_flag(void **state)
+{
         ncm_eviction_thresholds t;
         (void)state;
         assert_int_equal(ncm_cgroup_parse_eviction_hard("memory.available<100Mi, "
@@ -1008,7 +1039,8 @@ static void test_cgroup_eviction_flag(void **state) {
         expect_flag_error(eviction, "memory.available=1Gi", "malformed pair, expect string<string");
 }
 
-static void test_cgroup_reserved_flag(void **state) {
+static void test_cgroup_reserved_flag(void **state)
+{
         ncm_resource_list l = {0};
         char s[NCM_QUANTITY_STRLEN];
         (void)state;
@@ -1029,7 +1061,8 @@ static void test_cgroup_reserved_flag(void **state) {
         expect_flag_error(reserved, "memory=", "failed to parse quantity \"\" for \"memory\"");
 }
 
-static void test_cgroup_enforce_flag(void **state) {
+static void test_cgroup_enforce_flag(void **state)
+{
         unsigned e = 0;
         (void)state;
         assert_int_equal(ncm_cgroup_parse_enforce("pods", NULL, NULL, &e, NULL), 0);
@@ -1054,7 +1087,8 @@ static void test_cgroup_enforce_flag(void **state) {
 
 /* ---- parsers ---- */
 
-static void test_cgroup_parse_values(void **state) {
+static void test_cgroup_parse_values(void **state)
+{
         int64_t v = 7, q = 0, p = 0;
         (void)state;
         assert_int_equal(ncm_cgroup_parse_limit("max", &v), 0);
@@ -1091,7 +1125,8 @@ static void test_cgroup_parse_values(void **state) {
         assert_int_equal(ncm_cgroup_parse_cpu_max("1 99999999999999999999", &q, &p), -ERANGE);
 }
 
-static void test_cgroup_parse_proc_cgroup(void **state) {
+static void test_cgroup_parse_proc_cgroup(void **state)
+{
         ncm_cgroup_proc_entry e;
         const char *l;
         (void)state;
@@ -1119,7 +1154,8 @@ static void test_cgroup_parse_proc_cgroup(void **state) {
         assert_int_equal(ncm_cgroup_parse_proc_cgroup_line(l, strlen(l), &e), -ERANGE);
 }
 
-static void test_cgroup_parse_mountinfo(void **state) {
+static void test_cgroup_parse_mountinfo(void **state)
+{
         ncm_mountinfo_entry e;
         char buf[64];
         const char *l;
@@ -1160,13 +1196,15 @@ static void test_cgroup_parse_mountinfo(void **state) {
                                          NCM_CGROUP_CTRL_MISC);
 }
 
-static int collect(const char *k, size_t kl, const char *v, size_t vl, void *ud) {
+static int collect(const char *k, size_t kl, const char *v, size_t vl, void *ud)
+{
         ncm_buf *b = ud;
         ncm_buf_printf(b, "[%.*s|%.*s]", (int)kl, k, (int)vl, v);
         return 0;
 }
 
-static void test_cgroup_parse_map_flag(void **state) {
+static void test_cgroup_parse_map_flag(void **state)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
@@ -1182,7 +1220,8 @@ static void test_cgroup_parse_map_flag(void **state) {
         ncm_buf_done(&b);
 }
 
-static void test_cgroup_parse_meminfo(void **state) {
+static void test_cgroup_parse_meminfo(void **state)
+{
         int64_t v = 0;
         (void)state;
         assert_int_equal(ncm_cgroup_parse_meminfo_total("MemFree: 1 kB\nMemTotal:       16318556 "
@@ -1195,7 +1234,8 @@ static void test_cgroup_parse_meminfo(void **state) {
         assert_int_equal(ncm_cgroup_parse_meminfo_total("MemTotal: x kB\n", &v), -EINVAL);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cgroup_millicpu_to_shares_boundaries),
                         cmocka_unit_test(test_cgroup_millicpu_to_quota_table),

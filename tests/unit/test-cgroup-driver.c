@@ -36,7 +36,8 @@ static const char *const pod_b = "metadata: {name: web, uid: " UID_B "}\nspec:\n
 static const char *const pod_be = "metadata: {name: batch, uid: " UID_BE "}\nspec:\n"
                                   "  containers:\n  - name: job\n";
 
-static ncm_pod *pod_yaml(const char *yaml) {
+static ncm_pod *pod_yaml(const char *yaml)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *pod = NULL;
         if (ncm_pod_parse(yaml, strlen(yaml), "test", &pod, &err) < 0)
@@ -56,7 +57,8 @@ typedef struct fake {
         ncm_cgroup_exec_options exec;
 } fake;
 
-static void put(int rootfd, const char *dir, const char *file, const char *value) {
+static void put(int rootfd, const char *dir, const char *file, const char *value)
+{
         char path[4096];
         ncm_autoclose int fd = -1;
         snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, file);
@@ -65,7 +67,8 @@ static void put(int rootfd, const char *dir, const char *file, const char *value
         assert_int_equal(write(fd, value, strlen(value)), (ssize_t)strlen(value));
 }
 
-static char *get(int rootfd, const char *path) {
+static char *get(int rootfd, const char *path)
+{
         char buf[4096];
         ssize_t n = ncm_fs_read(rootfd, path, buf, sizeof(buf), NULL);
         if (n < 0)
@@ -83,7 +86,8 @@ static char *get(int rootfd, const char *path) {
                 free(got_);                                                                        \
         } while (0)
 
-static void hugetlb_files(fake *f, const char *path, const char *suffix, const char *value) {
+static void hugetlb_files(fake *f, const char *path, const char *suffix, const char *value)
+{
         static const char *const sizes[] = {"2MB", "1GB"};
         for (size_t i = 0; i < 2; i++) {
                 char file[64];
@@ -97,7 +101,8 @@ static void hugetlb_files(fake *f, const char *path, const char *suffix, const c
 }
 
 /* What the kernel makes in a new v1 cgroup of hierarchy HIER. */
-static void v1_files(fake *f, const char *path, const char *hier) {
+static void v1_files(fake *f, const char *path, const char *hier)
+{
         put(f->rootfd, path, "cgroup.procs", "");
         if (strcmp(hier, "cpuset") == 0) {
                 put(f->rootfd, path, "cpuset.cpus", "\n");
@@ -116,7 +121,8 @@ static void v1_files(fake *f, const char *path, const char *hier) {
 }
 
 /* A new v2 cgroup: the controllers its parent enabled, and their files. */
-static void v2_files(fake *f, const char *path) {
+static void v2_files(fake *f, const char *path)
+{
         char parent[4096], ctl[512] = "";
         const char *slash = strrchr(path, '/');
         char *sub;
@@ -152,7 +158,8 @@ static void v2_files(fake *f, const char *path) {
                 hugetlb_files(f, path, "max", "max\n");
 }
 
-static int fake_mkdir(int rootfd, const char *path, void *userdata) {
+static int fake_mkdir(int rootfd, const char *path, void *userdata)
+{
         fake *f = userdata;
         (void)rootfd;
         if (f->version == 2) {
@@ -176,7 +183,8 @@ static int fake_mkdir(int rootfd, const char *path, void *userdata) {
 }
 
 /* The kernel empties a cgroup directory itself; here its files must go first. */
-static int fake_rmdir(int rootfd, const char *path, void *userdata) {
+static int fake_rmdir(int rootfd, const char *path, void *userdata)
+{
         DIR *d = NULL;
         struct dirent *de;
         (void)userdata;
@@ -196,7 +204,8 @@ static int fake_rmdir(int rootfd, const char *path, void *userdata) {
         return 0;
 }
 
-static void fake_init(fake *f, int version, bool rsvd) {
+static void fake_init(fake *f, int version, bool rsvd)
+{
         memset(f, 0, sizeof(*f));
         f->version = version;
         f->rsvd = rsvd;
@@ -229,14 +238,16 @@ static void fake_init(fake *f, int version, bool rsvd) {
         }
 }
 
-static void fake_done(fake *f) {
+static void fake_done(fake *f)
+{
         close(f->rootfd);
         tu_rm_rf(f->dir);
         free(f->dir);
 }
 
 /* Every directory and file of the tree with its content, sorted: for before/after checks. */
-static void snapshot_dir(int rootfd, const char *path, ncm_buf *b) {
+static void snapshot_dir(int rootfd, const char *path, ncm_buf *b)
+{
         DIR *d = NULL;
         struct dirent *de;
         char *names[512];
@@ -270,13 +281,15 @@ static void snapshot_dir(int rootfd, const char *path, ncm_buf *b) {
         }
 }
 
-static char *snapshot(fake *f) {
+static char *snapshot(fake *f)
+{
         ncm_buf b = NCM_BUF_INIT;
         snapshot_dir(f->rootfd, "/", &b);
         return ncm_buf_steal(&b);
 }
 
-static void manager(fake *f, ncm_cgroup_manager *m, const char *cgroup_root) {
+static void manager(fake *f, ncm_cgroup_manager *m, const char *cgroup_root)
+{
         ncm_cgroup_resources kp;
         ncm_autoptr(ncm_cpuset) all = tu_cpuset("0-3");
         ncm_resource_list rl = {0};
@@ -295,7 +308,8 @@ static void manager(fake *f, ncm_cgroup_manager *m, const char *cgroup_root) {
 
 /* ---- the files per QoS class (golden plans of the pod cgroup alone) ---- */
 
-static void golden_pod_plans(int version) {
+static void golden_pod_plans(int version)
+{
         static const struct {
                 const char *yaml, *name;
         } pods[] = {{NULL, "guaranteed"}, {NULL, "burstable"}, {NULL, "besteffort"}};
@@ -331,18 +345,21 @@ static void golden_pod_plans(int version) {
         ncm_cgroup_manager_done(&m);
 }
 
-static void test_cgroup_driver_v1_files_per_qos(void **state) {
+static void test_cgroup_driver_v1_files_per_qos(void **state)
+{
         (void)state;
         golden_pod_plans(1);
 }
 
-static void test_cgroup_driver_v2_files_per_qos(void **state) {
+static void test_cgroup_driver_v2_files_per_qos(void **state)
+{
         (void)state;
         golden_pod_plans(2);
 }
 
 /* The v1 order of one cgroup's writes, as libcontainer's fs manager does them. */
-static void test_cgroup_driver_v1_write_order(void **state) {
+static void test_cgroup_driver_v1_write_order(void **state)
+{
         ncm_cgroup_layout l;
         ncm_cgroup_resources r;
         ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
@@ -393,7 +410,8 @@ static void test_cgroup_driver_v1_write_order(void **state) {
         ncm_cgroup_resources_done(&r);
 }
 
-static void test_cgroup_driver_v2_values(void **state) {
+static void test_cgroup_driver_v2_values(void **state)
+{
         ncm_cgroup_layout l;
         ncm_cgroup_resources r;
         ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
@@ -429,7 +447,8 @@ static void test_cgroup_driver_v2_values(void **state) {
 
 /* ---- apply, update, read back, remove ---- */
 
-static void test_cgroup_driver_v1_apply_and_remove(void **state) {
+static void test_cgroup_driver_v1_apply_and_remove(void **state)
+{
         fake f;
         ncm_cgroup_manager m;
         ncm_cgroup_resources back;
@@ -516,7 +535,8 @@ static void test_cgroup_driver_v1_apply_and_remove(void **state) {
         fake_done(&f);
 }
 
-static void test_cgroup_driver_v2_apply_and_read_back(void **state) {
+static void test_cgroup_driver_v2_apply_and_read_back(void **state)
+{
         fake f;
         ncm_cgroup_manager m;
         ncm_cgroup_resources back;
@@ -565,7 +585,8 @@ static void test_cgroup_driver_v2_apply_and_read_back(void **state) {
 }
 
 /* Without the hugetlb .rsvd files (kernels before 5.7) they are skipped, not an error. */
-static void test_cgroup_driver_optional_rsvd(void **state) {
+static void test_cgroup_driver_optional_rsvd(void **state)
+{
         fake f;
         ncm_cgroup_manager m;
         ncm_error err = NCM_ERROR_INIT;
@@ -586,7 +607,8 @@ static void test_cgroup_driver_optional_rsvd(void **state) {
 }
 
 /* A write that fails halfway: every directory made is gone, every value restored. */
-static void test_cgroup_driver_undo_on_failure(void **state) {
+static void test_cgroup_driver_undo_on_failure(void **state)
+{
         for (int version = 1; version <= 2; version++) {
                 fake f;
                 ncm_cgroup_manager m;
@@ -614,7 +636,8 @@ static void test_cgroup_driver_undo_on_failure(void **state) {
         }
 }
 
-static void test_cgroup_driver_refuses_foreign_contents(void **state) {
+static void test_cgroup_driver_refuses_foreign_contents(void **state)
+{
         fake f;
         ncm_cgroup_manager m;
         ncm_error err = NCM_ERROR_INIT;
@@ -642,7 +665,8 @@ static void test_cgroup_driver_refuses_foreign_contents(void **state) {
         fake_done(&f);
 }
 
-static void test_cgroup_driver_cgroup_root(void **state) {
+static void test_cgroup_driver_cgroup_root(void **state)
+{
         fake f;
         ncm_cgroup_manager m;
         ncm_error err = NCM_ERROR_INIT;
@@ -680,7 +704,8 @@ static void test_cgroup_driver_cgroup_root(void **state) {
 
 /* ---- layout detection and plan formats ---- */
 
-static void test_cgroup_driver_detect(void **state) {
+static void test_cgroup_driver_detect(void **state)
+{
         ncm_cgroup_layout l;
         ncm_error err = NCM_ERROR_INIT;
         char *dir = tu_mkdtemp();
@@ -751,7 +776,8 @@ static void test_cgroup_driver_detect(void **state) {
         }
 }
 
-static void test_cgroup_driver_plan_json(void **state) {
+static void test_cgroup_driver_plan_json(void **state)
+{
         ncm_cgroup_layout l;
         ncm_cgroup_manager m;
         ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
@@ -781,7 +807,8 @@ static void test_cgroup_driver_plan_json(void **state) {
         ncm_pod_free(g);
 }
 
-static void test_cgroup_driver_children_and_pids(void **state) {
+static void test_cgroup_driver_children_and_pids(void **state)
+{
         fake f;
         char **kids = NULL;
         int pids[4];
@@ -805,7 +832,8 @@ static void test_cgroup_driver_children_and_pids(void **state) {
         fake_done(&f);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cgroup_driver_v1_files_per_qos),
                         cmocka_unit_test(test_cgroup_driver_v2_files_per_qos),

@@ -15,7 +15,8 @@
 #include "testutil.h"
 
 /* A name from components (NULL-terminated); "" parts are kept, as NewCgroupName does. */
-static ncm_cgroup_name mk(const char *first, ...) {
+static ncm_cgroup_name mk(const char *first, ...)
+{
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
         va_list ap;
 
@@ -28,7 +29,8 @@ static ncm_cgroup_name mk(const char *first, ...) {
 #define NAME(...) mk(__VA_ARGS__, (const char *)NULL)
 #define ROOT() mk(NULL)
 
-static char *path_of(const ncm_cgroup_naming_ops *ops, const ncm_cgroup_name *n) {
+static char *path_of(const ncm_cgroup_naming_ops *ops, const ncm_cgroup_name *n)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         if (ops->to_path(n, &b, &err) < 0)
@@ -36,7 +38,8 @@ static char *path_of(const ncm_cgroup_naming_ops *ops, const ncm_cgroup_name *n)
         return ncm_buf_steal(&b);
 }
 
-static void expect_path(const ncm_cgroup_naming_ops *ops, ncm_cgroup_name n, const char *want) {
+static void expect_path(const ncm_cgroup_naming_ops *ops, ncm_cgroup_name n, const char *want)
+{
         char *got = path_of(ops, &n);
         if (strcmp(got, want) != 0)
                 fail_msg("%s: got %s, want %s", ops->name, got, want);
@@ -44,7 +47,8 @@ static void expect_path(const ncm_cgroup_naming_ops *ops, ncm_cgroup_name n, con
         ncm_cgroup_name_done(&n);
 }
 
-static void expect_basename(ncm_cgroup_name n, const char *want) {
+static void expect_basename(ncm_cgroup_name n, const char *want)
+{
         char *got = path_of(&ncm_cgroup_naming_systemd, &n);
         const char *base = strcmp(got, "/") == 0 ? got : strrchr(got, '/') + 1;
         assert_string_equal(base, want);
@@ -53,7 +57,8 @@ static void expect_basename(ncm_cgroup_name n, const char *want) {
 }
 
 /* TestCgroupNameToSystemdBasename */
-static void test_cgroup_naming_systemd_basename(void **state) {
+static void test_cgroup_naming_systemd_basename(void **state)
+{
         (void)state;
         expect_basename(ROOT(), "/");
         expect_basename(NAME("system"), "system.slice");
@@ -67,7 +72,8 @@ static void test_cgroup_naming_systemd_basename(void **state) {
 }
 
 /* TestCgroupNameToSystemd */
-static void test_cgroup_naming_systemd(void **state) {
+static void test_cgroup_naming_systemd(void **state)
+{
         const ncm_cgroup_naming_ops *s = &ncm_cgroup_naming_systemd;
         (void)state;
         expect_path(s, ROOT(), "/");
@@ -82,7 +88,8 @@ static void test_cgroup_naming_systemd(void **state) {
 }
 
 /* TestCgroupNameWithEmptyPartToSystemd */
-static void test_cgroup_naming_systemd_empty_parts(void **state) {
+static void test_cgroup_naming_systemd_empty_parts(void **state)
+{
         const ncm_cgroup_naming_ops *s = &ncm_cgroup_naming_systemd;
         (void)state;
         expect_path(s, NAME("Burstable", ""), "/Burstable.slice");
@@ -95,7 +102,8 @@ static void test_cgroup_naming_systemd_empty_parts(void **state) {
 }
 
 /* TestCgroupNameToCgroupfs */
-static void test_cgroup_naming_cgroupfs(void **state) {
+static void test_cgroup_naming_cgroupfs(void **state)
+{
         const ncm_cgroup_naming_ops *c = &ncm_cgroup_naming_cgroupfs;
         (void)state;
         expect_path(c, ROOT(), "/");
@@ -107,7 +115,8 @@ static void test_cgroup_naming_cgroupfs(void **state) {
         expect_path(c, NAME(""), "/");
 }
 
-static void expect_parse(const ncm_cgroup_naming_ops *ops, const char *path, size_t n, ...) {
+static void expect_parse(const ncm_cgroup_naming_ops *ops, const char *path, size_t n, ...)
+{
         ncm_cgroup_name name = NCM_CGROUP_NAME_INIT;
         ncm_error err = NCM_ERROR_INIT;
         va_list ap;
@@ -124,7 +133,8 @@ static void expect_parse(const ncm_cgroup_naming_ops *ops, const char *path, siz
 }
 
 /* TestParseSystemdToCgroupName, TestNewCgroupName and ParseCgroupfsToCgroupName */
-static void test_cgroup_naming_parse(void **state) {
+static void test_cgroup_naming_parse(void **state)
+{
         const ncm_cgroup_naming_ops *s = &ncm_cgroup_naming_systemd;
         const ncm_cgroup_naming_ops *c = &ncm_cgroup_naming_cgroupfs;
         ncm_cgroup_name name = NCM_CGROUP_NAME_INIT;
@@ -151,7 +161,8 @@ static void test_cgroup_naming_parse(void **state) {
         assert_int_equal(name.n, 0);
 }
 
-static void test_cgroup_naming_invalid_components(void **state) {
+static void test_cgroup_naming_invalid_components(void **state)
+{
         ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
@@ -167,7 +178,8 @@ static void test_cgroup_naming_invalid_components(void **state) {
         ncm_cgroup_name_done(&n);
 }
 
-static void test_cgroup_naming_format(void **state) {
+static void test_cgroup_naming_format(void **state)
+{
         ncm_cgroup_name n = NAME("kubepods", "a\"b");
         ncm_buf b = NCM_BUF_INIT;
         (void)state;
@@ -177,7 +189,8 @@ static void test_cgroup_naming_format(void **state) {
         ncm_cgroup_name_done(&n);
 }
 
-static void expect_expand(const char *in, const char *want) {
+static void expect_expand(const char *in, const char *want)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         int r = ncm_cgroup_expand_slice(in, &b, &err);
@@ -195,7 +208,8 @@ static void expect_expand(const char *in, const char *want) {
 }
 
 /* libcontainer's ExpandSlice */
-static void test_cgroup_naming_expand_slice(void **state) {
+static void test_cgroup_naming_expand_slice(void **state)
+{
         (void)state;
         expect_expand("-.slice", "/");
         expect_expand("test.slice", "/test.slice");
@@ -213,7 +227,8 @@ static void test_cgroup_naming_expand_slice(void **state) {
 }
 
 static void expect_qos(const char *root, const ncm_cgroup_naming_ops *ops, const char *g,
-                       const char *bu, const char *be) {
+                       const char *bu, const char *be)
+{
         ncm_cgroup_name ng, nbu, nbe;
         char *p;
 
@@ -232,7 +247,8 @@ static void expect_qos(const char *root, const ncm_cgroup_naming_ops *ops, const
         ncm_cgroup_name_done(&nbe);
 }
 
-static void test_cgroup_naming_qos_hierarchy(void **state) {
+static void test_cgroup_naming_qos_hierarchy(void **state)
+{
         ncm_cgroup_name n;
         ncm_error err = NCM_ERROR_INIT;
         char *p;
@@ -280,7 +296,8 @@ static void test_cgroup_naming_qos_hierarchy(void **state) {
         assert_int_equal(ncm_cgroup_qos_names("/a/../b", true, &n, NULL, NULL, &err), -EINVAL);
 }
 
-static void test_cgroup_naming_container_paths(void **state) {
+static void test_cgroup_naming_container_paths(void **state)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
@@ -303,7 +320,8 @@ static void test_cgroup_naming_container_paths(void **state) {
 }
 
 /* Names survive a trip through either driver (no '_' in components, by construction). */
-static void test_cgroup_naming_round_trip(void **state) {
+static void test_cgroup_naming_round_trip(void **state)
+{
         static const char *const comps[] = {"kubepods", "burstable",
                                             "pod6c1a4e95-6bb6-11e6-bc26-28d2444e470d", "a-b-c",
                                             "x"};
@@ -327,7 +345,8 @@ static void test_cgroup_naming_round_trip(void **state) {
         }
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cgroup_naming_systemd_basename),
                         cmocka_unit_test(test_cgroup_naming_systemd),
