@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * nodecm cgroup plan|apply|remove|set-cpus POD: the kubelet's kubepods, QoS tier, pod and
- * container cgroups for a pod, planned (every directory and file, with values) or made for
- * real through the cgroup mount root. Output is built in memory and written once.
+ * nodecm cgroup plan|apply|show|remove|set-cpus POD: the kubelet's kubepods, QoS tier, pod
+ * and container cgroups for a pod, planned (every directory and file, with values), made for
+ * real through the cgroup mount root, or read back. Output is built in memory and written once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +24,7 @@ static void usage(FILE *f)
         fputs("Usage: nodecm cgroup plan POD [OPTIONS]\n"
               "       nodecm cgroup apply POD [OPTIONS] [--cpus [CONTAINER=]LIST]... [--mems "
               "LIST]\n"
+              "       nodecm cgroup show POD [OPTIONS]\n"
               "       nodecm cgroup remove POD [OPTIONS]\n"
               "       nodecm cgroup set-cpus POD CONTAINER LIST [--mems LIST] [OPTIONS]\n\n"
               "The cgroups the kubelet makes for a pod: kubepods (node allocatable), the "
@@ -34,6 +35,9 @@ static void usage(FILE *f)
               "POD is a Pod object in JSON or YAML ('-' reads standard input).\n\n"
               "  plan      print every directory and file, in order, with the values written\n"
               "  apply     create what is missing and write every value; undone on failure\n"
+              "  show      read the pod's and its containers' cgroups back: cpu shares (from\n"
+              "            cpu.weight on v2), CFS quota and period, memory limit, pids.max,\n"
+              "            cpuset.cpus and cpuset.mems\n"
               "  remove    remove the pod cgroup (it must have no processes left) and update\n"
               "            the burstable tier\n"
               "  set-cpus  set one container cgroup's cpuset.cpus (and cpuset.mems): the CPU\n"
@@ -429,6 +433,92 @@ static const char *mode_name(const ncm_cgroup_layout *l)
         return "?";
 }
 
+static void put_i64(ncm_buf *b, const char *key, bool has, int64_t v, bool max_is_minus_one)
+{
+        if (!has)
+                ncm_buf_printf(b, " %s=-", key);
+        else if (max_is_minus_one && v == -1)
+                ncm_buf_printf(b, " %s=max", key);
+        else
+                ncm_buf_printf(b, " %s=%lld", key, (long long)v);
+}
+
+static void put_set(ncm_buf *b, const char *key, const ncm_cpuset *s)
+{
+        ncm_buf_printf(b, " %s=", key);
+        if (s)
+                ncm_cpuset_format_list_buf(s, b);
+        else
+                ncm_buf_putc(b, '-');
+}
+
+/* One line: the cgroup PATH as the kernel has it now. */
+static int show_one(const ncm_cgroup_manager *m, const char *path, ncm_buf *out, ncm_error *err)
+{
+        ncm_cgroup_resources res;
+        ncm_error why = NCM_ERROR_INIT;
+        int r = m->ops->exists(&m->layout, m->rootfd, path, &why);
+
+        if (r < 0)
+                return ncm_error_set(err, why.code, "%s", why.msg);
+        if (r == 0) {
+                ncm_buf_printf(out, "%s: missing\n", path);
+                return 0;
+        }
+        r = m->ops->read(&m->layout, m->rootfd, path, &res, err);
+        if (r < 0)
+                return r;
+        ncm_buf_puts(out, path);
+        ncm_buf_putc(out, ':');
+        put_i64(out, "shares", res.has_cpu_shares, (int64_t)res.cpu_shares, false);
+        put_i64(out, "quota", res.has_cpu_quota, res.cpu_quota, true);
+        put_i64(out, "period", res.has_cpu_period, (int64_t)res.cpu_period, false);
+        put_i64(out, "memory", res.has_memory, res.memory, true);
+        put_i64(out, "pids", res.has_pids, res.pids, true);
+        put_set(out, "cpus", res.cpuset_cpus);
+        put_set(out, "mems", res.cpuset_mems);
+        ncm_buf_putc(out, '\n');
+        ncm_cgroup_resources_done(&res);
+        return 0;
+}
+
+static int show(const ncm_cgroup_manager *m, const ncm_pod *pod, ncm_buf *out, ncm_error *err)
+{
+        ncm_cgroup_name name = NCM_CGROUP_NAME_INIT;
+        ncm_autofree char *ppath = NULL;
+        ncm_error why = NCM_ERROR_INIT;
+        int r;
+
+        r = ncm_cgroup_pod_name(m->cgroup_root, true, pod->qos, pod->uid, &name, err);
+        if (r >= 0)
+                r = ncm_cgroup_manager_path(m, &name, &ppath, err);
+        ncm_cgroup_name_done(&name);
+        if (r < 0)
+                return r;
+        r = m->ops->exists(&m->layout, m->rootfd, ppath, &why);
+        if (r == 0)
+                return ncm_error_set(err, NCM_E_NOT_FOUND, "pod %s has no cgroup: %s", pod->uid,
+                                     why.msg);
+        r = show_one(m, ppath, out, err);
+        /* Sidecars in start order, then app containers: as apply makes them. */
+        for (size_t pass = 0; r >= 0 && pass < 2; pass++) {
+                const ncm_container *cs = pass ? pod->containers : pod->init_containers;
+                size_t n = pass ? pod->n_containers : pod->n_init_containers;
+                for (size_t i = 0; r >= 0 && i < n; i++) {
+                        ncm_buf cpath = NCM_BUF_INIT;
+                        if (!pass && !cs[i].sidecar)
+                                continue;
+                        r = m->naming->container_path(ppath, cs[i].name, &cpath, err);
+                        if (r >= 0 && ncm_buf_failed(&cpath))
+                                r = ncm_error_set(err, ENOMEM, "out of memory");
+                        if (r >= 0)
+                                r = show_one(m, cpath.data, out, err);
+                        ncm_buf_done(&cpath);
+                }
+        }
+        return r;
+}
+
 static int run(args *a)
 {
         ncm_error err = NCM_ERROR_INIT;
@@ -448,7 +538,7 @@ static int run(args *a)
                          (a->no_containers ? NCM_CGROUP_PLAN_NO_CONTAINERS : 0);
         int r;
 
-        if (act && naming != &ncm_cgroup_naming_cgroupfs)
+        if (act && naming != &ncm_cgroup_naming_cgroupfs && strcmp(a->cmd, "show") != 0)
                 return cli_usage_error(a->cmdname,
                                        "--driver systemd: cgroups of the systemd driver "
                                        "are made by systemd over D-Bus; use 'nodecm "
@@ -510,6 +600,8 @@ static int run(args *a)
                         r = ncm_cgroup_manager_apply_pod(&m, pod, cf.items, cf.n, cf.mems, flags,
                                                          &err);
                 }
+        } else if (strcmp(a->cmd, "show") == 0) {
+                r = show(&m, pod, &out, &err);
         } else if (strcmp(a->cmd, "remove") == 0) {
                 r = ncm_cgroup_manager_remove_pod(&m, pod, &err);
         } else {
@@ -528,7 +620,7 @@ static int run(args *a)
                         r = ncm_cgroup_manager_set_container_cpuset(
                                         &m, pod->uid, pod->qos, a->container, cpus, cf.mems, &err);
         }
-        if (r >= 0 && act) {
+        if (r >= 0 && act && strcmp(a->cmd, "show") != 0) {
                 ncm_autofree char *path = NULL;
                 ncm_cgroup_name name = NCM_CGROUP_NAME_INIT;
                 int changes = r;
@@ -570,10 +662,11 @@ int cmd_cgroup(int argc, char **argv)
                 return 0;
         }
         if (strcmp(a.cmd, "plan") != 0 && strcmp(a.cmd, "apply") != 0 &&
-            strcmp(a.cmd, "remove") != 0 && strcmp(a.cmd, "set-cpus") != 0)
+            strcmp(a.cmd, "remove") != 0 && strcmp(a.cmd, "set-cpus") != 0 &&
+            strcmp(a.cmd, "show") != 0)
                 return cli_usage_error("cgroup",
-                                       "unknown subcommand '%s' (plan, apply, remove "
-                                       "or set-cpus)",
+                                       "unknown subcommand '%s' (plan, apply, show, "
+                                       "remove or set-cpus)",
                                        a.cmd);
         ncm_cgroup_pod_options_init(&a.options);
         if (ncm_cgroup_node_config_init(&a.node) < 0) {

@@ -804,8 +804,9 @@ NCM_API void ncm_cgroup_node_config_done(ncm_cgroup_node_config *c);
  * Take one flag NAME (without the leading "--") with VALUE: capacity, kube-reserved,
  * system-reserved, eviction-hard, enforce-node-allocatable, kube-reserved-cgroup,
  * system-reserved-cgroup, cpu-manager-policy. Returns 1 when taken, 0 when NAME is none of
- * these, < 0 for a bad value (the message names the flag). A repeated map flag adds to the
- * earlier values, as the kubelet's map flags do.
+ * these, < 0 for a bad value (the message names the flag). A repeated --capacity,
+ * --kube-reserved or --system-reserved adds to the earlier values, as the kubelet's map flags
+ * do; --eviction-hard replaces the defaults, and a later one the earlier.
  */
 NCM_API int ncm_cgroup_node_config_flag(ncm_cgroup_node_config *c, const char *name,
                                         const char *value, ncm_error *err);
@@ -875,12 +876,14 @@ enum {
 
 /*
  * Append to PLAN everything that makes POD's cgroups right, in the kubelet's order:
- * kubepods with its node allocatable config, the burstable and besteffort tiers (their
- * config from USAGE plus this pod; USAGE may be NULL), kubepods as the Guaranteed tier
- * (hugetlb), the pod cgroup (ResourceConfigForPod + podPidsLimit), then one cgroup per
- * sidecar and app container with the values the kubelet sends through CRI and the cpusets of
- * CPUS (N_CPUS entries) and MEMS. Containers are named by their container name (a runtime
- * would use the container ID). Every step creates what is missing and writes every value.
+ * kubepods (its node allocatable config; as the Guaranteed tier its hugetlb limits are the
+ * QoS manager's 1<<62, the value the kubelet leaves there after the first pod sync, written
+ * once so that re-applying never lowers them for a moment), the burstable and besteffort
+ * tiers (from USAGE plus this pod; USAGE may be NULL), the pod cgroup (ResourceConfigForPod +
+ * podPidsLimit), then one cgroup per sidecar and app container with the values the kubelet
+ * sends through CRI and the cpusets of CPUS (N_CPUS entries) and MEMS. Containers are named
+ * by their container name (a runtime would use the container ID). Every step creates what is
+ * missing and writes every value.
  */
 NCM_API int ncm_cgroup_manager_plan_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                         const ncm_cgroup_qos_usage *usage,

@@ -133,6 +133,8 @@ expect_rc 2 "missing root"
 expect_err_contains "--root '$TMPD/missing'" "missing root"
 run cgroup remove "$P/burstable.yaml" --root "$TMPD"
 expect_rc 2 "remove on a root that is not a cgroup filesystem"
+run cgroup show "$P/burstable.yaml" --root "$TMPD"
+expect_rc 2 "show on a root that is not a cgroup filesystem"
 run cgroup set-cpus "$P/burstable.yaml" app
 expect_rc 2 "set-cpus without a cpuset"
 expect_err_contains "expected POD CONTAINER LIST" "set-cpus without a cpuset"

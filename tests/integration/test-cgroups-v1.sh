@@ -158,6 +158,14 @@ expect_file "$(cg memory "$B_POD/app" memory.limit_in_bytes)" 134217728
 expect_file "$(cg pids "$G_POD" pids.max)" 64
 expect_file "$(cg pids "$B_POD" pids.max)" 64
 
+# ---- read back ----
+run cgroup show "$TMPD/g.yaml"
+expect_rc 0 "show Guaranteed"
+printf '%s\n' "$OUT" | grep -q "^/$NAME/$G_POD: shares=1024 quota=100000 period=100000 memory=268435456 pids=64 cpus=$CPUS " ||
+        fail "show: pod line [$OUT]"
+printf '%s\n' "$OUT" | grep -q "^/$NAME/$G_POD/app: shares=1024 quota=100000 period=100000 memory=268435456 pids=max cpus=1 " ||
+        fail "show: container line [$OUT]"
+
 # ---- real processes ----
 start "$G_POD/app"
 GPID=$STARTED
