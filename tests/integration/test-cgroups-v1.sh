@@ -191,6 +191,9 @@ expect_rc 0 "apply again"
 run cgroup apply "$TMPD/b.yaml" --cpus 0-1 --pod-pids-limit 64
 expect_rc 0 "apply Burstable on both CPUs"
 [ "$(cpus_of "$BPID")" = 0-1 ] || fail "after apply: CPUs $(cpus_of "$BPID"), expected 0-1"
+run cgroup apply "$TMPD/b.yaml" --cpus 0-1 --pod-pids-limit 64
+expect_rc 0 "apply unchanged"
+case "$OUT" in *": 0 change(s)") ;; *) fail "apply unchanged: [$OUT]" ;; esac
 
 # ---- bad input on the real tree: a clear error and nothing left behind ----
 run cgroup apply "$TMPD/e.yaml" --cpus job=7
