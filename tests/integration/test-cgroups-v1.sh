@@ -217,6 +217,24 @@ case "$ERR" in
 *) fail "--root $TMPD: unexpected error [$ERR]" ;;
 esac
 
+# Without the right to make cgroups: a permission error naming the directory, nothing made.
+if command -v setpriv >/dev/null 2>&1; then
+        chmod 755 "$TMPD"
+        chmod 644 "$TMPD/e.yaml"
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$NODECM" cgroup apply "$TMPD/e.yaml" \
+                --cgroup-root "/$NAME" >/dev/null 2>"$TMPD/err"
+        RC=$?
+        ERR=$(cat "$TMPD/err")
+        expect_rc 2 "apply without permission"
+        case "$ERR" in
+        *"/$NAME/"*"Permission denied"*) ;;
+        *) fail "apply without permission: unexpected error [$ERR]" ;;
+        esac
+        for h in $HIERS; do
+                [ -e "$h/$NAME/$E_POD" ] && fail "apply without permission left $h/$NAME/$E_POD"
+        done
+fi
+
 # ---- removal: refused while processes run, then complete ----
 run cgroup remove "$TMPD/g.yaml"
 expect_rc 1 "remove with a process left"
