@@ -62,6 +62,10 @@ static void usage(FILE *f)
               "  --pod-pids-limit N        pids.max of pod cgroups (default -1: unset)\n"
               "  --memory-qos none|tiered  MemoryQoS on cgroup v2: TieredReservation writes\n"
               "                            memory.min / memory.low (default none)\n"
+              "  --feature-gates LIST      CustomCPUCFSQuotaPeriod, PodLevelResources (default\n"
+              "                            true), DisableCPUQuotaWithExclusiveCPUs (default true:\n"
+              "                            with --cpu-manager-policy static, no CFS quota for\n"
+              "                            containers with exclusive CPUs and their pod)\n"
               "  --capacity LIST           node capacity (cpu=4,memory=16Gi,pid=4194304);\n"
               "                            default: this machine\n"
               "  --kube-reserved LIST, --system-reserved LIST, --eviction-hard LIST,\n"
@@ -86,6 +90,7 @@ enum {
         OPT_CFS_QUOTA,
         OPT_CFS_PERIOD,
         OPT_MEMORY_QOS,
+        OPT_FEATURE_GATES,
         OPT_POD_ONLY,
         OPT_NO_CONTAINERS,
         OPT_JSON,
@@ -108,6 +113,8 @@ typedef struct args {
         bool pod_only, no_containers, json;
         ncm_cgroup_pod_options options;
         ncm_cgroup_node_config node;
+        bool custom_period_gate_set;
+        ncm_error *gate_err;
 } args;
 
 static int parse_bool(const char *s, bool *ret)
@@ -155,6 +162,36 @@ static int parse_duration_us(const char *s, int64_t *ret)
         return -EINVAL;
 }
 
+/* One NAME=BOOL of --feature-gates (the gates that shape pod cgroups). */
+static int gate(const char *k, size_t kl, const char *v, size_t vl, void *userdata)
+{
+        args *a = userdata;
+        char value[16];
+        bool on;
+
+        if (vl >= sizeof(value))
+                vl = sizeof(value) - 1;
+        memcpy(value, v, vl);
+        value[vl] = '\0';
+        if (parse_bool(value, &on) < 0)
+                return ncm_error_set(a->gate_err, EINVAL,
+                                     "invalid value of %.*s=%s, err: strconv.ParseBool: parsing "
+                                     "\"%s\": invalid syntax",
+                                     (int)kl, k, value, value);
+        if (kl == 23 && memcmp(k, "CustomCPUCFSQuotaPeriod", kl) == 0) {
+                a->options.custom_cpu_period = on;
+                a->custom_period_gate_set = true;
+        } else if (kl == 17 && memcmp(k, "PodLevelResources", kl) == 0) {
+                a->options.pod_level_resources = on;
+        } else if (kl == 32 && memcmp(k, "DisableCPUQuotaWithExclusiveCPUs", kl) == 0) {
+                a->options.disable_cpu_quota_with_exclusive_cpus = on;
+        } else {
+                return ncm_error_set(a->gate_err, EINVAL, "unrecognized feature gate: %.*s",
+                                     (int)kl, k);
+        }
+        return 0;
+}
+
 static int parse_args(int argc, char **argv, args *a)
 {
         static const struct option opts[] = {
@@ -168,6 +205,7 @@ static int parse_args(int argc, char **argv, args *a)
                         {"cpu-cfs-quota", required_argument, NULL, OPT_CFS_QUOTA},
                         {"cpu-cfs-quota-period", required_argument, NULL, OPT_CFS_PERIOD},
                         {"memory-qos", required_argument, NULL, OPT_MEMORY_QOS},
+                        {"feature-gates", required_argument, NULL, OPT_FEATURE_GATES},
                         {"pod-only", no_argument, NULL, OPT_POD_ONLY},
                         {"no-containers", no_argument, NULL, OPT_NO_CONTAINERS},
                         {"json", no_argument, NULL, OPT_JSON},
@@ -254,7 +292,6 @@ static int parse_args(int argc, char **argv, args *a)
                                                        "between 1ms and 1sec, inclusive",
                                                        optarg);
                         a->options.cpu_period = (uint64_t)v;
-                        a->options.custom_cpu_period = v != NCM_CGROUP_QUOTA_PERIOD;
                         break;
                 case OPT_MEMORY_QOS:
                         if (strcmp(optarg, "none") == 0)
@@ -266,6 +303,15 @@ static int parse_args(int argc, char **argv, args *a)
                                                        "--memory-qos: expected none or "
                                                        "tiered, got '%s'",
                                                        optarg);
+                        break;
+                case OPT_FEATURE_GATES:
+                        a->gate_err = &err;
+                        r = ncm_cgroup_parse_map_flag(optarg, '=', gate, a, &err);
+                        if (r < 0) {
+                                ncm_error_prefix(&err, "--feature-gates");
+                                cli_fail(&err);
+                                return -2;
+                        }
                         break;
                 case OPT_POD_ONLY:
                         a->pod_only = true;
@@ -289,6 +335,18 @@ static int parse_args(int argc, char **argv, args *a)
                         return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
                 }
         }
+        /* A non-default period implies its feature gate unless the gate is given. */
+        if (a->options.cpu_period != NCM_CGROUP_QUOTA_PERIOD) {
+                if (!a->custom_period_gate_set)
+                        a->options.custom_cpu_period = true;
+                else if (!a->options.custom_cpu_period)
+                        return cli_usage_error(cmd,
+                                               "invalid configuration: cpuCFSQuotaPeriod "
+                                               "(--cpu-cfs-quota-period) %lluus requires feature "
+                                               "gate CustomCPUCFSQuotaPeriod",
+                                               (unsigned long long)a->options.cpu_period);
+        }
+        a->options.static_cpu_manager = !a->node.cpu_manager_none;
         return 0;
 }
 

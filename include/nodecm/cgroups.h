@@ -245,7 +245,20 @@ typedef struct ncm_cgroup_pod_options {
         bool pod_level_resources; /* feature gate PodLevelResources (default true) */
         ncm_cgroup_memory_qos memory_qos;
         int64_t pod_pids_limit; /* podPidsLimit; <= 0 leaves pids.max alone (default -1) */
+        /* cpuManagerPolicy static (default false: none): Guaranteed containers with an
+         * integer CPU request get exclusive CPUs. */
+        bool static_cpu_manager;
+        /* feature gate DisableCPUQuotaWithExclusiveCPUs (default true): with the static
+         * policy, no CFS quota for a container with exclusive CPUs nor for its pod. */
+        bool disable_cpu_quota_with_exclusive_cpus;
 } ncm_cgroup_pod_options;
+
+/*
+ * Whether the static CPU manager policy gives container C of POD exclusive CPUs: a
+ * Guaranteed pod and an integer, non-zero CPU request (o->static_cpu_manager must be set).
+ */
+NCM_API bool ncm_cgroup_container_has_exclusive_cpus(const ncm_pod *pod, const ncm_container *c,
+                                                     const ncm_cgroup_pod_options *o);
 
 /* The defaults listed above. */
 NCM_API void ncm_cgroup_pod_options_init(ncm_cgroup_pod_options *o);
@@ -290,7 +303,11 @@ NCM_API int ncm_cgroup_config_from_totals(const ncm_cgroup_pod_totals *t,
 NCM_API int ncm_cgroup_totals_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *o,
                                       ncm_cgroup_pod_totals *ret, ncm_error *err);
 
-/* ResourceConfigForPod(pod): ncm_cgroup_totals_for_pod() then ncm_cgroup_config_from_totals(). */
+/*
+ * ResourceConfigForPod(pod): ncm_cgroup_totals_for_pod() then ncm_cgroup_config_from_totals(),
+ * with CPU limits not enforced (quota -1) when the pod has a container with exclusive CPUs and
+ * disable_cpu_quota_with_exclusive_cpus is on (the pod container manager's rule).
+ */
 NCM_API int ncm_cgroup_config_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *o,
                                       ncm_cgroup_resources *ret, ncm_error *err);
 
@@ -298,7 +315,8 @@ NCM_API int ncm_cgroup_config_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_o
  * What the kubelet sends for container C through CRI (generateLinuxContainerResources), as
  * the runtime writes it into the container's cgroup: cpu shares from the request (or the limit
  * when there is no request), with enforce_cpu_limits the quota from the limit (0, i.e. none,
- * without one) and the period (100000 unless custom_cpu_period), the memory limit, hugepage
+ * without one; -1 for a container with exclusive CPUs under DisableCPUQuotaWithExclusiveCPUs)
+ * and the period (100000 unless custom_cpu_period), the memory limit, hugepage
  * limits from the container's limits (other page sizes 0), and with TieredReservation the
  * request as memory.min (Guaranteed pod) or memory.low (Burstable pod); memory.high
  * (memoryThrottlingFactor) is not sent. CPUS and MEMS (may be NULL) are

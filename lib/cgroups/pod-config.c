@@ -118,15 +118,39 @@ int ncm_cgroup_totals_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *
         return 0;
 }
 
+bool ncm_cgroup_container_has_exclusive_cpus(const ncm_pod *pod, const ncm_container *c,
+                                             const ncm_cgroup_pod_options *o)
+{
+        const ncm_quantity *q = ncm_container_request(c, NCM_RESOURCE_CPU);
+
+        return o->static_cpu_manager && pod->qos == NCM_QOS_GUARANTEED && q &&
+               ncm_quantity_sign(q) > 0 && ncm_quantity_is_integer(q);
+}
+
+/* podHasExclusiveCPUs: any container, init containers included, holds exclusive CPUs. */
+static bool pod_has_exclusive_cpus(const ncm_pod *pod, const ncm_cgroup_pod_options *o)
+{
+        for (size_t i = 0; i < pod->n_init_containers; i++)
+                if (ncm_cgroup_container_has_exclusive_cpus(pod, &pod->init_containers[i], o))
+                        return true;
+        for (size_t i = 0; i < pod->n_containers; i++)
+                if (ncm_cgroup_container_has_exclusive_cpus(pod, &pod->containers[i], o))
+                        return true;
+        return false;
+}
+
 int ncm_cgroup_config_for_pod(const ncm_pod *pod, const ncm_cgroup_pod_options *o,
                               ncm_cgroup_resources *ret, ncm_error *err)
 {
+        ncm_cgroup_pod_options eff = *o;
         ncm_cgroup_pod_totals t;
         int r = ncm_cgroup_totals_for_pod(pod, o, &t, err);
 
         if (r < 0)
                 return r;
-        return ncm_cgroup_config_from_totals(&t, o, ret, err);
+        if (o->disable_cpu_quota_with_exclusive_cpus && pod_has_exclusive_cpus(pod, o))
+                eff.enforce_cpu_limits = false;
+        return ncm_cgroup_config_from_totals(&t, &eff, ret, err);
 }
 
 int ncm_cgroup_config_for_container(const ncm_pod *pod, const ncm_container *c,
@@ -153,7 +177,12 @@ int ncm_cgroup_config_for_container(const ncm_pod *pod, const ncm_container *c,
                 int64_t period = o->custom_cpu_period ? (int64_t)o->cpu_period
                                                       : NCM_CGROUP_QUOTA_PERIOD;
                 r.has_cpu_quota = r.has_cpu_period = true;
-                r.cpu_quota = ncm_cgroup_millicpu_to_quota(limit_milli, period, true);
+                r.cpu_quota = o->disable_cpu_quota_with_exclusive_cpus &&
+                                                              ncm_cgroup_container_has_exclusive_cpus(
+                                                                              pod, c, o)
+                                              ? -1
+                                              : ncm_cgroup_millicpu_to_quota(limit_milli, period,
+                                                                             true);
                 r.cpu_period = (uint64_t)period;
         }
         r.has_memory = true;

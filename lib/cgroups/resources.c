@@ -80,6 +80,8 @@ void ncm_cgroup_pod_options_init(ncm_cgroup_pod_options *o)
         o->pod_level_resources = true;
         o->memory_qos = NCM_CGROUP_MEMORY_QOS_NONE;
         o->pod_pids_limit = -1;
+        o->static_cpu_manager = false;
+        o->disable_cpu_quota_with_exclusive_cpus = true;
 }
 
 int ncm_cgroup_config_from_totals(const ncm_cgroup_pod_totals *t, const ncm_cgroup_pod_options *o,

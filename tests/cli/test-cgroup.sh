@@ -46,6 +46,15 @@ run cgroup plan "$P/guaranteed.yaml" --cgroup-version 1 --pod-only --no-containe
 expect_rc 0 "plan with a 5ms period"
 expect_golden cgroups/plan-v1-period-5ms.txt "plan with a 5ms period"
 
+# The static CPU manager policy: no CFS quota for the exclusive container and its pod.
+run cgroup plan "$P/guaranteed.yaml" --cgroup-version 1 --pod-only --cpu-manager-policy static
+expect_rc 0 "plan with the static policy"
+expect_golden cgroups/plan-v1-static-policy.txt "plan with the static policy"
+run cgroup plan "$P/guaranteed.yaml" --cgroup-version 1 --pod-only --cpu-manager-policy static \
+        --feature-gates=DisableCPUQuotaWithExclusiveCPUs=false --json
+expect_rc 0 "plan with the static policy, gate off"
+case "$OUT" in *'"value": "-1"'*) fail "gate off: quota -1 written" ;; esac
+
 # A pod from standard input gives the same plan as from its file.
 "$NODECM" cgroup plan - --cgroup-version 1 $CAP <"$P/burstable.yaml" >"$TMPD/stdin" 2>&1
 if ! printf '%s\n' "$(cat "$TMPD/stdin")" | diff -u "$DATA/cgroups/plan-v1-cgroupfs-burstable.txt" - >&2; then
@@ -104,6 +113,16 @@ expect_err_contains "no long-running container 'migrate'" "cpuset of an init con
 run cgroup plan "$P/burstable.yaml" --cgroup-version 1 --cpu-cfs-quota-period 500us
 expect_rc 2 "period below 1ms"
 expect_err_contains "must be between 1ms and 1sec" "period below 1ms"
+run cgroup plan "$P/burstable.yaml" --cgroup-version 1 --feature-gates Foo=true
+expect_rc 2 "unknown feature gate"
+expect_err_contains "unrecognized feature gate: Foo" "unknown feature gate"
+run cgroup plan "$P/burstable.yaml" --cgroup-version 1 --feature-gates PodLevelResources=maybe
+expect_rc 2 "bad feature gate value"
+expect_err_contains "invalid value of PodLevelResources=maybe" "bad feature gate value"
+run cgroup plan "$P/burstable.yaml" --cgroup-version 1 --cpu-cfs-quota-period 5ms \
+        --feature-gates CustomCPUCFSQuotaPeriod=false
+expect_rc 2 "period without its gate"
+expect_err_contains "requires feature gate CustomCPUCFSQuotaPeriod" "period without its gate"
 run cgroup plan "$P/burstable.yaml" --cgroup-version 1 --cpu-cfs-quota maybe
 expect_rc 2 "bad boolean"
 run cgroup plan "$P/burstable.yaml" --cgroup-version 1 --pod-pids-limit 12x

@@ -666,6 +666,51 @@ static void test_cgroup_container_config(void **state)
         ncm_pod_free(pod);
 }
 
+/* DisableCPUQuotaWithExclusiveCPUs with the static policy: no quota where CPUs are exclusive. */
+static void test_cgroup_exclusive_cpus_no_quota(void **state)
+{
+        ncm_cgroup_pod_options o;
+        ncm_cgroup_resources r;
+        ncm_pod *g = pod_yaml("metadata: {uid: u1}\nspec:\n  containers:\n"
+                              "  - name: a\n    resources: {limits: {cpu: \"2\", memory: 1Gi}}\n"
+                              "  - name: b\n    resources: {limits: {cpu: 500m, memory: 1Gi}}\n");
+        ncm_pod *frac = pod_yaml(C1("cpu: 1500m, memory: 1Gi", "cpu: 1500m, memory: 1Gi"));
+        (void)state;
+        ncm_cgroup_pod_options_init(&o);
+        assert_true(o.disable_cpu_quota_with_exclusive_cpus);
+        assert_false(ncm_cgroup_container_has_exclusive_cpus(g, &g->containers[0], &o));
+        o.static_cpu_manager = true;
+        assert_true(ncm_cgroup_container_has_exclusive_cpus(g, &g->containers[0], &o));
+        assert_false(ncm_cgroup_container_has_exclusive_cpus(g, &g->containers[1], &o));
+        assert_false(ncm_cgroup_container_has_exclusive_cpus(frac, &frac->containers[0], &o));
+
+        assert_int_equal(ncm_cgroup_config_for_pod(g, &o, &r, NULL), 0);
+        assert_int_equal(r.cpu_quota, -1);
+        assert_int_equal(r.cpu_period, 100000);
+        ncm_cgroup_resources_done(&r);
+        assert_int_equal(ncm_cgroup_config_for_container(g, &g->containers[0], &o, NULL, NULL, &r,
+                                                         NULL),
+                         0);
+        assert_int_equal(r.cpu_quota, -1);
+        ncm_cgroup_resources_done(&r);
+        assert_int_equal(ncm_cgroup_config_for_container(g, &g->containers[1], &o, NULL, NULL, &r,
+                                                         NULL),
+                         0);
+        assert_int_equal(r.cpu_quota, 50000);
+        ncm_cgroup_resources_done(&r);
+        /* No exclusive CPUs, no change. */
+        assert_int_equal(ncm_cgroup_config_for_pod(frac, &o, &r, NULL), 0);
+        assert_int_equal(r.cpu_quota, 150000);
+        ncm_cgroup_resources_done(&r);
+        /* The gate off: quotas everywhere. */
+        o.disable_cpu_quota_with_exclusive_cpus = false;
+        assert_int_equal(ncm_cgroup_config_for_pod(g, &o, &r, NULL), 0);
+        assert_int_equal(r.cpu_quota, 250000);
+        ncm_cgroup_resources_done(&r);
+        ncm_pod_free(g);
+        ncm_pod_free(frac);
+}
+
 /* ---- QoS tiers ---- */
 
 static void test_cgroup_qos_tiers(void **state)
@@ -1253,6 +1298,7 @@ int main(void)
                         cmocka_unit_test(test_cgroup_overhead_counts),
                         cmocka_unit_test(test_cgroup_totals_boundaries),
                         cmocka_unit_test(test_cgroup_container_config),
+                        cmocka_unit_test(test_cgroup_exclusive_cpus_no_quota),
                         cmocka_unit_test(test_cgroup_qos_tiers),
                         cmocka_unit_test(test_cgroup_node_allocatable_tables),
                         cmocka_unit_test(test_cgroup_node_allocatable_ephemeral_storage),
