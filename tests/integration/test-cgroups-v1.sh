@@ -188,6 +188,14 @@ expect_rc 0 "set-cpus Burstable app 1"
 run cgroup apply "$TMPD/g.yaml" --cpus app=1 --pod-pids-limit 64
 expect_rc 0 "apply again"
 [ "$(cpus_of "$GPID")" = 1 ] || fail "after apply: CPUs $(cpus_of "$GPID"), expected 1"
+# The static policy lifts the CFS quota of an exclusive container and its pod, live.
+run cgroup apply "$TMPD/g.yaml" --cpus app=1 --pod-pids-limit 64 --cpu-manager-policy static
+expect_rc 0 "apply with the static policy"
+expect_file "$(cg cpu "$G_POD" cpu.cfs_quota_us)" -1
+expect_file "$(cg cpu "$G_POD/app" cpu.cfs_quota_us)" -1
+run cgroup apply "$TMPD/g.yaml" --cpus app=1 --pod-pids-limit 64
+expect_rc 0 "apply with the none policy again"
+expect_file "$(cg cpu "$G_POD/app" cpu.cfs_quota_us)" 100000
 run cgroup apply "$TMPD/b.yaml" --cpus 0-1 --pod-pids-limit 64
 expect_rc 0 "apply Burstable on both CPUs"
 [ "$(cpus_of "$BPID")" = 0-1 ] || fail "after apply: CPUs $(cpus_of "$BPID"), expected 0-1"
