@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <nodecm/bitmask.h>
 #include <nodecm/cpuset.h>
 
 #define WORDS (NCM_CPUSET_MAX_CPUS / 64)
@@ -16,19 +17,6 @@ struct ncm_cpuset {
         unsigned nw;
         uint64_t w[WORDS];
 };
-
-/* Without -mpopcnt, __builtin_popcountll is a libgcc call; the SWAR form inlines. */
-static inline int popcount64(uint64_t x)
-{
-#ifdef __POPCNT__
-        return __builtin_popcountll(x);
-#else
-        x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-        x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-        return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
-#endif
-}
 
 static inline uint64_t word(const ncm_cpuset *s, unsigned i)
 {
@@ -124,7 +112,7 @@ int ncm_cpuset_weight(const ncm_cpuset *s)
 {
         int n = 0;
         for (unsigned i = 0; i < s->nw; i++)
-                n += popcount64(s->w[i]);
+                n += ncm_popcount64(s->w[i]);
         return n;
 }
 
@@ -242,7 +230,7 @@ int ncm_cpuset_weight_and(const ncm_cpuset *a, const ncm_cpuset *b)
         unsigned n = a->nw < b->nw ? a->nw : b->nw;
         int c = 0;
         for (unsigned i = 0; i < n; i++)
-                c += popcount64(a->w[i] & b->w[i]);
+                c += ncm_popcount64(a->w[i] & b->w[i]);
         return c;
 }
 

@@ -206,7 +206,7 @@ int ncm__tm_max_of_min_counts(const ncm__tm_list *lists, size_t n)
                         int c;
                         if (h->any)
                                 continue;
-                        c = ncm__tm_popcount(h->numa);
+                        c = ncm_popcount64(h->numa);
                         if (best < 0 || c < best)
                                 best = c;
                 }

@@ -11,22 +11,6 @@
 #include <stdint.h>
 #include <nodecm/topologymanager.h>
 
-/*
- * Population count for hot loops: without -mpopcnt, __builtin_popcountll is a libgcc call
- * that dominated the merge's profile; this SWAR form is branch-free and inline.
- */
-static inline int ncm__tm_popcount(uint64_t x)
-{
-#ifdef __POPCNT__
-        return __builtin_popcountll(x);
-#else
-        x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
-        x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
-        x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-        return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
-#endif
-}
-
 /* kubelet's NUMAInfo: the node ids (cadvisor order) and, optionally, their distances. */
 typedef struct ncm__tm_numa {
         size_t n;

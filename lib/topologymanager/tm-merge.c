@@ -54,8 +54,8 @@ const ncm_hint *ncm__tm_compare(const ncm__tm_merger *m, const ncm_hint *current
                 return fit(m, current, candidate);
 
         /* Both non-preferred: get as close as possible to (but not above) b nodes. */
-        cur = ncm__tm_popcount(current->numa);
-        cand = ncm__tm_popcount(candidate->numa);
+        cur = ncm_popcount64(current->numa);
+        cand = ncm_popcount64(candidate->numa);
         if (cur > b)
                 return fit(m, current, candidate);
         if (cur == b)

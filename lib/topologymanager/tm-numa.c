@@ -63,7 +63,7 @@ double ncm__tm_numa_avg(const ncm__tm_numa *numa, ncm_bitmask m)
 ncm_bitmask ncm__tm_numa_narrowest(ncm_bitmask m1, ncm_bitmask m2)
 {
         /* IsNarrowerThan: fewer nodes, or as many and numerically lower. */
-        int c1 = ncm__tm_popcount(m1), c2 = ncm__tm_popcount(m2);
+        int c1 = ncm_popcount64(m1), c2 = ncm_popcount64(m2);
         return (c1 == c2 ? m1 < m2 : c1 < c2) ? m1 : m2;
 }
 
@@ -71,7 +71,7 @@ ncm_bitmask ncm__tm_numa_closest(const ncm__tm_numa *numa, ncm_bitmask m1, ncm_b
 {
         double d1, d2;
 
-        if (ncm__tm_popcount(m1) != ncm__tm_popcount(m2))
+        if (ncm_popcount64(m1) != ncm_popcount64(m2))
                 return ncm__tm_numa_narrowest(m1, m2);
         d1 = ncm__tm_numa_avg(numa, m1);
         d2 = ncm__tm_numa_avg(numa, m2);
