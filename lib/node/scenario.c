@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,47 @@ static int get_string(json_object *o, const char *key, const char *path, bool re
 
 /* --- node.topology --- */
 
+/*
+ * hwloc builds whatever a synthetic description asks for: a PU index of 10^18 makes it allocate
+ * a bitmap of that many bits, and "package:9999 core:9999" hundreds of millions of objects.
+ * nodecm's CPU ids end at NCM_CPUSET_MAX_CPUS anyway, so refuse such descriptions before hwloc
+ * sees them: level counts whose product exceeds the limit, and indexes at or above it.
+ */
+static int check_synthetic(const char *desc, const char *path, ncm_error *err) {
+        uint64_t total = 1;
+        int depth = 0;
+
+        for (const char *p = desc; *p;) {
+                if (*p == '(' || *p == ')') {
+                        depth += *p == '(' ? 1 : -1;
+                        p++;
+                        continue;
+                }
+                if (*p >= '0' && *p <= '9') {
+                        uint64_t v = 0;
+                        bool count = p > desc && p[-1] == ':' && depth == 0;
+                        while (*p >= '0' && *p <= '9') {
+                                if (v <= NCM_CPUSET_MAX_CPUS)
+                                        v = v * 10 + (uint64_t)(*p - '0');
+                                p++;
+                        }
+                        if (count) {
+                                total *= v ? v : 1;
+                                if (total > NCM_CPUSET_MAX_CPUS)
+                                        return ncm_error_set(err, EINVAL, "%s: more than %d CPUs",
+                                                             path, NCM_CPUSET_MAX_CPUS);
+                        } else if (depth > 0 && v >= NCM_CPUSET_MAX_CPUS) {
+                                return ncm_error_set(err, EINVAL,
+                                                     "%s: index out of range (CPU ids end at %d)",
+                                                     path, NCM_CPUSET_MAX_CPUS - 1);
+                        }
+                        continue;
+                }
+                p++;
+        }
+        return 0;
+}
+
 static int parse_topology(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
                           ncm_error *err) {
         static const char *const keys[] = {"synthetic", "fsroot", "xml", "file",
@@ -143,7 +185,13 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
                 r = get_string(o, which, sub, true, &arg, err);
                 if (r < 0)
                         return r;
-                if (kind != NCM_TOPO_SOURCE_SYNTHETIC) {
+                if (kind == NCM_TOPO_SOURCE_SYNTHETIC) {
+                        char sp[96];
+                        snprintf(sp, sizeof(sp), "%s.%s", path, which);
+                        r = check_synthetic(arg, sp, err);
+                        if (r < 0)
+                                return r;
+                } else {
                         if (flags & NCM_SCENARIO_NO_FILES)
                                 return ncm_error_set(err, EINVAL,
                                                      "%s.%s: files are not read in this mode", path,
