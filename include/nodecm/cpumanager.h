@@ -320,6 +320,33 @@ NCM_API int ncm_cpu_policy_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, cons
 NCM_API int ncm_cpu_policy_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
                                      ncm_hint_list *out, ncm_error *err);
 
+/*
+ * Allocation trace, for explanations (nodecm simulate --explain). When a policy has a trace,
+ * each takeByTopology it runs reports its start (TAKE_PACKED / TAKE_DISTRIBUTED: ID = the
+ * number of CPUs requested, CPUS = the CPUs it chooses from) and then every element it takes,
+ * in order (ID = the element's id; CPUS = the CPUs taken, as the topology lists them). The
+ * distributed algorithm's per-NUMA-node takes appear as nested packed takes. Without a trace
+ * (the default) the allocator does no extra work.
+ */
+typedef enum ncm_cpu_trace_level {
+        NCM_CPU_TRACE_TAKE_PACKED,      /* takeByTopologyNUMAPacked starts */
+        NCM_CPU_TRACE_TAKE_DISTRIBUTED, /* takeByTopologyNUMADistributed starts */
+        NCM_CPU_TRACE_NUMA,             /* a whole NUMA node */
+        NCM_CPU_TRACE_SOCKET,           /* a whole socket */
+        NCM_CPU_TRACE_UNCORE,           /* a whole uncore (L3) cache */
+        NCM_CPU_TRACE_UNCORE_PARTIAL,   /* the free CPUs of an uncore cache's first cores */
+        NCM_CPU_TRACE_CORE,             /* a whole core */
+        NCM_CPU_TRACE_CPU,              /* a single CPU */
+} ncm_cpu_trace_level;
+
+typedef struct ncm_cpu_trace {
+        void (*fn)(void *data, ncm_cpu_trace_level level, int id, const int *cpus, size_t n);
+        void *data;
+} ncm_cpu_trace;
+
+/* Set (TRACE copied) or clear (NULL, or TRACE->fn NULL) the policy's allocation trace. */
+NCM_API void ncm_cpu_policy_set_trace(ncm_cpu_policy *p, const ncm_cpu_trace *trace);
+
 /* GetAllocatableCPUs: all CPUs minus the reserved ones (static), nothing (none). */
 NCM_API void ncm_cpu_policy_allocatable(const ncm_cpu_policy *p, ncm_cpuset *out);
 /* GetAvailableCPUs: the default set minus the reserved CPUs (static), nothing (none). */

@@ -97,7 +97,8 @@ typedef struct acc {
         /* scratch for the sorted lists; sized for the worst case (duplicates included) */
         int32_t *l_numa, *l_sock, *l_core, *l_unc, *l_unc_snap, *l_cpu, *l_tmp;
         int64_t *tmp_key;
-        void *block; /* the one allocation behind all of the above (NULL: inl) */
+        void *block;                /* the one allocation behind all of the above (NULL: inl) */
+        const ncm_cpu_trace *trace; /* explanations; NULL (the default): none */
         /* small machines need no allocation: a call then costs a few hundred nanoseconds */
         uint64_t inl[256];
 } acc;
@@ -124,6 +125,22 @@ int ncm__take_packed_dense(const ncm_cpu_index *ix, const uint64_t *avail, int a
 int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size,
                                 int n, int group, bool spread, bool align_by_socket, uint64_t *ret,
                                 ncm_error *err);
+
+/* The same with an allocation trace (TRACE may be NULL). */
+int ncm__take_packed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size,
+                                  int n, bool spread, bool prefer_uncore,
+                                  const ncm_cpu_trace *trace, uint64_t *ret, ncm_error *err);
+int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail,
+                                       int avail_size, int n, int group, bool spread,
+                                       bool align_by_socket, const ncm_cpu_trace *trace,
+                                       uint64_t *ret, ncm_error *err);
+/* ncm_cpu_take() reporting to TRACE (may be NULL). */
+int ncm__cpu_take_traced(const ncm_cpu_index *ix, const ncm_cpu_options *o,
+                         const ncm_cpuset *available, int n, const ncm_cpu_trace *trace,
+                         ncm_cpuset *ret, ncm_error *err);
+/* Report the start of a take (dense AVAIL) or a taken element of KIND to A's trace. */
+void ncm__trace_start(const ncm_cpu_index *ix, const ncm_cpu_trace *trace, ncm_cpu_trace_level l,
+                      int n, const uint64_t *avail);
 
 /* Dense bitset helpers. */
 static inline bool bit_get(const uint64_t *b, int i) {

@@ -65,6 +65,7 @@ int ncm__acc_init(acc *a, const ncm_cpu_index *ix, const uint64_t *avail, int n,
         a->ix = ix;
         a->needed = n;
         a->spread = spread;
+        a->trace = NULL;
         for (size_t w = 0; w < words; w++)
                 for (uint64_t x = a->free[w]; x; x &= x - 1) {
                         const int32_t *sl =
@@ -120,6 +121,47 @@ static void take_elem(acc *a, int kind, int e) {
                         acc_remove(a, c->item[i]);
         }
         a->needed -= c->off[e + 1] - c->off[e];
+}
+
+/* Explanations: report CPU ids IDS[0..n) (dense) taken at LEVEL to the trace. */
+static void trace_dense(const acc *a, ncm_cpu_trace_level level, int id, const int32_t *dense,
+                        int n) {
+        int small[64] = {0};
+        int *ids = n <= 64 ? small : malloc((size_t)n * sizeof(int));
+
+        if (!ids)
+                return;
+        for (int i = 0; i < n; i++)
+                ids[i] = a->ix->cpu_id[dense[i]];
+        a->trace->fn(a->trace->data, level, id, ids, (size_t)n);
+        if (ids != small)
+                free(ids);
+}
+
+static void trace_elem(const acc *a, int kind, int e) {
+        static const ncm_cpu_trace_level levels[K_COUNT] = {
+                        [K_NUMA] = NCM_CPU_TRACE_NUMA,
+                        [K_SOCK] = NCM_CPU_TRACE_SOCKET,
+                        [K_CORE] = NCM_CPU_TRACE_CORE,
+                        [K_UNC] = NCM_CPU_TRACE_UNCORE,
+        };
+        const ix_csr *c = &a->ix->cpus[kind];
+        trace_dense(a, levels[kind], a->ix->id[kind][e], c->item + c->off[e],
+                    c->off[e + 1] - c->off[e]);
+}
+
+void ncm__trace_start(const ncm_cpu_index *ix, const ncm_cpu_trace *trace, ncm_cpu_trace_level l,
+                      int n, const uint64_t *avail) {
+        int *ids = malloc(((size_t)ix->ncpu + 1) * sizeof(int));
+        size_t m = 0;
+
+        if (!ids)
+                return;
+        for (int w = 0; w < ix->words; w++)
+                for (uint64_t x = avail[w]; x; x &= x - 1)
+                        ids[m++] = ix->cpu_id[w * 64 + __builtin_ctzll(x)];
+        trace->fn(trace->data, l, n, ids, m);
+        free(ids);
 }
 
 static bool needs_at_least(const acc *a, int n) {
@@ -326,6 +368,8 @@ static void take_full_numas(acc *a) {
                 if (!needs_at_least(a, total(a->ix, K_NUMA, e)))
                         continue;
                 take_elem(a, K_NUMA, e);
+                if (a->trace)
+                        trace_elem(a, K_NUMA, e);
         }
 }
 
@@ -336,6 +380,8 @@ static void take_full_socks(acc *a) {
                 if (!needs_at_least(a, total(a->ix, K_SOCK, e)))
                         continue;
                 take_elem(a, K_SOCK, e);
+                if (a->trace)
+                        trace_elem(a, K_SOCK, e);
         }
 }
 
@@ -346,6 +392,8 @@ static void take_full_uncore(acc *a) {
                 if (!needs_at_least(a, total(a->ix, K_UNC, e)))
                         continue;
                 take_elem(a, K_UNC, e);
+                if (a->trace)
+                        trace_elem(a, K_UNC, e);
         }
 }
 
@@ -356,6 +404,8 @@ static void take_full_cores(acc *a) {
                 if (!needs_at_least(a, total(a->ix, K_CORE, e)))
                         continue;
                 take_elem(a, K_CORE, e);
+                if (a->trace)
+                        trace_elem(a, K_CORE, e);
         }
 }
 
@@ -390,6 +440,8 @@ static void take_partial_uncore(acc *a, int u) {
                         acc_remove(a, a->l_cpu[i]);
         }
         a->needed -= m;
+        if (a->trace)
+                trace_dense(a, NCM_CPU_TRACE_UNCORE_PARTIAL, ix->id[K_UNC][u], a->l_cpu, m);
 }
 
 static void take_uncore_cache(acc *a) {
@@ -409,6 +461,9 @@ static void take_remaining(acc *a) {
         int n = list_cpus(a);
         for (int i = 0; i < n; i++) {
                 take_cpu(a, a->l_cpu[i]);
+                if (a->trace)
+                        trace_dense(a, NCM_CPU_TRACE_CPU, a->ix->cpu_id[a->l_cpu[i]], &a->l_cpu[i],
+                                    1);
                 if (is_satisfied(a))
                         return;
         }
@@ -501,11 +556,22 @@ static int run_packed(acc *a, int n, int avail_size, bool prefer_uncore, ncm_err
 
 int ncm__take_packed_dense(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, int n,
                            bool spread, bool prefer_uncore, uint64_t *ret, ncm_error *err) {
+        return ncm__take_packed_dense_traced(ix, avail, avail_size, n, spread, prefer_uncore, NULL,
+                                             ret, err);
+}
+
+int ncm__take_packed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size,
+                                  int n, bool spread, bool prefer_uncore,
+                                  const ncm_cpu_trace *trace, uint64_t *ret, ncm_error *err) {
         acc a;
         int r;
 
         if (ncm__acc_init(&a, ix, avail, n, spread) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
+        if (trace) {
+                a.trace = trace;
+                ncm__trace_start(ix, trace, NCM_CPU_TRACE_TAKE_PACKED, n, avail);
+        }
         r = run_packed(&a, n, avail_size, prefer_uncore, err);
         if (r >= 0)
                 memcpy(ret, a.result, (size_t)ix->words * sizeof(uint64_t));
@@ -544,38 +610,47 @@ static int with_dense(const ncm_cpu_index *ix, const ncm_cpuset *available, dens
 typedef struct take_args {
         int n, group;
         bool spread, flag;
+        const ncm_cpu_trace *trace;
 } take_args;
 
 static int packed_fn(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, void *arg,
                      uint64_t *ret, ncm_error *err) {
         const take_args *t = arg;
-        return ncm__take_packed_dense(ix, avail, avail_size, t->n, t->spread, t->flag, ret, err);
+        return ncm__take_packed_dense_traced(ix, avail, avail_size, t->n, t->spread, t->flag,
+                                             t->trace, ret, err);
 }
 
 static int distributed_fn(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, void *arg,
                           uint64_t *ret, ncm_error *err) {
         const take_args *t = arg;
-        return ncm__take_distributed_dense(ix, avail, avail_size, t->n, t->group, t->spread,
-                                           t->flag, ret, err);
+        return ncm__take_distributed_dense_traced(ix, avail, avail_size, t->n, t->group, t->spread,
+                                                  t->flag, t->trace, ret, err);
 }
 
 int ncm_cpu_take_packed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, bool spread,
                         bool prefer_uncore, ncm_cpuset *ret, ncm_error *err) {
-        take_args t = {n, 1, spread, prefer_uncore};
+        take_args t = {n, 1, spread, prefer_uncore, NULL};
         return with_dense(ix, available, packed_fn, &t, ret, err);
 }
 
-int ncm_cpu_take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, int group,
-                             bool spread, bool align_by_socket, ncm_cpuset *ret, ncm_error *err) {
-        take_args t = {n, group, spread, align_by_socket};
+static int take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, int group,
+                            bool spread, bool align_by_socket, const ncm_cpu_trace *trace,
+                            ncm_cpuset *ret, ncm_error *err) {
+        take_args t = {n, group, spread, align_by_socket, trace};
 
         if (group < 1)
                 return ncm_error_set(err, EINVAL, "cpu group size %d: must be at least 1", group);
         return with_dense(ix, available, distributed_fn, &t, ret, err);
 }
 
-int ncm_cpu_take(const ncm_cpu_index *ix, const ncm_cpu_options *o, const ncm_cpuset *available,
-                 int n, ncm_cpuset *ret, ncm_error *err) {
+int ncm_cpu_take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, int group,
+                             bool spread, bool align_by_socket, ncm_cpuset *ret, ncm_error *err) {
+        return take_distributed(ix, available, n, group, spread, align_by_socket, NULL, ret, err);
+}
+
+int ncm__cpu_take_traced(const ncm_cpu_index *ix, const ncm_cpu_options *o,
+                         const ncm_cpuset *available, int n, const ncm_cpu_trace *trace,
+                         ncm_cpuset *ret, ncm_error *err) {
         static const ncm_cpu_options none;
         bool spread;
 
@@ -586,9 +661,16 @@ int ncm_cpu_take(const ncm_cpu_index *ix, const ncm_cpu_options *o, const ncm_cp
                 int group = 1;
                 if (o->full_pcpus_only)
                         group = ix->cpus_per_core;
-                return ncm_cpu_take_distributed(ix, available, n, group, spread, o->align_by_socket,
-                                                ret, err);
+                return take_distributed(ix, available, n, group, spread, o->align_by_socket, trace,
+                                        ret, err);
         }
-        return ncm_cpu_take_packed(ix, available, n, spread, o->prefer_align_by_uncore_cache, ret,
-                                   err);
+        {
+                take_args t = {n, 1, spread, o->prefer_align_by_uncore_cache, trace};
+                return with_dense(ix, available, packed_fn, &t, ret, err);
+        }
+}
+
+int ncm_cpu_take(const ncm_cpu_index *ix, const ncm_cpu_options *o, const ncm_cpuset *available,
+                 int n, ncm_cpuset *ret, ncm_error *err) {
+        return ncm__cpu_take_traced(ix, o, available, n, NULL, ret, err);
 }

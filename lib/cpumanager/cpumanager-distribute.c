@@ -253,7 +253,8 @@ static void take_group(acc *a, int e, int count, bool spread, uint64_t *sub, uin
                 }
         }
         /* kubelet ignores this call's error: a failed take adds nothing */
-        if (ncm__take_packed_dense(ix, sub, size, count, spread, false, got, NULL) < 0)
+        if (ncm__take_packed_dense_traced(ix, sub, size, count, spread, false, a->trace, got,
+                                          NULL) < 0)
                 return;
         for (int w = 0; w < ix->words; w++)
                 for (uint64_t x = got[w]; x; x &= x - 1)
@@ -263,6 +264,14 @@ static void take_group(acc *a, int e, int count, bool spread, uint64_t *sub, uin
 int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size,
                                 int n, int g, bool spread, bool align_by_socket, uint64_t *ret,
                                 ncm_error *err) {
+        return ncm__take_distributed_dense_traced(ix, avail, avail_size, n, g, spread,
+                                                  align_by_socket, NULL, ret, err);
+}
+
+int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail,
+                                       int avail_size, int n, int g, bool spread,
+                                       bool align_by_socket, const ncm_cpu_trace *trace,
+                                       uint64_t *ret, ncm_error *err) {
         acc a;
         dist_state s = {0};
         int m, nnuma = ix->n[K_NUMA], r = 1;
@@ -274,10 +283,14 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
         void *heap = NULL;
         double *term = NULL;
 
+        if (trace)
+                ncm__trace_start(ix, trace, NCM_CPU_TRACE_TAKE_DISTRIBUTED, n, avail);
         if (n % g != 0)
-                return ncm__take_packed_dense(ix, avail, avail_size, n, spread, false, ret, err);
+                return ncm__take_packed_dense_traced(ix, avail, avail_size, n, spread, false, trace,
+                                                     ret, err);
         if (ncm__acc_init(&a, ix, avail, n, spread) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
+        a.trace = trace;
         if (a.needed < 1) {
                 memset(ret, 0, (size_t)ix->words * sizeof(uint64_t));
                 ncm__acc_done(&a);
@@ -445,6 +458,7 @@ out:
         free(heap);
         ncm__acc_done(&a);
         if (r == 1)
-                return ncm__take_packed_dense(ix, avail, avail_size, n, spread, false, ret, err);
+                return ncm__take_packed_dense_traced(ix, avail, avail_size, n, spread, false, trace,
+                                                     ret, err);
         return r;
 }

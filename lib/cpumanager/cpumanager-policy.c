@@ -41,6 +41,10 @@ const ncm_cpu_index *ncm_cpu_policy_index(const ncm_cpu_policy *p) {
         return p->ix;
 }
 
+void ncm_cpu_policy_set_trace(ncm_cpu_policy *p, const ncm_cpu_trace *trace) {
+        p->trace = trace && trace->fn ? *trace : (ncm_cpu_trace){NULL, NULL};
+}
+
 int ncm_cpu_policy_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err) {
         return p->ops->start(p, s, err);
 }

@@ -31,6 +31,7 @@ struct ncm_cpu_policy {
         ncm_cpu_options opts;
         ncm_cpuset *reserved; /* never NULL */
         ncm_cpu_index *ix;    /* NULL for none */
+        ncm_cpu_trace trace;  /* fn NULL: no allocation trace */
 };
 
 #endif

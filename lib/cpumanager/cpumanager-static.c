@@ -151,13 +151,15 @@ static int allocate_cpus(static_policy *s, ncm_cpu_state *st, int n, const ncm_h
                 int k = ncm_cpuset_weight(aligned);
                 if (n < k)
                         k = n;
-                r = ncm_cpu_take(ix, o, aligned, k, part, err);
+                r = ncm__cpu_take_traced(ix, o, aligned, k,
+                                         s->base.trace.fn ? &s->base.trace : NULL, part, err);
                 if (r < 0)
                         return r;
                 ncm_cpuset_or(result, result, part);
         }
         ncm_cpuset_andnot(tmp, allocatable, result);
-        r = ncm_cpu_take(ix, o, tmp, n - ncm_cpuset_weight(result), part, err);
+        r = ncm__cpu_take_traced(ix, o, tmp, n - ncm_cpuset_weight(result),
+                                 s->base.trace.fn ? &s->base.trace : NULL, part, err);
         if (r < 0)
                 return r;
         ncm_cpuset_or(result, result, part);
