@@ -108,6 +108,66 @@ static char *fmt_set(const ncm_cpuset *s) {
         return t;
 }
 
+/* The allocator's steps, as its trace reports them (ncm_cpu_policy_set_trace). */
+typedef struct trace_ctx {
+        ncm_node_event lines; /* only its steps are used */
+        bool in_distributed;  /* packed takes now are the distributed algorithm's */
+        int indent;           /* of the current take's elements */
+} trace_ctx;
+
+static void on_trace(void *data, ncm_cpu_trace_level level, int id, const int *cpus, size_t n) {
+        static const char *const what[] = {
+                        [NCM_CPU_TRACE_NUMA] = "whole NUMA node",
+                        [NCM_CPU_TRACE_SOCKET] = "whole socket",
+                        [NCM_CPU_TRACE_UNCORE] = "whole uncore cache",
+                        [NCM_CPU_TRACE_UNCORE_PARTIAL] = "part of uncore cache",
+                        [NCM_CPU_TRACE_CORE] = "whole core",
+                        [NCM_CPU_TRACE_CPU] = "single CPU",
+        };
+        trace_ctx *t = data;
+        ncm_autoptr(ncm_cpuset) set = ncm_cpuset_new();
+        ncm_autofree char *txt = NULL;
+        int indent;
+
+        if (!set)
+                return;
+        for (size_t i = 0; i < n; i++)
+                (void)ncm_cpuset_set(set, cpus[i]);
+        txt = ncm_cpuset_format_list(set);
+        switch (level) {
+        case NCM_CPU_TRACE_TAKE_DISTRIBUTED:
+        case NCM_CPU_TRACE_TAKE_PACKED:
+                if (level == NCM_CPU_TRACE_TAKE_DISTRIBUTED)
+                        t->in_distributed = true;
+                indent = level == NCM_CPU_TRACE_TAKE_PACKED && t->in_distributed ? 2 : 0;
+                t->indent = indent + 2;
+                if (id == 0)
+                        break;
+                ncm__node_event_step(&t->lines, "%*stakeByTopology%s(%d) from %s:", indent, "",
+                                     level == NCM_CPU_TRACE_TAKE_PACKED ? "NUMAPacked"
+                                                                        : "NUMADistributed",
+                                     id, txt ? txt : "");
+                break;
+        case NCM_CPU_TRACE_CPU:
+                ncm__node_event_step(&t->lines, "%*s%s %d", t->indent, "", what[level], id);
+                break;
+        default:
+                ncm__node_event_step(&t->lines, "%*s%s %d: %s", t->indent, "", what[level], id,
+                                     txt ? txt : "");
+        }
+}
+
+/* Append TR's steps to E (TR keeps none). */
+static void move_steps(ncm_node_event *e, ncm_node_event *tr) {
+        for (size_t i = 0; i < tr->n_steps; i++) {
+                if (ncm__node_event_step(e, "%s", tr->steps[i]) < 0)
+                        break;
+        }
+        for (size_t i = 0; i < tr->n_steps; i++)
+                free(tr->steps[i]);
+        tr->n_steps = 0;
+}
+
 /*
  * The allocation's story, as the static policy's allocateCPUs runs it: the hint's NUMA nodes
  * (their sockets with align-by-socket) first, then the rest from anywhere; each part chosen by
@@ -115,7 +175,9 @@ static char *fmt_set(const ncm_cpuset *s) {
  */
 static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
                                const ncm_container *c, const ncm_hint *aff,
-                               const ncm_cpuset *default_before, const ncm_cpuset *result) {
+                               const ncm_cpuset *default_before, const ncm_cpuset *result,
+                               trace_ctx *t) {
+        ncm_node_event *tr = &t->lines;
         const ncm_cpu_options *o = ncm_cpu_policy_options(n->cpu);
         ncm_autoptr(ncm_cpuset) avail = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) aligned = ncm_cpuset_new();
@@ -167,6 +229,11 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
                                                         : "its free CPUs",
                                      "", as && as[0] ? as : "none", ncm_cpuset_weight(aligned));
                 ncm_buf_done(&mb);
+                if (tr->n_steps) {
+                        /* the allocator's own account: the hint's part, then any spill */
+                        move_steps(e, tr);
+                        return;
+                }
                 ncm_cpuset_and(part, result, aligned);
                 if (!ncm_cpuset_is_empty(part)) {
                         ncm__node_event_step(e, "takeByTopology(%d) inside the hint:",
@@ -186,8 +253,11 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
                         ncm__node_explain_take(n->topo, outside, rest, e);
                 }
         } else {
-                ncm__node_event_step(
-                                e, "no NUMA affinity: takeByTopology(%d) from all free CPUs:", req);
+                ncm__node_event_step(e, "no NUMA affinity: all %d from the free CPUs", req);
+                if (tr->n_steps) {
+                        move_steps(e, tr);
+                        return;
+                }
                 ncm__node_explain_take(n->topo, avail, result, e);
         }
 }
@@ -197,6 +267,7 @@ static int cpu_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
         ncm_node *n = data;
         node_admission_ctx *ctx = n->cur;
         ncm_node_event *e = NULL;
+        trace_ctx tr = {0}; /* the allocator's trace lines */
         ncm_autoptr(ncm_cpuset) before = NULL;
         bool had = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name) != NULL;
         const ncm_cpuset *now;
@@ -210,8 +281,15 @@ static int cpu_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 e->hint = *affinity;
         }
+        if (e) {
+                ncm_cpu_trace t = {on_trace, &tr};
+                ncm_cpu_policy_set_trace(n->cpu, &t);
+        }
         r = ncm_cpu_policy_allocate(n->cpu, n->cpu_state, pod, c, affinity, err);
+        if (e)
+                ncm_cpu_policy_set_trace(n->cpu, NULL);
         if (r < 0) {
+                ncm__node_event_done(&tr.lines);
                 int code = err ? err->code : -r;
                 if (code == NCM_E_ADMISSION) {
                         *ret_type = NCM_CPU_REASON_SMT_ALIGNMENT;
@@ -239,9 +317,10 @@ static int cpu_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
                                              s ? s : "");
                 } else {
                         set_text(e, "%s", s ? s : "");
-                        explain_allocation(n, e, pod, c, affinity, before, now);
+                        explain_allocation(n, e, pod, c, affinity, before, now, &tr);
                 }
         }
+        ncm__node_event_done(&tr.lines);
         if (now && ncm_cpu_guaranteed_cpus(pod, c) > 0 && !ncm_pod_level_resources_set(pod) &&
             strcmp(ncm_cpu_policy_name(n->cpu), "static") == 0)
                 ncm__node_reuse_update(n, pod, c, now);

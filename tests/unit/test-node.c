@@ -975,7 +975,13 @@ static void test_node_explain(void **state) {
         assert_non_null(strstr(a->events[1].text, "narrowest"));
         assert_int_equal(a->events[2].kind, NCM_NODE_EVENT_ALLOCATE);
         assert_string_equal(a->events[2].text, "2-5");
-        assert_true(a->events[2].n_steps >= 3);
+        /* the allocator's own trace: which level took which CPUs */
+        assert_int_equal(a->events[2].n_steps, 5);
+        assert_string_equal(a->events[2].steps[0], "4 exclusive CPUs from the free CPUs 2-15");
+        assert_string_equal(a->events[2].steps[1], "hint NUMA 0: its free CPUs: 2-7 (6 free)");
+        assert_string_equal(a->events[2].steps[2], "takeByTopologyNUMAPacked(4) from 2-7:");
+        assert_string_equal(a->events[2].steps[3], "  whole core 2: 2-3");
+        assert_string_equal(a->events[2].steps[4], "  whole core 4: 4-5");
         ncm_node_admission_free(a);
 
         /* a refusal still explains the merge */
