@@ -36,6 +36,7 @@
 #include <nodecm/cpumanager.h>
 #include <nodecm/cpuset.h>
 #include <nodecm/cpustate.h>
+#include <nodecm/devicemanager.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
 #include <nodecm/pod.h>
@@ -125,6 +126,13 @@ typedef struct ncm_node_options {
         const char *cpu_checkpoint_name;
         /* Use the topology manager's reference merge (kubelet's walk; same results, slower). */
         bool reference_merge;
+        /*
+         * The devices the node's device plugins report, as the scenario's devices section:
+         * {"example.com/gpu": [{"id": "gpu0", "numa": [0], "health": "Healthy"}, ...]}
+         * (ncm_devmgr_apply_devices_json). NULL: no device plugin.
+         */
+        const char *devices;
+        size_t devices_len;
 } ncm_node_options;
 
 /*
@@ -174,6 +182,8 @@ typedef struct ncm_node_container_result {
         ncm_cpuset *cpus;  /* its CPUs; the shared pool at that moment when not exclusive */
         ncm_cpuset *numa;  /* the NUMA nodes of those CPUs */
         ncm_hint affinity; /* what the topology manager stored for it */
+        ncm_devmgr_assignment *devices; /* per resource, sorted; NULL when none */
+        size_t n_devices;
 } ncm_node_container_result;
 
 typedef struct ncm_node_admission {
@@ -246,6 +256,7 @@ NCM_API const ncm_node_config *ncm_node_get_config(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_tm *ncm_node_tm(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) NCM_PURE;
 
 /*
  * The CPUs a container without exclusive CPUs runs on: the default set (static policy), or

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <nodecm/devicemanager.h>
 #include <nodecm/node.h>
 
 /* The KubeletConfiguration subset, parsed. Strings are owned. */
@@ -50,6 +51,20 @@ typedef struct node_pod {
         node_container *c; /* init containers, then app containers */
 } node_pod;
 
+/* A device of the scenario's devices section, for explanations and output. */
+typedef struct node_dev {
+        char *resource;
+        char *id;
+        bool topology;    /* the plugin reports NUMA nodes for it */
+        ncm_bitmask numa; /* those nodes */
+        bool healthy;
+} node_dev;
+
+typedef struct node_dev_table {
+        node_dev *v; /* sorted by resource, then id */
+        size_t n;
+} node_dev_table;
+
 /* The current admission (only while ncm_node_admit runs). */
 typedef struct node_admission_ctx {
         const ncm_pod *pod;
@@ -58,6 +73,8 @@ typedef struct node_admission_ctx {
         size_t n_ev, cap_ev;
         int hard; /* a failure that is not a decision (-errno), 0 if none */
         ncm_error hard_err;
+        char **dev_new; /* containers that received devices in this admission */
+        size_t n_dev_new;
 } node_admission_ctx;
 
 struct ncm_node {
@@ -68,9 +85,14 @@ struct ncm_node {
         bool reference_merge;
 
         ncm_tm *tm;
+        ncm_devmgr *dev;
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
         ncm_cpuset *all_cpus;
+
+        char *devices_json; /* the devices section, NULL: none */
+        size_t devices_len;
+        node_dev_table devices;
 
         /* the CPU policy's cpusToReuse, mirrored (see node.c: rollback) */
         char *reuse_pod;
@@ -91,6 +113,24 @@ void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container
 
 /* The CPU manager as a topology-manager hint provider (node-cpu.c). */
 extern const ncm_tm_provider_ops ncm__node_cpu_provider;
+
+/* The device manager as a topology-manager hint provider, and its set-up (node-devices.c). */
+extern const ncm_tm_provider_ops ncm__node_device_provider;
+int ncm__node_dev_new(ncm_node *n, ncm_devmgr **ret, ncm_error *err);
+int ncm__node_dev_start(ncm_node *n, ncm_devmgr *dev, const char *text, size_t len,
+                        bool restore_file, ncm_error *err);
+int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *err);
+char *ncm__node_dev_checkpoint_path(const ncm_node *n);
+int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret, ncm_error *err);
+void ncm__node_dev_table_done(node_dev_table *t);
+const node_dev *ncm__node_dev_find(const node_dev_table *t, const char *resource, const char *id);
+/*
+ * What the scheduler and the API server would have refused before a pod reaches a kubelet:
+ * extended resources the node does not have, more devices than it has, requests that are not
+ * whole numbers or differ from the limits. PATH ("steps[2].admit") prefixes the error.
+ */
+int ncm__node_dev_check_pod(const node_dev_table *t, const ncm_pod *pod, const char *path,
+                            ncm_error *err);
 
 /* Events (node-explain.c). */
 ncm_node_event *ncm__node_event_add(node_admission_ctx *ctx, ncm_node_event_kind kind,

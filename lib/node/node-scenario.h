@@ -3,7 +3,7 @@
 #ifndef NCM_NODE_SCENARIO_H
 #define NCM_NODE_SCENARIO_H
 
-#include <nodecm/node.h>
+#include "node-internal.h"
 
 typedef enum ncm__step_kind {
         NCM__STEP_ADMIT,
@@ -26,6 +26,9 @@ struct ncm_scenario {
         ncm_node_config *cfg; /* node.kubelet */
         char *state_text;     /* node.state as a cpu_manager_state, or NULL */
         size_t state_len;
+        char *devices_text; /* node.devices as JSON, or NULL */
+        size_t devices_len;
+        node_dev_table devices; /* the same, as a table */
         ncm__step *steps;
         size_t n_steps;
 };

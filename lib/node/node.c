@@ -128,12 +128,14 @@ static int pod_put(ncm_node *n, node_pod *p) {
 
 typedef struct managers {
         ncm_tm *tm;
+        ncm_devmgr *dev;
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
 } managers;
 
 static void managers_done(managers *m) {
         m->tm = ncm_tm_free(m->tm);
+        m->dev = ncm_devmgr_free(m->dev);
         m->cpu = ncm_cpu_policy_free(m->cpu);
         m->cpu_state = ncm_cpu_state_free(m->cpu_state);
 }
@@ -255,7 +257,8 @@ static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **r
  * Registers providers with N as their data; N's own fields are not changed.
  */
 static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, const char *text,
-                 size_t len, const char *name, managers *ret, ncm_error *err) {
+                 size_t len, const char *name, const char *dev_text, size_t dev_len, managers *ret,
+                 ncm_error *err) {
         managers m = {0};
         ncm_autofree char *file = NULL;
         char path[256];
@@ -272,12 +275,15 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         r = build_tm(n, cfg, &m.tm, err);
         if (r < 0)
                 goto fail;
+        r = ncm__node_dev_new(n, &m.dev, err);
+        if (r < 0)
+                goto fail;
         r = build_cpu(n, cfg, &m.cpu, err);
         if (r < 0)
                 goto fail;
         /* kubelet's order: device manager, CPU manager (, memory manager) */
-        r = ncm_tm_add_provider(m.tm, &ncm__node_cpu_provider, n);
-        if (r < 0) {
+        if (ncm_tm_add_provider(m.tm, &ncm__node_device_provider, n) < 0 ||
+            ncm_tm_add_provider(m.tm, &ncm__node_cpu_provider, n) < 0) {
                 r = oom(err);
                 goto fail;
         }
@@ -336,6 +342,10 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
                         ncm_error_prefix(err, "start cpu manager error");
                 goto fail;
         }
+        /* then the device manager's Start; its plugins register and report their devices */
+        r = ncm__node_dev_start(n, m.dev, dev_text, dev_len, src == SOURCE_DIRECTORY, err);
+        if (r < 0)
+                goto fail;
         *ret = m;
         return 0;
 fail:
@@ -344,8 +354,9 @@ fail:
 }
 
 static void install(ncm_node *n, managers *m) {
-        managers old = {n->tm, n->cpu, n->cpu_state};
+        managers old = {n->tm, n->dev, n->cpu, n->cpu_state};
         n->tm = m->tm;
+        n->dev = m->dev;
         n->cpu = m->cpu;
         n->cpu_state = m->cpu_state;
         *m = (managers){0};
@@ -372,6 +383,15 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         if (!n->all_cpus || !n->reuse)
                 return oom(err);
         ncm_topo_all_cpus(t, n->all_cpus);
+        if (opts && opts->devices) {
+                n->devices_json = strndup(opts->devices, opts->devices_len);
+                if (!n->devices_json)
+                        return oom(err);
+                n->devices_len = opts->devices_len;
+                r = ncm__node_dev_table_parse(n->devices_json, n->devices_len, &n->devices, err);
+                if (r < 0)
+                        return r;
+        }
         if (opts) {
                 n->reference_merge = opts->reference_merge;
                 if (opts->state_dir) {
@@ -389,11 +409,11 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 const char *name = opts->cpu_checkpoint_name ? opts->cpu_checkpoint_name
                                                              : NCM_CPU_CHECKPOINT_NAME;
                 r = build(n, cfg, SOURCE_TEXT, opts->cpu_checkpoint, opts->cpu_checkpoint_len, name,
-                          &m, err);
+                          NULL, 0, &m, err);
                 if (r < 0 && r != -ENOMEM && (r == -NCM_E_INVALID_STATE || r == -NCM_E_CHECKSUM))
                         ncm_error_prefix(err, "%s", name);
         } else {
-                r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, &m, err);
+                r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, &m, err);
         }
         if (r < 0)
                 return r;
@@ -407,8 +427,10 @@ ncm_node *ncm_node_free(ncm_node *n) {
 
         if (!n)
                 return NULL;
-        m = (managers){n->tm, n->cpu, n->cpu_state};
+        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state};
         managers_done(&m);
+        free(n->devices_json);
+        ncm__node_dev_table_done(&n->devices);
         ncm_cpuset_free(n->all_cpus);
         ncm_cpuset_free(n->reuse);
         free(n->reuse_pod);
@@ -429,16 +451,21 @@ int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err) {
         if (r < 0)
                 return r;
         if (n->dir) {
-                r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, &m, err);
+                ncm_autofree char *dp = ncm__node_dev_checkpoint_path(n);
+                r = dp ? ncm_devmgr_write_checkpoint(n->dev, AT_FDCWD, dp, err) : oom(err);
+                if (r >= 0)
+                        r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, NULL, 0, &m, err);
         } else {
-                ncm_buf b = NCM_BUF_INIT;
+                ncm_buf b = NCM_BUF_INIT, d = NCM_BUF_INIT;
                 ncm_cpu_checkpoint_format_state(n->cpu_state, &b);
-                if (ncm_buf_failed(&b)) {
-                        ncm_buf_done(&b);
-                        return oom(err);
-                }
-                r = build(n, use, SOURCE_TEXT, b.data, b.len, NCM_CPU_CHECKPOINT_NAME, &m, err);
+                r = ncm__node_dev_checkpoint_text(n->dev, &d, err);
+                if (r >= 0 && ncm_buf_failed(&b))
+                        r = oom(err);
+                if (r >= 0)
+                        r = build(n, use, SOURCE_TEXT, b.data, b.len, NCM_CPU_CHECKPOINT_NAME,
+                                  d.data, d.len, &m, err);
                 ncm_buf_done(&b);
+                ncm_buf_done(&d);
         }
         if (r < 0)
                 return r;
@@ -469,6 +496,10 @@ const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) {
 
 const ncm_tm *ncm_node_tm(const ncm_node *n) {
         return n->tm;
+}
+
+const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) {
+        return n->dev;
 }
 
 void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out) {
@@ -559,6 +590,7 @@ ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a) {
                 free(a->containers[i].name);
                 ncm_cpuset_free(a->containers[i].cpus);
                 ncm_cpuset_free(a->containers[i].numa);
+                ncm_devmgr_assignments_free(a->containers[i].devices, a->containers[i].n_devices);
         }
         free(a->containers);
         for (size_t i = 0; i < a->n_events; i++)
@@ -624,8 +656,19 @@ static bool reuse_changed(const ncm_node *n, const snapshot *s) {
         return !ncm_cpuset_equal(n->reuse, s->reuse);
 }
 
-static int rollback(ncm_node *n, const char *uid, snapshot *s, ncm_error *err) {
+static int rollback(ncm_node *n, const char *uid, snapshot *s, const node_admission_ctx *ctx,
+                    ncm_error *err) {
         int r = 0;
+
+        /* devices first (the kubelet's provider order), then CPUs */
+        if (!s->pod_known)
+                r = ncm_devmgr_remove_pod(n->dev, uid, err);
+        for (size_t i = 0; i < ctx->n_dev_new && r >= 0; i++)
+                if (s->pod_known)
+                        r = ncm_devmgr_remove_container(n->dev, uid, ctx->dev_new[i], err);
+        if (r < 0)
+                return r;
+        r = 0;
 
         if (s->full) {
                 if (!ncm_cpu_state_equal(n->cpu_state, s->full))
@@ -678,6 +721,9 @@ static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission
                 cr->exclusive = own != NULL;
                 ncm_topo_numa_of_cpus(n->topo, cr->cpus, cr->numa);
                 cr->affinity = ncm_tm_get_affinity(n->tm, pod->uid, c->name);
+                if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &cr->devices,
+                                                 &cr->n_devices) < 0)
+                        return -ENOMEM;
         }
         return 0;
 }
@@ -686,6 +732,13 @@ static void ctx_done(node_admission_ctx *ctx) {
         for (size_t i = 0; i < ctx->n_ev; i++)
                 ncm__node_event_done(&ctx->ev[i]);
         free(ctx->ev);
+        ctx->ev = NULL;
+        ctx->n_ev = 0;
+        for (size_t i = 0; i < ctx->n_dev_new; i++)
+                free(ctx->dev_new[i]);
+        free(ctx->dev_new);
+        ctx->dev_new = NULL;
+        ctx->n_dev_new = 0;
 }
 
 /* The runtime's container id for the topology manager's store: "<uid>/<name>". */
@@ -730,7 +783,7 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 r = ncm__node_explain_merges(n, &ctx, err);
         if (r < 0 || !res.admit) {
                 ncm_error e = NCM_ERROR_INIT;
-                rb = rollback(n, pod->uid, &snap, &e);
+                rb = rollback(n, pod->uid, &snap, &ctx, &e);
                 snapshot_done(&snap);
                 if (r >= 0 && rb < 0) {
                         if (err)
@@ -761,6 +814,9 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         }
         a->events = ctx.ev;
         a->n_events = ctx.n_ev;
+        ctx.ev = NULL;
+        ctx.n_ev = 0;
+        ctx_done(&ctx);
         *ret = NCM_TAKE_PTR(a);
         return 0;
 }
@@ -865,6 +921,11 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                 if (r < 0)
                         return r;
         }
+        /* the device manager releases a pod's devices when the pod goes, not per container */
+        r = ncm_devmgr_remove_pod(n->dev, pod_uid, err);
+        if (r < 0)
+                return r;
+        any |= r;
         ncm_tm_remove_pod(n->tm, pod_uid);
         pod_forget(n, pod_uid);
         return any;

@@ -34,6 +34,8 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s) {
         ncm_topo_free(s->topo);
         ncm_node_config_free(s->cfg);
         free(s->state_text);
+        free(s->devices_text);
+        ncm__node_dev_table_done(&s->devices);
         for (size_t i = 0; i < s->n_steps; i++)
                 step_done(&s->steps[i]);
         free(s->steps);
@@ -288,6 +290,34 @@ static int parse_state(ncm_scenario *s, json_object *o, const char *base, unsign
         return 0;
 }
 
+/* --- node.devices --- */
+
+/* Checked now by feeding it to a device manager of this machine, as the node will. */
+static int parse_devices(ncm_scenario *s, json_object *o, ncm_error *err) {
+        size_t nn = 0;
+        const int *ids = ncm_topo_numa_ids(s->topo, &nn);
+        ncm_devmgr_config cfg = {.numa_nodes = ids, .n_numa_nodes = nn};
+        ncm_autoptr(ncm_devmgr) m = NULL;
+        const char *text;
+        int r;
+
+        r = ncm__json_expect(o, json_type_object, "node.devices", err);
+        if (r < 0)
+                return r;
+        text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
+        if (!text || !(s->devices_text = strdup(text)))
+                return oom(err);
+        s->devices_len = strlen(text);
+        r = ncm_devmgr_new(&cfg, &m, err);
+        if (r < 0)
+                return r;
+        r = ncm_devmgr_apply_devices_json(m, s->devices_text, s->devices_len, "node.devices", err);
+        if (r < 0)
+                return r;
+        return ncm__node_dev_table_parse(s->devices_text, s->devices_len, &s->devices, err);
+}
+
 /* --- steps --- */
 
 static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx, ncm_error *err) {
@@ -322,7 +352,10 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
                 if (!v)
                         return ncm_error_set(err, EINVAL, "%s: expected a Pod object, got null",
                                              sub);
-                return ncm__pod_from_json(v, sub, &st->pod, err);
+                r = ncm__pod_from_json(v, sub, &st->pod, err);
+                if (r < 0)
+                        return r;
+                return ncm__node_dev_check_pod(&s->devices, st->pod, sub, err);
         }
         if (strcmp(kind, kinds[1]) == 0) {
                 static const char *const keys[] = {"pod", "container", NULL};
@@ -396,7 +429,7 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
 static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsigned flags,
                      ncm_error *err) {
         static const char *const top_keys[] = {"node", "steps", "description", NULL};
-        static const char *const node_keys[] = {"topology", "kubelet", "state", NULL};
+        static const char *const node_keys[] = {"topology", "kubelet", "state", "devices", NULL};
         json_object *node, *steps, *desc;
         int r;
 
@@ -426,6 +459,11 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
                 return r;
         if (ncm__json_get(node, "state")) {
                 r = parse_state(s, ncm__json_get(node, "state"), base, flags, err);
+                if (r < 0)
+                        return r;
+        }
+        if (ncm__json_get(node, "devices")) {
+                r = parse_devices(s, ncm__json_get(node, "devices"), err);
                 if (r < 0)
                         return r;
         }

@@ -120,6 +120,22 @@ static void json_events(ncm_buf *b, const ncm_node_admission *a) {
         ncm_buf_putc(b, ']');
 }
 
+/* {"example.com/gpu": ["gpu0", "gpu1"]} */
+static void json_devices(ncm_buf *b, const ncm_devmgr_assignment *as, size_t n) {
+        ncm_buf_putc(b, '{');
+        for (size_t i = 0; i < n; i++) {
+                ncm_buf_puts(b, i ? ", " : "");
+                json_str(b, as[i].resource);
+                ncm_buf_puts(b, ": [");
+                for (size_t k = 0; k < as[i].n_ids; k++) {
+                        ncm_buf_puts(b, k ? ", " : "");
+                        json_str(b, as[i].ids[k]);
+                }
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_putc(b, '}');
+}
+
 static void json_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_node_admission *a,
                        bool explain) {
         ncm_buf_printf(b, "{\"step\": %zu, \"op\": \"admit\", \"pod\": ", step);
@@ -142,7 +158,9 @@ static void json_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_no
                         json_cpus(b, c->cpus);
                         ncm_buf_puts(b, ", \"numa\": ");
                         json_idlist(b, c->numa);
-                        ncm_buf_puts(b, ", \"devices\": {}}");
+                        ncm_buf_puts(b, ", \"devices\": ");
+                        json_devices(b, c->devices, c->n_devices);
+                        ncm_buf_putc(b, '}');
                 }
                 ncm_buf_putc(b, ']');
         } else {
@@ -154,6 +172,62 @@ static void json_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_no
         if (explain)
                 json_events(b, a);
         ncm_buf_puts(b, "}\n");
+}
+
+static int cmp_str(const void *x, const void *y) {
+        return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Every device assignment: {"<pod>": {"<container>": {"<resource>": ["<id>", ...]}}}, sorted. */
+static void json_state_devices(ncm_buf *b, const ncm_node *n) {
+        ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
+        const char *pod = NULL, *ctr = NULL;
+
+        if (ncm_devmgr_to_checkpoint(ncm_node_devmgr(n), &cp, NULL) < 0) {
+                ncm_buf_puts(b, "{}");
+                return;
+        }
+        ncm_buf_putc(b, '{');
+        for (size_t i = 0; i < cp->n_entries; i++) {
+                const ncm_devmgr_checkpoint_entry *e = &cp->entries[i];
+                size_t nids = 0, k = 0;
+                char **ids;
+
+                if (!pod || strcmp(pod, e->pod_uid) != 0) {
+                        ncm_buf_puts(b, pod ? "}}, " : "");
+                        json_str(b, e->pod_uid);
+                        ncm_buf_puts(b, ": {");
+                        pod = e->pod_uid;
+                        ctr = NULL;
+                }
+                if (!ctr || strcmp(ctr, e->container_name) != 0) {
+                        ncm_buf_puts(b, ctr ? "}, " : "");
+                        json_str(b, e->container_name);
+                        ncm_buf_puts(b, ": {");
+                        ctr = e->container_name;
+                } else {
+                        ncm_buf_puts(b, ", ");
+                }
+                json_str(b, e->resource_name);
+                ncm_buf_puts(b, ": [");
+                for (size_t j = 0; j < e->n_device_ids; j++)
+                        nids += e->device_ids[j].n_ids;
+                ids = calloc(nids + 1, sizeof(*ids));
+                for (size_t j = 0; ids && j < e->n_device_ids; j++)
+                        for (size_t q = 0; q < e->device_ids[j].n_ids; q++)
+                                ids[k++] = e->device_ids[j].ids[q];
+                if (ids)
+                        qsort(ids, k, sizeof(*ids), cmp_str);
+                for (size_t j = 0; j < k; j++) {
+                        if (j && strcmp(ids[j], ids[j - 1]) == 0)
+                                continue; /* a device on several NUMA nodes is listed under each */
+                        ncm_buf_puts(b, j ? ", " : "");
+                        json_str(b, ids[j]);
+                }
+                free(ids);
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_puts(b, pod ? "}}}" : "}");
 }
 
 static void json_state(ncm_buf *b, const ncm_node *n) {
@@ -176,7 +250,13 @@ static void json_state(ncm_buf *b, const ncm_node *n) {
                 }
                 ncm_buf_putc(b, '}');
         }
-        ncm_buf_puts(b, "}}\n");
+        ncm_buf_putc(b, '}');
+        if (n->devices.n) {
+                /* the device manager's assignments: pod -> container -> resource -> ids */
+                ncm_buf_puts(b, ", \"devices\": ");
+                json_state_devices(b, n);
+        }
+        ncm_buf_puts(b, "}\n");
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -258,6 +338,12 @@ static void human_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_n
                         ncm_buf_puts(b, " (");
                         put_numa(b, c->numa);
                         ncm_buf_putc(b, ')');
+                        for (size_t k = 0; k < c->n_devices; k++) {
+                                ncm_buf_printf(b, " %s=", c->devices[k].resource);
+                                for (size_t q = 0; q < c->devices[k].n_ids; q++)
+                                        ncm_buf_printf(b, "%s%s", q ? "," : "",
+                                                       c->devices[k].ids[q]);
+                        }
                 }
                 ncm_buf_putc(b, '\n');
         }
@@ -322,6 +408,54 @@ static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu) {
                         return -ENOMEM;
         }
         return 0;
+}
+
+/* Each device: its NUMA nodes and who holds it (or free / unhealthy). */
+static void human_devices(ncm_buf *b, const ncm_node *n) {
+        const node_dev_table *t = &n->devices;
+        ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
+        int w = 0;
+
+        if (!t->n || ncm_devmgr_to_checkpoint(ncm_node_devmgr(n), &cp, NULL) < 0)
+                return;
+        for (size_t i = 0; i < t->n; i++)
+                if ((int)strlen(t->v[i].id) > w)
+                        w = (int)strlen(t->v[i].id);
+        ncm_buf_puts(b, "devices:\n");
+        for (size_t i = 0; i < t->n; i++) {
+                const node_dev *d = &t->v[i];
+                ncm_buf holders = NCM_BUF_INIT, numa = NCM_BUF_INIT;
+
+                if (i == 0 || strcmp(t->v[i - 1].resource, d->resource) != 0)
+                        ncm_buf_printf(b, "  %s\n", d->resource);
+                for (size_t e = 0; e < cp->n_entries; e++) {
+                        const ncm_devmgr_checkpoint_entry *en = &cp->entries[e];
+                        bool has = false;
+                        if (strcmp(en->resource_name, d->resource) != 0)
+                                continue;
+                        for (size_t j = 0; j < en->n_device_ids && !has; j++)
+                                for (size_t q = 0; q < en->device_ids[j].n_ids && !has; q++)
+                                        has = strcmp(en->device_ids[j].ids[q], d->id) == 0;
+                        if (has)
+                                ncm_buf_printf(&holders, "%s%s/%s", holders.len ? "," : "",
+                                               pod_label(n, en->pod_uid), en->container_name);
+                }
+                if (d->topology && d->numa) {
+                        ncm_buf_puts(&numa, "NUMA ");
+                        ncm__node_format_mask(&numa, d->numa);
+                } else {
+                        ncm_buf_puts(&numa, "no NUMA node");
+                }
+                ncm_buf_printf(b, "    %-*s  %-12s %s%s\n", w, d->id, numa.data,
+                               holders.len  ? holders.data
+                               : d->healthy ? "free"
+                                            : "",
+                               d->healthy    ? ""
+                               : holders.len ? " (unhealthy)"
+                                             : "unhealthy");
+                ncm_buf_done(&holders);
+                ncm_buf_done(&numa);
+        }
 }
 
 static int cmp_info(const void *x, const void *y) {
@@ -409,6 +543,7 @@ static int human_map(ncm_buf *b, const ncm_node *n) {
                                                                   : " (reserved CPUs included)");
                 ncm_buf_putc(b, '\n');
         }
+        human_devices(b, n);
 out:
         for (size_t i = 0; i < max_cpu; i++)
                 free(labels[i]);
@@ -440,6 +575,8 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
         if (!released)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         nopts.state_dir = o->state_dir;
+        nopts.devices = s->devices_text;
+        nopts.devices_len = s->devices_len;
         nopts.reference_merge = o->reference_merge;
         if (s->state_text) {
                 nopts.cpu_checkpoint = s->state_text;

@@ -61,6 +61,8 @@ static void run_steps(const ncm_scenario *s) {
         ncm_node_options o = {0};
         ncm_node *n = NULL;
 
+        o.devices = s->devices_text;
+        o.devices_len = s->devices_len;
         if (s->state_text) {
                 o.cpu_checkpoint = s->state_text;
                 o.cpu_checkpoint_len = s->state_len;
