@@ -272,6 +272,64 @@ bad "YAML syntax" 2 'bad.yaml:' <<EOF
 node: [
 EOF
 
+# Devices: what the scheduler or the API server would refuse, and a bad devices section.
+DEVNODE="$NODE
+  devices:
+    example.com/gpu: [{id: gpu0, numa: [0]}, {id: gpu1, numa: [1]}]"
+bad "unknown extended resource" 2 'steps[0].admit.spec.containers[0].resources.limits.example.com/fpga: unknown resource: node.devices has no "example.com/fpga"' <<EOF
+$DEVNODE
+steps:
+  - admit: {metadata: {uid: a}, spec: {containers: [{name: c, resources: {limits: {example.com/fpga: 1}}}]}}
+EOF
+bad "more devices than the node has" 2 'steps[0].admit.spec.containers[0].resources.limits.example.com/gpu: 3 devices requested, node.devices has 2' <<EOF
+$DEVNODE
+steps:
+  - admit: {metadata: {uid: a}, spec: {containers: [{name: c, resources: {limits: {example.com/gpu: 3}}}]}}
+EOF
+bad "device requests differ from limits" 2 'steps[0].admit.spec.containers[0].resources.requests.example.com/gpu: invalid value "1": must be equal to example.com/gpu limit of 2' <<EOF
+$DEVNODE
+steps:
+  - admit: {metadata: {uid: a}, spec: {containers: [{name: c, resources: {requests: {example.com/gpu: 1}, limits: {example.com/gpu: 2}}}]}}
+EOF
+bad "fractional devices" 2 'steps[0].admit: container "i": resources.limits[example.com/gpu]: Invalid value: "500m": must be an integer' <<EOF
+$DEVNODE
+steps:
+  - admit: {metadata: {uid: a}, spec: {initContainers: [{name: i, resources: {limits: {example.com/gpu: 500m}}}], containers: [{name: c}]}}
+EOF
+bad "duplicate device ids" 2 'node.devices: example.com/gpu: duplicate device ID "gpu0"' <<EOF
+$NODE
+  devices:
+    example.com/gpu: [{id: gpu0, numa: [0]}, {id: gpu0, numa: [1]}]
+EOF
+bad "bad resource name" 2 'node.devices: the ResourceName "gpu" is invalid' <<EOF
+$NODE
+  devices:
+    gpu: [{id: gpu0}]
+EOF
+bad "device without id" 2 'node.devices: example.com/gpu[0].id: required' <<EOF
+$NODE
+  devices:
+    example.com/gpu: [{numa: [0]}]
+EOF
+
+# A refused pod gives its devices back: the next pod gets gpu0 again, the file forgets pod a.
+cat >"$TMPD/devrb.yaml" <<EOF
+$DEVNODE
+  kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "0-1", topologyManagerPolicy: best-effort}
+steps:
+  - admit: {metadata: {uid: a}, spec: {containers: [{name: c, resources: {limits: {example.com/gpu: 1, cpu: 1, memory: 1G}}}, {name: d, resources: {limits: {cpu: 40, memory: 1G}}}]}}
+  - admit: {metadata: {uid: b}, spec: {containers: [{name: c, resources: {limits: {example.com/gpu: 2}}}]}}
+EOF
+mkdir "$TMPD/devsd"
+run simulate --json --state-dir "$TMPD/devsd" "$TMPD/devrb.yaml"
+expect_rc 0 "device rollback"
+case "$OUT" in *'"pod": "b", "admitted": true, "containers": [{"name": "c", "exclusive": false, "cpus": "0-15", "numa": [0, 1], "devices": {"example.com/gpu": ["gpu0", "gpu1"]}}]'*) ;;
+*) fail "device rollback: $OUT" ;; esac
+run checkpoint verify "$TMPD/devsd/kubelet_internal_checkpoint"
+expect_rc 0 "device checkpoint verifies"
+run checkpoint show --json "$TMPD/devsd/kubelet_internal_checkpoint"
+case "$OUT" in *'"a"'*) fail "device rollback: pod a in the checkpoint: $OUT" ;; esac
+
 # States the kubelet refuses to start with: exit 1, one line, nothing on standard output.
 bad "state overlaps" 1 'node.state: start cpu manager error: pod: p9, container: c cpuset: "1-2" overlaps with default cpuset "0-15"' <<EOF
 $NODE

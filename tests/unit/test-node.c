@@ -1000,6 +1000,157 @@ static void test_node_explain(void **state) {
         fx_done(&f);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Devices
+ */
+
+#define GPUS                                                                                       \
+        "{\"example.com/gpu\": [{\"id\": \"gpu0\", \"numa\": [0]}, {\"id\": \"gpu1\", \"numa\": "  \
+        "[0]}, "                                                                                   \
+        "{\"id\": \"gpu2\", \"numa\": [1]}, {\"id\": \"gpu3\", \"numa\": [1], \"health\": "        \
+        "\"Unhealthy\"}]}"
+
+static ncm_pod *gpu_pod(const char *uid, const char *cpu, int gpus) {
+        char text[512];
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pod *p = NULL;
+        snprintf(text, sizeof(text),
+                 "{\"metadata\": {\"uid\": \"%s\"}, \"spec\": {\"containers\": [{\"name\": \"c\", "
+                 "\"resources\": {\"limits\": {\"cpu\": \"%s\", \"memory\": \"1G\", "
+                 "\"example.com/gpu\": %d}}}]}}",
+                 uid, cpu, gpus);
+        if (ncm_pod_parse(text, strlen(text), NULL, &p, &err) < 0)
+                fail_msg("%s", err.msg);
+        return p;
+}
+
+static void expect_devices(const ncm_node_admission *a, size_t at, const char *ids) {
+        ncm_buf b = NCM_BUF_INIT;
+        const ncm_node_container_result *c = &a->containers[at];
+        for (size_t i = 0; i < c->n_devices; i++)
+                for (size_t k = 0; k < c->devices[i].n_ids; k++)
+                        ncm_buf_printf(&b, "%s%s", b.len ? "," : "", c->devices[i].ids[k]);
+        assert_string_equal(b.data ? b.data : "", ids);
+        ncm_buf_done(&b);
+}
+
+static void fx_new_devices(fx *f, const char *kubelet, const char *state_dir) {
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_node_options o = {.devices = GPUS, .devices_len = strlen(GPUS), .state_dir = state_dir};
+        *f = (fx){0};
+        f->t = load_topo(TWO_NUMA);
+        if (ncm_node_config_parse(kubelet, strlen(kubelet), NULL, "", &f->cfg, &err) < 0 ||
+            ncm_node_new(f->t, f->cfg, &o, &f->n, &err) < 0)
+                fail_msg("%s", err.msg);
+}
+
+/* Devices and CPUs aligned by single-numa-node; the device manager's hints come first. */
+static void test_node_devices_aligned(void **state) {
+        char buf[256];
+        ncm_node_admission *a;
+        fx f;
+
+        fx_new_devices(&f, kubelet_tm("single-numa-node", "container", buf, sizeof(buf)), NULL);
+        a = admit(&f, gpu_pod("a", "2", 2), NCM_NODE_EXPLAIN);
+        assert_true(a->admitted);
+        expect_devices(a, 0, "gpu0,gpu1");
+        tu_assert_cpuset(a->containers[0].cpus, "2-3");
+        /* events: device hints, CPU hints, merge, device allocation, CPU allocation */
+        assert_int_equal(a->n_events, 5);
+        assert_string_equal(a->events[0].provider, "devices");
+        assert_string_equal(a->events[1].provider, "cpu");
+        assert_int_equal(a->events[2].kind, NCM_NODE_EVENT_MERGE);
+        assert_string_equal(a->events[3].provider, "devices");
+        assert_string_equal(a->events[3].text, "example.com/gpu: gpu0,gpu1");
+        assert_string_equal(a->events[3].steps[0], "example.com/gpu gpu0 (NUMA 0): aligned with "
+                                                   "the hint");
+        ncm_node_admission_free(a);
+        /* 2 more: NUMA 1 has one healthy GPU, NUMA 0 none: refused */
+        expect_refused(&f, gpu_pod("b", "2", 2), NCM_TM_REASON_TOPOLOGY_AFFINITY,
+                       NCM_TM_MESSAGE_TOPOLOGY_AFFINITY);
+        a = admit(&f, gpu_pod("c", "2", 1), 0);
+        assert_true(a->admitted);
+        expect_devices(a, 0, "gpu2");
+        tu_assert_cpuset(a->containers[0].cpus, "8-9");
+        ncm_node_admission_free(a);
+        /* nothing healthy left */
+        expect_refused(&f, gpu_pod("d", "2", 1), NCM_TM_REASON_TOPOLOGY_AFFINITY,
+                       NCM_TM_MESSAGE_TOPOLOGY_AFFINITY);
+        fx_done(&f);
+
+        /* best-effort: the allocation itself fails, with the device manager's text */
+        fx_new_devices(&f, kubelet_tm("best-effort", "container", buf, sizeof(buf)), NULL);
+        a = admit(&f, gpu_pod("a", "2", 3), 0);
+        assert_true(a->admitted);
+        expect_devices(a, 0, "gpu0,gpu1,gpu2");
+        ncm_node_admission_free(a);
+        expect_refused(&f, gpu_pod("b", "2", 1), NCM_TM_REASON_UNEXPECTED,
+                       "Allocate failed due to requested number of devices unavailable for "
+                       "example.com/gpu. Requested: 1, Available: 0, which is unexpected");
+        fx_done(&f);
+}
+
+/* A refused pod gives its devices back; the checkpoint file ends as it began; restarts keep
+ * the assignments. */
+static void test_node_devices_rollback_restart(void **state) {
+        char *dir = tu_mkdtemp();
+        char path[512], buf[256];
+        char *before = NULL, *after = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_node_admission *a;
+        fx f;
+
+        fx_new_devices(&f, kubelet_tm("best-effort", "container", buf, sizeof(buf)), dir);
+        a = admit(&f, gpu_pod("keep", "2", 1), 0);
+        assert_true(a->admitted);
+        ncm_node_admission_free(a);
+        snprintf(path, sizeof(path), "%s/kubelet_internal_checkpoint", dir);
+        assert_int_equal(ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &before, NULL, &err), 0);
+        {
+                /* one GPU for "c", then 40 CPUs for "d": refused, gpu1 goes back */
+                const char *t = "{\"metadata\": {\"uid\": \"x\"}, \"spec\": {\"containers\": "
+                                "[{\"name\": \"c\", \"resources\": {\"limits\": "
+                                "{\"example.com/gpu\": 1, \"cpu\": \"1\", \"memory\": \"1G\"}}}, "
+                                "{\"name\": \"d\", \"resources\": "
+                                "{\"limits\": {\"cpu\": \"40\", \"memory\": \"1G\"}}}]}}";
+                ncm_pod *p = NULL;
+                assert_int_equal(ncm_pod_parse(t, strlen(t), NULL, &p, &err), 0);
+                a = admit(&f, p, 0);
+                assert_false(a->admitted);
+                ncm_node_admission_free(a);
+        }
+        assert_int_equal(ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &after, NULL, &err), 0);
+        assert_string_equal(before, after);
+        free(after);
+        /* a restart reads both files back */
+        assert_int_equal(ncm_node_restart(f.n, NULL, &err), 0);
+        a = admit(&f, gpu_pod("next", "2", 2), 0);
+        assert_true(a->admitted);
+        expect_devices(a, 0, "gpu1,gpu2");
+        ncm_node_admission_free(a);
+        free(before);
+        fx_done(&f);
+        tu_rm_rf(dir);
+        free(dir);
+
+        /* in memory too */
+        fx_new_devices(&f, kubelet_tm("none", "container", buf, sizeof(buf)), NULL);
+        a = admit(&f, gpu_pod("p", "1", 2), 0);
+        ncm_node_admission_free(a);
+        assert_int_equal(ncm_node_restart(f.n, NULL, &err), 0);
+        a = admit(&f, gpu_pod("q", "1", 2), 0);
+        assert_false(a->admitted); /* gpu0, gpu1 still held by p; gpu3 unhealthy */
+        ncm_node_admission_free(a);
+        {
+                ncm_autoptr(ncm_cpuset) rel = ncm_cpuset_new();
+                assert_int_equal(ncm_node_remove_pod(f.n, "p", rel, &err), 1);
+        }
+        a = admit(&f, gpu_pod("q", "1", 2), 0);
+        assert_true(a->admitted);
+        ncm_node_admission_free(a);
+        fx_done(&f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_node_config_errors),
@@ -1018,6 +1169,8 @@ int main(void) {
                         cmocka_unit_test(test_node_start_state),
                         cmocka_unit_test(test_node_state_dir),
                         cmocka_unit_test(test_node_explain),
+                        cmocka_unit_test(test_node_devices_aligned),
+                        cmocka_unit_test(test_node_devices_rollback_restart),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
