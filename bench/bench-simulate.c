@@ -6,7 +6,8 @@
  * Pods cycle through Guaranteed 1, 2, 4 and 8 CPUs, a two-container pod with an init
  * container, and a Burstable pod. Each run builds the node from scratch (policies, index,
  * topology manager) and uses the in-memory checkpoint. Measured for each topology manager
- * policy, container scope (and pod scope for single-numa-node), through the node API; then
+ * policy, container scope (and pod scope for single-numa-node), with 16 GPUs for one case, through
+ * the node API; then
  * the whole `nodecm simulate --json` path (pods already parsed) and with --explain.
  */
 #include <stdio.h>
@@ -21,14 +22,17 @@
 
 static ncm_topo *topo;
 static ncm_pod *pods[NPODS];
+static ncm_pod *gpu_pods[NPODS]; /* the same, every 8th asking for one GPU too */
+static char devices[2048];       /* 16 GPUs, 2 per NUMA node */
 
 typedef struct run_case {
         ncm_node_config *cfg;
         size_t admitted, rejected;
         unsigned flags;
+        bool gpus;
 } run_case;
 
-static ncm_pod *make_pod(size_t i) {
+static ncm_pod *make_pod(size_t i, bool gpu) {
         char text[1024];
         ncm_pod *p = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -56,8 +60,8 @@ static ncm_pod *make_pod(size_t i) {
                 snprintf(text, sizeof(text),
                          "{\"metadata\": {\"uid\": \"pod-%zu\", \"name\": \"p%zu\"}, \"spec\": "
                          "{\"containers\": [{\"name\": \"app\", \"resources\": {\"limits\": "
-                         "{\"cpu\": \"%d\", \"memory\": \"1Gi\"}}}]}}",
-                         i, i, sizes[i % 6]);
+                         "{\"cpu\": \"%d\", \"memory\": \"1Gi\"%s}}}]}}",
+                         i, i, sizes[i % 6], gpu && i % 8 == 0 ? ", \"example.com/gpu\": 1" : "");
         }
         if (ncm_pod_parse(text, strlen(text), NULL, &p, &err) < 0) {
                 fprintf(stderr, "bench-simulate: %s\n", err.msg);
@@ -71,7 +75,14 @@ static void run(void *arg) {
         ncm_node *n = NULL;
         ncm_error err = NCM_ERROR_INIT;
 
-        if (ncm_node_new(topo, c->cfg, NULL, &n, &err) < 0) {
+        ncm_node_options o = {0};
+        ncm_pod **set = c->gpus ? gpu_pods : pods;
+
+        if (c->gpus) {
+                o.devices = devices;
+                o.devices_len = strlen(devices);
+        }
+        if (ncm_node_new(topo, c->cfg, &o, &n, &err) < 0) {
                 fprintf(stderr, "bench-simulate: %s\n", err.msg);
                 exit(1);
         }
@@ -79,7 +90,7 @@ static void run(void *arg) {
         for (size_t i = 0; i < NPODS + WINDOW; i++) {
                 if (i < NPODS) {
                         ncm_node_admission *a = NULL;
-                        if (ncm_node_admit(n, pods[i], c->flags, &a, &err) < 0) {
+                        if (ncm_node_admit(n, set[i], c->flags, &a, &err) < 0) {
                                 fprintf(stderr, "bench-simulate: %s\n", err.msg);
                                 exit(1);
                         }
@@ -89,7 +100,7 @@ static void run(void *arg) {
                                 c->rejected++;
                         ncm_node_admission_free(a);
                 }
-                if (i >= WINDOW && ncm_node_remove_pod(n, pods[i - WINDOW]->uid, NULL, &err) < 0) {
+                if (i >= WINDOW && ncm_node_remove_pod(n, set[i - WINDOW]->uid, NULL, &err) < 0) {
                         fprintf(stderr, "bench-simulate: %s\n", err.msg);
                         exit(1);
                 }
@@ -176,8 +187,18 @@ int main(void) {
                 fprintf(stderr, "bench-simulate: %s\n", err.msg);
                 return 1;
         }
-        for (size_t i = 0; i < NPODS; i++)
-                pods[i] = make_pod(i);
+        for (size_t i = 0; i < NPODS; i++) {
+                pods[i] = make_pod(i, false);
+                gpu_pods[i] = make_pod(i, true);
+        }
+        {
+                size_t o = (size_t)snprintf(devices, sizeof(devices), "{\"example.com/gpu\": [");
+                for (int g = 0; g < 16; g++)
+                        o += (size_t)snprintf(devices + o, sizeof(devices) - o,
+                                              "%s{\"id\": \"gpu%d\", \"numa\": [%d]}",
+                                              g ? ", " : "", g, g / 2);
+                snprintf(devices + o, sizeof(devices) - o, "]}");
+        }
 
         printf("## Whole-scenario throughput (`nodecm simulate`)\n\n");
         printf("384 CPUs (2 sockets x 4 NUMA nodes x 24 cores x 2 threads), static CPU manager, "
@@ -189,7 +210,7 @@ int main(void) {
         printf("| topology manager | scope | admitted / refused | per scenario | per pod "
                "(admit + remove) |\n|---|---|---|---|---|\n");
         for (size_t k = 0; k < NCM_ELEMENTSOF(cases); k++) {
-                run_case c = {config(cases[k].policy, cases[k].scope), 0, 0, 0};
+                run_case c = {config(cases[k].policy, cases[k].scope), 0, 0, 0, false};
                 double ns = bench_median_ns(run, &c, 50);
                 printf("| %s | %s | %zu / %zu | %s | %s |\n", cases[k].policy, cases[k].scope,
                        c.admitted, c.rejected, bench_fmt_ns(ns, b1), bench_fmt_ns(ns / NPODS, b2));
@@ -197,6 +218,13 @@ int main(void) {
                         c.flags = NCM_NODE_EXPLAIN;
                         ns = bench_median_ns(run, &c, 50);
                         printf("| %s, with explanations | %s | %zu / %zu | %s | %s |\n",
+                               cases[k].policy, cases[k].scope, c.admitted, c.rejected,
+                               bench_fmt_ns(ns, b1), bench_fmt_ns(ns / NPODS, b2));
+                        c.flags = 0;
+                        c.gpus = true;
+                        ns = bench_median_ns(run, &c, 50);
+                        printf("| %s, 16 GPUs (every 8th pod asks for one) | %s | %zu / %zu | %s "
+                               "| %s |\n",
                                cases[k].policy, cases[k].scope, c.admitted, c.rejected,
                                bench_fmt_ns(ns, b1), bench_fmt_ns(ns / NPODS, b2));
                 }
@@ -220,8 +248,10 @@ int main(void) {
                 }
                 ncm_scenario_free(c.s);
         }
-        for (size_t i = 0; i < NPODS; i++)
+        for (size_t i = 0; i < NPODS; i++) {
                 ncm_pod_free(pods[i]);
+                ncm_pod_free(gpu_pods[i]);
+        }
         ncm_topo_free(topo);
         return 0;
 }

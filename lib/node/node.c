@@ -451,10 +451,8 @@ int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err) {
         if (r < 0)
                 return r;
         if (n->dir) {
-                ncm_autofree char *dp = ncm__node_dev_checkpoint_path(n);
-                r = dp ? ncm_devmgr_write_checkpoint(n->dev, AT_FDCWD, dp, err) : oom(err);
-                if (r >= 0)
-                        r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, NULL, 0, &m, err);
+                /* the device manager has written its file on every change already */
+                r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, NULL, 0, &m, err);
         } else {
                 ncm_buf b = NCM_BUF_INIT, d = NCM_BUF_INIT;
                 ncm_cpu_checkpoint_format_state(n->cpu_state, &b);
