@@ -6,9 +6,8 @@
  * Pods cycle through Guaranteed 1, 2, 4 and 8 CPUs, a two-container pod with an init
  * container, and a Burstable pod. Each run builds the node from scratch (policies, index,
  * topology manager) and uses the in-memory checkpoint. Measured for each topology manager
- * policy, container scope (and pod scope for single-numa-node), with 16 GPUs for one case, through
- * the node API; then
- * the whole `nodecm simulate --json` path (pods already parsed) and with --explain.
+ * policy, container scope (and pod scope for single-numa-node), with 16 GPUs for one case,
+ * through the node API; then the whole simulator with each output mode.
  */
 #include <stdio.h>
 #include <stdlib.h>
