@@ -152,7 +152,8 @@ static int collect_pids(int rootfd, const char *dir, int depth, int *ret_pids, s
 
         if (depth > 64)
                 return ncm_error_set(err, ELOOP, "'%s': cgroup tree too deep", dir);
-        snprintf(file, sizeof(file), "%s/cgroup.procs", dir);
+        if ((size_t)snprintf(file, sizeof(file), "%s/cgroup.procs", dir) >= sizeof(file))
+                return ncm_error_set(err, ENAMETOOLONG, "'%s': path too long", dir);
         len = ncm_fs_read(rootfd, file, buf, sizeof(buf), NULL);
         if (len == -EFBIG) {
                 /* More processes than fit: it is not empty, which is all callers need. */
