@@ -3,7 +3,8 @@
 #
 #   make          build build/nodecm
 #   make run      set up, build, and run the demo
-#   make check    set up, build, and pass every test (normal build, ASan+UBSan build, fuzz smoke)
+#   make check    set up, build, and pass every test (formatting, normal build, ASan+UBSan build,
+#                 fuzz smoke)
 #   make bench    release build, run bench/, write bench/RESULTS.md
 #   make fuzz     run every fuzz target for FUZZ_SECONDS each
 
@@ -11,7 +12,7 @@ BUILD ?= build
 FUZZ_SECONDS ?= 120
 FUZZ_SMOKE_SECONDS ?= 5
 
-.PHONY: all setup run check test asan-test fuzz-smoke fuzz-build bench fuzz format clean
+.PHONY: all setup run check test asan-test fuzz-smoke fuzz-build bench fuzz format format-check clean
 
 # Reconfigure every time: tests, fuzz targets and bench programs are picked up when their
 # file exists, which meson only notices at configure time.
@@ -52,7 +53,7 @@ fuzz-smoke: fuzz-build
 fuzz: fuzz-build
 	./tools/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
-check: test asan-test fuzz-smoke
+check: format-check test asan-test fuzz-smoke
 
 build-bench/build.ninja:
 	meson setup build-bench -Dbuildtype=release -Dtests=disabled >/dev/null
@@ -64,6 +65,10 @@ bench: setup build-bench/build.ninja
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
+
+# The tree must be exactly as clang-format (with .clang-format) writes it.
+format-check: setup
+	@clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h')
 
 clean:
 	rm -rf build build-asan build-fuzz build-bench

@@ -61,7 +61,8 @@ typedef struct call {
         bool distributed;
 } call;
 
-static void run(void *arg) {
+static void run(void *arg)
+{
         call *c = arg;
         int r = c->distributed ? ncm_cpu_take_distributed(c->ix, c->avail, c->n, 2, false, false,
                                                           c->out, NULL)
@@ -71,7 +72,8 @@ static void run(void *arg) {
                 abort();
 }
 
-static void build(const machine *m, ncm_topo **t, ncm_cpuset **avail) {
+static void build(const machine *m, ncm_topo **t, ncm_cpuset **avail)
+{
         int numa = m->sockets * m->numa_per_socket, cores = numa * m->cores_per_numa;
         ncm_cpu_info *cpus = malloc(2 * (size_t)cores * sizeof(*cpus));
 
@@ -92,7 +94,8 @@ static void build(const machine *m, ncm_topo **t, ncm_cpuset **avail) {
         free(cpus);
 }
 
-int main(void) {
+int main(void)
+{
         printf("## CPU allocation (takeByTopology)\n\n"
                "Half of each machine's CPUs taken (per core k: k mod 4 = 0 both threads taken, "
                "1 both free, 2 and 3 one thread taken), the whole free set passed in. Packed is "

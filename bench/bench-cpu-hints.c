@@ -18,14 +18,16 @@ typedef struct call {
         ncm_hint_list hints;
 } call;
 
-static void run(void *arg) {
+static void run(void *arg)
+{
         call *c = arg;
         c->hints.n = 0;
         if (ncm_cpu_hints_generate(c->ix, NULL, c->avail, NULL, 8, &c->hints, NULL) < 0)
                 abort();
 }
 
-int main(void) {
+int main(void)
+{
         static const struct {
                 int numa;
                 const char *kubelet;

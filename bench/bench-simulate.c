@@ -31,7 +31,8 @@ typedef struct run_case {
         bool gpus;
 } run_case;
 
-static ncm_pod *make_pod(size_t i, bool gpu) {
+static ncm_pod *make_pod(size_t i, bool gpu)
+{
         char text[1024];
         ncm_pod *p = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -69,7 +70,8 @@ static ncm_pod *make_pod(size_t i, bool gpu) {
         return p;
 }
 
-static void run(void *arg) {
+static void run(void *arg)
+{
         run_case *c = arg;
         ncm_node *n = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -107,7 +109,8 @@ static void run(void *arg) {
         ncm_node_free(n);
 }
 
-static ncm_node_config *config(const char *policy, const char *scope) {
+static ncm_node_config *config(const char *policy, const char *scope)
+{
         char text[512];
         ncm_node_config *c = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -129,7 +132,8 @@ typedef struct sim_case {
         ncm_simulate_options o;
 } sim_case;
 
-static void run_sim(void *arg) {
+static void run_sim(void *arg)
+{
         sim_case *c = arg;
         ncm_buf out = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
@@ -140,7 +144,8 @@ static void run_sim(void *arg) {
         ncm_buf_done(&out);
 }
 
-static ncm_scenario *scenario(const char *policy) {
+static ncm_scenario *scenario(const char *policy)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_scenario *s = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -171,7 +176,8 @@ static ncm_scenario *scenario(const char *policy) {
         return s;
 }
 
-int main(void) {
+int main(void)
+{
         static const struct {
                 const char *policy, *scope;
         } cases[] = {

@@ -86,7 +86,10 @@ static void setup(bench_case *c, const char *policy, int n, const int min_nodes[
                                 continue;
                         hints[k++] = (ncm_hint){.numa = m, .preferred = cnt == min_nodes[p]};
                 }
-                if (ncm_tm_hints_add(&c->prov[p], p == 0 ? "cpu" : p == 1 ? "memory" : "gpu",
+                if (ncm_tm_hints_add(&c->prov[p],
+                                     p == 0   ? "cpu"
+                                     : p == 1 ? "memory"
+                                              : "gpu",
                                      hints, k, false, NULL, NULL) < 0)
                         abort();
         }
@@ -138,8 +141,7 @@ static const char *kubelet_column(const char *policy, int n, double perms, char 
         return buf;
 }
 
-static void row(const char *shape, const char *policy, int n, const int min_nodes[3],
-                bool kubelet)
+static void row(const char *shape, const char *policy, int n, const int min_nodes[3], bool kubelet)
 {
         bench_case c;
         char fast[32], ref[32], kb[64], res[80];
@@ -173,8 +175,8 @@ static void row(const char *shape, const char *policy, int n, const int min_node
                 nb = ncm_bitmask_to_bits(c.result.numa, bits);
                 res[0] = '\0';
                 for (int i = 0; i < nb && len < 60; i++)
-                        len += (size_t)snprintf(res + len, sizeof(res) - len, "%s%d",
-                                                i ? "," : "{", bits[i]);
+                        len += (size_t)snprintf(res + len, sizeof(res) - len, "%s%d", i ? "," : "{",
+                                                bits[i]);
                 snprintf(res + len, sizeof(res) - len, "}, %s",
                          c.result.preferred ? "preferred" : "not");
         }

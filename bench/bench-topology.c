@@ -68,8 +68,9 @@ static char *extract(const char *data, const char *dump, char *tmp, size_t size)
         char tarball[PATH_MAX], *root;
         pid_t pid;
         int status;
-        snprintf(tmp, size, "%s", access("/dev/shm", W_OK) == 0 ? "/dev/shm/nodecm-bench-XXXXXX"
-                                                                 : "/tmp/nodecm-bench-XXXXXX");
+        snprintf(tmp, size, "%s",
+                 access("/dev/shm", W_OK) == 0 ? "/dev/shm/nodecm-bench-XXXXXX"
+                                               : "/tmp/nodecm-bench-XXXXXX");
         if (!mkdtemp(tmp))
                 return NULL;
         snprintf(tarball, sizeof(tarball), "%s/topologies/%s.tar.bz2", data, dump);
@@ -256,20 +257,22 @@ int main(void)
                 ta.cpus = ncm_topo_cpus(big, &ta.n);
                 ta.ids = ncm_topo_numa_ids(big, &ta.nn);
                 ta.dist = ncm_topo_numa_distances(big, &ta.nn);
-                row("ncm_topo_new (build all indexes)", "1024 CPUs", bench_median_ns(do_new, &ta, 100000));
+                row("ncm_topo_new (build all indexes)", "1024 CPUs",
+                    bench_median_ns(do_new, &ta, 100000));
                 row("JSON write", "1024 CPUs", bench_median_ns(do_format_json, big, 100000));
                 row("JSON read", "1024 CPUs", bench_median_ns(do_parse_json, &tx, 100000));
                 ncm_buf_done(&b);
         }
         {
                 static const char *const names[] = {
-                        "cpus_in_numa (4 nodes)",   "cpus_in_sockets (4 sockets)",
-                        "cpus_in_cores (64 cores)", "cpus_in_uncore (4 L3)",
-                        "numa_of_cpus (64 CPUs)",   "cores_of_cpus (64 CPUs)",
-                        "ncm_topo_cpu x1024",       "numa_distance x4096",
+                                "cpus_in_numa (4 nodes)",   "cpus_in_sockets (4 sockets)",
+                                "cpus_in_cores (64 cores)", "cpus_in_uncore (4 L3)",
+                                "numa_of_cpus (64 CPUs)",   "cores_of_cpus (64 CPUs)",
+                                "ncm_topo_cpu x1024",       "numa_distance x4096",
                 };
-                static const char *const ids[] = {"0,17,33,63", "0-3", "0-127:2", "1,40,80,127",
-                                                  "0-1023:16", "0-1023:16", "0", "0"};
+                static const char *const ids[] = {"0,17,33,63",  "0-3",       "0-127:2",
+                                                  "1,40,80,127", "0-1023:16", "0-1023:16",
+                                                  "0",           "0"};
                 for (int k = 0; k < 8; k++) {
                         query_arg qa = {big, ncm_cpuset_new(), ncm_cpuset_new(), k};
                         if (strstr(ids[k], ":")) {

@@ -75,8 +75,9 @@ static int device_show(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         int r;
         if (a->reserved)
-                return ncm_error_set(err, EINVAL, "%s: %s: --reserved applies to cpu_manager_state "
-                                                  "files",
+                return ncm_error_set(err, EINVAL,
+                                     "%s: %s: --reserved applies to cpu_manager_state "
+                                     "files",
                                      a->path, NCM_DEVMGR_CHECKPOINT_NAME);
         r = parse(a, &cp, err);
         if (r < 0)
@@ -118,8 +119,9 @@ static int device_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error 
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", a->path);
         }
         if (!a->output && text.len == a->len && memcmp(text.data, a->text, a->len) == 0) {
-                ncm_buf_printf(out, "%s: already in the kubelet's form (checksum %" PRIu64
-                                    "), left as it is\n",
+                ncm_buf_printf(out,
+                               "%s: already in the kubelet's form (checksum %" PRIu64
+                               "), left as it is\n",
                                a->path, ncm_devmgr_checkpoint_checksum(cp));
                 ncm_buf_done(&text);
                 return 0;

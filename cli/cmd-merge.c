@@ -44,9 +44,9 @@ static void usage(FILE *f)
 int cmd_merge(int argc, char **argv)
 {
         static const struct option opts[] = {
-                {"reference", no_argument, NULL, 'r'},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+                        {"reference", no_argument, NULL, 'r'},
+                        {"help", no_argument, NULL, 'h'},
+                        {NULL, 0, NULL, 0},
         };
         ncm_tm_merge_mode mode = NCM_TM_MERGE_FAST;
         ncm_autoptr(ncm__tm_request) req = NULL;

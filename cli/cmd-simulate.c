@@ -12,7 +12,8 @@
 #include <nodecm/node.h>
 #include "cli.h"
 
-static void usage(FILE *f) {
+static void usage(FILE *f)
+{
         fputs("Usage: nodecm simulate [OPTIONS] SCENARIO\n\n"
               "Replay SCENARIO (JSON or YAML, '-' for standard input) on a simulated node: the\n"
               "kubelet's CPU, device and topology managers admit pods, remove containers and\n"
@@ -28,7 +29,8 @@ static void usage(FILE *f) {
               "node.kubelet\n"
               "takes KubeletConfiguration fields; node.state a starting cpu_manager_state (inline\n"
               "or {\"file\": PATH}); node.devices the devices of the node's device plugins\n"
-              "({\"example.com/gpu\": [{\"id\": \"gpu0\", \"numa\": [0]}]}). Paths are relative to\n"
+              "({\"example.com/gpu\": [{\"id\": \"gpu0\", \"numa\": [0]}]}). Paths are relative "
+              "to\n"
               "the scenario's directory.\n\n"
               "Output: one line per step (the containers' CPUs and NUMA nodes, or the rejection\n"
               "reason), then the CPU map per socket and NUMA node.\n\n"
@@ -49,7 +51,8 @@ static void usage(FILE *f) {
               f);
 }
 
-int cmd_simulate(int argc, char **argv) {
+int cmd_simulate(int argc, char **argv)
+{
         enum { OPT_STATE_DIR = 0x100, OPT_FAIL_ON_REJECT, OPT_REFERENCE };
         static const struct option opts[] = {
                         {"json", no_argument, NULL, 'j'},

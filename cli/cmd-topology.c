@@ -15,7 +15,8 @@ static void usage(FILE *f)
 {
         fputs("Usage: nodecm topology [SOURCE] [--json]\n\n"
               "Show the CPUs, cores, sockets, NUMA nodes and uncore (L3) caches of a machine with\n"
-              "the kubelet's meaning of each id, as a tree (socket, NUMA node, uncore cache, core,\n"
+              "the kubelet's meaning of each id, as a tree (socket, NUMA node, uncore cache, "
+              "core,\n"
               "CPU threads) followed by the totals.\n\n"
               "  --json             print nodecm topology JSON instead (read back by --topology)\n"
               "  -h, --help         show this help\n\n" CLI_SOURCE_HELP
@@ -26,10 +27,10 @@ static void usage(FILE *f)
 int cmd_topology(int argc, char **argv)
 {
         static const struct option opts[] = {
-                CLI_SOURCE_OPTIONS,
-                {"json", no_argument, NULL, 'j'},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+                        CLI_SOURCE_OPTIONS,
+                        {"json", no_argument, NULL, 'j'},
+                        {"help", no_argument, NULL, 'h'},
+                        {NULL, 0, NULL, 0},
         };
         cli_source src = CLI_SOURCE_INIT;
         ncm_autoptr(ncm_topo) topo = NULL;
@@ -54,8 +55,7 @@ int cmd_topology(int argc, char **argv)
                         return cli_usage_error("topology", "option '%s' needs a value",
                                                argv[optind - 1]);
                 default:
-                        return cli_usage_error("topology", "unknown option '%s'",
-                                               argv[optind - 1]);
+                        return cli_usage_error("topology", "unknown option '%s'", argv[optind - 1]);
                 }
         }
         if (optind < argc)

@@ -56,14 +56,14 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
                        void (*usage)(FILE *f), cli_cpu_args *a)
 {
         static const struct option opts[] = {
-                CLI_SOURCE_OPTIONS,
-                {"available", required_argument, NULL, 'a'},
-                {"reusable", required_argument, NULL, 'r'},
-                {"count", required_argument, NULL, 'n'},
-                {"option", required_argument, NULL, 'o'},
-                {"feature-gates", required_argument, NULL, 'g'},
-                {"help", no_argument, NULL, 'h'},
-                {NULL, 0, NULL, 0},
+                        CLI_SOURCE_OPTIONS,
+                        {"available", required_argument, NULL, 'a'},
+                        {"reusable", required_argument, NULL, 'r'},
+                        {"count", required_argument, NULL, 'n'},
+                        {"option", required_argument, NULL, 'o'},
+                        {"feature-gates", required_argument, NULL, 'g'},
+                        {"help", no_argument, NULL, 'h'},
+                        {NULL, 0, NULL, 0},
         };
         int c;
 

@@ -33,7 +33,8 @@ typedef struct cli_cpu_args {
         "                     distribute-cpus-across-numa, align-by-socket,\n"                     \
         "                     distribute-cpus-across-cores, strict-cpu-reservation,\n"             \
         "                     prefer-align-cpus-by-uncorecache; VALUE as Go's ParseBool\n"         \
-        "  --feature-gates G  CPUManagerPolicyAlphaOptions=BOOL,CPUManagerPolicyBetaOptions=BOOL\n" \
+        "  --feature-gates G  "                                                                    \
+        "CPUManagerPolicyAlphaOptions=BOOL,CPUManagerPolicyBetaOptions=BOOL\n"                     \
         "                     (default: alpha off, beta on, as the newest kubelet)\n"              \
         "  -h, --help         show this help\n\n" CLI_SOURCE_HELP
 

@@ -10,16 +10,21 @@
 
 /* One line per subcommand; each cmd-<name>.c adds its own. */
 static const cli_command commands[] = {
-        {"topology", "show the machine's CPUs, cores, sockets, NUMA nodes and caches", cmd_topology},
-        {"checkpoint", "verify, show and rewrite the kubelet's checkpoint files", cmd_checkpoint},
-        {"cgroup", "plan, apply and remove a pod's kubepods, QoS and pod cgroups", cmd_cgroup},
-        {"node-allocatable", "node allocatable from capacity and the reservation flags",
-         cmd_node_allocatable},
-        {"merge", "merge topology hints as the kubelet's topology manager does", cmd_merge},
-        {"take", "choose CPUs as the kubelet's CPU manager does (takeByTopology)", cmd_take},
-        {"hints", "the CPU manager's NUMA topology hints for a request", cmd_hints},
-        {"simulate", "replay pods on a simulated node: CPUs, NUMA nodes, and why", cmd_simulate},
-        {NULL, NULL, NULL},
+                {"topology", "show the machine's CPUs, cores, sockets, NUMA nodes and caches",
+                 cmd_topology},
+                {"checkpoint", "verify, show and rewrite the kubelet's checkpoint files",
+                 cmd_checkpoint},
+                {"cgroup", "plan, apply and remove a pod's kubepods, QoS and pod cgroups",
+                 cmd_cgroup},
+                {"node-allocatable", "node allocatable from capacity and the reservation flags",
+                 cmd_node_allocatable},
+                {"merge", "merge topology hints as the kubelet's topology manager does", cmd_merge},
+                {"take", "choose CPUs as the kubelet's CPU manager does (takeByTopology)",
+                 cmd_take},
+                {"hints", "the CPU manager's NUMA topology hints for a request", cmd_hints},
+                {"simulate", "replay pods on a simulated node: CPUs, NUMA nodes, and why",
+                 cmd_simulate},
+                {NULL, NULL, NULL},
 };
 
 static void usage(FILE *f)

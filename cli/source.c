@@ -11,10 +11,10 @@ static const struct {
         ncm_topo_source_kind kind;
         const char *name;
 } source_opts[] = {
-        {CLI_OPT_FSROOT, NCM_TOPO_SOURCE_FSROOT, "--fsroot"},
-        {CLI_OPT_SYNTHETIC, NCM_TOPO_SOURCE_SYNTHETIC, "--synthetic"},
-        {CLI_OPT_XML, NCM_TOPO_SOURCE_XML, "--xml"},
-        {CLI_OPT_TOPOLOGY, NCM_TOPO_SOURCE_JSON, "--topology"},
+                {CLI_OPT_FSROOT, NCM_TOPO_SOURCE_FSROOT, "--fsroot"},
+                {CLI_OPT_SYNTHETIC, NCM_TOPO_SOURCE_SYNTHETIC, "--synthetic"},
+                {CLI_OPT_XML, NCM_TOPO_SOURCE_XML, "--xml"},
+                {CLI_OPT_TOPOLOGY, NCM_TOPO_SOURCE_JSON, "--topology"},
 };
 
 static const char *option_name(ncm_topo_source_kind kind)

@@ -50,9 +50,9 @@ enum {
 
 #define CLI_SOURCE_HELP                                                                            \
         "Topology source (at most one; default: this machine):\n"                                  \
-        "  --fsroot DIR       read sysfs under DIR (DIR/sys/devices/system/...), '/' for this\n"  \
+        "  --fsroot DIR       read sysfs under DIR (DIR/sys/devices/system/...), '/' for this\n"   \
         "                     machine\n"                                                           \
-        "  --synthetic DESC   hwloc synthetic description, e.g. \"package:2 numa:2 l3:1 core:8 "  \
+        "  --synthetic DESC   hwloc synthetic description, e.g. \"package:2 numa:2 l3:1 core:8 "   \
         "pu:2\"\n"                                                                                 \
         "  --xml FILE         lstopo XML export\n"                                                 \
         "  --topology FILE    nodecm topology JSON (as printed by 'nodecm topology --json'; '-' "  \
@@ -66,7 +66,10 @@ typedef struct cli_source {
         const char *second;
 } cli_source;
 
-#define CLI_SOURCE_INIT {NCM_TOPO_SOURCE_FSROOT, NULL, 0, NULL, NULL}
+#define CLI_SOURCE_INIT                                                                            \
+        {                                                                                          \
+                NCM_TOPO_SOURCE_FSROOT, NULL, 0, NULL, NULL                                        \
+        }
 
 /*
  * Record OPT (a getopt_long return value) with its ARG when it is a source option. Returns

@@ -3,7 +3,7 @@
 # Idempotent: when everything is present it only runs dpkg-query and exits quietly.
 set -eu
 
-PKGS="build-essential meson ninja-build pkg-config clang libclang-rt-14-dev
+PKGS="build-essential meson ninja-build pkg-config clang clang-format libclang-rt-14-dev
 libjson-c-dev libyaml-dev libhwloc-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler
 python3 python3-grpcio python3-grpc-tools python3-protobuf"

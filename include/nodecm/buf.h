@@ -25,7 +25,10 @@ typedef struct ncm_buf {
         bool oom;
 } ncm_buf;
 
-#define NCM_BUF_INIT {NULL, 0, 0, false}
+#define NCM_BUF_INIT                                                                               \
+        {                                                                                          \
+                NULL, 0, 0, false                                                                  \
+        }
 
 /* Release the storage; the buffer is empty and usable again. */
 NCM_API void ncm_buf_done(ncm_buf *b);

@@ -460,7 +460,9 @@ typedef struct ncm_devmgr_hints {
 } ncm_devmgr_hints;
 
 #define NCM_DEVMGR_HINTS_INIT                                                                      \
-        { NULL, 0 }
+        {                                                                                          \
+                NULL, 0                                                                            \
+        }
 
 /*
  * kubelet's GetTopologyHints(pod, container): one list per device resource the container

@@ -29,7 +29,13 @@ typedef struct ncm_error {
         char msg[NCM_ERROR_MSG_MAX]; /* always NUL-terminated; "..." marks truncation */
 } ncm_error;
 
-#define NCM_ERROR_INIT {0, {0}}
+#define NCM_ERROR_INIT                                                                             \
+        {                                                                                          \
+                0,                                                                                 \
+                {                                                                                  \
+                        0                                                                          \
+                }                                                                                  \
+        }
 
 /*
  * nodecm's own error codes, above the errno range. X(name, value, description, exit status).

@@ -29,13 +29,16 @@ typedef struct ncm_hint {
 
 /* One resource's hints, in provider order. */
 typedef struct ncm_hint_list {
-        bool nil;        /* no hints at all: "no preference" (as opposed to n == 0: "none fits") */
+        bool nil; /* no hints at all: "no preference" (as opposed to n == 0: "none fits") */
         size_t n;
         size_t cap;
         ncm_hint *hints; /* malloc'd */
 } ncm_hint_list;
 
-#define NCM_HINT_LIST_INIT {false, 0, 0, NULL}
+#define NCM_HINT_LIST_INIT                                                                         \
+        {                                                                                          \
+                false, 0, 0, NULL                                                                  \
+        }
 
 /* Append H. -ENOMEM on allocation failure (the list is unchanged then). */
 NCM_API int ncm_hint_list_append(ncm_hint_list *l, ncm_hint h);

@@ -58,9 +58,9 @@ typedef struct ncm_resources {
 
 typedef struct ncm_container {
         char *name;
-        size_t index;          /* position in spec.containers or spec.initContainers */
-        bool init;             /* listed in spec.initContainers */
-        bool sidecar;          /* init container with restartPolicy: Always (restartable) */
+        size_t index; /* position in spec.containers or spec.initContainers */
+        bool init;    /* listed in spec.initContainers */
+        bool sidecar; /* init container with restartPolicy: Always (restartable) */
         ncm_resources resources;
 } ncm_container;
 
@@ -72,15 +72,15 @@ typedef enum ncm_qos_class {
 } ncm_qos_class;
 
 typedef struct ncm_pod {
-        char *uid;       /* metadata.uid, never empty */
-        char *name;      /* metadata.name, "" when absent */
-        char *ns;        /* metadata.namespace, "default" when absent */
+        char *uid;                      /* metadata.uid, never empty */
+        char *name;                     /* metadata.name, "" when absent */
+        char *ns;                       /* metadata.namespace, "default" when absent */
         ncm_container *init_containers; /* spec.initContainers, in order */
         size_t n_init_containers;
         ncm_container *containers; /* spec.containers, in order; n_containers >= 1 */
         size_t n_containers;
-        bool has_pod_resources;  /* spec.resources is present (even as {}) */
-        ncm_resources resources; /* spec.resources after pod-level defaulting */
+        bool has_pod_resources;     /* spec.resources is present (even as {}) */
+        ncm_resources resources;    /* spec.resources after pod-level defaulting */
         ncm_resource_list overhead; /* spec.overhead (set by RuntimeClass admission) */
         ncm_qos_class qos;          /* ComputePodQOS of this pod */
 } ncm_pod;
@@ -107,18 +107,16 @@ NCM_API ncm_pod *ncm_pod_free(ncm_pod *pod);
 NCM_DEFINE_AUTOPTR(ncm_pod, ncm_pod_free)
 
 /* The container named NAME, init containers first, or NULL. */
-NCM_API const ncm_container *ncm_pod_find_container(const ncm_pod *pod, const char *name)
-        NCM_PURE;
+NCM_API const ncm_container *ncm_pod_find_container(const ncm_pod *pod, const char *name) NCM_PURE;
 
 /* The quantity for resource NAME in L, or NULL when L has no such key. */
-NCM_API const ncm_quantity *ncm_resource_list_get(const ncm_resource_list *l, const char *name)
-        NCM_PURE;
+NCM_API const ncm_quantity *ncm_resource_list_get(const ncm_resource_list *l,
+                                                  const char *name) NCM_PURE;
 
 /* Shorthands for ncm_resource_list_get() on a container's requests / limits. */
-NCM_API const ncm_quantity *ncm_container_request(const ncm_container *c, const char *name)
-        NCM_PURE;
-NCM_API const ncm_quantity *ncm_container_limit(const ncm_container *c, const char *name)
-        NCM_PURE;
+NCM_API const ncm_quantity *ncm_container_request(const ncm_container *c,
+                                                  const char *name) NCM_PURE;
+NCM_API const ncm_quantity *ncm_container_limit(const ncm_container *c, const char *name) NCM_PURE;
 
 /* Free the entries of L and leave it empty (L itself is caller storage). */
 NCM_API void ncm_resource_list_done(ncm_resource_list *l);
@@ -146,8 +144,8 @@ NCM_API bool ncm_resource_is_pod_level(const char *name) NCM_PURE;
 
 /* Flags of ncm_pod_requests() / ncm_pod_limits() (component-helpers PodResourcesOptions). */
 enum {
-        NCM_POD_EXCLUDE_OVERHEAD = 1 << 0,   /* leave spec.overhead out */
-        NCM_POD_SKIP_POD_LEVEL = 1 << 1,     /* ignore spec.resources: container aggregate */
+        NCM_POD_EXCLUDE_OVERHEAD = 1 << 0, /* leave spec.overhead out */
+        NCM_POD_SKIP_POD_LEVEL = 1 << 1,   /* ignore spec.resources: container aggregate */
 };
 
 /*

@@ -63,7 +63,7 @@ typedef struct ncm_quantity {
 
 /* apimachinery's error texts (resource.ErrFormatWrong, ErrNumeric, ErrSuffix). */
 #define NCM_QUANTITY_ERR_FORMAT                                                                    \
-        "quantities must match the regular expression "                                           \
+        "quantities must match the regular expression "                                            \
         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 #define NCM_QUANTITY_ERR_NUMERIC "unable to parse numeric part of quantity"
 #define NCM_QUANTITY_ERR_SUFFIX "unable to parse quantity's suffix"

@@ -43,9 +43,8 @@ typedef struct ncm_topo ncm_topo;
  * NULL (then 10 on the diagonal and 20 elsewhere, as Linux reports without a SLIT). Every CPU's
  * numa must be in NUMA_IDS. -EINVAL with a message naming the offending entry otherwise.
  */
-NCM_API int ncm_topo_new(const ncm_cpu_info *cpus, size_t ncpus, const int *numa_ids,
-                         size_t nnuma, const uint32_t *distances, ncm_topo **ret,
-                         ncm_error *err);
+NCM_API int ncm_topo_new(const ncm_cpu_info *cpus, size_t ncpus, const int *numa_ids, size_t nnuma,
+                         const uint32_t *distances, ncm_topo **ret, ncm_error *err);
 NCM_API ncm_topo *ncm_topo_free(ncm_topo *t);
 NCM_DEFINE_AUTOPTR(ncm_topo, ncm_topo_free)
 
@@ -78,7 +77,6 @@ NCM_API void ncm_topo_cpus_in_numa(const ncm_topo *t, const ncm_cpuset *ids, ncm
 NCM_API void ncm_topo_cpus_in_sockets(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
 NCM_API void ncm_topo_cpus_in_cores(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
 NCM_API void ncm_topo_cpus_in_uncore(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
-
 
 /*
  * --- Additions to the first version of this header (meanings above are unchanged) ---
@@ -137,8 +135,7 @@ NCM_API int ncm_topo_from_synthetic(const char *desc, ncm_topo **ret, ncm_error 
 
 /* Build a topology from an lstopo XML file (a host path) or from XML text in memory. */
 NCM_API int ncm_topo_from_xml_file(const char *path, ncm_topo **ret, ncm_error *err);
-NCM_API int ncm_topo_from_xml_buffer(const char *xml, size_t len, ncm_topo **ret,
-                                     ncm_error *err);
+NCM_API int ncm_topo_from_xml_buffer(const char *xml, size_t len, ncm_topo **ret, ncm_error *err);
 
 /*
  * Read nodecm topology JSON (DESIGN.md: {"cpus": [...], "numa": [...]}). NAME (a file name)

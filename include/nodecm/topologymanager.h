@@ -129,15 +129,18 @@ typedef struct ncm_tm_hints {
         ncm_tm_resource_hints *res;
 } ncm_tm_hints;
 
-#define NCM_TM_HINTS_INIT {0, 0, NULL}
+#define NCM_TM_HINTS_INIT                                                                          \
+        {                                                                                          \
+                0, 0, NULL                                                                         \
+        }
 
 /*
  * Add RESOURCE with a copy of HINTS[0..N). NIL true adds a nil list (N must be 0). Returns 0,
  * -ENOMEM, or -EEXIST (with a message) when RESOURCE is already there. On success *RET_LIST
  * (may be NULL) points at the stored list, so callers can keep appending to it.
  */
-NCM_API int ncm_tm_hints_add(ncm_tm_hints *h, const char *resource, const ncm_hint *hints,
-                             size_t n, bool nil, ncm_hint_list **ret_list, ncm_error *err);
+NCM_API int ncm_tm_hints_add(ncm_tm_hints *h, const char *resource, const ncm_hint *hints, size_t n,
+                             bool nil, ncm_hint_list **ret_list, ncm_error *err);
 
 /* The list of RESOURCE, or NULL. */
 NCM_API const ncm_hint_list *ncm_tm_hints_get(const ncm_tm_hints *h, const char *resource);
@@ -209,7 +212,7 @@ NCM_API int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *prov
 
 typedef struct ncm_tm_admit_result {
         bool admit;
-        char reason[64];                /* "" when admitted */
+        char reason[64];                 /* "" when admitted */
         char message[NCM_ERROR_MSG_MAX]; /* "" when admitted */
 } ncm_tm_admit_result;
 
@@ -219,8 +222,7 @@ typedef struct ncm_tm_admit_result {
  * without (NULL) reason = "UnexpectedAdmissionError" and message = "Allocate failed due to
  * <MESSAGE>, which is unexpected". MESSAGE NULL means admitted.
  */
-NCM_API void ncm_tm_admit_result_set(ncm_tm_admit_result *r, const char *type,
-                                     const char *message);
+NCM_API void ncm_tm_admit_result_set(ncm_tm_admit_result *r, const char *type, const char *message);
 
 /* ------------------------------------------------------------------------------------------
  * The manager: scopes, admission, the affinity store
@@ -261,15 +263,15 @@ typedef struct ncm_tm_provider_ops {
 
 /* The manager's configuration (KubeletConfiguration topologyManager* fields). */
 typedef struct ncm_tm_config {
-        const char *policy;            /* topologyManagerPolicy; NULL: "none" */
-        const char *scope;             /* topologyManagerScope; NULL: "container" */
-        const ncm_tm_option *options;  /* topologyManagerPolicyOptions */
+        const char *policy;           /* topologyManagerPolicy; NULL: "none" */
+        const char *scope;            /* topologyManagerScope; NULL: "container" */
+        const ncm_tm_option *options; /* topologyManagerPolicyOptions */
         size_t n_options;
-        ncm_tm_gates gates;            /* TopologyManagerPolicy{Alpha,Beta}Options */
-        const int *numa_ids;           /* every NUMA node of the machine, cadvisor order */
+        ncm_tm_gates gates;  /* TopologyManagerPolicy{Alpha,Beta}Options */
+        const int *numa_ids; /* every NUMA node of the machine, cadvisor order */
         size_t n_numa;
-        const uint64_t *distances;     /* n_numa x n_numa in numa_ids order, or NULL */
-        ncm_tm_merge_mode merge_mode;  /* NCM_TM_MERGE_FAST unless kubelet's walk is wanted */
+        const uint64_t *distances;    /* n_numa x n_numa in numa_ids order, or NULL */
+        ncm_tm_merge_mode merge_mode; /* NCM_TM_MERGE_FAST unless kubelet's walk is wanted */
 } ncm_tm_config;
 
 /* Counters kubelet exports as metrics (topology_manager_* and the numa_node boundary). */
@@ -327,8 +329,7 @@ NCM_API int ncm_tm_add_provider(ncm_tm *tm, const ncm_tm_provider_ops *ops, void
  * when a decision was made, admitted or not; -errno when a provider's get_*_hints failed or
  * memory ran out (ERR says which).
  */
-NCM_API int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret,
-                         ncm_error *err);
+NCM_API int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret, ncm_error *err);
 
 /*
  * kubelet's GetAffinity: the hint stored for (POD_UID, CONTAINER), or the zero hint

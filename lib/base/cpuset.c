@@ -531,9 +531,10 @@ int ncm_cpuset_parse_mask(const char *s, ncm_cpuset **ret, ncm_error *err)
                         if (!(v & (1 << k)))
                                 continue;
                         if (bit >= NCM_CPUSET_MAX_CPUS)
-                                return ncm_error_set(err, ERANGE,
-                                                     "CPU mask: CPU id %d out of range (maximum %d)",
-                                                     bit, NCM_CPUSET_MAX_CPUS - 1);
+                                return ncm_error_set(
+                                                err, ERANGE,
+                                                "CPU mask: CPU id %d out of range (maximum %d)",
+                                                bit, NCM_CPUSET_MAX_CPUS - 1);
                         (void)ncm_cpuset_set(set, bit);
                 }
         }

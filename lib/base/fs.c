@@ -41,9 +41,9 @@ static int open_in_root(int rootfd, const char *path, int flags, mode_t mode)
                 return ncm_negerrno(openat(AT_FDCWD, path, flags, mode));
 #ifdef SYS_openat2
         struct open_how how = {
-                .flags = (uint64_t)flags,
-                .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
-                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                        .flags = (uint64_t)flags,
+                        .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
         };
         long fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
         if (fd >= 0)
@@ -126,8 +126,7 @@ int ncm_fs_read_all(int rootfd, const char *path, size_t max, char **ret, size_t
                                                      max);
                         nb = realloc(buf, cap * 2);
                         if (!nb)
-                                return ncm_error_set(err, ENOMEM, "read '%s': out of memory",
-                                                     path);
+                                return ncm_error_set(err, ENOMEM, "read '%s': out of memory", path);
                         buf = nb;
                         cap *= 2;
                 }

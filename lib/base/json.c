@@ -65,9 +65,10 @@ int ncm__json_parse(const char *text, size_t len, const char *name, json_object 
                 if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r') {
                         json_object_put(obj);
                         line_col(text, i, &line, &col);
-                        return ncm_error_set(err, EINVAL,
-                                             "%s:%zu:%zu: invalid JSON: data after the top-level value",
-                                             name, line, col);
+                        return ncm_error_set(
+                                        err, EINVAL,
+                                        "%s:%zu:%zu: invalid JSON: data after the top-level value",
+                                        name, line, col);
                 }
         }
         *ret = obj;
@@ -176,8 +177,8 @@ static int yaml_error(ncm_error *err, const char *name, const yaml_parser_t *p)
         const char *what = p->problem ? p->problem : "invalid YAML";
         if (p->context)
                 return ncm_error_set(err, EINVAL, "%s:%zu:%zu: invalid YAML: %s %s", name,
-                                     p->problem_mark.line + 1, p->problem_mark.column + 1,
-                                     what, p->context);
+                                     p->problem_mark.line + 1, p->problem_mark.column + 1, what,
+                                     p->context);
         return ncm_error_set(err, EINVAL, "%s:%zu:%zu: invalid YAML: %s", name,
                              p->problem_mark.line + 1, p->problem_mark.column + 1, what);
 }
@@ -202,9 +203,10 @@ static int attach(yaml_frame *stack, int depth, json_object **root, json_object 
                 /* This value is a key: keys must be scalars. */
                 if (!scalar_text) {
                         json_object_put(child);
-                        return ncm_error_set(err, EINVAL,
-                                             "%s:%zu:%zu: invalid YAML: mapping keys must be scalars",
-                                             name, mark->line + 1, mark->column + 1);
+                        return ncm_error_set(
+                                        err, EINVAL,
+                                        "%s:%zu:%zu: invalid YAML: mapping keys must be scalars",
+                                        name, mark->line + 1, mark->column + 1);
                 }
                 json_object_put(child);
                 top->key = strdup(scalar_text);
@@ -242,10 +244,11 @@ int ncm__yaml_parse(const char *text, size_t len, const char *name, json_object 
                         break;
                 case YAML_DOCUMENT_START_EVENT:
                         if (++docs > 1)
-                                r = ncm_error_set(err, EINVAL,
-                                                  "%s:%zu:%zu: invalid YAML: more than one document",
-                                                  name, ev.start_mark.line + 1,
-                                                  ev.start_mark.column + 1);
+                                r = ncm_error_set(
+                                                err, EINVAL,
+                                                "%s:%zu:%zu: invalid YAML: more than one document",
+                                                name, ev.start_mark.line + 1,
+                                                ev.start_mark.column + 1);
                         break;
                 case YAML_ALIAS_EVENT:
                         r = ncm_error_set(err, EINVAL,
@@ -260,8 +263,7 @@ int ncm__yaml_parse(const char *text, size_t len, const char *name, json_object 
                         if (strlen(v) != ev.data.scalar.length) {
                                 r = ncm_error_set(err, EINVAL,
                                                   "%s:%zu:%zu: invalid YAML: NUL in scalar", name,
-                                                  ev.start_mark.line + 1,
-                                                  ev.start_mark.column + 1);
+                                                  ev.start_mark.line + 1, ev.start_mark.column + 1);
                                 break;
                         }
                         o = plain ? resolve_plain(v) : json_object_new_string(v);
@@ -271,18 +273,19 @@ int ncm__yaml_parse(const char *text, size_t len, const char *name, json_object 
                 case YAML_SEQUENCE_START_EVENT:
                 case YAML_MAPPING_START_EVENT: {
                         json_object *o = ev.type == YAML_SEQUENCE_START_EVENT
-                                                 ? json_object_new_array()
-                                                 : json_object_new_object();
+                                                         ? json_object_new_array()
+                                                         : json_object_new_object();
                         if (!o) {
                                 r = ncm_error_set(err, ENOMEM, "%s: out of memory", name);
                                 break;
                         }
                         if (depth == NCM_JSON_MAX_DEPTH) {
                                 json_object_put(o);
-                                r = ncm_error_set(err, EINVAL,
-                                                  "%s:%zu:%zu: invalid YAML: nesting deeper than %d",
-                                                  name, ev.start_mark.line + 1,
-                                                  ev.start_mark.column + 1, NCM_JSON_MAX_DEPTH);
+                                r = ncm_error_set(
+                                                err, EINVAL,
+                                                "%s:%zu:%zu: invalid YAML: nesting deeper than %d",
+                                                name, ev.start_mark.line + 1,
+                                                ev.start_mark.column + 1, NCM_JSON_MAX_DEPTH);
                                 break;
                         }
                         /* The parent (or root) takes the reference; the stack borrows it. */
@@ -408,10 +411,10 @@ json_object *ncm__json_get_ci(json_object *o, const char *key)
 int ncm__json_expect(json_object *o, json_type type, const char *path, ncm_error *err)
 {
         static const char *const names[] = {
-                [json_type_null] = "null",     [json_type_boolean] = "boolean",
-                [json_type_double] = "number", [json_type_int] = "number",
-                [json_type_object] = "object", [json_type_array] = "array",
-                [json_type_string] = "string",
+                        [json_type_null] = "null",     [json_type_boolean] = "boolean",
+                        [json_type_double] = "number", [json_type_int] = "number",
+                        [json_type_object] = "object", [json_type_array] = "array",
+                        [json_type_string] = "string",
         };
         if (json_object_is_type(o, type))
                 return 0;
@@ -440,8 +443,8 @@ int ncm__json_int(json_object *o, const char *path, int64_t min, int64_t max, in
         if (json_object_is_type(o, json_type_double)) {
                 double d = json_object_get_double(o);
                 if (d != floor(d) || !isfinite(d))
-                        return ncm_error_set(err, EINVAL, "%s: expected an integer, got %s",
-                                             path, json_object_get_string(o));
+                        return ncm_error_set(err, EINVAL, "%s: expected an integer, got %s", path,
+                                             json_object_get_string(o));
                 if (d < (double)min || d > (double)max)
                         return ncm_error_set(err, ERANGE, "%s: %s is out of range [%lld, %lld]",
                                              path, json_object_get_string(o), (long long)min,

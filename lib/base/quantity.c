@@ -122,8 +122,8 @@ static bool go_parse_int64(const char *s, size_t n, int64_t *ret)
 }
 
 typedef struct suffix_info {
-        int base;     /* 10 or 2 */
-        int32_t exp;  /* power of BASE */
+        int base;    /* 10 or 2 */
+        int32_t exp; /* power of BASE */
         ncm_quantity_format format;
 } suffix_info;
 
@@ -134,10 +134,10 @@ static bool interpret_suffix(const char *s, size_t n, suffix_info *ret)
                 int base;
                 int32_t exp;
         } table[] = {
-                {"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"k", 10, 3},
-                {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18},
-                {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50},
-                {"Ei", 2, 60},
+                        {"", 10, 0},   {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3},
+                        {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12},
+                        {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
+                        {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60},
         };
         int64_t e;
 
@@ -192,7 +192,7 @@ static int decimal_value(const char *num, size_t nnum, const char *denom, size_t
         u128 mag;
         bool round_up = false;
 
-#define DIGIT(i) ((i) < nnum ? num[(i)] : denom[(i) - nnum])
+#define DIGIT(i) ((i) < nnum ? num[(i)] : denom[(i)-nnum])
         while (first < len && DIGIT(first) == '0')
                 first++;
         if (first == len)
@@ -345,8 +345,8 @@ int ncm_quantity_parse_n(const char *s, size_t len, ncm_quantity *ret, ncm_error
          * not cover (more than 1n precision, or Pi/Ei), and that path rejects a number part
          * without any digit ("-", ".", "-.").
          */
-        if (!value_has_digit && ((suf.base == 10 && suf.exp < NANO) ||
-                                 (suf.base == 2 && suf.exp >= 50)))
+        if (!value_has_digit &&
+            ((suf.base == 10 && suf.exp < NANO) || (suf.base == 2 && suf.exp >= 50)))
                 return fail(err, NCM_QUANTITY_ERR_NUMERIC);
 
         if (suf.base == 2)
@@ -356,8 +356,8 @@ int ncm_quantity_parse_n(const char *s, size_t len, ncm_quantity *ret, ncm_error
                 r = decimal_value(s + num_start, num_end - num_start, s + denom_start,
                                   denom_end - denom_start, suf.exp, neg, suf.format, &q);
         if (r < 0)
-                return ncm_error_set(err, ERANGE,
-                                     "quantity needs more than %d significant digits", MAX_DIGITS);
+                return ncm_error_set(err, ERANGE, "quantity needs more than %d significant digits",
+                                     MAX_DIGITS);
         *ret = q;
         return 0;
 }
@@ -573,8 +573,7 @@ char *ncm_quantity_to_string(const ncm_quantity *q, char buf[NCM_QUANTITY_STRLEN
                 unsigned e = 0;
 
                 /* Small values and fractions are shown in decimal SI rather than rounded. */
-                if ((ncm_quantity_cmp(q, &lo) > 0 && ncm_quantity_cmp(q, &hi) < 0) ||
-                    q->exp_ < 0) {
+                if ((ncm_quantity_cmp(q, &lo) > 0 && ncm_quantity_cmp(q, &hi) < 0) || q->exp_ < 0) {
                         format_decimal(q, NCM_QUANTITY_DECIMAL_SI, p);
                         return buf;
                 }

@@ -143,13 +143,16 @@ void ncm__trace_start(const ncm_cpu_index *ix, const ncm_cpu_trace *trace, ncm_c
                       int n, const uint64_t *avail);
 
 /* Dense bitset helpers. */
-static inline bool bit_get(const uint64_t *b, int i) {
+static inline bool bit_get(const uint64_t *b, int i)
+{
         return (b[i >> 6] >> (i & 63)) & 1;
 }
-static inline void bit_set(uint64_t *b, int i) {
+static inline void bit_set(uint64_t *b, int i)
+{
         b[i >> 6] |= UINT64_C(1) << (i & 63);
 }
-static inline void bit_clr(uint64_t *b, int i) {
+static inline void bit_clr(uint64_t *b, int i)
+{
         b[i >> 6] &= ~(UINT64_C(1) << (i & 63));
 }
 

@@ -12,7 +12,8 @@
 
 #include "cpumanager-alloc.h"
 
-double ncm__round3(double v) {
+double ncm__round3(double v)
+{
         double x = v * 1000, t;
 
         /* math.Round (half away from zero) without a libm call in the common range */
@@ -30,7 +31,8 @@ double ncm__round3(double v) {
  * Accumulator state
  */
 
-int ncm__acc_init(acc *a, const ncm_cpu_index *ix, const uint64_t *avail, int n, bool spread) {
+int ncm__acc_init(acc *a, const ncm_cpu_index *ix, const uint64_t *avail, int n, bool spread)
+{
         size_t words = (size_t)ix->words;
         char *p;
 
@@ -78,17 +80,20 @@ int ncm__acc_init(acc *a, const ncm_cpu_index *ix, const uint64_t *avail, int n,
         return 0;
 }
 
-void ncm__acc_done(acc *a) {
+void ncm__acc_done(acc *a)
+{
         free(a->block);
         a->block = NULL;
 }
 
-static int total(const ncm_cpu_index *ix, int kind, int e) {
+static int total(const ncm_cpu_index *ix, int kind, int e)
+{
         return ix->cpus[kind].off[e + 1] - ix->cpus[kind].off[e];
 }
 
 /* Remove dense CPU C from `details`. */
-static void acc_remove(acc *a, int c) {
+static void acc_remove(acc *a, int c)
+{
         const ncm_cpu_index *ix = a->ix;
 
         const int32_t *sl = ix->slot + (size_t)c * (size_t)ix->nslot;
@@ -101,7 +106,8 @@ static void acc_remove(acc *a, int c) {
 }
 
 /* take({c}) */
-static void take_cpu(acc *a, int c) {
+static void take_cpu(acc *a, int c)
+{
         bit_set(a->result, c);
         if (bit_get(a->free, c))
                 acc_remove(a, c);
@@ -112,7 +118,8 @@ static void take_cpu(acc *a, int c) {
  * take(topo.CPUsIn<kind>(e)): the element's CPUs as the topology lists them, whether free or
  * not, and numCPUsNeeded drops by the element's size (kubelet's take subtracts |S|).
  */
-static void take_elem(acc *a, int kind, int e) {
+static void take_elem(acc *a, int kind, int e)
+{
         const ix_csr *c = &a->ix->cpus[kind];
 
         for (int i = c->off[e]; i < c->off[e + 1]; i++) {
@@ -125,7 +132,8 @@ static void take_elem(acc *a, int kind, int e) {
 
 /* Explanations: report CPU ids IDS[0..n) (dense) taken at LEVEL to the trace. */
 static void trace_dense(const acc *a, ncm_cpu_trace_level level, int id, const int32_t *dense,
-                        int n) {
+                        int n)
+{
         int small[64] = {0};
         int *ids = n <= 64 ? small : malloc((size_t)n * sizeof(int));
 
@@ -138,7 +146,8 @@ static void trace_dense(const acc *a, ncm_cpu_trace_level level, int id, const i
                 free(ids);
 }
 
-static void trace_elem(const acc *a, int kind, int e) {
+static void trace_elem(const acc *a, int kind, int e)
+{
         static const ncm_cpu_trace_level levels[K_COUNT] = {
                         [K_NUMA] = NCM_CPU_TRACE_NUMA,
                         [K_SOCK] = NCM_CPU_TRACE_SOCKET,
@@ -151,7 +160,8 @@ static void trace_elem(const acc *a, int kind, int e) {
 }
 
 void ncm__trace_start(const ncm_cpu_index *ix, const ncm_cpu_trace *trace, ncm_cpu_trace_level l,
-                      int n, const uint64_t *avail) {
+                      int n, const uint64_t *avail)
+{
         int *ids = malloc(((size_t)ix->ncpu + 1) * sizeof(int));
         size_t m = 0;
 
@@ -164,15 +174,18 @@ void ncm__trace_start(const ncm_cpu_index *ix, const ncm_cpu_trace *trace, ncm_c
         free(ids);
 }
 
-static bool needs_at_least(const acc *a, int n) {
+static bool needs_at_least(const acc *a, int n)
+{
         return a->needed >= n;
 }
 
-static bool is_satisfied(const acc *a) {
+static bool is_satisfied(const acc *a)
+{
         return a->needed < 1;
 }
 
-static bool is_failed(const acc *a) {
+static bool is_failed(const acc *a)
+{
         return a->needed > a->nfree;
 }
 
@@ -180,7 +193,8 @@ static bool is_failed(const acc *a) {
  * Sorting (kubelet's acc.sort: ascending free count, then ascending id)
  */
 
-static int cmp_i64(const void *x, const void *y) {
+static int cmp_i64(const void *x, const void *y)
+{
         int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
         return (a > b) - (a < b);
 }
@@ -189,7 +203,8 @@ static int cmp_i64(const void *x, const void *y) {
  * Append CAND[0..m) (dense ids of KIND, ascending) to OUT ordered by (free count, id).
  * Returns m. The input is already in id order, so any stable sort by the count will do.
  */
-static int sort_append(acc *a, int kind, const int32_t *cand, int m, int32_t *out) {
+static int sort_append(acc *a, int kind, const int32_t *cand, int m, int32_t *out)
+{
         const int32_t *key = a->efree[kind];
 
         if (m <= 24) {
@@ -224,7 +239,8 @@ static int sort_append(acc *a, int kind, const int32_t *cand, int m, int32_t *ou
 }
 
 /* Elements of KIND with a free CPU, ascending. */
-static int cand_all(acc *a, int kind, int32_t *cand) {
+static int cand_all(acc *a, int kind, int32_t *cand)
+{
         int m = 0;
         for (int e = 0; e < a->ix->n[kind]; e++)
                 if (a->efree[kind][e] > 0)
@@ -233,7 +249,8 @@ static int cand_all(acc *a, int kind, int32_t *cand) {
 }
 
 /* Elements related to FROM by relation R that share a free CPU with it, ascending. */
-static int cand_rel(acc *a, int r, int from, int32_t *cand) {
+static int cand_rel(acc *a, int r, int from, int32_t *cand)
+{
         const ix_rel *R = &a->ix->r[r];
         int m = 0;
         for (int p = R->off[from]; p < R->off[from + 1]; p++)
@@ -247,7 +264,8 @@ static int list_socks(acc *a);
 static int not_enough(ncm_error *err, int n, int avail_size);
 
 /* sortAvailableNUMANodes */
-static int list_numas(acc *a) {
+static int list_numas(acc *a)
+{
         if (a->ix->numa_first) {
                 int m = cand_all(a, K_NUMA, a->l_tmp);
                 return sort_append(a, K_NUMA, a->l_tmp, m, a->l_numa);
@@ -261,7 +279,8 @@ static int list_numas(acc *a) {
 }
 
 /* sortAvailableSockets */
-static int list_socks(acc *a) {
+static int list_socks(acc *a)
+{
         if (!a->ix->numa_first) {
                 int m = cand_all(a, K_SOCK, a->l_tmp);
                 return sort_append(a, K_SOCK, a->l_tmp, m, a->l_sock);
@@ -275,7 +294,8 @@ static int list_socks(acc *a) {
 }
 
 /* sortAvailableCores: under the sockets (numaFirst) or the NUMA nodes (socketsFirst). */
-static int list_cores(acc *a) {
+static int list_cores(acc *a)
+{
         int len = 0;
         if (a->ix->numa_first) {
                 int ns = list_socks(a);
@@ -294,7 +314,8 @@ static int list_cores(acc *a) {
 }
 
 /* sortAvailableUncoreCaches: under the sorted NUMA nodes. */
-static int list_uncs(acc *a, int32_t *out) {
+static int list_uncs(acc *a, int32_t *out)
+{
         int nn = list_numas(a), len = 0;
         for (int i = 0; i < nn; i++) {
                 int m = cand_rel(a, R_NUMA_UNC, a->l_numa[i], a->l_tmp);
@@ -304,7 +325,8 @@ static int list_uncs(acc *a, int32_t *out) {
 }
 
 /* The free CPUs of element E of KIND, ascending, appended to OUT. */
-static int free_cpus_of(const acc *a, int kind, int e, int32_t *out) {
+static int free_cpus_of(const acc *a, int kind, int e, int32_t *out)
+{
         const ix_csr *c = &a->ix->cpus[kind];
         int m = 0;
         for (int i = c->off[e]; i < c->off[e + 1]; i++)
@@ -314,7 +336,8 @@ static int free_cpus_of(const acc *a, int kind, int e, int32_t *out) {
 }
 
 /* sortAvailableCPUsPacked / sortAvailableCPUsSpread */
-static int list_cpus(acc *a) {
+static int list_cpus(acc *a)
+{
         int len = 0;
         if (!a->spread) {
                 int nc = list_cores(a);
@@ -332,19 +355,23 @@ static int list_cpus(acc *a) {
  * Take helpers (spec §3.5)
  */
 
-static bool numa_is_free(const acc *a, int e) {
+static bool numa_is_free(const acc *a, int e)
+{
         return a->efree[K_NUMA][e] == total(a->ix, K_NUMA, e);
 }
 
-static bool sock_is_free(const acc *a, int e) {
+static bool sock_is_free(const acc *a, int e)
+{
         return a->efree[K_SOCK][e] == a->ix->cpus_per_socket;
 }
 
-static bool unc_is_free(const acc *a, int e) {
+static bool unc_is_free(const acc *a, int e)
+{
         return a->efree[K_UNC][e] == total(a->ix, K_UNC, e);
 }
 
-static bool core_is_free(const acc *a, int e) {
+static bool core_is_free(const acc *a, int e)
+{
         return a->efree[K_CORE][e] == a->ix->cpus_per_core;
 }
 
@@ -353,7 +380,8 @@ static bool core_is_free(const acc *a, int e) {
  * again (kubelet's freeNUMANodes() etc.). Filtering in place is safe: taking does not rebuild
  * any list.
  */
-static int filter(acc *a, int32_t *l, int m, bool (*is_free)(const acc *, int)) {
+static int filter(acc *a, int32_t *l, int m, bool (*is_free)(const acc *, int))
+{
         int o = 0;
         for (int i = 0; i < m; i++)
                 if (is_free(a, l[i]))
@@ -361,7 +389,8 @@ static int filter(acc *a, int32_t *l, int m, bool (*is_free)(const acc *, int)) 
         return o;
 }
 
-static void take_full_numas(acc *a) {
+static void take_full_numas(acc *a)
+{
         int m = filter(a, a->l_numa, list_numas(a), numa_is_free);
         for (int i = 0; i < m; i++) {
                 int e = a->l_numa[i];
@@ -373,7 +402,8 @@ static void take_full_numas(acc *a) {
         }
 }
 
-static void take_full_socks(acc *a) {
+static void take_full_socks(acc *a)
+{
         int m = filter(a, a->l_sock, list_socks(a), sock_is_free);
         for (int i = 0; i < m; i++) {
                 int e = a->l_sock[i];
@@ -385,7 +415,8 @@ static void take_full_socks(acc *a) {
         }
 }
 
-static void take_full_uncore(acc *a) {
+static void take_full_uncore(acc *a)
+{
         int m = filter(a, a->l_unc, list_uncs(a, a->l_unc), unc_is_free);
         for (int i = 0; i < m; i++) {
                 int e = a->l_unc[i];
@@ -397,7 +428,8 @@ static void take_full_uncore(acc *a) {
         }
 }
 
-static void take_full_cores(acc *a) {
+static void take_full_cores(acc *a)
+{
         int m = filter(a, a->l_core, list_cores(a), core_is_free);
         for (int i = 0; i < m; i++) {
                 int e = a->l_core[i];
@@ -409,7 +441,8 @@ static void take_full_cores(acc *a) {
         }
 }
 
-static int cmp_i32(const void *x, const void *y) {
+static int cmp_i32(const void *x, const void *y)
+{
         int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
         return (a > b) - (a < b);
 }
@@ -419,7 +452,8 @@ static int cmp_i32(const void *x, const void *y) {
  * free CPU, enough cores for ceil(needed / CPUsPerCore); for an odd need on SMT machines the
  * highest of them is dropped; claimed only on an exact fit.
  */
-static void take_partial_uncore(acc *a, int u) {
+static void take_partial_uncore(acc *a, int u)
+{
         const ncm_cpu_index *ix = a->ix;
         int cpc = ix->cpus_per_core > 0 ? ix->cpus_per_core : 1;
         int cores_needed = (a->needed + cpc - 1) / cpc;
@@ -444,7 +478,8 @@ static void take_partial_uncore(acc *a, int u) {
                 trace_dense(a, NCM_CPU_TRACE_UNCORE_PARTIAL, ix->id[K_UNC][u], a->l_cpu, m);
 }
 
-static void take_uncore_cache(acc *a) {
+static void take_uncore_cache(acc *a)
+{
         int n = list_uncs(a, a->l_unc_snap);
         for (int i = 0; i < n; i++) {
                 if (needs_at_least(a, a->ix->cpus_per_uncore))
@@ -457,7 +492,8 @@ static void take_uncore_cache(acc *a) {
         }
 }
 
-static void take_remaining(acc *a) {
+static void take_remaining(acc *a)
+{
         int n = list_cpus(a);
         for (int i = 0; i < n; i++) {
                 take_cpu(a, a->l_cpu[i]);
@@ -469,15 +505,18 @@ static void take_remaining(acc *a) {
         }
 }
 
-void ncm__acc_take_cpu(acc *a, int c) {
+void ncm__acc_take_cpu(acc *a, int c)
+{
         take_cpu(a, c);
 }
 
-int ncm__acc_list_numas(acc *a) {
+int ncm__acc_list_numas(acc *a)
+{
         return list_numas(a);
 }
 
-int ncm__acc_free_list(acc *a, int what, int32_t *ids) {
+int ncm__acc_free_list(acc *a, int what, int32_t *ids)
+{
         const ncm_cpu_index *ix = a->ix;
         int m;
 
@@ -509,18 +548,21 @@ int ncm__acc_free_list(acc *a, int what, int32_t *ids) {
  * takeByTopologyNUMAPacked (spec §3.6)
  */
 
-int ncm__not_enough(ncm_error *err, int n, int avail_size) {
+int ncm__not_enough(ncm_error *err, int n, int avail_size)
+{
         return not_enough(err, n, avail_size);
 }
 
-static int not_enough(ncm_error *err, int n, int avail_size) {
+static int not_enough(ncm_error *err, int n, int avail_size)
+{
         return ncm_error_set(err, NCM_E_UNSATISFIABLE,
                              "not enough cpus available to satisfy request: requested=%d, "
                              "available=%d",
                              n, avail_size);
 }
 
-static int run_packed(acc *a, int n, int avail_size, bool prefer_uncore, ncm_error *err) {
+static int run_packed(acc *a, int n, int avail_size, bool prefer_uncore, ncm_error *err)
+{
         if (is_satisfied(a))
                 return 0;
         if (is_failed(a))
@@ -555,14 +597,16 @@ static int run_packed(acc *a, int n, int avail_size, bool prefer_uncore, ncm_err
 }
 
 int ncm__take_packed_dense(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, int n,
-                           bool spread, bool prefer_uncore, uint64_t *ret, ncm_error *err) {
+                           bool spread, bool prefer_uncore, uint64_t *ret, ncm_error *err)
+{
         return ncm__take_packed_dense_traced(ix, avail, avail_size, n, spread, prefer_uncore, NULL,
                                              ret, err);
 }
 
 int ncm__take_packed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size,
                                   int n, bool spread, bool prefer_uncore,
-                                  const ncm_cpu_trace *trace, uint64_t *ret, ncm_error *err) {
+                                  const ncm_cpu_trace *trace, uint64_t *ret, ncm_error *err)
+{
         acc a;
         int r;
 
@@ -587,7 +631,8 @@ typedef int (*dense_fn)(const ncm_cpu_index *ix, const uint64_t *avail, int avai
                         uint64_t *ret, ncm_error *err);
 
 static int with_dense(const ncm_cpu_index *ix, const ncm_cpuset *available, dense_fn fn, void *arg,
-                      ncm_cpuset *ret, ncm_error *err) {
+                      ncm_cpuset *ret, ncm_error *err)
+{
         size_t bytes = (size_t)ix->words * sizeof(uint64_t);
         uint64_t small[32];
         ncm_autofree uint64_t *heap = NULL;
@@ -614,28 +659,32 @@ typedef struct take_args {
 } take_args;
 
 static int packed_fn(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, void *arg,
-                     uint64_t *ret, ncm_error *err) {
+                     uint64_t *ret, ncm_error *err)
+{
         const take_args *t = arg;
         return ncm__take_packed_dense_traced(ix, avail, avail_size, t->n, t->spread, t->flag,
                                              t->trace, ret, err);
 }
 
 static int distributed_fn(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, void *arg,
-                          uint64_t *ret, ncm_error *err) {
+                          uint64_t *ret, ncm_error *err)
+{
         const take_args *t = arg;
         return ncm__take_distributed_dense_traced(ix, avail, avail_size, t->n, t->group, t->spread,
                                                   t->flag, t->trace, ret, err);
 }
 
 int ncm_cpu_take_packed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, bool spread,
-                        bool prefer_uncore, ncm_cpuset *ret, ncm_error *err) {
+                        bool prefer_uncore, ncm_cpuset *ret, ncm_error *err)
+{
         take_args t = {n, 1, spread, prefer_uncore, NULL};
         return with_dense(ix, available, packed_fn, &t, ret, err);
 }
 
 static int take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, int group,
                             bool spread, bool align_by_socket, const ncm_cpu_trace *trace,
-                            ncm_cpuset *ret, ncm_error *err) {
+                            ncm_cpuset *ret, ncm_error *err)
+{
         take_args t = {n, group, spread, align_by_socket, trace};
 
         if (group < 1)
@@ -644,13 +693,15 @@ static int take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available
 }
 
 int ncm_cpu_take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, int group,
-                             bool spread, bool align_by_socket, ncm_cpuset *ret, ncm_error *err) {
+                             bool spread, bool align_by_socket, ncm_cpuset *ret, ncm_error *err)
+{
         return take_distributed(ix, available, n, group, spread, align_by_socket, NULL, ret, err);
 }
 
 int ncm__cpu_take_traced(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                          const ncm_cpuset *available, int n, const ncm_cpu_trace *trace,
-                         ncm_cpuset *ret, ncm_error *err) {
+                         ncm_cpuset *ret, ncm_error *err)
+{
         static const ncm_cpu_options none;
         bool spread;
 
@@ -671,6 +722,7 @@ int ncm__cpu_take_traced(const ncm_cpu_index *ix, const ncm_cpu_options *o,
 }
 
 int ncm_cpu_take(const ncm_cpu_index *ix, const ncm_cpu_options *o, const ncm_cpuset *available,
-                 int n, ncm_cpuset *ret, ncm_error *err) {
+                 int n, ncm_cpuset *ret, ncm_error *err)
+{
         return ncm__cpu_take_traced(ix, o, available, n, NULL, ret, err);
 }

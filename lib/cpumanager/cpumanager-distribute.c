@@ -29,7 +29,8 @@
 #include "cpumanager-alloc.h"
 
 /* First combination (idx = 0..k-1) or the next in lexicographic order; false when done. */
-static bool comb_next(int *idx, int m, int k, bool first) {
+static bool comb_next(int *idx, int m, int k, bool first)
+{
         if (k < 1 || k > m)
                 return false;
         if (first) {
@@ -49,7 +50,8 @@ static bool comb_next(int *idx, int m, int k, bool first) {
 }
 
 /* The deepest append that allocates a new array for a combination of K elements. */
-static int alloc_depth(int k) {
+static int alloc_depth(int k)
+{
         int d = 0;
         for (int c = 1; c <= k - 1; c *= 2)
                 d = c;
@@ -62,7 +64,8 @@ static int alloc_depth(int k) {
  * having the same leading positions. BRK is the combination at which the iteration broke off
  * (NULL when it ran to the end).
  */
-static void combo_final(int *idx, int m, int k, const int *brk) {
+static void combo_final(int *idx, int m, int k, const int *brk)
+{
         int d = alloc_depth(k);
 
         if (d + 1 >= k)
@@ -98,7 +101,8 @@ typedef struct dist_state {
  * NUMA id order, and the last result is reused when the sum repeats, which symmetric machines
  * make common.
  */
-static double stddev(dist_state *s) {
+static double stddev(dist_state *s)
+{
         double sq = 0;
 
         for (int i = 0; i < s->ndl; i++)
@@ -112,7 +116,8 @@ static double stddev(dist_state *s) {
 }
 
 /* topo.CPUDetails.AreNUMANodesInSameSocket(combo) */
-static bool same_socket(const ncm_cpu_index *ix, const int32_t *vals, int k) {
+static bool same_socket(const ncm_cpu_index *ix, const int32_t *vals, int k)
+{
         const ix_rel *ns = &ix->r[R_NUMA_SOCK];
         int sock = -1;
 
@@ -130,7 +135,8 @@ static bool same_socket(const ncm_cpu_index *ix, const int32_t *vals, int k) {
  * Score handing REM CPUs in groups round-robin over SUB (NUMA nodes, K2 of them) on top of
  * s->after. Returns false when kubelet's loop would not terminate.
  */
-static bool score_subset(dist_state *s, const int32_t *sub, int k2, int rem, double *ret) {
+static bool score_subset(dist_state *s, const int32_t *sub, int k2, int rem, double *ret)
+{
         long sum = 0;
         int nlog = 0, r = rem;
         bool ok = true;
@@ -174,7 +180,8 @@ typedef struct best_rem {
  * kubelet would keep (k2 = 0 for nil).
  */
 static bool eval_combo(dist_state *s, const int32_t *vals, int k, double *bal, best_rem *rem_out,
-                       int32_t *remcombo, int *idx2, int32_t *sub) {
+                       int32_t *remcombo, int *idx2, int32_t *sub)
+{
         const int g = s->g, n = s->n;
         long cpus = 0, groups = 0;
         int dist, rem, mr = 0;
@@ -239,7 +246,8 @@ static bool eval_combo(dist_state *s, const int32_t *vals, int k, double *bal, b
 }
 
 /* take(takeByTopologyNUMAPacked(details.CPUsInNUMANodes(e), count)) */
-static void take_group(acc *a, int e, int count, bool spread, uint64_t *sub, uint64_t *got) {
+static void take_group(acc *a, int e, int count, bool spread, uint64_t *sub, uint64_t *got)
+{
         const ncm_cpu_index *ix = a->ix;
         const int32_t *numa_cpus = ix->cpus[K_NUMA].item;
         int size = 0;
@@ -263,7 +271,8 @@ static void take_group(acc *a, int e, int count, bool spread, uint64_t *sub, uin
 
 int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size,
                                 int n, int g, bool spread, bool align_by_socket, uint64_t *ret,
-                                ncm_error *err) {
+                                ncm_error *err)
+{
         return ncm__take_distributed_dense_traced(ix, avail, avail_size, n, g, spread,
                                                   align_by_socket, NULL, ret, err);
 }
@@ -271,7 +280,8 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
 int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail,
                                        int avail_size, int n, int g, bool spread,
                                        bool align_by_socket, const ncm_cpu_trace *trace,
-                                       uint64_t *ret, ncm_error *err) {
+                                       uint64_t *ret, ncm_error *err)
+{
         acc a;
         dist_state s = {0};
         int m, nnuma = ix->n[K_NUMA], r = 1;

@@ -19,7 +19,8 @@
 #define HINT_MAX_NODES 32
 
 /* Reverse the low N bits of X. */
-static uint64_t reverse_bits(uint64_t x, int n) {
+static uint64_t reverse_bits(uint64_t x, int n)
+{
         x = ((x >> 1) & 0x5555555555555555ULL) | ((x & 0x5555555555555555ULL) << 1);
         x = ((x >> 2) & 0x3333333333333333ULL) | ((x & 0x3333333333333333ULL) << 2);
         x = ((x >> 4) & 0x0F0F0F0F0F0F0F0FULL) | ((x & 0x0F0F0F0F0F0F0F0FULL) << 4);
@@ -30,7 +31,8 @@ static uint64_t reverse_bits(uint64_t x, int n) {
 }
 
 /* Next larger integer with the same popcount (Gosper); Y must be non-zero. */
-static uint64_t gosper_next(uint64_t y) {
+static uint64_t gosper_next(uint64_t y)
+{
         uint64_t c = y & -y, r = y + c;
         return (((r ^ y) >> 2) / c) | r;
 }
@@ -44,7 +46,8 @@ typedef struct hint_ctx {
         bool contiguous;       /* NUMA ids are 0..n-1 */
 } hint_ctx;
 
-static void sums(const hint_ctx *h, uint64_t x, long *cap, long *av) {
+static void sums(const hint_ctx *h, uint64_t x, long *cap, long *av)
+{
         if (h->cap_t) {
                 *cap = h->cap_t[x];
                 *av = h->av_t[x];
@@ -59,7 +62,8 @@ static void sums(const hint_ctx *h, uint64_t x, long *cap, long *av) {
 }
 
 /* NUMA id mask of the reversed-position mask X. */
-static ncm_bitmask id_mask(const hint_ctx *h, uint64_t x) {
+static ncm_bitmask id_mask(const hint_ctx *h, uint64_t x)
+{
         uint64_t pm = reverse_bits(x, h->n);
         ncm_bitmask m = 0;
 
@@ -70,7 +74,8 @@ static ncm_bitmask id_mask(const hint_ctx *h, uint64_t x) {
         return m;
 }
 
-static int sockets_of(const ncm_cpu_index *ix, ncm_bitmask mask, int32_t *stamp, int gen) {
+static int sockets_of(const ncm_cpu_index *ix, ncm_bitmask mask, int32_t *stamp, int gen)
+{
         const ix_rel *ns = &ix->r[R_NUMA_SOCK];
         int count = 0;
 
@@ -88,7 +93,8 @@ static int sockets_of(const ncm_cpu_index *ix, ncm_bitmask mask, int32_t *stamp,
 
 int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                            const ncm_cpuset *available, const ncm_cpuset *reusable, int request,
-                           ncm_hint_list *out, ncm_error *err) {
+                           ncm_hint_list *out, ncm_error *err)
+{
         hint_ctx h = {.ix = ix, .n = ix->n[K_NUMA]};
         int n = h.n, min_aff = n, r = 0;
         int32_t cap[HINT_MAX_NODES], av[HINT_MAX_NODES], stamp_small[64];
@@ -122,12 +128,14 @@ int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
         /* reversed positions: NUMA node at position i sits at bit n-1-i */
         for (int e = 0; e < n; e++)
                 cap[n - 1 - e] = ix->cpus[K_NUMA].off[e + 1] - ix->cpus[K_NUMA].off[e];
-        NCM_CPUSET_FOREACH(cpu, available) {
+        NCM_CPUSET_FOREACH(cpu, available)
+        {
                 if (cpu <= ix->max_cpu && ix->cpu_dense[cpu] >= 0)
                         av[n - 1 - ix->of[K_NUMA][ix->cpu_dense[cpu]]]++;
         }
         if (reusable)
-                NCM_CPUSET_FOREACH(cpu, reusable) {
+                NCM_CPUSET_FOREACH(cpu, reusable)
+                {
                         /* Go's map lookup of an unknown CPU yields NUMA node 0 */
                         int numa = 0;
                         if (cpu <= ix->max_cpu && ix->cpu_dense[cpu] >= 0)
@@ -209,7 +217,8 @@ out:
         return r;
 }
 
-void ncm_cpu_hints_format_json(const ncm_hint_list *hints, ncm_buf *b) {
+void ncm_cpu_hints_format_json(const ncm_hint_list *hints, ncm_buf *b)
+{
         ncm_buf_putc(b, '[');
         for (size_t i = 0; i < hints->n; i++) {
                 const ncm_hint *h = &hints->hints[i];

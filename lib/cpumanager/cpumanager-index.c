@@ -8,7 +8,8 @@
 
 #include "cpumanager-alloc.h"
 
-static int id_of(const ncm_cpu_info *c, int kind) {
+static int id_of(const ncm_cpu_info *c, int kind)
+{
         switch (kind) {
         case K_NUMA:
                 return c->numa;
@@ -21,17 +22,20 @@ static int id_of(const ncm_cpu_info *c, int kind) {
         }
 }
 
-static int cmp_i64(const void *a, const void *b) {
+static int cmp_i64(const void *a, const void *b)
+{
         int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
         return (x > y) - (x < y);
 }
 
-static void csr_done(ix_csr *c) {
+static void csr_done(ix_csr *c)
+{
         free(c->off);
         free(c->item);
 }
 
-ncm_cpu_index *ncm_cpu_index_free(ncm_cpu_index *ix) {
+ncm_cpu_index *ncm_cpu_index_free(ncm_cpu_index *ix)
+{
         if (!ix)
                 return NULL;
         free(ix->cpu_id);
@@ -51,12 +55,14 @@ ncm_cpu_index *ncm_cpu_index_free(ncm_cpu_index *ix) {
         return NULL;
 }
 
-const ncm_topo *ncm_cpu_index_topo(const ncm_cpu_index *ix) {
+const ncm_topo *ncm_cpu_index_topo(const ncm_cpu_index *ix)
+{
         return ix->topo;
 }
 
 /* Dense ids of one kind: ids sorted ascending, then each CPU's element. */
-static int build_kind(ncm_cpu_index *ix, const ncm_cpu_info *cpus, int kind) {
+static int build_kind(ncm_cpu_index *ix, const ncm_cpu_info *cpus, int kind)
+{
         int max_id = -1, n = 0;
         int32_t *map = NULL;
 
@@ -111,7 +117,8 @@ static int build_kind(ncm_cpu_index *ix, const ncm_cpu_info *cpus, int kind) {
 }
 
 /* The pairs (a, b) of kinds FROM -> TO that share a CPU, and each CPU's pair. */
-static int build_rel(ncm_cpu_index *ix, int r, int from, int to) {
+static int build_rel(ncm_cpu_index *ix, int r, int from, int to)
+{
         ix_rel *R = &ix->r[r];
         int64_t nb = ix->n[to];
         int64_t *keys = malloc((size_t)ix->ncpu * sizeof(*keys));
@@ -157,15 +164,18 @@ static int build_rel(ncm_cpu_index *ix, int r, int from, int to) {
         return 0;
 }
 
-static int deg(const ncm_cpu_index *ix, int r, int a) {
+static int deg(const ncm_cpu_index *ix, int r, int a)
+{
         return ix->r[r].off[a + 1] - ix->r[r].off[a];
 }
 
-static int size_of(const ncm_cpu_index *ix, int kind, int e) {
+static int size_of(const ncm_cpu_index *ix, int kind, int e)
+{
         return ix->cpus[kind].off[e + 1] - ix->cpus[kind].off[e];
 }
 
-static int imax(int a, int b) {
+static int imax(int a, int b)
+{
         return a > b ? a : b;
 }
 
@@ -173,7 +183,8 @@ static int imax(int a, int b) {
  * Longest lists of either hierarchy order. Normally every bound is the element count; they
  * grow only when an element spans parents (a socket over two NUMA nodes under numaFirst).
  */
-static void compute_bounds(ncm_cpu_index *ix) {
+static void compute_bounds(ncm_cpu_index *ix)
+{
         const ix_rel *ns = &ix->r[R_NUMA_SOCK], *sn = &ix->r[R_SOCK_NUMA];
         int core_nf = 0, cpu_nf_packed = 0, cpu_nf_spread = 0;
         int core_sf = 0, cpu_sf_packed = 0, unc_sf = 0;
@@ -203,7 +214,8 @@ static void compute_bounds(ncm_cpu_index *ix) {
         ix->maxn = imax(ix->maxn, ix->ncpu);
 }
 
-int ncm_cpu_index_new(const ncm_topo *t, ncm_cpu_index **ret, ncm_error *err) {
+int ncm_cpu_index_new(const ncm_topo *t, ncm_cpu_index **ret, ncm_error *err)
+{
         static const int rels[R_COUNT][2] = {
                         [R_NUMA_SOCK] = {K_NUMA, K_SOCK}, [R_SOCK_NUMA] = {K_SOCK, K_NUMA},
                         [R_SOCK_CORE] = {K_SOCK, K_CORE}, [R_NUMA_CORE] = {K_NUMA, K_CORE},
@@ -303,11 +315,13 @@ int ncm_cpu_index_new(const ncm_topo *t, ncm_cpu_index **ret, ncm_error *err) {
         return 0;
 }
 
-int ncm__dense_from_set(const ncm_cpu_index *ix, const ncm_cpuset *s, uint64_t *ret) {
+int ncm__dense_from_set(const ncm_cpu_index *ix, const ncm_cpuset *s, uint64_t *ret)
+{
         int size = 0;
 
         memset(ret, 0, (size_t)ix->words * sizeof(uint64_t));
-        NCM_CPUSET_FOREACH(cpu, s) {
+        NCM_CPUSET_FOREACH(cpu, s)
+        {
                 size++;
                 if (cpu <= ix->max_cpu && ix->cpu_dense[cpu] >= 0)
                         bit_set(ret, ix->cpu_dense[cpu]);
@@ -315,7 +329,8 @@ int ncm__dense_from_set(const ncm_cpu_index *ix, const ncm_cpuset *s, uint64_t *
         return size;
 }
 
-void ncm__set_from_dense(const ncm_cpu_index *ix, const uint64_t *b, ncm_cpuset *ret) {
+void ncm__set_from_dense(const ncm_cpu_index *ix, const uint64_t *b, ncm_cpuset *ret)
+{
         ncm_cpuset_zero(ret);
         for (int w = 0; w < ix->words; w++)
                 for (uint64_t x = b[w]; x; x &= x - 1)

@@ -36,26 +36,30 @@ static const option_def options[] = {
                  offsetof(ncm_cpu_options, strict_cpu_reservation)},
 };
 
-static const option_def *find(const char *name) {
+static const option_def *find(const char *name)
+{
         for (size_t i = 0; i < NCM_ELEMENTSOF(options); i++)
                 if (strcmp(options[i].name, name) == 0)
                         return &options[i];
         return NULL;
 }
 
-ncm_cpu_option_maturity ncm_cpu_option_maturity_of(const char *name) {
+ncm_cpu_option_maturity ncm_cpu_option_maturity_of(const char *name)
+{
         const option_def *d = find(name);
         return d ? d->maturity : NCM_CPU_OPTION_UNKNOWN;
 }
 
 /* Go's %q of S, into a caller buffer (kubelet's texts quote option names and values). */
-static const char *quote(const char *s, ncm_buf *b) {
+static const char *quote(const char *s, ncm_buf *b)
+{
         ncm_buf_reset(b);
         ncm_buf_go_quote(b, s, strlen(s));
         return b->data ? b->data : "\"\"";
 }
 
-int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates, ncm_error *err) {
+int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates, ncm_error *err)
+{
         const option_def *d = find(name);
         ncm_buf b = NCM_BUF_INIT;
         int r = 0;
@@ -77,7 +81,8 @@ int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates, ncm_er
         return r;
 }
 
-int ncm_parse_go_bool(const char *s, bool *ret) {
+int ncm_parse_go_bool(const char *s, bool *ret)
+{
         static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
         static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
 
@@ -94,19 +99,22 @@ int ncm_parse_go_bool(const char *s, bool *ret) {
         return -EINVAL;
 }
 
-static int cmp_key(const void *x, const void *y) {
+static int cmp_key(const void *x, const void *y)
+{
         const ncm_cpu_option *a = x, *b = y;
         return strcmp(a->key, b->key);
 }
 
-static int exclusive(ncm_error *err, const char *a, const char *b) {
+static int exclusive(ncm_error *err, const char *a, const char *b)
+{
         return ncm_error_set(err, EINVAL,
                              "static policy options %s and %s can not be used at the same time", a,
                              b);
 }
 
 int ncm_cpu_options_parse(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates gates,
-                          ncm_cpu_options *ret, ncm_error *err) {
+                          ncm_cpu_options *ret, ncm_error *err)
+{
         ncm_cpu_options o = {0};
         ncm_autofree ncm_cpu_option *sorted = NULL;
         ncm_buf b = NCM_BUF_INIT;
@@ -166,7 +174,8 @@ int ncm_cpu_options_parse(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates ga
 }
 
 int ncm_cpu_options_validate(const ncm_cpu_options *o, const ncm_topo *t, const char *tm_policy,
-                             ncm_error *err) {
+                             ncm_error *err)
+{
         if (!o->align_by_socket)
                 return 0;
         if (tm_policy && strcmp(tm_policy, "single-numa-node") == 0)

@@ -14,7 +14,8 @@
  * Dispatch
  */
 
-ncm_cpu_policy *ncm_cpu_policy_free(ncm_cpu_policy *p) {
+ncm_cpu_policy *ncm_cpu_policy_free(ncm_cpu_policy *p)
+{
         if (!p)
                 return NULL;
         if (p->ops->destroy)
@@ -25,60 +26,73 @@ ncm_cpu_policy *ncm_cpu_policy_free(ncm_cpu_policy *p) {
         return NULL;
 }
 
-const char *ncm_cpu_policy_name(const ncm_cpu_policy *p) {
+const char *ncm_cpu_policy_name(const ncm_cpu_policy *p)
+{
         return p->ops->name;
 }
 
-const ncm_cpu_options *ncm_cpu_policy_options(const ncm_cpu_policy *p) {
+const ncm_cpu_options *ncm_cpu_policy_options(const ncm_cpu_policy *p)
+{
         return &p->opts;
 }
 
-const ncm_cpuset *ncm_cpu_policy_reserved(const ncm_cpu_policy *p) {
+const ncm_cpuset *ncm_cpu_policy_reserved(const ncm_cpu_policy *p)
+{
         return p->reserved;
 }
 
-const ncm_cpu_index *ncm_cpu_policy_index(const ncm_cpu_policy *p) {
+const ncm_cpu_index *ncm_cpu_policy_index(const ncm_cpu_policy *p)
+{
         return p->ix;
 }
 
-void ncm_cpu_policy_set_trace(ncm_cpu_policy *p, const ncm_cpu_trace *trace) {
+void ncm_cpu_policy_set_trace(ncm_cpu_policy *p, const ncm_cpu_trace *trace)
+{
         p->trace = trace && trace->fn ? *trace : (ncm_cpu_trace){NULL, NULL};
 }
 
-int ncm_cpu_policy_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err) {
+int ncm_cpu_policy_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err)
+{
         return p->ops->start(p, s, err);
 }
 
 int ncm_cpu_policy_allocate(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
-                            const ncm_container *c, const ncm_hint *affinity, ncm_error *err) {
+                            const ncm_container *c, const ncm_hint *affinity, ncm_error *err)
+{
         return p->ops->allocate(p, s, pod, c, affinity, err);
 }
 
 int ncm_cpu_policy_remove_container(ncm_cpu_policy *p, ncm_cpu_state *s, const char *pod_uid,
-                                    const char *name, ncm_error *err) {
+                                    const char *name, ncm_error *err)
+{
         return p->ops->remove_container(p, s, pod_uid, name, err);
 }
 
 int ncm_cpu_policy_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
-                         const ncm_container *c, ncm_hint_list *out, ncm_error *err) {
+                         const ncm_container *c, ncm_hint_list *out, ncm_error *err)
+{
         return p->ops->hints(p, s, pod, c, out, err);
 }
 
 int ncm_cpu_policy_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
-                             ncm_hint_list *out, ncm_error *err) {
+                             ncm_hint_list *out, ncm_error *err)
+{
         return p->ops->pod_hints(p, s, pod, out, err);
 }
 
-void ncm_cpu_policy_allocatable(const ncm_cpu_policy *p, ncm_cpuset *out) {
+void ncm_cpu_policy_allocatable(const ncm_cpu_policy *p, ncm_cpuset *out)
+{
         p->ops->allocatable(p, out);
 }
 
-void ncm_cpu_policy_available(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out) {
+void ncm_cpu_policy_available(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out)
+{
         p->ops->available(p, s, out);
 }
 
 void ncm_cpu_policy_available_physical(const ncm_cpu_policy *p, const ncm_cpu_state *s,
-                                       ncm_cpuset *out) {
+                                       ncm_cpuset *out)
+{
         p->ops->available_physical(p, s, out);
 }
 
@@ -86,7 +100,8 @@ void ncm_cpu_policy_available_physical(const ncm_cpu_policy *p, const ncm_cpu_st
  * guaranteedCPUs / podGuaranteedCPUs (spec §4.4, §4.8)
  */
 
-int ncm_cpu_guaranteed_cpus(const ncm_pod *pod, const ncm_container *c) {
+int ncm_cpu_guaranteed_cpus(const ncm_pod *pod, const ncm_container *c)
+{
         const ncm_quantity *q;
         int64_t v;
 
@@ -100,12 +115,14 @@ int ncm_cpu_guaranteed_cpus(const ncm_pod *pod, const ncm_container *c) {
         return v > INT_MAX ? INT_MAX : (int)v;
 }
 
-static int add_sat(int a, int b) {
+static int add_sat(int a, int b)
+{
         long s = (long)a + b;
         return s > INT_MAX ? INT_MAX : (int)s;
 }
 
-int ncm_cpu_pod_guaranteed_cpus(const ncm_pod *pod) {
+int ncm_cpu_pod_guaranteed_cpus(const ncm_pod *pod)
+{
         int init = 0, sidecars = 0, app = 0, long_running;
 
         for (size_t i = 0; i < pod->n_init_containers; i++) {
@@ -133,37 +150,44 @@ int ncm_cpu_pod_guaranteed_cpus(const ncm_pod *pod) {
  * The none policy (spec §4.11): no exclusive CPUs, no hints, nothing allocatable.
  */
 
-static int none_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err) {
+static int none_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err)
+{
         return 0;
 }
 
 static int none_allocate(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
-                         const ncm_container *c, const ncm_hint *affinity, ncm_error *err) {
+                         const ncm_container *c, const ncm_hint *affinity, ncm_error *err)
+{
         return 0;
 }
 
 static int none_remove(ncm_cpu_policy *p, ncm_cpu_state *s, const char *pod_uid, const char *name,
-                       ncm_error *err) {
+                       ncm_error *err)
+{
         return 0;
 }
 
 static int none_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
-                      const ncm_container *c, ncm_hint_list *out, ncm_error *err) {
+                      const ncm_container *c, ncm_hint_list *out, ncm_error *err)
+{
         out->nil = true;
         return 0;
 }
 
 static int none_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
-                          ncm_hint_list *out, ncm_error *err) {
+                          ncm_hint_list *out, ncm_error *err)
+{
         out->nil = true;
         return 0;
 }
 
-static void none_empty(const ncm_cpu_policy *p, ncm_cpuset *out) {
+static void none_empty(const ncm_cpu_policy *p, ncm_cpuset *out)
+{
         ncm_cpuset_zero(out);
 }
 
-static void none_empty_s(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out) {
+static void none_empty_s(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out)
+{
         ncm_cpuset_zero(out);
 }
 
@@ -179,13 +203,15 @@ static const ncm_cpu_policy_ops none_ops = {
                 .available_physical = none_empty_s,
 };
 
-static int cmp_opt(const void *x, const void *y) {
+static int cmp_opt(const void *x, const void *y)
+{
         const ncm_cpu_option *a = x, *b = y;
         return strcmp(a->key, b->key);
 }
 
 int ncm_cpu_none_policy_new(const ncm_cpu_option *options, size_t noptions, ncm_cpu_policy **ret,
-                            ncm_error *err) {
+                            ncm_error *err)
+{
         ncm_cpu_policy *p;
 
         if (noptions > 0) {
@@ -222,7 +248,8 @@ int ncm_cpu_none_policy_new(const ncm_cpu_option *options, size_t noptions, ncm_
  */
 
 int ncm_cpu_policy_new(const ncm_topo *t, const ncm_cpu_policy_config *cfg, ncm_cpu_policy **ret,
-                       ncm_error *err) {
+                       ncm_error *err)
+{
         const char *name = cfg->policy ? cfg->policy : "none";
         int64_t milli = cfg->reserved_millicpu;
         bool have = cfg->reserved_millicpu_set;

@@ -24,15 +24,18 @@ typedef struct static_policy {
         ncm_cpuset *reuse;
 } static_policy;
 
-static static_policy *sp(ncm_cpu_policy *p) {
+static static_policy *sp(ncm_cpu_policy *p)
+{
         return (static_policy *)p;
 }
 
-static const static_policy *csp(const ncm_cpu_policy *p) {
+static const static_policy *csp(const ncm_cpu_policy *p)
+{
         return (const static_policy *)p;
 }
 
-static void static_destroy(ncm_cpu_policy *p) {
+static void static_destroy(ncm_cpu_policy *p)
+{
         static_policy *s = sp(p);
         ncm_cpuset_free(s->all);
         ncm_cpuset_free(s->reserved_physical);
@@ -44,16 +47,19 @@ static void static_destroy(ncm_cpu_policy *p) {
  * Pools (spec §4.2)
  */
 
-static void static_allocatable(const ncm_cpu_policy *p, ncm_cpuset *out) {
+static void static_allocatable(const ncm_cpu_policy *p, ncm_cpuset *out)
+{
         ncm_cpuset_andnot(out, csp(p)->all, p->reserved);
 }
 
-static void static_available(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out) {
+static void static_available(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out)
+{
         ncm_cpuset_andnot(out, ncm_cpu_state_default(s), p->reserved);
 }
 
 static void static_available_physical(const ncm_cpu_policy *p, const ncm_cpu_state *s,
-                                      ncm_cpuset *out) {
+                                      ncm_cpuset *out)
+{
         ncm_cpuset_andnot(out, ncm_cpu_state_default(s), csp(p)->reserved_physical);
 }
 
@@ -61,7 +67,8 @@ static void static_available_physical(const ncm_cpu_policy *p, const ncm_cpu_sta
  * Start (spec §4.3): the state module implements validateState with kubelet's texts.
  */
 
-static int static_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err) {
+static int static_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err)
+{
         int r = ncm_cpu_state_validate(s, sp(p)->all, p->reserved, p->opts.strict_cpu_reservation,
                                        err);
         return r < 0 ? r : 0;
@@ -71,14 +78,16 @@ static int static_start(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err) {
  * cpusToReuse (spec §4.6)
  */
 
-static const ncm_cpuset *reusable_for(const static_policy *s, const char *uid) {
+static const ncm_cpuset *reusable_for(const static_policy *s, const char *uid)
+{
         if (s->reuse_pod && strcmp(s->reuse_pod, uid) == 0)
                 return s->reuse;
         return NULL;
 }
 
 static int update_reuse(static_policy *s, const ncm_pod *pod, const ncm_container *c,
-                        const ncm_cpuset *set, ncm_error *err) {
+                        const ncm_cpuset *set, ncm_error *err)
+{
         if (!s->reuse_pod || strcmp(s->reuse_pod, pod->uid) != 0) {
                 char *uid = strdup(pod->uid);
                 if (!uid)
@@ -104,14 +113,16 @@ static int update_reuse(static_policy *s, const ncm_pod *pod, const ncm_containe
  * Allocate (spec §4.4, §4.5)
  */
 
-static bool pod_level_skipped(const ncm_pod *pod) {
+static bool pod_level_skipped(const ncm_pod *pod)
+{
         /* PodLevelResources on, PodLevelResourceManagers off (newest kubelet defaults) */
         return ncm_pod_level_resources_set(pod);
 }
 
 /* allocateCPUs: the hint's CPUs first, the rest from anywhere; updates the default set. */
 static int allocate_cpus(static_policy *s, ncm_cpu_state *st, int n, const ncm_hint *affinity,
-                         const ncm_cpuset *reusable, ncm_cpuset *result, ncm_error *err) {
+                         const ncm_cpuset *reusable, ncm_cpuset *result, ncm_error *err)
+{
         const ncm_cpu_index *ix = s->base.ix;
         const ncm_cpu_options *o = &s->base.opts;
         ncm_autoptr(ncm_cpuset) allocatable = ncm_cpuset_new();
@@ -168,7 +179,8 @@ static int allocate_cpus(static_policy *s, ncm_cpu_state *st, int n, const ncm_h
         return ncm_cpu_state_set_default(st, tmp, err);
 }
 
-static int smt_not_multiple(ncm_error *err, int n, int group) {
+static int smt_not_multiple(ncm_error *err, int n, int group)
+{
         return ncm_error_set(err, NCM_E_ADMISSION,
                              "SMT Alignment Error: requested %d cpus not multiple cpus per core "
                              "= %d",
@@ -176,7 +188,8 @@ static int smt_not_multiple(ncm_error *err, int n, int group) {
 }
 
 static int static_allocate(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_pod *pod,
-                           const ncm_container *c, const ncm_hint *affinity, ncm_error *err) {
+                           const ncm_container *c, const ncm_hint *affinity, ncm_error *err)
+{
         static_policy *s = sp(p);
         const ncm_cpuset *have;
         ncm_autoptr(ncm_cpuset) result = NULL;
@@ -224,7 +237,8 @@ static int static_allocate(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_pod *
  */
 
 static int static_remove(ncm_cpu_policy *p, ncm_cpu_state *st, const char *pod_uid,
-                         const char *name, ncm_error *err) {
+                         const char *name, ncm_error *err)
+{
         ncm_autoptr(ncm_cpuset) in_use = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) release = NULL;
         const ncm_cpuset *set;
@@ -259,7 +273,8 @@ static int static_remove(ncm_cpu_policy *p, ncm_cpu_state *st, const char *pod_u
  */
 
 static int static_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
-                        const ncm_container *c, ncm_hint_list *out, ncm_error *err) {
+                        const ncm_container *c, ncm_hint_list *out, ncm_error *err)
+{
         static_policy *s = sp(p);
         const ncm_cpuset *have;
         ncm_autoptr(ncm_cpuset) avail = NULL;
@@ -286,7 +301,8 @@ static int static_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_po
 }
 
 static int static_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
-                            ncm_hint_list *out, ncm_error *err) {
+                            ncm_hint_list *out, ncm_error *err)
+{
         static_policy *s = sp(p);
         ncm_autoptr(ncm_cpuset) assigned = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) avail = ncm_cpuset_new();
@@ -336,13 +352,15 @@ static const ncm_cpu_policy_ops static_ops = {
                 .available_physical = static_available_physical,
 };
 
-static void policy_freep(ncm_cpu_policy **p) {
+static void policy_freep(ncm_cpu_policy **p)
+{
         ncm_cpu_policy_free(*p);
 }
 
 int ncm_cpu_static_policy_new(const ncm_topo *t, int num_reserved, const ncm_cpuset *reserved,
                               const ncm_cpu_policy_config *cfg, ncm_cpu_policy **ret,
-                              ncm_error *err) {
+                              ncm_error *err)
+{
         __attribute__((cleanup(policy_freep))) ncm_cpu_policy *p = NULL;
         static_policy *s;
         ncm_cpu_options opts;
@@ -385,7 +403,8 @@ int ncm_cpu_static_policy_new(const ncm_topo *t, int num_reserved, const ncm_cpu
                                      "CPUs (size of %s did not equal %d)",
                                      txt ? txt : "", num_reserved);
         }
-        NCM_CPUSET_FOREACH(cpu, p->reserved) {
+        NCM_CPUSET_FOREACH(cpu, p->reserved)
+        {
                 const ncm_cpu_info *info = ncm_topo_cpu(t, cpu);
                 size_t n = 0;
                 const int *sib;

@@ -17,7 +17,8 @@
 
 /* ---- validating a container's extended resources ---- */
 
-int ncm_devmgr_validate_container(const ncm_devmgr_container *c, ncm_error *err) {
+int ncm_devmgr_validate_container(const ncm_devmgr_container *c, ncm_error *err)
+{
         if (!c || !c->name)
                 return ncm_error_set(err, EINVAL, "container without a name");
         for (size_t i = 0; i < c->n_resources; i++) {
@@ -67,11 +68,13 @@ typedef struct want {
         int64_t count;
 } want;
 
-static int cmp_want(const void *a, const void *b) {
+static int cmp_want(const void *a, const void *b)
+{
         return strcmp(((const want *)a)->name, ((const want *)b)->name);
 }
 
-static int wanted(const ncm_devmgr_container *c, want **ret, size_t *ret_n) {
+static int wanted(const ncm_devmgr_container *c, want **ret, size_t *ret_n)
+{
         want *v = calloc(c->n_resources ? c->n_resources : 1, sizeof(*v));
         size_t n = 0;
         if (!v)
@@ -91,25 +94,29 @@ static int wanted(const ncm_devmgr_container *c, want **ret, size_t *ret_n) {
 /* ---- helpers ---- */
 
 /* Go's %q of S appended to B. */
-static const char *quoted(ncm_buf *b, const char *s) {
+static const char *quoted(ncm_buf *b, const char *s)
+{
         ncm_buf_reset(b);
         ncm_buf_go_quote(b, s, strlen(s));
         return b->data ? b->data : "\"\"";
 }
 
-static bool device_resource(const ncm_devmgr *m, const dm_state *st, const char *res) {
+static bool device_resource(const ncm_devmgr *m, const dm_state *st, const char *res)
+{
         const dm_resource *r = ncm__dm_resource(m, res);
         return (r && r->has_healthy) || ncm__rsets_get(&st->allocated, res);
 }
 
-static bool has_topology_alignment(const dm_resource *r) {
+static bool has_topology_alignment(const dm_resource *r)
+{
         for (size_t i = 0; r && i < r->n_devs; i++)
                 if (r->devs[i].topology && r->devs[i].n_numa > 0)
                         return true;
         return false;
 }
 
-static bool pod_active(const ncm_devmgr *m, const char *pod) {
+static bool pod_active(const ncm_devmgr *m, const char *pod)
+{
         const char *const *uids = NULL;
         size_t n = 0;
         if (!m->has_pods || !m->pods.active_pods)
@@ -122,7 +129,8 @@ static bool pod_active(const ncm_devmgr *m, const char *pod) {
         return false;
 }
 
-static int stopped_error(const char *res, ncm_error *err) {
+static int stopped_error(const char *res, ncm_error *err)
+{
         return ncm_error_set(err, ESHUTDOWN, "endpoint %s has been stopped", res);
 }
 
@@ -132,7 +140,8 @@ typedef struct split {
         ncm__strset aligned, unaligned, no_affinity;
 } split;
 
-static void split_done(split *s) {
+static void split_done(split *s)
+{
         ncm__strset_done(&s->aligned);
         ncm__strset_done(&s->unaligned);
         ncm__strset_done(&s->no_affinity);
@@ -145,7 +154,8 @@ static void split_done(split *s) {
  * of its nodes is in the affinity, unaligned if it has another real node, else no-affinity.
  */
 static int filter_by_affinity(const dm_resource *r, const ncm__strset *available,
-                              const ncm_hint *affinity, split *out) {
+                              const ncm_hint *affinity, split *out)
+{
         for (size_t i = 0; i < available->n; i++) {
                 const char *id = available->v[i];
                 const dm_device *d = r ? ncm__dm_device(r, id) : NULL;
@@ -184,7 +194,8 @@ typedef struct alloc_ctx {
 } alloc_ctx;
 
 /* kubelet's allocateRemainingFrom: take S \ allocated in sorted order. 1 when satisfied. */
-static int take(alloc_ctx *a, const ncm__strset *s) {
+static int take(alloc_ctx *a, const ncm__strset *s)
+{
         dm_rset *in_use = ncm__rsets_ensure(&a->st->allocated, a->res);
         if (!in_use)
                 return -ENOMEM;
@@ -204,7 +215,8 @@ static int take(alloc_ctx *a, const ncm__strset *s) {
 
 /* callGetPreferredAllocationIfAvailable. *RET is the preferred set (empty: none). */
 static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size, ncm__strset *ret,
-                     ncm_error *err) {
+                     ncm_error *err)
+{
         const dm_endpoint *ep = a->r ? a->r->ep : NULL;
         ncm_error perr = NCM_ERROR_INIT;
         char **ids = NULL;
@@ -239,7 +251,8 @@ static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size, n
         return k < 0 ? ncm_error_set(err, ENOMEM, "out of memory") : 0;
 }
 
-static void intersect(ncm__strset *dst, const ncm__strset *keep) {
+static void intersect(ncm__strset *dst, const ncm__strset *keep)
+{
         size_t j = 0;
         for (size_t i = 0; i < dst->n; i++) {
                 if (ncm__strset_has(keep, dst->v[i]))
@@ -250,7 +263,8 @@ static void intersect(ncm__strset *dst, const ncm__strset *keep) {
         dst->n = j;
 }
 
-static int less_than_required(alloc_ctx *a, int64_t required, ncm_error *err) {
+static int less_than_required(alloc_ctx *a, int64_t required, ncm_error *err)
+{
         return ncm_error_set(err, NCM_E_UNSATISFIABLE,
                              "unexpectedly allocated less resources than required. Requested: "
                              "%" PRId64 ", Got: %" PRId64,
@@ -262,7 +276,8 @@ static int less_than_required(alloc_ctx *a, int64_t required, ncm_error *err) {
  * call needed). The in-use set of A->st is updated as in the kubelet.
  */
 static int devices_to_allocate(alloc_ctx *a, int64_t required, const ncm__strset *reusable,
-                               const ncm_hint *affinity, ncm_error *err) {
+                               const ncm_hint *affinity, ncm_error *err)
+{
         const dm_entry *held = ncm__state_entry(a->st, a->pod, a->container, a->res);
         ncm__strset available = NCM__STRSET_INIT, pref = NCM__STRSET_INIT;
         split sp = {NCM__STRSET_INIT, NCM__STRSET_INIT, NCM__STRSET_INIT};
@@ -386,7 +401,8 @@ out:
 
 /* ---- recording an allocation ---- */
 
-static int numa_append(dm_entry *e, int64_t node, const char *id) {
+static int numa_append(dm_entry *e, int64_t node, const char *id)
+{
         size_t at;
         ncm_devmgr_numa_ids *d;
         char **nv;
@@ -415,7 +431,8 @@ static int numa_append(dm_entry *e, int64_t node, const char *id) {
 }
 
 /* podDevices.insert with the devices listed per NUMA node (-1: no topology). */
-static int record(alloc_ctx *a, ncm_devmgr_alloc_resp *resp, ncm_error *err) {
+static int record(alloc_ctx *a, ncm_devmgr_alloc_resp *resp, ncm_error *err)
+{
         dm_entry e = {0};
 
         e.resp = resp;
@@ -451,7 +468,8 @@ oom:
 
 /* ---- Allocate ---- */
 
-static int call_allocate(alloc_ctx *a, ncm_devmgr_alloc_resp **resp, ncm_error *err) {
+static int call_allocate(alloc_ctx *a, ncm_devmgr_alloc_resp **resp, ncm_error *err)
+{
         const dm_endpoint *ep = a->r ? a->r->ep : NULL;
         int k;
 
@@ -474,7 +492,8 @@ static int call_allocate(alloc_ctx *a, ncm_devmgr_alloc_resp **resp, ncm_error *
 }
 
 /* addContainerAllocatedResources / removeContainerAllocatedResources on the reuse pool. */
-static int update_reuse(dm_state *st, const char *pod, const char *container, bool add) {
+static int update_reuse(dm_state *st, const char *pod, const char *container, bool add)
+{
         for (size_t i = 0; i < st->n_entries; i++) {
                 const dm_entry *e = &st->entries[i];
                 dm_rset *s;
@@ -496,7 +515,8 @@ static int update_reuse(dm_state *st, const char *pod, const char *container, bo
 /* allocateContainerResources on ST. *WROTE tells whether something was allocated. */
 static int allocate_resources(ncm_devmgr *m, dm_state *st, const char *pod,
                               const ncm_devmgr_container *c, const ncm_hint *affinity,
-                              bool *allocated_any, ncm_error *err) {
+                              bool *allocated_any, ncm_error *err)
+{
         ncm_autofree want *w = NULL;
         size_t n = 0;
         bool gc_done = false;
@@ -551,7 +571,8 @@ static int allocate_resources(ncm_devmgr *m, dm_state *st, const char *pod,
 }
 
 int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
-                        const ncm_hint *affinity, ncm_error *err) {
+                        const ncm_hint *affinity, ncm_error *err)
+{
         dm_state t = {0}, old;
         bool any = false;
         int k;
@@ -594,7 +615,8 @@ int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_con
 /* ---- GetDeviceRunContainerOptions ---- */
 
 static int pre_start_if_needed(ncm_devmgr *m, const char *pod, const char *container,
-                               const char *res, ncm_error *err) {
+                               const char *res, ncm_error *err)
+{
         const dm_resource *r = ncm__dm_resource(m, res);
         const dm_endpoint *ep = r ? r->ep : NULL;
         const dm_entry *e;
@@ -627,7 +649,8 @@ static int pre_start_if_needed(ncm_devmgr *m, const char *pod, const char *conta
         return 0;
 }
 
-static bool kv_seen(const ncm_devmgr_kv *v, size_t n, const char *key) {
+static bool kv_seen(const ncm_devmgr_kv *v, size_t n, const char *key)
+{
         for (size_t i = 0; i < n; i++)
                 if (strcmp(v[i].key, key) == 0)
                         return true;
@@ -636,7 +659,8 @@ static bool kv_seen(const ncm_devmgr_kv *v, size_t n, const char *key) {
 
 /* deviceRunContainerOptions: merge the cached responses, first one wins. */
 static int merge_options(const ncm_devmgr *m, const char *pod, const char *container,
-                         ncm_devmgr_alloc_resp **ret) {
+                         ncm_devmgr_alloc_resp **ret)
+{
         ncm_autoptr(ncm_devmgr_alloc_resp) o = NULL;
         bool found = false;
 
@@ -696,7 +720,8 @@ static int merge_options(const ncm_devmgr *m, const char *pod, const char *conta
 }
 
 int ncm_devmgr_run_options(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
-                           const ncm_hint *affinity, ncm_devmgr_alloc_resp **ret, ncm_error *err) {
+                           const ncm_hint *affinity, ncm_devmgr_alloc_resp **ret, ncm_error *err)
+{
         ncm_autofree want *w = NULL;
         size_t n = 0;
         bool reallocate = false;
@@ -730,7 +755,8 @@ int ncm_devmgr_run_options(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_
 /* ---- the stand-in plugin ---- */
 
 static int standin_allocate(void *data, const char *resource, const char *const *ids, size_t n,
-                            ncm_devmgr_alloc_resp **ret, ncm_error *err) {
+                            ncm_devmgr_alloc_resp **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_devmgr_alloc_resp) r = ncm_devmgr_alloc_resp_new();
         ncm_buf key = NCM_BUF_INIT, val = NCM_BUF_INIT, cdi = NCM_BUF_INIT;
         int k = 0;

@@ -11,7 +11,8 @@
 #include "deviceplugin-v1beta1.pb-c.h"
 #include "devicemanager-internal.h"
 
-static void kv_free(ncm_devmgr_kv *v, size_t n) {
+static void kv_free(ncm_devmgr_kv *v, size_t n)
+{
         for (size_t i = 0; i < n; i++) {
                 free(v[i].key);
                 free(v[i].value);
@@ -19,11 +20,13 @@ static void kv_free(ncm_devmgr_kv *v, size_t n) {
         free(v);
 }
 
-ncm_devmgr_alloc_resp *ncm_devmgr_alloc_resp_new(void) {
+ncm_devmgr_alloc_resp *ncm_devmgr_alloc_resp_new(void)
+{
         return calloc(1, sizeof(ncm_devmgr_alloc_resp));
 }
 
-ncm_devmgr_alloc_resp *ncm_devmgr_alloc_resp_free(ncm_devmgr_alloc_resp *r) {
+ncm_devmgr_alloc_resp *ncm_devmgr_alloc_resp_free(ncm_devmgr_alloc_resp *r)
+{
         if (!r)
                 return NULL;
         kv_free(r->envs, r->n_envs);
@@ -47,14 +50,16 @@ ncm_devmgr_alloc_resp *ncm_devmgr_alloc_resp_free(ncm_devmgr_alloc_resp *r) {
 }
 
 /* Grow an array of ELEM-byte items by one; the new item is zeroed. */
-static void *grow(void *arr, size_t n, size_t elem) {
+static void *grow(void *arr, size_t n, size_t elem)
+{
         char *v = realloc(arr, (n + 1) * elem);
         if (v)
                 memset(v + n * elem, 0, elem);
         return v;
 }
 
-static int add_kv(ncm_devmgr_kv **v, size_t *n, const char *key, const char *value) {
+static int add_kv(ncm_devmgr_kv **v, size_t *n, const char *key, const char *value)
+{
         ncm_devmgr_kv *nv = grow(*v, *n, sizeof(**v));
         char *k, *val;
         if (!nv)
@@ -72,17 +77,20 @@ static int add_kv(ncm_devmgr_kv **v, size_t *n, const char *key, const char *val
         return 0;
 }
 
-int ncm_devmgr_alloc_resp_add_env(ncm_devmgr_alloc_resp *r, const char *key, const char *value) {
+int ncm_devmgr_alloc_resp_add_env(ncm_devmgr_alloc_resp *r, const char *key, const char *value)
+{
         return add_kv(&r->envs, &r->n_envs, key, value);
 }
 
 int ncm_devmgr_alloc_resp_add_annotation(ncm_devmgr_alloc_resp *r, const char *key,
-                                         const char *value) {
+                                         const char *value)
+{
         return add_kv(&r->annotations, &r->n_annotations, key, value);
 }
 
 int ncm_devmgr_alloc_resp_add_mount(ncm_devmgr_alloc_resp *r, const char *container_path,
-                                    const char *host_path, bool read_only) {
+                                    const char *host_path, bool read_only)
+{
         ncm_devmgr_mount *v = grow(r->mounts, r->n_mounts, sizeof(*v));
         char *c, *h;
         if (!v)
@@ -100,7 +108,8 @@ int ncm_devmgr_alloc_resp_add_mount(ncm_devmgr_alloc_resp *r, const char *contai
 }
 
 int ncm_devmgr_alloc_resp_add_device(ncm_devmgr_alloc_resp *r, const char *container_path,
-                                     const char *host_path, const char *permissions) {
+                                     const char *host_path, const char *permissions)
+{
         ncm_devmgr_devspec *v = grow(r->devices, r->n_devices, sizeof(*v));
         char *c, *h, *p;
         if (!v)
@@ -119,7 +128,8 @@ int ncm_devmgr_alloc_resp_add_device(ncm_devmgr_alloc_resp *r, const char *conta
         return 0;
 }
 
-int ncm_devmgr_alloc_resp_add_cdi_device(ncm_devmgr_alloc_resp *r, const char *name) {
+int ncm_devmgr_alloc_resp_add_cdi_device(ncm_devmgr_alloc_resp *r, const char *name)
+{
         char **v = grow(r->cdi_devices, r->n_cdi_devices, sizeof(*v));
         if (!v)
                 return -ENOMEM;
@@ -131,7 +141,8 @@ int ncm_devmgr_alloc_resp_add_cdi_device(ncm_devmgr_alloc_resp *r, const char *n
         return 0;
 }
 
-ncm_devmgr_alloc_resp *ncm_devmgr_alloc_resp_dup(const ncm_devmgr_alloc_resp *r) {
+ncm_devmgr_alloc_resp *ncm_devmgr_alloc_resp_dup(const ncm_devmgr_alloc_resp *r)
+{
         ncm_autoptr(ncm_devmgr_alloc_resp) d = ncm_devmgr_alloc_resp_new();
         if (!d)
                 return NULL;
@@ -162,7 +173,8 @@ ncm_devmgr_alloc_resp *ncm_devmgr_alloc_resp_dup(const ncm_devmgr_alloc_resp *r)
 
 enum { WT_VARINT = 0, WT_LEN = 2 };
 
-static void put_varint(ncm_buf *b, uint64_t v) {
+static void put_varint(ncm_buf *b, uint64_t v)
+{
         unsigned char tmp[10];
         size_t n = 0;
         do {
@@ -175,24 +187,28 @@ static void put_varint(ncm_buf *b, uint64_t v) {
         ncm_buf_append(b, tmp, n);
 }
 
-static void put_tag(ncm_buf *b, unsigned field, unsigned wt) {
+static void put_tag(ncm_buf *b, unsigned field, unsigned wt)
+{
         put_varint(b, ((uint64_t)field << 3) | wt);
 }
 
-static void put_bytes(ncm_buf *b, unsigned field, const void *data, size_t len) {
+static void put_bytes(ncm_buf *b, unsigned field, const void *data, size_t len)
+{
         put_tag(b, field, WT_LEN);
         put_varint(b, len);
         ncm_buf_append(b, data, len);
 }
 
 /* A proto3 string field: omitted when empty. */
-static void put_string(ncm_buf *b, unsigned field, const char *s) {
+static void put_string(ncm_buf *b, unsigned field, const char *s)
+{
         if (s && *s)
                 put_bytes(b, field, s, strlen(s));
 }
 
 /* A map<string,string> entry: Go writes key and value even when empty. */
-static void put_map_entry(ncm_buf *b, unsigned field, const ncm_devmgr_kv *kv, ncm_buf *tmp) {
+static void put_map_entry(ncm_buf *b, unsigned field, const ncm_devmgr_kv *kv, ncm_buf *tmp)
+{
         const char *k = kv->key ? kv->key : "", *v = kv->value ? kv->value : "";
         ncm_buf_reset(tmp);
         put_bytes(tmp, 1, k, strlen(k));
@@ -201,7 +217,8 @@ static void put_map_entry(ncm_buf *b, unsigned field, const ncm_devmgr_kv *kv, n
 }
 
 int ncm_devmgr_alloc_resp_encode(const ncm_devmgr_alloc_resp *r, unsigned char **ret,
-                                 size_t *ret_len, ncm_error *err) {
+                                 size_t *ret_len, ncm_error *err)
+{
         ncm_buf b = NCM_BUF_INIT, tmp = NCM_BUF_INIT;
         unsigned char *out;
         size_t len;
@@ -249,12 +266,14 @@ int ncm_devmgr_alloc_resp_encode(const ncm_devmgr_alloc_resp *r, unsigned char *
 
 /* ---- decoding ---- */
 
-static int cmp_kv(const void *a, const void *b) {
+static int cmp_kv(const void *a, const void *b)
+{
         return strcmp(((const ncm_devmgr_kv *)a)->key, ((const ncm_devmgr_kv *)b)->key);
 }
 
 /* Go map semantics: the last entry of a key wins; then sort by key. */
-static void unique_keys(ncm_devmgr_kv *v, size_t *n) {
+static void unique_keys(ncm_devmgr_kv *v, size_t *n)
+{
         size_t out = 0;
         for (size_t i = 0; i < *n; i++) {
                 size_t j;
@@ -274,11 +293,13 @@ static void unique_keys(ncm_devmgr_kv *v, size_t *n) {
                 qsort(v, out, sizeof(*v), cmp_kv);
 }
 
-static bool utf8(const char *s) {
+static bool utf8(const char *s)
+{
         return !s || ncm__utf8_valid(s, strlen(s));
 }
 
-static int check_utf8(const V1beta1__ContainerAllocateResponse *m, ncm_error *err) {
+static int check_utf8(const V1beta1__ContainerAllocateResponse *m, ncm_error *err)
+{
         const char *bad = NULL;
         for (size_t i = 0; i < m->n_envs && !bad; i++)
                 if (!utf8(m->envs[i]->key) || !utf8(m->envs[i]->value))
@@ -305,7 +326,8 @@ static int check_utf8(const V1beta1__ContainerAllocateResponse *m, ncm_error *er
 }
 
 int ncm_devmgr_alloc_resp_decode(const void *data, size_t len, ncm_devmgr_alloc_resp **ret,
-                                 ncm_error *err) {
+                                 ncm_error *err)
+{
         static const uint8_t empty[1];
         V1beta1__ContainerAllocateResponse *m;
         ncm_autoptr(ncm_devmgr_alloc_resp) r = NULL;

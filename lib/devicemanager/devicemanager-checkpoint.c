@@ -26,19 +26,22 @@
 
 /* ---- freeing ---- */
 
-void ncm__numa_ids_done(ncm_devmgr_numa_ids *v, size_t n) {
+void ncm__numa_ids_done(ncm_devmgr_numa_ids *v, size_t n)
+{
         for (size_t i = 0; i < n; i++)
                 ncm_devmgr_strv_free(v[i].ids);
         free(v);
 }
 
-static void strv_n_free(char **v, size_t n) {
+static void strv_n_free(char **v, size_t n)
+{
         for (size_t i = 0; i < n; i++)
                 free(v[i]);
         free(v);
 }
 
-static void entry_done(ncm_devmgr_checkpoint_entry *e) {
+static void entry_done(ncm_devmgr_checkpoint_entry *e)
+{
         free(e->pod_uid);
         free(e->container_name);
         free(e->resource_name);
@@ -47,13 +50,15 @@ static void entry_done(ncm_devmgr_checkpoint_entry *e) {
         memset(e, 0, sizeof(*e));
 }
 
-static void entries_free(ncm_devmgr_checkpoint_entry *v, size_t n) {
+static void entries_free(ncm_devmgr_checkpoint_entry *v, size_t n)
+{
         for (size_t i = 0; i < n; i++)
                 entry_done(&v[i]);
         free(v);
 }
 
-static void registered_free(ncm_devmgr_registered *v, size_t n) {
+static void registered_free(ncm_devmgr_registered *v, size_t n)
+{
         for (size_t i = 0; i < n; i++) {
                 free(v[i].resource);
                 strv_n_free(v[i].ids, v[i].n_ids);
@@ -61,7 +66,8 @@ static void registered_free(ncm_devmgr_registered *v, size_t n) {
         free(v);
 }
 
-ncm_devmgr_checkpoint *ncm_devmgr_checkpoint_free(ncm_devmgr_checkpoint *cp) {
+ncm_devmgr_checkpoint *ncm_devmgr_checkpoint_free(ncm_devmgr_checkpoint *cp)
+{
         if (!cp)
                 return NULL;
         entries_free(cp->entries, cp->n_entries);
@@ -71,7 +77,8 @@ ncm_devmgr_checkpoint *ncm_devmgr_checkpoint_free(ncm_devmgr_checkpoint *cp) {
 }
 
 int ncm__numa_ids_copy(ncm_devmgr_numa_ids **dst, size_t *dst_n, const ncm_devmgr_numa_ids *src,
-                       size_t n) {
+                       size_t n)
+{
         ncm_devmgr_numa_ids *v = NULL;
         if (n) {
                 v = calloc(n, sizeof(*v));
@@ -106,7 +113,8 @@ typedef struct gj {
         ncm_error *err;
 } gj;
 
-static void line_col(const gj *g, size_t off, size_t *line, size_t *col) {
+static void line_col(const gj *g, size_t off, size_t *line, size_t *col)
+{
         *line = 1;
         *col = 1;
         for (size_t i = 0; i < off && i < g->len; i++) {
@@ -120,7 +128,8 @@ static void line_col(const gj *g, size_t off, size_t *line, size_t *col) {
 }
 
 static int syntax(gj *g, const char *fmt, ...) NCM_PRINTF(2, 3);
-static int syntax(gj *g, const char *fmt, ...) {
+static int syntax(gj *g, const char *fmt, ...)
+{
         char what[160];
         size_t line, col;
         va_list ap;
@@ -136,7 +145,8 @@ static int syntax(gj *g, const char *fmt, ...) {
 }
 
 /* Go's scanner quotes the offending byte: 'x', or '\x01' for controls. */
-static const char *quote_char(unsigned char c, char buf[8]) {
+static const char *quote_char(unsigned char c, char buf[8])
+{
         if (c >= 0x20 && c < 0x7f && c != '\'')
                 snprintf(buf, 8, "'%c'", c);
         else
@@ -144,7 +154,8 @@ static const char *quote_char(unsigned char c, char buf[8]) {
         return buf;
 }
 
-static void ws(gj *g) {
+static void ws(gj *g)
+{
         while (g->pos < g->len) {
                 char c = g->s[g->pos];
                 if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
@@ -153,12 +164,14 @@ static void ws(gj *g) {
         }
 }
 
-static int peek(gj *g) {
+static int peek(gj *g)
+{
         ws(g);
         return g->pos < g->len ? (unsigned char)g->s[g->pos] : -1;
 }
 
-static const char *kind_of(int c) {
+static const char *kind_of(int c)
+{
         switch (c) {
         case '{':
                 return "object";
@@ -176,7 +189,8 @@ static const char *kind_of(int c) {
         }
 }
 
-static int expect_char(gj *g, char want, const char *context) {
+static int expect_char(gj *g, char want, const char *context)
+{
         char q[8];
         if (peek(g) != (unsigned char)want)
                 return syntax(g, "invalid character %s %s",
@@ -186,7 +200,8 @@ static int expect_char(gj *g, char want, const char *context) {
         return 0;
 }
 
-static int literal(gj *g, const char *word) {
+static int literal(gj *g, const char *word)
+{
         size_t n = strlen(word);
         for (size_t i = 0; i < n; i++) {
                 char q[8];
@@ -200,12 +215,14 @@ static int literal(gj *g, const char *word) {
         return 0;
 }
 
-static bool digit(char c) {
+static bool digit(char c)
+{
         return c >= '0' && c <= '9';
 }
 
 /* A JSON number; START and N give its text. */
-static int number(gj *g, size_t *start, size_t *n) {
+static int number(gj *g, size_t *start, size_t *n)
+{
         const char *s = g->s;
         size_t p = g->pos;
         char q[8];
@@ -247,7 +264,8 @@ static int number(gj *g, size_t *start, size_t *n) {
 }
 
 /* Length of the valid UTF-8 rune at S (Go's utf8.DecodeRune), 0 if invalid. */
-static size_t rune_len(const unsigned char *s, size_t avail) {
+static size_t rune_len(const unsigned char *s, size_t avail)
+{
         size_t n;
         unsigned char lo = 0x80, hi = 0xBF;
         if (s[0] < 0x80)
@@ -276,7 +294,8 @@ static size_t rune_len(const unsigned char *s, size_t avail) {
         return n;
 }
 
-static void put_rune(ncm_buf *b, uint32_t r) {
+static void put_rune(ncm_buf *b, uint32_t r)
+{
         char t[4];
         if (r < 0x80) {
                 t[0] = (char)r;
@@ -299,7 +318,8 @@ static void put_rune(ncm_buf *b, uint32_t r) {
         }
 }
 
-static int hex4(const char *s, size_t avail) {
+static int hex4(const char *s, size_t avail)
+{
         int v = 0;
         if (avail < 4)
                 return -1;
@@ -319,7 +339,8 @@ static int hex4(const char *s, size_t avail) {
 }
 
 /* getu4: a \uXXXX escape at S, or -1. */
-static int getu4(const char *s, size_t avail) {
+static int getu4(const char *s, size_t avail)
+{
         if (avail < 6 || s[0] != '\\' || s[1] != 'u')
                 return -1;
         return hex4(s + 2, avail - 2);
@@ -330,7 +351,8 @@ static int getu4(const char *s, size_t avail) {
  * UTF-8 and lone surrogates). OUT may be NULL to only check it. On success *OUT is malloc'd
  * and NUL-terminated; a decoded NUL is refused.
  */
-static int string(gj *g, char **out, size_t *out_len) {
+static int string(gj *g, char **out, size_t *out_len)
+{
         static const char repl[] = "\xEF\xBF\xBD";
         ncm_buf b = NCM_BUF_INIT;
         const char *s = g->s;
@@ -468,7 +490,8 @@ static int string(gj *g, char **out, size_t *out_len) {
 }
 
 /* Skip one value, checking its syntax (encoding/json validates the whole document). */
-static int skip_value(gj *g) {
+static int skip_value(gj *g)
+{
         char *stack = NULL;
         size_t cap = 0;
         int depth = 0, r = 0;
@@ -556,7 +579,8 @@ out:
 }
 
 /* Object iteration. obj_open() consumes '{'. */
-static int obj_open(gj *g) {
+static int obj_open(gj *g)
+{
         if (++g->depth > GJ_MAX_DEPTH)
                 return syntax(g, "exceeded max depth");
         g->pos++;
@@ -564,7 +588,8 @@ static int obj_open(gj *g) {
 }
 
 /* 1 with *KEY (malloc'd) and the ':' consumed; 0 when the object ended. */
-static int obj_next(gj *g, bool *first, char **key) {
+static int obj_next(gj *g, bool *first, char **key)
+{
         int c = peek(g), r;
         char q[8];
 
@@ -607,7 +632,8 @@ static int obj_next(gj *g, bool *first, char **key) {
         return 1;
 }
 
-static int arr_open(gj *g) {
+static int arr_open(gj *g)
+{
         if (++g->depth > GJ_MAX_DEPTH)
                 return syntax(g, "exceeded max depth");
         g->pos++;
@@ -615,7 +641,8 @@ static int arr_open(gj *g) {
 }
 
 /* 1 when an element follows, 0 when the array ended. */
-static int arr_next(gj *g, bool *first) {
+static int arr_next(gj *g, bool *first)
+{
         int c = peek(g);
         char q[8];
         if (c == ']') {
@@ -635,7 +662,8 @@ static int arr_next(gj *g, bool *first) {
 }
 
 /* encoding/json's field matching: case-insensitive, with K (U+212A) as k and ſ (U+017F) as s. */
-static bool key_is(const char *key, const char *field) {
+static bool key_is(const char *key, const char *field)
+{
         const unsigned char *k = (const unsigned char *)key;
         for (; *field; field++) {
                 unsigned char want = (unsigned char)*field, got;
@@ -660,13 +688,15 @@ static bool key_is(const char *key, const char *field) {
         return *k == '\0';
 }
 
-static int type_error(gj *g, const char *path, const char *want, int c) {
+static int type_error(gj *g, const char *path, const char *want, int c)
+{
         return ncm_error_set(g->err, EINVAL, "%s: %s: expected %s, got %s", g->name, path, want,
                              c < 0 ? "end of input" : kind_of(c));
 }
 
 /* A Go string field: null leaves it alone. */
-static int dec_string(gj *g, const char *path, char **field) {
+static int dec_string(gj *g, const char *path, char **field)
+{
         int c = peek(g);
         char *s;
         if (c == 'n')
@@ -683,7 +713,8 @@ static int dec_string(gj *g, const char *path, char **field) {
 }
 
 /* A []string decoded into a fresh (nil) slice: null stays nil. */
-static int dec_strlist(gj *g, const char *path, bool *is_null, char ***ids, size_t *n_ids) {
+static int dec_strlist(gj *g, const char *path, bool *is_null, char ***ids, size_t *n_ids)
+{
         int c = peek(g), r;
         bool first = true;
         char **v = NULL;
@@ -743,7 +774,8 @@ static int dec_strlist(gj *g, const char *path, bool *is_null, char ***ids, size
 }
 
 /* strconv.ParseInt(s, 10, 64). */
-static bool parse_int64(const char *s, int64_t *ret) {
+static bool parse_int64(const char *s, int64_t *ret)
+{
         bool neg = false;
         uint64_t v = 0, limit;
         if (*s == '+' || *s == '-')
@@ -763,7 +795,8 @@ static bool parse_int64(const char *s, int64_t *ret) {
 }
 
 /* DevicesPerNUMA (map[int64][]string): object merges into the map, null makes it nil. */
-static int dec_numa_map(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e) {
+static int dec_numa_map(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
+{
         int c = peek(g), r;
         bool first = true;
         char *key = NULL;
@@ -826,7 +859,8 @@ static int dec_numa_map(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
 }
 
 /* []byte: a base64 string, null (nil), or an array of byte values. */
-static int dec_bytes(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e) {
+static int dec_bytes(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
+{
         int c = peek(g), r;
         unsigned char *data = NULL;
         size_t len = 0;
@@ -915,7 +949,8 @@ static int dec_bytes(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e) {
         return 0;
 }
 
-static int zero_entry(ncm_devmgr_checkpoint_entry *e) {
+static int zero_entry(ncm_devmgr_checkpoint_entry *e)
+{
         memset(e, 0, sizeof(*e));
         e->pod_uid = strdup("");
         e->container_name = strdup("");
@@ -929,7 +964,8 @@ static int zero_entry(ncm_devmgr_checkpoint_entry *e) {
         return 0;
 }
 
-static int dec_entry(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e) {
+static int dec_entry(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
+{
         int c = peek(g), r;
         bool first = true;
         char *key = NULL;
@@ -971,7 +1007,8 @@ static int dec_entry(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e) {
 }
 
 /* []PodDevicesEntry: an array replaces the slice, null makes it nil. */
-static int dec_entries(gj *g, ncm_devmgr_checkpoint *cp) {
+static int dec_entries(gj *g, ncm_devmgr_checkpoint *cp)
+{
         int c = peek(g), r;
         bool first = true;
         ncm_devmgr_checkpoint_entry *v = NULL;
@@ -1021,7 +1058,8 @@ static int dec_entries(gj *g, ncm_devmgr_checkpoint *cp) {
 }
 
 /* map[string][]string: an object merges into the map, null makes it nil. */
-static int dec_registered(gj *g, ncm_devmgr_checkpoint *cp) {
+static int dec_registered(gj *g, ncm_devmgr_checkpoint *cp)
+{
         int c = peek(g), r;
         bool first = true;
         char *key = NULL;
@@ -1082,7 +1120,8 @@ static int dec_registered(gj *g, ncm_devmgr_checkpoint *cp) {
         return r;
 }
 
-static int dec_data(gj *g, ncm_devmgr_checkpoint *cp) {
+static int dec_data(gj *g, ncm_devmgr_checkpoint *cp)
+{
         int c = peek(g), r;
         bool first = true;
         char *key = NULL;
@@ -1111,7 +1150,8 @@ static int dec_data(gj *g, ncm_devmgr_checkpoint *cp) {
 }
 
 /* checksum.Checksum (uint64): strconv.ParseUint of the number's text. */
-static int dec_checksum(gj *g, ncm_devmgr_checkpoint *cp) {
+static int dec_checksum(gj *g, ncm_devmgr_checkpoint *cp)
+{
         int c = peek(g), r;
         size_t st, n;
         uint64_t v = 0;
@@ -1138,7 +1178,8 @@ static int dec_checksum(gj *g, ncm_devmgr_checkpoint *cp) {
 }
 
 int ncm_devmgr_checkpoint_parse(const char *text, size_t len, const char *name,
-                                ncm_devmgr_checkpoint **ret, ncm_error *err) {
+                                ncm_devmgr_checkpoint **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         gj g = {text, len, 0, 0, name ? name : "<checkpoint>", err};
         ncm_error local = NCM_ERROR_INIT;
@@ -1192,7 +1233,8 @@ int ncm_devmgr_checkpoint_parse(const char *text, size_t len, const char *name,
         return 0;
 }
 
-int ncm_devmgr_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err) {
+int ncm_devmgr_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err)
+{
         gj g = {text, len, 0, 0, name ? name : "<checkpoint>", err};
         ncm_error local = NCM_ERROR_INIT;
         bool first = true, found = false;
@@ -1229,7 +1271,8 @@ int ncm_devmgr_checkpoint_probe(const char *text, size_t len, const char *name, 
         return found ? 1 : 0;
 }
 
-int ncm_devmgr_checkpoint_drop_pod(ncm_devmgr_checkpoint *cp, const char *pod_uid) {
+int ncm_devmgr_checkpoint_drop_pod(ncm_devmgr_checkpoint *cp, const char *pod_uid)
+{
         size_t out = 0;
         int dropped = 0;
         for (size_t i = 0; i < cp->n_entries; i++) {
@@ -1245,7 +1288,8 @@ int ncm_devmgr_checkpoint_drop_pod(ncm_devmgr_checkpoint *cp, const char *pod_ui
 }
 
 int ncm_devmgr_checkpoint_load(int rootfd, const char *path, ncm_devmgr_checkpoint **ret,
-                               ncm_error *err) {
+                               ncm_error *err)
+{
         ncm_autofree char *text = NULL;
         size_t len = 0;
         int r;
@@ -1261,7 +1305,8 @@ int ncm_devmgr_checkpoint_load(int rootfd, const char *path, ncm_devmgr_checkpoi
 
 /* ---- go-spew rendering and checksum ---- */
 
-static void spew_strv(ncm_buf *b, bool is_null, char *const *v, size_t n) {
+static void spew_strv(ncm_buf *b, bool is_null, char *const *v, size_t n)
+{
         if (is_null) {
                 ncm_buf_puts(b, "<nil>");
                 return;
@@ -1275,7 +1320,8 @@ static void spew_strv(ncm_buf *b, bool is_null, char *const *v, size_t n) {
         ncm_buf_putc(b, ']');
 }
 
-void ncm_devmgr_checkpoint_spew(const ncm_devmgr_checkpoint *cp, ncm_buf *b) {
+void ncm_devmgr_checkpoint_spew(const ncm_devmgr_checkpoint *cp, ncm_buf *b)
+{
         ncm_buf_puts(b, "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint."
                         "PodDevicesEntry)");
         if (cp->entries_null) {
@@ -1337,7 +1383,8 @@ void ncm_devmgr_checkpoint_spew(const ncm_devmgr_checkpoint *cp, ncm_buf *b) {
         ncm_buf_putc(b, '}');
 }
 
-uint64_t ncm_devmgr_checkpoint_checksum(const ncm_devmgr_checkpoint *cp) {
+uint64_t ncm_devmgr_checkpoint_checksum(const ncm_devmgr_checkpoint *cp)
+{
         ncm_buf b = NCM_BUF_INIT;
         uint32_t h;
 
@@ -1352,7 +1399,8 @@ uint64_t ncm_devmgr_checkpoint_checksum(const ncm_devmgr_checkpoint *cp) {
         return h;
 }
 
-int ncm_devmgr_checkpoint_verify(const ncm_devmgr_checkpoint *cp, ncm_error *err) {
+int ncm_devmgr_checkpoint_verify(const ncm_devmgr_checkpoint *cp, ncm_error *err)
+{
         uint64_t computed = ncm_devmgr_checkpoint_checksum(cp);
         if (computed != cp->checksum)
                 return ncm_error_set(err, NCM_E_CHECKSUM,
@@ -1364,11 +1412,13 @@ int ncm_devmgr_checkpoint_verify(const ncm_devmgr_checkpoint *cp, ncm_error *err
 
 /* ---- encoding/json output ---- */
 
-static void json_str(ncm_buf *b, const char *s) {
+static void json_str(ncm_buf *b, const char *s)
+{
         ncm_buf_json_string(b, s, strlen(s));
 }
 
-static void json_strv(ncm_buf *b, bool is_null, char *const *v, size_t n) {
+static void json_strv(ncm_buf *b, bool is_null, char *const *v, size_t n)
+{
         if (is_null) {
                 ncm_buf_puts(b, "null");
                 return;
@@ -1387,12 +1437,14 @@ typedef struct numa_key {
         size_t index;
 } numa_key;
 
-static int cmp_numa_key(const void *a, const void *b) {
+static int cmp_numa_key(const void *a, const void *b)
+{
         return strcmp(((const numa_key *)a)->text, ((const numa_key *)b)->text);
 }
 
 /* encoding/json sorts map keys by their text: "-1" < "0" < "10" < "2". */
-static void json_numa_map(ncm_buf *b, const ncm_devmgr_checkpoint_entry *e) {
+static void json_numa_map(ncm_buf *b, const ncm_devmgr_checkpoint_entry *e)
+{
         numa_key *keys;
         if (e->device_ids_null) {
                 ncm_buf_puts(b, "null");
@@ -1420,7 +1472,8 @@ static void json_numa_map(ncm_buf *b, const ncm_devmgr_checkpoint_entry *e) {
         free(keys);
 }
 
-void ncm_devmgr_checkpoint_format(const ncm_devmgr_checkpoint *cp, ncm_buf *b) {
+void ncm_devmgr_checkpoint_format(const ncm_devmgr_checkpoint *cp, ncm_buf *b)
+{
         ncm_buf_puts(b, "{\"Data\":{\"PodDeviceEntries\":");
         if (cp->entries_null) {
                 ncm_buf_puts(b, "null");
@@ -1469,7 +1522,8 @@ void ncm_devmgr_checkpoint_format(const ncm_devmgr_checkpoint *cp, ncm_buf *b) {
 }
 
 int ncm_devmgr_checkpoint_write(int rootfd, const char *path, const ncm_devmgr_checkpoint *cp,
-                                ncm_error *err) {
+                                ncm_error *err)
+{
         ncm_buf b = NCM_BUF_INIT;
         int r;
 
@@ -1485,7 +1539,8 @@ int ncm_devmgr_checkpoint_write(int rootfd, const char *path, const ncm_devmgr_c
 
 /* ---- show ---- */
 
-static void show_resp_text(ncm_buf *b, const ncm_devmgr_alloc_resp *r) {
+static void show_resp_text(ncm_buf *b, const ncm_devmgr_alloc_resp *r)
+{
         for (size_t i = 0; i < r->n_envs; i++)
                 ncm_buf_printf(b, "    env %s=%s\n", r->envs[i].key, r->envs[i].value);
         for (size_t i = 0; i < r->n_mounts; i++)
@@ -1501,7 +1556,8 @@ static void show_resp_text(ncm_buf *b, const ncm_devmgr_alloc_resp *r) {
                 ncm_buf_printf(b, "    cdi %s\n", r->cdi_devices[i]);
 }
 
-static void json_kv(ncm_buf *b, const ncm_devmgr_kv *v, size_t n) {
+static void json_kv(ncm_buf *b, const ncm_devmgr_kv *v, size_t n)
+{
         ncm_buf_putc(b, '{');
         for (size_t i = 0; i < n; i++) {
                 if (i)
@@ -1513,7 +1569,8 @@ static void json_kv(ncm_buf *b, const ncm_devmgr_kv *v, size_t n) {
         ncm_buf_putc(b, '}');
 }
 
-static void show_resp_json(ncm_buf *b, const ncm_devmgr_alloc_resp *r) {
+static void show_resp_json(ncm_buf *b, const ncm_devmgr_alloc_resp *r)
+{
         ncm_buf_puts(b, "{\"envs\":");
         json_kv(b, r->envs, r->n_envs);
         ncm_buf_puts(b, ",\"mounts\":[");
@@ -1545,7 +1602,8 @@ static void show_resp_json(ncm_buf *b, const ncm_devmgr_alloc_resp *r) {
         ncm_buf_putc(b, '}');
 }
 
-static void show_text(const ncm_devmgr_checkpoint *cp, ncm_buf *b) {
+static void show_text(const ncm_devmgr_checkpoint *cp, ncm_buf *b)
+{
         uint64_t computed = ncm_devmgr_checkpoint_checksum(cp);
 
         ncm_buf_puts(b, "device manager checkpoint (kubelet_internal_checkpoint)\n");
@@ -1617,7 +1675,8 @@ static void show_text(const ncm_devmgr_checkpoint *cp, ncm_buf *b) {
         }
 }
 
-static void show_json(const ncm_devmgr_checkpoint *cp, ncm_buf *b) {
+static void show_json(const ncm_devmgr_checkpoint *cp, ncm_buf *b)
+{
         uint64_t computed = ncm_devmgr_checkpoint_checksum(cp);
 
         ncm_buf_printf(b,
@@ -1676,7 +1735,8 @@ static void show_json(const ncm_devmgr_checkpoint *cp, ncm_buf *b) {
         ncm_buf_puts(b, "}\n");
 }
 
-void ncm_devmgr_checkpoint_show(const ncm_devmgr_checkpoint *cp, unsigned flags, ncm_buf *out) {
+void ncm_devmgr_checkpoint_show(const ncm_devmgr_checkpoint *cp, unsigned flags, ncm_buf *out)
+{
         if (flags & NCM_DEVMGR_SHOW_JSON)
                 show_json(cp, out);
         else

@@ -10,7 +10,8 @@
 #include <nodecm/bitmask.h>
 #include "devicemanager-internal.h"
 
-void ncm_devmgr_hints_done(ncm_devmgr_hints *h) {
+void ncm_devmgr_hints_done(ncm_devmgr_hints *h)
+{
         for (size_t i = 0; i < h->n; i++) {
                 free(h->v[i].resource);
                 ncm_hint_list_done(&h->v[i].hints);
@@ -26,11 +27,13 @@ typedef struct dreq {
         int64_t count;
 } dreq;
 
-static int cmp_request(const void *a, const void *b) {
+static int cmp_request(const void *a, const void *b)
+{
         return strcmp(((const dreq *)a)->name, ((const dreq *)b)->name);
 }
 
-static bool has_topology_alignment(const dm_resource *r) {
+static bool has_topology_alignment(const dm_resource *r)
+{
         for (size_t i = 0; r && i < r->n_devs; i++)
                 if (r->devs[i].topology && r->devs[i].n_numa > 0)
                         return true;
@@ -38,7 +41,8 @@ static bool has_topology_alignment(const dm_resource *r) {
 }
 
 /* The NUMA mask of a device of the resource, or 0 when unknown or without topology. */
-static ncm_bitmask device_mask(const dm_resource *r, const char *id, bool *topology) {
+static ncm_bitmask device_mask(const dm_resource *r, const char *id, bool *topology)
+{
         const dm_device *d = r ? ncm__dm_device(r, id) : NULL;
         if (topology)
                 *topology = d && d->topology;
@@ -51,7 +55,8 @@ static ncm_bitmask device_mask(const dm_resource *r, const char *id, bool *topol
  * small as the smallest subset holding REQUEST devices of the resource, healthy or not.
  */
 static int generate(const ncm_devmgr *m, const dm_resource *r, const ncm__strset *available,
-                    const ncm__strset *reusable, int64_t request, ncm_hint_list *out) {
+                    const ncm__strset *reusable, int64_t request, ncm_hint_list *out)
+{
         ncm_bitmask_iter it;
         ncm_bitmask mask;
         int min_size = m->n_numa_nodes;
@@ -96,7 +101,8 @@ static int generate(const ncm_devmgr *m, const dm_resource *r, const ncm__strset
         return 0;
 }
 
-static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l) {
+static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l)
+{
         ncm_devmgr_resource_hints *v = realloc(h->v, (h->n + 1) * sizeof(*v));
         char *name;
         if (!v)
@@ -117,7 +123,8 @@ static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l) {
  * the whole pod); REUSE adds the pod's reusable devices (container scope only).
  */
 static int hints_for(ncm_devmgr *m, const char *pod, const char *container, const dreq *req,
-                     size_t n, bool reuse, ncm_devmgr_hints *ret, ncm_error *err) {
+                     size_t n, bool reuse, ncm_devmgr_hints *ret, ncm_error *err)
+{
         ncm_devmgr_hints h = NCM_DEVMGR_HINTS_INIT;
 
         for (size_t i = 0; i < n; i++) {
@@ -186,13 +193,15 @@ static int hints_for(ncm_devmgr *m, const char *pod, const char *container, cons
         return 0;
 }
 
-static bool device_resource(const ncm_devmgr *m, const char *res) {
+static bool device_resource(const ncm_devmgr *m, const char *res)
+{
         const dm_resource *r = ncm__dm_resource(m, res);
         return (r && r->has_healthy) || ncm__rsets_get(&m->st.allocated, res);
 }
 
 int ncm_devmgr_container_hints(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
-                               ncm_devmgr_hints *ret, ncm_error *err) {
+                               ncm_devmgr_hints *ret, ncm_error *err)
+{
         ncm_autofree dreq *req = NULL;
         size_t n = 0;
         int k;
@@ -217,7 +226,8 @@ int ncm_devmgr_container_hints(ncm_devmgr *m, const char *pod_uid, const ncm_dev
         return hints_for(m, pod_uid, c->name, req, n, true, ret, err);
 }
 
-static int64_t limit_of(const ncm_devmgr_container *c, const char *resource, bool *present) {
+static int64_t limit_of(const ncm_devmgr_container *c, const char *resource, bool *present)
+{
         for (size_t i = 0; i < c->n_resources; i++)
                 if (strcmp(c->resources[i].name, resource) == 0 && c->resources[i].limit >= 0) {
                         *present = true;
@@ -226,7 +236,8 @@ static int64_t limit_of(const ncm_devmgr_container *c, const char *resource, boo
         return 0;
 }
 
-int64_t ncm_devmgr_pod_limit(const ncm_devmgr_pod *pod, const char *resource) {
+int64_t ncm_devmgr_pod_limit(const ncm_devmgr_pod *pod, const char *resource)
+{
         int64_t sum = 0, sidecars = 0, init_max = 0;
         bool present = false;
 
@@ -250,7 +261,8 @@ int64_t ncm_devmgr_pod_limit(const ncm_devmgr_pod *pod, const char *resource) {
         return sum > init_max ? sum : init_max;
 }
 
-static int add_name(dreq **v, size_t *n, const char *name) {
+static int add_name(dreq **v, size_t *n, const char *name)
+{
         dreq *nv;
         for (size_t i = 0; i < *n; i++)
                 if (strcmp((*v)[i].name, name) == 0)
@@ -264,7 +276,8 @@ static int add_name(dreq **v, size_t *n, const char *name) {
 }
 
 int ncm_devmgr_pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod, ncm_devmgr_hints *ret,
-                         ncm_error *err) {
+                         ncm_error *err)
+{
         ncm_autofree dreq *req = NULL;
         size_t n = 0, out = 0;
         int k;

@@ -19,7 +19,9 @@ typedef struct ncm__strset {
 } ncm__strset;
 
 #define NCM__STRSET_INIT                                                                           \
-        { NULL, 0, 0 }
+        {                                                                                          \
+                NULL, 0, 0                                                                         \
+        }
 
 void ncm__strset_done(ncm__strset *s);
 bool ncm__strset_has(const ncm__strset *s, const char *x);

@@ -15,7 +15,8 @@ typedef struct res_devices {
         size_t n;
 } res_devices;
 
-static void res_devices_done(res_devices *v, size_t n) {
+static void res_devices_done(res_devices *v, size_t n)
+{
         for (size_t i = 0; i < n; i++) {
                 free(v[i].devs);
                 free(v[i].nodes);
@@ -23,16 +24,19 @@ static void res_devices_done(res_devices *v, size_t n) {
         free(v);
 }
 
-static int cmp_res(const void *a, const void *b) {
+static int cmp_res(const void *a, const void *b)
+{
         return strcmp(((const res_devices *)a)->name, ((const res_devices *)b)->name);
 }
 
-static int cmp_dev(const void *a, const void *b) {
+static int cmp_dev(const void *a, const void *b)
+{
         return strcmp(((const ncm_devmgr_device *)a)->id, ((const ncm_devmgr_device *)b)->id);
 }
 
 /* One resource's list: [{"id": "gpu0", "numa": [0], "health": "Healthy"}, ...]. */
-static int parse_list(json_object *list, const char *base, res_devices *out, ncm_error *err) {
+static int parse_list(json_object *list, const char *base, res_devices *out, ncm_error *err)
+{
         size_t n, total = 0, used = 0;
         char path[512];
         int k;
@@ -112,12 +116,14 @@ static int parse_list(json_object *list, const char *base, res_devices *out, ncm
         return 0;
 }
 
-static bool is_space(char c) {
+static bool is_space(char c)
+{
         return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
 int ncm_devmgr_apply_devices_json(ncm_devmgr *m, const char *text, size_t len, const char *name,
-                                  ncm_error *err) {
+                                  ncm_error *err)
+{
         ncm_autojson root = NULL;
         res_devices *v = NULL;
         size_t n = 0, i = 0;
@@ -146,7 +152,8 @@ int ncm_devmgr_apply_devices_json(ncm_devmgr *m, const char *text, size_t len, c
         v = calloc(n ? n : 1, sizeof(*v));
         if (!v)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        json_object_object_foreach(root, key, list) {
+        json_object_object_foreach(root, key, list)
+        {
                 snprintf(base, sizeof(base), "%.100s: %.400s", name, key);
                 v[i].name = key;
                 if ((k = ncm_devmgr_validate_resource_name(key, err)) < 0) {
@@ -175,7 +182,8 @@ out:
 }
 
 void ncm_devmgr_container_devices_json(const ncm_devmgr *m, const char *pod_uid,
-                                       const char *container, ncm_buf *out) {
+                                       const char *container, ncm_buf *out)
+{
         bool first = true;
         ncm_buf_putc(out, '{');
         for (size_t i = 0; i < m->st.n_entries; i++) {

@@ -10,7 +10,8 @@
 
 /* A count of devices from an extended-resource quantity, or -EINVAL if not an integer. */
 static int count_of(const ncm_container *c, const char *field, const ncm_resource *r, int64_t *ret,
-                    ncm_error *err) {
+                    ncm_error *err)
+{
         int64_t milli = ncm_quantity_milli_value(&r->quantity);
         if (milli % 1000 != 0) {
                 char buf[NCM_QUANTITY_STRLEN];
@@ -24,7 +25,8 @@ static int count_of(const ncm_container *c, const char *field, const ncm_resourc
         return 0;
 }
 
-static ncm_devmgr_resource *find_res(ncm_devmgr_resource *v, size_t n, const char *name) {
+static ncm_devmgr_resource *find_res(ncm_devmgr_resource *v, size_t n, const char *name)
+{
         for (size_t i = 0; i < n; i++)
                 if (strcmp(v[i].name, name) == 0)
                         return &v[i];
@@ -33,7 +35,8 @@ static ncm_devmgr_resource *find_res(ncm_devmgr_resource *v, size_t n, const cha
 
 /* *OUT points into *RES (malloc'd; free it) and into C's strings. */
 static int convert(const ncm_container *c, ncm_devmgr_resource **res, ncm_devmgr_container *out,
-                   ncm_error *err) {
+                   ncm_error *err)
+{
         size_t cap = c->resources.limits.n + c->resources.requests.n, n = 0;
         ncm_devmgr_resource *v = calloc(cap ? cap : 1, sizeof(*v));
         int k;
@@ -73,7 +76,8 @@ static int convert(const ncm_container *c, ncm_devmgr_resource **res, ncm_devmgr
         return 0;
 }
 
-int ncm_devmgr_validate_pod(const ncm_pod *pod, ncm_error *err) {
+int ncm_devmgr_validate_pod(const ncm_pod *pod, ncm_error *err)
+{
         for (int pass = 0; pass < 2; pass++) {
                 const ncm_container *cs = pass ? pod->containers : pod->init_containers;
                 size_t n = pass ? pod->n_containers : pod->n_init_containers;
@@ -89,7 +93,8 @@ int ncm_devmgr_validate_pod(const ncm_pod *pod, ncm_error *err) {
 }
 
 int ncm_devmgr_allocate_pod_container(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c,
-                                      const ncm_hint *affinity, ncm_error *err) {
+                                      const ncm_hint *affinity, ncm_error *err)
+{
         ncm_autofree ncm_devmgr_resource *res = NULL;
         ncm_devmgr_container dc;
         int k = convert(c, &res, &dc, err);
@@ -99,7 +104,8 @@ int ncm_devmgr_allocate_pod_container(ncm_devmgr *m, const ncm_pod *pod, const n
 }
 
 int ncm_devmgr_pod_container_hints(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c,
-                                   ncm_devmgr_hints *ret, ncm_error *err) {
+                                   ncm_devmgr_hints *ret, ncm_error *err)
+{
         ncm_autofree ncm_devmgr_resource *res = NULL;
         ncm_devmgr_container dc;
         int k = convert(c, &res, &dc, err);
@@ -110,7 +116,8 @@ int ncm_devmgr_pod_container_hints(ncm_devmgr *m, const ncm_pod *pod, const ncm_
 
 int ncm_devmgr_pod_run_options(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c,
                                const ncm_hint *affinity, ncm_devmgr_alloc_resp **ret,
-                               ncm_error *err) {
+                               ncm_error *err)
+{
         ncm_autofree ncm_devmgr_resource *res = NULL;
         ncm_devmgr_container dc;
         int k = convert(c, &res, &dc, err);
@@ -120,7 +127,8 @@ int ncm_devmgr_pod_run_options(ncm_devmgr *m, const ncm_pod *pod, const ncm_cont
 }
 
 int ncm_devmgr_pod_scope_hints(ncm_devmgr *m, const ncm_pod *pod, ncm_devmgr_hints *ret,
-                               ncm_error *err) {
+                               ncm_error *err)
+{
         size_t n = pod->n_init_containers + pod->n_containers;
         ncm_devmgr_container *dcs = calloc(n ? n : 1, sizeof(*dcs));
         ncm_devmgr_resource **res = calloc(n ? n : 1, sizeof(*res));

@@ -9,7 +9,8 @@
 
 /* ---- string sets ---- */
 
-void ncm__strset_done(ncm__strset *s) {
+void ncm__strset_done(ncm__strset *s)
+{
         for (size_t i = 0; i < s->n; i++)
                 free(s->v[i]);
         free(s->v);
@@ -17,7 +18,8 @@ void ncm__strset_done(ncm__strset *s) {
 }
 
 /* Index of X, or -(insertion point) - 1. */
-static ssize_t find(const ncm__strset *s, const char *x) {
+static ssize_t find(const ncm__strset *s, const char *x)
+{
         size_t lo = 0, hi = s->n;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -32,11 +34,13 @@ static ssize_t find(const ncm__strset *s, const char *x) {
         return -(ssize_t)lo - 1;
 }
 
-bool ncm__strset_has(const ncm__strset *s, const char *x) {
+bool ncm__strset_has(const ncm__strset *s, const char *x)
+{
         return find(s, x) >= 0;
 }
 
-static int reserve(ncm__strset *s, size_t n) {
+static int reserve(ncm__strset *s, size_t n)
+{
         if (n <= s->cap)
                 return 0;
         size_t cap = s->cap ? s->cap : 8;
@@ -50,7 +54,8 @@ static int reserve(ncm__strset *s, size_t n) {
         return 0;
 }
 
-int ncm__strset_add(ncm__strset *s, const char *x) {
+int ncm__strset_add(ncm__strset *s, const char *x)
+{
         ssize_t i = find(s, x);
         size_t at;
         char *copy;
@@ -69,7 +74,8 @@ int ncm__strset_add(ncm__strset *s, const char *x) {
         return 1;
 }
 
-int ncm__strset_del(ncm__strset *s, const char *x) {
+int ncm__strset_del(ncm__strset *s, const char *x)
+{
         ssize_t i = find(s, x);
         if (i < 0)
                 return 0;
@@ -79,7 +85,8 @@ int ncm__strset_del(ncm__strset *s, const char *x) {
         return 1;
 }
 
-int ncm__strset_copy(ncm__strset *dst, const ncm__strset *src) {
+int ncm__strset_copy(ncm__strset *dst, const ncm__strset *src)
+{
         ncm__strset t = NCM__STRSET_INIT;
         if (reserve(&t, src->n) < 0)
                 return -ENOMEM;
@@ -96,14 +103,16 @@ int ncm__strset_copy(ncm__strset *dst, const ncm__strset *src) {
         return 0;
 }
 
-int ncm__strset_union(ncm__strset *dst, const ncm__strset *src) {
+int ncm__strset_union(ncm__strset *dst, const ncm__strset *src)
+{
         for (size_t i = 0; i < src->n; i++)
                 if (ncm__strset_add(dst, src->v[i]) < 0)
                         return -ENOMEM;
         return 0;
 }
 
-void ncm__strset_subtract(ncm__strset *dst, const ncm__strset *src) {
+void ncm__strset_subtract(ncm__strset *dst, const ncm__strset *src)
+{
         size_t j = 0;
         for (size_t i = 0; i < dst->n; i++) {
                 if (ncm__strset_has(src, dst->v[i]))
@@ -114,18 +123,21 @@ void ncm__strset_subtract(ncm__strset *dst, const ncm__strset *src) {
         dst->n = j;
 }
 
-bool ncm__strset_is_subset(const ncm__strset *sub, const ncm__strset *super) {
+bool ncm__strset_is_subset(const ncm__strset *sub, const ncm__strset *super)
+{
         for (size_t i = 0; i < sub->n; i++)
                 if (!ncm__strset_has(super, sub->v[i]))
                         return false;
         return true;
 }
 
-char **ncm__strset_strv(const ncm__strset *s) {
+char **ncm__strset_strv(const ncm__strset *s)
+{
         return ncm__strv_dup((const char *const *)s->v, s->n);
 }
 
-char **ncm__strv_dup(const char *const *v, size_t n) {
+char **ncm__strv_dup(const char *const *v, size_t n)
+{
         char **r = calloc(n + 1, sizeof(*r));
         if (!r)
                 return NULL;
@@ -139,7 +151,8 @@ char **ncm__strv_dup(const char *const *v, size_t n) {
         return r;
 }
 
-void ncm_devmgr_strv_free(char **v) {
+void ncm_devmgr_strv_free(char **v)
+{
         if (!v)
                 return;
         for (char **p = v; *p; p++)
@@ -149,7 +162,8 @@ void ncm_devmgr_strv_free(char **v) {
 
 /* ---- resource-keyed sets ---- */
 
-void ncm__rsets_done(dm_rsets *s) {
+void ncm__rsets_done(dm_rsets *s)
+{
         for (size_t i = 0; i < s->n; i++) {
                 free(s->v[i].resource);
                 ncm__strset_done(&s->v[i].set);
@@ -159,7 +173,8 @@ void ncm__rsets_done(dm_rsets *s) {
         s->n = 0;
 }
 
-int ncm__rsets_copy(dm_rsets *dst, const dm_rsets *src) {
+int ncm__rsets_copy(dm_rsets *dst, const dm_rsets *src)
+{
         dm_rsets t = {NULL, 0};
         if (src->n) {
                 t.v = calloc(src->n, sizeof(*t.v));
@@ -179,7 +194,8 @@ int ncm__rsets_copy(dm_rsets *dst, const dm_rsets *src) {
         return 0;
 }
 
-static ssize_t rsets_find(const dm_rsets *s, const char *resource) {
+static ssize_t rsets_find(const dm_rsets *s, const char *resource)
+{
         size_t lo = 0, hi = s->n;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -194,12 +210,14 @@ static ssize_t rsets_find(const dm_rsets *s, const char *resource) {
         return -(ssize_t)lo - 1;
 }
 
-dm_rset *ncm__rsets_get(const dm_rsets *s, const char *resource) {
+dm_rset *ncm__rsets_get(const dm_rsets *s, const char *resource)
+{
         ssize_t i = rsets_find(s, resource);
         return i >= 0 ? &s->v[i] : NULL;
 }
 
-dm_rset *ncm__rsets_ensure(dm_rsets *s, const char *resource) {
+dm_rset *ncm__rsets_ensure(dm_rsets *s, const char *resource)
+{
         ssize_t i = rsets_find(s, resource);
         size_t at;
         dm_rset *v;
@@ -223,7 +241,8 @@ dm_rset *ncm__rsets_ensure(dm_rsets *s, const char *resource) {
         return &v[at];
 }
 
-void ncm__rsets_remove(dm_rsets *s, const char *resource) {
+void ncm__rsets_remove(dm_rsets *s, const char *resource)
+{
         ssize_t i = rsets_find(s, resource);
         if (i < 0)
                 return;
@@ -235,7 +254,8 @@ void ncm__rsets_remove(dm_rsets *s, const char *resource) {
 
 /* ---- UTF-8 (Go's utf8.Valid: no surrogates, no overlongs, at most U+10FFFF) ---- */
 
-bool ncm__utf8_valid(const char *str, size_t len) {
+bool ncm__utf8_valid(const char *str, size_t len)
+{
         const unsigned char *s = (const unsigned char *)str;
         size_t i = 0;
         while (i < len) {
@@ -276,16 +296,19 @@ bool ncm__utf8_valid(const char *str, size_t len) {
 
 /* ---- resource names (apimachinery IsQualifiedName, core/v1 helper) ---- */
 
-static bool alnum(char c) {
+static bool alnum(char c)
+{
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 }
 
-static bool lower_alnum(char c) {
+static bool lower_alnum(char c)
+{
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
 /* IsDNS1123Subdomain: <= 253 bytes of dot-separated [a-z0-9]([-a-z0-9]*[a-z0-9])? labels. */
-static bool dns1123_subdomain(const char *s, size_t len) {
+static bool dns1123_subdomain(const char *s, size_t len)
+{
         size_t i = 0;
         if (len == 0 || len > 253)
                 return false;
@@ -305,7 +328,8 @@ static bool dns1123_subdomain(const char *s, size_t len) {
 }
 
 /* The name part of a qualified name: 1..63 bytes of ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]. */
-static bool qualified_name_part(const char *s, size_t len) {
+static bool qualified_name_part(const char *s, size_t len)
+{
         if (len == 0 || len > 63)
                 return false;
         if (!alnum(s[0]) || !alnum(s[len - 1]))
@@ -316,7 +340,8 @@ static bool qualified_name_part(const char *s, size_t len) {
         return true;
 }
 
-bool ncm_devmgr_is_extended_resource_name(const char *name) {
+bool ncm_devmgr_is_extended_resource_name(const char *name)
+{
         static const char requests[] = "requests.";
         const char *slash;
 
@@ -344,7 +369,8 @@ bool ncm_devmgr_is_extended_resource_name(const char *name) {
         return qualified_name_part(slash + 1, strlen(slash + 1));
 }
 
-int ncm_devmgr_validate_resource_name(const char *name, ncm_error *err) {
+int ncm_devmgr_validate_resource_name(const char *name, ncm_error *err)
+{
         ncm_buf b = NCM_BUF_INIT;
         int r;
 

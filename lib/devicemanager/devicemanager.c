@@ -13,20 +13,23 @@
 #include <nodecm/bitmask.h>
 #include "devicemanager-internal.h"
 
-static int64_t monotonic_now(void *data) {
+static int64_t monotonic_now(void *data)
+{
         struct timespec ts;
         (void)data;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-int64_t ncm__dm_now(const ncm_devmgr *m) {
+int64_t ncm__dm_now(const ncm_devmgr *m)
+{
         return m->now(m->now_data);
 }
 
 /* ---- lifecycle ---- */
 
-int ncm_devmgr_new(const ncm_devmgr_config *cfg, ncm_devmgr **ret, ncm_error *err) {
+int ncm_devmgr_new(const ncm_devmgr_config *cfg, ncm_devmgr **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_devmgr) m = NULL;
         ncm_devmgr_config empty = {0};
 
@@ -67,19 +70,22 @@ int ncm_devmgr_new(const ncm_devmgr_config *cfg, ncm_devmgr **ret, ncm_error *er
         return 0;
 }
 
-static void device_done(dm_device *d) {
+static void device_done(dm_device *d)
+{
         free(d->id);
         free(d->health);
         free(d->numa);
 }
 
-static void devices_free(dm_device *v, size_t n) {
+static void devices_free(dm_device *v, size_t n)
+{
         for (size_t i = 0; i < n; i++)
                 device_done(&v[i]);
         free(v);
 }
 
-static void endpoint_free(dm_endpoint *ep) {
+static void endpoint_free(dm_endpoint *ep)
+{
         if (!ep)
                 return;
         if (ep->ops && ep->ops->release)
@@ -87,7 +93,8 @@ static void endpoint_free(dm_endpoint *ep) {
         free(ep);
 }
 
-static void resource_done(dm_resource *r) {
+static void resource_done(dm_resource *r)
+{
         free(r->name);
         devices_free(r->devs, r->n_devs);
         ncm__strset_done(&r->healthy);
@@ -95,7 +102,8 @@ static void resource_done(dm_resource *r) {
         endpoint_free(r->ep);
 }
 
-ncm_devmgr *ncm_devmgr_free(ncm_devmgr *m) {
+ncm_devmgr *ncm_devmgr_free(ncm_devmgr *m)
+{
         if (!m)
                 return NULL;
         for (size_t i = 0; i < m->n_res; i++)
@@ -109,7 +117,8 @@ ncm_devmgr *ncm_devmgr_free(ncm_devmgr *m) {
 
 /* ---- resources ---- */
 
-static ssize_t res_find(const ncm_devmgr *m, const char *name) {
+static ssize_t res_find(const ncm_devmgr *m, const char *name)
+{
         size_t lo = 0, hi = m->n_res;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -124,12 +133,14 @@ static ssize_t res_find(const ncm_devmgr *m, const char *name) {
         return -(ssize_t)lo - 1;
 }
 
-dm_resource *ncm__dm_resource(const ncm_devmgr *m, const char *name) {
+dm_resource *ncm__dm_resource(const ncm_devmgr *m, const char *name)
+{
         ssize_t i = res_find(m, name);
         return i >= 0 ? &m->res[i] : NULL;
 }
 
-static dm_resource *res_ensure(ncm_devmgr *m, const char *name) {
+static dm_resource *res_ensure(ncm_devmgr *m, const char *name)
+{
         ssize_t i = res_find(m, name);
         size_t at;
         dm_resource *v;
@@ -155,7 +166,8 @@ static dm_resource *res_ensure(ncm_devmgr *m, const char *name) {
 }
 
 /* Forget a resource that holds nothing any more. */
-static void res_drop_if_empty(ncm_devmgr *m, dm_resource *r) {
+static void res_drop_if_empty(ncm_devmgr *m, dm_resource *r)
+{
         size_t at = (size_t)(r - m->res);
         if (r->has_all || r->has_healthy || r->has_unhealthy || r->ep)
                 return;
@@ -164,7 +176,8 @@ static void res_drop_if_empty(ncm_devmgr *m, dm_resource *r) {
         m->n_res--;
 }
 
-const dm_device *ncm__dm_device(const dm_resource *r, const char *id) {
+const dm_device *ncm__dm_device(const dm_resource *r, const char *id)
+{
         size_t lo = 0, hi = r->n_devs;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -183,7 +196,8 @@ const dm_device *ncm__dm_device(const dm_resource *r, const char *id) {
 
 int ncm_devmgr_plugin_connect(ncm_devmgr *m, const char *resource, const ncm_devmgr_plugin_ops *ops,
                               void *data, const ncm_devmgr_plugin_options *opts,
-                              uint64_t *ret_endpoint, ncm_error *err) {
+                              uint64_t *ret_endpoint, ncm_error *err)
+{
         dm_endpoint *ep;
         dm_resource *r;
         int k;
@@ -215,7 +229,8 @@ int ncm_devmgr_plugin_connect(ncm_devmgr *m, const char *resource, const ncm_dev
 }
 
 /* kubelet's markResourceUnhealthy. 0 or -ENOMEM (then nothing moved). */
-static int mark_unhealthy(dm_resource *r) {
+static int mark_unhealthy(dm_resource *r)
+{
         ncm__strset u = NCM__STRSET_INIT;
         if (ncm__strset_copy(&u, &r->unhealthy) < 0 ||
             (r->has_healthy && ncm__strset_union(&u, &r->healthy) < 0)) {
@@ -230,7 +245,8 @@ static int mark_unhealthy(dm_resource *r) {
         return 0;
 }
 
-int ncm_devmgr_plugin_disconnect(ncm_devmgr *m, const char *resource, uint64_t endpoint) {
+int ncm_devmgr_plugin_disconnect(ncm_devmgr *m, const char *resource, uint64_t endpoint)
+{
         dm_resource *r = resource ? ncm__dm_resource(m, resource) : NULL;
         if (!r || !r->ep || r->ep->id != endpoint)
                 return 0;
@@ -242,12 +258,14 @@ int ncm_devmgr_plugin_disconnect(ncm_devmgr *m, const char *resource, uint64_t e
         return 1;
 }
 
-static int cmp_device(const void *a, const void *b) {
+static int cmp_device(const void *a, const void *b)
+{
         return strcmp(((const dm_device *)a)->id, ((const dm_device *)b)->id);
 }
 
 int ncm_devmgr_update_devices(ncm_devmgr *m, const char *resource, uint64_t endpoint,
-                              const ncm_devmgr_device *devices, size_t n, ncm_error *err) {
+                              const ncm_devmgr_device *devices, size_t n, ncm_error *err)
+{
         ncm__strset healthy = NCM__STRSET_INIT, unhealthy = NCM__STRSET_INIT;
         dm_device *devs = NULL;
         dm_resource *r;
@@ -335,11 +353,13 @@ fail:
 
 /* ---- capacity ---- */
 
-static bool grace_expired(const ncm_devmgr *m, const dm_endpoint *ep, int64_t now) {
+static bool grace_expired(const ncm_devmgr *m, const dm_endpoint *ep, int64_t now)
+{
         return ep->stopped && now - ep->stop_time > NCM_DEVMGR_STOP_GRACE_NS;
 }
 
-static int strv_add_unique(char ***v, size_t *n, const char *s) {
+static int strv_add_unique(char ***v, size_t *n, const char *s)
+{
         char **nv;
         for (size_t i = 0; i < *n; i++)
                 if (strcmp((*v)[i], s) == 0)
@@ -355,7 +375,8 @@ static int strv_add_unique(char ***v, size_t *n, const char *s) {
         return 0;
 }
 
-static ncm_devmgr_capacity_entry *cap_entry(ncm_devmgr_capacity *c, const char *res) {
+static ncm_devmgr_capacity_entry *cap_entry(ncm_devmgr_capacity *c, const char *res)
+{
         ncm_devmgr_capacity_entry *v;
         for (size_t i = 0; i < c->n_entries; i++)
                 if (strcmp(c->entries[i].resource, res) == 0)
@@ -370,7 +391,8 @@ static ncm_devmgr_capacity_entry *cap_entry(ncm_devmgr_capacity *c, const char *
         return &v[c->n_entries++];
 }
 
-void ncm_devmgr_capacity_done(ncm_devmgr_capacity *c) {
+void ncm_devmgr_capacity_done(ncm_devmgr_capacity *c)
+{
         for (size_t i = 0; i < c->n_entries; i++)
                 free(c->entries[i].resource);
         free(c->entries);
@@ -378,7 +400,8 @@ void ncm_devmgr_capacity_done(ncm_devmgr_capacity *c) {
         memset(c, 0, sizeof(*c));
 }
 
-int ncm_devmgr_get_capacity(ncm_devmgr *m, ncm_devmgr_capacity *ret, ncm_error *err) {
+int ncm_devmgr_get_capacity(ncm_devmgr *m, ncm_devmgr_capacity *ret, ncm_error *err)
+{
         ncm_devmgr_capacity c = {0};
         int64_t now = ncm__dm_now(m);
         bool dropped = false;
@@ -427,13 +450,15 @@ oom:
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-bool ncm_devmgr_is_device_resource(const ncm_devmgr *m, const char *resource) {
+bool ncm_devmgr_is_device_resource(const ncm_devmgr *m, const char *resource)
+{
         const dm_resource *r = ncm__dm_resource(m, resource);
         return (r && r->has_healthy) || ncm__rsets_get(&m->st.allocated, resource);
 }
 
 int ncm_devmgr_healthy_devices(const ncm_devmgr *m, const char *resource, char ***ret,
-                               size_t *ret_n) {
+                               size_t *ret_n)
+{
         const dm_resource *r = ncm__dm_resource(m, resource);
         char **v;
         if (!r || !r->has_healthy)
@@ -448,7 +473,8 @@ int ncm_devmgr_healthy_devices(const ncm_devmgr *m, const char *resource, char *
 }
 
 int ncm_devmgr_allocated_devices(const ncm_devmgr *m, const char *resource, char ***ret,
-                                 size_t *ret_n) {
+                                 size_t *ret_n)
+{
         const dm_rset *s = ncm__rsets_get(&m->st.allocated, resource);
         char **v;
         if (!s)
@@ -464,7 +490,8 @@ int ncm_devmgr_allocated_devices(const ncm_devmgr *m, const char *resource, char
 
 /* ---- allocation bookkeeping ---- */
 
-void ncm__entry_done(dm_entry *e) {
+void ncm__entry_done(dm_entry *e)
+{
         free(e->pod);
         free(e->container);
         free(e->resource);
@@ -475,7 +502,8 @@ void ncm__entry_done(dm_entry *e) {
         memset(e, 0, sizeof(*e));
 }
 
-void ncm__state_done(dm_state *st) {
+void ncm__state_done(dm_state *st)
+{
         for (size_t i = 0; i < st->n_entries; i++)
                 ncm__entry_done(&st->entries[i]);
         free(st->entries);
@@ -485,7 +513,8 @@ void ncm__state_done(dm_state *st) {
         memset(st, 0, sizeof(*st));
 }
 
-static int entry_copy(dm_entry *dst, const dm_entry *src) {
+static int entry_copy(dm_entry *dst, const dm_entry *src)
+{
         memset(dst, 0, sizeof(*dst));
         dst->pod = strdup(src->pod);
         dst->container = strdup(src->container);
@@ -510,7 +539,8 @@ oom:
         return -ENOMEM;
 }
 
-int ncm__state_copy(dm_state *dst, const dm_state *src) {
+int ncm__state_copy(dm_state *dst, const dm_state *src)
+{
         dm_state t = {0};
         if (src->n_entries) {
                 t.entries = calloc(src->n_entries, sizeof(*t.entries));
@@ -535,8 +565,8 @@ oom:
         return -ENOMEM;
 }
 
-static int cmp_key(const dm_entry *e, const char *pod, const char *container,
-                   const char *resource) {
+static int cmp_key(const dm_entry *e, const char *pod, const char *container, const char *resource)
+{
         int c = strcmp(e->pod, pod);
         if (c)
                 return c;
@@ -547,7 +577,8 @@ static int cmp_key(const dm_entry *e, const char *pod, const char *container,
 }
 
 static ssize_t entry_find(const dm_state *st, const char *pod, const char *container,
-                          const char *resource) {
+                          const char *resource)
+{
         size_t lo = 0, hi = st->n_entries;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -563,12 +594,14 @@ static ssize_t entry_find(const dm_state *st, const char *pod, const char *conta
 }
 
 dm_entry *ncm__state_entry(const dm_state *st, const char *pod, const char *container,
-                           const char *resource) {
+                           const char *resource)
+{
         ssize_t i = entry_find(st, pod, container, resource);
         return i >= 0 ? &st->entries[i] : NULL;
 }
 
-int ncm__state_put(dm_state *st, dm_entry *e) {
+int ncm__state_put(dm_state *st, dm_entry *e)
+{
         ssize_t i = entry_find(st, e->pod, e->container, e->resource);
         size_t at;
         dm_entry *v;
@@ -591,7 +624,8 @@ int ncm__state_put(dm_state *st, dm_entry *e) {
         return 0;
 }
 
-int ncm__state_recompute_allocated(dm_state *st) {
+int ncm__state_recompute_allocated(dm_state *st)
+{
         dm_rsets a = {NULL, 0};
         for (size_t i = 0; i < st->n_entries; i++) {
                 const dm_entry *e = &st->entries[i];
@@ -606,7 +640,8 @@ int ncm__state_recompute_allocated(dm_state *st) {
         return 0;
 }
 
-static bool listed(const char *const *uids, size_t n, const char *pod) {
+static bool listed(const char *const *uids, size_t n, const char *pod)
+{
         for (size_t k = 0; k < n; k++)
                 if (strcmp(uids[k], pod) == 0)
                         return true;
@@ -614,7 +649,8 @@ static bool listed(const char *const *uids, size_t n, const char *pod) {
 }
 
 /* Drop the entries of pods not in UIDS. Returns the number of pods dropped. */
-static int drop_inactive(dm_state *st, const char *const *uids, size_t n) {
+static int drop_inactive(dm_state *st, const char *const *uids, size_t n)
+{
         size_t out = 0;
         int pods = 0;
 
@@ -633,7 +669,8 @@ static int drop_inactive(dm_state *st, const char *const *uids, size_t n) {
         return pods;
 }
 
-int ncm_devmgr_update_allocated(ncm_devmgr *m, const char *const *active_pod_uids, size_t n) {
+int ncm_devmgr_update_allocated(ncm_devmgr *m, const char *const *active_pod_uids, size_t n)
+{
         dm_state t = {0};
         int pods;
 
@@ -654,7 +691,8 @@ int ncm_devmgr_update_allocated(ncm_devmgr *m, const char *const *active_pod_uid
         return pods;
 }
 
-int ncm__dm_gc(ncm_devmgr *m, ncm_error *err) {
+int ncm__dm_gc(ncm_devmgr *m, ncm_error *err)
+{
         const char *const *uids = NULL;
         size_t n = 0;
         int r;
@@ -672,7 +710,8 @@ int ncm__dm_gc(ncm_devmgr *m, ncm_error *err) {
         return r;
 }
 
-static int remove_where(ncm_devmgr *m, const char *pod, const char *container, ncm_error *err) {
+static int remove_where(ncm_devmgr *m, const char *pod, const char *container, ncm_error *err)
+{
         dm_state t = {0};
         size_t out = 0;
         int removed = 0;
@@ -717,20 +756,23 @@ static int remove_where(ncm_devmgr *m, const char *pod, const char *container, n
 }
 
 int ncm_devmgr_remove_container(ncm_devmgr *m, const char *pod_uid, const char *container,
-                                ncm_error *err) {
+                                ncm_error *err)
+{
         if (!pod_uid || !container)
                 return ncm_error_set(err, EINVAL, "remove: pod UID and container name needed");
         return remove_where(m, pod_uid, container, err);
 }
 
-int ncm_devmgr_remove_pod(ncm_devmgr *m, const char *pod_uid, ncm_error *err) {
+int ncm_devmgr_remove_pod(ncm_devmgr *m, const char *pod_uid, ncm_error *err)
+{
         if (!pod_uid)
                 return ncm_error_set(err, EINVAL, "remove: pod UID needed");
         return remove_where(m, pod_uid, NULL, err);
 }
 
 int ncm_devmgr_container_devices(const ncm_devmgr *m, const char *pod_uid, const char *container,
-                                 ncm_devmgr_assignment **ret, size_t *ret_n) {
+                                 ncm_devmgr_assignment **ret, size_t *ret_n)
+{
         ncm_devmgr_assignment *v = NULL;
         size_t n = 0;
 
@@ -758,7 +800,8 @@ oom:
         return -ENOMEM;
 }
 
-void ncm_devmgr_assignments_free(ncm_devmgr_assignment *a, size_t n) {
+void ncm_devmgr_assignments_free(ncm_devmgr_assignment *a, size_t n)
+{
         for (size_t i = 0; i < n; i++) {
                 free(a[i].resource);
                 ncm_devmgr_strv_free(a[i].ids);
@@ -768,7 +811,8 @@ void ncm_devmgr_assignments_free(ncm_devmgr_assignment *a, size_t n) {
 
 /* ---- checkpoint bridge ---- */
 
-int ncm_devmgr_to_checkpoint(const ncm_devmgr *m, ncm_devmgr_checkpoint **ret, ncm_error *err) {
+int ncm_devmgr_to_checkpoint(const ncm_devmgr *m, ncm_devmgr_checkpoint **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_devmgr_checkpoint) cp = calloc(1, sizeof(*cp));
         if (!cp)
                 return ncm_error_set(err, ENOMEM, "out of memory");
@@ -826,7 +870,8 @@ int ncm_devmgr_to_checkpoint(const ncm_devmgr *m, ncm_devmgr_checkpoint **ret, n
         return 0;
 }
 
-int ncm_devmgr_write_checkpoint(const ncm_devmgr *m, int rootfd, const char *path, ncm_error *err) {
+int ncm_devmgr_write_checkpoint(const ncm_devmgr *m, int rootfd, const char *path, ncm_error *err)
+{
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         int r = ncm_devmgr_to_checkpoint(m, &cp, err);
         if (r < 0)
@@ -834,15 +879,16 @@ int ncm_devmgr_write_checkpoint(const ncm_devmgr *m, int rootfd, const char *pat
         return ncm_devmgr_checkpoint_write(rootfd, path, cp, err);
 }
 
-int ncm__dm_checkpoint(const ncm_devmgr *m, ncm_error *err) {
+int ncm__dm_checkpoint(const ncm_devmgr *m, ncm_error *err)
+{
         if (!m->ckpt_path)
                 return 0;
         return ncm_devmgr_write_checkpoint(m, m->ckpt_rootfd, m->ckpt_path, err);
 }
 
 /* An entry of the checkpoint as podDevices.insert() would record it. */
-static int entry_from_checkpoint(dm_entry *e, const ncm_devmgr_checkpoint_entry *ce,
-                                 ncm_error *err) {
+static int entry_from_checkpoint(dm_entry *e, const ncm_devmgr_checkpoint_entry *ce, ncm_error *err)
+{
         int r;
         memset(e, 0, sizeof(*e));
         /* proto.Unmarshal of nil bytes succeeds with an empty response. */
@@ -871,7 +917,8 @@ oom:
 }
 
 int ncm_devmgr_restore(ncm_devmgr *m, const ncm_devmgr_checkpoint *cp, size_t *ret_skipped,
-                       ncm_error *err) {
+                       ncm_error *err)
+{
         dm_state t = {0};
         dm_endpoint **eps = NULL;
         size_t skipped = 0, n_eps = cp->n_registered;
@@ -933,7 +980,8 @@ oom:
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-int ncm_devmgr_load_checkpoint(ncm_devmgr *m, int rootfd, const char *path, ncm_error *err) {
+int ncm_devmgr_load_checkpoint(ncm_devmgr *m, int rootfd, const char *path, ncm_error *err)
+{
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         int r = ncm_devmgr_checkpoint_load(rootfd, path, &cp, err);
         if (r == -ENOENT) {

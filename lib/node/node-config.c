@@ -38,7 +38,8 @@ static const char *const other_fields[] = {
                 "kubeletCgroups",     "cpuCFSQuota",          "cpuCFSQuotaPeriod",
 };
 
-const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size) {
+const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size)
+{
         if (!c->path || !c->path[0])
                 snprintf(buf, size, "%s", field);
         else
@@ -46,7 +47,8 @@ const char *ncm__node_field(const ncm_node_config *c, const char *field, char *b
         return buf;
 }
 
-static int edit_distance(const char *a, const char *b) {
+static int edit_distance(const char *a, const char *b)
+{
         size_t la = strlen(a), lb = strlen(b);
         int row[64];
 
@@ -71,7 +73,8 @@ static int edit_distance(const char *a, const char *b) {
         return row[lb];
 }
 
-static bool is_known(const char *key) {
+static bool is_known(const char *key)
+{
         for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++)
                 if (strcmp(key, known_fields[i]) == 0)
                         return true;
@@ -82,7 +85,8 @@ static bool is_known(const char *key) {
 }
 
 /* A probable misspelling of a field we read, or NULL. */
-static const char *typo_of(const char *key) {
+static const char *typo_of(const char *key)
+{
         if (is_known(key))
                 return NULL;
         for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++) {
@@ -96,7 +100,8 @@ static const char *typo_of(const char *key) {
         return NULL;
 }
 
-ncm_node_config *ncm_node_config_free(ncm_node_config *c) {
+ncm_node_config *ncm_node_config_free(ncm_node_config *c)
+{
         if (!c)
                 return NULL;
         if (c->src)
@@ -121,25 +126,30 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c) {
         return NULL;
 }
 
-const char *ncm_node_config_cpu_policy(const ncm_node_config *c) {
+const char *ncm_node_config_cpu_policy(const ncm_node_config *c)
+{
         return c->cpu_policy;
 }
 
-const char *ncm_node_config_tm_policy(const ncm_node_config *c) {
+const char *ncm_node_config_tm_policy(const ncm_node_config *c)
+{
         return c->tm_policy;
 }
 
-const char *ncm_node_config_tm_scope(const ncm_node_config *c) {
+const char *ncm_node_config_tm_scope(const ncm_node_config *c)
+{
         return c->tm_scope;
 }
 
-static int oom(ncm_error *err) {
+static int oom(ncm_error *err)
+{
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
 /* A string field: *RET = a copy, or DEF when absent. */
 static int get_string(const ncm_node_config *c, json_object *o, const char *field, const char *def,
-                      char **ret, ncm_error *err) {
+                      char **ret, ncm_error *err)
+{
         json_object *v = ncm__json_get(o, field);
         char path[256];
         const char *s = def;
@@ -168,7 +178,8 @@ typedef struct kv {
         char *value;
 } kv;
 
-static void kv_free(kv *p, size_t n) {
+static void kv_free(kv *p, size_t n)
+{
         for (size_t i = 0; i < n; i++) {
                 free(p[i].key);
                 free(p[i].value);
@@ -177,7 +188,8 @@ static void kv_free(kv *p, size_t n) {
 }
 
 static int get_string_map(const ncm_node_config *c, json_object *o, const char *field, kv **ret,
-                          size_t *ret_n, ncm_error *err) {
+                          size_t *ret_n, ncm_error *err)
+{
         json_object *v = ncm__json_get(o, field);
         char path[256];
         kv *p = NULL;
@@ -194,7 +206,8 @@ static int get_string_map(const ncm_node_config *c, json_object *o, const char *
         p = calloc((size_t)json_object_object_length(v) + 1, sizeof(*p));
         if (!p)
                 return oom(err);
-        json_object_object_foreach(v, key, val) {
+        json_object_object_foreach(v, key, val)
+        {
                 if (!val || !json_object_is_type(val, json_type_string)) {
                         int r = ncm_error_set(err, EINVAL,
                                               "%s.%s: expected string, got %s (the kubelet's "
@@ -221,7 +234,8 @@ static int get_string_map(const ncm_node_config *c, json_object *o, const char *
  * gates of the option maps are locked to true; other names are accepted and ignored (nodecm
  * does not know every kubelet gate).
  */
-static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err) {
+static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
+{
         json_object *v = ncm__json_get(o, "featureGates");
         char path[256];
 
@@ -233,7 +247,8 @@ static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err) {
         if (!json_object_is_type(v, json_type_object))
                 return ncm_error_set(err, EINVAL, "%s: expected object, got %s", path,
                                      ncm__json_type_name(v));
-        json_object_object_foreach(v, key, val) {
+        json_object_object_foreach(v, key, val)
+        {
                 bool on;
                 if (!val || !json_object_is_type(val, json_type_boolean))
                         return ncm_error_set(err, EINVAL, "%s.%s: expected boolean, got %s", path,
@@ -260,7 +275,8 @@ static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err) {
 }
 
 /* parseResourceList (kubelet server.go) for kubeReserved / systemReserved; adds the cpu. */
-static int parse_reserved(ncm_node_config *c, json_object *o, const char *field, ncm_error *err) {
+static int parse_reserved(ncm_node_config *c, json_object *o, const char *field, ncm_error *err)
+{
         kv *p = NULL;
         size_t n = 0;
         char path[256];
@@ -308,7 +324,8 @@ static int parse_reserved(ncm_node_config *c, json_object *o, const char *field,
         return r;
 }
 
-static int check_tm_names(ncm_node_config *c, ncm_error *err) {
+static int check_tm_names(ncm_node_config *c, ncm_error *err)
+{
         static const char *const policies[] = {NCM_TM_POLICY_NONE, NCM_TM_POLICY_BEST_EFFORT,
                                                NCM_TM_POLICY_RESTRICTED,
                                                NCM_TM_POLICY_SINGLE_NUMA_NODE};
@@ -331,7 +348,8 @@ static int check_tm_names(ncm_node_config *c, ncm_error *err) {
         return 0;
 }
 
-static int parse(ncm_node_config *c, json_object *o, ncm_error *err) {
+static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
+{
         char path[256];
         kv *p = NULL;
         size_t n = 0;
@@ -341,7 +359,8 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err) {
                 return ncm_error_set(err, EINVAL, "%s: expected object, got %s",
                                      c->path[0] ? c->path : "kubelet configuration",
                                      ncm__json_type_name(o));
-        json_object_object_foreach(o, key, val) {
+        json_object_object_foreach(o, key, val)
+        {
                 const char *t = typo_of(key);
                 (void)val;
                 if (t)
@@ -500,8 +519,8 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err) {
         return 0;
 }
 
-static int config_from_json(json_object *o, const char *path, ncm_node_config **ret,
-                            ncm_error *err) {
+static int config_from_json(json_object *o, const char *path, ncm_node_config **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_node_config) c = calloc(1, sizeof(*c));
         int r;
 
@@ -519,7 +538,8 @@ static int config_from_json(json_object *o, const char *path, ncm_node_config **
 }
 
 int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config **ret,
-                              ncm_error *err) {
+                              ncm_error *err)
+{
         ncm_autojson empty = NULL;
 
         if (!o) {
@@ -532,7 +552,8 @@ int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config 
 }
 
 int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
-                          ncm_node_config **ret, ncm_error *err) {
+                          ncm_node_config **ret, ncm_error *err)
+{
         ncm_autojson o = NULL;
         int r = ncm__json_or_yaml_parse(text, len, name ? name : "<config>", &o, err);
         if (r < 0)
@@ -543,7 +564,8 @@ int ncm_node_config_parse(const char *text, size_t len, const char *name, const 
 }
 
 int ncm_node_config_merge(const ncm_node_config *base, json_object *o, const char *path,
-                          ncm_node_config **ret, ncm_error *err) {
+                          ncm_node_config **ret, ncm_error *err)
+{
         ncm_autojson merged = json_object_new_object();
 
         if (!merged)
@@ -553,13 +575,15 @@ int ncm_node_config_merge(const ncm_node_config *base, json_object *o, const cha
                                      path && path[0] ? path : "kubelet configuration",
                                      ncm__json_type_name(o));
         if (base->src && json_object_is_type(base->src, json_type_object)) {
-                json_object_object_foreach(base->src, bk, bv) {
+                json_object_object_foreach(base->src, bk, bv)
+                {
                         if (json_object_object_add(merged, bk, json_object_get(bv)) < 0)
                                 return oom(err);
                 }
         }
         if (o) {
-                json_object_object_foreach(o, ok, ov) {
+                json_object_object_foreach(o, ok, ov)
+                {
                         if (json_object_object_add(merged, ok, json_object_get(ov)) < 0)
                                 return oom(err);
                 }

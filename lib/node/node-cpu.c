@@ -13,7 +13,8 @@
 #include "node-internal.h"
 
 static int record_hints(node_admission_ctx *ctx, const ncm_container *c, const ncm_tm_hints *h,
-                        ncm_error *err) {
+                        ncm_error *err)
+{
         ncm_node_event *e =
                         ncm__node_event_add(ctx, NCM_NODE_EVENT_HINTS, c ? c->name : NULL, "cpu");
         if (!e)
@@ -28,14 +29,16 @@ static int record_hints(node_admission_ctx *ctx, const ncm_container *c, const n
 }
 
 /* kubelet returns a nil map ("no preference") when the container gets no exclusive CPUs. */
-static int to_tm_hints(ncm_hint_list *l, ncm_tm_hints *ret, ncm_error *err) {
+static int to_tm_hints(ncm_hint_list *l, ncm_tm_hints *ret, ncm_error *err)
+{
         if (l->nil)
                 return 0;
         return ncm_tm_hints_add(ret, NCM_RESOURCE_CPU, l->hints, l->n, false, NULL, err);
 }
 
 static int cpu_container_hints(void *data, const ncm_pod *pod, const ncm_container *c,
-                               ncm_tm_hints *ret, ncm_error *err) {
+                               ncm_tm_hints *ret, ncm_error *err)
+{
         ncm_node *n = data;
         ncm_hint_list l = NCM_HINT_LIST_INIT;
         int r;
@@ -49,7 +52,8 @@ static int cpu_container_hints(void *data, const ncm_pod *pod, const ncm_contain
         return r;
 }
 
-static int cpu_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err) {
+static int cpu_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err)
+{
         ncm_node *n = data;
         ncm_hint_list l = NCM_HINT_LIST_INIT;
         int r;
@@ -65,7 +69,8 @@ static int cpu_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_
 
 /* Why container C gets no exclusive CPUs, or NULL when it does (kubelet's guaranteedCPUs). */
 static const char *shared_reason(const ncm_node *n, const ncm_pod *pod, const ncm_container *c,
-                                 char *buf, size_t size) {
+                                 char *buf, size_t size)
+{
         const ncm_quantity *q = ncm_container_request(c, NCM_RESOURCE_CPU);
 
         if (strcmp(ncm_cpu_policy_name(n->cpu), "none") == 0)
@@ -91,7 +96,8 @@ static const char *shared_reason(const ncm_node *n, const ncm_pod *pod, const nc
 }
 
 static void set_text(ncm_node_event *e, const char *fmt, ...) NCM_PRINTF(2, 3);
-static void set_text(ncm_node_event *e, const char *fmt, ...) {
+static void set_text(ncm_node_event *e, const char *fmt, ...)
+{
         va_list ap;
         char *s = NULL;
 
@@ -103,7 +109,8 @@ static void set_text(ncm_node_event *e, const char *fmt, ...) {
         e->text = s;
 }
 
-static char *fmt_set(const ncm_cpuset *s) {
+static char *fmt_set(const ncm_cpuset *s)
+{
         char *t = ncm_cpuset_format_list(s);
         return t;
 }
@@ -115,7 +122,8 @@ typedef struct trace_ctx {
         int indent;           /* of the current take's elements */
 } trace_ctx;
 
-static void on_trace(void *data, ncm_cpu_trace_level level, int id, const int *cpus, size_t n) {
+static void on_trace(void *data, ncm_cpu_trace_level level, int id, const int *cpus, size_t n)
+{
         static const char *const what[] = {
                         [NCM_CPU_TRACE_NUMA] = "whole NUMA node",
                         [NCM_CPU_TRACE_SOCKET] = "whole socket",
@@ -158,7 +166,8 @@ static void on_trace(void *data, ncm_cpu_trace_level level, int id, const int *c
 }
 
 /* Append TR's steps to E (TR keeps none). */
-static void move_steps(ncm_node_event *e, ncm_node_event *tr) {
+static void move_steps(ncm_node_event *e, ncm_node_event *tr)
+{
         for (size_t i = 0; i < tr->n_steps; i++) {
                 if (ncm__node_event_step(e, "%s", tr->steps[i]) < 0)
                         break;
@@ -176,7 +185,8 @@ static void move_steps(ncm_node_event *e, ncm_node_event *tr) {
 static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
                                const ncm_container *c, const ncm_hint *aff,
                                const ncm_cpuset *default_before, const ncm_cpuset *result,
-                               trace_ctx *t) {
+                               trace_ctx *t)
+{
         ncm_node_event *tr = &t->lines;
         const ncm_cpu_options *o = ncm_cpu_policy_options(n->cpu);
         ncm_autoptr(ncm_cpuset) avail = ncm_cpuset_new();
@@ -263,7 +273,8 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
 }
 
 static int cpu_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
-                        const ncm_hint *affinity, const char **ret_type, ncm_error *err) {
+                        const ncm_hint *affinity, const char **ret_type, ncm_error *err)
+{
         ncm_node *n = data;
         node_admission_ctx *ctx = n->cur;
         ncm_node_event *e = NULL;

@@ -21,7 +21,8 @@
  * The device table
  */
 
-void ncm__node_dev_table_done(node_dev_table *t) {
+void ncm__node_dev_table_done(node_dev_table *t)
+{
         for (size_t i = 0; i < t->n; i++) {
                 free(t->v[i].resource);
                 free(t->v[i].id);
@@ -32,7 +33,8 @@ void ncm__node_dev_table_done(node_dev_table *t) {
 
 /* The devices section (already checked by the device manager) as a table, resources and ids
  * sorted. */
-int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret, ncm_error *err) {
+int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret, ncm_error *err)
+{
         ncm_autojson root = NULL;
         node_dev_table t = {0};
         int r;
@@ -45,7 +47,8 @@ int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret,
                 return r;
         if (!root || !json_object_is_type(root, json_type_object))
                 return 0;
-        json_object_object_foreach(root, res, list) {
+        json_object_object_foreach(root, res, list)
+        {
                 if (!list || !json_object_is_type(list, json_type_array))
                         continue;
                 for (size_t i = 0; i < json_object_array_length(list); i++) {
@@ -97,7 +100,8 @@ oom:
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-const node_dev *ncm__node_dev_find(const node_dev_table *t, const char *resource, const char *id) {
+const node_dev *ncm__node_dev_find(const node_dev_table *t, const char *resource, const char *id)
+{
         for (size_t i = 0; i < t->n; i++)
                 if (strcmp(t->v[i].resource, resource) == 0 && strcmp(t->v[i].id, id) == 0)
                         return &t->v[i];
@@ -108,7 +112,8 @@ const node_dev *ncm__node_dev_find(const node_dev_table *t, const char *resource
  * Construction and start-up
  */
 
-char *ncm__node_dev_checkpoint_path(const ncm_node *n) {
+char *ncm__node_dev_checkpoint_path(const ncm_node *n)
+{
         char *p = NULL;
         if (!n->dir)
                 return NULL;
@@ -117,7 +122,8 @@ char *ncm__node_dev_checkpoint_path(const ncm_node *n) {
         return p;
 }
 
-int ncm__node_dev_new(ncm_node *n, ncm_devmgr **ret, ncm_error *err) {
+int ncm__node_dev_new(ncm_node *n, ncm_devmgr **ret, ncm_error *err)
+{
         size_t nn = 0;
         const int *ids = ncm_topo_numa_ids(n->topo, &nn);
         ncm_autofree char *path = ncm__node_dev_checkpoint_path(n);
@@ -137,7 +143,8 @@ int ncm__node_dev_new(ncm_node *n, ncm_devmgr **ret, ncm_error *err) {
  * file when RESTORE_FILE), then the plugins register again and send their devices.
  */
 int ncm__node_dev_start(ncm_node *n, ncm_devmgr *dev, const char *text, size_t len,
-                        bool restore_file, ncm_error *err) {
+                        bool restore_file, ncm_error *err)
+{
         int r = 0;
 
         if (restore_file) {
@@ -162,7 +169,8 @@ int ncm__node_dev_start(ncm_node *n, ncm_devmgr *dev, const char *text, size_t l
 }
 
 /* The device manager's checkpoint as the kubelet would write it now (for a restart in memory). */
-int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *err) {
+int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *err)
+{
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         int r = ncm_devmgr_to_checkpoint(dev, &cp, err);
         if (r < 0)
@@ -175,7 +183,8 @@ int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *
  * The hint provider
  */
 
-static int to_tm_hints(ncm_devmgr_hints *dh, ncm_tm_hints *ret, ncm_error *err) {
+static int to_tm_hints(ncm_devmgr_hints *dh, ncm_tm_hints *ret, ncm_error *err)
+{
         for (size_t i = 0; i < dh->n; i++) {
                 const ncm_devmgr_resource_hints *rh = &dh->v[i];
                 int r = ncm_tm_hints_add(ret, rh->resource, rh->hints.hints, rh->hints.n,
@@ -187,7 +196,8 @@ static int to_tm_hints(ncm_devmgr_hints *dh, ncm_tm_hints *ret, ncm_error *err) 
 }
 
 static int record_hints(node_admission_ctx *ctx, const ncm_container *c, const ncm_tm_hints *h,
-                        ncm_error *err) {
+                        ncm_error *err)
+{
         ncm_node_event *e;
 
         /* a container without devices: the provider has no preference, nothing to show */
@@ -206,7 +216,8 @@ static int record_hints(node_admission_ctx *ctx, const ncm_container *c, const n
 }
 
 static int dev_container_hints(void *data, const ncm_pod *pod, const ncm_container *c,
-                               ncm_tm_hints *ret, ncm_error *err) {
+                               ncm_tm_hints *ret, ncm_error *err)
+{
         ncm_node *n = data;
         ncm_devmgr_hints dh = NCM_DEVMGR_HINTS_INIT;
         int r = ncm_devmgr_pod_container_hints(n->dev, pod, c, &dh, err);
@@ -219,7 +230,8 @@ static int dev_container_hints(void *data, const ncm_pod *pod, const ncm_contain
         return r;
 }
 
-static int dev_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err) {
+static int dev_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err)
+{
         ncm_node *n = data;
         ncm_devmgr_hints dh = NCM_DEVMGR_HINTS_INIT;
         int r = ncm_devmgr_pod_scope_hints(n->dev, pod, &dh, err);
@@ -232,7 +244,8 @@ static int dev_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_
         return r;
 }
 
-static bool has_devices(const ncm_container *c) {
+static bool has_devices(const ncm_container *c)
+{
         for (size_t i = 0; i < c->resources.limits.n; i++)
                 if (ncm_devmgr_is_extended_resource_name(c->resources.limits.items[i].name))
                         return true;
@@ -244,7 +257,8 @@ static bool has_devices(const ncm_container *c) {
 
 /* What the container holds and, against the affinity, where each device sits. */
 static void explain_devices(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
-                            const ncm_container *c, const ncm_hint *aff, bool had) {
+                            const ncm_container *c, const ncm_hint *aff, bool had)
+{
         ncm_devmgr_assignment *as = NULL;
         size_t na = 0;
         ncm_buf text = NCM_BUF_INIT;
@@ -281,7 +295,8 @@ static void explain_devices(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
 }
 
 static int dev_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
-                        const ncm_hint *affinity, const char **ret_type, ncm_error *err) {
+                        const ncm_hint *affinity, const char **ret_type, ncm_error *err)
+{
         ncm_node *n = data;
         node_admission_ctx *ctx = n->cur;
         ncm_node_event *e = NULL;
@@ -345,7 +360,8 @@ const ncm_tm_provider_ops ncm__node_device_provider = {
  */
 
 int ncm__node_dev_check_pod(const node_dev_table *t, const ncm_pod *pod, const char *path,
-                            ncm_error *err) {
+                            ncm_error *err)
+{
         int r = ncm_devmgr_validate_pod(pod, err);
 
         if (r < 0)

@@ -13,7 +13,8 @@
 #include "node-internal.h"
 
 ncm_node_event *ncm__node_event_add(node_admission_ctx *ctx, ncm_node_event_kind kind,
-                                    const char *container, const char *provider) {
+                                    const char *container, const char *provider)
+{
         ncm_node_event *e;
 
         if (ctx->n_ev == ctx->cap_ev) {
@@ -33,7 +34,8 @@ ncm_node_event *ncm__node_event_add(node_admission_ctx *ctx, ncm_node_event_kind
         return e;
 }
 
-void ncm__node_event_done(ncm_node_event *e) {
+void ncm__node_event_done(ncm_node_event *e)
+{
         free(e->container);
         ncm_tm_hints_done(&e->hints);
         free(e->text);
@@ -42,7 +44,8 @@ void ncm__node_event_done(ncm_node_event *e) {
         free(e->steps);
 }
 
-int ncm__node_event_step(ncm_node_event *e, const char *fmt, ...) {
+int ncm__node_event_step(ncm_node_event *e, const char *fmt, ...)
+{
         va_list ap;
         char *s = NULL;
         char **nv;
@@ -63,14 +66,16 @@ int ncm__node_event_step(ncm_node_event *e, const char *fmt, ...) {
         return 0;
 }
 
-void ncm__node_format_mask(ncm_buf *b, ncm_bitmask m) {
+void ncm__node_format_mask(ncm_buf *b, ncm_bitmask m)
+{
         int bits[NCM_BITMASK_MAX_BITS];
         int k = ncm_bitmask_to_bits(m, bits);
         for (int i = 0; i < k; i++)
                 ncm_buf_printf(b, "%s%d", i ? "," : "", bits[i]);
 }
 
-void ncm__node_format_hint(ncm_buf *b, const ncm_hint *h, bool mark) {
+void ncm__node_format_hint(ncm_buf *b, const ncm_hint *h, bool mark)
+{
         if (h->any) {
                 ncm_buf_puts(b, "any");
         } else {
@@ -94,14 +99,16 @@ typedef struct rlist {
         bool unsatisfiable; /* an empty list: the provider cannot satisfy the resource */
 } rlist;
 
-static bool mask_in(const ncm_bitmask *v, size_t n, ncm_bitmask m) {
+static bool mask_in(const ncm_bitmask *v, size_t n, ncm_bitmask m)
+{
         for (size_t i = 0; i < n; i++)
                 if (v[i] == m)
                         return true;
         return false;
 }
 
-static double avg_distance(const ncm_topo *t, ncm_bitmask m) {
+static double avg_distance(const ncm_topo *t, ncm_bitmask m)
+{
         int bits[NCM_BITMASK_MAX_BITS];
         int k = ncm_bitmask_to_bits(m, bits);
         double sum = 0;
@@ -112,14 +119,16 @@ static double avg_distance(const ncm_topo *t, ncm_bitmask m) {
 }
 
 /* After single-numa-node's filter (preferred, and "any" or one node), is L empty? */
-static bool snn_empty(const rlist *l) {
+static bool snn_empty(const rlist *l)
+{
         for (size_t j = 0; j < l->n; j++)
                 if (l->h[j].preferred && (l->h[j].any || ncm_bitmask_count(l->h[j].numa) == 1))
                         return false;
         return true;
 }
 
-static bool snn_emptied(const rlist *lists, size_t n) {
+static bool snn_emptied(const rlist *lists, size_t n)
+{
         for (size_t i = 0; i < n; i++)
                 if (snn_empty(&lists[i]))
                         return true;
@@ -131,7 +140,8 @@ static bool snn_emptied(const rlist *lists, size_t n) {
  * single-numa-node filter), then the reasoning about the merged hint RESULT.
  */
 static int explain_merge(ncm_node *n, ncm_node_event *const *runs, size_t nruns,
-                         const ncm_hint *result, bool admit, ncm_buf *b) {
+                         const ncm_hint *result, bool admit, ncm_buf *b)
+{
         const char *policy = ncm_tm_policy_name(ncm_tm_get_policy(n->tm));
         bool snn = strcmp(policy, NCM_TM_POLICY_SINGLE_NUMA_NODE) == 0;
         ncm_bitmask all = ncm_tm_policy_default_affinity(ncm_tm_get_policy(n->tm));
@@ -306,13 +316,15 @@ static int explain_merge(ncm_node *n, ncm_node_event *const *runs, size_t nruns,
         return r;
 }
 
-static bool same_target(const ncm_node_event *a, const ncm_node_event *b) {
+static bool same_target(const ncm_node_event *a, const ncm_node_event *b)
+{
         if (!a->container || !b->container)
                 return !a->container && !b->container;
         return strcmp(a->container, b->container) == 0;
 }
 
-int ncm__node_explain_merges(ncm_node *n, node_admission_ctx *ctx, ncm_error *err) {
+int ncm__node_explain_merges(ncm_node *n, node_admission_ctx *ctx, ncm_error *err)
+{
         const ncm_tm_policy *pol = ncm_tm_get_policy(n->tm);
         node_admission_ctx out = {0};
         size_t i = 0;
@@ -424,7 +436,8 @@ fail:
  */
 
 void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
-                            const ncm_cpuset *chosen, ncm_node_event *e) {
+                            const ncm_cpuset *chosen, ncm_node_event *e)
+{
         ncm_autoptr(ncm_cpuset) left = ncm_cpuset_dup(chosen);
         ncm_autoptr(ncm_cpuset) ids = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) tmp = ncm_cpuset_new();
@@ -441,7 +454,8 @@ void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
                         ncm_topo_numa_of_cpus(t, left, ids);
                 else
                         ncm_topo_sockets_of_cpus(t, left, ids);
-                NCM_CPUSET_FOREACH(id, ids) {
+                NCM_CPUSET_FOREACH(id, ids)
+                {
                         const ncm_cpuset *s = numa ? ncm_topo_numa_cpus(t, id)
                                                    : ncm_topo_socket_cpus(t, id);
                         if (!s || !ncm_cpuset_is_subset(s, left) ||
@@ -460,7 +474,8 @@ void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
                 return;
         /* whole cores, then single threads, grouped by NUMA node */
         ncm_topo_numa_of_cpus(t, left, ids);
-        NCM_CPUSET_FOREACH(node, ids) {
+        NCM_CPUSET_FOREACH(node, ids)
+        {
                 ncm_buf cores = NCM_BUF_INIT, single = NCM_BUF_INIT;
                 for (size_t i = 0; i < ncpu; i++) {
                         const ncm_cpu_info *ci = &cpus[i];

@@ -22,7 +22,8 @@
 #include <nodecm/fs.h>
 #include "node-internal.h"
 
-static int oom(ncm_error *err) {
+static int oom(ncm_error *err)
+{
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
@@ -30,7 +31,8 @@ static int oom(ncm_error *err) {
  * The pod registry (sorted by UID)
  */
 
-static void pod_done(node_pod *p) {
+static void pod_done(node_pod *p)
+{
         free(p->uid);
         free(p->name);
         for (size_t i = 0; i < p->n; i++)
@@ -38,7 +40,8 @@ static void pod_done(node_pod *p) {
         free(p->c);
 }
 
-static size_t pod_lower_bound(const ncm_node *n, const char *uid) {
+static size_t pod_lower_bound(const ncm_node *n, const char *uid)
+{
         size_t lo = 0, hi = n->n_pods;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -50,12 +53,14 @@ static size_t pod_lower_bound(const ncm_node *n, const char *uid) {
         return lo;
 }
 
-static node_pod *pod_find(const ncm_node *n, const char *uid) {
+static node_pod *pod_find(const ncm_node *n, const char *uid)
+{
         size_t i = pod_lower_bound(n, uid);
         return i < n->n_pods && strcmp(n->pods[i].uid, uid) == 0 ? &n->pods[i] : NULL;
 }
 
-static void pod_forget(ncm_node *n, const char *uid) {
+static void pod_forget(ncm_node *n, const char *uid)
+{
         size_t i = pod_lower_bound(n, uid);
         if (i >= n->n_pods || strcmp(n->pods[i].uid, uid) != 0)
                 return;
@@ -64,13 +69,15 @@ static void pod_forget(ncm_node *n, const char *uid) {
         n->n_pods--;
 }
 
-static const ncm_container *nth_container(const ncm_pod *pod, size_t i) {
+static const ncm_container *nth_container(const ncm_pod *pod, size_t i)
+{
         return i < pod->n_init_containers ? &pod->init_containers[i]
                                           : &pod->containers[i - pod->n_init_containers];
 }
 
 /* Build the registry entry for POD (not inserted). */
-static int pod_make(const ncm_pod *pod, node_pod *ret) {
+static int pod_make(const ncm_pod *pod, node_pod *ret)
+{
         size_t total = pod->n_init_containers + pod->n_containers;
         node_pod p = {0};
 
@@ -98,7 +105,8 @@ static int pod_make(const ncm_pod *pod, node_pod *ret) {
 }
 
 /* Insert or replace (a re-admission replaces the pod's record). Takes P. */
-static int pod_put(ncm_node *n, node_pod *p) {
+static int pod_put(ncm_node *n, node_pod *p)
+{
         size_t i = pod_lower_bound(n, p->uid);
 
         if (i < n->n_pods && strcmp(n->pods[i].uid, p->uid) == 0) {
@@ -133,7 +141,8 @@ typedef struct managers {
         ncm_cpu_state *cpu_state;
 } managers;
 
-static void managers_done(managers *m) {
+static void managers_done(managers *m)
+{
         m->tm = ncm_tm_free(m->tm);
         m->dev = ncm_devmgr_free(m->dev);
         m->cpu = ncm_cpu_policy_free(m->cpu);
@@ -147,7 +156,8 @@ typedef enum state_source {
         SOURCE_DIRECTORY, /* the file in the state directory (restart) */
 } state_source;
 
-static char *cpu_checkpoint_path(const ncm_node *n) {
+static char *cpu_checkpoint_path(const ncm_node *n)
+{
         char *p = NULL;
         if (asprintf(&p, "%s/%s", n->dir, NCM_CPU_CHECKPOINT_NAME) < 0)
                 return NULL;
@@ -155,7 +165,8 @@ static char *cpu_checkpoint_path(const ncm_node *n) {
 }
 
 /* kubelet's restore error, for states read from memory. */
-static int restore_error(ncm_error *err, const char *file) {
+static int restore_error(ncm_error *err, const char *file)
+{
         int code = err && err->code ? err->code : NCM_E_INVALID_STATE;
         if (code != NCM_E_CHECKSUM)
                 code = NCM_E_INVALID_STATE;
@@ -172,7 +183,8 @@ static int restore_error(ncm_error *err, const char *file) {
 }
 
 static int state_from_text(const char *text, size_t len, const char *name, const char *policy,
-                           ncm_cpu_state **ret, ncm_error *err) {
+                           ncm_cpu_state **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_cpu_checkpoint) cp = NULL;
         int r;
 
@@ -189,7 +201,8 @@ static int state_from_text(const char *text, size_t len, const char *name, const
         return 0;
 }
 
-static int build_tm(ncm_node *n, const ncm_node_config *cfg, ncm_tm **ret, ncm_error *err) {
+static int build_tm(ncm_node *n, const ncm_node_config *cfg, ncm_tm **ret, ncm_error *err)
+{
         size_t nn = 0, nd = 0;
         const int *ids = ncm_topo_numa_ids(n->topo, &nn);
         const uint32_t *d32 = ncm_topo_numa_distances(n->topo, &nd);
@@ -221,8 +234,8 @@ static int build_tm(ncm_node *n, const ncm_node_config *cfg, ncm_tm **ret, ncm_e
         return r;
 }
 
-static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **ret,
-                     ncm_error *err) {
+static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **ret, ncm_error *err)
+{
         ncm_cpu_policy_config pc = {0};
         char path[256];
         int r;
@@ -258,7 +271,8 @@ static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **r
  */
 static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, const char *text,
                  size_t len, const char *name, const char *dev_text, size_t dev_len, managers *ret,
-                 ncm_error *err) {
+                 ncm_error *err)
+{
         managers m = {0};
         ncm_autofree char *file = NULL;
         char path[256];
@@ -353,7 +367,8 @@ fail:
         return r;
 }
 
-static void install(ncm_node *n, managers *m) {
+static void install(ncm_node *n, managers *m)
+{
         managers old = {n->tm, n->dev, n->cpu, n->cpu_state};
         n->tm = m->tm;
         n->dev = m->dev;
@@ -368,7 +383,8 @@ static void install(ncm_node *n, managers *m) {
 }
 
 int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_options *opts,
-                 ncm_node **ret, ncm_error *err) {
+                 ncm_node **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_node) n = calloc(1, sizeof(*n));
         managers m = {0};
         int r;
@@ -422,7 +438,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         return 0;
 }
 
-ncm_node *ncm_node_free(ncm_node *n) {
+ncm_node *ncm_node_free(ncm_node *n)
+{
         managers m;
 
         if (!n)
@@ -442,7 +459,8 @@ ncm_node *ncm_node_free(ncm_node *n) {
         return NULL;
 }
 
-int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err) {
+int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err)
+{
         const ncm_node_config *use = cfg ? cfg : n->cfg;
         managers m = {0};
         int r;
@@ -476,43 +494,52 @@ int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err) {
  * Inspection
  */
 
-const ncm_topo *ncm_node_topo(const ncm_node *n) {
+const ncm_topo *ncm_node_topo(const ncm_node *n)
+{
         return n->topo;
 }
 
-const ncm_node_config *ncm_node_get_config(const ncm_node *n) {
+const ncm_node_config *ncm_node_get_config(const ncm_node *n)
+{
         return n->cfg;
 }
 
-const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n) {
+const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n)
+{
         return n->cpu_state;
 }
 
-const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) {
+const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n)
+{
         return n->cpu;
 }
 
-const ncm_tm *ncm_node_tm(const ncm_node *n) {
+const ncm_tm *ncm_node_tm(const ncm_node *n)
+{
         return n->tm;
 }
 
-const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) {
+const ncm_devmgr *ncm_node_devmgr(const ncm_node *n)
+{
         return n->dev;
 }
 
-void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out) {
+void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out)
+{
         if (strcmp(ncm_cpu_policy_name(n->cpu), "none") == 0)
                 ncm_cpuset_copy(out, n->all_cpus);
         else
                 ncm_cpuset_copy(out, ncm_cpu_state_default(n->cpu_state));
 }
 
-const char *ncm_node_pod_name(const ncm_node *n, const char *pod_uid) {
+const char *ncm_node_pod_name(const ncm_node *n, const char *pod_uid)
+{
         const node_pod *p = pod_find(n, pod_uid);
         return p ? p->name : NULL;
 }
 
-void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b) {
+void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b)
+{
         ncm_cpu_checkpoint_format_state(n->cpu_state, b);
 }
 
@@ -521,7 +548,8 @@ void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b) {
  */
 
 void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
-                            const ncm_cpuset *set) {
+                            const ncm_cpuset *set)
+{
         if (!n->reuse_pod || strcmp(n->reuse_pod, pod->uid) != 0) {
                 char *uid = strdup(pod->uid);
                 if (!uid)
@@ -543,7 +571,8 @@ void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container
  * whose container already holds SET makes the policy's map exactly {UID: SET}. UID "" (no pod
  * can have it) stands for "no entry". The scratch state never touches the node's.
  */
-static int prime_reuse(ncm_node *n, const char *uid, const ncm_cpuset *set, ncm_error *err) {
+static int prime_reuse(ncm_node *n, const char *uid, const ncm_cpuset *set, ncm_error *err)
+{
         int group = ncm_topo_cpus_per_core(n->topo);
         ncm_resource req = {(char *)"cpu",
                             ncm_quantity_from_int(group > 0 ? group : 1, NCM_QUANTITY_DECIMAL_SI)};
@@ -581,7 +610,8 @@ static int prime_reuse(ncm_node *n, const char *uid, const ncm_cpuset *set, ncm_
  * Admission
  */
 
-ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a) {
+ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a)
+{
         if (!a)
                 return NULL;
         for (size_t i = 0; i < a->n_containers; i++) {
@@ -598,7 +628,8 @@ ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a) {
         return NULL;
 }
 
-static bool has_pod_key(const ncm_cpu_state *s, const char *uid) {
+static bool has_pod_key(const ncm_cpu_state *s, const char *uid)
+{
         size_t lo = 0, hi = ncm_cpu_state_num_pods(s);
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -622,14 +653,16 @@ typedef struct snapshot {
         ncm_cpuset *reuse;
 } snapshot;
 
-static void snapshot_done(snapshot *s) {
+static void snapshot_done(snapshot *s)
+{
         ncm_cpuset_free(s->default_set);
         ncm_cpu_state_free(s->full);
         free(s->reuse_pod);
         ncm_cpuset_free(s->reuse);
 }
 
-static int snapshot_take(ncm_node *n, const char *uid, snapshot *s, ncm_error *err) {
+static int snapshot_take(ncm_node *n, const char *uid, snapshot *s, ncm_error *err)
+{
         *s = (snapshot){0};
         s->default_set = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
         s->reuse = ncm_cpuset_dup(n->reuse);
@@ -646,7 +679,8 @@ fail:
         return oom(err);
 }
 
-static bool reuse_changed(const ncm_node *n, const snapshot *s) {
+static bool reuse_changed(const ncm_node *n, const snapshot *s)
+{
         if (!n->reuse_pod != !s->reuse_pod)
                 return true;
         if (n->reuse_pod && strcmp(n->reuse_pod, s->reuse_pod) != 0)
@@ -655,7 +689,8 @@ static bool reuse_changed(const ncm_node *n, const snapshot *s) {
 }
 
 static int rollback(ncm_node *n, const char *uid, snapshot *s, const node_admission_ctx *ctx,
-                    ncm_error *err) {
+                    ncm_error *err)
+{
         int r = 0;
 
         /* devices first (the kubelet's provider order), then CPUs */
@@ -693,7 +728,8 @@ static int rollback(ncm_node *n, const char *uid, snapshot *s, const node_admiss
         return 0;
 }
 
-static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission *a) {
+static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission *a)
+{
         size_t total = pod->n_init_containers + pod->n_containers;
         ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
 
@@ -726,7 +762,8 @@ static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission
         return 0;
 }
 
-static void ctx_done(node_admission_ctx *ctx) {
+static void ctx_done(node_admission_ctx *ctx)
+{
         for (size_t i = 0; i < ctx->n_ev; i++)
                 ncm__node_event_done(&ctx->ev[i]);
         free(ctx->ev);
@@ -740,7 +777,8 @@ static void ctx_done(node_admission_ctx *ctx) {
 }
 
 /* The runtime's container id for the topology manager's store: "<uid>/<name>". */
-static int add_container_ids(ncm_node *n, const ncm_pod *pod) {
+static int add_container_ids(ncm_node *n, const ncm_pod *pod)
+{
         for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
                 const ncm_container *c = nth_container(pod, i);
                 ncm_autofree char *id = NULL;
@@ -753,7 +791,8 @@ static int add_container_ids(ncm_node *n, const ncm_pod *pod) {
 }
 
 int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
-                   ncm_error *err) {
+                   ncm_error *err)
+{
         ncm_autoptr(ncm_node_admission) a = calloc(1, sizeof(*a));
         node_admission_ctx ctx = {0};
         ncm_tm_admit_result res;
@@ -824,7 +863,8 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
  */
 
 static int remove_one(ncm_node *n, const char *uid, const char *name, ncm_cpuset *released,
-                      ncm_error *err) {
+                      ncm_error *err)
+{
         bool had = ncm_cpu_state_get(n->cpu_state, uid, name) != NULL;
         ncm_autoptr(ncm_cpuset) before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
         ncm_autofree char *id = NULL;
@@ -857,13 +897,15 @@ static int remove_one(ncm_node *n, const char *uid, const char *name, ncm_cpuset
 }
 
 int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name,
-                              ncm_cpuset *released, ncm_error *err) {
+                              ncm_cpuset *released, ncm_error *err)
+{
         if (released)
                 ncm_cpuset_zero(released);
         return remove_one(n, pod_uid, name, released, err);
 }
 
-int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, ncm_error *err) {
+int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, ncm_error *err)
+{
         node_pod *p = pod_find(n, pod_uid);
         int any = 0, r;
 

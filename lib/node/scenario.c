@@ -16,11 +16,13 @@
 #include "node-scenario.h"
 #include "pod/pod-internal.h"
 
-static int oom(ncm_error *err) {
+static int oom(ncm_error *err)
+{
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-static void step_done(ncm__step *s) {
+static void step_done(ncm__step *s)
+{
         free(s->path);
         ncm_pod_free(s->pod);
         free(s->pod_uid);
@@ -28,7 +30,8 @@ static void step_done(ncm__step *s) {
         ncm_node_config_free(s->cfg);
 }
 
-ncm_scenario *ncm_scenario_free(ncm_scenario *s) {
+ncm_scenario *ncm_scenario_free(ncm_scenario *s)
+{
         if (!s)
                 return NULL;
         ncm_topo_free(s->topo);
@@ -43,16 +46,19 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s) {
         return NULL;
 }
 
-size_t ncm_scenario_num_steps(const ncm_scenario *s) {
+size_t ncm_scenario_num_steps(const ncm_scenario *s)
+{
         return s->n_steps;
 }
 
-const ncm_topo *ncm_scenario_topo(const ncm_scenario *s) {
+const ncm_topo *ncm_scenario_topo(const ncm_scenario *s)
+{
         return s->topo;
 }
 
 /* PATH resolved against BASE (absolute paths and a NULL base as they are). */
-static char *resolve(const char *base, const char *path) {
+static char *resolve(const char *base, const char *path)
+{
         char *r = NULL;
         if (!base || !base[0] || path[0] == '/')
                 return strdup(path);
@@ -62,8 +68,10 @@ static char *resolve(const char *base, const char *path) {
 }
 
 /* Refuse keys of O other than ALLOWED (NULL-terminated). */
-static int only_keys(json_object *o, const char *path, const char *const *allowed, ncm_error *err) {
-        json_object_object_foreach(o, key, val) {
+static int only_keys(json_object *o, const char *path, const char *const *allowed, ncm_error *err)
+{
+        json_object_object_foreach(o, key, val)
+        {
                 bool ok = false;
                 (void)val;
                 for (size_t i = 0; allowed[i] && !ok; i++)
@@ -76,7 +84,8 @@ static int only_keys(json_object *o, const char *path, const char *const *allowe
 }
 
 static int get_string(json_object *o, const char *key, const char *path, bool required,
-                      const char **ret, ncm_error *err) {
+                      const char **ret, ncm_error *err)
+{
         json_object *v = ncm__json_get(o, key);
         if (!v) {
                 *ret = NULL;
@@ -101,7 +110,8 @@ static int get_string(json_object *o, const char *key, const char *path, bool re
  * nodecm's CPU ids end at NCM_CPUSET_MAX_CPUS anyway, so refuse such descriptions before hwloc
  * sees them: level counts whose product exceeds the limit, and indexes at or above it.
  */
-static int check_synthetic(const char *desc, const char *path, ncm_error *err) {
+static int check_synthetic(const char *desc, const char *path, ncm_error *err)
+{
         uint64_t total = 1;
         int depth = 0;
 
@@ -137,7 +147,8 @@ static int check_synthetic(const char *desc, const char *path, ncm_error *err) {
 }
 
 static int parse_topology(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
-                          ncm_error *err) {
+                          ncm_error *err)
+{
         static const char *const keys[] = {"synthetic", "fsroot", "xml", "file",
                                            "cpus",      "numa",   NULL};
         static const char *const sources[] = {"synthetic", "fsroot", "xml", "file"};
@@ -213,7 +224,8 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
 /* --- node.state --- */
 
 /* Numbers (a YAML `defaultCpuSet: 3`) become the strings the kubelet's file would hold. */
-static int stringify_number(json_object *parent, const char *key, json_object *v) {
+static int stringify_number(json_object *parent, const char *key, json_object *v)
+{
         if (v &&
             (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double))) {
                 json_object *sv = json_object_new_string(json_object_get_string(v));
@@ -225,7 +237,8 @@ static int stringify_number(json_object *parent, const char *key, json_object *v
 }
 
 static int parse_state(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
-                       ncm_error *err) {
+                       ncm_error *err)
+{
         const char *path = "node.state";
         json_object *file = ncm__json_get(o, "file");
         ncm_autojson copy = NULL;
@@ -268,10 +281,12 @@ static int parse_state(ncm_scenario *s, json_object *o, const char *base, unsign
         {
                 json_object *entries = ncm__json_get(copy, "entries");
                 if (entries && json_object_is_type(entries, json_type_object)) {
-                        json_object_object_foreach(entries, pod, ctrs) {
+                        json_object_object_foreach(entries, pod, ctrs)
+                        {
                                 if (!ctrs || !json_object_is_type(ctrs, json_type_object))
                                         continue;
-                                json_object_object_foreach(ctrs, cname, cv) {
+                                json_object_object_foreach(ctrs, cname, cv)
+                                {
                                         if (stringify_number(ctrs, cname, cv) < 0)
                                                 return oom(err);
                                 }
@@ -293,7 +308,8 @@ static int parse_state(ncm_scenario *s, json_object *o, const char *base, unsign
 /* --- node.devices --- */
 
 /* Checked now by feeding it to a device manager of this machine, as the node will. */
-static int parse_devices(ncm_scenario *s, json_object *o, ncm_error *err) {
+static int parse_devices(ncm_scenario *s, json_object *o, ncm_error *err)
+{
         size_t nn = 0;
         const int *ids = ncm_topo_numa_ids(s->topo, &nn);
         ncm_devmgr_config cfg = {.numa_nodes = ids, .n_numa_nodes = nn};
@@ -320,7 +336,8 @@ static int parse_devices(ncm_scenario *s, json_object *o, ncm_error *err) {
 
 /* --- steps --- */
 
-static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx, ncm_error *err) {
+static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx, ncm_error *err)
+{
         static const char *const kinds[] = {"admit", "remove", "removePod", "restart"};
         char path[64];
         const char *kind = NULL;
@@ -340,7 +357,8 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
                                      "removePod or restart",
                                      path);
         {
-                json_object_object_foreach(o, key, val) {
+                json_object_object_foreach(o, key, val)
+                {
                         kind = key;
                         v = val;
                 }
@@ -427,7 +445,8 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
 }
 
 static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsigned flags,
-                     ncm_error *err) {
+                     ncm_error *err)
+{
         static const char *const top_keys[] = {"node", "steps", "description", NULL};
         static const char *const node_keys[] = {"topology", "kubelet", "state", "devices", NULL};
         json_object *node, *steps, *desc;
@@ -486,7 +505,8 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
 }
 
 int ncm_scenario_parse(const char *text, size_t len, const char *name, const char *base_dir,
-                       unsigned flags, ncm_scenario **ret, ncm_error *err) {
+                       unsigned flags, ncm_scenario **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_scenario) s = calloc(1, sizeof(*s));
         ncm_autojson doc = NULL;
         int r;
@@ -503,7 +523,8 @@ int ncm_scenario_parse(const char *text, size_t len, const char *name, const cha
         return 0;
 }
 
-int ncm_scenario_load_file(const char *path, unsigned flags, ncm_scenario **ret, ncm_error *err) {
+int ncm_scenario_load_file(const char *path, unsigned flags, ncm_scenario **ret, ncm_error *err)
+{
         ncm_autofree char *text = NULL;
         ncm_autofree char *copy = NULL;
         const char *base = NULL;

@@ -15,27 +15,32 @@
  * JSON pieces (", " and ": " separators, as every nodecm JSON line)
  */
 
-static void json_str(ncm_buf *b, const char *s) {
+static void json_str(ncm_buf *b, const char *s)
+{
         ncm_buf_json_string(b, s ? s : "", s ? strlen(s) : 0);
 }
 
-static void json_cpus(ncm_buf *b, const ncm_cpuset *s) {
+static void json_cpus(ncm_buf *b, const ncm_cpuset *s)
+{
         ncm_buf_putc(b, '"');
         ncm_cpuset_format_list_buf(s, b);
         ncm_buf_putc(b, '"');
 }
 
-static void json_idlist(ncm_buf *b, const ncm_cpuset *s) {
+static void json_idlist(ncm_buf *b, const ncm_cpuset *s)
+{
         bool first = true;
         ncm_buf_putc(b, '[');
-        NCM_CPUSET_FOREACH(id, s) {
+        NCM_CPUSET_FOREACH(id, s)
+        {
                 ncm_buf_printf(b, "%s%d", first ? "" : ", ", id);
                 first = false;
         }
         ncm_buf_putc(b, ']');
 }
 
-static void json_hint(ncm_buf *b, const ncm_hint *h) {
+static void json_hint(ncm_buf *b, const ncm_hint *h)
+{
         ncm_buf_puts(b, "{\"numa\": ");
         if (h->any) {
                 ncm_buf_puts(b, "null");
@@ -50,7 +55,8 @@ static void json_hint(ncm_buf *b, const ncm_hint *h) {
         ncm_buf_printf(b, ", \"preferred\": %s}", h->preferred ? "true" : "false");
 }
 
-static void json_hints(ncm_buf *b, const ncm_tm_hints *h) {
+static void json_hints(ncm_buf *b, const ncm_tm_hints *h)
+{
         ncm_buf_putc(b, '{');
         for (size_t i = 0; i < h->n; i++) {
                 const ncm_hint_list *l = &h->res[i].list;
@@ -73,7 +79,8 @@ static void json_hints(ncm_buf *b, const ncm_tm_hints *h) {
         ncm_buf_putc(b, '}');
 }
 
-static void json_events(ncm_buf *b, const ncm_node_admission *a) {
+static void json_events(ncm_buf *b, const ncm_node_admission *a)
+{
         static const char *const kinds[] = {"hints", "merge", "allocate"};
 
         ncm_buf_puts(b, ", \"explain\": [");
@@ -121,7 +128,8 @@ static void json_events(ncm_buf *b, const ncm_node_admission *a) {
 }
 
 /* {"example.com/gpu": ["gpu0", "gpu1"]} */
-static void json_devices(ncm_buf *b, const ncm_devmgr_assignment *as, size_t n) {
+static void json_devices(ncm_buf *b, const ncm_devmgr_assignment *as, size_t n)
+{
         ncm_buf_putc(b, '{');
         for (size_t i = 0; i < n; i++) {
                 ncm_buf_puts(b, i ? ", " : "");
@@ -137,7 +145,8 @@ static void json_devices(ncm_buf *b, const ncm_devmgr_assignment *as, size_t n) 
 }
 
 static void json_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_node_admission *a,
-                       bool explain) {
+                       bool explain)
+{
         ncm_buf_printf(b, "{\"step\": %zu, \"op\": \"admit\", \"pod\": ", step);
         json_str(b, pod->uid);
         ncm_buf_printf(b, ", \"admitted\": %s", a->admitted ? "true" : "false");
@@ -174,12 +183,14 @@ static void json_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_no
         ncm_buf_puts(b, "}\n");
 }
 
-static int cmp_str(const void *x, const void *y) {
+static int cmp_str(const void *x, const void *y)
+{
         return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
 /* Every device assignment: {"<pod>": {"<container>": {"<resource>": ["<id>", ...]}}}, sorted. */
-static void json_state_devices(ncm_buf *b, const ncm_node *n) {
+static void json_state_devices(ncm_buf *b, const ncm_node *n)
+{
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         const char *pod = NULL, *ctr = NULL;
 
@@ -230,7 +241,8 @@ static void json_state_devices(ncm_buf *b, const ncm_node *n) {
         ncm_buf_puts(b, pod ? "}}}" : "}");
 }
 
-static void json_state(ncm_buf *b, const ncm_node *n) {
+static void json_state(ncm_buf *b, const ncm_node *n)
+{
         const ncm_cpu_state *s = ncm_node_cpu_state(n);
 
         ncm_buf_puts(b, "{\"op\": \"state\", \"defaultCpuSet\": ");
@@ -264,16 +276,19 @@ static void json_state(ncm_buf *b, const ncm_node *n) {
  */
 
 /* People read pod names; the JSON lines carry the UIDs. */
-static void put_pod(ncm_buf *b, const char *name, const char *uid) {
+static void put_pod(ncm_buf *b, const char *name, const char *uid)
+{
         ncm_buf_puts(b, name && name[0] ? name : uid);
 }
 
-static void put_numa(ncm_buf *b, const ncm_cpuset *numa) {
+static void put_numa(ncm_buf *b, const ncm_cpuset *numa)
+{
         ncm_buf_puts(b, "NUMA ");
         ncm_cpuset_format_list_buf(numa, b);
 }
 
-static void put_hints(ncm_buf *b, const ncm_tm_hints *h) {
+static void put_hints(ncm_buf *b, const ncm_tm_hints *h)
+{
         if (h->n == 0) {
                 ncm_buf_puts(b, "no preference");
                 return;
@@ -292,7 +307,8 @@ static void put_hints(ncm_buf *b, const ncm_tm_hints *h) {
         }
 }
 
-static void human_events(ncm_buf *b, const ncm_node_admission *a) {
+static void human_events(ncm_buf *b, const ncm_node_admission *a)
+{
         for (size_t i = 0; i < a->n_events; i++) {
                 const ncm_node_event *e = &a->events[i];
                 const char *who = e->container ? e->container : "pod";
@@ -320,7 +336,8 @@ static void human_events(ncm_buf *b, const ncm_node_admission *a) {
 }
 
 static void human_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_node_admission *a,
-                        bool explain) {
+                        bool explain)
+{
         ncm_buf_printf(b, "step %zu: admit ", step);
         put_pod(b, pod->name, pod->uid);
         if (!a->admitted) {
@@ -357,12 +374,14 @@ typedef struct cpu_label {
         char *text;
 } cpu_label;
 
-static const char *pod_label(const ncm_node *n, const char *uid) {
+static const char *pod_label(const ncm_node *n, const char *uid)
+{
         const char *name = ncm_node_pod_name(n, uid);
         return name && name[0] ? name : uid;
 }
 
-static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu) {
+static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu)
+{
         const ncm_cpu_state *s = ncm_node_cpu_state(n);
         const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
         const ncm_cpuset *reserved = ncm_cpu_policy_reserved(p);
@@ -372,7 +391,8 @@ static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu) {
         const ncm_cpuset *cs;
 
         while (ncm_cpu_state_next(s, &it, &pu, &cn, &cs)) {
-                NCM_CPUSET_FOREACH(cpu, cs) {
+                NCM_CPUSET_FOREACH(cpu, cs)
+                {
                         char *old, *nl = NULL;
                         if ((size_t)cpu >= max_cpu)
                                 continue;
@@ -411,7 +431,8 @@ static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu) {
 }
 
 /* Each device: its NUMA nodes and who holds it (or free / unhealthy). */
-static void human_devices(ncm_buf *b, const ncm_node *n) {
+static void human_devices(ncm_buf *b, const ncm_node *n)
+{
         const node_dev_table *t = &n->devices;
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         int w = 0;
@@ -458,7 +479,8 @@ static void human_devices(ncm_buf *b, const ncm_node *n) {
         }
 }
 
-static int cmp_info(const void *x, const void *y) {
+static int cmp_info(const void *x, const void *y)
+{
         const ncm_cpu_info *a = x, *b = y;
         if (a->socket != b->socket)
                 return a->socket < b->socket ? -1 : 1;
@@ -469,7 +491,8 @@ static int cmp_info(const void *x, const void *y) {
         return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
 }
 
-static int human_map(ncm_buf *b, const ncm_node *n) {
+static int human_map(ncm_buf *b, const ncm_node *n)
+{
         const ncm_topo *t = ncm_node_topo(n);
         const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
         const ncm_node_config *cfg = ncm_node_get_config(n);
@@ -556,12 +579,14 @@ out:
  * The run
  */
 
-static void human_step_pod(ncm_buf *b, const ncm_node *n, const char *uid, const char *name) {
+static void human_step_pod(ncm_buf *b, const ncm_node *n, const char *uid, const char *name)
+{
         put_pod(b, name ? name : ncm_node_pod_name(n, uid), uid);
 }
 
 int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *out,
-                 ncm_simulate_summary *summary, ncm_error *err) {
+                 ncm_simulate_summary *summary, ncm_error *err)
+{
         static const ncm_simulate_options defaults = {0};
         ncm_node_options nopts = {0};
         ncm_autoptr(ncm_node) n = NULL;

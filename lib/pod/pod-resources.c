@@ -183,13 +183,14 @@ int ncm__quantity_from_json(json_object *o, const char *path, ncm_quantity *ret,
         if (r < 0)
                 return r;
         len = json_object_is_type(o, json_type_string) ? (size_t)json_object_get_string_len(o)
-                                                        : strlen(text);
-        if (json_object_is_type(o, json_type_int) &&
-            (strcmp(text, "18446744073709551615") == 0 || strcmp(text, "-9223372036854775808") == 0))
+                                                       : strlen(text);
+        if (json_object_is_type(o, json_type_int) && (strcmp(text, "18446744073709551615") == 0 ||
+                                                      strcmp(text, "-9223372036854775808") == 0))
                 /* json-c clamps integers it cannot hold to these; the real value is lost. */
-                return ncm_error_set(err, ERANGE,
-                                     "%s: number %s is out of range, write the quantity as a string",
-                                     path, text);
+                return ncm_error_set(
+                                err, ERANGE,
+                                "%s: number %s is out of range, write the quantity as a string",
+                                path, text);
         while ((k = space_at((const unsigned char *)text, len)) > 0) {
                 text += k;
                 len -= k;

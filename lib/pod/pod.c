@@ -178,18 +178,18 @@ static int check_names(const ncm_pod *pod, const char *path, ncm_error *err)
         size_t total = pod->n_init_containers + pod->n_containers;
 #define NTH(i)                                                                                     \
         ((i) < pod->n_init_containers ? &pod->init_containers[(i)]                                 \
-                                      : &pod->containers[(i) - pod->n_init_containers])
+                                      : &pod->containers[(i)-pod->n_init_containers])
         for (size_t i = 1; i < total; i++) {
                 const ncm_container *c = NTH(i);
                 for (size_t j = 0; j < i; j++) {
                         if (strcmp(NTH(j)->name, c->name) != 0)
                                 continue;
                         ncm_autofree char *p =
-                                sub(path, "spec.%s[%zu].name", list_key(c), c->index);
+                                        sub(path, "spec.%s[%zu].name", list_key(c), c->index);
                         if (!p)
                                 return oom(err);
-                        return ncm_error_set(err, EINVAL, "%s: duplicate container name \"%s\"",
-                                             p, c->name);
+                        return ncm_error_set(err, EINVAL, "%s: duplicate container name \"%s\"", p,
+                                             c->name);
                 }
         }
 #undef NTH
@@ -200,8 +200,8 @@ static int check_names(const ncm_pod *pod, const char *path, ncm_error *err)
 
 static bool is_hugepages(const char *name)
 {
-        return strncmp(name, NCM_RESOURCE_HUGEPAGES_PREFIX, strlen(NCM_RESOURCE_HUGEPAGES_PREFIX)) ==
-               0;
+        return strncmp(name, NCM_RESOURCE_HUGEPAGES_PREFIX,
+                       strlen(NCM_RESOURCE_HUGEPAGES_PREFIX)) == 0;
 }
 
 /* IsOvercommitAllowed: a native resource (no domain, or *kubernetes.io/) other than hugepages. */
@@ -284,7 +284,8 @@ static int default_pod_level(ncm_pod *pod, ncm_error *err)
                 ncm_resource_list_done(&aggr);
                 for (size_t i = 0; i < pr->limits.n && r >= 0; i++) {
                         const char *k = pr->limits.items[i].name;
-                        if (ncm_resource_list_get(&pr->requests, k) || !ncm_resource_is_pod_level(k))
+                        if (ncm_resource_list_get(&pr->requests, k) ||
+                            !ncm_resource_is_pod_level(k))
                                 continue;
                         r = ncm__resource_list_set(&pr->requests, k, &pr->limits.items[i].quantity);
                 }
@@ -356,8 +357,8 @@ static int check_requirements(const ncm_resources *r, const char *path, ncm_erro
                 p = sub(path, "requests.%s", k);
                 if (!p)
                         return oom(err);
-                return ncm_error_set(err, EINVAL, "%s: invalid value \"%s\": %s %s limit of %s",
-                                     p, ncm_quantity_to_string(req, rb), rule, k,
+                return ncm_error_set(err, EINVAL, "%s: invalid value \"%s\": %s %s limit of %s", p,
+                                     ncm_quantity_to_string(req, rb), rule, k,
                                      ncm_quantity_to_string(lim, lb));
         }
         return 0;
@@ -397,7 +398,7 @@ static int finish(ncm_pod *pod, const char *path, unsigned flags, ncm_error *err
                 for (size_t i = 0; i < counts[l]; i++) {
                         const ncm_container *c = &lists[l][i];
                         ncm_autofree char *p =
-                                sub(path, "spec.%s[%zu].resources", list_key(c), c->index);
+                                        sub(path, "spec.%s[%zu].resources", list_key(c), c->index);
                         if (!p)
                                 return oom(err);
                         r = check_requirements(&c->resources, p, err);
@@ -464,7 +465,8 @@ int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags,
         if (r < 0)
                 return r;
         if (pod->n_containers == 0)
-                return ncm_error_set(err, EINVAL, "%s.containers: at least one container is required",
+                return ncm_error_set(err, EINVAL,
+                                     "%s.containers: at least one container is required",
                                      spec_path);
         r = check_names(pod, path, err);
         if (r < 0)

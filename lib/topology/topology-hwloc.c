@@ -50,8 +50,7 @@ static int64_t index_or_none(unsigned idx)
 }
 
 /* Fill the NUMA nodes of M, distances included. */
-static int fill_nodes(hwloc_topology_t topo, const char *what, ncm__raw_machine *m,
-                      ncm_error *err)
+static int fill_nodes(hwloc_topology_t topo, const char *what, ncm__raw_machine *m, ncm_error *err)
 {
         int nn = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
         struct hwloc_distances_s *dists[4];
@@ -80,8 +79,7 @@ static int fill_nodes(hwloc_topology_t topo, const char *what, ncm__raw_machine 
                         if (ncm_cpuset_set(node->cpus, b) < 0)
                                 return ncm_error_set(err, ERANGE,
                                                      "%s: NUMANode P#%u holds CPU %d, above %d",
-                                                     what, o->os_index, b,
-                                                     NCM_CPUSET_MAX_CPUS - 1);
+                                                     what, o->os_index, b, NCM_CPUSET_MAX_CPUS - 1);
         }
         /* hwloc lists nodes by logical index; the rules want them by id */
         for (size_t i = 1; i < m->nnodes; i++)
@@ -125,7 +123,7 @@ static int fill_nodes(hwloc_topology_t topo, const char *what, ncm__raw_machine 
                                         col++;
                                 if (col < m->nnodes)
                                         m->nodes[row].dist[col] =
-                                                v > INT32_MAX ? INT32_MAX : (uint32_t)v;
+                                                        v > INT32_MAX ? INT32_MAX : (uint32_t)v;
                         }
                 }
         }
@@ -247,9 +245,8 @@ int ncm_topo_from_synthetic(const char *desc, ncm_topo **ret, ncm_error *err)
                                      MAX_SYNTHETIC_LEN);
         (void)synthetic_bound(desc, &bound);
         if (bound > NCM_CPUSET_MAX_CPUS)
-                return ncm_error_set(err, ERANGE,
-                                     "synthetic topology \"%s\": more than %d PUs", desc,
-                                     NCM_CPUSET_MAX_CPUS);
+                return ncm_error_set(err, ERANGE, "synthetic topology \"%s\": more than %d PUs",
+                                     desc, NCM_CPUSET_MAX_CPUS);
         if (hwloc_topology_init(&topo) < 0)
                 return ncm_error_set(err, ENOMEM, "hwloc: cannot create a topology");
         if (hwloc_topology_set_synthetic(topo, desc) < 0)
@@ -259,8 +256,8 @@ int ncm_topo_from_synthetic(const char *desc, ncm_topo **ret, ncm_error *err)
                                      desc);
         (void)hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
         if (hwloc_topology_load(topo) < 0)
-                return ncm_error_errno(err, errno, "synthetic topology \"%s\": hwloc cannot load it",
-                                       desc);
+                return ncm_error_errno(err, errno,
+                                       "synthetic topology \"%s\": hwloc cannot load it", desc);
         return from_hwloc(topo, "synthetic topology", ret, err);
 }
 

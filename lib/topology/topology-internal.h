@@ -35,9 +35,9 @@ int ncm__sysfs_equals(const char *s, const char *want);
 /* What a source read about one online CPU, before any rule is applied. */
 typedef struct ncm__raw_cpu {
         int cpu;
-        int64_t package;   /* physical_package_id, NCM__RAW_NONE when absent or negative */
-        int64_t core_id;   /* core_id, same convention */
-        int64_t book;      /* s390 book_id / drawer_id, NCM__RAW_NONE elsewhere */
+        int64_t package; /* physical_package_id, NCM__RAW_NONE when absent or negative */
+        int64_t core_id; /* core_id, same convention */
+        int64_t book;    /* s390 book_id / drawer_id, NCM__RAW_NONE elsewhere */
         int64_t drawer;
         int thread_first;  /* lowest online CPU of thread_siblings_list, -1 when absent */
         int package_first; /* lowest online CPU of core_siblings_list, -1 when absent */

@@ -41,8 +41,7 @@ static void join(char *out, size_t size, const char *prefix, const char *key)
                 pathf(out, size, "%s", key);
 }
 
-static int check_keys(json_object *o, const char *path, const char *const *allowed,
-                      ncm_error *err)
+static int check_keys(json_object *o, const char *path, const char *const *allowed, ncm_error *err)
 {
         json_object_object_foreach(o, key, val)
         {
@@ -175,9 +174,10 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                 if (r < 0)
                         return r;
                 if (json_object_array_length(d) != n)
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: expected %zu entries (one per NUMA node), got %zu",
-                                             pd, n, json_object_array_length(d));
+                        return ncm_error_set(
+                                        err, EINVAL,
+                                        "%s: expected %zu entries (one per NUMA node), got %zu", pd,
+                                        n, json_object_array_length(d));
                 for (size_t j = 0; j < n; j++) {
                         char pj[560];
                         int64_t v;
@@ -230,9 +230,10 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
                         if (!listed) {
                                 free(numa.ids);
                                 free(numa.dist);
-                                return ncm_error_set(err, EINVAL,
-                                                     "%s[%zu].numa: NUMA node %d is not listed in %s",
-                                                     pc, i, cpus[i].numa, pn);
+                                return ncm_error_set(
+                                                err, EINVAL,
+                                                "%s[%zu].numa: NUMA node %d is not listed in %s",
+                                                pc, i, cpus[i].numa, pn);
                         }
                 }
         }

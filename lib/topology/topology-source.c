@@ -24,10 +24,10 @@ static int load_fsroot(const char *dir, ncm_topo **ret, ncm_error *err)
 }
 
 static const source_ops sources[NCM_TOPO_SOURCE_N_KINDS] = {
-        [NCM_TOPO_SOURCE_FSROOT] = {"fsroot", load_fsroot},
-        [NCM_TOPO_SOURCE_SYNTHETIC] = {"synthetic", ncm_topo_from_synthetic},
-        [NCM_TOPO_SOURCE_XML] = {"xml", ncm_topo_from_xml_file},
-        [NCM_TOPO_SOURCE_JSON] = {"topology", ncm_topo_load_json_file},
+                [NCM_TOPO_SOURCE_FSROOT] = {"fsroot", load_fsroot},
+                [NCM_TOPO_SOURCE_SYNTHETIC] = {"synthetic", ncm_topo_from_synthetic},
+                [NCM_TOPO_SOURCE_XML] = {"xml", ncm_topo_from_xml_file},
+                [NCM_TOPO_SOURCE_JSON] = {"topology", ncm_topo_load_json_file},
 };
 
 int ncm_topo_load(ncm_topo_source_kind kind, const char *arg, ncm_topo **ret, ncm_error *err)

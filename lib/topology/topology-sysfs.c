@@ -31,8 +31,8 @@
 static size_t trim_len(const char *s)
 {
         size_t n = strlen(s);
-        while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' ||
-                         s[n - 1] == '\r'))
+        while (n > 0 &&
+               (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
                 n--;
         return n;
 }
@@ -107,7 +107,6 @@ static int cmp_int(const void *a, const void *b)
         return (*x > *y) - (*x < *y);
 }
 
-
 /* Core grouping key: CPUs are threads of one core when every field is equal. */
 typedef struct core_key {
         int64_t k[7];
@@ -167,8 +166,8 @@ static int renumber(group_key *keys, size_t n, int *out)
         for (size_t g = 0; g < ngroups; g++)
                 rank[firsts[g].at] = (int)g;
         for (size_t i = 0, g = 0; i < n; i++) {
-                if (i > 0 && (keys[i].kind != keys[i - 1].kind ||
-                              keys[i].value != keys[i - 1].value))
+                if (i > 0 &&
+                    (keys[i].kind != keys[i - 1].kind || keys[i].value != keys[i - 1].value))
                         g++;
                 out[keys[i].at] = rank[g];
         }
@@ -217,8 +216,7 @@ static int64_t l3_first(const ncm__raw_cpu *c, int core)
         return c->l3_first >= 0 ? c->l3_first : core;
 }
 
-static int assign_uncore(const ncm__raw_machine *m, const int *socket, const int *core,
-                         int *uncore)
+static int assign_uncore(const ncm__raw_machine *m, const int *socket, const int *core, int *uncore)
 {
         bool by_first = false, plain = true;
         group_key *keys;
@@ -325,8 +323,7 @@ static int assign_numa(const ncm__raw_machine *m, int *numa, int **ret_ids, size
  * has node0 in its rows). Other rows are ignored. Unknown entries take the transposed entry
  * when known, else 10 on the diagonal and 20 elsewhere.
  */
-static int build_distances(const ncm__raw_machine *m, const int *ids, size_t n,
-                           uint32_t **ret)
+static int build_distances(const ncm__raw_machine *m, const int *ids, size_t n, uint32_t **ret)
 {
         int64_t *d = malloc(n * n * sizeof(*d));
         uint32_t *out = malloc(n * n * sizeof(*out));
@@ -491,9 +488,8 @@ static int read_file(reader *rd)
 static int bad_content(reader *rd, int r, const char *what)
 {
         size_t n = trim_len(rd->buf);
-        return ncm_error_set(rd->err, r == -ERANGE ? ERANGE : EINVAL,
-                             "%s: %s, got \"%.*s\"%s", rd->path, what, (int)(n > 40 ? 40 : n),
-                             rd->buf, n > 40 ? "..." : "");
+        return ncm_error_set(rd->err, r == -ERANGE ? ERANGE : EINVAL, "%s: %s, got \"%.*s\"%s",
+                             rd->path, what, (int)(n > 40 ? 40 : n), rd->buf, n > 40 ? "..." : "");
 }
 
 /* An integer file: 1 and *RET when present, 0 when absent. */
@@ -636,9 +632,8 @@ static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int 
                 if (k == -2 && big_is_error) {
                         closedir(d);
                         free(v);
-                        return ncm_error_set(rd->err, ERANGE,
-                                             "%s/%s: id above the maximum of %d", rd->path,
-                                             de->d_name, NCM_CPUSET_MAX_CPUS - 1);
+                        return ncm_error_set(rd->err, ERANGE, "%s/%s: id above the maximum of %d",
+                                             rd->path, de->d_name, NCM_CPUSET_MAX_CPUS - 1);
                 }
                 if (k < 0)
                         continue;
@@ -696,8 +691,7 @@ static int gather_online(reader *rd, ncm_cpuset **ret)
                         return ncm_error_set(rd->err, ERANGE,
                                              "/sys/devices/system/cpu: %d cpuN director%s with N "
                                              "above the maximum CPU id %d",
-                                             big, big == 1 ? "y" : "ies",
-                                             NCM_CPUSET_MAX_CPUS - 1);
+                                             big, big == 1 ? "y" : "ies", NCM_CPUSET_MAX_CPUS - 1);
                 online = ncm_cpuset_new();
                 if (!online)
                         return ncm_error_set(rd->err, ENOMEM, "out of memory");
@@ -780,8 +774,7 @@ static int gather_cpu(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
                 return r;
         if ((r = read_siblings(rd, cpu, "topology", thread_files, online, &c->thread_first)) < 0)
                 return r;
-        if ((r = read_siblings(rd, cpu, "topology", package_files, online, &c->package_first)) <
-            0)
+        if ((r = read_siblings(rd, cpu, "topology", package_files, online, &c->package_first)) < 0)
                 return r;
         return gather_l3(rd, c, online);
 }

@@ -213,8 +213,7 @@ static int build_numa(ncm_topo *t, const int *numa_ids, size_t nnuma, const uint
                                         return ncm_error_set(err, EINVAL,
                                                              "numa[%zu].id: duplicate NUMA node %d",
                                                              j, numa_ids[j]);
-                        return ncm_error_set(err, EINVAL, "duplicate NUMA node %d",
-                                             t->numa_ids[i]);
+                        return ncm_error_set(err, EINVAL, "duplicate NUMA node %d", t->numa_ids[i]);
                 }
                 t->numa_index[t->numa_ids[i]] = (int32_t)i;
         }
@@ -230,9 +229,10 @@ static int build_numa(ncm_topo *t, const int *numa_ids, size_t nnuma, const uint
         for (size_t i = 0; i < t->ncpus; i++) {
                 int id = t->cpus[i].numa;
                 if (id > t->max_numa_id || t->numa_index[id] < 0)
-                        return ncm_error_set(err, EINVAL,
-                                             "cpu %d: NUMA node %d is not in the list of NUMA nodes",
-                                             t->cpus[i].cpu, id);
+                        return ncm_error_set(
+                                        err, EINVAL,
+                                        "cpu %d: NUMA node %d is not in the list of NUMA nodes",
+                                        t->cpus[i].cpu, id);
         }
         return 0;
 }

@@ -88,7 +88,7 @@ typedef enum ncm__tm_andset_method {
 /* kubelet's HintMerger. */
 typedef struct ncm__tm_merger {
         const ncm__tm_numa *numa;
-        bool closest;         /* CompareNUMAAffinityMasks uses Closest (else Narrowest) */
+        bool closest;           /* CompareNUMAAffinityMasks uses Closest (else Narrowest) */
         int best_non_preferred; /* BestNonPreferredAffinityCount */
         const ncm__tm_list *lists;
         size_t n;

@@ -226,8 +226,7 @@ static int andset_dense(const ncm__tm_merger *m, const dmap *dm, uint64_t *const
         superset_mobius(z, dm->d);
         for (size_t x = 1; x < size; x++)
                 if (z[x] != 0)
-                        fold(m, best, have,
-                             (ncm_hint){.numa = deposit(dm, x), .preferred = false});
+                        fold(m, best, have, (ncm_hint){.numa = deposit(dm, x), .preferred = false});
         return 0;
 }
 

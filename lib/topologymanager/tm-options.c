@@ -12,8 +12,8 @@ enum { LEVEL_UNKNOWN = 0, LEVEL_ALPHA = 1, LEVEL_BETA = 2, LEVEL_STABLE = 3 };
 
 /* The newest kubelet: both options are GA (prefer-closest 1.32, max-allowable 1.35). */
 static const ncm__tm_option_level builtin_levels[] = {
-        {NCM_TM_OPT_PREFER_CLOSEST_NUMA, LEVEL_STABLE},
-        {NCM_TM_OPT_MAX_ALLOWABLE_NUMA, LEVEL_STABLE},
+                {NCM_TM_OPT_PREFER_CLOSEST_NUMA, LEVEL_STABLE},
+                {NCM_TM_OPT_MAX_ALLOWABLE_NUMA, LEVEL_STABLE},
 };
 
 static int level_of(const char *name, const ncm__tm_option_level *extra, size_t n_extra)
@@ -189,8 +189,8 @@ static int parse_one(const ncm_tm_option *o, ncm_tm_options *opts, ncm_error *er
                         ncm_buf_go_quote(&b, o->key, strlen(o->key));
                         ncm_buf_puts(&b, ": strconv.Atoi: parsing ");
                         ncm_buf_go_quote(&b, o->value, strlen(o->value));
-                        ncm_buf_puts(&b, r == -ERANGE ? ": value out of range"
-                                                      : ": invalid syntax");
+                        ncm_buf_puts(&b,
+                                     r == -ERANGE ? ": value out of range" : ": invalid syntax");
                 }
         } else {
                 /* kubelet: "this should never be reached" (availability is checked first),

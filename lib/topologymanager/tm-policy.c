@@ -20,41 +20,40 @@ static bool admit_preferred(const ncm_hint *hint)
 }
 
 static const ncm__tm_policy_ops policy_none = {
-        .name = NCM_TM_POLICY_NONE,
-        .merges = false,
-        .can_admit = admit_always,
+                .name = NCM_TM_POLICY_NONE,
+                .merges = false,
+                .can_admit = admit_always,
 };
 
 static const ncm__tm_policy_ops policy_best_effort = {
-        .name = NCM_TM_POLICY_BEST_EFFORT,
-        .merges = true,
-        .can_admit = admit_always,
+                .name = NCM_TM_POLICY_BEST_EFFORT,
+                .merges = true,
+                .can_admit = admit_always,
 };
 
 static const ncm__tm_policy_ops policy_restricted = {
-        .name = NCM_TM_POLICY_RESTRICTED,
-        .merges = true,
-        .can_admit = admit_preferred,
+                .name = NCM_TM_POLICY_RESTRICTED,
+                .merges = true,
+                .can_admit = admit_preferred,
 };
 
 static const ncm__tm_policy_ops policy_single_numa_node = {
-        .name = NCM_TM_POLICY_SINGLE_NUMA_NODE,
-        .merges = true,
-        .single_numa_filter = true,
-        .default_to_any = true,
-        .can_admit = admit_preferred,
+                .name = NCM_TM_POLICY_SINGLE_NUMA_NODE,
+                .merges = true,
+                .single_numa_filter = true,
+                .default_to_any = true,
+                .can_admit = admit_preferred,
 };
 
 static const ncm__tm_policy_ops *const policies[] = {
-        &policy_none,
-        &policy_best_effort,
-        &policy_restricted,
-        &policy_single_numa_node,
+                &policy_none,
+                &policy_best_effort,
+                &policy_restricted,
+                &policy_single_numa_node,
 };
 
 int ncm_tm_policy_new(const char *name, const ncm_tm_options *opts, const int *numa_ids,
-                      size_t n_numa, const uint64_t *distances, ncm_tm_policy **ret,
-                      ncm_error *err)
+                      size_t n_numa, const uint64_t *distances, ncm_tm_policy **ret, ncm_error *err)
 {
         const ncm__tm_policy_ops *ops = NULL;
         ncm_autoptr(ncm_tm_policy) p = NULL;
@@ -145,8 +144,7 @@ void ncm__tm_policy_set_andset(ncm_tm_policy *p, ncm__tm_andset_method method)
 }
 
 int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, size_t n,
-                        ncm_tm_merge_mode mode, ncm_hint *ret_hint, bool *ret_admit,
-                        ncm_error *err)
+                        ncm_tm_merge_mode mode, ncm_hint *ret_hint, bool *ret_admit, ncm_error *err)
 {
         ncm__tm_lists lists = {0, NULL, NULL};
         ncm__tm_merger m;
@@ -165,8 +163,8 @@ int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, s
                 return ncm_error_set(err, -r, "out of memory");
         /* single-numa-node always compares with Narrowest, even with prefer-closest. */
         ncm__tm_merger_init(&m, &p->numa,
-                            p->opts.prefer_closest_numa && !p->ops->single_numa_filter,
-                            lists.lists, lists.n);
+                            p->opts.prefer_closest_numa && !p->ops->single_numa_filter, lists.lists,
+                            lists.n);
         m.andset = p->andset;
         if (mode == NCM_TM_MERGE_REFERENCE)
                 r = ncm__tm_merge_reference(&m, &best);

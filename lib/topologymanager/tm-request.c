@@ -158,8 +158,7 @@ static int parse_distances(json_object *o, ncm__tm_request *req, ncm_error *err)
                                 at = i;
                 }
                 if (at == SIZE_MAX)
-                        return ncm_error_set(err, EINVAL, "%s: not a NUMA node listed in numa",
-                                             p);
+                        return ncm_error_set(err, EINVAL, "%s: not a NUMA node listed in numa", p);
                 r = ncm__json_expect(row, json_type_array, p, err);
                 if (r < 0)
                         return r;
@@ -172,8 +171,8 @@ static int parse_distances(json_object *o, ncm__tm_request *req, ncm_error *err)
                         char ep[300];
                         int64_t v;
                         snprintf(ep, sizeof(ep), "%s[%zu]", p, j);
-                        r = ncm__json_int(json_object_array_get_idx(row, j), ep, 0, INT64_MAX,
-                                          &v, err);
+                        r = ncm__json_int(json_object_array_get_idx(row, j), ep, 0, INT64_MAX, &v,
+                                          err);
                         if (r < 0)
                                 return r;
                         req->distances[at * n + j] = (uint64_t)v;
@@ -282,8 +281,8 @@ int ncm__tm_request_from_json(json_object *o, ncm__tm_request **ret, ncm_error *
                 for (size_t i = 0; i < req->n_providers; i++) {
                         char p[64];
                         snprintf(p, sizeof(p), "providers[%zu]", i);
-                        r = parse_provider(json_object_array_get_idx(v, i), p,
-                                           &req->providers[i], err);
+                        r = parse_provider(json_object_array_get_idx(v, i), p, &req->providers[i],
+                                           err);
                         if (r < 0)
                                 return r;
                 }

@@ -241,8 +241,7 @@ static int allocate_aligned(ncm_tm *tm, const ncm_pod *pod, const ncm_container 
                 if (!p->ops->allocate)
                         continue;
                 if (p->ops->allocate(p->data, pod, c, &affinity, &type, &e) < 0) {
-                        ncm_tm_admit_result_set(ret, type,
-                                                e.msg[0] ? e.msg : ncm_strerror(e.code));
+                        ncm_tm_admit_result_set(ret, type, e.msg[0] ? e.msg : ncm_strerror(e.code));
                         return 0;
                 }
         }
@@ -294,8 +293,7 @@ static int admit_container_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_re
         return 0;
 }
 
-static int admit_pod_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret,
-                           ncm_error *err)
+static int admit_pod_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret, ncm_error *err)
 {
         bool aligned = ncm_tm_policy_alignment_guaranteed(tm->policy);
         ncm_hint best;

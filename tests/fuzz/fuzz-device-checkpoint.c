@@ -12,7 +12,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void check_alloc_resp(const unsigned char *bytes, size_t len) {
+static void check_alloc_resp(const unsigned char *bytes, size_t len)
+{
         ncm_devmgr_alloc_resp *r = NULL, *back = NULL;
         unsigned char *enc = NULL, *enc2 = NULL;
         size_t n = 0, n2 = 0;
@@ -31,7 +32,8 @@ static void check_alloc_resp(const unsigned char *bytes, size_t len) {
         ncm_devmgr_alloc_resp_free(r);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
         ncm_devmgr_checkpoint *cp = NULL, *again = NULL, *from_mgr = NULL;
         ncm_buf out = NCM_BUF_INIT, out2 = NCM_BUF_INIT, show = NCM_BUF_INIT;
         ncm_devmgr *m = NULL;

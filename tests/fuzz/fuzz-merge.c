@@ -50,8 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         if (ncm_tm_policy_merge(pol, req->providers, req->n_providers, NCM_TM_MERGE_FAST, &fast,
                                 &admit_fast, NULL) < 0 ||
-            ncm_tm_policy_merge(pol, req->providers, req->n_providers, NCM_TM_MERGE_REFERENCE,
-                                &ref, &admit_ref, NULL) < 0)
+            ncm_tm_policy_merge(pol, req->providers, req->n_providers, NCM_TM_MERGE_REFERENCE, &ref,
+                                &admit_ref, NULL) < 0)
                 return 0;
         if (fast.any != ref.any || fast.preferred != ref.preferred ||
             (!fast.any && fast.numa != ref.numa) || admit_fast != admit_ref)

@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * it can hand out a reserved CPU (nodecm does the same, bug for bug). The invariant below holds
  * on regular machines only.
  */
-static bool regular(const ncm_topo *t) {
+static bool regular(const ncm_topo *t)
+{
         size_t n = 0;
         const ncm_cpu_info *c = ncm_topo_cpus(t, &n);
         int per_core = ncm_topo_cpus_per_core(t), per_socket = ncm_topo_cpus_per_socket(t);
@@ -40,7 +41,8 @@ static bool regular(const ncm_topo *t) {
         return true;
 }
 
-static void check_state(const ncm_node *n) {
+static void check_state(const ncm_node *n)
+{
         const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
         ncm_cpu_state *copy;
         ncm_autoptr(ncm_cpuset) all = ncm_cpuset_new();
@@ -57,7 +59,8 @@ static void check_state(const ncm_node *n) {
         ncm_cpu_state_free(copy);
 }
 
-static void run_steps(const ncm_scenario *s) {
+static void run_steps(const ncm_scenario *s)
+{
         ncm_node_options o = {0};
         ncm_node *n = NULL;
 
@@ -109,7 +112,8 @@ static void run_steps(const ncm_scenario *s) {
         ncm_node_free(n);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
         ncm_scenario *s = NULL;
         const ncm_topo *t;
         size_t nn = 0;

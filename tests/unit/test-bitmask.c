@@ -120,9 +120,8 @@ static void test_bitmask_format_matches_kubelet_widths(void **state)
                 ncm_bitmask m;
                 const char *s;
         } cases[] = {
-                {0, "00"},   {1, "01"},      {2, "10"},        {3, "11"},
-                {4, "100"},  {5, "0101"},    {15, "1111"},     {16, "10000"},
-                {17, "010001"},
+                        {0, "00"},   {1, "01"},    {2, "10"},     {3, "11"},      {4, "100"},
+                        {5, "0101"}, {15, "1111"}, {16, "10000"}, {17, "010001"},
         };
         char buf[66];
         (void)state;
@@ -137,13 +136,13 @@ static void test_bitmask_format_matches_kubelet_widths(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_bitmask_iterate_order_three_bits),
-                cmocka_unit_test(test_bitmask_iterate_follows_list_positions),
-                cmocka_unit_test(test_bitmask_iterate_counts),
-                cmocka_unit_test(test_bitmask_rejects_out_of_range_bits),
-                cmocka_unit_test(test_bitmask_narrower_than),
-                cmocka_unit_test(test_bitmask_to_bits),
-                cmocka_unit_test(test_bitmask_format_matches_kubelet_widths),
+                        cmocka_unit_test(test_bitmask_iterate_order_three_bits),
+                        cmocka_unit_test(test_bitmask_iterate_follows_list_positions),
+                        cmocka_unit_test(test_bitmask_iterate_counts),
+                        cmocka_unit_test(test_bitmask_rejects_out_of_range_bits),
+                        cmocka_unit_test(test_bitmask_narrower_than),
+                        cmocka_unit_test(test_bitmask_to_bits),
+                        cmocka_unit_test(test_bitmask_format_matches_kubelet_widths),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

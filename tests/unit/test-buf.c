@@ -84,9 +84,9 @@ static void test_buf_printf_and_steal(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_buf_json_string_escapes_like_go),
-                cmocka_unit_test(test_buf_go_quote),
-                cmocka_unit_test(test_buf_printf_and_steal),
+                        cmocka_unit_test(test_buf_json_string_escapes_like_go),
+                        cmocka_unit_test(test_buf_go_quote),
+                        cmocka_unit_test(test_buf_printf_and_steal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

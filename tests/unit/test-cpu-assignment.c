@@ -22,7 +22,8 @@ typedef struct topo_entry {
 static topo_entry topos[32];
 static size_t ntopos;
 
-static ncm_cpu_index *load_index(const char *name) {
+static ncm_cpu_index *load_index(const char *name)
+{
         ncm_error err = NCM_ERROR_INIT;
         char rel[128];
         char *path;
@@ -42,7 +43,8 @@ static ncm_cpu_index *load_index(const char *name) {
         return topos[ntopos++].ix;
 }
 
-static int teardown_topos(void **state) {
+static int teardown_topos(void **state)
+{
         for (size_t i = 0; i < ntopos; i++) {
                 ncm_cpu_index_free(topos[i].ix);
                 ncm_topo_free(topos[i].topo);
@@ -51,7 +53,8 @@ static int teardown_topos(void **state) {
         return 0;
 }
 
-static char *trim(char *s) {
+static char *trim(char *s)
+{
         while (*s == ' ')
                 s++;
         size_t n = strlen(s);
@@ -60,12 +63,14 @@ static char *trim(char *s) {
         return s;
 }
 
-static ncm_cpuset *parse_set(const char *s) {
+static ncm_cpuset *parse_set(const char *s)
+{
         return tu_cpuset(strcmp(s, "-") == 0 ? "" : s);
 }
 
 /* Run one line of take-cases.txt; returns false (after printing why) on a mismatch. */
-static bool run_case(int lineno, char *fields[5]) {
+static bool run_case(int lineno, char *fields[5])
+{
         const char *fn = fields[0];
         ncm_cpu_index *ix = load_index(fields[1]);
         ncm_cpuset *avail = parse_set(fields[2]);
@@ -140,7 +145,8 @@ static bool run_case(int lineno, char *fields[5]) {
         return ok;
 }
 
-static void test_cpu_assignment_kubelet_tables(void **state) {
+static void test_cpu_assignment_kubelet_tables(void **state)
+{
         char *text = tu_read_data("cpumanager/take-cases.txt", NULL);
         char *save = NULL, *line;
         int lineno = 0, failures = 0, cases = 0;
@@ -174,7 +180,8 @@ static void test_cpu_assignment_kubelet_tables(void **state) {
 }
 
 /* TestCPUAccumulatorTake */
-static void test_cpu_assignment_accumulator_take(void **state) {
+static void test_cpu_assignment_accumulator_take(void **state)
+{
         static const struct {
                 const char *avail;
                 const char *takes[9];
@@ -215,7 +222,8 @@ static void test_cpu_assignment_accumulator_take(void **state) {
 }
 
 /* The public entry point picks the algorithm the way the static policy does. */
-static void test_cpu_assignment_entry_point_follows_options(void **state) {
+static void test_cpu_assignment_entry_point_follows_options(void **state)
+{
         ncm_cpu_index *ix = load_index("dual-socket-multi-numa-ht");
         ncm_cpuset *all = tu_cpuset("0-79");
         ncm_cpuset *got = ncm_cpuset_new();
@@ -238,7 +246,8 @@ static void test_cpu_assignment_entry_point_follows_options(void **state) {
 }
 
 /* An error leaves RET untouched and says kubelet's words. */
-static void test_cpu_assignment_error_keeps_result(void **state) {
+static void test_cpu_assignment_error_keeps_result(void **state)
+{
         ncm_cpu_index *ix = load_index("single-socket-ht");
         ncm_cpuset *avail = tu_cpuset("0,2,4,6");
         ncm_cpuset *got = tu_cpuset("42");
@@ -268,7 +277,8 @@ static void test_cpu_assignment_error_keeps_result(void **state) {
  * is taken whole as the topology lists it: on an asymmetric machine that reaches CPUs outside
  * the available set. Kept on purpose (kubelet-exact); documented in docs/cpu-manager.md.
  */
-static void test_cpu_assignment_asymmetric_socket_quirk(void **state) {
+static void test_cpu_assignment_asymmetric_socket_quirk(void **state)
+{
         /* one NUMA node; socket 0: CPUs 0-9 (10), socket 1: 10-15 (6); average 8 per socket */
         ncm_cpu_info cpus[16];
         ncm_topo *t = NULL;
@@ -295,7 +305,8 @@ static void test_cpu_assignment_asymmetric_socket_quirk(void **state) {
  * distribution shrinks to 1 per node, and the remainder cannot be placed. kubelet spins in its
  * remainder loop; nodecm reports kubelet's accounting error instead.
  */
-static void test_cpu_assignment_distributed_go_aliasing(void **state) {
+static void test_cpu_assignment_distributed_go_aliasing(void **state)
+{
         ncm_cpu_info cpus[96];
         ncm_topo *t = NULL;
         ncm_cpu_index *ix = NULL;
@@ -318,7 +329,8 @@ static void test_cpu_assignment_distributed_go_aliasing(void **state) {
         ncm_topo_free(t);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cpu_assignment_kubelet_tables),
                         cmocka_unit_test(test_cpu_assignment_accumulator_take),

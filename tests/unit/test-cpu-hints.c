@@ -18,7 +18,8 @@
 #include <nodecm/topology.h>
 #include "testutil.h"
 
-static ncm_topo *load_topo(const char *name) {
+static ncm_topo *load_topo(const char *name)
+{
         ncm_error err = NCM_ERROR_INIT;
         char relpath[128];
         char *path;
@@ -33,7 +34,8 @@ static ncm_topo *load_topo(const char *name) {
 }
 
 /* "{0}+ {1}- {0,1}-": each hint as its NUMA ids, '+' preferred, '-' not. */
-static void format_hints(const ncm_hint_list *l, char *buf, size_t len) {
+static void format_hints(const ncm_hint_list *l, char *buf, size_t len)
+{
         size_t o = 0;
 
         buf[0] = '\0';
@@ -51,7 +53,8 @@ static void format_hints(const ncm_hint_list *l, char *buf, size_t len) {
         }
 }
 
-static void assert_hints(const ncm_hint_list *l, const char *want, const char *what) {
+static void assert_hints(const ncm_hint_list *l, const char *want, const char *what)
+{
         char got[8192];
         format_hints(l, got, sizeof(got));
         if (strcmp(got, want) != 0)
@@ -63,7 +66,8 @@ typedef struct ctr_opts {
         bool sidecar;
 } ctr_opts;
 
-static void add_ctr(ncm_buf *b, const char *name, const ctr_opts *c) {
+static void add_ctr(ncm_buf *b, const char *name, const ctr_opts *c)
+{
         ncm_buf_printf(b,
                        "{\"name\": \"%s\",%s \"resources\": {\"requests\": {\"cpu\": \"%s\", "
                        "\"memory\": \"1G\"}, \"limits\": {\"cpu\": \"%s\", \"memory\": \"1G\"}}}",
@@ -73,7 +77,8 @@ static void add_ctr(ncm_buf *b, const char *name, const ctr_opts *c) {
 
 /* makeMultiContainerPodWithOptions (uid "podUID") or makePod (one app container). */
 static ncm_pod *make_pod(const char *uid, const ctr_opts *init, size_t ninit, const ctr_opts *app,
-                         size_t napp, const char *app_name, const char *pod_level) {
+                         size_t napp, const char *app_name, const char *pod_level)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *pod = NULL;
@@ -106,7 +111,8 @@ static ncm_pod *make_pod(const char *uid, const ctr_opts *init, size_t ninit, co
         return pod;
 }
 
-static ncm_pod *make_simple(const char *cpus) {
+static ncm_pod *make_simple(const char *cpus)
+{
         ctr_opts c = {cpus, cpus, false};
         return make_pod("fakePod", NULL, 0, &c, 1, "fakeContainer", NULL);
 }
@@ -115,7 +121,8 @@ static ncm_pod *make_simple(const char *cpus) {
  * TestPodGuaranteedCPUs
  */
 
-static void test_cpu_hints_pod_guaranteed_cpus(void **state) {
+static void test_cpu_hints_pod_guaranteed_cpus(void **state)
+{
         const ctr_opts z = {"0", "0", false}, two = {"2", "2", false}, five = {"5", "5", false};
         const ctr_opts two_four[] = {{"2", "2", false}, {"4", "4", false}};
         const ctr_opts one = {"1", "1", false}, s1 = {"1", "1", true};
@@ -187,7 +194,8 @@ static const struct hint_case {
                 {"Pod has pod level resources, no hint generation", "4", NULL, "0-3", "5", "nil"},
 };
 
-static void run_hint_cases(bool pod_scope) {
+static void run_hint_cases(bool pod_scope)
+{
         ncm_topo *t = load_topo("hints-dual-numa-ht");
         ncm_cpu_policy_config cfg = {.gates = NCM_CPU_GATES_DEFAULT};
         ncm_cpu_policy *p = NULL;
@@ -226,16 +234,19 @@ static void run_hint_cases(bool pod_scope) {
         ncm_topo_free(t);
 }
 
-static void test_cpu_hints_container(void **state) {
+static void test_cpu_hints_container(void **state)
+{
         run_hint_cases(false);
 }
 
-static void test_cpu_hints_pod(void **state) {
+static void test_cpu_hints_pod(void **state)
+{
         run_hint_cases(true);
 }
 
 /* TestGetPodTopologyHintsWithPolicyOptions */
-static void test_cpu_hints_align_by_socket(void **state) {
+static void test_cpu_hints_align_by_socket(void **state)
+{
         static const struct {
                 const char *desc, *cpus, *dflt, *align, *expect;
         } cases[] = {
@@ -280,7 +291,8 @@ static void test_cpu_hints_align_by_socket(void **state) {
  */
 
 /* Every non-empty subset, by size, then lexicographic by node position. */
-static void test_cpu_hints_order_and_reusable(void **state) {
+static void test_cpu_hints_order_and_reusable(void **state)
+{
         ncm_topo *t = load_topo("dual-socket-multi-numa-ht");
         ncm_cpu_index *ix = NULL;
         ncm_cpuset *all = tu_cpuset("0-79");
@@ -319,7 +331,8 @@ static void test_cpu_hints_order_and_reusable(void **state) {
 }
 
 /* 16 NUMA nodes: 65535 masks in kubelet order; sparse NUMA ids keep their own bits. */
-static void test_cpu_hints_sixteen_nodes(void **state) {
+static void test_cpu_hints_sixteen_nodes(void **state)
+{
         ncm_cpu_info cpus[64];
         ncm_topo *t = NULL;
         ncm_cpu_index *ix = NULL;
@@ -367,7 +380,8 @@ static void test_cpu_hints_sixteen_nodes(void **state) {
         ncm_topo_free(t);
 }
 
-static void test_cpu_hints_json(void **state) {
+static void test_cpu_hints_json(void **state)
+{
         ncm_hint h[] = {{1, false, true}, {3, false, false}, {0, true, true}};
         ncm_hint_list l = {false, 3, 3, h};
         ncm_buf b = NCM_BUF_INIT;
@@ -383,7 +397,8 @@ static void test_cpu_hints_json(void **state) {
         ncm_buf_done(&b);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cpu_hints_pod_guaranteed_cpus),
                         cmocka_unit_test(test_cpu_hints_container),

@@ -13,7 +13,8 @@
 #include <nodecm/topology.h>
 #include "testutil.h"
 
-static ncm_topo *load_topo(const char *name) {
+static ncm_topo *load_topo(const char *name)
+{
         ncm_error err = NCM_ERROR_INIT;
         char relpath[128];
         char *path;
@@ -28,7 +29,8 @@ static ncm_topo *load_topo(const char *name) {
 }
 
 /* TestPolicyDefaultsAvailable and TestPolicyOptionsAvailable, newest maturity levels. */
-static void test_cpu_policy_options_available(void **state) {
+static void test_cpu_policy_options_available(void **state)
+{
         static const struct {
                 const char *option;
                 bool alpha, beta, available;
@@ -64,7 +66,8 @@ static void test_cpu_policy_options_available(void **state) {
         assert_int_equal(ncm_cpu_option_maturity_of("nope"), NCM_CPU_OPTION_UNKNOWN);
 }
 
-static void test_cpu_policy_options_error_texts(void **state) {
+static void test_cpu_policy_options_error_texts(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_cpu_gates off = {false, false};
 
@@ -83,7 +86,8 @@ static void test_cpu_policy_options_error_texts(void **state) {
 }
 
 /* strconv.ParseBool */
-static void test_cpu_policy_options_parse_bool(void **state) {
+static void test_cpu_policy_options_parse_bool(void **state)
+{
         static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
         static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
         static const char *const bad[] = {"", "yes", "tRUE", "True ", " 1", "2", "on", "enabled!"};
@@ -102,7 +106,8 @@ static void test_cpu_policy_options_parse_bool(void **state) {
 }
 
 /* TestStaticPolicyOptions */
-static void test_cpu_policy_options_parse(void **state) {
+static void test_cpu_policy_options_parse(void **state)
+{
         ncm_cpu_options o = {.align_by_socket = true};
         ncm_error err = NCM_ERROR_INIT;
         ncm_cpu_gates g = NCM_CPU_GATES_DEFAULT;
@@ -138,7 +143,8 @@ static void test_cpu_policy_options_parse(void **state) {
 }
 
 /* TestPolicyOptionsCompatibility and the other mutual exclusions, in kubelet's order. */
-static void test_cpu_policy_options_exclusions(void **state) {
+static void test_cpu_policy_options_exclusions(void **state)
+{
         static const struct {
                 const char *a, *b;
                 const char *err; /* NULL: compatible */
@@ -194,7 +200,8 @@ static void test_cpu_policy_options_exclusions(void **state) {
 }
 
 /* TestValidateStaticPolicyOptions */
-static void test_cpu_policy_options_validate(void **state) {
+static void test_cpu_policy_options_validate(void **state)
+{
         static const struct {
                 const char *desc, *option, *topo, *tm;
                 bool fails;
@@ -235,7 +242,8 @@ static void test_cpu_policy_options_validate(void **state) {
         }
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cpu_policy_options_available),
                         cmocka_unit_test(test_cpu_policy_options_error_texts),

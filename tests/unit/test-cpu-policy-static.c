@@ -27,7 +27,8 @@ static ncm_topo *topos[16];
 static char topo_names[16][64];
 static size_t ntopos;
 
-static ncm_topo *topo(const char *name) {
+static ncm_topo *topo(const char *name)
+{
         ncm_error err = NCM_ERROR_INIT;
         char relpath[128];
         char *path;
@@ -45,7 +46,8 @@ static ncm_topo *topo(const char *name) {
         return topos[ntopos++];
 }
 
-static int teardown(void **state) {
+static int teardown(void **state)
+{
         for (size_t i = 0; i < ntopos; i++)
                 ncm_topo_free(topos[i]);
         ntopos = 0;
@@ -53,7 +55,8 @@ static int teardown(void **state) {
 }
 
 /* Evaluate a set expression (see the file comment) on topology T. */
-static ncm_cpuset *expr(const ncm_topo *t, const char *e) {
+static ncm_cpuset *expr(const ncm_topo *t, const char *e)
+{
         ncm_cpuset *acc = ncm_cpuset_new();
         char op = '+';
 
@@ -99,7 +102,8 @@ typedef struct ctr_spec {
         bool sidecar;
 } ctr_spec;
 
-static void add_container(ncm_buf *b, const char *name, const ctr_spec *c) {
+static void add_container(ncm_buf *b, const char *name, const ctr_spec *c)
+{
         ncm_buf_printf(b,
                        "{\"name\": \"%s\",%s \"resources\": {\"requests\": {\"cpu\": \"%s\", "
                        "\"memory\": \"1G\"}, \"limits\": {\"cpu\": \"%s\", \"memory\": \"1G\"}}}",
@@ -109,7 +113,8 @@ static void add_container(ncm_buf *b, const char *name, const ctr_spec *c) {
 
 static ncm_pod *make_pod_n(const char *uid, const char *const *init_names, const ctr_spec *init,
                            size_t ninit, const char *const *app_names, const ctr_spec *app,
-                           size_t napp) {
+                           size_t napp)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *pod = NULL;
@@ -134,15 +139,16 @@ static ncm_pod *make_pod_n(const char *uid, const char *const *init_names, const
         return pod;
 }
 
-static ncm_pod *make_pod(const char *uid, const char *name, const char *request,
-                         const char *limit) {
+static ncm_pod *make_pod(const char *uid, const char *name, const char *request, const char *limit)
+{
         const char *names[] = {name};
         ctr_spec c = {request, limit, false};
         return make_pod_n(uid, NULL, NULL, 0, names, &c, 1);
 }
 
 /* makeMultiContainerPod: uid "podUID", containers initContainer-N / appContainer-N. */
-static ncm_pod *make_multi(const ctr_spec *init, size_t ninit, const ctr_spec *app, size_t napp) {
+static ncm_pod *make_multi(const ctr_spec *init, size_t ninit, const ctr_spec *app, size_t napp)
+{
         static const char *const inames[] = {"initContainer-0", "initContainer-1",
                                              "initContainer-2", "initContainer-3"};
         static const char *const anames[] = {"appContainer-0", "appContainer-1", "appContainer-2",
@@ -151,7 +157,8 @@ static ncm_pod *make_multi(const ctr_spec *init, size_t ninit, const ctr_spec *a
 }
 
 /* State from "pod/ctr=EXPR;pod/ctr=EXPR" and a default-set expression. */
-static ncm_cpu_state *make_state(const ncm_topo *t, const char *assign, const char *dflt) {
+static ncm_cpu_state *make_state(const ncm_topo *t, const char *assign, const char *dflt)
+{
         ncm_cpu_state *s = ncm_cpu_state_new("static");
         char buf[2048], *save = NULL;
 
@@ -176,7 +183,8 @@ static ncm_cpu_state *make_state(const ncm_topo *t, const char *assign, const ch
 }
 
 /* "k=v,k=v" into OPTS (storage in BUF). */
-static size_t parse_opts(const char *spec, char *buf, size_t len, ncm_cpu_option *opts) {
+static size_t parse_opts(const char *spec, char *buf, size_t len, ncm_cpu_option *opts)
+{
         size_t n = 0;
         char *save = NULL;
 
@@ -193,7 +201,8 @@ static size_t parse_opts(const char *spec, char *buf, size_t len, ncm_cpu_option
 }
 
 static ncm_cpu_policy *new_static(const ncm_topo *t, int num_reserved, const char *reserved,
-                                  const char *options, ncm_error *err, int *ret) {
+                                  const char *options, ncm_error *err, int *ret)
+{
         char buf[512];
         ncm_cpu_option opts[8];
         ncm_cpu_policy_config cfg = {.gates = {true, true}};
@@ -208,7 +217,8 @@ static ncm_cpu_policy *new_static(const ncm_topo *t, int num_reserved, const cha
 }
 
 static void assert_set_expr(const ncm_topo *t, const ncm_cpuset *got, const char *e,
-                            const char *what) {
+                            const char *what)
+{
         ncm_cpuset *want = expr(t, e);
         if (!ncm_cpuset_equal(got, want)) {
                 char *g = ncm_cpuset_format_list(got), *w = ncm_cpuset_format_list(want);
@@ -221,7 +231,8 @@ static void assert_set_expr(const ncm_topo *t, const ncm_cpuset *got, const char
  * TestStaticPolicyName, TestStaticPolicyStart, TestStaticPolicyStartWithResvList
  */
 
-static void test_cpu_policy_static_name(void **state) {
+static void test_cpu_policy_static_name(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         int r;
         ncm_cpu_policy *p = new_static(topo("single-socket-ht"), 1, NULL, NULL, &err, &r);
@@ -286,7 +297,8 @@ static const struct start_case {
                  NULL, NULL},
 };
 
-static void test_cpu_policy_static_start(void **state) {
+static void test_cpu_policy_static_start(void **state)
+{
         const ncm_topo *t = topo("dual-socket-ht");
 
         for (size_t i = 0; i < NCM_ELEMENTSOF(start_cases); i++) {
@@ -338,7 +350,9 @@ typedef struct add_case {
 } add_case;
 
 #define NOHINT                                                                                     \
-        { -1 }
+        {                                                                                          \
+                -1                                                                                 \
+        }
 
 static const add_case insensitive_cases[] = {
                 {"GuPodMultipleCores, SingleSocketHT, ExpectAllocOneCore", "single-socket-ht", 1,
@@ -530,7 +544,8 @@ static const add_case other_cases[] = {
                  "[0-1,3,5-7,9,11]"},
 };
 
-static void run_add_case(const add_case *c, const char *options) {
+static void run_add_case(const add_case *c, const char *options)
+{
         const ncm_topo *t = topo(c->topo);
         ncm_error err = NCM_ERROR_INIT;
         int r;
@@ -571,7 +586,8 @@ static void run_add_case(const add_case *c, const char *options) {
         ncm_cpu_policy_free(p);
 }
 
-static void test_cpu_policy_static_add(void **state) {
+static void test_cpu_policy_static_add(void **state)
+{
         for (size_t i = 0; i < NCM_ELEMENTSOF(insensitive_cases); i++) {
                 run_add_case(&insensitive_cases[i], NULL);
                 run_add_case(&insensitive_cases[i], "full-pcpus-only=true");
@@ -584,7 +600,8 @@ static void test_cpu_policy_static_add(void **state) {
  * TestStaticPolicyReuseCPUs, TestStaticPolicyDoNotReuseCPUs, TestStaticPolicyRemove
  */
 
-static void allocate_all(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod) {
+static void allocate_all(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod)
+{
         ncm_error err = NCM_ERROR_INIT;
         for (size_t i = 0; i < pod->n_init_containers; i++)
                 if (ncm_cpu_policy_allocate(p, s, pod, &pod->init_containers[i], NULL, &err) < 0)
@@ -594,7 +611,8 @@ static void allocate_all(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod
                         fail_msg("%s", err.msg);
 }
 
-static void test_cpu_policy_static_reuse_init_cpus(void **state) {
+static void test_cpu_policy_static_reuse_init_cpus(void **state)
+{
         const ncm_topo *t = topo("single-socket-ht");
         ctr_spec init = {"4000m", "4000m", false}, app = {"2000m", "2000m", false};
         ncm_pod *pod = make_multi(&init, 1, &app, 1);
@@ -616,7 +634,8 @@ static void test_cpu_policy_static_reuse_init_cpus(void **state) {
         ncm_pod_free(pod);
 }
 
-static void test_cpu_policy_static_sidecar_cpus_not_reused(void **state) {
+static void test_cpu_policy_static_sidecar_cpus_not_reused(void **state)
+{
         const ncm_topo *t = topo("single-socket-ht");
         ctr_spec init = {"4000m", "4000m", true}, app = {"2000m", "2000m", false};
         ncm_pod *pod = make_multi(&init, 1, &app, 1);
@@ -632,7 +651,8 @@ static void test_cpu_policy_static_sidecar_cpus_not_reused(void **state) {
         ncm_pod_free(pod);
 }
 
-static void test_cpu_policy_static_remove(void **state) {
+static void test_cpu_policy_static_remove(void **state)
+{
         static const struct {
                 const char *desc, *ctr, *assign, *dflt, *exp;
         } cases[] = {
@@ -666,7 +686,8 @@ static void test_cpu_policy_static_remove(void **state) {
  * Pools, SMT error texts, NewManager's policy choice, the none policy (policy_none_test.go)
  */
 
-static void test_cpu_policy_static_pools(void **state) {
+static void test_cpu_policy_static_pools(void **state)
+{
         const ncm_topo *t = topo("dual-socket-ht");
         ncm_cpu_state *s = make_state(t, "p/c=[2,8]", "[0-1,3-7,9-11]");
         ncm_cpuset *out = ncm_cpuset_new();
@@ -686,7 +707,8 @@ static void test_cpu_policy_static_pools(void **state) {
         ncm_cpu_policy_free(p);
 }
 
-static void test_cpu_policy_manager_choice(void **state) {
+static void test_cpu_policy_manager_choice(void **state)
+{
         const ncm_topo *t = topo("dual-socket-ht");
         ncm_error err = NCM_ERROR_INIT;
         ncm_cpu_policy *p = NULL;
@@ -735,7 +757,8 @@ static void test_cpu_policy_manager_choice(void **state) {
         ncm_cpuset_free(resv);
 }
 
-static void test_cpu_policy_none(void **state) {
+static void test_cpu_policy_none(void **state)
+{
         const ncm_topo *t = topo("single-socket-ht");
         ncm_cpu_policy *p = NULL;
         ncm_cpu_state *s = make_state(t, "", "");
@@ -765,7 +788,8 @@ static void test_cpu_policy_none(void **state) {
 }
 
 /* Options are validated against the machine and the topology manager policy. */
-static void test_cpu_policy_static_validates_options(void **state) {
+static void test_cpu_policy_static_validates_options(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_cpu_policy *p = NULL;
         ncm_cpu_option o[] = {{"align-by-socket", "true"}};
@@ -796,7 +820,8 @@ static void test_cpu_policy_static_validates_options(void **state) {
         ncm_cpuset_free(resv);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cpu_policy_static_name),
                         cmocka_unit_test(test_cpu_policy_static_start),

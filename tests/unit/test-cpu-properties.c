@@ -24,7 +24,8 @@
 
 static uint64_t rng_state;
 
-static uint32_t rnd(uint32_t n) {
+static uint32_t rnd(uint32_t n)
+{
         rng_state ^= rng_state << 13;
         rng_state ^= rng_state >> 7;
         rng_state ^= rng_state << 17;
@@ -47,7 +48,8 @@ typedef struct machine {
  * of a few cores, sibling threads numbered either next to each other or a core count apart.
  * ASYM drops random CPUs and gives cores different thread counts.
  */
-static void make_machine(machine *m, bool asym) {
+static void make_machine(machine *m, bool asym)
+{
         int sockets = 1 + (int)rnd(4), per = 1 + (int)rnd(3);
         bool shared_numa = sockets > 1 && rnd(4) == 0; /* two sockets per NUMA node */
         int cores = 1 + (int)rnd(6), threads = 1 + (int)rnd(asym ? 4 : 3);
@@ -87,12 +89,14 @@ static void make_machine(machine *m, bool asym) {
                 fail_msg("index: %s", err.msg);
 }
 
-static void free_machine(machine *m) {
+static void free_machine(machine *m)
+{
         m->ix = ncm_cpu_index_free(m->ix);
         m->t = ncm_topo_free(m->t);
 }
 
-static ncm_cpuset *random_free(const machine *m) {
+static ncm_cpuset *random_free(const machine *m)
+{
         ncm_cpuset *s = ncm_cpuset_new();
         uint32_t keep = 1 + rnd(10); /* in tenths */
 
@@ -118,11 +122,13 @@ typedef struct ref {
 
 enum { NUMA, SOCK, CORE, UNC };
 
-static int fld(const ncm_cpu_info *c, int k) {
+static int fld(const ncm_cpu_info *c, int k)
+{
         return k == NUMA ? c->numa : k == SOCK ? c->socket : k == CORE ? c->core : c->uncore;
 }
 
-static int free_in(const ref *r, int k, int id) {
+static int free_in(const ref *r, int k, int id)
+{
         int n = 0;
         for (size_t i = 0; i < r->m->n; i++)
                 if (r->free[r->m->cpus[i].cpu] && fld(&r->m->cpus[i], k) == id)
@@ -130,7 +136,8 @@ static int free_in(const ref *r, int k, int id) {
         return n;
 }
 
-static int total_in(const ref *r, int k, int id) {
+static int total_in(const ref *r, int k, int id)
+{
         int n = 0;
         for (size_t i = 0; i < r->m->n; i++)
                 if (fld(&r->m->cpus[i], k) == id)
@@ -139,7 +146,8 @@ static int total_in(const ref *r, int k, int id) {
 }
 
 /* Distinct ids of kind K among free CPUs whose kind PK equals PID (PK < 0: all). */
-static int ids_of(const ref *r, int k, int pk, int pid, int *out) {
+static int ids_of(const ref *r, int k, int pk, int pid, int *out)
+{
         int n = 0;
         for (size_t i = 0; i < r->m->n; i++) {
                 const ncm_cpu_info *c = &r->m->cpus[i];
@@ -165,7 +173,8 @@ static int ids_of(const ref *r, int k, int pk, int pid, int *out) {
 }
 
 static int r_numas(const ref *r, int *out);
-static int r_socks(const ref *r, int *out) {
+static int r_socks(const ref *r, int *out)
+{
         int tmp[1024], n = 0;
         if (!r->numa_first)
                 return ids_of(r, SOCK, -1, 0, out);
@@ -175,7 +184,8 @@ static int r_socks(const ref *r, int *out) {
         return n;
 }
 
-static int r_numas(const ref *r, int *out) {
+static int r_numas(const ref *r, int *out)
+{
         int tmp[1024], n = 0;
         if (r->numa_first)
                 return ids_of(r, NUMA, -1, 0, out);
@@ -185,7 +195,8 @@ static int r_numas(const ref *r, int *out) {
         return n;
 }
 
-static int r_cores(const ref *r, int *out) {
+static int r_cores(const ref *r, int *out)
+{
         int tmp[1024], n = 0;
         if (r->numa_first) {
                 int ns = r_socks(r, tmp);
@@ -199,7 +210,8 @@ static int r_cores(const ref *r, int *out) {
         return n;
 }
 
-static int r_uncs(const ref *r, int *out) {
+static int r_uncs(const ref *r, int *out)
+{
         int tmp[1024], n = 0;
         int nn = r_numas(r, tmp);
         for (int i = 0; i < nn; i++)
@@ -207,13 +219,15 @@ static int r_uncs(const ref *r, int *out) {
         return n;
 }
 
-static void r_take_cpu(ref *r, int cpu) {
+static void r_take_cpu(ref *r, int cpu)
+{
         r->res[cpu] = true;
         r->free[cpu] = false;
         r->needed--;
 }
 
-static void r_take_elem(ref *r, int k, int id) {
+static void r_take_elem(ref *r, int k, int id)
+{
         int n = 0;
         for (size_t i = 0; i < r->m->n; i++)
                 if (fld(&r->m->cpus[i], k) == id) {
@@ -224,7 +238,8 @@ static void r_take_elem(ref *r, int k, int id) {
         r->needed -= n;
 }
 
-static void r_take_full(ref *r, int k, int *list, int n) {
+static void r_take_full(ref *r, int k, int *list, int n)
+{
         int f[1024], nf = 0;
         for (int i = 0; i < n; i++) {
                 int fr = free_in(r, k, list[i]);
@@ -239,11 +254,13 @@ static void r_take_full(ref *r, int k, int *list, int n) {
                         r_take_elem(r, k, f[i]);
 }
 
-static int cmp_int(const void *a, const void *b) {
+static int cmp_int(const void *a, const void *b)
+{
         return *(const int *)a - *(const int *)b;
 }
 
-static void r_partial_uncore(ref *r, int u) {
+static void r_partial_uncore(ref *r, int u)
+{
         int cores[1024], nc = 0, cpus[1024], m = 0;
         int need_cores = (r->needed + r->cpc - 1) / r->cpc;
         for (size_t i = 0; i < r->m->n; i++) {
@@ -276,7 +293,8 @@ static void r_partial_uncore(ref *r, int u) {
 
 /* Returns 0 and fills OUT, or -1 for any failure. */
 static int ref_packed(const machine *m, const ncm_cpuset *avail, int n, bool spread, bool uncore,
-                      ncm_cpuset *out) {
+                      ncm_cpuset *out)
+{
         static ref r;
         int list[4096], nl, nfree = 0;
 
@@ -355,7 +373,8 @@ done:
  */
 
 static void check_whole_cores(const machine *m, const ncm_cpuset *avail, const ncm_cpuset *got,
-                              int n) {
+                              int n)
+{
         int cpc = ncm_topo_cpus_per_core(m->t), whole = 0;
         ncm_autoptr(ncm_cpuset) seen = ncm_cpuset_new();
 
@@ -374,7 +393,8 @@ static void check_whole_cores(const machine *m, const ncm_cpuset *avail, const n
         }
         if (whole * cpc < n)
                 return;
-        NCM_CPUSET_FOREACH(cpu, got) {
+        NCM_CPUSET_FOREACH(cpu, got)
+        {
                 size_t k;
                 const int *sib = ncm_topo_core_cpus(m->t, ncm_topo_cpu(m->t, cpu)->core, &k);
                 for (size_t j = 0; j < k; j++)
@@ -383,7 +403,8 @@ static void check_whole_cores(const machine *m, const ncm_cpuset *avail, const n
         }
 }
 
-static void test_cpu_properties_allocator(void **state) {
+static void test_cpu_properties_allocator(void **state)
+{
         int checked = 0, aliased = 0;
 
         rng_state = 0x9e3779b97f4a7c15ULL;
@@ -449,7 +470,8 @@ static void test_cpu_properties_allocator(void **state) {
                       checked, aliased);
 }
 
-static void test_cpu_properties_matches_naive_reference(void **state) {
+static void test_cpu_properties_matches_naive_reference(void **state)
+{
         int checked = 0;
 
         rng_state = 0x2545f4914f6cdd1dULL;
@@ -484,7 +506,8 @@ static void test_cpu_properties_matches_naive_reference(void **state) {
         print_message("%d allocations compared with the reference\n", checked);
 }
 
-static void test_cpu_properties_hints(void **state) {
+static void test_cpu_properties_hints(void **state)
+{
         rng_state = 0x1234567887654321ULL;
         for (int iter = 0; iter < 200; iter++) {
                 machine m;
@@ -524,7 +547,8 @@ static void test_cpu_properties_hints(void **state) {
         }
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cpu_properties_allocator),
                         cmocka_unit_test(test_cpu_properties_matches_naive_reference),

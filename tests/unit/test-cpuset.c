@@ -84,19 +84,19 @@ static void test_cpuset_union_intersection_difference(void **state)
         static const struct {
                 const char *a, *b, *or_, *and_, *andnot;
         } cases[] = {
-                {"", "", "", "", ""},
-                {"", "5", "5", "", ""},
-                {"5", "", "5", "", "5"},
-                {"5", "5", "5", "5", ""},
-                {"", "1-5", "1-5", "", ""},
-                {"1-5", "", "1-5", "", "1-5"},
-                {"1-5", "1-5", "1-5", "1-5", ""},
-                {"5", "1-5", "1-5", "5", ""},
-                {"1-5", "5", "1-5", "5", "1-4"},
-                {"1-2", "3-5", "1-5", "", "1-2"},
-                {"1-3", "3-5", "1-5", "3", "1-2"},
-                {"0-63,128", "64-127", "0-128", "", "0-63,128"},
-                {"8191", "0", "0,8191", "", "8191"},
+                        {"", "", "", "", ""},
+                        {"", "5", "5", "", ""},
+                        {"5", "", "5", "", "5"},
+                        {"5", "5", "5", "5", ""},
+                        {"", "1-5", "1-5", "", ""},
+                        {"1-5", "", "1-5", "", "1-5"},
+                        {"1-5", "1-5", "1-5", "1-5", ""},
+                        {"5", "1-5", "1-5", "5", ""},
+                        {"1-5", "5", "1-5", "5", "1-4"},
+                        {"1-2", "3-5", "1-5", "", "1-2"},
+                        {"1-3", "3-5", "1-5", "3", "1-2"},
+                        {"0-63,128", "64-127", "0-128", "", "0-63,128"},
+                        {"8191", "0", "0,8191", "", "8191"},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
@@ -122,18 +122,18 @@ static void test_cpuset_format_list(void **state)
         static const struct {
                 const char *in, *out;
         } cases[] = {
-                {"", ""},
-                {"5", "5"},
-                {"1,2,3,4,5", "1-5"},
-                {"1,2,3,5,6,8", "1-3,5-6,8"},
-                {"4,3,2,1", "1-4"},
-                {"1,2,3,5,6,7,8,10", "1-3,5-8,10"},
-                {"0,2,4", "0,2,4"},
-                {"2,3", "2-3"},
-                {"63,64", "63-64"},
-                {"0-8191", "0-8191"},
-                {"8190,8191", "8190-8191"},
-                {"62-65,127-129", "62-65,127-129"},
+                        {"", ""},
+                        {"5", "5"},
+                        {"1,2,3,4,5", "1-5"},
+                        {"1,2,3,5,6,8", "1-3,5-6,8"},
+                        {"4,3,2,1", "1-4"},
+                        {"1,2,3,5,6,7,8,10", "1-3,5-8,10"},
+                        {"0,2,4", "0,2,4"},
+                        {"2,3", "2-3"},
+                        {"63,64", "63-64"},
+                        {"0-8191", "0-8191"},
+                        {"8190,8191", "8190-8191"},
+                        {"62-65,127-129", "62-65,127-129"},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
@@ -147,20 +147,20 @@ static void test_cpuset_parse_list_accepts_kubelet_forms(void **state)
         static const struct {
                 const char *in, *canonical;
         } cases[] = {
-                {"", ""},
-                {"5", "5"},
-                {"1,2,3,4,5", "1-5"},
-                {"1-5", "1-5"},
-                {"1-2,3-5", "1-5"},
-                {"5,4,3,2,1", "1-5"},
-                {"3-6,1-5", "1-6"},
-                {"3-3,5-5", "3,5"},
-                /* Go's Atoi accepts a sign; SplitN splits on the first '-' only. */
-                {"+3", "3"},
-                {"1-+3", "1-3"},
-                {"3,1,1", "1,3"},
-                {"007", "7"},
-                {"0000000000000000000001", "1"},
+                        {"", ""},
+                        {"5", "5"},
+                        {"1,2,3,4,5", "1-5"},
+                        {"1-5", "1-5"},
+                        {"1-2,3-5", "1-5"},
+                        {"5,4,3,2,1", "1-5"},
+                        {"3-6,1-5", "1-6"},
+                        {"3-3,5-5", "3,5"},
+                        /* Go's Atoi accepts a sign; SplitN splits on the first '-' only. */
+                        {"+3", "3"},
+                        {"1-+3", "1-3"},
+                        {"3,1,1", "1,3"},
+                        {"007", "7"},
+                        {"0000000000000000000001", "1"},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
@@ -174,44 +174,44 @@ static void test_cpuset_parse_list_rejects_with_kubelet_errors(void **state)
         static const struct {
                 const char *in, *msg;
         } cases[] = {
-                {"nonnumeric", "strconv.Atoi: parsing \"nonnumeric\": invalid syntax"},
-                {"non-numeric", "strconv.Atoi: parsing \"non\": invalid syntax"},
-                {"no,numbers", "strconv.Atoi: parsing \"no\": invalid syntax"},
-                {"0-a", "strconv.Atoi: parsing \"a\": invalid syntax"},
-                {"a-0", "strconv.Atoi: parsing \"a\": invalid syntax"},
-                {"0,a", "strconv.Atoi: parsing \"a\": invalid syntax"},
-                {"a,0", "strconv.Atoi: parsing \"a\": invalid syntax"},
-                {"1-2,a,3-5", "strconv.Atoi: parsing \"a\": invalid syntax"},
-                {"0,", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"0,,", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {",3", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {",,3", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"0,,3", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"-1", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"1-", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"1,2-,3", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"1,-2,3", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"-1--2", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"--1", "strconv.Atoi: parsing \"\": invalid syntax"},
-                {"1--", "strconv.Atoi: parsing \"-\": invalid syntax"},
-                {"3-0", "invalid range \"3-0\" (3 > 0)"},
-                {"0--3", "invalid range \"0--3\" (0 > -3)"},
-                {"1-2-3", "strconv.Atoi: parsing \"2-3\": invalid syntax"},
-                {" 1", "strconv.Atoi: parsing \" 1\": invalid syntax"},
-                {"1\n", "strconv.Atoi: parsing \"1\\n\": invalid syntax"},
-                {"+", "strconv.Atoi: parsing \"+\": invalid syntax"},
-                {"\x01", "strconv.Atoi: parsing \"\\x01\": invalid syntax"},
-                {"\xff", "strconv.Atoi: parsing \"\\xff\": invalid syntax"},
-                {"caf\xc3\xa9", "strconv.Atoi: parsing \"caf\xc3\xa9\": invalid syntax"},
-                {"99999999999999999999",
-                 "strconv.Atoi: parsing \"99999999999999999999\": value out of range"},
-                /* ParseInt reports overflow before the garbage that follows it. */
-                {"99999999999999999999x",
-                 "strconv.Atoi: parsing \"99999999999999999999x\": value out of range"},
-                {"9223372036854775807x",
-                 "strconv.Atoi: parsing \"9223372036854775807x\": invalid syntax"},
-                {"9223372036854775808",
-                 "strconv.Atoi: parsing \"9223372036854775808\": value out of range"},
+                        {"nonnumeric", "strconv.Atoi: parsing \"nonnumeric\": invalid syntax"},
+                        {"non-numeric", "strconv.Atoi: parsing \"non\": invalid syntax"},
+                        {"no,numbers", "strconv.Atoi: parsing \"no\": invalid syntax"},
+                        {"0-a", "strconv.Atoi: parsing \"a\": invalid syntax"},
+                        {"a-0", "strconv.Atoi: parsing \"a\": invalid syntax"},
+                        {"0,a", "strconv.Atoi: parsing \"a\": invalid syntax"},
+                        {"a,0", "strconv.Atoi: parsing \"a\": invalid syntax"},
+                        {"1-2,a,3-5", "strconv.Atoi: parsing \"a\": invalid syntax"},
+                        {"0,", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"0,,", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {",3", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {",,3", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"0,,3", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"-1", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"1-", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"1,2-,3", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"1,-2,3", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"-1--2", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"--1", "strconv.Atoi: parsing \"\": invalid syntax"},
+                        {"1--", "strconv.Atoi: parsing \"-\": invalid syntax"},
+                        {"3-0", "invalid range \"3-0\" (3 > 0)"},
+                        {"0--3", "invalid range \"0--3\" (0 > -3)"},
+                        {"1-2-3", "strconv.Atoi: parsing \"2-3\": invalid syntax"},
+                        {" 1", "strconv.Atoi: parsing \" 1\": invalid syntax"},
+                        {"1\n", "strconv.Atoi: parsing \"1\\n\": invalid syntax"},
+                        {"+", "strconv.Atoi: parsing \"+\": invalid syntax"},
+                        {"\x01", "strconv.Atoi: parsing \"\\x01\": invalid syntax"},
+                        {"\xff", "strconv.Atoi: parsing \"\\xff\": invalid syntax"},
+                        {"caf\xc3\xa9", "strconv.Atoi: parsing \"caf\xc3\xa9\": invalid syntax"},
+                        {"99999999999999999999",
+                         "strconv.Atoi: parsing \"99999999999999999999\": value out of range"},
+                        /* ParseInt reports overflow before the garbage that follows it. */
+                        {"99999999999999999999x",
+                         "strconv.Atoi: parsing \"99999999999999999999x\": value out of range"},
+                        {"9223372036854775807x",
+                         "strconv.Atoi: parsing \"9223372036854775807x\": invalid syntax"},
+                        {"9223372036854775808",
+                         "strconv.Atoi: parsing \"9223372036854775808\": value out of range"},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
@@ -243,11 +243,11 @@ static void test_cpuset_parse_sysfs_list(void **state)
         static const struct {
                 const char *in, *out;
         } ok[] = {
-                {"0-3,8\n", "0-3,8"}, {"\n", ""}, {"", ""}, {"0\n", "0"},
-                {"0-255\n", "0-255"}, {"1,3,5\n", "1,3,5"},
+                        {"0-3,8\n", "0-3,8"}, {"\n", ""},           {"", ""},
+                        {"0\n", "0"},         {"0-255\n", "0-255"}, {"1,3,5\n", "1,3,5"},
         };
-        static const char *const bad[] = {"a\n", "0-\n", "3-1\n", ",1\n", "1,\n", "1 2\n",
-                                          "-1\n", "0-3,,4\n"};
+        static const char *const bad[] = {"a\n",  "0-\n",  "3-1\n", ",1\n",
+                                          "1,\n", "1 2\n", "-1\n",  "0-3,,4\n"};
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(ok); i++) {
                 ncm_cpuset *s = NULL;
@@ -274,14 +274,14 @@ static void test_cpuset_parse_mask(void **state)
         static const struct {
                 const char *in, *out;
         } ok[] = {
-                {"0000010f\n", "0-3,8"},
-                {"00000001,00000000\n", "32"},
-                {"ff", "0-7"},
-                {"0\n", ""},
-                {"80000000,00000000,00000001", "0,95"},
+                        {"0000010f\n", "0-3,8"},
+                        {"00000001,00000000\n", "32"},
+                        {"ff", "0-7"},
+                        {"0\n", ""},
+                        {"80000000,00000000,00000001", "0,95"},
         };
-        static const char *const bad[] = {"", "\n", "xyz", "1,2", "0000000001", ",00000001",
-                                          "00000001,"};
+        static const char *const bad[] = {"",           "\n",        "xyz",      "1,2",
+                                          "0000000001", ",00000001", "00000001,"};
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(ok); i++) {
                 ncm_cpuset *s = NULL;
@@ -375,19 +375,19 @@ static void test_cpuset_random_ops_match_model(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_cpuset_size_and_empty),
-                cmocka_unit_test(test_cpuset_contains),
-                cmocka_unit_test(test_cpuset_equal_and_subset),
-                cmocka_unit_test(test_cpuset_union_intersection_difference),
-                cmocka_unit_test(test_cpuset_format_list),
-                cmocka_unit_test(test_cpuset_parse_list_accepts_kubelet_forms),
-                cmocka_unit_test(test_cpuset_parse_list_rejects_with_kubelet_errors),
-                cmocka_unit_test(test_cpuset_parse_list_rejects_ids_above_limit),
-                cmocka_unit_test(test_cpuset_parse_sysfs_list),
-                cmocka_unit_test(test_cpuset_parse_mask),
-                cmocka_unit_test(test_cpuset_set_range_bounds),
-                cmocka_unit_test(test_cpuset_compare_orders_by_lowest_element),
-                cmocka_unit_test(test_cpuset_random_ops_match_model),
+                        cmocka_unit_test(test_cpuset_size_and_empty),
+                        cmocka_unit_test(test_cpuset_contains),
+                        cmocka_unit_test(test_cpuset_equal_and_subset),
+                        cmocka_unit_test(test_cpuset_union_intersection_difference),
+                        cmocka_unit_test(test_cpuset_format_list),
+                        cmocka_unit_test(test_cpuset_parse_list_accepts_kubelet_forms),
+                        cmocka_unit_test(test_cpuset_parse_list_rejects_with_kubelet_errors),
+                        cmocka_unit_test(test_cpuset_parse_list_rejects_ids_above_limit),
+                        cmocka_unit_test(test_cpuset_parse_sysfs_list),
+                        cmocka_unit_test(test_cpuset_parse_mask),
+                        cmocka_unit_test(test_cpuset_set_range_bounds),
+                        cmocka_unit_test(test_cpuset_compare_orders_by_lowest_element),
+                        cmocka_unit_test(test_cpuset_random_ops_match_model),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

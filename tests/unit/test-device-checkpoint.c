@@ -17,7 +17,8 @@
 #include "deviceplugin-v1beta1.pb-c.h"
 #include "testutil.h"
 
-static ncm_devmgr_checkpoint *parse_ok(const char *text) {
+static ncm_devmgr_checkpoint *parse_ok(const char *text)
+{
         ncm_devmgr_checkpoint *cp = NULL;
         ncm_error err = NCM_ERROR_INIT;
         int r = ncm_devmgr_checkpoint_parse(text, strlen(text), "t", &cp, &err);
@@ -26,7 +27,8 @@ static ncm_devmgr_checkpoint *parse_ok(const char *text) {
         return cp;
 }
 
-static int parse_err(const char *text, size_t len, ncm_error *err) {
+static int parse_err(const char *text, size_t len, ncm_error *err)
+{
         ncm_devmgr_checkpoint *cp = NULL;
         int r = ncm_devmgr_checkpoint_parse(text, len, "t", &cp, err);
         if (r == 0)
@@ -36,14 +38,16 @@ static int parse_err(const char *text, size_t len, ncm_error *err) {
         return r;
 }
 
-static char *format(const ncm_devmgr_checkpoint *cp) {
+static char *format(const ncm_devmgr_checkpoint *cp)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_devmgr_checkpoint_format(cp, &b);
         assert_false(ncm_buf_failed(&b));
         return ncm_buf_steal(&b);
 }
 
-static char *spew(const ncm_devmgr_checkpoint *cp) {
+static char *spew(const ncm_devmgr_checkpoint *cp)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_devmgr_checkpoint_spew(cp, &b);
         return ncm_buf_steal(&b);
@@ -84,7 +88,8 @@ static const struct {
                 {"devices/ckpt-kubelet-tegra.json", 3660592824u, NULL},
 };
 
-static void test_device_checkpoint_worked_examples(void **state) {
+static void test_device_checkpoint_worked_examples(void **state)
+{
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(examples); i++) {
                 size_t len = 0;
@@ -112,7 +117,8 @@ static void test_device_checkpoint_worked_examples(void **state) {
         }
 }
 
-static void test_device_checkpoint_decoded_values(void **state) {
+static void test_device_checkpoint_decoded_values(void **state)
+{
         ncm_devmgr_checkpoint *cp;
         (void)state;
 
@@ -140,14 +146,16 @@ static void test_device_checkpoint_decoded_values(void **state) {
 
 /* ---- Go's decoding rules decide what is hashed ---- */
 
-static uint64_t sum_of(const char *text) {
+static uint64_t sum_of(const char *text)
+{
         ncm_devmgr_checkpoint *cp = parse_ok(text);
         uint64_t s = ncm_devmgr_checkpoint_checksum(cp);
         ncm_devmgr_checkpoint_free(cp);
         return s;
 }
 
-static void test_device_checkpoint_null_versus_empty(void **state) {
+static void test_device_checkpoint_null_versus_empty(void **state)
+{
         ncm_devmgr_checkpoint *cp;
         ncm_error err = NCM_ERROR_INIT;
         char *sp;
@@ -193,7 +201,8 @@ static void test_device_checkpoint_null_versus_empty(void **state) {
         ncm_devmgr_checkpoint_free(cp);
 }
 
-static void test_device_checkpoint_go_decoding(void **state) {
+static void test_device_checkpoint_go_decoding(void **state)
+{
         const char *canonical = "{\"Data\":{\"PodDeviceEntries\":null,\"RegisteredDevices\":{}},"
                                 "\"Checksum\":3467439661}";
         ncm_devmgr_checkpoint *cp;
@@ -265,7 +274,8 @@ static void test_device_checkpoint_go_decoding(void **state) {
 
 /* ---- corrupt and hostile files ---- */
 
-static void expect_reject(const char *text, int code, const char *needle) {
+static void expect_reject(const char *text, int code, const char *needle)
+{
         ncm_error err = NCM_ERROR_INIT;
         int r = parse_err(text, strlen(text), &err);
         if (r != -code || (needle && !strstr(err.msg, needle)))
@@ -274,7 +284,8 @@ static void expect_reject(const char *text, int code, const char *needle) {
         assert_null(strchr(err.msg, '\n'));
 }
 
-static void test_device_checkpoint_rejects_bad_input(void **state) {
+static void test_device_checkpoint_rejects_bad_input(void **state)
+{
         char *text = tu_read_data("devices/ckpt-one-gpu.json", NULL);
         size_t len = strlen(text);
         ncm_error err = NCM_ERROR_INIT;
@@ -338,7 +349,8 @@ static void test_device_checkpoint_rejects_bad_input(void **state) {
         expect_reject("\xef\xbb\xbf{}", EINVAL, "looking for beginning of value");
 }
 
-static void test_device_checkpoint_rejects_huge_and_deep(void **state) {
+static void test_device_checkpoint_rejects_huge_and_deep(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         size_t deep = 10001, n;
         char *text;
@@ -365,7 +377,8 @@ static void test_device_checkpoint_rejects_huge_and_deep(void **state) {
         free(text);
 }
 
-static void test_device_checkpoint_load_errors(void **state) {
+static void test_device_checkpoint_load_errors(void **state)
+{
         char *dir = tu_mkdtemp(), *path, *big;
         ncm_devmgr_checkpoint *cp = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -387,7 +400,8 @@ static void test_device_checkpoint_load_errors(void **state) {
         free(dir);
 }
 
-static void test_device_checkpoint_write_atomic(void **state) {
+static void test_device_checkpoint_write_atomic(void **state)
+{
         char *dir = tu_mkdtemp(), *path, *src = tu_read_data("devices/ckpt-one-gpu.json", NULL);
         ncm_devmgr_checkpoint *cp = parse_ok(src);
         ncm_error err = NCM_ERROR_INIT;
@@ -422,7 +436,8 @@ static void test_device_checkpoint_write_atomic(void **state) {
 
 /* ---- ContainerAllocateResponse bytes ---- */
 
-static void test_device_checkpoint_alloc_resp_encoding(void **state) {
+static void test_device_checkpoint_alloc_resp_encoding(void **state)
+{
         ncm_devmgr_alloc_resp *r = ncm_devmgr_alloc_resp_new(), *d = NULL;
         unsigned char *bytes = NULL;
         size_t n = 0;
@@ -519,7 +534,8 @@ static void test_device_checkpoint_alloc_resp_encoding(void **state) {
         ncm_devmgr_alloc_resp_free(r);
 }
 
-static void test_device_checkpoint_alloc_resp_decoding(void **state) {
+static void test_device_checkpoint_alloc_resp_decoding(void **state)
+{
         ncm_devmgr_alloc_resp *d = NULL;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
@@ -617,7 +633,8 @@ static const ck_entry kubelet_entries[] = {
                  {NULL, NULL}},
 };
 
-static ncm_devmgr_checkpoint *kubelet_checkpoint(void) {
+static ncm_devmgr_checkpoint *kubelet_checkpoint(void)
+{
         ncm_devmgr_checkpoint *cp = calloc(1, sizeof(*cp));
         size_t n = NCM_ELEMENTSOF(kubelet_entries);
         static const char *const res1[] = {"dev1", "dev2", "dev3", "dev4", "dev5"};
@@ -680,7 +697,8 @@ static ncm_devmgr_checkpoint *kubelet_checkpoint(void) {
         return cp;
 }
 
-static void test_device_checkpoint_kubelet_test_data(void **state) {
+static void test_device_checkpoint_kubelet_test_data(void **state)
+{
         ncm_devmgr_checkpoint *cp = kubelet_checkpoint(), *back = NULL;
         ncm_devmgr *m1 = NULL, *m2 = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -774,7 +792,8 @@ static void test_device_checkpoint_kubelet_test_data(void **state) {
         free(dir);
 }
 
-static void test_device_checkpoint_corrupt_file_is_no_state(void **state) {
+static void test_device_checkpoint_corrupt_file_is_no_state(void **state)
+{
         char *dir = tu_mkdtemp(), *path;
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -797,7 +816,8 @@ static void test_device_checkpoint_corrupt_file_is_no_state(void **state) {
         free(dir);
 }
 
-static void test_device_checkpoint_bad_alloc_resp_is_skipped(void **state) {
+static void test_device_checkpoint_bad_alloc_resp_is_skipped(void **state)
+{
         const char *text = "{\"Data\":{\"PodDeviceEntries\":[{\"PodUID\":\"p\",\"ContainerName\":"
                            "\"c\",\"ResourceName\":\"a/b\",\"DeviceIDs\":{\"0\":[\"d\"]},"
                            "\"AllocResp\":\"//8=\"},{\"PodUID\":\"q\",\"ContainerName\":\"c\","
@@ -837,7 +857,8 @@ static void test_device_checkpoint_bad_alloc_resp_is_skipped(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_device_checkpoint_probe_and_drop(void **state) {
+static void test_device_checkpoint_probe_and_drop(void **state)
+{
         char *text = tu_read_data("devices/ckpt-one-gpu.json", NULL);
         ncm_devmgr_checkpoint *cp = parse_ok(text);
         ncm_error err = NCM_ERROR_INIT;
@@ -864,7 +885,8 @@ static void test_device_checkpoint_probe_and_drop(void **state) {
         free(text);
 }
 
-static void test_device_checkpoint_show_golden(void **state) {
+static void test_device_checkpoint_show_golden(void **state)
+{
         static const char *const files[] = {"ckpt-one-gpu", "ckpt-mixed-numa"};
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(files); i++) {
@@ -889,7 +911,8 @@ static void test_device_checkpoint_show_golden(void **state) {
         }
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_device_checkpoint_worked_examples),
                         cmocka_unit_test(test_device_checkpoint_decoded_values),

@@ -54,10 +54,13 @@ typedef struct tcase {
 #define RT "example.com/testdevice"
 #define NR "example.com/notRegistered"
 #define LIM(n, c)                                                                                  \
-        { n, c, NCM_DEVMGR_UNSET }
+        {                                                                                          \
+                n, c, NCM_DEVMGR_UNSET                                                             \
+        }
 
 /* Render hints as "[{0} T, {0,1} F]", "[]" (cannot be satisfied) or "nil". */
-static char *render(const ncm_hint_list *l) {
+static char *render(const ncm_hint_list *l)
+{
         ncm_buf b = NCM_BUF_INIT;
         if (l->nil) {
                 ncm_buf_puts(&b, "nil");
@@ -82,14 +85,16 @@ typedef struct pods {
         size_t n;
 } pods;
 
-static int active_pods(void *data, const char *const **ret, size_t *ret_n) {
+static int active_pods(void *data, const char *const **ret, size_t *ret_n)
+{
         pods *p = data;
         *ret = p->uids;
         *ret_n = p->n;
         return 0;
 }
 
-static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_numa) {
+static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_numa)
+{
         ncm_devmgr_pods_source src = {active_pods, NULL, NULL, ps};
         ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, &src, NULL, 0, 0};
         ncm_devmgr *m = NULL;
@@ -143,14 +148,16 @@ static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_nu
         return m;
 }
 
-static size_t count_res(const tcont *c) {
+static size_t count_res(const tcont *c)
+{
         size_t n = 0;
         while (n < 3 && c->res[n].name)
                 n++;
         return n;
 }
 
-static void check(const tcase *tc, const ncm_devmgr_hints *h) {
+static void check(const tcase *tc, const ncm_devmgr_hints *h)
+{
         size_t expected = 0;
         for (size_t i = 0; i < 2 && tc->expect[i][0]; i++) {
                 const ncm_devmgr_resource_hints *got = NULL;
@@ -274,7 +281,8 @@ static const tcase pod_scope_cases[] = {
 
 static const int two_nodes[] = {0, 1};
 
-static void test_device_hints_container_scope_table(void **state) {
+static void test_device_hints_container_scope_table(void **state)
+{
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(common_cases); i++) {
                 const tcase *tc = &common_cases[i];
@@ -292,7 +300,8 @@ static void test_device_hints_container_scope_table(void **state) {
 }
 
 static void pod_of(const tcase *tc, ncm_devmgr_container *ic, size_t *ni, ncm_devmgr_container *ac,
-                   size_t *na) {
+                   size_t *na)
+{
         *ni = *na = 0;
         for (size_t k = 0; k < 2 && tc->init[k].name; k++)
                 ic[(*ni)++] = (ncm_devmgr_container){tc->init[k].name, tc->init[k].type,
@@ -302,7 +311,8 @@ static void pod_of(const tcase *tc, ncm_devmgr_container *ic, size_t *ni, ncm_de
                                                      tc->app[k].res, count_res(&tc->app[k])};
 }
 
-static void test_device_hints_pod_scope_table(void **state) {
+static void test_device_hints_pod_scope_table(void **state)
+{
         (void)state;
         for (int set = 0; set < 2; set++) {
                 const tcase *cases = set ? pod_scope_cases : common_cases;
@@ -325,7 +335,8 @@ static void test_device_hints_pod_scope_table(void **state) {
 }
 
 /* TestGetPodDeviceRequest: the pod-level counts (component-helpers PodLimits). */
-static void test_device_hints_pod_device_request_table(void **state) {
+static void test_device_hints_pod_device_request_table(void **state)
+{
         static const struct {
                 const char *description;
                 tcont init[2];
@@ -411,7 +422,8 @@ static void test_device_hints_pod_device_request_table(void **state) {
 /* ---- rules the tables leave implicit ---- */
 
 static char *one_hint(ncm_devmgr *m, const char *pod, const char *cname,
-                      ncm_devmgr_container_type type, const char *res, int64_t count) {
+                      ncm_devmgr_container_type type, const char *res, int64_t count)
+{
         ncm_devmgr_resource rr[] = {{res, count, NCM_DEVMGR_UNSET}};
         ncm_devmgr_container c = {cname, type, rr, 1};
         ncm_devmgr_hints h = NCM_DEVMGR_HINTS_INIT;
@@ -424,7 +436,8 @@ static char *one_hint(ncm_devmgr *m, const char *pod, const char *cname,
         return s;
 }
 
-static ncm_devmgr *simple(const int *numa, size_t n_numa, const ncm_devmgr_device *devs, size_t n) {
+static ncm_devmgr *simple(const int *numa, size_t n_numa, const ncm_devmgr_device *devs, size_t n)
+{
         ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, NULL, NULL, 0, 0};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -446,7 +459,8 @@ static ncm_devmgr *simple(const int *numa, size_t n_numa, const ncm_devmgr_devic
 
 static const int64_t N0[] = {0}, N1[] = {1}, N01[] = {0, 1}, N99[] = {99}, NM3[] = {-3};
 
-static void test_device_hints_reusable_devices(void **state) {
+static void test_device_hints_reusable_devices(void **state)
+{
         const ncm_devmgr_device devs[] = {{"Dev1", "Healthy", true, N0, 1},
                                           {"Dev2", "Healthy", true, N0, 1},
                                           {"Dev3", "Healthy", true, N1, 1},
@@ -468,7 +482,8 @@ static void test_device_hints_reusable_devices(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_device_hints_preferred_size_counts_every_device(void **state) {
+static void test_device_hints_preferred_size_counts_every_device(void **state)
+{
         /* NUMA 0 has two devices, one unhealthy: it still makes a single node "big enough",
          * so {1} is preferred and {0} is not offered at all. */
         const ncm_devmgr_device devs[] = {{"Dev1", "Healthy", true, N0, 1},
@@ -482,7 +497,8 @@ static void test_device_hints_preferred_size_counts_every_device(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_device_hints_multi_node_and_odd_ids(void **state) {
+static void test_device_hints_multi_node_and_odd_ids(void **state)
+{
         const ncm_devmgr_device devs[] = {{"Dev1", "Healthy", true, N01, 2},
                                           {"Dev2", "Healthy", true, N99, 1},
                                           {"Dev3", "Healthy", true, NM3, 1}};
@@ -512,7 +528,8 @@ static void test_device_hints_multi_node_and_odd_ids(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_device_hints_unknown_and_non_device_resources(void **state) {
+static void test_device_hints_unknown_and_non_device_resources(void **state)
+{
         const ncm_devmgr_device devs[] = {{"Dev1", "Healthy", true, N0, 1}};
         ncm_devmgr *m = simple(two_nodes, 2, devs, 1);
         ncm_devmgr_resource rr[] = {
@@ -533,7 +550,8 @@ static void test_device_hints_unknown_and_non_device_resources(void **state) {
         ncm_devmgr_free(m);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_device_hints_container_scope_table),
                         cmocka_unit_test(test_device_hints_pod_scope_table),

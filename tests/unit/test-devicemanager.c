@@ -28,7 +28,8 @@
 
 /* ---- a fake clock ---- */
 
-static int64_t fake_now(void *data) {
+static int64_t fake_now(void *data)
+{
         return *(int64_t *)data;
 }
 
@@ -57,18 +58,21 @@ typedef struct tplug {
         int released;
 } tplug;
 
-static char **copy_ids(const char *const *ids, size_t n) {
+static char **copy_ids(const char *const *ids, size_t n)
+{
         char **v = calloc(n + 1, sizeof(*v));
         for (size_t i = 0; i < n; i++)
                 v[i] = strdup(ids[i]);
         return v;
 }
 
-static void free_ids(char **v) {
+static void free_ids(char **v)
+{
         ncm_devmgr_strv_free(v);
 }
 
-static void tplug_done(tplug *p) {
+static void tplug_done(tplug *p)
+{
         free_ids(p->avail);
         free_ids(p->must);
         free_ids(p->prestart);
@@ -76,7 +80,8 @@ static void tplug_done(tplug *p) {
 }
 
 static int tp_allocate(void *data, const char *resource, const char *const *ids, size_t n,
-                       ncm_devmgr_alloc_resp **ret, ncm_error *err) {
+                       ncm_devmgr_alloc_resp **ret, ncm_error *err)
+{
         tplug *p = data;
         ncm_devmgr_alloc_resp *r;
         (void)resource;
@@ -112,7 +117,8 @@ static int tp_allocate(void *data, const char *resource, const char *const *ids,
 
 static int tp_preferred(void *data, const char *resource, const char *const *available,
                         size_t n_available, const char *const *must_include, size_t n_must_include,
-                        int32_t size, char ***ret, size_t *ret_n, ncm_error *err) {
+                        int32_t size, char ***ret, size_t *ret_n, ncm_error *err)
+{
         tplug *p = data;
         (void)resource;
         (void)err;
@@ -130,7 +136,8 @@ static int tp_preferred(void *data, const char *resource, const char *const *ava
 }
 
 static int tp_prestart(void *data, const char *resource, const char *const *ids, size_t n,
-                       ncm_error *err) {
+                       ncm_error *err)
+{
         tplug *p = data;
         (void)resource;
         (void)err;
@@ -141,7 +148,8 @@ static int tp_prestart(void *data, const char *resource, const char *const *ids,
         return 0;
 }
 
-static void tp_release(void *data) {
+static void tp_release(void *data)
+{
         ((tplug *)data)->released++;
 }
 
@@ -156,7 +164,8 @@ typedef struct tdev {
         const char *health;
 } tdev;
 
-static uint64_t connect(ncm_devmgr *m, const char *res, tplug *p, bool preferred, bool prestart) {
+static uint64_t connect(ncm_devmgr *m, const char *res, tplug *p, bool preferred, bool prestart)
+{
         ncm_devmgr_plugin_options o = {prestart, preferred};
         ncm_error err = NCM_ERROR_INIT;
         uint64_t ep = 0;
@@ -164,7 +173,8 @@ static uint64_t connect(ncm_devmgr *m, const char *res, tplug *p, bool preferred
         return ep;
 }
 
-static void update(ncm_devmgr *m, const char *res, uint64_t ep, const tdev *d, size_t n) {
+static void update(ncm_devmgr *m, const char *res, uint64_t ep, const tdev *d, size_t n)
+{
         ncm_devmgr_device *devs = calloc(n ? n : 1, sizeof(*devs));
         int64_t *nodes = calloc(n ? n : 1, sizeof(*nodes));
         ncm_error err = NCM_ERROR_INIT;
@@ -179,7 +189,8 @@ static void update(ncm_devmgr *m, const char *res, uint64_t ep, const tdev *d, s
         free(nodes);
 }
 
-static ncm_devmgr *new_manager(const int *numa, size_t n_numa, int64_t *clock) {
+static ncm_devmgr *new_manager(const int *numa, size_t n_numa, int64_t *clock)
+{
         ncm_devmgr_config cfg = {numa, n_numa, clock ? fake_now : NULL, clock, NULL, NULL, 0, 0};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
@@ -187,7 +198,8 @@ static ncm_devmgr *new_manager(const int *numa, size_t n_numa, int64_t *clock) {
         return m;
 }
 
-static size_t in_use(const ncm_devmgr *m, const char *res) {
+static size_t in_use(const ncm_devmgr *m, const char *res)
+{
         char **v = NULL;
         size_t n = 0;
         if (ncm_devmgr_allocated_devices(m, res, &v, &n) < 0)
@@ -197,7 +209,8 @@ static size_t in_use(const ncm_devmgr *m, const char *res) {
 }
 
 /* The devices (pod, container) holds for RES, as "a,b,c" (malloc'd), "" when none. */
-static char *held(const ncm_devmgr *m, const char *pod, const char *cont, const char *res) {
+static char *held(const ncm_devmgr *m, const char *pod, const char *cont, const char *res)
+{
         ncm_devmgr_assignment *a = NULL;
         ncm_buf b = NCM_BUF_INIT;
         size_t n = 0;
@@ -212,7 +225,8 @@ static char *held(const ncm_devmgr *m, const char *pod, const char *cont, const 
         return ncm_buf_steal(&b);
 }
 
-static size_t count_csv(const char *s) {
+static size_t count_csv(const char *s)
+{
         size_t n = *s ? 1 : 0;
         for (; *s; s++)
                 n += *s == ',';
@@ -220,7 +234,8 @@ static size_t count_csv(const char *s) {
 }
 
 /* true if every device of the csv A is in the csv B. */
-static bool csv_subset(const char *a, const char *b) {
+static bool csv_subset(const char *a, const char *b)
+{
         char *copy = strdup(a), *save = NULL;
         bool ok = true;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -240,7 +255,8 @@ static bool csv_subset(const char *a, const char *b) {
         return ok;
 }
 
-static bool csv_disjoint(const char *a, const char *b) {
+static bool csv_disjoint(const char *a, const char *b)
+{
         char *copy = strdup(a), *save = NULL;
         bool ok = true;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
@@ -250,7 +266,8 @@ static bool csv_disjoint(const char *a, const char *b) {
         return ok;
 }
 
-static char *snapshot(const ncm_devmgr *m) {
+static char *snapshot(const ncm_devmgr *m)
+{
         ncm_devmgr_checkpoint *cp = NULL;
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
@@ -261,13 +278,15 @@ static char *snapshot(const ncm_devmgr *m) {
 }
 
 static int alloc1(ncm_devmgr *m, const char *pod, const char *cont, ncm_devmgr_container_type type,
-                  const char *res, int64_t count, const ncm_hint *aff, ncm_error *err) {
+                  const char *res, int64_t count, const ncm_hint *aff, ncm_error *err)
+{
         ncm_devmgr_resource rr[] = {{res, count, UNSET}};
         ncm_devmgr_container c = {cont, type, rr, 1};
         return ncm_devmgr_allocate(m, pod, &c, aff, err);
 }
 
-static ncm_hint mask_hint(int a, int b) {
+static ncm_hint mask_hint(int a, int b)
+{
         ncm_hint h = {0, false, true};
         if (a >= 0)
                 h.numa |= (ncm_bitmask)1 << a;
@@ -278,7 +297,8 @@ static ncm_hint mask_hint(int a, int b) {
 
 /* ---- resource names ---- */
 
-static void test_devicemanager_resource_names(void **state) {
+static void test_devicemanager_resource_names(void **state)
+{
         static const char *const good[] = {
                         "example.com/gpu",
                         "nvidia.com/gpu",
@@ -335,7 +355,8 @@ static void test_devicemanager_resource_names(void **state) {
 /* ---- registry, capacity, grace period ---- */
 
 static void expect_capacity(ncm_devmgr *m, const char *res, int64_t cap, int64_t alloc,
-                            size_t n_deleted) {
+                            size_t n_deleted)
+{
         ncm_devmgr_capacity c = {0};
         ncm_error err = NCM_ERROR_INIT;
         bool found = false;
@@ -358,7 +379,8 @@ static void expect_capacity(ncm_devmgr *m, const char *res, int64_t cap, int64_t
 }
 
 /* TestUpdateCapacityAllocatable, with a fake clock instead of a back-dated stop time. */
-static void test_devicemanager_capacity_allocatable(void **state) {
+static void test_devicemanager_capacity_allocatable(void **state)
+{
         int64_t clock = 1000;
         ncm_devmgr *m = new_manager(NULL, 0, &clock), *m2;
         tplug p1 = {0}, p2 = {0};
@@ -437,7 +459,8 @@ static void test_devicemanager_capacity_allocatable(void **state) {
 }
 
 /* TestEndpointSyncOnDisconnect and the healthy-device lists (GetAllocatableDevices). */
-static void test_devicemanager_disconnect_and_health(void **state) {
+static void test_devicemanager_disconnect_and_health(void **state)
+{
         int64_t clock = 0;
         ncm_devmgr *m = new_manager(NULL, 0, &clock);
         tplug p = {0};
@@ -480,7 +503,8 @@ static void test_devicemanager_disconnect_and_health(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_plugin_instances(void **state) {
+static void test_devicemanager_plugin_instances(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug old = {0}, fresh = {0};
         tdev a[] = {{"Dev1", -1, NULL}, {"Dev2", -1, NULL}}, b[] = {{"Dev3", -1, NULL}};
@@ -522,7 +546,8 @@ static void test_devicemanager_plugin_instances(void **state) {
         assert_int_equal(old.released, 1);
 }
 
-static void test_devicemanager_duplicate_ids_rejected(void **state) {
+static void test_devicemanager_duplicate_ids_rejected(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         tdev a[] = {{"Dev1", -1, NULL}, {"Dev2", -1, NULL}};
@@ -553,7 +578,8 @@ static void test_devicemanager_duplicate_ids_rejected(void **state) {
 /* ---- allocation: the kubelet's tables ---- */
 
 /* TestPodContainerDeviceAllocation + TestGetDeviceRunContainerOptions' counts. */
-static void test_devicemanager_pod_container_allocation(void **state) {
+static void test_devicemanager_pod_container_allocation(void **state)
+{
         static const int numa[] = {0};
         ncm_devmgr *m = new_manager(numa, 1, NULL);
         tplug p1 = {.kind = STUB_KUBELET}, p2 = {.kind = STUB_RES2};
@@ -622,24 +648,28 @@ typedef struct pods {
         const char *running_pod, *running_container;
 } pods;
 
-static int active_pods(void *data, const char *const **ret, size_t *ret_n) {
+static int active_pods(void *data, const char *const **ret, size_t *ret_n)
+{
         pods *p = data;
         *ret = p->uids;
         *ret_n = p->n;
         return 0;
 }
 
-static bool sources_ready(void *data) {
+static bool sources_ready(void *data)
+{
         return ((pods *)data)->ready;
 }
 
-static bool container_running(void *data, const char *pod, const char *container) {
+static bool container_running(void *data, const char *pod, const char *container)
+{
         pods *p = data;
         return p->running_pod && strcmp(p->running_pod, pod) == 0 &&
                strcmp(p->running_container, container) == 0;
 }
 
-static ncm_devmgr *manager_with_pods(pods *ps, const int *numa, size_t n_numa) {
+static ncm_devmgr *manager_with_pods(pods *ps, const int *numa, size_t n_numa)
+{
         ncm_devmgr_pods_source src = {active_pods, sources_ready, container_running, ps};
         ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, &src, NULL, 0, 0};
         ncm_devmgr *m = NULL;
@@ -648,7 +678,8 @@ static ncm_devmgr *manager_with_pods(pods *ps, const int *numa, size_t n_numa) {
         return m;
 }
 
-static void test_devicemanager_run_options_follow_active_pods(void **state) {
+static void test_devicemanager_run_options_follow_active_pods(void **state)
+{
         static const int numa[] = {0};
         pods ps = {{"pod1", "pod2"}, 2, true, NULL, NULL};
         ncm_devmgr *m = manager_with_pods(&ps, numa, 1);
@@ -683,7 +714,8 @@ static void test_devicemanager_run_options_follow_active_pods(void **state) {
 }
 
 /* TestPodContainerDeviceToAllocate: the error checks before anything is taken. */
-static void test_devicemanager_devices_to_allocate_errors(void **state) {
+static void test_devicemanager_devices_to_allocate_errors(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         static char *ids12[] = {"dev1", "dev2", NULL}, *ids5[] = {"dev5", NULL};
@@ -725,7 +757,8 @@ static void test_devicemanager_devices_to_allocate_errors(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_container_restart_keeps_devices(void **state) {
+static void test_devicemanager_container_restart_keeps_devices(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         tdev d[] = {{"a", -1, NULL}, {"b", -1, NULL}, {"c", -1, NULL}};
@@ -750,7 +783,8 @@ static void test_devicemanager_container_restart_keeps_devices(void **state) {
 
 /* After a kubelet restart, a running container gets nothing new while sources are not
  * ready (no plugin call). */
-static void test_devicemanager_restart_running_container(void **state) {
+static void test_devicemanager_restart_running_container(void **state)
+{
         pods ps = {{"p"}, 1, false, "p", "c"};
         ncm_devmgr *m = manager_with_pods(&ps, NULL, 0);
         tplug p = {0};
@@ -772,7 +806,8 @@ static void test_devicemanager_restart_running_container(void **state) {
 }
 
 /* TestInitContainerDeviceAllocation. */
-static void test_devicemanager_init_container_reuse(void **state) {
+static void test_devicemanager_init_container_reuse(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p1 = {.kind = STUB_KUBELET}, p2 = {.kind = STUB_RES2};
         tdev d1[] = {{"dev1", -1, NULL}, {"dev2", -1, NULL}};
@@ -814,7 +849,8 @@ static void test_devicemanager_init_container_reuse(void **state) {
 }
 
 /* TestRestartableInitContainerDeviceAllocation: sidecars keep their devices. */
-static void test_devicemanager_sidecars_do_not_donate(void **state) {
+static void test_devicemanager_sidecars_do_not_donate(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         tdev d[] = {{"dev1", -1, NULL}, {"dev2", -1, NULL}, {"dev3", -1, NULL},
@@ -874,7 +910,8 @@ typedef struct align_case {
         int align[4]; /* expected count per NUMA node 0..3 */
 } align_case;
 
-static void test_devicemanager_topology_aligned_allocation(void **state) {
+static void test_devicemanager_topology_aligned_allocation(void **state)
+{
         static const int numa4[] = {0, 1, 2, 3};
         const align_case cases[] = {
                         {"Single Request, no alignment",
@@ -1073,7 +1110,8 @@ static void test_devicemanager_topology_aligned_allocation(void **state) {
 }
 
 /* TestGetPreferredAllocationParameters: what the plugin is asked. */
-static void test_devicemanager_preferred_allocation_parameters(void **state) {
+static void test_devicemanager_preferred_allocation_parameters(void **state)
+{
         static const int numa2[] = {0, 1};
         static const struct {
                 const char *description;
@@ -1201,7 +1239,8 @@ static void test_devicemanager_preferred_allocation_parameters(void **state) {
 }
 
 /* TestFilterByAffinity, through the allocation it steers. */
-static void test_devicemanager_filter_by_affinity(void **state) {
+static void test_devicemanager_filter_by_affinity(void **state)
+{
         static const int numa3[] = {0, 1, 2};
         static const int64_t n1[] = {1}, n12[] = {1, 2}, n2[] = {2};
         const ncm_devmgr_device devs[] = {{"dev1", "Healthy", true, n1, 1},
@@ -1265,7 +1304,8 @@ static void test_devicemanager_filter_by_affinity(void **state) {
 }
 
 /* TestDevicePreStartContainer. */
-static void test_devicemanager_pre_start_container(void **state) {
+static void test_devicemanager_pre_start_container(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {.kind = STUB_KUBELET};
         tdev d[] = {{"dev1", -1, NULL}, {"dev2", -1, NULL}};
@@ -1295,7 +1335,8 @@ static void test_devicemanager_pre_start_container(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_run_options_merge_first_wins(void **state) {
+static void test_devicemanager_run_options_merge_first_wins(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p1 = {.kind = STUB_KUBELET}, p2 = {.kind = STUB_KUBELET};
         tdev d[] = {{"dev1", -1, NULL}, {"dev2", -1, NULL}};
@@ -1319,7 +1360,8 @@ static void test_devicemanager_run_options_merge_first_wins(void **state) {
 
 /* ---- errors change nothing ---- */
 
-static void test_devicemanager_invalid_containers(void **state) {
+static void test_devicemanager_invalid_containers(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p = {0};
         tdev d[] = {{"a", -1, NULL}, {"b", -1, NULL}};
@@ -1387,7 +1429,8 @@ static void test_devicemanager_invalid_containers(void **state) {
         }
 }
 
-static void test_devicemanager_failure_rolls_back(void **state) {
+static void test_devicemanager_failure_rolls_back(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         tplug p1 = {0}, p2 = {0};
         tdev d[] = {{"a", -1, NULL}, {"b", -1, NULL}};
@@ -1432,7 +1475,8 @@ static void test_devicemanager_failure_rolls_back(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_checkpoint_write_failure_rolls_back(void **state) {
+static void test_devicemanager_checkpoint_write_failure_rolls_back(void **state)
+{
         char *dir = tu_mkdtemp(), *path;
         ncm_devmgr_config cfg = {0};
         ncm_devmgr *m = NULL;
@@ -1479,7 +1523,8 @@ static void test_devicemanager_checkpoint_write_failure_rolls_back(void **state)
 
 /* ---- release ---- */
 
-static void test_devicemanager_release(void **state) {
+static void test_devicemanager_release(void **state)
+{
         pods ps = {{"p", "q"}, 2, true, NULL, NULL};
         ncm_devmgr *m = manager_with_pods(&ps, NULL, 0);
         tplug p = {0};
@@ -1516,7 +1561,8 @@ static void test_devicemanager_release(void **state) {
         ncm_devmgr_free(m);
 }
 
-static void test_devicemanager_standin_plugin(void **state) {
+static void test_devicemanager_standin_plugin(void **state)
+{
         ncm_devmgr *m = new_manager(NULL, 0, NULL);
         ncm_devmgr_device d[] = {{"gpu1", "Healthy", false, NULL, 0},
                                  {"gpu0", "Healthy", false, NULL, 0}};
@@ -1546,7 +1592,8 @@ static void test_devicemanager_standin_plugin(void **state) {
 
 /* ---- the simulator's devices section ---- */
 
-static void test_devicemanager_scenario_devices(void **state) {
+static void test_devicemanager_scenario_devices(void **state)
+{
         static const int numa2[] = {0, 1};
         static const struct {
                 const char *json, *msg;
@@ -1608,7 +1655,8 @@ static void test_devicemanager_scenario_devices(void **state) {
 
 /* ---- the pod model ---- */
 
-static void test_devicemanager_pod_model(void **state) {
+static void test_devicemanager_pod_model(void **state)
+{
         static const int numa2[] = {0, 1};
         const char *yaml = "metadata: {uid: p1, name: web}\n"
                            "spec:\n"
@@ -1686,7 +1734,8 @@ static void test_devicemanager_pod_model(void **state) {
 
 static uint64_t rnd_state;
 
-static uint32_t rnd(uint32_t n) {
+static uint32_t rnd(uint32_t n)
+{
         rnd_state ^= rnd_state << 13;
         rnd_state ^= rnd_state >> 7;
         rnd_state ^= rnd_state << 17;
@@ -1702,7 +1751,8 @@ typedef struct prop_pod {
 /* Every device is held by one pod at most, and within a pod by one container at most, except
  * the devices of regular init containers, which later containers of the same pod reuse. */
 static void check_exclusive(const ncm_devmgr *m, const char *res, const prop_pod *pods_,
-                            size_t n_pods) {
+                            size_t n_pods)
+{
         ncm_devmgr_checkpoint *cp = NULL;
         ncm_error err = NCM_ERROR_INIT;
         char **use = NULL;
@@ -1764,7 +1814,8 @@ static void check_exclusive(const ncm_devmgr *m, const char *res, const prop_pod
         ncm_devmgr_checkpoint_free(cp);
 }
 
-static void test_devicemanager_properties(void **state) {
+static void test_devicemanager_properties(void **state)
+{
         static const char *const res[] = {"example.com/a", "example.com/b"};
         static const char *const pref[] = {"d3", "d0", "d7"};
         static const int numa[] = {0, 1, 2, 3};
@@ -1873,7 +1924,8 @@ static void test_devicemanager_properties(void **state) {
         assert_true(successes > 1000);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_devicemanager_resource_names),
                         cmocka_unit_test(test_devicemanager_capacity_allocatable),

@@ -68,11 +68,11 @@ static void test_error_exit_status(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_error_set_returns_negative_code),
-                cmocka_unit_test(test_error_errno_appends_strerror),
-                cmocka_unit_test(test_error_prefix),
-                cmocka_unit_test(test_error_truncation_is_marked),
-                cmocka_unit_test(test_error_exit_status),
+                        cmocka_unit_test(test_error_set_returns_negative_code),
+                        cmocka_unit_test(test_error_errno_appends_strerror),
+                        cmocka_unit_test(test_error_prefix),
+                        cmocka_unit_test(test_error_truncation_is_marked),
+                        cmocka_unit_test(test_error_exit_status),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

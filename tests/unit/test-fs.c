@@ -168,13 +168,16 @@ static void test_fs_open_root_errors(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_fs_read_single, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_fs_paths_cannot_escape_root, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_fs_read_all, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_fs_write_atomic, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_fs_write_existing_only, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_fs_mkdir_rmdir_unlink, setup, teardown),
-                cmocka_unit_test(test_fs_open_root_errors),
+                        cmocka_unit_test_setup_teardown(test_fs_read_single, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_paths_cannot_escape_root, setup,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_read_all, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_write_atomic, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_write_existing_only, setup,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_mkdir_rmdir_unlink, setup,
+                                                        teardown),
+                        cmocka_unit_test(test_fs_open_root_errors),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

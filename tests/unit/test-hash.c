@@ -53,8 +53,7 @@ static void test_hash_base64_round_trip(void **state)
 
 static void test_hash_base64_decode_rules(void **state)
 {
-        static const char *const bad[] = {"Zg", "Zg=", "Z===", "Zg==Zg==", "Zm9v!", "=Zg=",
-                                          "Zm=v"};
+        static const char *const bad[] = {"Zg", "Zg=", "Z===", "Zg==Zg==", "Zm9v!", "=Zg=", "Zm=v"};
         unsigned char *out = NULL;
         size_t n = 0, off = 0;
         (void)state;
@@ -72,9 +71,9 @@ static void test_hash_base64_decode_rules(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_hash_fnv1a32_vectors),
-                cmocka_unit_test(test_hash_base64_round_trip),
-                cmocka_unit_test(test_hash_base64_decode_rules),
+                        cmocka_unit_test(test_hash_fnv1a32_vectors),
+                        cmocka_unit_test(test_hash_base64_round_trip),
+                        cmocka_unit_test(test_hash_base64_decode_rules),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

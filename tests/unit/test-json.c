@@ -121,8 +121,7 @@ static void test_yaml_scalars_typed_like_go_yaml(void **state)
         assert_int_equal(json_object_get_int64(ncm__json_get(o, "k")), 1000);
         assert_true(json_object_is_type(ncm__json_get(o, "l"), json_type_string));
         assert_int_equal(json_object_array_length(ncm__json_get(o, "m")), 2);
-        assert_string_equal(json_object_get_string(ncm__json_get(ncm__json_get(o, "n"), "x")),
-                            "z");
+        assert_string_equal(json_object_get_string(ncm__json_get(ncm__json_get(o, "n"), "x")), "z");
 }
 
 static void test_yaml_rejects_aliases_and_multiple_documents(void **state)
@@ -162,13 +161,11 @@ static void test_json_typed_accessors_name_the_path(void **state)
         (void)state;
         assert_int_equal(ncm__json_int(ncm__json_get(o, "n"), "n", 0, 10, &v, NULL), 0);
         assert_int_equal(v, 3);
-        assert_int_equal(ncm__json_int(ncm__json_get(o, "f"), "spec.f", 0, 10, &v, &err),
-                         -EINVAL);
+        assert_int_equal(ncm__json_int(ncm__json_get(o, "f"), "spec.f", 0, 10, &v, &err), -EINVAL);
         assert_string_equal(err.msg, "spec.f: expected an integer, got 2.5");
         assert_int_equal(ncm__json_int(ncm__json_get(o, "s"), "s", 0, 10, &v, &err), -EINVAL);
         assert_string_equal(err.msg, "s: expected an integer, got string");
-        assert_int_equal(ncm__json_int(ncm__json_get(o, "big"), "big", 0, 8191, &v, &err),
-                         -ERANGE);
+        assert_int_equal(ncm__json_int(ncm__json_get(o, "big"), "big", 0, 8191, &v, &err), -ERANGE);
         assert_string_equal(err.msg, "big: 99999999999 is out of range [0, 8191]");
         assert_int_equal(ncm__json_expect(ncm__json_get(o, "s"), json_type_object, "x.s", &err),
                          -EINVAL);
@@ -188,15 +185,15 @@ static void test_json_load_file_reports_missing_file(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_json_strict_errors_name_position),
-                cmocka_unit_test(test_json_top_level_literals),
-                cmocka_unit_test(test_json_depth_is_bounded),
-                cmocka_unit_test(test_yaml_scalars_typed_like_go_yaml),
-                cmocka_unit_test(test_yaml_rejects_aliases_and_multiple_documents),
-                cmocka_unit_test(test_yaml_empty_document_is_null),
-                cmocka_unit_test(test_json_get_ci_matches_like_go),
-                cmocka_unit_test(test_json_typed_accessors_name_the_path),
-                cmocka_unit_test(test_json_load_file_reports_missing_file),
+                        cmocka_unit_test(test_json_strict_errors_name_position),
+                        cmocka_unit_test(test_json_top_level_literals),
+                        cmocka_unit_test(test_json_depth_is_bounded),
+                        cmocka_unit_test(test_yaml_scalars_typed_like_go_yaml),
+                        cmocka_unit_test(test_yaml_rejects_aliases_and_multiple_documents),
+                        cmocka_unit_test(test_yaml_empty_document_is_null),
+                        cmocka_unit_test(test_json_get_ci_matches_like_go),
+                        cmocka_unit_test(test_json_typed_accessors_name_the_path),
+                        cmocka_unit_test(test_json_load_file_reports_missing_file),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

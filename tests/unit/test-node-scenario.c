@@ -13,11 +13,13 @@
 #include <nodecm/node.h>
 #include "testutil.h"
 
-static int parse(const char *text, unsigned flags, ncm_scenario **ret, ncm_error *err) {
+static int parse(const char *text, unsigned flags, ncm_scenario **ret, ncm_error *err)
+{
         return ncm_scenario_parse(text, strlen(text), "s.yaml", NULL, flags, ret, err);
 }
 
-static ncm_scenario *parse_ok(const char *text) {
+static ncm_scenario *parse_ok(const char *text)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_scenario *s = NULL;
         if (parse(text, 0, &s, &err) < 0)
@@ -82,7 +84,8 @@ static const bad_case bad_cases[] = {
                 {"node: {topology: {cpus: []}}", 0, NULL /* the topology module's text */},
 };
 
-static void test_scenario_errors(void **state) {
+static void test_scenario_errors(void **state)
+{
         for (size_t i = 0; i < NCM_ELEMENTSOF(bad_cases); i++) {
                 ncm_error err = NCM_ERROR_INIT;
                 ncm_scenario *s = NULL;
@@ -97,7 +100,8 @@ static void test_scenario_errors(void **state) {
         }
 }
 
-static void test_scenario_files(void **state) {
+static void test_scenario_files(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_scenario *s = NULL;
         char *path = tu_data_path("../../examples/restart-checkpoint.yaml");
@@ -138,7 +142,8 @@ static void test_scenario_files(void **state) {
 }
 
 /* Every JSON line parses; the state line is the node's state; steps are numbered. */
-static void test_simulate_json_lines(void **state) {
+static void test_simulate_json_lines(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_scenario *s = NULL;
         char *path = tu_data_path("../../examples/web-db.yaml");
@@ -179,7 +184,8 @@ static void test_simulate_json_lines(void **state) {
         free(path);
 }
 
-static void test_simulate_stops(void **state) {
+static void test_simulate_stops(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
         ncm_scenario *s;
@@ -217,7 +223,8 @@ static void test_simulate_stops(void **state) {
 }
 
 /* A YAML state with unquoted numbers reads as the strings the kubelet's file would hold. */
-static void test_simulate_state_numbers(void **state) {
+static void test_simulate_state_numbers(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_simulate_options o = {.json = true};
         ncm_buf out = NCM_BUF_INIT;
@@ -235,7 +242,8 @@ static void test_simulate_state_numbers(void **state) {
         ncm_scenario_free(s);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_scenario_errors),
                         cmocka_unit_test(test_scenario_files),

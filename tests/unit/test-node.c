@@ -29,7 +29,8 @@ typedef struct fx {
         ncm_node *n;
 } fx;
 
-static ncm_topo *load_topo(const char *spec) {
+static ncm_topo *load_topo(const char *spec)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_topo *t = NULL;
         int r;
@@ -52,7 +53,8 @@ static ncm_topo *load_topo(const char *spec) {
 }
 
 /* Build a node; returns the error code (0 on success) with ERR filled. */
-static int fx_try(fx *f, const char *topo, const char *kubelet, const char *state, ncm_error *err) {
+static int fx_try(fx *f, const char *topo, const char *kubelet, const char *state, ncm_error *err)
+{
         ncm_node_options o = {0};
         int r;
 
@@ -70,13 +72,15 @@ static int fx_try(fx *f, const char *topo, const char *kubelet, const char *stat
         return ncm_node_new(f->t, f->cfg, &o, &f->n, err);
 }
 
-static void fx_new(fx *f, const char *topo, const char *kubelet, const char *state) {
+static void fx_new(fx *f, const char *topo, const char *kubelet, const char *state)
+{
         ncm_error err = NCM_ERROR_INIT;
         if (fx_try(f, topo, kubelet, state, &err) < 0)
                 fail_msg("node: %s", err.msg);
 }
 
-static void fx_done(fx *f) {
+static void fx_done(fx *f)
+{
         ncm_node_free(f->n);
         ncm_node_config_free(f->cfg);
         ncm_topo_free(f->t);
@@ -91,7 +95,8 @@ typedef struct ctr {
         bool sidecar;
 } ctr;
 
-static void put_ctrs(ncm_buf *b, const ctr *c) {
+static void put_ctrs(ncm_buf *b, const ctr *c)
+{
         for (size_t i = 0; c && c[i].name; i++) {
                 ncm_buf_printf(b, "%s{\"name\": \"%s\"%s", i ? ", " : "", c[i].name,
                                c[i].sidecar ? ", \"restartPolicy\": \"Always\"" : "");
@@ -105,7 +110,8 @@ static void put_ctrs(ncm_buf *b, const ctr *c) {
         }
 }
 
-static ncm_pod *pod_of(const char *uid, const ctr *init, const ctr *app) {
+static ncm_pod *pod_of(const char *uid, const ctr *init, const ctr *app)
+{
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *p = NULL;
@@ -123,13 +129,15 @@ static ncm_pod *pod_of(const char *uid, const ctr *init, const ctr *app) {
         return p;
 }
 
-static ncm_pod *simple_pod(const char *uid, const char *cpu) {
+static ncm_pod *simple_pod(const char *uid, const char *cpu)
+{
         ctr app[] = {{"c", cpu, cpu, false}, {NULL, NULL, NULL, false}};
         return pod_of(uid, NULL, app);
 }
 
 /* Admit POD (freed), return the admission. */
-static ncm_node_admission *admit(fx *f, ncm_pod *pod, unsigned flags) {
+static ncm_node_admission *admit(fx *f, ncm_pod *pod, unsigned flags)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_node_admission *a = NULL;
         if (ncm_node_admit(f->n, pod, flags, &a, &err) < 0)
@@ -138,7 +146,8 @@ static ncm_node_admission *admit(fx *f, ncm_pod *pod, unsigned flags) {
         return a;
 }
 
-static void expect_admitted(fx *f, ncm_pod *pod, const char *const *cpus) {
+static void expect_admitted(fx *f, ncm_pod *pod, const char *const *cpus)
+{
         ncm_node_admission *a = admit(f, pod, 0);
         if (!a->admitted)
                 fail_msg("refused: %s: %s", a->reason, a->message);
@@ -149,7 +158,8 @@ static void expect_admitted(fx *f, ncm_pod *pod, const char *const *cpus) {
         ncm_node_admission_free(a);
 }
 
-static void expect_refused(fx *f, ncm_pod *pod, const char *reason, const char *message) {
+static void expect_refused(fx *f, ncm_pod *pod, const char *reason, const char *message)
+{
         ncm_node_admission *a = admit(f, pod, 0);
         assert_false(a->admitted);
         assert_string_equal(a->reason, reason);
@@ -158,7 +168,8 @@ static void expect_refused(fx *f, ncm_pod *pod, const char *reason, const char *
         ncm_node_admission_free(a);
 }
 
-static void expect_entry(fx *f, const char *pod, const char *c, const char *cpus) {
+static void expect_entry(fx *f, const char *pod, const char *c, const char *cpus)
+{
         const ncm_cpuset *s = ncm_cpu_state_get(ncm_node_cpu_state(f->n), pod, c);
         if (!cpus) {
                 assert_null(s);
@@ -168,7 +179,8 @@ static void expect_entry(fx *f, const char *pod, const char *c, const char *cpus
         tu_assert_cpuset(s, cpus);
 }
 
-static void expect_default(fx *f, const char *cpus) {
+static void expect_default(fx *f, const char *cpus)
+{
         tu_assert_cpuset(ncm_cpu_state_default(ncm_node_cpu_state(f->n)), cpus);
 }
 
@@ -357,7 +369,8 @@ static const cfg_case cfg_cases[] = {
                 {"[]", "node.kubelet: expected object, got array", EINVAL},
 };
 
-static void test_node_config_errors(void **state) {
+static void test_node_config_errors(void **state)
+{
         for (size_t i = 0; i < NCM_ELEMENTSOF(cfg_cases); i++) {
                 const cfg_case *c = &cfg_cases[i];
                 ncm_error err = NCM_ERROR_INIT;
@@ -379,7 +392,8 @@ static void test_node_config_errors(void **state) {
         }
 }
 
-static void test_node_config_defaults(void **state) {
+static void test_node_config_defaults(void **state)
+{
         fx f;
         fx_new(&f, TWO_NUMA, "{}", NULL);
         assert_string_equal(ncm_node_config_cpu_policy(f.cfg), "none");
@@ -393,7 +407,8 @@ static void test_node_config_defaults(void **state) {
 }
 
 /* TestCPUManagerGenerate: the static policy reserves ceil(kube+system cpu) CPUs. */
-static void test_node_generate_static(void **state) {
+static void test_node_generate_static(void **state)
+{
         fx f;
         fx_new(&f, "single-socket-ht",
                "{\"cpuManagerPolicy\": \"static\", \"systemReserved\": {\"cpu\": \"3\"}}", NULL);
@@ -421,7 +436,8 @@ static void test_node_generate_static(void **state) {
 }
 
 /* TestCPUManagerAddWithResvList */
-static void test_node_add_with_resv_list(void **state) {
+static void test_node_add_with_resv_list(void **state)
+{
         const char *want[] = {"1-2", NULL};
         fx f;
         fx_new(&f, TOPO_4CPU, "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\"}",
@@ -433,7 +449,8 @@ static void test_node_add_with_resv_list(void **state) {
 }
 
 /* TestCPUManagerGetAllocatableCPUs */
-static void test_node_allocatable(void **state) {
+static void test_node_allocatable(void **state)
+{
         ncm_autoptr(ncm_cpuset) s = ncm_cpuset_new();
         fx f;
 
@@ -520,7 +537,8 @@ static const init_case init_cases[] = {
                  "0,3-4,7"},
 };
 
-static void test_node_add_with_init_containers(void **state) {
+static void test_node_add_with_init_containers(void **state)
+{
         for (size_t i = 0; i < NCM_ELEMENTSOF(init_cases); i++) {
                 const init_case *c = &init_cases[i];
                 ncm_node_admission *a;
@@ -552,7 +570,8 @@ static void test_node_add_with_init_containers(void **state) {
  * The topology manager with the real CPU provider
  */
 
-static const char *kubelet_tm(const char *policy, const char *scope, char *buf, size_t n) {
+static const char *kubelet_tm(const char *policy, const char *scope, char *buf, size_t n)
+{
         snprintf(buf, n,
                  "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0-1\", "
                  "\"topologyManagerPolicy\": \"%s\", \"topologyManagerScope\": \"%s\"}",
@@ -561,13 +580,15 @@ static const char *kubelet_tm(const char *policy, const char *scope, char *buf, 
 }
 
 /* NUMA 0 = 0-7 (0-1 reserved), NUMA 1 = 8-15. After 4+4: NUMA 0 has 6,7 free, NUMA 1 12-15. */
-static void fill_4_4(fx *f) {
+static void fill_4_4(fx *f)
+{
         const char *a[] = {"2-5", NULL}, *b[] = {"8-11", NULL};
         expect_admitted(f, simple_pod("a", "4"), a);
         expect_admitted(f, simple_pod("b", "4"), b);
 }
 
-static void test_node_tm_policies(void **state) {
+static void test_node_tm_policies(void **state)
+{
         char buf[256];
         fx f;
 
@@ -621,7 +642,8 @@ static void test_node_tm_policies(void **state) {
         fx_done(&f);
 }
 
-static void test_node_tm_scopes(void **state) {
+static void test_node_tm_scopes(void **state)
+{
         ctr app[] = {{"left", "4", "4", false},
                      {"right", "4", "4", false},
                      {NULL, NULL, NULL, false}};
@@ -657,7 +679,8 @@ static void test_node_tm_scopes(void **state) {
         fx_done(&f);
 }
 
-static void test_node_admission_errors(void **state) {
+static void test_node_admission_errors(void **state)
+{
         fx f;
 
         fx_new(&f, "single-socket-ht",
@@ -684,7 +707,8 @@ static void test_node_admission_errors(void **state) {
  * Transactions
  */
 
-static void test_node_rollback(void **state) {
+static void test_node_rollback(void **state)
+{
         char buf[256];
         ncm_cpu_state *before;
         fx f;
@@ -731,7 +755,8 @@ static void test_node_rollback(void **state) {
  * later containers; a refused pod Q made the policy forget them; the rollback gives them back,
  * which P's hints show (every reusable CPU must lie in a hint's NUMA nodes).
  */
-static void test_node_rollback_reuse(void **state) {
+static void test_node_rollback_reuse(void **state)
+{
         ctr p_init[] = {{"i", "4", "4", false}, {NULL, NULL, NULL, false}};
         ctr p_app[] = {{"a", "2", "2", false}, {NULL, NULL, NULL, false}};
         ctr q_init[] = {{"j", "2", "2", false}, {NULL, NULL, NULL, false}};
@@ -774,7 +799,8 @@ static void test_node_rollback_reuse(void **state) {
  * Removal, restart, state directory, explanations
  */
 
-static void test_node_remove(void **state) {
+static void test_node_remove(void **state)
+{
         ctr init[] = {{"i", "4", "4", false}, {NULL, NULL, NULL, false}};
         ctr app[] = {{"a", "2", "2", false}, {NULL, NULL, NULL, false}};
         ncm_autoptr(ncm_cpuset) rel = ncm_cpuset_new();
@@ -808,7 +834,8 @@ static void test_node_remove(void **state) {
         fx_done(&f);
 }
 
-static void test_node_restart(void **state) {
+static void test_node_restart(void **state)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_node_config *none = NULL, *resv = NULL;
         ncm_cpu_state *before;
@@ -864,7 +891,8 @@ static void test_node_restart(void **state) {
 }
 
 /* States the kubelet refuses at start-up: exit status 1, kubelet's texts. */
-static void test_node_start_state(void **state) {
+static void test_node_start_state(void **state)
+{
         static const struct {
                 const char *state;
                 const char *message;
@@ -915,7 +943,8 @@ static void test_node_start_state(void **state) {
         }
 }
 
-static void test_node_state_dir(void **state) {
+static void test_node_state_dir(void **state)
+{
         char *dir = tu_mkdtemp();
         ncm_node_options o = {0};
         ncm_error err = NCM_ERROR_INIT;
@@ -953,7 +982,8 @@ static void test_node_state_dir(void **state) {
         free(dir);
 }
 
-static void test_node_explain(void **state) {
+static void test_node_explain(void **state)
+{
         char buf[256];
         ncm_node_admission *a;
         fx f;
@@ -1010,7 +1040,8 @@ static void test_node_explain(void **state) {
         "{\"id\": \"gpu2\", \"numa\": [1]}, {\"id\": \"gpu3\", \"numa\": [1], \"health\": "        \
         "\"Unhealthy\"}]}"
 
-static ncm_pod *gpu_pod(const char *uid, const char *cpu, int gpus) {
+static ncm_pod *gpu_pod(const char *uid, const char *cpu, int gpus)
+{
         char text[512];
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *p = NULL;
@@ -1024,7 +1055,8 @@ static ncm_pod *gpu_pod(const char *uid, const char *cpu, int gpus) {
         return p;
 }
 
-static void expect_devices(const ncm_node_admission *a, size_t at, const char *ids) {
+static void expect_devices(const ncm_node_admission *a, size_t at, const char *ids)
+{
         ncm_buf b = NCM_BUF_INIT;
         const ncm_node_container_result *c = &a->containers[at];
         for (size_t i = 0; i < c->n_devices; i++)
@@ -1034,7 +1066,8 @@ static void expect_devices(const ncm_node_admission *a, size_t at, const char *i
         ncm_buf_done(&b);
 }
 
-static void fx_new_devices(fx *f, const char *kubelet, const char *state_dir) {
+static void fx_new_devices(fx *f, const char *kubelet, const char *state_dir)
+{
         ncm_error err = NCM_ERROR_INIT;
         ncm_node_options o = {.devices = GPUS, .devices_len = strlen(GPUS), .state_dir = state_dir};
         *f = (fx){0};
@@ -1045,7 +1078,8 @@ static void fx_new_devices(fx *f, const char *kubelet, const char *state_dir) {
 }
 
 /* Devices and CPUs aligned by single-numa-node; the device manager's hints come first. */
-static void test_node_devices_aligned(void **state) {
+static void test_node_devices_aligned(void **state)
+{
         char buf[256];
         ncm_node_admission *a;
         fx f;
@@ -1092,7 +1126,8 @@ static void test_node_devices_aligned(void **state) {
 
 /* A refused pod gives its devices back; the checkpoint file ends as it began; restarts keep
  * the assignments. */
-static void test_node_devices_rollback_restart(void **state) {
+static void test_node_devices_rollback_restart(void **state)
+{
         char *dir = tu_mkdtemp();
         char path[512], buf[256];
         char *before = NULL, *after = NULL;
@@ -1151,7 +1186,8 @@ static void test_node_devices_rollback_restart(void **state) {
         fx_done(&f);
 }
 
-int main(void) {
+int main(void)
+{
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_node_config_errors),
                         cmocka_unit_test(test_node_config_defaults),

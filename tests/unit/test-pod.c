@@ -207,100 +207,108 @@ struct qos_case {
         ncm_qos_class expect;
 };
 
-
 static const struct qos_case qos_table[] = {
-        {"guaranteed",
-         {.app = {{"guaranteed", "cpu=100m,memory=100Mi", "cpu=100m,memory=100Mi", false}}},
-         NCM_QOS_GUARANTEED},
-        {"guaranteed-guaranteed",
-         {.app = {{"g1", "cpu=100m,memory=100Mi", "cpu=100m,memory=100Mi", false},
-                  {"g2", "cpu=100m,memory=100Mi", "cpu=100m,memory=100Mi", false}}},
-         NCM_QOS_GUARANTEED},
-        {"best-effort-best-effort", {.app = {{"b1", "", "", false}, {"b2", "", "", false}}},
-         NCM_QOS_BEST_EFFORT},
-        {"best-effort", {.app = {{"b", "", "", false}}}, NCM_QOS_BEST_EFFORT},
-        {"best-effort-burstable", {.app = {{"b", "", "", false}, {"burstable", "cpu=1", "cpu=2", false}}},
-         NCM_QOS_BURSTABLE},
-        {"best-effort-guaranteed",
-         {.app = {{"b", "", "", false}, {"g", "cpu=10m,memory=100Mi", "cpu=10m,memory=100Mi", false}}},
-         NCM_QOS_BURSTABLE},
-        {"burstable-cpu-guaranteed-memory", {.app = {{"b", "memory=100Mi", "memory=100Mi", false}}},
-         NCM_QOS_BURSTABLE},
-        {"burstable-no-limits", {.app = {{"b", "cpu=100m,memory=100Mi", "", false}}},
-         NCM_QOS_BURSTABLE},
-        {"burstable-guaranteed",
-         {.app = {{"b", "cpu=1,memory=100Mi", "cpu=2,memory=100Mi", false},
-                  {"g", "cpu=100m,memory=100Mi", "cpu=100m,memory=100Mi", false}}},
-         NCM_QOS_BURSTABLE},
-        {"burstable-unbounded-but-requests-match-limits",
-         {.app = {{"b", "cpu=100m,memory=100Mi", "cpu=200m,memory=200Mi", false},
-                  {"u", "cpu=100m,memory=100Mi", "", false}}},
-         NCM_QOS_BURSTABLE},
-        {"burstable-1", {.app = {{"b", "cpu=10m,memory=100Mi", "cpu=100m,memory=200Mi", false}}},
-         NCM_QOS_BURSTABLE},
-        {"burstable-2", {.app = {{"b", "cpu=0,memory=0", "cpu=100m,memory=200Mi", false}}},
-         NCM_QOS_BURSTABLE},
-        {"best-effort-hugepages",
-         {.app = {{"b", "cpu=0,memory=0,hugepages-2Mi=1Gi", "cpu=0,memory=0,hugepages-2Mi=1Gi", false}}},
-         NCM_QOS_BEST_EFFORT},
-        {"init-container",
-         {.init = {{"burstable", "cpu=10m,memory=100Mi", "cpu=100m,memory=200Mi", false}},
-          .app = {{"b", "", "", false}}},
-         NCM_QOS_BURSTABLE},
-        {"guaranteed-with-pod-level-resources",
-         {.app = {{"b", "", "", false}},
-          .pod_level = true,
-          .pod_req = "cpu=10m,memory=100Mi",
-          .pod_lim = "cpu=10m,memory=100Mi"},
-         NCM_QOS_GUARANTEED},
-        {"guaranteed-with-pod-and-container-level-resources",
-         {.app = {{"b", "cpu=3m,memory=10Mi", "cpu=5m,memory=20Mi", false}},
-          .pod_level = true,
-          .pod_req = "cpu=10m,memory=100Mi",
-          .pod_lim = "cpu=10m,memory=100Mi"},
-         NCM_QOS_GUARANTEED},
-        {"burstable-with-pod-level-resources",
-         {.app = {{"b", "", "", false}},
-          .pod_level = true,
-          .pod_req = "cpu=10m,memory=10Mi",
-          .pod_lim = "cpu=20m,memory=50Mi"},
-         NCM_QOS_BURSTABLE},
-        {"burstable-with-pod-and-container-level-resources",
-         {.app = {{"b", "cpu=5m,memory=10Mi", "cpu=5m,memory=10Mi", false}},
-          .pod_level = true,
-          .pod_req = "cpu=10m,memory=10Mi",
-          .pod_lim = "cpu=20m,memory=50Mi"},
-         NCM_QOS_BURSTABLE},
-        {"burstable-with-pod-and-container-level-requests",
-         {.app = {{"b", "cpu=5m,memory=10Mi", "", false}},
-          .pod_level = true,
-          .pod_req = "cpu=10m,memory=10Mi",
-          .pod_lim = ""},
-         NCM_QOS_BURSTABLE},
-        {"burstable-with-pod-and-container-level-resources-2",
-         {.app = {{"b", "cpu=5m,memory=10Mi", "", false},
-                  {"g", "cpu=5m,memory=10Mi", "cpu=5m,memory=10Mi", false}},
-          .pod_level = true,
-          .pod_req = "cpu=10m,memory=10Mi",
-          .pod_lim = "cpu=5m"},
-         NCM_QOS_BURSTABLE},
-        /* beyond the Go table */
-        {"sidecar-best-effort-app-guaranteed",
-         {.init = {{"s", "", "", true}},
-          .app = {{"g", "cpu=1,memory=1Gi", "cpu=1,memory=1Gi", false}}},
-         NCM_QOS_BURSTABLE},
-        {"all-guaranteed-with-init",
-         {.init = {{"i", "cpu=1,memory=1Gi", "cpu=1,memory=1Gi", false}},
-          .app = {{"g", "cpu=2,memory=1Gi", "cpu=2,memory=1Gi", false}}},
-         NCM_QOS_GUARANTEED},
-        {"only-extended-resources", {.app = {{"e", "example.com/gpu=1", "example.com/gpu=1", false}}},
-         NCM_QOS_BEST_EFFORT},
-        {"equal-values-other-units",
-         {.app = {{"g", "cpu=1000m,memory=1Gi", "cpu=1,memory=1024Mi", false}}},
-         NCM_QOS_GUARANTEED},
-        {"pod-level-empty-block-wins",
-         {.app = {{"g", "cpu=1,memory=1Gi", "cpu=1,memory=1Gi", false}}, .pod_level = true},
-         NCM_QOS_BEST_EFFORT},
+                {"guaranteed",
+                 {.app = {{"guaranteed", "cpu=100m,memory=100Mi", "cpu=100m,memory=100Mi", false}}},
+                 NCM_QOS_GUARANTEED},
+                {"guaranteed-guaranteed",
+                 {.app = {{"g1", "cpu=100m,memory=100Mi", "cpu=100m,memory=100Mi", false},
+                          {"g2", "cpu=100m,memory=100Mi", "cpu=100m,memory=100Mi", false}}},
+                 NCM_QOS_GUARANTEED},
+                {"best-effort-best-effort",
+                 {.app = {{"b1", "", "", false}, {"b2", "", "", false}}},
+                 NCM_QOS_BEST_EFFORT},
+                {"best-effort", {.app = {{"b", "", "", false}}}, NCM_QOS_BEST_EFFORT},
+                {"best-effort-burstable",
+                 {.app = {{"b", "", "", false}, {"burstable", "cpu=1", "cpu=2", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"best-effort-guaranteed",
+                 {.app = {{"b", "", "", false},
+                          {"g", "cpu=10m,memory=100Mi", "cpu=10m,memory=100Mi", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-cpu-guaranteed-memory",
+                 {.app = {{"b", "memory=100Mi", "memory=100Mi", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-no-limits",
+                 {.app = {{"b", "cpu=100m,memory=100Mi", "", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-guaranteed",
+                 {.app = {{"b", "cpu=1,memory=100Mi", "cpu=2,memory=100Mi", false},
+                          {"g", "cpu=100m,memory=100Mi", "cpu=100m,memory=100Mi", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-unbounded-but-requests-match-limits",
+                 {.app = {{"b", "cpu=100m,memory=100Mi", "cpu=200m,memory=200Mi", false},
+                          {"u", "cpu=100m,memory=100Mi", "", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-1",
+                 {.app = {{"b", "cpu=10m,memory=100Mi", "cpu=100m,memory=200Mi", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-2",
+                 {.app = {{"b", "cpu=0,memory=0", "cpu=100m,memory=200Mi", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"best-effort-hugepages",
+                 {.app = {{"b", "cpu=0,memory=0,hugepages-2Mi=1Gi",
+                           "cpu=0,memory=0,hugepages-2Mi=1Gi", false}}},
+                 NCM_QOS_BEST_EFFORT},
+                {"init-container",
+                 {.init = {{"burstable", "cpu=10m,memory=100Mi", "cpu=100m,memory=200Mi", false}},
+                  .app = {{"b", "", "", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"guaranteed-with-pod-level-resources",
+                 {.app = {{"b", "", "", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=10m,memory=100Mi",
+                  .pod_lim = "cpu=10m,memory=100Mi"},
+                 NCM_QOS_GUARANTEED},
+                {"guaranteed-with-pod-and-container-level-resources",
+                 {.app = {{"b", "cpu=3m,memory=10Mi", "cpu=5m,memory=20Mi", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=10m,memory=100Mi",
+                  .pod_lim = "cpu=10m,memory=100Mi"},
+                 NCM_QOS_GUARANTEED},
+                {"burstable-with-pod-level-resources",
+                 {.app = {{"b", "", "", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=10m,memory=10Mi",
+                  .pod_lim = "cpu=20m,memory=50Mi"},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-with-pod-and-container-level-resources",
+                 {.app = {{"b", "cpu=5m,memory=10Mi", "cpu=5m,memory=10Mi", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=10m,memory=10Mi",
+                  .pod_lim = "cpu=20m,memory=50Mi"},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-with-pod-and-container-level-requests",
+                 {.app = {{"b", "cpu=5m,memory=10Mi", "", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=10m,memory=10Mi",
+                  .pod_lim = ""},
+                 NCM_QOS_BURSTABLE},
+                {"burstable-with-pod-and-container-level-resources-2",
+                 {.app = {{"b", "cpu=5m,memory=10Mi", "", false},
+                          {"g", "cpu=5m,memory=10Mi", "cpu=5m,memory=10Mi", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=10m,memory=10Mi",
+                  .pod_lim = "cpu=5m"},
+                 NCM_QOS_BURSTABLE},
+                /* beyond the Go table */
+                {"sidecar-best-effort-app-guaranteed",
+                 {.init = {{"s", "", "", true}},
+                  .app = {{"g", "cpu=1,memory=1Gi", "cpu=1,memory=1Gi", false}}},
+                 NCM_QOS_BURSTABLE},
+                {"all-guaranteed-with-init",
+                 {.init = {{"i", "cpu=1,memory=1Gi", "cpu=1,memory=1Gi", false}},
+                  .app = {{"g", "cpu=2,memory=1Gi", "cpu=2,memory=1Gi", false}}},
+                 NCM_QOS_GUARANTEED},
+                {"only-extended-resources",
+                 {.app = {{"e", "example.com/gpu=1", "example.com/gpu=1", false}}},
+                 NCM_QOS_BEST_EFFORT},
+                {"equal-values-other-units",
+                 {.app = {{"g", "cpu=1000m,memory=1Gi", "cpu=1,memory=1024Mi", false}}},
+                 NCM_QOS_GUARANTEED},
+                {"pod-level-empty-block-wins",
+                 {.app = {{"g", "cpu=1,memory=1Gi", "cpu=1,memory=1Gi", false}}, .pod_level = true},
+                 NCM_QOS_BEST_EFFORT},
 };
 
 static void test_pod_qos_table(void **state)
@@ -320,8 +328,8 @@ static void test_pod_qos_table_defaulted(void **state)
 {
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(qos_table); i++) {
-                if (strcmp(qos_table[i].name, "burstable-with-pod-and-container-level-resources-2") ==
-                    0)
+                if (strcmp(qos_table[i].name,
+                           "burstable-with-pod-and-container-level-resources-2") == 0)
                         continue;
                 ncm_autoptr(ncm_pod) pod = build(&qos_table[i].spec, 0);
                 if (pod->qos != qos_table[i].expect)
@@ -364,244 +372,269 @@ struct total_case {
 };
 
 static const struct total_case total_table[] = {
-        /* TestPodRequestsAndLimits */
-        {"just-limit-no-overhead", {.app = {{"foo", NULL, "cpu=9", false}}}, 0, "", "cpu=9"},
-        {"just-overhead", {.app = {{"foo", NULL, NULL, false}}, .overhead = "cpu=5,memory=5"}, 0,
-         "cpu=5,memory=5", ""},
-        {"req-and-overhead",
-         {.app = {{"foo", "cpu=1,memory=10", NULL, false}}, .overhead = "cpu=5,memory=5"},
-         0,
-         "cpu=6,memory=15",
-         ""},
-        {"all-req-lim-and-overhead",
-         {.app = {{"foo", "cpu=1,memory=10", "cpu=2,memory=12", false}}, .overhead = "cpu=5,memory=5"},
-         0,
-         "cpu=6,memory=15",
-         "cpu=7,memory=17"},
-        {"req-some-lim-and-overhead",
-         {.app = {{"foo", "cpu=1,memory=10", "cpu=2", false}}, .overhead = "cpu=5,memory=5"},
-         0,
-         "cpu=6,memory=15",
-         "cpu=7"},
-        /* TestPodRequestsAndLimitsWithoutOverhead */
-        {"two containers no overhead",
-         {.app = {{"foobar", "cpu=1,memory=5", "cpu=2,memory=10", false},
-                  {"foobar2", "cpu=4,memory=12", "cpu=8,memory=24", false}}},
-         NCM_POD_EXCLUDE_OVERHEAD,
-         "cpu=5,memory=17",
-         "cpu=10,memory=34"},
-        {"two containers with overhead excluded",
-         {.app = {{"foobar", "cpu=1,memory=5", "cpu=2,memory=10", false},
-                  {"foobar2", "cpu=4,memory=12", "cpu=8,memory=24", false}},
-          .overhead = "cpu=3,memory=8"},
-         NCM_POD_EXCLUDE_OVERHEAD,
-         "cpu=5,memory=17",
-         "cpu=10,memory=34"},
-        {"massive init",
-         {.init = {{"small-init", "cpu=1,memory=5", "cpu=1,memory=5", false},
-                   {"big-init", "cpu=40,memory=120", "cpu=80,memory=240", false}},
-          .app = {{"foobar", "cpu=1,memory=5", "cpu=2,memory=10", false},
-                  {"foobar2", "cpu=4,memory=12", "cpu=8,memory=24", false}},
-          .overhead = "cpu=3,memory=8"},
-         NCM_POD_EXCLUDE_OVERHEAD,
-         "cpu=40,memory=120",
-         "cpu=80,memory=240"},
-        /* TestPodResourceRequests */
-        {"larger init container", {.init = {{"i", "cpu=4", NULL, false}}, .app = {{"c", "cpu=1", NULL, false}}},
-         0, "cpu=4", NULL},
-        {"larger containers",
-         {.init = {{"i", "cpu=2", NULL, false}}, .app = {{"c1", "cpu=2", NULL, false}, {"c2", "cpu=3", NULL, false}}},
-         0,
-         "cpu=5",
-         NULL},
-        {"pod overhead excluded",
-         {.init = {{"i", "cpu=2", NULL, false}},
-          .app = {{"c1", "cpu=2", NULL, false}, {"c2", "cpu=3", NULL, false}},
-          .overhead = "cpu=1"},
-         NCM_POD_EXCLUDE_OVERHEAD,
-         "cpu=5",
-         NULL},
-        {"pod overhead included",
-         {.init = {{"i", "cpu=2", "cpu=2", false}},
-          .app = {{"c1", "cpu=2", NULL, false}, {"c2", "cpu=3", NULL, false}},
-          .overhead = "cpu=1,memory=1Gi"},
-         0,
-         "cpu=6,memory=1Gi",
-         "cpu=3"},
-        /* TestPodResourceLimits, sidecars */
-        {"restartable init container",
-         {.init = {{"restartable-init-1", NULL, "cpu=1", true}}, .app = {{"c", NULL, "cpu=1", false}}},
-         0,
-         NULL,
-         "cpu=2"},
-        {"multiple restartable init containers",
-         {.init = {{"init-1", NULL, "cpu=5", false},
-                   {"restartable-init-1", NULL, "cpu=1", true},
-                   {"restartable-init-2", NULL, "cpu=2", true},
-                   {"restartable-init-3", NULL, "cpu=3", true}},
-          .app = {{"c", NULL, "cpu=1", false}}},
-         0,
-         NULL,
-         "cpu=7"},
-        {"multiple restartable and regular init containers",
-         {.init = {{"init-1", NULL, "cpu=5", false},
-                   {"restartable-init-1", NULL, "cpu=1", true},
-                   {"restartable-init-2", NULL, "cpu=2", true},
-                   {"init-2", NULL, "cpu=5", false},
-                   {"restartable-init-3", NULL, "cpu=3", true}},
-          .app = {{"c", NULL, "cpu=1", false}}},
-         0,
-         NULL,
-         "cpu=8"},
-        {"restartable-init, init and regular",
-         {.init = {{"restartable-init-1", NULL, "cpu=10", true}, {"init-1", NULL, "cpu=200", false}},
-          .app = {{"c", NULL, "cpu=100", false}}},
-         0,
-         NULL,
-         "cpu=210"},
-        {"unlimited init container",
-         {.init = {{"i1", NULL, "cpu=2,memory=2Gi", false}, {"i2", NULL, NULL, false}},
-          .app = {{"c", NULL, "cpu=1,memory=1Gi", false}}},
-         0,
-         NULL,
-         "cpu=2,memory=2Gi"},
-        /* the same sidecar rules on requests */
-        {"sidecar requests",
-         {.init = {{"init-1", "cpu=5", NULL, false},
-                   {"restartable-init-1", "cpu=1", NULL, true},
-                   {"restartable-init-2", "cpu=2", NULL, true},
-                   {"init-2", "cpu=5", NULL, false},
-                   {"restartable-init-3", "cpu=3", NULL, true}},
-          .app = {{"c", "cpu=1", NULL, false}}},
-         0,
-         "cpu=8",
-         NULL},
-        /* TestPodLevelResourceRequests */
-        {"nil", {.app = {{"c", NULL, NULL, false}}}, 0, "", ""},
-        {"pod level memory, skip pod level",
-         {.app = {{"c", NULL, NULL, false}}, .pod_level = true, .pod_req = "memory=2Mi"},
-         NCM_POD_SKIP_POD_LEVEL,
-         "",
-         NULL},
-        {"pod level memory",
-         {.app = {{"c", NULL, NULL, false}}, .pod_level = true, .pod_req = "memory=2Mi"},
-         0,
-         "memory=2Mi",
-         NULL},
-        {"pod level memory and container level cpu",
-         {.app = {{"c", "cpu=2m", NULL, false}}, .pod_level = true, .pod_req = "memory=2Mi"},
-         0,
-         "memory=2Mi,cpu=2m",
-         NULL},
-        {"pod level unsupported resources at both levels",
-         {.app = {{"c", "storage=3Mi", NULL, false}}, .pod_level = true, .pod_req = "storage=2Mi"},
-         0,
-         "storage=3Mi",
-         NULL},
-        {"pod level unsupported resources at pod level",
-         {.app = {{"c", "memory=3Mi", NULL, false}}, .pod_level = true, .pod_req = "storage=2Mi"},
-         0,
-         "memory=3Mi",
-         NULL},
-        {"only container level",
-         {.app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
-         0,
-         "memory=3Mi,cpu=2m",
-         NULL},
-        {"both levels",
-         {.app = {{"c", "memory=3Mi,cpu=2m", NULL, false}},
-          .pod_level = true,
-          .pod_req = "memory=6Mi,cpu=8m"},
-         0,
-         "memory=6Mi,cpu=8m",
-         NULL},
-        {"container and init",
-         {.init = {{"i", "memory=5Mi,cpu=4m", NULL, false}}, .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
-         0,
-         "memory=5Mi,cpu=4m",
-         NULL},
-        {"container and init, skip pod level",
-         {.init = {{"i", "memory=5Mi,cpu=4m", NULL, false}}, .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
-         NCM_POD_SKIP_POD_LEVEL,
-         "memory=5Mi,cpu=4m",
-         NULL},
-        {"container and sidecar",
-         {.init = {{"s", "memory=5Mi,cpu=4m", NULL, true}},
-          .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
-         0,
-         "memory=8Mi,cpu=6m",
-         NULL},
-        {"container, sidecar and init",
-         {.init = {{"s", "memory=5Mi,cpu=4m", NULL, true}, {"i", "memory=6Mi,cpu=8m", NULL, false}},
-          .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
-         0,
-         "memory=11Mi,cpu=12m",
-         NULL},
-        {"pod level over container, sidecar and init",
-         {.init = {{"s", "memory=5Mi,cpu=4m", NULL, true}, {"i", "memory=6Mi,cpu=8m", NULL, false}},
-          .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}},
-          .pod_level = true,
-          .pod_req = "memory=15Mi,cpu=18m"},
-         0,
-         "memory=15Mi,cpu=18m",
-         NULL},
-        {"pod level hugepages, single size",
-         {.app = {{"c", NULL, NULL, false}},
-          .pod_level = true,
-          .pod_req = "memory=10Mi,hugepages-2Mi=2Mi",
-          .pod_lim = "hugepages-2Mi=2Mi"},
-         0,
-         "memory=10Mi,hugepages-2Mi=2Mi",
-         "hugepages-2Mi=2Mi"},
-        {"pod level hugepages, multiple sizes",
-         {.app = {{"c", NULL, NULL, false}},
-          .pod_level = true,
-          .pod_req = "cpu=1,hugepages-2Mi=2Mi,hugepages-1Gi=1Gi",
-          .pod_lim = "hugepages-2Mi=2Mi,hugepages-1Gi=1Gi"},
-         0,
-         "cpu=1,hugepages-2Mi=2Mi,hugepages-1Gi=1Gi",
-         NULL},
-        {"pod and container hugepages, single size",
-         {.app = {{"c", "hugepages-2Mi=6Mi", "hugepages-2Mi=6Mi", false}},
-          .pod_level = true,
-          .pod_req = "cpu=1,hugepages-2Mi=10Mi",
-          .pod_lim = "hugepages-2Mi=10Mi"},
-         0,
-         "cpu=1,hugepages-2Mi=10Mi",
-         "hugepages-2Mi=10Mi"},
-        {"pod and container hugepages, multiple sizes",
-         {.app = {{"c", "cpu=1,hugepages-1Gi=2Gi", "hugepages-1Gi=2Gi", false}},
-          .pod_level = true,
-          .pod_req = "cpu=1,hugepages-2Mi=10Mi,hugepages-1Gi=2Gi",
-          .pod_lim = "hugepages-2Mi=10Mi,hugepages-1Gi=2Gi"},
-         0,
-         "cpu=1,hugepages-2Mi=10Mi,hugepages-1Gi=2Gi",
-         NULL},
-        {"hugepage sizes split between pod and container",
-         {.app = {{"c", "memory=4Mi,hugepages-1Gi=1Gi", "hugepages-1Gi=1Gi", false}},
-          .pod_level = true,
-          .pod_req = "cpu=1,hugepages-2Mi=10Mi",
-          .pod_lim = "hugepages-2Mi=10Mi"},
-         0,
-         "cpu=1,memory=4Mi,hugepages-2Mi=10Mi,hugepages-1Gi=1Gi",
-         "hugepages-2Mi=10Mi,hugepages-1Gi=1Gi"},
-        /* pod-level limits replace the aggregate; overhead only raises non-zero limits */
-        {"pod level limits and overhead",
-         {.app = {{"c", "cpu=1", "cpu=2,memory=0", false}},
-          .pod_level = true,
-          .pod_req = "cpu=1",
-          .pod_lim = "cpu=4",
-          .overhead = "cpu=250m,memory=64Mi"},
-         0,
-         "cpu=1250m,memory=64Mi",
-         "cpu=4250m,memory=0"},
-        {"limits of unsupported resources only: no pod-level limits",
-         {.app = {{"c", NULL, "cpu=2", false}},
-          .pod_level = true,
-          .pod_lim = "ephemeral-storage=1Gi"},
-         0,
-         NULL,
-         "cpu=2"},
+                /* TestPodRequestsAndLimits */
+                {"just-limit-no-overhead",
+                 {.app = {{"foo", NULL, "cpu=9", false}}},
+                 0,
+                 "",
+                 "cpu=9"},
+                {"just-overhead",
+                 {.app = {{"foo", NULL, NULL, false}}, .overhead = "cpu=5,memory=5"},
+                 0,
+                 "cpu=5,memory=5",
+                 ""},
+                {"req-and-overhead",
+                 {.app = {{"foo", "cpu=1,memory=10", NULL, false}}, .overhead = "cpu=5,memory=5"},
+                 0,
+                 "cpu=6,memory=15",
+                 ""},
+                {"all-req-lim-and-overhead",
+                 {.app = {{"foo", "cpu=1,memory=10", "cpu=2,memory=12", false}},
+                  .overhead = "cpu=5,memory=5"},
+                 0,
+                 "cpu=6,memory=15",
+                 "cpu=7,memory=17"},
+                {"req-some-lim-and-overhead",
+                 {.app = {{"foo", "cpu=1,memory=10", "cpu=2", false}},
+                  .overhead = "cpu=5,memory=5"},
+                 0,
+                 "cpu=6,memory=15",
+                 "cpu=7"},
+                /* TestPodRequestsAndLimitsWithoutOverhead */
+                {"two containers no overhead",
+                 {.app = {{"foobar", "cpu=1,memory=5", "cpu=2,memory=10", false},
+                          {"foobar2", "cpu=4,memory=12", "cpu=8,memory=24", false}}},
+                 NCM_POD_EXCLUDE_OVERHEAD,
+                 "cpu=5,memory=17",
+                 "cpu=10,memory=34"},
+                {"two containers with overhead excluded",
+                 {.app = {{"foobar", "cpu=1,memory=5", "cpu=2,memory=10", false},
+                          {"foobar2", "cpu=4,memory=12", "cpu=8,memory=24", false}},
+                  .overhead = "cpu=3,memory=8"},
+                 NCM_POD_EXCLUDE_OVERHEAD,
+                 "cpu=5,memory=17",
+                 "cpu=10,memory=34"},
+                {"massive init",
+                 {.init = {{"small-init", "cpu=1,memory=5", "cpu=1,memory=5", false},
+                           {"big-init", "cpu=40,memory=120", "cpu=80,memory=240", false}},
+                  .app = {{"foobar", "cpu=1,memory=5", "cpu=2,memory=10", false},
+                          {"foobar2", "cpu=4,memory=12", "cpu=8,memory=24", false}},
+                  .overhead = "cpu=3,memory=8"},
+                 NCM_POD_EXCLUDE_OVERHEAD,
+                 "cpu=40,memory=120",
+                 "cpu=80,memory=240"},
+                /* TestPodResourceRequests */
+                {"larger init container",
+                 {.init = {{"i", "cpu=4", NULL, false}}, .app = {{"c", "cpu=1", NULL, false}}},
+                 0,
+                 "cpu=4",
+                 NULL},
+                {"larger containers",
+                 {.init = {{"i", "cpu=2", NULL, false}},
+                  .app = {{"c1", "cpu=2", NULL, false}, {"c2", "cpu=3", NULL, false}}},
+                 0,
+                 "cpu=5",
+                 NULL},
+                {"pod overhead excluded",
+                 {.init = {{"i", "cpu=2", NULL, false}},
+                  .app = {{"c1", "cpu=2", NULL, false}, {"c2", "cpu=3", NULL, false}},
+                  .overhead = "cpu=1"},
+                 NCM_POD_EXCLUDE_OVERHEAD,
+                 "cpu=5",
+                 NULL},
+                {"pod overhead included",
+                 {.init = {{"i", "cpu=2", "cpu=2", false}},
+                  .app = {{"c1", "cpu=2", NULL, false}, {"c2", "cpu=3", NULL, false}},
+                  .overhead = "cpu=1,memory=1Gi"},
+                 0,
+                 "cpu=6,memory=1Gi",
+                 "cpu=3"},
+                /* TestPodResourceLimits, sidecars */
+                {"restartable init container",
+                 {.init = {{"restartable-init-1", NULL, "cpu=1", true}},
+                  .app = {{"c", NULL, "cpu=1", false}}},
+                 0,
+                 NULL,
+                 "cpu=2"},
+                {"multiple restartable init containers",
+                 {.init = {{"init-1", NULL, "cpu=5", false},
+                           {"restartable-init-1", NULL, "cpu=1", true},
+                           {"restartable-init-2", NULL, "cpu=2", true},
+                           {"restartable-init-3", NULL, "cpu=3", true}},
+                  .app = {{"c", NULL, "cpu=1", false}}},
+                 0,
+                 NULL,
+                 "cpu=7"},
+                {"multiple restartable and regular init containers",
+                 {.init = {{"init-1", NULL, "cpu=5", false},
+                           {"restartable-init-1", NULL, "cpu=1", true},
+                           {"restartable-init-2", NULL, "cpu=2", true},
+                           {"init-2", NULL, "cpu=5", false},
+                           {"restartable-init-3", NULL, "cpu=3", true}},
+                  .app = {{"c", NULL, "cpu=1", false}}},
+                 0,
+                 NULL,
+                 "cpu=8"},
+                {"restartable-init, init and regular",
+                 {.init = {{"restartable-init-1", NULL, "cpu=10", true},
+                           {"init-1", NULL, "cpu=200", false}},
+                  .app = {{"c", NULL, "cpu=100", false}}},
+                 0,
+                 NULL,
+                 "cpu=210"},
+                {"unlimited init container",
+                 {.init = {{"i1", NULL, "cpu=2,memory=2Gi", false}, {"i2", NULL, NULL, false}},
+                  .app = {{"c", NULL, "cpu=1,memory=1Gi", false}}},
+                 0,
+                 NULL,
+                 "cpu=2,memory=2Gi"},
+                /* the same sidecar rules on requests */
+                {"sidecar requests",
+                 {.init = {{"init-1", "cpu=5", NULL, false},
+                           {"restartable-init-1", "cpu=1", NULL, true},
+                           {"restartable-init-2", "cpu=2", NULL, true},
+                           {"init-2", "cpu=5", NULL, false},
+                           {"restartable-init-3", "cpu=3", NULL, true}},
+                  .app = {{"c", "cpu=1", NULL, false}}},
+                 0,
+                 "cpu=8",
+                 NULL},
+                /* TestPodLevelResourceRequests */
+                {"nil", {.app = {{"c", NULL, NULL, false}}}, 0, "", ""},
+                {"pod level memory, skip pod level",
+                 {.app = {{"c", NULL, NULL, false}}, .pod_level = true, .pod_req = "memory=2Mi"},
+                 NCM_POD_SKIP_POD_LEVEL,
+                 "",
+                 NULL},
+                {"pod level memory",
+                 {.app = {{"c", NULL, NULL, false}}, .pod_level = true, .pod_req = "memory=2Mi"},
+                 0,
+                 "memory=2Mi",
+                 NULL},
+                {"pod level memory and container level cpu",
+                 {.app = {{"c", "cpu=2m", NULL, false}},
+                  .pod_level = true,
+                  .pod_req = "memory=2Mi"},
+                 0,
+                 "memory=2Mi,cpu=2m",
+                 NULL},
+                {"pod level unsupported resources at both levels",
+                 {.app = {{"c", "storage=3Mi", NULL, false}},
+                  .pod_level = true,
+                  .pod_req = "storage=2Mi"},
+                 0,
+                 "storage=3Mi",
+                 NULL},
+                {"pod level unsupported resources at pod level",
+                 {.app = {{"c", "memory=3Mi", NULL, false}},
+                  .pod_level = true,
+                  .pod_req = "storage=2Mi"},
+                 0,
+                 "memory=3Mi",
+                 NULL},
+                {"only container level",
+                 {.app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
+                 0,
+                 "memory=3Mi,cpu=2m",
+                 NULL},
+                {"both levels",
+                 {.app = {{"c", "memory=3Mi,cpu=2m", NULL, false}},
+                  .pod_level = true,
+                  .pod_req = "memory=6Mi,cpu=8m"},
+                 0,
+                 "memory=6Mi,cpu=8m",
+                 NULL},
+                {"container and init",
+                 {.init = {{"i", "memory=5Mi,cpu=4m", NULL, false}},
+                  .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
+                 0,
+                 "memory=5Mi,cpu=4m",
+                 NULL},
+                {"container and init, skip pod level",
+                 {.init = {{"i", "memory=5Mi,cpu=4m", NULL, false}},
+                  .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
+                 NCM_POD_SKIP_POD_LEVEL,
+                 "memory=5Mi,cpu=4m",
+                 NULL},
+                {"container and sidecar",
+                 {.init = {{"s", "memory=5Mi,cpu=4m", NULL, true}},
+                  .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
+                 0,
+                 "memory=8Mi,cpu=6m",
+                 NULL},
+                {"container, sidecar and init",
+                 {.init = {{"s", "memory=5Mi,cpu=4m", NULL, true},
+                           {"i", "memory=6Mi,cpu=8m", NULL, false}},
+                  .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}}},
+                 0,
+                 "memory=11Mi,cpu=12m",
+                 NULL},
+                {"pod level over container, sidecar and init",
+                 {.init = {{"s", "memory=5Mi,cpu=4m", NULL, true},
+                           {"i", "memory=6Mi,cpu=8m", NULL, false}},
+                  .app = {{"c", "memory=3Mi,cpu=2m", NULL, false}},
+                  .pod_level = true,
+                  .pod_req = "memory=15Mi,cpu=18m"},
+                 0,
+                 "memory=15Mi,cpu=18m",
+                 NULL},
+                {"pod level hugepages, single size",
+                 {.app = {{"c", NULL, NULL, false}},
+                  .pod_level = true,
+                  .pod_req = "memory=10Mi,hugepages-2Mi=2Mi",
+                  .pod_lim = "hugepages-2Mi=2Mi"},
+                 0,
+                 "memory=10Mi,hugepages-2Mi=2Mi",
+                 "hugepages-2Mi=2Mi"},
+                {"pod level hugepages, multiple sizes",
+                 {.app = {{"c", NULL, NULL, false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=1,hugepages-2Mi=2Mi,hugepages-1Gi=1Gi",
+                  .pod_lim = "hugepages-2Mi=2Mi,hugepages-1Gi=1Gi"},
+                 0,
+                 "cpu=1,hugepages-2Mi=2Mi,hugepages-1Gi=1Gi",
+                 NULL},
+                {"pod and container hugepages, single size",
+                 {.app = {{"c", "hugepages-2Mi=6Mi", "hugepages-2Mi=6Mi", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=1,hugepages-2Mi=10Mi",
+                  .pod_lim = "hugepages-2Mi=10Mi"},
+                 0,
+                 "cpu=1,hugepages-2Mi=10Mi",
+                 "hugepages-2Mi=10Mi"},
+                {"pod and container hugepages, multiple sizes",
+                 {.app = {{"c", "cpu=1,hugepages-1Gi=2Gi", "hugepages-1Gi=2Gi", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=1,hugepages-2Mi=10Mi,hugepages-1Gi=2Gi",
+                  .pod_lim = "hugepages-2Mi=10Mi,hugepages-1Gi=2Gi"},
+                 0,
+                 "cpu=1,hugepages-2Mi=10Mi,hugepages-1Gi=2Gi",
+                 NULL},
+                {"hugepage sizes split between pod and container",
+                 {.app = {{"c", "memory=4Mi,hugepages-1Gi=1Gi", "hugepages-1Gi=1Gi", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=1,hugepages-2Mi=10Mi",
+                  .pod_lim = "hugepages-2Mi=10Mi"},
+                 0,
+                 "cpu=1,memory=4Mi,hugepages-2Mi=10Mi,hugepages-1Gi=1Gi",
+                 "hugepages-2Mi=10Mi,hugepages-1Gi=1Gi"},
+                /* pod-level limits replace the aggregate; overhead only raises non-zero limits */
+                {"pod level limits and overhead",
+                 {.app = {{"c", "cpu=1", "cpu=2,memory=0", false}},
+                  .pod_level = true,
+                  .pod_req = "cpu=1",
+                  .pod_lim = "cpu=4",
+                  .overhead = "cpu=250m,memory=64Mi"},
+                 0,
+                 "cpu=1250m,memory=64Mi",
+                 "cpu=4250m,memory=0"},
+                {"limits of unsupported resources only: no pod-level limits",
+                 {.app = {{"c", NULL, "cpu=2", false}},
+                  .pod_level = true,
+                  .pod_lim = "ephemeral-storage=1Gi"},
+                 0,
+                 NULL,
+                 "cpu=2"},
 };
 
 static void test_pod_totals_table(void **state)
@@ -622,13 +655,13 @@ static void test_pod_level_resources_set(void **state)
                 const char *req, *lim;
                 bool expect;
         } table[] = {
-                {false, NULL, NULL, false},
-                {true, NULL, NULL, false},
-                {true, "ephemeral-storage=1Mi", NULL, false},
-                {true, NULL, "ephemeral-storage=1Mi", false},
-                {true, "ephemeral-storage=1Mi,cpu=1m", NULL, true},
-                {true, NULL, "ephemeral-storage=1Mi,cpu=1m", true},
-                {true, "hugepages-1Gi=1Gi", NULL, true},
+                        {false, NULL, NULL, false},
+                        {true, NULL, NULL, false},
+                        {true, "ephemeral-storage=1Mi", NULL, false},
+                        {true, NULL, "ephemeral-storage=1Mi", false},
+                        {true, "ephemeral-storage=1Mi,cpu=1m", NULL, true},
+                        {true, NULL, "ephemeral-storage=1Mi,cpu=1m", true},
+                        {true, "hugepages-1Gi=1Gi", NULL, true},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(table); i++) {
@@ -715,8 +748,9 @@ static void test_pod_yaml(void **state)
         assert_ptr_equal(ncm_pod_find_container(pod, "app"), &pod->containers[0]);
         assert_null(ncm_pod_find_container(pod, "nope"));
         assert_non_null(ncm_container_request(&pod->containers[0], "cpu"));
-        assert_int_equal(ncm_quantity_milli_value(ncm_container_request(&pod->containers[0], "cpu")),
-                         1500);
+        assert_int_equal(
+                        ncm_quantity_milli_value(ncm_container_request(&pod->containers[0], "cpu")),
+                        1500);
         assert_int_equal(ncm_quantity_value(ncm_container_limit(&pod->containers[0], "memory")),
                          1073741824);
         assert_null(ncm_container_request(&pod->init_containers[1], "memory"));
@@ -730,19 +764,22 @@ static void test_pod_yaml(void **state)
 static void test_pod_json_numbers_and_strings(void **state)
 {
         char b[NCM_QUANTITY_STRLEN];
-        ncm_autoptr(ncm_pod) pod = load(
-                "{\"metadata\": {\"uid\": \"u\"}, \"spec\": {\"containers\": [{\"name\": \"a\", "
-                "\"resources\": {\"requests\": {\"cpu\": 0.5, \"memory\": 1e9, \"example.com/x\": "
-                "null, \"ephemeral-storage\": \" 1Gi\\u00a0\\n\"}, \"limits\": {\"cpu\": 1, "
-                "\"memory\": \"1e9\", \"example.com/x\": 0}}}]}}");
+        ncm_autoptr(ncm_pod) pod = load("{\"metadata\": {\"uid\": \"u\"}, \"spec\": "
+                                        "{\"containers\": [{\"name\": \"a\", "
+                                        "\"resources\": {\"requests\": {\"cpu\": 0.5, \"memory\": "
+                                        "1e9, \"example.com/x\": "
+                                        "null, \"ephemeral-storage\": \" 1Gi\\u00a0\\n\"}, "
+                                        "\"limits\": {\"cpu\": 1, "
+                                        "\"memory\": \"1e9\", \"example.com/x\": 0}}}]}}");
         const ncm_resource_list *req = &pod->containers[0].resources.requests;
         (void)state;
         assert_string_equal(ncm_quantity_to_string(ncm_resource_list_get(req, "cpu"), b), "500m");
         assert_string_equal(ncm_quantity_to_string(ncm_resource_list_get(req, "memory"), b), "1e9");
         /* null is a present, zero quantity */
         assert_true(ncm_quantity_is_zero(ncm_resource_list_get(req, "example.com/x")));
-        assert_string_equal(ncm_quantity_to_string(ncm_resource_list_get(req, "ephemeral-storage"), b),
-                            "1Gi");
+        assert_string_equal(
+                        ncm_quantity_to_string(ncm_resource_list_get(req, "ephemeral-storage"), b),
+                        "1Gi");
         assert_string_equal(pod->name, "");
         assert_string_equal(pod->ns, "default");
         assert_int_equal(pod->qos, NCM_QOS_BURSTABLE);
@@ -764,14 +801,17 @@ static void test_pod_defaulting_rounds_to_milli(void **state)
                 assert_string_equal(ncm_quantity_to_string(ncm_container_request(c, "memory"), b),
                                     "1001m");
                 assert_string_equal(
-                        ncm_quantity_to_string(ncm_resource_list_get(&pod->overhead, "cpu"), b),
-                        "1m");
+                                ncm_quantity_to_string(ncm_resource_list_get(&pod->overhead, "cpu"),
+                                                       b),
+                                "1m");
         }
         {
                 ncm_autoptr(ncm_pod) raw = build(&s, NCM__POD_AS_GIVEN);
                 assert_string_equal(
-                        ncm_quantity_to_string(ncm_container_request(&raw->containers[0], "cpu"), b),
-                        "100n");
+                                ncm_quantity_to_string(
+                                                ncm_container_request(&raw->containers[0], "cpu"),
+                                                b),
+                                "100n");
         }
 }
 
@@ -781,7 +821,8 @@ static void test_pod_defaulting_pod_level(void **state)
         {
                 /* defaultPodRequests: cpu from the containers' aggregate, memory from the limit */
                 struct pod_spec s = {.init = {{"i", "cpu=300m", NULL, false}},
-                                     .app = {{"a", "cpu=500m", NULL, false}, {"b", "cpu=250m", NULL, false}},
+                                     .app = {{"a", "cpu=500m", NULL, false},
+                                             {"b", "cpu=250m", NULL, false}},
                                      .pod_level = true,
                                      .pod_lim = "cpu=2,memory=1Gi"};
                 ncm_autoptr(ncm_pod) pod = build(&s, 0);
@@ -834,15 +875,15 @@ static void test_pod_defaulting_pod_level(void **state)
 static void test_pod_cpu_manager_view(void **state)
 {
         ncm_autoptr(ncm_pod) pod =
-                load("metadata: {uid: p1, name: web}\n"
-                     "spec:\n"
-                     "  initContainers:\n"
-                     "  - {name: init, resources: {limits: {cpu: 4, memory: 1Gi}}}\n"
-                     "  - {name: side, restartPolicy: Always, resources: {limits: {cpu: 1, "
-                     "memory: 1Gi}}}\n"
-                     "  containers:\n"
-                     "  - {name: app, resources: {limits: {cpu: 2500m, memory: 1Gi}}}\n"
-                     "  - {name: app2, resources: {limits: {cpu: '2', memory: 1Gi}}}\n");
+                        load("metadata: {uid: p1, name: web}\n"
+                             "spec:\n"
+                             "  initContainers:\n"
+                             "  - {name: init, resources: {limits: {cpu: 4, memory: 1Gi}}}\n"
+                             "  - {name: side, restartPolicy: Always, resources: {limits: {cpu: 1, "
+                             "memory: 1Gi}}}\n"
+                             "  containers:\n"
+                             "  - {name: app, resources: {limits: {cpu: 2500m, memory: 1Gi}}}\n"
+                             "  - {name: app2, resources: {limits: {cpu: '2', memory: 1Gi}}}\n");
         const ncm_quantity *q;
         (void)state;
         assert_int_equal(pod->qos, NCM_QOS_GUARANTEED);
@@ -867,7 +908,8 @@ static void test_pod_hugepage_size(void **state)
         assert_int_equal(ncm_resource_hugepage_size("cpu", &v, &err), -ENOENT);
         assert_string_equal(err.msg, "'cpu' is not a hugepages resource");
         assert_int_equal(ncm_resource_hugepage_size("hugepages-x", &v, &err), -EINVAL);
-        assert_string_equal(err.msg, "'hugepages-x': invalid hugepage size: " NCM_QUANTITY_ERR_FORMAT);
+        assert_string_equal(err.msg,
+                            "'hugepages-x': invalid hugepage size: " NCM_QUANTITY_ERR_FORMAT);
         assert_int_equal(ncm_resource_hugepage_size("hugepages-0", &v, &err), -EINVAL);
         assert_string_equal(err.msg, "'hugepages-0': invalid hugepage size: must be positive");
         assert_int_equal(v, 1073741824);
@@ -885,124 +927,158 @@ static void test_pod_errors(void **state)
                 int code;
                 const char *msg;
         } table[] = {
-                {"[]", EINVAL, "expected a Pod object, got array"},
-                {"null", EINVAL, "expected a Pod object, got null"},
-                {"{\"metadata\":\"x\"}", EINVAL, "metadata: expected object, got string"},
-                {"{}", EINVAL, "metadata.uid: required"},
-                {"{\"metadata\":{\"uid\":\"\"}}", EINVAL, "metadata.uid: required"},
-                {"{\"metadata\":{\"uid\":null}}", EINVAL, "metadata.uid: required"},
-                {"{\"metadata\":{\"uid\":5}}", EINVAL, "metadata.uid: expected string, got number"},
-                {"{\"metadata\":{\"uid\":\"u\",\"name\":1}}", EINVAL,
-                 "metadata.name: expected string, got number"},
-                {"{\"metadata\":{\"uid\":\"u\",\"namespace\":[]}}", EINVAL,
-                 "metadata.namespace: expected string, got array"},
-                {"{\"metadata\":{\"uid\":\"u\"}}", EINVAL,
-                 "spec.containers: at least one container is required"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":[]}", EINVAL,
-                 "spec: expected object, got array"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[]}}", EINVAL,
-                 "spec.containers: at least one container is required"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":{}}}", EINVAL,
-                 "spec.containers: expected array, got object"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":[{\"name\":\"i\"}]}}",
-                 EINVAL, "spec.containers: at least one container is required"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[\"x\"]}}", EINVAL,
-                 "spec.containers[0]: expected object, got string"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{}]}}", EINVAL,
-                 "spec.containers[0].name: required"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":"
-                 "\"\"}]}}",
-                 EINVAL, "spec.containers[1].name: required"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":3}]}}", EINVAL,
-                 "spec.containers[0].name: expected string, got number"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":{}}}", EINVAL,
-                 "spec.initContainers: expected array, got object"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":[{\"name\":\"i\","
-                 "\"restartPolicy\":1}],\"containers\":[{\"name\":\"a\"}]}}",
-                 EINVAL, "spec.initContainers[0].restartPolicy: expected string, got number"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":[{\"name\":\"a\"}],"
-                 "\"containers\":[{\"name\":\"a\"}]}}",
-                 EINVAL, "spec.containers[0].name: duplicate container name \"a\""},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":"
-                 "\"b\"},{\"name\":\"a\"}]}}",
-                 EINVAL, "spec.containers[2].name: duplicate container name \"a\""},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":[{\"name\":\"i\"},{"
-                 "\"name\":\"i\"}],\"containers\":[{\"name\":\"a\"}]}}",
-                 EINVAL, "spec.initContainers[1].name: duplicate container name \"i\""},
-                {RES("\"x\""), EINVAL, "spec.containers[0].resources: expected object, got string"},
-                {RES("{\"requests\":[]}"), EINVAL,
-                 "spec.containers[0].resources.requests: expected object, got array"},
-                {RES("{\"limits\":{\"cpu\":true}}"), EINVAL,
-                 "spec.containers[0].resources.limits.cpu: expected string or number, got boolean"},
-                {RES("{\"limits\":{\"cpu\":{}}}"), EINVAL,
-                 "spec.containers[0].resources.limits.cpu: expected string or number, got object"},
-                {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"a\"},{\"name\":"
-                 "\"b\",\"resources\":{\"limits\":{\"cpu\":\"2x\"}}}]}}",
-                 EINVAL,
-                 "spec.containers[1].resources.limits.cpu: invalid quantity \"2x\": "
-                 "quantities must match the regular expression "
-                 "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
-                {RES("{\"requests\":{\"memory\":\"1i\"}}"), EINVAL,
-                 "spec.containers[0].resources.requests.memory: invalid quantity \"1i\": unable "
-                 "to parse quantity's suffix"},
-                {RES("{\"requests\":{\"memory\":\"e-10\"}}"), EINVAL,
-                 "spec.containers[0].resources.requests.memory: invalid quantity \"e-10\": unable "
-                 "to parse numeric part of quantity"},
-                {RES("{\"requests\":{\"memory\":\"\"}}"), EINVAL,
-                 "spec.containers[0].resources.requests.memory: invalid quantity \"\": "
-                 "quantities must match the regular expression "
-                 "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
-                {RES("{\"requests\":{\"memory\":\"1\\t2\"}}"), EINVAL,
-                 "spec.containers[0].resources.requests.memory: invalid quantity \"1\\t2\": "
-                 "quantities must match the regular expression "
-                 "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
-                {RES("{\"requests\":{\"cpu\":\"-1\"}}"), EINVAL,
-                 "spec.containers[0].resources.requests.cpu: invalid value \"-1\": must be greater "
-                 "than or equal to 0"},
-                {RES("{\"limits\":{\"memory\":-0.5}}"), EINVAL,
-                 "spec.containers[0].resources.limits.memory: invalid value \"-500m\": must be "
-                 "greater than or equal to 0"},
-                {RES("{\"limits\":{\"\":\"1\"}}"), EINVAL,
-                 "spec.containers[0].resources.limits: empty resource name"},
-                {RES("{\"limits\":{\"memory\":\"1000000000000000000000000000000000000001\"}}"),
-                 ERANGE,
-                 "spec.containers[0].resources.limits.memory: invalid quantity "
-                 "\"1000000000000000000000000000000000000001\": quantity needs more than 38 "
-                 "significant digits"},
-                {RES("{\"limits\":{\"memory\":99999999999999999999}}"), ERANGE,
-                 "spec.containers[0].resources.limits.memory: number 18446744073709551615 is out "
-                 "of range, write the quantity as a string"},
-                {RES("{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":\"1\"}}"), EINVAL,
-                 "spec.containers[0].resources.requests.cpu: invalid value \"2\": must be less than "
-                 "or equal to cpu limit of 1"},
-                {RES("{\"requests\":{\"memory\":\"1.5Gi\"},\"limits\":{\"memory\":\"1Gi\"}}"),
-                 EINVAL,
-                 "spec.containers[0].resources.requests.memory: invalid value \"1536Mi\": must be "
-                 "less than or equal to memory limit of 1Gi"},
-                {RES("{\"requests\":{\"example.com/gpu\":\"1\"}}"), EINVAL,
-                 "spec.containers[0].resources.limits.example.com/gpu: required: a limit must be "
-                 "set for a resource that cannot be overcommitted"},
-                {RES("{\"requests\":{\"example.com/gpu\":\"1\"},\"limits\":{\"example.com/gpu\":"
-                     "\"2\"}}"),
-                 EINVAL,
-                 "spec.containers[0].resources.requests.example.com/gpu: invalid value \"1\": must "
-                 "be equal to example.com/gpu limit of 2"},
-                {RES("{\"requests\":{\"hugepages-2Mi\":\"2Mi\"},\"limits\":{\"hugepages-2Mi\":"
-                     "\"4Mi\"}}"),
-                 EINVAL,
-                 "spec.containers[0].resources.requests.hugepages-2Mi: invalid value \"2Mi\": must "
-                 "be equal to hugepages-2Mi limit of 4Mi"},
-                {C0 "}],\"resources\":\"x\"}}", EINVAL, "spec.resources: expected object, got string"},
-                {C0 "}],\"resources\":{\"limits\":{\"cpu\":\"1x\"}}}}", EINVAL,
-                 "spec.resources.limits.cpu: invalid quantity \"1x\": quantities must match the "
-                 "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
-                {C0 "}],\"resources\":{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":\"1\"}}}}",
-                 EINVAL,
-                 "spec.resources.requests.cpu: invalid value \"2\": must be less than or equal to "
-                 "cpu limit of 1"},
-                {C0 "}],\"overhead\":[]}}", EINVAL, "spec.overhead: expected object, got array"},
-                {C0 "}],\"overhead\":{\"cpu\":\"-1m\"}}}", EINVAL,
-                 "spec.overhead.cpu: invalid value \"-1m\": must be greater than or equal to 0"},
+                        {"[]", EINVAL, "expected a Pod object, got array"},
+                        {"null", EINVAL, "expected a Pod object, got null"},
+                        {"{\"metadata\":\"x\"}", EINVAL, "metadata: expected object, got string"},
+                        {"{}", EINVAL, "metadata.uid: required"},
+                        {"{\"metadata\":{\"uid\":\"\"}}", EINVAL, "metadata.uid: required"},
+                        {"{\"metadata\":{\"uid\":null}}", EINVAL, "metadata.uid: required"},
+                        {"{\"metadata\":{\"uid\":5}}", EINVAL,
+                         "metadata.uid: expected string, got number"},
+                        {"{\"metadata\":{\"uid\":\"u\",\"name\":1}}", EINVAL,
+                         "metadata.name: expected string, got number"},
+                        {"{\"metadata\":{\"uid\":\"u\",\"namespace\":[]}}", EINVAL,
+                         "metadata.namespace: expected string, got array"},
+                        {"{\"metadata\":{\"uid\":\"u\"}}", EINVAL,
+                         "spec.containers: at least one container is required"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":[]}", EINVAL,
+                         "spec: expected object, got array"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[]}}", EINVAL,
+                         "spec.containers: at least one container is required"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":{}}}", EINVAL,
+                         "spec.containers: expected array, got object"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":[{\"name\":"
+                         "\"i\"}]}}",
+                         EINVAL, "spec.containers: at least one container is required"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[\"x\"]}}", EINVAL,
+                         "spec.containers[0]: expected object, got string"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{}]}}", EINVAL,
+                         "spec.containers[0].name: required"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"a\"},"
+                         "{\"name\":"
+                         "\"\"}]}}",
+                         EINVAL, "spec.containers[1].name: required"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":3}]}}",
+                         EINVAL, "spec.containers[0].name: expected string, got number"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":{}}}", EINVAL,
+                         "spec.initContainers: expected array, got object"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":[{\"name\":"
+                         "\"i\","
+                         "\"restartPolicy\":1}],\"containers\":[{\"name\":\"a\"}]}}",
+                         EINVAL,
+                         "spec.initContainers[0].restartPolicy: expected string, got number"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":[{\"name\":"
+                         "\"a\"}],"
+                         "\"containers\":[{\"name\":\"a\"}]}}",
+                         EINVAL, "spec.containers[0].name: duplicate container name \"a\""},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"a\"},"
+                         "{\"name\":"
+                         "\"b\"},{\"name\":\"a\"}]}}",
+                         EINVAL, "spec.containers[2].name: duplicate container name \"a\""},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"initContainers\":[{\"name\":"
+                         "\"i\"},{"
+                         "\"name\":\"i\"}],\"containers\":[{\"name\":\"a\"}]}}",
+                         EINVAL, "spec.initContainers[1].name: duplicate container name \"i\""},
+                        {RES("\"x\""), EINVAL,
+                         "spec.containers[0].resources: expected object, got string"},
+                        {RES("{\"requests\":[]}"), EINVAL,
+                         "spec.containers[0].resources.requests: expected object, got array"},
+                        {RES("{\"limits\":{\"cpu\":true}}"), EINVAL,
+                         "spec.containers[0].resources.limits.cpu: expected string or number, got "
+                         "boolean"},
+                        {RES("{\"limits\":{\"cpu\":{}}}"), EINVAL,
+                         "spec.containers[0].resources.limits.cpu: expected string or number, got "
+                         "object"},
+                        {"{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"a\"},"
+                         "{\"name\":"
+                         "\"b\",\"resources\":{\"limits\":{\"cpu\":\"2x\"}}}]}}",
+                         EINVAL,
+                         "spec.containers[1].resources.limits.cpu: invalid quantity \"2x\": "
+                         "quantities must match the regular expression "
+                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+                        {RES("{\"requests\":{\"memory\":\"1i\"}}"), EINVAL,
+                         "spec.containers[0].resources.requests.memory: invalid quantity \"1i\": "
+                         "unable "
+                         "to parse quantity's suffix"},
+                        {RES("{\"requests\":{\"memory\":\"e-10\"}}"), EINVAL,
+                         "spec.containers[0].resources.requests.memory: invalid quantity \"e-10\": "
+                         "unable "
+                         "to parse numeric part of quantity"},
+                        {RES("{\"requests\":{\"memory\":\"\"}}"), EINVAL,
+                         "spec.containers[0].resources.requests.memory: invalid quantity \"\": "
+                         "quantities must match the regular expression "
+                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+                        {RES("{\"requests\":{\"memory\":\"1\\t2\"}}"), EINVAL,
+                         "spec.containers[0].resources.requests.memory: invalid quantity "
+                         "\"1\\t2\": "
+                         "quantities must match the regular expression "
+                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+                        {RES("{\"requests\":{\"cpu\":\"-1\"}}"), EINVAL,
+                         "spec.containers[0].resources.requests.cpu: invalid value \"-1\": must be "
+                         "greater "
+                         "than or equal to 0"},
+                        {RES("{\"limits\":{\"memory\":-0.5}}"), EINVAL,
+                         "spec.containers[0].resources.limits.memory: invalid value \"-500m\": "
+                         "must be "
+                         "greater than or equal to 0"},
+                        {RES("{\"limits\":{\"\":\"1\"}}"), EINVAL,
+                         "spec.containers[0].resources.limits: empty resource name"},
+                        {RES("{\"limits\":{\"memory\":\"1000000000000000000000000000000000000001\"}"
+                             "}"),
+                         ERANGE,
+                         "spec.containers[0].resources.limits.memory: invalid quantity "
+                         "\"1000000000000000000000000000000000000001\": quantity needs more than "
+                         "38 "
+                         "significant digits"},
+                        {RES("{\"limits\":{\"memory\":99999999999999999999}}"), ERANGE,
+                         "spec.containers[0].resources.limits.memory: number 18446744073709551615 "
+                         "is out "
+                         "of range, write the quantity as a string"},
+                        {RES("{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":\"1\"}}"), EINVAL,
+                         "spec.containers[0].resources.requests.cpu: invalid value \"2\": must be "
+                         "less than "
+                         "or equal to cpu limit of 1"},
+                        {RES("{\"requests\":{\"memory\":\"1.5Gi\"},\"limits\":{\"memory\":\"1Gi\"}"
+                             "}"),
+                         EINVAL,
+                         "spec.containers[0].resources.requests.memory: invalid value \"1536Mi\": "
+                         "must be "
+                         "less than or equal to memory limit of 1Gi"},
+                        {RES("{\"requests\":{\"example.com/gpu\":\"1\"}}"), EINVAL,
+                         "spec.containers[0].resources.limits.example.com/gpu: required: a limit "
+                         "must be "
+                         "set for a resource that cannot be overcommitted"},
+                        {RES("{\"requests\":{\"example.com/gpu\":\"1\"},\"limits\":{\"example.com/"
+                             "gpu\":"
+                             "\"2\"}}"),
+                         EINVAL,
+                         "spec.containers[0].resources.requests.example.com/gpu: invalid value "
+                         "\"1\": must "
+                         "be equal to example.com/gpu limit of 2"},
+                        {RES("{\"requests\":{\"hugepages-2Mi\":\"2Mi\"},\"limits\":{\"hugepages-"
+                             "2Mi\":"
+                             "\"4Mi\"}}"),
+                         EINVAL,
+                         "spec.containers[0].resources.requests.hugepages-2Mi: invalid value "
+                         "\"2Mi\": must "
+                         "be equal to hugepages-2Mi limit of 4Mi"},
+                        {C0 "}],\"resources\":\"x\"}}", EINVAL,
+                         "spec.resources: expected object, got string"},
+                        {C0 "}],\"resources\":{\"limits\":{\"cpu\":\"1x\"}}}}", EINVAL,
+                         "spec.resources.limits.cpu: invalid quantity \"1x\": quantities must "
+                         "match the "
+                         "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+                        {C0 "}],\"resources\":{\"requests\":{\"cpu\":\"2\"},\"limits\":{\"cpu\":"
+                            "\"1\"}}}}",
+                         EINVAL,
+                         "spec.resources.requests.cpu: invalid value \"2\": must be less than or "
+                         "equal to "
+                         "cpu limit of 1"},
+                        {C0 "}],\"overhead\":[]}}", EINVAL,
+                         "spec.overhead: expected object, got array"},
+                        {C0 "}],\"overhead\":{\"cpu\":\"-1m\"}}}", EINVAL,
+                         "spec.overhead.cpu: invalid value \"-1m\": must be greater than or equal "
+                         "to 0"},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(table); i++)
@@ -1080,8 +1156,9 @@ static void test_pod_load_file(void **state)
         assert_int_equal(ncm_pod_load_file(path, &pod, &err), -EINVAL);
         {
                 ncm_autofree char *want = NULL;
-                assert_true(asprintf(&want, "%s: spec.containers: at least one container is "
-                                            "required",
+                assert_true(asprintf(&want,
+                                     "%s: spec.containers: at least one container is "
+                                     "required",
                                      path) > 0);
                 assert_string_equal(err.msg, want);
         }
@@ -1097,34 +1174,36 @@ static void test_pod_totals_overflow(void **state)
 {
         ncm_resource_list l = {NULL, 0};
         ncm_error err = NCM_ERROR_INIT;
-        struct pod_spec s = {.app = {{"a", "memory=1e30", NULL, false}, {"b", "memory=1n", NULL, false}}};
+        struct pod_spec s = {.app = {{"a", "memory=1e30", NULL, false},
+                                     {"b", "memory=1n", NULL, false}}};
         (void)state;
         ncm_autoptr(ncm_pod) pod = build(&s, NCM__POD_AS_GIVEN);
         assert_int_equal(ncm_pod_requests(pod, 0, &l, &err), -ERANGE);
-        assert_string_equal(err.msg, "pod 'uid-1': memory: sum needs more than 38 significant digits");
+        assert_string_equal(err.msg,
+                            "pod 'uid-1': memory: sum needs more than 38 significant digits");
         assert_null(l.items);
 }
 
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_pod_qos_table),
-                cmocka_unit_test(test_pod_qos_table_defaulted),
-                cmocka_unit_test(test_pod_qos_names),
-                cmocka_unit_test(test_pod_qos_limits_only_is_guaranteed),
-                cmocka_unit_test(test_pod_totals_table),
-                cmocka_unit_test(test_pod_level_resources_set),
-                cmocka_unit_test(test_pod_yaml),
-                cmocka_unit_test(test_pod_json_numbers_and_strings),
-                cmocka_unit_test(test_pod_defaulting_rounds_to_milli),
-                cmocka_unit_test(test_pod_defaulting_pod_level),
-                cmocka_unit_test(test_pod_cpu_manager_view),
-                cmocka_unit_test(test_pod_hugepage_size),
-                cmocka_unit_test(test_pod_errors),
-                cmocka_unit_test(test_pod_error_names_file),
-                cmocka_unit_test(test_pod_embedded_paths),
-                cmocka_unit_test(test_pod_load_file),
-                cmocka_unit_test(test_pod_totals_overflow),
+                        cmocka_unit_test(test_pod_qos_table),
+                        cmocka_unit_test(test_pod_qos_table_defaulted),
+                        cmocka_unit_test(test_pod_qos_names),
+                        cmocka_unit_test(test_pod_qos_limits_only_is_guaranteed),
+                        cmocka_unit_test(test_pod_totals_table),
+                        cmocka_unit_test(test_pod_level_resources_set),
+                        cmocka_unit_test(test_pod_yaml),
+                        cmocka_unit_test(test_pod_json_numbers_and_strings),
+                        cmocka_unit_test(test_pod_defaulting_rounds_to_milli),
+                        cmocka_unit_test(test_pod_defaulting_pod_level),
+                        cmocka_unit_test(test_pod_cpu_manager_view),
+                        cmocka_unit_test(test_pod_hugepage_size),
+                        cmocka_unit_test(test_pod_errors),
+                        cmocka_unit_test(test_pod_error_names_file),
+                        cmocka_unit_test(test_pod_embedded_paths),
+                        cmocka_unit_test(test_pod_load_file),
+                        cmocka_unit_test(test_pod_totals_overflow),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

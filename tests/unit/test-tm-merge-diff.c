@@ -178,8 +178,8 @@ static void scenario_done(scenario *s)
 static void random_scenario(rng *r, scenario *s)
 {
         static const char *const policies[] = {"best-effort", "restricted", "single-numa-node"};
-        static const char *const names[] = {"cpu", "memory", "example.com/gpu", "hugepages-1Gi",
-                                            "a", "zz"};
+        static const char *const names[] = {"cpu",           "memory", "example.com/gpu",
+                                            "hugepages-1Gi", "a",      "zz"};
         double product = 1;
 
         memset(s, 0, sizeof(*s));
@@ -249,8 +249,7 @@ static void shuffled_copy(rng *r, const scenario *s, scenario *out)
                         }
                         /* Renaming changes the sorted order of a provider's resources. */
                         char name[64];
-                        snprintf(name, sizeof(name), "%c-%s", 'a' + (int)below(r, 26),
-                                 e->resource);
+                        snprintf(name, sizeof(name), "%c-%s", 'a' + (int)below(r, 26), e->resource);
                         if (ncm_tm_hints_get(dst, name))
                                 snprintf(name, sizeof(name), "%s-%zu", e->resource, k);
                         if (ncm_tm_hints_add(dst, name, hints, n, e->list.nil, NULL, NULL) < 0)
@@ -286,8 +285,7 @@ static void describe(const scenario *s)
                         const ncm_tm_resource_hints *e = &s->prov[p].res[k];
                         fprintf(stderr, "  %s%s:", e->resource, e->list.nil ? " nil" : "");
                         for (size_t h = 0; h < e->list.n; h++)
-                                fprintf(stderr, " %s%llx%s",
-                                        e->list.hints[h].any ? "any" : "",
+                                fprintf(stderr, " %s%llx%s", e->list.hints[h].any ? "any" : "",
                                         (unsigned long long)e->list.hints[h].numa,
                                         e->list.hints[h].preferred ? "P" : "");
                         fprintf(stderr, "\n");
@@ -313,8 +311,8 @@ static void check_scenario(rng *r, const scenario *s, stats *st)
                          0);
         for (size_t k = 0; k < NCM_ELEMENTSOF(methods); k++) {
                 ncm__tm_policy_set_andset(p, methods[k]);
-                assert_int_equal(ncm_tm_policy_merge(p, s->prov, s->n_prov, NCM_TM_MERGE_FAST,
-                                                     &got, &admit, NULL),
+                assert_int_equal(ncm_tm_policy_merge(p, s->prov, s->n_prov, NCM_TM_MERGE_FAST, &got,
+                                                     &admit, NULL),
                                  0);
                 if (!same(got, ref) || admit != ref_admit) {
                         describe(s);
@@ -366,8 +364,8 @@ static void test_tm_merge_diff_random(void **state)
                 check_scenario(&r, &s, &st);
                 scenario_done(&s);
         }
-        printf("# %zu cases: %zu preferred, %zu not preferred, %zu any; %zu admitted\n",
-               st.cases, st.preferred, st.not_preferred, st.any, st.admitted);
+        printf("# %zu cases: %zu preferred, %zu not preferred, %zu any; %zu admitted\n", st.cases,
+               st.preferred, st.not_preferred, st.any, st.admitted);
         /* The generator must reach every kind of outcome. */
         assert_true(st.preferred > iters / 10);
         assert_true(st.not_preferred > iters / 10);
@@ -432,11 +430,11 @@ static void test_tm_merge_diff_all_masks(void **state)
                                 /* provider p prefers a different count */
                                 int want = (int)((1 + p) % (n + 1));
                                 for (ncm_bitmask x = 1; x <= s.m.all; x++)
-                                        hints[k++] = (ncm_hint){
-                                                .numa = x,
-                                                .preferred = ncm_bitmask_count(x) == want};
-                                if (ncm_tm_hints_add(&s.prov[p], "r", hints, k, false, NULL,
-                                                     NULL) < 0)
+                                        hints[k++] = (ncm_hint){.numa = x,
+                                                                .preferred = ncm_bitmask_count(x) ==
+                                                                             want};
+                                if (ncm_tm_hints_add(&s.prov[p], "r", hints, k, false, NULL, NULL) <
+                                    0)
                                         fail_msg("hints_add");
                         }
                         check_scenario(&r, &s, &st);
@@ -510,10 +508,10 @@ static void test_tm_merge_dense_sparse_large(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_tm_merge_diff_random),
-                cmocka_unit_test(test_tm_merge_diff_non_preferred),
-                cmocka_unit_test(test_tm_merge_diff_all_masks),
-                cmocka_unit_test(test_tm_merge_dense_sparse_large),
+                        cmocka_unit_test(test_tm_merge_diff_random),
+                        cmocka_unit_test(test_tm_merge_diff_non_preferred),
+                        cmocka_unit_test(test_tm_merge_diff_all_masks),
+                        cmocka_unit_test(test_tm_merge_dense_sparse_large),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,10 +55,10 @@ static void test_tm_bitmask_new_and_string(void **state)
                 int n;
                 const char *expect;
         } t[] = {
-                {{0}, 0, "00"},   /* TestNewEmptyBitMask */
-                {{0}, 1, "01"},   /* TestNewBitMask */
-                {{1}, 1, "10"},
-                {{0, 1}, 2, "11"},
+                        {{0}, 0, "00"}, /* TestNewEmptyBitMask */
+                        {{0}, 1, "01"}, /* TestNewBitMask */
+                        {{1}, 1, "10"},
+                        {{0, 1}, 2, "11"},
         };
         char buf[66];
         (void)state;
@@ -194,8 +194,8 @@ static void test_tm_bitmask_iterate(void **state)
 /* ---------------------------------------------------------------- policy_options_test.go */
 
 static const ncm__tm_option_level fancy[] = {
-        {"fancy-new-option", 2},   /* fancyBetaOption */
-        {"fancy-alpha-option", 1}, /* fancyAlphaOption */
+                {"fancy-new-option", 2},   /* fancyBetaOption */
+                {"fancy-alpha-option", 1}, /* fancyAlphaOption */
 };
 
 static void test_tm_options_new(void **state)
@@ -208,34 +208,70 @@ static void test_tm_options_new(void **state)
                 const char *err; /* substring, as kubelet's strings.Contains */
                 ncm_tm_options expect;
         } t[] = {
-                {"return TopologyManagerOptions with PreferClosestNUMA set to true",
-                 {{"prefer-closest-numa-nodes", "true"}, {"max-allowable-numa-nodes", "8"}},
-                 2, {false, true}, NULL, {true, 8}},
-                {"return TopologyManagerOptions with MaxAllowableNUMANodes set to 12",
-                 {{"max-allowable-numa-nodes", "12"}}, 1, {false, true}, NULL, {false, 12}},
-                /* GA since 1.35: no gate needed any more (the older table expected an error). */
-                {"max-allowable-numa-nodes is stable: no beta gate needed",
-                 {{"max-allowable-numa-nodes", "8"}}, 1, {false, false}, NULL, {false, 8}},
-                {"return empty TopologyManagerOptions", {{NULL, NULL}}, 0, {false, true}, NULL,
-                 {false, 8}},
-                {"fail to parse options with error PreferClosestNUMANodes",
-                 {{"prefer-closest-numa-nodes", "not a boolean"}}, 1, {true, true},
-                 "bad value for option", {false, 8}},
-                {"fail to parse options with error MaxAllowableNUMANodes",
-                 {{"max-allowable-numa-nodes", "can't parse to int"}}, 1, {true, true},
-                 "unable to convert policy option to integer", {false, 8}},
-                {"test beta options fail", {{"fancy-new-option", "true"}}, 1, {false, false},
-                 "topology manager policy beta-level options not enabled,", {false, 8}},
-                {"test alpha options fail", {{"fancy-alpha-option", "true"}}, 1, {false, true},
-                 "topology manager policy alpha-level options not enabled,", {false, 8}},
-                /* kubelet's "success" rows for the fake options pass only because its test does
-                 * not look at the error: NewPolicyOptions has no case for them. */
-                {"test beta options: available, but kubelet has no parser for it",
-                 {{"fancy-new-option", "true"}}, 1, {false, true},
-                 "unsupported topologymanager option: \"fancy-new-option\" (true)", {false, 8}},
-                {"test alpha options: available, but kubelet has no parser for it",
-                 {{"fancy-alpha-option", "true"}}, 1, {true, false},
-                 "unsupported topologymanager option: \"fancy-alpha-option\" (true)", {false, 8}},
+                        {"return TopologyManagerOptions with PreferClosestNUMA set to true",
+                         {{"prefer-closest-numa-nodes", "true"}, {"max-allowable-numa-nodes", "8"}},
+                         2,
+                         {false, true},
+                         NULL,
+                         {true, 8}},
+                        {"return TopologyManagerOptions with MaxAllowableNUMANodes set to 12",
+                         {{"max-allowable-numa-nodes", "12"}},
+                         1,
+                         {false, true},
+                         NULL,
+                         {false, 12}},
+                        /* GA since 1.35: no gate needed any more (the older table expected an
+                           error). */
+                        {"max-allowable-numa-nodes is stable: no beta gate needed",
+                         {{"max-allowable-numa-nodes", "8"}},
+                         1,
+                         {false, false},
+                         NULL,
+                         {false, 8}},
+                        {"return empty TopologyManagerOptions",
+                         {{NULL, NULL}},
+                         0,
+                         {false, true},
+                         NULL,
+                         {false, 8}},
+                        {"fail to parse options with error PreferClosestNUMANodes",
+                         {{"prefer-closest-numa-nodes", "not a boolean"}},
+                         1,
+                         {true, true},
+                         "bad value for option",
+                         {false, 8}},
+                        {"fail to parse options with error MaxAllowableNUMANodes",
+                         {{"max-allowable-numa-nodes", "can't parse to int"}},
+                         1,
+                         {true, true},
+                         "unable to convert policy option to integer",
+                         {false, 8}},
+                        {"test beta options fail",
+                         {{"fancy-new-option", "true"}},
+                         1,
+                         {false, false},
+                         "topology manager policy beta-level options not enabled,",
+                         {false, 8}},
+                        {"test alpha options fail",
+                         {{"fancy-alpha-option", "true"}},
+                         1,
+                         {false, true},
+                         "topology manager policy alpha-level options not enabled,",
+                         {false, 8}},
+                        /* kubelet's "success" rows for the fake options pass only because its test
+                         * does not look at the error: NewPolicyOptions has no case for them. */
+                        {"test beta options: available, but kubelet has no parser for it",
+                         {{"fancy-new-option", "true"}},
+                         1,
+                         {false, true},
+                         "unsupported topologymanager option: \"fancy-new-option\" (true)",
+                         {false, 8}},
+                        {"test alpha options: available, but kubelet has no parser for it",
+                         {{"fancy-alpha-option", "true"}},
+                         1,
+                         {true, false},
+                         "unsupported topologymanager option: \"fancy-alpha-option\" (true)",
+                         {false, 8}},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -264,45 +300,63 @@ static void test_tm_options_texts(void **state)
                 const char *msg; /* NULL: accepted */
                 ncm_tm_options expect;
         } t[] = {
-                {{{"prefer-closest-numa-nodes", "x"}}, 1,
-                 "bad value for option \"prefer-closest-numa-nodes\": strconv.ParseBool: parsing "
-                 "\"x\": invalid syntax",
-                 {0}},
-                {{{"max-allowable-numa-nodes", "x"}}, 1,
-                 "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
-                 "strconv.Atoi: parsing \"x\": invalid syntax",
-                 {0}},
-                {{{"max-allowable-numa-nodes", "99999999999999999999"}}, 1,
-                 "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
-                 "strconv.Atoi: parsing \"99999999999999999999\": value out of range",
-                 {0}},
-                {{{"max-allowable-numa-nodes", "7"}}, 1,
-                 "the minimum value of \"max-allowable-numa-nodes\" should not be less than 8",
-                 {0}},
-                {{{"max-allowable-numa-nodes", "-8"}}, 1,
-                 "the minimum value of \"max-allowable-numa-nodes\" should not be less than 8",
-                 {0}},
-                {{{"max-allowable-numa-nodes", " 9"}}, 1,
-                 "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
-                 "strconv.Atoi: parsing \" 9\": invalid syntax",
-                 {0}},
-                {{{"max-allowable-numa-nodes", "+16"}}, 1, NULL, {false, 16}},
-                {{{"prefer-closest-numa-nodes", "T"}}, 1, NULL, {true, 8}},
-                {{{"prefer-closest-numa-nodes", "1"}}, 1, NULL, {true, 8}},
-                {{{"prefer-closest-numa-nodes", "False"}}, 1, NULL, {false, 8}},
-                {{{"prefer-closest-numa-nodes", "yes"}}, 1,
-                 "bad value for option \"prefer-closest-numa-nodes\": strconv.ParseBool: parsing "
-                 "\"yes\": invalid syntax",
-                 {0}},
-                {{{"unknown-option", "true"}}, 1,
-                 "unknown Topology Manager Policy option: \"unknown-option\"", {0}},
-                /* Several bad keys: the first in byte order is reported (Go: any of them). */
-                {{{"zzz", "1"}, {"max-allowable-numa-nodes", "x"}}, 2,
-                 "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
-                 "strconv.Atoi: parsing \"x\": invalid syntax",
-                 {0}},
-                {{{"prefer-closest-numa-nodes", "true"}, {"prefer-closest-numa-nodes", "false"}},
-                 2, "duplicate Topology Manager Policy option: \"prefer-closest-numa-nodes\"", {0}},
+                        {{{"prefer-closest-numa-nodes", "x"}},
+                         1,
+                         "bad value for option \"prefer-closest-numa-nodes\": strconv.ParseBool: "
+                         "parsing "
+                         "\"x\": invalid syntax",
+                         {0}},
+                        {{{"max-allowable-numa-nodes", "x"}},
+                         1,
+                         "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
+                         "strconv.Atoi: parsing \"x\": invalid syntax",
+                         {0}},
+                        {{{"max-allowable-numa-nodes", "99999999999999999999"}},
+                         1,
+                         "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
+                         "strconv.Atoi: parsing \"99999999999999999999\": value out of range",
+                         {0}},
+                        {{{"max-allowable-numa-nodes", "7"}},
+                         1,
+                         "the minimum value of \"max-allowable-numa-nodes\" should not be less "
+                         "than 8",
+                         {0}},
+                        {{{"max-allowable-numa-nodes", "-8"}},
+                         1,
+                         "the minimum value of \"max-allowable-numa-nodes\" should not be less "
+                         "than 8",
+                         {0}},
+                        {{{"max-allowable-numa-nodes", " 9"}},
+                         1,
+                         "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
+                         "strconv.Atoi: parsing \" 9\": invalid syntax",
+                         {0}},
+                        {{{"max-allowable-numa-nodes", "+16"}}, 1, NULL, {false, 16}},
+                        {{{"prefer-closest-numa-nodes", "T"}}, 1, NULL, {true, 8}},
+                        {{{"prefer-closest-numa-nodes", "1"}}, 1, NULL, {true, 8}},
+                        {{{"prefer-closest-numa-nodes", "False"}}, 1, NULL, {false, 8}},
+                        {{{"prefer-closest-numa-nodes", "yes"}},
+                         1,
+                         "bad value for option \"prefer-closest-numa-nodes\": strconv.ParseBool: "
+                         "parsing "
+                         "\"yes\": invalid syntax",
+                         {0}},
+                        {{{"unknown-option", "true"}},
+                         1,
+                         "unknown Topology Manager Policy option: \"unknown-option\"",
+                         {0}},
+                        /* Several bad keys: the first in byte order is reported (Go: any of them).
+                         */
+                        {{{"zzz", "1"}, {"max-allowable-numa-nodes", "x"}},
+                         2,
+                         "unable to convert policy option to integer \"max-allowable-numa-nodes\": "
+                         "strconv.Atoi: parsing \"x\": invalid syntax",
+                         {0}},
+                        {{{"prefer-closest-numa-nodes", "true"},
+                          {"prefer-closest-numa-nodes", "false"}},
+                         2,
+                         "duplicate Topology Manager Policy option: \"prefer-closest-numa-nodes\"",
+                         {0}},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -329,25 +383,25 @@ static void test_tm_options_available(void **state)
                 ncm_tm_gates gates;
                 bool available;
         } t[] = {
-                /* TestPolicyDefaultsAvailable */
-                {"this-option-does-not-exist", {false, true}, false},
-                {"prefer-closest-numa-nodes", {false, true}, true},
-                {"max-allowable-numa-nodes", {false, true}, true},
-                /* TestPolicyOptionsAvailable */
-                {"this-option-does-not-exist", {false, false}, false},
-                {"this-option-does-not-exist", {false, true}, false},
-                {"prefer-closest-numa-nodes", {false, false}, true},
-                {"prefer-closest-numa-nodes", {false, true}, true},
-                {"fancy-alpha-option", {true, true}, true},
-                {"fancy-alpha-option", {false, true}, false},
-                {"fancy-new-option", {false, true}, true},
-                {"fancy-new-option", {false, false}, false},
+                        /* TestPolicyDefaultsAvailable */
+                        {"this-option-does-not-exist", {false, true}, false},
+                        {"prefer-closest-numa-nodes", {false, true}, true},
+                        {"max-allowable-numa-nodes", {false, true}, true},
+                        /* TestPolicyOptionsAvailable */
+                        {"this-option-does-not-exist", {false, false}, false},
+                        {"this-option-does-not-exist", {false, true}, false},
+                        {"prefer-closest-numa-nodes", {false, false}, true},
+                        {"prefer-closest-numa-nodes", {false, true}, true},
+                        {"fancy-alpha-option", {true, true}, true},
+                        {"fancy-alpha-option", {false, true}, false},
+                        {"fancy-new-option", {false, true}, true},
+                        {"fancy-new-option", {false, false}, false},
         };
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
-                int r = ncm__tm_option_check_available_in(t[i].option, fancy,
-                                                          NCM_ELEMENTSOF(fancy), t[i].gates, NULL);
+                int r = ncm__tm_option_check_available_in(t[i].option, fancy, NCM_ELEMENTSOF(fancy),
+                                                          t[i].gates, NULL);
                 if ((r == 0) != t[i].available)
                         fail_msg("option %s: available %d, expected %d", t[i].option, r == 0,
                                  t[i].available);
@@ -375,24 +429,43 @@ static void test_tm_numa_info(void **state)
                 const uint64_t *dist;
                 const char *err;
         } t[] = {
-                {"positive test 1 node", {0}, 1, false, NULL, NULL},
-                {"positive test 1 node, with PreferClosestNUMA", {0}, 1, true, d4, NULL},
-                {"positive test 2 nodes", {0, 1}, 2, false, NULL, NULL},
-                {"positive test 2 nodes, with PreferClosestNUMA", {0, 1}, 2, true, d4, NULL},
-                {"positive test 4 nodes, with PreferClosestNUMA", {0, 1, 2, 3}, 4, true, d4, NULL},
-                {"negative test 1 node, no distance file with PreferClosestNUMA", {9}, 1, true,
-                 NULL, "cannot discover NUMA topology: error getting NUMA distances from cadvisor"},
-                {"one node and its id is 1", {1}, 1, false, NULL, NULL},
-                {"two nodes not sequential", {0, 2}, 2, false, NULL, NULL},
-                {"two nodes not sequential, with PreferClosestNUMA", {0, 2}, 2, true, d4, NULL},
+                        {"positive test 1 node", {0}, 1, false, NULL, NULL},
+                        {"positive test 1 node, with PreferClosestNUMA", {0}, 1, true, d4, NULL},
+                        {"positive test 2 nodes", {0, 1}, 2, false, NULL, NULL},
+                        {"positive test 2 nodes, with PreferClosestNUMA",
+                         {0, 1},
+                         2,
+                         true,
+                         d4,
+                         NULL},
+                        {"positive test 4 nodes, with PreferClosestNUMA",
+                         {0, 1, 2, 3},
+                         4,
+                         true,
+                         d4,
+                         NULL},
+                        {"negative test 1 node, no distance file with PreferClosestNUMA",
+                         {9},
+                         1,
+                         true,
+                         NULL,
+                         "cannot discover NUMA topology: error getting NUMA distances from "
+                         "cadvisor"},
+                        {"one node and its id is 1", {1}, 1, false, NULL, NULL},
+                        {"two nodes not sequential", {0, 2}, 2, false, NULL, NULL},
+                        {"two nodes not sequential, with PreferClosestNUMA",
+                         {0, 2},
+                         2,
+                         true,
+                         d4,
+                         NULL},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
                 ncm_tm_options o = {t[i].closest, 8};
                 ncm_error err = NCM_ERROR_INIT;
                 ncm_tm_policy *p = NULL;
-                int r = ncm_tm_policy_new("best-effort", &o, t[i].ids, t[i].n, t[i].dist, &p,
-                                          &err);
+                int r = ncm_tm_policy_new("best-effort", &o, t[i].ids, t[i].n, t[i].dist, &p, &err);
                 if (t[i].err) {
                         assert_int_equal(r, -EINVAL);
                         assert_string_equal(err.msg, t[i].err);
@@ -427,12 +500,12 @@ static void test_tm_numa_average_distance(void **state)
                 ncm_bitmask m;
                 double expect;
         } t[] = {
-                {"1 NUMA node", 1, d1, 1, 10},
-                {"2 NUMA node, 1 set in bitmask", 2, d2, 1, 10},
-                {"2 NUMA node, 2 set in bitmask", 2, d2, 3, 10.5},
-                {"4 NUMA node, 2 set in bitmask", 4, d4, 5, 11},
-                {"4 NUMA node, 3 set in bitmask", 4, d4, 13, 11.11111111111111},
-                {"0 NUMA node, 0 set in bitmask", 0, NULL, 0, 0},
+                        {"1 NUMA node", 1, d1, 1, 10},
+                        {"2 NUMA node, 1 set in bitmask", 2, d2, 1, 10},
+                        {"2 NUMA node, 2 set in bitmask", 2, d2, 3, 10.5},
+                        {"4 NUMA node, 2 set in bitmask", 4, d4, 5, 11},
+                        {"4 NUMA node, 3 set in bitmask", 4, d4, 13, 11.11111111111111},
+                        {"0 NUMA node, 0 set in bitmask", 0, NULL, 0, 0},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -460,19 +533,22 @@ static void test_tm_numa_closest(void **state)
                 size_t n;
                 const uint64_t *d;
         } t[] = {
-                {"current and candidate length is not the same, current narrower", 1, 5, true, 0,
-                 NULL},
-                {"current and candidate length is the same, distance is the same, current more "
-                 "lower bits set",
-                 3, 5, true, 3, flat3},
-                {"current and candidate length is the same, distance is the same, candidate "
-                 "more lower bits set",
-                 9, 5, false, 4, flat4},
-                {"current and candidate length is the same, candidate average distance is "
-                 "smaller",
-                 9, 3, false, 4, d4},
-                {"current and candidate length is the same, current average distance is smaller",
-                 12, 9, true, 4, d4},
+                        {"current and candidate length is not the same, current narrower", 1, 5,
+                         true, 0, NULL},
+                        {"current and candidate length is the same, distance is the same, current "
+                         "more "
+                         "lower bits set",
+                         3, 5, true, 3, flat3},
+                        {"current and candidate length is the same, distance is the same, "
+                         "candidate "
+                         "more lower bits set",
+                         9, 5, false, 4, flat4},
+                        {"current and candidate length is the same, candidate average distance is "
+                         "smaller",
+                         9, 3, false, 4, d4},
+                        {"current and candidate length is the same, current average distance is "
+                         "smaller",
+                         12, 9, true, 4, d4},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -503,15 +579,15 @@ static void test_tm_max_of_min_affinity_counts(void **state)
                 size_t n;
                 int expect;
         } t[] = {
-                {{{NULL, 0}}, 0, 0},
-                {{{l1, 1}}, 1, 0},
-                {{{l2, 1}}, 1, 1},
-                {{{l3, 1}}, 1, 2},
-                {{{l4, 2}}, 1, 2},
-                {{{l4, 2}, {l5, 1}}, 2, 3},
-                {{{l4, 2}, {l6, 2}}, 2, 3},
-                /* lists with only "any" hints do not count */
-                {{{l7, 1}, {l2, 1}}, 2, 1},
+                        {{{NULL, 0}}, 0, 0},
+                        {{{l1, 1}}, 1, 0},
+                        {{{l2, 1}}, 1, 1},
+                        {{{l3, 1}}, 1, 2},
+                        {{{l4, 2}}, 1, 2},
+                        {{{l4, 2}, {l5, 1}}, 2, 3},
+                        {{{l4, 2}, {l6, 2}}, 2, 3},
+                        /* lists with only "any" hints do not count */
+                        {{{l7, 1}, {l2, 1}}, 2, 1},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++)
@@ -527,54 +603,146 @@ static void test_tm_compare_hints_narrowest(void **state)
                 ncm_hint current, candidate;
                 bool expect_current;
         } t[] = {
-                {"candidate.NUMANodeAffinity.Count() == 0 (1)", -1, true, {0}, {0, false, false},
-                 true},
-                {"candidate.NUMANodeAffinity.Count() == 0 (2)", -1, false, {0, false, true},
-                 {0, false, false}, true},
-                {"current == nil (1)", -1, true, {0}, {1, false, true}, false},
-                {"current == nil (2)", -1, true, {0}, {1, false, false}, false},
-                {"!current.Preferred && candidate.Preferred", -1, false, {1, false, false},
-                 {1, false, true}, false},
-                {"current.Preferred && !candidate.Preferred", -1, false, {1, false, true},
-                 {1, false, false}, true},
-                {"current.Preferred && candidate.Preferred (1)", -1, false, {1, false, true},
-                 {1, false, true}, true},
-                {"current.Preferred && candidate.Preferred (2)", -1, false, {3, false, true},
-                 {1, false, true}, false},
-                {"current.Preferred && candidate.Preferred (3)", -1, false, {1, false, true},
-                 {3, false, true}, true},
-                {"!current.Preferred && !candidate.Preferred (1.1)", 1, false, {3, false, false},
-                 {3, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (1.2)", 1, false, {6, false, false},
-                 {3, false, false}, false},
-                {"!current.Preferred && !candidate.Preferred (1.3)", 1, false, {3, false, false},
-                 {6, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (2.1)", 2, false, {3, false, false},
-                 {1, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (2.2)", 2, false, {3, false, false},
-                 {3, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (2.3)", 2, false, {6, false, false},
-                 {3, false, false}, false},
-                {"!current.Preferred && !candidate.Preferred (2.4)", 2, false, {3, false, false},
-                 {6, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (3a)", 2, false, {1, false, false},
-                 {7, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (3b)", 2, false, {1, false, false},
-                 {3, false, false}, false},
-                {"!current.Preferred && !candidate.Preferred (3ca.1)", 3, false,
-                 {1, false, false}, {3, false, false}, false},
-                {"!current.Preferred && !candidate.Preferred (3ca.2)", 3, false,
-                 {1, false, false}, {6, false, false}, false},
-                {"!current.Preferred && !candidate.Preferred (3ca.3)", 4, false,
-                 {3, false, false}, {14, false, false}, false},
-                {"!current.Preferred && !candidate.Preferred (3cb)", 4, false, {14, false, false},
-                 {3, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (3cc.1)", 4, false,
-                 {7, false, false}, {7, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (3cc.2)", 4, false,
-                 {7, false, false}, {14, false, false}, true},
-                {"!current.Preferred && !candidate.Preferred (3cc.3)", 4, false,
-                 {14, false, false}, {7, false, false}, false},
+                        {"candidate.NUMANodeAffinity.Count() == 0 (1)",
+                         -1,
+                         true,
+                         {0},
+                         {0, false, false},
+                         true},
+                        {"candidate.NUMANodeAffinity.Count() == 0 (2)",
+                         -1,
+                         false,
+                         {0, false, true},
+                         {0, false, false},
+                         true},
+                        {"current == nil (1)", -1, true, {0}, {1, false, true}, false},
+                        {"current == nil (2)", -1, true, {0}, {1, false, false}, false},
+                        {"!current.Preferred && candidate.Preferred",
+                         -1,
+                         false,
+                         {1, false, false},
+                         {1, false, true},
+                         false},
+                        {"current.Preferred && !candidate.Preferred",
+                         -1,
+                         false,
+                         {1, false, true},
+                         {1, false, false},
+                         true},
+                        {"current.Preferred && candidate.Preferred (1)",
+                         -1,
+                         false,
+                         {1, false, true},
+                         {1, false, true},
+                         true},
+                        {"current.Preferred && candidate.Preferred (2)",
+                         -1,
+                         false,
+                         {3, false, true},
+                         {1, false, true},
+                         false},
+                        {"current.Preferred && candidate.Preferred (3)",
+                         -1,
+                         false,
+                         {1, false, true},
+                         {3, false, true},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (1.1)",
+                         1,
+                         false,
+                         {3, false, false},
+                         {3, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (1.2)",
+                         1,
+                         false,
+                         {6, false, false},
+                         {3, false, false},
+                         false},
+                        {"!current.Preferred && !candidate.Preferred (1.3)",
+                         1,
+                         false,
+                         {3, false, false},
+                         {6, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (2.1)",
+                         2,
+                         false,
+                         {3, false, false},
+                         {1, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (2.2)",
+                         2,
+                         false,
+                         {3, false, false},
+                         {3, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (2.3)",
+                         2,
+                         false,
+                         {6, false, false},
+                         {3, false, false},
+                         false},
+                        {"!current.Preferred && !candidate.Preferred (2.4)",
+                         2,
+                         false,
+                         {3, false, false},
+                         {6, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (3a)",
+                         2,
+                         false,
+                         {1, false, false},
+                         {7, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (3b)",
+                         2,
+                         false,
+                         {1, false, false},
+                         {3, false, false},
+                         false},
+                        {"!current.Preferred && !candidate.Preferred (3ca.1)",
+                         3,
+                         false,
+                         {1, false, false},
+                         {3, false, false},
+                         false},
+                        {"!current.Preferred && !candidate.Preferred (3ca.2)",
+                         3,
+                         false,
+                         {1, false, false},
+                         {6, false, false},
+                         false},
+                        {"!current.Preferred && !candidate.Preferred (3ca.3)",
+                         4,
+                         false,
+                         {3, false, false},
+                         {14, false, false},
+                         false},
+                        {"!current.Preferred && !candidate.Preferred (3cb)",
+                         4,
+                         false,
+                         {14, false, false},
+                         {3, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (3cc.1)",
+                         4,
+                         false,
+                         {7, false, false},
+                         {7, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (3cc.2)",
+                         4,
+                         false,
+                         {7, false, false},
+                         {14, false, false},
+                         true},
+                        {"!current.Preferred && !candidate.Preferred (3cc.3)",
+                         4,
+                         false,
+                         {14, false, false},
+                         {7, false, false},
+                         false},
         };
         ncm__tm_numa numa;
         (void)state;
@@ -609,15 +777,23 @@ static void test_tm_filter_single_numa_hints(void **state)
                 size_t n;
                 ncm__tm_list expect[3];
         } t[] = {
-                {"filter empty resources", {{NULL, 0}}, 0, {{NULL, 0}}},
-                {"filter hints with nil socket mask 1/2", {{a1, 1}, {a2, 1}}, 2,
-                 {{NULL, 0}, {a2, 1}}},
-                {"filter hints with nil socket mask 2/2", {{b1, 2}, {b2, 2}}, 2,
-                 {{b1, 1}, {b2, 2}}},
-                {"filter hints with empty resource socket mask", {{c1, 3}, {NULL, 0}}, 2,
-                 {{c1, 2}, {NULL, 0}}},
-                {"filter hints with wide sockemask", {{d1, 5}, {d2, 4}, {d3, 3}}, 3,
-                 {{d1, 2}, {NULL, 0}, {NULL, 0}}},
+                        {"filter empty resources", {{NULL, 0}}, 0, {{NULL, 0}}},
+                        {"filter hints with nil socket mask 1/2",
+                         {{a1, 1}, {a2, 1}},
+                         2,
+                         {{NULL, 0}, {a2, 1}}},
+                        {"filter hints with nil socket mask 2/2",
+                         {{b1, 2}, {b2, 2}},
+                         2,
+                         {{b1, 1}, {b2, 2}}},
+                        {"filter hints with empty resource socket mask",
+                         {{c1, 3}, {NULL, 0}},
+                         2,
+                         {{c1, 2}, {NULL, 0}}},
+                        {"filter hints with wide sockemask",
+                         {{d1, 5}, {d2, 4}, {d3, 3}},
+                         3,
+                         {{d1, 2}, {NULL, 0}, {NULL, 0}}},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -654,7 +830,7 @@ static void test_tm_filter_providers_hints(void **state)
                     out.lists[0].hints[0].preferred);
         assert_memory_equal(&out.lists[1].hints[0], &h0, sizeof(h0)); /* alpha */
         assert_true(out.lists[2].n == 1 && out.lists[2].hints[0].any &&
-                    out.lists[2].hints[0].preferred); /* mid-nil */
+                    out.lists[2].hints[0].preferred);                 /* mid-nil */
         assert_memory_equal(&out.lists[3].hints[0], &h1, sizeof(h1)); /* zeta */
         assert_true(out.lists[4].n == 1 && out.lists[4].hints[0].any &&
                     !out.lists[4].hints[0].preferred);
@@ -700,8 +876,7 @@ static void expect_hint(const char *what, ncm_hint got, ncm_hint want)
             (!got.any && got.numa != want.numa))
                 fail_msg("%s: got {%s %#llx %d}, want {%s %#llx %d}", what,
                          got.any ? "any" : "mask", (unsigned long long)got.numa, got.preferred,
-                         want.any ? "any" : "mask", (unsigned long long)want.numa,
-                         want.preferred);
+                         want.any ? "any" : "mask", (unsigned long long)want.numa, want.preferred);
 }
 
 static void run_case(json_object *run, json_object *machine, json_object *c, size_t *count)
@@ -770,18 +945,17 @@ static void test_tm_policy_merge_kubelet_tables(void **state)
         for (size_t r = 0; r < json_object_array_length(runs); r++) {
                 json_object *run = json_object_array_get_idx(runs, r);
                 json_object *machine = ncm__json_get(
-                        ncm__json_get(doc, "machines"),
-                        json_object_get_string(ncm__json_get(run, "machine")));
+                                ncm__json_get(doc, "machines"),
+                                json_object_get_string(ncm__json_get(run, "machine")));
                 json_object *sets = ncm__json_get(run, "sets");
                 assert_non_null(machine);
                 for (size_t s = 0; s < json_object_array_length(sets); s++) {
                         json_object *cases = ncm__json_get(
-                                ncm__json_get(doc, "sets"),
-                                json_object_get_string(json_object_array_get_idx(sets, s)));
+                                        ncm__json_get(doc, "sets"),
+                                        json_object_get_string(json_object_array_get_idx(sets, s)));
                         assert_non_null(cases);
                         for (size_t c = 0; c < json_object_array_length(cases); c++)
-                                run_case(run, machine, json_object_array_get_idx(cases, c),
-                                         &count);
+                                run_case(run, machine, json_object_array_get_idx(cases, c), &count);
                 }
         }
         /* 6 runs x their sets x (3 fast variants + reference) */
@@ -808,10 +982,10 @@ static void test_tm_policy_names_and_admit(void **state)
                 bool admit_not_preferred;
                 bool aligned;
         } t[] = {
-                {"none", true, false},
-                {"best-effort", true, false},
-                {"restricted", false, false},
-                {"single-numa-node", false, true},
+                        {"none", true, false},
+                        {"best-effort", true, false},
+                        {"restricted", false, false},
+                        {"single-numa-node", false, true},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
@@ -834,8 +1008,7 @@ static void test_tm_policy_none_merge(void **state)
         ncm_hint h01p = hint(BM(0, 1), true), h01 = hint(BM(0, 1), false), got;
         bool admit = false;
         (void)state;
-        assert_int_equal(ncm_tm_policy_merge(p, NULL, 0, NCM_TM_MERGE_FAST, &got, &admit, NULL),
-                         0);
+        assert_int_equal(ncm_tm_policy_merge(p, NULL, 0, NCM_TM_MERGE_FAST, &got, &admit, NULL), 0);
         expect_hint("merged empty providers hints", got, any_hint(false));
         assert_true(admit);
         assert_int_equal(ncm_tm_hints_add(&prov, "resource", &h01p, 1, false, NULL, NULL), 0);
@@ -930,27 +1103,27 @@ static void test_tm_admit_result_texts(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_tm_bitmask_new_and_string),
-                cmocka_unit_test(test_tm_bitmask_add_out_of_range),
-                cmocka_unit_test(test_tm_bitmask_remove_and_or_clear_fill),
-                cmocka_unit_test(test_tm_bitmask_queries),
-                cmocka_unit_test(test_tm_bitmask_iterate),
-                cmocka_unit_test(test_tm_options_new),
-                cmocka_unit_test(test_tm_options_texts),
-                cmocka_unit_test(test_tm_options_available),
-                cmocka_unit_test(test_tm_numa_info),
-                cmocka_unit_test(test_tm_numa_average_distance),
-                cmocka_unit_test(test_tm_numa_closest),
-                cmocka_unit_test(test_tm_max_of_min_affinity_counts),
-                cmocka_unit_test(test_tm_compare_hints_narrowest),
-                cmocka_unit_test(test_tm_filter_single_numa_hints),
-                cmocka_unit_test(test_tm_filter_providers_hints),
-                cmocka_unit_test(test_tm_policy_merge_kubelet_tables),
-                cmocka_unit_test(test_tm_policy_names_and_admit),
-                cmocka_unit_test(test_tm_policy_none_merge),
-                cmocka_unit_test(test_tm_policy_new_errors),
-                cmocka_unit_test(test_tm_policy_single_numa_default_becomes_any),
-                cmocka_unit_test(test_tm_admit_result_texts),
+                        cmocka_unit_test(test_tm_bitmask_new_and_string),
+                        cmocka_unit_test(test_tm_bitmask_add_out_of_range),
+                        cmocka_unit_test(test_tm_bitmask_remove_and_or_clear_fill),
+                        cmocka_unit_test(test_tm_bitmask_queries),
+                        cmocka_unit_test(test_tm_bitmask_iterate),
+                        cmocka_unit_test(test_tm_options_new),
+                        cmocka_unit_test(test_tm_options_texts),
+                        cmocka_unit_test(test_tm_options_available),
+                        cmocka_unit_test(test_tm_numa_info),
+                        cmocka_unit_test(test_tm_numa_average_distance),
+                        cmocka_unit_test(test_tm_numa_closest),
+                        cmocka_unit_test(test_tm_max_of_min_affinity_counts),
+                        cmocka_unit_test(test_tm_compare_hints_narrowest),
+                        cmocka_unit_test(test_tm_filter_single_numa_hints),
+                        cmocka_unit_test(test_tm_filter_providers_hints),
+                        cmocka_unit_test(test_tm_policy_merge_kubelet_tables),
+                        cmocka_unit_test(test_tm_policy_names_and_admit),
+                        cmocka_unit_test(test_tm_policy_none_merge),
+                        cmocka_unit_test(test_tm_policy_new_errors),
+                        cmocka_unit_test(test_tm_policy_single_numa_default_becomes_any),
+                        cmocka_unit_test(test_tm_admit_result_texts),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,15 +22,15 @@ typedef struct fake_provider {
         /* hints for every container, and for the pod (pod scope) */
         const ncm_hint *hints;
         size_t n_hints;
-        bool no_preference;       /* return no resources at all */
-        bool two_resources;       /* also return "<name>-b" with the same hints */
-        int fail_hints;           /* return this from get_*_hints */
-        const char *fail_alloc;   /* container whose allocation fails */
-        const char *fail_type;    /* its error type, or NULL */
-        const char *alt_for;      /* container that gets ALT_HINTS instead */
+        bool no_preference;     /* return no resources at all */
+        bool two_resources;     /* also return "<name>-b" with the same hints */
+        int fail_hints;         /* return this from get_*_hints */
+        const char *fail_alloc; /* container whose allocation fails */
+        const char *fail_type;  /* its error type, or NULL */
+        const char *alt_for;    /* container that gets ALT_HINTS instead */
         const ncm_hint *alt_hints;
         size_t n_alt;
-        char *log;                /* shared call log */
+        char *log; /* shared call log */
 } fake_provider;
 
 static void logf_(char *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -88,17 +88,17 @@ static int fake_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
         (void)pod;
         if (f->fail_alloc && strcmp(f->fail_alloc, c->name) == 0) {
                 *ret_type = f->fail_type;
-                return ncm_error_set(err, NCM_E_UNSATISFIABLE, "%s cannot allocate for %s",
-                                     f->name, c->name);
+                return ncm_error_set(err, NCM_E_UNSATISFIABLE, "%s cannot allocate for %s", f->name,
+                                     c->name);
         }
         return 0;
 }
 
 static const ncm_tm_provider_ops fake_ops = {
-        .name = "fake",
-        .get_container_hints = fake_container_hints,
-        .get_pod_hints = fake_pod_hints,
-        .allocate = fake_allocate,
+                .name = "fake",
+                .get_container_hints = fake_container_hints,
+                .get_pod_hints = fake_pod_hints,
+                .allocate = fake_allocate,
 };
 
 /* A pod with INIT init containers and APP app containers named i0.. and c0... */
@@ -131,8 +131,11 @@ static void make_pod(test_pod *tp, const char *uid, size_t init, size_t app)
 static ncm_tm *new_tm(const char *policy, const char *scope, size_t n_numa)
 {
         static const int ids[] = {0, 1, 2, 3};
-        ncm_tm_config cfg = {.policy = policy, .scope = scope, .gates = NCM_TM_GATES_DEFAULT,
-                             .numa_ids = ids, .n_numa = n_numa};
+        ncm_tm_config cfg = {.policy = policy,
+                             .scope = scope,
+                             .gates = NCM_TM_GATES_DEFAULT,
+                             .numa_ids = ids,
+                             .n_numa = n_numa};
         ncm_error err = NCM_ERROR_INIT;
         ncm_tm *tm = NULL;
         if (ncm_tm_new(&cfg, &tm, &err) < 0)
@@ -155,27 +158,31 @@ static void test_tm_new_manager(void **state)
                 size_t n_numa;
                 const char *err; /* substring */
         } t[] = {
-                {"Policy is set to none", "none", NULL, 0, 1, NULL},
-                {"Policy is set to best-effort", "best-effort", NULL, 0, 1, NULL},
-                {"Policy is set to restricted", "restricted", NULL, 0, 1, NULL},
-                {"Policy is set to single-numa-node", "single-numa-node", NULL, 0, 1, NULL},
-                {"Policy is set to unknown", "unknown", NULL, 0, 1, "unknown policy: \"unknown\""},
-                {"Unknown policy name best-effort policy", "best-effort", unknown, 1, 1,
-                 "unknown Topology Manager Policy option:"},
-                {"Unknown policy name restricted policy", "restricted", unknown, 1, 1,
-                 "unknown Topology Manager Policy option:"},
-                {"can't get NUMA distances", "best-effort", closest, 1, 1,
-                 "error getting NUMA distances from cadvisor"},
-                {"more than 8 NUMA nodes", "best-effort", NULL, 0, 9,
-                 "unsupported on machines with more than 8 NUMA Nodes"},
-                /* none short-circuits before options are even parsed */
-                {"none ignores options", "none", unknown, 1, 9, NULL},
+                        {"Policy is set to none", "none", NULL, 0, 1, NULL},
+                        {"Policy is set to best-effort", "best-effort", NULL, 0, 1, NULL},
+                        {"Policy is set to restricted", "restricted", NULL, 0, 1, NULL},
+                        {"Policy is set to single-numa-node", "single-numa-node", NULL, 0, 1, NULL},
+                        {"Policy is set to unknown", "unknown", NULL, 0, 1,
+                         "unknown policy: \"unknown\""},
+                        {"Unknown policy name best-effort policy", "best-effort", unknown, 1, 1,
+                         "unknown Topology Manager Policy option:"},
+                        {"Unknown policy name restricted policy", "restricted", unknown, 1, 1,
+                         "unknown Topology Manager Policy option:"},
+                        {"can't get NUMA distances", "best-effort", closest, 1, 1,
+                         "error getting NUMA distances from cadvisor"},
+                        {"more than 8 NUMA nodes", "best-effort", NULL, 0, 9,
+                         "unsupported on machines with more than 8 NUMA Nodes"},
+                        /* none short-circuits before options are even parsed */
+                        {"none ignores options", "none", unknown, 1, 9, NULL},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
-                ncm_tm_config cfg = {.policy = t[i].policy, .options = t[i].opts,
-                                     .n_options = t[i].n_opts, .gates = NCM_TM_GATES_DEFAULT,
-                                     .numa_ids = nine, .n_numa = t[i].n_numa};
+                ncm_tm_config cfg = {.policy = t[i].policy,
+                                     .options = t[i].opts,
+                                     .n_options = t[i].n_opts,
+                                     .gates = NCM_TM_GATES_DEFAULT,
+                                     .numa_ids = nine,
+                                     .n_numa = t[i].n_numa};
                 ncm_error err = NCM_ERROR_INIT;
                 ncm_tm *tm = NULL;
                 int r = ncm_tm_new(&cfg, &tm, &err);
@@ -199,14 +206,15 @@ static void test_tm_manager_scope(void **state)
         static const struct {
                 const char *scope, *expect, *err;
         } t[] = {
-                {"container", "container", NULL},
-                {"pod", "pod", NULL},
-                {NULL, "container", NULL},
-                {"unknown", NULL, "unknown scope: \"unknown\""},
+                        {"container", "container", NULL},
+                        {"pod", "pod", NULL},
+                        {NULL, "container", NULL},
+                        {"unknown", NULL, "unknown scope: \"unknown\""},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
-                ncm_tm_config cfg = {.policy = "best-effort", .scope = t[i].scope,
+                ncm_tm_config cfg = {.policy = "best-effort",
+                                     .scope = t[i].scope,
                                      .gates = NCM_TM_GATES_DEFAULT};
                 ncm_error err = NCM_ERROR_INIT;
                 ncm_tm *tm = NULL;
@@ -236,37 +244,39 @@ static void test_tm_admit_table(void **state)
                 size_t n;
                 bool expect;
         } t[] = {
-                {"QOSClass set as BestEffort. None Policy. No Hints.", "none", false, NULL, 0,
-                 true},
-                {"QOSClass set as BestEffort. single-numa-node Policy. No Hints.",
-                 "single-numa-node", true, NULL, 0, true},
-                {"QOSClass set as BestEffort. Restricted Policy. No Hints.", "restricted", true,
-                 NULL, 0, true},
-                {"QOSClass set as Guaranteed. BestEffort Policy. Preferred Affinity.",
-                 "best-effort", true, pref0, 2, true},
-                {"QOSClass set as Guaranteed. BestEffort Policy. More than one Preferred "
-                 "Affinity.",
-                 "best-effort", true, pref01, 3, true},
-                {"QOSClass set as Guaranteed. BestEffort Policy. No Preferred Affinity.",
-                 "best-effort", true, nopref, 1, true},
-                {"QOSClass set as Guaranteed. Restricted Policy. Preferred Affinity.",
-                 "restricted", true, pref0, 2, true},
-                {"QOSClass set as Guaranteed. Restricted Policy. More than one Preferred "
-                 "affinity.",
-                 "restricted", true, pref01, 3, true},
-                {"QOSClass set as Guaranteed. Restricted Policy. No Preferred affinity.",
-                 "restricted", true, nopref, 1, false},
-                {"single-numa-node Policy. Preferred Affinity.", "single-numa-node", true, pref0,
-                 2, true},
-                {"single-numa-node Policy. No Preferred affinity.", "single-numa-node", true,
-                 nopref, 1, false},
+                        {"QOSClass set as BestEffort. None Policy. No Hints.", "none", false, NULL,
+                         0, true},
+                        {"QOSClass set as BestEffort. single-numa-node Policy. No Hints.",
+                         "single-numa-node", true, NULL, 0, true},
+                        {"QOSClass set as BestEffort. Restricted Policy. No Hints.", "restricted",
+                         true, NULL, 0, true},
+                        {"QOSClass set as Guaranteed. BestEffort Policy. Preferred Affinity.",
+                         "best-effort", true, pref0, 2, true},
+                        {"QOSClass set as Guaranteed. BestEffort Policy. More than one Preferred "
+                         "Affinity.",
+                         "best-effort", true, pref01, 3, true},
+                        {"QOSClass set as Guaranteed. BestEffort Policy. No Preferred Affinity.",
+                         "best-effort", true, nopref, 1, true},
+                        {"QOSClass set as Guaranteed. Restricted Policy. Preferred Affinity.",
+                         "restricted", true, pref0, 2, true},
+                        {"QOSClass set as Guaranteed. Restricted Policy. More than one Preferred "
+                         "affinity.",
+                         "restricted", true, pref01, 3, true},
+                        {"QOSClass set as Guaranteed. Restricted Policy. No Preferred affinity.",
+                         "restricted", true, nopref, 1, false},
+                        {"single-numa-node Policy. Preferred Affinity.", "single-numa-node", true,
+                         pref0, 2, true},
+                        {"single-numa-node Policy. No Preferred affinity.", "single-numa-node",
+                         true, nopref, 1, false},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
                 for (int s = 0; s < 2; s++) {
                         char log[2048] = "";
-                        fake_provider f = {.name = "res", .hints = t[i].hints,
-                                           .n_hints = t[i].n, .no_preference = !t[i].hints,
+                        fake_provider f = {.name = "res",
+                                           .hints = t[i].hints,
+                                           .n_hints = t[i].n,
+                                           .no_preference = !t[i].hints,
                                            .log = log};
                         ncm_tm *tm = new_tm(t[i].policy, s ? "pod" : "container", 2);
                         ncm_tm_admit_result res;
@@ -418,23 +428,27 @@ static void test_tm_allocation_errors(void **state)
                 const char *policy, *scope, *type, *reason, *message;
                 const char *log;
         } t[] = {
-                {"best-effort", "container", "SMTAlignmentError", "SMTAlignmentError",
-                 "cpu cannot allocate for c0",
-                 "dev:hints(p/c0) cpu:hints(p/c0) dev:alloc(c0,1,p) cpu:alloc(c0,1,p) "},
-                {"restricted", "pod", NULL, "UnexpectedAdmissionError",
-                 "Allocate failed due to cpu cannot allocate for c0, which is unexpected",
-                 "dev:podhints(p) cpu:podhints(p) dev:alloc(c0,1,p) cpu:alloc(c0,1,p) "},
-                /* none: the errors are still the providers' */
-                {"none", "container", NULL, "UnexpectedAdmissionError",
-                 "Allocate failed due to cpu cannot allocate for c0, which is unexpected",
-                 "dev:alloc(c0,any) cpu:alloc(c0,any) "},
+                        {"best-effort", "container", "SMTAlignmentError", "SMTAlignmentError",
+                         "cpu cannot allocate for c0",
+                         "dev:hints(p/c0) cpu:hints(p/c0) dev:alloc(c0,1,p) cpu:alloc(c0,1,p) "},
+                        {"restricted", "pod", NULL, "UnexpectedAdmissionError",
+                         "Allocate failed due to cpu cannot allocate for c0, which is unexpected",
+                         "dev:podhints(p) cpu:podhints(p) dev:alloc(c0,1,p) cpu:alloc(c0,1,p) "},
+                        /* none: the errors are still the providers' */
+                        {"none", "container", NULL, "UnexpectedAdmissionError",
+                         "Allocate failed due to cpu cannot allocate for c0, which is unexpected",
+                         "dev:alloc(c0,any) cpu:alloc(c0,any) "},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
                 char log[2048] = "";
                 fake_provider a = {.name = "dev", .hints = cpu, .n_hints = 1, .log = log};
-                fake_provider b = {.name = "cpu", .hints = cpu, .n_hints = 1, .log = log,
-                                   .fail_alloc = "c0", .fail_type = t[i].type};
+                fake_provider b = {.name = "cpu",
+                                   .hints = cpu,
+                                   .n_hints = 1,
+                                   .log = log,
+                                   .fail_alloc = "c0",
+                                   .fail_type = t[i].type};
                 ncm_tm *tm = new_tm(t[i].policy, t[i].scope, 2);
                 ncm_tm_admit_result res;
                 test_pod tp;
@@ -459,8 +473,13 @@ static void test_tm_container_scope_refusal_midway(void **state)
         static const ncm_hint ok[] = {{1, false, true}};
         static const ncm_hint wide[] = {{3, false, false}};
         char log[2048] = "";
-        fake_provider a = {.name = "cpu", .hints = ok, .n_hints = 1, .alt_for = "c1",
-                           .alt_hints = wide, .n_alt = 1, .log = log};
+        fake_provider a = {.name = "cpu",
+                           .hints = ok,
+                           .n_hints = 1,
+                           .alt_for = "c1",
+                           .alt_hints = wide,
+                           .n_alt = 1,
+                           .log = log};
         ncm_tm *tm = new_tm("single-numa-node", "container", 2);
         ncm_tm_admit_result res;
         test_pod tp;
@@ -487,14 +506,22 @@ static void test_tm_calculate_affinity_assorted(void **state)
         static const ncm_hint r1[] = {{1, false, true}, {3, false, false}};
         static const ncm_hint r2[] = {{4, false, true}, {0x18, false, false}};
         char log[2048] = "";
-        fake_provider a = {.name = "resource-1", .hints = r1, .n_hints = 2, .two_resources = true,
+        fake_provider a = {.name = "resource-1",
+                           .hints = r1,
+                           .n_hints = 2,
+                           .two_resources = true,
                            .log = log};
-        fake_provider b = {.name = "resource-2", .hints = r2, .n_hints = 2, .two_resources = true,
+        fake_provider b = {.name = "resource-2",
+                           .hints = r2,
+                           .n_hints = 2,
+                           .two_resources = true,
                            .log = log};
         fake_provider c = {.name = "resource-3", .no_preference = true, .log = log};
         static const int ids[] = {0, 1, 2, 3, 4};
-        ncm_tm_config cfg = {.policy = "best-effort", .gates = NCM_TM_GATES_DEFAULT,
-                             .numa_ids = ids, .n_numa = 5};
+        ncm_tm_config cfg = {.policy = "best-effort",
+                             .gates = NCM_TM_GATES_DEFAULT,
+                             .numa_ids = ids,
+                             .n_numa = 5};
         ncm_tm *tm = NULL;
         ncm_tm_admit_result res;
         ncm_hint aff;
@@ -537,17 +564,17 @@ static void test_tm_provider_hint_failure(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_tm_new_manager),
-                cmocka_unit_test(test_tm_manager_scope),
-                cmocka_unit_test(test_tm_admit_table),
-                cmocka_unit_test(test_tm_get_affinity_add_remove),
-                cmocka_unit_test(test_tm_container_scope_order_and_store),
-                cmocka_unit_test(test_tm_pod_scope_merges_once),
-                cmocka_unit_test(test_tm_none_scope_allocates_with_zero_hint),
-                cmocka_unit_test(test_tm_allocation_errors),
-                cmocka_unit_test(test_tm_container_scope_refusal_midway),
-                cmocka_unit_test(test_tm_calculate_affinity_assorted),
-                cmocka_unit_test(test_tm_provider_hint_failure),
+                        cmocka_unit_test(test_tm_new_manager),
+                        cmocka_unit_test(test_tm_manager_scope),
+                        cmocka_unit_test(test_tm_admit_table),
+                        cmocka_unit_test(test_tm_get_affinity_add_remove),
+                        cmocka_unit_test(test_tm_container_scope_order_and_store),
+                        cmocka_unit_test(test_tm_pod_scope_merges_once),
+                        cmocka_unit_test(test_tm_none_scope_allocates_with_zero_hint),
+                        cmocka_unit_test(test_tm_allocation_errors),
+                        cmocka_unit_test(test_tm_container_scope_refusal_midway),
+                        cmocka_unit_test(test_tm_calculate_affinity_assorted),
+                        cmocka_unit_test(test_tm_provider_hint_failure),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

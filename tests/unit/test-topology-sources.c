@@ -108,8 +108,9 @@ static void test_topology_synthetic_errors(void **state)
         char long_desc[5000];
         (void)state;
         expect_synthetic_error("", EINVAL, "empty description");
-        expect_synthetic_error("garbage", EINVAL, "synthetic topology \"garbage\": hwloc cannot "
-                                                  "parse it");
+        expect_synthetic_error("garbage", EINVAL,
+                               "synthetic topology \"garbage\": hwloc cannot "
+                               "parse it");
         expect_synthetic_error("core:2 pu:0", EINVAL, "hwloc cannot parse it");
         expect_synthetic_error("pu:8193", ERANGE, "more than 8192 PUs");
         expect_synthetic_error("core:100000 pu:100000", ERANGE, "more than 8192 PUs");
@@ -141,26 +142,27 @@ static void test_topology_xml_exports_load(void **state)
                 const char *name;
                 int cpus, cores, sockets, numa_all;
         } xmls[] = {
-                /* cgroup-restricted exports hold only the allowed CPUs */
-                {"16amd64-8n2c-cpusets-xml", 10, 10, 6, 5},
-                {"16em64t-4s2c2t-offlines-xml", 12, 7, 4, 1},
-                {"16em64t-4s2c2t-xml", 16, 8, 4, 1},
-                {"2i386-2c-nohugepage", 2, 2, 1, 1},
-                {"2i386-2t-hugepagesizecount", 2, 1, 1, 1},
-                {"32amd64-4s2n4c-cgroup2", 6, 6, 1, 6},
-                {"32em64t-2n8c+dax+nvme+mic+dimms", 16, 16, 2, 2},
-                {"64amd64-4p2n4ca2co", 64, 64, 4, 8},
-                {"fakeheterocpunuma", 24, 12, 2, 7},
-                {"fakepcilocalities", 40, 40, 4, 4},
-                {"nvidia-dgx-gb10-nomidr", 20, 20, 1, 1},
-                {"nvidia-dgx-gb10", 20, 20, 1, 1},
+                        /* cgroup-restricted exports hold only the allowed CPUs */
+                        {"16amd64-8n2c-cpusets-xml", 10, 10, 6, 5},
+                        {"16em64t-4s2c2t-offlines-xml", 12, 7, 4, 1},
+                        {"16em64t-4s2c2t-xml", 16, 8, 4, 1},
+                        {"2i386-2c-nohugepage", 2, 2, 1, 1},
+                        {"2i386-2t-hugepagesizecount", 2, 1, 1, 1},
+                        {"32amd64-4s2n4c-cgroup2", 6, 6, 1, 6},
+                        {"32em64t-2n8c+dax+nvme+mic+dimms", 16, 16, 2, 2},
+                        {"64amd64-4p2n4ca2co", 64, 64, 4, 8},
+                        {"fakeheterocpunuma", 24, 12, 2, 7},
+                        {"fakepcilocalities", 40, 40, 4, 4},
+                        {"nvidia-dgx-gb10-nomidr", 20, 20, 1, 1},
+                        {"nvidia-dgx-gb10", 20, 20, 1, 1},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(xmls); i++) {
                 ncm_topo *t = xml_file(xmls[i].name);
                 size_t nn;
                 (void)ncm_topo_numa_ids(t, &nn);
-                if (ncm_topo_num_cpus(t) != xmls[i].cpus || ncm_topo_num_cores(t) != xmls[i].cores ||
+                if (ncm_topo_num_cpus(t) != xmls[i].cpus ||
+                    ncm_topo_num_cores(t) != xmls[i].cores ||
                     ncm_topo_num_sockets(t) != xmls[i].sockets || (int)nn != xmls[i].numa_all)
                         fail_msg("%s: %d cpus %d cores %d sockets %zu numa", xmls[i].name,
                                  ncm_topo_num_cpus(t), ncm_topo_num_cores(t),
@@ -203,14 +205,14 @@ static void test_topology_xml_matches_sysfs_of_same_machine(void **state)
 {
         /* pairs whose XML was exported from the same, unrestricted sysfs */
         static const char *const pairs[][2] = {
-                {"16em64t-4s2c2t-offlines-xml", "16em64t-4s2c2t-offlines"},
-                {"2i386-2c-nohugepage", "2i386-2c-nohugepage"},
-                {"2i386-2t-hugepagesizecount", "2i386-2t-hugepagesizecount"},
-                {"64amd64-4p2n4ca2co", "64amd64-4p2n4ca2co"},
-                {"nvidia-dgx-gb10", "nvidia-dgx-gb10"},
-                {"fakeheterocpunuma", "fakeheterocpunuma"},
-                {"32em64t-2n8c+dax+nvme+mic+dimms", "32em64t-2n8c+dax+nvme+mic+dimms"},
-                {"fakepcilocalities", "fakepcilocalities"},
+                        {"16em64t-4s2c2t-offlines-xml", "16em64t-4s2c2t-offlines"},
+                        {"2i386-2c-nohugepage", "2i386-2c-nohugepage"},
+                        {"2i386-2t-hugepagesizecount", "2i386-2t-hugepagesizecount"},
+                        {"64amd64-4p2n4ca2co", "64amd64-4p2n4ca2co"},
+                        {"nvidia-dgx-gb10", "nvidia-dgx-gb10"},
+                        {"fakeheterocpunuma", "fakeheterocpunuma"},
+                        {"32em64t-2n8c+dax+nvme+mic+dimms", "32em64t-2n8c+dax+nvme+mic+dimms"},
+                        {"fakepcilocalities", "fakepcilocalities"},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(pairs); i++) {
@@ -369,7 +371,8 @@ static void test_topology_json_accepts_hand_written(void **state)
         assert_int_equal(*ncm_topo_numa_ids(t, &n), 2);
         assert_int_equal(ncm_topo_numa_distance(t, 2, 2), 10);
         ncm_topo_free(t);
-        t = json("{\"numa\": [{\"id\": 3, \"distances\": [10, 31]}, {\"id\": 1, \"distances\": [31, "
+        t = json("{\"numa\": [{\"id\": 3, \"distances\": [10, 31]}, {\"id\": 1, \"distances\": "
+                 "[31, "
                  "10]}], \"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 1, "
                  "\"uncore\": 0}]}");
         assert_int_equal(ncm_topo_numa_distance(t, 1, 3), 31);
@@ -385,8 +388,7 @@ static void expect_json_error(const char *text, int code, const char *msg)
         ncm_error err = NCM_ERROR_INIT;
         int r = ncm_topo_parse_json(text, strlen(text), "t.json", &t, &err);
         if (r != -code || strcmp(err.msg, msg) != 0)
-                fail_msg("%s\n  got %d \"%s\"\n  expected -%d \"%s\"", text, r, err.msg, code,
-                         msg);
+                fail_msg("%s\n  got %d \"%s\"\n  expected -%d \"%s\"", text, r, err.msg, code, msg);
         assert_null(t);
 }
 
@@ -404,8 +406,7 @@ static void test_topology_json_errors(void **state)
         expect_json_error("{\"cpus\": {}}", EINVAL, "t.json: cpus: expected array, got object");
         expect_json_error("{\"cpus\": []}", EINVAL,
                           "t.json: cpus: no CPU (could not detect number of cpus)");
-        expect_json_error("{\"cpus\": [" C0 "], \"cpu\": 1}", EINVAL,
-                          "t.json: cpu: unknown field");
+        expect_json_error("{\"cpus\": [" C0 "], \"cpu\": 1}", EINVAL, "t.json: cpu: unknown field");
         expect_json_error("{\"cpus\": [" C0 ", 3]}", EINVAL,
                           "t.json: cpus[1]: expected object, got number");
         expect_json_error("{\"cpus\": [" C0 ", {\"cpu\": 1, \"core\": 0, \"socket\": 0, "
@@ -440,19 +441,22 @@ static void test_topology_json_errors(void **state)
                           "t.json: cpus[0].numa: NUMA node 0 is not listed in numa");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": {}}", EINVAL,
                           "t.json: numa: expected array, got object");
-        expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 20]}]}",
-                          EINVAL,
-                          "t.json: numa[0].distances: expected 1 entries (one per NUMA node), got 2");
+        expect_json_error(
+                        "{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 20]}]}",
+                        EINVAL,
+                        "t.json: numa[0].distances: expected 1 entries (one per NUMA node), got 2");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 20]}, "
                           "{\"id\": 1}]}",
-                          EINVAL, "t.json: numa[1].distances: missing (other nodes give distances)");
+                          EINVAL,
+                          "t.json: numa[1].distances: missing (other nodes give distances)");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0}, {\"id\": 1, "
                           "\"distances\": [20, 10]}]}",
                           EINVAL,
                           "t.json: numa[1].distances: given, but earlier nodes give no distances");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, -20]}, "
                           "{\"id\": 1, \"distances\": [20, 10]}]}",
-                          ERANGE, "t.json: numa[0].distances[1]: -20 is out of range [0, 2147483647]");
+                          ERANGE,
+                          "t.json: numa[0].distances[1]: -20 is out of range [0, 2147483647]");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": null}]}",
                           EINVAL, "t.json: numa[0].distances: expected array, got null");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0}, {\"id\": 0}]}", EINVAL,
@@ -565,22 +569,22 @@ static void test_topology_tree_format(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_topology_synthetic_ids),
-                cmocka_unit_test(test_topology_synthetic_without_l3_or_numa),
-                cmocka_unit_test(test_topology_synthetic_large),
-                cmocka_unit_test(test_topology_synthetic_errors),
-                cmocka_unit_test(test_topology_xml_exports_load),
-                cmocka_unit_test(test_topology_xml_matches_sysfs_of_same_machine),
-                cmocka_unit_test(test_topology_xml_version2_export),
-                cmocka_unit_test(test_topology_xml_errors),
-                cmocka_unit_test(test_topology_json_writer_format),
-                cmocka_unit_test(test_topology_json_round_trips),
-                cmocka_unit_test(test_topology_json_accepts_hand_written),
-                cmocka_unit_test(test_topology_json_errors),
-                cmocka_unit_test(test_topology_json_value_with_path_prefix),
-                cmocka_unit_test(test_topology_json_file),
-                cmocka_unit_test(test_topology_source_table),
-                cmocka_unit_test(test_topology_tree_format),
+                        cmocka_unit_test(test_topology_synthetic_ids),
+                        cmocka_unit_test(test_topology_synthetic_without_l3_or_numa),
+                        cmocka_unit_test(test_topology_synthetic_large),
+                        cmocka_unit_test(test_topology_synthetic_errors),
+                        cmocka_unit_test(test_topology_xml_exports_load),
+                        cmocka_unit_test(test_topology_xml_matches_sysfs_of_same_machine),
+                        cmocka_unit_test(test_topology_xml_version2_export),
+                        cmocka_unit_test(test_topology_xml_errors),
+                        cmocka_unit_test(test_topology_json_writer_format),
+                        cmocka_unit_test(test_topology_json_round_trips),
+                        cmocka_unit_test(test_topology_json_accepts_hand_written),
+                        cmocka_unit_test(test_topology_json_errors),
+                        cmocka_unit_test(test_topology_json_value_with_path_prefix),
+                        cmocka_unit_test(test_topology_json_file),
+                        cmocka_unit_test(test_topology_source_table),
+                        cmocka_unit_test(test_topology_tree_format),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -51,50 +51,56 @@ static const struct dump {
         const char *online;
         int cores, sockets, numa_with_cpus, numa_all, uncore;
 } dumps[] = {
-        {"128ia64-17n4s2c", "0-127", 128, 64, 16, 17, 64},
-        {"16amd64-4n4c-cgroup-distance-merge", "0-15", 16, 4, 4, 4, 4},
-        {"16amd64-8n2c-cpusets", "0-3,5-15", 15, 8, 8, 8, 8},
-        {"16amd64-8n2c", "0-15", 16, 8, 8, 8, 8},
-        {"16em64t-4s2c2t-offlines", "0-1,3-4,6-12,15", 7, 4, 1, 1, 4},
-        {"16em64t-4s2ca2c-cpusetreorder", "0-15", 16, 4, 1, 1, 4},
-        {"16ia64-8n2s", "0-15", 16, 8, 8, 8, 16},
-        {"20s390-2g6s4c", "0-19", 20, 8, 1, 1, 8},
-        {"256ia64-64n2s2c", "0-255", 256, 128, 64, 64, 128},
-        {"2arm-2c", "0-1", 2, 1, 1, 1, 1},
-        {"2i386-2c-nohugepage", "0-1", 2, 1, 1, 1, 1},
-        {"2i386-2t-hugepagesizecount", "0-1", 1, 1, 1, 1, 1},
-        {"2pa-pcidomain32bits", "0-1", 2, 2, 1, 1, 2},
-        {"2ps3-2t", "0-1", 1, 1, 1, 1, 1},
-        {"32amd64-4s2n4c-cgroup2", "0-31", 32, 4, 8, 8, 8},
-        {"32em64t-2n8c+dax+nvme+mic+dimms", "0-15", 16, 2, 2, 2, 2},
-        {"40intel64-4n10c+pci-conflicts", "0-39", 40, 4, 4, 4, 4},
-        {"48amd64-4pa2n6c-sparse", "0-47", 48, 4, 8, 8, 8},
-        {"4fake-4gr1nu1pu", "0-3", 4, 1, 4, 4, 1},
-        {"5intel64-hybrid-lakefield", "0-4", 5, 1, 1, 1, 1},
-        {"64amd64-4p2n4ca2co", "0-63", 64, 4, 8, 8, 8},
-        {"64fake-4n2s2ca2c2t", "0-63", 32, 8, 4, 4, 8},
-        {"8em64t-2s2ca2c-buggynuma", "0-7", 8, 2, 1, 8, 2},
-        {"8em64t-2s2ca2c", "0-7", 8, 2, 1, 1, 2},
-        {"8em64t-2s4c-asymcaches", "0-7", 8, 2, 1, 1, 2},
-        {"8ia64-2n2s2c", "0-7", 8, 4, 2, 2, 8},
-        {"8ia64-2s2c2t", "0-7", 4, 2, 1, 1, 4},
-        {"fakecpuid1f-64intel64-2p4d2n2c2t", "0-63", 32, 4, 16, 16, 8},
-        {"fakeheterocpunuma", "0-23", 12, 2, 6, 7, 2},
-        {"fakeheteromemtiers", "0-5", 6, 1, 3, 7, 1},
-        {"fakememinitiators-1np2c+1npp+gi", "0-7", 8, 2, 4, 11, 2},
-        {"fakepcilocalities", "0-39", 40, 4, 4, 4, 4},
-        {"memorysidecaches", "0-79", 40, 2, 4, 4, 2},
-        {"nvidia-dgx-gb10", "0-19", 20, 1, 1, 1, 2},
-        {"nvidiagpunumanodes", "0-15,88-103", 8, 2, 2, 8, 4},
-        {"offline-cpu0-node0", "4-20", 17, 2, 2, 2, 2},
+                {"128ia64-17n4s2c", "0-127", 128, 64, 16, 17, 64},
+                {"16amd64-4n4c-cgroup-distance-merge", "0-15", 16, 4, 4, 4, 4},
+                {"16amd64-8n2c-cpusets", "0-3,5-15", 15, 8, 8, 8, 8},
+                {"16amd64-8n2c", "0-15", 16, 8, 8, 8, 8},
+                {"16em64t-4s2c2t-offlines", "0-1,3-4,6-12,15", 7, 4, 1, 1, 4},
+                {"16em64t-4s2ca2c-cpusetreorder", "0-15", 16, 4, 1, 1, 4},
+                {"16ia64-8n2s", "0-15", 16, 8, 8, 8, 16},
+                {"20s390-2g6s4c", "0-19", 20, 8, 1, 1, 8},
+                {"256ia64-64n2s2c", "0-255", 256, 128, 64, 64, 128},
+                {"2arm-2c", "0-1", 2, 1, 1, 1, 1},
+                {"2i386-2c-nohugepage", "0-1", 2, 1, 1, 1, 1},
+                {"2i386-2t-hugepagesizecount", "0-1", 1, 1, 1, 1, 1},
+                {"2pa-pcidomain32bits", "0-1", 2, 2, 1, 1, 2},
+                {"2ps3-2t", "0-1", 1, 1, 1, 1, 1},
+                {"32amd64-4s2n4c-cgroup2", "0-31", 32, 4, 8, 8, 8},
+                {"32em64t-2n8c+dax+nvme+mic+dimms", "0-15", 16, 2, 2, 2, 2},
+                {"40intel64-4n10c+pci-conflicts", "0-39", 40, 4, 4, 4, 4},
+                {"48amd64-4pa2n6c-sparse", "0-47", 48, 4, 8, 8, 8},
+                {"4fake-4gr1nu1pu", "0-3", 4, 1, 4, 4, 1},
+                {"5intel64-hybrid-lakefield", "0-4", 5, 1, 1, 1, 1},
+                {"64amd64-4p2n4ca2co", "0-63", 64, 4, 8, 8, 8},
+                {"64fake-4n2s2ca2c2t", "0-63", 32, 8, 4, 4, 8},
+                {"8em64t-2s2ca2c-buggynuma", "0-7", 8, 2, 1, 8, 2},
+                {"8em64t-2s2ca2c", "0-7", 8, 2, 1, 1, 2},
+                {"8em64t-2s4c-asymcaches", "0-7", 8, 2, 1, 1, 2},
+                {"8ia64-2n2s2c", "0-7", 8, 4, 2, 2, 8},
+                {"8ia64-2s2c2t", "0-7", 4, 2, 1, 1, 4},
+                {"fakecpuid1f-64intel64-2p4d2n2c2t", "0-63", 32, 4, 16, 16, 8},
+                {"fakeheterocpunuma", "0-23", 12, 2, 6, 7, 2},
+                {"fakeheteromemtiers", "0-5", 6, 1, 3, 7, 1},
+                {"fakememinitiators-1np2c+1npp+gi", "0-7", 8, 2, 4, 11, 2},
+                {"fakepcilocalities", "0-39", 40, 4, 4, 4, 4},
+                {"memorysidecaches", "0-79", 40, 2, 4, 4, 2},
+                {"nvidia-dgx-gb10", "0-19", 20, 1, 1, 1, 2},
+                {"nvidiagpunumanodes", "0-15,88-103", 8, 2, 2, 8, 4},
+                {"offline-cpu0-node0", "4-20", 17, 2, 2, 2, 2},
 };
 
 /* Dumps whose whole table is a golden file (each hand-checked, see docs/topology.md). */
 static const char *const goldens[] = {
-        "16em64t-4s2c2t-offlines", "20s390-2g6s4c",     "2ps3-2t",
-        "48amd64-4pa2n6c-sparse",  "8ia64-2n2s2c",      "8ia64-2s2c2t",
-        "fakeheterocpunuma",       "offline-cpu0-node0", "nvidiagpunumanodes",
-        "2arm-2c",
+                "16em64t-4s2c2t-offlines",
+                "20s390-2g6s4c",
+                "2ps3-2t",
+                "48amd64-4pa2n6c-sparse",
+                "8ia64-2n2s2c",
+                "8ia64-2s2c2t",
+                "fakeheterocpunuma",
+                "offline-cpu0-node0",
+                "nvidiagpunumanodes",
+                "2arm-2c",
 };
 
 static void check_invariants(const char *name, const ncm_topo *t)
@@ -114,8 +120,8 @@ static void check_invariants(const char *name, const ncm_topo *t)
                 ncm_cpuset_set(seen, c[i].cpu);
                 /* core = the lowest thread, itself a CPU of the core */
                 if (!core || core->core != c[i].core || c[i].core > c[i].cpu)
-                        fail_msg("%s: cpu %d has core %d, not its lowest thread", name,
-                                 c[i].cpu, c[i].core);
+                        fail_msg("%s: cpu %d has core %d, not its lowest thread", name, c[i].cpu,
+                                 c[i].core);
                 /* threads of a core share socket and NUMA node */
                 if (core->socket != c[i].socket || core->numa != c[i].numa)
                         fail_msg("%s: cpu %d and its core %d disagree on socket/numa", name,
@@ -123,8 +129,7 @@ static void check_invariants(const char *name, const ncm_topo *t)
                 for (size_t k = 0; k < nn; k++)
                         listed |= ids[k] == c[i].numa;
                 if (!listed)
-                        fail_msg("%s: cpu %d in unlisted NUMA node %d", name, c[i].cpu,
-                                 c[i].numa);
+                        fail_msg("%s: cpu %d in unlisted NUMA node %d", name, c[i].cpu, c[i].numa);
         }
         for (size_t k = 1; k < nn; k++)
                 if (ids[k] <= ids[k - 1])
@@ -290,8 +295,9 @@ static void test_topology_sysfs_bad_core_id(void **state)
 {
         fixture *f = *state;
         PUT(f, "/sys/devices/system/cpu/cpu5/topology/core_id", "x1\n");
-        expect_fail(f, EINVAL, "/sys/devices/system/cpu/cpu5/topology/core_id: expected an "
-                               "integer, got \"x1\"");
+        expect_fail(f, EINVAL,
+                    "/sys/devices/system/cpu/cpu5/topology/core_id: expected an "
+                    "integer, got \"x1\"");
 }
 
 static void test_topology_sysfs_bad_online_list(void **state)
@@ -305,8 +311,9 @@ static void test_topology_sysfs_cpu_id_above_max(void **state)
 {
         fixture *f = *state;
         PUT(f, "/sys/devices/system/cpu/online", "4-20,9000\n");
-        expect_fail(f, ERANGE, "/sys/devices/system/cpu/online: CPU list \"4-20,9000\": CPU id out "
-                               "of range (maximum 8191)");
+        expect_fail(f, ERANGE,
+                    "/sys/devices/system/cpu/online: CPU list \"4-20,9000\": CPU id out "
+                    "of range (maximum 8191)");
 }
 
 static void test_topology_sysfs_cpu_dir_above_max_without_online_list(void **state)
@@ -354,8 +361,8 @@ static void test_topology_sysfs_file_is_a_directory(void **state)
         fixture *f = *state;
         char *p;
         rm(f, "/sys/devices/system/cpu/cpu9/topology/physical_package_id");
-        if (asprintf(&p, "%s/sys/devices/system/cpu/cpu9/topology/physical_package_id",
-                     f->root) < 0 ||
+        if (asprintf(&p, "%s/sys/devices/system/cpu/cpu9/topology/physical_package_id", f->root) <
+                            0 ||
             mkdir(p, 0755) < 0)
                 fail_msg("mkdir");
         free(p);
@@ -455,8 +462,8 @@ static void test_topology_sysfs_unknown_package_ids_are_renumbered(void **state)
         ncm_topo *t;
         char rel[128];
         for (int cpu = 4; cpu <= 20; cpu++) {
-                snprintf(rel, sizeof(rel), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id",
-                         cpu);
+                snprintf(rel, sizeof(rel),
+                         "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
                 put(f, rel, cpu == 7 ? "70000\n" : "-1\n", cpu == 7 ? 6 : 3);
         }
         t = discover_ok(f->root);
@@ -565,10 +572,14 @@ static void test_topology_assemble_core_grouping(void **state)
 {
         /* s390-like: one core_id for three CPUs that are not thread siblings; x86-like: two
          * threads; no core information at all: each CPU its own core */
-        ncm__raw_cpu cpus[] = {raw(0, 0, 1, 0),  raw(1, 0, 1, 1),
-                               raw(2, 0, 1, 2),  raw(3, 0, 5, -1),
-                               raw(4, 0, 5, -1), raw(5, 0, NCM__RAW_NONE, -1),
-                               raw(6, 0, NCM__RAW_NONE, -1), raw(7, 0, NCM__RAW_NONE, 6)};
+        ncm__raw_cpu cpus[] = {raw(0, 0, 1, 0),
+                               raw(1, 0, 1, 1),
+                               raw(2, 0, 1, 2),
+                               raw(3, 0, 5, -1),
+                               raw(4, 0, 5, -1),
+                               raw(5, 0, NCM__RAW_NONE, -1),
+                               raw(6, 0, NCM__RAW_NONE, -1),
+                               raw(7, 0, NCM__RAW_NONE, 6)};
         ncm__raw_machine m = {cpus, 8, NULL, 0};
         ncm_topo *t = NULL;
         (void)state;
@@ -584,8 +595,8 @@ static void test_topology_assemble_core_grouping(void **state)
 
 static void test_topology_assemble_uncore_rules(void **state)
 {
-        ncm__raw_cpu cpus[] = {raw(0, 0, 0, 0), raw(1, 0, 0, 0), raw(2, 1, 0, 2),
-                               raw(3, 1, 0, 2), raw(4, 2, 0, 4)};
+        ncm__raw_cpu cpus[] = {raw(0, 0, 0, 0), raw(1, 0, 0, 0), raw(2, 1, 0, 2), raw(3, 1, 0, 2),
+                               raw(4, 2, 0, 4)};
         ncm__raw_machine m = {cpus, 5, NULL, 0};
         ncm_topo *t = NULL;
         (void)state;
@@ -671,34 +682,34 @@ static void test_topology_sysfs_this_machine(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_topology_sysfs_parsers),
-                cmocka_unit_test(test_topology_assemble_unlisted_cpus_get_lowest_free_node),
-                cmocka_unit_test(test_topology_assemble_distance_rows_of_directories),
-                cmocka_unit_test(test_topology_assemble_core_grouping),
-                cmocka_unit_test(test_topology_assemble_uncore_rules),
-                cmocka_unit_test(test_topology_assemble_no_cpu),
-                cmocka_unit_test(test_topology_sysfs_every_dump),
-                cmocka_unit_test(test_topology_sysfs_goldens),
-                cmocka_unit_test(test_topology_sysfs_this_machine),
-                cmocka_unit_test(test_topology_sysfs_not_a_sysfs_tree),
-                COPY_TEST(test_topology_sysfs_bad_core_id),
-                COPY_TEST(test_topology_sysfs_bad_online_list),
-                COPY_TEST(test_topology_sysfs_cpu_id_above_max),
-                COPY_TEST(test_topology_sysfs_cpu_dir_above_max_without_online_list),
-                COPY_TEST(test_topology_sysfs_bad_node_cpulist),
-                COPY_TEST(test_topology_sysfs_bad_distance),
-                COPY_TEST(test_topology_sysfs_bad_cache_level),
-                COPY_TEST(test_topology_sysfs_bad_online_flag),
-                COPY_TEST(test_topology_sysfs_file_is_a_directory),
-                COPY_TEST(test_topology_sysfs_oversized_file),
-                COPY_TEST(test_topology_sysfs_no_online_cpu),
-                COPY_TEST(test_topology_sysfs_nul_padding_and_spaces),
-                COPY_TEST(test_topology_sysfs_without_online_list_uses_cpu_files),
-                COPY_TEST(test_topology_sysfs_empty_file_counts_as_missing),
-                COPY_TEST(test_topology_sysfs_no_node_dir_is_one_node),
-                COPY_TEST(test_topology_sysfs_unknown_package_ids_are_renumbered),
-                COPY_TEST(test_topology_sysfs_l3_without_id_uses_lowest_cpu),
-                COPY_TEST(test_topology_sysfs_symlinks_stay_in_root),
+                        cmocka_unit_test(test_topology_sysfs_parsers),
+                        cmocka_unit_test(test_topology_assemble_unlisted_cpus_get_lowest_free_node),
+                        cmocka_unit_test(test_topology_assemble_distance_rows_of_directories),
+                        cmocka_unit_test(test_topology_assemble_core_grouping),
+                        cmocka_unit_test(test_topology_assemble_uncore_rules),
+                        cmocka_unit_test(test_topology_assemble_no_cpu),
+                        cmocka_unit_test(test_topology_sysfs_every_dump),
+                        cmocka_unit_test(test_topology_sysfs_goldens),
+                        cmocka_unit_test(test_topology_sysfs_this_machine),
+                        cmocka_unit_test(test_topology_sysfs_not_a_sysfs_tree),
+                        COPY_TEST(test_topology_sysfs_bad_core_id),
+                        COPY_TEST(test_topology_sysfs_bad_online_list),
+                        COPY_TEST(test_topology_sysfs_cpu_id_above_max),
+                        COPY_TEST(test_topology_sysfs_cpu_dir_above_max_without_online_list),
+                        COPY_TEST(test_topology_sysfs_bad_node_cpulist),
+                        COPY_TEST(test_topology_sysfs_bad_distance),
+                        COPY_TEST(test_topology_sysfs_bad_cache_level),
+                        COPY_TEST(test_topology_sysfs_bad_online_flag),
+                        COPY_TEST(test_topology_sysfs_file_is_a_directory),
+                        COPY_TEST(test_topology_sysfs_oversized_file),
+                        COPY_TEST(test_topology_sysfs_no_online_cpu),
+                        COPY_TEST(test_topology_sysfs_nul_padding_and_spaces),
+                        COPY_TEST(test_topology_sysfs_without_online_list_uses_cpu_files),
+                        COPY_TEST(test_topology_sysfs_empty_file_counts_as_missing),
+                        COPY_TEST(test_topology_sysfs_no_node_dir_is_one_node),
+                        COPY_TEST(test_topology_sysfs_unknown_package_ids_are_renumbered),
+                        COPY_TEST(test_topology_sysfs_l3_without_id_uses_lowest_cpu),
+                        COPY_TEST(test_topology_sysfs_symlinks_stay_in_root),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

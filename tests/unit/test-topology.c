@@ -13,12 +13,15 @@
 #include <nodecm/topology.h>
 #include "testutil.h"
 
-#define CPU(c, co, s, n, u) {.cpu = (c), .core = (co), .socket = (s), .numa = (n), .uncore = (u)}
+#define CPU(c, co, s, n, u)                                                                        \
+        {                                                                                          \
+                .cpu = (c), .core = (co), .socket = (s), .numa = (n), .uncore = (u)                \
+        }
 
 /* kubelet Test_Discover "OneSocketHT": 4 cores x 2 threads, threads i and i+4. */
 static const ncm_cpu_info one_socket_ht[] = {
-        CPU(0, 0, 0, 0, 0), CPU(1, 1, 0, 0, 0), CPU(2, 2, 0, 0, 0), CPU(3, 3, 0, 0, 0),
-        CPU(4, 0, 0, 0, 0), CPU(5, 1, 0, 0, 0), CPU(6, 2, 0, 0, 0), CPU(7, 3, 0, 0, 0),
+                CPU(0, 0, 0, 0, 0), CPU(1, 1, 0, 0, 0), CPU(2, 2, 0, 0, 0), CPU(3, 3, 0, 0, 0),
+                CPU(4, 0, 0, 0, 0), CPU(5, 1, 0, 0, 0), CPU(6, 2, 0, 0, 0), CPU(7, 3, 0, 0, 0),
 };
 
 /* Two sockets, two NUMA nodes each, one L3 per NUMA node, 2 cores x 2 threads per node; the
@@ -288,8 +291,7 @@ static void test_topology_new_rejects_bad_tables(void **state)
         int dupn[] = {0, 1, 0};
         expect_new_error(n1, 2, dupn, 3, NULL, EINVAL, "numa[2].id: duplicate NUMA node 0");
         int badn[] = {0, -2};
-        expect_new_error(n1, 2, badn, 2, NULL, ERANGE,
-                         "numa[1].id: -2 is out of range [0, 8191]");
+        expect_new_error(n1, 2, badn, 2, NULL, ERANGE, "numa[1].id: -2 is out of range [0, 8191]");
         uint32_t d[] = {10};
         expect_new_error(n1, 2, NULL, 0, d, EINVAL,
                          "NUMA distances given without the list of NUMA nodes");
@@ -339,7 +341,7 @@ static void test_topology_random_tables_match_naive_scan(void **state)
                         for (int k = 0; k < 1 + rand() % 10; k++)
                                 ncm_cpuset_set(ids, rand() % (kind == 3 ? 8192 : 400));
                         for (size_t i = 0; i < n; i++) {
-                                int id = kind == 0 ? cpus[i].numa
+                                int id = kind == 0   ? cpus[i].numa
                                          : kind == 1 ? cpus[i].socket
                                          : kind == 2 ? cpus[i].core
                                                      : cpus[i].uncore;
@@ -364,19 +366,19 @@ static void test_topology_random_tables_match_naive_scan(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_topology_counts_one_socket_ht),
-                cmocka_unit_test(test_topology_table_sorted_and_lookup),
-                cmocka_unit_test(test_topology_counts_and_sizes),
-                cmocka_unit_test(test_topology_derived_sizes_are_integer_averages),
-                cmocka_unit_test(test_topology_numa_ids_and_distances),
-                cmocka_unit_test(test_topology_default_distances),
-                cmocka_unit_test(test_topology_cpus_in_queries),
-                cmocka_unit_test(test_topology_queries_accept_out_aliasing_ids),
-                cmocka_unit_test(test_topology_ids_of_cpus),
-                cmocka_unit_test(test_topology_element_refs),
-                cmocka_unit_test(test_topology_new_rejects_bad_tables),
-                cmocka_unit_test(test_topology_equal),
-                cmocka_unit_test(test_topology_random_tables_match_naive_scan),
+                        cmocka_unit_test(test_topology_counts_one_socket_ht),
+                        cmocka_unit_test(test_topology_table_sorted_and_lookup),
+                        cmocka_unit_test(test_topology_counts_and_sizes),
+                        cmocka_unit_test(test_topology_derived_sizes_are_integer_averages),
+                        cmocka_unit_test(test_topology_numa_ids_and_distances),
+                        cmocka_unit_test(test_topology_default_distances),
+                        cmocka_unit_test(test_topology_cpus_in_queries),
+                        cmocka_unit_test(test_topology_queries_accept_out_aliasing_ids),
+                        cmocka_unit_test(test_topology_ids_of_cpus),
+                        cmocka_unit_test(test_topology_element_refs),
+                        cmocka_unit_test(test_topology_new_rejects_bad_tables),
+                        cmocka_unit_test(test_topology_equal),
+                        cmocka_unit_test(test_topology_random_tables_match_naive_scan),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
