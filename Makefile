@@ -26,7 +26,10 @@ setup:
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) >/dev/null
 
+# The demo: this machine as the kubelet sees it, then a web/db node simulated pod by pod.
 run: all
+	./$(BUILD)/nodecm topology
+	@echo
 	./$(BUILD)/nodecm simulate examples/web-db.yaml
 
 test: all

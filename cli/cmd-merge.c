@@ -61,7 +61,7 @@ int cmd_merge(int argc, char **argv)
 
         opterr = 0;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
                 switch (c) {
                 case 'r':
                         mode = NCM_TM_MERGE_REFERENCE;

@@ -73,7 +73,7 @@ int cmd_simulate(int argc, char **argv)
 
         opterr = 0;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
                 switch (c) {
                 case 'j':
                         so.json = true;

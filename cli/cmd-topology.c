@@ -41,7 +41,7 @@ int cmd_topology(int argc, char **argv)
 
         opterr = 0;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
                 if (cli_source_option(&src, c, optarg))
                         continue;
                 switch (c) {

@@ -75,7 +75,7 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
                 return cli_usage_error(cmd, "out of memory");
         opterr = 0;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
                 if (cli_source_option(&a->src, c, optarg))
                         continue;
                 switch (c) {
