@@ -41,6 +41,18 @@ int ncm__cgroup_plan_op(ncm_cgroup_plan *plan, ncm_cgroup_op_kind kind, unsigned
 size_t ncm__cgroup_hugetlb_limits(const ncm_cgroup_layout *l, const ncm_cgroup_resources *res,
                                   ncm_cgroup_hugepage *ret, size_t max);
 
+/*
+ * Append the hugetlb writes of RES to PLAN: for each page size of ncm__cgroup_hugetlb_limits(),
+ * "hugetlb.<size>.<LIMIT_SUFFIX>", then "hugetlb.<size>.<RSVD_SUFFIX>" as an optional write,
+ * the reserved writes sharing one new group of PLAN. The versions differ only in the suffixes
+ * (v1 "limit_in_bytes"/"rsvd.limit_in_bytes", v2 "max"/"rsvd.max"). Returns 0 or the error of
+ * ncm__cgroup_plan_write().
+ */
+int ncm__cgroup_plan_hugetlb(ncm_cgroup_plan *plan, const ncm_cgroup_layout *l,
+                             const ncm_cgroup_hierarchy *h, const char *cgpath,
+                             const ncm_cgroup_resources *res, const char *limit_suffix,
+                             const char *rsvd_suffix, ncm_error *err);
+
 /* Read a control file of H/CGPATH into BUF with one read(2); "" when ENOENT and OPTIONAL. */
 ssize_t ncm__cgroup_read(int rootfd, const ncm_cgroup_hierarchy *h, const char *cgpath,
                          const char *file, char *buf, size_t size, const char *display_root,

@@ -114,6 +114,35 @@ size_t ncm__cgroup_hugetlb_limits(const ncm_cgroup_layout *l, const ncm_cgroup_r
         return n;
 }
 
+int ncm__cgroup_plan_hugetlb(ncm_cgroup_plan *plan, const ncm_cgroup_layout *l,
+                             const ncm_cgroup_hierarchy *h, const char *cgpath,
+                             const ncm_cgroup_resources *res, const char *limit_suffix,
+                             const char *rsvd_suffix, ncm_error *err)
+{
+        ncm_cgroup_hugepage lim[2 * NCM_CGROUP_MAX_HUGEPAGE_SIZES];
+        size_t n = ncm__cgroup_hugetlb_limits(l, res, lim, NCM_ELEMENTSOF(lim));
+        unsigned group = ncm_cgroup_plan_new_group(plan);
+        int r = 0;
+
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                char size[32], file[64], v[32];
+                if (ncm_cgroup_hugepage_size_name(lim[i].page_size, size, sizeof(size)) < 0)
+                        continue;
+                ncm__cgroup_i64(lim[i].limit, v, sizeof(v));
+                snprintf(file, sizeof(file), "hugetlb.%s.%s", size, limit_suffix);
+                r = ncm__cgroup_plan_write(plan, h, cgpath, file, v, 0, err);
+                if (r < 0)
+                        break;
+                /* Reserved limits exist since Linux 5.7; once one is missing, libcontainer
+                 * stops trying, so they share one group. */
+                snprintf(file, sizeof(file), "hugetlb.%s.%s", size, rsvd_suffix);
+                r = ncm__cgroup_plan_write(plan, h, cgpath, file, v, NCM_CGROUP_OPF_OPTIONAL, err);
+                if (r >= 0)
+                        plan->ops[plan->n_ops - 1].group = group;
+        }
+        return r;
+}
+
 ssize_t ncm__cgroup_read(int rootfd, const ncm_cgroup_hierarchy *h, const char *cgpath,
                          const char *file, char *buf, size_t size, const char *display_root,
                          ncm_error *err)

@@ -113,27 +113,9 @@ static int v1_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
         }
 
         h = ncm_cgroup_layout_find(l, NCM_CGROUP_CTRL_HUGETLB);
-        if (r >= 0 && h && res->has_hugepages) {
-                ncm_cgroup_hugepage lim[2 * NCM_CGROUP_MAX_HUGEPAGE_SIZES];
-                size_t n = ncm__cgroup_hugetlb_limits(l, res, lim, NCM_ELEMENTSOF(lim));
-                unsigned group = ncm_cgroup_plan_new_group(plan);
-                for (size_t i = 0; i < n && r >= 0; i++) {
-                        char size[32], file[64];
-                        if (ncm_cgroup_hugepage_size_name(lim[i].page_size, size, sizeof(size)) < 0)
-                                continue;
-                        ncm__cgroup_i64(lim[i].limit, v, sizeof(v));
-                        snprintf(file, sizeof(file), "hugetlb.%s.limit_in_bytes", size);
-                        r = ncm__cgroup_plan_write(plan, h, cgpath, file, v, 0, err);
-                        if (r < 0)
-                                break;
-                        /* Reserved limits exist since Linux 5.7; once one is missing,
-                         * libcontainer stops trying. */
-                        snprintf(file, sizeof(file), "hugetlb.%s.rsvd.limit_in_bytes", size);
-                        r = ncm__cgroup_plan_write(plan, h, cgpath, file, v,
-                                                   NCM_CGROUP_OPF_OPTIONAL, err);
-                        plan->ops[plan->n_ops - 1].group = group;
-                }
-        }
+        if (r >= 0 && h && res->has_hugepages)
+                r = ncm__cgroup_plan_hugetlb(plan, l, h, cgpath, res, "limit_in_bytes",
+                                             "rsvd.limit_in_bytes", err);
         return r;
 }
 

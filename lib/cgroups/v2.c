@@ -136,25 +136,8 @@ static int v2_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 r = ncm__cgroup_plan_write(plan, h, cgpath, "cpuset.mems", s, 0, err);
         }
-        if (r >= 0 && res->has_hugepages && (l->v2_controllers & NCM_CGROUP_CTRL_HUGETLB)) {
-                ncm_cgroup_hugepage lim[2 * NCM_CGROUP_MAX_HUGEPAGE_SIZES];
-                size_t n = ncm__cgroup_hugetlb_limits(l, res, lim, NCM_ELEMENTSOF(lim));
-                unsigned group = ncm_cgroup_plan_new_group(plan);
-                for (size_t i = 0; i < n && r >= 0; i++) {
-                        char size[32], file[64];
-                        if (ncm_cgroup_hugepage_size_name(lim[i].page_size, size, sizeof(size)) < 0)
-                                continue;
-                        ncm__cgroup_i64(lim[i].limit, v, sizeof(v));
-                        snprintf(file, sizeof(file), "hugetlb.%s.max", size);
-                        r = ncm__cgroup_plan_write(plan, h, cgpath, file, v, 0, err);
-                        if (r < 0)
-                                break;
-                        snprintf(file, sizeof(file), "hugetlb.%s.rsvd.max", size);
-                        r = ncm__cgroup_plan_write(plan, h, cgpath, file, v,
-                                                   NCM_CGROUP_OPF_OPTIONAL, err);
-                        plan->ops[plan->n_ops - 1].group = group;
-                }
-        }
+        if (r >= 0 && res->has_hugepages && (l->v2_controllers & NCM_CGROUP_CTRL_HUGETLB))
+                r = ncm__cgroup_plan_hugetlb(plan, l, h, cgpath, res, "max", "rsvd.max", err);
         /* The Unified map; Go's order is random, this one is fixed: min, then low. */
         if (r >= 0 && res->has_memory_min) {
                 ncm__cgroup_i64(res->memory_min, v, sizeof(v));
