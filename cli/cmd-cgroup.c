@@ -16,6 +16,7 @@
 #include <nodecm/fs.h>
 #include <nodecm/pod.h>
 #include "cli.h"
+#include "node-flags.h"
 
 #define MAX_CPUS_FLAGS 64
 
@@ -209,14 +210,7 @@ static int parse_args(int argc, char **argv, args *a)
                         {"pod-only", no_argument, NULL, OPT_POD_ONLY},
                         {"no-containers", no_argument, NULL, OPT_NO_CONTAINERS},
                         {"json", no_argument, NULL, OPT_JSON},
-                        {"capacity", required_argument, NULL, OPT_NODE},
-                        {"kube-reserved", required_argument, NULL, OPT_NODE},
-                        {"system-reserved", required_argument, NULL, OPT_NODE},
-                        {"eviction-hard", required_argument, NULL, OPT_NODE},
-                        {"enforce-node-allocatable", required_argument, NULL, OPT_NODE},
-                        {"kube-reserved-cgroup", required_argument, NULL, OPT_NODE},
-                        {"system-reserved-cgroup", required_argument, NULL, OPT_NODE},
-                        {"cpu-manager-policy", required_argument, NULL, OPT_NODE},
+                        CLI_NODE_FLAG_OPTIONS(OPT_NODE),
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };

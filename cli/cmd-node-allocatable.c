@@ -14,6 +14,7 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
 #include "cli.h"
+#include "node-flags.h"
 
 static void usage(FILE *f)
 {
@@ -186,14 +187,7 @@ int cmd_node_allocatable(int argc, char **argv)
                         {"cgroup-version", required_argument, NULL, OPT_VERSION},
                         {"root", required_argument, NULL, OPT_ROOT},
                         {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
-                        {"capacity", required_argument, NULL, OPT_NODE},
-                        {"kube-reserved", required_argument, NULL, OPT_NODE},
-                        {"system-reserved", required_argument, NULL, OPT_NODE},
-                        {"eviction-hard", required_argument, NULL, OPT_NODE},
-                        {"enforce-node-allocatable", required_argument, NULL, OPT_NODE},
-                        {"kube-reserved-cgroup", required_argument, NULL, OPT_NODE},
-                        {"system-reserved-cgroup", required_argument, NULL, OPT_NODE},
-                        {"cpu-manager-policy", required_argument, NULL, OPT_NODE},
+                        CLI_NODE_FLAG_OPTIONS(OPT_NODE),
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
