@@ -6,9 +6,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <nodecm/bitmask.h>
 #include <nodecm/devicemanager.h>
+
+/*
+ * Binary search of N elements of SIZE bytes at V, sorted (strcmp) by the string a char * at
+ * byte OFFSET of each element points to. Returns the index of the element whose string is KEY,
+ * or -(insertion point) - 1 when there is none. Serves every name-keyed array of the module.
+ */
+ssize_t ncm__sorted_find(const void *v, size_t n, size_t size, size_t offset, const char *key);
 
 /* ---- a set of strings: sorted (strcmp), unique, each string owned ---- */
 

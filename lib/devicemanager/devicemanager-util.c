@@ -1,11 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* String sets, resource-keyed sets, UTF-8 validation and resource-name rules. */
+/* Sorted-name search, string sets, resource-keyed sets, UTF-8 checks and resource-name rules. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <nodecm/buf.h>
 #include "devicemanager-internal.h"
+
+ssize_t ncm__sorted_find(const void *v, size_t n, size_t size, size_t offset, const char *key)
+{
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const char *name = *(const char *const *)((const char *)v + mid * size + offset);
+                int c = strcmp(name, key);
+                if (c == 0)
+                        return (ssize_t)mid;
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return -(ssize_t)lo - 1;
+}
 
 /* ---- string sets ---- */
 
@@ -20,18 +38,7 @@ void ncm__strset_done(ncm__strset *s)
 /* Index of X, or -(insertion point) - 1. */
 static ssize_t find(const ncm__strset *s, const char *x)
 {
-        size_t lo = 0, hi = s->n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(s->v[mid], x);
-                if (c == 0)
-                        return (ssize_t)mid;
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return -(ssize_t)lo - 1;
+        return ncm__sorted_find(s->v, s->n, sizeof(*s->v), 0, x);
 }
 
 bool ncm__strset_has(const ncm__strset *s, const char *x)
@@ -196,18 +203,7 @@ int ncm__rsets_copy(dm_rsets *dst, const dm_rsets *src)
 
 static ssize_t rsets_find(const dm_rsets *s, const char *resource)
 {
-        size_t lo = 0, hi = s->n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(s->v[mid].resource, resource);
-                if (c == 0)
-                        return (ssize_t)mid;
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return -(ssize_t)lo - 1;
+        return ncm__sorted_find(s->v, s->n, sizeof(*s->v), offsetof(dm_rset, resource), resource);
 }
 
 dm_rset *ncm__rsets_get(const dm_rsets *s, const char *resource)

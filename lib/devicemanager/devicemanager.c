@@ -119,18 +119,8 @@ ncm_devmgr *ncm_devmgr_free(ncm_devmgr *m)
 
 static ssize_t res_find(const ncm_devmgr *m, const char *name)
 {
-        size_t lo = 0, hi = m->n_res;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(m->res[mid].name, name);
-                if (c == 0)
-                        return (ssize_t)mid;
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return -(ssize_t)lo - 1;
+        return ncm__sorted_find(m->res, m->n_res, sizeof(*m->res), offsetof(dm_resource, name),
+                                name);
 }
 
 dm_resource *ncm__dm_resource(const ncm_devmgr *m, const char *name)
@@ -178,18 +168,9 @@ static void res_drop_if_empty(ncm_devmgr *m, dm_resource *r)
 
 const dm_device *ncm__dm_device(const dm_resource *r, const char *id)
 {
-        size_t lo = 0, hi = r->n_devs;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(r->devs[mid].id, id);
-                if (c == 0)
-                        return &r->devs[mid];
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
+        ssize_t i = ncm__sorted_find(r->devs, r->n_devs, sizeof(*r->devs), offsetof(dm_device, id),
+                                     id);
+        return i >= 0 ? &r->devs[i] : NULL;
 }
 
 /* ---- endpoints ---- */
