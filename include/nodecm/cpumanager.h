@@ -321,6 +321,41 @@ NCM_API int ncm_cpu_policy_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, 
                                      ncm_hint_list *out, ncm_error *err);
 
 /*
+ * cpusToReuse: the CPUs of a pod's finished init containers that its later containers may
+ * take (static policy; kubelet keeps them for one pod at a time, the last one allocated for).
+ * Allocate changes them as a side effect, so a caller that undoes an admission (the node's
+ * transactions) saves them before and restores them after. The none policy has none: its
+ * saved value is empty and restoring it does nothing.
+ */
+typedef struct ncm_cpu_policy_reuse ncm_cpu_policy_reuse;
+
+/*
+ * The CPUs P keeps for POD_UID's later containers (kubelet's cpusToReuse[POD_UID]), owned by
+ * the policy and valid until its next allocate or restore; NULL when P keeps none for that pod
+ * (another pod, or the none policy). An empty set is an entry without CPUs.
+ */
+NCM_API const ncm_cpuset *ncm_cpu_policy_reuse_get(const ncm_cpu_policy *p, const char *pod_uid);
+
+/*
+ * Save P's cpusToReuse into *RET (the caller frees it with ncm_cpu_policy_reuse_free()).
+ * 0, or -ENOMEM (*RET untouched).
+ */
+NCM_API int ncm_cpu_policy_reuse_save(const ncm_cpu_policy *p, ncm_cpu_policy_reuse **ret,
+                                      ncm_error *err);
+
+/*
+ * Make P's cpusToReuse exactly what SAVED holds (taken from P, or from a policy of the same
+ * kind), dropping whatever P keeps now. The state is not touched. 0, or -ENOMEM with P
+ * unchanged.
+ */
+NCM_API int ncm_cpu_policy_reuse_restore(ncm_cpu_policy *p, const ncm_cpu_policy_reuse *saved,
+                                         ncm_error *err);
+
+/* Free a saved cpusToReuse (NULL is fine). Returns NULL. */
+NCM_API ncm_cpu_policy_reuse *ncm_cpu_policy_reuse_free(ncm_cpu_policy_reuse *r);
+NCM_DEFINE_AUTOPTR(ncm_cpu_policy_reuse, ncm_cpu_policy_reuse_free)
+
+/*
  * Allocation trace, for explanations (nodecm simulate --explain). When a policy has a trace,
  * each takeByTopology it runs reports its start (TAKE_PACKED / TAKE_DISTRIBUTED: ID = the
  * number of CPUs requested, CPUS = the CPUs it chooses from) and then every element it takes,

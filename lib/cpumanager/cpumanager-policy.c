@@ -97,6 +97,64 @@ void ncm_cpu_policy_available_physical(const ncm_cpu_policy *p, const ncm_cpu_st
 }
 
 /* ------------------------------------------------------------------------------------------
+ * cpusToReuse, saved and restored
+ */
+
+struct ncm_cpu_policy_reuse {
+        char *pod_uid; /* NULL: no entry */
+        ncm_cpuset *cpus;
+};
+
+const ncm_cpuset *ncm_cpu_policy_reuse_get(const ncm_cpu_policy *p, const char *pod_uid)
+{
+        const ncm_cpuset *set;
+        const char *uid = NULL;
+
+        if (!p->ops->reuse)
+                return NULL;
+        set = p->ops->reuse(p, &uid);
+        return uid && strcmp(uid, pod_uid) == 0 ? set : NULL;
+}
+
+ncm_cpu_policy_reuse *ncm_cpu_policy_reuse_free(ncm_cpu_policy_reuse *r)
+{
+        if (!r)
+                return NULL;
+        free(r->pod_uid);
+        ncm_cpuset_free(r->cpus);
+        free(r);
+        return NULL;
+}
+
+int ncm_cpu_policy_reuse_save(const ncm_cpu_policy *p, ncm_cpu_policy_reuse **ret, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpu_policy_reuse) r = calloc(1, sizeof(*r));
+        const char *uid = NULL;
+        const ncm_cpuset *set = NULL;
+
+        if (!r)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        if (p->ops->reuse)
+                set = p->ops->reuse(p, &uid);
+        if (uid) {
+                r->pod_uid = strdup(uid);
+                r->cpus = ncm_cpuset_dup(set);
+                if (!r->pod_uid || !r->cpus)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        *ret = NCM_TAKE_PTR(r);
+        return 0;
+}
+
+int ncm_cpu_policy_reuse_restore(ncm_cpu_policy *p, const ncm_cpu_policy_reuse *saved,
+                                 ncm_error *err)
+{
+        if (!p->ops->reuse_set)
+                return 0;
+        return p->ops->reuse_set(p, saved->pod_uid, saved->cpus, err);
+}
+
+/* ------------------------------------------------------------------------------------------
  * guaranteedCPUs / podGuaranteedCPUs (spec §4.4, §4.8)
  */
 

@@ -24,6 +24,10 @@ typedef struct ncm_cpu_policy_ops {
         void (*available)(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out);
         void (*available_physical)(const ncm_cpu_policy *p, const ncm_cpu_state *s,
                                    ncm_cpuset *out);
+        /* cpusToReuse (NULL for a policy without): read as (pod or NULL, set), and replace */
+        const ncm_cpuset *(*reuse)(const ncm_cpu_policy *p, const char **ret_pod_uid);
+        int (*reuse_set)(ncm_cpu_policy *p, const char *pod_uid, const ncm_cpuset *set,
+                         ncm_error *err);
 } ncm_cpu_policy_ops;
 
 struct ncm_cpu_policy {

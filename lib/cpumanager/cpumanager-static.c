@@ -109,6 +109,30 @@ static int update_reuse(static_policy *s, const ncm_pod *pod, const ncm_containe
         return 0;
 }
 
+static const ncm_cpuset *static_reuse(const ncm_cpu_policy *p, const char **ret_pod_uid)
+{
+        *ret_pod_uid = csp(p)->reuse_pod;
+        return csp(p)->reuse;
+}
+
+static int static_reuse_set(ncm_cpu_policy *p, const char *pod_uid, const ncm_cpuset *set,
+                            ncm_error *err)
+{
+        static_policy *s = sp(p);
+        char *uid = NULL;
+
+        /* copy first, so that running out of memory leaves the policy as it was */
+        if (pod_uid && !(uid = strdup(pod_uid)))
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        free(s->reuse_pod);
+        s->reuse_pod = uid;
+        if (uid)
+                ncm_cpuset_copy(s->reuse, set);
+        else
+                ncm_cpuset_zero(s->reuse);
+        return 0;
+}
+
 /* ------------------------------------------------------------------------------------------
  * Allocate (spec §4.4, §4.5)
  */
@@ -350,6 +374,8 @@ static const ncm_cpu_policy_ops static_ops = {
                 .allocatable = static_allocatable,
                 .available = static_available,
                 .available_physical = static_available_physical,
+                .reuse = static_reuse,
+                .reuse_set = static_reuse_set,
 };
 
 static void policy_freep(ncm_cpu_policy **p)

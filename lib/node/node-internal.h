@@ -94,7 +94,7 @@ struct ncm_node {
         size_t devices_len;
         node_dev_table devices;
 
-        /* the CPU policy's cpusToReuse, mirrored (see node.c: rollback) */
+        /* the CPU policy's cpusToReuse, mirrored for explanations */
         char *reuse_pod;
         ncm_cpuset *reuse;
 

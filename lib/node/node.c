@@ -8,9 +8,9 @@
  * the topology manager's affinity store and the node's pod registry. Before an admission the
  * node keeps the default set and, only when the pod already has entries (a re-admission), a
  * copy of the whole state; a refused or failed admission puts them back (one more checkpoint
- * write, so the file ends as it began), drops the pod's hints, and restores cpusToReuse
- * through the policy's own idempotent path (see prime_reuse). The cost per step is one copy of
- * the default set, not of the state.
+ * write, so the file ends as it began), drops the pod's hints, and puts back cpusToReuse as
+ * the policy saved it. The cost per step is one copy of the default set and of cpusToReuse,
+ * not of the state.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -553,7 +553,7 @@ void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container
         if (!n->reuse_pod || strcmp(n->reuse_pod, pod->uid) != 0) {
                 char *uid = strdup(pod->uid);
                 if (!uid)
-                        return; /* the mirror only decides whether to restore; see prime_reuse */
+                        return; /* the mirror only feeds explanations */
                 free(n->reuse_pod);
                 n->reuse_pod = uid;
                 ncm_cpuset_zero(n->reuse);
@@ -562,48 +562,6 @@ void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container
                 ncm_cpuset_or(n->reuse, n->reuse, set);
         else
                 ncm_cpuset_andnot(n->reuse, n->reuse, set);
-}
-
-/*
- * Put the policy's cpusToReuse back to (UID, SET) without reaching into the policy: kubelet's
- * Allocate for a container that already holds CPUs only calls updateCPUsToReuse with them
- * (spec §4.4 step 5). So an allocation, on a scratch state, for a one-init-container pod UID
- * whose container already holds SET makes the policy's map exactly {UID: SET}. UID "" (no pod
- * can have it) stands for "no entry". The scratch state never touches the node's.
- */
-static int prime_reuse(ncm_node *n, const char *uid, const ncm_cpuset *set, ncm_error *err)
-{
-        int group = ncm_topo_cpus_per_core(n->topo);
-        ncm_resource req = {(char *)"cpu",
-                            ncm_quantity_from_int(group > 0 ? group : 1, NCM_QUANTITY_DECIMAL_SI)};
-        char cname[] = "nodecm-reuse";
-        ncm_container c = {0};
-        ncm_pod pod = {0};
-        ncm_autoptr(ncm_cpu_state) scratch = ncm_cpu_state_new(ncm_cpu_policy_name(n->cpu));
-        int r;
-
-        if (strcmp(ncm_cpu_policy_name(n->cpu), "static") != 0)
-                return 0;
-        if (!scratch)
-                return oom(err);
-        c.name = cname;
-        c.init = true;
-        c.resources.requests.items = &req;
-        c.resources.requests.n = 1;
-        c.resources.limits.items = &req;
-        c.resources.limits.n = 1;
-        pod.uid = (char *)uid;
-        pod.name = cname;
-        pod.ns = cname;
-        pod.init_containers = &c;
-        pod.n_init_containers = 1;
-        pod.qos = NCM_QOS_GUARANTEED;
-        r = ncm_cpu_state_set_default(scratch, n->all_cpus, err);
-        if (r >= 0)
-                r = ncm_cpu_state_set(scratch, uid, cname, set, err);
-        if (r >= 0)
-                r = ncm_cpu_policy_allocate(n->cpu, scratch, &pod, &c, NULL, err);
-        return r < 0 ? r : 0;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -649,7 +607,8 @@ typedef struct snapshot {
         ncm_cpuset *default_set;
         ncm_cpu_state *full; /* only when the pod already had entries */
         bool pod_known;      /* in the registry */
-        char *reuse_pod;
+        ncm_cpu_policy_reuse *policy_reuse;
+        char *reuse_pod; /* the node's mirror of it */
         ncm_cpuset *reuse;
 } snapshot;
 
@@ -657,6 +616,7 @@ static void snapshot_done(snapshot *s)
 {
         ncm_cpuset_free(s->default_set);
         ncm_cpu_state_free(s->full);
+        ncm_cpu_policy_reuse_free(s->policy_reuse);
         free(s->reuse_pod);
         ncm_cpuset_free(s->reuse);
 }
@@ -671,6 +631,8 @@ static int snapshot_take(ncm_node *n, const char *uid, snapshot *s, ncm_error *e
         if (n->reuse_pod && !(s->reuse_pod = strdup(n->reuse_pod)))
                 goto fail;
         if (has_pod_key(n->cpu_state, uid) && !(s->full = ncm_cpu_state_dup(n->cpu_state)))
+                goto fail;
+        if (ncm_cpu_policy_reuse_save(n->cpu, &s->policy_reuse, NULL) < 0)
                 goto fail;
         s->pod_known = pod_find(n, uid) != NULL;
         return 0;
@@ -717,10 +679,10 @@ static int rollback(ncm_node *n, const char *uid, snapshot *s, const node_admiss
                 return r;
         if (!s->pod_known)
                 ncm_tm_remove_pod(n->tm, uid);
+        r = ncm_cpu_policy_reuse_restore(n->cpu, s->policy_reuse, err);
+        if (r < 0)
+                return r;
         if (reuse_changed(n, s)) {
-                r = prime_reuse(n, s->reuse_pod ? s->reuse_pod : "", s->reuse, err);
-                if (r < 0)
-                        return r;
                 free(n->reuse_pod);
                 n->reuse_pod = NCM_TAKE_PTR(s->reuse_pod);
                 ncm_cpuset_copy(n->reuse, s->reuse);

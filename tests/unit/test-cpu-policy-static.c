@@ -651,6 +651,72 @@ static void test_cpu_policy_static_sidecar_cpus_not_reused(void **state)
         ncm_pod_free(pod);
 }
 
+/*
+ * cpusToReuse saved and restored: another pod's allocation replaces it (kubelet keeps one pod),
+ * a restore brings back exactly the saved pod and set, and the pod's next container reuses them.
+ */
+static void test_cpu_policy_static_reuse_save_restore(void **state)
+{
+        const ncm_topo *t = topo("single-socket-ht");
+        ctr_spec init = {"4000m", "4000m", false}, app = {"2000m", "2000m", false};
+        ctr_spec q_init = {"2000m", "2000m", false}, q_app = {"100m", "100m", false};
+        const char *const q_init_names[] = {"q-init"}, *const q_app_names[] = {"q-app"};
+        ncm_pod *pod = make_multi(&init, 1, &app, 1);
+        ncm_pod *q = make_pod_n("Q", q_init_names, &q_init, 1, q_app_names, &q_app, 1);
+        ncm_cpu_state *s = make_state(t, "", "[0-7]");
+        ncm_cpu_policy_reuse *empty = NULL, *saved = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        int r;
+        ncm_cpu_policy *p = new_static(t, 0, NULL, NULL, NULL, &r);
+
+        assert_int_equal(r, 0);
+        assert_null(ncm_cpu_policy_reuse_get(p, "podUID"));
+        assert_int_equal(ncm_cpu_policy_reuse_save(p, &empty, &err), 0);
+
+        assert_int_equal(ncm_cpu_policy_allocate(p, s, pod, &pod->init_containers[0], NULL, &err),
+                         0);
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(p, "podUID"), "0-1,4-5");
+        assert_int_equal(ncm_cpu_policy_reuse_save(p, &saved, &err), 0);
+
+        assert_int_equal(ncm_cpu_policy_allocate(p, s, q, &q->init_containers[0], NULL, &err), 0);
+        assert_null(ncm_cpu_policy_reuse_get(p, "podUID"));
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(p, "Q"), "2,6");
+
+        assert_int_equal(ncm_cpu_policy_reuse_restore(p, saved, &err), 0);
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(p, "podUID"), "0-1,4-5");
+        assert_null(ncm_cpu_policy_reuse_get(p, "Q"));
+        /* the state is the caller's: Q keeps its CPUs; the app container reuses the init's */
+        tu_assert_cpuset(ncm_cpu_state_get(s, "Q", "q-init"), "2,6");
+        assert_int_equal(ncm_cpu_policy_allocate(p, s, pod, &pod->containers[0], NULL, &err), 0);
+        tu_assert_cpuset(ncm_cpu_state_get(s, "podUID", "appContainer-0"), "0,4");
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(p, "podUID"), "1,5");
+
+        /* restoring "no entry" drops the pod */
+        assert_int_equal(ncm_cpu_policy_reuse_restore(p, empty, &err), 0);
+        assert_null(ncm_cpu_policy_reuse_get(p, "podUID"));
+
+        ncm_cpu_policy_reuse_free(saved);
+        ncm_cpu_policy_reuse_free(empty);
+        ncm_cpu_policy_free(p);
+        ncm_cpu_state_free(s);
+        ncm_pod_free(q);
+        ncm_pod_free(pod);
+}
+
+/* The none policy keeps no cpusToReuse: saving and restoring do nothing. */
+static void test_cpu_policy_none_reuse_save_restore(void **state)
+{
+        ncm_cpu_policy *p = NULL;
+        ncm_autoptr(ncm_cpu_policy_reuse) saved = NULL;
+
+        assert_int_equal(ncm_cpu_none_policy_new(NULL, 0, &p, NULL), 0);
+        assert_int_equal(ncm_cpu_policy_reuse_save(p, &saved, NULL), 0);
+        assert_non_null(saved);
+        assert_int_equal(ncm_cpu_policy_reuse_restore(p, saved, NULL), 0);
+        assert_null(ncm_cpu_policy_reuse_get(p, "podUID"));
+        ncm_cpu_policy_free(p);
+}
+
 static void test_cpu_policy_static_remove(void **state)
 {
         static const struct {
@@ -828,6 +894,8 @@ int main(void)
                         cmocka_unit_test(test_cpu_policy_static_add),
                         cmocka_unit_test(test_cpu_policy_static_reuse_init_cpus),
                         cmocka_unit_test(test_cpu_policy_static_sidecar_cpus_not_reused),
+                        cmocka_unit_test(test_cpu_policy_static_reuse_save_restore),
+                        cmocka_unit_test(test_cpu_policy_none_reuse_save_restore),
                         cmocka_unit_test(test_cpu_policy_static_remove),
                         cmocka_unit_test(test_cpu_policy_static_pools),
                         cmocka_unit_test(test_cpu_policy_manager_choice),

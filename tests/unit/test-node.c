@@ -795,6 +795,54 @@ static void test_node_rollback_reuse(void **state)
         fx_done(&f);
 }
 
+static void refuse(fx *f, ncm_pod *pod)
+{
+        ncm_node_admission *a = admit(f, pod, 0);
+        assert_false(a->admitted);
+        ncm_node_admission_free(a);
+}
+
+/*
+ * A refused admission leaves the policy's cpusToReuse exactly as it was, read through the
+ * policy's own API: no entry stays no entry, another pod's entry comes back, and so does the
+ * pod's own entry when its re-admission had used up the reusable CPUs before failing.
+ */
+static void test_node_rollback_reuse_exact(void **state)
+{
+        ctr p_init[] = {{"i", "4", "4", false}, {NULL, NULL, NULL, false}};
+        ctr p_app[] = {{"a", "2", "2", false}, {NULL, NULL, NULL, false}};
+        ctr p_again[] = {{"a", "2", "2", false},
+                         {"c", "2", "2", false},
+                         {"z", "30", "30", false},
+                         {NULL, NULL, NULL, false}};
+        ctr q_init[] = {{"j", "2", "2", false}, {NULL, NULL, NULL, false}};
+        ctr q_app[] = {{"b", "30", "30", false}, {NULL, NULL, NULL, false}};
+        char buf[256];
+        fx f;
+
+        fx_new(&f, TWO_NUMA, kubelet_tm("best-effort", "container", buf, sizeof(buf)), NULL);
+        const ncm_cpu_policy *p = ncm_node_cpu_policy(f.n);
+
+        /* nothing to reuse before; Q's init container gets an entry, the rollback drops it */
+        refuse(&f, pod_of("Q", q_init, q_app));
+        assert_null(ncm_cpu_policy_reuse_get(p, "Q"));
+
+        {
+                const char *want[] = {"2-5", "2-3", NULL};
+                expect_admitted(&f, pod_of("P", p_init, p_app), want);
+        }
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(p, "P"), "4-5");
+        refuse(&f, pod_of("Q", q_init, q_app));
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(p, "P"), "4-5");
+        assert_null(ncm_cpu_policy_reuse_get(p, "Q"));
+
+        /* P again: "c" takes the reusable 4-5, "z" cannot be met; 4-5 are P's to reuse again */
+        refuse(&f, pod_of("P", p_init, p_again));
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(p, "P"), "4-5");
+        expect_entry(&f, "P", "c", NULL);
+        fx_done(&f);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Removal, restart, state directory, explanations
  */
@@ -1200,6 +1248,7 @@ int main(void)
                         cmocka_unit_test(test_node_admission_errors),
                         cmocka_unit_test(test_node_rollback),
                         cmocka_unit_test(test_node_rollback_reuse),
+                        cmocka_unit_test(test_node_rollback_reuse_exact),
                         cmocka_unit_test(test_node_remove),
                         cmocka_unit_test(test_node_restart),
                         cmocka_unit_test(test_node_start_state),
