@@ -359,6 +359,33 @@ NCM_API int ncm_tm_remove_container(ncm_tm *tm, const char *container_id);
  */
 NCM_API int ncm_tm_remove_pod(ncm_tm *tm, const char *pod_uid);
 
+/*
+ * Not in kubelet (which never undoes an admission): a pod's stored hints, saved and restored,
+ * for a caller that puts a refused re-admission of a known pod back as it was. Admission
+ * stores a hint per container it gets to, so afterwards the pod may have new hints (a
+ * container the earlier admission did not have) or changed ones. The container-id map is
+ * neither saved nor restored: admission does not change it.
+ */
+typedef struct ncm_tm_pod_hints ncm_tm_pod_hints;
+
+/*
+ * Save every hint stored for POD_UID (possibly none) into *RET, which the caller frees with
+ * ncm_tm_pod_hints_free(). 0, or -ENOMEM (*RET untouched).
+ */
+NCM_API int ncm_tm_pod_hints_save(const ncm_tm *tm, const char *pod_uid, ncm_tm_pod_hints **ret,
+                                  ncm_error *err);
+
+/*
+ * Make the hints stored for the pod SAVED was taken from exactly the saved ones: hints of its
+ * containers that SAVED does not have are dropped, the others set to their saved values.
+ * Other pods' hints are untouched. 0, or -ENOMEM with TM unchanged.
+ */
+NCM_API int ncm_tm_pod_hints_restore(ncm_tm *tm, const ncm_tm_pod_hints *saved, ncm_error *err);
+
+/* Free saved hints (NULL is fine). Returns NULL. */
+NCM_API ncm_tm_pod_hints *ncm_tm_pod_hints_free(ncm_tm_pod_hints *h);
+NCM_DEFINE_AUTOPTR(ncm_tm_pod_hints, ncm_tm_pod_hints_free)
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,9 +8,9 @@
  * the topology manager's affinity store and the node's pod registry. Before an admission the
  * node keeps the default set and, only when the pod already has entries (a re-admission), a
  * copy of the whole state; a refused or failed admission puts them back (one more checkpoint
- * write, so the file ends as it began), drops the pod's hints, and puts back cpusToReuse as
- * the policy saved it. The cost per step is one copy of the default set and of cpusToReuse,
- * not of the state.
+ * write, so the file ends as it began), drops the pod's hints (a known pod gets its earlier
+ * ones back), and puts back cpusToReuse as the policy saved it. The cost per step is one copy
+ * of the default set and of cpusToReuse (and of a known pod's hints), not of the state.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -605,8 +605,9 @@ static bool has_pod_key(const ncm_cpu_state *s, const char *uid)
 /* What an admission may change, as it was before. */
 typedef struct snapshot {
         ncm_cpuset *default_set;
-        ncm_cpu_state *full; /* only when the pod already had entries */
-        bool pod_known;      /* in the registry */
+        ncm_cpu_state *full;        /* only when the pod already had entries */
+        bool pod_known;             /* in the registry */
+        ncm_tm_pod_hints *tm_hints; /* only when known */
         ncm_cpu_policy_reuse *policy_reuse;
         char *reuse_pod; /* the node's mirror of it */
         ncm_cpuset *reuse;
@@ -616,6 +617,7 @@ static void snapshot_done(snapshot *s)
 {
         ncm_cpuset_free(s->default_set);
         ncm_cpu_state_free(s->full);
+        ncm_tm_pod_hints_free(s->tm_hints);
         ncm_cpu_policy_reuse_free(s->policy_reuse);
         free(s->reuse_pod);
         ncm_cpuset_free(s->reuse);
@@ -635,6 +637,8 @@ static int snapshot_take(ncm_node *n, const char *uid, snapshot *s, ncm_error *e
         if (ncm_cpu_policy_reuse_save(n->cpu, &s->policy_reuse, NULL) < 0)
                 goto fail;
         s->pod_known = pod_find(n, uid) != NULL;
+        if (s->pod_known && ncm_tm_pod_hints_save(n->tm, uid, &s->tm_hints, NULL) < 0)
+                goto fail;
         return 0;
 fail:
         snapshot_done(s);
@@ -679,7 +683,10 @@ static int rollback(ncm_node *n, const char *uid, snapshot *s, const node_admiss
                 return r;
         if (!s->pod_known)
                 ncm_tm_remove_pod(n->tm, uid);
-        r = ncm_cpu_policy_reuse_restore(n->cpu, s->policy_reuse, err);
+        else
+                r = ncm_tm_pod_hints_restore(n->tm, s->tm_hints, err);
+        if (r >= 0)
+                r = ncm_cpu_policy_reuse_restore(n->cpu, s->policy_reuse, err);
         if (r < 0)
                 return r;
         if (reuse_changed(n, s)) {

@@ -190,6 +190,103 @@ int ncm_tm_remove_pod(ncm_tm *tm, const char *pod_uid)
         return dropped;
 }
 
+/* --- a pod's hints, saved and restored --- */
+
+typedef struct saved_hint {
+        char *container;
+        ncm_hint hint;
+} saved_hint;
+
+struct ncm_tm_pod_hints {
+        char *pod_uid;
+        saved_hint *v;
+        size_t n;
+};
+
+ncm_tm_pod_hints *ncm_tm_pod_hints_free(ncm_tm_pod_hints *h)
+{
+        if (!h)
+                return NULL;
+        for (size_t i = 0; i < h->n; i++)
+                free(h->v[i].container);
+        free(h->v);
+        free(h->pod_uid);
+        free(h);
+        return NULL;
+}
+
+int ncm_tm_pod_hints_save(const ncm_tm *tm, const char *pod_uid, ncm_tm_pod_hints **ret,
+                          ncm_error *err)
+{
+        ncm_autoptr(ncm_tm_pod_hints) h = calloc(1, sizeof(*h));
+        size_t n = 0;
+
+        if (!h || !(h->pod_uid = strdup(pod_uid)))
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < tm->n_hints; i++)
+                if (strcmp(tm->hints[i].pod_uid, pod_uid) == 0)
+                        n++;
+        if (n && !(h->v = calloc(n, sizeof(*h->v))))
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < tm->n_hints; i++) {
+                if (strcmp(tm->hints[i].pod_uid, pod_uid) != 0)
+                        continue;
+                h->v[h->n].container = strdup(tm->hints[i].container);
+                if (!h->v[h->n].container)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                h->v[h->n++].hint = tm->hints[i].hint;
+        }
+        *ret = NCM_TAKE_PTR(h);
+        return 0;
+}
+
+static void free_entries(stored_hint *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].pod_uid);
+                free(v[i].container);
+        }
+        free(v);
+}
+
+int ncm_tm_pod_hints_restore(ncm_tm *tm, const ncm_tm_pod_hints *saved, ncm_error *err)
+{
+        stored_hint *fresh = calloc(saved->n + 1, sizeof(*fresh));
+
+        /* Whatever can fail comes first, so that TM is either restored or untouched: the new
+         * entries, then room for them beside the current ones (dropping frees nothing). */
+        if (!fresh)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < saved->n; i++) {
+                fresh[i].pod_uid = strdup(saved->pod_uid);
+                fresh[i].container = strdup(saved->v[i].container);
+                fresh[i].hint = saved->v[i].hint;
+                if (!fresh[i].pod_uid || !fresh[i].container) {
+                        free_entries(fresh, i + 1);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+        }
+        if (tm->n_hints + saved->n > tm->cap_hints) {
+                size_t cap = tm->n_hints + saved->n;
+                stored_hint *nh = realloc(tm->hints, cap * sizeof(*nh));
+                if (!nh) {
+                        free_entries(fresh, saved->n);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+                tm->hints = nh;
+                tm->cap_hints = cap;
+        }
+        for (size_t i = tm->n_hints; i > 0; i--)
+                if (strcmp(tm->hints[i - 1].pod_uid, saved->pod_uid) == 0)
+                        drop_hint(tm, i - 1);
+        if (saved->n) {
+                memcpy(tm->hints + tm->n_hints, fresh, saved->n * sizeof(*fresh));
+                tm->n_hints += saved->n;
+        }
+        free(fresh);
+        return 0;
+}
+
 /* --- admission --- */
 
 static void free_hints(ncm_tm_hints *h, size_t n)

@@ -843,6 +843,40 @@ static void test_node_rollback_reuse_exact(void **state)
         fx_done(&f);
 }
 
+/*
+ * A refused re-admission of a known pod puts its stored hints back: the new container that
+ * got a hint (and CPUs) before the refusal has none again, the old one keeps its own.
+ */
+static void test_node_rollback_hints(void **state)
+{
+        ctr again[] = {{"c", "3", "3", false},
+                       {"z1", "8", "8", false},
+                       {"z2", "8", "8", false},
+                       {NULL, NULL, NULL, false}};
+        char buf[256];
+        ncm_hint before, h;
+        fx f;
+
+        fx_new(&f, TWO_NUMA, kubelet_tm("best-effort", "container", buf, sizeof(buf)), NULL);
+        {
+                const char *want[] = {"2-4", NULL};
+                expect_admitted(&f, simple_pod("p1", "3"), want);
+        }
+        before = ncm_tm_get_affinity(ncm_node_tm(f.n), "p1", "c");
+        assert_false(before.any);
+
+        /* z1 takes NUMA node 1 whole; z2 then finds 3 free CPUs */
+        refuse(&f, pod_of("p1", NULL, again));
+        h = ncm_tm_get_affinity(ncm_node_tm(f.n), "p1", "c");
+        assert_true(!h.any && h.numa == before.numa && h.preferred == before.preferred);
+        h = ncm_tm_get_affinity(ncm_node_tm(f.n), "p1", "z1");
+        assert_true(h.any && !h.preferred);
+        assert_true(ncm_tm_get_affinity(ncm_node_tm(f.n), "p1", "z2").any);
+        expect_entry(&f, "p1", "z1", NULL);
+        expect_default(&f, "0-1,5-15");
+        fx_done(&f);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Removal, restart, state directory, explanations
  */
@@ -1249,6 +1283,7 @@ int main(void)
                         cmocka_unit_test(test_node_rollback),
                         cmocka_unit_test(test_node_rollback_reuse),
                         cmocka_unit_test(test_node_rollback_reuse_exact),
+                        cmocka_unit_test(test_node_rollback_hints),
                         cmocka_unit_test(test_node_remove),
                         cmocka_unit_test(test_node_restart),
                         cmocka_unit_test(test_node_start_state),

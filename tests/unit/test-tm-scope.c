@@ -351,6 +351,67 @@ static void test_tm_get_affinity_add_remove(void **state)
         ncm_tm_free(tm);
 }
 
+/* A pod's stored hints, saved before a re-admission that changes them and restored after. */
+static void test_tm_pod_hints_save_restore(void **state)
+{
+        static const ncm_hint n0[] = {{1, false, true}};
+        static const ncm_hint n1[] = {{2, false, true}};
+        char log[2048] = "";
+        fake_provider f = {.name = "cpu", .hints = n0, .n_hints = 1, .log = log};
+        ncm_tm *tm = new_tm("restricted", "container", 2);
+        ncm_tm_pod_hints *saved = NULL, *none = NULL;
+        ncm_tm_admit_result res;
+        ncm_hint a;
+        test_pod p1, p2, other;
+        (void)state;
+
+        assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &f), 0);
+        make_pod(&p1, "p", 0, 1);
+        make_pod(&other, "other", 0, 1);
+        assert_int_equal(ncm_tm_admit(tm, &p1.pod, &res, NULL), 0);
+        assert_true(res.admit);
+        assert_int_equal(ncm_tm_admit(tm, &other.pod, &res, NULL), 0);
+        assert_true(res.admit);
+        assert_int_equal(ncm_tm_pod_hints_save(tm, "p", &saved, NULL), 0);
+
+        /* p again, now with c1: c0 moves to node 1, c1 gets node 1 and fails to allocate */
+        f.hints = n1;
+        f.fail_alloc = "c1";
+        make_pod(&p2, "p", 0, 2);
+        assert_int_equal(ncm_tm_admit(tm, &p2.pod, &res, NULL), 0);
+        assert_false(res.admit);
+        assert_int_equal(ncm_tm_get_affinity(tm, "p", "c0").numa, 2);
+        assert_int_equal(ncm_tm_get_affinity(tm, "p", "c1").numa, 2);
+
+        assert_int_equal(ncm_tm_pod_hints_restore(tm, saved, NULL), 0);
+        a = ncm_tm_get_affinity(tm, "p", "c0");
+        assert_true(!a.any && a.numa == 1 && a.preferred);
+        a = ncm_tm_get_affinity(tm, "p", "c1");
+        assert_true(a.any && !a.preferred);
+        a = ncm_tm_get_affinity(tm, "other", "c0");
+        assert_true(!a.any && a.numa == 1 && a.preferred);
+        /* restoring twice changes nothing more */
+        assert_int_equal(ncm_tm_pod_hints_restore(tm, saved, NULL), 0);
+        assert_int_equal(ncm_tm_get_affinity(tm, "p", "c0").numa, 1);
+
+        /* a pod saved without hints gets none back; the others keep theirs */
+        f.fail_alloc = NULL;
+        assert_int_equal(ncm_tm_pod_hints_save(tm, "fresh", &none, NULL), 0);
+        make_pod(&p2, "fresh", 1, 1);
+        assert_int_equal(ncm_tm_admit(tm, &p2.pod, &res, NULL), 0);
+        assert_true(res.admit);
+        assert_false(ncm_tm_get_affinity(tm, "fresh", "i0").any);
+        assert_int_equal(ncm_tm_pod_hints_restore(tm, none, NULL), 0);
+        assert_true(ncm_tm_get_affinity(tm, "fresh", "i0").any);
+        assert_true(ncm_tm_get_affinity(tm, "fresh", "c0").any);
+        assert_int_equal(ncm_tm_get_affinity(tm, "p", "c0").numa, 1);
+        assert_int_equal(ncm_tm_get_affinity(tm, "other", "c0").numa, 1);
+        assert_int_equal(ncm_tm_remove_pod(tm, "fresh"), 0);
+        ncm_tm_pod_hints_free(none);
+        ncm_tm_pod_hints_free(saved);
+        ncm_tm_free(tm);
+}
+
 /* ---------------------------------------------------------------- scopes */
 
 static void test_tm_container_scope_order_and_store(void **state)
@@ -568,6 +629,7 @@ int main(void)
                         cmocka_unit_test(test_tm_manager_scope),
                         cmocka_unit_test(test_tm_admit_table),
                         cmocka_unit_test(test_tm_get_affinity_add_remove),
+                        cmocka_unit_test(test_tm_pod_hints_save_restore),
                         cmocka_unit_test(test_tm_container_scope_order_and_store),
                         cmocka_unit_test(test_tm_pod_scope_merges_once),
                         cmocka_unit_test(test_tm_none_scope_allocates_with_zero_hint),
