@@ -2,11 +2,13 @@
 /*
  * The static and none policies against kubelet's policy_static_test.go and
  * policy_none_test.go tables: Start/validateState, Allocate (options-insensitive, default,
- * full-pcpus-only, align-by-socket, reserved lists), reuse of init-container CPUs,
- * RemoveContainer, topology-aware allocation; plus NewManager's policy choice.
+ * full-pcpus-only, align-by-socket, reserved lists, uncore-cache alignment), reuse of
+ * init-container CPUs, RemoveContainer, topology-aware allocation; plus NewManager's policy
+ * choice.
  *
  * CPU sets in the tables are expressions over the test topology: "[0-3,8]" a list, "ALL" every
- * CPU, "S<n>" socket n, joined with '+' (union) and '-' (difference), left to right.
+ * CPU, "S<n>" socket n, "U<n>" uncore cache n, joined with '+' (union) and '-' (difference), left
+ * to right.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,8 +25,8 @@
  * Helpers
  */
 
-static ncm_topo *topos[16];
-static char topo_names[16][64];
+static ncm_topo *topos[32];
+static char topo_names[32][64];
 static size_t ntopos;
 
 static ncm_topo *topo(const char *name)
@@ -80,6 +82,13 @@ static ncm_cpuset *expr(const ncm_topo *t, const char *e)
                         char *p;
                         long s = strtol(e + 1, &p, 10);
                         term = ncm_cpuset_dup(ncm_topo_socket_cpus(t, (int)s));
+                        end = p;
+                } else if (*e == 'U') {
+                        char *p;
+                        long u = strtol(e + 1, &p, 10);
+                        const ncm_cpuset *cpus = ncm_topo_uncore_cpus(t, (int)u);
+                        assert_non_null(cpus);
+                        term = ncm_cpuset_dup(cpus);
                         end = p;
                 } else {
                         fail_msg("bad set expression at %s", e);
@@ -823,6 +832,153 @@ static void test_cpu_policy_manager_choice(void **state)
         ncm_cpuset_free(resv);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * TestStaticPolicyAddWithUncoreAlignment, kept as data in tests/data/cpumanager/uncore-cases.txt
+ */
+
+static char *trim(char *s)
+{
+        size_t n;
+
+        while (*s == ' ')
+                s++;
+        n = strlen(s);
+        while (n > 0 && s[n - 1] == ' ')
+                s[--n] = '\0';
+        return s;
+}
+
+/* The data file's short option names, as the option map the policy takes. */
+static void expand_options(const char *abbrev, char *buf, size_t size)
+{
+        static const struct {
+                const char *abbrev, *option;
+        } names[] = {{"full", "full-pcpus-only=true"},
+                     {"uncore", "prefer-align-cpus-by-uncorecache=true"},
+                     {"strict", "strict-cpu-reservation=true"}};
+        char copy[128], *save = NULL;
+        size_t o = 0;
+
+        snprintf(copy, sizeof(copy), "%s", abbrev);
+        buf[0] = '\0';
+        for (char *a = strtok_r(copy, ",", &save); a; a = strtok_r(NULL, ",", &save)) {
+                size_t i;
+                for (i = 0; i < NCM_ELEMENTSOF(names); i++)
+                        if (strcmp(a, names[i].abbrev) == 0)
+                                break;
+                if (i == NCM_ELEMENTSOF(names))
+                        fail_msg("uncore-cases.txt: unknown option '%s'", a);
+                o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? "," : "", names[i].option);
+        }
+}
+
+/* Run one case (the seven fields of a line); false, after printing why, on a mismatch. */
+static bool run_uncore_case(int lineno, char *f[7])
+{
+        const ncm_topo *t = topo(f[1]);
+        ncm_cpuset *reserved = tu_cpuset(f[2]);
+        ncm_cpuset *dflt = expr(t, f[4]);
+        ncm_cpuset *got = ncm_cpuset_new();
+        ncm_cpu_state *s = ncm_cpu_state_new("static");
+        ncm_error err = NCM_ERROR_INIT;
+        ctr_spec app[4] = {{NULL, NULL, false}};
+        char requests[4][16], options[256], resv[256], *save = NULL;
+        size_t napp = 0;
+        ncm_cpu_policy *p;
+        ncm_pod *pod;
+        bool ok = true;
+        int r;
+
+        assert_non_null(got);
+        assert_non_null(s);
+        expand_options(f[3], options, sizeof(options));
+        snprintf(resv, sizeof(resv), "[%s]", f[2]);
+        p = new_static(t, ncm_cpuset_weight(reserved), resv, options, &err, &r);
+        if (r < 0)
+                fail_msg("line %d: %s: new: %s", lineno, f[0], err.msg);
+        /* The kubelet's test keeps the invariant that reserved CPUs are never in the default set.
+         */
+        ncm_cpuset_andnot(dflt, dflt, reserved);
+        assert_int_equal(ncm_cpu_state_set_default(s, dflt, NULL), 0);
+        for (char *q = strtok_r(f[5], ",", &save); q; q = strtok_r(NULL, ",", &save)) {
+                assert_true(napp < NCM_ELEMENTSOF(app));
+                snprintf(requests[napp], sizeof(requests[napp]), "%s", q);
+                app[napp] = (ctr_spec){requests[napp], requests[napp], false};
+                napp++;
+        }
+        pod = make_multi(NULL, 0, app, napp);
+        for (size_t i = 0; i < napp && ok; i++) {
+                if (ncm_cpu_policy_allocate(p, s, pod, &pod->containers[i], NULL, &err) < 0) {
+                        print_error("line %d: %s: allocate %s: %s\n", lineno, f[0],
+                                    pod->containers[i].name, err.msg);
+                        ok = false;
+                }
+        }
+        if (ok && strncmp(f[6], "cpus ", 5) == 0) {
+                const ncm_cpuset *c = ncm_cpu_state_get(s, "podUID", pod->containers[0].name);
+                if (c)
+                        ncm_cpuset_copy(got, c);
+        } else if (ok && strncmp(f[6], "uncore ", 7) == 0) {
+                ncm_autoptr(ncm_cpuset) all = ncm_cpuset_new();
+                assert_non_null(all);
+                for (size_t i = 0; i < napp; i++) {
+                        const ncm_cpuset *c =
+                                        ncm_cpu_state_get(s, "podUID", pod->containers[i].name);
+                        if (c)
+                                ncm_cpuset_or(all, all, c);
+                }
+                ncm_topo_uncore_of_cpus(t, all, got);
+        } else if (ok) {
+                fail_msg("line %d: bad EXPECT '%s'", lineno, f[6]);
+        }
+        if (ok) {
+                ncm_cpuset *want = tu_cpuset(strchr(f[6], ' ') + 1);
+                if (!ncm_cpuset_equal(got, want)) {
+                        char *g = ncm_cpuset_format_list(got);
+                        print_error("line %d: %s: expected %s, got %s %s\n", lineno, f[0], f[6],
+                                    strncmp(f[6], "cpus", 4) == 0 ? "cpus" : "uncore", g);
+                        free(g);
+                        ok = false;
+                }
+                ncm_cpuset_free(want);
+        }
+        ncm_pod_free(pod);
+        ncm_cpu_policy_free(p);
+        ncm_cpu_state_free(s);
+        ncm_cpuset_free(got);
+        ncm_cpuset_free(dflt);
+        ncm_cpuset_free(reserved);
+        return ok;
+}
+
+static void test_cpu_policy_static_uncore_alignment(void **state)
+{
+        size_t len;
+        char *text = tu_read_data("cpumanager/uncore-cases.txt", &len);
+        char *save = NULL;
+        int lineno = 0, cases = 0, failed = 0;
+
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *f[7], *fsave = NULL;
+                int n = 0;
+                lineno++;
+                if (line[0] == '#' || line[0] == '\0')
+                        continue;
+                for (char *x = strtok_r(line, "|", &fsave); x && n < 7;
+                     x = strtok_r(NULL, "|", &fsave))
+                        f[n++] = trim(x);
+                if (n != 7)
+                        fail_msg("uncore-cases.txt:%d: expected 7 fields", lineno);
+                cases++;
+                if (!run_uncore_case(lineno, f))
+                        failed++;
+        }
+        free(text);
+        assert_int_equal(cases, 27);
+        if (failed)
+                fail_msg("%d of %d uncore cases failed", failed, cases);
+}
+
 static void test_cpu_policy_none(void **state)
 {
         const ncm_topo *t = topo("single-socket-ht");
@@ -896,6 +1052,7 @@ int main(void)
                         cmocka_unit_test(test_cpu_policy_static_sidecar_cpus_not_reused),
                         cmocka_unit_test(test_cpu_policy_static_reuse_save_restore),
                         cmocka_unit_test(test_cpu_policy_none_reuse_save_restore),
+                        cmocka_unit_test(test_cpu_policy_static_uncore_alignment),
                         cmocka_unit_test(test_cpu_policy_static_remove),
                         cmocka_unit_test(test_cpu_policy_static_pools),
                         cmocka_unit_test(test_cpu_policy_manager_choice),

@@ -30,6 +30,44 @@ T["hints-dual-numa-ht"] = [cpu(c, min(p), n, n, 1)
                            for n, pairs in enumerate([[(0, 6), (1, 7), (2, 8)], [(3, 9), (4, 10), (5, 11)]])
                            for p in pairs for c in p]
 
+# The uncore-alignment machines of policy_test.go (TestStaticPolicyAddWithUncoreAlignment in
+# policy_static_test.go), named after the Go variables in the comments. They are regular
+# enough for formulas, which were checked against the Go tables. Two keep the
+# fixture's quirks on purpose, because the kubelet's results are computed on them:
+#  - topoSingleSocketSingleNumaPerSocketNoSMTSmallUncore lists 64 CPUs (its NumCPUs says 128);
+#  - topoDualSocketMultiNumaPerSocketUncore numbers cores per socket, so core ids 0-95 repeat
+#    on socket 1 (NumCores says 192).
+# topoDualSocketSingleNumaPerSocketSMTUncore: 2 x 96 cores x 2 threads, 8 cores per uncore
+T["uncore-dual-socket-smt"] = [cpu(i, i % 192, (i % 192) // 96, (i % 192) // 96, (i % 192) // 8)
+                               for i in range(384)]
+# topoSingleSocketSingleNumaPerSocketSMTSmallUncore: 64 cores x 2 threads, 4 cores per uncore
+T["uncore-single-socket-smt-small"] = [cpu(i, i % 64, 0, 0, (i % 64) // 4) for i in range(128)]
+# topoSingleSocketSingleNumaPerSocketNoSMTSmallUncore: 64 cores, 4 per uncore
+T["uncore-single-socket-no-smt-small"] = [cpu(i, i, 0, 0, i // 4) for i in range(64)]
+# topoSmallDualSocketSingleNumaPerSocketNoSMTUncore: 2 x 32 cores, 8 per uncore
+T["uncore-small-dual-socket-no-smt"] = [cpu(i, i, i // 32, i // 32, i // 8) for i in range(64)]
+# topoLargeSingleSocketSingleNumaPerSocketSMTUncore: 128 cores x 2 threads, 8 cores per uncore
+T["uncore-large-single-socket-smt"] = [cpu(i, i % 128, 0, 0, (i % 128) // 8) for i in range(256)]
+# topoDualSocketMultiNumaPerSocketUncore: 2 sockets x 2 NUMA nodes x 48 cores, 8 per uncore
+T["uncore-dual-socket-multi-numa"] = [cpu(i, i % 96, i // 96, i // 48, i // 8) for i in range(192)]
+# topoDualSocketSubNumaPerSocketHTMonolithicUncore: 2 sockets x 2 NUMA nodes x 30 cores x 2
+# threads, one uncore cache per socket
+T["uncore-dual-socket-sub-numa-ht-monolithic"] = [
+    cpu(i, i % 120, (i % 120) // 60, (i % 120) // 30, (i % 120) // 60) for i in range(240)]
+# topoSingleSocketSingleNumaPerSocketPCoreHTMonolithicUncore: 8 E-cores (CPUs 0-7), 8 P-cores
+# with two threads (8-15 and 16-23), one uncore cache
+T["uncore-single-socket-pcore-ht-monolithic"] = [cpu(i, i if i < 16 else i - 8, 0, 0)
+                                                 for i in range(24)]
+# topoLargeSingleSocketSingleNumaPerSocketUncore: 128 cores, 8 per uncore
+T["uncore-large-single-socket"] = [cpu(i, i, 0, 0, i // 8) for i in range(128)]
+# topoSingleSocketSingleNumaPerSocketUncore: 64 cores, one uncore cache
+T["uncore-single-socket-monolithic"] = [cpu(i, i, 0, 0) for i in range(64)]
+# topoSmallSingleSocketSingleNumaPerSocketNoSMTUncore: its Go table was not found in any
+# stored copy of policy_test.go; it is rebuilt from what the two test cases using it state:
+# no SMT, "8 cpus per uncore", and "every uncore has partially allocated 4 CPUs" once
+# 8-11, 16-19 and 24-27 are taken besides the reserved 0-3, so exactly uncore caches 0-3.
+T["uncore-small-single-socket-no-smt"] = [cpu(i, i, 0, 0, i // 8) for i in range(32)]
+
 QUAD = [  # socket, core, cpus
     (0, 0, [0, 169, 109, 229]), (0, 1, [50, 170, 110, 230]), (0, 64, [1, 25, 13, 38]),
     (0, 65, [2, 26, 14, 39]), (0, 72, [9, 33, 21, 46]), (0, 73, [10, 34, 22, 47]),
