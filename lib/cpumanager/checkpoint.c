@@ -3,20 +3,25 @@
  * cpu_manager_state: decoding as Go's encoding/json decodes it into the kubelet's checkpoint
  * structs, the go-spew rendering its checksum covers, and the V2 writer.
  *
- * The decoder is run once per format (V2, V1, V3), because the kubelet's restore tries the
- * formats in turn and a file's meaning depends on which one decodes and verifies. Go semantics
- * reproduced here:
- *  - struct fields match exactly or under Unicode simple case folding (for these ASCII names
- *    that is ASCII folding plus U+017F 'ſ' ~ 's' and U+212A 'K' ~ 'k'); unknown fields are
- *    ignored; a later member for the same field overwrites an earlier one, except that a map
- *    field keeps its map and merges the members' keys (the inner maps are replaced whole);
+ * The text is checked once with Go's scanner (base/gojson.h: a syntax error anywhere wins over
+ * any type error, in Go's words) and then decoded once per format (V2, V1, V3), because the
+ * kubelet's restore tries the formats in turn and a file's meaning depends on which one decodes
+ * and verifies. Go semantics reproduced here:
+ *  - struct fields match exactly or under Go's case folding (for these ASCII names that is
+ *    ASCII folding plus U+017F 'ſ' ~ 's' and U+212A 'K' ~ 'k'); unknown fields are ignored;
+ *  - members are decoded in document order, a repeated key as often as it appears: a later
+ *    member for a string or number field overwrites an earlier one, a map field keeps its map
+ *    and merges the members' keys (the inner maps are replaced whole: Go decodes each map
+ *    element into a fresh value);
  *  - JSON null leaves a string or number field as it was, makes a map nil (rendered "<nil>"),
  *    and decodes to the zero value as a map element;
+ *  - strings are unquoted as Go unquotes them: invalid UTF-8 and lone surrogates become U+FFFD;
  *  - any type mismatch fails the whole decode with the first mismatch in document order,
- *    reported as json.UnmarshalTypeError words it (struct field path without map keys).
- * Known differences (hostile inputs only, documented in docs/checkpoints.md): invalid UTF-8 and
- * strings holding NUL are refused rather than replaced/kept, and an integer checksum written as
- * "-0" or beyond 2^64-1 is read as 0 / 2^64-1 where Go refuses it.
+ *    reported as json.UnmarshalTypeError words it (struct field path without map keys); the
+ *    checksum goes through strconv.ParseUint, so "-0", fractions, exponents and values beyond
+ *    2^64-1 are mismatches too.
+ * Known difference (hostile inputs only, documented in docs/checkpoints.md): strings holding NUL
+ * are refused rather than kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,12 +34,13 @@
 #include <nodecm/cpustate.h>
 #include <nodecm/fs.h>
 #include <nodecm/hash.h>
-#include "base/json.h"
+#include "base/gojson.h"
 #include "cpumanager/state-internal.h"
 
 #define DECODE_MSG_MAX NCM_ERROR_MSG_MAX
 
 typedef struct decoder {
+        ncm_gojson *g;
         ncm_cpu_checkpoint_format fmt;
         const char *struct_name; /* Go type name in error messages */
         ncm_cpu_checkpoint *c;
@@ -108,152 +114,72 @@ static void fail_oom(decoder *d)
         }
 }
 
-/* Go's UnmarshalTypeError.Value: the JSON kind, with the literal for numbers into integers. */
-static const char *json_kind(json_object *v)
-{
-        switch (json_object_get_type(v)) {
-        case json_type_string:
-                return "string";
-        case json_type_int:
-        case json_type_double:
-                return "number";
-        case json_type_boolean:
-                return "bool";
-        case json_type_array:
-                return "array";
-        case json_type_object:
-                return "object";
-        case json_type_null:
-                break;
-        }
-        return "null";
-}
-
+/* Go's UnmarshalTypeError for VALUE (a JSON kind, or "number <literal>"); the first one stays. */
 static void type_error(decoder *d, const char *value, const char *field, const char *gotype)
 {
+        char value_type[64];
         if (d->code)
                 return;
         d->code = EINVAL;
-        if (field)
-                snprintf(d->msg, sizeof(d->msg),
-                         "json: cannot unmarshal %s into Go struct field %s.%s of type %s", value,
-                         d->struct_name, field, gotype);
-        else
-                snprintf(d->msg, sizeof(d->msg),
-                         "json: cannot unmarshal %s into Go value of type state.%s", value,
-                         d->struct_name);
+        if (field) {
+                ncm__gojson_type_error_text(d->msg, sizeof(d->msg), value, d->struct_name, field,
+                                            gotype);
+        } else {
+                snprintf(value_type, sizeof(value_type), "state.%s", d->struct_name);
+                ncm__gojson_type_error_text(d->msg, sizeof(d->msg), value, NULL, NULL, value_type);
+        }
 }
 
-/* Length of the valid UTF-8 sequence at P (N bytes available), 0 if invalid: Go's rules. */
-static size_t utf8_seq_len(const unsigned char *p, size_t n)
+/* A type error for the value of kind K at the cursor. */
+static void type_error_at(decoder *d, ncm_gojson_kind k, const char *field, const char *gotype)
 {
-        unsigned char lo = 0x80, hi = 0xBF;
+        type_error(d, ncm__gojson_kind_name(k), field, gotype);
+}
+
+/*
+ * S (LEN bytes, malloc'd) as a C string. Go keeps NUL bytes in strings; C strings cannot, so
+ * such a file is refused (a kubelet never writes one). Takes S; NULL when refused.
+ */
+static char *c_string(decoder *d, char *s, size_t len, const char *field)
+{
+        if (strlen(s) == len)
+                return s;
+        free(s);
+        if (!d->code) {
+                d->code = EINVAL;
+                snprintf(d->msg, sizeof(d->msg), "%s: string holds a NUL character", field);
+        }
+        return NULL;
+}
+
+/* The string at the cursor, as Go's decoder delivers it. */
+static char *take_string(decoder *d, const char *field)
+{
+        char *s;
         size_t len;
-        if (p[0] < 0x80)
-                return 1;
-        if (p[0] >= 0xC2 && p[0] <= 0xDF)
-                len = 2;
-        else if (p[0] >= 0xE0 && p[0] <= 0xEF)
-                len = 3;
-        else if (p[0] >= 0xF0 && p[0] <= 0xF4)
-                len = 4;
-        else
-                return 0;
-        if (p[0] == 0xE0)
-                lo = 0xA0;
-        else if (p[0] == 0xED)
-                hi = 0x9F; /* no surrogates */
-        else if (p[0] == 0xF0)
-                lo = 0x90;
-        else if (p[0] == 0xF4)
-                hi = 0x8F; /* nothing above U+10FFFF */
-        if (n < len || p[1] < lo || p[1] > hi)
-                return 0;
-        for (size_t i = 2; i < len; i++)
-                if (p[i] < 0x80 || p[i] > 0xBF)
-                        return 0;
-        return len;
-}
-
-/*
- * A JSON string as a C string, as Go's decoder delivers it: each byte of invalid UTF-8 becomes
- * U+FFFD (json-c passes overlong forms, surrogates and such through). Go keeps NUL bytes in
- * strings; C strings cannot, so such a file is refused (a kubelet never writes one).
- */
-static char *take_string(decoder *d, json_object *v, const char *field)
-{
-        const unsigned char *s = (const unsigned char *)json_object_get_string(v);
-        size_t len = (size_t)json_object_get_string_len(v), extra = 0;
-        if (strlen((const char *)s) != len) {
-                if (!d->code) {
-                        d->code = EINVAL;
-                        snprintf(d->msg, sizeof(d->msg), "%s: string holds a NUL character", field);
-                }
-                return NULL;
-        }
-        for (size_t i = 0; i < len;) {
-                size_t l = utf8_seq_len(s + i, len - i);
-                extra += l ? 0 : 2;
-                i += l ? l : 1;
-        }
-        char *r = malloc(len + extra + 1), *w = r;
-        if (!r) {
+        if (ncm__gojson_string(d->g, &s, &len, NULL) < 0) {
                 fail_oom(d);
                 return NULL;
         }
-        for (size_t i = 0; i < len;) {
-                size_t l = utf8_seq_len(s + i, len - i);
-                if (l) {
-                        memcpy(w, s + i, l);
-                        w += l;
-                        i += l;
-                } else {
-                        memcpy(w, "\xEF\xBF\xBD", 3);
-                        w += 3;
-                        i++;
-                }
-        }
-        *w = '\0';
-        return r;
+        return c_string(d, s, len, field);
 }
 
-/* A map key, as Go's decoder delivers it (invalid UTF-8 replaced). */
-static char *take_key(decoder *d, const char *key)
+/* Room for element N in *ARR (*CAP elements of SIZE bytes, new ones zeroed); false on ENOMEM. */
+static bool grow(void **arr, size_t *cap, size_t n, size_t size)
 {
-        json_object *tmp = json_object_new_string(key);
-        char *r;
-        if (!tmp) {
-                fail_oom(d);
-                return NULL;
-        }
-        r = take_string(d, tmp, "key");
-        json_object_put(tmp);
-        return r;
-}
-
-/*
- * Go's struct field matching: exact, or equal under simple case folding. Field names here are
- * ASCII letters; the non-ASCII runes folding onto them are U+017F (s) and U+212A (k).
- */
-static bool field_match(const char *key, const char *field)
-{
-        const unsigned char *k = (const unsigned char *)key;
-        for (const char *f = field; *f; f++) {
-                char lf = (char)((*f >= 'A' && *f <= 'Z') ? *f - 'A' + 'a' : *f);
-                if (*k == 0xC5 && k[1] == 0xBF && lf == 's') {
-                        k += 2;
-                        continue;
-                }
-                if (*k == 0xE2 && k[1] == 0x84 && k[2] == 0xAA && lf == 'k') {
-                        k += 3;
-                        continue;
-                }
-                char lk = (char)((*k >= 'A' && *k <= 'Z') ? *k - 'A' + 'a' : *k);
-                if (!*k || lk != lf)
-                        return false;
-                k++;
-        }
-        return *k == 0;
+        size_t nc = *cap ? *cap * 2 : 8;
+        char *na;
+        if (n < *cap)
+                return true;
+        if (nc > SIZE_MAX / size)
+                return false;
+        na = realloc(*arr, nc * size);
+        if (!na)
+                return false;
+        memset(na + n * size, 0, (nc - n) * size);
+        *arr = na;
+        *cap = nc;
+        return true;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -335,8 +261,8 @@ static int cmp_ref(const void *a, const void *b)
 
 /*
  * Sort ARR (*N elements of SIZE bytes, first member the char * key, in document order) by key;
- * of equal keys (two raw keys that decode to the same string) the later one wins, as a later
- * assignment to a Go map does. false when out of memory (ARR untouched).
+ * of equal keys (a repeated key, or two raw keys that decode to the same string) the later one
+ * wins, as a later assignment to a Go map does. false when out of memory (ARR untouched).
  */
 static bool sort_dedupe(void *arr, size_t *n, size_t size, void (*free_fields)(void *))
 {
@@ -369,158 +295,179 @@ static bool sort_dedupe(void *arr, size_t *n, size_t size, void (*free_fields)(v
 }
 
 /* A string field: null leaves it as it was. */
-static void decode_string_field(decoder *d, json_object *v, const char *field, char **dst)
+static void decode_string_field(decoder *d, const char *field, char **dst)
 {
-        if (!v || json_object_is_type(v, json_type_null))
-                return;
-        if (!json_object_is_type(v, json_type_string)) {
-                type_error(d, json_kind(v), field, "string");
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        char *s;
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
                 return;
         }
-        char *s = take_string(d, v, field);
+        if (k != NCM_GOJSON_STRING) {
+                type_error_at(d, k, field, "string");
+                return;
+        }
+        s = take_string(d, field);
         if (s) {
                 free(*dst);
                 *dst = s;
         }
 }
 
-static void decode_checksum(decoder *d, json_object *v)
+/* checksum.Checksum (uint64): strconv.ParseUint of the number's text; null changes nothing. */
+static void decode_checksum(decoder *d)
 {
-        char lit[64];
-        if (!v || json_object_is_type(v, json_type_null))
-                return;
-        if (json_object_is_type(v, json_type_int)) {
-                if (json_object_get_int64(v) < 0) {
-                        snprintf(lit, sizeof(lit), "number %s", json_object_get_string(v));
-                        type_error(d, lit, "checksum", "checksum.Checksum");
-                        return;
-                }
-                d->c->checksum = json_object_get_uint64(v);
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        const char *text;
+        char lit[300];
+        size_t n;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
                 return;
         }
-        if (json_object_is_type(v, json_type_double)) {
-                /* strconv.ParseUint refuses fractions and exponents: "number 1e3". */
-                snprintf(lit, sizeof(lit), "number %.40s", json_object_get_string(v));
-                type_error(d, lit, "checksum", "checksum.Checksum");
+        if (k != NCM_GOJSON_NUMBER) {
+                type_error_at(d, k, "checksum", "checksum.Checksum");
                 return;
         }
-        type_error(d, json_kind(v), "checksum", "checksum.Checksum");
+        n = ncm__gojson_number(d->g, &text);
+        if (ncm__gojson_parse_uint64(text, n, &d->c->checksum))
+                return;
+        /* A sign, a fraction, an exponent or too many digits: "number 1e3". */
+        snprintf(lit, sizeof(lit), "number %.*s", (int)(n > 256 ? 256 : n), text);
+        type_error(d, lit, "checksum", "checksum.Checksum");
 }
 
 /*
- * A map[string]string object into a sorted entry array. GOTYPE_ELEM names the element type in
- * errors. A null element is the zero value "".
+ * The map[string]string object at the cursor into a sorted entry array (map keys unique, the
+ * later winning). FIELD names the struct field in errors. A null element is the zero value "".
  */
-static bool decode_string_map(decoder *d, json_object *obj, const char *field,
-                              ncm_cpu_checkpoint_entry **ret, size_t *ret_n)
+static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_entry **ret,
+                              size_t *ret_n)
 {
-        size_t n = (size_t)json_object_object_length(obj), k = 0;
-        ncm_cpu_checkpoint_entry *e = n ? calloc(n, sizeof(*e)) : NULL;
-        if (n && !e) {
-                fail_oom(d);
-                return false;
-        }
-        json_object_object_foreach(obj, key, val)
-        {
-                char *cpus;
-                if (json_object_is_type(val, json_type_null)) {
+        ncm_cpu_checkpoint_entry *e = NULL;
+        size_t n = 0, cap = 0, klen;
+        bool first = true;
+        char *key;
+        int r;
+
+        while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
+                ncm_gojson_kind k = ncm__gojson_peek(d->g);
+                char *cpus = NULL, *name = NULL;
+                if (k == NCM_GOJSON_NULL) {
+                        ncm__gojson_skip(d->g);
                         cpus = strdup("");
                         if (!cpus)
                                 fail_oom(d);
-                } else if (!json_object_is_type(val, json_type_string)) {
-                        type_error(d, json_kind(val), field, "string");
-                        cpus = NULL;
+                } else if (k != NCM_GOJSON_STRING) {
+                        type_error_at(d, k, field, "string");
                 } else {
-                        cpus = take_string(d, val, field);
+                        cpus = take_string(d, field);
                 }
-                char *name = cpus ? take_key(d, key) : NULL;
+                if (cpus)
+                        name = c_string(d, key, klen, "key");
+                else
+                        free(key);
+                if (!failed(d) && !grow((void **)&e, &cap, n, sizeof(*e)))
+                        fail_oom(d);
                 if (failed(d)) {
                         free(cpus);
                         free(name);
-                        entries_free(e, k);
+                        entries_free(e, n);
                         return false;
                 }
-                e[k].name = name;
-                e[k].cpus = cpus;
-                k++;
+                e[n].name = name;
+                e[n].cpus = cpus;
+                n++;
         }
-        if (!sort_dedupe(e, &k, sizeof(*e), entry_free_fields)) {
-                entries_free(e, k);
+        if (r < 0 || !sort_dedupe(e, &n, sizeof(*e), entry_free_fields)) {
+                entries_free(e, n);
                 fail_oom(d);
                 return false;
         }
         *ret = e;
-        *ret_n = k;
+        *ret_n = n;
         return true;
 }
 
-static void decode_entries_v2(decoder *d, json_object *v)
+static void decode_entries_v2(decoder *d)
 {
         ncm_cpu_checkpoint *c = d->c;
-        if (json_object_is_type(v, json_type_null)) {
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        ncm_cpu_checkpoint_pod *pods = NULL;
+        size_t n = 0, cap = 0, klen;
+        bool first = true;
+        char *key;
+        int r;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
                 pods_free(c->pods, c->npods);
                 c->pods = NULL;
                 c->npods = 0;
                 c->entries_nil = true;
                 return;
         }
-        if (!json_object_is_type(v, json_type_object)) {
-                type_error(d, json_kind(v), "entries", "map[string]map[string]string");
+        if (k != NCM_GOJSON_OBJECT) {
+                type_error_at(d, k, "entries", "map[string]map[string]string");
                 return;
         }
         c->entries_nil = false;
-        size_t n = (size_t)json_object_object_length(v), k = 0;
-        ncm_cpu_checkpoint_pod *pods = n ? calloc(n, sizeof(*pods)) : NULL;
-        if (n && !pods) {
-                fail_oom(d);
-                return;
-        }
-        json_object_object_foreach(v, key, val)
-        {
-                ncm_cpu_checkpoint_pod *p = &pods[k];
-                if (json_object_is_type(val, json_type_null)) {
-                        p->nil = true;
-                } else if (!json_object_is_type(val, json_type_object)) {
-                        type_error(d, json_kind(val), "entries", "map[string]string");
+        while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
+                ncm_cpu_checkpoint_pod p = {0};
+                k = ncm__gojson_peek(d->g);
+                if (k == NCM_GOJSON_NULL) {
+                        ncm__gojson_skip(d->g);
+                        p.nil = true;
+                } else if (k != NCM_GOJSON_OBJECT) {
+                        type_error_at(d, k, "entries", "map[string]string");
                 } else {
-                        decode_string_map(d, val, "entries", &p->entries, &p->n);
+                        decode_string_map(d, "entries", &p.entries, &p.n);
                 }
-                if (!failed(d)) {
-                        p->uid = take_key(d, key);
-                }
-                k++;
+                if (!failed(d))
+                        p.uid = c_string(d, key, klen, "key");
+                else
+                        free(key);
+                if (!failed(d) && !grow((void **)&pods, &cap, n, sizeof(*pods)))
+                        fail_oom(d);
                 if (failed(d)) {
-                        pods_free(pods, k);
+                        pod_free_fields(&p);
+                        pods_free(pods, n);
                         return;
                 }
+                pods[n++] = p;
         }
-        if (!sort_dedupe(pods, &k, sizeof(*pods), pod_free_fields_v)) {
-                pods_free(pods, k);
+        if (r < 0 || !sort_dedupe(pods, &n, sizeof(*pods), pod_free_fields_v)) {
+                pods_free(pods, n);
                 fail_oom(d);
                 return;
         }
-        if (!merge_sorted((void **)&c->pods, &c->npods, pods, k, sizeof(*pods), pod_free_fields_v))
+        /* A repeated "entries" decodes into the map it already has. */
+        if (!merge_sorted((void **)&c->pods, &c->npods, pods, n, sizeof(*pods), pod_free_fields_v))
                 fail_oom(d);
 }
 
-static void decode_entries_v1(decoder *d, json_object *v)
+static void decode_entries_v1(decoder *d)
 {
         ncm_cpu_checkpoint *c = d->c;
-        ncm_cpu_checkpoint_entry *e;
-        size_t n;
-        if (json_object_is_type(v, json_type_null)) {
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        ncm_cpu_checkpoint_entry *e = NULL;
+        size_t n = 0;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
                 entries_free(c->v1, c->nv1);
                 c->v1 = NULL;
                 c->nv1 = 0;
                 c->entries_nil = true;
                 return;
         }
-        if (!json_object_is_type(v, json_type_object)) {
-                type_error(d, json_kind(v), "entries", "map[string]string");
+        if (k != NCM_GOJSON_OBJECT) {
+                type_error_at(d, k, "entries", "map[string]string");
                 return;
         }
         c->entries_nil = false;
-        if (!decode_string_map(d, v, "entries", &e, &n))
+        if (!decode_string_map(d, "entries", &e, &n))
                 return;
         if (!merge_sorted((void **)&c->v1, &c->nv1, e, n, sizeof(*e), entry_free_fields))
                 fail_oom(d);
@@ -530,23 +477,36 @@ static void decode_entries_v1(decoder *d, json_object *v)
  * One V3 PodEntry. Its cpuSet is a cpuset.CPUSet read from the cpuset string (the checksum
  * renders the parsed elements, so it is validated here).
  */
-static void decode_pod_entry(decoder *d, json_object *val, ncm_cpu_checkpoint_pod_entry *pe)
+static void decode_pod_entry(decoder *d, ncm_cpu_checkpoint_pod_entry *pe)
 {
-        if (json_object_is_type(val, json_type_null))
-                return;
-        if (!json_object_is_type(val, json_type_object)) {
-                type_error(d, json_kind(val), "podEntries", "state.PodEntry");
+        static const char *const fields[] = {"cpuSet"};
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        bool first = true;
+        size_t klen;
+        char *key;
+        int r;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
                 return;
         }
-        json_object_object_foreach(val, key, fv)
-        {
-                if (!field_match(key, "cpuSet") || json_object_is_type(fv, json_type_null))
+        if (k != NCM_GOJSON_OBJECT) {
+                type_error_at(d, k, "podEntries", "state.PodEntry");
+                return;
+        }
+        while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
+                int f = ncm__gojson_field(key, klen, fields, NCM_ELEMENTSOF(fields));
+                free(key);
+                k = ncm__gojson_peek(d->g);
+                if (f < 0 || k == NCM_GOJSON_NULL) {
+                        ncm__gojson_skip(d->g);
                         continue;
-                if (!json_object_is_type(fv, json_type_string)) {
-                        type_error(d, json_kind(fv), "podEntries.cpuSet", "cpuset.CPUSet");
+                }
+                if (k != NCM_GOJSON_STRING) {
+                        type_error_at(d, k, "podEntries.cpuSet", "cpuset.CPUSet");
                         return;
                 }
-                char *s = take_string(d, fv, "podEntries.cpuSet");
+                char *s = take_string(d, "podEntries.cpuSet");
                 if (!s)
                         return;
                 ncm_error e = NCM_ERROR_INIT;
@@ -566,12 +526,22 @@ static void decode_pod_entry(decoder *d, json_object *val, ncm_cpu_checkpoint_po
                 pe->cpus = s;
                 pe->has_cpus = true;
         }
+        if (r < 0)
+                fail_oom(d);
 }
 
-static void decode_pod_entries(decoder *d, json_object *v)
+static void decode_pod_entries(decoder *d)
 {
         ncm_cpu_checkpoint *c = d->c;
-        if (json_object_is_type(v, json_type_null)) {
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        ncm_cpu_checkpoint_pod_entry *pe = NULL;
+        size_t n = 0, cap = 0, klen;
+        bool first = true;
+        char *key;
+        int r;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
                 pod_entries_free(c->pod_entries, c->npod_entries);
                 c->pod_entries = NULL;
                 c->npod_entries = 0;
@@ -579,48 +549,52 @@ static void decode_pod_entries(decoder *d, json_object *v)
                 c->has_pod_entries = false;
                 return;
         }
-        if (!json_object_is_type(v, json_type_object)) {
-                type_error(d, json_kind(v), "podEntries", "state.PodCPUAssignments");
+        if (k != NCM_GOJSON_OBJECT) {
+                type_error_at(d, k, "podEntries", "state.PodCPUAssignments");
                 return;
         }
         c->pod_entries_nil = false;
         c->has_pod_entries = true;
-        size_t n = (size_t)json_object_object_length(v), k = 0;
-        ncm_cpu_checkpoint_pod_entry *pe = n ? calloc(n, sizeof(*pe)) : NULL;
-        if (n && !pe) {
-                fail_oom(d);
-                return;
-        }
-        json_object_object_foreach(v, key, val)
-        {
-                decode_pod_entry(d, val, &pe[k]);
-                if (!failed(d) && !pe[k].cpus)
-                        pe[k].cpus = strdup("");
-                if (!failed(d)) {
-                        pe[k].uid = take_key(d, key);
-                        if (!pe[k].cpus)
-                                fail_oom(d);
-                }
-                k++;
+        while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
+                ncm_cpu_checkpoint_pod_entry p = {0};
+                decode_pod_entry(d, &p);
+                if (!failed(d) && !p.cpus && !(p.cpus = strdup("")))
+                        fail_oom(d);
+                if (!failed(d))
+                        p.uid = c_string(d, key, klen, "key");
+                else
+                        free(key);
+                if (!failed(d) && !grow((void **)&pe, &cap, n, sizeof(*pe)))
+                        fail_oom(d);
                 if (failed(d)) {
-                        pod_entries_free(pe, k);
+                        pod_entry_free_fields(&p);
+                        pod_entries_free(pe, n);
                         return;
                 }
+                pe[n++] = p;
         }
-        if (!sort_dedupe(pe, &k, sizeof(*pe), pod_entry_free_fields)) {
-                pod_entries_free(pe, k);
+        if (r < 0 || !sort_dedupe(pe, &n, sizeof(*pe), pod_entry_free_fields)) {
+                pod_entries_free(pe, n);
                 fail_oom(d);
                 return;
         }
-        if (!merge_sorted((void **)&c->pod_entries, &c->npod_entries, pe, k, sizeof(*pe),
+        if (!merge_sorted((void **)&c->pod_entries, &c->npod_entries, pe, n, sizeof(*pe),
                           pod_entry_free_fields))
                 fail_oom(d);
 }
 
-/* Decode ROOT as format FMT into a new checkpoint; NULL with D->code/msg set on failure. */
-static ncm_cpu_checkpoint *decode(decoder *d, json_object *root, ncm_cpu_checkpoint_format fmt)
+/* The checkpoint structs' fields; V1 and V2 end before podEntries. */
+static const char *const checkpoint_fields[] = {"policyName", "defaultCpuSet", "entries",
+                                                "checksum", "podEntries"};
+enum { FIELD_POLICY, FIELD_DEFAULT, FIELD_ENTRIES, FIELD_CHECKSUM, FIELD_POD_ENTRIES };
+
+/* Decode G's document as format FMT into a new checkpoint; NULL with D->code/msg on failure. */
+static ncm_cpu_checkpoint *decode(decoder *d, ncm_gojson *g, ncm_cpu_checkpoint_format fmt)
 {
         ncm_cpu_checkpoint *c = calloc(1, sizeof(*c));
+        ncm_gojson_kind k;
+
+        d->g = g;
         d->fmt = fmt;
         d->code = 0;
         d->msg[0] = '\0';
@@ -638,26 +612,45 @@ static ncm_cpu_checkpoint *decode(decoder *d, json_object *root, ncm_cpu_checkpo
         if (!c->policy_name || !c->default_cpus)
                 fail_oom(d);
 
-        if (!failed(d) && json_object_is_type(root, json_type_object)) {
-                json_object_object_foreach(root, key, v)
-                {
-                        if (field_match(key, "policyName"))
-                                decode_string_field(d, v, "policyName", &c->policy_name);
-                        else if (field_match(key, "defaultCpuSet"))
-                                decode_string_field(d, v, "defaultCpuSet", &c->default_cpus);
-                        else if (field_match(key, "entries") && fmt == NCM_CPU_CHECKPOINT_V1)
-                                decode_entries_v1(d, v);
-                        else if (field_match(key, "entries"))
-                                decode_entries_v2(d, v);
-                        else if (fmt == NCM_CPU_CHECKPOINT_V3 && field_match(key, "podEntries"))
-                                decode_pod_entries(d, v);
-                        else if (field_match(key, "checksum"))
-                                decode_checksum(d, v);
-                        if (failed(d))
+        ncm__gojson_rewind(g);
+        k = ncm__gojson_peek(g);
+        if (!failed(d) && k == NCM_GOJSON_OBJECT) {
+                size_t nfields = fmt == NCM_CPU_CHECKPOINT_V3 ? 5 : 4, klen;
+                bool first = true;
+                char *key;
+                int r = 0;
+                while (!failed(d) &&
+                       (r = ncm__gojson_next_member(g, &first, &key, &klen, NULL)) > 0) {
+                        int f = ncm__gojson_field(key, klen, checkpoint_fields, nfields);
+                        free(key);
+                        switch (f) {
+                        case FIELD_POLICY:
+                                decode_string_field(d, "policyName", &c->policy_name);
                                 break;
+                        case FIELD_DEFAULT:
+                                decode_string_field(d, "defaultCpuSet", &c->default_cpus);
+                                break;
+                        case FIELD_ENTRIES:
+                                if (fmt == NCM_CPU_CHECKPOINT_V1)
+                                        decode_entries_v1(d);
+                                else
+                                        decode_entries_v2(d);
+                                break;
+                        case FIELD_CHECKSUM:
+                                decode_checksum(d);
+                                break;
+                        case FIELD_POD_ENTRIES:
+                                decode_pod_entries(d);
+                                break;
+                        default:
+                                ncm__gojson_skip(g);
+                                break;
+                        }
                 }
-        } else if (!failed(d) && !json_object_is_type(root, json_type_null)) {
-                type_error(d, json_kind(root), NULL, NULL);
+                if (r < 0)
+                        fail_oom(d);
+        } else if (!failed(d) && k != NCM_GOJSON_NULL) {
+                type_error_at(d, k, NULL, NULL);
         }
         if (failed(d))
                 return ncm_cpu_checkpoint_free(c);
@@ -801,27 +794,28 @@ static bool classify(ncm_cpu_checkpoint *c)
 /* Parsing                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-static bool has_member(json_object *root, const char *field)
-{
-        if (!json_object_is_type(root, json_type_object))
-                return false;
-        json_object_object_foreach(root, key, v)
-        {
-                (void)v;
-                if (field_match(key, field))
-                        return true;
-        }
-        return false;
-}
-
 int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err)
 {
-        ncm_autojson root = NULL;
-        int r = ncm__json_parse(text, len, name, &root, err);
+        static const char *const kind_fields[] = {"policyName", "defaultCpuSet", "entries",
+                                                  "podEntries"};
+        bool first = true, found = false;
+        ncm_gojson g;
+        size_t klen;
+        char *key;
+        int r;
+
+        r = ncm__gojson_init(&g, text, len, name, err);
         if (r < 0)
                 return r;
-        return has_member(root, "policyName") || has_member(root, "defaultCpuSet") ||
-               has_member(root, "entries") || has_member(root, "podEntries");
+        if (ncm__gojson_peek(&g) != NCM_GOJSON_OBJECT)
+                return 0;
+        while ((r = ncm__gojson_next_member(&g, &first, &key, &klen, err)) > 0) {
+                found |= ncm__gojson_field(key, klen, kind_fields, NCM_ELEMENTSOF(kind_fields)) >=
+                         0;
+                free(key);
+                ncm__gojson_skip(&g);
+        }
+        return r < 0 ? r : found;
 }
 
 /*
@@ -831,7 +825,7 @@ int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm
 static int parse_full(const char *text, size_t len, const char *name, ncm_cpu_checkpoint **ret,
                       char kubelet_msg[DECODE_MSG_MAX], ncm_error *err)
 {
-        ncm_autojson root = NULL;
+        ncm_gojson g;
         decoder d2 = {0}, d1 = {0}, d3 = {0};
         ncm_autoptr(ncm_cpu_checkpoint) c2 = NULL;
         ncm_autoptr(ncm_cpu_checkpoint) c1 = NULL;
@@ -839,28 +833,23 @@ static int parse_full(const char *text, size_t len, const char *name, ncm_cpu_ch
         ncm_cpu_checkpoint *pick = NULL;
         int r;
 
-        r = ncm__json_parse(text, len, name, &root, err);
+        r = ncm__gojson_init(&g, text, len, name, err);
         if (r < 0) {
-                if (kubelet_msg) {
-                        /* Go's json.SyntaxError for a truncated file; other syntax errors differ.
-                         */
-                        const char *m = err ? strstr(err->msg, ": unexpected end of JSON input")
-                                            : NULL;
-                        snprintf(kubelet_msg, DECODE_MSG_MAX, "%s",
-                                 m ? m + 2 : (err ? err->msg : "invalid JSON"));
-                }
+                /* The kubelet prints Go's json.SyntaxError text, without a position. */
+                if (kubelet_msg)
+                        snprintf(kubelet_msg, DECODE_MSG_MAX, "%s", g.syntax);
                 return r;
         }
 
         /* The kubelet's order with the pod-level gate off: V2, then V1. */
-        c2 = decode(&d2, root, NCM_CPU_CHECKPOINT_V2);
+        c2 = decode(&d2, &g, NCM_CPU_CHECKPOINT_V2);
         if (c2 && !classify(c2))
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
         if (c2 && c2->match != NCM_CPU_CHECKSUM_MISMATCH) {
                 *ret = NCM_TAKE_PTR(c2);
                 return 0;
         }
-        c1 = decode(&d1, root, NCM_CPU_CHECKPOINT_V1);
+        c1 = decode(&d1, &g, NCM_CPU_CHECKPOINT_V1);
         if (c1 && !classify(c1))
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
         if (c1 && c1->match != NCM_CPU_CHECKSUM_MISMATCH) {
@@ -872,7 +861,7 @@ static int parse_full(const char *text, size_t len, const char *name, ncm_cpu_ch
         if (d1.code == ENOMEM || d2.code == ENOMEM)
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
 
-        c3 = decode(&d3, root, NCM_CPU_CHECKPOINT_V3);
+        c3 = decode(&d3, &g, NCM_CPU_CHECKPOINT_V3);
         if (c3 && !classify(c3))
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
         if (c3 && (c3->match != NCM_CPU_CHECKSUM_MISMATCH || c3->has_pod_entries))

@@ -866,6 +866,163 @@ static void test_cpu_checkpoint_go_decoding_details(void **state)
         }
 }
 
+/*
+ * A member that appears twice is decoded twice, as encoding/json does (json-c kept only the
+ * last): a map field decodes into the map it already has, so the members merge (a pod's inner
+ * map is replaced whole); a string or number field takes the last value; null makes a map nil
+ * and leaves a string or number as it was. Every expectation was checked against go1.19.
+ */
+static void test_cpu_checkpoint_repeated_keys_decode_as_go_does(void **state)
+{
+        (void)state;
+        {
+                ncm_autoptr(ncm_cpu_checkpoint) c = parse_text(
+                                "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-3\","
+                                "\"entries\":{\"a\":{\"x\":\"1\"},\"b\":{\"y\":\"2\"}},"
+                                "\"entries\":{\"b\":{\"z\":\"3\"},\"c\":{}},\"checksum\":0}",
+                                0);
+                ncm_autofree char *r = render(c, false);
+                assert_string_equal(r, "(*state.CPUManagerCheckpoint){PolicyName:(string)static "
+                                       "DefaultCPUSet:(string)0-3 "
+                                       "Entries:(map[string]map[string]string)map[a:map[x:1] "
+                                       "b:map[z:3] c:map[]] Checksum:(checksum.Checksum)0}");
+        }
+        {
+                /* The last string wins; a later null changes nothing; so for the checksum. */
+                ncm_autoptr(ncm_cpu_checkpoint) c = parse_text(
+                                "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-1\","
+                                "\"defaultCpuSet\":\"2-3\",\"DEFAULTCPUSET\":null,"
+                                "\"POLICYNAME\":\"none\",\"checksum\":5,\"checksum\":null,"
+                                "\"checksum\":0}",
+                                0);
+                assert_string_equal(c->default_cpus, "2-3");
+                assert_string_equal(c->policy_name, "none");
+                assert_int_equal(c->checksum, 0);
+                assert_int_equal(c->match, NCM_CPU_CHECKSUM_ZERO);
+        }
+        {
+                /* null after a map makes it nil; a map after null starts a new one. */
+                ncm_autoptr(ncm_cpu_checkpoint) n = parse_text("{\"entries\":{\"a\":{\"x\":\"1\"}},"
+                                                               "\"entries\":null,\"checksum\":0}",
+                                                               0);
+                assert_true(n->entries_nil);
+                assert_int_equal(n->npods, 0);
+                ncm_autoptr(ncm_cpu_checkpoint) m =
+                                parse_text("{\"entries\":null,\"entries\":{\"a\":{\"x\":\"1\"}},"
+                                           "\"checksum\":0}",
+                                           0);
+                assert_false(m->entries_nil);
+                assert_int_equal(m->npods, 1);
+        }
+        {
+                /* The kubelet's V2 file of Appendix A with its two pods in two "entries"
+                 * members: Go merges them, so the stored checksum verifies. */
+                ncm_autoptr(ncm_cpu_checkpoint) c = parse_text(
+                                "{\"policyName\":\"static\",\"defaultCpuSet\":\"0-1,6-11\","
+                                "\"entries\":{\"4aec46af-22b7-4e26-babb-d15383ac9151\":"
+                                "{\"mysqld\":\"2-3\"}},"
+                                "\"entries\":{\"60008d73-6f6f-4467-96c5-cd0a1eeadf23\":"
+                                "{\"mysqld2\":\"4-5\"}},\"checksum\":2764424633}",
+                                0);
+                assert_int_equal(c->format, NCM_CPU_CHECKPOINT_V2);
+                assert_int_equal(c->match, NCM_CPU_CHECKSUM_LEGACY);
+                assert_int_equal(c->npods, 2);
+                assert_null(c->kubelet_error);
+        }
+        {
+                /* The same for a V1 file (kubelet's v1-migration.json, entries split). */
+                ncm_autoptr(ncm_cpu_checkpoint) c = parse_text(
+                                "{\"policyName\":\"none\",\"defaultCPUSet\":\"1-3\","
+                                "\"entries\":{\"containerID1\":\"4-6\"},"
+                                "\"entries\":{\"containerID2\":\"1-3\"},\"checksum\":3680390589}",
+                                0);
+                assert_int_equal(c->format, NCM_CPU_CHECKPOINT_V1);
+                assert_int_equal(c->match, NCM_CPU_CHECKSUM_LEGACY);
+                assert_int_equal(c->nv1, 2);
+        }
+        {
+                /* A type error in an earlier member counts although a later one is fine. */
+                ncm_cpu_checkpoint *c = NULL;
+                ncm_error err = NCM_ERROR_INIT;
+                const char *t = "{\"policyName\":\"static\",\"entries\":{\"p\":{\"c\":1}},"
+                                "\"entries\":{\"p\":{\"c\":\"1\"}},\"checksum\":0}";
+                assert_int_equal(ncm_cpu_checkpoint_parse(t, strlen(t), "test", &c, &err),
+                                 -NCM_E_INVALID_STATE);
+                assert_null(c);
+                assert_string_equal(err.msg, "test: json: cannot unmarshal number into Go struct "
+                                             "field CPUManagerCheckpoint.entries of type string");
+        }
+}
+
+/* Where the json-c reader differed from Go, nodecm now decodes as the kubelet does. */
+static void test_cpu_checkpoint_reads_what_go_reads(void **state)
+{
+        (void)state;
+        {
+                /* Invalid UTF-8 in a string is content, not a syntax error. */
+                ncm_autoptr(ncm_cpu_checkpoint) c = parse_text("{\"a\":\"\xc3\"}", 0);
+                assert_int_equal(c->format, NCM_CPU_CHECKPOINT_V2);
+                /* A top-level null needs no newline. */
+                ncm_autoptr(ncm_cpu_checkpoint) n = parse_text("null", 0);
+                assert_int_equal(n->match, NCM_CPU_CHECKSUM_ZERO);
+                /* A key holding NUL is not "policyName": an unknown field. */
+                ncm_autoptr(ncm_cpu_checkpoint) k =
+                                parse_text("{\"policyName\\u0000\":\"x\",\"checksum\":0}", 0);
+                assert_string_equal(k->policy_name, "");
+        }
+        {
+                /* strconv.ParseUint refuses "-0" and 2^64. */
+                static const char *const texts[] = {"{\"checksum\":-0}",
+                                                    "{\"checksum\":18446744073709551616}"};
+                static const char *const msgs[] = {
+                                "test: json: cannot unmarshal number -0 into Go struct field "
+                                "CPUManagerCheckpoint.checksum of type checksum.Checksum",
+                                "test: json: cannot unmarshal number 18446744073709551616 into Go "
+                                "struct field CPUManagerCheckpoint.checksum of type "
+                                "checksum.Checksum"};
+                for (size_t i = 0; i < NCM_ELEMENTSOF(texts); i++) {
+                        ncm_cpu_checkpoint *c = NULL;
+                        ncm_error err = NCM_ERROR_INIT;
+                        assert_int_equal(ncm_cpu_checkpoint_parse(texts[i], strlen(texts[i]),
+                                                                  "test", &c, &err),
+                                         -NCM_E_INVALID_STATE);
+                        assert_string_equal(err.msg, msgs[i]);
+                }
+        }
+        {
+                /* Syntax errors: Go's text, the position in front; raw controls are refused. */
+                ncm_cpu_checkpoint *c = NULL;
+                ncm_error err = NCM_ERROR_INIT;
+                assert_int_equal(ncm_cpu_checkpoint_parse("{\"policyName\":\"a\tb\"}", 20, "test",
+                                                          &c, &err),
+                                 -EINVAL);
+                assert_string_equal(err.msg, "test:1:17: invalid JSON: invalid character '\\t' "
+                                             "in string literal");
+        }
+        {
+                /* The kubelet's wrapper carries Go's SyntaxError text, as the kubelet prints it. */
+                char *dir = tu_mkdtemp();
+                static const char bad[] = "{\"policyName\" \"x\"}";
+                char path[4096], expect[8192];
+                ncm_cpu_state *s = NULL;
+                ncm_error err = NCM_ERROR_INIT;
+                snprintf(path, sizeof(path), "%s/cpu_manager_state", dir);
+                assert_int_equal(ncm_fs_write_atomic(AT_FDCWD, path, bad, sizeof(bad) - 1, 0600,
+                                                     NULL),
+                                 0);
+                assert_int_equal(ncm_cpu_checkpoint_load(AT_FDCWD, path, "none", NULL, 0, &s, &err),
+                                 -NCM_E_INVALID_STATE);
+                snprintf(expect, sizeof(expect),
+                         "could not restore state from checkpoint: invalid character '\"' after "
+                         "object key, please drain this node and delete the CPU manager "
+                         "checkpoint file \"%s\" before restarting Kubelet",
+                         path);
+                assert_string_equal(err.msg, expect);
+                tu_rm_rf(dir);
+                free(dir);
+        }
+}
+
 static void test_cpu_checkpoint_probe_detects_the_kind(void **state)
 {
         static const struct {
@@ -903,7 +1060,7 @@ static void test_cpu_checkpoint_truncated_and_garbage(void **state)
 {
         static const char *const texts[] = {
                         "",       "{",     "{\"policyName\"",  "{\"policyName\":\"static\",}",
-                        "\xff",   "{} {}", "{\"a\":\"\xc3\"}", "{\"a\":1}\x00",
+                        "\xff",   "{} {}", "{\"a\":\"\x01\"}", "{\"a\":1}\x00",
                         "nul\0x",
         };
         (void)state;
@@ -1037,6 +1194,8 @@ int main(void)
                                         test_cpu_checkpoint_corrupt_entries_reported_with_kubelet_text),
                         cmocka_unit_test(test_cpu_checkpoint_type_errors_in_go_words),
                         cmocka_unit_test(test_cpu_checkpoint_go_decoding_details),
+                        cmocka_unit_test(test_cpu_checkpoint_repeated_keys_decode_as_go_does),
+                        cmocka_unit_test(test_cpu_checkpoint_reads_what_go_reads),
                         cmocka_unit_test(test_cpu_checkpoint_probe_detects_the_kind),
                         cmocka_unit_test(test_cpu_checkpoint_truncated_and_garbage),
                         cmocka_unit_test(test_cpu_checkpoint_huge_file_rewrites_identically),
