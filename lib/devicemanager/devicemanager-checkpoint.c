@@ -4,14 +4,15 @@
  * write it as json.Marshal writes it, and checksum it as the kubelet does (FNV-1a 32 over
  * the go-spew "%#v" rendering of checkpoint.checkpointData).
  *
- * The reader is a small streaming JSON decoder that knows the schema, because Go's decoding
- * rules decide the value that is hashed: null leaves a value alone, a repeated field is
- * decoded again (maps merge), keys match case-insensitively, invalid UTF-8 becomes U+FFFD.
+ * The reader walks the document with base/gojson.h (Go's scanner, string unquoting and field
+ * lookup) and applies Go's decoding rules for this schema, because they decide the value that
+ * is hashed: null leaves a value alone (and makes a map or slice nil), a repeated field is
+ * decoded again (maps merge, a slice is decoded over its elements), keys match
+ * case-insensitively, invalid UTF-8 becomes U+FFFD.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,8 @@
 #include <nodecm/buf.h>
 #include <nodecm/fs.h>
 #include <nodecm/hash.h>
+#include "base/gojson.h"
 #include "devicemanager-internal.h"
-
-/* encoding/json's scanner refuses deeper nesting ("exceeded max depth"). */
-#define GJ_MAX_DEPTH 10000
 
 /* ---- freeing ---- */
 
@@ -102,656 +101,105 @@ int ncm__numa_ids_copy(ncm_devmgr_numa_ids **dst, size_t *dst_n, const ncm_devmg
         return 0;
 }
 
-/* ---- the Go-compatible reader ---- */
+/* ---- reading as encoding/json reads into checkpoint.Data ---- */
 
-typedef struct gj {
-        const char *s;
+static int type_error(const ncm_gojson *g, ncm_error *err, const char *path, const char *want,
+                      ncm_gojson_kind k)
+{
+        return ncm_error_set(err, EINVAL, "%s: %s: expected %s, got %s", g->name, path, want,
+                             ncm__gojson_kind_name(k));
+}
+
+/* The string (or, from next_member(), the key) S of LEN bytes as a C string: NUL is refused. */
+static int c_string(const ncm_gojson *g, char **s, size_t len, ncm_error *err)
+{
+        if (strlen(*s) == len)
+                return 0;
+        free(*s);
+        *s = NULL;
+        return ncm_error_set(err, EINVAL, "%s: a string contains \\u0000, which is not supported",
+                             g->name);
+}
+
+static int dec_cstring(ncm_gojson *g, char **ret, size_t *ret_len, ncm_error *err)
+{
         size_t len;
-        size_t pos;
-        int depth;
-        const char *name;
-        ncm_error *err;
-} gj;
-
-static void line_col(const gj *g, size_t off, size_t *line, size_t *col)
-{
-        *line = 1;
-        *col = 1;
-        for (size_t i = 0; i < off && i < g->len; i++) {
-                if (g->s[i] == '\n') {
-                        (*line)++;
-                        *col = 1;
-                } else {
-                        (*col)++;
-                }
-        }
-}
-
-static int syntax(gj *g, const char *fmt, ...) NCM_PRINTF(2, 3);
-static int syntax(gj *g, const char *fmt, ...)
-{
-        char what[160];
-        size_t line, col;
-        va_list ap;
-
-        if (g->pos >= g->len)
-                return ncm_error_set(g->err, EINVAL, "%s: unexpected end of JSON input", g->name);
-        va_start(ap, fmt);
-        vsnprintf(what, sizeof(what), fmt, ap);
-        va_end(ap);
-        line_col(g, g->pos, &line, &col);
-        return ncm_error_set(g->err, EINVAL, "%s:%zu:%zu: invalid JSON: %s", g->name, line, col,
-                             what);
-}
-
-/* Go's scanner quotes the offending byte: 'x', or '\x01' for controls. */
-static const char *quote_char(unsigned char c, char buf[8])
-{
-        if (c >= 0x20 && c < 0x7f && c != '\'')
-                snprintf(buf, 8, "'%c'", c);
-        else
-                snprintf(buf, 8, "'\\x%02x'", c);
-        return buf;
-}
-
-static void ws(gj *g)
-{
-        while (g->pos < g->len) {
-                char c = g->s[g->pos];
-                if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-                        break;
-                g->pos++;
-        }
-}
-
-static int peek(gj *g)
-{
-        ws(g);
-        return g->pos < g->len ? (unsigned char)g->s[g->pos] : -1;
-}
-
-static const char *kind_of(int c)
-{
-        switch (c) {
-        case '{':
-                return "object";
-        case '[':
-                return "array";
-        case '"':
-                return "string";
-        case 't':
-        case 'f':
-                return "bool";
-        case 'n':
-                return "null";
-        default:
-                return "number";
-        }
-}
-
-static int expect_char(gj *g, char want, const char *context)
-{
-        char q[8];
-        if (peek(g) != (unsigned char)want)
-                return syntax(g, "invalid character %s %s",
-                              quote_char((unsigned char)g->s[g->pos < g->len ? g->pos : 0], q),
-                              context);
-        g->pos++;
-        return 0;
-}
-
-static int literal(gj *g, const char *word)
-{
-        size_t n = strlen(word);
-        for (size_t i = 0; i < n; i++) {
-                char q[8];
-                if (g->pos >= g->len)
-                        return syntax(g, "unexpected end");
-                if (g->s[g->pos] != word[i])
-                        return syntax(g, "invalid character %s in literal %s",
-                                      quote_char((unsigned char)g->s[g->pos], q), word);
-                g->pos++;
-        }
-        return 0;
-}
-
-static bool digit(char c)
-{
-        return c >= '0' && c <= '9';
-}
-
-/* A JSON number; START and N give its text. */
-static int number(gj *g, size_t *start, size_t *n)
-{
-        const char *s = g->s;
-        size_t p = g->pos;
-        char q[8];
-
-        *start = p;
-        if (p < g->len && s[p] == '-')
-                p++;
-        if (p >= g->len)
-                return g->pos = p, syntax(g, "unexpected end");
-        if (s[p] == '0')
-                p++;
-        else if (s[p] >= '1' && s[p] <= '9')
-                while (p < g->len && digit(s[p]))
-                        p++;
-        else
-                return g->pos = p, syntax(g, "invalid character %s in numeric literal",
-                                          quote_char((unsigned char)s[p], q));
-        if (p < g->len && s[p] == '.') {
-                p++;
-                if (p >= g->len || !digit(s[p]))
-                        return g->pos = p, syntax(g, "invalid character after decimal point "
-                                                     "in numeric literal");
-                while (p < g->len && digit(s[p]))
-                        p++;
-        }
-        if (p < g->len && (s[p] == 'e' || s[p] == 'E')) {
-                p++;
-                if (p < g->len && (s[p] == '+' || s[p] == '-'))
-                        p++;
-                if (p >= g->len || !digit(s[p]))
-                        return g->pos = p, syntax(g, "invalid character in exponent of "
-                                                     "numeric literal");
-                while (p < g->len && digit(s[p]))
-                        p++;
-        }
-        g->pos = p;
-        *n = p - *start;
-        return 0;
-}
-
-/* Length of the valid UTF-8 rune at S (Go's utf8.DecodeRune), 0 if invalid. */
-static size_t rune_len(const unsigned char *s, size_t avail)
-{
-        size_t n;
-        unsigned char lo = 0x80, hi = 0xBF;
-        if (s[0] < 0x80)
-                return 1;
-        if (s[0] >= 0xC2 && s[0] <= 0xDF)
-                n = 2;
-        else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
-                n = 3;
-                if (s[0] == 0xE0)
-                        lo = 0xA0;
-                else if (s[0] == 0xED)
-                        hi = 0x9F;
-        } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
-                n = 4;
-                if (s[0] == 0xF0)
-                        lo = 0x90;
-                else if (s[0] == 0xF4)
-                        hi = 0x8F;
-        } else
-                return 0;
-        if (avail < n || s[1] < lo || s[1] > hi)
-                return 0;
-        for (size_t k = 2; k < n; k++)
-                if (s[k] < 0x80 || s[k] > 0xBF)
-                        return 0;
-        return n;
-}
-
-static void put_rune(ncm_buf *b, uint32_t r)
-{
-        char t[4];
-        if (r < 0x80) {
-                t[0] = (char)r;
-                ncm_buf_append(b, t, 1);
-        } else if (r < 0x800) {
-                t[0] = (char)(0xC0 | (r >> 6));
-                t[1] = (char)(0x80 | (r & 0x3F));
-                ncm_buf_append(b, t, 2);
-        } else if (r < 0x10000) {
-                t[0] = (char)(0xE0 | (r >> 12));
-                t[1] = (char)(0x80 | ((r >> 6) & 0x3F));
-                t[2] = (char)(0x80 | (r & 0x3F));
-                ncm_buf_append(b, t, 3);
-        } else {
-                t[0] = (char)(0xF0 | (r >> 18));
-                t[1] = (char)(0x80 | ((r >> 12) & 0x3F));
-                t[2] = (char)(0x80 | ((r >> 6) & 0x3F));
-                t[3] = (char)(0x80 | (r & 0x3F));
-                ncm_buf_append(b, t, 4);
-        }
-}
-
-static int hex4(const char *s, size_t avail)
-{
-        int v = 0;
-        if (avail < 4)
-                return -1;
-        for (int i = 0; i < 4; i++) {
-                char c = s[i];
-                v <<= 4;
-                if (c >= '0' && c <= '9')
-                        v |= c - '0';
-                else if (c >= 'a' && c <= 'f')
-                        v |= c - 'a' + 10;
-                else if (c >= 'A' && c <= 'F')
-                        v |= c - 'A' + 10;
-                else
-                        return -1;
-        }
-        return v;
-}
-
-/* getu4: a \uXXXX escape at S, or -1. */
-static int getu4(const char *s, size_t avail)
-{
-        if (avail < 6 || s[0] != '\\' || s[1] != 'u')
-                return -1;
-        return hex4(s + 2, avail - 2);
-}
-
-/*
- * A string, unquoted as encoding/json does (escapes, surrogate pairs, U+FFFD for invalid
- * UTF-8 and lone surrogates). OUT may be NULL to only check it. On success *OUT is malloc'd
- * and NUL-terminated; a decoded NUL is refused.
- */
-static int string(gj *g, char **out, size_t *out_len)
-{
-        static const char repl[] = "\xEF\xBF\xBD";
-        ncm_buf b = NCM_BUF_INIT;
-        const char *s = g->s;
-        size_t p;
-        char q[8];
-        bool nul = false;
-
-        if (peek(g) != '"')
-                return syntax(g, "expected string");
-        p = ++g->pos;
-        for (;;) {
-                unsigned char c;
-                if (p >= g->len) {
-                        g->pos = p;
-                        ncm_buf_done(&b);
-                        return syntax(g, "unexpected end");
-                }
-                c = (unsigned char)s[p];
-                if (c == '"') {
-                        p++;
-                        break;
-                }
-                if (c < 0x20) {
-                        g->pos = p;
-                        ncm_buf_done(&b);
-                        return syntax(g, "invalid character %s in string literal",
-                                      quote_char(c, q));
-                }
-                if (c == '\\') {
-                        char e;
-                        if (p + 1 >= g->len) {
-                                g->pos = p + 1;
-                                ncm_buf_done(&b);
-                                return syntax(g, "unexpected end");
-                        }
-                        e = s[p + 1];
-                        switch (e) {
-                        case '"':
-                        case '\\':
-                        case '/':
-                                ncm_buf_putc(&b, e);
-                                p += 2;
-                                continue;
-                        case 'b':
-                                ncm_buf_putc(&b, '\b');
-                                p += 2;
-                                continue;
-                        case 'f':
-                                ncm_buf_putc(&b, '\f');
-                                p += 2;
-                                continue;
-                        case 'n':
-                                ncm_buf_putc(&b, '\n');
-                                p += 2;
-                                continue;
-                        case 'r':
-                                ncm_buf_putc(&b, '\r');
-                                p += 2;
-                                continue;
-                        case 't':
-                                ncm_buf_putc(&b, '\t');
-                                p += 2;
-                                continue;
-                        case 'u': {
-                                int r = getu4(s + p, g->len - p);
-                                if (r < 0) {
-                                        g->pos = p + 2;
-                                        ncm_buf_done(&b);
-                                        return syntax(g, "invalid character in \\u hexadecimal "
-                                                         "character escape");
-                                }
-                                p += 6;
-                                if (r >= 0xD800 && r < 0xE000) {
-                                        int r2 = getu4(s + p, g->len - p);
-                                        if (r < 0xDC00 && r2 >= 0xDC00 && r2 < 0xE000) {
-                                                uint32_t cp = 0x10000 +
-                                                              (((uint32_t)r - 0xD800) << 10) +
-                                                              ((uint32_t)r2 - 0xDC00);
-                                                put_rune(&b, cp);
-                                                p += 6;
-                                                continue;
-                                        }
-                                        ncm_buf_append(&b, repl, 3);
-                                        continue;
-                                }
-                                if (r == 0)
-                                        nul = true;
-                                put_rune(&b, (uint32_t)r);
-                                continue;
-                        }
-                        default:
-                                g->pos = p + 1;
-                                ncm_buf_done(&b);
-                                return syntax(g, "invalid character %s in string escape code",
-                                              quote_char((unsigned char)e, q));
-                        }
-                }
-                if (c < 0x80) {
-                        ncm_buf_putc(&b, (char)c);
-                        p++;
-                        continue;
-                }
-                {
-                        size_t n = rune_len((const unsigned char *)s + p, g->len - p);
-                        if (n == 0) {
-                                ncm_buf_append(&b, repl, 3);
-                                p++;
-                        } else {
-                                ncm_buf_append(&b, s + p, n);
-                                p += n;
-                        }
-                }
-        }
-        g->pos = p;
-        if (!out) {
-                ncm_buf_done(&b);
-                return 0;
-        }
-        if (ncm_buf_failed(&b)) {
-                ncm_buf_done(&b);
-                return ncm_error_set(g->err, ENOMEM, "out of memory");
-        }
-        if (nul) {
-                ncm_buf_done(&b);
-                return ncm_error_set(g->err, EINVAL,
-                                     "%s: a string contains \\u0000, which is not supported",
-                                     g->name);
-        }
-        if (out_len)
-                *out_len = b.len;
-        *out = b.data ? b.data : strdup("");
-        if (!*out)
-                return ncm_error_set(g->err, ENOMEM, "out of memory");
-        return 0;
-}
-
-/* Skip one value, checking its syntax (encoding/json validates the whole document). */
-static int skip_value(gj *g)
-{
-        char *stack = NULL;
-        size_t cap = 0;
-        int depth = 0, r = 0;
-        char q[8];
-
-        for (;;) {
-                int c = peek(g);
-                /* a value */
-                if (c == '{' || c == '[') {
-                        if (g->depth + depth + 1 > GJ_MAX_DEPTH) {
-                                r = syntax(g, "exceeded max depth");
-                                goto out;
-                        }
-                        if ((size_t)depth == cap) {
-                                char *ns = realloc(stack, cap ? cap * 2 : 64);
-                                if (!ns) {
-                                        r = ncm_error_set(g->err, ENOMEM, "out of memory");
-                                        goto out;
-                                }
-                                stack = ns;
-                                cap = cap ? cap * 2 : 64;
-                        }
-                        stack[depth++] = (char)c;
-                        g->pos++;
-                        if (peek(g) == (c == '{' ? '}' : ']')) {
-                                g->pos++;
-                                depth--;
-                                goto after;
-                        }
-                        if (c == '[')
-                                continue;
-                        goto key;
-                }
-                if (c == '"')
-                        r = string(g, NULL, NULL);
-                else if (c == 't')
-                        r = literal(g, "true");
-                else if (c == 'f')
-                        r = literal(g, "false");
-                else if (c == 'n')
-                        r = literal(g, "null");
-                else if (c == '-' || (c >= '0' && c <= '9')) {
-                        size_t st, n;
-                        r = number(g, &st, &n);
-                } else if (c < 0)
-                        r = syntax(g, "unexpected end");
-                else
-                        r = syntax(g, "invalid character %s looking for beginning of value",
-                                   quote_char((unsigned char)c, q));
-                if (r < 0)
-                        goto out;
-        after:
-                for (;;) {
-                        if (depth == 0)
-                                goto out;
-                        c = peek(g);
-                        if (c == ',') {
-                                g->pos++;
-                                if (stack[depth - 1] == '{')
-                                        goto key;
-                                break; /* next array element */
-                        }
-                        if ((c == '}' && stack[depth - 1] == '{') ||
-                            (c == ']' && stack[depth - 1] == '[')) {
-                                g->pos++;
-                                depth--;
-                                continue;
-                        }
-                        r = c < 0 ? syntax(g, "unexpected end")
-                                  : syntax(g, "invalid character %s after %s",
-                                           quote_char((unsigned char)c, q),
-                                           stack[depth - 1] == '{' ? "object key:value pair"
-                                                                   : "array element");
-                        goto out;
-                }
-                continue;
-        key:
-                if ((r = string(g, NULL, NULL)) < 0 ||
-                    (r = expect_char(g, ':', "after object key")) < 0)
-                        goto out;
-        }
-out:
-        free(stack);
-        return r;
-}
-
-/* Object iteration. obj_open() consumes '{'. */
-static int obj_open(gj *g)
-{
-        if (++g->depth > GJ_MAX_DEPTH)
-                return syntax(g, "exceeded max depth");
-        g->pos++;
-        return 0;
-}
-
-/* 1 with *KEY (malloc'd) and the ':' consumed; 0 when the object ended. */
-static int obj_next(gj *g, bool *first, char **key)
-{
-        int c = peek(g), r;
-        char q[8];
-
-        if (*first) {
-                *first = false;
-                if (c == '}') {
-                        g->pos++;
-                        g->depth--;
-                        return 0;
-                }
-        } else {
-                if (c == '}') {
-                        g->pos++;
-                        g->depth--;
-                        return 0;
-                }
-                if (c != ',')
-                        return c < 0 ? syntax(g, "unexpected end")
-                                     : syntax(g,
-                                              "invalid character %s after object key:value "
-                                              "pair",
-                                              quote_char((unsigned char)c, q));
-                g->pos++;
-        }
-        if (peek(g) != '"')
-                return peek(g) < 0 ? syntax(g, "unexpected end")
-                                   : syntax(g,
-                                            "invalid character %s looking for beginning of "
-                                            "object key string",
-                                            quote_char((unsigned char)g->s[g->pos], q));
-        r = string(g, key, NULL);
+        int r = ncm__gojson_string(g, ret, &len, err);
         if (r < 0)
                 return r;
-        r = expect_char(g, ':', "after object key");
-        if (r < 0) {
-                free(*key);
-                *key = NULL;
+        if (ret_len)
+                *ret_len = len;
+        return c_string(g, ret, len, err);
+}
+
+/* The next member's key, as a C string. */
+static int next_key(ncm_gojson *g, bool *first, char **key, ncm_error *err)
+{
+        size_t len;
+        int r = ncm__gojson_next_member(g, first, key, &len, err);
+        if (r <= 0)
                 return r;
-        }
-        return 1;
-}
-
-static int arr_open(gj *g)
-{
-        if (++g->depth > GJ_MAX_DEPTH)
-                return syntax(g, "exceeded max depth");
-        g->pos++;
-        return 0;
-}
-
-/* 1 when an element follows, 0 when the array ended. */
-static int arr_next(gj *g, bool *first)
-{
-        int c = peek(g);
-        char q[8];
-        if (c == ']') {
-                g->pos++;
-                g->depth--;
-                return 0;
-        }
-        if (!*first) {
-                if (c != ',')
-                        return c < 0 ? syntax(g, "unexpected end")
-                                     : syntax(g, "invalid character %s after array element",
-                                              quote_char((unsigned char)c, q));
-                g->pos++;
-        }
-        *first = false;
-        return 1;
-}
-
-/* encoding/json's field matching: case-insensitive, with K (U+212A) as k and ſ (U+017F) as s. */
-static bool key_is(const char *key, const char *field)
-{
-        const unsigned char *k = (const unsigned char *)key;
-        for (; *field; field++) {
-                unsigned char want = (unsigned char)*field, got;
-                if (want >= 'a' && want <= 'z')
-                        want -= 'a' - 'A';
-                if (k[0] == 0xE2 && k[1] == 0x84 && k[2] == 0xAA) { /* U+212A */
-                        got = 'K';
-                        k += 3;
-                } else if (k[0] == 0xC5 && k[1] == 0xBF) { /* U+017F */
-                        got = 'S';
-                        k += 2;
-                } else if (*k) {
-                        got = *k++;
-                        if (got >= 'a' && got <= 'z')
-                                got -= 'a' - 'A';
-                } else {
-                        return false;
-                }
-                if (got != want)
-                        return false;
-        }
-        return *k == '\0';
-}
-
-static int type_error(gj *g, const char *path, const char *want, int c)
-{
-        return ncm_error_set(g->err, EINVAL, "%s: %s: expected %s, got %s", g->name, path, want,
-                             c < 0 ? "end of input" : kind_of(c));
+        r = c_string(g, key, len, err);
+        return r < 0 ? r : 1;
 }
 
 /* A Go string field: null leaves it alone. */
-static int dec_string(gj *g, const char *path, char **field)
+static int dec_string(ncm_gojson *g, const char *path, char **field, ncm_error *err)
 {
-        int c = peek(g);
+        ncm_gojson_kind k = ncm__gojson_peek(g);
         char *s;
-        if (c == 'n')
-                return literal(g, "null");
-        if (c != '"') {
-                int r = skip_value(g);
-                return r < 0 ? r : type_error(g, path, "string", c);
+        int r;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
+                return 0;
         }
-        if (string(g, &s, NULL) < 0)
-                return -g->err->code;
+        if (k != NCM_GOJSON_STRING)
+                return type_error(g, err, path, "string", k);
+        if ((r = dec_cstring(g, &s, NULL, err)) < 0)
+                return r;
         free(*field);
         *field = s;
         return 0;
 }
 
-/* A []string decoded into a fresh (nil) slice: null stays nil. */
-static int dec_strlist(gj *g, const char *path, bool *is_null, char ***ids, size_t *n_ids)
+/* A []string decoded into a fresh (nil) slice, as a map element is: null stays nil. */
+static int dec_strlist(ncm_gojson *g, const char *path, bool *is_null, char ***ids, size_t *n_ids,
+                       ncm_error *err)
 {
-        int c = peek(g), r;
+        ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
         char **v = NULL;
         size_t n = 0;
+        int r = 0;
 
         *is_null = true;
         *ids = NULL;
         *n_ids = 0;
-        if (c == 'n')
-                return literal(g, "null");
-        if (c != '[') {
-                r = skip_value(g);
-                return r < 0 ? r : type_error(g, path, "array of strings", c);
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
+                return 0;
         }
-        if ((r = arr_open(g)) < 0)
-                return r;
-        while ((r = arr_next(g, &first)) > 0) {
+        if (k != NCM_GOJSON_ARRAY)
+                return type_error(g, err, path, "array of strings", k);
+        while (ncm__gojson_next_element(g, &first)) {
                 char *s = NULL;
                 char **nv;
-                c = peek(g);
-                if (c == 'n') {
-                        if ((r = literal(g, "null")) < 0)
-                                break;
+                k = ncm__gojson_peek(g);
+                if (k == NCM_GOJSON_NULL) {
+                        ncm__gojson_skip(g);
                         s = strdup("");
-                } else if (c == '"') {
-                        if ((r = string(g, &s, NULL)) < 0)
+                } else if (k == NCM_GOJSON_STRING) {
+                        if ((r = dec_cstring(g, &s, NULL, err)) < 0)
                                 break;
                 } else {
-                        r = skip_value(g);
-                        if (r >= 0)
-                                r = type_error(g, path, "string element", c);
+                        r = type_error(g, err, path, "string element", k);
                         break;
                 }
                 nv = s ? realloc(v, (n + 2) * sizeof(*v)) : NULL;
                 if (!nv) {
                         free(s);
-                        r = ncm_error_set(g->err, ENOMEM, "out of memory");
+                        r = ncm_error_set(err, ENOMEM, "out of memory");
                         break;
                 }
                 v = nv;
@@ -765,7 +213,7 @@ static int dec_strlist(gj *g, const char *path, bool *is_null, char ***ids, size
         if (!v) {
                 v = calloc(1, sizeof(*v));
                 if (!v)
-                        return ncm_error_set(g->err, ENOMEM, "out of memory");
+                        return ncm_error_set(err, ENOMEM, "out of memory");
         }
         *is_null = false;
         *ids = v;
@@ -773,60 +221,36 @@ static int dec_strlist(gj *g, const char *path, bool *is_null, char ***ids, size
         return 0;
 }
 
-/* strconv.ParseInt(s, 10, 64). */
-static bool parse_int64(const char *s, int64_t *ret)
+/* DevicesPerNUMA (map[int64][]string): an object merges into the map, null makes it nil. */
+static int dec_numa_map(ncm_gojson *g, const char *path, ncm_devmgr_checkpoint_entry *e,
+                        ncm_error *err)
 {
-        bool neg = false;
-        uint64_t v = 0, limit;
-        if (*s == '+' || *s == '-')
-                neg = *s++ == '-';
-        if (!*s)
-                return false;
-        limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-        for (; *s; s++) {
-                if (!digit(*s))
-                        return false;
-                if (v > (limit - (uint64_t)(*s - '0')) / 10)
-                        return false;
-                v = v * 10 + (uint64_t)(*s - '0');
-        }
-        *ret = neg ? (int64_t)(0 - v) : (int64_t)v;
-        return true;
-}
-
-/* DevicesPerNUMA (map[int64][]string): object merges into the map, null makes it nil. */
-static int dec_numa_map(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
-{
-        int c = peek(g), r;
+        ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
         char *key = NULL;
         char sub[512];
+        int r;
 
-        if (c == 'n') {
-                if ((r = literal(g, "null")) < 0)
-                        return r;
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
                 ncm__numa_ids_done(e->device_ids, e->n_device_ids);
                 e->device_ids = NULL;
                 e->n_device_ids = 0;
                 e->device_ids_null = true;
                 return 0;
         }
-        if (c != '{') {
-                r = skip_value(g);
-                return r < 0 ? r : type_error(g, path, "object", c);
-        }
-        if ((r = obj_open(g)) < 0)
-                return r;
+        if (k != NCM_GOJSON_OBJECT)
+                return type_error(g, err, path, "object", k);
         e->device_ids_null = false;
-        while ((r = obj_next(g, &first, &key)) > 0) {
+        while ((r = next_key(g, &first, &key, err)) > 0) {
                 ncm_devmgr_numa_ids item = {0};
                 int64_t node = 0;
                 size_t at;
 
                 snprintf(sub, sizeof(sub), "%.200s[%.200s]", path, key);
-                r = dec_strlist(g, sub, &item.ids_null, &item.ids, &item.n_ids);
-                if (r >= 0 && !parse_int64(key, &node))
-                        r = ncm_error_set(g->err, EINVAL,
+                r = dec_strlist(g, sub, &item.ids_null, &item.ids, &item.n_ids, err);
+                if (r >= 0 && !ncm__gojson_parse_int64(key, strlen(key), &node))
+                        r = ncm_error_set(err, EINVAL,
                                           "%s: %s: key \"%s\" is not a NUMA node number", g->name,
                                           path, key);
                 free(key);
@@ -847,7 +271,7 @@ static int dec_numa_map(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
                                         realloc(e->device_ids, (e->n_device_ids + 1) * sizeof(*nv));
                         if (!nv) {
                                 strv_n_free(item.ids, item.n_ids);
-                                return ncm_error_set(g->err, ENOMEM, "out of memory");
+                                return ncm_error_set(err, ENOMEM, "out of memory");
                         }
                         e->device_ids = nv;
                         memmove(nv + at + 1, nv + at, (e->n_device_ids - at) * sizeof(*nv));
@@ -858,93 +282,113 @@ static int dec_numa_map(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
         return r;
 }
 
-/* []byte: a base64 string, null (nil), or an array of byte values. */
-static int dec_bytes(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
-{
-        int c = peek(g), r;
-        unsigned char *data = NULL;
-        size_t len = 0;
+/*
+ * Go decodes a JSON array over the slice a field already holds: element i of the array is
+ * decoded into element i of the slice, and a shorter array only shortens the slice, so the
+ * elements past its end stay in its capacity and reappear, as they were, when a later array is
+ * longer again. (Go reallocates only when the array outgrows the capacity, and then no element
+ * lies past the end, whatever the Go version's growth policy.) null and [] give a slice without
+ * such leftovers, as does a base64 string for []byte (its spare capacity is zeroed).
+ *
+ * A slot keeps that for one PodDeviceEntries element: its AllocResp bytes up to MAX, the first
+ * alloc_resp_len of them visible, in a buffer of CAP bytes.
+ */
+typedef struct slot {
+        size_t max;
+        size_t cap;
+} slot;
 
-        if (c == 'n') {
-                if ((r = literal(g, "null")) < 0)
-                        return r;
+/* The PodDeviceEntries elements that exist: cp->entries[0..max), the first n_entries visible. */
+typedef struct slots {
+        size_t max;
+        slot *v;
+} slots;
+
+/* []byte: a base64 string, null (nil), or an array of byte values decoded over the slice. */
+static int dec_bytes(ncm_gojson *g, const char *path, ncm_devmgr_checkpoint_entry *e, slot *sl,
+                     ncm_error *err)
+{
+        ncm_gojson_kind k = ncm__gojson_peek(g);
+        bool first = true;
+        size_t i = 0;
+        int r = 0;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
                 free(e->alloc_resp);
                 e->alloc_resp = NULL;
                 e->alloc_resp_len = 0;
                 e->alloc_resp_null = true;
+                *sl = (slot){0, 0};
                 return 0;
         }
-        if (c == '"') {
+        if (k == NCM_GOJSON_STRING) {
+                unsigned char *data = NULL;
+                size_t slen, len = 0, bad = 0;
                 char *s;
-                size_t slen, bad = 0;
-                if ((r = string(g, &s, &slen)) < 0)
+                if ((r = dec_cstring(g, &s, &slen, err)) < 0)
                         return r;
                 r = ncm_base64_decode(s, slen, &data, &len, &bad);
                 free(s);
                 if (r == -ENOMEM)
-                        return ncm_error_set(g->err, ENOMEM, "out of memory");
+                        return ncm_error_set(err, ENOMEM, "out of memory");
                 if (r < 0)
-                        return ncm_error_set(g->err, EINVAL,
+                        return ncm_error_set(err, EINVAL,
                                              "%s: %s: illegal base64 data at input byte %zu",
                                              g->name, path, bad);
-        } else if (c == '[') {
-                bool first = true;
-                if ((r = arr_open(g)) < 0)
-                        return r;
-                data = malloc(1);
-                if (!data)
-                        return ncm_error_set(g->err, ENOMEM, "out of memory");
-                while ((r = arr_next(g, &first)) > 0) {
-                        size_t st, n;
-                        unsigned v = 0;
-                        unsigned char *nd;
-                        c = peek(g);
-                        if (c == 'n') {
-                                if ((r = literal(g, "null")) < 0)
-                                        break;
-                        } else if (c == '-' || (c >= '0' && c <= '9')) {
-                                if ((r = number(g, &st, &n)) < 0)
-                                        break;
-                                for (size_t i = 0; i < n; i++) {
-                                        if (!digit(g->s[st + i]) || v > 255) {
-                                                v = 256;
-                                                break;
-                                        }
-                                        v = v * 10 + (unsigned)(g->s[st + i] - '0');
-                                }
-                                if (v > 255) {
-                                        r = ncm_error_set(g->err, EINVAL,
-                                                          "%s: %s: cannot unmarshal number %.*s "
-                                                          "into a byte",
-                                                          g->name, path, (int)(n > 32 ? 32 : n),
-                                                          g->s + st);
-                                        break;
-                                }
-                        } else {
-                                r = skip_value(g);
-                                if (r >= 0)
-                                        r = type_error(g, path, "byte value", c);
-                                break;
-                        }
-                        nd = realloc(data, len + 1);
-                        if (!nd) {
-                                r = ncm_error_set(g->err, ENOMEM, "out of memory");
-                                break;
-                        }
-                        data = nd;
-                        data[len++] = (unsigned char)v;
-                }
-                if (r < 0) {
-                        free(data);
-                        return r;
-                }
-        } else {
-                r = skip_value(g);
-                return r < 0 ? r : type_error(g, path, "base64 string", c);
+                free(e->alloc_resp);
+                e->alloc_resp = data;
+                e->alloc_resp_len = len;
+                e->alloc_resp_null = false;
+                *sl = (slot){len, len};
+                return 0;
         }
-        free(e->alloc_resp);
-        e->alloc_resp = data;
-        e->alloc_resp_len = len;
+        if (k != NCM_GOJSON_ARRAY)
+                return type_error(g, err, path, "base64 string", k);
+        while (ncm__gojson_next_element(g, &first)) {
+                if (i == sl->cap) {
+                        size_t nc = sl->cap ? sl->cap * 2 : 16;
+                        unsigned char *nd = realloc(e->alloc_resp, nc);
+                        if (!nd)
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        e->alloc_resp = nd;
+                        sl->cap = nc;
+                }
+                if (i == sl->max)
+                        e->alloc_resp[sl->max++] = 0;
+                if (i >= e->alloc_resp_len)
+                        e->alloc_resp_len = i + 1;
+                e->alloc_resp_null = false;
+                k = ncm__gojson_peek(g);
+                if (k == NCM_GOJSON_NULL) {
+                        /* null leaves the byte as it is. */
+                        ncm__gojson_skip(g);
+                } else if (k == NCM_GOJSON_NUMBER) {
+                        const char *text;
+                        size_t n = ncm__gojson_number(g, &text);
+                        uint64_t v = 0;
+                        /* strconv.ParseUint, then uint8's range. */
+                        if (!ncm__gojson_parse_uint64(text, n, &v) || v > 255)
+                                return ncm_error_set(err, EINVAL,
+                                                     "%s: %s: cannot unmarshal number %.*s into a "
+                                                     "byte",
+                                                     g->name, path, (int)(n > 32 ? 32 : n), text);
+                        e->alloc_resp[i] = (unsigned char)v;
+                } else {
+                        return type_error(g, err, path, "byte value", k);
+                }
+                i++;
+        }
+        if (i == 0) {
+                /* [] is a new empty slice: nothing left past its end. */
+                unsigned char *empty = malloc(1);
+                if (!empty)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                free(e->alloc_resp);
+                e->alloc_resp = empty;
+                *sl = (slot){0, 1};
+        }
+        e->alloc_resp_len = i;
         e->alloc_resp_null = false;
         return 0;
 }
@@ -964,130 +408,152 @@ static int zero_entry(ncm_devmgr_checkpoint_entry *e)
         return 0;
 }
 
-static int dec_entry(gj *g, const char *path, ncm_devmgr_checkpoint_entry *e)
+static const char *const entry_fields[] = {"PodUID", "ContainerName", "ResourceName", "DeviceIDs",
+                                           "AllocResp"};
+
+/* A PodDevicesEntry struct, decoded over E: null leaves it as it is. */
+static int dec_entry(ncm_gojson *g, const char *path, ncm_devmgr_checkpoint_entry *e, slot *sl,
+                     ncm_error *err)
 {
-        int c = peek(g), r;
+        ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
         char *key = NULL;
         char sub[512];
+        int r;
 
-        if (c == 'n')
-                return literal(g, "null");
-        if (c != '{') {
-                r = skip_value(g);
-                return r < 0 ? r : type_error(g, path, "object", c);
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
+                return 0;
         }
-        if ((r = obj_open(g)) < 0)
-                return r;
-        while ((r = obj_next(g, &first, &key)) > 0) {
-                if (key_is(key, "PodUID")) {
-                        snprintf(sub, sizeof(sub), "%.400s.PodUID", path);
-                        r = dec_string(g, sub, &e->pod_uid);
-                } else if (key_is(key, "ContainerName")) {
-                        snprintf(sub, sizeof(sub), "%.400s.ContainerName", path);
-                        r = dec_string(g, sub, &e->container_name);
-                } else if (key_is(key, "ResourceName")) {
-                        snprintf(sub, sizeof(sub), "%.400s.ResourceName", path);
-                        r = dec_string(g, sub, &e->resource_name);
-                } else if (key_is(key, "DeviceIDs")) {
-                        snprintf(sub, sizeof(sub), "%.400s.DeviceIDs", path);
-                        r = dec_numa_map(g, sub, e);
-                } else if (key_is(key, "AllocResp")) {
-                        snprintf(sub, sizeof(sub), "%.400s.AllocResp", path);
-                        r = dec_bytes(g, sub, e);
-                } else {
-                        r = skip_value(g);
-                }
+        if (k != NCM_GOJSON_OBJECT)
+                return type_error(g, err, path, "object", k);
+        while ((r = next_key(g, &first, &key, err)) > 0) {
+                int f = ncm__gojson_field(key, strlen(key), entry_fields,
+                                          NCM_ELEMENTSOF(entry_fields));
                 free(key);
                 key = NULL;
+                if (f >= 0)
+                        snprintf(sub, sizeof(sub), "%.400s.%s", path, entry_fields[f]);
+                switch (f) {
+                case 0:
+                        r = dec_string(g, sub, &e->pod_uid, err);
+                        break;
+                case 1:
+                        r = dec_string(g, sub, &e->container_name, err);
+                        break;
+                case 2:
+                        r = dec_string(g, sub, &e->resource_name, err);
+                        break;
+                case 3:
+                        r = dec_numa_map(g, sub, e, err);
+                        break;
+                case 4:
+                        r = dec_bytes(g, sub, e, sl, err);
+                        break;
+                default:
+                        ncm__gojson_skip(g);
+                        break;
+                }
                 if (r < 0)
                         return r;
         }
         return r;
 }
 
-/* []PodDevicesEntry: an array replaces the slice, null makes it nil. */
-static int dec_entries(gj *g, ncm_devmgr_checkpoint *cp)
+/* Free the PodDeviceEntries elements past the first KEEP. */
+static void drop_entries(ncm_devmgr_checkpoint *cp, slots *sl, size_t keep)
 {
-        int c = peek(g), r;
-        bool first = true;
-        ncm_devmgr_checkpoint_entry *v = NULL;
-        size_t n = 0;
-        char path[64];
-
-        if (c == 'n') {
-                if ((r = literal(g, "null")) < 0)
-                        return r;
-                entries_free(cp->entries, cp->n_entries);
+        for (size_t i = keep; i < sl->max; i++)
+                entry_done(&cp->entries[i]);
+        if (cp->n_entries > keep)
+                cp->n_entries = keep;
+        sl->max = keep;
+        if (keep == 0) {
+                free(cp->entries);
                 cp->entries = NULL;
-                cp->n_entries = 0;
+        }
+}
+
+/*
+ * []PodDevicesEntry: null makes it nil; an array is decoded over the elements the slice has
+ * (see struct slot): a repeated PodDeviceEntries updates the earlier entries field by field,
+ * and an element past the old end starts from the zero entry or what was left there.
+ */
+static int dec_entries(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm_error *err)
+{
+        ncm_gojson_kind k = ncm__gojson_peek(g);
+        bool first = true;
+        size_t i = 0;
+        char path[64];
+        int r;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
+                drop_entries(cp, sl, 0);
                 cp->entries_null = true;
                 return 0;
         }
-        if (c != '[') {
-                r = skip_value(g);
-                return r < 0 ? r : type_error(g, "Data.PodDeviceEntries", "array", c);
-        }
-        if ((r = arr_open(g)) < 0)
-                return r;
-        while ((r = arr_next(g, &first)) > 0) {
-                ncm_devmgr_checkpoint_entry *nv = realloc(v, (n + 1) * sizeof(*v));
-                if (!nv) {
-                        r = ncm_error_set(g->err, ENOMEM, "out of memory");
-                        break;
-                }
-                v = nv;
-                if (zero_entry(&v[n]) < 0) {
-                        r = ncm_error_set(g->err, ENOMEM, "out of memory");
-                        break;
-                }
-                n++;
-                snprintf(path, sizeof(path), "Data.PodDeviceEntries[%zu]", n - 1);
-                if ((r = dec_entry(g, path, &v[n - 1])) < 0)
-                        break;
-        }
-        if (r < 0) {
-                entries_free(v, n);
-                return r;
-        }
-        entries_free(cp->entries, cp->n_entries);
-        cp->entries = v;
-        cp->n_entries = n;
+        if (k != NCM_GOJSON_ARRAY)
+                return type_error(g, err, "Data.PodDeviceEntries", "array", k);
         cp->entries_null = false;
+        while (ncm__gojson_next_element(g, &first)) {
+                if (i == sl->max) {
+                        ncm_devmgr_checkpoint_entry *nv =
+                                        realloc(cp->entries, (i + 1) * sizeof(*nv));
+                        slot *ns;
+                        if (!nv)
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        cp->entries = nv;
+                        ns = realloc(sl->v, (i + 1) * sizeof(*ns));
+                        if (!ns)
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        sl->v = ns;
+                        if (zero_entry(&nv[i]) < 0)
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        ns[i] = (slot){0, 0};
+                        sl->max++;
+                }
+                if (i >= cp->n_entries)
+                        cp->n_entries = i + 1;
+                snprintf(path, sizeof(path), "Data.PodDeviceEntries[%zu]", i);
+                if ((r = dec_entry(g, path, &cp->entries[i], &sl->v[i], err)) < 0)
+                        return r;
+                i++;
+        }
+        if (i == 0)
+                drop_entries(cp, sl, 0); /* [] is a new empty slice */
+        else
+                cp->n_entries = i;
         return 0;
 }
 
 /* map[string][]string: an object merges into the map, null makes it nil. */
-static int dec_registered(gj *g, ncm_devmgr_checkpoint *cp)
+static int dec_registered(ncm_gojson *g, ncm_devmgr_checkpoint *cp, ncm_error *err)
 {
-        int c = peek(g), r;
+        ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
         char *key = NULL;
         char path[512];
+        int r;
 
-        if (c == 'n') {
-                if ((r = literal(g, "null")) < 0)
-                        return r;
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
                 registered_free(cp->registered, cp->n_registered);
                 cp->registered = NULL;
                 cp->n_registered = 0;
                 cp->registered_null = true;
                 return 0;
         }
-        if (c != '{') {
-                r = skip_value(g);
-                return r < 0 ? r : type_error(g, "Data.RegisteredDevices", "object", c);
-        }
-        if ((r = obj_open(g)) < 0)
-                return r;
+        if (k != NCM_GOJSON_OBJECT)
+                return type_error(g, err, "Data.RegisteredDevices", "object", k);
         cp->registered_null = false;
-        while ((r = obj_next(g, &first, &key)) > 0) {
+        while ((r = next_key(g, &first, &key, err)) > 0) {
                 ncm_devmgr_registered item = {0};
                 size_t at;
                 int cmp = 1;
 
                 snprintf(path, sizeof(path), "Data.RegisteredDevices[%.400s]", key);
-                r = dec_strlist(g, path, &item.ids_null, &item.ids, &item.n_ids);
+                r = dec_strlist(g, path, &item.ids_null, &item.ids, &item.n_ids, err);
                 if (r < 0) {
                         free(key);
                         return r;
@@ -1109,7 +575,7 @@ static int dec_registered(gj *g, ncm_devmgr_checkpoint *cp)
                         if (!nv) {
                                 free(item.resource);
                                 strv_n_free(item.ids, item.n_ids);
-                                return ncm_error_set(g->err, ENOMEM, "out of memory");
+                                return ncm_error_set(err, ENOMEM, "out of memory");
                         }
                         cp->registered = nv;
                         memmove(nv + at + 1, nv + at, (cp->n_registered - at) * sizeof(*nv));
@@ -1120,29 +586,30 @@ static int dec_registered(gj *g, ncm_devmgr_checkpoint *cp)
         return r;
 }
 
-static int dec_data(gj *g, ncm_devmgr_checkpoint *cp)
+static int dec_data(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm_error *err)
 {
-        int c = peek(g), r;
+        static const char *const fields[] = {"PodDeviceEntries", "RegisteredDevices"};
+        ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
         char *key = NULL;
+        int r;
 
-        if (c == 'n')
-                return literal(g, "null");
-        if (c != '{') {
-                r = skip_value(g);
-                return r < 0 ? r : type_error(g, "Data", "object", c);
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
+                return 0;
         }
-        if ((r = obj_open(g)) < 0)
-                return r;
-        while ((r = obj_next(g, &first, &key)) > 0) {
-                if (key_is(key, "PodDeviceEntries"))
-                        r = dec_entries(g, cp);
-                else if (key_is(key, "RegisteredDevices"))
-                        r = dec_registered(g, cp);
-                else
-                        r = skip_value(g);
+        if (k != NCM_GOJSON_OBJECT)
+                return type_error(g, err, "Data", "object", k);
+        while ((r = next_key(g, &first, &key, err)) > 0) {
+                int f = ncm__gojson_field(key, strlen(key), fields, NCM_ELEMENTSOF(fields));
                 free(key);
                 key = NULL;
+                if (f == 0)
+                        r = dec_entries(g, cp, sl, err);
+                else if (f == 1)
+                        r = dec_registered(g, cp, err);
+                else
+                        ncm__gojson_skip(g);
                 if (r < 0)
                         return r;
         }
@@ -1150,124 +617,117 @@ static int dec_data(gj *g, ncm_devmgr_checkpoint *cp)
 }
 
 /* checksum.Checksum (uint64): strconv.ParseUint of the number's text. */
-static int dec_checksum(gj *g, ncm_devmgr_checkpoint *cp)
+static int dec_checksum(ncm_gojson *g, ncm_devmgr_checkpoint *cp, ncm_error *err)
 {
-        int c = peek(g), r;
-        size_t st, n;
-        uint64_t v = 0;
+        ncm_gojson_kind k = ncm__gojson_peek(g);
+        const char *text;
+        size_t n;
 
-        if (c == 'n')
-                return literal(g, "null");
-        if (c != '-' && !(c >= '0' && c <= '9')) {
-                r = skip_value(g);
-                return r < 0 ? r : type_error(g, "Checksum", "number", c);
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
+                return 0;
         }
-        if ((r = number(g, &st, &n)) < 0)
-                return r;
-        for (size_t i = 0; i < n; i++) {
-                char d = g->s[st + i];
-                if (!digit(d) || v > (UINT64_MAX - (uint64_t)(d - '0')) / 10)
-                        return ncm_error_set(g->err, EINVAL,
-                                             "%s: Checksum: cannot unmarshal number %.*s into "
-                                             "a 64-bit unsigned integer",
-                                             g->name, (int)(n > 40 ? 40 : n), g->s + st);
-                v = v * 10 + (uint64_t)(d - '0');
-        }
-        cp->checksum = v;
+        if (k != NCM_GOJSON_NUMBER)
+                return type_error(g, err, "Checksum", "number", k);
+        n = ncm__gojson_number(g, &text);
+        if (!ncm__gojson_parse_uint64(text, n, &cp->checksum))
+                return ncm_error_set(err, EINVAL,
+                                     "%s: Checksum: cannot unmarshal number %.*s into a 64-bit "
+                                     "unsigned integer",
+                                     g->name, (int)(n > 40 ? 40 : n), text);
         return 0;
+}
+
+static const char *const top_fields[] = {"Data", "Checksum"};
+
+/* The checkpoint.Data document at G into CP. */
+static int dec_document(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm_error *err)
+{
+        ncm_gojson_kind k = ncm__gojson_peek(g);
+        bool first = true;
+        char *key = NULL;
+        int r;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(g);
+                return 0;
+        }
+        if (k != NCM_GOJSON_OBJECT)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: expected a JSON object (checkpoint.Data), got %s",
+                                     g->name, ncm__gojson_kind_name(k));
+        while ((r = next_key(g, &first, &key, err)) > 0) {
+                int f = ncm__gojson_field(key, strlen(key), top_fields, NCM_ELEMENTSOF(top_fields));
+                free(key);
+                key = NULL;
+                if (f == 0)
+                        r = dec_data(g, cp, sl, err);
+                else if (f == 1)
+                        r = dec_checksum(g, cp, err);
+                else
+                        ncm__gojson_skip(g);
+                if (r < 0)
+                        return r;
+        }
+        return r;
 }
 
 int ncm_devmgr_checkpoint_parse(const char *text, size_t len, const char *name,
                                 ncm_devmgr_checkpoint **ret, ncm_error *err)
 {
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
-        gj g = {text, len, 0, 0, name ? name : "<checkpoint>", err};
-        ncm_error local = NCM_ERROR_INIT;
-        int c, r;
-        bool first = true;
-        char *key = NULL;
-        char q[8];
+        slots sl = {0, NULL};
+        ncm_gojson g;
+        int r;
 
-        if (!err)
-                g.err = &local;
+        if (!name)
+                name = "<checkpoint>";
         if (len > NCM_DEVMGR_CHECKPOINT_MAX)
-                return ncm_error_set(err, EFBIG, "%s: checkpoint larger than %u bytes", g.name,
+                return ncm_error_set(err, EFBIG, "%s: checkpoint larger than %u bytes", name,
                                      NCM_DEVMGR_CHECKPOINT_MAX);
+        r = ncm__gojson_init(&g, text, len, name, err);
+        if (r < 0)
+                return r;
+        /* The kubelet decodes into a value that starts with [] and {} (not nil). */
         cp = calloc(1, sizeof(*cp));
         if (!cp)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        /* The kubelet decodes into a value that starts with [] and {} (not nil). */
-        c = peek(&g);
-        if (c == 'n') {
-                r = literal(&g, "null");
-        } else if (c == '{') {
-                if ((r = obj_open(&g)) < 0)
-                        return r;
-                while ((r = obj_next(&g, &first, &key)) > 0) {
-                        if (key_is(key, "Data"))
-                                r = dec_data(&g, cp);
-                        else if (key_is(key, "Checksum"))
-                                r = dec_checksum(&g, cp);
-                        else
-                                r = skip_value(&g);
-                        free(key);
-                        key = NULL;
-                        if (r < 0)
-                                return r;
-                }
-        } else if (c < 0) {
-                r = syntax(&g, "unexpected end");
-        } else {
-                r = skip_value(&g);
-                if (r >= 0)
-                        r = ncm_error_set(g.err, EINVAL,
-                                          "%s: expected a JSON object (checkpoint.Data), got %s",
-                                          g.name, kind_of(c));
-        }
+        r = dec_document(&g, cp, &sl, err);
+        /* What is left past the slice's end is of no more use once the document is read. */
+        for (size_t i = cp->n_entries; i < sl.max; i++)
+                entry_done(&cp->entries[i]);
+        free(sl.v);
         if (r < 0)
                 return r;
-        if (peek(&g) >= 0)
-                return syntax(&g, "invalid character %s after top-level value",
-                              quote_char((unsigned char)text[g.pos], q));
         *ret = NCM_TAKE_PTR(cp);
         return 0;
 }
 
 int ncm_devmgr_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err)
 {
-        gj g = {text, len, 0, 0, name ? name : "<checkpoint>", err};
-        ncm_error local = NCM_ERROR_INIT;
         bool first = true, found = false;
         char *key = NULL;
-        int c, r;
+        ncm_gojson g;
+        int r;
 
-        if (!err)
-                g.err = &local;
+        if (!name)
+                name = "<checkpoint>";
         if (len > NCM_DEVMGR_CHECKPOINT_MAX)
-                return ncm_error_set(err, EFBIG, "%s: checkpoint larger than %u bytes", g.name,
+                return ncm_error_set(err, EFBIG, "%s: checkpoint larger than %u bytes", name,
                                      NCM_DEVMGR_CHECKPOINT_MAX);
-        c = peek(&g);
-        if (c != '{') {
-                r = skip_value(&g);
-                if (r < 0)
-                        return r;
-                if (peek(&g) >= 0)
-                        return syntax(&g, "invalid character after top-level value");
-                return 0;
-        }
-        if ((r = obj_open(&g)) < 0)
+        r = ncm__gojson_init(&g, text, len, name, err);
+        if (r < 0)
                 return r;
-        while ((r = obj_next(&g, &first, &key)) > 0) {
-                found |= key_is(key, "Data");
+        if (ncm__gojson_peek(&g) != NCM_GOJSON_OBJECT)
+                return 0;
+        while ((r = next_key(&g, &first, &key, err)) > 0) {
+                found |= ncm__gojson_field(key, strlen(key), top_fields, 1) == 0;
                 free(key);
                 key = NULL;
-                if ((r = skip_value(&g)) < 0)
-                        return r;
+                ncm__gojson_skip(&g);
         }
         if (r < 0)
                 return r;
-        if (peek(&g) >= 0)
-                return syntax(&g, "invalid character after top-level value");
         return found ? 1 : 0;
 }
 

@@ -272,6 +272,78 @@ static void test_device_checkpoint_go_decoding(void **state)
         ncm_devmgr_checkpoint_free(cp);
 }
 
+/*
+ * A repeated slice field is decoded over the slice it already holds, as Go's decoder does:
+ * element i of the new array updates element i field by field (its map merges), a shorter
+ * array shortens the slice, and the elements past its end come back, as they were, when a later
+ * array is longer again; null and [] leave nothing to come back. Checked against go1.19.
+ */
+static void test_device_checkpoint_repeated_slices_decode_as_go_does(void **state)
+{
+        static const char head[] = "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint."
+                                   "PodDevicesEntry)";
+        static const char zero[] = "{PodUID:(string) ContainerName:(string) ResourceName:(string) "
+                                   "DeviceIDs:(checkpoint.DevicesPerNUMA)<nil> "
+                                   "AllocResp:([]uint8)<nil>}";
+        static const char tail[] = " RegisteredDevices:(map[string][]string)map[]}";
+        ncm_devmgr_checkpoint *cp;
+        char want[1024];
+        char *sp;
+        (void)state;
+
+        cp = parse_ok("{\"Data\":{\"PodDeviceEntries\":[{\"PodUID\":\"p\",\"ContainerName\":\"c\","
+                      "\"DeviceIDs\":{\"0\":[\"a\"]}},{\"PodUID\":\"q\",\"AllocResp\":\"AQID\"}],"
+                      "\"PodDeviceEntries\":[{\"ResourceName\":\"r\",\"DeviceIDs\":{\"1\":[\"b\"]}}"
+                      "],"
+                      "\"PodDeviceEntries\":[null,{\"AllocResp\":[null,9]},{}]}}");
+        sp = spew(cp);
+        snprintf(want, sizeof(want),
+                 "%s[{PodUID:(string)p ContainerName:(string)c ResourceName:(string)r "
+                 "DeviceIDs:(checkpoint.DevicesPerNUMA)map[0:[a] 1:[b]] AllocResp:([]uint8)<nil>} "
+                 "{PodUID:(string)q ContainerName:(string) ResourceName:(string) "
+                 "DeviceIDs:(checkpoint.DevicesPerNUMA)<nil> AllocResp:([]uint8)[1 9]} %s]%s",
+                 head, zero, tail);
+        assert_string_equal(sp, want);
+        free(sp);
+        ncm_devmgr_checkpoint_free(cp);
+
+        /* Bytes too: a null element keeps its byte, and the bytes past the end come back. */
+        cp = parse_ok("{\"Data\":{\"PodDeviceEntries\":[{\"AllocResp\":\"AQID\"}],"
+                      "\"PodDeviceEntries\":[{\"AllocResp\":[null,9]}],"
+                      "\"PodDeviceEntries\":[{\"AllocResp\":[null,null,null,4]}]}}");
+        assert_int_equal(cp->n_entries, 1);
+        assert_int_equal(cp->entries[0].alloc_resp_len, 4);
+        assert_memory_equal(cp->entries[0].alloc_resp, "\x01\x09\x03\x04", 4);
+        ncm_devmgr_checkpoint_free(cp);
+
+        /* [] and null start over, in Data or in a repeated Data. */
+        cp = parse_ok("{\"Data\":{\"PodDeviceEntries\":[{\"PodUID\":\"a\"},{\"PodUID\":\"b\"}],"
+                      "\"PodDeviceEntries\":[],\"PodDeviceEntries\":[{},{}]}}");
+        sp = spew(cp);
+        snprintf(want, sizeof(want), "%s[%s %s]%s", head, zero, zero, tail);
+        assert_string_equal(sp, want);
+        free(sp);
+        ncm_devmgr_checkpoint_free(cp);
+        cp = parse_ok("{\"Data\":{\"PodDeviceEntries\":[{\"PodUID\":\"a\"},{\"PodUID\":\"b\"}]},"
+                      "\"Data\":{\"PodDeviceEntries\":null},"
+                      "\"Data\":{\"PodDeviceEntries\":[{},{\"AllocResp\":[]}]}}");
+        assert_string_equal(cp->entries[0].pod_uid, "");
+        assert_string_equal(cp->entries[1].pod_uid, "");
+        assert_false(cp->entries[1].alloc_resp_null);
+        assert_int_equal(cp->entries[1].alloc_resp_len, 0);
+        ncm_devmgr_checkpoint_free(cp);
+
+        /* Go checks the whole document before decoding: a syntax error wins over a type error
+         * met earlier. */
+        {
+                ncm_error err = NCM_ERROR_INIT;
+                const char *t = "{\"Data\":[] , \"x\": tru}";
+                assert_int_equal(parse_err(t, strlen(t), &err), -EINVAL);
+                assert_string_equal(err.msg, "t:1:22: invalid JSON: invalid character '}' in "
+                                             "literal true (expecting 'e')");
+        }
+}
+
 /* ---- corrupt and hostile files ---- */
 
 static void expect_reject(const char *text, int code, const char *needle)
@@ -918,6 +990,7 @@ int main(void)
                         cmocka_unit_test(test_device_checkpoint_decoded_values),
                         cmocka_unit_test(test_device_checkpoint_null_versus_empty),
                         cmocka_unit_test(test_device_checkpoint_go_decoding),
+                        cmocka_unit_test(test_device_checkpoint_repeated_slices_decode_as_go_does),
                         cmocka_unit_test(test_device_checkpoint_rejects_bad_input),
                         cmocka_unit_test(test_device_checkpoint_rejects_huge_and_deep),
                         cmocka_unit_test(test_device_checkpoint_load_errors),
