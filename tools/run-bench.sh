@@ -12,6 +12,13 @@ trap 'rm -f "$tmp"' EXIT
         echo "(\`-O3\`, no sanitizers). Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
         echo "$(nproc) CPUs, $(uname -sr)."
         echo
+        echo "The kubelet columns were measured with the kubelet's own Go code on this machine class"
+        echo "(2 vCPU AMD EPYC VM). Targets set for nodecm: takeByTopology and hint generation at least"
+        echo "100x faster than the kubelet on every row, with the same results; topology-manager"
+        echo "admission with 3 providers offering every hint at most 1 ms at 8 NUMA nodes and 50 ms at"
+        echo "16. The tables below say where each stands. On a 2-CPU VM shared with other work, single"
+        echo "rows can move by up to 2x between runs."
+        echo
         for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate; do
                 exe="$build/bench/bench-$name"
                 [ -x "$exe" ] || continue
