@@ -11,6 +11,7 @@
 
 #include <nodecm/buf.h>
 #include "base/gojson.h"
+#include "base/json.h"
 
 #define UNEXPECTED_END "unexpected end of JSON input"
 
@@ -415,21 +416,6 @@ int ncm__gojson_check(const char *text, size_t len, size_t *ret_offset, char *ms
         return -EINVAL;
 }
 
-/* 1-based line and column (in bytes) of byte OFF in TEXT. */
-static void line_col(const char *text, size_t off, size_t *line, size_t *col)
-{
-        *line = 1;
-        *col = 1;
-        for (size_t i = 0; i < off; i++) {
-                if (text[i] == '\n') {
-                        (*line)++;
-                        *col = 1;
-                } else {
-                        (*col)++;
-                }
-        }
-}
-
 int ncm__gojson_init(ncm_gojson *g, const char *text, size_t len, const char *name, ncm_error *err)
 {
         size_t line, col;
@@ -442,7 +428,7 @@ int ncm__gojson_init(ncm_gojson *g, const char *text, size_t len, const char *na
         g->syntax_offset = 0;
         if (ncm__gojson_check(text, len, &g->syntax_offset, g->syntax, sizeof(g->syntax)) == 0)
                 return 0;
-        line_col(text, g->syntax_offset, &line, &col);
+        ncm__text_line_col(text, g->syntax_offset, &line, &col);
         if (strcmp(g->syntax, UNEXPECTED_END) == 0)
                 return ncm_error_set(err, EINVAL, "%s:%zu:%zu: %s", g->name, line, col, g->syntax);
         return ncm_error_set(err, EINVAL, "%s:%zu:%zu: invalid JSON: %s", g->name, line, col,

@@ -9,8 +9,7 @@
 #include <nodecm/fs.h>
 #include "base/json.h"
 
-/* 1-based line and column of byte OFF in TEXT. */
-static void line_col(const char *text, size_t off, size_t *line, size_t *col)
+void ncm__text_line_col(const char *text, size_t off, size_t *line, size_t *col)
 {
         *line = 1;
         *col = 1;
@@ -52,19 +51,19 @@ int ncm__json_parse(const char *text, size_t len, const char *name, json_object 
         }
         json_tokener_free(tok);
         if (jerr == json_tokener_continue || jerr == json_tokener_error_parse_eof) {
-                line_col(text, len, &line, &col);
+                ncm__text_line_col(text, len, &line, &col);
                 return ncm_error_set(err, EINVAL, "%s:%zu:%zu: unexpected end of JSON input", name,
                                      line, col);
         }
         if (jerr != json_tokener_success) {
-                line_col(text, end < len ? end : len, &line, &col);
+                ncm__text_line_col(text, end < len ? end : len, &line, &col);
                 return ncm_error_set(err, EINVAL, "%s:%zu:%zu: invalid JSON: %s", name, line, col,
                                      json_tokener_error_desc(jerr));
         }
         for (size_t i = end; i < len; i++) {
                 if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r') {
                         json_object_put(obj);
-                        line_col(text, i, &line, &col);
+                        ncm__text_line_col(text, i, &line, &col);
                         return ncm_error_set(
                                         err, EINVAL,
                                         "%s:%zu:%zu: invalid JSON: data after the top-level value",

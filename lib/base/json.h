@@ -25,6 +25,9 @@ static inline void ncm__json_putp(json_object **p)
 }
 #define ncm_autojson __attribute__((cleanup(ncm__json_putp))) json_object *
 
+/* 1-based line and column (counted in bytes) of byte OFF in TEXT, for error messages. */
+void ncm__text_line_col(const char *text, size_t off, size_t *line, size_t *col);
+
 /*
  * Parse TEXT (LEN bytes) as strict JSON. NAME (a file name or "<stdin>") starts error messages:
  * "NAME:LINE:COL: <what>". The whole text must be one value (whitespace may follow).
