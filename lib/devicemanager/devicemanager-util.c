@@ -25,6 +25,17 @@ ssize_t ncm__sorted_find(const void *v, size_t n, size_t size, size_t offset, co
         return -(ssize_t)lo - 1;
 }
 
+void *ncm__sorted_insert(void *v, size_t n, size_t size, size_t at)
+{
+        char *nv = realloc(v, (n + 1) * size);
+
+        if (!nv)
+                return NULL;
+        memmove(nv + (at + 1) * size, nv + at * size, (n - at) * size);
+        memset(nv + at * size, 0, size);
+        return nv;
+}
+
 /* ---- string sets ---- */
 
 void ncm__strset_done(ncm__strset *s)
@@ -225,13 +236,12 @@ dm_rset *ncm__rsets_ensure(dm_rsets *s, const char *resource)
         name = strdup(resource);
         if (!name)
                 return NULL;
-        v = realloc(s->v, (s->n + 1) * sizeof(*v));
+        v = ncm__sorted_insert(s->v, s->n, sizeof(*v), at);
         if (!v) {
                 free(name);
                 return NULL;
         }
         s->v = v;
-        memmove(v + at + 1, v + at, (s->n - at) * sizeof(*v));
         v[at] = (dm_rset){name, NCM__STRSET_INIT};
         s->n++;
         return &v[at];

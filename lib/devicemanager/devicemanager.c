@@ -142,14 +142,12 @@ static dm_resource *res_ensure(ncm_devmgr *m, const char *name)
         copy = strdup(name);
         if (!copy)
                 return NULL;
-        v = realloc(m->res, (m->n_res + 1) * sizeof(*v));
+        v = ncm__sorted_insert(m->res, m->n_res, sizeof(*v), at);
         if (!v) {
                 free(copy);
                 return NULL;
         }
         m->res = v;
-        memmove(v + at + 1, v + at, (m->n_res - at) * sizeof(*v));
-        memset(&v[at], 0, sizeof(*v));
         v[at].name = copy;
         m->n_res++;
         return &v[at];
