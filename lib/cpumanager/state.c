@@ -8,10 +8,12 @@
  * memmove is cheaper than any tree and keeps iteration order free.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <nodecm/cpustate.h>
+#include "base/sorted.h"
 #include "cpumanager/state-internal.h"
 
 typedef struct ctr_entry {
@@ -35,43 +37,25 @@ struct ncm_cpu_state {
         void (*free_userdata)(void *);
 };
 
-/* Index of pod UID in the sorted array, or where it would be inserted. */
+/* Index of KEY in a name-sorted array, or where it would be inserted (*FOUND says which). */
+static size_t at_or_insertion(ssize_t i, bool *found)
+{
+        *found = i >= 0;
+        return i >= 0 ? (size_t)i : (size_t)(-i - 1);
+}
+
 static size_t find_pod(const ncm_cpu_state *s, const char *uid, bool *found)
 {
-        size_t lo = 0, hi = s->n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(s->pods[mid].uid, uid);
-                if (c == 0) {
-                        *found = true;
-                        return mid;
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        *found = false;
-        return lo;
+        return at_or_insertion(ncm__sorted_find(s->pods, s->n, sizeof(*s->pods),
+                                                offsetof(pod_entry, uid), uid),
+                               found);
 }
 
 static size_t find_ctr(const pod_entry *p, const char *name, bool *found)
 {
-        size_t lo = 0, hi = p->n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(p->ctrs[mid].name, name);
-                if (c == 0) {
-                        *found = true;
-                        return mid;
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        *found = false;
-        return lo;
+        return at_or_insertion(ncm__sorted_find(p->ctrs, p->n, sizeof(*p->ctrs),
+                                                offsetof(ctr_entry, name), name),
+                               found);
 }
 
 static void pod_done(pod_entry *p)

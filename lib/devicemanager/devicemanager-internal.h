@@ -11,18 +11,8 @@
 #include <nodecm/bitmask.h>
 #include <nodecm/devicemanager.h>
 
-/*
- * Binary search of N elements of SIZE bytes at V, sorted (strcmp) by the string a char * at
- * byte OFFSET of each element points to. Returns the index of the element whose string is KEY,
- * or -(insertion point) - 1 when there is none. Serves every name-keyed array of the module.
- */
-ssize_t ncm__sorted_find(const void *v, size_t n, size_t size, size_t offset, const char *key);
-/*
- * Grow the array V of N elements of SIZE bytes by one, opening a zeroed slot at index AT (the
- * insertion point ncm__sorted_find() reported). Returns the new array, or NULL (V untouched)
- * when out of memory.
- */
-void *ncm__sorted_insert(void *v, size_t n, size_t size, size_t at);
+/* Name-keyed arrays (resources, devices, string sets) use base/sorted.h. */
+#include "base/sorted.h"
 
 /* ---- a set of strings: sorted (strcmp), unique, each string owned ---- */
 
