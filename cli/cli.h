@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <nodecm/buf.h>
 #include <nodecm/error.h>
 
 typedef struct cli_command {
@@ -26,6 +27,11 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * never leaves partial output.
  */
 int cli_emit(const char *text, size_t len);
+/*
+ * cli_emit() the contents of OUT and release it. An append that ran out of memory is reported
+ * (exit 2) instead, with nothing on stdout.
+ */
+int cli_emit_buf(ncm_buf *out);
 
 int cmd_topology(int argc, char **argv);
 int cmd_take(int argc, char **argv);

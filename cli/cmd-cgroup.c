@@ -457,21 +457,6 @@ static int parse_cpus_flags(const args *a, cpus_flags *f, ncm_error *err)
         return 0;
 }
 
-static int emit_buf(ncm_buf *out)
-{
-        ncm_error err = NCM_ERROR_INIT;
-        int rc;
-
-        if (ncm_buf_failed(out)) {
-                ncm_buf_done(out);
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
-        }
-        rc = cli_emit(out->data ? out->data : "", out->len);
-        ncm_buf_done(out);
-        return rc;
-}
-
 static const char *mode_name(const ncm_cgroup_layout *l)
 {
         switch (l->mode) {
@@ -691,7 +676,7 @@ static int run(args *a)
                 ncm_buf_done(&out);
                 return cli_fail(&err);
         }
-        return emit_buf(&out);
+        return cli_emit_buf(&out);
 }
 
 int cmd_cgroup(int argc, char **argv)

@@ -976,15 +976,11 @@ static int run_sub(sub which, int argc, char **argv)
                                                   a.path, kind->name);
                 break;
         }
-        if (r >= 0 && ncm_buf_failed(&out))
-                r = ncm_error_set(&err, ENOMEM, "out of memory");
         if (r < 0) {
                 ncm_buf_done(&out);
                 return cli_fail(&err);
         }
-        r = cli_emit(out.data ? out.data : "", out.len);
-        ncm_buf_done(&out);
-        return r;
+        return cli_emit_buf(&out);
 }
 
 int cmd_checkpoint(int argc, char **argv)

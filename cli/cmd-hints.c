@@ -3,7 +3,6 @@
  * nodecm hints SOURCE --available LIST [--reusable LIST] --count N [--option KEY=VALUE]...:
  * kubelet's generateCPUTopologyHints. Prints the hints as a JSON array in kubelet's order.
  */
-#include <errno.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -43,10 +42,8 @@ int cmd_hints(int argc, char **argv)
                                            &hints, &err) >= 0) {
                         ncm_cpu_hints_format_json(&hints, &out);
                         ncm_buf_putc(&out, '\n');
-                        if (ncm_buf_failed(&out))
-                                ncm_error_set(&err, ENOMEM, "out of memory");
                 }
-                rc = err.code ? cli_fail(&err) : cli_emit(out.data, out.len);
+                rc = err.code ? cli_fail(&err) : cli_emit_buf(&out);
         }
         ncm_hint_list_done(&hints);
         ncm_buf_done(&out);

@@ -95,13 +95,7 @@ int cmd_merge(int argc, char **argv)
 
         ncm__tm_result_format_json(&hint, admit, &out);
         ncm_buf_putc(&out, '\n');
-        if (ncm_buf_failed(&out)) {
-                ncm_buf_done(&out);
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
-        }
-        rc = cli_emit(out.data, out.len);
-        ncm_buf_done(&out);
+        rc = cli_emit_buf(&out);
         if (rc != 0)
                 return rc;
         if (!admit) {

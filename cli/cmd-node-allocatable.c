@@ -341,12 +341,6 @@ int cmd_node_allocatable(int argc, char **argv)
                 ncm_buf_done(&out);
                 return cli_fail(&err);
         }
-        if (ncm_buf_failed(&out)) {
-                ncm_buf_done(&out);
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
-        }
-        rc = cli_emit(out.data ? out.data : "", out.len);
-        ncm_buf_done(&out);
+        rc = cli_emit_buf(&out);
         return rc;
 }

@@ -113,8 +113,7 @@ int cmd_simulate(int argc, char **argv)
                 ncm_buf_done(&out);
                 return cli_fail(&err);
         }
-        rc = cli_emit(out.data ? out.data : "", out.len);
-        ncm_buf_done(&out);
+        rc = cli_emit_buf(&out);
         if (rc != 0)
                 return rc;
         if (fail_on_reject && sum.rejected > 0) {

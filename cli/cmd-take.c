@@ -40,10 +40,8 @@ int cmd_take(int argc, char **argv)
                          ncm_cpu_take(a.index, &a.opts, a.available, a.count, got, &err) >= 0) {
                         ncm_cpuset_format_list_buf(got, &out);
                         ncm_buf_putc(&out, '\n');
-                        if (ncm_buf_failed(&out))
-                                ncm_error_set(&err, ENOMEM, "out of memory");
                 }
-                rc = err.code ? cli_fail(&err) : cli_emit(out.data, out.len);
+                rc = err.code ? cli_fail(&err) : cli_emit_buf(&out);
         }
         ncm_buf_done(&out);
         cli_cpu_args_done(&a);

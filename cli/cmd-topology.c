@@ -68,12 +68,6 @@ int cmd_topology(int argc, char **argv)
                 ncm_topo_format_json(topo, &out);
         else
                 ncm_topo_format_tree(topo, &out);
-        if (ncm_buf_failed(&out)) {
-                ncm_buf_done(&out);
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
-        }
-        rc = cli_emit(out.data ? out.data : "", out.len);
-        ncm_buf_done(&out);
+        rc = cli_emit_buf(&out);
         return rc;
 }

@@ -34,3 +34,18 @@ int cli_emit(const char *text, size_t len)
         }
         return 0;
 }
+
+int cli_emit_buf(ncm_buf *out)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        int rc;
+
+        if (ncm_buf_failed(out)) {
+                ncm_buf_done(out);
+                ncm_error_set(&err, ENOMEM, "out of memory");
+                return cli_fail(&err);
+        }
+        rc = cli_emit(out->data ? out->data : "", out->len);
+        ncm_buf_done(out);
+        return rc;
+}
