@@ -214,10 +214,28 @@ static int take(alloc_ctx *a, const ncm__strset *s)
 }
 
 /* callGetPreferredAllocationIfAvailable. *RET is the preferred set (empty: none). */
-static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size, ncm__strset *ret,
+static void intersect(ncm__strset *dst, const ncm__strset *keep)
+{
+        size_t j = 0;
+        for (size_t i = 0; i < dst->n; i++) {
+                if (ncm__strset_has(keep, dst->v[i]))
+                        dst->v[j++] = dst->v[i];
+                else
+                        free(dst->v[i]);
+        }
+        dst->n = j;
+}
+
+/*
+ * The plugin's GetPreferredAllocation as the kubelet calls it: available = WITHIN plus the
+ * devices already chosen (which it must include), and of its answer only the devices in WITHIN
+ * are kept in *RET. Nothing is added when the plugin does not offer the call.
+ */
+static int preferred(alloc_ctx *a, const ncm__strset *within, int64_t size, ncm__strset *ret,
                      ncm_error *err)
 {
         const dm_endpoint *ep = a->r ? a->r->ep : NULL;
+        ncm__strset available = NCM__STRSET_INIT;
         ncm_error perr = NCM_ERROR_INIT;
         char **ids = NULL;
         size_t n = 0;
@@ -229,15 +247,21 @@ static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size, n
                                      a->res);
         if (!ep->has_opts || !ep->opts.get_preferred_allocation_available)
                 return 0;
+        if (ncm__strset_copy(&available, within) < 0 ||
+            ncm__strset_union(&available, &a->allocated) < 0) {
+                ncm__strset_done(&available);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
         if (ep->stopped || !ep->ops)
                 k = stopped_error(a->res, &perr);
         else if (!ep->ops->get_preferred_allocation)
                 k = ncm_error_set(&perr, ENOSYS, "GetPreferredAllocation is not implemented");
         else
                 k = ep->ops->get_preferred_allocation(
-                                ep->data, a->res, (const char *const *)available->v, available->n,
+                                ep->data, a->res, (const char *const *)available.v, available.n,
                                 (const char *const *)a->allocated.v, a->allocated.n, (int32_t)size,
                                 &ids, &n, &perr);
+        ncm__strset_done(&available);
         if (k < 0)
                 return ncm_error_set(err, perr.code ? perr.code : -k,
                                      "device plugin GetPreferredAllocation rpc failed with err: %s",
@@ -248,19 +272,10 @@ static int preferred(alloc_ctx *a, const ncm__strset *available, int64_t size, n
                 free(ids[i]);
         }
         free(ids);
-        return k < 0 ? ncm_error_set(err, ENOMEM, "out of memory") : 0;
-}
-
-static void intersect(ncm__strset *dst, const ncm__strset *keep)
-{
-        size_t j = 0;
-        for (size_t i = 0; i < dst->n; i++) {
-                if (ncm__strset_has(keep, dst->v[i]))
-                        dst->v[j++] = dst->v[i];
-                else
-                        free(dst->v[i]);
-        }
-        dst->n = j;
+        if (k < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        intersect(ret, within);
+        return 0;
 }
 
 static int less_than_required(alloc_ctx *a, int64_t required, ncm_error *err)
@@ -344,17 +359,9 @@ static int devices_to_allocate(alloc_ctx *a, int64_t required, const ncm__strset
 
         if (a->needed < (int64_t)sp.aligned.n) {
                 /* Everything fits in the aligned set: let the plugin choose within it. */
-                ncm__strset offer = NCM__STRSET_INIT;
-                if (ncm__strset_copy(&offer, &sp.aligned) < 0 ||
-                    ncm__strset_union(&offer, &a->allocated) < 0) {
-                        ncm__strset_done(&offer);
-                        goto oom;
-                }
-                k = preferred(a, &offer, required, &pref, err);
-                ncm__strset_done(&offer);
+                k = preferred(a, &sp.aligned, required, &pref, err);
                 if (k < 0)
                         goto out;
-                intersect(&pref, &sp.aligned);
                 if ((k = take(a, &pref)) != 0 || (k = take(a, &sp.aligned)) != 0)
                         goto done;
                 k = less_than_required(a, required, err);
@@ -363,19 +370,9 @@ static int devices_to_allocate(alloc_ctx *a, int64_t required, const ncm__strset
         /* Honour the alignment first, then let the plugin choose the rest. */
         if ((k = take(a, &sp.aligned)) != 0)
                 goto done;
-        {
-                ncm__strset offer = NCM__STRSET_INIT;
-                if (ncm__strset_copy(&offer, &available) < 0 ||
-                    ncm__strset_union(&offer, &a->allocated) < 0) {
-                        ncm__strset_done(&offer);
-                        goto oom;
-                }
-                k = preferred(a, &offer, required, &pref, err);
-                ncm__strset_done(&offer);
-                if (k < 0)
-                        goto out;
-        }
-        intersect(&pref, &available);
+        k = preferred(a, &available, required, &pref, err);
+        if (k < 0)
+                goto out;
         if ((k = take(a, &pref)) != 0 || (k = take(a, &sp.unaligned)) != 0 ||
             (k = take(a, &sp.no_affinity)) != 0)
                 goto done;
