@@ -9,9 +9,7 @@
 #include <string.h>
 
 #include <nodecm/topologymanager.h>
-#include "base/json.h"
 #include "cli.h"
-#include "topologymanager/tm-request.h"
 
 static void usage(FILE *f)
 {
@@ -49,9 +47,7 @@ int cmd_merge(int argc, char **argv)
                         {NULL, 0, NULL, 0},
         };
         ncm_tm_merge_mode mode = NCM_TM_MERGE_FAST;
-        ncm_autoptr(ncm__tm_request) req = NULL;
-        ncm_autoptr(ncm_tm_policy) policy = NULL;
-        ncm_autojson doc = NULL;
+        ncm_autoptr(ncm_tm_request) req = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
         const char *path;
@@ -79,21 +75,11 @@ int cmd_merge(int argc, char **argv)
                 return cli_usage_error("merge", "unexpected argument '%s'", argv[optind + 1]);
         path = argv[optind];
 
-        if (ncm__json_load_file(path, &doc, &err) < 0)
-                return cli_fail(&err);
-        if (ncm__tm_request_from_json(doc, &req, &err) < 0 ||
-            ncm__tm_request_policy(req, NCM_TM_GATES_DEFAULT, &policy, &err) < 0) {
-                /* Bad input is bad input, even where the library used a "cannot be met" code. */
-                ncm_error_prefix(&err, "%s", strcmp(path, "-") == 0 ? "<stdin>" : path);
-                if (err.code != ENOMEM)
-                        err.code = EINVAL;
-                return cli_fail(&err);
-        }
-        if (ncm_tm_policy_merge(policy, req->providers, req->n_providers, mode, &hint, &admit,
-                                &err) < 0)
+        if (ncm_tm_request_load(path, NCM_TM_GATES_DEFAULT, &req, &err) < 0 ||
+            ncm_tm_request_merge(req, mode, &hint, &admit, &err) < 0)
                 return cli_fail(&err);
 
-        ncm__tm_result_format_json(&hint, admit, &out);
+        ncm_tm_result_format_json(&hint, admit, &out);
         ncm_buf_putc(&out, '\n');
         rc = cli_emit_buf(&out);
         if (rc != 0)

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <nodecm/bitmask.h>
+#include <nodecm/buf.h>
 #include <nodecm/common.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
@@ -385,6 +386,37 @@ NCM_API int ncm_tm_pod_hints_restore(ncm_tm *tm, const ncm_tm_pod_hints *saved, 
 /* Free saved hints (NULL is fine). Returns NULL. */
 NCM_API ncm_tm_pod_hints *ncm_tm_pod_hints_free(ncm_tm_pod_hints *h);
 NCM_DEFINE_AUTOPTR(ncm_tm_pod_hints, ncm_tm_pod_hints_free)
+
+/* ------------------------------------------------------------------------------------------
+ * The `nodecm merge` document (DESIGN.md): a policy, a machine's NUMA nodes and distances, and
+ * the providers' hints, read from a file, merged, and the result written back.
+ * ------------------------------------------------------------------------------------------ */
+
+typedef struct ncm_tm_request ncm_tm_request;
+
+/*
+ * Read a merge document from PATH (JSON or YAML; "-" for standard input) and build its policy
+ * with GATES:
+ *   {"policy": "...", "options": {"k": "v"}, "numa": [ids],
+ *    "distances": {"<id>": [d to numa[0], d to numa[1], ...]},
+ *    "providers": [null | {"<resource>": null | [{"numa": null | [ids], "preferred": b}]}]}
+ * policy and numa are required; unknown fields are errors. 0, or -EINVAL (bad input of any
+ * kind, the message prefixed with PATH and naming the field: `f.json: numa[2]: bit number must
+ * be in range 0-63`), -ENOMEM. *RET is written on success only.
+ */
+NCM_API int ncm_tm_request_load(const char *path, ncm_tm_gates gates, ncm_tm_request **ret,
+                                ncm_error *err);
+
+/* Free a request (NULL is fine). Returns NULL. */
+NCM_API ncm_tm_request *ncm_tm_request_free(ncm_tm_request *r);
+NCM_DEFINE_AUTOPTR(ncm_tm_request, ncm_tm_request_free)
+
+/* ncm_tm_policy_merge() of the request's policy over its providers. */
+NCM_API int ncm_tm_request_merge(const ncm_tm_request *r, ncm_tm_merge_mode mode,
+                                 ncm_hint *ret_hint, bool *ret_admit, ncm_error *err);
+
+/* Append {"numa": [0, 1] | null, "preferred": b, "admit": b} (no newline) to B. */
+NCM_API void ncm_tm_result_format_json(const ncm_hint *hint, bool admit, ncm_buf *b);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@
 #include "base/json.h"
 #include "tm-request.h"
 
-ncm__tm_request *ncm__tm_request_free(ncm__tm_request *r)
+ncm_tm_request *ncm_tm_request_free(ncm_tm_request *r)
 {
         if (!r)
                 return NULL;
@@ -24,6 +24,7 @@ ncm__tm_request *ncm__tm_request_free(ncm__tm_request *r)
         for (size_t i = 0; i < r->n_providers; i++)
                 ncm_tm_hints_done(&r->providers[i]);
         free(r->providers);
+        ncm_tm_policy_free(r->built);
         free(r);
         return NULL;
 }
@@ -138,7 +139,7 @@ static int parse_provider(json_object *o, const char *path, ncm_tm_hints *ret, n
         return 0;
 }
 
-static int parse_distances(json_object *o, ncm__tm_request *req, ncm_error *err)
+static int parse_distances(json_object *o, ncm_tm_request *req, ncm_error *err)
 {
         size_t n = req->n_numa;
         int r = ncm__json_expect(o, json_type_object, "distances", err);
@@ -188,9 +189,9 @@ static int parse_distances(json_object *o, ncm__tm_request *req, ncm_error *err)
         return 0;
 }
 
-int ncm__tm_request_from_json(json_object *o, ncm__tm_request **ret, ncm_error *err)
+int ncm__tm_request_from_json(json_object *o, ncm_tm_request **ret, ncm_error *err)
 {
-        ncm_autoptr(ncm__tm_request) req = NULL;
+        ncm_autoptr(ncm_tm_request) req = NULL;
         json_object *v;
         int ids[NCM_BITMASK_MAX_BITS];
         int r;
@@ -291,7 +292,7 @@ int ncm__tm_request_from_json(json_object *o, ncm__tm_request **ret, ncm_error *
         return 0;
 }
 
-int ncm__tm_request_policy(const ncm__tm_request *r, ncm_tm_gates gates, ncm_tm_policy **ret,
+int ncm__tm_request_policy(const ncm_tm_request *r, ncm_tm_gates gates, ncm_tm_policy **ret,
                            ncm_error *err)
 {
         ncm_tm_options opts = NCM_TM_OPTIONS_DEFAULT;
@@ -314,7 +315,7 @@ int ncm__tm_request_policy(const ncm__tm_request *r, ncm_tm_gates gates, ncm_tm_
         return 0;
 }
 
-void ncm__tm_result_format_json(const ncm_hint *hint, bool admit, ncm_buf *b)
+void ncm_tm_result_format_json(const ncm_hint *hint, bool admit, ncm_buf *b)
 {
         ncm_buf_puts(b, "{\"numa\": ");
         if (hint->any) {
@@ -329,4 +330,36 @@ void ncm__tm_result_format_json(const ncm_hint *hint, bool admit, ncm_buf *b)
         }
         ncm_buf_printf(b, ", \"preferred\": %s, \"admit\": %s}", hint->preferred ? "true" : "false",
                        admit ? "true" : "false");
+}
+
+int ncm_tm_request_load(const char *path, ncm_tm_gates gates, ncm_tm_request **ret, ncm_error *err)
+{
+        ncm_autoptr(ncm_tm_request) req = NULL;
+        ncm_autojson doc = NULL;
+        int r;
+
+        r = ncm__json_load_file(path, &doc, err);
+        if (r < 0)
+                return r;
+        r = ncm__tm_request_from_json(doc, &req, err);
+        if (r >= 0)
+                r = ncm__tm_request_policy(req, gates, &req->built, err);
+        if (r < 0) {
+                /* Bad input is bad input, even where the policy used a "cannot be met" code. */
+                ncm_error_prefix(err, "%s", strcmp(path, "-") == 0 ? "<stdin>" : path);
+                if (err && err->code != ENOMEM)
+                        err->code = EINVAL;
+                return r == -ENOMEM ? r : -EINVAL;
+        }
+        *ret = NCM_TAKE_PTR(req);
+        return 0;
+}
+
+int ncm_tm_request_merge(const ncm_tm_request *r, ncm_tm_merge_mode mode, ncm_hint *ret_hint,
+                         bool *ret_admit, ncm_error *err)
+{
+        if (!r->built)
+                return ncm_error_set(err, EINVAL, "merge request without a policy");
+        return ncm_tm_policy_merge(r->built, r->providers, r->n_providers, mode, ret_hint,
+                                   ret_admit, err);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Internal: the `nodecm merge` document (DESIGN.md) read into a policy and providers' hints,
- * and the result written back. Shared by the command and the unit tests, which keep kubelet's
- * test tables in the same format.
+ * Internal: the `nodecm merge` document (DESIGN.md) read into a policy and providers' hints.
+ * The public entry is ncm_tm_request_load(); the unit tests and the fuzz target build requests
+ * from JSON objects directly, since they keep kubelet's test tables in the same format.
  */
 #ifndef NCM_TOPOLOGYMANAGER_REQUEST_H
 #define NCM_TOPOLOGYMANAGER_REQUEST_H
@@ -11,7 +11,7 @@
 #include <nodecm/buf.h>
 #include <nodecm/topologymanager.h>
 
-typedef struct ncm__tm_request {
+struct ncm_tm_request {
         char *policy;
         ncm_tm_option *options; /* keys and values malloc'd */
         size_t n_options;
@@ -20,7 +20,8 @@ typedef struct ncm__tm_request {
         uint64_t *distances; /* n_numa x n_numa in numa order, or NULL */
         ncm_tm_hints *providers;
         size_t n_providers;
-} ncm__tm_request;
+        ncm_tm_policy *built; /* set by ncm_tm_request_load() */
+};
 
 /*
  * Read a merge document:
@@ -30,20 +31,14 @@ typedef struct ncm__tm_request {
  * policy and numa are required. Errors (-EINVAL) name the field: `numa[2]: bit number must be
  * in range 0-63`, `providers[0].cpu[1].preferred: expected boolean, got string`, unknown keys.
  */
-int ncm__tm_request_from_json(json_object *o, ncm__tm_request **ret, ncm_error *err);
-
-ncm__tm_request *ncm__tm_request_free(ncm__tm_request *r);
-NCM_DEFINE_AUTOPTR(ncm__tm_request, ncm__tm_request_free)
+int ncm__tm_request_from_json(json_object *o, ncm_tm_request **ret, ncm_error *err);
 
 /*
  * The request's policy: options parsed (not for "none", as kubelet) with GATES, then
  * ncm_tm_policy_new(). Errors are prefixed with the field: "options: ...", "policy: ...",
  * "numa: ...", "distances: ...".
  */
-int ncm__tm_request_policy(const ncm__tm_request *r, ncm_tm_gates gates, ncm_tm_policy **ret,
+int ncm__tm_request_policy(const ncm_tm_request *r, ncm_tm_gates gates, ncm_tm_policy **ret,
                            ncm_error *err);
-
-/* {"numa": [0, 1] | null, "preferred": b, "admit": b} (no newline). */
-void ncm__tm_result_format_json(const ncm_hint *hint, bool admit, ncm_buf *b);
 
 #endif

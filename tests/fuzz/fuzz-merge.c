@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Walking more permutations than this per input would make the fuzzer crawl. */
 #define MAX_PERMUTATIONS 20000
 
-static size_t permutations(const ncm__tm_request *r)
+static size_t permutations(const ncm_tm_request *r)
 {
         size_t total = 1;
         for (size_t i = 0; i < r->n_providers; i++) {
@@ -34,7 +34,7 @@ static size_t permutations(const ncm__tm_request *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         ncm_autojson o = NULL;
-        ncm_autoptr(ncm__tm_request) req = NULL;
+        ncm_autoptr(ncm_tm_request) req = NULL;
         ncm_autoptr(ncm_tm_policy) pol = NULL;
         ncm_hint fast, ref;
         bool admit_fast, admit_ref;

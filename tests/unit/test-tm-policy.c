@@ -888,7 +888,7 @@ static void run_case(json_object *run, json_object *machine, json_object *c, siz
         json_object *expect = ncm__json_get(c, "expect");
         json_object *en = ncm__json_get(expect, "numa");
         json_object *doc = json_object_new_object();
-        ncm_autoptr(ncm__tm_request) req = NULL;
+        ncm_autoptr(ncm_tm_request) req = NULL;
         ncm_autoptr(ncm_tm_policy) p = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_hint want = {0};
