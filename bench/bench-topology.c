@@ -151,9 +151,11 @@ static void do_new(void *p)
 
 typedef struct query_arg {
         const ncm_topo *t;
-        ncm_cpuset *ids;
+        ncm_cpuset *ids; /* CPU or core ids */
         ncm_cpuset *out;
         int kind;
+        int64_t list[1024]; /* element ids for the element queries, or their output */
+        size_t n;
 } query_arg;
 
 static volatile int sink;
@@ -163,19 +165,19 @@ static void do_query(void *p)
         query_arg *a = p;
         switch (a->kind) {
         case 0:
-                ncm_topo_cpus_in_numa(a->t, a->ids, a->out);
+                ncm_topo_cpus_of_ids(a->t, NCM_TOPO_NUMA, a->list, a->n, a->out);
                 break;
         case 1:
-                ncm_topo_cpus_in_sockets(a->t, a->ids, a->out);
+                ncm_topo_cpus_of_ids(a->t, NCM_TOPO_SOCKET, a->list, a->n, a->out);
                 break;
         case 2:
                 ncm_topo_cpus_in_cores(a->t, a->ids, a->out);
                 break;
         case 3:
-                ncm_topo_cpus_in_uncore(a->t, a->ids, a->out);
+                ncm_topo_cpus_of_ids(a->t, NCM_TOPO_UNCORE, a->list, a->n, a->out);
                 break;
         case 4:
-                ncm_topo_numa_of_cpus(a->t, a->ids, a->out);
+                sink = (int)ncm_topo_ids_of_cpus(a->t, NCM_TOPO_NUMA, a->ids, a->list);
                 break;
         case 5:
                 ncm_topo_cores_of_cpus(a->t, a->ids, a->out);
@@ -210,7 +212,7 @@ int main(void)
         printf("## Topology\n\n");
         printf("Discovery reads every file once per run (no cache). Queries run on a 1024-CPU\n"
                "synthetic machine (`package:4 numa:16 l3:2 core:4 pu:2`: 64 NUMA nodes, 128 L3,\n"
-               "512 cores); each query takes an id set of 4 elements (cores: 64 cores, id\n"
+               "512 cores); each query takes a list of 4 element ids (cores: 64 cores, id\n"
                "lookups: 64 CPUs).\n\n");
         printf("| operation | machine | median |\n|---|---|---|\n");
 
@@ -265,16 +267,17 @@ int main(void)
         }
         {
                 static const char *const names[] = {
-                                "cpus_in_numa (4 nodes)",   "cpus_in_sockets (4 sockets)",
-                                "cpus_in_cores (64 cores)", "cpus_in_uncore (4 L3)",
-                                "numa_of_cpus (64 CPUs)",   "cores_of_cpus (64 CPUs)",
-                                "ncm_topo_cpu x1024",       "numa_distance x4096",
+                                "cpus_of_ids (4 NUMA nodes)",  "cpus_of_ids (4 sockets)",
+                                "cpus_in_cores (64 cores)",    "cpus_of_ids (4 L3)",
+                                "ids_of_cpus (NUMA, 64 CPUs)", "cores_of_cpus (64 CPUs)",
+                                "ncm_topo_cpu x1024",          "numa_distance x4096",
                 };
                 static const char *const ids[] = {"0,17,33,63",  "0-3",       "0-127:2",
                                                   "1,40,80,127", "0-1023:16", "0-1023:16",
                                                   "0",           "0"};
                 for (int k = 0; k < 8; k++) {
-                        query_arg qa = {big, ncm_cpuset_new(), ncm_cpuset_new(), k};
+                        static query_arg qa;
+                        qa = (query_arg){big, ncm_cpuset_new(), ncm_cpuset_new(), k, {0}, 0};
                         if (strstr(ids[k], ":")) {
                                 /* "a-b:step" */
                                 int a, b2, step;
@@ -286,6 +289,10 @@ int main(void)
                                 ncm_cpuset_parse_list(ids[k], &s, NULL);
                                 ncm_cpuset_copy(qa.ids, s);
                                 ncm_cpuset_free(s);
+                        }
+                        NCM_CPUSET_FOREACH(id, qa.ids)
+                        {
+                                qa.list[qa.n++] = id;
                         }
                         row(names[k], "1024 CPUs", bench_median_ns(do_query, &qa, 10000000));
                         ncm_cpuset_free(qa.ids);

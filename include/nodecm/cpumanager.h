@@ -375,7 +375,7 @@ typedef enum ncm_cpu_trace_level {
 } ncm_cpu_trace_level;
 
 typedef struct ncm_cpu_trace {
-        void (*fn)(void *data, ncm_cpu_trace_level level, int id, const int *cpus, size_t n);
+        void (*fn)(void *data, ncm_cpu_trace_level level, int64_t id, const int *cpus, size_t n);
         void *data;
 } ncm_cpu_trace;
 

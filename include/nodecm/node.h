@@ -176,12 +176,13 @@ typedef struct ncm_node_event {
 /* One container of an admitted pod, as it stands after the admission. */
 typedef struct ncm_node_container_result {
         char *name;
-        bool init;         /* in spec.initContainers */
-        bool sidecar;      /* init container with restartPolicy: Always */
-        bool exclusive;    /* holds its own CPUs (an entry in the CPU state) */
-        ncm_cpuset *cpus;  /* its CPUs; the shared pool at that moment when not exclusive */
-        ncm_cpuset *numa;  /* the NUMA nodes of those CPUs */
-        ncm_hint affinity; /* what the topology manager stored for it */
+        bool init;        /* in spec.initContainers */
+        bool sidecar;     /* init container with restartPolicy: Always */
+        bool exclusive;   /* holds its own CPUs (an entry in the CPU state) */
+        ncm_cpuset *cpus; /* its CPUs; the shared pool at that moment when not exclusive */
+        int *numa;        /* the NUMA nodes of those CPUs (ids, ascending) */
+        size_t n_numa;
+        ncm_hint affinity;              /* what the topology manager stored for it */
         ncm_devmgr_assignment *devices; /* per resource, sorted; NULL when none */
         size_t n_devices;
 } ncm_node_container_result;

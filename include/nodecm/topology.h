@@ -27,21 +27,25 @@ extern "C" {
 #endif
 
 typedef struct ncm_cpu_info {
-        int cpu;
-        int core;
-        int socket;
-        int numa;
-        int uncore;
+        int cpu;        /* 0..NCM_CPUSET_MAX_CPUS-1 */
+        int core;       /* a CPU id: the lowest thread of the core (0..NCM_CPUSET_MAX_CPUS-1) */
+        int socket;     /* physical_package_id as the kernel wrote it: any int (-1, 8442, ...) */
+        int numa;       /* NUMA node id: any int */
+        int64_t uncore; /* the uncore cache's id (the kernel's unsigned cache id), else socket */
 } ncm_cpu_info;
 
 typedef struct ncm_topo ncm_topo;
 
 /*
- * Build a topology from a CPU table (any order; ids 0..NCM_CPUSET_MAX_CPUS-1, no duplicates)
- * and NUMA nodes. NUMA_IDS lists every NUMA node (including CPU-less ones); when NULL the nodes
- * are those of the CPUs. DISTANCES is a NNUMA x NNUMA row-major matrix in NUMA_IDS order, or
- * NULL (then 10 on the diagonal and 20 elsewhere, as Linux reports without a SLIT). Every CPU's
- * numa must be in NUMA_IDS. -EINVAL with a message naming the offending entry otherwise.
+ * Build a topology from a CPU table (any order, no duplicate cpu) and NUMA nodes. Only CPU
+ * ids (cpu, core) are bounded, by the cpuset domain; socket, numa and uncore are kept as
+ * given, never renumbered. NUMA_IDS lists every NUMA node (CPU-less ones too); when NULL the
+ * nodes are those of the CPUs. DISTANCES is a NNUMA x NNUMA row-major matrix in NUMA_IDS
+ * order, or NULL (then 10 on the diagonal and 20 elsewhere, as Linux reports without a SLIT).
+ * Every CPU's numa must be in NUMA_IDS. An empty table is allowed (the kubelet's table of a
+ * machine whose CPUs cadvisor cannot place). -EINVAL / -ERANGE with a message naming the
+ * entry as "cpus[I].FIELD" / "numa[I].id" (I the caller's index), so a reader of a file can
+ * pass it on.
  */
 NCM_API int ncm_topo_new(const ncm_cpu_info *cpus, size_t ncpus, const int *numa_ids, size_t nnuma,
                          const uint32_t *distances, ncm_topo **ret, ncm_error *err);
@@ -60,7 +64,9 @@ NCM_API int ncm_topo_num_cores(const ncm_topo *t) NCM_PURE;
 NCM_API int ncm_topo_num_sockets(const ncm_topo *t) NCM_PURE;
 NCM_API int ncm_topo_num_numa_nodes(const ncm_topo *t) NCM_PURE;
 NCM_API int ncm_topo_num_uncore_caches(const ncm_topo *t) NCM_PURE;
-/* kubelet's derived sizes (integer division; 0 when the denominator is 0). */
+/* kubelet's derived sizes (integer division; 0 when the denominator is 0). These are
+ * averages: kubelets before 1.37 used them where the newest compares each element's own size
+ * (docs/cpu-manager.md, "Kubelet generations"). */
 NCM_API int ncm_topo_cpus_per_core(const ncm_topo *t) NCM_PURE;
 NCM_API int ncm_topo_cpus_per_socket(const ncm_topo *t) NCM_PURE;
 NCM_API int ncm_topo_cpus_per_uncore(const ncm_topo *t) NCM_PURE;
@@ -69,50 +75,71 @@ NCM_API int ncm_topo_cpus_per_uncore(const ncm_topo *t) NCM_PURE;
 NCM_API const int *ncm_topo_numa_ids(const ncm_topo *t, size_t *n);
 /* Distance between NUMA nodes A and B (ids), or -1 when either is unknown. */
 NCM_API int ncm_topo_numa_distance(const ncm_topo *t, int a, int b) NCM_PURE;
-
-/* All CPUs of the topology. */
-NCM_API void ncm_topo_all_cpus(const ncm_topo *t, ncm_cpuset *out);
-/* CPUs whose numa / socket / core / uncore id is in IDS (an id set). OUT is overwritten. */
-NCM_API void ncm_topo_cpus_in_numa(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
-NCM_API void ncm_topo_cpus_in_sockets(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
-NCM_API void ncm_topo_cpus_in_cores(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
-NCM_API void ncm_topo_cpus_in_uncore(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
-
-/*
- * --- Additions to the first version of this header (meanings above are unchanged) ---
- *
- * ncm_topo_new() also refuses an empty table ("could not detect number of cpus", kubelet's
- * text) and ids (core, socket, numa, uncore) outside 0..NCM_CPUSET_MAX_CPUS-1, since every id
- * must fit in an id set. Its messages name the entry as "cpus[I].FIELD" / "numa[I].id" with I
- * the caller's index, so a reader of a file can pass them on.
- */
-
 /* The distance matrix, row-major N x N in ncm_topo_numa_ids() order; *N receives N. */
 NCM_API const uint32_t *ncm_topo_numa_distances(const ncm_topo *t, size_t *n);
 
+/* All CPUs of the topology, copied into OUT. */
+NCM_API void ncm_topo_all_cpus(const ncm_topo *t, ncm_cpuset *out);
 /* All CPUs, as a set owned by the topology (valid until ncm_topo_free). */
 NCM_API const ncm_cpuset *ncm_topo_all_cpus_ref(const ncm_topo *t) NCM_PURE;
 
 /*
- * The CPUs of one NUMA node / socket / uncore cache, owned by the topology; NULL when no CPU
- * has that id (CPU-less NUMA nodes included). No copy: for inner loops.
+ * --- The elements: NUMA nodes, sockets, uncore caches ---
+ *
+ * Their ids are arbitrary integers, so they are not kept in id sets: each level has a table
+ * of the distinct ids its CPUs carry, sorted ascending (-1 first, as Go sorts), and a dense
+ * index 0..count-1 into that table. Ascending index order is ascending id order, so code that
+ * breaks ties by id (the kubelet's sorts) may break them by index. Only elements that have
+ * CPUs are in the tables (ncm_topo_numa_ids() also lists CPU-less NUMA nodes).
+ */
+typedef enum ncm_topo_level {
+        NCM_TOPO_NUMA,
+        NCM_TOPO_SOCKET,
+        NCM_TOPO_UNCORE,
+        NCM_TOPO_N_LEVELS
+} ncm_topo_level;
+
+/* The ids of LEVEL, ascending; *N receives their count (kubelet's NumNUMANodes etc.). */
+NCM_API const int64_t *ncm_topo_level_ids(const ncm_topo *t, ncm_topo_level level, size_t *n);
+/* The dense index of ID in LEVEL, or -1 when no CPU has it. O(log n). */
+NCM_API int ncm_topo_level_index(const ncm_topo *t, ncm_topo_level level, int64_t id) NCM_PURE;
+/* The dense index of CPU's element of LEVEL, or -1 when the CPU is unknown. O(1). */
+NCM_API int ncm_topo_level_of_cpu(const ncm_topo *t, ncm_topo_level level, int cpu) NCM_PURE;
+/* The CPUs of the element at dense index I of LEVEL, owned by the topology. */
+NCM_API const ncm_cpuset *ncm_topo_level_cpus(const ncm_topo *t, ncm_topo_level level,
+                                              size_t i) NCM_PURE;
+
+/*
+ * The ids of LEVEL that the CPUs of CPUS belong to (the kubelet's
+ * CPUDetails.KeepOnly(cpus).NUMANodes() and friends), ascending, written to IDS, which has
+ * room for the level's count. CPUs not in the topology are ignored. Returns how many.
+ */
+NCM_API size_t ncm_topo_ids_of_cpus(const ncm_topo *t, ncm_topo_level level, const ncm_cpuset *cpus,
+                                    int64_t *ids);
+/*
+ * The CPUs whose LEVEL id is one of IDS[0..N) (the kubelet's CPUsInNUMANodes(ids...) and
+ * friends). Unknown ids are ignored. OUT is overwritten.
+ */
+NCM_API void ncm_topo_cpus_of_ids(const ncm_topo *t, ncm_topo_level level, const int64_t *ids,
+                                  size_t n, ncm_cpuset *out);
+
+/*
+ * By id, for inner loops: the CPUs of one NUMA node / socket / uncore cache, owned by the
+ * topology; NULL when no CPU has that id (CPU-less NUMA nodes included).
  */
 NCM_API const ncm_cpuset *ncm_topo_numa_cpus(const ncm_topo *t, int numa) NCM_PURE;
 NCM_API const ncm_cpuset *ncm_topo_socket_cpus(const ncm_topo *t, int socket) NCM_PURE;
-NCM_API const ncm_cpuset *ncm_topo_uncore_cpus(const ncm_topo *t, int uncore) NCM_PURE;
-/* The CPU ids of core CORE, ascending, owned by the topology; NULL and *N = 0 when unknown. */
-NCM_API const int *ncm_topo_core_cpus(const ncm_topo *t, int core, size_t *n);
+NCM_API const ncm_cpuset *ncm_topo_uncore_cpus(const ncm_topo *t, int64_t uncore) NCM_PURE;
 
 /*
- * The ids of the NUMA nodes / sockets / cores / uncore caches that the CPUs of CPUS belong to
- * (kubelet's CPUDetails.KeepOnly(cpus).NUMANodes() and friends). CPUs not in the topology
- * are ignored. OUT is overwritten and may be CPUS. The cpus_in_* queries above also accept
- * OUT == IDS.
+ * --- Cores --- Core ids are CPU ids (the lowest thread), so they do fit a cpuset.
  */
-NCM_API void ncm_topo_numa_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
-NCM_API void ncm_topo_sockets_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
+/* The CPU ids of core CORE, ascending, owned by the topology; NULL and *N = 0 when unknown. */
+NCM_API const int *ncm_topo_core_cpus(const ncm_topo *t, int core, size_t *n);
+/* CPUs of the cores in IDS (a set of core ids). OUT is overwritten and may be IDS. */
+NCM_API void ncm_topo_cpus_in_cores(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out);
+/* The cores of the CPUs of CPUS (CPUs not in the topology are ignored). OUT may be CPUS. */
 NCM_API void ncm_topo_cores_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
-NCM_API void ncm_topo_uncore_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
 
 /*
  * --- Sources --- (docs/topology.md gives every id rule and how odd machines are read)

@@ -456,6 +456,9 @@ int ncm__json_int(json_object *o, const char *path, int64_t min, int64_t max, in
                                      ncm__json_type_name(o));
         errno = 0;
         v = json_object_get_int64(o);
+        /* json-c keeps numbers above INT64_MAX as uint64 and saturates them here silently */
+        if (v == INT64_MAX && strcmp(json_object_get_string(o), "9223372036854775807") != 0)
+                errno = ERANGE;
         if (errno == ERANGE || v < min || v > max)
                 return ncm_error_set(err, ERANGE, "%s: %s is out of range [%lld, %lld]", path,
                                      json_object_get_string(o), (long long)min, (long long)max);

@@ -50,7 +50,7 @@ struct ncm_cpu_index {
         int32_t *cpu_id;      /* dense -> CPU id (ascending) */
         int32_t *cpu_dense;   /* CPU id -> dense, -1 when absent; max_cpu + 1 entries */
         int n[K_COUNT];       /* element count per kind */
-        int32_t *id[K_COUNT]; /* dense element -> id */
+        int64_t *id[K_COUNT]; /* dense element -> id (ascending; any integer) */
         int32_t *of[K_COUNT]; /* dense CPU -> dense element of that kind */
         ix_csr cpus[K_COUNT]; /* element -> its CPUs (dense, ascending) */
         ix_rel r[R_COUNT];
@@ -80,7 +80,7 @@ struct ncm_cpu_index {
         int num_cpus, num_sockets, num_numa;
         int cpus_per_core, cpus_per_socket, cpus_per_uncore;
         bool numa_first;   /* NumSockets >= NumNUMANodes */
-        bool numa_ids_fit; /* every NUMA id is 0..63, so masks are uint64 */
+        bool numa_ids_fit; /* every NUMA id is 0..63, so hint masks can hold them */
 };
 
 /* The accumulator (kubelet's cpuAccumulator). */
@@ -115,7 +115,7 @@ int ncm__acc_list_numas(acc *a);
  * K_CORE) or freeCPUs (any other WHAT), as ids in kubelet's order. IDS needs room for
  * lmax[] of that list. Returns the count.
  */
-int ncm__acc_free_list(acc *a, int what, int32_t *ids);
+int ncm__acc_free_list(acc *a, int what, int64_t *ids);
 /* kubelet's "not enough cpus available to satisfy request: ..." (NCM_E_UNSATISFIABLE). */
 int ncm__not_enough(ncm_error *err, int n, int avail_size);
 

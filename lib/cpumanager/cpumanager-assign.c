@@ -131,7 +131,7 @@ static void take_elem(acc *a, int kind, int e)
 }
 
 /* Explanations: report CPU ids IDS[0..n) (dense) taken at LEVEL to the trace. */
-static void trace_dense(const acc *a, ncm_cpu_trace_level level, int id, const int32_t *dense,
+static void trace_dense(const acc *a, ncm_cpu_trace_level level, int64_t id, const int32_t *dense,
                         int n)
 {
         int small[64] = {0};
@@ -515,7 +515,7 @@ int ncm__acc_list_numas(acc *a)
         return list_numas(a);
 }
 
-int ncm__acc_free_list(acc *a, int what, int32_t *ids)
+int ncm__acc_free_list(acc *a, int what, int64_t *ids)
 {
         const ncm_cpu_index *ix = a->ix;
         int m;

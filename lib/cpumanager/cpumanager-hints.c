@@ -108,8 +108,10 @@ int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
         int32_t *heap_cap = NULL, *heap_av = NULL;
 
         if (!ix->numa_ids_fit)
-                return ncm_error_set(err, EINVAL, "NUMA node %d: bit number must be in range 0-63",
-                                     ix->id[K_NUMA][n - 1]);
+                return ncm_error_set(err, EINVAL,
+                                     "NUMA node %lld: bit number must be in range 0-63",
+                                     (long long)(ix->id[K_NUMA][0] < 0 ? ix->id[K_NUMA][0]
+                                                                       : ix->id[K_NUMA][n - 1]));
         if (n > HINT_MAX_NODES)
                 return ncm_error_set(err, E2BIG,
                                      "%d NUMA nodes: hint generation enumerates 2^%d masks "
@@ -139,7 +141,7 @@ int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                         /* Go's map lookup of an unknown CPU yields NUMA node 0 */
                         int numa = 0;
                         if (cpu <= ix->max_cpu && ix->cpu_dense[cpu] >= 0)
-                                numa = ix->id[K_NUMA][ix->of[K_NUMA][ix->cpu_dense[cpu]]];
+                                numa = (int)ix->id[K_NUMA][ix->of[K_NUMA][ix->cpu_dense[cpu]]];
                         reuse_mask |= UINT64_C(1) << numa;
                         reuse_count++;
                 }

@@ -8,20 +8,6 @@
 
 #include "cpumanager-alloc.h"
 
-static int id_of(const ncm_cpu_info *c, int kind)
-{
-        switch (kind) {
-        case K_NUMA:
-                return c->numa;
-        case K_SOCK:
-                return c->socket;
-        case K_CORE:
-                return c->core;
-        default:
-                return c->uncore;
-        }
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
         int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -60,40 +46,61 @@ const ncm_topo *ncm_cpu_index_topo(const ncm_cpu_index *ix)
         return ix->topo;
 }
 
-/* Dense ids of one kind: ids sorted ascending, then each CPU's element. */
+/*
+ * Dense element indices of one kind. NUMA nodes, sockets and uncore caches take the
+ * topology's own dense indices (ascending id order, any id); cores are CPU ids, so a map by
+ * id does. Either way "ties by ascending id" is "ties by ascending dense index".
+ */
 static int build_kind(ncm_cpu_index *ix, const ncm_cpu_info *cpus, int kind)
 {
-        int max_id = -1, n = 0;
-        int32_t *map = NULL;
+        static const ncm_topo_level levels[] = {[K_NUMA] = NCM_TOPO_NUMA,
+                                                [K_SOCK] = NCM_TOPO_SOCKET,
+                                                [K_UNC] = NCM_TOPO_UNCORE};
+        int n = 0;
 
-        for (int i = 0; i < ix->ncpu; i++)
-                if (id_of(&cpus[i], kind) > max_id)
-                        max_id = id_of(&cpus[i], kind);
-        map = malloc(((size_t)max_id + 1) * sizeof(*map));
         ix->of[kind] = malloc((size_t)ix->ncpu * sizeof(int32_t));
-        if (!map || !ix->of[kind]) {
-                free(map);
+        if (!ix->of[kind])
                 return -ENOMEM;
+        if (kind != K_CORE) {
+                size_t cnt = 0;
+                const int64_t *ids = ncm_topo_level_ids(ix->topo, levels[kind], &cnt);
+                n = (int)cnt;
+                ix->id[kind] = malloc((size_t)n * sizeof(int64_t));
+                if (!ix->id[kind])
+                        return -ENOMEM;
+                memcpy(ix->id[kind], ids, cnt * sizeof(int64_t));
+                for (int i = 0; i < ix->ncpu; i++)
+                        ix->of[kind][i] =
+                                        ncm_topo_level_of_cpu(ix->topo, levels[kind], cpus[i].cpu);
+        } else {
+                int max_id = -1;
+                int32_t *map = NULL;
+                for (int i = 0; i < ix->ncpu; i++)
+                        if (cpus[i].core > max_id)
+                                max_id = cpus[i].core;
+                map = malloc(((size_t)max_id + 1) * sizeof(*map));
+                if (!map)
+                        return -ENOMEM;
+                for (int i = 0; i <= max_id; i++)
+                        map[i] = -1;
+                for (int i = 0; i < ix->ncpu; i++)
+                        map[cpus[i].core] = 0;
+                for (int i = 0; i <= max_id; i++)
+                        if (map[i] == 0)
+                                map[i] = n++;
+                ix->id[kind] = malloc((size_t)n * sizeof(int64_t));
+                if (!ix->id[kind]) {
+                        free(map);
+                        return -ENOMEM;
+                }
+                for (int i = 0; i <= max_id; i++)
+                        if (map[i] >= 0)
+                                ix->id[kind][map[i]] = i;
+                for (int i = 0; i < ix->ncpu; i++)
+                        ix->of[kind][i] = map[cpus[i].core];
+                free(map);
         }
-        for (int i = 0; i <= max_id; i++)
-                map[i] = -1;
-        for (int i = 0; i < ix->ncpu; i++)
-                map[id_of(&cpus[i], kind)] = 0;
-        for (int i = 0; i <= max_id; i++)
-                if (map[i] == 0)
-                        map[i] = n++;
         ix->n[kind] = n;
-        ix->id[kind] = malloc((size_t)n * sizeof(int32_t));
-        if (!ix->id[kind]) {
-                free(map);
-                return -ENOMEM;
-        }
-        for (int i = 0; i <= max_id; i++)
-                if (map[i] >= 0)
-                        ix->id[kind][map[i]] = i;
-        for (int i = 0; i < ix->ncpu; i++)
-                ix->of[kind][i] = map[id_of(&cpus[i], kind)];
-        free(map);
 
         /* element -> CPUs; filling in dense-CPU order keeps each list ascending */
         ix_csr *c = &ix->cpus[kind];
@@ -310,7 +317,7 @@ int ncm_cpu_index_new(const ncm_topo *t, ncm_cpu_index **ret, ncm_error *err)
         ix->cpus_per_socket = ncm_topo_cpus_per_socket(t);
         ix->cpus_per_uncore = ncm_topo_cpus_per_uncore(t);
         ix->numa_first = ix->num_sockets >= ix->num_numa;
-        ix->numa_ids_fit = ix->id[K_NUMA][ix->n[K_NUMA] - 1] < 64;
+        ix->numa_ids_fit = ix->id[K_NUMA][0] >= 0 && ix->id[K_NUMA][ix->n[K_NUMA] - 1] < 64;
         *ret = NCM_TAKE_PTR(ix);
         return 0;
 }

@@ -166,20 +166,20 @@ static int allocate_cpus(static_policy *s, ncm_cpu_state *st, int n, const ncm_h
                 if (!aligned)
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 for (int e = 0; e < ix->n[K_NUMA]; e++) {
-                        if (!ncm_bitmask_isset(affinity->numa, ix->id[K_NUMA][e]))
+                        if (!ncm_bitmask_isset(affinity->numa, (int)ix->id[K_NUMA][e]))
                                 continue;
                         if (o->align_by_socket) {
                                 /* the whole sockets of the hint's NUMA nodes */
                                 const ix_rel *ns = &ix->r[R_NUMA_SOCK];
                                 for (int q = ns->off[e]; q < ns->off[e + 1]; q++) {
                                         const ncm_cpuset *sock = ncm_topo_socket_cpus(
-                                                        s->topo, ix->id[K_SOCK][ns->to_e[q]]);
+                                                        s->topo, (int)ix->id[K_SOCK][ns->to_e[q]]);
                                         ncm_cpuset_and(tmp, allocatable, sock);
                                         ncm_cpuset_or(aligned, aligned, tmp);
                                 }
                         } else {
                                 ncm_cpuset_and(tmp, allocatable,
-                                               ncm_topo_numa_cpus(s->topo, ix->id[K_NUMA][e]));
+                                               ncm_topo_numa_cpus(s->topo, (int)ix->id[K_NUMA][e]));
                                 ncm_cpuset_or(aligned, aligned, tmp);
                         }
                 }

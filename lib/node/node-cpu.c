@@ -122,7 +122,7 @@ typedef struct trace_ctx {
         int indent;           /* of the current take's elements */
 } trace_ctx;
 
-static void on_trace(void *data, ncm_cpu_trace_level level, int id, const int *cpus, size_t n)
+static void on_trace(void *data, ncm_cpu_trace_level level, int64_t id, const int *cpus, size_t n)
 {
         static const char *const what[] = {
                         [NCM_CPU_TRACE_NUMA] = "whole NUMA node",
@@ -151,17 +151,18 @@ static void on_trace(void *data, ncm_cpu_trace_level level, int id, const int *c
                 t->indent = indent + 2;
                 if (id == 0)
                         break;
-                ncm__node_event_step(&t->lines, "%*stakeByTopology%s(%d) from %s:", indent, "",
+                ncm__node_event_step(&t->lines, "%*stakeByTopology%s(%lld) from %s:", indent, "",
                                      level == NCM_CPU_TRACE_TAKE_PACKED ? "NUMAPacked"
                                                                         : "NUMADistributed",
-                                     id, txt ? txt : "");
+                                     (long long)id, txt ? txt : "");
                 break;
         case NCM_CPU_TRACE_CPU:
-                ncm__node_event_step(&t->lines, "%*s%s %d", t->indent, "", what[level], id);
+                ncm__node_event_step(&t->lines, "%*s%s %lld", t->indent, "", what[level],
+                                     (long long)id);
                 break;
         default:
-                ncm__node_event_step(&t->lines, "%*s%s %d: %s", t->indent, "", what[level], id,
-                                     txt ? txt : "");
+                ncm__node_event_step(&t->lines, "%*s%s %lld: %s", t->indent, "", what[level],
+                                     (long long)id, txt ? txt : "");
         }
 }
 
@@ -220,12 +221,15 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
                                 continue;
                         if (o->align_by_socket) {
                                 /* the whole sockets of the hint's NUMA nodes */
-                                ncm_autoptr(ncm_cpuset) socks = ncm_cpuset_new();
                                 ncm_autoptr(ncm_cpuset) sc = ncm_cpuset_new();
+                                ncm_autofree int64_t *socks =
+                                                malloc((size_t)ncm_topo_num_sockets(n->topo) *
+                                                       sizeof(*socks));
+                                size_t ns;
                                 if (!socks || !sc)
                                         continue;
-                                ncm_topo_sockets_of_cpus(n->topo, nc, socks);
-                                ncm_topo_cpus_in_sockets(n->topo, socks, sc);
+                                ns = ncm_topo_ids_of_cpus(n->topo, NCM_TOPO_SOCKET, nc, socks);
+                                ncm_topo_cpus_of_ids(n->topo, NCM_TOPO_SOCKET, socks, ns, sc);
                                 ncm_cpuset_and(part, avail, sc);
                         } else {
                                 ncm_cpuset_and(part, avail, nc);

@@ -439,23 +439,20 @@ void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
                             const ncm_cpuset *chosen, ncm_node_event *e)
 {
         ncm_autoptr(ncm_cpuset) left = ncm_cpuset_dup(chosen);
-        ncm_autoptr(ncm_cpuset) ids = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) tmp = ncm_cpuset_new();
         bool numa_first = ncm_topo_num_sockets(t) >= ncm_topo_num_numa_nodes(t);
-        size_t ncpu = 0;
+        size_t ncpu = 0, nids;
         const ncm_cpu_info *cpus = ncm_topo_cpus(t, &ncpu);
+        ncm_autofree int64_t *ids = malloc((ncpu ? ncpu : 1) * sizeof(*ids));
 
         if (!left || !ids || !tmp)
                 return;
         /* whole first- and second-level elements (NUMA nodes and sockets) */
         for (int level = 0; level < 2; level++) {
                 bool numa = (level == 0) == numa_first;
-                if (numa)
-                        ncm_topo_numa_of_cpus(t, left, ids);
-                else
-                        ncm_topo_sockets_of_cpus(t, left, ids);
-                NCM_CPUSET_FOREACH(id, ids)
-                {
+                nids = ncm_topo_ids_of_cpus(t, numa ? NCM_TOPO_NUMA : NCM_TOPO_SOCKET, left, ids);
+                for (size_t k = 0; k < nids; k++) {
+                        int id = (int)ids[k];
                         const ncm_cpuset *s = numa ? ncm_topo_numa_cpus(t, id)
                                                    : ncm_topo_socket_cpus(t, id);
                         if (!s || !ncm_cpuset_is_subset(s, left) ||
@@ -473,9 +470,9 @@ void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
         if (ncm_cpuset_is_empty(left))
                 return;
         /* whole cores, then single threads, grouped by NUMA node */
-        ncm_topo_numa_of_cpus(t, left, ids);
-        NCM_CPUSET_FOREACH(node, ids)
-        {
+        nids = ncm_topo_ids_of_cpus(t, NCM_TOPO_NUMA, left, ids);
+        for (size_t x = 0; x < nids; x++) {
+                int node = (int)ids[x];
                 ncm_buf cores = NCM_BUF_INIT, single = NCM_BUF_INIT;
                 for (size_t i = 0; i < ncpu; i++) {
                         const ncm_cpu_info *ci = &cpus[i];

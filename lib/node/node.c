@@ -391,6 +391,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
 
         if (!n)
                 return oom(err);
+        if (ncm_topo_num_cpus(t) == 0)
+                return ncm_error_set(err, EINVAL, "could not detect number of cpus");
         n->topo = t;
         n->cfg = cfg;
         n->dirfd = -1;
@@ -575,7 +577,7 @@ ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a)
         for (size_t i = 0; i < a->n_containers; i++) {
                 free(a->containers[i].name);
                 ncm_cpuset_free(a->containers[i].cpus);
-                ncm_cpuset_free(a->containers[i].numa);
+                free(a->containers[i].numa);
                 ncm_devmgr_assignments_free(a->containers[i].devices, a->containers[i].n_devices);
         }
         free(a->containers);
@@ -716,13 +718,24 @@ static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission
                 a->n_containers = i + 1;
                 cr->name = strdup(c->name);
                 cr->cpus = ncm_cpuset_dup(own ? own : shared);
-                cr->numa = ncm_cpuset_new();
+                cr->numa = malloc(((size_t)ncm_topo_num_numa_nodes(n->topo) + 1) *
+                                  sizeof(*cr->numa));
                 if (!cr->name || !cr->cpus || !cr->numa)
                         return -ENOMEM;
                 cr->init = c->init;
                 cr->sidecar = c->sidecar;
                 cr->exclusive = own != NULL;
-                ncm_topo_numa_of_cpus(n->topo, cr->cpus, cr->numa);
+                {
+                        int64_t ids[64];
+                        ncm_autofree int64_t *heap = NULL;
+                        int64_t *idv = ids;
+                        size_t nn = (size_t)ncm_topo_num_numa_nodes(n->topo);
+                        if (nn > NCM_ELEMENTSOF(ids) && !(idv = heap = malloc(nn * sizeof(*heap))))
+                                return -ENOMEM;
+                        cr->n_numa = ncm_topo_ids_of_cpus(n->topo, NCM_TOPO_NUMA, cr->cpus, idv);
+                        for (size_t k = 0; k < cr->n_numa; k++)
+                                cr->numa[k] = (int)idv[k];
+                }
                 cr->affinity = ncm_tm_get_affinity(n->tm, pod->uid, c->name);
                 if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &cr->devices,
                                                  &cr->n_devices) < 0)

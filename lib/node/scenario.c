@@ -181,6 +181,11 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
                                              "inline cpus/numa",
                                              path);
                 r = ncm_topo_from_json_value(o, path, false, &s->topo, err);
+                if (r >= 0 && ncm_topo_num_cpus(s->topo) == 0)
+                        /* a table may be empty; a node without CPUs is what the kubelet
+                         * refuses to start on */
+                        return ncm_error_set(err, EINVAL,
+                                             "%s.cpus: could not detect number of cpus", path);
                 return r;
         }
         if (n != 1)

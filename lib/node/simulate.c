@@ -27,15 +27,11 @@ static void json_cpus(ncm_buf *b, const ncm_cpuset *s)
         ncm_buf_putc(b, '"');
 }
 
-static void json_idlist(ncm_buf *b, const ncm_cpuset *s)
+static void json_idlist(ncm_buf *b, const int *ids, size_t n)
 {
-        bool first = true;
         ncm_buf_putc(b, '[');
-        NCM_CPUSET_FOREACH(id, s)
-        {
-                ncm_buf_printf(b, "%s%d", first ? "" : ", ", id);
-                first = false;
-        }
+        for (size_t i = 0; i < n; i++)
+                ncm_buf_printf(b, "%s%d", i ? ", " : "", ids[i]);
         ncm_buf_putc(b, ']');
 }
 
@@ -166,7 +162,7 @@ static void json_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_no
                                        c->exclusive ? "true" : "false");
                         json_cpus(b, c->cpus);
                         ncm_buf_puts(b, ", \"numa\": ");
-                        json_idlist(b, c->numa);
+                        json_idlist(b, c->numa, c->n_numa);
                         ncm_buf_puts(b, ", \"devices\": ");
                         json_devices(b, c->devices, c->n_devices);
                         ncm_buf_putc(b, '}');
@@ -281,10 +277,19 @@ static void put_pod(ncm_buf *b, const char *name, const char *uid)
         ncm_buf_puts(b, name && name[0] ? name : uid);
 }
 
-static void put_numa(ncm_buf *b, const ncm_cpuset *numa)
+/* "NUMA 0-1,3": runs as in CPU lists, but only between non-negative ids ("-1,0", not "-1-0"). */
+static void put_numa(ncm_buf *b, const int *ids, size_t n)
 {
         ncm_buf_puts(b, "NUMA ");
-        ncm_cpuset_format_list_buf(numa, b);
+        for (size_t i = 0; i < n;) {
+                size_t j = i;
+                while (ids[i] >= 0 && j + 1 < n && ids[j + 1] == ids[j] + 1)
+                        j++;
+                ncm_buf_printf(b, "%s%d", i ? "," : "", ids[i]);
+                if (j > i)
+                        ncm_buf_printf(b, "-%d", ids[j]);
+                i = j + 1;
+        }
 }
 
 static void put_hints(ncm_buf *b, const ncm_tm_hints *h)
@@ -353,7 +358,7 @@ static void human_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_n
                                        c->exclusive ? "exclusive" : "shared");
                         ncm_cpuset_format_list_buf(c->cpus, b);
                         ncm_buf_puts(b, " (");
-                        put_numa(b, c->numa);
+                        put_numa(b, c->numa, c->n_numa);
                         ncm_buf_putc(b, ')');
                         for (size_t k = 0; k < c->n_devices; k++) {
                                 ncm_buf_printf(b, " %s=", c->devices[k].resource);

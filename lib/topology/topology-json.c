@@ -4,12 +4,15 @@
  * reader behind `--topology FILE` and a scenario's inline "cpus"/"numa". The writer's output
  * reads back to an equal topology (ncm_topo_equal), which the tests check on every dump.
  *
- * Reader rules: "cpus" is required and non-empty; each entry has exactly the keys cpu, core,
- * socket, numa, uncore, all integers 0..8191; cpu ids are unique (any order is accepted, the
- * table is sorted). "numa" is optional (default: the CPUs' nodes, distances 10/20); each entry
- * has "id" (0..8191, unique) and "distances", one integer 0..2^31-1 per listed node in list
- * order; "distances" may be left out of every entry (then 10/20), not of some. Every CPU's
- * numa must be listed. Other keys are errors, so a typo cannot pass silently.
+ * Reader rules: "cpus" is required (it may be empty: the kubelet's table of a machine whose
+ * CPUs cadvisor cannot place); each entry has exactly the keys cpu, core, socket, numa,
+ * uncore, all integers. cpu and core are CPU ids (0..8191); socket and numa are any 32-bit
+ * integer and uncore any 64-bit one, kept as written (the kernel's ids: -1, 8442, 196611, a
+ * 32-bit cache id). cpu ids are unique (any order is accepted, the table is sorted). "numa" is
+ * optional (default: the CPUs' nodes, distances 10/20); each entry has "id" (a 32-bit integer,
+ * unique) and "distances", one integer 0..2^31-1 per listed node in list order; "distances"
+ * may be left out of every entry (then 10/20), not of some. Every CPU's numa must be listed.
+ * Other keys are errors, so a typo cannot pass silently.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -57,20 +60,25 @@ static int check_keys(json_object *o, const char *path, const char *const *allow
         return 0;
 }
 
-static int get_int(json_object *o, const char *path, const char *key, int64_t max, int *ret,
-                   ncm_error *err)
+static int get_i64(json_object *o, const char *path, const char *key, int64_t min, int64_t max,
+                   int64_t *ret, ncm_error *err)
 {
         char p[512];
         json_object *v = NULL;
-        int64_t x;
-        int r;
 
         pathf(p, sizeof(p), "%s.%s", path, key);
         if (!json_object_object_get_ex(o, key, &v))
                 return ncm_error_set(err, EINVAL, "%s: missing", p);
         if (json_object_is_type(v, json_type_null))
                 return ncm_error_set(err, EINVAL, "%s: expected an integer, got null", p);
-        r = ncm__json_int(v, p, 0, max, &x, err);
+        return ncm__json_int(v, p, min, max, ret, err);
+}
+
+static int get_int(json_object *o, const char *path, const char *key, int64_t min, int64_t max,
+                   int *ret, ncm_error *err)
+{
+        int64_t x = 0;
+        int r = get_i64(o, path, key, min, max, &x, err);
         if (r < 0)
                 return r;
         *ret = (int)x;
@@ -90,13 +98,10 @@ static int read_cpus(json_object *arr, const char *path, ncm_cpu_info **ret, siz
         if (r < 0)
                 return r;
         n = json_object_array_length(arr);
-        if (n == 0)
-                return ncm_error_set(err, EINVAL, "%s: no CPU (could not detect number of cpus)",
-                                     path);
         if (n > NCM_CPUSET_MAX_CPUS)
                 return ncm_error_set(err, ERANGE, "%s: %zu CPUs, more than %d", path, n,
                                      NCM_CPUSET_MAX_CPUS);
-        cpus = calloc(n, sizeof(*cpus));
+        cpus = calloc(n ? n : 1, sizeof(*cpus));
         if (!cpus)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
@@ -105,11 +110,11 @@ static int read_cpus(json_object *arr, const char *path, ncm_cpu_info **ret, siz
                 pathf(p, sizeof(p), "%s[%zu]", path, i);
                 if ((r = ncm__json_expect(e, json_type_object, p, err)) < 0 ||
                     (r = check_keys(e, p, keys, err)) < 0 ||
-                    (r = get_int(e, p, "cpu", max, &cpus[i].cpu, err)) < 0 ||
-                    (r = get_int(e, p, "core", max, &cpus[i].core, err)) < 0 ||
-                    (r = get_int(e, p, "socket", max, &cpus[i].socket, err)) < 0 ||
-                    (r = get_int(e, p, "numa", max, &cpus[i].numa, err)) < 0 ||
-                    (r = get_int(e, p, "uncore", max, &cpus[i].uncore, err)) < 0)
+                    (r = get_int(e, p, "cpu", 0, max, &cpus[i].cpu, err)) < 0 ||
+                    (r = get_int(e, p, "core", 0, max, &cpus[i].core, err)) < 0 ||
+                    (r = get_int(e, p, "socket", INT32_MIN, INT32_MAX, &cpus[i].socket, err)) < 0 ||
+                    (r = get_int(e, p, "numa", INT32_MIN, INT32_MAX, &cpus[i].numa, err)) < 0 ||
+                    (r = get_i64(e, p, "uncore", INT64_MIN, INT64_MAX, &cpus[i].uncore, err)) < 0)
                         return r;
         }
         *ret = NCM_TAKE_PTR(cpus);
@@ -150,7 +155,7 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                 pathf(p, sizeof(p), "%s[%zu]", path, i);
                 if ((r = ncm__json_expect(e, json_type_object, p, err)) < 0 ||
                     (r = check_keys(e, p, keys, err)) < 0 ||
-                    (r = get_int(e, p, "id", NCM_CPUSET_MAX_CPUS - 1, &ids[i], err)) < 0)
+                    (r = get_int(e, p, "id", INT32_MIN, INT32_MAX, &ids[i], err)) < 0)
                         return r;
                 for (size_t j = 0; j < i; j++)
                         if (ids[j] == ids[i])
@@ -285,9 +290,9 @@ void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
         for (size_t i = 0; i < n; i++)
                 ncm_buf_printf(b,
                                "%s{\"cpu\": %d, \"core\": %d, \"socket\": %d, \"numa\": %d, "
-                               "\"uncore\": %d}",
+                               "\"uncore\": %lld}",
                                i ? ",\n          " : "", c[i].cpu, c[i].core, c[i].socket,
-                               c[i].numa, c[i].uncore);
+                               c[i].numa, (long long)c[i].uncore);
         ncm_buf_puts(b, "],\n \"numa\": [");
         for (size_t i = 0; i < nn; i++) {
                 ncm_buf_printf(b, "%s{\"id\": %d, \"distances\": [", i ? ",\n          " : "",

@@ -35,14 +35,15 @@ void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b)
         const ncm_cpu_info *table = ncm_topo_cpus(t, &n);
         const int *ids = ncm_topo_numa_ids(t, &nn);
         const uint32_t *d = ncm_topo_numa_distances(t, &nn);
-        ncm_cpu_info *c = malloc(n * sizeof(*c));
+        ncm_cpu_info *c = malloc((n ? n : 1) * sizeof(*c));
         bool cpuless = false;
 
         if (!c) {
                 b->oom = true; /* the caller checks ncm_buf_failed() once */
                 return;
         }
-        memcpy(c, table, n * sizeof(*c));
+        if (n)
+                memcpy(c, table, n * sizeof(*c));
         qsort(c, n, sizeof(*c), cmp_path);
         for (size_t i = 0; i < n; i++) {
                 bool new_socket = i == 0 || c[i].socket != c[i - 1].socket;
@@ -54,7 +55,7 @@ void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b)
                 if (new_numa)
                         ncm_buf_printf(b, "  NUMA node %d\n", c[i].numa);
                 if (new_uncore)
-                        ncm_buf_printf(b, "    Uncore cache %d\n", c[i].uncore);
+                        ncm_buf_printf(b, "    Uncore cache %lld\n", (long long)c[i].uncore);
                 if (new_core)
                         ncm_buf_printf(b, "      Core %d: CPU %d", c[i].core, c[i].cpu);
                 else

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CPU table and its queries. Everything a query needs is computed once in ncm_topo_new():
- * a dense cpu-id -> row index, a cpuset per NUMA node, socket and uncore cache (few elements,
- * many CPUs each, so a query ORs a handful of words per element), and a compact member list
- * per core (many elements of 1-4 CPUs, where a cpuset each would cost a kilobyte). The CPU
- * allocator calls these in its inner loops, so none of them allocates or scans the table.
+ * a dense cpu-id -> row index; per level (NUMA node, socket, uncore cache) the sorted table of
+ * the ids its CPUs carry, each CPU's dense index into it and a cpuset per element (few
+ * elements, many CPUs each, so a query ORs a handful of words per element); and a compact
+ * member list per core (many elements of 1-4 CPUs, where a cpuset each would cost a kilobyte).
+ *
+ * Element ids are the kernel's integers, kept as read: negative (-1 on s390), sparse and large
+ * (196611 on Itanium, a 32-bit cache id). They never index an array: lookups by id are binary
+ * searches in the sorted table, and everything else works on the dense indices. The CPU
+ * allocator calls these queries in its inner loops, so none of them allocates or scans the
+ * table.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,22 +19,23 @@
 #include <nodecm/topology.h>
 #include "topology/topology-internal.h"
 
-/* One kind of element (numa, socket, uncore): its cpuset, indexed by element id. */
-typedef struct elem_sets {
-        int max_id;         /* -1 when there is none */
-        int count;          /* distinct ids */
-        ncm_cpuset **by_id; /* max_id + 1 entries, NULL for absent ids */
-} elem_sets;
+/* One level of elements (numa, socket, uncore). */
+typedef struct level {
+        size_t n;          /* distinct ids */
+        int64_t *ids;      /* ascending */
+        int32_t *of_row;   /* row of the CPU table -> dense index */
+        ncm_cpuset **cpus; /* dense index -> its CPUs */
+} level;
 
 struct ncm_topo {
         ncm_cpu_info *cpus; /* sorted by cpu */
         size_t ncpus;
-        int max_cpu;
+        int max_cpu;  /* -1 when the table is empty */
         int32_t *row; /* cpu id -> row in cpus, -1 when absent; max_cpu + 1 entries */
 
-        elem_sets numa, socket, uncore;
+        level lv[NCM_TOPO_N_LEVELS];
 
-        /* cores: ids are arbitrary (kubelet tests use small ones), so index by id too */
+        /* cores: ids are CPU ids, so index by id */
         int max_core;
         int ncores;
         int32_t *core_off; /* core id -> first member in core_cpus; max_core + 2 entries */
@@ -36,8 +43,6 @@ struct ncm_topo {
 
         int *numa_ids; /* every NUMA node, ascending */
         size_t nnuma;
-        int32_t *numa_index; /* numa id -> position in numa_ids, -1 when absent */
-        int max_numa_id;
         uint32_t *dist; /* nnuma x nnuma, in numa_ids order */
 
         ncm_cpuset *all;
@@ -49,18 +54,26 @@ static int cmp_cpu(const void *a, const void *b)
         return (x->cpu > y->cpu) - (x->cpu < y->cpu);
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+        int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+        return (x > y) - (x < y);
+}
+
 static int cmp_int(const void *a, const void *b)
 {
         const int *x = a, *y = b;
         return (*x > *y) - (*x < *y);
 }
 
-static void elem_sets_done(elem_sets *e)
+static void level_done(level *l)
 {
-        if (e->by_id)
-                for (int i = 0; i <= e->max_id; i++)
-                        ncm_cpuset_free(e->by_id[i]);
-        free(e->by_id);
+        if (l->cpus)
+                for (size_t i = 0; i < l->n; i++)
+                        ncm_cpuset_free(l->cpus[i]);
+        free(l->cpus);
+        free(l->ids);
+        free(l->of_row);
 }
 
 ncm_topo *ncm_topo_free(ncm_topo *t)
@@ -69,52 +82,69 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
                 return NULL;
         free(t->cpus);
         free(t->row);
-        elem_sets_done(&t->numa);
-        elem_sets_done(&t->socket);
-        elem_sets_done(&t->uncore);
+        for (int k = 0; k < NCM_TOPO_N_LEVELS; k++)
+                level_done(&t->lv[k]);
         free(t->core_off);
         free(t->core_cpus);
         free(t->numa_ids);
-        free(t->numa_index);
         free(t->dist);
         ncm_cpuset_free(t->all);
         free(t);
         return NULL;
 }
 
-/* The id a CPU has for one kind of element. */
-typedef int (*id_of_fn)(const ncm_cpu_info *c);
-static int numa_of(const ncm_cpu_info *c)
+static int64_t id_at(const ncm_cpu_info *c, int kind)
 {
-        return c->numa;
-}
-static int socket_of(const ncm_cpu_info *c)
-{
-        return c->socket;
-}
-static int uncore_of(const ncm_cpu_info *c)
-{
-        return c->uncore;
+        switch (kind) {
+        case NCM_TOPO_NUMA:
+                return c->numa;
+        case NCM_TOPO_SOCKET:
+                return c->socket;
+        default:
+                return c->uncore;
+        }
 }
 
-static int build_sets(elem_sets *e, const ncm_cpu_info *cpus, size_t n, id_of_fn id_of)
+/* Index of ID in the ascending table IDS[0..N), or -1. */
+static int find_id(const int64_t *ids, size_t n, int64_t id)
 {
-        e->max_id = -1;
-        for (size_t i = 0; i < n; i++)
-                if (id_of(&cpus[i]) > e->max_id)
-                        e->max_id = id_of(&cpus[i]);
-        e->by_id = calloc((size_t)e->max_id + 1, sizeof(*e->by_id));
-        if (!e->by_id)
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (ids[mid] < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < n && ids[lo] == id ? (int)lo : -1;
+}
+
+static int build_level(ncm_topo *t, int kind)
+{
+        level *l = &t->lv[kind];
+        size_t n = t->ncpus, k = 0;
+
+        l->ids = malloc((n ? n : 1) * sizeof(*l->ids));
+        l->of_row = malloc((n ? n : 1) * sizeof(*l->of_row));
+        if (!l->ids || !l->of_row)
                 return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                l->ids[i] = id_at(&t->cpus[i], kind);
+        qsort(l->ids, n, sizeof(*l->ids), cmp_i64);
+        for (size_t i = 0; i < n; i++)
+                if (i == 0 || l->ids[i] != l->ids[k - 1])
+                        l->ids[k++] = l->ids[i];
+        l->n = k;
+        l->cpus = calloc(k ? k : 1, sizeof(*l->cpus));
+        if (!l->cpus)
+                return -ENOMEM;
+        for (size_t e = 0; e < k; e++)
+                if (!(l->cpus[e] = ncm_cpuset_new()))
+                        return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                ncm_cpuset **s = &e->by_id[id_of(&cpus[i])];
-                if (!*s) {
-                        *s = ncm_cpuset_new();
-                        if (!*s)
-                                return -ENOMEM;
-                        e->count++;
-                }
-                (void)ncm_cpuset_set(*s, cpus[i].cpu);
+                int e = find_id(l->ids, k, id_at(&t->cpus[i], kind));
+                l->of_row[i] = e;
+                (void)ncm_cpuset_set(l->cpus[e], t->cpus[i].cpu);
         }
         return 0;
 }
@@ -128,7 +158,7 @@ static int build_cores(ncm_topo *t)
                 if (t->cpus[i].core > t->max_core)
                         t->max_core = t->cpus[i].core;
         t->core_off = calloc((size_t)t->max_core + 2, sizeof(*t->core_off));
-        t->core_cpus = malloc(t->ncpus * sizeof(*t->core_cpus));
+        t->core_cpus = malloc((t->ncpus ? t->ncpus : 1) * sizeof(*t->core_cpus));
         fill = calloc((size_t)t->max_core + 1, sizeof(*fill));
         if (!t->core_off || !t->core_cpus || !fill) {
                 free(fill);
@@ -150,7 +180,8 @@ static int build_cores(ncm_topo *t)
         return 0;
 }
 
-static int check_id(const char *what, size_t i, int v, ncm_error *err)
+/* CPU and core ids are CPU ids, so they must fit a cpuset; no other id is bounded. */
+static int check_cpu_id(const char *what, size_t i, int v, ncm_error *err)
 {
         if (v < 0 || v >= NCM_CPUSET_MAX_CPUS)
                 return ncm_error_set(err, ERANGE, "cpus[%zu].%s: %d is out of range [0, %d]", i,
@@ -158,82 +189,68 @@ static int check_id(const char *what, size_t i, int v, ncm_error *err)
         return 0;
 }
 
+/* Position of NUMA id ID in the ascending list, or -1. */
+static int numa_pos(const ncm_topo *t, int id)
+{
+        size_t lo = 0, hi = t->nnuma;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (t->numa_ids[mid] < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < t->nnuma && t->numa_ids[lo] == id ? (int)lo : -1;
+}
+
 static int build_numa(ncm_topo *t, const int *numa_ids, size_t nnuma, const uint32_t *distances,
                       ncm_error *err)
 {
-        size_t n = 0;
-        size_t *order = NULL; /* position in the caller's list of each sorted id */
+        const level *l = &t->lv[NCM_TOPO_NUMA];
+        size_t n = numa_ids ? nnuma : l->n;
+        ncm_autofree size_t *order = NULL; /* position in the caller's list of each sorted id */
 
-        if (numa_ids) {
-                for (size_t i = 0; i < nnuma; i++)
-                        if (numa_ids[i] < 0 || numa_ids[i] >= NCM_CPUSET_MAX_CPUS)
-                                return ncm_error_set(err, ERANGE,
-                                                     "numa[%zu].id: %d is out of range [0, %d]", i,
-                                                     numa_ids[i], NCM_CPUSET_MAX_CPUS - 1);
-                n = nnuma;
-        } else {
-                if (distances)
-                        return ncm_error_set(err, EINVAL,
-                                             "NUMA distances given without the list of NUMA nodes");
-                n = (size_t)t->numa.count;
-        }
+        if (!numa_ids && distances)
+                return ncm_error_set(err, EINVAL,
+                                     "NUMA distances given without the list of NUMA nodes");
         t->nnuma = n;
         t->numa_ids = malloc((n ? n : 1) * sizeof(*t->numa_ids));
         t->dist = malloc((n ? n * n : 1) * sizeof(*t->dist));
         order = malloc((n ? n : 1) * sizeof(*order));
-        if (!t->numa_ids || !t->dist || !order) {
-                free(order);
+        if (!t->numa_ids || !t->dist || !order)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        }
         if (numa_ids) {
                 memcpy(t->numa_ids, numa_ids, n * sizeof(*t->numa_ids));
                 qsort(t->numa_ids, n, sizeof(*t->numa_ids), cmp_int);
         } else {
-                size_t k = 0;
-                for (int id = 0; id <= t->numa.max_id; id++)
-                        if (t->numa.by_id[id])
-                                t->numa_ids[k++] = id;
+                for (size_t i = 0; i < n; i++)
+                        t->numa_ids[i] = (int)l->ids[i];
         }
-        t->max_numa_id = n ? t->numa_ids[n - 1] : -1;
-        t->numa_index = malloc(((size_t)t->max_numa_id + 1) * sizeof(*t->numa_index) + 1);
-        if (!t->numa_index) {
-                free(order);
-                return ncm_error_set(err, ENOMEM, "out of memory");
-        }
-        for (int id = 0; id <= t->max_numa_id; id++)
-                t->numa_index[id] = -1;
-        for (size_t i = 0; i < n; i++) {
-                if (i > 0 && t->numa_ids[i] == t->numa_ids[i - 1]) {
-                        size_t first = 0;
-                        free(order);
-                        while (numa_ids[first] != t->numa_ids[i])
-                                first++;
-                        for (size_t j = first + 1; j < nnuma; j++)
-                                if (numa_ids[j] == t->numa_ids[i])
-                                        return ncm_error_set(err, EINVAL,
-                                                             "numa[%zu].id: duplicate NUMA node %d",
-                                                             j, numa_ids[j]);
-                        return ncm_error_set(err, EINVAL, "duplicate NUMA node %d", t->numa_ids[i]);
-                }
-                t->numa_index[t->numa_ids[i]] = (int32_t)i;
+        for (size_t i = 1; i < n; i++) {
+                if (t->numa_ids[i] != t->numa_ids[i - 1])
+                        continue;
+                /* name the caller's second occurrence, which is what a reader fixes */
+                size_t seen = 0;
+                for (size_t j = 0; j < nnuma; j++)
+                        if (numa_ids[j] == t->numa_ids[i] && seen++)
+                                return ncm_error_set(err, EINVAL,
+                                                     "numa[%zu].id: duplicate NUMA node %d", j,
+                                                     numa_ids[j]);
         }
         if (numa_ids)
                 for (size_t i = 0; i < n; i++)
-                        order[t->numa_index[numa_ids[i]]] = i;
+                        order[numa_pos(t, numa_ids[i])] = i;
         for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j < n; j++)
                         t->dist[i * n + j] = distances ? distances[order[i] * n + order[j]]
                                              : i == j  ? 10
                                                        : 20;
-        free(order);
-        for (size_t i = 0; i < t->ncpus; i++) {
-                int id = t->cpus[i].numa;
-                if (id > t->max_numa_id || t->numa_index[id] < 0)
+        for (size_t i = 0; i < t->ncpus; i++)
+                if (numa_pos(t, t->cpus[i].numa) < 0)
                         return ncm_error_set(
                                         err, EINVAL,
                                         "cpu %d: NUMA node %d is not in the list of NUMA nodes",
-                                        t->cpus[i].cpu, id);
-        }
+                                        t->cpus[i].cpu, t->cpus[i].numa);
         return 0;
 }
 
@@ -243,31 +260,26 @@ int ncm_topo_new(const ncm_cpu_info *cpus, size_t ncpus, const int *numa_ids, si
         ncm_autoptr(ncm_topo) t = NULL;
         int r;
 
-        if (ncpus == 0)
-                return ncm_error_set(err, EINVAL, "could not detect number of cpus");
         if (ncpus > NCM_CPUSET_MAX_CPUS)
                 return ncm_error_set(err, ERANGE, "%zu CPUs: more than %d", ncpus,
                                      NCM_CPUSET_MAX_CPUS);
-        for (size_t i = 0; i < ncpus; i++) {
-                if ((r = check_id("cpu", i, cpus[i].cpu, err)) < 0 ||
-                    (r = check_id("core", i, cpus[i].core, err)) < 0 ||
-                    (r = check_id("socket", i, cpus[i].socket, err)) < 0 ||
-                    (r = check_id("numa", i, cpus[i].numa, err)) < 0 ||
-                    (r = check_id("uncore", i, cpus[i].uncore, err)) < 0)
+        for (size_t i = 0; i < ncpus; i++)
+                if ((r = check_cpu_id("cpu", i, cpus[i].cpu, err)) < 0 ||
+                    (r = check_cpu_id("core", i, cpus[i].core, err)) < 0)
                         return r;
-        }
 
         t = calloc(1, sizeof(*t));
         if (!t)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        t->cpus = malloc(ncpus * sizeof(*t->cpus));
+        t->cpus = malloc((ncpus ? ncpus : 1) * sizeof(*t->cpus));
         if (!t->cpus)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        memcpy(t->cpus, cpus, ncpus * sizeof(*cpus));
+        if (ncpus)
+                memcpy(t->cpus, cpus, ncpus * sizeof(*cpus));
         t->ncpus = ncpus;
         qsort(t->cpus, ncpus, sizeof(*t->cpus), cmp_cpu);
-        t->max_cpu = t->cpus[ncpus - 1].cpu;
-        t->row = malloc(((size_t)t->max_cpu + 1) * sizeof(*t->row));
+        t->max_cpu = ncpus ? t->cpus[ncpus - 1].cpu : -1;
+        t->row = malloc(((size_t)t->max_cpu + 1) * sizeof(*t->row) + 1);
         t->all = ncm_cpuset_new();
         if (!t->row || !t->all)
                 return ncm_error_set(err, ENOMEM, "out of memory");
@@ -286,9 +298,10 @@ int ncm_topo_new(const ncm_cpu_info *cpus, size_t ncpus, const int *numa_ids, si
                 t->row[t->cpus[i].cpu] = (int32_t)i;
                 (void)ncm_cpuset_set(t->all, t->cpus[i].cpu);
         }
-        if (build_sets(&t->numa, t->cpus, ncpus, numa_of) < 0 ||
-            build_sets(&t->socket, t->cpus, ncpus, socket_of) < 0 ||
-            build_sets(&t->uncore, t->cpus, ncpus, uncore_of) < 0 || build_cores(t) < 0)
+        for (int k = 0; k < NCM_TOPO_N_LEVELS; k++)
+                if (build_level(t, k) < 0)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+        if (build_cores(t) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         r = build_numa(t, numa_ids, nnuma, distances, err);
         if (r < 0)
@@ -303,11 +316,15 @@ const ncm_cpu_info *ncm_topo_cpus(const ncm_topo *t, size_t *n)
         return t->cpus;
 }
 
+static int row_of(const ncm_topo *t, int cpu)
+{
+        return cpu < 0 || cpu > t->max_cpu ? -1 : t->row[cpu];
+}
+
 const ncm_cpu_info *ncm_topo_cpu(const ncm_topo *t, int cpu)
 {
-        if (cpu < 0 || cpu > t->max_cpu || t->row[cpu] < 0)
-                return NULL;
-        return &t->cpus[t->row[cpu]];
+        int r = row_of(t, cpu);
+        return r < 0 ? NULL : &t->cpus[r];
 }
 
 int ncm_topo_num_cpus(const ncm_topo *t)
@@ -322,17 +339,17 @@ int ncm_topo_num_cores(const ncm_topo *t)
 
 int ncm_topo_num_sockets(const ncm_topo *t)
 {
-        return t->socket.count;
+        return (int)t->lv[NCM_TOPO_SOCKET].n;
 }
 
 int ncm_topo_num_numa_nodes(const ncm_topo *t)
 {
-        return t->numa.count;
+        return (int)t->lv[NCM_TOPO_NUMA].n;
 }
 
 int ncm_topo_num_uncore_caches(const ncm_topo *t)
 {
-        return t->uncore.count;
+        return (int)t->lv[NCM_TOPO_UNCORE].n;
 }
 
 static int ratio(int a, int b)
@@ -347,12 +364,12 @@ int ncm_topo_cpus_per_core(const ncm_topo *t)
 
 int ncm_topo_cpus_per_socket(const ncm_topo *t)
 {
-        return ratio((int)t->ncpus, t->socket.count);
+        return ratio((int)t->ncpus, ncm_topo_num_sockets(t));
 }
 
 int ncm_topo_cpus_per_uncore(const ncm_topo *t)
 {
-        return ratio((int)t->ncpus, t->uncore.count);
+        return ratio((int)t->ncpus, ncm_topo_num_uncore_caches(t));
 }
 
 const int *ncm_topo_numa_ids(const ncm_topo *t, size_t *n)
@@ -363,11 +380,10 @@ const int *ncm_topo_numa_ids(const ncm_topo *t, size_t *n)
 
 int ncm_topo_numa_distance(const ncm_topo *t, int a, int b)
 {
-        if (a < 0 || b < 0 || a > t->max_numa_id || b > t->max_numa_id)
+        int i = numa_pos(t, a), j = numa_pos(t, b);
+        if (i < 0 || j < 0)
                 return -1;
-        if (t->numa_index[a] < 0 || t->numa_index[b] < 0)
-                return -1;
-        return (int)t->dist[(size_t)t->numa_index[a] * t->nnuma + (size_t)t->numa_index[b]];
+        return (int)t->dist[(size_t)i * t->nnuma + (size_t)j];
 }
 
 const uint32_t *ncm_topo_numa_distances(const ncm_topo *t, size_t *n)
@@ -386,105 +402,88 @@ const ncm_cpuset *ncm_topo_all_cpus_ref(const ncm_topo *t)
         return t->all;
 }
 
+const int64_t *ncm_topo_level_ids(const ncm_topo *t, ncm_topo_level lv, size_t *n)
+{
+        *n = t->lv[lv].n;
+        return t->lv[lv].ids;
+}
+
+int ncm_topo_level_index(const ncm_topo *t, ncm_topo_level lv, int64_t id)
+{
+        return find_id(t->lv[lv].ids, t->lv[lv].n, id);
+}
+
+int ncm_topo_level_of_cpu(const ncm_topo *t, ncm_topo_level lv, int cpu)
+{
+        int r = row_of(t, cpu);
+        return r < 0 ? -1 : t->lv[lv].of_row[r];
+}
+
+const ncm_cpuset *ncm_topo_level_cpus(const ncm_topo *t, ncm_topo_level lv, size_t i)
+{
+        return i < t->lv[lv].n ? t->lv[lv].cpus[i] : NULL;
+}
+
 /*
- * IDS and OUT may be the same set (kubelet code often writes `s = cpusInX(s)`), so when they
- * are, the ids are first copied to a bitmap on the stack: no allocation, so no failure mode.
+ * The dense indices of a level are at most NCM_CPUSET_MAX_CPUS (one per CPU), so a bitmap of
+ * them fits on the stack: the queries below need no allocation, hence have no failure mode.
  */
-typedef struct id_snapshot {
+typedef struct index_bits {
         uint64_t w[NCM_CPUSET_MAX_CPUS / 64];
-        int max;
-} id_snapshot;
+} index_bits;
 
-static void snapshot_ids(const ncm_cpuset *ids, int limit, id_snapshot *snap)
+size_t ncm_topo_ids_of_cpus(const ncm_topo *t, ncm_topo_level lv, const ncm_cpuset *cpus,
+                            int64_t *ids)
 {
-        memset(snap->w, 0, sizeof(snap->w));
-        snap->max = -1;
-        for (int id = ncm_cpuset_first(ids); id >= 0 && id <= limit;
-             id = ncm_cpuset_next(ids, id)) {
-                snap->w[id / 64] |= UINT64_C(1) << (id % 64);
-                snap->max = id;
-        }
+        const level *l = &t->lv[lv];
+        index_bits seen;
+        size_t n = 0;
+
+        memset(seen.w, 0, (l->n + 63) / 64 * sizeof(uint64_t));
+        for (int c = ncm_cpuset_first(cpus); c >= 0 && c <= t->max_cpu;
+             c = ncm_cpuset_next(cpus, c))
+                if (t->row[c] >= 0) {
+                        int32_t e = l->of_row[t->row[c]];
+                        seen.w[e / 64] |= UINT64_C(1) << (e % 64);
+                }
+        for (size_t w = 0; w < (l->n + 63) / 64; w++)
+                for (uint64_t x = seen.w[w]; x; x &= x - 1)
+                        ids[n++] = l->ids[w * 64 + (size_t)__builtin_ctzll(x)];
+        return n;
 }
 
-static int snapshot_next(const id_snapshot *snap, int prev)
+void ncm_topo_cpus_of_ids(const ncm_topo *t, ncm_topo_level lv, const int64_t *ids, size_t n,
+                          ncm_cpuset *out)
 {
-        for (int id = prev + 1; id <= snap->max; id++) {
-                uint64_t w = snap->w[id / 64] >> (id % 64);
-                if (w)
-                        return id + __builtin_ctzll(w);
-                id |= 63;
-        }
-        return -1;
-}
+        const level *l = &t->lv[lv];
 
-static void cpus_in(const elem_sets *e, const ncm_cpuset *ids, ncm_cpuset *out)
-{
-        if (ids == out) {
-                id_snapshot snap;
-                snapshot_ids(ids, e->max_id, &snap);
-                ncm_cpuset_zero(out);
-                for (int id = snapshot_next(&snap, -1); id >= 0; id = snapshot_next(&snap, id))
-                        if (e->by_id[id])
-                                ncm_cpuset_or(out, out, e->by_id[id]);
-                return;
-        }
         ncm_cpuset_zero(out);
-        for (int id = ncm_cpuset_first(ids); id >= 0 && id <= e->max_id;
-             id = ncm_cpuset_next(ids, id))
-                if (e->by_id[id])
-                        ncm_cpuset_or(out, out, e->by_id[id]);
-}
-
-void ncm_topo_cpus_in_numa(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out)
-{
-        cpus_in(&t->numa, ids, out);
-}
-
-void ncm_topo_cpus_in_sockets(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out)
-{
-        cpus_in(&t->socket, ids, out);
-}
-
-void ncm_topo_cpus_in_uncore(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out)
-{
-        cpus_in(&t->uncore, ids, out);
-}
-
-static void add_core(const ncm_topo *t, int core, ncm_cpuset *out)
-{
-        for (int32_t k = t->core_off[core]; k < t->core_off[core + 1]; k++)
-                (void)ncm_cpuset_set(out, t->core_cpus[k]);
-}
-
-void ncm_topo_cpus_in_cores(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out)
-{
-        if (ids == out) {
-                id_snapshot snap;
-                snapshot_ids(ids, t->max_core, &snap);
-                ncm_cpuset_zero(out);
-                for (int id = snapshot_next(&snap, -1); id >= 0; id = snapshot_next(&snap, id))
-                        add_core(t, id, out);
-                return;
+        for (size_t i = 0; i < n; i++) {
+                int e = find_id(l->ids, l->n, ids[i]);
+                if (e >= 0)
+                        ncm_cpuset_or(out, out, l->cpus[e]);
         }
-        ncm_cpuset_zero(out);
-        for (int id = ncm_cpuset_first(ids); id >= 0 && id <= t->max_core;
-             id = ncm_cpuset_next(ids, id))
-                add_core(t, id, out);
+}
+
+static const ncm_cpuset *cpus_by_id(const ncm_topo *t, ncm_topo_level lv, int64_t id)
+{
+        int e = find_id(t->lv[lv].ids, t->lv[lv].n, id);
+        return e < 0 ? NULL : t->lv[lv].cpus[e];
 }
 
 const ncm_cpuset *ncm_topo_numa_cpus(const ncm_topo *t, int numa)
 {
-        return numa >= 0 && numa <= t->numa.max_id ? t->numa.by_id[numa] : NULL;
+        return cpus_by_id(t, NCM_TOPO_NUMA, numa);
 }
 
 const ncm_cpuset *ncm_topo_socket_cpus(const ncm_topo *t, int socket)
 {
-        return socket >= 0 && socket <= t->socket.max_id ? t->socket.by_id[socket] : NULL;
+        return cpus_by_id(t, NCM_TOPO_SOCKET, socket);
 }
 
-const ncm_cpuset *ncm_topo_uncore_cpus(const ncm_topo *t, int uncore)
+const ncm_cpuset *ncm_topo_uncore_cpus(const ncm_topo *t, int64_t uncore)
 {
-        return uncore >= 0 && uncore <= t->uncore.max_id ? t->uncore.by_id[uncore] : NULL;
+        return cpus_by_id(t, NCM_TOPO_UNCORE, uncore);
 }
 
 const int *ncm_topo_core_cpus(const ncm_topo *t, int core, size_t *n)
@@ -497,48 +496,43 @@ const int *ncm_topo_core_cpus(const ncm_topo *t, int core, size_t *n)
         return &t->core_cpus[t->core_off[core]];
 }
 
-/* Ids of one kind of element among the CPUs of CPUS (kubelet's KeepOnly(cpus).Xs()). */
-static void ids_of(const ncm_topo *t, const ncm_cpuset *cpus, id_of_fn id_of, ncm_cpuset *out)
+/*
+ * A snapshot of a set's elements up to LIMIT, on the stack: IDS and OUT may be the same set
+ * (kubelet code often writes `s = cpusInX(s)`).
+ */
+static void snapshot(const ncm_cpuset *s, int limit, index_bits *snap)
 {
-        id_snapshot snap;
-        const ncm_cpuset *src = cpus;
-        if (cpus == out) {
-                snapshot_ids(cpus, t->max_cpu, &snap);
-                ncm_cpuset_zero(out);
-                for (int c = snapshot_next(&snap, -1); c >= 0; c = snapshot_next(&snap, c))
-                        if (t->row[c] >= 0)
-                                (void)ncm_cpuset_set(out, id_of(&t->cpus[t->row[c]]));
-                return;
-        }
+        memset(snap->w, 0, sizeof(snap->w));
+        for (int v = ncm_cpuset_first(s); v >= 0 && v <= limit; v = ncm_cpuset_next(s, v))
+                snap->w[v / 64] |= UINT64_C(1) << (v % 64);
+}
+
+void ncm_topo_cpus_in_cores(const ncm_topo *t, const ncm_cpuset *ids, ncm_cpuset *out)
+{
+        index_bits snap;
+
+        snapshot(ids, t->max_core, &snap);
         ncm_cpuset_zero(out);
-        for (int c = ncm_cpuset_first(src); c >= 0 && c <= t->max_cpu; c = ncm_cpuset_next(src, c))
-                if (t->row[c] >= 0)
-                        (void)ncm_cpuset_set(out, id_of(&t->cpus[t->row[c]]));
-}
-
-static int core_of(const ncm_cpu_info *c)
-{
-        return c->core;
-}
-
-void ncm_topo_numa_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out)
-{
-        ids_of(t, cpus, numa_of, out);
-}
-
-void ncm_topo_sockets_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out)
-{
-        ids_of(t, cpus, socket_of, out);
+        for (int w = 0; w <= t->max_core / 64 && t->max_core >= 0; w++)
+                for (uint64_t x = snap.w[w]; x; x &= x - 1) {
+                        int core = w * 64 + __builtin_ctzll(x);
+                        for (int32_t k = t->core_off[core]; k < t->core_off[core + 1]; k++)
+                                (void)ncm_cpuset_set(out, t->core_cpus[k]);
+                }
 }
 
 void ncm_topo_cores_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out)
 {
-        ids_of(t, cpus, core_of, out);
-}
+        index_bits snap;
 
-void ncm_topo_uncore_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out)
-{
-        ids_of(t, cpus, uncore_of, out);
+        snapshot(cpus, t->max_cpu, &snap);
+        ncm_cpuset_zero(out);
+        for (int w = 0; w <= t->max_cpu / 64 && t->max_cpu >= 0; w++)
+                for (uint64_t x = snap.w[w]; x; x &= x - 1) {
+                        int c = w * 64 + __builtin_ctzll(x);
+                        if (t->row[c] >= 0)
+                                (void)ncm_cpuset_set(out, t->cpus[t->row[c]].core);
+                }
 }
 
 bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)

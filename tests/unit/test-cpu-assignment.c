@@ -86,8 +86,8 @@ static bool run_case(int lineno, char *fields[5])
         if (strncmp(fn, "free-", 5) == 0) {
                 acc a;
                 uint64_t *dense = calloc((size_t)ix->words, sizeof(uint64_t));
-                int32_t *ids = malloc(((size_t)ix->lmax[4] + (size_t)ix->maxn + 1) *
-                                      sizeof(int32_t));
+                int64_t *ids = malloc(((size_t)ix->lmax[4] + (size_t)ix->maxn + 1) *
+                                      sizeof(int64_t));
                 int what = strcmp(fn, "free-numa") == 0           ? K_NUMA
                            : strncmp(fn, "free-sockets", 12) == 0 ? K_SOCK
                            : strcmp(fn, "free-cores") == 0        ? K_CORE
@@ -102,14 +102,14 @@ static bool run_case(int lineno, char *fields[5])
                 if (strcmp(fn, "free-sockets") == 0)
                         for (int i = 1; i < m; i++)
                                 for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
-                                        int32_t t = ids[j];
+                                        int64_t t = ids[j];
                                         ids[j] = ids[j - 1];
                                         ids[j - 1] = t;
                                 }
                 actual[0] = '\0';
                 for (int i = 0; i < m; i++)
-                        o += (size_t)snprintf(actual + o, sizeof(actual) - o, i ? ",%d" : "%d",
-                                              ids[i]);
+                        o += (size_t)snprintf(actual + o, sizeof(actual) - o, i ? ",%lld" : "%lld",
+                                              (long long)ids[i]);
                 if (m == 0)
                         snprintf(actual, sizeof(actual), "-");
                 ncm__acc_done(&a);
