@@ -11,6 +11,7 @@
 
 #include <nodecm/node.h>
 #include "cli.h"
+#include "cpu-args.h"
 
 static void usage(FILE *f)
 {
@@ -43,7 +44,9 @@ static void usage(FILE *f)
               "                     them back\n"
               "  --fail-on-reject   exit 1 when an admission was refused\n"
               "  --reference-merge  merge hints by walking every combination, as the kubelet\n"
-              "                     does (same results, slow with many NUMA nodes)\n"
+              "                     does (same results, slow with many NUMA "
+              "nodes)\n" CLI_KUBELET_VERSION_HELP
+              "                     (over node.kubelet.kubeletVersion)\n"
               "  -h, --help         show this help\n\n"
               "Exit status: 0 the scenario ran (refused admissions are results), 1 a starting\n"
               "state or a restart the kubelet would refuse (or a refusal with --fail-on-reject),\n"
@@ -53,13 +56,14 @@ static void usage(FILE *f)
 
 int cmd_simulate(int argc, char **argv)
 {
-        enum { OPT_STATE_DIR = 0x100, OPT_FAIL_ON_REJECT, OPT_REFERENCE };
+        enum { OPT_STATE_DIR = 0x100, OPT_FAIL_ON_REJECT, OPT_REFERENCE, OPT_KUBELET_VERSION };
         static const struct option opts[] = {
                         {"json", no_argument, NULL, 'j'},
                         {"explain", no_argument, NULL, 'e'},
                         {"state-dir", required_argument, NULL, OPT_STATE_DIR},
                         {"fail-on-reject", no_argument, NULL, OPT_FAIL_ON_REJECT},
                         {"reference-merge", no_argument, NULL, OPT_REFERENCE},
+                        {"kubelet-version", required_argument, NULL, OPT_KUBELET_VERSION},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
@@ -86,6 +90,10 @@ int cmd_simulate(int argc, char **argv)
                         break;
                 case OPT_FAIL_ON_REJECT:
                         fail_on_reject = true;
+                        break;
+                case OPT_KUBELET_VERSION:
+                        if (cli_kubelet_version("simulate", optarg, &so.kubelet_version) != 0)
+                                return 2;
                         break;
                 case OPT_REFERENCE:
                         so.reference_merge = true;

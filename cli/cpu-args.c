@@ -62,6 +62,7 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
                         {"count", required_argument, NULL, 'n'},
                         {"option", required_argument, NULL, 'o'},
                         {"feature-gates", required_argument, NULL, 'g'},
+                        {"kubelet-version", required_argument, NULL, 'k'},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
@@ -107,6 +108,10 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
                         if (parse_gates(cmd, optarg, &a->gates) != 0)
                                 return 2;
                         break;
+                case 'k':
+                        if (cli_kubelet_version(cmd, optarg, &a->kubelet_version) != 0)
+                                return 2;
+                        break;
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -127,9 +132,18 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
         return -1;
 }
 
+int cli_kubelet_version(const char *cmd, const char *s, ncm_kubelet_version *ret)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        if (ncm_kubelet_version_parse(s, ret, &err) < 0)
+                return cli_usage_error(cmd, "--kubelet-version: %s", err.msg);
+        return 0;
+}
+
 int cli_cpu_args_prepare(cli_cpu_args *a, ncm_error *err)
 {
-        int r = ncm_cpu_options_parse(a->options, a->noptions, a->gates, &a->opts, err);
+        int r = ncm_cpu_options_parse_version(a->options, a->noptions, a->gates, a->kubelet_version,
+                                              &a->opts, err);
         if (r < 0)
                 return r;
         r = cli_source_load(&a->src, &a->topo, err);

@@ -21,11 +21,17 @@ typedef struct cli_cpu_args {
         ncm_cpu_option *options;
         size_t noptions;
         ncm_cpu_gates gates;
+        ncm_kubelet_version kubelet_version; /* --kubelet-version; {0, 0}: the newest */
         /* Prepared by cli_cpu_args_prepare(). */
         ncm_topo *topo;
         ncm_cpu_index *index;
         ncm_cpu_options opts;
 } cli_cpu_args;
+
+/* The help line of --kubelet-version (every command that allocates takes it). */
+#define CLI_KUBELET_VERSION_HELP                                                                   \
+        "  --kubelet-version X.Y  decide as kubelet X.Y does (1.32 and newer; default: the\n"      \
+        "                     newest, 1.37); see docs/cpu-manager.md \"Kubelet generations\"\n"
 
 /* Help lines for the shared options, to put in a command's usage text. */
 #define CLI_CPU_OPTIONS_HELP                                                                       \
@@ -35,7 +41,8 @@ typedef struct cli_cpu_args {
         "                     prefer-align-cpus-by-uncorecache; VALUE as Go's ParseBool\n"         \
         "  --feature-gates G  "                                                                    \
         "CPUManagerPolicyAlphaOptions=BOOL,CPUManagerPolicyBetaOptions=BOOL\n"                     \
-        "                     (default: alpha off, beta on, as the newest kubelet)\n"              \
+        "                     (default: alpha off, beta on, as the newest "                        \
+        "kubelet)\n" CLI_KUBELET_VERSION_HELP                                                      \
         "  -h, --help         show this help\n\n" CLI_SOURCE_HELP
 
 /*
@@ -48,6 +55,9 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
 
 /* Load the machine, parse and validate the options, build the allocator's index. */
 int cli_cpu_args_prepare(cli_cpu_args *a, ncm_error *err);
+
+/* --kubelet-version's value into *RET; a usage error for CMD (returns 2) when it is bad. */
+int cli_kubelet_version(const char *cmd, const char *s, ncm_kubelet_version *ret);
 
 /* Release everything A holds. */
 void cli_cpu_args_done(cli_cpu_args *a);

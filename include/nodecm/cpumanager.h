@@ -31,6 +31,37 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------------------------
+ * Kubelet generations
+ *
+ * Kubelet releases differ in some CPU manager decisions (docs/cpu-manager.md, "Kubelet
+ * generations", lists each difference with the release that made it). A version selects
+ * which release to reproduce; the default, {0, 0}, is the newest one nodecm knows. nodecm
+ * reproduces kubelet 1.32 (the first with every static policy option) and newer; a release
+ * newer than the newest known decides as the newest.
+ */
+typedef struct ncm_kubelet_version {
+        int major;
+        int minor;
+} ncm_kubelet_version;
+
+#define NCM_KUBELET_VERSION_NEWEST ((ncm_kubelet_version){0, 0})
+/* The newest release nodecm knows, and the oldest it reproduces. */
+#define NCM_KUBELET_NEWEST_MINOR 37
+#define NCM_KUBELET_OLDEST_MINOR 32
+
+/*
+ * Parse a kubelet version as users write or copy it: "1.35", "v1.35", "1.35.2",
+ * "v1.37.0-rc.1" (the patch level and any suffix are ignored: decisions change only with
+ * minor releases). -EINVAL: `kubelet version "x": expected MAJOR.MINOR, e.g. "1.35"`, or
+ * `kubelet version 1.31: nodecm reproduces kubelet 1.32 and newer`.
+ */
+NCM_API int ncm_kubelet_version_parse(const char *s, ncm_kubelet_version *ret, ncm_error *err);
+/* "1.35"; the newest is written as its release ("1.37"). Returns BUF. */
+NCM_API const char *ncm_kubelet_version_format(ncm_kubelet_version v, char *buf, size_t size);
+/* Whether V is MAJOR.MINOR or later (the newest is later than every release). */
+NCM_API bool ncm_kubelet_version_at_least(ncm_kubelet_version v, int major, int minor) NCM_PURE;
+
+/* ------------------------------------------------------------------------------------------
  * Policy options (kubelet's cpuManagerPolicyOptions)
  */
 
@@ -42,7 +73,10 @@ extern "C" {
 #define NCM_CPU_OPT_STRICT_RESERVATION "strict-cpu-reservation"
 #define NCM_CPU_OPT_PREFER_UNCORE "prefer-align-cpus-by-uncorecache"
 
-/* Parsed options (kubelet's StaticPolicyOptions). All false by default. */
+/*
+ * Parsed options (kubelet's StaticPolicyOptions), and the kubelet release whose allocator
+ * runs with them. All false and the newest release by default (a zeroed struct).
+ */
 typedef struct ncm_cpu_options {
         bool full_pcpus_only;
         bool distribute_cpus_across_numa;
@@ -50,6 +84,7 @@ typedef struct ncm_cpu_options {
         bool distribute_cpus_across_cores;
         bool strict_cpu_reservation;
         bool prefer_align_by_uncore_cache;
+        ncm_kubelet_version kubelet_version;
 } ncm_cpu_options;
 
 /*
@@ -79,11 +114,15 @@ typedef enum ncm_cpu_option_maturity {
 
 /* The maturity of option NAME in the newest kubelet (UNKNOWN for names kubelet refuses). */
 NCM_API ncm_cpu_option_maturity ncm_cpu_option_maturity_of(const char *name) NCM_PURE;
+/* The same in kubelet release V (options graduate: strict-cpu-reservation is alpha in 1.32,
+ * beta in 1.33 and 1.34, GA from 1.35). */
+NCM_API ncm_cpu_option_maturity ncm_cpu_option_maturity_in(const char *name,
+                                                           ncm_kubelet_version v) NCM_PURE;
 
 /*
  * kubelet's CheckPolicyOptionAvailable: 0, or -EINVAL with `unknown CPU Manager Policy option:
  * "<name>"` / `CPU Manager Policy Alpha-level Options not enabled, but option "<name>"
- * provided` (Beta likewise).
+ * provided` (Beta likewise). The newest kubelet's maturities.
  */
 NCM_API int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates, ncm_error *err);
 
@@ -97,6 +136,13 @@ NCM_API int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates
  */
 NCM_API int ncm_cpu_options_parse(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates gates,
                                   ncm_cpu_options *ret, ncm_error *err);
+/*
+ * The same as kubelet release V parses them (each option's maturity in that release decides
+ * which gate it needs); *RET's kubelet_version is V.
+ */
+NCM_API int ncm_cpu_options_parse_version(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates gates,
+                                          ncm_kubelet_version v, ncm_cpu_options *ret,
+                                          ncm_error *err);
 
 /*
  * kubelet's ValidateStaticPolicyOptions: with align-by-socket, refuse the topology manager's
@@ -134,9 +180,9 @@ NCM_API const ncm_topo *ncm_cpu_index_topo(const ncm_cpu_index *ix) NCM_PURE;
  * NCM_E_UNSATISFIABLE with `not enough cpus available to satisfy request: requested=N,
  * available=M` or `failed to allocate cpus`; RET is untouched then.
  *
- * Bug-for-bug: the socket and core "free" tests compare with the machine *averages* (CPUs per
- * socket, CPUs per core), and a whole element that passes is taken as the topology lists it.
- * On asymmetric machines that can include CPUs outside AVAILABLE, as kubelet does.
+ * The newest kubelet's rules: every "free" test compares an element's free CPUs with its own
+ * size. ncm_cpu_take() with an older kubelet_version reproduces the older rules (machine
+ * averages, which on asymmetric machines take CPUs outside AVAILABLE, as those kubelets do).
  */
 NCM_API int ncm_cpu_take_packed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n,
                                 bool spread, bool prefer_uncore, ncm_cpuset *ret, ncm_error *err);
@@ -157,8 +203,8 @@ NCM_API int ncm_cpu_take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *
  * The static policy's takeByTopology: the algorithm and its parameters chosen from O exactly
  * as kubelet's static policy does (distribute-cpus-across-numa -> distributed with group
  * CPUsPerCore under full-pcpus-only, else 1; otherwise packed with the uncore step under
- * prefer-align-cpus-by-uncorecache; distribute-cpus-across-cores -> spread). No admission
- * checks. O may be NULL (all options off).
+ * prefer-align-cpus-by-uncorecache; distribute-cpus-across-cores -> spread), with the rules of
+ * O's kubelet_version. No admission checks. O may be NULL (all options off, newest kubelet).
  */
 NCM_API int ncm_cpu_take(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                          const ncm_cpuset *available, int n, ncm_cpuset *ret, ncm_error *err);
@@ -237,6 +283,7 @@ typedef struct ncm_cpu_policy_config {
         bool reserved_millicpu_set;
         int64_t reserved_millicpu;
         const char *topology_manager_policy; /* for align-by-socket's check; NULL: "none" */
+        ncm_kubelet_version kubelet_version; /* the release to reproduce; {0, 0}: newest */
 } ncm_cpu_policy_config;
 
 /*

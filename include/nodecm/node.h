@@ -133,6 +133,9 @@ typedef struct ncm_node_options {
          */
         const char *devices;
         size_t devices_len;
+        /* The kubelet release to reproduce, over the configuration's kubeletVersion
+         * (`nodecm ... --kubelet-version`); {0, 0}: the configuration's. */
+        ncm_kubelet_version kubelet_version;
 } ncm_node_options;
 
 /*
@@ -312,6 +315,7 @@ typedef struct ncm_simulate_options {
         const char *state_dir; /* write the checkpoint files there (ncm_node_options) */
         size_t max_steps;      /* run at most this many steps (0: all) */
         bool reference_merge;  /* the topology manager's reference merge */
+        ncm_kubelet_version kubelet_version; /* over node.kubelet.kubeletVersion; {0, 0}: its */
 } ncm_simulate_options;
 
 typedef struct ncm_simulate_summary {

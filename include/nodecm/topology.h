@@ -3,11 +3,13 @@
  * The machine as the kubelet's CPU and topology managers see it: a table of online CPUs
  * {cpu, core, socket, numa, uncore} plus the list of NUMA nodes with their distances.
  *
- * Meaning of the ids (kubelet/cadvisor semantics):
- *  - core:   the lowest CPU id among the core's online threads (unique on the machine);
- *  - socket: physical_package_id;
- *  - numa:   the NUMA node whose cpulist holds the CPU;
- *  - uncore: the id of the CPU's last-level (L3) cache, or the socket id when there is none.
+ * Meaning of the ids (kubelet/cadvisor semantics, docs/topology.md):
+ *  - core:   the lowest CPU id among the core's threads (unique on the machine);
+ *  - socket: physical_package_id, as the kernel wrote it;
+ *  - numa:   the CPU's NUMA node id;
+ *  - uncore: the id of the CPU's uncore (L3) cache, or the socket id when there is none.
+ * Socket, NUMA and uncore ids are the kernel's integers, never renumbered nor range-checked;
+ * only CPU ids are bounded (by the cpuset domain).
  *
  * A topology is immutable once built; every query is read-only and thread-safe.
  */

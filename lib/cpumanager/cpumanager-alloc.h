@@ -83,6 +83,26 @@ struct ncm_cpu_index {
         bool numa_ids_fit; /* every NUMA id is 0..63, so hint masks can hold them */
 };
 
+/*
+ * The allocator rules that differ between kubelet releases (docs/cpu-manager.md, "Kubelet
+ * generations"). A zeroed struct is the oldest generation nodecm reproduces (1.32).
+ */
+typedef struct ncm__gen {
+        /* 1.37+ (kubernetes PR #140498): isSocketFree / isCoreFree and takeUncoreCache compare
+         * with each element's own size; before, with CPUsPerSocket / CPUsPerCore /
+         * CPUsPerUncore (machine averages) */
+        bool own_size;
+        /* 1.34+ (PR #131850): takePartialUncore needs ceil(n / CPUsPerCore) cores and drops
+         * one CPU for an odd request on SMT; before, floor(n / CPUsPerCore) cores */
+        bool partial_uncore_ceil;
+        /* 1.37+ (PR #139778): takeByTopologyNUMADistributed honours align-by-socket */
+        bool distributed_align;
+} ncm__gen;
+
+/* The rules of kubelet release V. */
+ncm__gen ncm__gen_of(ncm_kubelet_version v);
+#define NCM__GEN_NEWEST ((ncm__gen){true, true, true})
+
 /* The accumulator (kubelet's cpuAccumulator). */
 typedef struct acc {
         const ncm_cpu_index *ix;
@@ -92,6 +112,7 @@ typedef struct acc {
         uint64_t *result; /* dense-CPU bitset of the result */
         int nresult;
         bool spread; /* CPUSortingStrategySpread */
+        ncm__gen gen;
         int32_t *efree[K_COUNT];
         int32_t *pfree[R_COUNT];
         /* scratch for the sorted lists; sized for the worst case (duplicates included) */
@@ -103,7 +124,8 @@ typedef struct acc {
         uint64_t inl[256];
 } acc;
 
-/* Build an accumulator over AVAIL (a dense-CPU bitset, copied) needing N CPUs. -ENOMEM. */
+/* Build an accumulator over AVAIL (a dense-CPU bitset, copied) needing N CPUs, with the
+ * newest kubelet's rules (set a->gen for another). -ENOMEM. */
 int ncm__acc_init(acc *a, const ncm_cpu_index *ix, const uint64_t *avail, int n, bool spread);
 void ncm__acc_done(acc *a);
 /* take({c}) for a dense CPU C. */
@@ -126,11 +148,11 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
                                 int n, int group, bool spread, bool align_by_socket, uint64_t *ret,
                                 ncm_error *err);
 
-/* The same with an allocation trace (TRACE may be NULL). */
-int ncm__take_packed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size,
-                                  int n, bool spread, bool prefer_uncore,
+/* The same with a generation's rules and an allocation trace (TRACE may be NULL). */
+int ncm__take_packed_dense_traced(const ncm_cpu_index *ix, ncm__gen gen, const uint64_t *avail,
+                                  int avail_size, int n, bool spread, bool prefer_uncore,
                                   const ncm_cpu_trace *trace, uint64_t *ret, ncm_error *err);
-int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail,
+int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, ncm__gen gen, const uint64_t *avail,
                                        int avail_size, int n, int group, bool spread,
                                        bool align_by_socket, const ncm_cpu_trace *trace,
                                        uint64_t *ret, ncm_error *err);

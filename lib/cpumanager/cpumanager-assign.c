@@ -67,6 +67,7 @@ int ncm__acc_init(acc *a, const ncm_cpu_index *ix, const uint64_t *avail, int n,
         a->ix = ix;
         a->needed = n;
         a->spread = spread;
+        a->gen = NCM__GEN_NEWEST;
         a->trace = NULL;
         for (size_t w = 0; w < words; w++)
                 for (uint64_t x = a->free[w]; x; x &= x - 1) {
@@ -362,7 +363,8 @@ static bool numa_is_free(const acc *a, int e)
 
 static bool sock_is_free(const acc *a, int e)
 {
-        return a->efree[K_SOCK][e] == a->ix->cpus_per_socket;
+        return a->efree[K_SOCK][e] ==
+               (a->gen.own_size ? total(a->ix, K_SOCK, e) : a->ix->cpus_per_socket);
 }
 
 static bool unc_is_free(const acc *a, int e)
@@ -372,7 +374,8 @@ static bool unc_is_free(const acc *a, int e)
 
 static bool core_is_free(const acc *a, int e)
 {
-        return a->efree[K_CORE][e] == a->ix->cpus_per_core;
+        return a->efree[K_CORE][e] ==
+               (a->gen.own_size ? total(a->ix, K_CORE, e) : a->ix->cpus_per_core);
 }
 
 /*
@@ -448,15 +451,17 @@ static int cmp_i32(const void *x, const void *y)
 }
 
 /*
- * takePartialUncore, newest form: the free CPUs of the lowest-id cores of uncore U with a
- * free CPU, enough cores for ceil(needed / CPUsPerCore); for an odd need on SMT machines the
- * highest of them is dropped; claimed only on an exact fit.
+ * takePartialUncore: the free CPUs of the lowest-id cores of uncore U with a free CPU,
+ * claimed only on an exact fit. Since 1.34 enough cores for ceil(needed / CPUsPerCore), and
+ * for an odd need on SMT machines the highest CPU is dropped; before, floor(needed /
+ * CPUsPerCore) cores (an odd need on SMT never fits exactly).
  */
 static void take_partial_uncore(acc *a, int u)
 {
         const ncm_cpu_index *ix = a->ix;
         int cpc = ix->cpus_per_core > 0 ? ix->cpus_per_core : 1;
-        int cores_needed = (a->needed + cpc - 1) / cpc;
+        int cores_needed =
+                        a->gen.partial_uncore_ceil ? (a->needed + cpc - 1) / cpc : a->needed / cpc;
         int nc = cand_rel(a, R_UNC_CORE, u, a->l_tmp), m = 0;
 
         if (nc > cores_needed)
@@ -464,7 +469,8 @@ static void take_partial_uncore(acc *a, int u)
         for (int i = 0; i < nc; i++)
                 m += free_cpus_of(a, K_CORE, a->l_tmp[i], a->l_cpu + m);
         qsort(a->l_cpu, (size_t)m, sizeof(int32_t), cmp_i32);
-        if (a->needed % 2 != 0 && ix->cpus_per_core > 1 && m > a->needed)
+        if (a->gen.partial_uncore_ceil && a->needed % 2 != 0 && ix->cpus_per_core > 1 &&
+            m > a->needed)
                 m--;
         if (a->needed != m)
                 return;
@@ -482,7 +488,9 @@ static void take_uncore_cache(acc *a)
 {
         int n = list_uncs(a, a->l_unc_snap);
         for (int i = 0; i < n; i++) {
-                if (needs_at_least(a, a->ix->cpus_per_uncore))
+                int size = a->gen.own_size ? total(a->ix, K_UNC, a->l_unc_snap[i])
+                                           : a->ix->cpus_per_uncore;
+                if (needs_at_least(a, size))
                         take_full_uncore(a);
                 if (is_satisfied(a))
                         return;
@@ -599,12 +607,21 @@ static int run_packed(acc *a, int n, int avail_size, bool prefer_uncore, ncm_err
 int ncm__take_packed_dense(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, int n,
                            bool spread, bool prefer_uncore, uint64_t *ret, ncm_error *err)
 {
-        return ncm__take_packed_dense_traced(ix, avail, avail_size, n, spread, prefer_uncore, NULL,
-                                             ret, err);
+        return ncm__take_packed_dense_traced(ix, NCM__GEN_NEWEST, avail, avail_size, n, spread,
+                                             prefer_uncore, NULL, ret, err);
 }
 
-int ncm__take_packed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size,
-                                  int n, bool spread, bool prefer_uncore,
+ncm__gen ncm__gen_of(ncm_kubelet_version v)
+{
+        return (ncm__gen){
+                        .own_size = ncm_kubelet_version_at_least(v, 1, 37),
+                        .partial_uncore_ceil = ncm_kubelet_version_at_least(v, 1, 34),
+                        .distributed_align = ncm_kubelet_version_at_least(v, 1, 37),
+        };
+}
+
+int ncm__take_packed_dense_traced(const ncm_cpu_index *ix, ncm__gen gen, const uint64_t *avail,
+                                  int avail_size, int n, bool spread, bool prefer_uncore,
                                   const ncm_cpu_trace *trace, uint64_t *ret, ncm_error *err)
 {
         acc a;
@@ -612,6 +629,7 @@ int ncm__take_packed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail
 
         if (ncm__acc_init(&a, ix, avail, n, spread) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
+        a.gen = gen;
         if (trace) {
                 a.trace = trace;
                 ncm__trace_start(ix, trace, NCM_CPU_TRACE_TAKE_PACKED, n, avail);
@@ -656,36 +674,37 @@ typedef struct take_args {
         int n, group;
         bool spread, flag;
         const ncm_cpu_trace *trace;
+        ncm__gen gen;
 } take_args;
 
 static int packed_fn(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, void *arg,
                      uint64_t *ret, ncm_error *err)
 {
         const take_args *t = arg;
-        return ncm__take_packed_dense_traced(ix, avail, avail_size, t->n, t->spread, t->flag,
-                                             t->trace, ret, err);
+        return ncm__take_packed_dense_traced(ix, t->gen, avail, avail_size, t->n, t->spread,
+                                             t->flag, t->trace, ret, err);
 }
 
 static int distributed_fn(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, void *arg,
                           uint64_t *ret, ncm_error *err)
 {
         const take_args *t = arg;
-        return ncm__take_distributed_dense_traced(ix, avail, avail_size, t->n, t->group, t->spread,
-                                                  t->flag, t->trace, ret, err);
+        return ncm__take_distributed_dense_traced(ix, t->gen, avail, avail_size, t->n, t->group,
+                                                  t->spread, t->flag, t->trace, ret, err);
 }
 
 int ncm_cpu_take_packed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, bool spread,
                         bool prefer_uncore, ncm_cpuset *ret, ncm_error *err)
 {
-        take_args t = {n, 1, spread, prefer_uncore, NULL};
+        take_args t = {n, 1, spread, prefer_uncore, NULL, NCM__GEN_NEWEST};
         return with_dense(ix, available, packed_fn, &t, ret, err);
 }
 
-static int take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, int group,
-                            bool spread, bool align_by_socket, const ncm_cpu_trace *trace,
-                            ncm_cpuset *ret, ncm_error *err)
+static int take_distributed(const ncm_cpu_index *ix, ncm__gen gen, const ncm_cpuset *available,
+                            int n, int group, bool spread, bool align_by_socket,
+                            const ncm_cpu_trace *trace, ncm_cpuset *ret, ncm_error *err)
 {
-        take_args t = {n, group, spread, align_by_socket, trace};
+        take_args t = {n, group, spread, align_by_socket, trace, gen};
 
         if (group < 1)
                 return ncm_error_set(err, EINVAL, "cpu group size %d: must be at least 1", group);
@@ -695,7 +714,8 @@ static int take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available
 int ncm_cpu_take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, int group,
                              bool spread, bool align_by_socket, ncm_cpuset *ret, ncm_error *err)
 {
-        return take_distributed(ix, available, n, group, spread, align_by_socket, NULL, ret, err);
+        return take_distributed(ix, NCM__GEN_NEWEST, available, n, group, spread, align_by_socket,
+                                NULL, ret, err);
 }
 
 int ncm__cpu_take_traced(const ncm_cpu_index *ix, const ncm_cpu_options *o,
@@ -703,20 +723,22 @@ int ncm__cpu_take_traced(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                          ncm_cpuset *ret, ncm_error *err)
 {
         static const ncm_cpu_options none;
+        ncm__gen gen;
         bool spread;
 
         if (!o)
                 o = &none;
+        gen = ncm__gen_of(o->kubelet_version);
         spread = o->distribute_cpus_across_cores;
         if (o->distribute_cpus_across_numa) {
                 int group = 1;
                 if (o->full_pcpus_only)
                         group = ix->cpus_per_core;
-                return take_distributed(ix, available, n, group, spread, o->align_by_socket, trace,
-                                        ret, err);
+                return take_distributed(ix, gen, available, n, group, spread, o->align_by_socket,
+                                        trace, ret, err);
         }
         {
-                take_args t = {n, 1, spread, o->prefer_align_by_uncore_cache, trace};
+                take_args t = {n, 1, spread, o->prefer_align_by_uncore_cache, trace, gen};
                 return with_dense(ix, available, packed_fn, &t, ret, err);
         }
 }

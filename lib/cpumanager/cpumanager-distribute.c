@@ -245,7 +245,7 @@ static bool eval_combo(dist_state *s, const int32_t *vals, int k, double *bal, b
         return true;
 }
 
-/* take(takeByTopologyNUMAPacked(details.CPUsInNUMANodes(e), count)) */
+/* take(takeByTopologyNUMAPacked(details.CPUsInNUMANodes(e), count)), under A's rules */
 static void take_group(acc *a, int e, int count, bool spread, uint64_t *sub, uint64_t *got)
 {
         const ncm_cpu_index *ix = a->ix;
@@ -261,8 +261,8 @@ static void take_group(acc *a, int e, int count, bool spread, uint64_t *sub, uin
                 }
         }
         /* kubelet ignores this call's error: a failed take adds nothing */
-        if (ncm__take_packed_dense_traced(ix, sub, size, count, spread, false, a->trace, got,
-                                          NULL) < 0)
+        if (ncm__take_packed_dense_traced(ix, a->gen, sub, size, count, spread, false, a->trace,
+                                          got, NULL) < 0)
                 return;
         for (int w = 0; w < ix->words; w++)
                 for (uint64_t x = got[w]; x; x &= x - 1)
@@ -273,11 +273,11 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
                                 int n, int g, bool spread, bool align_by_socket, uint64_t *ret,
                                 ncm_error *err)
 {
-        return ncm__take_distributed_dense_traced(ix, avail, avail_size, n, g, spread,
-                                                  align_by_socket, NULL, ret, err);
+        return ncm__take_distributed_dense_traced(ix, NCM__GEN_NEWEST, avail, avail_size, n, g,
+                                                  spread, align_by_socket, NULL, ret, err);
 }
 
-int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, const uint64_t *avail,
+int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, ncm__gen gen, const uint64_t *avail,
                                        int avail_size, int n, int g, bool spread,
                                        bool align_by_socket, const ncm_cpu_trace *trace,
                                        uint64_t *ret, ncm_error *err)
@@ -296,11 +296,15 @@ int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, const uint64_t *
         if (trace)
                 ncm__trace_start(ix, trace, NCM_CPU_TRACE_TAKE_DISTRIBUTED, n, avail);
         if (n % g != 0)
-                return ncm__take_packed_dense_traced(ix, avail, avail_size, n, spread, false, trace,
-                                                     ret, err);
+                return ncm__take_packed_dense_traced(ix, gen, avail, avail_size, n, spread, false,
+                                                     trace, ret, err);
         if (ncm__acc_init(&a, ix, avail, n, spread) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
+        a.gen = gen;
         a.trace = trace;
+        /* align-by-socket reaches the distributed search since 1.37 only */
+        if (!gen.distributed_align)
+                align_by_socket = false;
         if (a.needed < 1) {
                 memset(ret, 0, (size_t)ix->words * sizeof(uint64_t));
                 ncm__acc_done(&a);
@@ -468,7 +472,7 @@ out:
         free(heap);
         ncm__acc_done(&a);
         if (r == 1)
-                return ncm__take_packed_dense_traced(ix, avail, avail_size, n, spread, false, trace,
-                                                     ret, err);
+                return ncm__take_packed_dense_traced(ix, gen, avail, avail_size, n, spread, false,
+                                                     trace, ret, err);
         return r;
 }

@@ -4,6 +4,7 @@
  * gates, value parsing, mutual exclusions and the machine checks.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,27 +13,27 @@
 
 typedef struct option_def {
         const char *name;
-        ncm_cpu_option_maturity maturity;
+        /* the kubelet minor releases (1.x) in which it became alpha, beta, GA; 0: not yet */
+        int alpha, beta, ga;
         size_t field; /* offset of the bool in ncm_cpu_options */
 } option_def;
 
 /*
- * Maturity in the newest kubelet: full-pcpus-only GA (1.33), strict-cpu-reservation GA
- * (1.35), prefer-align-cpus-by-uncorecache GA (1.36), distribute-cpus-across-numa beta,
- * align-by-socket and distribute-cpus-across-cores alpha.
+ * Graduations, from the kubelet's policy_options.go of each release and the KEPs: newest
+ * kubelet: full-pcpus-only, strict-cpu-reservation and prefer-align-cpus-by-uncorecache GA,
+ * distribute-cpus-across-numa beta, align-by-socket and distribute-cpus-across-cores alpha.
  */
 static const option_def options[] = {
-                {NCM_CPU_OPT_ALIGN_BY_SOCKET, NCM_CPU_OPTION_ALPHA,
-                 offsetof(ncm_cpu_options, align_by_socket)},
-                {NCM_CPU_OPT_DISTRIBUTE_ACROSS_CORES, NCM_CPU_OPTION_ALPHA,
+                {NCM_CPU_OPT_ALIGN_BY_SOCKET, 25, 0, 0, offsetof(ncm_cpu_options, align_by_socket)},
+                {NCM_CPU_OPT_DISTRIBUTE_ACROSS_CORES, 31, 0, 0,
                  offsetof(ncm_cpu_options, distribute_cpus_across_cores)},
-                {NCM_CPU_OPT_DISTRIBUTE_ACROSS_NUMA, NCM_CPU_OPTION_BETA,
+                {NCM_CPU_OPT_DISTRIBUTE_ACROSS_NUMA, 23, 33, 0,
                  offsetof(ncm_cpu_options, distribute_cpus_across_numa)},
-                {NCM_CPU_OPT_FULL_PCPUS_ONLY, NCM_CPU_OPTION_STABLE,
+                {NCM_CPU_OPT_FULL_PCPUS_ONLY, 22, 23, 33,
                  offsetof(ncm_cpu_options, full_pcpus_only)},
-                {NCM_CPU_OPT_PREFER_UNCORE, NCM_CPU_OPTION_STABLE,
+                {NCM_CPU_OPT_PREFER_UNCORE, 32, 34, 36,
                  offsetof(ncm_cpu_options, prefer_align_by_uncore_cache)},
-                {NCM_CPU_OPT_STRICT_RESERVATION, NCM_CPU_OPTION_STABLE,
+                {NCM_CPU_OPT_STRICT_RESERVATION, 32, 33, 35,
                  offsetof(ncm_cpu_options, strict_cpu_reservation)},
 };
 
@@ -44,10 +45,99 @@ static const option_def *find(const char *name)
         return NULL;
 }
 
+static ncm_cpu_option_maturity maturity_in(const option_def *d, ncm_kubelet_version v)
+{
+        if (!d)
+                return NCM_CPU_OPTION_UNKNOWN;
+        if (d->ga && ncm_kubelet_version_at_least(v, 1, d->ga))
+                return NCM_CPU_OPTION_STABLE;
+        if (d->beta && ncm_kubelet_version_at_least(v, 1, d->beta))
+                return NCM_CPU_OPTION_BETA;
+        if (ncm_kubelet_version_at_least(v, 1, d->alpha))
+                return NCM_CPU_OPTION_ALPHA;
+        return NCM_CPU_OPTION_UNKNOWN;
+}
+
 ncm_cpu_option_maturity ncm_cpu_option_maturity_of(const char *name)
 {
-        const option_def *d = find(name);
-        return d ? d->maturity : NCM_CPU_OPTION_UNKNOWN;
+        return maturity_in(find(name), NCM_KUBELET_VERSION_NEWEST);
+}
+
+ncm_cpu_option_maturity ncm_cpu_option_maturity_in(const char *name, ncm_kubelet_version v)
+{
+        return maturity_in(find(name), v);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Kubelet versions
+ */
+
+bool ncm_kubelet_version_at_least(ncm_kubelet_version v, int major, int minor)
+{
+        if (v.major == 0 && v.minor == 0)
+                return true;
+        return v.major != major ? v.major > major : v.minor >= minor;
+}
+
+/* Digits at *P as a number (at most 6 of them); -1 when there are none. */
+static int number(const char **p)
+{
+        int v = 0, n = 0;
+        while (**p >= '0' && **p <= '9' && n < 7) {
+                v = v * 10 + (**p - '0');
+                (*p)++;
+                n++;
+        }
+        return n == 0 || n == 7 ? -1 : v;
+}
+
+int ncm_kubelet_version_parse(const char *s, ncm_kubelet_version *ret, ncm_error *err)
+{
+        const char *p = s;
+        ncm_kubelet_version v;
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
+
+        if (*p == 'v')
+                p++;
+        v.major = number(&p);
+        if (v.major >= 0 && *p == '.') {
+                p++;
+                v.minor = number(&p);
+                /* an optional patch level, then an optional pre-release or build suffix */
+                if (v.minor >= 0 && *p == '.') {
+                        p++;
+                        if (number(&p) < 0)
+                                v.minor = -1;
+                }
+                if (v.minor >= 0 && *p && *p != '-' && *p != '+')
+                        v.minor = -1;
+        } else {
+                v.minor = -1;
+        }
+        if (v.major < 0 || v.minor < 0) {
+                r = ncm_error_set(err, EINVAL,
+                                  "kubelet version %s: expected MAJOR.MINOR, e.g. "
+                                  "\"1.35\"",
+                                  (ncm_buf_go_quote(&b, s, strlen(s)), b.data ? b.data : "\"\""));
+                ncm_buf_done(&b);
+                return r;
+        }
+        if (!ncm_kubelet_version_at_least(v, 1, NCM_KUBELET_OLDEST_MINOR) || v.major == 0)
+                return ncm_error_set(err, EINVAL,
+                                     "kubelet version %d.%d: nodecm reproduces kubelet 1.%d and "
+                                     "newer",
+                                     v.major, v.minor, NCM_KUBELET_OLDEST_MINOR);
+        *ret = v;
+        return 0;
+}
+
+const char *ncm_kubelet_version_format(ncm_kubelet_version v, char *buf, size_t size)
+{
+        if (v.major == 0 && v.minor == 0)
+                v = (ncm_kubelet_version){1, NCM_KUBELET_NEWEST_MINOR};
+        snprintf(buf, size, "%d.%d", v.major, v.minor);
+        return buf;
 }
 
 /* Go's %q of S, into a caller buffer (kubelet's texts quote option names and values). */
@@ -58,27 +148,33 @@ static const char *quote(const char *s, ncm_buf *b)
         return b->data ? b->data : "\"\"";
 }
 
-int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates, ncm_error *err)
+static int check_available(const char *name, ncm_cpu_gates gates, ncm_kubelet_version v,
+                           ncm_error *err)
 {
-        const option_def *d = find(name);
+        ncm_cpu_option_maturity m = maturity_in(find(name), v);
         ncm_buf b = NCM_BUF_INIT;
         int r = 0;
 
-        if (!d)
+        if (m == NCM_CPU_OPTION_UNKNOWN)
                 r = ncm_error_set(err, EINVAL, "unknown CPU Manager Policy option: %s",
                                   quote(name, &b));
-        else if (d->maturity == NCM_CPU_OPTION_ALPHA && !gates.alpha_options)
+        else if (m == NCM_CPU_OPTION_ALPHA && !gates.alpha_options)
                 r = ncm_error_set(err, EINVAL,
                                   "CPU Manager Policy Alpha-level Options not enabled, but "
                                   "option %s provided",
                                   quote(name, &b));
-        else if (d->maturity == NCM_CPU_OPTION_BETA && !gates.beta_options)
+        else if (m == NCM_CPU_OPTION_BETA && !gates.beta_options)
                 r = ncm_error_set(err, EINVAL,
                                   "CPU Manager Policy Beta-level Options not enabled, but "
                                   "option %s provided",
                                   quote(name, &b));
         ncm_buf_done(&b);
         return r;
+}
+
+int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates, ncm_error *err)
+{
+        return check_available(name, gates, NCM_KUBELET_VERSION_NEWEST, err);
 }
 
 int ncm_parse_go_bool(const char *s, bool *ret)
@@ -115,7 +211,13 @@ static int exclusive(ncm_error *err, const char *a, const char *b)
 int ncm_cpu_options_parse(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates gates,
                           ncm_cpu_options *ret, ncm_error *err)
 {
-        ncm_cpu_options o = {0};
+        return ncm_cpu_options_parse_version(opts, n, gates, NCM_KUBELET_VERSION_NEWEST, ret, err);
+}
+
+int ncm_cpu_options_parse_version(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates gates,
+                                  ncm_kubelet_version v, ncm_cpu_options *ret, ncm_error *err)
+{
+        ncm_cpu_options o = {.kubelet_version = v};
         ncm_autofree ncm_cpu_option *sorted = NULL;
         ncm_buf b = NCM_BUF_INIT;
         int r = 0;
@@ -129,18 +231,18 @@ int ncm_cpu_options_parse(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates ga
         }
         for (size_t i = 0; i < n && r == 0; i++) {
                 const option_def *d;
-                bool v;
+                bool val;
 
                 if (i > 0 && strcmp(sorted[i].key, sorted[i - 1].key) == 0) {
                         r = ncm_error_set(err, EINVAL, "duplicate CPU Manager Policy option: %s",
                                           quote(sorted[i].key, &b));
                         break;
                 }
-                r = ncm_cpu_option_check_available(sorted[i].key, gates, err);
+                r = check_available(sorted[i].key, gates, v, err);
                 if (r < 0)
                         break;
                 d = find(sorted[i].key);
-                if (ncm_parse_go_bool(sorted[i].value, &v) < 0) {
+                if (ncm_parse_go_bool(sorted[i].value, &val) < 0) {
                         ncm_buf q = NCM_BUF_INIT;
                         ncm_buf_go_quote(&q, sorted[i].value, strlen(sorted[i].value));
                         r = ncm_error_set(err, EINVAL,
@@ -150,7 +252,7 @@ int ncm_cpu_options_parse(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates ga
                         ncm_buf_done(&q);
                         break;
                 }
-                *(bool *)((char *)&o + d->field) = v;
+                *(bool *)((char *)&o + d->field) = val;
         }
         ncm_buf_done(&b);
         if (r < 0)

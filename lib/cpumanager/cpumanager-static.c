@@ -392,7 +392,8 @@ int ncm_cpu_static_policy_new(const ncm_topo *t, int num_reserved, const ncm_cpu
         ncm_cpu_options opts;
         int r;
 
-        r = ncm_cpu_options_parse(cfg->options, cfg->noptions, cfg->gates, &opts, err);
+        r = ncm_cpu_options_parse_version(cfg->options, cfg->noptions, cfg->gates,
+                                          cfg->kubelet_version, &opts, err);
         if (r < 0)
                 return r;
         r = ncm_cpu_options_validate(&opts, t, cfg->topology_manager_policy, err);

@@ -30,6 +30,7 @@ static const char *const known_fields[] = {
                 "topologyManagerPolicyOptions",
                 "featureGates",
                 "memoryManagerPolicy",
+                "kubeletVersion",
 };
 
 /* Real KubeletConfiguration fields close to the ones above (not typos). */
@@ -481,6 +482,24 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                                                                 path, sizeof(path)));
         }
 
+        /* nodecm's own field: which kubelet release to reproduce (a string: 1.30 as a YAML
+         * number would read as 1.3) */
+        {
+                ncm_autofree char *text = NULL;
+                json_object *v = ncm__json_get(o, "kubeletVersion");
+                ncm__node_field(c, "kubeletVersion", path, sizeof(path));
+                if (v && !json_object_is_type(v, json_type_string))
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: expected string, got %s (quote it, e.g. "
+                                             "\"1.35\")",
+                                             path, ncm__json_type_name(v));
+                r = get_string(c, o, "kubeletVersion", NULL, &text, err);
+                if (r < 0)
+                        return r;
+                if (text && ncm_kubelet_version_parse(text, &c->kubelet_version, err) < 0)
+                        return ncm_error_prefix(err, "%s", path);
+        }
+
         /* CPU manager: policy name, then its options (NewManager / NewStaticPolicy) */
         r = get_string(c, o, "cpuManagerPolicy", "none", &c->cpu_policy, err);
         if (r < 0)
@@ -512,7 +531,8 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                         return ncm_error_prefix(err, "%s: new none policy error", path);
         } else {
                 ncm_cpu_options co;
-                r = ncm_cpu_options_parse(c->cpu_opts, c->n_cpu_opts, c->cpu_gates, &co, err);
+                r = ncm_cpu_options_parse_version(c->cpu_opts, c->n_cpu_opts, c->cpu_gates,
+                                                  c->kubelet_version, &co, err);
                 if (r < 0)
                         return ncm_error_prefix(err, "%s: new static policy error", path);
         }

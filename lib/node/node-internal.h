@@ -31,6 +31,7 @@ struct ncm_node_config {
         ncm_tm_option *tm_opts;
         size_t n_tm_opts;
         ncm_tm_gates tm_gates;
+        ncm_kubelet_version kubelet_version; /* kubeletVersion; {0, 0}: the newest */
 };
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
@@ -83,6 +84,7 @@ struct ncm_node {
         int dirfd; /* state directory, -1: checkpoints in memory */
         char *dir; /* its name, for messages */
         bool reference_merge;
+        ncm_kubelet_version kubelet_override; /* {0, 0}: the configuration's kubeletVersion */
 
         ncm_tm *tm;
         ncm_devmgr *dev;

@@ -237,13 +237,17 @@ static int build_tm(ncm_node *n, const ncm_node_config *cfg, ncm_tm **ret, ncm_e
 static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **ret, ncm_error *err)
 {
         ncm_cpu_policy_config pc = {0};
+        ncm_kubelet_version v = cfg->kubelet_version;
         char path[256];
         int r;
 
+        if (n->kubelet_override.major)
+                v = n->kubelet_override;
         if (strcmp(cfg->cpu_policy, "static") == 0) {
                 /* option checks that need the machine: name them as the option field */
                 ncm_cpu_options o;
-                r = ncm_cpu_options_parse(cfg->cpu_opts, cfg->n_cpu_opts, cfg->cpu_gates, &o, err);
+                r = ncm_cpu_options_parse_version(cfg->cpu_opts, cfg->n_cpu_opts, cfg->cpu_gates, v,
+                                                  &o, err);
                 if (r >= 0)
                         r = ncm_cpu_options_validate(&o, n->topo, cfg->tm_policy, err);
                 if (r < 0)
@@ -259,6 +263,7 @@ static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **r
         pc.reserved_millicpu_set = cfg->reserved_milli_set;
         pc.reserved_millicpu = cfg->reserved_milli;
         pc.topology_manager_policy = cfg->tm_policy;
+        pc.kubelet_version = v;
         r = ncm_cpu_policy_new(n->topo, &pc, ret, err);
         if (r < 0 && r != -ENOMEM)
                 ncm_error_prefix(err, "%s", cfg->path[0] ? cfg->path : "kubelet configuration");
@@ -396,6 +401,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         n->topo = t;
         n->cfg = cfg;
         n->dirfd = -1;
+        if (opts)
+                n->kubelet_override = opts->kubelet_version;
         n->all_cpus = ncm_cpuset_new();
         n->reuse = ncm_cpuset_new();
         if (!n->all_cpus || !n->reuse)

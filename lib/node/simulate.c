@@ -608,6 +608,7 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
         nopts.devices = s->devices_text;
         nopts.devices_len = s->devices_len;
         nopts.reference_merge = o->reference_merge;
+        nopts.kubelet_version = o->kubelet_version;
         if (s->state_text) {
                 nopts.cpu_checkpoint = s->state_text;
                 nopts.cpu_checkpoint_len = s->state_len;

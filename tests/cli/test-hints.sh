@@ -67,4 +67,19 @@ bad 2 "beta gate off" "CPU Manager Policy Beta-level Options not enabled, but op
         --topology "$H" --available 0-3 --count 1 --option distribute-cpus-across-numa=true \
         --feature-gates CPUManagerPolicyBetaOptions=false
 
+# the kernel's raw NUMA ids are kept; one the kubelet's 64-bit hint mask cannot hold fails
+# with the kubelet's bitmask error (allocation itself does not need masks)
+cat >"$TMPD/s390.json" <<'EOT'
+{"cpus": [{"cpu": 0, "core": 0, "socket": -1, "numa": -1, "uncore": -1},
+          {"cpu": 1, "core": 1, "socket": -1, "numa": -1, "uncore": -1}]}
+EOT
+bad 2 "NUMA node -1" "NUMA node -1: bit number must be in range 0-63" \
+        --topology "$TMPD/s390.json" --available 0-1 --count 1
+run take --topology "$TMPD/s390.json" --available 0-1 --count 1
+expect_rc 0 "take on NUMA node -1"
+expect_out "0" "take on NUMA node -1"
+# generations: hints are the same in every supported release; the flag is accepted
+run hints --topology "$H" --available 0-11 --count 2 --kubelet-version 1.34
+expect_rc 0 "--kubelet-version"
+
 finish

@@ -366,4 +366,44 @@ $NODE
   state: {file: absent/cpu_manager_state}
 EOF
 
+# kubelet generations: node.kubelet.kubeletVersion, and --kubelet-version over it. On the
+# hybrid machine with reservedSystemCPUs 2,11,14,19, kubelet 1.36 gives a 2-CPU pod core 2-3,
+# reserved CPU 2 included (kubernetes issue #140495); the newest gives E-cores 12-13.
+gen_scenario() {
+        cat <<EOG
+node:
+  topology: {file: "$DATA/cpumanager/topo/hybrid-6p8e.json"}
+  kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "2,11,14,19"$1}
+steps:
+  - admit: $POD
+EOG
+}
+gen_scenario ', kubeletVersion: "1.36"' >"$TMPD/gen.yaml"
+run simulate --json "$TMPD/gen.yaml"
+expect_rc 0 "kubeletVersion 1.36"
+case "$OUT" in *'"cpus": "2-3"'*) ;; *) fail "kubeletVersion 1.36: $OUT" ;; esac
+run simulate --json --kubelet-version 1.37 "$TMPD/gen.yaml"
+case "$OUT" in *'"cpus": "12-13"'*) ;; *) fail "--kubelet-version over kubeletVersion: $OUT" ;; esac
+gen_scenario '' >"$TMPD/gen.yaml"
+run simulate --json "$TMPD/gen.yaml"
+case "$OUT" in *'"cpus": "12-13"'*) ;; *) fail "newest by default: $OUT" ;; esac
+run simulate --json --kubelet-version 1.32 "$TMPD/gen.yaml"
+case "$OUT" in *'"cpus": "2-3"'*) ;; *) fail "--kubelet-version 1.32: $OUT" ;; esac
+bad "kubeletVersion as a number" 2 'node.kubelet.kubeletVersion: expected string, got number (quote it, e.g. "1.35")' <<EOF
+$NODE
+  kubelet: {kubeletVersion: 1.35}
+EOF
+bad "kubeletVersion too old" 2 'node.kubelet.kubeletVersion: kubelet version 1.20: nodecm reproduces kubelet 1.32 and newer' <<EOF
+$NODE
+  kubelet: {kubeletVersion: "1.20"}
+EOF
+bad "option not in that release" 2 'node.kubelet.cpuManagerPolicyOptions: new static policy error: CPU Manager Policy Alpha-level Options not enabled, but option "strict-cpu-reservation" provided' <<EOF
+$NODE
+  kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "0", kubeletVersion: "1.32",
+            cpuManagerPolicyOptions: {strict-cpu-reservation: "true"}}
+EOF
+run simulate --kubelet-version 2 "$TMPD/gen.yaml"
+expect_rc 2 "--kubelet-version 2"
+expect_err_contains 'kubelet version "2": expected MAJOR.MINOR' "--kubelet-version 2"
+
 finish

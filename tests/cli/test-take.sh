@@ -91,4 +91,39 @@ bad 2 "two sources" "" --topology "$T/single-socket-ht.json" --synthetic "core:2
 bad 2 "missing topology file" "/nonexistent.json" --topology /nonexistent.json --available 0-3 --count 1
 bad 2 "unexpected argument" "unexpected argument 'extra'" --available 0-3 --count 1 extra
 
+# kubelet generations: the newest by default, an older one on request (docs/cpu-manager.md)
+H="--topology $T/hybrid-6p8e.json --available 0-1,3-10,12-13,15-18 --count 2"
+run take $H
+expect_rc 0 "hybrid, newest kubelet"
+expect_out "12-13" "hybrid, newest kubelet: two single-thread E-cores"
+run take $H --kubelet-version 1.37
+expect_out "12-13" "hybrid, kubelet 1.37"
+run take $H --kubelet-version v1.36.4
+expect_out "2-3" "hybrid, kubelet 1.36: core 2-3 although CPU 2 is busy"
+run take --topology "$T/offline-thread.json" --available 1-6 --count 2 --kubelet-version 1.35
+expect_out "0,4" "offlined thread, kubelet 1.35"
+run take --topology "$T/offline-thread.json" --available 1-6 --count 2
+expect_out "3-4" "offlined thread, newest"
+run take --topology "$T/uneven-sockets.json" --available 2-15 --count 10 --kubelet-version 1.32
+expect_out "0-9" "uneven sockets, kubelet 1.32"
+run take --topology "$T/uneven-sockets.json" --available 2-15 --count 10
+expect_out "2-5,10-15" "uneven sockets, newest"
+run take --topology "$T/uncore-smt-2x2.json" --available 0-5 --count 3 \
+        --option prefer-align-cpus-by-uncorecache=true --feature-gates CPUManagerPolicyAlphaOptions=true \
+        --kubelet-version 1.33
+expect_out "0,2,4" "partial uncore cache, kubelet 1.33 (floor)"
+run take --topology "$T/uncore-smt-2x2.json" --available 0-5 --count 3 \
+        --option prefer-align-cpus-by-uncorecache=true
+expect_out "0-1,4" "partial uncore cache, newest (ceil, odd)"
+# option maturity follows the release: prefer-align-cpus-by-uncorecache is alpha in 1.33
+bad 2 "alpha in 1.33" "CPU Manager Policy Alpha-level Options not enabled, but option \"prefer-align-cpus-by-uncorecache\" provided" \
+        --topology "$T/uncore-smt-2x2.json" --available 0-5 --count 3 \
+        --option prefer-align-cpus-by-uncorecache=true --kubelet-version 1.33
+bad 2 "too old" "--kubelet-version: kubelet version 1.31: nodecm reproduces kubelet 1.32 and newer" $H \
+        --kubelet-version 1.31
+bad 2 "not a version" "--kubelet-version: kubelet version \"latest\": expected MAJOR.MINOR" $H \
+        --kubelet-version latest
+run take --help
+case "$OUT" in *"--kubelet-version X.Y"*) ;; *) fail "--help names --kubelet-version" ;; esac
+
 finish

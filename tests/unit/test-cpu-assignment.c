@@ -68,10 +68,40 @@ static ncm_cpuset *parse_set(const char *s)
         return tu_cpuset(strcmp(s, "-") == 0 ? "" : s);
 }
 
-/* Run one line of take-cases.txt; returns false (after printing why) on a mismatch. */
+/* FN under the rules of generation GEN (the internal entry points take them directly). */
+static int take_gen(const ncm_cpu_index *ix, const char *fn, ncm__gen gen, const ncm_cpuset *avail,
+                    int n, ncm_cpuset *got, ncm_error *err)
+{
+        uint64_t *dense = calloc(2 * (size_t)ix->words, sizeof(uint64_t));
+        int size, r;
+
+        assert_non_null(dense);
+        size = ncm__dense_from_set(ix, avail, dense);
+        if (strncmp(fn, "dist", 4) == 0)
+                r = ncm__take_distributed_dense_traced(ix, gen, dense, size, n, atoi(fn + 4), false,
+                                                       strstr(fn, "+align") != NULL, NULL,
+                                                       dense + ix->words, err);
+        else
+                r = ncm__take_packed_dense_traced(
+                                ix, gen, dense, size, n, strcmp(fn, "spread") == 0,
+                                strcmp(fn, "packed+uncore") == 0, NULL, dense + ix->words, err);
+        if (r >= 0)
+                ncm__set_from_dense(ix, dense + ix->words, got);
+        free(dense);
+        return r;
+}
+
+/*
+ * Run one line of take-cases.txt; returns false (after printing why) on a mismatch. FN may end
+ * in "@X.Y": the case is kubelet X.Y's (its generation's rules); otherwise the newest's.
+ */
 static bool run_case(int lineno, char *fields[5])
 {
-        const char *fn = fields[0];
+        char fnbuf[64];
+        const char *fn = fnbuf;
+        char *at;
+        ncm__gen gen = NCM__GEN_NEWEST;
+        bool old = false;
         ncm_cpu_index *ix = load_index(fields[1]);
         ncm_cpuset *avail = parse_set(fields[2]);
         int n = atoi(fields[3]);
@@ -82,6 +112,15 @@ static bool run_case(int lineno, char *fields[5])
         bool ok;
         int r = 0;
 
+        snprintf(fnbuf, sizeof(fnbuf), "%s", fields[0]);
+        if ((at = strchr(fnbuf, '@')) != NULL) {
+                ncm_kubelet_version v;
+                *at = '\0';
+                if (ncm_kubelet_version_parse(at + 1, &v, &err) < 0)
+                        fail_msg("line %d: %s", lineno, err.msg);
+                gen = ncm__gen_of(v);
+                old = true;
+        }
         assert_non_null(got);
         if (strncmp(fn, "free-", 5) == 0) {
                 acc a;
@@ -98,6 +137,7 @@ static bool run_case(int lineno, char *fields[5])
                 assert_non_null(ids);
                 ncm__dense_from_set(ix, avail, dense);
                 assert_int_equal(ncm__acc_init(&a, ix, dense, 0, false), 0);
+                a.gen = gen;
                 int m = ncm__acc_free_list(&a, what, ids);
                 if (strcmp(fn, "free-sockets") == 0)
                         for (int i = 1; i < m; i++)
@@ -116,7 +156,9 @@ static bool run_case(int lineno, char *fields[5])
                 free(dense);
                 free(ids);
         } else {
-                if (strcmp(fn, "packed") == 0)
+                if (old)
+                        r = take_gen(ix, fn, gen, avail, n, got, &err);
+                else if (strcmp(fn, "packed") == 0)
                         r = ncm_cpu_take_packed(ix, avail, n, false, false, got, &err);
                 else if (strcmp(fn, "packed+uncore") == 0)
                         r = ncm_cpu_take_packed(ix, avail, n, false, true, got, &err);
@@ -139,7 +181,7 @@ static bool run_case(int lineno, char *fields[5])
         ok = strcmp(actual, expect) == 0;
         if (!ok)
                 print_error("take-cases.txt:%d: %s %s avail=%s n=%d: expected %s, got %s\n", lineno,
-                            fn, fields[1], fields[2], n, expect, actual);
+                            fields[0], fields[1], fields[2], n, expect, actual);
         ncm_cpuset_free(avail);
         ncm_cpuset_free(got);
         return ok;
@@ -273,30 +315,31 @@ static void test_cpu_assignment_error_keeps_result(void **state)
 }
 
 /*
- * kubelet's "free socket" test compares with the average socket size, and a socket that passes
- * is taken whole as the topology lists it: on an asymmetric machine that reaches CPUs outside
- * the available set. Kept on purpose (kubelet-exact); documented in docs/cpu-manager.md.
+ * Kubelets before 1.37 compare a socket's free CPUs with the average socket size, and a socket
+ * that passes is taken whole as the topology lists it: on an asymmetric machine that reaches
+ * CPUs outside the available set. The newest kubelet compares with the socket's own size.
+ * Through the public entry point, as `nodecm take --kubelet-version` runs it.
  */
-static void test_cpu_assignment_asymmetric_socket_quirk(void **state)
+static void test_cpu_assignment_uneven_sockets_per_generation(void **state)
 {
         /* one NUMA node; socket 0: CPUs 0-9 (10), socket 1: 10-15 (6); average 8 per socket */
-        ncm_cpu_info cpus[16];
-        ncm_topo *t = NULL;
-        ncm_cpu_index *ix = NULL;
+        ncm_cpu_index *ix = load_index("uneven-sockets");
         ncm_cpuset *avail = tu_cpuset("2-9,10-15");
         ncm_cpuset *got = ncm_cpuset_new();
+        ncm_cpu_options o = {.kubelet_version = {1, 36}};
 
-        for (int i = 0; i < 16; i++)
-                cpus[i] = (ncm_cpu_info){i, i, i < 10 ? 0 : 1, 0, i < 10 ? 0 : 1};
-        assert_int_equal(ncm_topo_new(cpus, 16, NULL, 0, NULL, &t, NULL), 0);
-        assert_int_equal(ncm_cpu_index_new(t, &ix, NULL), 0);
-        /* socket 0 has 8 free CPUs == average: "free"; 10 needed -> takes all of 0-9 */
-        assert_int_equal(ncm_cpu_take_packed(ix, avail, 10, false, false, got, NULL), 0);
+        /* 1.36: socket 0 has 8 free CPUs == average: "free"; 10 needed -> takes all of 0-9 */
+        assert_int_equal(ncm_cpu_take(ix, &o, avail, 10, got, NULL), 0);
         tu_assert_cpuset(got, "0-9");
+        /* newest: socket 1 (6 of 6 free) whole, then single-thread cores 2-5 */
+        o.kubelet_version = NCM_KUBELET_VERSION_NEWEST;
+        assert_int_equal(ncm_cpu_take(ix, &o, avail, 10, got, NULL), 0);
+        tu_assert_cpuset(got, "2-5,10-15");
+        o.kubelet_version = (ncm_kubelet_version){1, 37};
+        assert_int_equal(ncm_cpu_take(ix, &o, avail, 10, got, NULL), 0);
+        tu_assert_cpuset(got, "2-5,10-15");
         ncm_cpuset_free(avail);
         ncm_cpuset_free(got);
-        ncm_cpu_index_free(ix);
-        ncm_topo_free(t);
 }
 
 /*
@@ -336,7 +379,7 @@ int main(void)
                         cmocka_unit_test(test_cpu_assignment_accumulator_take),
                         cmocka_unit_test(test_cpu_assignment_entry_point_follows_options),
                         cmocka_unit_test(test_cpu_assignment_error_keeps_result),
-                        cmocka_unit_test(test_cpu_assignment_asymmetric_socket_quirk),
+                        cmocka_unit_test(test_cpu_assignment_uneven_sockets_per_generation),
                         cmocka_unit_test(test_cpu_assignment_distributed_go_aliasing),
         };
         return cmocka_run_group_tests(tests, NULL, teardown_topos);

@@ -242,6 +242,106 @@ static void test_cpu_policy_options_validate(void **state)
         }
 }
 
+/* Kubelet versions as users write them, and the releases nodecm reproduces. */
+static void test_cpu_policy_options_kubelet_version(void **state)
+{
+        static const struct {
+                const char *text;
+                int major, minor; /* -1: refused */
+        } cases[] = {
+                        {"1.35", 1, 35},        {"v1.35", 1, 35},
+                        {"1.36.4", 1, 36},      {"v1.37.0-rc.1", 1, 37},
+                        {"1.37.0+k3s1", 1, 37}, {"1.32", 1, 32},
+                        {"1.40", 1, 40},        {"2.0", 2, 0},
+                        {"1.31", -1, 0},        {"1.9", -1, 0},
+                        {"0.0", -1, 0},         {"1", -1, 0},
+                        {"1.", -1, 0},          {".35", -1, 0},
+                        {"1.35x", -1, 0},       {"1.35.", -1, 0},
+                        {"v", -1, 0},           {"", -1, 0},
+                        {" 1.35", -1, 0},       {"1.3500000000", -1, 0},
+        };
+        ncm_error err = NCM_ERROR_INIT;
+        char buf[32];
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
+                ncm_kubelet_version v = {7, 7};
+                int r = ncm_kubelet_version_parse(cases[i].text, &v, &err);
+                if (cases[i].major < 0) {
+                        if (r != -EINVAL)
+                                fail_msg("\"%s\" accepted", cases[i].text);
+                        assert_int_equal(v.major, 7); /* untouched */
+                } else if (r != 0 || v.major != cases[i].major || v.minor != cases[i].minor) {
+                        fail_msg("\"%s\": %d %d.%d", cases[i].text, r, v.major, v.minor);
+                }
+        }
+        assert_int_equal(ncm_kubelet_version_parse("1.30", &(ncm_kubelet_version){0}, &err),
+                         -EINVAL);
+        assert_string_equal(err.msg, "kubelet version 1.30: nodecm reproduces kubelet 1.32 and "
+                                     "newer");
+        assert_int_equal(ncm_kubelet_version_parse("latest", &(ncm_kubelet_version){0}, &err),
+                         -EINVAL);
+        assert_string_equal(err.msg, "kubelet version \"latest\": expected MAJOR.MINOR, e.g. "
+                                     "\"1.35\"");
+        assert_string_equal(ncm_kubelet_version_format(NCM_KUBELET_VERSION_NEWEST, buf, 32),
+                            "1.37");
+        assert_string_equal(ncm_kubelet_version_format((ncm_kubelet_version){1, 33}, buf, 32),
+                            "1.33");
+        assert_true(ncm_kubelet_version_at_least(NCM_KUBELET_VERSION_NEWEST, 1, 99));
+        assert_true(ncm_kubelet_version_at_least((ncm_kubelet_version){1, 37}, 1, 37));
+        assert_false(ncm_kubelet_version_at_least((ncm_kubelet_version){1, 36}, 1, 37));
+        assert_true(ncm_kubelet_version_at_least((ncm_kubelet_version){2, 0}, 1, 99));
+}
+
+/* Options graduate release by release; the gates they need follow. */
+static void test_cpu_policy_options_maturity_per_release(void **state)
+{
+        static const struct {
+                const char *option;
+                int minor;
+                ncm_cpu_option_maturity m;
+        } cases[] = {
+                        {"full-pcpus-only", 32, NCM_CPU_OPTION_BETA},
+                        {"full-pcpus-only", 33, NCM_CPU_OPTION_STABLE},
+                        {"distribute-cpus-across-numa", 32, NCM_CPU_OPTION_ALPHA},
+                        {"distribute-cpus-across-numa", 33, NCM_CPU_OPTION_BETA},
+                        {"distribute-cpus-across-numa", 37, NCM_CPU_OPTION_BETA},
+                        {"strict-cpu-reservation", 32, NCM_CPU_OPTION_ALPHA},
+                        {"strict-cpu-reservation", 34, NCM_CPU_OPTION_BETA},
+                        {"strict-cpu-reservation", 35, NCM_CPU_OPTION_STABLE},
+                        {"prefer-align-cpus-by-uncorecache", 33, NCM_CPU_OPTION_ALPHA},
+                        {"prefer-align-cpus-by-uncorecache", 34, NCM_CPU_OPTION_BETA},
+                        {"prefer-align-cpus-by-uncorecache", 36, NCM_CPU_OPTION_STABLE},
+                        {"align-by-socket", 37, NCM_CPU_OPTION_ALPHA},
+                        {"distribute-cpus-across-cores", 32, NCM_CPU_OPTION_ALPHA},
+                        {"distribute-cpus-across-cores", 30, NCM_CPU_OPTION_UNKNOWN},
+                        {"nope", 37, NCM_CPU_OPTION_UNKNOWN},
+        };
+        const ncm_cpu_option strict = {"strict-cpu-reservation", "true"};
+        ncm_cpu_options o;
+        ncm_error err = NCM_ERROR_INIT;
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
+                ncm_kubelet_version v = {1, cases[i].minor};
+                if (ncm_cpu_option_maturity_in(cases[i].option, v) != cases[i].m)
+                        fail_msg("%s in 1.%d: %d, expected %d", cases[i].option, cases[i].minor,
+                                 ncm_cpu_option_maturity_in(cases[i].option, v), cases[i].m);
+        }
+        /* alpha in 1.32: refused with the default gates, accepted with the alpha gate */
+        assert_int_equal(ncm_cpu_options_parse_version(&strict, 1, NCM_CPU_GATES_DEFAULT,
+                                                       (ncm_kubelet_version){1, 32}, &o, &err),
+                         -EINVAL);
+        assert_string_equal(err.msg, "CPU Manager Policy Alpha-level Options not enabled, but "
+                                     "option \"strict-cpu-reservation\" provided");
+        assert_int_equal(ncm_cpu_options_parse_version(&strict, 1, (ncm_cpu_gates){true, true},
+                                                       (ncm_kubelet_version){1, 32}, &o, &err),
+                         0);
+        assert_true(o.strict_cpu_reservation);
+        assert_int_equal(o.kubelet_version.minor, 32);
+        /* the plain parser is the newest kubelet's */
+        assert_int_equal(ncm_cpu_options_parse(&strict, 1, NCM_CPU_GATES_DEFAULT, &o, &err), 0);
+        assert_int_equal(o.kubelet_version.major, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -251,6 +351,8 @@ int main(void)
                         cmocka_unit_test(test_cpu_policy_options_parse),
                         cmocka_unit_test(test_cpu_policy_options_exclusions),
                         cmocka_unit_test(test_cpu_policy_options_validate),
+                        cmocka_unit_test(test_cpu_policy_options_kubelet_version),
+                        cmocka_unit_test(test_cpu_policy_options_maturity_per_release),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,14 +3,15 @@
  * Property tests of the allocator and the hint generator on random machines and free sets
  * (fixed seeds, so every run checks the same cases):
  *
- *  - the result has exactly N CPUs, all from the free set (symmetric machines: on asymmetric
- *    ones kubelet's average-based "free" tests can reach further, see test-cpu-assignment);
+ *  - the result has exactly N CPUs, all from the free set (on every machine with the newest
+ *    kubelet's rules; kubelets before 1.37 compare with averages and can reach further on
+ *    asymmetric ones, see test-cpu-assignment);
  *  - packed results take whole cores when N is a multiple of the core size and enough whole
  *    cores are free;
  *  - results are deterministic;
  *  - the packed allocator agrees, CPU for CPU, with a deliberately naive transcription of
  *    kubelet's algorithm (spec §3.2-§3.6) that recounts everything from the CPU table at
- *    every step, on symmetric and asymmetric machines alike;
+ *    every step, on symmetric and asymmetric machines alike, for each kubelet generation;
  *  - hints: exactly the masks that fit, by size, preferred exactly at the narrowest size.
  */
 #include <errno.h>
@@ -118,6 +119,8 @@ typedef struct ref {
         bool spread;
         int cpc, cps, cpu_per_unc;
         bool numa_first;
+        bool own_size;     /* kubelet 1.37+: own sizes in the free tests and takeUncoreCache */
+        bool partial_ceil; /* kubelet 1.34+: takePartialUncore's ceil + odd rule */
 } ref;
 
 enum { NUMA, SOCK, CORE, UNC };
@@ -243,9 +246,9 @@ static void r_take_full(ref *r, int k, int *list, int n)
         int f[1024], nf = 0;
         for (int i = 0; i < n; i++) {
                 int fr = free_in(r, k, list[i]);
-                bool is_free = k == SOCK   ? fr == r->cps
-                               : k == CORE ? fr == r->cpc
-                                           : fr == total_in(r, k, list[i]);
+                bool is_free = k == SOCK && !r->own_size   ? fr == r->cps
+                               : k == CORE && !r->own_size ? fr == r->cpc
+                                                           : fr == total_in(r, k, list[i]);
                 if (is_free)
                         f[nf++] = list[i];
         }
@@ -262,7 +265,7 @@ static int cmp_int(const void *a, const void *b)
 static void r_partial_uncore(ref *r, int u)
 {
         int cores[1024], nc = 0, cpus[1024], m = 0;
-        int need_cores = (r->needed + r->cpc - 1) / r->cpc;
+        int need_cores = r->partial_ceil ? (r->needed + r->cpc - 1) / r->cpc : r->needed / r->cpc;
         for (size_t i = 0; i < r->m->n; i++) {
                 const ncm_cpu_info *c = &r->m->cpus[i];
                 int dup = 0;
@@ -283,7 +286,7 @@ static void r_partial_uncore(ref *r, int u)
                                 cpus[m++] = c->cpu;
         }
         qsort(cpus, (size_t)m, sizeof(int), cmp_int);
-        if (r->needed % 2 != 0 && r->cpc > 1 && m > r->needed)
+        if (r->partial_ceil && r->needed % 2 != 0 && r->cpc > 1 && m > r->needed)
                 m--;
         if (m != r->needed)
                 return;
@@ -293,13 +296,15 @@ static void r_partial_uncore(ref *r, int u)
 
 /* Returns 0 and fills OUT, or -1 for any failure. */
 static int ref_packed(const machine *m, const ncm_cpuset *avail, int n, bool spread, bool uncore,
-                      ncm_cpuset *out)
+                      ncm_kubelet_version v, ncm_cpuset *out)
 {
         static ref r;
         int list[4096], nl, nfree = 0;
 
         memset(&r, 0, sizeof(r));
         r.m = m;
+        r.own_size = ncm_kubelet_version_at_least(v, 1, 37);
+        r.partial_ceil = ncm_kubelet_version_at_least(v, 1, 34);
         r.needed = n;
         r.spread = spread;
         r.cpc = ncm_topo_cpus_per_core(m->t);
@@ -326,7 +331,7 @@ static int ref_packed(const machine *m, const ncm_cpuset *avail, int n, bool spr
         if (uncore) {
                 int snap[4096], ns = r_uncs(&r, snap);
                 for (int i = 0; i < ns; i++) {
-                        if (r.needed >= r.cpu_per_unc) {
+                        if (r.needed >= (r.own_size ? total_in(&r, UNC, snap[i]) : r.cpu_per_unc)) {
                                 nl = r_uncs(&r, list);
                                 r_take_full(&r, UNC, list, nl);
                         }
@@ -470,9 +475,15 @@ static void test_cpu_properties_allocator(void **state)
                       checked, aliased);
 }
 
+/*
+ * Per kubelet generation: the newest (own sizes, ceil + odd partial uncore), 1.36 (averages,
+ * ceil + odd) and 1.33 (averages, floor). Half of the machines are asymmetric, where the
+ * generations differ.
+ */
 static void test_cpu_properties_matches_naive_reference(void **state)
 {
-        int checked = 0;
+        static const ncm_kubelet_version gens[] = {{0, 0}, {1, 36}, {1, 33}};
+        int checked = 0, differ = 0;
 
         rng_state = 0x2545f4914f6cdd1dULL;
         for (int iter = 0; iter < 400; iter++) {
@@ -482,28 +493,52 @@ static void test_cpu_properties_matches_naive_reference(void **state)
                         ncm_cpuset *avail = random_free(&m);
                         int n = (int)rnd((uint32_t)ncm_cpuset_weight(avail) + 2);
                         for (int mode = 0; mode < 3; mode++) {
-                                ncm_cpuset *got = ncm_cpuset_new(), *want = ncm_cpuset_new();
-                                int r = ncm_cpu_take_packed(m.ix, avail, n, mode == 1, mode == 2,
-                                                            got, NULL);
-                                int rr = ref_packed(&m, avail, n, mode == 1, mode == 2, want);
-                                if ((r < 0) != (rr < 0) ||
-                                    (r == 0 && !ncm_cpuset_equal(got, want))) {
-                                        char *a = ncm_cpuset_format_list(avail);
-                                        char *g = ncm_cpuset_format_list(got);
-                                        char *w = ncm_cpuset_format_list(want);
-                                        fail_msg("iter %d mode %d n=%d avail=%s: got %s (%d), "
-                                                 "reference %s (%d)",
-                                                 iter, mode, n, a, g, r, w, rr);
+                                ncm_cpuset *first = ncm_cpuset_new();
+                                for (size_t gi = 0; gi < NCM_ELEMENTSOF(gens); gi++) {
+                                        ncm_cpu_options o = {.kubelet_version = gens[gi]};
+                                        ncm_cpuset *got = ncm_cpuset_new(),
+                                                   *want = ncm_cpuset_new();
+                                        int r, rr;
+                                        o.distribute_cpus_across_cores = mode == 1;
+                                        o.prefer_align_by_uncore_cache = mode == 2;
+                                        r = ncm_cpu_take(m.ix, &o, avail, n, got, NULL);
+                                        rr = ref_packed(&m, avail, n, mode == 1, mode == 2,
+                                                        gens[gi], want);
+                                        if ((r < 0) != (rr < 0) ||
+                                            (r == 0 && !ncm_cpuset_equal(got, want))) {
+                                                char *a = ncm_cpuset_format_list(avail);
+                                                char *g = ncm_cpuset_format_list(got);
+                                                char *w = ncm_cpuset_format_list(want);
+                                                fail_msg("iter %d mode %d kubelet %d.%d n=%d "
+                                                         "avail=%s: got %s (%d), reference %s "
+                                                         "(%d)",
+                                                         iter, mode, gens[gi].major, gens[gi].minor,
+                                                         n, a, g, r, w, rr);
+                                        }
+                                        /* the newest kubelet never leaves the free set */
+                                        if (gi == 0 && r == 0 && !ncm_cpuset_is_subset(got, avail))
+                                                fail_msg("iter %d mode %d: newest kubelet took "
+                                                         "CPUs outside the free set",
+                                                         iter, mode);
+                                        if (gi == 0)
+                                                ncm_cpuset_copy(first, got);
+                                        else if (r == 0 && !ncm_cpuset_equal(first, got))
+                                                differ++;
+                                        checked++;
+                                        ncm_cpuset_free(got);
+                                        ncm_cpuset_free(want);
                                 }
-                                checked++;
-                                ncm_cpuset_free(got);
-                                ncm_cpuset_free(want);
+                                ncm_cpuset_free(first);
                         }
                         ncm_cpuset_free(avail);
                 }
                 free_machine(&m);
         }
-        print_message("%d allocations compared with the reference\n", checked);
+        /* the generations must be told apart on these machines, or the test proves nothing */
+        assert_true(differ > 0);
+        print_message("%d allocations compared with the reference (%d differ from the newest "
+                      "kubelet's in an older generation)\n",
+                      checked, differ);
 }
 
 static void test_cpu_properties_hints(void **state)

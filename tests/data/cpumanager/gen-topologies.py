@@ -68,6 +68,19 @@ T["uncore-single-socket-monolithic"] = [cpu(i, i, 0, 0) for i in range(64)]
 # 8-11, 16-19 and 24-27 are taken besides the reserved 0-3, so exactly uncore caches 0-3.
 T["uncore-small-single-socket-no-smt"] = [cpu(i, i, 0, 0, i // 8) for i in range(32)]
 
+# Machines where kubelet generations differ (nodecm's own, not the kubelet's fixtures):
+# an Intel hybrid with 6 P-cores (two adjacent threads: CPUs 0-11) and 8 E-cores (12-19),
+# as an i5-13500; NumCPUs / NumCores = 20 / 14 = 1 "CPU per core"
+T["hybrid-6p8e"] = [cpu(i, i - i % 2 if i < 12 else i, 0, 0) for i in range(20)]
+# 4 cores x 2 threads (k, k+4) with CPU 7 offline: 7 CPUs / 4 cores = 1 "CPU per core"
+T["offline-thread"] = [cpu(i, i % 4, 0, 0) for i in range(7)]
+# one NUMA node, socket 0 with 10 CPUs (0-9), socket 1 with 6 (10-15): 8 "CPUs per socket"
+T["uneven-sockets"] = [cpu(i, i, 0 if i < 10 else 1, 0, 0 if i < 10 else 1) for i in range(16)]
+# no SMT, uncore cache 0 with CPUs 0-5 and cache 1 with 6-7: 4 "CPUs per uncore cache"
+T["uneven-uncore"] = [cpu(i, i, 0, 0, 0 if i < 6 else 1) for i in range(8)]
+# SMT, threads (k, k+4), cores 0-1 on uncore cache 0, cores 2-3 on cache 1
+T["uncore-smt-2x2"] = [cpu(i, i % 4, 0, 0, (i % 4) // 2) for i in range(8)]
+
 QUAD = [  # socket, core, cpus
     (0, 0, [0, 169, 109, 229]), (0, 1, [50, 170, 110, 230]), (0, 64, [1, 25, 13, 38]),
     (0, 65, [2, 26, 14, 39]), (0, 72, [9, 33, 21, 46]), (0, 73, [10, 34, 22, 47]),
