@@ -238,29 +238,98 @@ NCM_API void ncm_tm_admit_result_set(ncm_tm_admit_result *r, const char *type, c
  */
 
 /*
+ * One provider call of an admission. kubelet passes the pod and the container; nodecm also
+ * passes the caller's transaction, so that a provider reaches the admission it works for (to
+ * record an explanation, to know what to undo) through the call itself, never through state
+ * kept on the side. More fields may be added at the end.
+ */
+typedef struct ncm_tm_call {
+        void *txn;                      /* the TXN given to ncm_tm_admit() (may be NULL) */
+        const ncm_pod *pod;             /* the pod being admitted */
+        const ncm_container *container; /* NULL: the whole pod (get_pod_hints, pod scope) */
+} ncm_tm_call;
+
+/*
  * A hint provider (kubelet's HintProvider), called with the DATA given at registration.
  *
- * get_container_hints: kubelet's GetTopologyHints(pod, container). *RET is empty on entry;
- *   add one entry per resource the container asks for (ncm_tm_hints_add: a nil list for "no
- *   preference", an empty list for "cannot be satisfied"), or leave it empty when the provider
- *   has no preference at all. Return 0, or -errno to abort the admission (a C-only failure
- *   such as -ENOMEM; kubelet's providers cannot fail here).
- * get_pod_hints: kubelet's GetPodTopologyHints(pod), the same for the whole pod (pod scope).
- *   NULL behaves as "no preference".
+ * get_container_hints: kubelet's GetTopologyHints(pod, container) for CALL->container. *RET is
+ *   empty on entry; add one entry per resource the container asks for (ncm_tm_hints_add: a nil
+ *   list for "no preference", an empty list for "cannot be satisfied"), or leave it empty when
+ *   the provider has no preference at all. Return 0, or -errno to abort the admission (a C-only
+ *   failure such as -ENOMEM; kubelet's providers cannot fail here).
+ * get_pod_hints: kubelet's GetPodTopologyHints(pod), the same for the whole pod (pod scope;
+ *   CALL->container is NULL). NULL behaves as "no preference".
  * allocate: kubelet's Allocate(pod, container), called after the merge with AFFINITY, the hint
  *   stored for this container (the zero hint {any, not preferred} under the none policy).
  *   Return 0, or -errno with ERR set. For an error kubelet reports with its own type (such as
- *   "SMTAlignmentError") set *RET_TYPE to that static string; leave it NULL otherwise. NULL:
+ *   "SMTAlignmentError") set *RET_TYPE to that static string; leave it NULL otherwise. What an
+ *   error means is the topology manager's call, not the provider's (see ncm_tm_admit()). NULL:
  *   nothing to allocate.
+ *
+ * Members may be added at the end (a provider written with designated initializers keeps
+ * them NULL).
  */
 typedef struct ncm_tm_provider_ops {
         const char *name;
-        int (*get_container_hints)(void *data, const ncm_pod *pod, const ncm_container *c,
-                                   ncm_tm_hints *ret, ncm_error *err);
-        int (*get_pod_hints)(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err);
-        int (*allocate)(void *data, const ncm_pod *pod, const ncm_container *c,
-                        const ncm_hint *affinity, const char **ret_type, ncm_error *err);
+        int (*get_container_hints)(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
+                                   ncm_error *err);
+        int (*get_pod_hints)(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
+                             ncm_error *err);
+        int (*allocate)(void *data, const ncm_tm_call *call, const ncm_hint *affinity,
+                        const char **ret_type, ncm_error *err);
 } ncm_tm_provider_ops;
+
+/*
+ * Merge trace, for explanations (nodecm simulate --explain), in the shape of the CPU policy's
+ * allocation trace (ncm_cpu_policy_set_trace). The topology manager reports what it did, in
+ * order, for every container (or for the pod, pod scope):
+ *
+ *   HINTS      each provider's answer as it gave it (PROVIDER: its registration index);
+ *   LIST       each list the merge works on, in the merge's order (providers in registration
+ *              order, each provider's resources in ascending name order), after kubelet's
+ *              normalisation and, for single-numa-node, its filter; a merge that does not hold
+ *              a list explicitly reports LIST_HINTS NULL;
+ *   CANDIDATE  each preferred merged hint the merge weighed (a mask that every list offers as
+ *              preferred, or "all nodes" when every list has a preferred "any"), fewest nodes
+ *              first, then by their lowest ids;
+ *   MERGED     the result, whether the policy admits it, and how hints of the same width were
+ *              compared (CLOSEST: by average distance, AVG_DISTANCE the result's; else by ids).
+ *
+ * A merge under the none policy reports nothing. Events and everything they point to live
+ * only during the call. New kinds may be added; consumers ignore kinds they do not know.
+ */
+typedef enum ncm_tm_trace_kind {
+        NCM_TM_TRACE_HINTS,
+        NCM_TM_TRACE_LIST,
+        NCM_TM_TRACE_CANDIDATE,
+        NCM_TM_TRACE_MERGED,
+} ncm_tm_trace_kind;
+
+typedef enum ncm_tm_list_kind {
+        NCM_TM_LIST_HINTS,         /* the provider's hints for the resource */
+        NCM_TM_LIST_NO_PREFERENCE, /* a nil list, or a provider without resources */
+        NCM_TM_LIST_UNSATISFIABLE, /* an empty list: the resource cannot be satisfied */
+} ncm_tm_list_kind;
+
+typedef struct ncm_tm_trace_event {
+        ncm_tm_trace_kind kind;
+        const ncm_tm_call *call;    /* the container or pod merged for; NULL outside admission */
+        size_t provider;            /* HINTS, LIST: the provider's registration index */
+        const ncm_tm_hints *hints;  /* HINTS: the provider's answer */
+        const char *resource;       /* LIST: NULL for a provider without resources */
+        ncm_tm_list_kind list;      /* LIST */
+        const ncm_hint *list_hints; /* LIST: the hints the merge uses; NULL when implicit */
+        size_t n_list_hints;        /* LIST */
+        ncm_hint hint;              /* CANDIDATE, MERGED */
+        bool admit;                 /* MERGED: the policy admits HINT */
+        bool closest;               /* MERGED: prefer-closest-numa-nodes compared the widths */
+        double avg_distance;        /* MERGED: HINT's average NUMA distance when CLOSEST */
+} ncm_tm_trace_event;
+
+typedef struct ncm_tm_trace {
+        void (*fn)(void *data, const ncm_tm_trace_event *ev);
+        void *data;
+} ncm_tm_trace;
 
 /* The manager's configuration (KubeletConfiguration topologyManager* fields). */
 typedef struct ncm_tm_config {
@@ -309,6 +378,9 @@ NCM_API const ncm_tm_metrics *ncm_tm_get_metrics(const ncm_tm *tm) NCM_PURE;
 /* Switch between the fast merge and kubelet's walk (same results). */
 NCM_API void ncm_tm_set_merge_mode(ncm_tm *tm, ncm_tm_merge_mode mode);
 
+/* Set (TRACE copied) or clear (NULL, or TRACE->fn NULL) the manager's merge trace. */
+NCM_API void ncm_tm_set_trace(ncm_tm *tm, const ncm_tm_trace *trace);
+
 /*
  * kubelet's AddHintProvider: append a provider (OPS must outlive TM; DATA is the provider's).
  * Order of registration is the order of hints in the merge and of allocate calls. -ENOMEM.
@@ -316,21 +388,25 @@ NCM_API void ncm_tm_set_merge_mode(ncm_tm *tm, ncm_tm_merge_mode mode);
 NCM_API int ncm_tm_add_provider(ncm_tm *tm, const ncm_tm_provider_ops *ops, void *data);
 
 /*
- * kubelet's Admit (the pod admit handler) for POD:
+ * kubelet's Admit (the pod admit handler) for POD, within the caller's transaction TXN (handed
+ * to every provider call as ncm_tm_call.txn; may be NULL):
  *  - container scope: for each init container then app container, in spec order: gather
  *    every provider's get_container_hints, merge; if the policy refuses, stop with
  *    TopologyAffinityError; else store the hint for (pod uid, container) and call every
- *    provider's allocate in registration order (the first error stops the admission with
- *    that error's result);
+ *    provider's allocate in registration order (the first error stops the admission);
  *  - pod scope: gather get_pod_hints once, merge once, then store the same hint for every
  *    container and allocate container by container as above;
  *  - none: allocate every container with the zero hint, no merge.
+ * The topology manager alone decides what an allocate error means: NCM_E_UNSATISFIABLE,
+ * NCM_E_ADMISSION and EINVAL are the kubelet's admission errors (the pod is refused with the
+ * provider's message, as ncm_tm_admit_result_set() with its type); any other code (ENOMEM, an
+ * I/O error) is a failure of nodecm, not a decision, and is returned.
  * Containers admitted before a refusal keep their stored hints and allocations (as kubelet).
- * *RET receives the outcome (reasons and messages as ncm_tm_admit_result_set()). Returns 0
- * when a decision was made, admitted or not; -errno when a provider's get_*_hints failed or
- * memory ran out (ERR says which).
+ * *RET receives the outcome. Returns 0 when a decision was made, admitted or not; -errno when
+ * a provider's get_*_hints or allocate failed (ERR says which) or memory ran out.
  */
-NCM_API int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret, ncm_error *err);
+NCM_API int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, void *txn, ncm_tm_admit_result *ret,
+                         ncm_error *err);
 
 /*
  * kubelet's GetAffinity: the hint stored for (POD_UID, CONTAINER), or the zero hint

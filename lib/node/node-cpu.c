@@ -12,22 +12,6 @@
 
 #include "node-internal.h"
 
-static int record_hints(node_admission_ctx *ctx, const ncm_container *c, const ncm_tm_hints *h,
-                        ncm_error *err)
-{
-        ncm_node_event *e =
-                        ncm__node_event_add(ctx, NCM_NODE_EVENT_HINTS, c ? c->name : NULL, "cpu");
-        if (!e)
-                return ncm_error_set(err, ENOMEM, "out of memory");
-        for (size_t i = 0; i < h->n; i++) {
-                int r = ncm_tm_hints_add(&e->hints, h->res[i].resource, h->res[i].list.hints,
-                                         h->res[i].list.n, h->res[i].list.nil, NULL, err);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
 /* kubelet returns a nil map ("no preference") when the container gets no exclusive CPUs. */
 static int to_tm_hints(ncm_hint_list *l, ncm_tm_hints *ret, ncm_error *err)
 {
@@ -36,34 +20,30 @@ static int to_tm_hints(ncm_hint_list *l, ncm_tm_hints *ret, ncm_error *err)
         return ncm_tm_hints_add(ret, NCM_RESOURCE_CPU, l->hints, l->n, false, NULL, err);
 }
 
-static int cpu_container_hints(void *data, const ncm_pod *pod, const ncm_container *c,
-                               ncm_tm_hints *ret, ncm_error *err)
+static int cpu_container_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
+                               ncm_error *err)
 {
         ncm_node *n = data;
         ncm_hint_list l = NCM_HINT_LIST_INIT;
         int r;
 
-        r = ncm_cpu_policy_hints(n->cpu, n->cpu_state, pod, c, &l, err);
+        r = ncm_cpu_policy_hints(n->cpu, n->cpu_state, call->pod, call->container, &l, err);
         if (r >= 0)
                 r = to_tm_hints(&l, ret, err);
         ncm_hint_list_done(&l);
-        if (r >= 0 && n->cur && n->cur->explain)
-                r = record_hints(n->cur, c, ret, err);
         return r;
 }
 
-static int cpu_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err)
+static int cpu_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret, ncm_error *err)
 {
         ncm_node *n = data;
         ncm_hint_list l = NCM_HINT_LIST_INIT;
         int r;
 
-        r = ncm_cpu_policy_pod_hints(n->cpu, n->cpu_state, pod, &l, err);
+        r = ncm_cpu_policy_pod_hints(n->cpu, n->cpu_state, call->pod, &l, err);
         if (r >= 0)
                 r = to_tm_hints(&l, ret, err);
         ncm_hint_list_done(&l);
-        if (r >= 0 && n->cur && n->cur->explain)
-                r = record_hints(n->cur, NULL, ret, err);
         return r;
 }
 
@@ -185,8 +165,8 @@ static void move_steps(ncm_node_event *e, ncm_node_event *tr)
  */
 static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
                                const ncm_container *c, const ncm_hint *aff,
-                               const ncm_cpuset *default_before, const ncm_cpuset *result,
-                               trace_ctx *t)
+                               const ncm_cpuset *default_before, const ncm_cpuset *reuse,
+                               const ncm_cpuset *result, trace_ctx *t)
 {
         ncm_node_event *tr = &t->lines;
         const ncm_cpu_options *o = ncm_cpu_policy_options(n->cpu);
@@ -200,9 +180,9 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
         if (!avail || !aligned || !part || !rest)
                 return;
         ncm_cpuset_andnot(avail, default_before, ncm_cpu_policy_reserved(n->cpu));
-        if (n->reuse_pod && strcmp(n->reuse_pod, pod->uid) == 0 && !ncm_cpuset_is_empty(n->reuse)) {
-                ncm_autofree char *rs = fmt_set(n->reuse);
-                ncm_cpuset_or(avail, avail, n->reuse);
+        if (reuse && !ncm_cpuset_is_empty(reuse)) {
+                ncm_autofree char *rs = fmt_set(reuse);
+                ncm_cpuset_or(avail, avail, reuse);
                 ncm__node_event_step(e, "init-container CPUs %s may be reused", rs ? rs : "");
         }
         ts = fmt_set(avail);
@@ -276,23 +256,28 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
         }
 }
 
-static int cpu_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
-                        const ncm_hint *affinity, const char **ret_type, ncm_error *err)
+static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *affinity,
+                        const char **ret_type, ncm_error *err)
 {
         ncm_node *n = data;
-        node_admission_ctx *ctx = n->cur;
+        node_txn *txn = call->txn;
+        const ncm_pod *pod = call->pod;
+        const ncm_container *c = call->container;
         ncm_node_event *e = NULL;
         trace_ctx tr = {0}; /* the allocator's trace lines */
         ncm_autoptr(ncm_cpuset) before = NULL;
+        ncm_autoptr(ncm_cpuset) reuse = NULL;
         bool had = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name) != NULL;
         const ncm_cpuset *now;
         char reason[160];
         int r;
 
-        if (ctx && ctx->explain) {
+        if (txn && txn->explain) {
+                const ncm_cpuset *ru = ncm_cpu_policy_reuse_get(n->cpu, pod->uid);
                 before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
-                e = ncm__node_event_add(ctx, NCM_NODE_EVENT_ALLOCATE, c->name, "cpu");
-                if (!before || !e)
+                reuse = ru ? ncm_cpuset_dup(ru) : ncm_cpuset_new();
+                e = ncm__node_event_add(txn, NCM_NODE_EVENT_ALLOCATE, c->name, "cpu");
+                if (!before || !reuse || !e)
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 e->hint = *affinity;
         }
@@ -305,15 +290,8 @@ static int cpu_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
                 ncm_cpu_policy_set_trace(n->cpu, NULL);
         if (r < 0) {
                 ncm__node_event_done(&tr.lines);
-                int code = err ? err->code : -r;
-                if (code == NCM_E_ADMISSION) {
+                if ((err ? err->code : -r) == NCM_E_ADMISSION)
                         *ret_type = NCM_CPU_REASON_SMT_ALIGNMENT;
-                } else if (code != NCM_E_UNSATISFIABLE && ctx && ctx->hard == 0) {
-                        /* not a decision of the kubelet's: stop the admission */
-                        ctx->hard = r;
-                        if (err)
-                                ctx->hard_err = *err;
-                }
                 if (e) {
                         e->ok = false;
                         set_text(e, "%s", err && err->msg[0] ? err->msg : ncm_strerror(-r));
@@ -332,13 +310,10 @@ static int cpu_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
                                              s ? s : "");
                 } else {
                         set_text(e, "%s", s ? s : "");
-                        explain_allocation(n, e, pod, c, affinity, before, now, &tr);
+                        explain_allocation(n, e, pod, c, affinity, before, reuse, now, &tr);
                 }
         }
         ncm__node_event_done(&tr.lines);
-        if (now && ncm_cpu_guaranteed_cpus(pod, c) > 0 && !ncm_pod_level_resources_set(pod) &&
-            strcmp(ncm_cpu_policy_name(n->cpu), "static") == 0)
-                ncm__node_reuse_update(n, pod, c, now);
         return 0;
 }
 

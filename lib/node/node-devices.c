@@ -195,52 +195,28 @@ static int to_tm_hints(ncm_devmgr_hints *dh, ncm_tm_hints *ret, ncm_error *err)
         return 0;
 }
 
-static int record_hints(node_admission_ctx *ctx, const ncm_container *c, const ncm_tm_hints *h,
-                        ncm_error *err)
-{
-        ncm_node_event *e;
-
-        /* a container without devices: the provider has no preference, nothing to show */
-        if (h->n == 0)
-                return 0;
-        e = ncm__node_event_add(ctx, NCM_NODE_EVENT_HINTS, c ? c->name : NULL, "devices");
-        if (!e)
-                return ncm_error_set(err, ENOMEM, "out of memory");
-        for (size_t i = 0; i < h->n; i++) {
-                int r = ncm_tm_hints_add(&e->hints, h->res[i].resource, h->res[i].list.hints,
-                                         h->res[i].list.n, h->res[i].list.nil, NULL, err);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-static int dev_container_hints(void *data, const ncm_pod *pod, const ncm_container *c,
-                               ncm_tm_hints *ret, ncm_error *err)
+static int dev_container_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
+                               ncm_error *err)
 {
         ncm_node *n = data;
         ncm_devmgr_hints dh = NCM_DEVMGR_HINTS_INIT;
-        int r = ncm_devmgr_pod_container_hints(n->dev, pod, c, &dh, err);
+        int r = ncm_devmgr_pod_container_hints(n->dev, call->pod, call->container, &dh, err);
 
         if (r >= 0)
                 r = to_tm_hints(&dh, ret, err);
         ncm_devmgr_hints_done(&dh);
-        if (r >= 0 && n->cur && n->cur->explain)
-                r = record_hints(n->cur, c, ret, err);
         return r;
 }
 
-static int dev_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err)
+static int dev_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret, ncm_error *err)
 {
         ncm_node *n = data;
         ncm_devmgr_hints dh = NCM_DEVMGR_HINTS_INIT;
-        int r = ncm_devmgr_pod_scope_hints(n->dev, pod, &dh, err);
+        int r = ncm_devmgr_pod_scope_hints(n->dev, call->pod, &dh, err);
 
         if (r >= 0)
                 r = to_tm_hints(&dh, ret, err);
         ncm_devmgr_hints_done(&dh);
-        if (r >= 0 && n->cur && n->cur->explain)
-                r = record_hints(n->cur, NULL, ret, err);
         return r;
 }
 
@@ -294,52 +270,37 @@ static void explain_devices(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
         ncm_devmgr_assignments_free(as, na);
 }
 
-static int dev_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
-                        const ncm_hint *affinity, const char **ret_type, ncm_error *err)
+static int dev_allocate(void *data, const ncm_tm_call *call, const ncm_hint *affinity,
+                        const char **ret_type, ncm_error *err)
 {
         ncm_node *n = data;
-        node_admission_ctx *ctx = n->cur;
+        node_txn *txn = call->txn;
+        const ncm_pod *pod = call->pod;
+        const ncm_container *c = call->container;
         ncm_node_event *e = NULL;
         ncm_devmgr_assignment *before = NULL;
         size_t nbefore = 0;
         int r;
 
+        (void)ret_type;
         if (!has_devices(c))
                 return 0;
-        if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &before, &nbefore) < 0)
-                return ncm_error_set(err, ENOMEM, "out of memory");
-        ncm_devmgr_assignments_free(before, nbefore);
-        if (ctx && ctx->explain) {
-                e = ncm__node_event_add(ctx, NCM_NODE_EVENT_ALLOCATE, c->name, "devices");
+        if (txn && txn->explain) {
+                if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &before, &nbefore) < 0)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                ncm_devmgr_assignments_free(before, nbefore);
+                e = ncm__node_event_add(txn, NCM_NODE_EVENT_ALLOCATE, c->name, "devices");
                 if (!e)
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 e->hint = *affinity;
         }
         r = ncm_devmgr_allocate_pod_container(n->dev, pod, c, affinity, err);
         if (r < 0) {
-                int code = err ? err->code : -r;
-                /* the kubelet reports these as UnexpectedAdmissionError; anything else stops */
-                if (code != NCM_E_UNSATISFIABLE && code != EINVAL && ctx && ctx->hard == 0) {
-                        ctx->hard = r;
-                        if (err)
-                                ctx->hard_err = *err;
-                }
                 if (e) {
                         e->ok = false;
                         e->text = strdup(err && err->msg[0] ? err->msg : ncm_strerror(-r));
                 }
                 return r;
-        }
-        (void)ret_type;
-        if (ctx && nbefore == 0) {
-                /* remember it for a rollback of a re-admission */
-                char **nv = realloc(ctx->dev_new, (ctx->n_dev_new + 1) * sizeof(*nv));
-                if (nv) {
-                        ctx->dev_new = nv;
-                        nv[ctx->n_dev_new] = strdup(c->name);
-                        if (nv[ctx->n_dev_new])
-                                ctx->n_dev_new++;
-                }
         }
         if (e) {
                 e->ok = true;

@@ -2,7 +2,8 @@
 /*
  * --explain: the events of an admission (each provider's hints, the merge and why its result
  * won, each allocation and how the allocator chose), recorded while the topology manager runs
- * the admission, the merge recomputed from the recorded hints with the node's own policy.
+ * the admission: the hints and the merge from the topology manager's trace, the allocations by
+ * the providers through the transaction their calls carry.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,25 +13,25 @@
 
 #include "node-internal.h"
 
-ncm_node_event *ncm__node_event_add(node_admission_ctx *ctx, ncm_node_event_kind kind,
-                                    const char *container, const char *provider)
+ncm_node_event *ncm__node_event_add(node_txn *t, ncm_node_event_kind kind, const char *container,
+                                    const char *provider)
 {
         ncm_node_event *e;
 
-        if (ctx->n_ev == ctx->cap_ev) {
-                size_t cap = ctx->cap_ev ? ctx->cap_ev * 2 : 8;
-                ncm_node_event *nv = realloc(ctx->ev, cap * sizeof(*nv));
+        if (t->n_ev == t->cap_ev) {
+                size_t cap = t->cap_ev ? t->cap_ev * 2 : 8;
+                ncm_node_event *nv = realloc(t->ev, cap * sizeof(*nv));
                 if (!nv)
                         return NULL;
-                ctx->ev = nv;
-                ctx->cap_ev = cap;
+                t->ev = nv;
+                t->cap_ev = cap;
         }
-        e = &ctx->ev[ctx->n_ev];
+        e = &t->ev[t->n_ev];
         *e = (ncm_node_event){.kind = kind, .provider = provider};
         e->hints = (ncm_tm_hints)NCM_TM_HINTS_INIT;
         if (container && !(e->container = strdup(container)))
                 return NULL;
-        ctx->n_ev++;
+        t->n_ev++;
         return e;
 }
 
@@ -88,347 +89,251 @@ void ncm__node_format_hint(ncm_buf *b, const ncm_hint *h, bool mark)
 }
 
 /* ------------------------------------------------------------------------------------------
- * Why the merge chose its hint
+ * Why the merge chose its hint, told from what the topology manager's trace reported
  */
 
-typedef struct rlist {
-        const char *provider;
-        const char *resource; /* NULL: the provider has no preference at all */
-        ncm_hint *h;
-        size_t n;
-        bool unsatisfiable; /* an empty list: the provider cannot satisfy the resource */
-} rlist;
+static const char *const provider_names[NODE_N_PROVIDERS] = {
+                [NODE_PROVIDER_DEVICES] = "devices",
+                [NODE_PROVIDER_CPU] = "cpu",
+};
 
-static bool mask_in(const ncm_bitmask *v, size_t n, ncm_bitmask m)
+static void merge_reset(node_txn *t)
 {
-        for (size_t i = 0; i < n; i++)
-                if (v[i] == m)
-                        return true;
-        return false;
+        for (size_t i = 0; i < t->n_lists; i++) {
+                free(t->lists[i].resource);
+                free(t->lists[i].hints);
+        }
+        t->n_lists = 0;
+        t->n_cand = 0;
+        memset(t->shown, 0, sizeof(t->shown));
 }
 
-static double avg_distance(const ncm_topo *t, ncm_bitmask m)
+void ncm__node_txn_done(node_txn *t)
 {
-        int bits[NCM_BITMASK_MAX_BITS];
-        int k = ncm_bitmask_to_bits(m, bits);
-        double sum = 0;
-        for (int i = 0; i < k; i++)
-                for (int j = 0; j < k; j++)
-                        sum += ncm_topo_numa_distance(t, bits[i], bits[j]);
-        return k ? sum / ((double)k * k) : 0;
+        merge_reset(t);
+        free(t->lists);
+        free(t->cand);
+        for (size_t i = 0; i < t->n_ev; i++)
+                ncm__node_event_done(&t->ev[i]);
+        free(t->ev);
+        t->ev = NULL;
+        t->n_ev = t->cap_ev = 0;
+        t->lists = NULL;
+        t->cand = NULL;
+        t->cap_lists = t->cap_cand = 0;
 }
 
-/* After single-numa-node's filter (preferred, and "any" or one node), is L empty? */
-static bool snn_empty(const rlist *l)
+int ncm__node_explain_begin(node_txn *t)
 {
-        for (size_t j = 0; j < l->n; j++)
-                if (l->h[j].preferred && (l->h[j].any || ncm_bitmask_count(l->h[j].numa) == 1))
-                        return false;
-        return true;
+        const ncm_tm_policy *pol = ncm_tm_get_policy(t->n->tm);
+        ncm_node_event *e;
+
+        if (strcmp(ncm_tm_policy_name(pol), NCM_TM_POLICY_NONE) != 0)
+                return 0;
+        e = ncm__node_event_add(t, NCM_NODE_EVENT_MERGE, NULL, NULL);
+        if (!e)
+                return -ENOMEM;
+        e->hint = (ncm_hint){.any = true, .preferred = false};
+        e->ok = true;
+        e->text = strdup("topology manager policy none: no hints are gathered or merged; "
+                         "every container is allocated without NUMA affinity");
+        return e->text ? 0 : -ENOMEM;
 }
 
-static bool snn_emptied(const rlist *lists, size_t n)
+static const char *list_name(const node_merge_list *l)
 {
-        for (size_t i = 0; i < n; i++)
-                if (snn_empty(&lists[i]))
-                        return true;
-        return false;
+        return l->resource ? l->resource : provider_names[l->provider];
 }
 
-/*
- * The kubelet's normalisation of the providers' answers (filterProvidersHints, and the
- * single-numa-node filter), then the reasoning about the merged hint RESULT.
- */
-static int explain_merge(ncm_node *n, ncm_node_event *const *runs, size_t nruns,
-                         const ncm_hint *result, bool admit, ncm_buf *b)
+/* The reasoning about the merged hint M over the lists and candidates recorded in T. */
+static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *b)
 {
-        const char *policy = ncm_tm_policy_name(ncm_tm_get_policy(n->tm));
+        const char *policy = ncm_tm_policy_name(ncm_tm_get_policy(t->n->tm));
         bool snn = strcmp(policy, NCM_TM_POLICY_SINGLE_NUMA_NODE) == 0;
-        ncm_bitmask all = ncm_tm_policy_default_affinity(ncm_tm_get_policy(n->tm));
-        ncm_tm_options to = NCM_TM_OPTIONS_DEFAULT;
-        static ncm_hint any_pref = {.any = true, .preferred = true};
-        static ncm_hint any_nopref = {.any = true, .preferred = false};
-        rlist *lists = NULL;
-        size_t nl = 0, cap = 0;
-        ncm_bitmask *cand = NULL;
-        size_t nc = 0;
-        bool all_any = true;
-        int r = 0;
+        bool emptied = false;
 
-        (void)ncm_tm_options_parse(n->cfg->tm_opts, n->cfg->n_tm_opts, n->cfg->tm_gates, &to, NULL);
-        for (size_t i = 0; i < nruns; i++)
-                cap += runs[i]->hints.n ? runs[i]->hints.n : 1;
-        lists = calloc(cap + 1, sizeof(*lists));
-        if (!lists)
-                return -ENOMEM;
-        for (size_t i = 0; i < nruns; i++) {
-                const ncm_tm_hints *h = &runs[i]->hints;
-                /* resources in ascending name order, as the merge does */
-                size_t order[64], k = h->n < 64 ? h->n : 64;
-                for (size_t j = 0; j < k; j++)
-                        order[j] = j;
-                for (size_t j = 1; j < k; j++)
-                        for (size_t q = j; q > 0 && strcmp(h->res[order[q - 1]].resource,
-                                                           h->res[order[q]].resource) > 0;
-                             q--) {
-                                size_t t = order[q];
-                                order[q] = order[q - 1];
-                                order[q - 1] = t;
-                        }
-                if (h->n == 0) {
-                        lists[nl++] = (rlist){runs[i]->provider, NULL, &any_pref, 1, false};
-                        continue;
-                }
-                for (size_t j = 0; j < k; j++) {
-                        const ncm_tm_resource_hints *rh = &h->res[order[j]];
-                        rlist *l = &lists[nl++];
-                        l->provider = runs[i]->provider;
-                        l->resource = rh->resource;
-                        if (rh->list.nil) {
-                                l->h = &any_pref;
-                                l->n = 1;
-                        } else if (rh->list.n == 0) {
-                                l->h = &any_nopref;
-                                l->n = 1;
-                                l->unsatisfiable = true;
-                        } else {
-                                l->h = rh->list.hints;
-                                l->n = rh->list.n;
-                        }
-                }
+        for (size_t i = 0; i < t->n_lists; i++) {
+                if (t->lists[i].kind == NCM_TM_LIST_UNSATISFIABLE)
+                        ncm_buf_printf(b, "%s cannot be satisfied (no hint); ",
+                                       list_name(&t->lists[i]));
+                emptied = emptied || t->lists[i].n == 0;
         }
-
-        /* resources that cannot be satisfied at all */
-        for (size_t i = 0; i < nl; i++)
-                if (lists[i].unsatisfiable)
-                        ncm_buf_printf(b, "%s cannot be satisfied (no hint); ", lists[i].resource);
-
-        /* the preferred candidates: masks every list offers as preferred (or as "any") */
-        cand = calloc(64 * (nl + 1) + 2, sizeof(*cand));
-        if (!cand) {
-                free(lists);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < nl; i++) {
-                bool has_any = false;
-                for (size_t j = 0; j < lists[i].n; j++) {
-                        const ncm_hint *h = &lists[i].h[j];
-                        if (!h->preferred)
-                                continue;
-                        if (snn && !h->any && ncm_bitmask_count(h->numa) != 1)
-                                continue;
-                        if (h->any)
-                                has_any = true;
-                        else if (!mask_in(cand, nc, h->numa) && nc < 64 * (nl + 1))
-                                cand[nc++] = h->numa;
-                }
-                all_any = all_any && has_any;
-        }
-        {
-                size_t keep = 0;
-                for (size_t c = 0; c < nc; c++) {
-                        bool ok = true;
-                        for (size_t i = 0; i < nl && ok; i++) {
-                                bool found = false;
-                                for (size_t j = 0; j < lists[i].n && !found; j++) {
-                                        const ncm_hint *h = &lists[i].h[j];
-                                        found = h->preferred && (h->any || h->numa == cand[c]);
-                                }
-                                ok = found;
-                        }
-                        if (ok)
-                                cand[keep++] = cand[c];
-                }
-                nc = keep;
-                if (all_any && !mask_in(cand, nc, all))
-                        cand[nc++] = all;
-        }
-
-        if (result->preferred) {
-                ncm_bitmask won = result->any ? all : result->numa;
-                if (nc <= 1) {
+        if (m->hint.preferred) {
+                if (t->n_cand <= 1) {
                         ncm_buf_puts(b, "preferred by every resource");
                 } else {
-                        bool closest = to.prefer_closest_numa && !snn;
                         ncm_buf_puts(b, "preferred by every resource; of the candidates");
-                        for (size_t c = 0; c < nc; c++) {
+                        for (size_t c = 0; c < t->n_cand; c++) {
                                 ncm_buf_puts(b, " [");
-                                ncm__node_format_mask(b, cand[c]);
+                                ncm__node_format_mask(b, t->cand[c]);
                                 ncm_buf_putc(b, ']');
                         }
-                        if (closest) {
+                        if (m->closest)
                                 ncm_buf_printf(b,
                                                " it is the closest (fewest NUMA nodes, then "
                                                "lowest average distance %.1f, then lowest ids)",
-                                               avg_distance(n->topo, won));
-                        } else {
+                                               m->avg_distance);
+                        else
                                 ncm_buf_puts(b, " it is the narrowest (fewest NUMA nodes, then "
                                                 "lowest ids)");
-                        }
                 }
-                if (snn && result->any)
+                if (snn && m->hint.any)
                         ncm_buf_puts(b, "; it spans every NUMA node, which single-numa-node "
                                         "stores as no affinity");
-        } else if (snn && snn_emptied(lists, nl)) {
+        } else if (snn && emptied) {
                 bool first = true;
                 ncm_buf_puts(b, "single-numa-node keeps only preferred hints for one NUMA node "
                                 "(or any), and none is left for");
-                for (size_t i = 0; i < nl; i++) {
-                        if (!snn_empty(&lists[i]))
+                for (size_t i = 0; i < t->n_lists; i++) {
+                        if (t->lists[i].n != 0)
                                 continue;
-                        ncm_buf_printf(b, "%s %s", first ? "" : ",",
-                                       lists[i].resource ? lists[i].resource : lists[i].provider);
+                        ncm_buf_printf(b, "%s %s", first ? "" : ",", list_name(&t->lists[i]));
                         first = false;
                 }
                 ncm_buf_puts(b, ": nothing to merge, the result is not preferred");
         } else {
                 ncm_buf_puts(b, "no NUMA set is preferred by every resource (");
-                for (size_t i = 0; i < nl; i++) {
-                        bool first = true;
-                        ncm_buf_printf(b, "%s%s:", i ? "; " : "",
-                                       lists[i].resource ? lists[i].resource : lists[i].provider);
-                        for (size_t j = 0; j < lists[i].n; j++) {
-                                const ncm_hint *h = &lists[i].h[j];
-                                if (!h->preferred)
-                                        continue;
-                                if (snn && !h->any && ncm_bitmask_count(h->numa) != 1)
+                for (size_t i = 0; i < t->n_lists; i++) {
+                        const node_merge_list *l = &t->lists[i];
+                        bool none = true;
+                        ncm_buf_printf(b, "%s%s:", i ? "; " : "", list_name(l));
+                        for (size_t j = 0; j < l->n; j++) {
+                                if (!l->hints[j].preferred)
                                         continue;
                                 ncm_buf_putc(b, ' ');
-                                ncm__node_format_hint(b, h, false);
-                                first = false;
+                                ncm__node_format_hint(b, &l->hints[j], false);
+                                none = false;
                         }
-                        if (first)
+                        if (none)
                                 ncm_buf_puts(b, snn ? " no preferred single-NUMA hint"
                                                     : " nothing preferred");
                 }
                 ncm_buf_puts(b, "); the best merge that is not preferred is ");
-                ncm__node_format_hint(b, result, false);
+                ncm__node_format_hint(b, &m->hint, false);
         }
-        if (admit)
+        if (m->admit)
                 ncm_buf_printf(b, "; %s admits it", policy);
         else
                 ncm_buf_printf(b, "; %s admits only preferred hints: %s", policy,
                                NCM_TM_REASON_TOPOLOGY_AFFINITY);
-        if (ncm_buf_failed(b))
-                r = -ENOMEM;
-        free(cand);
-        free(lists);
-        return r;
 }
 
-static bool same_target(const ncm_node_event *a, const ncm_node_event *b)
+static int on_hints(node_txn *t, const ncm_tm_trace_event *ev)
 {
-        if (!a->container || !b->container)
-                return !a->container && !b->container;
-        return strcmp(a->container, b->container) == 0;
-}
+        const char *container = ev->call && ev->call->container ? ev->call->container->name : NULL;
+        ncm_node_event *e;
 
-int ncm__node_explain_merges(ncm_node *n, node_admission_ctx *ctx, ncm_error *err)
-{
-        const ncm_tm_policy *pol = ncm_tm_get_policy(n->tm);
-        node_admission_ctx out = {0};
-        size_t i = 0;
-
-        if (strcmp(ncm_tm_policy_name(pol), NCM_TM_POLICY_NONE) == 0) {
-                ncm_node_event *e = ncm__node_event_add(&out, NCM_NODE_EVENT_MERGE, NULL, NULL);
-                if (!e)
-                        goto oom;
-                e->hint = (ncm_hint){.any = true, .preferred = false};
-                e->ok = true;
-                e->text = strdup("topology manager policy none: no hints are gathered or merged; "
-                                 "every container is allocated without NUMA affinity");
-                if (!e->text)
-                        goto oom;
+        if (ev->provider >= NODE_N_PROVIDERS)
+                return 0;
+        /* A container without devices: the device manager has no preference, nothing to show
+         * (neither its hints nor its list in the merge's account). */
+        if (ev->provider == NODE_PROVIDER_DEVICES && ev->hints->n == 0)
+                return 0;
+        t->shown[ev->provider] = true;
+        e = ncm__node_event_add(t, NCM_NODE_EVENT_HINTS, container, provider_names[ev->provider]);
+        if (!e)
+                return -ENOMEM;
+        for (size_t i = 0; i < ev->hints->n; i++) {
+                const ncm_tm_resource_hints *rh = &ev->hints->res[i];
+                int r = ncm_tm_hints_add(&e->hints, rh->resource, rh->list.hints, rh->list.n,
+                                         rh->list.nil, NULL, NULL);
+                if (r < 0)
+                        return r;
         }
-        while (i < ctx->n_ev) {
-                size_t j = i;
-                ncm_node_event **runs;
-                ncm_tm_hints *provs;
-                ncm_node_event *m;
-                ncm_hint hint;
-                bool admit;
-                ncm_buf b = NCM_BUF_INIT;
-                int r;
-
-                if (ctx->ev[i].kind != NCM_NODE_EVENT_HINTS) {
-                        ncm_node_event *e = ncm__node_event_add(&out, ctx->ev[i].kind, NULL, NULL);
-                        if (!e)
-                                goto oom;
-                        *e = ctx->ev[i]; /* move */
-                        ctx->ev[i] = (ncm_node_event){0};
-                        i++;
-                        continue;
-                }
-                while (j < ctx->n_ev && ctx->ev[j].kind == NCM_NODE_EVENT_HINTS &&
-                       same_target(&ctx->ev[j], &ctx->ev[i]))
-                        j++;
-                runs = calloc(j - i + 1, sizeof(*runs));
-                provs = calloc(j - i + 1, sizeof(*provs));
-                if (!runs || !provs) {
-                        free(runs);
-                        free(provs);
-                        goto oom;
-                }
-                for (size_t k = i; k < j; k++) {
-                        runs[k - i] = &ctx->ev[k];
-                        provs[k - i] = ctx->ev[k].hints; /* shallow: read only */
-                }
-                r = ncm_tm_policy_merge(pol, provs, j - i,
-                                        n->reference_merge ? NCM_TM_MERGE_REFERENCE
-                                                           : NCM_TM_MERGE_FAST,
-                                        &hint, &admit, err);
-                if (r >= 0)
-                        r = explain_merge(n, runs, j - i, &hint, admit, &b);
-                free(runs);
-                free(provs);
-                if (r < 0) {
-                        ncm_buf_done(&b);
-                        goto fail;
-                }
-                for (size_t k = i; k < j; k++) {
-                        ncm_node_event *e =
-                                        ncm__node_event_add(&out, NCM_NODE_EVENT_HINTS, NULL, NULL);
-                        if (!e) {
-                                ncm_buf_done(&b);
-                                goto oom;
-                        }
-                        *e = ctx->ev[k];
-                        ctx->ev[k] = (ncm_node_event){0};
-                }
-                {
-                        const char *target = out.ev[out.n_ev - 1].container;
-                        char *copy = target ? strdup(target) : NULL;
-                        m = (!target || copy) ? ncm__node_event_add(&out, NCM_NODE_EVENT_MERGE,
-                                                                    NULL, NULL)
-                                              : NULL;
-                        if (!m) {
-                                free(copy);
-                                ncm_buf_done(&b);
-                                goto oom;
-                        }
-                        m->container = copy;
-                }
-                m->hint = hint;
-                m->ok = admit;
-                m->text = ncm_buf_steal(&b);
-                if (!m->text)
-                        goto oom;
-                i = j;
-        }
-        for (size_t k = 0; k < ctx->n_ev; k++)
-                ncm__node_event_done(&ctx->ev[k]);
-        free(ctx->ev);
-        ctx->ev = out.ev;
-        ctx->n_ev = out.n_ev;
-        ctx->cap_ev = out.cap_ev;
         return 0;
-oom:
-        ncm_error_set(err, ENOMEM, "out of memory");
-fail:
-        for (size_t k = 0; k < out.n_ev; k++)
-                ncm__node_event_done(&out.ev[k]);
-        free(out.ev);
-        return err && err->code ? -err->code : -ENOMEM;
+}
+
+static int on_list(node_txn *t, const ncm_tm_trace_event *ev)
+{
+        node_merge_list *l;
+
+        if (ev->provider >= NODE_N_PROVIDERS || !t->shown[ev->provider])
+                return 0;
+        if (t->n_lists == t->cap_lists) {
+                size_t cap = t->cap_lists ? t->cap_lists * 2 : 8;
+                node_merge_list *nv = realloc(t->lists, cap * sizeof(*nv));
+                if (!nv)
+                        return -ENOMEM;
+                t->lists = nv;
+                t->cap_lists = cap;
+        }
+        l = &t->lists[t->n_lists];
+        *l = (node_merge_list){.provider = ev->provider, .kind = ev->list};
+        if (ev->resource && !(l->resource = strdup(ev->resource)))
+                return -ENOMEM;
+        if (ev->n_list_hints && ev->list_hints) {
+                l->hints = malloc(ev->n_list_hints * sizeof(*l->hints));
+                if (!l->hints) {
+                        free(l->resource);
+                        return -ENOMEM;
+                }
+                memcpy(l->hints, ev->list_hints, ev->n_list_hints * sizeof(*l->hints));
+                l->n = ev->n_list_hints;
+        }
+        t->n_lists++;
+        return 0;
+}
+
+static int on_candidate(node_txn *t, const ncm_tm_trace_event *ev)
+{
+        if (t->n_cand == t->cap_cand) {
+                size_t cap = t->cap_cand ? t->cap_cand * 2 : 8;
+                ncm_bitmask *nv = realloc(t->cand, cap * sizeof(*nv));
+                if (!nv)
+                        return -ENOMEM;
+                t->cand = nv;
+                t->cap_cand = cap;
+        }
+        t->cand[t->n_cand++] =
+                        ev->hint.any ? ncm_tm_policy_default_affinity(ncm_tm_get_policy(t->n->tm))
+                                     : ev->hint.numa;
+        return 0;
+}
+
+static int on_merged(node_txn *t, const ncm_tm_trace_event *ev)
+{
+        const char *container = ev->call && ev->call->container ? ev->call->container->name : NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_node_event *e;
+
+        merge_text(t, ev, &b);
+        merge_reset(t);
+        if (ncm_buf_failed(&b))
+                return -ENOMEM;
+        e = ncm__node_event_add(t, NCM_NODE_EVENT_MERGE, container, NULL);
+        if (!e) {
+                ncm_buf_done(&b);
+                return -ENOMEM;
+        }
+        e->hint = ev->hint;
+        e->ok = ev->admit;
+        e->text = ncm_buf_steal(&b);
+        return e->text ? 0 : -ENOMEM;
+}
+
+void ncm__node_explain_trace(void *data, const ncm_tm_trace_event *ev)
+{
+        node_txn *t = data;
+        int r = 0;
+
+        if (t->trace_err < 0)
+                return;
+        switch (ev->kind) {
+        case NCM_TM_TRACE_HINTS:
+                r = on_hints(t, ev);
+                break;
+        case NCM_TM_TRACE_LIST:
+                r = on_list(t, ev);
+                break;
+        case NCM_TM_TRACE_CANDIDATE:
+                r = on_candidate(t, ev);
+                break;
+        case NCM_TM_TRACE_MERGED:
+                r = on_merged(t, ev);
+                break;
+        }
+        if (r < 0)
+                t->trace_err = r;
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -66,17 +66,40 @@ typedef struct node_dev_table {
         size_t n;
 } node_dev_table;
 
-/* The current admission (only while ncm_node_admit runs). */
-typedef struct node_admission_ctx {
+/* The node's hint providers, in the kubelet's registration order. */
+enum {
+        NODE_PROVIDER_DEVICES = 0,
+        NODE_PROVIDER_CPU = 1,
+        NODE_N_PROVIDERS = 2,
+};
+
+/* One list of a merge, as the topology manager's trace reported it (for --explain). */
+typedef struct node_merge_list {
+        size_t provider;
+        char *resource; /* NULL: the provider has no resources */
+        ncm_tm_list_kind kind;
+        ncm_hint *hints;
+        size_t n;
+} node_merge_list;
+
+/*
+ * One admission: handed to every provider call (ncm_tm_call.txn), it carries what the
+ * explanation records. What to undo is the node's (node.c), taken before the admission starts.
+ */
+typedef struct node_txn {
+        ncm_node *n;
         const ncm_pod *pod;
         bool explain;
+        int trace_err; /* -ENOMEM met while recording (a trace callback cannot fail) */
         ncm_node_event *ev;
         size_t n_ev, cap_ev;
-        int hard; /* a failure that is not a decision (-errno), 0 if none */
-        ncm_error hard_err;
-        char **dev_new; /* containers that received devices in this admission */
-        size_t n_dev_new;
-} node_admission_ctx;
+        /* the merge being explained: which providers' hints are shown, its lists, candidates */
+        bool shown[NODE_N_PROVIDERS];
+        node_merge_list *lists;
+        size_t n_lists, cap_lists;
+        ncm_bitmask *cand;
+        size_t n_cand, cap_cand;
+} node_txn;
 
 struct ncm_node {
         const ncm_topo *topo;
@@ -96,22 +119,9 @@ struct ncm_node {
         size_t devices_len;
         node_dev_table devices;
 
-        /* the CPU policy's cpusToReuse, mirrored for explanations */
-        char *reuse_pod;
-        ncm_cpuset *reuse;
-
         node_pod *pods;
         size_t n_pods, cap_pods;
-
-        node_admission_ctx *cur;
 };
-
-/*
- * The static policy's updateCPUsToReuse, applied to the node's mirror after a successful
- * exclusive allocation of container C with SET (node.c).
- */
-void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
-                            const ncm_cpuset *set);
 
 /* The CPU manager as a topology-manager hint provider (node-cpu.c). */
 extern const ncm_tm_provider_ops ncm__node_cpu_provider;
@@ -135,17 +145,21 @@ int ncm__node_dev_check_pod(const node_dev_table *t, const ncm_pod *pod, const c
                             ncm_error *err);
 
 /* Events (node-explain.c). */
-ncm_node_event *ncm__node_event_add(node_admission_ctx *ctx, ncm_node_event_kind kind,
-                                    const char *container, const char *provider);
+ncm_node_event *ncm__node_event_add(node_txn *t, ncm_node_event_kind kind, const char *container,
+                                    const char *provider);
 void ncm__node_event_done(ncm_node_event *e);
 int ncm__node_event_step(ncm_node_event *e, const char *fmt, ...) NCM_PRINTF(2, 3);
 
 /*
- * After an admission with explanations: insert a MERGE event after each run of HINTS events
- * (one container, or the pod), computed with the node's topology manager policy, with the
- * reason its result won.
+ * The topology manager's merge trace (ncm_tm_trace.fn, DATA a node_txn): HINTS events for the
+ * providers' answers, and after each merge a MERGE event with the reason its result won, told
+ * from the lists and candidates the trace reported.
  */
-int ncm__node_explain_merges(ncm_node *n, node_admission_ctx *ctx, ncm_error *err);
+void ncm__node_explain_trace(void *data, const ncm_tm_trace_event *ev);
+
+/* Start an explained admission (the none policy's single MERGE event); release its records. */
+int ncm__node_explain_begin(node_txn *t);
+void ncm__node_txn_done(node_txn *t);
 
 /*
  * Describe how CHOSEN (out of AVAILABLE) decomposes into the topology's levels: whole NUMA

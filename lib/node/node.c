@@ -381,10 +381,6 @@ static void install(ncm_node *n, managers *m)
         n->cpu_state = m->cpu_state;
         *m = (managers){0};
         managers_done(&old);
-        /* a new policy starts with an empty cpusToReuse */
-        free(n->reuse_pod);
-        n->reuse_pod = NULL;
-        ncm_cpuset_zero(n->reuse);
 }
 
 int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_options *opts,
@@ -404,8 +400,7 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         if (opts)
                 n->kubelet_override = opts->kubelet_version;
         n->all_cpus = ncm_cpuset_new();
-        n->reuse = ncm_cpuset_new();
-        if (!n->all_cpus || !n->reuse)
+        if (!n->all_cpus)
                 return oom(err);
         ncm_topo_all_cpus(t, n->all_cpus);
         if (opts && opts->devices) {
@@ -458,8 +453,6 @@ ncm_node *ncm_node_free(ncm_node *n)
         free(n->devices_json);
         ncm__node_dev_table_done(&n->devices);
         ncm_cpuset_free(n->all_cpus);
-        ncm_cpuset_free(n->reuse);
-        free(n->reuse_pod);
         for (size_t i = 0; i < n->n_pods; i++)
                 pod_done(&n->pods[i]);
         free(n->pods);
@@ -553,27 +546,6 @@ void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b)
 }
 
 /* ------------------------------------------------------------------------------------------
- * cpusToReuse, mirrored and restored
- */
-
-void ncm__node_reuse_update(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
-                            const ncm_cpuset *set)
-{
-        if (!n->reuse_pod || strcmp(n->reuse_pod, pod->uid) != 0) {
-                char *uid = strdup(pod->uid);
-                if (!uid)
-                        return; /* the mirror only feeds explanations */
-                free(n->reuse_pod);
-                n->reuse_pod = uid;
-                ncm_cpuset_zero(n->reuse);
-        }
-        if (c->init && !c->sidecar)
-                ncm_cpuset_or(n->reuse, n->reuse, set);
-        else
-                ncm_cpuset_andnot(n->reuse, n->reuse, set);
-}
-
-/* ------------------------------------------------------------------------------------------
  * Admission
  */
 
@@ -618,9 +590,23 @@ typedef struct snapshot {
         bool pod_known;             /* in the registry */
         ncm_tm_pod_hints *tm_hints; /* only when known */
         ncm_cpu_policy_reuse *policy_reuse;
-        char *reuse_pod; /* the node's mirror of it */
-        ncm_cpuset *reuse;
+        char **dev_had; /* the pod's containers that held devices, NULL-terminated */
 } snapshot;
+
+static void strv_free(char **v)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                free(v[i]);
+        free(v);
+}
+
+static bool strv_contains(char *const *v, const char *s)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                if (strcmp(v[i], s) == 0)
+                        return true;
+        return false;
+}
 
 static void snapshot_done(snapshot *s)
 {
@@ -628,18 +614,42 @@ static void snapshot_done(snapshot *s)
         ncm_cpu_state_free(s->full);
         ncm_tm_pod_hints_free(s->tm_hints);
         ncm_cpu_policy_reuse_free(s->policy_reuse);
-        free(s->reuse_pod);
-        ncm_cpuset_free(s->reuse);
+        strv_free(s->dev_had);
 }
 
-static int snapshot_take(ncm_node *n, const char *uid, snapshot *s, ncm_error *err)
+/* The containers of POD that hold devices now, into *RET (NULL-terminated). */
+static int containers_with_devices(const ncm_node *n, const ncm_pod *pod, char ***ret)
 {
+        size_t total = pod->n_init_containers + pod->n_containers, k = 0;
+        char **v = calloc(total + 1, sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < total; i++) {
+                const ncm_container *c = nth_container(pod, i);
+                ncm_devmgr_assignment *as = NULL;
+                size_t na = 0;
+                if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &as, &na) < 0) {
+                        strv_free(v);
+                        return -ENOMEM;
+                }
+                ncm_devmgr_assignments_free(as, na);
+                if (na > 0 && !(v[k++] = strdup(c->name))) {
+                        strv_free(v);
+                        return -ENOMEM;
+                }
+        }
+        *ret = v;
+        return 0;
+}
+
+static int snapshot_take(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error *err)
+{
+        const char *uid = pod->uid;
+
         *s = (snapshot){0};
         s->default_set = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
-        s->reuse = ncm_cpuset_dup(n->reuse);
-        if (!s->default_set || !s->reuse)
-                goto fail;
-        if (n->reuse_pod && !(s->reuse_pod = strdup(n->reuse_pod)))
+        if (!s->default_set)
                 goto fail;
         if (has_pod_key(n->cpu_state, uid) && !(s->full = ncm_cpu_state_dup(n->cpu_state)))
                 goto fail;
@@ -648,32 +658,28 @@ static int snapshot_take(ncm_node *n, const char *uid, snapshot *s, ncm_error *e
         s->pod_known = pod_find(n, uid) != NULL;
         if (s->pod_known && ncm_tm_pod_hints_save(n->tm, uid, &s->tm_hints, NULL) < 0)
                 goto fail;
+        if (containers_with_devices(n, pod, &s->dev_had) < 0)
+                goto fail;
         return 0;
 fail:
         snapshot_done(s);
         return oom(err);
 }
 
-static bool reuse_changed(const ncm_node *n, const snapshot *s)
+static int rollback(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error *err)
 {
-        if (!n->reuse_pod != !s->reuse_pod)
-                return true;
-        if (n->reuse_pod && strcmp(n->reuse_pod, s->reuse_pod) != 0)
-                return true;
-        return !ncm_cpuset_equal(n->reuse, s->reuse);
-}
+        const char *uid = pod->uid;
+        char **now = NULL;
+        int r;
 
-static int rollback(ncm_node *n, const char *uid, snapshot *s, const node_admission_ctx *ctx,
-                    ncm_error *err)
-{
-        int r = 0;
-
-        /* devices first (the kubelet's provider order), then CPUs */
-        if (!s->pod_known)
-                r = ncm_devmgr_remove_pod(n->dev, uid, err);
-        for (size_t i = 0; i < ctx->n_dev_new && r >= 0; i++)
-                if (s->pod_known)
-                        r = ncm_devmgr_remove_container(n->dev, uid, ctx->dev_new[i], err);
+        /* devices first (the kubelet's provider order): what this admission gave, then CPUs */
+        r = containers_with_devices(n, pod, &now);
+        if (r < 0)
+                return oom(err);
+        for (size_t i = 0; now[i] && r >= 0; i++)
+                if (!strv_contains(s->dev_had, now[i]))
+                        r = ncm_devmgr_remove_container(n->dev, uid, now[i], err);
+        strv_free(now);
         if (r < 0)
                 return r;
         r = 0;
@@ -696,14 +702,7 @@ static int rollback(ncm_node *n, const char *uid, snapshot *s, const node_admiss
                 r = ncm_tm_pod_hints_restore(n->tm, s->tm_hints, err);
         if (r >= 0)
                 r = ncm_cpu_policy_reuse_restore(n->cpu, s->policy_reuse, err);
-        if (r < 0)
-                return r;
-        if (reuse_changed(n, s)) {
-                free(n->reuse_pod);
-                n->reuse_pod = NCM_TAKE_PTR(s->reuse_pod);
-                ncm_cpuset_copy(n->reuse, s->reuse);
-        }
-        return 0;
+        return r;
 }
 
 static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission *a)
@@ -751,20 +750,6 @@ static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission
         return 0;
 }
 
-static void ctx_done(node_admission_ctx *ctx)
-{
-        for (size_t i = 0; i < ctx->n_ev; i++)
-                ncm__node_event_done(&ctx->ev[i]);
-        free(ctx->ev);
-        ctx->ev = NULL;
-        ctx->n_ev = 0;
-        for (size_t i = 0; i < ctx->n_dev_new; i++)
-                free(ctx->dev_new[i]);
-        free(ctx->dev_new);
-        ctx->dev_new = NULL;
-        ctx->n_dev_new = 0;
-}
-
 /* The runtime's container id for the topology manager's store: "<uid>/<name>". */
 static int add_container_ids(ncm_node *n, const ncm_pod *pod)
 {
@@ -783,33 +768,34 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                    ncm_error *err)
 {
         ncm_autoptr(ncm_node_admission) a = calloc(1, sizeof(*a));
-        node_admission_ctx ctx = {0};
+        node_txn txn = {.n = n, .pod = pod, .explain = (flags & NCM_NODE_EXPLAIN) != 0};
         ncm_tm_admit_result res;
         snapshot snap;
         node_pod rec;
-        int r, rb;
+        int r;
 
         if (!a)
                 return oom(err);
-        r = snapshot_take(n, pod->uid, &snap, err);
+        r = snapshot_take(n, pod, &snap, err);
         if (r < 0)
                 return r;
-        ctx.pod = pod;
-        ctx.explain = flags & NCM_NODE_EXPLAIN;
-        n->cur = &ctx;
-        r = ncm_tm_admit(n->tm, pod, &res, err);
-        n->cur = NULL;
-        if (r >= 0 && ctx.hard < 0) {
-                /* a provider failed for a reason that is not a decision (memory, I/O) */
-                if (err)
-                        *err = ctx.hard_err;
-                r = ctx.hard;
+        if (txn.explain) {
+                ncm_tm_trace trace = {ncm__node_explain_trace, &txn};
+                r = ncm__node_explain_begin(&txn);
+                if (r < 0) {
+                        snapshot_done(&snap);
+                        ncm__node_txn_done(&txn);
+                        return oom(err);
+                }
+                ncm_tm_set_trace(n->tm, &trace);
         }
-        if (r >= 0 && ctx.explain)
-                r = ncm__node_explain_merges(n, &ctx, err);
+        r = ncm_tm_admit(n->tm, pod, &txn, &res, err);
+        ncm_tm_set_trace(n->tm, NULL);
+        if (r >= 0 && txn.trace_err < 0)
+                r = oom(err);
         if (r < 0 || !res.admit) {
                 ncm_error e = NCM_ERROR_INIT;
-                rb = rollback(n, pod->uid, &snap, &ctx, &e);
+                int rb = rollback(n, pod, &snap, &e);
                 snapshot_done(&snap);
                 if (r >= 0 && rb < 0) {
                         if (err)
@@ -817,7 +803,7 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                         r = rb;
                 }
                 if (r < 0) {
-                        ctx_done(&ctx);
+                        ncm__node_txn_done(&txn);
                         return r;
                 }
                 a->admitted = false;
@@ -833,16 +819,15 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 if (r >= 0)
                         r = result_containers(n, pod, a);
                 if (r < 0) {
-                        ctx_done(&ctx);
+                        ncm__node_txn_done(&txn);
                         return oom(err);
                 }
                 a->admitted = true;
         }
-        a->events = ctx.ev;
-        a->n_events = ctx.n_ev;
-        ctx.ev = NULL;
-        ctx.n_ev = 0;
-        ctx_done(&ctx);
+        a->events = NCM_TAKE_PTR(txn.ev);
+        a->n_events = txn.n_ev;
+        txn.n_ev = 0;
+        ncm__node_txn_done(&txn);
         *ret = NCM_TAKE_PTR(a);
         return 0;
 }

@@ -128,6 +128,22 @@ struct ncm_tm_policy {
         ncm__tm_andset_method andset; /* tests only */
 };
 
+/*
+ * ncm_tm_policy_merge() reporting its steps to TRACE (may be NULL) for CALL (may be NULL):
+ * the LIST events, the preferred CANDIDATEs, then MERGED (ncm_tm_trace_event).
+ */
+int ncm__tm_policy_merge_traced(const ncm_tm_policy *p, const ncm_tm_hints *providers, size_t n,
+                                ncm_tm_merge_mode mode, const ncm_tm_trace *trace,
+                                const ncm_tm_call *call, ncm_hint *ret_hint, bool *ret_admit,
+                                ncm_error *err);
+
+/*
+ * Report M's lists (built from PROVIDERS by ncm__tm_filter_providers_ex) as LIST events and the
+ * preferred candidates among them as CANDIDATE events (tm-trace.c). -ENOMEM.
+ */
+int ncm__tm_trace_lists(const ncm__tm_merger *m, const ncm_tm_hints *providers, size_t n,
+                        const ncm_tm_trace *trace, const ncm_tm_call *call);
+
 /* Internal knob for the tests: how the fast merge builds non-preferred candidates. */
 void ncm__tm_policy_set_andset(ncm_tm_policy *p, ncm__tm_andset_method method);
 

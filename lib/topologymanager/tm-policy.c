@@ -143,14 +143,18 @@ void ncm__tm_policy_set_andset(ncm_tm_policy *p, ncm__tm_andset_method method)
         p->andset = method;
 }
 
-int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, size_t n,
-                        ncm_tm_merge_mode mode, ncm_hint *ret_hint, bool *ret_admit, ncm_error *err)
+int ncm__tm_policy_merge_traced(const ncm_tm_policy *p, const ncm_tm_hints *providers, size_t n,
+                                ncm_tm_merge_mode mode, const ncm_tm_trace *trace,
+                                const ncm_tm_call *call, ncm_hint *ret_hint, bool *ret_admit,
+                                ncm_error *err)
 {
         ncm__tm_lists lists = {0, NULL, NULL};
         ncm__tm_merger m;
         ncm_hint best;
         int r;
 
+        if (trace && !trace->fn)
+                trace = NULL;
         if (!p->ops->merges) {
                 /* nonePolicy.Merge: the zero hint {nil, false}, admitted. */
                 *ret_hint = (ncm_hint){.any = true, .preferred = false};
@@ -166,10 +170,14 @@ int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, s
                             p->opts.prefer_closest_numa && !p->ops->single_numa_filter, lists.lists,
                             lists.n);
         m.andset = p->andset;
-        if (mode == NCM_TM_MERGE_REFERENCE)
-                r = ncm__tm_merge_reference(&m, &best);
-        else
-                r = ncm__tm_merge_fast(&m, &best);
+        if (trace)
+                r = ncm__tm_trace_lists(&m, providers, n, trace, call);
+        if (r >= 0) {
+                if (mode == NCM_TM_MERGE_REFERENCE)
+                        r = ncm__tm_merge_reference(&m, &best);
+                else
+                        r = ncm__tm_merge_fast(&m, &best);
+        }
         ncm__tm_lists_done(&lists);
         if (r < 0)
                 return ncm_error_set(err, -r, "out of memory");
@@ -177,7 +185,24 @@ int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, s
                 best = (ncm_hint){.any = true, .preferred = best.preferred};
         *ret_hint = best;
         *ret_admit = p->ops->can_admit(&best);
+        if (trace) {
+                ncm_tm_trace_event ev = {.kind = NCM_TM_TRACE_MERGED, .call = call};
+                ev.hint = best;
+                ev.admit = *ret_admit;
+                ev.closest = m.closest;
+                if (m.closest)
+                        ev.avg_distance = ncm__tm_numa_avg(&p->numa,
+                                                           best.any ? p->numa.all : best.numa);
+                trace->fn(trace->data, &ev);
+        }
         return 0;
+}
+
+int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, size_t n,
+                        ncm_tm_merge_mode mode, ncm_hint *ret_hint, bool *ret_admit, ncm_error *err)
+{
+        return ncm__tm_policy_merge_traced(p, providers, n, mode, NULL, NULL, ret_hint, ret_admit,
+                                           err);
 }
 
 void ncm_tm_admit_result_set(ncm_tm_admit_result *r, const char *type, const char *message)

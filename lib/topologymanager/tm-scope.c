@@ -29,7 +29,8 @@ typedef struct container_ref {
 
 typedef struct scope_ops {
         const char *name;
-        int (*admit)(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret, ncm_error *err);
+        int (*admit)(ncm_tm *tm, const ncm_pod *pod, void *txn, ncm_tm_admit_result *ret,
+                     ncm_error *err);
 } scope_ops;
 
 struct ncm_tm {
@@ -43,6 +44,7 @@ struct ncm_tm {
         container_ref *refs;
         size_t n_refs, cap_refs;
         ncm_tm_metrics metrics;
+        ncm_tm_trace trace; /* fn NULL: none */
 };
 
 /* --- the affinity store --- */
@@ -296,51 +298,82 @@ static void free_hints(ncm_tm_hints *h, size_t n)
         free(h);
 }
 
-/* kubelet's calculateAffinity: every provider's hints (C NULL: the pod's), then Merge. */
-static int calculate_affinity(ncm_tm *tm, const ncm_pod *pod, const ncm_container *c,
-                              ncm_hint *ret_hint, bool *ret_admit, ncm_error *err)
+static const ncm_tm_trace *trace_of(const ncm_tm *tm)
+{
+        return tm->trace.fn ? &tm->trace : NULL;
+}
+
+/* kubelet's calculateAffinity: every provider's hints (CALL->container NULL: the pod's), then
+ * Merge. */
+static int calculate_affinity(ncm_tm *tm, const ncm_tm_call *call, ncm_hint *ret_hint,
+                              bool *ret_admit, ncm_error *err)
 {
         ncm_tm_hints *all = calloc(tm->n_providers + 1, sizeof(*all));
+        const ncm_tm_trace *trace = trace_of(tm);
         int r = 0;
 
         if (!all)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         for (size_t i = 0; i < tm->n_providers && r >= 0; i++) {
                 const provider *p = &tm->providers[i];
-                if (c && p->ops->get_container_hints)
-                        r = p->ops->get_container_hints(p->data, pod, c, &all[i], err);
-                else if (!c && p->ops->get_pod_hints)
-                        r = p->ops->get_pod_hints(p->data, pod, &all[i], err);
-                if (r < 0)
+                if (call->container && p->ops->get_container_hints)
+                        r = p->ops->get_container_hints(p->data, call, &all[i], err);
+                else if (!call->container && p->ops->get_pod_hints)
+                        r = p->ops->get_pod_hints(p->data, call, &all[i], err);
+                if (r < 0) {
                         r = ncm_error_prefix(err, "%s hints for pod '%s'",
-                                             p->ops->name ? p->ops->name : "provider", pod->uid);
+                                             p->ops->name ? p->ops->name : "provider",
+                                             call->pod->uid);
+                } else if (trace) {
+                        ncm_tm_trace_event ev = {.kind = NCM_TM_TRACE_HINTS, .call = call};
+                        ev.provider = i;
+                        ev.hints = &all[i];
+                        trace->fn(trace->data, &ev);
+                }
         }
         if (r >= 0)
-                r = ncm_tm_policy_merge(tm->policy, all, tm->n_providers, tm->mode, ret_hint,
-                                        ret_admit, err);
+                r = ncm__tm_policy_merge_traced(tm->policy, all, tm->n_providers, tm->mode, trace,
+                                                call, ret_hint, ret_admit, err);
         free_hints(all, tm->n_providers);
         return r;
 }
 
+/* The provider errors that are the kubelet's admission errors, not failures of nodecm. */
+static bool is_decision(int code)
+{
+        return code == NCM_E_UNSATISFIABLE || code == NCM_E_ADMISSION || code == EINVAL;
+}
+
 /*
  * kubelet's allocateAlignedResources: every provider's allocate in order; the first error
- * becomes the admission result. Returns 1 when allocated, 0 when refused (RET filled).
+ * becomes the admission result when it is a decision. Returns 1 when allocated, 0 when refused
+ * (RET filled), -errno on a failure (ERR set).
  */
-static int allocate_aligned(ncm_tm *tm, const ncm_pod *pod, const ncm_container *c,
-                            ncm_tm_admit_result *ret)
+static int allocate_aligned(ncm_tm *tm, const ncm_pod *pod, const ncm_container *c, void *txn,
+                            ncm_tm_admit_result *ret, ncm_error *err)
 {
         ncm_hint affinity = ncm_tm_get_affinity(tm, pod->uid, c->name);
+        ncm_tm_call call = {.txn = txn, .pod = pod, .container = c};
 
         for (size_t i = 0; i < tm->n_providers; i++) {
                 const provider *p = &tm->providers[i];
                 ncm_error e = NCM_ERROR_INIT;
                 const char *type = NULL;
+                int r;
                 if (!p->ops->allocate)
                         continue;
-                if (p->ops->allocate(p->data, pod, c, &affinity, &type, &e) < 0) {
-                        ncm_tm_admit_result_set(ret, type, e.msg[0] ? e.msg : ncm_strerror(e.code));
-                        return 0;
+                r = p->ops->allocate(p->data, &call, &affinity, &type, &e);
+                if (r >= 0)
+                        continue;
+                if (!e.code)
+                        e.code = -r;
+                if (!is_decision(e.code)) {
+                        if (err)
+                                *err = e;
+                        return -e.code;
                 }
+                ncm_tm_admit_result_set(ret, type, e.msg[0] ? e.msg : ncm_strerror(e.code));
+                return 0;
         }
         return 1;
 }
@@ -358,16 +391,17 @@ static const ncm_container *nth_container(const ncm_pod *pod, size_t i)
                                           : &pod->containers[i - pod->n_init_containers];
 }
 
-static int admit_container_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret,
-                                 ncm_error *err)
+static int admit_container_scope(ncm_tm *tm, const ncm_pod *pod, void *txn,
+                                 ncm_tm_admit_result *ret, ncm_error *err)
 {
         bool aligned = ncm_tm_policy_alignment_guaranteed(tm->policy);
 
         for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
                 const ncm_container *c = nth_container(pod, i);
+                ncm_tm_call call = {.txn = txn, .pod = pod, .container = c};
                 ncm_hint best;
                 bool admit;
-                int r = calculate_affinity(tm, pod, c, &best, &admit, err);
+                int r = calculate_affinity(tm, &call, &best, &admit, err);
                 if (r < 0)
                         return r;
                 if (!admit) {
@@ -379,9 +413,10 @@ static int admit_container_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_re
                 }
                 if (set_hint(tm, pod->uid, c->name, best) < 0)
                         return ncm_error_set(err, ENOMEM, "out of memory");
-                if (!allocate_aligned(tm, pod, c, ret)) {
+                r = allocate_aligned(tm, pod, c, txn, ret, err);
+                if (r <= 0) {
                         tm->metrics.admission_errors_total++;
-                        return 0;
+                        return r;
                 }
                 if (aligned)
                         tm->metrics.aligned_container++;
@@ -390,12 +425,14 @@ static int admit_container_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_re
         return 0;
 }
 
-static int admit_pod_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret, ncm_error *err)
+static int admit_pod_scope(ncm_tm *tm, const ncm_pod *pod, void *txn, ncm_tm_admit_result *ret,
+                           ncm_error *err)
 {
         bool aligned = ncm_tm_policy_alignment_guaranteed(tm->policy);
+        ncm_tm_call call = {.txn = txn, .pod = pod, .container = NULL};
         ncm_hint best;
         bool admit;
-        int r = calculate_affinity(tm, pod, NULL, &best, &admit, err);
+        int r = calculate_affinity(tm, &call, &best, &admit, err);
 
         if (r < 0)
                 return r;
@@ -410,9 +447,10 @@ static int admit_pod_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *
                 const ncm_container *c = nth_container(pod, i);
                 if (set_hint(tm, pod->uid, c->name, best) < 0)
                         return ncm_error_set(err, ENOMEM, "out of memory");
-                if (!allocate_aligned(tm, pod, c, ret)) {
+                r = allocate_aligned(tm, pod, c, txn, ret, err);
+                if (r <= 0) {
                         tm->metrics.admission_errors_total++;
-                        return 0;
+                        return r;
                 }
         }
         if (aligned)
@@ -422,13 +460,14 @@ static int admit_pod_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *
 }
 
 /* kubelet's admitPolicyNone: allocate every container, no hints. */
-static int admit_none_scope(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret,
+static int admit_none_scope(ncm_tm *tm, const ncm_pod *pod, void *txn, ncm_tm_admit_result *ret,
                             ncm_error *err)
 {
-        (void)err;
-        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++)
-                if (!allocate_aligned(tm, pod, nth_container(pod, i), ret))
-                        return 0;
+        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
+                int r = allocate_aligned(tm, pod, nth_container(pod, i), txn, ret, err);
+                if (r <= 0)
+                        return r;
+        }
         ncm_tm_admit_result_set(ret, NULL, NULL);
         return 0;
 }
@@ -437,13 +476,14 @@ static const scope_ops scope_container = {NCM_TM_SCOPE_CONTAINER, admit_containe
 static const scope_ops scope_pod = {NCM_TM_SCOPE_POD, admit_pod_scope};
 static const scope_ops scope_none = {NCM_TM_SCOPE_NONE, admit_none_scope};
 
-int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, ncm_tm_admit_result *ret, ncm_error *err)
+int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, void *txn, ncm_tm_admit_result *ret,
+                 ncm_error *err)
 {
         ncm_tm_admit_result res;
         int r;
 
         tm->metrics.admission_requests_total++;
-        r = tm->scope->admit(tm, pod, &res, err);
+        r = tm->scope->admit(tm, pod, txn, &res, err);
         if (r < 0)
                 return r;
         *ret = res;
@@ -526,6 +566,11 @@ const ncm_tm_metrics *ncm_tm_get_metrics(const ncm_tm *tm)
 void ncm_tm_set_merge_mode(ncm_tm *tm, ncm_tm_merge_mode mode)
 {
         tm->mode = mode;
+}
+
+void ncm_tm_set_trace(ncm_tm *tm, const ncm_tm_trace *trace)
+{
+        tm->trace = trace && trace->fn ? *trace : (ncm_tm_trace){NULL, NULL};
 }
 
 int ncm_tm_add_provider(ncm_tm *tm, const ncm_tm_provider_ops *ops, void *data)

@@ -773,15 +773,13 @@ static void test_node_rollback_reuse(void **state)
                 const char *want[] = {"2-5", "2-3", NULL};
                 expect_admitted(&f, pod_of("P", p_init, p_app), want);
         }
-        assert_string_equal(f.n->reuse_pod, "P");
-        tu_assert_cpuset(f.n->reuse, "4-5");
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(ncm_node_cpu_policy(f.n), "P"), "4-5");
         {
                 ncm_node_admission *a = admit(&f, pod_of("Q", q_init, q_app), 0);
                 assert_false(a->admitted);
                 ncm_node_admission_free(a);
         }
-        assert_string_equal(f.n->reuse_pod, "P");
-        tu_assert_cpuset(f.n->reuse, "4-5");
+        tu_assert_cpuset(ncm_cpu_policy_reuse_get(ncm_node_cpu_policy(f.n), "P"), "4-5");
         /* the policy itself: a 2-CPU container of P must include the reusable 4-5 (NUMA 0) */
         pz = pod_of("P", NULL, probe);
         assert_int_equal(ncm_cpu_policy_hints(f.n->cpu, ncm_node_cpu_state(f.n), pz,

@@ -27,6 +27,7 @@ typedef struct fake_provider {
         int fail_hints;         /* return this from get_*_hints */
         const char *fail_alloc; /* container whose allocation fails */
         const char *fail_type;  /* its error type, or NULL */
+        int fail_alloc_code;    /* the code of that failure (0: NCM_E_UNSATISFIABLE) */
         const char *alt_for;    /* container that gets ALT_HINTS instead */
         const ncm_hint *alt_hints;
         size_t n_alt;
@@ -60,36 +61,42 @@ static int fill(fake_provider *f, const ncm_container *c, ncm_tm_hints *ret, ncm
         return ncm_tm_hints_add(ret, name, f->hints, f->n_hints, false, NULL, err);
 }
 
-static int fake_container_hints(void *data, const ncm_pod *pod, const ncm_container *c,
-                                ncm_tm_hints *ret, ncm_error *err)
+static int fake_container_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
+                                ncm_error *err)
 {
         fake_provider *f = data;
-        logf_(f->log, "%s:hints(%s/%s) ", f->name, pod->uid, c->name);
-        return fill(f, c, ret, err);
+        logf_(f->log, "%s:hints(%s/%s) ", f->name, call->pod->uid, call->container->name);
+        if (call->txn)
+                logf_(f->log, "[%s] ", (const char *)call->txn);
+        return fill(f, call->container, ret, err);
 }
 
-static int fake_pod_hints(void *data, const ncm_pod *pod, ncm_tm_hints *ret, ncm_error *err)
+static int fake_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret, ncm_error *err)
 {
         fake_provider *f = data;
-        logf_(f->log, "%s:podhints(%s) ", f->name, pod->uid);
+        assert_null(call->container);
+        logf_(f->log, "%s:podhints(%s) ", f->name, call->pod->uid);
         return fill(f, NULL, ret, err);
 }
 
-static int fake_allocate(void *data, const ncm_pod *pod, const ncm_container *c,
-                         const ncm_hint *affinity, const char **ret_type, ncm_error *err)
+static int fake_allocate(void *data, const ncm_tm_call *call, const ncm_hint *affinity,
+                         const char **ret_type, ncm_error *err)
 {
         fake_provider *f = data;
+        const ncm_container *c = call->container;
         if (affinity->any)
                 logf_(f->log, "%s:alloc(%s,any%s) ", f->name, c->name,
                       affinity->preferred ? ",p" : "");
         else
                 logf_(f->log, "%s:alloc(%s,%llx%s) ", f->name, c->name,
                       (unsigned long long)affinity->numa, affinity->preferred ? ",p" : "");
-        (void)pod;
+        if (call->txn)
+                logf_(f->log, "[%s] ", (const char *)call->txn);
         if (f->fail_alloc && strcmp(f->fail_alloc, c->name) == 0) {
                 *ret_type = f->fail_type;
-                return ncm_error_set(err, NCM_E_UNSATISFIABLE, "%s cannot allocate for %s", f->name,
-                                     c->name);
+                return ncm_error_set(err,
+                                     f->fail_alloc_code ? f->fail_alloc_code : NCM_E_UNSATISFIABLE,
+                                     "%s cannot allocate for %s", f->name, c->name);
         }
         return 0;
 }
@@ -284,7 +291,7 @@ static void test_tm_admit_table(void **state)
                         make_pod(&tp, "uid", 0, 1);
                         if (t[i].has_provider)
                                 assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &f), 0);
-                        assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, NULL), 0);
+                        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
                         if (res.admit != t[i].expect)
                                 fail_msg("%s (%s scope): admit %d", t[i].name,
                                          s ? "pod" : "container", res.admit);
@@ -318,7 +325,7 @@ static void test_tm_get_affinity_add_remove(void **state)
 
         make_pod(&tp, "pod-a", 1, 2);
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &f), 0);
-        assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
         assert_true(res.admit);
         for (size_t i = 0; i < 3; i++) {
                 a = ncm_tm_get_affinity(tm, "pod-a", i == 0 ? "i0" : i == 1 ? "c0" : "c1");
@@ -368,9 +375,9 @@ static void test_tm_pod_hints_save_restore(void **state)
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &f), 0);
         make_pod(&p1, "p", 0, 1);
         make_pod(&other, "other", 0, 1);
-        assert_int_equal(ncm_tm_admit(tm, &p1.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &p1.pod, NULL, &res, NULL), 0);
         assert_true(res.admit);
-        assert_int_equal(ncm_tm_admit(tm, &other.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &other.pod, NULL, &res, NULL), 0);
         assert_true(res.admit);
         assert_int_equal(ncm_tm_pod_hints_save(tm, "p", &saved, NULL), 0);
 
@@ -378,7 +385,7 @@ static void test_tm_pod_hints_save_restore(void **state)
         f.hints = n1;
         f.fail_alloc = "c1";
         make_pod(&p2, "p", 0, 2);
-        assert_int_equal(ncm_tm_admit(tm, &p2.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &p2.pod, NULL, &res, NULL), 0);
         assert_false(res.admit);
         assert_int_equal(ncm_tm_get_affinity(tm, "p", "c0").numa, 2);
         assert_int_equal(ncm_tm_get_affinity(tm, "p", "c1").numa, 2);
@@ -398,7 +405,7 @@ static void test_tm_pod_hints_save_restore(void **state)
         f.fail_alloc = NULL;
         assert_int_equal(ncm_tm_pod_hints_save(tm, "fresh", &none, NULL), 0);
         make_pod(&p2, "fresh", 1, 1);
-        assert_int_equal(ncm_tm_admit(tm, &p2.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &p2.pod, NULL, &res, NULL), 0);
         assert_true(res.admit);
         assert_false(ncm_tm_get_affinity(tm, "fresh", "i0").any);
         assert_int_equal(ncm_tm_pod_hints_restore(tm, none, NULL), 0);
@@ -430,7 +437,7 @@ static void test_tm_container_scope_order_and_store(void **state)
         make_pod(&tp, "p", 1, 2);
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &a), 0);
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &b), 0);
-        assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
         assert_true(res.admit);
         assert_string_equal(log, "dev:hints(p/i0) cpu:hints(p/i0) dev:alloc(i0,2,p) "
                                  "cpu:alloc(i0,2,p) "
@@ -457,7 +464,7 @@ static void test_tm_pod_scope_merges_once(void **state)
         make_pod(&tp, "p", 1, 1);
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &a), 0);
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &b), 0);
-        assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
         assert_true(res.admit);
         assert_string_equal(log, "cpu:podhints(p) mem:podhints(p) cpu:alloc(i0,1,p) "
                                  "mem:alloc(i0,1,p) cpu:alloc(c0,1,p) mem:alloc(c0,1,p) ");
@@ -476,7 +483,7 @@ static void test_tm_none_scope_allocates_with_zero_hint(void **state)
         (void)state;
         make_pod(&tp, "p", 1, 1);
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &a), 0);
-        assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
         assert_true(res.admit);
         assert_string_equal(log, "cpu:alloc(i0,any) cpu:alloc(c0,any) ");
         ncm_tm_free(tm);
@@ -516,7 +523,7 @@ static void test_tm_allocation_errors(void **state)
                 make_pod(&tp, "p", 0, 2);
                 assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &a), 0);
                 assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &b), 0);
-                assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, NULL), 0);
+                assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
                 assert_false(res.admit);
                 assert_string_equal(res.reason, t[i].reason);
                 assert_string_equal(res.message, t[i].message);
@@ -547,7 +554,7 @@ static void test_tm_container_scope_refusal_midway(void **state)
         (void)state;
         make_pod(&tp, "q", 0, 2);
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &a), 0);
-        assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, NULL), 0);
+        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
         assert_false(res.admit);
         assert_string_equal(res.reason, "TopologyAffinityError");
         assert_string_equal(log, "cpu:hints(q/c0) cpu:alloc(c0,1,p) cpu:hints(q/c1) ");
@@ -595,7 +602,7 @@ static void test_tm_calculate_affinity_assorted(void **state)
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &c), 0);
         for (int mode = 0; mode < 2; mode++) {
                 ncm_tm_set_merge_mode(tm, (ncm_tm_merge_mode)mode);
-                assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, NULL), 0);
+                assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
                 assert_true(res.admit);
                 /* No common mask: the non-preferred {0,1} & {3,4} is empty, {0} & {2} too; the
                  * fallback is every node, not preferred. */
@@ -616,10 +623,139 @@ static void test_tm_provider_hint_failure(void **state)
         (void)state;
         make_pod(&tp, "p", 0, 1);
         assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &a), 0);
-        assert_int_equal(ncm_tm_admit(tm, &tp.pod, &res, &err), -EIO);
+        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, &err), -EIO);
         assert_string_equal(err.msg, "fake hints for pod 'p': hints failed");
         assert_true(res.admit); /* untouched */
         ncm_tm_free(tm);
+}
+
+static void test_tm_allocation_failure_is_not_a_decision(void **state)
+{
+        /* The topology manager classifies: EINVAL and nodecm's admission codes are refusals,
+         * anything else (memory, I/O) a failure that ncm_tm_admit() returns. */
+        static const ncm_hint one[] = {{1, false, true}};
+        static const struct {
+                int code;
+                int rc;
+                const char *reason;
+        } t[] = {
+                        {NCM_E_UNSATISFIABLE, 0, "UnexpectedAdmissionError"},
+                        {NCM_E_ADMISSION, 0, "UnexpectedAdmissionError"},
+                        {EINVAL, 0, "UnexpectedAdmissionError"},
+                        {EIO, -EIO, NULL},
+                        {ENOMEM, -ENOMEM, NULL},
+        };
+        (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
+                char log[2048] = "";
+                fake_provider a = {.name = "cpu",
+                                   .hints = one,
+                                   .n_hints = 1,
+                                   .log = log,
+                                   .fail_alloc = "c0",
+                                   .fail_alloc_code = t[i].code};
+                ncm_tm *tm = new_tm("restricted", "container", 2);
+                ncm_error err = NCM_ERROR_INIT;
+                ncm_tm_admit_result res = {.admit = true};
+                test_pod tp;
+                make_pod(&tp, "p", 0, 1);
+                assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &a), 0);
+                assert_int_equal(ncm_tm_admit(tm, &tp.pod, (void *)"T", &res, &err), t[i].rc);
+                assert_string_equal(log, "cpu:hints(p/c0) [T] cpu:alloc(c0,1,p) [T] ");
+                if (t[i].reason) {
+                        assert_false(res.admit);
+                        assert_string_equal(res.reason, t[i].reason);
+                } else {
+                        assert_true(res.admit); /* untouched */
+                        assert_int_equal(err.code, t[i].code);
+                        assert_string_equal(err.msg, "cpu cannot allocate for c0");
+                }
+                ncm_tm_free(tm);
+        }
+}
+
+/* Records trace events as text. */
+static void on_trace(void *data, const ncm_tm_trace_event *ev)
+{
+        char *log = data;
+        switch (ev->kind) {
+        case NCM_TM_TRACE_HINTS:
+                logf_(log, "H%zu(%s,%zu) ", ev->provider,
+                      ev->call && ev->call->container ? ev->call->container->name : "pod",
+                      ev->hints->n);
+                break;
+        case NCM_TM_TRACE_LIST:
+                logf_(log, "L%zu(%s,%d", ev->provider, ev->resource ? ev->resource : "-",
+                      (int)ev->list);
+                for (size_t i = 0; i < ev->n_list_hints; i++) {
+                        const ncm_hint *h = &ev->list_hints[i];
+                        if (h->any)
+                                logf_(log, ",any%s", h->preferred ? "*" : "");
+                        else
+                                logf_(log, ",%llx%s", (unsigned long long)h->numa,
+                                      h->preferred ? "*" : "");
+                }
+                logf_(log, ") ");
+                break;
+        case NCM_TM_TRACE_CANDIDATE:
+                logf_(log, "C%llx ", (unsigned long long)ev->hint.numa);
+                break;
+        case NCM_TM_TRACE_MERGED:
+                if (ev->hint.any)
+                        logf_(log, "Many");
+                else
+                        logf_(log, "M%llx", (unsigned long long)ev->hint.numa);
+                logf_(log, "%s%s ", ev->hint.preferred ? "*" : "", ev->admit ? "" : "!");
+                break;
+        }
+}
+
+static void test_tm_merge_trace(void **state)
+{
+        /* The trace reports each provider's answer, the normalised lists (resources sorted),
+         * the preferred candidates (fewest nodes first) and the result, identically for both
+         * merges; a provider with an empty list makes the resource unsatisfiable. */
+        static const ncm_hint cpu[] = {{2, false, true}, {1, false, true}, {3, false, false}};
+        static const ncm_hint gpu[] = {{1, false, true}, {2, false, true}, {3, false, false}};
+        static const struct {
+                const char *policy;
+                size_t n_gpu;
+                const char *want;
+        } t[] = {
+                        {"best-effort", 3,
+                         "H0(c0,1) H1(c0,1) L0(cpu,0,2*,1*,3) L1(gpu,0,1*,2*,3) C1 C2 M1* "},
+                        {"best-effort", 0, "H0(c0,1) H1(c0,1) L0(cpu,0,2*,1*,3) L1(gpu,2,any) M1 "},
+                        {"single-numa-node", 0,
+                         "H0(c0,1) H1(c0,1) L0(cpu,0,2*,1*) L1(gpu,2) Many! "},
+        };
+        (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(t); i++) {
+                for (int mode = 0; mode < 2; mode++) {
+                        char log[2048] = "", tlog[2048] = "";
+                        fake_provider a = {.name = "cpu", .hints = cpu, .n_hints = 3, .log = log};
+                        fake_provider b = {.name = "gpu",
+                                           .hints = gpu,
+                                           .n_hints = t[i].n_gpu,
+                                           .log = log};
+                        ncm_tm_trace tr = {on_trace, tlog};
+                        ncm_tm *tm = new_tm(t[i].policy, "container", 2);
+                        ncm_tm_admit_result res;
+                        test_pod tp;
+                        make_pod(&tp, "p", 0, 1);
+                        assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &a), 0);
+                        assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &b), 0);
+                        ncm_tm_set_merge_mode(tm, (ncm_tm_merge_mode)mode);
+                        ncm_tm_set_trace(tm, &tr);
+                        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
+                        assert_string_equal(tlog, t[i].want);
+                        ncm_tm_set_trace(tm, NULL);
+                        tlog[0] = '\0';
+                        ncm_tm_remove_pod(tm, "p");
+                        assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
+                        assert_string_equal(tlog, "");
+                        ncm_tm_free(tm);
+                }
+        }
 }
 
 int main(void)
@@ -637,6 +773,8 @@ int main(void)
                         cmocka_unit_test(test_tm_container_scope_refusal_midway),
                         cmocka_unit_test(test_tm_calculate_affinity_assorted),
                         cmocka_unit_test(test_tm_provider_hint_failure),
+                        cmocka_unit_test(test_tm_allocation_failure_is_not_a_decision),
+                        cmocka_unit_test(test_tm_merge_trace),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

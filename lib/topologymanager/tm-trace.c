@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The merge's trace: the lists it works on and the preferred candidates it weighs, reported as
+ * ncm_tm_trace events. Only runs when a trace is set, so it trades speed for plainness.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tm-internal.h"
+
+static int cmp_resource_ptr(const void *a, const void *b)
+{
+        const ncm_tm_resource_hints *const *x = a, *const *y = b;
+        return strcmp((*x)->resource, (*y)->resource);
+}
+
+/* Fewest nodes first, then the lowest ids (the order kubelet's IterateBitMasks walks). */
+static int cmp_candidate(const void *a, const void *b)
+{
+        ncm_bitmask x = *(const ncm_bitmask *)a, y = *(const ncm_bitmask *)b;
+        int cx = ncm_bitmask_count(x), cy = ncm_bitmask_count(y);
+
+        if (cx != cy)
+                return cx < cy ? -1 : 1;
+        while (x != y) {
+                ncm_bitmask lx = x & -x, ly = y & -y;
+                if (lx != ly)
+                        return lx < ly ? -1 : 1;
+                x &= ~lx;
+                y &= ~ly;
+        }
+        return 0;
+}
+
+static bool offers(const ncm__tm_list *l, ncm_bitmask mask)
+{
+        for (size_t j = 0; j < l->n; j++)
+                if (l->hints[j].preferred && (l->hints[j].any || l->hints[j].numa == mask))
+                        return true;
+        return false;
+}
+
+static bool has_preferred_any(const ncm__tm_list *l)
+{
+        for (size_t j = 0; j < l->n; j++)
+                if (l->hints[j].preferred && l->hints[j].any)
+                        return true;
+        return false;
+}
+
+/*
+ * The preferred merged hints: a mask every list offers as preferred (directly or through a
+ * preferred "any"), and all nodes when every list has a preferred "any".
+ */
+static int trace_candidates(const ncm__tm_merger *m, const ncm_tm_trace *trace,
+                            const ncm_tm_call *call)
+{
+        size_t total = 0, nc = 0;
+        ncm_autofree ncm_bitmask *cand = NULL;
+        bool all_any = true;
+
+        for (size_t i = 0; i < m->n; i++)
+                total += m->lists[i].n;
+        cand = malloc((total + 1) * sizeof(*cand));
+        if (!cand)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n; i++) {
+                all_any = all_any && has_preferred_any(&m->lists[i]);
+                for (size_t j = 0; j < m->lists[i].n; j++) {
+                        const ncm_hint *h = &m->lists[i].hints[j];
+                        bool seen = false, ok = true;
+                        if (!h->preferred || h->any)
+                                continue;
+                        for (size_t c = 0; c < nc && !seen; c++)
+                                seen = cand[c] == h->numa;
+                        for (size_t k = 0; k < m->n && ok && !seen; k++)
+                                ok = offers(&m->lists[k], h->numa);
+                        if (!seen && ok)
+                                cand[nc++] = h->numa;
+                }
+        }
+        if (all_any) {
+                bool seen = false;
+                for (size_t c = 0; c < nc && !seen; c++)
+                        seen = cand[c] == m->numa->all;
+                if (!seen)
+                        cand[nc++] = m->numa->all;
+        }
+        qsort(cand, nc, sizeof(*cand), cmp_candidate);
+        for (size_t c = 0; c < nc; c++) {
+                ncm_tm_trace_event ev = {.kind = NCM_TM_TRACE_CANDIDATE, .call = call};
+                ev.hint = (ncm_hint){.numa = m->numa->all & cand[c], .preferred = true};
+                trace->fn(trace->data, &ev);
+        }
+        return 0;
+}
+
+int ncm__tm_trace_lists(const ncm__tm_merger *m, const ncm_tm_hints *providers, size_t n,
+                        const ncm_tm_trace *trace, const ncm_tm_call *call)
+{
+        size_t k = 0;
+
+        /* The same walk as ncm__tm_filter_providers_ex(), which built M's lists. */
+        for (size_t p = 0; p < n; p++) {
+                ncm_autofree const ncm_tm_resource_hints **order = NULL;
+                ncm_tm_trace_event ev = {.kind = NCM_TM_TRACE_LIST, .call = call, .provider = p};
+
+                if (providers[p].n == 0) {
+                        ev.list = NCM_TM_LIST_NO_PREFERENCE;
+                        ev.list_hints = m->lists[k].hints;
+                        ev.n_list_hints = m->lists[k].n;
+                        k++;
+                        trace->fn(trace->data, &ev);
+                        continue;
+                }
+                order = calloc(providers[p].n, sizeof(*order));
+                if (!order)
+                        return -ENOMEM;
+                for (size_t r = 0; r < providers[p].n; r++)
+                        order[r] = &providers[p].res[r];
+                qsort(order, providers[p].n, sizeof(*order), cmp_resource_ptr);
+                for (size_t r = 0; r < providers[p].n; r++) {
+                        const ncm_hint_list *hl = &order[r]->list;
+                        ev.resource = order[r]->resource;
+                        ev.list = hl->nil        ? NCM_TM_LIST_NO_PREFERENCE
+                                  : hl->n == 0 ? NCM_TM_LIST_UNSATISFIABLE
+                                               : NCM_TM_LIST_HINTS;
+                        ev.list_hints = m->lists[k].hints;
+                        ev.n_list_hints = m->lists[k].n;
+                        k++;
+                        trace->fn(trace->data, &ev);
+                }
+        }
+        return trace_candidates(m, trace, call);
+}
