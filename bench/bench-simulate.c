@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <nodecm/node.h>
+#include <nodecm/sim.h>
 #include "benchutil.h"
 
 #define NPODS 1000

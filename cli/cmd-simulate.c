@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <nodecm/node.h>
+#include <nodecm/sim.h>
 #include "cli.h"
 #include "cpu-args.h"
 

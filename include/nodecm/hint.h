@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <nodecm/bitmask.h>
+#include <nodecm/buf.h>
 #include <nodecm/common.h>
 
 #ifdef __cplusplus
@@ -44,6 +45,12 @@ typedef struct ncm_hint_list {
 NCM_API int ncm_hint_list_append(ncm_hint_list *l, ncm_hint h);
 /* Release the storage; the list becomes empty (not nil). */
 NCM_API void ncm_hint_list_done(ncm_hint_list *l);
+
+/* Append M's node ids to B as "0,1" (ascending; nothing for an empty mask). */
+NCM_API void ncm_bitmask_format_ids(ncm_bitmask m, ncm_buf *b);
+
+/* Append H to B as "[0,1]" or "any", then "*" when MARK and H is preferred. */
+NCM_API void ncm_hint_format(const ncm_hint *h, bool mark, ncm_buf *b);
 
 #ifdef __cplusplus
 }

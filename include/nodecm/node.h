@@ -7,13 +7,12 @@
  * provider's allocate call. Providers plug in through the topology manager's ops table, in the
  * kubelet's registration order (device manager, then CPU manager).
  *
- * Three parts:
+ * Two parts:
  *  1. configuration: the KubeletConfiguration fields the managers read, validated with the
  *     kubelet's texts (ncm_node_config_*);
  *  2. the node: construction and start-up (restore and validate the checkpoints), admission,
- *     container and pod removal, restart (ncm_node_*);
- *  3. the simulator: scenarios (node + steps) replayed with JSON-line or human output
- *     (ncm_scenario_*, ncm_simulate). docs/simulate.md describes the format.
+ *     container and pod removal, restart, and what can be asked of it (ncm_node_*).
+ * The simulator is a client of the node (nodecm/sim.h).
  *
  * Transactions. Every mutating call either succeeds or leaves the node exactly as it was: the
  * CPU state (and so the checkpoint file, rewritten last with the restored content), the pod
@@ -253,6 +252,48 @@ NCM_API int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *re
  */
 NCM_API int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err);
 
+/* --- devices --- */
+
+/*
+ * One device the node's device plugins report (ncm_node_options.devices), for explanations and
+ * status: where it is and whether it is healthy.
+ */
+typedef struct ncm_node_device {
+        char *resource;
+        char *id;
+        bool topology;    /* the plugin reports NUMA nodes for it */
+        ncm_bitmask numa; /* those nodes */
+        bool healthy;
+} ncm_node_device;
+
+/* A set of devices, sorted by resource, then id. */
+typedef struct ncm_node_devices {
+        ncm_node_device *v;
+        size_t n;
+} ncm_node_devices;
+
+/*
+ * Read the devices section ({"example.com/gpu": [{"id": "gpu0", "numa": [0], "health":
+ * "Healthy"}, ...]}) into *RET. Entries that are not devices are skipped (the device manager
+ * itself checks the section, ncm_devmgr_apply_devices_json). 0, -ENOMEM.
+ */
+NCM_API int ncm_node_devices_parse(const char *text, size_t len, ncm_node_devices *ret,
+                                   ncm_error *err);
+NCM_API void ncm_node_devices_done(ncm_node_devices *d);
+/* The device RESOURCE/ID, or NULL. */
+NCM_API const ncm_node_device *ncm_node_devices_find(const ncm_node_devices *d,
+                                                     const char *resource, const char *id);
+/*
+ * What the scheduler and the API server would have refused before a pod reaches a kubelet:
+ * extended resources the node does not have, more devices than it has, requests that are not
+ * whole numbers or differ from the limits. PATH ("steps[2].admit") prefixes the error. -EINVAL.
+ */
+NCM_API int ncm_node_devices_check_pod(const ncm_node_devices *d, const ncm_pod *pod,
+                                       const char *path, ncm_error *err);
+
+/* The devices of the node (none without a devices option). */
+NCM_API const ncm_node_devices *ncm_node_get_devices(const ncm_node *n) NCM_PURE;
+
 /* --- inspection --- */
 
 NCM_API const ncm_topo *ncm_node_topo(const ncm_node *n) NCM_PURE;
@@ -274,67 +315,19 @@ NCM_API const char *ncm_node_pod_name(const ncm_node *n, const char *pod_uid) NC
 /* Append the cpu_manager_state the kubelet would write now (ncm_cpu_checkpoint_format_state). */
 NCM_API void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b);
 
-/* ------------------------------------------------------------------------------------------
- * 3. Scenarios and the simulator (docs/simulate.md)
+/*
+ * Append the state line: {"op": "state", "defaultCpuSet": "...", "entries": {"<pod uid>":
+ * {"<container>": "<cpus>"}}} (and "devices": {"<pod>": {"<container>": {"<resource>":
+ * ["<id>", ...]}}} when the node has devices), then a newline. Keys are sorted.
  */
-
-typedef struct ncm_scenario ncm_scenario;
-
-enum {
-        /* Refuse topology sources and state files read from disk (fsroot, xml, file): for
-         * fuzzing and for scenarios from untrusted places. */
-        NCM_SCENARIO_NO_FILES = 1 << 0,
-};
+NCM_API void ncm_node_format_state_json(const ncm_node *n, ncm_buf *b);
 
 /*
- * Read a scenario (DESIGN.md "Simulation") from TEXT: node.topology (synthetic, fsroot, xml,
- * file, or inline cpus/numa), node.kubelet (ncm_node_config_from_json), node.state (a starting
- * cpu_manager_state, inline or {"file": PATH}), and steps (admit, remove, removePod, restart).
- * Everything is checked here, before anything runs: each error is one line naming the field
- * (`steps[2].admit.spec.containers[0].resources.limits.cpu: invalid quantity "2x": ...`).
- * Relative paths are resolved against BASE_DIR (the scenario file's directory; NULL: the
- * current directory). NAME starts syntax errors. -EINVAL, -ENOMEM, or the I/O error of a file
- * the scenario names.
+ * Append the CPU map for people: a header with the policies and reserved CPUs, then per
+ * socket, NUMA node and core who holds each CPU ("<pod>/<container>", "shared", "reserved",
+ * "-"), the shared pool, and each device with its holders. 0, or -ENOMEM.
  */
-NCM_API int ncm_scenario_parse(const char *text, size_t len, const char *name, const char *base_dir,
-                               unsigned flags, ncm_scenario **ret, ncm_error *err);
-
-/* Read PATH ("-": standard input) with ncm_scenario_parse(), paths relative to its directory. */
-NCM_API int ncm_scenario_load_file(const char *path, unsigned flags, ncm_scenario **ret,
-                                   ncm_error *err);
-
-NCM_API ncm_scenario *ncm_scenario_free(ncm_scenario *s);
-NCM_DEFINE_AUTOPTR(ncm_scenario, ncm_scenario_free)
-
-NCM_API size_t ncm_scenario_num_steps(const ncm_scenario *s) NCM_PURE;
-NCM_API const ncm_topo *ncm_scenario_topo(const ncm_scenario *s) NCM_PURE;
-
-typedef struct ncm_simulate_options {
-        bool json;             /* one JSON line per step, then the state line */
-        bool explain;          /* hints, merges and allocation steps of each admission */
-        const char *state_dir; /* write the checkpoint files there (ncm_node_options) */
-        size_t max_steps;      /* run at most this many steps (0: all) */
-        bool reference_merge;  /* the topology manager's reference merge */
-        ncm_kubelet_version kubelet_version; /* over node.kubelet.kubeletVersion; {0, 0}: its */
-} ncm_simulate_options;
-
-typedef struct ncm_simulate_summary {
-        size_t steps;    /* steps run */
-        size_t admitted; /* admissions admitted */
-        size_t rejected; /* admissions refused */
-} ncm_simulate_summary;
-
-/*
- * Replay S and append its output to OUT: with O->json one JSON line per step and the final
- * state line (DESIGN.md); otherwise one line per step and the final CPU map. Refused
- * admissions are results, not failures. Returns 0 (SUMMARY, may be NULL, filled), or an error
- * that stopped the simulation: a configuration the node refuses (-EINVAL, naming the field), a
- * starting state or a restart that fails the kubelet's restore or validation
- * (-NCM_E_INVALID_STATE / -NCM_E_CHECKSUM, naming node.state or the step), an I/O error. OUT
- * then holds the output of the steps before, which callers normally discard.
- */
-NCM_API int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *out,
-                         ncm_simulate_summary *summary, ncm_error *err);
+NCM_API int ncm_node_format_cpu_map(const ncm_node *n, ncm_buf *b);
 
 #ifdef __cplusplus
 }

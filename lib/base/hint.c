@@ -24,3 +24,24 @@ void ncm_hint_list_done(ncm_hint_list *l)
         free(l->hints);
         *l = (ncm_hint_list)NCM_HINT_LIST_INIT;
 }
+
+void ncm_bitmask_format_ids(ncm_bitmask m, ncm_buf *b)
+{
+        int bits[NCM_BITMASK_MAX_BITS];
+        int k = ncm_bitmask_to_bits(m, bits);
+        for (int i = 0; i < k; i++)
+                ncm_buf_printf(b, "%s%d", i ? "," : "", bits[i]);
+}
+
+void ncm_hint_format(const ncm_hint *h, bool mark, ncm_buf *b)
+{
+        if (h->any) {
+                ncm_buf_puts(b, "any");
+        } else {
+                ncm_buf_putc(b, '[');
+                ncm_bitmask_format_ids(h->numa, b);
+                ncm_buf_putc(b, ']');
+        }
+        if (mark && h->preferred)
+                ncm_buf_putc(b, '*');
+}

@@ -216,7 +216,7 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
                         }
                         ncm_cpuset_or(aligned, aligned, part);
                 }
-                ncm__node_format_mask(&mb, aff->numa);
+                ncm_bitmask_format_ids(aff->numa, &mb);
                 as = fmt_set(aligned);
                 ncm__node_event_step(e, "hint NUMA %s: %s%s: %s (%d free)", mb.data ? mb.data : "",
                                      o->align_by_socket ? "the free CPUs of its sockets"

@@ -21,25 +21,25 @@
  * The device table
  */
 
-void ncm__node_dev_table_done(node_dev_table *t)
+void ncm_node_devices_done(ncm_node_devices *t)
 {
         for (size_t i = 0; i < t->n; i++) {
                 free(t->v[i].resource);
                 free(t->v[i].id);
         }
         free(t->v);
-        *t = (node_dev_table){0};
+        *t = (ncm_node_devices){0};
 }
 
 /* The devices section (already checked by the device manager) as a table, resources and ids
  * sorted. */
-int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret, ncm_error *err)
+int ncm_node_devices_parse(const char *text, size_t len, ncm_node_devices *ret, ncm_error *err)
 {
         ncm_autojson root = NULL;
-        node_dev_table t = {0};
+        ncm_node_devices t = {0};
         int r;
 
-        *ret = (node_dev_table){0};
+        *ret = (ncm_node_devices){0};
         if (!text)
                 return 0;
         r = ncm__json_parse(text, len, "node.devices", &root, err);
@@ -55,7 +55,7 @@ int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret,
                         json_object *d = json_object_array_get_idx(list, i);
                         json_object *id = ncm__json_get(d, "id"), *numa = ncm__json_get(d, "numa");
                         json_object *health = ncm__json_get(d, "health");
-                        node_dev *nv, *e;
+                        ncm_node_device *nv, *e;
                         if (!id || !json_object_is_type(id, json_type_string))
                                 continue;
                         nv = realloc(t.v, (t.n + 1) * sizeof(*nv));
@@ -63,7 +63,7 @@ int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret,
                                 goto oom;
                         t.v = nv;
                         e = &t.v[t.n];
-                        *e = (node_dev){0};
+                        *e = (ncm_node_device){0};
                         e->resource = strdup(res);
                         e->id = strdup(json_object_get_string(id));
                         t.n++;
@@ -86,7 +86,7 @@ int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret,
         for (size_t i = 1; i < t.n; i++)
                 for (size_t j = i; j > 0; j--) {
                         int c = strcmp(t.v[j - 1].resource, t.v[j].resource);
-                        node_dev tmp;
+                        ncm_node_device tmp;
                         if (c < 0 || (c == 0 && strcmp(t.v[j - 1].id, t.v[j].id) <= 0))
                                 break;
                         tmp = t.v[j];
@@ -96,11 +96,12 @@ int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret,
         *ret = t;
         return 0;
 oom:
-        ncm__node_dev_table_done(&t);
+        ncm_node_devices_done(&t);
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-const node_dev *ncm__node_dev_find(const node_dev_table *t, const char *resource, const char *id)
+const ncm_node_device *ncm_node_devices_find(const ncm_node_devices *t, const char *resource,
+                                             const char *id)
 {
         for (size_t i = 0; i < t->n; i++)
                 if (strcmp(t->v[i].resource, resource) == 0 && strcmp(t->v[i].id, id) == 0)
@@ -244,8 +245,8 @@ static void explain_devices(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
         for (size_t i = 0; i < na; i++) {
                 ncm_buf_printf(&text, "%s%s: ", i ? "; " : "", as[i].resource);
                 for (size_t k = 0; k < as[i].n_ids; k++) {
-                        const node_dev *d = ncm__node_dev_find(&n->devices, as[i].resource,
-                                                               as[i].ids[k]);
+                        const ncm_node_device *d = ncm_node_devices_find(
+                                        &n->devices, as[i].resource, as[i].ids[k]);
                         ncm_buf mb = NCM_BUF_INIT;
                         const char *where;
 
@@ -254,7 +255,7 @@ static void explain_devices(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
                                 where = "no NUMA affinity of its own";
                                 ncm_buf_puts(&mb, "-");
                         } else {
-                                ncm__node_format_mask(&mb, d->numa);
+                                ncm_bitmask_format_ids(d->numa, &mb);
                                 where = aff->any                      ? "no NUMA hint"
                                         : (d->numa & ~aff->numa) == 0 ? "aligned with the hint"
                                         : (d->numa & aff->numa) != 0  ? "partly in the hint"
@@ -320,8 +321,8 @@ const ncm_tm_provider_ops ncm__node_device_provider = {
  * Scenario checks: what the scheduler or the API server would have refused
  */
 
-int ncm__node_dev_check_pod(const node_dev_table *t, const ncm_pod *pod, const char *path,
-                            ncm_error *err)
+int ncm_node_devices_check_pod(const ncm_node_devices *t, const ncm_pod *pod, const char *path,
+                               ncm_error *err)
 {
         int r = ncm_devmgr_validate_pod(pod, err);
 

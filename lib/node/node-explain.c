@@ -67,27 +67,6 @@ int ncm__node_event_step(ncm_node_event *e, const char *fmt, ...)
         return 0;
 }
 
-void ncm__node_format_mask(ncm_buf *b, ncm_bitmask m)
-{
-        int bits[NCM_BITMASK_MAX_BITS];
-        int k = ncm_bitmask_to_bits(m, bits);
-        for (int i = 0; i < k; i++)
-                ncm_buf_printf(b, "%s%d", i ? "," : "", bits[i]);
-}
-
-void ncm__node_format_hint(ncm_buf *b, const ncm_hint *h, bool mark)
-{
-        if (h->any) {
-                ncm_buf_puts(b, "any");
-        } else {
-                ncm_buf_putc(b, '[');
-                ncm__node_format_mask(b, h->numa);
-                ncm_buf_putc(b, ']');
-        }
-        if (mark && h->preferred)
-                ncm_buf_putc(b, '*');
-}
-
 /* ------------------------------------------------------------------------------------------
  * Why the merge chose its hint, told from what the topology manager's trace reported
  */
@@ -165,7 +144,7 @@ static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *
                         ncm_buf_puts(b, "preferred by every resource; of the candidates");
                         for (size_t c = 0; c < t->n_cand; c++) {
                                 ncm_buf_puts(b, " [");
-                                ncm__node_format_mask(b, t->cand[c]);
+                                ncm_bitmask_format_ids(t->cand[c], b);
                                 ncm_buf_putc(b, ']');
                         }
                         if (m->closest)
@@ -201,7 +180,7 @@ static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *
                                 if (!l->hints[j].preferred)
                                         continue;
                                 ncm_buf_putc(b, ' ');
-                                ncm__node_format_hint(b, &l->hints[j], false);
+                                ncm_hint_format(&l->hints[j], false, b);
                                 none = false;
                         }
                         if (none)
@@ -209,7 +188,7 @@ static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *
                                                     : " nothing preferred");
                 }
                 ncm_buf_puts(b, "); the best merge that is not preferred is ");
-                ncm__node_format_hint(b, &m->hint, false);
+                ncm_hint_format(&m->hint, false, b);
         }
         if (m->admit)
                 ncm_buf_printf(b, "; %s admits it", policy);

@@ -52,20 +52,6 @@ typedef struct node_pod {
         node_container *c; /* init containers, then app containers */
 } node_pod;
 
-/* A device of the scenario's devices section, for explanations and output. */
-typedef struct node_dev {
-        char *resource;
-        char *id;
-        bool topology;    /* the plugin reports NUMA nodes for it */
-        ncm_bitmask numa; /* those nodes */
-        bool healthy;
-} node_dev;
-
-typedef struct node_dev_table {
-        node_dev *v; /* sorted by resource, then id */
-        size_t n;
-} node_dev_table;
-
 /* The node's hint providers, in the kubelet's registration order. */
 enum {
         NODE_PROVIDER_DEVICES = 0,
@@ -117,7 +103,7 @@ struct ncm_node {
 
         char *devices_json; /* the devices section, NULL: none */
         size_t devices_len;
-        node_dev_table devices;
+        ncm_node_devices devices;
 
         node_pod *pods;
         size_t n_pods, cap_pods;
@@ -133,16 +119,6 @@ int ncm__node_dev_start(ncm_node *n, ncm_devmgr *dev, const char *text, size_t l
                         bool restore_file, ncm_error *err);
 int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *err);
 char *ncm__node_dev_checkpoint_path(const ncm_node *n);
-int ncm__node_dev_table_parse(const char *text, size_t len, node_dev_table *ret, ncm_error *err);
-void ncm__node_dev_table_done(node_dev_table *t);
-const node_dev *ncm__node_dev_find(const node_dev_table *t, const char *resource, const char *id);
-/*
- * What the scheduler and the API server would have refused before a pod reaches a kubelet:
- * extended resources the node does not have, more devices than it has, requests that are not
- * whole numbers or differ from the limits. PATH ("steps[2].admit") prefixes the error.
- */
-int ncm__node_dev_check_pod(const node_dev_table *t, const ncm_pod *pod, const char *path,
-                            ncm_error *err);
 
 /* Events (node-explain.c). */
 ncm_node_event *ncm__node_event_add(node_txn *t, ncm_node_event_kind kind, const char *container,
@@ -168,10 +144,5 @@ void ncm__node_txn_done(node_txn *t);
  */
 void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
                             const ncm_cpuset *chosen, ncm_node_event *e);
-
-/* Format a hint as "[0,1]" / "any" (with "*" when preferred and MARK). */
-void ncm__node_format_hint(ncm_buf *b, const ncm_hint *h, bool mark);
-/* NUMA bitmask as "0,1" (ascending). */
-void ncm__node_format_mask(ncm_buf *b, ncm_bitmask m);
 
 #endif

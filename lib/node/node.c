@@ -408,7 +408,7 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 if (!n->devices_json)
                         return oom(err);
                 n->devices_len = opts->devices_len;
-                r = ncm__node_dev_table_parse(n->devices_json, n->devices_len, &n->devices, err);
+                r = ncm_node_devices_parse(n->devices_json, n->devices_len, &n->devices, err);
                 if (r < 0)
                         return r;
         }
@@ -451,7 +451,7 @@ ncm_node *ncm_node_free(ncm_node *n)
         m = (managers){n->tm, n->dev, n->cpu, n->cpu_state};
         managers_done(&m);
         free(n->devices_json);
-        ncm__node_dev_table_done(&n->devices);
+        ncm_node_devices_done(&n->devices);
         ncm_cpuset_free(n->all_cpus);
         for (size_t i = 0; i < n->n_pods; i++)
                 pod_done(&n->pods[i]);
@@ -532,6 +532,11 @@ void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out)
                 ncm_cpuset_copy(out, n->all_cpus);
         else
                 ncm_cpuset_copy(out, ncm_cpu_state_default(n->cpu_state));
+}
+
+const ncm_node_devices *ncm_node_get_devices(const ncm_node *n)
+{
+        return &n->devices;
 }
 
 const char *ncm_node_pod_name(const ncm_node *n, const char *pod_uid)

@@ -123,7 +123,7 @@ int ncm__tm_trace_lists(const ncm__tm_merger *m, const ncm_tm_hints *providers, 
                 for (size_t r = 0; r < providers[p].n; r++) {
                         const ncm_hint_list *hl = &order[r]->list;
                         ev.resource = order[r]->resource;
-                        ev.list = hl->nil        ? NCM_TM_LIST_NO_PREFERENCE
+                        ev.list = hl->nil      ? NCM_TM_LIST_NO_PREFERENCE
                                   : hl->n == 0 ? NCM_TM_LIST_UNSATISFIABLE
                                                : NCM_TM_LIST_HINTS;
                         ev.list_hints = m->lists[k].hints;

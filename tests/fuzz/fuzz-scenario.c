@@ -11,7 +11,8 @@
 #include <string.h>
 
 #include <nodecm/node.h>
-#include "node/node-scenario.h"
+#include <nodecm/sim.h>
+#include "sim/sim-internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

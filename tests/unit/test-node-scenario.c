@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <nodecm/node.h>
+#include <nodecm/sim.h>
 #include "testutil.h"
 
 static int parse(const char *text, unsigned flags, ncm_scenario **ret, ncm_error *err)

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Internal to lib/node: a parsed scenario, shared by its reader and the simulator. */
-#ifndef NCM_NODE_SCENARIO_H
-#define NCM_NODE_SCENARIO_H
+/* Internal to lib/sim: a parsed scenario, shared by its reader and the simulator. */
+#ifndef NCM_SIM_INTERNAL_H
+#define NCM_SIM_INTERNAL_H
 
-#include "node-internal.h"
+#include <nodecm/node.h>
+#include <nodecm/pod.h>
+#include <nodecm/sim.h>
+#include <nodecm/topology.h>
 
 typedef enum ncm__step_kind {
         NCM__STEP_ADMIT,
@@ -28,7 +31,7 @@ struct ncm_scenario {
         size_t state_len;
         char *devices_text; /* node.devices as JSON, or NULL */
         size_t devices_len;
-        node_dev_table devices; /* the same, as a table */
+        ncm_node_devices devices; /* the same, as a table */
         ncm__step *steps;
         size_t n_steps;
 };

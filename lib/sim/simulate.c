@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node-internal.h"
-#include "node-scenario.h"
+#include "sim-internal.h"
 
 /* ------------------------------------------------------------------------------------------
  * JSON pieces (", " and ": " separators, as every nodecm JSON line)
@@ -179,94 +178,6 @@ static void json_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_no
         ncm_buf_puts(b, "}\n");
 }
 
-static int cmp_str(const void *x, const void *y)
-{
-        return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
-/* Every device assignment: {"<pod>": {"<container>": {"<resource>": ["<id>", ...]}}}, sorted. */
-static void json_state_devices(ncm_buf *b, const ncm_node *n)
-{
-        ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
-        const char *pod = NULL, *ctr = NULL;
-
-        if (ncm_devmgr_to_checkpoint(ncm_node_devmgr(n), &cp, NULL) < 0) {
-                ncm_buf_puts(b, "{}");
-                return;
-        }
-        ncm_buf_putc(b, '{');
-        for (size_t i = 0; i < cp->n_entries; i++) {
-                const ncm_devmgr_checkpoint_entry *e = &cp->entries[i];
-                size_t nids = 0, k = 0;
-                char **ids;
-
-                if (!pod || strcmp(pod, e->pod_uid) != 0) {
-                        ncm_buf_puts(b, pod ? "}}, " : "");
-                        json_str(b, e->pod_uid);
-                        ncm_buf_puts(b, ": {");
-                        pod = e->pod_uid;
-                        ctr = NULL;
-                }
-                if (!ctr || strcmp(ctr, e->container_name) != 0) {
-                        ncm_buf_puts(b, ctr ? "}, " : "");
-                        json_str(b, e->container_name);
-                        ncm_buf_puts(b, ": {");
-                        ctr = e->container_name;
-                } else {
-                        ncm_buf_puts(b, ", ");
-                }
-                json_str(b, e->resource_name);
-                ncm_buf_puts(b, ": [");
-                for (size_t j = 0; j < e->n_device_ids; j++)
-                        nids += e->device_ids[j].n_ids;
-                ids = calloc(nids + 1, sizeof(*ids));
-                for (size_t j = 0; ids && j < e->n_device_ids; j++)
-                        for (size_t q = 0; q < e->device_ids[j].n_ids; q++)
-                                ids[k++] = e->device_ids[j].ids[q];
-                if (ids)
-                        qsort(ids, k, sizeof(*ids), cmp_str);
-                for (size_t j = 0; j < k; j++) {
-                        if (j && strcmp(ids[j], ids[j - 1]) == 0)
-                                continue; /* a device on several NUMA nodes is listed under each */
-                        ncm_buf_puts(b, j ? ", " : "");
-                        json_str(b, ids[j]);
-                }
-                free(ids);
-                ncm_buf_putc(b, ']');
-        }
-        ncm_buf_puts(b, pod ? "}}}" : "}");
-}
-
-static void json_state(ncm_buf *b, const ncm_node *n)
-{
-        const ncm_cpu_state *s = ncm_node_cpu_state(n);
-
-        ncm_buf_puts(b, "{\"op\": \"state\", \"defaultCpuSet\": ");
-        json_cpus(b, ncm_cpu_state_default(s));
-        ncm_buf_puts(b, ", \"entries\": {");
-        for (size_t p = 0; p < ncm_cpu_state_num_pods(s); p++) {
-                if (p)
-                        ncm_buf_puts(b, ", ");
-                json_str(b, ncm_cpu_state_pod_uid(s, p));
-                ncm_buf_puts(b, ": {");
-                for (size_t c = 0; c < ncm_cpu_state_pod_num_containers(s, p); c++) {
-                        if (c)
-                                ncm_buf_puts(b, ", ");
-                        json_str(b, ncm_cpu_state_container_name(s, p, c));
-                        ncm_buf_puts(b, ": ");
-                        json_cpus(b, ncm_cpu_state_container_cpus(s, p, c));
-                }
-                ncm_buf_putc(b, '}');
-        }
-        ncm_buf_putc(b, '}');
-        if (n->devices.n) {
-                /* the device manager's assignments: pod -> container -> resource -> ids */
-                ncm_buf_puts(b, ", \"devices\": ");
-                json_state_devices(b, n);
-        }
-        ncm_buf_puts(b, "}\n");
-}
-
 /* ------------------------------------------------------------------------------------------
  * Human output
  */
@@ -307,7 +218,7 @@ static void put_hints(ncm_buf *b, const ncm_tm_hints *h)
                         ncm_buf_puts(b, " none (cannot be satisfied)");
                 for (size_t j = 0; j < l->n; j++) {
                         ncm_buf_putc(b, ' ');
-                        ncm__node_format_hint(b, &l->hints[j], true);
+                        ncm_hint_format(&l->hints[j], true, b);
                 }
         }
 }
@@ -325,12 +236,12 @@ static void human_events(ncm_buf *b, const ncm_node_admission *a)
                         break;
                 case NCM_NODE_EVENT_MERGE:
                         ncm_buf_printf(b, "    %s: merged ", who);
-                        ncm__node_format_hint(b, &e->hint, true);
+                        ncm_hint_format(&e->hint, true, b);
                         ncm_buf_printf(b, ": %s\n", e->text ? e->text : "");
                         break;
                 case NCM_NODE_EVENT_ALLOCATE:
                         ncm_buf_printf(b, "    %s: %s allocate with affinity ", who, e->provider);
-                        ncm__node_format_hint(b, &e->hint, true);
+                        ncm_hint_format(&e->hint, true, b);
                         ncm_buf_printf(b, ": %s%s\n",
                                        e->ok ? "" : "failed: ", e->text ? e->text : "");
                         for (size_t k = 0; k < e->n_steps; k++)
@@ -371,213 +282,6 @@ static void human_admit(ncm_buf *b, size_t step, const ncm_pod *pod, const ncm_n
         }
         if (explain)
                 human_events(b, a);
-}
-
-/* Owner labels of each CPU for the map: "reserved", "shared", "<pod>/<container>[+...]". */
-typedef struct cpu_label {
-        int cpu;
-        char *text;
-} cpu_label;
-
-static const char *pod_label(const ncm_node *n, const char *uid)
-{
-        const char *name = ncm_node_pod_name(n, uid);
-        return name && name[0] ? name : uid;
-}
-
-static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu)
-{
-        const ncm_cpu_state *s = ncm_node_cpu_state(n);
-        const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
-        const ncm_cpuset *reserved = ncm_cpu_policy_reserved(p);
-        bool none = strcmp(ncm_cpu_policy_name(p), "none") == 0;
-        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
-        const char *pu, *cn;
-        const ncm_cpuset *cs;
-
-        while (ncm_cpu_state_next(s, &it, &pu, &cn, &cs)) {
-                NCM_CPUSET_FOREACH(cpu, cs)
-                {
-                        char *old, *nl = NULL;
-                        if ((size_t)cpu >= max_cpu)
-                                continue;
-                        old = labels[cpu];
-                        if (old && strncmp(old, pod_label(n, pu), strlen(pod_label(n, pu))) == 0 &&
-                            old[strlen(pod_label(n, pu))] == '/') {
-                                if (asprintf(&nl, "%s+%s", old, cn) < 0)
-                                        return -ENOMEM;
-                        } else if (old) {
-                                if (asprintf(&nl, "%s,%s/%s", old, pod_label(n, pu), cn) < 0)
-                                        return -ENOMEM;
-                        } else if (asprintf(&nl, "%s/%s", pod_label(n, pu), cn) < 0) {
-                                return -ENOMEM;
-                        }
-                        free(old);
-                        labels[cpu] = nl;
-                }
-        }
-        for (size_t cpu = 0; cpu < max_cpu; cpu++) {
-                const char *t = NULL;
-                if (labels[cpu] || !ncm_topo_cpu(ncm_node_topo(n), (int)cpu))
-                        continue;
-                if (none)
-                        t = "shared";
-                else if (ncm_cpuset_isset(reserved, (int)cpu))
-                        t = "reserved";
-                else if (ncm_cpuset_isset(ncm_cpu_state_default(s), (int)cpu))
-                        t = "shared";
-                else
-                        t = "-";
-                labels[cpu] = strdup(t);
-                if (!labels[cpu])
-                        return -ENOMEM;
-        }
-        return 0;
-}
-
-/* Each device: its NUMA nodes and who holds it (or free / unhealthy). */
-static void human_devices(ncm_buf *b, const ncm_node *n)
-{
-        const node_dev_table *t = &n->devices;
-        ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
-        int w = 0;
-
-        if (!t->n || ncm_devmgr_to_checkpoint(ncm_node_devmgr(n), &cp, NULL) < 0)
-                return;
-        for (size_t i = 0; i < t->n; i++)
-                if ((int)strlen(t->v[i].id) > w)
-                        w = (int)strlen(t->v[i].id);
-        ncm_buf_puts(b, "devices:\n");
-        for (size_t i = 0; i < t->n; i++) {
-                const node_dev *d = &t->v[i];
-                ncm_buf holders = NCM_BUF_INIT, numa = NCM_BUF_INIT;
-
-                if (i == 0 || strcmp(t->v[i - 1].resource, d->resource) != 0)
-                        ncm_buf_printf(b, "  %s\n", d->resource);
-                for (size_t e = 0; e < cp->n_entries; e++) {
-                        const ncm_devmgr_checkpoint_entry *en = &cp->entries[e];
-                        bool has = false;
-                        if (strcmp(en->resource_name, d->resource) != 0)
-                                continue;
-                        for (size_t j = 0; j < en->n_device_ids && !has; j++)
-                                for (size_t q = 0; q < en->device_ids[j].n_ids && !has; q++)
-                                        has = strcmp(en->device_ids[j].ids[q], d->id) == 0;
-                        if (has)
-                                ncm_buf_printf(&holders, "%s%s/%s", holders.len ? "," : "",
-                                               pod_label(n, en->pod_uid), en->container_name);
-                }
-                if (d->topology && d->numa) {
-                        ncm_buf_puts(&numa, "NUMA ");
-                        ncm__node_format_mask(&numa, d->numa);
-                } else {
-                        ncm_buf_puts(&numa, "no NUMA node");
-                }
-                ncm_buf_printf(b, "    %-*s  %-12s %s%s\n", w, d->id, numa.data,
-                               holders.len  ? holders.data
-                               : d->healthy ? "free"
-                                            : "",
-                               d->healthy    ? ""
-                               : holders.len ? " (unhealthy)"
-                                             : "unhealthy");
-                ncm_buf_done(&holders);
-                ncm_buf_done(&numa);
-        }
-}
-
-static int cmp_info(const void *x, const void *y)
-{
-        const ncm_cpu_info *a = x, *b = y;
-        if (a->socket != b->socket)
-                return a->socket < b->socket ? -1 : 1;
-        if (a->numa != b->numa)
-                return a->numa < b->numa ? -1 : 1;
-        if (a->core != b->core)
-                return a->core < b->core ? -1 : 1;
-        return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
-}
-
-static int human_map(ncm_buf *b, const ncm_node *n)
-{
-        const ncm_topo *t = ncm_node_topo(n);
-        const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
-        const ncm_node_config *cfg = ncm_node_get_config(n);
-        const ncm_cpu_state *s = ncm_node_cpu_state(n);
-        size_t ncpu = 0, max_cpu;
-        const ncm_cpu_info *cpus = ncm_topo_cpus(t, &ncpu);
-        ncm_cpu_info *sorted;
-        char **labels;
-        int width = 0, idw = 1, r = 0;
-
-        max_cpu = ncpu ? (size_t)cpus[ncpu - 1].cpu + 1 : 0;
-        labels = calloc(max_cpu + 1, sizeof(*labels));
-        sorted = calloc(ncpu + 1, sizeof(*sorted));
-        if (!labels || !sorted) {
-                free(labels);
-                free(sorted);
-                return -ENOMEM;
-        }
-        r = label_cpus(n, labels, max_cpu);
-        if (r < 0)
-                goto out;
-        memcpy(sorted, cpus, ncpu * sizeof(*sorted));
-        qsort(sorted, ncpu, sizeof(*sorted), cmp_info);
-        for (size_t i = 0; i < ncpu; i++) {
-                int w = (int)strlen(labels[sorted[i].cpu]);
-                if (w > width)
-                        width = w;
-        }
-        for (size_t m = max_cpu; m >= 10; m /= 10)
-                idw++;
-
-        ncm_buf_printf(b, "\nCPU map: cpuManagerPolicy %s", ncm_cpu_policy_name(p));
-        if (!ncm_cpuset_is_empty(ncm_cpu_policy_reserved(p))) {
-                ncm_buf_puts(b, " (reserved ");
-                ncm_cpuset_format_list_buf(ncm_cpu_policy_reserved(p), b);
-                ncm_buf_putc(b, ')');
-        }
-        ncm_buf_printf(b, ", topologyManagerPolicy %s, topologyManagerScope %s\n",
-                       ncm_node_config_tm_policy(cfg), ncm_node_config_tm_scope(cfg));
-        for (size_t i = 0; i < ncpu;) {
-                const ncm_cpu_info *ci = &sorted[i];
-                if (i == 0 || sorted[i - 1].socket != ci->socket)
-                        ncm_buf_printf(b, "socket %d\n", ci->socket);
-                if (i == 0 || sorted[i - 1].socket != ci->socket || sorted[i - 1].numa != ci->numa)
-                        ncm_buf_printf(b, "  NUMA node %d\n", ci->numa);
-                ncm_buf_printf(b, "    core %*d:", idw, ci->core);
-                {
-                        size_t j = i;
-                        while (j < ncpu && sorted[j].socket == ci->socket &&
-                               sorted[j].numa == ci->numa && sorted[j].core == ci->core) {
-                                bool last = j + 1 >= ncpu || sorted[j + 1].core != ci->core ||
-                                            sorted[j + 1].numa != ci->numa ||
-                                            sorted[j + 1].socket != ci->socket;
-                                ncm_buf_printf(b, "  cpu %*d %-*s", idw, sorted[j].cpu,
-                                               last ? 0 : width, labels[sorted[j].cpu]);
-                                j++;
-                        }
-                        i = j;
-                }
-                ncm_buf_putc(b, '\n');
-        }
-        if (strcmp(ncm_cpu_policy_name(p), "none") == 0) {
-                ncm_buf_puts(b, "none policy: containers are not pinned and run on every CPU\n");
-        } else {
-                const ncm_cpu_options *o = ncm_cpu_policy_options(p);
-                ncm_buf_puts(b, "shared pool: ");
-                ncm_cpuset_format_list_buf(ncm_cpu_state_default(s), b);
-                if (!ncm_cpuset_is_empty(ncm_cpu_policy_reserved(p)))
-                        ncm_buf_puts(b, o->strict_cpu_reservation ? " (reserved CPUs excluded: "
-                                                                    "strict-cpu-reservation)"
-                                                                  : " (reserved CPUs included)");
-                ncm_buf_putc(b, '\n');
-        }
-        human_devices(b, n);
-out:
-        for (size_t i = 0; i < max_cpu; i++)
-                free(labels[i]);
-        free(labels);
-        free(sorted);
-        return r;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -728,9 +432,9 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
                 sum.steps++;
         }
         if (o->json) {
-                json_state(out, n);
+                ncm_node_format_state_json(n, out);
         } else {
-                r = human_map(out, n);
+                r = ncm_node_format_cpu_map(n, out);
                 if (r < 0)
                         return ncm_error_set(err, ENOMEM, "out of memory");
         }

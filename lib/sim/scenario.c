@@ -13,7 +13,7 @@
 
 #include <nodecm/fs.h>
 #include "base/json.h"
-#include "node-scenario.h"
+#include "sim-internal.h"
 #include "pod/pod-internal.h"
 
 static int oom(ncm_error *err)
@@ -38,7 +38,7 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s)
         ncm_node_config_free(s->cfg);
         free(s->state_text);
         free(s->devices_text);
-        ncm__node_dev_table_done(&s->devices);
+        ncm_node_devices_done(&s->devices);
         for (size_t i = 0; i < s->n_steps; i++)
                 step_done(&s->steps[i]);
         free(s->steps);
@@ -336,7 +336,7 @@ static int parse_devices(ncm_scenario *s, json_object *o, ncm_error *err)
         r = ncm_devmgr_apply_devices_json(m, s->devices_text, s->devices_len, "node.devices", err);
         if (r < 0)
                 return r;
-        return ncm__node_dev_table_parse(s->devices_text, s->devices_len, &s->devices, err);
+        return ncm_node_devices_parse(s->devices_text, s->devices_len, &s->devices, err);
 }
 
 /* --- steps --- */
@@ -378,7 +378,7 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
                 r = ncm__pod_from_json(v, sub, &st->pod, err);
                 if (r < 0)
                         return r;
-                return ncm__node_dev_check_pod(&s->devices, st->pod, sub, err);
+                return ncm_node_devices_check_pod(&s->devices, st->pod, sub, err);
         }
         if (strcmp(kind, kinds[1]) == 0) {
                 static const char *const keys[] = {"pod", "container", NULL};

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The simulator (docs/simulate.md): a scenario is a node (topology, kubelet configuration,
+ * starting state, devices) and steps (admit, remove, removePod, restart) replayed on an
+ * ncm_node without enforcement, with JSON-line or human output. A client of nodecm/node.h like
+ * any other front end.
+ */
+#ifndef NODECM_SIM_H
+#define NODECM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <nodecm/buf.h>
+#include <nodecm/common.h>
+#include <nodecm/error.h>
+#include <nodecm/node.h>
+#include <nodecm/topology.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ncm_scenario ncm_scenario;
+
+enum {
+        /* Refuse topology sources and state files read from disk (fsroot, xml, file): for
+         * fuzzing and for scenarios from untrusted places. */
+        NCM_SCENARIO_NO_FILES = 1 << 0,
+};
+
+/*
+ * Read a scenario (DESIGN.md "Simulation") from TEXT: node.topology (synthetic, fsroot, xml,
+ * file, or inline cpus/numa), node.kubelet (ncm_node_config_from_json), node.state (a starting
+ * cpu_manager_state, inline or {"file": PATH}), and steps (admit, remove, removePod, restart).
+ * Everything is checked here, before anything runs: each error is one line naming the field
+ * (`steps[2].admit.spec.containers[0].resources.limits.cpu: invalid quantity "2x": ...`).
+ * Relative paths are resolved against BASE_DIR (the scenario file's directory; NULL: the
+ * current directory). NAME starts syntax errors. -EINVAL, -ENOMEM, or the I/O error of a file
+ * the scenario names.
+ */
+NCM_API int ncm_scenario_parse(const char *text, size_t len, const char *name, const char *base_dir,
+                               unsigned flags, ncm_scenario **ret, ncm_error *err);
+
+/* Read PATH ("-": standard input) with ncm_scenario_parse(), paths relative to its directory. */
+NCM_API int ncm_scenario_load_file(const char *path, unsigned flags, ncm_scenario **ret,
+                                   ncm_error *err);
+
+NCM_API ncm_scenario *ncm_scenario_free(ncm_scenario *s);
+NCM_DEFINE_AUTOPTR(ncm_scenario, ncm_scenario_free)
+
+NCM_API size_t ncm_scenario_num_steps(const ncm_scenario *s) NCM_PURE;
+NCM_API const ncm_topo *ncm_scenario_topo(const ncm_scenario *s) NCM_PURE;
+
+typedef struct ncm_simulate_options {
+        bool json;             /* one JSON line per step, then the state line */
+        bool explain;          /* hints, merges and allocation steps of each admission */
+        const char *state_dir; /* write the checkpoint files there (ncm_node_options) */
+        size_t max_steps;      /* run at most this many steps (0: all) */
+        bool reference_merge;  /* the topology manager's reference merge */
+        ncm_kubelet_version kubelet_version; /* over node.kubelet.kubeletVersion; {0, 0}: its */
+} ncm_simulate_options;
+
+typedef struct ncm_simulate_summary {
+        size_t steps;    /* steps run */
+        size_t admitted; /* admissions admitted */
+        size_t rejected; /* admissions refused */
+} ncm_simulate_summary;
+
+/*
+ * Replay S and append its output to OUT: with O->json one JSON line per step and the final
+ * state line (DESIGN.md); otherwise one line per step and the final CPU map. Refused
+ * admissions are results, not failures. Returns 0 (SUMMARY, may be NULL, filled), or an error
+ * that stopped the simulation: a configuration the node refuses (-EINVAL, naming the field), a
+ * starting state or a restart that fails the kubelet's restore or validation
+ * (-NCM_E_INVALID_STATE / -NCM_E_CHECKSUM, naming node.state or the step), an I/O error. OUT
+ * then holds the output of the steps before, which callers normally discard.
+ */
+NCM_API int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *out,
+                         ncm_simulate_summary *summary, ncm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
