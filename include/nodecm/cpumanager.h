@@ -23,6 +23,7 @@
 #include <nodecm/cpustate.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
+#include <nodecm/hintdesc.h>
 #include <nodecm/pod.h>
 #include <nodecm/topology.h>
 
@@ -230,6 +231,16 @@ NCM_API int ncm_cpu_hints_generate(const ncm_cpu_index *ix, const ncm_cpu_option
                                    const ncm_cpuset *available, const ncm_cpuset *reusable,
                                    int request, ncm_hint_list *out, ncm_error *err);
 
+/*
+ * The same hints as a description (include/nodecm/hintdesc.h), without walking the masks:
+ * ncm_hint_desc_materialize() of *RET gives exactly what ncm_cpu_hints_generate() appends.
+ * No limit on the number of NUMA nodes (ids 0..63). -EINVAL when a NUMA id is above 63,
+ * -ENOMEM.
+ */
+NCM_API int ncm_cpu_hints_describe(const ncm_cpu_index *ix, const ncm_cpu_options *o,
+                                   const ncm_cpuset *available, const ncm_cpuset *reusable,
+                                   int request, ncm_hint_desc **ret, ncm_error *err);
+
 /* Append HINTS as a JSON array ([{"numa": [0], "preferred": true}, ...]) to B. */
 NCM_API void ncm_cpu_hints_format_json(const ncm_hint_list *hints, ncm_buf *b);
 
@@ -366,6 +377,19 @@ NCM_API int ncm_cpu_policy_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, cons
 /* GetPodTopologyHints (topology manager pod scope), same conventions. */
 NCM_API int ncm_cpu_policy_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
                                      ncm_hint_list *out, ncm_error *err);
+
+/*
+ * The same two as descriptions, for the topology manager's lazy merge: *RET = NULL for "no
+ * preference", a description of an empty list for "cannot be satisfied", else the
+ * description of what ncm_cpu_policy_hints() / _pod_hints() would generate (the caller frees
+ * it). 0 or -errno as those.
+ */
+NCM_API int ncm_cpu_policy_hints_describe(ncm_cpu_policy *p, const ncm_cpu_state *s,
+                                          const ncm_pod *pod, const ncm_container *c,
+                                          ncm_hint_desc **ret, ncm_error *err);
+NCM_API int ncm_cpu_policy_pod_hints_describe(ncm_cpu_policy *p, const ncm_cpu_state *s,
+                                              const ncm_pod *pod, ncm_hint_desc **ret,
+                                              ncm_error *err);
 
 /*
  * cpusToReuse: the CPUs of a pod's finished init containers that its later containers may

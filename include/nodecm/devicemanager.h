@@ -45,6 +45,7 @@
 #include <nodecm/common.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
+#include <nodecm/hintdesc.h>
 #include <nodecm/pod.h>
 
 #ifdef __cplusplus
@@ -452,6 +453,8 @@ NCM_API int ncm_devmgr_run_options(ncm_devmgr *m, const char *pod_uid,
 typedef struct ncm_devmgr_resource_hints {
         char *resource;
         ncm_hint_list hints; /* nil: no preference; n == 0: cannot be satisfied */
+        /* From the *_describe() functions: the generated list, described (HINTS then unused). */
+        ncm_hint_desc *desc;
 } ncm_devmgr_resource_hints;
 
 typedef struct ncm_devmgr_hints {
@@ -482,6 +485,18 @@ NCM_API int ncm_devmgr_pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod, ncm_d
                                  ncm_error *err);
 NCM_API void ncm_devmgr_hints_done(ncm_devmgr_hints *h);
 
+/*
+ * The same two without walking the NUMA masks: where the kubelet would generate a list
+ * (generateDeviceTopologyHints), the entry's DESC describes it instead
+ * (include/nodecm/hintdesc.h; ncm_hint_desc_materialize() gives the very list) and HINTS is
+ * empty; "no preference" and "cannot be satisfied" stay lists (nil, empty).
+ */
+NCM_API int ncm_devmgr_container_hints_describe(ncm_devmgr *m, const char *pod_uid,
+                                                const ncm_devmgr_container *c,
+                                                ncm_devmgr_hints *ret, ncm_error *err);
+NCM_API int ncm_devmgr_pod_hints_describe(ncm_devmgr *m, const ncm_devmgr_pod *pod,
+                                          ncm_devmgr_hints *ret, ncm_error *err);
+
 /* The effective pod-level count of RESOURCE as ncm_devmgr_pod_hints() computes it. */
 NCM_API int64_t ncm_devmgr_pod_limit(const ncm_devmgr_pod *pod, const char *resource);
 
@@ -511,6 +526,12 @@ NCM_API int ncm_devmgr_pod_container_hints(ncm_devmgr *m, const ncm_pod *pod,
                                            ncm_error *err);
 NCM_API int ncm_devmgr_pod_scope_hints(ncm_devmgr *m, const ncm_pod *pod, ncm_devmgr_hints *ret,
                                        ncm_error *err);
+/* The same two with descriptions (ncm_devmgr_container_hints_describe()). */
+NCM_API int ncm_devmgr_pod_container_hints_describe(ncm_devmgr *m, const ncm_pod *pod,
+                                                    const ncm_container *c, ncm_devmgr_hints *ret,
+                                                    ncm_error *err);
+NCM_API int ncm_devmgr_pod_scope_hints_describe(ncm_devmgr *m, const ncm_pod *pod,
+                                                ncm_devmgr_hints *ret, ncm_error *err);
 NCM_API int ncm_devmgr_pod_run_options(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c,
                                        const ncm_hint *affinity, ncm_devmgr_alloc_resp **ret,
                                        ncm_error *err);

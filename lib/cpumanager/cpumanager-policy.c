@@ -80,6 +80,26 @@ int ncm_cpu_policy_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const nc
         return p->ops->pod_hints(p, s, pod, out, err);
 }
 
+int ncm_cpu_policy_hints_describe(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                                  const ncm_container *c, ncm_hint_desc **ret, ncm_error *err)
+{
+        if (!p->ops->hints_describe) {
+                *ret = NULL;
+                return 0;
+        }
+        return p->ops->hints_describe(p, s, pod, c, ret, err);
+}
+
+int ncm_cpu_policy_pod_hints_describe(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                                      ncm_hint_desc **ret, ncm_error *err)
+{
+        if (!p->ops->pod_hints_describe) {
+                *ret = NULL;
+                return 0;
+        }
+        return p->ops->pod_hints_describe(p, s, pod, ret, err);
+}
+
 void ncm_cpu_policy_allocatable(const ncm_cpu_policy *p, ncm_cpuset *out)
 {
         p->ops->allocatable(p, out);

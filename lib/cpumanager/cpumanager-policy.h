@@ -20,6 +20,11 @@ typedef struct ncm_cpu_policy_ops {
                      const ncm_container *c, ncm_hint_list *out, ncm_error *err);
         int (*pod_hints)(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
                          ncm_hint_list *out, ncm_error *err);
+        /* the same as descriptions (NULL: no preference ever, the none policy) */
+        int (*hints_describe)(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                              const ncm_container *c, ncm_hint_desc **ret, ncm_error *err);
+        int (*pod_hints_describe)(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                                  ncm_hint_desc **ret, ncm_error *err);
         void (*allocatable)(const ncm_cpu_policy *p, ncm_cpuset *out);
         void (*available)(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out);
         void (*available_physical)(const ncm_cpu_policy *p, const ncm_cpu_state *s,

@@ -296,36 +296,83 @@ static int static_remove(ncm_cpu_policy *p, ncm_cpu_state *st, const char *pod_u
  * Hints (spec §4.7)
  */
 
-static int static_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
-                        const ncm_container *c, ncm_hint_list *out, ncm_error *err)
+/*
+ * Where hints go: generated into a list, or described (NCM_TM_MERGE_LAZY's input). The
+ * decisions before generation (no preference, cannot be satisfied, which CPUs) are shared.
+ */
+typedef struct hint_sink {
+        ncm_hint_list *list;  /* list mode */
+        ncm_hint_desc **desc; /* description mode: NULL for no preference */
+} hint_sink;
+
+static int sink_nil(hint_sink *k)
+{
+        if (k->list)
+                k->list->nil = true;
+        else
+                *k->desc = NULL;
+        return 0;
+}
+
+static int sink_generate(static_policy *s, hint_sink *k, const ncm_cpuset *avail,
+                         const ncm_cpuset *reusable, int req, ncm_error *err)
+{
+        const ncm_cpu_policy *p = &s->base;
+        if (k->list)
+                return ncm_cpu_hints_generate(p->ix, &p->opts, avail, reusable, req, k->list, err);
+        return ncm_cpu_hints_describe(p->ix, &p->opts, avail, reusable, req, k->desc, err);
+}
+
+/* An empty list: the container cannot be satisfied. */
+static int sink_empty(static_policy *s, hint_sink *k, ncm_error *err)
+{
+        ncm_autoptr(ncm_hint_desc) d = NULL;
+        int r;
+
+        if (k->list) {
+                k->list->nil = false;
+                return 0;
+        }
+        r = ncm_hint_desc_new(NULL, 0, 0, &d, err);
+        if (r < 0)
+                return r;
+        ncm_hint_desc_set_empty(d);
+        r = ncm_hint_desc_seal(d, err);
+        if (r < 0)
+                return r;
+        (void)s;
+        *k->desc = NCM_TAKE_PTR(d);
+        return 0;
+}
+
+static int hints_into(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
+                      const ncm_container *c, hint_sink *k, ncm_error *err)
 {
         static_policy *s = sp(p);
         const ncm_cpuset *have;
         ncm_autoptr(ncm_cpuset) avail = NULL;
         int req = ncm_cpu_guaranteed_cpus(pod, c);
 
-        if (req == 0 || pod_level_skipped(pod)) {
-                out->nil = true;
-                return 0;
-        }
-        out->nil = false;
+        if (req == 0 || pod_level_skipped(pod))
+                return sink_nil(k);
+        if (k->list)
+                k->list->nil = false;
         have = ncm_cpu_state_get(st, pod->uid, c->name);
         if (have) {
                 /* a container holding another number of CPUs cannot be satisfied */
                 if (ncm_cpuset_weight(have) != req)
-                        return 0;
-                return ncm_cpu_hints_generate(p->ix, &p->opts, have, NULL, req, out, err);
+                        return sink_empty(s, k, err);
+                return sink_generate(s, k, have, NULL, req, err);
         }
         avail = ncm_cpuset_new();
         if (!avail)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         static_available(p, st, avail);
-        return ncm_cpu_hints_generate(p->ix, &p->opts, avail, reusable_for(s, pod->uid), req, out,
-                                      err);
+        return sink_generate(s, k, avail, reusable_for(s, pod->uid), req, err);
 }
 
-static int static_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
-                            ncm_hint_list *out, ncm_error *err)
+static int pod_hints_into(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
+                          hint_sink *k, ncm_error *err)
 {
         static_policy *s = sp(p);
         ncm_autoptr(ncm_cpuset) assigned = ncm_cpuset_new();
@@ -334,11 +381,10 @@ static int static_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const nc
 
         if (!assigned || !avail)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        if (req == 0 || pod_level_skipped(pod)) {
-                out->nil = true;
-                return 0;
-        }
-        out->nil = false;
+        if (req == 0 || pod_level_skipped(pod))
+                return sink_nil(k);
+        if (k->list)
+                k->list->nil = false;
         for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
                 const ncm_container *c =
                                 i < pod->n_init_containers
@@ -348,15 +394,43 @@ static int static_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const nc
                 if (!have)
                         continue;
                 if (ncm_cpuset_weight(have) != ncm_cpu_guaranteed_cpus(pod, c))
-                        return 0;
+                        return sink_empty(s, k, err);
                 ncm_cpuset_or(assigned, assigned, have);
         }
         if (ncm_cpuset_weight(assigned) == req)
-                return ncm_cpu_hints_generate(p->ix, &p->opts, assigned, NULL, req, out, err);
+                return sink_generate(s, k, assigned, NULL, req, err);
         static_available(p, st, avail);
         if (reusable_for(s, pod->uid))
                 ncm_cpuset_or(assigned, assigned, reusable_for(s, pod->uid));
-        return ncm_cpu_hints_generate(p->ix, &p->opts, avail, assigned, req, out, err);
+        return sink_generate(s, k, avail, assigned, req, err);
+}
+
+static int static_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
+                        const ncm_container *c, ncm_hint_list *out, ncm_error *err)
+{
+        hint_sink k = {out, NULL};
+        return hints_into(p, st, pod, c, &k, err);
+}
+
+static int static_pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
+                            ncm_hint_list *out, ncm_error *err)
+{
+        hint_sink k = {out, NULL};
+        return pod_hints_into(p, st, pod, &k, err);
+}
+
+static int static_hints_describe(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
+                                 const ncm_container *c, ncm_hint_desc **ret, ncm_error *err)
+{
+        hint_sink k = {NULL, ret};
+        return hints_into(p, st, pod, c, &k, err);
+}
+
+static int static_pod_hints_describe(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod *pod,
+                                     ncm_hint_desc **ret, ncm_error *err)
+{
+        hint_sink k = {NULL, ret};
+        return pod_hints_into(p, st, pod, &k, err);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -371,6 +445,8 @@ static const ncm_cpu_policy_ops static_ops = {
                 .remove_container = static_remove,
                 .hints = static_hints,
                 .pod_hints = static_pod_hints,
+                .hints_describe = static_hints_describe,
+                .pod_hints_describe = static_pod_hints_describe,
                 .allocatable = static_allocatable,
                 .available = static_available,
                 .available_physical = static_available_physical,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <nodecm/bitmask.h>
+#include <nodecm/hintdesc.h>
 #include "devicemanager-internal.h"
 
 void ncm_devmgr_hints_done(ncm_devmgr_hints *h)
@@ -15,6 +16,7 @@ void ncm_devmgr_hints_done(ncm_devmgr_hints *h)
         for (size_t i = 0; i < h->n; i++) {
                 free(h->v[i].resource);
                 ncm_hint_list_done(&h->v[i].hints);
+                ncm_hint_desc_free(h->v[i].desc);
         }
         free(h->v);
         h->v = NULL;
@@ -101,7 +103,40 @@ static int generate(const ncm_devmgr *m, const dm_resource *r, const ncm__strset
         return 0;
 }
 
-static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l)
+/*
+ * The same list as a description: the walked nodes, each available device on its nodes, each
+ * reusable device with topology required and counted once, every device of the resource as
+ * capacity (include/nodecm/hintdesc.h).
+ */
+static int describe(const ncm_devmgr *m, const dm_resource *r, const ncm__strset *available,
+                    const ncm__strset *reusable, int64_t request, ncm_hint_desc **ret)
+{
+        ncm_autoptr(ncm_hint_desc) d = NULL;
+        int k = ncm_hint_desc_new(m->numa_nodes, (size_t)m->n_numa_nodes, request, &d, NULL);
+
+        if (k < 0)
+                return k;
+        for (size_t i = 0; r && i < r->n_devs && k >= 0; i++)
+                k = ncm_hint_desc_add_capacity(d, r->devs[i].mask, 1);
+        for (size_t i = 0; reusable && i < reusable->n && k >= 0; i++) {
+                bool topo;
+                ncm_bitmask dm = device_mask(r, reusable->v[i], &topo);
+                if (!topo)
+                        continue;
+                k = ncm_hint_desc_require(d, dm);
+                ncm_hint_desc_add_base(d, 1);
+        }
+        for (size_t i = 0; i < available->n && k >= 0; i++)
+                k = ncm_hint_desc_add_available(d, device_mask(r, available->v[i], NULL), 1);
+        if (k >= 0)
+                k = ncm_hint_desc_seal(d, NULL);
+        if (k < 0)
+                return k;
+        *ret = NCM_TAKE_PTR(d);
+        return 0;
+}
+
+static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l, ncm_hint_desc **desc)
 {
         ncm_devmgr_resource_hints *v = realloc(h->v, (h->n + 1) * sizeof(*v));
         char *name;
@@ -113,7 +148,9 @@ static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l)
                 return -ENOMEM;
         v[h->n].resource = name;
         v[h->n].hints = *l;
+        v[h->n].desc = *desc;
         *l = (ncm_hint_list)NCM_HINT_LIST_INIT;
+        *desc = NULL;
         h->n++;
         return 0;
 }
@@ -123,7 +160,7 @@ static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l)
  * the whole pod); REUSE adds the pod's reusable devices (container scope only).
  */
 static int hints_for(ncm_devmgr *m, const char *pod, const char *container, const dreq *req,
-                     size_t n, bool reuse, ncm_devmgr_hints *ret, ncm_error *err)
+                     size_t n, bool reuse, bool desc, ncm_devmgr_hints *ret, ncm_error *err)
 {
         ncm_devmgr_hints h = NCM_DEVMGR_HINTS_INIT;
 
@@ -134,6 +171,7 @@ static int hints_for(ncm_devmgr *m, const char *pod, const char *container, cons
                             all = NCM__STRSET_INIT;
                 const ncm__strset *reusable = NULL;
                 ncm_hint_list l = NCM_HINT_LIST_INIT;
+                ncm_hint_desc *dd = NULL;
                 int k = 0;
 
                 if (!has_topology_alignment(r)) {
@@ -151,7 +189,8 @@ static int hints_for(ncm_devmgr *m, const char *pod, const char *container, cons
                         goto oom;
                 if (held.n > 0) {
                         if ((int64_t)held.n == req[i].count)
-                                k = generate(m, r, &held, NULL, req[i].count, &l);
+                                k = desc ? describe(m, r, &held, NULL, req[i].count, &dd)
+                                         : generate(m, r, &held, NULL, req[i].count, &l);
                         goto add;
                 }
                 if (r->has_healthy && ncm__strset_copy(&available, &r->healthy) < 0)
@@ -170,13 +209,15 @@ static int hints_for(ncm_devmgr *m, const char *pod, const char *container, cons
                         goto oom;
                 if ((int64_t)all.n < req[i].count)
                         goto add;
-                k = generate(m, r, &available, reusable, req[i].count, &l);
+                k = desc ? describe(m, r, &available, reusable, req[i].count, &dd)
+                         : generate(m, r, &available, reusable, req[i].count, &l);
         add:
                 ncm__strset_done(&held);
                 ncm__strset_done(&available);
                 ncm__strset_done(&all);
-                if (k < 0 || add_result(&h, res, &l) < 0) {
+                if (k < 0 || add_result(&h, res, &l, &dd) < 0) {
                         ncm_hint_list_done(&l);
+                        ncm_hint_desc_free(dd);
                         ncm_devmgr_hints_done(&h);
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 }
@@ -199,8 +240,8 @@ static bool device_resource(const ncm_devmgr *m, const char *res)
         return (r && r->has_healthy) || ncm__rsets_get(&m->st.allocated, res);
 }
 
-int ncm_devmgr_container_hints(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
-                               ncm_devmgr_hints *ret, ncm_error *err)
+static int container_hints(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
+                           bool desc, ncm_devmgr_hints *ret, ncm_error *err)
 {
         ncm_autofree dreq *req = NULL;
         size_t n = 0;
@@ -223,7 +264,20 @@ int ncm_devmgr_container_hints(ncm_devmgr *m, const char *pod_uid, const ncm_dev
                 req[n++] = (dreq){r->name, r->limit};
         }
         qsort(req, n, sizeof(*req), cmp_request);
-        return hints_for(m, pod_uid, c->name, req, n, true, ret, err);
+        return hints_for(m, pod_uid, c->name, req, n, true, desc, ret, err);
+}
+
+int ncm_devmgr_container_hints(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_container *c,
+                               ncm_devmgr_hints *ret, ncm_error *err)
+{
+        return container_hints(m, pod_uid, c, false, ret, err);
+}
+
+int ncm_devmgr_container_hints_describe(ncm_devmgr *m, const char *pod_uid,
+                                        const ncm_devmgr_container *c, ncm_devmgr_hints *ret,
+                                        ncm_error *err)
+{
+        return container_hints(m, pod_uid, c, true, ret, err);
 }
 
 static int64_t limit_of(const ncm_devmgr_container *c, const char *resource, bool *present)
@@ -275,8 +329,8 @@ static int add_name(dreq **v, size_t *n, const char *name)
         return 0;
 }
 
-int ncm_devmgr_pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod, ncm_devmgr_hints *ret,
-                         ncm_error *err)
+static int pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod, bool desc, ncm_devmgr_hints *ret,
+                     ncm_error *err)
 {
         ncm_autofree dreq *req = NULL;
         size_t n = 0, out = 0;
@@ -306,5 +360,17 @@ int ncm_devmgr_pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod, ncm_devmgr_hi
         }
         if (out)
                 qsort(req, out, sizeof(*req), cmp_request);
-        return hints_for(m, pod->uid, NULL, req, out, false, ret, err);
+        return hints_for(m, pod->uid, NULL, req, out, false, desc, ret, err);
+}
+
+int ncm_devmgr_pod_hints(ncm_devmgr *m, const ncm_devmgr_pod *pod, ncm_devmgr_hints *ret,
+                         ncm_error *err)
+{
+        return pod_hints(m, pod, false, ret, err);
+}
+
+int ncm_devmgr_pod_hints_describe(ncm_devmgr *m, const ncm_devmgr_pod *pod, ncm_devmgr_hints *ret,
+                                  ncm_error *err)
+{
+        return pod_hints(m, pod, true, ret, err);
 }

@@ -103,15 +103,29 @@ int ncm_devmgr_allocate_pod_container(ncm_devmgr *m, const ncm_pod *pod, const n
         return ncm_devmgr_allocate(m, pod->uid, &dc, affinity, err);
 }
 
-int ncm_devmgr_pod_container_hints(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c,
-                                   ncm_devmgr_hints *ret, ncm_error *err)
+static int pod_container_hints(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c, bool desc,
+                               ncm_devmgr_hints *ret, ncm_error *err)
 {
         ncm_autofree ncm_devmgr_resource *res = NULL;
         ncm_devmgr_container dc;
         int k = convert(c, &res, &dc, err);
         if (k < 0)
                 return k;
-        return ncm_devmgr_container_hints(m, pod->uid, &dc, ret, err);
+        return desc ? ncm_devmgr_container_hints_describe(m, pod->uid, &dc, ret, err)
+                    : ncm_devmgr_container_hints(m, pod->uid, &dc, ret, err);
+}
+
+int ncm_devmgr_pod_container_hints(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c,
+                                   ncm_devmgr_hints *ret, ncm_error *err)
+{
+        return pod_container_hints(m, pod, c, false, ret, err);
+}
+
+int ncm_devmgr_pod_container_hints_describe(ncm_devmgr *m, const ncm_pod *pod,
+                                            const ncm_container *c, ncm_devmgr_hints *ret,
+                                            ncm_error *err)
+{
+        return pod_container_hints(m, pod, c, true, ret, err);
 }
 
 int ncm_devmgr_pod_run_options(ncm_devmgr *m, const ncm_pod *pod, const ncm_container *c,
@@ -126,8 +140,8 @@ int ncm_devmgr_pod_run_options(ncm_devmgr *m, const ncm_pod *pod, const ncm_cont
         return ncm_devmgr_run_options(m, pod->uid, &dc, affinity, ret, err);
 }
 
-int ncm_devmgr_pod_scope_hints(ncm_devmgr *m, const ncm_pod *pod, ncm_devmgr_hints *ret,
-                               ncm_error *err)
+static int pod_scope_hints(ncm_devmgr *m, const ncm_pod *pod, bool desc, ncm_devmgr_hints *ret,
+                           ncm_error *err)
 {
         size_t n = pod->n_init_containers + pod->n_containers;
         ncm_devmgr_container *dcs = calloc(n ? n : 1, sizeof(*dcs));
@@ -146,10 +160,23 @@ int ncm_devmgr_pod_scope_hints(ncm_devmgr *m, const ncm_pod *pod, ncm_devmgr_hin
                 k = convert(c, &res[i], &dcs[i], err);
         }
         if (k == 0)
-                k = ncm_devmgr_pod_hints(m, &dp, ret, err);
+                k = desc ? ncm_devmgr_pod_hints_describe(m, &dp, ret, err)
+                         : ncm_devmgr_pod_hints(m, &dp, ret, err);
         for (size_t i = 0; res && i < n; i++)
                 free(res[i]);
         free(res);
         free(dcs);
         return k;
+}
+
+int ncm_devmgr_pod_scope_hints(ncm_devmgr *m, const ncm_pod *pod, ncm_devmgr_hints *ret,
+                               ncm_error *err)
+{
+        return pod_scope_hints(m, pod, false, ret, err);
+}
+
+int ncm_devmgr_pod_scope_hints_describe(ncm_devmgr *m, const ncm_pod *pod, ncm_devmgr_hints *ret,
+                                        ncm_error *err)
+{
+        return pod_scope_hints(m, pod, true, ret, err);
 }
