@@ -30,6 +30,7 @@
 #include <nodecm/common.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
+#include <nodecm/hintdesc.h>
 #include <nodecm/pod.h>
 
 #ifdef __cplusplus
@@ -116,8 +117,9 @@ NCM_API int ncm_tm_options_parse(const ncm_tm_option *opts, size_t n, ncm_tm_gat
  */
 
 typedef struct ncm_tm_resource_hints {
-        char *resource;     /* malloc'd */
-        ncm_hint_list list; /* list.nil: "no preference"; n == 0 && !nil: "cannot be satisfied" */
+        char *resource;      /* malloc'd */
+        ncm_hint_list list;  /* list.nil: "no preference"; n == 0 && !nil: "cannot be satisfied" */
+        ncm_hint_desc *desc; /* owned; when set, the list is this description (LIST unused) */
 } ncm_tm_resource_hints;
 
 /*
@@ -143,7 +145,14 @@ typedef struct ncm_tm_hints {
 NCM_API int ncm_tm_hints_add(ncm_tm_hints *h, const char *resource, const ncm_hint *hints, size_t n,
                              bool nil, ncm_hint_list **ret_list, ncm_error *err);
 
-/* The list of RESOURCE, or NULL. */
+/*
+ * Add RESOURCE with a described list (include/nodecm/hintdesc.h, sealed). DESC is taken over
+ * in every case (freed on error). -ENOMEM, -EEXIST as above.
+ */
+NCM_API int ncm_tm_hints_add_desc(ncm_tm_hints *h, const char *resource, ncm_hint_desc *desc,
+                                  ncm_error *err);
+
+/* The list of RESOURCE, or NULL (an empty list for a described one: see its desc). */
 NCM_API const ncm_hint_list *ncm_tm_hints_get(const ncm_tm_hints *h, const char *resource);
 
 /* Release everything; H becomes empty ("no preference"). */
@@ -158,6 +167,7 @@ typedef struct ncm_tm_policy ncm_tm_policy;
 typedef enum ncm_tm_merge_mode {
         NCM_TM_MERGE_FAST = 0,  /* same result, no cross product (docs/topology-manager.md) */
         NCM_TM_MERGE_REFERENCE, /* kubelet's cross product, step by step */
+        NCM_TM_MERGE_LAZY,      /* same result, described lists searched, never listed */
 } ncm_tm_merge_mode;
 
 /*
@@ -201,7 +211,10 @@ NCM_API bool ncm_tm_policy_can_admit(const ncm_tm_policy *p, const ncm_hint *hin
  * preferred hints that are "any" or one node, merge, and apply the policy (single-numa-node
  * turns a merged mask equal to all nodes into "any"). *RET_HINT gets the hint, *RET_ADMIT
  * whether the policy admits it. "none" gives {any, not preferred} and admits.
- * Returns 0, or -ENOMEM.
+ *
+ * Described lists (ncm_tm_hints_add_desc) are merged as they are by NCM_TM_MERGE_LAZY; the
+ * other modes first list them (-E2BIG with a message past 2^22 hints in one list).
+ * Returns 0, -ENOMEM, -E2BIG.
  */
 NCM_API int ncm_tm_policy_merge(const ncm_tm_policy *p, const ncm_tm_hints *providers, size_t n,
                                 ncm_tm_merge_mode mode, ncm_hint *ret_hint, bool *ret_admit,

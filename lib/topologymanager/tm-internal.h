@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <nodecm/topologymanager.h>
+#include "base/hintdesc-internal.h"
 
 /* kubelet's NUMAInfo: the node ids (cadvisor order) and, optionally, their distances. */
 typedef struct ncm__tm_numa {
@@ -62,10 +63,19 @@ int ncm__tm_filter_providers(const ncm_tm_hints *providers, size_t n, ncm__tm_li
 
 /*
  * The same, then filterSingleNumaHints when SINGLE_NUMA, in one pass. The lists may point
- * into PROVIDERS, which must outlive OUT.
+ * into PROVIDERS, which must outlive OUT. Described lists count as empty here.
  */
 int ncm__tm_filter_providers_ex(const ncm_tm_hints *providers, size_t n, bool single_numa,
                                 ncm__tm_lists *out);
+
+/*
+ * The same with described lists: *RET_DESCS (freed by the caller; NULL when no list stays
+ * described) gives, per list of OUT, the description that stands for it (that list is then
+ * empty). Under SINGLE_NUMA a description is listed instead: the hints the filter keeps (its
+ * preferred one-node hints, in walk order).
+ */
+int ncm__tm_filter_providers_desc(const ncm_tm_hints *providers, size_t n, bool single_numa,
+                                  ncm__tm_lists *out, const ncm_hint_desc ***ret_descs);
 
 /*
  * kubelet's filterSingleNumaHints: keep hints that are preferred and either "any" or exactly
@@ -77,6 +87,10 @@ void ncm__tm_lists_done(ncm__tm_lists *l);
 
 /* kubelet's maxOfMinAffinityCounts: the largest, over lists, of the narrowest mask's count. */
 int ncm__tm_max_of_min_counts(const ncm__tm_list *lists, size_t n);
+
+/* The same where DESCS[i] (when DESCS and it are not NULL) stands for list i. */
+int ncm__tm_max_of_min_counts_ex(const ncm__tm_list *lists, const ncm_hint_desc *const *descs,
+                                 size_t n);
 
 /* How the fast merge computes the achievable non-preferred masks (tests force each). */
 typedef enum ncm__tm_andset_method {
@@ -92,12 +106,16 @@ typedef struct ncm__tm_merger {
         int best_non_preferred; /* BestNonPreferredAffinityCount */
         const ncm__tm_list *lists;
         size_t n;
-        ncm__tm_andset_method andset; /* fast merge only */
+        ncm__tm_andset_method andset;      /* fast merge only */
+        const ncm_hint_desc *const *descs; /* lazy merge only: as ncm__tm_lists.descs */
 } ncm__tm_merger;
 
 /* Set up M over LISTS (computes best_non_preferred). */
 void ncm__tm_merger_init(ncm__tm_merger *m, const ncm__tm_numa *numa, bool closest,
                          const ncm__tm_list *lists, size_t n);
+
+/* Let DESCS stand for M's lists where set (recomputes best_non_preferred). */
+void ncm__tm_merger_set_descs(ncm__tm_merger *m, const ncm_hint_desc *const *descs);
 
 /*
  * kubelet's HintMerger.compare: returns CURRENT or CANDIDATE (CURRENT may be NULL; CANDIDATE is
@@ -111,6 +129,20 @@ int ncm__tm_merge_reference(const ncm__tm_merger *m, ncm_hint *ret);
 
 /* The same result without the cross product (tm-merge-fast.c). -ENOMEM. */
 int ncm__tm_merge_fast(const ncm__tm_merger *m, ncm_hint *ret);
+
+/*
+ * The same result from lists some of which are described (tm-merge-lazy.c): no list is
+ * walked. Described lists must lie inside the machine's nodes (-EDOM otherwise). -ENOMEM.
+ */
+int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret);
+
+/*
+ * Replace every described list of PROVIDERS[0..N) by the list it describes, into *RET (N
+ * maps, freed by the caller with ncm_tm_hints_done() on each and free()). -E2BIG when a list
+ * has more than MAX hints, -ENOMEM.
+ */
+int ncm__tm_providers_materialize(const ncm_tm_hints *providers, size_t n, size_t max,
+                                  ncm_tm_hints **ret, ncm_error *err);
 
 /* Policies plug in through this table. */
 typedef struct ncm__tm_policy_ops {

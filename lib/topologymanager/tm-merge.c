@@ -18,6 +18,13 @@ void ncm__tm_merger_init(ncm__tm_merger *m, const ncm__tm_numa *numa, bool close
         m->n = n;
         m->best_non_preferred = ncm__tm_max_of_min_counts(lists, n);
         m->andset = NCM__TM_ANDSET_AUTO;
+        m->descs = NULL;
+}
+
+void ncm__tm_merger_set_descs(ncm__tm_merger *m, const ncm_hint_desc *const *descs)
+{
+        m->descs = descs;
+        m->best_non_preferred = ncm__tm_max_of_min_counts_ex(m->lists, descs, m->n);
 }
 
 /* kubelet's CompareNUMAAffinityMasks, the "fit" of two masks. */

@@ -8,6 +8,9 @@
 #include <nodecm/buf.h>
 #include "tm-internal.h"
 
+/* Other merges than the lazy one list described lists first, up to this many hints each. */
+#define MATERIALIZE_MAX ((size_t)1 << 22)
+
 static bool admit_always(const ncm_hint *hint)
 {
         (void)hint;
@@ -149,6 +152,7 @@ int ncm__tm_policy_merge_traced(const ncm_tm_policy *p, const ncm_tm_hints *prov
                                 ncm_error *err)
 {
         ncm__tm_lists lists = {0, NULL, NULL};
+        ncm_autofree const ncm_hint_desc **descs = NULL;
         ncm__tm_merger m;
         ncm_hint best;
         int r;
@@ -161,8 +165,28 @@ int ncm__tm_policy_merge_traced(const ncm_tm_policy *p, const ncm_tm_hints *prov
                 *ret_admit = true;
                 return 0;
         }
+        if (mode != NCM_TM_MERGE_LAZY) {
+                /* The fast merge and kubelet's walk take lists: list what is described. */
+                for (size_t i = 0; i < n; i++) {
+                        for (size_t j = 0; j < providers[i].n; j++) {
+                                ncm_tm_hints *listed = NULL;
+                                if (!providers[i].res[j].desc)
+                                        continue;
+                                r = ncm__tm_providers_materialize(providers, n, MATERIALIZE_MAX,
+                                                                  &listed, err);
+                                if (r < 0)
+                                        return r;
+                                r = ncm__tm_policy_merge_traced(p, listed, n, mode, trace, call,
+                                                                ret_hint, ret_admit, err);
+                                for (size_t k = 0; k < n; k++)
+                                        ncm_tm_hints_done(&listed[k]);
+                                free(listed);
+                                return r;
+                        }
+                }
+        }
         /* filterProvidersHints, then filterSingleNumaHints for single-numa-node. */
-        r = ncm__tm_filter_providers_ex(providers, n, p->ops->single_numa_filter, &lists);
+        r = ncm__tm_filter_providers_desc(providers, n, p->ops->single_numa_filter, &lists, &descs);
         if (r < 0)
                 return ncm_error_set(err, -r, "out of memory");
         /* single-numa-node always compares with Narrowest, even with prefer-closest. */
@@ -170,15 +194,23 @@ int ncm__tm_policy_merge_traced(const ncm_tm_policy *p, const ncm_tm_hints *prov
                             p->opts.prefer_closest_numa && !p->ops->single_numa_filter, lists.lists,
                             lists.n);
         m.andset = p->andset;
+        if (descs)
+                ncm__tm_merger_set_descs(&m, descs);
         if (trace)
                 r = ncm__tm_trace_lists(&m, providers, n, trace, call);
         if (r >= 0) {
                 if (mode == NCM_TM_MERGE_REFERENCE)
                         r = ncm__tm_merge_reference(&m, &best);
+                else if (mode == NCM_TM_MERGE_LAZY)
+                        r = ncm__tm_merge_lazy(&m, &best);
                 else
                         r = ncm__tm_merge_fast(&m, &best);
         }
         ncm__tm_lists_done(&lists);
+        if (r == -EDOM)
+                return ncm_error_set(err, EDOM,
+                                     "a described hint list reaches outside the topology "
+                                     "manager's NUMA nodes");
         if (r < 0)
                 return ncm_error_set(err, -r, "out of memory");
         if (p->ops->default_to_any && !best.any && best.numa == p->numa.all)

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Hint descriptions (include/nodecm/hintdesc.h) against the generators' definition, walked
+ * here mask by mask as the kubelet walks them: the listed hints (order and flags), their
+ * count, the narrowest hint, the preferred size, membership, and the iterator's paging.
+ * Random descriptions come from tests/unit/tm-lazy-gen.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/hintdesc.h>
+#include "base/hintdesc-internal.h"
+#include "testutil.h"
+#include "tm-lazy-gen.h"
+
+/* The kubelet's generator, literally: every mask in IterateBitMasks order. */
+static void walk(const ncm_hint_desc *d, ncm_hint_list *out, int *ret_min)
+{
+        ncm_bitmask_iter it;
+        ncm_bitmask mask;
+        int min = d->n;
+        size_t first = out->n;
+
+        assert_int_equal(ncm_bitmask_iter_init(&it, d->ids, d->n, NULL), 0);
+        while (ncm_bitmask_iter_next(&it, &mask)) {
+                int64_t cap = 0, count = d->avail.base;
+                bool drop = d->empty;
+                for (ncm_bitmask m = mask; m; m &= m - 1)
+                        cap += d->cap.w[__builtin_ctzll(m)];
+                for (size_t i = 0; i < d->cap.n_items; i++)
+                        if (d->cap.items[i].mask & mask)
+                                cap += d->cap.items[i].weight;
+                if (cap >= d->request && ncm_bitmask_count(mask) < min)
+                        min = ncm_bitmask_count(mask);
+                if ((d->avail.required & ~mask) != 0)
+                        drop = true;
+                for (size_t i = 0; i < d->avail.n_req_sets; i++)
+                        if (!(d->avail.req_sets[i] & mask))
+                                drop = true;
+                for (ncm_bitmask m = mask; m; m &= m - 1)
+                        count += d->avail.w[__builtin_ctzll(m)];
+                for (size_t i = 0; i < d->avail.n_items; i++)
+                        if (d->avail.items[i].mask & mask)
+                                count += d->avail.items[i].weight;
+                if (drop || count < d->request)
+                        continue;
+                assert_int_equal(ncm_hint_list_append(out, (ncm_hint){mask, false, false}), 0);
+        }
+        for (size_t i = first; i < out->n; i++) {
+                ncm_hint *h = &out->hints[i];
+                int socks = 0;
+                if (d->per_socket > 0) {
+                        uint64_t acc[64] = {0};
+                        for (ncm_bitmask m = h->numa; m; m &= m - 1)
+                                for (int w = 0; w < d->sock_words; w++)
+                                        acc[w] |= d->sockets[(size_t)__builtin_ctzll(m) *
+                                                                             (size_t)d->sock_words +
+                                                             (size_t)w];
+                        for (int w = 0; w < d->sock_words; w++)
+                                socks += ncm_popcount64(acc[w]);
+                        if (socks == (min + d->per_socket - 1) / d->per_socket) {
+                                h->preferred = true;
+                                continue;
+                        }
+                }
+                h->preferred = ncm_bitmask_count(h->numa) == min;
+        }
+        *ret_min = min;
+}
+
+static void check_desc(const ncm_hint_desc *d)
+{
+        ncm_hint_list want = NCM_HINT_LIST_INIT, got = NCM_HINT_LIST_INIT;
+        int min, narrowest = 0;
+        uint64_t count;
+        ncm_error err = NCM_ERROR_INIT;
+
+        walk(d, &want, &min);
+        assert_int_equal(ncm_hint_desc_materialize(d, 1 << 20, &got, NULL), 0);
+        if (got.n != want.n) {
+                fprintf(stderr, "want %zu hints, got %zu\n", want.n, got.n);
+                for (size_t i = 0; i < want.n; i++)
+                        fprintf(stderr, " %llx", (unsigned long long)want.hints[i].numa);
+                fprintf(stderr, "\n");
+                for (size_t i = 0; i < got.n; i++)
+                        fprintf(stderr, " %llx", (unsigned long long)got.hints[i].numa);
+                fprintf(stderr, "\n");
+        }
+        assert_int_equal(got.n, want.n);
+        for (size_t i = 0; i < want.n; i++) {
+                assert_int_equal(got.hints[i].numa, want.hints[i].numa);
+                assert_int_equal(got.hints[i].preferred, want.hints[i].preferred);
+                assert_false(got.hints[i].any);
+                if (narrowest == 0 || ncm_bitmask_count(want.hints[i].numa) < narrowest)
+                        narrowest = ncm_bitmask_count(want.hints[i].numa);
+        }
+        assert_int_equal(ncm_hint_desc_preferred_size(d), min);
+        assert_int_equal(ncm_hint_desc_narrowest(d), narrowest);
+        assert_int_equal(ncm_hint_desc_count(d, &count, &err), 0);
+        assert_int_equal(count, want.n);
+        /* membership agrees mask by mask (including masks that are not hints) */
+        for (size_t i = 0; i < want.n; i++) {
+                bool pref;
+                assert_true(ncm_hint_desc_contains(d, want.hints[i].numa, &pref));
+                assert_int_equal(pref, want.hints[i].preferred);
+        }
+        assert_false(ncm_hint_desc_contains(d, 0, NULL));
+        ncm_hint_list_done(&want);
+        ncm_hint_list_done(&got);
+}
+
+static void test_hint_desc_random(void **state)
+{
+        lg_rng r = {.s = 11};
+        (void)state;
+        for (int iter = 0; iter < 3000; iter++) {
+                lg_machine m;
+                ncm_hint_desc *d;
+                lg_machine_random(&r, &m, 1, iter < 2500 ? 8 : 12);
+                d = lg_desc_random(&r, &m);
+                assert_non_null(d);
+                check_desc(d);
+                ncm_hint_desc_free(d);
+        }
+}
+
+/* Feasibility in a region against brute force over the region's subsets. */
+static void test_hint_desc_feasible(void **state)
+{
+        lg_rng r = {.s = 12};
+        (void)state;
+        for (int iter = 0; iter < 2000; iter++) {
+                lg_machine m;
+                ncm_hint_desc *d;
+                ncm_bitmask in = 0, pool = 0;
+                lg_machine_random(&r, &m, 1, 8);
+                d = lg_desc_random(&r, &m);
+                assert_non_null(d);
+                for (int i = 0; i < d->n; i++) {
+                        unsigned k = lg_below(&r, 3);
+                        if (k == 0)
+                                in |= UINT64_C(1) << d->ids[i];
+                        else if (k == 1)
+                                pool |= UINT64_C(1) << d->ids[i];
+                }
+                for (int rr = 0; rr <= d->n; rr++) {
+                        bool want = false;
+                        /* every subset of POOL with RR nodes */
+                        ncm_bitmask s = 0;
+                        for (;;) {
+                                if (ncm_bitmask_count(s) == rr &&
+                                    ncm_hint_desc_contains(d, in | s, NULL))
+                                        want = true;
+                                if (s == pool)
+                                        break;
+                                s = (s - pool) & pool;
+                        }
+                        assert_int_equal(ncm__hd_feasible(d, in, pool, rr), want);
+                }
+                ncm_hint_desc_free(d);
+        }
+}
+
+/* The iterator pages: stopping and going on gives the same hints; nothing is allocated. */
+static void test_hint_desc_iter_pages(void **state)
+{
+        int ids[32];
+        ncm_hint_desc *d = NULL;
+        ncm_hint_desc_iter it;
+        ncm_hint h, prev = {0};
+        uint64_t count, seen = 0;
+        (void)state;
+        for (int i = 0; i < 32; i++)
+                ids[i] = i;
+        /* 32 nodes of 16 CPUs, 4 free on even nodes, 12 on odd ones, 24 wanted */
+        assert_int_equal(ncm_hint_desc_new(ids, 32, 24, &d, NULL), 0);
+        for (int i = 0; i < 32; i++) {
+                assert_int_equal(ncm_hint_desc_add_capacity(d, UINT64_C(1) << i, 16), 0);
+                assert_int_equal(ncm_hint_desc_add_available(d, UINT64_C(1) << i, i % 2 ? 12 : 4),
+                                 0);
+        }
+        assert_int_equal(ncm_hint_desc_seal(d, NULL), 0);
+        assert_int_equal(ncm_hint_desc_preferred_size(d), 2);
+        assert_int_equal(ncm_hint_desc_narrowest(d), 2);
+        assert_int_equal(ncm_hint_desc_count(d, &count, NULL), 0);
+        /* 2^32 - 1 masks; those of 2+ nodes with 24 free: all but the 32 singletons, the
+         * C(16,2) pairs of even nodes, the C(16,3) and C(16,4)... let the iterator count the
+         * first ones and check order */
+        ncm_hint_desc_iter_init(&it, d);
+        while (seen < 5000 && ncm_hint_desc_iter_next(&it, &h)) {
+                assert_true(ncm_hint_desc_contains(d, h.numa, NULL));
+                if (seen > 0)
+                        assert_true(ncm_bitmask_count(h.numa) >= ncm_bitmask_count(prev.numa));
+                assert_int_equal(h.preferred, ncm_bitmask_count(h.numa) == 2);
+                prev = h;
+                seen++;
+        }
+        assert_int_equal(seen, 5000);
+        /* pairs: two odd nodes (12 + 12), C(16,2) of them */
+        ncm_hint_desc_iter_init(&it, d);
+        seen = 0;
+        while (ncm_hint_desc_iter_next(&it, &h) && ncm_bitmask_count(h.numa) == 2)
+                seen++;
+        assert_int_equal(seen, 120);
+        assert_true(count > UINT64_C(4000000000));
+        ncm_hint_desc_free(d);
+}
+
+/* Building: ids, weights, states the queries refuse. */
+static void test_hint_desc_build(void **state)
+{
+        static const int bad[] = {0, 64}, dup[] = {1, 1}, ok[] = {3, 1};
+        ncm_hint_desc *d = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_hint_list l = NCM_HINT_LIST_INIT;
+        (void)state;
+
+        assert_int_equal(ncm_hint_desc_new(bad, 2, 1, &d, &err), -EINVAL);
+        assert_string_equal(err.msg, "bit number must be in range 0-63");
+        assert_int_equal(ncm_hint_desc_new(dup, 2, 1, &d, &err), -EINVAL);
+        assert_int_equal(ncm_hint_desc_new(ok, 2, 2, &d, &err), 0);
+        assert_int_equal(ncm_hint_desc_add_available(d, 2, -1), -ERANGE);
+        assert_int_equal(ncm_hint_desc_add_available(d, UINT64_C(1) << 3, 1), 0);
+        assert_int_equal(ncm_hint_desc_add_available(d, (UINT64_C(1) << 3) | 2, 1), 0);
+        assert_int_equal(ncm_hint_desc_add_available(d, 1, 5), 0); /* node 0 is not walked */
+        assert_int_equal(ncm_hint_desc_add_capacity(d, UINT64_C(1) << 3, 2), 0);
+        assert_int_equal(ncm_hint_desc_seal(d, NULL), 0);
+        assert_int_equal(ncm_hint_desc_add_available(d, 2, 1), -EBUSY);
+        /* walk order 3, 1: {3} holds 2 (its own and the shared one), {1} holds 1 */
+        assert_int_equal(ncm_hint_desc_materialize(d, 10, &l, NULL), 0);
+        assert_int_equal(l.n, 2);
+        assert_int_equal(l.hints[0].numa, UINT64_C(1) << 3);
+        assert_true(l.hints[0].preferred);
+        assert_int_equal(l.hints[1].numa, (UINT64_C(1) << 3) | 2);
+        l.n = 0;
+        assert_int_equal(ncm_hint_desc_materialize(d, 1, &l, &err), -E2BIG);
+        assert_int_equal(l.n, 0);
+        ncm_hint_list_done(&l);
+        {
+                ncm_hint_desc *c = ncm_hint_desc_dup(d);
+                assert_non_null(c);
+                check_desc(c);
+                ncm_hint_desc_free(c);
+        }
+        ncm_hint_desc_free(d);
+        assert_null(ncm_hint_desc_free(NULL));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                        cmocka_unit_test(test_hint_desc_random),
+                        cmocka_unit_test(test_hint_desc_feasible),
+                        cmocka_unit_test(test_hint_desc_iter_pages),
+                        cmocka_unit_test(test_hint_desc_build),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
