@@ -43,6 +43,19 @@ static int parse_count(const char *cmd, const char *s, int *ret)
         return 0;
 }
 
+static int parse_size(const char *cmd, const char *opt, const char *s, long long *ret)
+{
+        char *end;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (!*s || *end || errno || v < 0)
+                return cli_usage_error(cmd, "%s '%s': expected a number (0 or more)", opt, s);
+        *ret = v;
+        return 0;
+}
+
 static int parse_set(const char *cmd, const char *opt, const char *s, ncm_cpuset **set)
 {
         ncm_error err = NCM_ERROR_INIT;
@@ -63,6 +76,8 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
                         {"option", required_argument, NULL, 'o'},
                         {"feature-gates", required_argument, NULL, 'g'},
                         {"kubelet-version", required_argument, NULL, 'k'},
+                        {"limit", required_argument, NULL, 'l'},
+                        {"offset", required_argument, NULL, 'O'},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
@@ -70,6 +85,7 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
 
         a->src = (cli_source)CLI_SOURCE_INIT;
         a->count = -1;
+        a->limit = -1;
         a->gates = NCM_CPU_GATES_DEFAULT;
         a->options = calloc((size_t)argc, sizeof(*a->options));
         if (!a->options)
@@ -112,6 +128,16 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
                         if (cli_kubelet_version(cmd, optarg, &a->kubelet_version) != 0)
                                 return 2;
                         break;
+                case 'l':
+                case 'O':
+                        /* paging belongs to the hints listing (the command with --reusable) */
+                        if (!with_reusable)
+                                return cli_usage_error(cmd, "unknown option '%s'",
+                                                       c == 'l' ? "--limit" : "--offset");
+                        if (parse_size(cmd, c == 'l' ? "--limit" : "--offset", optarg,
+                                       c == 'l' ? &a->limit : &a->offset) != 0)
+                                return 2;
+                        break;
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -127,6 +153,8 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
                 return cli_usage_error(cmd, "--available LIST is required");
         if (a->count < 0)
                 return cli_usage_error(cmd, "--count N is required");
+        if (a->offset > 0 && a->limit < 0)
+                return cli_usage_error(cmd, "--offset needs --limit");
         if (cli_source_check(&a->src, cmd) != 0)
                 return 2;
         return -1;

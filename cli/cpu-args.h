@@ -18,6 +18,8 @@ typedef struct cli_cpu_args {
         ncm_cpuset *available; /* --available (required) */
         ncm_cpuset *reusable;  /* --reusable, or NULL */
         int count;             /* --count (required) */
+        long long limit;       /* hints --limit (-1: none) */
+        long long offset;      /* hints --offset */
         ncm_cpu_option *options;
         size_t noptions;
         ncm_cpu_gates gates;

@@ -52,6 +52,9 @@ NCM_API void ncm_bitmask_format_ids(ncm_bitmask m, ncm_buf *b);
 /* Append H to B as "[0,1]" or "any", then "*" when MARK and H is preferred. */
 NCM_API void ncm_hint_format(const ncm_hint *h, bool mark, ncm_buf *b);
 
+/* Append H as JSON, {"numa": [0, 1], "preferred": true} ("numa": null for "any"), to B. */
+NCM_API void ncm_hint_format_json(const ncm_hint *h, ncm_buf *b);
+
 #ifdef __cplusplus
 }
 #endif

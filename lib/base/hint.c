@@ -45,3 +45,21 @@ void ncm_hint_format(const ncm_hint *h, bool mark, ncm_buf *b)
         if (mark && h->preferred)
                 ncm_buf_putc(b, '*');
 }
+
+void ncm_hint_format_json(const ncm_hint *h, ncm_buf *b)
+{
+        int bits[NCM_BITMASK_MAX_BITS];
+        int nb;
+
+        ncm_buf_puts(b, "{\"numa\": ");
+        if (h->any) {
+                ncm_buf_puts(b, "null");
+        } else {
+                nb = ncm_bitmask_to_bits(h->numa, bits);
+                ncm_buf_putc(b, '[');
+                for (int j = 0; j < nb; j++)
+                        ncm_buf_printf(b, j ? ", %d" : "%d", bits[j]);
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_printf(b, ", \"preferred\": %s}", h->preferred ? "true" : "false");
+}

@@ -223,23 +223,9 @@ void ncm_cpu_hints_format_json(const ncm_hint_list *hints, ncm_buf *b)
 {
         ncm_buf_putc(b, '[');
         for (size_t i = 0; i < hints->n; i++) {
-                const ncm_hint *h = &hints->hints[i];
-                int bits[NCM_BITMASK_MAX_BITS];
-                int nb;
-
                 if (i > 0)
                         ncm_buf_puts(b, ", ");
-                ncm_buf_puts(b, "{\"numa\": ");
-                if (h->any) {
-                        ncm_buf_puts(b, "null");
-                } else {
-                        nb = ncm_bitmask_to_bits(h->numa, bits);
-                        ncm_buf_putc(b, '[');
-                        for (int j = 0; j < nb; j++)
-                                ncm_buf_printf(b, j ? ", %d" : "%d", bits[j]);
-                        ncm_buf_putc(b, ']');
-                }
-                ncm_buf_printf(b, ", \"preferred\": %s}", h->preferred ? "true" : "false");
+                ncm_hint_format_json(&hints->hints[i], b);
         }
         ncm_buf_putc(b, ']');
 }
