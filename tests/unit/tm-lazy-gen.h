@@ -78,12 +78,12 @@ static inline void lg_machine_random(lg_rng *r, lg_machine *m, size_t min_nodes,
                 for (size_t i = 0; i < m->n; i++)
                         m->ids[i] = (int)i;
         } else {
-                for (size_t i = 0; i < m->n;) {
+                for (size_t i = 0; i < m->n; i++) {
                         int id = (int)lg_below(r, 64);
-                        if (m->all & (UINT64_C(1) << id))
-                                continue;
+                        while (m->all & (UINT64_C(1) << id)) /* the next free id */
+                                id = (id + 1) % 64;
                         m->all |= UINT64_C(1) << id;
-                        m->ids[i++] = id;
+                        m->ids[i] = id;
                 }
         }
         m->all = 0;
