@@ -4,13 +4,17 @@
  * the policies (none, best-effort, restricted, single-numa-node) and their hint merge, the
  * scopes (container, pod) with admission, and the per-container affinity store.
  *
- * Two merges are available and return the identical hint for every input:
+ * Three merges are available and return the identical hint for every input:
  *  - NCM_TM_MERGE_REFERENCE walks the cross product of all resources' hint lists exactly as
  *    kubelet's HintMerger does (cost: the product of the list lengths);
  *  - NCM_TM_MERGE_FAST (the default) computes the same answer from the structure of the
  *    problem: preferred candidates come only from masks every list offers as preferred, and
  *    the non-preferred candidates are the set of achievable ANDs, computed with subset
- *    transforms. docs/topology-manager.md has the argument and the costs.
+ *    transforms;
+ *  - NCM_TM_MERGE_LAZY takes described lists (include/nodecm/hintdesc.h, as the CPU and device
+ *    managers describe their hints) and searches the masks in kubelet's order instead of
+ *    reading 2^N hints: microseconds at 64 NUMA nodes.
+ * docs/topology-manager.md has the arguments and the costs.
  *
  * Where kubelet's Go leaves an order open (map iteration over a provider's resources, over the
  * option map), nodecm walks keys in ascending byte order. For the merge result this order is
