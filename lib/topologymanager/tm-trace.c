@@ -123,9 +123,14 @@ int ncm__tm_trace_lists(const ncm__tm_merger *m, const ncm_tm_hints *providers, 
                 for (size_t r = 0; r < providers[p].n; r++) {
                         const ncm_hint_list *hl = &order[r]->list;
                         ev.resource = order[r]->resource;
-                        ev.list = hl->nil      ? NCM_TM_LIST_NO_PREFERENCE
-                                  : hl->n == 0 ? NCM_TM_LIST_UNSATISFIABLE
-                                               : NCM_TM_LIST_HINTS;
+                        /* a described list is the provider's hints, unless it has none */
+                        if (order[r]->desc)
+                                ev.list = order[r]->desc->narrowest ? NCM_TM_LIST_HINTS
+                                                                    : NCM_TM_LIST_UNSATISFIABLE;
+                        else
+                                ev.list = hl->nil      ? NCM_TM_LIST_NO_PREFERENCE
+                                          : hl->n == 0 ? NCM_TM_LIST_UNSATISFIABLE
+                                                       : NCM_TM_LIST_HINTS;
                         ev.list_hints = m->lists[k].hints;
                         ev.n_list_hints = m->lists[k].n;
                         k++;
