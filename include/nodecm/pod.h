@@ -106,6 +106,17 @@ NCM_API int ncm_pod_parse(const char *text, size_t len, const char *name, ncm_po
 NCM_API ncm_pod *ncm_pod_free(ncm_pod *pod);
 NCM_DEFINE_AUTOPTR(ncm_pod, ncm_pod_free)
 
+/* A deep copy of POD, or NULL when out of memory. */
+NCM_API ncm_pod *ncm_pod_dup(const ncm_pod *pod);
+
+/*
+ * Append POD as a Pod object (JSON, one line and a newline) holding what the model holds:
+ * metadata uid, name and namespace; init containers (sidecars with restartPolicy Always) and
+ * containers with their requests and limits after defaulting; spec.resources and overhead.
+ * ncm_pod_parse() reads it back into an equal model.
+ */
+NCM_API void ncm_pod_format_json(const ncm_pod *pod, ncm_buf *b);
+
 /* The container named NAME, init containers first, or NULL. */
 NCM_API const ncm_container *ncm_pod_find_container(const ncm_pod *pod, const char *name) NCM_PURE;
 

@@ -1184,6 +1184,61 @@ static void test_pod_totals_overflow(void **state)
         assert_null(l.items);
 }
 
+/* A copy and the written form read back hold the same pod (compared through the written form). */
+static void test_pod_dup_and_format_round_trip(void **state)
+{
+        static const char *const files[] = {
+                        "cgroups/pods/guaranteed.yaml",
+                        "cgroups/pods/burstable.yaml",
+                        "cgroups/pods/besteffort.json",
+        };
+        static const char sidecar[] =
+                        "{\"metadata\": {\"uid\": \"u1\", \"name\": \"n\"}, \"spec\": {"
+                        "\"initContainers\": [{\"name\": \"i\", \"resources\": {\"limits\": "
+                        "{\"cpu\": \"1\", \"memory\": \"1Gi\"}}}, {\"name\": \"s\", "
+                        "\"restartPolicy\": "
+                        "\"Always\", \"resources\": {\"requests\": {\"cpu\": \"250m\"}}}], "
+                        "\"containers\": [{\"name\": \"c\", \"resources\": {\"limits\": {\"cpu\": "
+                        "\"2\", \"memory\": \"1Gi\", \"example.com/gpu\": \"1\"}}}], "
+                        "\"resources\": {\"limits\": {\"cpu\": \"4\", \"memory\": \"2Gi\"}}, "
+                        "\"overhead\": {\"cpu\": \"100m\"}}}";
+        (void)state;
+        for (size_t i = 0; i <= NCM_ELEMENTSOF(files); i++) {
+                ncm_autofree char *text = NULL;
+                size_t len = 0;
+                ncm_autoptr(ncm_pod) pod = NULL;
+                ncm_autoptr(ncm_pod) copy = NULL;
+                ncm_autoptr(ncm_pod) back = NULL;
+                ncm_buf a = NCM_BUF_INIT, b = NCM_BUF_INIT, c = NCM_BUF_INIT;
+                ncm_error err = NCM_ERROR_INIT;
+
+                if (i < NCM_ELEMENTSOF(files)) {
+                        text = tu_read_data(files[i], &len);
+                } else {
+                        text = strdup(sidecar);
+                        len = strlen(sidecar);
+                }
+                assert_int_equal(ncm_pod_parse(text, len, "pod", &pod, &err), 0);
+                copy = ncm_pod_dup(pod);
+                assert_non_null(copy);
+                ncm_pod_format_json(pod, &a);
+                ncm_pod_format_json(copy, &b);
+                assert_false(ncm_buf_failed(&a));
+                assert_string_equal(a.data, b.data);
+                assert_int_equal(ncm_pod_parse(a.data, a.len, "written", &back, &err), 0);
+                ncm_pod_format_json(back, &c);
+                assert_string_equal(a.data, c.data);
+                assert_int_equal(back->qos, pod->qos);
+                assert_int_equal(back->n_init_containers, pod->n_init_containers);
+                for (size_t k = 0; k < pod->n_init_containers; k++)
+                        assert_int_equal(back->init_containers[k].sidecar,
+                                         pod->init_containers[k].sidecar);
+                ncm_buf_done(&a);
+                ncm_buf_done(&b);
+                ncm_buf_done(&c);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1204,6 +1259,7 @@ int main(void)
                         cmocka_unit_test(test_pod_embedded_paths),
                         cmocka_unit_test(test_pod_load_file),
                         cmocka_unit_test(test_pod_totals_overflow),
+                        cmocka_unit_test(test_pod_dup_and_format_round_trip),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
