@@ -714,6 +714,14 @@ NCM_API int ncm_cgroup_parse_eviction_hard(const char *s, ncm_eviction_threshold
                                            ncm_error *err);
 
 /*
+ * One threshold of evictionHard (the config file's map form): SIGNAL < VALUE, checked as
+ * ncm_cgroup_parse_eviction_hard() checks it, replacing SIGNAL's threshold in T ("0%" and
+ * "100%" remove it). 0, or -EINVAL with the kubelet's text.
+ */
+NCM_API int ncm_cgroup_eviction_set(ncm_eviction_thresholds *t, const char *signal,
+                                    const char *value, ncm_error *err);
+
+/*
  * Parse --kube-reserved / --system-reserved ("cpu=500m,memory=1Gi"): cpu, memory,
  * ephemeral-storage and pid only ("cannot reserve \"x\" resource"), quantities in the
  * kubelet's syntax, never negative. FLAG names the flag in messages. *RET (empty on entry)

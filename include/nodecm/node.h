@@ -38,6 +38,7 @@
 #include <nodecm/devicemanager.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
+#include <nodecm/node-config.h>
 #include <nodecm/pod.h>
 #include <nodecm/topology.h>
 #include <nodecm/topologymanager.h>
@@ -45,62 +46,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct json_object;
-
-/* ------------------------------------------------------------------------------------------
- * 1. Configuration (KubeletConfiguration fields)
- */
-
-typedef struct ncm_node_config ncm_node_config;
-
-/*
- * Read the KubeletConfiguration fields the node uses from the JSON object O (as decoded from
- * JSON or YAML), so that a real kubelet config file's values can be pasted in:
- *
- *   cpuManagerPolicy ("none"), cpuManagerPolicyOptions ({}), reservedSystemCPUs (""),
- *   kubeReserved / systemReserved ({}: cpu, memory, ephemeral-storage, pid),
- *   topologyManagerPolicy ("none"), topologyManagerScope ("container"),
- *   topologyManagerPolicyOptions ({}), featureGates ({}), memoryManagerPolicy ("None"),
- *   cpuManagerReconcilePeriod (accepted, unused)
- *
- * (kubelet defaults in parentheses). Other KubeletConfiguration fields are accepted and ignored,
- * except names within a small edit distance of the fields above, which are refused as probable
- * typos ("unknown field (did you mean "cpuManagerPolicy"?)"). Values are checked as the
- * kubelet's decoder and its start-up do, with its texts: string maps of strings, policy and
- * scope names (`unknown policy: "foo"`, `unknown scope: "foo"`), option names, values and
- * maturity against the feature gates (CPUManagerPolicyAlphaOptions, ...BetaOptions,
- * TopologyManagerPolicyAlphaOptions, ...BetaOptions; the GA gates CPUManagerPolicyOptions and
- * TopologyManagerPolicyOptions cannot be turned off), reservedSystemCPUs syntax, the reserved
- * resource lists (`cannot reserve "gpu" resource`, bad or negative quantities). A memory
- * manager policy other than "None" is refused: nodecm has no memory manager, and the kubelet's
- * would take part in the merge. Checks that need the machine (reserved CPUs on it, the static
- * policy's reservation, align-by-socket) happen in ncm_node_new().
- *
- * PATH ("node.kubelet") prefixes every error: `node.kubelet.topologyManagerPolicy: unknown
- * policy: "foo"`. It is kept for the errors of ncm_node_new(). -EINVAL, -ENOMEM.
- */
-NCM_API int ncm_node_config_from_json(struct json_object *o, const char *path,
-                                      ncm_node_config **ret, ncm_error *err);
-
-/* The same from JSON or YAML text (NAME starts syntax errors; PATH as above, may be ""). */
-NCM_API int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
-                                  ncm_node_config **ret, ncm_error *err);
-
-/*
- * Apply the fields of O over a copy of BASE (a shallow merge by field: each field present in O
- * replaces BASE's). Used for a restart with a changed configuration. PATH as above.
- */
-NCM_API int ncm_node_config_merge(const ncm_node_config *base, struct json_object *o,
-                                  const char *path, ncm_node_config **ret, ncm_error *err);
-
-NCM_API ncm_node_config *ncm_node_config_free(ncm_node_config *c);
-NCM_DEFINE_AUTOPTR(ncm_node_config, ncm_node_config_free)
-
-/* The effective names: "none"/"static"; "none"/"best-effort"/...; "container"/"pod". */
-NCM_API const char *ncm_node_config_cpu_policy(const ncm_node_config *c) NCM_PURE;
-NCM_API const char *ncm_node_config_tm_policy(const ncm_node_config *c) NCM_PURE;
-NCM_API const char *ncm_node_config_tm_scope(const ncm_node_config *c) NCM_PURE;
 
 /* ------------------------------------------------------------------------------------------
  * 2. The node

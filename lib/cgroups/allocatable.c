@@ -185,6 +185,13 @@ drop:
         return 0;
 }
 
+int ncm_cgroup_eviction_set(ncm_eviction_thresholds *t, const char *signal, const char *value,
+                            ncm_error *err)
+{
+        eviction_ud ud = {t, err};
+        return eviction_pair(signal, strlen(signal), value, strlen(value), &ud);
+}
+
 int ncm_cgroup_parse_eviction_hard(const char *s, ncm_eviction_thresholds *ret, ncm_error *err)
 {
         ncm_eviction_thresholds t = {0};

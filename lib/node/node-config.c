@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <nodecm/duration.h>
 #include "base/json.h"
 #include "node-internal.h"
 
@@ -31,12 +32,23 @@ static const char *const known_fields[] = {
                 "featureGates",
                 "memoryManagerPolicy",
                 "kubeletVersion",
+                "cgroupRoot",
+                "cgroupDriver",
+                "cgroupsPerQOS",
+                "cpuCFSQuota",
+                "cpuCFSQuotaPeriod",
+                "podPidsLimit",
+                "enforceNodeAllocatable",
+                "evictionHard",
+                "mergeDefaultEvictionSettings",
+                "memoryReservationPolicy",
+                "rootDirectory",
 };
 
 /* Real KubeletConfiguration fields close to the ones above (not typos). */
 static const char *const other_fields[] = {
-                "kubeReservedCgroup", "systemReservedCgroup", "reservedMemory",    "systemCgroups",
-                "kubeletCgroups",     "cpuCFSQuota",          "cpuCFSQuotaPeriod",
+                "reservedMemory",         "systemCgroups", "kubeletCgroups", "evictionSoft",
+                "evictionMinimumReclaim", "podsPerCore",   "kubeAPIQPS",     "kubeAPIBurst",
 };
 
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size)
@@ -123,6 +135,16 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
                 free((char *)c->tm_opts[i].value);
         }
         free(c->tm_opts);
+        for (size_t i = 0; i < c->n_gates; i++)
+                free(c->gates[i].name);
+        free(c->gates);
+        free(c->cgroup_root);
+        free(c->cgroup_driver);
+        free(c->kube_reserved_cgroup);
+        free(c->system_reserved_cgroup);
+        ncm_resource_list_done(&c->kube_reserved);
+        ncm_resource_list_done(&c->system_reserved);
+        free(c->root_dir);
         free(c);
         return NULL;
 }
@@ -255,6 +277,18 @@ static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
                         return ncm_error_set(err, EINVAL, "%s.%s: expected boolean, got %s", path,
                                              key, val ? ncm__json_type_name(val) : "null");
                 on = json_object_get_boolean(val);
+                {
+                        struct node_gate *ng =
+                                        realloc(c->gates, (c->n_gates + 1) * sizeof(*c->gates));
+                        if (!ng)
+                                return oom(err);
+                        c->gates = ng;
+                        ng[c->n_gates].name = strdup(key);
+                        ng[c->n_gates].on = on;
+                        if (!ng[c->n_gates].name)
+                                return oom(err);
+                        c->n_gates++;
+                }
                 if (strcmp(key, "CPUManagerPolicyAlphaOptions") == 0)
                         c->cpu_gates.alpha_options = on;
                 else if (strcmp(key, "CPUManagerPolicyBetaOptions") == 0)
@@ -286,6 +320,12 @@ static int parse_reserved(ncm_node_config *c, json_object *o, const char *field,
         r = get_string_map(c, o, field, &p, &n, err);
         if (r < 0)
                 return r;
+        if (ncm__json_get(o, field)) {
+                if (field[0] == 'k')
+                        c->has_kube_reserved = true;
+                else
+                        c->has_system_reserved = true;
+        }
         ncm__node_field(c, field, path, sizeof(path));
         for (size_t i = 0; i < n && r >= 0; i++) {
                 ncm_quantity q;
@@ -310,6 +350,12 @@ static int parse_reserved(ncm_node_config *c, json_object *o, const char *field,
                                           path, p[i].key, p[i].key, p[i].value);
                         break;
                 }
+                if (ncm_cgroup_resource_list_set(field[0] == 'k' ? &c->kube_reserved
+                                                                 : &c->system_reserved,
+                                                 p[i].key, &q) < 0) {
+                        r = oom(err);
+                        break;
+                }
                 if (strcmp(p[i].key, "cpu") == 0) {
                         int64_t m = ncm_quantity_milli_value(&q);
                         c->reserved_milli_set = true;
@@ -323,6 +369,224 @@ static int parse_reserved(ncm_node_config *c, json_object *o, const char *field,
         }
         kv_free(p, n);
         return r;
+}
+
+#define NS_PER_MS INT64_C(1000000)
+#define NS_PER_S INT64_C(1000000000)
+
+static int get_bool(const ncm_node_config *c, json_object *o, const char *field, bool def,
+                    bool *ret, ncm_error *err)
+{
+        json_object *v = ncm__json_get(o, field);
+        char path[256];
+
+        *ret = def;
+        if (!v)
+                return 0;
+        if (!json_object_is_type(v, json_type_boolean))
+                return ncm_error_set(err, EINVAL, "%s: expected boolean, got %s",
+                                     ncm__node_field(c, field, path, sizeof(path)),
+                                     ncm__json_type_name(v));
+        *ret = json_object_get_boolean(v);
+        return 0;
+}
+
+static int get_int64(const ncm_node_config *c, json_object *o, const char *field, int64_t def,
+                     int64_t *ret, ncm_error *err)
+{
+        json_object *v = ncm__json_get(o, field);
+        char path[256];
+
+        *ret = def;
+        if (!v)
+                return 0;
+        return ncm__json_int(v, ncm__node_field(c, field, path, sizeof(path)), INT64_MIN, INT64_MAX,
+                             ret, err);
+}
+
+/* A metav1.Duration: a Go duration string. */
+static int get_duration(const ncm_node_config *c, json_object *o, const char *field, int64_t def,
+                        int64_t *ret, ncm_error *err)
+{
+        json_object *v = ncm__json_get(o, field);
+        char path[256];
+
+        *ret = def;
+        if (!v)
+                return 0;
+        ncm__node_field(c, field, path, sizeof(path));
+        if (!json_object_is_type(v, json_type_string))
+                return ncm_error_set(err, EINVAL, "%s: expected string, got %s", path,
+                                     ncm__json_type_name(v));
+        if (ncm_duration_parse(json_object_get_string(v), ret, err) < 0)
+                return ncm_error_prefix(err, "%s", path);
+        return 0;
+}
+
+/* A []string joined with commas into *RET (DEF when absent). */
+static int get_string_list(const ncm_node_config *c, json_object *o, const char *field,
+                           const char *def, char **ret, ncm_error *err)
+{
+        json_object *v = ncm__json_get(o, field);
+        ncm_buf b = NCM_BUF_INIT;
+        char path[256];
+
+        ncm__node_field(c, field, path, sizeof(path));
+        if (!v) {
+                *ret = strdup(def);
+                return *ret ? 0 : oom(err);
+        }
+        if (!json_object_is_type(v, json_type_array))
+                return ncm_error_set(err, EINVAL, "%s: expected array, got %s", path,
+                                     ncm__json_type_name(v));
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+                json_object *e = json_object_array_get_idx(v, i);
+                if (!e || !json_object_is_type(e, json_type_string)) {
+                        ncm_buf_done(&b);
+                        return ncm_error_set(err, EINVAL, "%s[%zu]: expected string, got %s", path,
+                                             i, e ? ncm__json_type_name(e) : "null");
+                }
+                ncm_buf_printf(&b, "%s%s", i ? "," : "", json_object_get_string(e));
+        }
+        if (ncm_buf_failed(&b))
+                return oom(err);
+        *ret = b.data ? ncm_buf_steal(&b) : strdup("");
+        return *ret ? 0 : oom(err);
+}
+
+static bool gate(const ncm_node_config *c, const char *name, bool def)
+{
+        bool on = def;
+        for (size_t i = 0; i < c->n_gates; i++)
+                if (strcmp(c->gates[i].name, name) == 0)
+                        on = c->gates[i].on;
+        return on;
+}
+
+/* evictionHard: the defaults when absent; else the given signals (plus, with
+ * mergeDefaultEvictionSettings, the defaults of the others). */
+static int parse_eviction(ncm_node_config *c, json_object *o, ncm_error *err)
+{
+        json_object *v = ncm__json_get(o, "evictionHard");
+        bool merge = false;
+        char path[256];
+        int r;
+
+        r = get_bool(c, o, "mergeDefaultEvictionSettings", false, &merge, err);
+        if (r < 0)
+                return r;
+        ncm_cgroup_eviction_defaults(&c->eviction_hard);
+        if (!v)
+                return 0;
+        ncm__node_field(c, "evictionHard", path, sizeof(path));
+        if (!json_object_is_type(v, json_type_object))
+                return ncm_error_set(err, EINVAL, "%s: expected object, got %s", path,
+                                     ncm__json_type_name(v));
+        if (!merge)
+                c->eviction_hard.n = 0;
+        json_object_object_foreach(v, key, val)
+        {
+                if (!val || !json_object_is_type(val, json_type_string))
+                        return ncm_error_set(err, EINVAL, "%s.%s: expected string, got %s", path,
+                                             key, val ? ncm__json_type_name(val) : "null");
+                r = ncm_cgroup_eviction_set(&c->eviction_hard, key, json_object_get_string(val),
+                                            err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s", path);
+        }
+        return 0;
+}
+
+/*
+ * The fields that shape cgroups and node allocatable, with the kubelet's validation texts
+ * (ValidateKubeletConfiguration) where it checks them.
+ */
+static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *err)
+{
+        ncm_autofree char *enforce = NULL;
+        ncm_autofree char *mrp = NULL;
+        char path[256];
+        int r;
+
+        r = get_string(c, o, "cgroupRoot", "", &c->cgroup_root, err);
+        if (r >= 0 && !c->cgroup_root[0]) {
+                free(c->cgroup_root);
+                c->cgroup_root = strdup("/");
+                r = c->cgroup_root ? 0 : oom(err);
+        }
+        if (r >= 0)
+                r = get_string(c, o, "cgroupDriver", "cgroupfs", &c->cgroup_driver, err);
+        if (r < 0)
+                return r;
+        if (!ncm_cgroup_naming_by_name(c->cgroup_driver))
+                return ncm_error_set(err, EINVAL,
+                                     "%s: unknown cgroup driver \"%s\" (cgroupfs or "
+                                     "systemd)",
+                                     ncm__node_field(c, "cgroupDriver", path, sizeof(path)),
+                                     c->cgroup_driver);
+        r = get_bool(c, o, "cgroupsPerQOS", true, &c->cgroups_per_qos, err);
+        if (r >= 0)
+                r = get_bool(c, o, "cpuCFSQuota", true, &c->cpu_cfs_quota, err);
+        if (r >= 0)
+                r = get_duration(c, o, "cpuCFSQuotaPeriod", 100 * NS_PER_MS,
+                                 &c->cpu_cfs_quota_period_ns, err);
+        if (r < 0)
+                return r;
+        ncm__node_field(c, "cpuCFSQuotaPeriod", path, sizeof(path));
+        {
+                char d[NCM_DURATION_STRLEN];
+                ncm_duration_format(c->cpu_cfs_quota_period_ns, d);
+                if (!gate(c, "CustomCPUCFSQuotaPeriod", false) &&
+                    c->cpu_cfs_quota_period_ns != 100 * NS_PER_MS)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: invalid configuration: cpuCFSQuotaPeriod "
+                                             "(--cpu-cfs-quota-period) {%s} requires feature gate "
+                                             "CustomCPUCFSQuotaPeriod",
+                                             path, d);
+                if (c->cpu_cfs_quota_period_ns < NS_PER_MS || c->cpu_cfs_quota_period_ns > NS_PER_S)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: invalid configuration: cpuCFSQuotaPeriod "
+                                             "(--cpu-cfs-quota-period) {%s} must be between 1ms "
+                                             "and 1sec, inclusive",
+                                             path, d);
+        }
+        r = get_int64(c, o, "podPidsLimit", -1, &c->pod_pids_limit, err);
+        if (r >= 0)
+                r = get_string(c, o, "memoryReservationPolicy", "None", &mrp, err);
+        if (r < 0)
+                return r;
+        if (strcmp(mrp, "None") == 0)
+                c->memory_qos = NCM_CGROUP_MEMORY_QOS_NONE;
+        else if (strcmp(mrp, "TieredReservation") == 0)
+                c->memory_qos = NCM_CGROUP_MEMORY_QOS_TIERED;
+        else
+                return ncm_error_set(
+                                err, EINVAL, "%s: unknown policy: \"%s\"",
+                                ncm__node_field(c, "memoryReservationPolicy", path, sizeof(path)),
+                                mrp);
+
+        r = get_string(c, o, "kubeReservedCgroup", "", &c->kube_reserved_cgroup, err);
+        if (r >= 0)
+                r = get_string(c, o, "systemReservedCgroup", "", &c->system_reserved_cgroup, err);
+        if (r >= 0)
+                r = get_string_list(c, o, "enforceNodeAllocatable", "pods", &enforce, err);
+        if (r < 0)
+                return r;
+        ncm__node_field(c, "enforceNodeAllocatable", path, sizeof(path));
+        if (!c->cgroups_per_qos && enforce[0])
+                return ncm_error_set(err, EINVAL,
+                                     "%s: invalid configuration: enforceNodeAllocatable "
+                                     "(--enforce-node-allocatable) is not supported unless "
+                                     "cgroupsPerQOS (--cgroups-per-qos) feature is turned on",
+                                     path);
+        r = ncm_cgroup_parse_enforce(enforce, c->kube_reserved_cgroup, c->system_reserved_cgroup,
+                                     &c->enforce, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s", path);
+        r = parse_eviction(c, o, err);
+        if (r < 0)
+                return r;
+        return get_string(c, o, "rootDirectory", "", &c->root_dir, err);
 }
 
 static int check_tm_names(ncm_node_config *c, ncm_error *err)
@@ -447,15 +711,14 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                                         mm);
         }
 
-        /* cpuManagerReconcilePeriod: a duration string, unused by the simulation */
-        {
-                json_object *v = ncm__json_get(o, "cpuManagerReconcilePeriod");
-                if (v && !json_object_is_type(v, json_type_string))
-                        return ncm_error_set(err, EINVAL, "%s: expected string, got %s",
-                                             ncm__node_field(c, "cpuManagerReconcilePeriod", path,
-                                                             sizeof(path)),
-                                             ncm__json_type_name(v));
-        }
+        /* cpuManagerReconcilePeriod: a duration (the reconcile loop of a running node) */
+        r = get_duration(c, o, "cpuManagerReconcilePeriod", 10 * NS_PER_S, &c->reconcile_period_ns,
+                         err);
+        if (r < 0)
+                return r;
+        /* v1beta1 defaulting: 0 is nodeStatusUpdateFrequency, whose default is 10s */
+        if (c->reconcile_period_ns == 0)
+                c->reconcile_period_ns = 10 * NS_PER_S;
 
         /* topology manager options: NewManager parses them unless the policy is none */
         r = get_string_map(c, o, "topologyManagerPolicyOptions", &p, &n, err);
@@ -536,7 +799,7 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                 if (r < 0)
                         return ncm_error_prefix(err, "%s: new static policy error", path);
         }
-        return 0;
+        return parse_cgroup_fields(c, o, err);
 }
 
 static int config_from_json(json_object *o, const char *path, ncm_node_config **ret, ncm_error *err)
@@ -609,4 +872,177 @@ int ncm_node_config_merge(const ncm_node_config *base, json_object *o, const cha
                 }
         }
         return config_from_json(merged, path, ret, err);
+}
+
+int ncm_node_config_merge_text(const ncm_node_config *base, const char *text, size_t len,
+                               const char *name, const char *path, ncm_node_config **ret,
+                               ncm_error *err)
+{
+        ncm_autojson o = NULL;
+        int r = ncm__json_or_yaml_parse(text, len, name ? name : "<config>", &o, err);
+        if (r < 0)
+                return r;
+        return ncm_node_config_merge(base, o && !json_object_is_type(o, json_type_null) ? o : NULL,
+                                     path, ret, err);
+}
+
+int ncm_node_config_load_file(const char *path, ncm_node_config **ret, ncm_error *err)
+{
+        static const char *const versions[] = {"kubelet.config.k8s.io/v1beta1",
+                                               "kubelet.config.k8s.io/v1alpha1",
+                                               "kubelet.config.k8s.io/v1"};
+        const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+        ncm_autojson o = NULL;
+        json_object *v;
+        int r;
+
+        r = ncm__json_load_file(path, &o, err);
+        if (r < 0)
+                return r;
+        if (!o || json_object_is_type(o, json_type_null))
+                return ncm_node_config_from_json(NULL, "", ret, err);
+        if (!json_object_is_type(o, json_type_object))
+                return ncm_error_set(err, EINVAL,
+                                     "%s: expected a KubeletConfiguration object, got %s", name,
+                                     ncm__json_type_name(o));
+        v = ncm__json_get(o, "kind");
+        if (v && (!json_object_is_type(v, json_type_string) ||
+                  strcmp(json_object_get_string(v), "KubeletConfiguration") != 0))
+                return ncm_error_set(err, EINVAL, "%s: kind: expected KubeletConfiguration, got %s",
+                                     name, json_object_to_json_string(v));
+        v = ncm__json_get(o, "apiVersion");
+        if (v) {
+                bool ok = false;
+                for (size_t i = 0;
+                     i < NCM_ELEMENTSOF(versions) && json_object_is_type(v, json_type_string); i++)
+                        ok = ok || strcmp(json_object_get_string(v), versions[i]) == 0;
+                if (!ok)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: apiVersion: expected "
+                                             "kubelet.config.k8s.io/v1beta1, got %s",
+                                             name, json_object_to_json_string(v));
+        }
+        r = ncm_node_config_from_json(o, "", ret, err);
+        if (r < 0 && r != -ENOMEM)
+                ncm_error_prefix(err, "%s", name);
+        return r;
+}
+
+const char *ncm_node_config_cgroup_root(const ncm_node_config *c)
+{
+        return c->cgroup_root;
+}
+
+const char *ncm_node_config_cgroup_driver(const ncm_node_config *c)
+{
+        return c->cgroup_driver;
+}
+
+bool ncm_node_config_cgroups_per_qos(const ncm_node_config *c)
+{
+        return c->cgroups_per_qos;
+}
+
+unsigned ncm_node_config_enforce(const ncm_node_config *c)
+{
+        return c->enforce;
+}
+
+const char *ncm_node_config_kube_reserved_cgroup(const ncm_node_config *c)
+{
+        return c->kube_reserved_cgroup;
+}
+
+const char *ncm_node_config_system_reserved_cgroup(const ncm_node_config *c)
+{
+        return c->system_reserved_cgroup;
+}
+
+const ncm_resource_list *ncm_node_config_kube_reserved(const ncm_node_config *c)
+{
+        return c->has_kube_reserved ? &c->kube_reserved : NULL;
+}
+
+const ncm_resource_list *ncm_node_config_system_reserved(const ncm_node_config *c)
+{
+        return c->has_system_reserved ? &c->system_reserved : NULL;
+}
+
+const ncm_eviction_thresholds *ncm_node_config_eviction_hard(const ncm_node_config *c)
+{
+        return &c->eviction_hard;
+}
+
+bool ncm_node_config_feature_gate(const ncm_node_config *c, const char *name, bool def)
+{
+        return gate(c, name, def);
+}
+
+int64_t ncm_node_config_reconcile_period_ns(const ncm_node_config *c)
+{
+        return c->reconcile_period_ns;
+}
+
+const char *ncm_node_config_root_dir(const ncm_node_config *c)
+{
+        return c->root_dir;
+}
+
+void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_options *ret)
+{
+        ncm_cgroup_pod_options_init(ret);
+        ret->enforce_cpu_limits = c->cpu_cfs_quota;
+        ret->cpu_period = (uint64_t)(c->cpu_cfs_quota_period_ns / 1000);
+        ret->custom_cpu_period = gate(c, "CustomCPUCFSQuotaPeriod", false);
+        ret->pod_level_resources = gate(c, "PodLevelResources", true);
+        ret->memory_qos = c->memory_qos;
+        ret->pod_pids_limit = c->pod_pids_limit;
+        ret->static_cpu_manager = strcmp(c->cpu_policy, "static") == 0;
+        ret->disable_cpu_quota_with_exclusive_cpus =
+                        gate(c, "DisableCPUQuotaWithExclusiveCPUs", true);
+}
+
+/* Fields a running node takes without a restart; every other known field needs one. */
+static const char *const live_fields[] = {
+                "cpuManagerReconcilePeriod",
+                "cpuCFSQuota",
+                "cpuCFSQuotaPeriod",
+                "podPidsLimit",
+                "evictionHard",
+                "mergeDefaultEvictionSettings",
+                "memoryReservationPolicy",
+};
+
+static bool is_live(const char *field)
+{
+        for (size_t i = 0; i < NCM_ELEMENTSOF(live_fields); i++)
+                if (strcmp(field, live_fields[i]) == 0)
+                        return true;
+        return false;
+}
+
+ncm_node_config_change ncm_node_config_compare(const ncm_node_config *old_cfg,
+                                               const ncm_node_config *new_cfg,
+                                               const char **ret_field)
+{
+        ncm_node_config_change change = NCM_NODE_CONFIG_UNCHANGED;
+
+        if (ret_field)
+                *ret_field = NULL;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++) {
+                const char *f = known_fields[i];
+                json_object *a = old_cfg->src ? ncm__json_get(old_cfg->src, f) : NULL;
+                json_object *b = new_cfg->src ? ncm__json_get(new_cfg->src, f) : NULL;
+                if ((!a && !b) || (a && b && json_object_equal(a, b)))
+                        continue;
+                if (is_live(f)) {
+                        if (change == NCM_NODE_CONFIG_UNCHANGED)
+                                change = NCM_NODE_CONFIG_LIVE;
+                        continue;
+                }
+                if (ret_field)
+                        *ret_field = f;
+                return NCM_NODE_CONFIG_RESTART;
+        }
+        return change;
 }

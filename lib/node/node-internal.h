@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <nodecm/cgroups.h>
 #include <nodecm/devicemanager.h>
 #include <nodecm/node.h>
 
@@ -32,6 +33,30 @@ struct ncm_node_config {
         size_t n_tm_opts;
         ncm_tm_gates tm_gates;
         ncm_kubelet_version kubelet_version; /* kubeletVersion; {0, 0}: the newest */
+
+        /* feature gates as given (name -> on), for the ones read elsewhere */
+        struct node_gate {
+                char *name;
+                bool on;
+        } * gates;
+        size_t n_gates;
+
+        /* cgroups, CFS quota, pids, node allocatable */
+        char *cgroup_root;   /* cgroupRoot; "/" for "" */
+        char *cgroup_driver; /* cgroupDriver: "cgroupfs" or "systemd" */
+        bool cgroups_per_qos;
+        bool cpu_cfs_quota;
+        int64_t cpu_cfs_quota_period_ns;
+        int64_t pod_pids_limit;
+        ncm_cgroup_memory_qos memory_qos; /* memoryReservationPolicy */
+        unsigned enforce;                 /* enforceNodeAllocatable, NCM_ENFORCE_* */
+        char *kube_reserved_cgroup;       /* "" when unset */
+        char *system_reserved_cgroup;
+        bool has_kube_reserved, has_system_reserved;
+        ncm_resource_list kube_reserved, system_reserved;
+        ncm_eviction_thresholds eviction_hard;
+        int64_t reconcile_period_ns; /* cpuManagerReconcilePeriod */
+        char *root_dir;              /* nodecm's rootDirectory */
 };
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */

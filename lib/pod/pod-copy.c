@@ -89,7 +89,8 @@ ncm_pod *ncm_pod_dup(const ncm_pod *src)
                 free(p->uid);
                 free(p->name);
                 free(p->ns);
-                containers_free(p->init_containers, p->init_containers ? src->n_init_containers : 0);
+                containers_free(p->init_containers,
+                                p->init_containers ? src->n_init_containers : 0);
                 containers_free(p->containers, p->containers ? src->n_containers : 0);
                 ncm_resource_list_done(&p->resources.requests);
                 ncm_resource_list_done(&p->resources.limits);

@@ -76,6 +76,15 @@ char *tu_mkdtemp(void)
         return p;
 }
 
+void tu_write_file(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "w");
+        if (!f)
+                fail_msg("open %s: %s", path, strerror(errno));
+        if (fputs(text, f) < 0 || fclose(f) != 0)
+                fail_msg("write %s: %s", path, strerror(errno));
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
         (void)st;

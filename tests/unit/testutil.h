@@ -29,6 +29,9 @@ char *tu_mkdtemp(void);
 /* rm -rf PATH. */
 void tu_rm_rf(const char *path);
 
+/* Write TEXT to PATH (created or truncated, mode 0644); fails the test on error. */
+void tu_write_file(const char *path, const char *text);
+
 /*
  * Extract $NCM_TEST_DATA/topologies/NAME.tar.bz2 into a new temporary directory (on tmpfs when
  * /dev/shm is writable) and return the machine root inside it (the directory that holds sys/),

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The node's configuration: one model of the KubeletConfiguration fields nodecm uses, under
+ * their KubeletConfiguration names, read from a kubelet config file, a scenario's node.kubelet,
+ * or text a front end composes (nodecm's flags are mapped to these names in cli/, never here).
+ */
+#ifndef NODECM_NODE_CONFIG_H
+#define NODECM_NODE_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <nodecm/cgroups.h>
+#include <nodecm/common.h>
+#include <nodecm/error.h>
+#include <nodecm/pod.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct json_object;
+
+typedef struct ncm_node_config ncm_node_config;
+
+/*
+ * Read the KubeletConfiguration fields the node uses from the JSON object O (as decoded from
+ * JSON or YAML), so that a real kubelet config file's values can be pasted in (kubelet
+ * defaults in parentheses):
+ *
+ *   CPU and topology managers: cpuManagerPolicy ("none"), cpuManagerPolicyOptions ({}),
+ *   cpuManagerReconcilePeriod ("10s"), reservedSystemCPUs (""), topologyManagerPolicy
+ *   ("none"), topologyManagerScope ("container"), topologyManagerPolicyOptions ({}),
+ *   memoryManagerPolicy ("None"), featureGates ({});
+ *   reservations and node allocatable: kubeReserved / systemReserved ({}: cpu, memory,
+ *   ephemeral-storage, pid), evictionHard (the kubelet's Linux defaults when absent; with
+ *   mergeDefaultEvictionSettings the defaults fill in the signals not given),
+ *   enforceNodeAllocatable (["pods"]), kubeReservedCgroup / systemReservedCgroup ("");
+ *   cgroups: cgroupRoot ("" = "/"), cgroupDriver ("cgroupfs"), cgroupsPerQOS (true),
+ *   cpuCFSQuota (true), cpuCFSQuotaPeriod ("100ms"), podPidsLimit (-1),
+ *   memoryReservationPolicy ("None");
+ *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent) and
+ *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; "").
+ *
+ * Other KubeletConfiguration fields are accepted and ignored, except names within a small
+ * edit distance of the fields above, which are refused as probable typos ("unknown field (did
+ * you mean "cpuManagerPolicy"?)"). Values are checked as the kubelet's decoder and its
+ * start-up do, with its texts: string maps of strings, policy and scope names (`unknown
+ * policy: "foo"`, `unknown scope: "foo"`), option names, values and maturity against the
+ * feature gates (CPUManagerPolicyAlphaOptions, ...BetaOptions,
+ * TopologyManagerPolicyAlphaOptions, ...BetaOptions; the GA gates CPUManagerPolicyOptions and
+ * TopologyManagerPolicyOptions cannot be turned off), reservedSystemCPUs syntax, the reserved
+ * resource lists (`cannot reserve "gpu" resource`, bad or negative quantities), eviction
+ * signals and thresholds, enforceNodeAllocatable options and their cgroups, Go durations, the
+ * CFS period against CustomCPUCFSQuotaPeriod. A memory manager policy other than "None" is
+ * refused: nodecm has no memory manager, and the kubelet's would take part in the merge.
+ * Checks that need the machine (reserved CPUs on it, the static policy's reservation,
+ * align-by-socket) happen in ncm_node_new().
+ *
+ * PATH ("node.kubelet") prefixes every error: `node.kubelet.topologyManagerPolicy: unknown
+ * policy: "foo"`. It is kept for the errors of ncm_node_new(). -EINVAL, -ENOMEM.
+ */
+NCM_API int ncm_node_config_from_json(struct json_object *o, const char *path,
+                                      ncm_node_config **ret, ncm_error *err);
+
+/* The same from JSON or YAML text (NAME starts syntax errors; PATH as above, may be ""). */
+NCM_API int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
+                                  ncm_node_config **ret, ncm_error *err);
+
+/*
+ * Apply the fields of O over a copy of BASE (a shallow merge by field: each field present in O
+ * replaces BASE's). Used for a restart with a changed configuration. PATH as above.
+ */
+NCM_API int ncm_node_config_merge(const ncm_node_config *base, struct json_object *o,
+                                  const char *path, ncm_node_config **ret, ncm_error *err);
+
+/* The same with O given as JSON or YAML text (NAME starts its syntax errors). */
+NCM_API int ncm_node_config_merge_text(const ncm_node_config *base, const char *text, size_t len,
+                                       const char *name, const char *path, ncm_node_config **ret,
+                                       ncm_error *err);
+
+/*
+ * Read a kubelet configuration file (YAML or JSON; "-" for standard input), as the kubelet's
+ * --config: "kind", when present, must be KubeletConfiguration and "apiVersion"
+ * kubelet.config.k8s.io/v1beta1 (or v1alpha1, v1); the fields as ncm_node_config_from_json(),
+ * unknown ones ignored. Errors start with PATH.
+ */
+NCM_API int ncm_node_config_load_file(const char *path, ncm_node_config **ret, ncm_error *err);
+
+NCM_API ncm_node_config *ncm_node_config_free(ncm_node_config *c);
+NCM_DEFINE_AUTOPTR(ncm_node_config, ncm_node_config_free)
+
+/* The effective names: "none"/"static"; "none"/"best-effort"/...; "container"/"pod". */
+NCM_API const char *ncm_node_config_cpu_policy(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_tm_policy(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_tm_scope(const ncm_node_config *c) NCM_PURE;
+
+/* cgroupRoot in cgroupfs form ("/" for ""), cgroupDriver ("cgroupfs" or "systemd"). */
+NCM_API const char *ncm_node_config_cgroup_root(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_cgroup_driver(const ncm_node_config *c) NCM_PURE;
+NCM_API bool ncm_node_config_cgroups_per_qos(const ncm_node_config *c) NCM_PURE;
+
+/* enforceNodeAllocatable as NCM_ENFORCE_* bits; the reserved cgroups ("" when not set). */
+NCM_API unsigned ncm_node_config_enforce(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_kube_reserved_cgroup(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_system_reserved_cgroup(const ncm_node_config *c) NCM_PURE;
+
+/* kubeReserved / systemReserved (sorted), NULL when the field is absent. */
+NCM_API const ncm_resource_list *ncm_node_config_kube_reserved(const ncm_node_config *c) NCM_PURE;
+NCM_API const ncm_resource_list *ncm_node_config_system_reserved(const ncm_node_config *c)
+                NCM_PURE;
+/* evictionHard after defaulting. */
+NCM_API const ncm_eviction_thresholds *ncm_node_config_eviction_hard(const ncm_node_config *c)
+                NCM_PURE;
+
+/* featureGates NAME as given, else DEF. */
+NCM_API bool ncm_node_config_feature_gate(const ncm_node_config *c, const char *name,
+                                          bool def) NCM_PURE;
+
+/* cpuManagerReconcilePeriod in nanoseconds. */
+NCM_API int64_t ncm_node_config_reconcile_period_ns(const ncm_node_config *c) NCM_PURE;
+
+/* nodecm's rootDirectory, "" when not set. */
+NCM_API const char *ncm_node_config_root_dir(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * The settings that shape pod and container cgroups (cpuCFSQuota, cpuCFSQuotaPeriod,
+ * podPidsLimit, memoryReservationPolicy, the static CPU manager policy, and the feature gates
+ * CustomCPUCFSQuotaPeriod, PodLevelResources and DisableCPUQuotaWithExclusiveCPUs).
+ */
+NCM_API void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_options *ret);
+
+/*
+ * What taking NEW in place of OLD asks of a running node (a daemon reloading its file on
+ * SIGHUP). UNCHANGED: no field the node reads differs. LIVE: only fields that apply to what
+ * comes next (cpuManagerReconcilePeriod; cpuCFSQuota, cpuCFSQuotaPeriod, podPidsLimit,
+ * memoryReservationPolicy for new pods; evictionHard for the reported allocatable). RESTART:
+ * a field the managers, the cgroup layout, node allocatable enforcement or the state files
+ * are built from (the policies and their options, reservedSystemCPUs, kubeReserved and
+ * systemReserved, enforceNodeAllocatable and the reserved cgroups, cgroupRoot, cgroupDriver,
+ * cgroupsPerQOS, featureGates, kubeletVersion, rootDirectory): the kubelet reads them only at
+ * start, and so does nodecm. *RET_FIELD (may be NULL) names the first such field. A field
+ * counts as changed when its value in the file changed (writing out a default is a change).
+ */
+typedef enum ncm_node_config_change {
+        NCM_NODE_CONFIG_UNCHANGED = 0,
+        NCM_NODE_CONFIG_LIVE = 1,
+        NCM_NODE_CONFIG_RESTART = 2,
+} ncm_node_config_change;
+
+NCM_API ncm_node_config_change ncm_node_config_compare(const ncm_node_config *old_cfg,
+                                                       const ncm_node_config *new_cfg,
+                                                       const char **ret_field);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

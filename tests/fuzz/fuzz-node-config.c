@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kubelet configuration model: any text either fails with a message or gives a
+ * configuration whose getters answer, and that compares unchanged with itself.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/node-config.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        ncm_node_config *c = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_cgroup_pod_options o;
+
+        if (ncm_node_config_parse((const char *)data, size, "fuzz", "k", &c, &err) < 0) {
+                if (!err.msg[0])
+                        abort();
+                return 0;
+        }
+        ncm_node_config_pod_options(c, &o);
+        if (!ncm_node_config_cgroup_root(c) || !ncm_node_config_cgroup_driver(c) ||
+            ncm_node_config_compare(c, c, NULL) != NCM_NODE_CONFIG_UNCHANGED)
+                abort();
+        ncm_node_config_free(c);
+        return 0;
+}
