@@ -513,6 +513,18 @@ NCM_API const ncm_cgroup_hierarchy *ncm_cgroup_layout_find(const ncm_cgroup_layo
                                                            unsigned ctrl);
 
 /*
+ * The controllers the kubelet requires, present in L: cpu, cpuacct, cpuset and memory mounted
+ * on cgroup v1 (validateSystemRequirements); cpu, cpuset and memory in the root's
+ * cgroup.controllers on v2; and the bits of EXTRA among NCM_CGROUP_CTRL_PIDS and
+ * NCM_CGROUP_CTRL_HUGETLB (when a limit of theirs is to be written). 0, or
+ * -NCM_E_UNSATISFIABLE with the kubelet's text: `system validation failed - Following Cgroup
+ * subsystem not mounted: [cpuacct memory]` (v1), `cgroup ["kubepods"] has some missing
+ * controllers: cpuset, memory` (v2, KUBEPODS naming the cgroup; NULL: "kubepods").
+ */
+NCM_API int ncm_cgroup_layout_check_controllers(const ncm_cgroup_layout *l, unsigned extra,
+                                                const char *kubepods, ncm_error *err);
+
+/*
  * Detect the layout of the cgroup mount root ROOTFD, whose path on the host is ROOT_PATH:
  * statfs says cgroup2 (unified) or tmpfs (v1 or hybrid; the hierarchies are the cgroup mounts
  * of MOUNTINFO, the text of /proc/self/mountinfo, directly below ROOT_PATH, each confirmed by
@@ -592,6 +604,8 @@ NCM_API int ncm_cgroup_plan_add(ncm_cgroup_plan *p, ncm_cgroup_op_kind kind, uns
                                 const char *path, const char *value);
 /* A fresh group number for NCM_CGROUP_OPF_OPTIONAL chains. */
 NCM_API unsigned ncm_cgroup_plan_new_group(ncm_cgroup_plan *p);
+/* Append SRC's steps and operations to DST (its optional groups renumbered). -ENOMEM. */
+NCM_API int ncm_cgroup_plan_append(ncm_cgroup_plan *dst, const ncm_cgroup_plan *src);
 
 /*
  * Text form: one "# <title>: <cgroup path>" header per step, then one line per operation:
@@ -622,6 +636,39 @@ typedef struct ncm_cgroup_exec_options {
  */
 NCM_API int ncm_cgroup_plan_apply(const ncm_cgroup_plan *p, int rootfd,
                                   const ncm_cgroup_exec_options *opts, ncm_error *err);
+
+/*
+ * Undo across plans: a transaction that applies several plans (a pod's cgroups, then the
+ * cpusets of other pods' containers) can put everything back when a later step fails.
+ */
+typedef struct ncm_cgroup_undo ncm_cgroup_undo;
+
+/* A new, empty undo log; NULL when out of memory. */
+NCM_API ncm_cgroup_undo *ncm_cgroup_undo_new(void);
+/* Free U (NULL is fine) without undoing anything. Returns NULL. */
+NCM_API ncm_cgroup_undo *ncm_cgroup_undo_free(ncm_cgroup_undo *u);
+NCM_DEFINE_AUTOPTR(ncm_cgroup_undo, ncm_cgroup_undo_free)
+/* Forget what U recorded (the transaction is committed). */
+NCM_API void ncm_cgroup_undo_clear(ncm_cgroup_undo *u);
+/* How many changes U holds. */
+NCM_API size_t ncm_cgroup_undo_count(const ncm_cgroup_undo *u) NCM_PURE;
+
+/*
+ * ncm_cgroup_plan_apply(), recording in U how to put back what P changed. On failure P's own
+ * changes are undone at once and U holds what it held before. Removals (RMDIR) cannot be
+ * undone: a transaction does them last.
+ */
+NCM_API int ncm_cgroup_plan_apply_undo(const ncm_cgroup_plan *p, int rootfd,
+                                       const ncm_cgroup_exec_options *opts, ncm_cgroup_undo *u,
+                                       ncm_error *err);
+
+/*
+ * Undo everything U recorded, latest first (created directories removed, files written back
+ * to the values read before); U is empty afterwards. Best effort: 0, or -EIO when something
+ * could not be put back, the message naming the first path and how many failed.
+ */
+NCM_API int ncm_cgroup_undo_run(ncm_cgroup_undo *u, int rootfd, const ncm_cgroup_exec_options *opts,
+                                ncm_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Version drivers: cgroupfs on v1 and on v2                                                  */
@@ -965,6 +1012,39 @@ NCM_API int ncm_cgroup_manager_apply_pod(const ncm_cgroup_manager *m, const ncm_
  */
 NCM_API int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
                                           ncm_error *err);
+
+/*
+ * The path of POD_UID's cgroup in tier QOS (CONTAINER_LEAF NULL) or of its container cgroup
+ * CONTAINER_LEAF, as the naming driver writes it. *RET is malloc'd.
+ */
+NCM_API int ncm_cgroup_manager_container_path(const ncm_cgroup_manager *m, const char *pod_uid,
+                                              ncm_qos_class qos, const char *container_leaf,
+                                              char **ret, ncm_error *err);
+
+/*
+ * Append to PLAN the cpuset of the container cgroup CONTAINER_LEAF of POD_UID (tier QOS):
+ * cpuset.cpus = CPUS and, when MEMS is given, cpuset.mems. Nothing is created.
+ */
+NCM_API int ncm_cgroup_manager_plan_container_cpuset(const ncm_cgroup_manager *m,
+                                                     const char *pod_uid, ncm_qos_class qos,
+                                                     const char *container_leaf,
+                                                     const ncm_cpuset *cpus, const ncm_cpuset *mems,
+                                                     ncm_cgroup_plan *plan, ncm_error *err);
+
+/*
+ * Append what the kubelet's container manager writes at start (after node allocatable):
+ * kubepods and the burstable and besteffort QoS tiers, the burstable tier's shares from USAGE
+ * (the pods already there; NULL: none).
+ */
+NCM_API int ncm_cgroup_manager_plan_start(const ncm_cgroup_manager *m,
+                                          const ncm_cgroup_qos_usage *usage, ncm_cgroup_plan *plan,
+                                          ncm_error *err);
+
+/*
+ * The kubelet's check of --cgroup-root: it must exist in every hierarchy (the `cgroup [...]
+ * has some missing paths` text, prefixed "invalid configuration"). 0 when it does.
+ */
+NCM_API int ncm_cgroup_manager_check_root(const ncm_cgroup_manager *m, ncm_error *err);
 
 /*
  * Set the cpuset of one existing container cgroup, CONTAINER_LEAF below POD_UID's cgroup of

@@ -45,7 +45,8 @@ typedef struct ncm_error {
         X(ADMISSION, 4097, "pod admission refused", 1)                                             \
         X(INVALID_STATE, 4098, "state failed validation", 1)                                       \
         X(CHECKSUM, 4099, "checkpoint checksum mismatch", 1)                                       \
-        X(NOT_FOUND, 4100, "not found", 2)
+        X(NOT_FOUND, 4100, "not found", 2)                                                         \
+        X(ENFORCEMENT, 4101, "enforcement failed", 1)
 
 enum {
 #define NCM_ERR_ENUM_(name, val, desc, status) NCM_E_##name = val,

@@ -107,11 +107,10 @@ NCM_API const char *ncm_node_config_system_reserved_cgroup(const ncm_node_config
 
 /* kubeReserved / systemReserved (sorted), NULL when the field is absent. */
 NCM_API const ncm_resource_list *ncm_node_config_kube_reserved(const ncm_node_config *c) NCM_PURE;
-NCM_API const ncm_resource_list *ncm_node_config_system_reserved(const ncm_node_config *c)
-                NCM_PURE;
+NCM_API const ncm_resource_list *ncm_node_config_system_reserved(const ncm_node_config *c) NCM_PURE;
 /* evictionHard after defaulting. */
-NCM_API const ncm_eviction_thresholds *ncm_node_config_eviction_hard(const ncm_node_config *c)
-                NCM_PURE;
+NCM_API const ncm_eviction_thresholds *
+ncm_node_config_eviction_hard(const ncm_node_config *c) NCM_PURE;
 
 /* featureGates NAME as given, else DEF. */
 NCM_API bool ncm_node_config_feature_gate(const ncm_node_config *c, const char *name,
@@ -129,6 +128,37 @@ NCM_API const char *ncm_node_config_root_dir(const ncm_node_config *c) NCM_PURE;
  * CustomCPUCFSQuotaPeriod, PodLevelResources and DisableCPUQuotaWithExclusiveCPUs).
  */
 NCM_API void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_options *ret);
+
+/*
+ * A cgroup manager for the configuration (cgroupDriver's naming, cgroupRoot, the pod
+ * settings) on layout L, acting through ROOTFD (borrowed; -1 to plan only).
+ */
+NCM_API int ncm_node_config_cgroup_manager(const ncm_node_config *c, const ncm_cgroup_layout *l,
+                                           int rootfd, ncm_cgroup_manager *ret, ncm_error *err);
+
+/*
+ * Node allocatable for a machine of CAPACITY (pid included when known), from kubeReserved,
+ * systemReserved, evictionHard and enforceNodeAllocatable (ncm_cgroup_node_allocatable and its
+ * errors: a reservation above capacity is -NCM_E_UNSATISFIABLE with the kubelet's text).
+ */
+NCM_API int ncm_node_config_allocatable(const ncm_node_config *c, const ncm_resource_list *capacity,
+                                        ncm_node_allocatable *ret, ncm_error *err);
+
+/*
+ * The kubepods cgroup's limits for node allocatable NA (its pods limits; with the none CPU
+ * policy ALL_CPUS as its cpuset; on cgroup v2 without MemoryQoS memory.min and memory.low
+ * reset to 0, as the kubelet does at start). *RET is initialised.
+ */
+NCM_API int ncm_node_config_kubepods(const ncm_node_config *c, const ncm_node_allocatable *na,
+                                     const ncm_cgroup_layout *l, const ncm_cpuset *all_cpus,
+                                     ncm_cgroup_resources *ret, ncm_error *err);
+
+/*
+ * The controllers beyond the kubelet's required ones that the configuration writes limits
+ * for (NCM_CGROUP_CTRL_PIDS for podPidsLimit > 0 or an enforced pid reservation,
+ * NCM_CGROUP_CTRL_HUGETLB for an enforced hugepages reservation).
+ */
+NCM_API unsigned ncm_node_config_extra_controllers(const ncm_node_config *c) NCM_PURE;
 
 /*
  * What taking NEW in place of OLD asks of a running node (a daemon reloading its file on

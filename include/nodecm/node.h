@@ -36,6 +36,7 @@
 #include <nodecm/cpuset.h>
 #include <nodecm/cpustate.h>
 #include <nodecm/devicemanager.h>
+#include <nodecm/enforcer.h>
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
 #include <nodecm/node-config.h>
@@ -80,6 +81,13 @@ typedef struct ncm_node_options {
         /* The kubelet release to reproduce, over the configuration's kubeletVersion
          * (`nodecm ... --kubelet-version`); {0, 0}: the configuration's. */
         ncm_kubelet_version kubelet_version;
+        /*
+         * What the decisions become on the machine (borrowed; must outlive the node). NULL:
+         * nothing is enforced, as with the "none" enforcer. The node starts it at the end of
+         * ncm_node_new() (node allocatable, QoS tiers) and calls it in every admission,
+         * removal and reconcile, inside the transaction.
+         */
+        ncm_enforcer *enforcer;
 } ncm_node_options;
 
 /*
@@ -185,6 +193,13 @@ NCM_API int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const ch
  */
 NCM_API int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released,
                                 ncm_error *err);
+
+/*
+ * The kubelet's reconcileState, once: every running container of every pod the node holds
+ * gets its cpuset again from the state (its exclusive CPUs, or the shared pool), through the
+ * enforcer, in one transaction (on failure every write is undone). 0 without an enforcer.
+ */
+NCM_API int ncm_node_reconcile(ncm_node *n, ncm_error *err);
 
 /*
  * The kubelet restarting: the state is persisted, then the managers are rebuilt from the

@@ -331,3 +331,45 @@ int ncm_cgroup_layout_detect(int rootfd, const char *root_path, const char *moun
         *ret = l;
         return 0;
 }
+
+int ncm_cgroup_layout_check_controllers(const ncm_cgroup_layout *l, unsigned extra,
+                                        const char *kubepods, ncm_error *err)
+{
+        /* in the order Go's sets.List() prints them: sorted by name */
+        static const unsigned order[] = {NCM_CGROUP_CTRL_CPU,    NCM_CGROUP_CTRL_CPUACCT,
+                                         NCM_CGROUP_CTRL_CPUSET, NCM_CGROUP_CTRL_HUGETLB,
+                                         NCM_CGROUP_CTRL_MEMORY, NCM_CGROUP_CTRL_PIDS};
+        bool v2 = ncm_cgroup_layout_version(l) == 2;
+        unsigned need = NCM_CGROUP_CTRL_CPU | NCM_CGROUP_CTRL_CPUSET | NCM_CGROUP_CTRL_MEMORY |
+                        (v2 ? 0 : NCM_CGROUP_CTRL_CPUACCT) |
+                        (extra & (NCM_CGROUP_CTRL_PIDS | NCM_CGROUP_CTRL_HUGETLB));
+        unsigned have = 0;
+        char missing[128] = "";
+
+        if (v2) {
+                have = l->v2_controllers;
+        } else {
+                for (size_t i = 0; i < l->n_hierarchies; i++)
+                        have |= l->hierarchies[i].controllers;
+        }
+        for (size_t i = 0; i < NCM_ELEMENTSOF(order); i++) {
+                if (!(need & order[i]) || (have & order[i]))
+                        continue;
+                if (missing[0])
+                        strcat(missing, v2 ? ", " : " ");
+                strcat(missing, ncm_cgroup_controller_name(order[i]));
+        }
+        if (!missing[0])
+                return 0;
+        /* The kubelet's texts: validateSystemRequirements on v1, the cgroup manager's Validate
+         * of kubepods on v2 (which the kubelet narrows to what the root offers; nodecm does
+         * not, so that a limit is never silently dropped). */
+        if (v2)
+                return ncm_error_set(err, NCM_E_UNSATISFIABLE,
+                                     "cgroup [\"%s\"] has some missing controllers: %s",
+                                     kubepods && kubepods[0] ? kubepods : "kubepods", missing);
+        return ncm_error_set(err, NCM_E_UNSATISFIABLE,
+                             "system validation failed - Following Cgroup subsystem not mounted: "
+                             "[%s]",
+                             missing);
+}

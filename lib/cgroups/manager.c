@@ -570,6 +570,66 @@ int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *po
         return r;
 }
 
+int ncm_cgroup_manager_container_path(const ncm_cgroup_manager *m, const char *pod_uid,
+                                      ncm_qos_class qos, const char *container_leaf, char **ret,
+                                      ncm_error *err)
+{
+        ncm_autofree char *ppath = NULL;
+        int r = pod_path(m, pod_uid, qos, &ppath, err);
+
+        if (r >= 0 && !container_leaf)
+                *ret = NCM_TAKE_PTR(ppath);
+        else if (r >= 0)
+                r = container_path(m, ppath, container_leaf, ret, err);
+        return r;
+}
+
+int ncm_cgroup_manager_plan_container_cpuset(const ncm_cgroup_manager *m, const char *pod_uid,
+                                             ncm_qos_class qos, const char *container_leaf,
+                                             const ncm_cpuset *cpus, const ncm_cpuset *mems,
+                                             ncm_cgroup_plan *plan, ncm_error *err)
+{
+        ncm_autofree char *cpath = NULL;
+        ncm_cgroup_resources res;
+        char title[512];
+        int r;
+
+        r = ncm_cgroup_manager_container_path(m, pod_uid, qos, container_leaf, &cpath, err);
+        if (r < 0)
+                return r;
+        ncm_cgroup_resources_init(&res);
+        if (ncm_cgroup_resources_set_cpuset(&res, cpus, mems) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        snprintf(plan->display_root, sizeof(plan->display_root), "%s", m->layout.display_root);
+        snprintf(title, sizeof(title), "container %s cpuset", container_leaf);
+        r = plan_cgroup(m, plan, title, cpath, &res, false, err);
+        ncm_cgroup_resources_done(&res);
+        return r;
+}
+
+int ncm_cgroup_manager_plan_start(const ncm_cgroup_manager *m, const ncm_cgroup_qos_usage *usage,
+                                  ncm_cgroup_plan *plan, ncm_error *err)
+{
+        ncm_cgroup_qos_usage u = {0, 0, 0};
+        names n;
+        int r;
+
+        snprintf(plan->display_root, sizeof(plan->display_root), "%s", m->layout.display_root);
+        if (usage)
+                u = *usage;
+        r = get_names(m, &n, err);
+        if (r < 0)
+                return r;
+        r = plan_node_and_tiers(m, &n, &u, plan, err);
+        names_done(&n);
+        return r;
+}
+
+int ncm_cgroup_manager_check_root(const ncm_cgroup_manager *m, ncm_error *err)
+{
+        return check_root(m, err);
+}
+
 int ncm_cgroup_manager_set_container_cpuset(const ncm_cgroup_manager *m, const char *pod_uid,
                                             ncm_qos_class qos, const char *container_leaf,
                                             const ncm_cpuset *cpus, const ncm_cpuset *mems,

@@ -91,6 +91,27 @@ int ncm_cgroup_plan_add(ncm_cgroup_plan *p, ncm_cgroup_op_kind kind, unsigned fl
         return 0;
 }
 
+int ncm_cgroup_plan_append(ncm_cgroup_plan *dst, const ncm_cgroup_plan *src)
+{
+        unsigned base = dst->next_group;
+        size_t op = 0;
+
+        if (!dst->display_root[0])
+                snprintf(dst->display_root, sizeof(dst->display_root), "%s", src->display_root);
+        for (size_t st = 0; st < src->n_steps; st++) {
+                if (ncm_cgroup_plan_step(dst, src->steps[st].title, src->steps[st].path) < 0)
+                        return -ENOMEM;
+                for (; op < src->n_ops && src->ops[op].step == st; op++) {
+                        const ncm_cgroup_op *o = &src->ops[op];
+                        dst->next_group = base + o->group;
+                        if (ncm_cgroup_plan_add(dst, o->kind, o->flags, o->path, o->value) < 0)
+                                return -ENOMEM;
+                }
+        }
+        dst->next_group = base + src->next_group;
+        return 0;
+}
+
 /* ---- text and JSON ---- */
 
 static const char *op_name(ncm_cgroup_op_kind k)
@@ -223,8 +244,16 @@ typedef struct exec_ctx {
         const ncm_cgroup_exec_options *opts;
         undo *undos;
         size_t n_undos, cap_undos;
+        size_t floor; /* undos below this belong to earlier plans of an undo log */
         int changed;
 } exec_ctx;
+
+/* What applied plans changed, to put back (ncm_cgroup_plan_apply_undo). */
+struct ncm_cgroup_undo {
+        undo *v;
+        size_t n, cap;
+        char display_root[256];
+};
 
 static void disp(const exec_ctx *x, const char *path, char *buf, size_t size)
 {
@@ -530,7 +559,7 @@ static void rollback(exec_ctx *x, ncm_error *err)
         size_t failures = 0;
         char first[512] = "";
 
-        while (x->n_undos > 0) {
+        while (x->n_undos > x->floor) {
                 undo *u = &x->undos[--x->n_undos];
                 int r;
                 if (u->kind == NCM_CGROUP_OP_MKDIR) {
@@ -560,10 +589,10 @@ static void rollback(exec_ctx *x, ncm_error *err)
         }
 }
 
-int ncm_cgroup_plan_apply(const ncm_cgroup_plan *p, int rootfd, const ncm_cgroup_exec_options *opts,
-                          ncm_error *err)
+/* Execute P in X; on failure undo X's records down to its floor. */
+static int apply(exec_ctx *x, ncm_error *err)
 {
-        exec_ctx x = {.plan = p, .rootfd = rootfd, .opts = opts};
+        const ncm_cgroup_plan *p = x->plan;
         unsigned skip_group = 0;
         const ncm_cgroup_op *deferred = NULL;
         int r = 0;
@@ -574,22 +603,22 @@ int ncm_cgroup_plan_apply(const ncm_cgroup_plan *p, int rootfd, const ncm_cgroup
                         continue;
                 switch (op->kind) {
                 case NCM_CGROUP_OP_MKDIR:
-                        r = do_mkdir(&x, op, err);
+                        r = do_mkdir(x, op, err);
                         break;
                 case NCM_CGROUP_OP_INHERIT:
-                        r = do_inherit(&x, op, err);
+                        r = do_inherit(x, op, err);
                         break;
                 case NCM_CGROUP_OP_RMDIR:
-                        r = remove_tree(&x, op->path, 0, err);
+                        r = remove_tree(x, op->path, 0, err);
                         break;
                 case NCM_CGROUP_OP_WRITE:
                         if ((op->flags & NCM_CGROUP_OPF_OPTIONAL) &&
-                            ncm_fs_exists(rootfd, op->path) == 0) {
+                            ncm_fs_exists(x->rootfd, op->path) == 0) {
                                 /* The kernel lacks it (e.g. hugetlb rsvd): skip the rest. */
                                 skip_group = op->group;
                                 break;
                         }
-                        r = do_write(&x, op, err);
+                        r = do_write(x, op, err);
                         if (r == -EINVAL && (op->flags & NCM_CGROUP_OPF_RETRY_AFTER_NEXT)) {
                                 /* A smaller period can be refused until the quota is set. */
                                 ncm_error_clear(err);
@@ -600,22 +629,105 @@ int ncm_cgroup_plan_apply(const ncm_cgroup_plan *p, int rootfd, const ncm_cgroup
                         if (r >= 0 && deferred) {
                                 const ncm_cgroup_op *d = deferred;
                                 deferred = NULL;
-                                r = do_write(&x, d, err);
+                                r = do_write(x, d, err);
                         }
                         break;
                 }
         }
         if (r >= 0 && deferred)
-                r = do_write(&x, deferred, err);
+                r = do_write(x, deferred, err);
         if (r < 0) {
-                rollback(&x, err);
-                free(x.undos);
+                rollback(x, err);
                 return r;
         }
+        return x->changed;
+}
+
+int ncm_cgroup_plan_apply(const ncm_cgroup_plan *p, int rootfd, const ncm_cgroup_exec_options *opts,
+                          ncm_error *err)
+{
+        exec_ctx x = {.plan = p, .rootfd = rootfd, .opts = opts};
+        int r = apply(&x, err);
+
         for (size_t i = 0; i < x.n_undos; i++) {
                 free(x.undos[i].path);
                 free(x.undos[i].value);
         }
         free(x.undos);
-        return x.changed;
+        return r;
+}
+
+ncm_cgroup_undo *ncm_cgroup_undo_new(void)
+{
+        return calloc(1, sizeof(ncm_cgroup_undo));
+}
+
+void ncm_cgroup_undo_clear(ncm_cgroup_undo *u)
+{
+        for (size_t i = 0; i < u->n; i++) {
+                free(u->v[i].path);
+                free(u->v[i].value);
+        }
+        u->n = 0;
+}
+
+ncm_cgroup_undo *ncm_cgroup_undo_free(ncm_cgroup_undo *u)
+{
+        if (u) {
+                ncm_cgroup_undo_clear(u);
+                free(u->v);
+                free(u);
+        }
+        return NULL;
+}
+
+size_t ncm_cgroup_undo_count(const ncm_cgroup_undo *u)
+{
+        return u->n;
+}
+
+int ncm_cgroup_plan_apply_undo(const ncm_cgroup_plan *p, int rootfd,
+                               const ncm_cgroup_exec_options *opts, ncm_cgroup_undo *u,
+                               ncm_error *err)
+{
+        exec_ctx x = {.plan = p, .rootfd = rootfd, .opts = opts};
+        int r;
+
+        /* The log's records come first, so that a write into a directory an earlier plan of
+         * the log created needs no undo of its own. */
+        x.undos = u->v;
+        x.n_undos = x.floor = u->n;
+        x.cap_undos = u->cap;
+        r = apply(&x, err);
+        u->v = x.undos;
+        u->n = x.n_undos;
+        u->cap = x.cap_undos;
+        snprintf(u->display_root, sizeof(u->display_root), "%s", p->display_root);
+        return r;
+}
+
+int ncm_cgroup_undo_run(ncm_cgroup_undo *u, int rootfd, const ncm_cgroup_exec_options *opts,
+                        ncm_error *err)
+{
+        ncm_cgroup_plan shown = NCM_CGROUP_PLAN_INIT;
+        exec_ctx x = {.plan = &shown, .rootfd = rootfd, .opts = opts};
+        ncm_error e = NCM_ERROR_INIT;
+
+        snprintf(shown.display_root, sizeof(shown.display_root), "%s", u->display_root);
+        x.undos = u->v;
+        x.n_undos = u->n;
+        x.cap_undos = u->cap;
+        /* rollback() reports into an error that holds a code */
+        e.code = EIO;
+        rollback(&x, &e);
+        u->v = x.undos;
+        u->n = x.n_undos;
+        u->cap = x.cap_undos;
+        if (strstr(e.msg, "undo incomplete")) {
+                const char *m = e.msg + strspn(e.msg, " (");
+                size_t len = strlen(m);
+                return ncm_error_set(err, EIO, "%.*s",
+                                     (int)(len && m[len - 1] == ')' ? len - 1 : len), m);
+        }
+        return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <nodecm/cgroups.h>
 #include <nodecm/devicemanager.h>
+#include <nodecm/enforcer.h>
 #include <nodecm/node.h>
 
 /* The KubeletConfiguration subset, parsed. Strings are owned. */
@@ -75,6 +76,7 @@ typedef struct node_pod {
         char *name;
         size_t n;
         node_container *c; /* init containers, then app containers */
+        ncm_pod *spec;     /* the pod as admitted */
 } node_pod;
 
 /* The node's hint providers, in the kubelet's registration order. */
@@ -132,6 +134,8 @@ struct ncm_node {
 
         node_pod *pods;
         size_t n_pods, cap_pods;
+
+        ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
 };
 
 /* The CPU manager as a topology-manager hint provider (node-cpu.c). */
@@ -144,6 +148,9 @@ int ncm__node_dev_start(ncm_node *n, ncm_devmgr *dev, const char *text, size_t l
                         bool restore_file, ncm_error *err);
 int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *err);
 char *ncm__node_dev_checkpoint_path(const ncm_node *n);
+
+/* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
+int ncm__node_enforce_start(ncm_node *n, ncm_error *err);
 
 /* Events (node-explain.c). */
 ncm_node_event *ncm__node_event_add(node_txn *t, ncm_node_event_kind kind, const char *container,

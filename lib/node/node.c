@@ -33,6 +33,7 @@ static int oom(ncm_error *err)
 
 static void pod_done(node_pod *p)
 {
+        ncm_pod_free(p->spec);
         free(p->uid);
         free(p->name);
         for (size_t i = 0; i < p->n; i++)
@@ -84,7 +85,8 @@ static int pod_make(const ncm_pod *pod, node_pod *ret)
         p.uid = strdup(pod->uid);
         p.name = strdup(pod->name ? pod->name : "");
         p.c = calloc(total + 1, sizeof(*p.c));
-        if (!p.uid || !p.name || !p.c) {
+        p.spec = ncm_pod_dup(pod);
+        if (!p.uid || !p.name || !p.c || !p.spec) {
                 pod_done(&p);
                 return -ENOMEM;
         }
@@ -397,8 +399,10 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         n->topo = t;
         n->cfg = cfg;
         n->dirfd = -1;
-        if (opts)
+        if (opts) {
                 n->kubelet_override = opts->kubelet_version;
+                n->enforcer = opts->enforcer;
+        }
         n->all_cpus = ncm_cpuset_new();
         if (!n->all_cpus)
                 return oom(err);
@@ -438,6 +442,9 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         if (r < 0)
                 return r;
         install(n, &m);
+        r = ncm__node_enforce_start(n, err);
+        if (r < 0)
+                return r;
         *ret = NCM_TAKE_PTR(n);
         return 0;
 }
@@ -553,6 +560,9 @@ void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b)
 /* ------------------------------------------------------------------------------------------
  * Admission
  */
+
+static int enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuset *default_before,
+                             ncm_error *err);
 
 ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a)
 {
@@ -815,6 +825,14 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 snprintf(a->reason, sizeof(a->reason), "%s", res.reason);
                 snprintf(a->message, sizeof(a->message), "%s", res.message);
         } else {
+                r = enforce_admission(n, pod, snap.default_set, err);
+                if (r < 0) {
+                        ncm_error e = NCM_ERROR_INIT;
+                        (void)rollback(n, pod, &snap, &e);
+                        snapshot_done(&snap);
+                        ncm__node_txn_done(&txn);
+                        return r;
+                }
                 snapshot_done(&snap);
                 r = pod_make(pod, &rec);
                 if (r >= 0)
@@ -838,33 +856,294 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Enforcement: the node's side of the enforcer's transactions
+ */
+
+/* The Burstable and Guaranteed requests of the pods the node holds, EXCEPT_UID left out. */
+static int usage_of(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
+                    ncm_error *err)
+{
+        ncm_cgroup_qos_usage u = {0, 0, 0};
+
+        for (size_t i = 0; i < n->n_pods; i++) {
+                int r;
+                if (!n->pods[i].spec || (except_uid && strcmp(n->pods[i].uid, except_uid) == 0))
+                        continue;
+                r = ncm_cgroup_qos_usage_add_pod(&u, n->pods[i].spec, err);
+                if (r < 0)
+                        return r;
+        }
+        *ret = u;
+        return 0;
+}
+
+static bool is_removed(const node_pod *rec, const char *name)
+{
+        for (size_t i = 0; rec && i < rec->n; i++)
+                if (strcmp(rec->c[i].name, name) == 0)
+                        return rec->c[i].removed;
+        return false;
+}
+
+/*
+ * POD's containers as the enforcer sees them: exclusive CPUs from the state, the shared pool
+ * SHARED for the others. With ONLY_SHARED, just the running containers on the shared pool.
+ */
+static int enforce_view(const ncm_node *n, const ncm_pod *pod, const node_pod *rec,
+                        const ncm_cpuset *shared, bool only_shared, ncm_enforce_container **ret,
+                        size_t *ret_n)
+{
+        size_t total = pod->n_init_containers + pod->n_containers, k = 0;
+        ncm_enforce_container *v = calloc(total + 1, sizeof(*v));
+
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < total; i++) {
+                const ncm_container *c = nth_container(pod, i);
+                const ncm_cpuset *own = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
+                if (only_shared && (own || (c->init && !c->sidecar) || is_removed(rec, c->name)))
+                        continue;
+                v[k++] = (ncm_enforce_container){.name = c->name,
+                                                 .init = c->init,
+                                                 .sidecar = c->sidecar,
+                                                 .exclusive = own != NULL,
+                                                 .cpus = own ? own : shared};
+        }
+        *ret = v;
+        *ret_n = k;
+        return 0;
+}
+
+static const ncm_enforcer_ops *enforcer_ops(const ncm_node *n)
+{
+        return n->enforcer ? ncm_enforcer_get_ops(n->enforcer) : NULL;
+}
+
+static void *enforcer_data(const ncm_node *n)
+{
+        return ncm_enforcer_get_data(n->enforcer);
+}
+
+/* The shared pool moved: every running container on it, of every pod but SKIP_UID, follows. */
+static int enforce_shared(ncm_node *n, const char *skip_uid, ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
+
+        if (!shared)
+                return oom(err);
+        if (!ops->pod_cpus)
+                return 0;
+        ncm_node_shared_pool(n, shared);
+        for (size_t i = 0; i < n->n_pods; i++) {
+                const node_pod *rec = &n->pods[i];
+                ncm_autofree ncm_enforce_container *v = NULL;
+                ncm_enforce_pod ep;
+                size_t nv = 0;
+                int r;
+                if (!rec->spec || (skip_uid && strcmp(rec->uid, skip_uid) == 0))
+                        continue;
+                if (enforce_view(n, rec->spec, rec, shared, true, &v, &nv) < 0)
+                        return oom(err);
+                if (nv == 0)
+                        continue;
+                ep = (ncm_enforce_pod){rec->spec, v, nv};
+                r = ops->pod_cpus(enforcer_data(n), &ep, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int enforce_begin(ncm_node *n, ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        return ops->begin ? ops->begin(enforcer_data(n), err) : 0;
+}
+
+static int enforce_commit(ncm_node *n, ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        return ops->commit ? ops->commit(enforcer_data(n), err) : 0;
+}
+
+/*
+ * An enforcement step failed with ERR: undo the enforcer's writes; the caller then undoes its
+ * decisions. ERR becomes `WHAT: <the failure> (rolled back)`, with the enforcement code (exit
+ * status 1), or says what could not be put back.
+ */
+static int enforce_fail(ncm_node *n, int r, const char *what, ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        ncm_error e = NCM_ERROR_INIT;
+        char msg[NCM_ERROR_MSG_MAX];
+        int rb = ops->rollback ? ops->rollback(enforcer_data(n), &e) : 0;
+
+        if (r == -ENOMEM)
+                return r;
+        snprintf(msg, sizeof(msg), "%s", err && err->msg[0] ? err->msg : ncm_strerror(-r));
+        if (rb < 0)
+                return ncm_error_set(err, NCM_E_ENFORCEMENT, "%s: %s (%s enforcer: %s)", what, msg,
+                                     ncm_enforcer_name(n->enforcer), e.msg);
+        return ncm_error_set(err, NCM_E_ENFORCEMENT,
+                             "%s: %s (%s enforcer; the decision and every write were rolled "
+                             "back)",
+                             what, msg, ncm_enforcer_name(n->enforcer));
+}
+
+/* Enforce the admission of POD (decided, not yet in the registry). */
+static int enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuset *default_before,
+                             ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
+        ncm_autofree ncm_enforce_container *v = NULL;
+        ncm_cgroup_qos_usage usage;
+        ncm_enforce_pod ep;
+        size_t nv = 0;
+        char what[512];
+        int r;
+
+        if (!ops)
+                return 0;
+        if (!shared)
+                return oom(err);
+        snprintf(what, sizeof(what), "enforce pod '%s'", pod->uid);
+        ncm_node_shared_pool(n, shared);
+        r = usage_of(n, pod->uid, &usage, err);
+        if (r >= 0 && enforce_view(n, pod, NULL, shared, false, &v, &nv) < 0)
+                r = oom(err);
+        if (r < 0)
+                return r;
+        r = enforce_begin(n, err);
+        if (r < 0)
+                return enforce_fail(n, r, what, err);
+        ep = (ncm_enforce_pod){pod, v, nv};
+        if (ops->pod_add)
+                r = ops->pod_add(enforcer_data(n), &ep, &usage, err);
+        if (r >= 0 && !ncm_cpuset_equal(default_before, ncm_cpu_state_default(n->cpu_state)))
+                r = enforce_shared(n, pod->uid, err);
+        if (r >= 0)
+                r = enforce_commit(n, err);
+        if (r < 0)
+                return enforce_fail(n, r, what, err);
+        return 0;
+}
+
+int ncm_node_reconcile(ncm_node *n, ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
+        int r;
+
+        if (!ops || !ops->pod_cpus)
+                return 0;
+        if (!shared)
+                return oom(err);
+        ncm_node_shared_pool(n, shared);
+        r = enforce_begin(n, err);
+        for (size_t i = 0; i < n->n_pods && r >= 0; i++) {
+                const node_pod *rec = &n->pods[i];
+                ncm_autofree ncm_enforce_container *v = NULL;
+                ncm_enforce_pod ep;
+                size_t nv = 0, k = 0;
+                if (!rec->spec)
+                        continue;
+                if (enforce_view(n, rec->spec, rec, shared, false, &v, &nv) < 0) {
+                        r = oom(err);
+                        break;
+                }
+                /* running containers only: not removed, not plain init containers */
+                for (size_t j = 0; j < nv; j++)
+                        if (!(v[j].init && !v[j].sidecar) && !is_removed(rec, v[j].name))
+                                v[k++] = v[j];
+                ep = (ncm_enforce_pod){rec->spec, v, k};
+                if (k)
+                        r = ops->pod_cpus(enforcer_data(n), &ep, err);
+        }
+        if (r >= 0)
+                r = enforce_commit(n, err);
+        if (r < 0)
+                return enforce_fail(n, r, "reconcile", err);
+        return 0;
+}
+
+int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        ncm_cgroup_qos_usage usage;
+        ncm_enforce_start st;
+        int r;
+
+        if (!ops || !ops->start)
+                return 0;
+        r = usage_of(n, NULL, &usage, err);
+        if (r < 0)
+                return r;
+        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage};
+        r = ops->start(enforcer_data(n), &st, err);
+        if (r < 0 && r != -ENOMEM)
+                ncm_error_prefix(err, "start %s enforcer", ncm_enforcer_name(n->enforcer));
+        return r;
+}
+
+/* ------------------------------------------------------------------------------------------
  * Removal
  */
 
-static int remove_one(ncm_node *n, const char *uid, const char *name, ncm_cpuset *released,
-                      ncm_error *err)
+/* What a removal may change in the CPU manager, as it was before. */
+typedef struct removal {
+        ncm_cpu_state *state;
+        ncm_cpu_policy_reuse *reuse;
+        ncm_cpuset *default_before;
+} removal;
+
+static void removal_done(removal *rm)
+{
+        ncm_cpu_state_free(rm->state);
+        ncm_cpu_policy_reuse_free(rm->reuse);
+        ncm_cpuset_free(rm->default_before);
+}
+
+static int removal_begin(ncm_node *n, removal *rm, ncm_error *err)
+{
+        *rm = (removal){0};
+        rm->default_before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
+        if (!rm->default_before)
+                return oom(err);
+        if (!n->enforcer)
+                return 0; /* nothing after the decision can fail but memory */
+        rm->state = ncm_cpu_state_dup(n->cpu_state);
+        if (!rm->state || ncm_cpu_policy_reuse_save(n->cpu, &rm->reuse, NULL) < 0) {
+                removal_done(rm);
+                return oom(err);
+        }
+        return 0;
+}
+
+/* Undo the CPU manager's part of a removal whose enforcement failed. */
+static void removal_undo(ncm_node *n, removal *rm)
+{
+        if (!rm->state)
+                return;
+        if (!ncm_cpu_state_equal(n->cpu_state, rm->state))
+                (void)ncm_cpu_state_assign(n->cpu_state, rm->state, NULL);
+        (void)ncm_cpu_policy_reuse_restore(n->cpu, rm->reuse, NULL);
+}
+
+/* The CPU manager's RemoveContainer for (UID, NAME); adds the CPUs it freed to RELEASED. */
+static int release_cpus(ncm_node *n, const char *uid, const char *name, ncm_cpuset *released,
+                        ncm_error *err)
 {
         bool had = ncm_cpu_state_get(n->cpu_state, uid, name) != NULL;
         ncm_autoptr(ncm_cpuset) before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
-        ncm_autofree char *id = NULL;
-        node_pod *p = pod_find(n, uid);
-        bool known = false;
         int r;
 
-        if (!before || asprintf(&id, "%s/%s", uid, name) < 0)
+        if (!before)
                 return oom(err);
         r = ncm_cpu_policy_remove_container(n->cpu, n->cpu_state, uid, name, err);
         if (r < 0)
                 return r;
-        ncm_tm_remove_container(n->tm, id);
-        if (p) {
-                for (size_t i = 0; i < p->n; i++) {
-                        if (strcmp(p->c[i].name, name) == 0 && !p->c[i].removed) {
-                                p->c[i].removed = true;
-                                known = true;
-                        }
-                }
-        }
         if (released) {
                 ncm_autoptr(ncm_cpuset) diff = ncm_cpuset_new();
                 if (!diff)
@@ -872,74 +1151,149 @@ static int remove_one(ncm_node *n, const char *uid, const char *name, ncm_cpuset
                 ncm_cpuset_andnot(diff, ncm_cpu_state_default(n->cpu_state), before);
                 ncm_cpuset_or(released, released, diff);
         }
-        return had || known ? 1 : 0;
+        return had ? 1 : 0;
+}
+
+/* The topology manager and the registry forget (UID, NAME); 1 when the registry knew it. */
+static int forget_container(ncm_node *n, const char *uid, const char *name)
+{
+        ncm_autofree char *id = NULL;
+        node_pod *p = pod_find(n, uid);
+        int known = 0;
+
+        if (asprintf(&id, "%s/%s", uid, name) >= 0)
+                ncm_tm_remove_container(n->tm, id);
+        for (size_t i = 0; p && i < p->n; i++) {
+                if (strcmp(p->c[i].name, name) == 0 && !p->c[i].removed) {
+                        p->c[i].removed = true;
+                        known = 1;
+                }
+        }
+        return known;
 }
 
 int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name,
                               ncm_cpuset *released, ncm_error *err)
 {
+        removal rm;
+        char what[512];
+        int r, had;
+
         if (released)
                 ncm_cpuset_zero(released);
-        return remove_one(n, pod_uid, name, released, err);
+        r = removal_begin(n, &rm, err);
+        if (r < 0)
+                return r;
+        had = release_cpus(n, pod_uid, name, released, err);
+        r = had;
+        if (r >= 0 && n->enforcer &&
+            !ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state))) {
+                snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name, pod_uid);
+                r = enforce_begin(n, err);
+                if (r >= 0)
+                        r = enforce_shared(n, NULL, err);
+                if (r >= 0)
+                        r = enforce_commit(n, err);
+                if (r < 0) {
+                        r = enforce_fail(n, r, what, err);
+                        removal_undo(n, &rm);
+                }
+        }
+        removal_done(&rm);
+        if (r < 0)
+                return r;
+        return (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
+}
+
+/* The names of POD_UID's entries in the CPU state, NULL-terminated (*RET). */
+static int state_entries(const ncm_node *n, const char *pod_uid, char ***ret)
+{
+        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
+        const char *pu, *cn;
+        char **names = NULL;
+        size_t nn = 0, cap = 0;
+
+        while (ncm_cpu_state_next(n->cpu_state, &it, &pu, &cn, NULL)) {
+                if (strcmp(pu, pod_uid) != 0)
+                        continue;
+                if (nn + 1 >= cap) {
+                        size_t nc = cap ? cap * 2 : 8;
+                        char **nv = realloc(names, nc * sizeof(*nv));
+                        if (!nv) {
+                                strv_free(names);
+                                return -ENOMEM;
+                        }
+                        names = nv;
+                        cap = nc;
+                }
+                names[nn] = strdup(cn);
+                names[nn + 1] = NULL;
+                if (!names[nn]) {
+                        strv_free(names);
+                        return -ENOMEM;
+                }
+                nn++;
+        }
+        *ret = names;
+        return 0;
 }
 
 int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, ncm_error *err)
 {
         node_pod *p = pod_find(n, pod_uid);
-        int any = 0, r;
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        char **names = NULL;
+        removal rm;
+        char what[512];
+        int any = p ? 1 : 0, r;
 
         if (released)
                 ncm_cpuset_zero(released);
-        if (p) {
-                for (size_t i = 0; i < p->n; i++) {
-                        r = remove_one(n, pod_uid, p->c[i].name, released, err);
-                        if (r < 0)
-                                return r;
-                        any |= r;
-                }
+        r = removal_begin(n, &rm, err);
+        if (r < 0)
+                return r;
+        /* the registry's containers (init, then app, in spec order), then entries it does not
+         * know (restored from a checkpoint), in name order */
+        for (size_t i = 0; p && i < p->n && r >= 0; i++)
+                r = release_cpus(n, pod_uid, p->c[i].name, released, err);
+        if (r >= 0 && state_entries(n, pod_uid, &names) < 0)
+                r = oom(err);
+        for (size_t i = 0; names && names[i] && r >= 0; i++) {
+                r = release_cpus(n, pod_uid, names[i], released, err);
+                /* a policy that keeps no entries (none) leaves restored ones: drop */
+                if (r >= 0 && ncm_cpu_state_get(n->cpu_state, pod_uid, names[i]))
+                        r = ncm_cpu_state_delete(n->cpu_state, pod_uid, names[i], err);
                 any = 1;
         }
-        /* entries the registry does not know (restored from a checkpoint), in name order */
-        {
-                ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
-                const char *pu, *cn;
-                char **names = NULL;
-                size_t nn = 0, cap = 0;
-
-                r = 0;
-                while (ncm_cpu_state_next(n->cpu_state, &it, &pu, &cn, NULL)) {
-                        if (strcmp(pu, pod_uid) != 0)
-                                continue;
-                        if (nn == cap) {
-                                size_t nc = cap ? cap * 2 : 8;
-                                char **nv = realloc(names, nc * sizeof(*nv));
-                                if (!nv) {
-                                        r = oom(err);
-                                        break;
-                                }
-                                names = nv;
-                                cap = nc;
-                        }
-                        names[nn] = strdup(cn);
-                        if (!names[nn]) {
-                                r = oom(err);
-                                break;
-                        }
-                        nn++;
+        if (r >= 0 && ops) {
+                ncm_cgroup_qos_usage usage;
+                snprintf(what, sizeof(what), "remove pod '%s'", pod_uid);
+                r = usage_of(n, pod_uid, &usage, err);
+                if (r >= 0)
+                        r = enforce_begin(n, err);
+                if (r >= 0 &&
+                    !ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state)))
+                        r = enforce_shared(n, pod_uid, err);
+                /* the removal of its cgroups comes last: it cannot be undone */
+                if (r >= 0 && p && p->spec && ops->pod_remove)
+                        r = ops->pod_remove(enforcer_data(n), p->spec, &usage, err);
+                if (r >= 0)
+                        r = enforce_commit(n, err);
+                if (r < 0) {
+                        r = enforce_fail(n, r, what, err);
+                        removal_undo(n, &rm);
                 }
-                for (size_t i = 0; i < nn && r >= 0; i++) {
-                        r = remove_one(n, pod_uid, names[i], released, err);
-                        /* a policy that keeps no entries (none) leaves restored ones: drop */
-                        if (r >= 0 && ncm_cpu_state_get(n->cpu_state, pod_uid, names[i]))
-                                r = ncm_cpu_state_delete(n->cpu_state, pod_uid, names[i], err);
-                        any = 1;
-                }
-                for (size_t i = 0; i < nn; i++)
-                        free(names[i]);
-                free(names);
-                if (r < 0)
-                        return r;
         }
+        removal_done(&rm);
+        if (r < 0) {
+                strv_free(names);
+                return r;
+        }
+        for (size_t i = 0; p && i < p->n; i++)
+                forget_container(n, pod_uid, p->c[i].name);
+        for (size_t i = 0; names && names[i]; i++)
+                forget_container(n, pod_uid, names[i]);
+        strv_free(names);
         /* the device manager releases a pod's devices when the pod goes, not per container */
         r = ncm_devmgr_remove_pod(n->dev, pod_uid, err);
         if (r < 0)

@@ -298,6 +298,7 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
 {
         static const ncm_simulate_options defaults = {0};
         ncm_node_options nopts = {0};
+        ncm_autoptr(ncm_enforcer) none = NULL;
         ncm_autoptr(ncm_node) n = NULL;
         ncm_autoptr(ncm_cpuset) released = ncm_cpuset_new();
         ncm_simulate_summary sum = {0};
@@ -313,6 +314,11 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
         nopts.devices_len = s->devices_len;
         nopts.reference_merge = o->reference_merge;
         nopts.kubelet_version = o->kubelet_version;
+        /* a simulation enforces nothing */
+        r = ncm_enforcer_none_new(&none, err);
+        if (r < 0)
+                return r;
+        nopts.enforcer = none;
         if (s->state_text) {
                 nopts.cpu_checkpoint = s->state_text;
                 nopts.cpu_checkpoint_len = s->state_len;

@@ -20,6 +20,7 @@
 #include <nodecm/fs.h>
 
 #include "base/json.h"
+#include "fakecg.h"
 #include "testutil.h"
 
 #define UID_G "11111111-2222-3333-4444-555555555555"
@@ -43,249 +44,6 @@ static ncm_pod *pod_yaml(const char *yaml)
         if (ncm_pod_parse(yaml, strlen(yaml), "test", &pod, &err) < 0)
                 fail_msg("pod: %s", err.msg);
         return pod;
-}
-
-/* ---- a stand-in kernel for a directory tree ---- */
-
-typedef struct fake {
-        char *dir; /* the temporary root */
-        int rootfd;
-        int version;
-        bool rsvd;           /* hugetlb has .rsvd files */
-        const char *fail_on; /* a control file created as a directory below paths with this */
-        ncm_cgroup_layout layout;
-        ncm_cgroup_exec_options exec;
-} fake;
-
-static void put(int rootfd, const char *dir, const char *file, const char *value)
-{
-        char path[4096];
-        ncm_autoclose int fd = -1;
-        snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, file);
-        fd = ncm_fs_openat(rootfd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL);
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, value, strlen(value)), (ssize_t)strlen(value));
-}
-
-static char *get(int rootfd, const char *path)
-{
-        char buf[4096];
-        ssize_t n = ncm_fs_read(rootfd, path, buf, sizeof(buf), NULL);
-        if (n < 0)
-                fail_msg("read %s: %s", path, strerror((int)-n));
-        while (n > 0 && buf[n - 1] == '\n')
-                buf[--n] = '\0';
-        return strdup(buf);
-}
-
-#define assert_file(f, path, want)                                                                 \
-        do {                                                                                       \
-                char *got_ = get((f)->rootfd, (path));                                             \
-                if (strcmp(got_, (want)) != 0)                                                     \
-                        fail_msg("%s: [%s], want [%s]", (path), got_, (want));                     \
-                free(got_);                                                                        \
-        } while (0)
-
-static void hugetlb_files(fake *f, const char *path, const char *suffix, const char *value)
-{
-        static const char *const sizes[] = {"2MB", "1GB"};
-        for (size_t i = 0; i < 2; i++) {
-                char file[64];
-                snprintf(file, sizeof(file), "hugetlb.%s.%s", sizes[i], suffix);
-                put(f->rootfd, path, file, value);
-                if (f->rsvd) {
-                        snprintf(file, sizeof(file), "hugetlb.%s.rsvd.%s", sizes[i], suffix);
-                        put(f->rootfd, path, file, value);
-                }
-        }
-}
-
-/* What the kernel makes in a new v1 cgroup of hierarchy HIER. */
-static void v1_files(fake *f, const char *path, const char *hier)
-{
-        put(f->rootfd, path, "cgroup.procs", "");
-        if (strcmp(hier, "cpuset") == 0) {
-                put(f->rootfd, path, "cpuset.cpus", "\n");
-                put(f->rootfd, path, "cpuset.mems", "\n");
-        } else if (strcmp(hier, "cpu") == 0) {
-                put(f->rootfd, path, "cpu.shares", "1024\n");
-                put(f->rootfd, path, "cpu.cfs_period_us", "100000\n");
-                put(f->rootfd, path, "cpu.cfs_quota_us", "-1\n");
-        } else if (strcmp(hier, "memory") == 0) {
-                put(f->rootfd, path, "memory.limit_in_bytes", "9223372036854771712\n");
-        } else if (strcmp(hier, "pids") == 0) {
-                put(f->rootfd, path, "pids.max", "max\n");
-        } else if (strcmp(hier, "hugetlb") == 0) {
-                hugetlb_files(f, path, "limit_in_bytes", "9223372036854771712\n");
-        }
-}
-
-/* A new v2 cgroup: the controllers its parent enabled, and their files. */
-static void v2_files(fake *f, const char *path)
-{
-        char parent[4096], ctl[512] = "";
-        const char *slash = strrchr(path, '/');
-        char *sub;
-        unsigned c;
-
-        snprintf(parent, sizeof(parent), "%.*s/cgroup.subtree_control", (int)(slash - path), path);
-        sub = get(f->rootfd, parent);
-        for (char *p = sub, *q = sub;; p++)
-                if (*p != '+' && !(*q++ = *p))
-                        break;
-        c = ncm_cgroup_parse_controllers(sub, strlen(sub));
-        snprintf(ctl, sizeof(ctl), "%s", sub);
-        free(sub);
-        put(f->rootfd, path, "cgroup.controllers", ctl);
-        put(f->rootfd, path, "cgroup.subtree_control", "");
-        put(f->rootfd, path, "cgroup.procs", "");
-        if (c & NCM_CGROUP_CTRL_CPU) {
-                put(f->rootfd, path, "cpu.weight", "100\n");
-                put(f->rootfd, path, "cpu.max", "max 100000\n");
-        }
-        if (c & NCM_CGROUP_CTRL_MEMORY) {
-                put(f->rootfd, path, "memory.max", "max\n");
-                put(f->rootfd, path, "memory.min", "0\n");
-                put(f->rootfd, path, "memory.low", "0\n");
-        }
-        if (c & NCM_CGROUP_CTRL_PIDS)
-                put(f->rootfd, path, "pids.max", "max\n");
-        if (c & NCM_CGROUP_CTRL_CPUSET) {
-                put(f->rootfd, path, "cpuset.cpus", "\n");
-                put(f->rootfd, path, "cpuset.mems", "\n");
-        }
-        if (c & NCM_CGROUP_CTRL_HUGETLB)
-                hugetlb_files(f, path, "max", "max\n");
-}
-
-static int fake_mkdir(int rootfd, const char *path, void *userdata)
-{
-        fake *f = userdata;
-        (void)rootfd;
-        if (f->version == 2) {
-                v2_files(f, path);
-        } else {
-                char hier[64];
-                size_t n = strcspn(path + 1, "/");
-                snprintf(hier, sizeof(hier), "%.*s", (int)n, path + 1);
-                v1_files(f, path, hier);
-        }
-        if (f->fail_on && strstr(path, f->fail_on)) {
-                char p[4096];
-                const char *file = f->version == 2 ? "cpu.max" : "cpu.cfs_quota_us";
-                if (f->version == 1 && strncmp(path, "/cpu/", 5) != 0)
-                        return 0;
-                snprintf(p, sizeof(p), "%s/%s", path, file);
-                (void)ncm_fs_unlink(f->rootfd, p, NULL);
-                assert_int_equal(ncm_fs_mkdir(f->rootfd, p, 0755, NULL), 1);
-        }
-        return 0;
-}
-
-/* The kernel empties a cgroup directory itself; here its files must go first. */
-static int fake_rmdir(int rootfd, const char *path, void *userdata)
-{
-        DIR *d = NULL;
-        struct dirent *de;
-        (void)userdata;
-        if (ncm_fs_opendir(rootfd, path, &d, NULL) < 0)
-                return 0;
-        while ((de = readdir(d)) != NULL) {
-                char p[4096];
-                if (de->d_name[0] == '.')
-                        continue;
-                snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
-                if (de->d_type == DT_REG)
-                        (void)ncm_fs_unlink(rootfd, p, NULL);
-                else if (de->d_type == DT_DIR && strchr(de->d_name, '.'))
-                        (void)ncm_fs_rmdir(rootfd, p, NULL); /* a file made a directory */
-        }
-        closedir(d);
-        return 0;
-}
-
-static void fake_init(fake *f, int version, bool rsvd)
-{
-        memset(f, 0, sizeof(*f));
-        f->version = version;
-        f->rsvd = rsvd;
-        f->dir = tu_mkdtemp();
-        f->rootfd = ncm_fs_open_root(f->dir, NULL);
-        assert_true(f->rootfd >= 0);
-        assert_int_equal(ncm_cgroup_layout_standard(&f->layout, version, "/sys/fs/cgroup", NULL),
-                         0);
-        f->exec.on_mkdir = fake_mkdir;
-        f->exec.before_rmdir = fake_rmdir;
-        f->exec.userdata = f;
-        if (version == 1) {
-                static const char *const hiers[] = {"cpuset", "memory",  "cpu",    "cpuacct",
-                                                    "pids",   "hugetlb", "systemd"};
-                for (size_t i = 0; i < NCM_ELEMENTSOF(hiers); i++) {
-                        char p[64];
-                        snprintf(p, sizeof(p), "/%s", hiers[i]);
-                        assert_int_equal(ncm_fs_mkdir(f->rootfd, p, 0755, NULL), 1);
-                        v1_files(f, p, hiers[i]);
-                }
-                put(f->rootfd, "/cpuset", "cpuset.cpus", "0-3\n");
-                put(f->rootfd, "/cpuset", "cpuset.mems", "0\n");
-        } else {
-                put(f->rootfd, "/", "cgroup.controllers",
-                    "cpuset cpu io memory hugetlb pids "
-                    "rdma misc\n");
-                put(f->rootfd, "/", "cgroup.subtree_control", "");
-                put(f->rootfd, "/", "cgroup.procs", "1\n");
-                put(f->rootfd, "/", "cpuset.cpus.effective", "0-3\n");
-        }
-}
-
-static void fake_done(fake *f)
-{
-        close(f->rootfd);
-        tu_rm_rf(f->dir);
-        free(f->dir);
-}
-
-/* Every directory and file of the tree with its content, sorted: for before/after checks. */
-static void snapshot_dir(int rootfd, const char *path, ncm_buf *b)
-{
-        DIR *d = NULL;
-        struct dirent *de;
-        char *names[512];
-        size_t n = 0;
-
-        assert_int_equal(ncm_fs_opendir(rootfd, path, &d, NULL), 0);
-        while ((de = readdir(d)) != NULL && n < 512)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        names[n++] = strdup(de->d_name);
-        closedir(d);
-        for (size_t i = 1; i < n; i++)
-                for (size_t k = i; k > 0 && strcmp(names[k - 1], names[k]) > 0; k--) {
-                        char *t = names[k];
-                        names[k] = names[k - 1];
-                        names[k - 1] = t;
-                }
-        for (size_t i = 0; i < n; i++) {
-                char p[4096];
-                struct stat st;
-                snprintf(p, sizeof(p), "%s/%s", strcmp(path, "/") == 0 ? "" : path, names[i]);
-                assert_int_equal(fstatat(rootfd, p + 1, &st, 0), 0);
-                if (S_ISDIR(st.st_mode)) {
-                        ncm_buf_printf(b, "%s/\n", p);
-                        snapshot_dir(rootfd, p, b);
-                } else {
-                        char *v = get(rootfd, p);
-                        ncm_buf_printf(b, "%s=%s\n", p, v);
-                        free(v);
-                }
-                free(names[i]);
-        }
-}
-
-static char *snapshot(fake *f)
-{
-        ncm_buf b = NCM_BUF_INIT;
-        snapshot_dir(f->rootfd, "/", &b);
-        return ncm_buf_steal(&b);
 }
 
 static void manager(fake *f, ncm_cgroup_manager *m, const char *cgroup_root)
@@ -515,12 +273,12 @@ static void test_cgroup_driver_v1_apply_and_remove(void **state)
                          -ENOENT);
 
         /* A process left in the pod: removal is refused and nothing changes. */
-        put(f.rootfd, "/memory/kubepods/pod" UID_G "/app", "cgroup.procs", "4242\n");
-        put(f.rootfd, "/cpu/kubepods/pod" UID_G "/app", "cgroup.procs", "4242\n");
+        fake_put(f.rootfd, "/memory/kubepods/pod" UID_G "/app", "cgroup.procs", "4242\n");
+        fake_put(f.rootfd, "/cpu/kubepods/pod" UID_G "/app", "cgroup.procs", "4242\n");
         assert_int_equal(ncm_cgroup_manager_remove_pod(&m, g, &err), -NCM_E_INVALID_STATE);
         assert_non_null(strstr(err.msg, "still has 1 process(es) (pid 4242)"));
-        put(f.rootfd, "/memory/kubepods/pod" UID_G "/app", "cgroup.procs", "");
-        put(f.rootfd, "/cpu/kubepods/pod" UID_G "/app", "cgroup.procs", "");
+        fake_put(f.rootfd, "/memory/kubepods/pod" UID_G "/app", "cgroup.procs", "");
+        fake_put(f.rootfd, "/cpu/kubepods/pod" UID_G "/app", "cgroup.procs", "");
 
         assert_true(ncm_cgroup_manager_remove_pod(&m, g, &err) > 0);
         assert_int_equal(ncm_fs_exists(f.rootfd, "/cpu/kubepods/pod" UID_G), 0);
@@ -568,7 +326,7 @@ static void test_cgroup_driver_v2_apply_and_read_back(void **state)
         assert_file(&f, "/kubepods/pod" UID_G "/app/cpu.weight", "100");
         assert_file(&f, "/kubepods/pod" UID_G "/app/cpuset.cpus", "1");
         assert_int_equal(m.ops->exists(&m.layout, f.rootfd, "/kubepods/pod" UID_G, NULL), 1);
-        put(f.rootfd, "/kubepods/pod" UID_G, "cgroup.controllers", "cpu memory");
+        fake_put(f.rootfd, "/kubepods/pod" UID_G, "cgroup.controllers", "cpu memory");
         assert_int_equal(m.ops->exists(&m.layout, f.rootfd, "/kubepods/pod" UID_G, &err), 0);
         assert_non_null(strstr(err.msg, "has some missing controllers: cpuset, hugetlb, pids"));
         assert_int_equal(m.ops->read(&m.layout, f.rootfd, "/kubepods/pod" UID_G, &back, NULL), 0);
@@ -620,12 +378,12 @@ static void test_cgroup_driver_undo_on_failure(void **state)
                 manager(&f, &m, NULL);
                 /* kubepods and the tiers exist already, with values that will change. */
                 assert_true(ncm_cgroup_manager_apply_pod(&m, b, NULL, 0, NULL, 0, &err) > 0);
-                before = snapshot(&f);
+                before = fake_snapshot(&f);
                 f.fail_on = "pod" UID_G;
                 assert_true(ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, 0, &err) < 0);
                 assert_non_null(strstr(err.msg, "pod" UID_G));
                 assert_null(strstr(err.msg, "undo incomplete"));
-                after = snapshot(&f);
+                after = fake_snapshot(&f);
                 assert_string_equal(before, after);
                 free(before);
                 free(after);
@@ -651,12 +409,12 @@ static void test_cgroup_driver_refuses_foreign_contents(void **state)
         assert_int_equal(ncm_fs_mkdir(f.rootfd, "/memory/kubepods/pod" UID_G "/intruder", 0755,
                                       NULL),
                          1);
-        before = snapshot(&f);
+        before = fake_snapshot(&f);
         assert_int_equal(ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, 0, &err),
                          -NCM_E_INVALID_STATE);
         assert_non_null(strstr(err.msg, "already holds the cgroup 'intruder'"));
         assert_int_equal(ncm_error_exit_status(err.code), 1);
-        after = snapshot(&f);
+        after = fake_snapshot(&f);
         assert_string_equal(before, after);
         free(before);
         free(after);
@@ -686,10 +444,10 @@ static void test_cgroup_driver_cgroup_root(void **state)
                         char p[64];
                         snprintf(p, sizeof(p), "/%s/nodecm-test", h[i]);
                         assert_int_equal(ncm_fs_mkdir(f.rootfd, p, 0755, NULL), 1);
-                        v1_files(&f, p, h[i]);
+                        fake_v1_files(&f, p, h[i]);
                 }
-                put(f.rootfd, "/cpuset/nodecm-test", "cpuset.cpus", "2-3\n");
-                put(f.rootfd, "/cpuset/nodecm-test", "cpuset.mems", "0\n");
+                fake_put(f.rootfd, "/cpuset/nodecm-test", "cpuset.cpus", "2-3\n");
+                fake_put(f.rootfd, "/cpuset/nodecm-test", "cpuset.mems", "0\n");
         }
         if (ncm_cgroup_manager_apply_pod(&m, g, NULL, 0, NULL, NCM_CGROUP_PLAN_POD_ONLY, &err) >= 0)
                 fail_msg("pod-only apply without kubepods should fail");
@@ -825,8 +583,8 @@ static void test_cgroup_driver_children_and_pids(void **state)
         assert_string_equal(kids[1], "y");
         assert_null(kids[2]);
         ncm_cgroup_strv_free(kids);
-        put(f.rootfd, "/cpu/a/y", "cgroup.procs", "7\n8\n");
-        put(f.rootfd, "/memory/a", "cgroup.procs", "7\n");
+        fake_put(f.rootfd, "/cpu/a/y", "cgroup.procs", "7\n8\n");
+        fake_put(f.rootfd, "/memory/a", "cgroup.procs", "7\n");
         assert_int_equal(ncm_cgroup_pids(&f.layout, f.rootfd, "/a", pids, 4, &n, NULL), 0);
         assert_int_equal(n, 2);
         fake_done(&f);

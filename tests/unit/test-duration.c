@@ -49,8 +49,19 @@ static void test_duration_parse(void **state)
                         {"-9223372036854775808ns", INT64_MIN},
                         {"100ms", 100000000},
         };
-        static const char *const bad[] = {"", "3", "-", "s", ".", "-.", ".s", "+.s", "1d",
-                                          "3000000h", "9223372036854775808ns", "1s1", "\xe2\x80\x8b"};
+        static const char *const bad[] = {"",
+                                          "3",
+                                          "-",
+                                          "s",
+                                          ".",
+                                          "-.",
+                                          ".s",
+                                          "+.s",
+                                          "1d",
+                                          "3000000h",
+                                          "9223372036854775808ns",
+                                          "1s1",
+                                          "\xe2\x80\x8b"};
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(ok); i++) {
                 int64_t v = -42;

@@ -93,7 +93,8 @@ static void test_node_config_cgroup_fields(void **state)
                         "{\"CustomCPUCFSQuotaPeriod\": true}, \"enforceNodeAllocatable\": "
                         "[\"pods\", \"kube-reserved\"], \"kubeReservedCgroup\": \"/kube\", "
                         "\"evictionHard\": {\"memory.available\": \"1Gi\"}, "
-                        "\"mergeDefaultEvictionSettings\": true, \"rootDirectory\": \"/var/lib/x\"}");
+                        "\"mergeDefaultEvictionSettings\": true, \"rootDirectory\": "
+                        "\"/var/lib/x\"}");
         ncm_cgroup_pod_options o;
         (void)state;
         assert_string_equal(ncm_node_config_cgroup_root(c), "/nodecm");
@@ -145,8 +146,8 @@ static void test_node_config_errors(void **state)
                      "k.cgroupRot: unknown field (did you mean \"cgroupRoot\"?)");
         /* a partial list with cgroupsPerQOS off is fine when empty */
         {
-                ncm_autoptr(ncm_node_config) c =
-                                parse_ok("{\"cgroupsPerQOS\": false, \"enforceNodeAllocatable\": []}");
+                ncm_autoptr(ncm_node_config) c = parse_ok(
+                                "{\"cgroupsPerQOS\": false, \"enforceNodeAllocatable\": []}");
                 assert_int_equal(ncm_node_config_enforce(c), 0);
         }
 }
@@ -185,8 +186,9 @@ static void test_node_config_compare(void **state)
                         {"{}", "{\"podPidsLimit\": 10}", NCM_NODE_CONFIG_LIVE, NULL},
                         {"{\"cpuManagerReconcilePeriod\": \"5s\"}", "{}", NCM_NODE_CONFIG_LIVE,
                          NULL},
-                        {"{}", "{\"cpuManagerPolicy\": \"static\", \"kubeReserved\": {\"cpu\": "
-                               "\"1\"}}",
+                        {"{}",
+                         "{\"cpuManagerPolicy\": \"static\", \"kubeReserved\": {\"cpu\": "
+                         "\"1\"}}",
                          NCM_NODE_CONFIG_RESTART, "cpuManagerPolicy"},
                         {"{\"podPidsLimit\": 1}", "{\"podPidsLimit\": 2, \"cgroupRoot\": \"/x\"}",
                          NCM_NODE_CONFIG_RESTART, "cgroupRoot"},
@@ -213,8 +215,8 @@ static void test_node_config_merge_text(void **state)
         static const char overlay[] = "podPidsLimit: 7\ncgroupDriver: systemd\n";
         ncm_cgroup_pod_options o;
         (void)state;
-        assert_int_equal(ncm_node_config_merge_text(base, overlay, strlen(overlay), "flags", "",
-                                                    &m, &err),
+        assert_int_equal(ncm_node_config_merge_text(base, overlay, strlen(overlay), "flags", "", &m,
+                                                    &err),
                          0);
         assert_string_equal(ncm_node_config_cpu_policy(m), "static");
         assert_string_equal(ncm_node_config_cgroup_driver(m), "systemd");

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Enforcement: what the node's decisions become on the machine. An enforcer is an ops table
+ * the node calls inside its transactions; each enforcer keeps what it changed since begin() so
+ * that rollback() puts it back, and forgets it at commit(). The node calls, in this order:
+ *
+ *   start       once, when the node starts: the kubelet's required controllers, node
+ *               allocatable on kubepods and the reserved cgroups, the QoS tiers (its own
+ *               transaction: on failure nothing stays changed);
+ *   begin       then any of pod_add / pod_cpus / pod_remove, then commit or rollback;
+ *   pod_add     an admitted pod: its pod cgroup (the kubelet's values, the QoS tiers updated)
+ *               and its containers with their cpusets;
+ *   pod_cpus    the cpusets of a pod's containers (the shared pool moved, or reconcile);
+ *   pod_remove  a removed pod: its cgroups go (always the last call before commit, as a
+ *               removal cannot be undone).
+ *
+ * Built in: "none" (does nothing: the simulator), "plan" (records the writes it would make),
+ * "cgroupfs" (cgroup v1 or v2 through a cgroup mount root). Later enforcers (CRI
+ * UpdateContainerResources, an OCI hook's cgroup) plug in through ncm_enforcer_new().
+ */
+#ifndef NODECM_ENFORCER_H
+#define NODECM_ENFORCER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <nodecm/cgroups.h>
+#include <nodecm/common.h>
+#include <nodecm/cpuset.h>
+#include <nodecm/error.h>
+#include <nodecm/node-config.h>
+#include <nodecm/pod.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One container of a pod, as the node wants it enforced. */
+typedef struct ncm_enforce_container {
+        const char *name;
+        bool init;             /* an init container that is not a sidecar: it has run */
+        bool sidecar;          /* restartable init container */
+        bool exclusive;        /* CPUS are its own */
+        const ncm_cpuset *cpus; /* its exclusive CPUs, or the shared pool */
+} ncm_enforce_container;
+
+/* A pod and its containers (init containers, then app containers, in spec order). */
+typedef struct ncm_enforce_pod {
+        const ncm_pod *pod;
+        const ncm_enforce_container *containers;
+        size_t n_containers;
+} ncm_enforce_pod;
+
+/* What start() is given. */
+typedef struct ncm_enforce_start {
+        const ncm_node_config *cfg;
+        const ncm_cpuset *all_cpus;        /* the machine's CPUs */
+        const ncm_cgroup_qos_usage *usage; /* the pods the node already holds */
+} ncm_enforce_start;
+
+/*
+ * The operations. Every one returns 0 or -errno with ERR naming what failed; a NULL member
+ * does nothing. USAGE counts the requests of the other pods the node holds (never POD's), for
+ * the burstable tier. Members may be added at the end.
+ */
+typedef struct ncm_enforcer_ops {
+        const char *name;
+        int (*start)(void *data, const ncm_enforce_start *s, ncm_error *err);
+        int (*begin)(void *data, ncm_error *err);
+        int (*pod_add)(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
+                       ncm_error *err);
+        int (*pod_cpus)(void *data, const ncm_enforce_pod *p, ncm_error *err);
+        int (*pod_remove)(void *data, const ncm_pod *pod, const ncm_cgroup_qos_usage *usage,
+                          ncm_error *err);
+        int (*commit)(void *data, ncm_error *err);
+        int (*rollback)(void *data, ncm_error *err);
+        void (*free)(void *data);
+} ncm_enforcer_ops;
+
+typedef struct ncm_enforcer ncm_enforcer;
+
+/* An enforcer from OPS (must outlive it) and DATA (released by OPS->free). -ENOMEM. */
+NCM_API int ncm_enforcer_new(const ncm_enforcer_ops *ops, void *data, ncm_enforcer **ret);
+NCM_API ncm_enforcer *ncm_enforcer_free(ncm_enforcer *e);
+NCM_DEFINE_AUTOPTR(ncm_enforcer, ncm_enforcer_free)
+NCM_API const char *ncm_enforcer_name(const ncm_enforcer *e) NCM_PURE;
+NCM_API const ncm_enforcer_ops *ncm_enforcer_get_ops(const ncm_enforcer *e) NCM_PURE;
+NCM_API void *ncm_enforcer_get_data(const ncm_enforcer *e) NCM_PURE;
+
+/* "none": nothing is enforced (the simulator). -ENOMEM. */
+NCM_API int ncm_enforcer_none_new(ncm_enforcer **ret, ncm_error *err);
+
+/* Where the cgroup enforcers work. */
+typedef struct ncm_enforcer_cgroup_options {
+        /* The cgroup mount root: "/sys/fs/cgroup" when NULL (cgroupfs); any directory laid out
+         * as one in tests. */
+        const char *mount_root;
+        /* The machine's root for /proc and /sys (mountinfo, hugepage sizes, capacity): "/"
+         * when NULL. */
+        const char *sys_root;
+        /* plan only: plan for a typical cgroup v1 (1) or v2 (2) machine instead of reading
+         * MOUNT_ROOT (0). */
+        int cgroup_version;
+        /* Node capacity instead of reading the machine's (NULL: read it). */
+        const ncm_resource_list *capacity;
+        /* cgroupfs on a fake tree: hooks that fill in and empty directories (tests). */
+        const ncm_cgroup_exec_options *exec;
+} ncm_enforcer_cgroup_options;
+
+/*
+ * "cgroupfs": the kubelet's cgroups through the cgroup mount root, on cgroup v1 (hybrid mode
+ * included) or v2, with the cgroupfs naming driver (cgroupDriver systemd is refused at start:
+ * its cgroups are systemd's to make). Container cgroups are named by container name below the
+ * pod cgroup, as `nodecm cgroup apply` makes them. -ENOMEM, or the layout's errors.
+ */
+NCM_API int ncm_enforcer_cgroupfs_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
+                                      ncm_error *err);
+
+/*
+ * "plan": records, per committed transaction, the plan of directories and files the cgroupfs
+ * enforcer would write (either naming driver), without touching anything.
+ */
+NCM_API int ncm_enforcer_plan_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
+                                  ncm_error *err);
+
+/* The plan enforcer's record of committed writes (NULL for other enforcers). */
+NCM_API const ncm_cgroup_plan *ncm_enforcer_plan_get(const ncm_enforcer *e) NCM_PURE;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

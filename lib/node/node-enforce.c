@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The enforcers: none, and the two cgroup enforcers, which build the same plans (the kubelet's
+ * cgroups for a pod, its containers' cpusets, node allocatable) and differ only in what they
+ * do with them: cgroupfs applies each plan with an undo log that rollback() runs, plan records
+ * them and keeps what was committed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/enforcer.h>
+#include <nodecm/fs.h>
+#include "node-internal.h"
+
+struct ncm_enforcer {
+        const ncm_enforcer_ops *ops;
+        void *data;
+};
+
+int ncm_enforcer_new(const ncm_enforcer_ops *ops, void *data, ncm_enforcer **ret)
+{
+        ncm_enforcer *e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        e->ops = ops;
+        e->data = data;
+        *ret = e;
+        return 0;
+}
+
+ncm_enforcer *ncm_enforcer_free(ncm_enforcer *e)
+{
+        if (e) {
+                if (e->ops->free)
+                        e->ops->free(e->data);
+                free(e);
+        }
+        return NULL;
+}
+
+const char *ncm_enforcer_name(const ncm_enforcer *e)
+{
+        return e->ops->name;
+}
+
+const ncm_enforcer_ops *ncm_enforcer_get_ops(const ncm_enforcer *e)
+{
+        return e->ops;
+}
+
+void *ncm_enforcer_get_data(const ncm_enforcer *e)
+{
+        return e->data;
+}
+
+static const ncm_enforcer_ops none_ops = {.name = "none"};
+
+int ncm_enforcer_none_new(ncm_enforcer **ret, ncm_error *err)
+{
+        if (ncm_enforcer_new(&none_ops, NULL, ret) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The cgroup enforcers
+ */
+
+typedef struct cg_enforcer {
+        bool record; /* plan: record the plans instead of applying them */
+        char *mount_root;
+        char *sys_root;
+        int version; /* a standard layout of this version instead of detecting one */
+        bool has_capacity;
+        ncm_resource_list capacity;
+        ncm_cgroup_exec_options exec;
+        int rootfd; /* the mount root (cgroupfs) */
+        int sysfd;
+        bool started;
+        ncm_cgroup_layout layout;
+        ncm_cgroup_manager m;
+        ncm_cgroup_undo *undo;   /* cgroupfs: what this transaction changed */
+        ncm_cgroup_plan pending; /* plan: this transaction's writes */
+        ncm_cgroup_plan done;    /* plan: the committed writes */
+} cg_enforcer;
+
+static int oom(ncm_error *err)
+{
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+static void cg_free(void *data)
+{
+        cg_enforcer *e = data;
+
+        if (!e)
+                return;
+        if (e->started)
+                ncm_cgroup_manager_done(&e->m);
+        ncm_cgroup_undo_free(e->undo);
+        ncm_cgroup_plan_done(&e->pending);
+        ncm_cgroup_plan_done(&e->done);
+        ncm_resource_list_done(&e->capacity);
+        if (e->rootfd >= 0)
+                close(e->rootfd);
+        if (e->sysfd >= 0)
+                close(e->sysfd);
+        free(e->mount_root);
+        free(e->sys_root);
+        free(e);
+}
+
+/* Apply PLAN (cgroupfs: with undo; plan: recorded as pending). */
+static int run_plan(cg_enforcer *e, ncm_cgroup_plan *plan, ncm_error *err)
+{
+        int r;
+
+        if (e->record)
+                return ncm_cgroup_plan_append(&e->pending, plan) < 0 ? oom(err) : 0;
+        r = ncm_cgroup_plan_apply_undo(plan, e->rootfd, &e->exec, e->undo, err);
+        return r < 0 ? r : 0;
+}
+
+static int open_layout(cg_enforcer *e, ncm_error *err)
+{
+        ncm_autofree char *mountinfo = NULL;
+        char real[PATH_MAX];
+        int r;
+
+        if (e->version)
+                r = ncm_cgroup_layout_standard(&e->layout, e->version, e->mount_root, err);
+        else
+                r = 0;
+        if (r < 0)
+                return r;
+        if (e->record && e->version)
+                return 0;
+        if (!realpath(e->mount_root, real))
+                return ncm_error_errno(err, errno, "cgroup mount root '%s'", e->mount_root);
+        e->rootfd = ncm_fs_open_root(real, err);
+        if (e->rootfd < 0)
+                return e->rootfd;
+        if (e->version)
+                return 0;
+        r = ncm_fs_read_all(e->sysfd, "/proc/self/mountinfo", 1 << 22, &mountinfo, NULL, err);
+        if (r < 0)
+                return r;
+        return ncm_cgroup_layout_detect(e->rootfd, real, mountinfo, e->sysfd, &e->layout, err);
+}
+
+static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
+{
+        cg_enforcer *e = data;
+        const ncm_node_config *cfg = s->cfg;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
+        ncm_node_allocatable na = {0};
+        ncm_resource_list capacity = {0};
+        ncm_cgroup_resources kp;
+        ncm_cgroup_name kubepods = NCM_CGROUP_NAME_INIT;
+        ncm_buf kname = NCM_BUF_INIT;
+        int r;
+
+        if (e->started)
+                return ncm_error_set(err, EALREADY, "enforcer already started");
+        if (!e->record && strcmp(ncm_node_config_cgroup_driver(cfg), "cgroupfs") != 0)
+                return ncm_error_set(err, EINVAL,
+                                     "cgroupDriver %s: cgroups of the systemd driver are made by "
+                                     "systemd over D-Bus; nodecm enforces the cgroupfs driver "
+                                     "only (plan the systemd one)",
+                                     ncm_node_config_cgroup_driver(cfg));
+        r = open_layout(e, err);
+        if (r < 0)
+                return r;
+        r = ncm_node_config_cgroup_manager(cfg, &e->layout, e->rootfd, &e->m, err);
+        if (r < 0)
+                return r;
+        e->m.exec = e->exec;
+        e->started = true;
+
+        /* the controllers the kubelet requires, named as it names kubepods */
+        r = ncm_cgroup_qos_names(ncm_node_config_cgroup_root(cfg),
+                                 ncm_node_config_cgroups_per_qos(cfg), &kubepods, NULL, NULL, err);
+        if (r >= 0)
+                for (size_t i = 0; i < kubepods.n; i++)
+                        ncm_buf_printf(&kname, "%s%s", i ? "\" \"" : "", kubepods.parts[i]);
+        ncm_cgroup_name_done(&kubepods);
+        if (r >= 0)
+                r = ncm_cgroup_layout_check_controllers(
+                                &e->layout, ncm_node_config_extra_controllers(cfg),
+                                kname.data ? kname.data : "", err);
+        ncm_buf_done(&kname);
+        if (r >= 0 && !e->record)
+                r = ncm_cgroup_manager_check_root(&e->m, err);
+        if (r < 0)
+                return r;
+
+        /* node allocatable: kubepods and the reserved cgroups, then the QoS tiers */
+        if (e->has_capacity) {
+                for (size_t i = 0; i < e->capacity.n && r >= 0; i++)
+                        r = ncm_cgroup_resource_list_set(&capacity, e->capacity.items[i].name,
+                                                         &e->capacity.items[i].quantity);
+                if (r < 0)
+                        r = oom(err);
+        } else {
+                const char *rd = ncm_node_config_root_dir(cfg);
+                r = ncm_cgroup_machine_capacity(e->sysfd, rd[0] ? rd : "/", &capacity, err);
+                if (r < 0)
+                        ncm_error_prefix(err, "capacity of this machine");
+        }
+        if (r >= 0)
+                r = ncm_node_config_allocatable(cfg, &capacity, &na, err);
+        ncm_resource_list_done(&capacity);
+        if (r < 0)
+                return r;
+        r = ncm_node_config_kubepods(cfg, &na, &e->layout, s->all_cpus, &kp, err);
+        if (r >= 0) {
+                r = ncm_cgroup_manager_set_kubepods(&e->m, &kp, err);
+                ncm_cgroup_resources_done(&kp);
+        }
+        if (r >= 0)
+                r = ncm_cgroup_manager_plan_node(
+                                &e->m, ncm_node_config_enforce(cfg),
+                                ncm_node_config_kube_reserved_cgroup(cfg),
+                                ncm_node_config_kube_reserved(cfg),
+                                ncm_node_config_system_reserved_cgroup(cfg),
+                                ncm_node_config_system_reserved(cfg),
+                                strcmp(ncm_node_config_cpu_policy(cfg), "none") == 0 ? s->all_cpus
+                                                                                     : NULL,
+                                &plan, err);
+        ncm_node_allocatable_done(&na);
+        if (r >= 0)
+                r = ncm_cgroup_manager_plan_start(&e->m, s->usage, &plan, err);
+        if (r >= 0) {
+                if (e->record)
+                        r = ncm_cgroup_plan_append(&e->done, &plan) < 0 ? oom(err) : 0;
+                else
+                        r = ncm_cgroup_plan_apply(&plan, e->rootfd, &e->exec, err);
+        }
+        ncm_cgroup_plan_done(&plan);
+        return r < 0 ? r : 0;
+}
+
+static int cg_begin(void *data, ncm_error *err)
+{
+        cg_enforcer *e = data;
+
+        if (!e->started)
+                return ncm_error_set(err, EINVAL, "enforcer not started");
+        ncm_cgroup_undo_clear(e->undo);
+        ncm_cgroup_plan_done(&e->pending);
+        return 0;
+}
+
+static int cg_commit(void *data, ncm_error *err)
+{
+        cg_enforcer *e = data;
+
+        ncm_cgroup_undo_clear(e->undo);
+        if (e->record && ncm_cgroup_plan_append(&e->done, &e->pending) < 0)
+                return oom(err);
+        ncm_cgroup_plan_done(&e->pending);
+        return 0;
+}
+
+static int cg_rollback(void *data, ncm_error *err)
+{
+        cg_enforcer *e = data;
+
+        ncm_cgroup_plan_done(&e->pending);
+        if (e->record)
+                return 0;
+        return ncm_cgroup_undo_run(e->undo, e->rootfd, &e->exec, err);
+}
+
+/* Does the pod ask for hugepages (a hugetlb limit is then written)? */
+static bool wants_hugepages(const ncm_pod *pod, const ncm_cgroup_manager *m)
+{
+        ncm_cgroup_pod_totals t;
+        if (ncm_cgroup_totals_for_pod(pod, &m->options, &t, NULL) < 0)
+                return false;
+        return t.n_hugepages > 0;
+}
+
+static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
+                      ncm_error *err)
+{
+        cg_enforcer *e = data;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
+        ncm_autofree ncm_cgroup_container_cpus *cpus = calloc(p->n_containers + 1, sizeof(*cpus));
+        size_t n = 0;
+        int r;
+
+        if (!cpus)
+                return oom(err);
+        if (wants_hugepages(p->pod, &e->m)) {
+                r = ncm_cgroup_layout_check_controllers(&e->layout, NCM_CGROUP_CTRL_HUGETLB, NULL,
+                                                        err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "pod '%s' requests hugepages", p->pod->uid);
+        }
+        for (size_t i = 0; i < p->n_containers; i++) {
+                if (p->containers[i].init && !p->containers[i].sidecar)
+                        continue;
+                cpus[n].container = p->containers[i].name;
+                cpus[n].cpus = p->containers[i].cpus;
+                n++;
+        }
+        r = ncm_cgroup_manager_plan_pod(&e->m, p->pod, usage, cpus, n, NULL, 0, &plan, err);
+        if (r >= 0)
+                r = run_plan(e, &plan, err);
+        ncm_cgroup_plan_done(&plan);
+        return r;
+}
+
+static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
+{
+        cg_enforcer *e = data;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
+        const ncm_cgroup_hierarchy *h = ncm_cgroup_layout_find(&e->layout, NCM_CGROUP_CTRL_CPUSET);
+        int r = 0;
+
+        for (size_t i = 0; i < p->n_containers && r >= 0; i++) {
+                const ncm_enforce_container *c = &p->containers[i];
+                if (c->init && !c->sidecar)
+                        continue;
+                if (!e->record && h) {
+                        /* a container that is not running has no cgroup to update (the
+                         * kubelet's reconcile skips it too) */
+                        ncm_autofree char *cpath = NULL;
+                        char dir[4096];
+                        r = ncm_cgroup_manager_container_path(&e->m, p->pod->uid, p->pod->qos,
+                                                              c->name, &cpath, err);
+                        if (r < 0)
+                                break;
+                        snprintf(dir, sizeof(dir), "%s%s", h->dir, cpath);
+                        if (ncm_fs_exists(e->rootfd, dir) <= 0)
+                                continue;
+                }
+                r = ncm_cgroup_manager_plan_container_cpuset(&e->m, p->pod->uid, p->pod->qos,
+                                                             c->name, c->cpus, NULL, &plan, err);
+        }
+        if (r >= 0)
+                r = run_plan(e, &plan, err);
+        ncm_cgroup_plan_done(&plan);
+        return r;
+}
+
+static int cg_pod_remove(void *data, const ncm_pod *pod, const ncm_cgroup_qos_usage *usage,
+                         ncm_error *err)
+{
+        cg_enforcer *e = data;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
+        int r;
+
+        if (!e->record) {
+                ncm_autofree char *ppath = NULL;
+                int pids[8];
+                size_t npids = 0;
+                r = ncm_cgroup_manager_container_path(&e->m, pod->uid, pod->qos, NULL, &ppath,
+                                                      err);
+                if (r >= 0)
+                        r = ncm_cgroup_pids(&e->layout, e->rootfd, ppath, pids,
+                                            NCM_ELEMENTSOF(pids), &npids, err);
+                if (r < 0)
+                        return r;
+                /* the kubelet kills them first; nodecm leaves that to whoever runs them */
+                if (npids > 0)
+                        return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                             "pod cgroup '%s%s' still has %zu process(es) (pid "
+                                             "%d); stop them first",
+                                             e->layout.display_root, ppath, npids, pids[0]);
+        }
+        r = ncm_cgroup_manager_plan_remove_pod(&e->m, pod, usage, &plan, err);
+        if (r >= 0)
+                r = run_plan(e, &plan, err);
+        ncm_cgroup_plan_done(&plan);
+        return r;
+}
+
+static const ncm_enforcer_ops cgroupfs_ops = {
+                .name = "cgroupfs",
+                .start = cg_start,
+                .begin = cg_begin,
+                .pod_add = cg_pod_add,
+                .pod_cpus = cg_pod_cpus,
+                .pod_remove = cg_pod_remove,
+                .commit = cg_commit,
+                .rollback = cg_rollback,
+                .free = cg_free,
+};
+
+static const ncm_enforcer_ops plan_ops = {
+                .name = "plan",
+                .start = cg_start,
+                .begin = cg_begin,
+                .pod_add = cg_pod_add,
+                .pod_cpus = cg_pod_cpus,
+                .pod_remove = cg_pod_remove,
+                .commit = cg_commit,
+                .rollback = cg_rollback,
+                .free = cg_free,
+};
+
+static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforcer **ret,
+                  ncm_error *err)
+{
+        cg_enforcer *e = calloc(1, sizeof(*e));
+        int r = 0;
+
+        if (!e)
+                return oom(err);
+        e->record = record;
+        e->rootfd = e->sysfd = -1;
+        e->mount_root = strdup(o && o->mount_root ? o->mount_root : "/sys/fs/cgroup");
+        e->sys_root = strdup(o && o->sys_root ? o->sys_root : "/");
+        e->undo = ncm_cgroup_undo_new();
+        if (!e->mount_root || !e->sys_root || !e->undo)
+                r = oom(err);
+        if (r >= 0 && o) {
+                e->version = o->cgroup_version;
+                if (o->exec)
+                        e->exec = *o->exec;
+                if (o->capacity) {
+                        e->has_capacity = true;
+                        for (size_t i = 0; i < o->capacity->n && r >= 0; i++)
+                                if (ncm_cgroup_resource_list_set(&e->capacity,
+                                                                 o->capacity->items[i].name,
+                                                                 &o->capacity->items[i].quantity) <
+                                    0)
+                                        r = oom(err);
+                }
+        }
+        if (r >= 0 && e->version != 0 && e->version != 1 && e->version != 2)
+                r = ncm_error_set(err, EINVAL, "cgroup version %d: expected 1 or 2", e->version);
+        if (r >= 0) {
+                e->sysfd = ncm_fs_open_root(e->sys_root, err);
+                if (e->sysfd < 0)
+                        r = e->sysfd;
+        }
+        if (r >= 0 && ncm_enforcer_new(record ? &plan_ops : &cgroupfs_ops, e, ret) < 0)
+                r = oom(err);
+        if (r < 0)
+                cg_free(e);
+        return r;
+}
+
+int ncm_enforcer_cgroupfs_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
+                              ncm_error *err)
+{
+        return cg_new(o, false, ret, err);
+}
+
+int ncm_enforcer_plan_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
+                          ncm_error *err)
+{
+        return cg_new(o, true, ret, err);
+}
+
+const ncm_cgroup_plan *ncm_enforcer_plan_get(const ncm_enforcer *e)
+{
+        if (e->ops != &plan_ops)
+                return NULL;
+        return &((const cg_enforcer *)e->data)->done;
+}
