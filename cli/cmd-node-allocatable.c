@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include <nodecm/cgroups.h>
-#include <nodecm/fs.h>
+#include <nodecm/node-cgroups.h>
 #include "cli.h"
-#include "node-flags.h"
+#include "kubelet-flags.h"
 
 static void usage(FILE *f)
 {
@@ -24,27 +24,15 @@ static void usage(FILE *f)
               "also minus the hugepages), and the limits --enforce-node-allocatable puts on the\n"
               "kubepods cgroup (capacity minus the reservations, eviction not subtracted, pid\n"
               "included) and on the reserved cgroups.\n\n"
-              "  --capacity LIST                 cpu=4,memory=16Gi,ephemeral-storage=100Gi,\n"
-              "                                  pid=4194304,hugepages-2Mi=0 (default: this\n"
-              "                                  machine)\n"
-              "  --kube-reserved LIST            e.g. cpu=500m,memory=1Gi (cpu, memory,\n"
-              "  --system-reserved LIST          ephemeral-storage and pid only)\n"
-              "  --eviction-hard LIST            e.g. memory.available<100Mi,nodefs.available<10%\n"
-              "                                  (default: the kubelet's; '' for none)\n"
-              "  --enforce-node-allocatable LIST pods, kube-reserved, system-reserved,\n"
-              "                                  kube-reserved-compressible,\n"
-              "                                  system-reserved-compressible or none\n"
-              "                                  (default pods)\n"
-              "  --kube-reserved-cgroup NAME     the existing cgroups the reservations are\n"
-              "  --system-reserved-cgroup NAME   enforced on\n"
-              "  --cpu-manager-policy none|static  none also writes all CPUs into kubepods'\n"
-              "                                  cpuset (default none)\n"
-              "  --plan                          print the cgroup writes of the enforcement\n"
-              "  --driver, --cgroup-version, --root, --cgroup-root\n"
-              "                                  as for 'nodecm cgroup plan' (with --plan)\n"
-              "  --json                          one JSON object (quantities as the node status\n"
-              "                                  writes them)\n"
-              "  -h, --help                      show this help\n\n"
+              "  --capacity LIST           cpu=4,memory=16Gi,ephemeral-storage=100Gi,\n"
+              "                            pid=4194304,hugepages-2Mi=0 (default: this machine)\n"
+              "  --plan                    print the cgroup writes of the enforcement\n"
+              "  --cgroup-version 1|2      plan for a typical v1 or v2 machine (with --plan)\n"
+              "  --root DIR                the cgroup mount root (default /sys/fs/cgroup)\n"
+              "  --json                    one JSON object (quantities as the node status\n"
+              "                            writes them)\n"
+              "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
+              "\nWith --cpu-manager-policy none (the default) kubepods' cpuset is every CPU.\n\n"
               "Exit status: 0 done, 1 a reservation exceeds capacity, 2 bad usage or input.\n",
               f);
 }
@@ -52,11 +40,10 @@ static void usage(FILE *f)
 enum {
         OPT_PLAN = 1000,
         OPT_JSON,
-        OPT_DRIVER,
         OPT_VERSION,
         OPT_ROOT,
-        OPT_CGROUP_ROOT,
-        OPT_NODE,
+        OPT_CAPACITY,
+        OPT_KUBELET,
 };
 
 static const char *const enforce_names[] = {"pods", "kube-reserved", "system-reserved",
@@ -108,20 +95,22 @@ static void eviction_list(const ncm_eviction_thresholds *t, ncm_buf *b, bool jso
         }
 }
 
-static void format_text(const ncm_cgroup_node_config *c, const ncm_node_allocatable *na, ncm_buf *b)
+static void format_text(const ncm_node_config *c, const ncm_resource_list *capacity,
+                        const ncm_node_allocatable *na, ncm_buf *b)
 {
-        bool has_pid = ncm_resource_list_get(&c->capacity, NCM_RESOURCE_PID) != NULL;
+        const ncm_eviction_thresholds *ev = ncm_node_config_eviction_hard(c);
+        unsigned enforce = ncm_node_config_enforce(c);
 
         ncm_buf_printf(b, "%-20s%-16s%-16s%-16s%-16s%-16s%s\n", "RESOURCE", "CAPACITY",
                        "KUBE-RESERVED", "SYSTEM-RESERVED", "EVICTION-HARD", "ALLOCATABLE",
                        "KUBEPODS-LIMIT");
-        for (size_t i = 0; i < c->capacity.n; i++) {
-                const char *name = c->capacity.items[i].name;
+        for (size_t i = 0; i < capacity->n; i++) {
+                const char *name = capacity->items[i].name;
                 bool pid = strcmp(name, NCM_RESOURCE_PID) == 0;
                 ncm_buf_printf(b, "%-20s", pid ? "pid (internal)" : name);
-                put_q(b, &c->capacity, name);
-                put_q(b, c->has_kube_reserved ? &c->kube_reserved : NULL, name);
-                put_q(b, c->has_system_reserved ? &c->system_reserved : NULL, name);
+                put_q(b, capacity, name);
+                put_q(b, ncm_node_config_kube_reserved(c), name);
+                put_q(b, ncm_node_config_system_reserved(c), name);
                 put_q(b, &na->eviction, name);
                 put_q(b, pid ? NULL : &na->allocatable, name);
                 {
@@ -134,17 +123,16 @@ static void format_text(const ncm_cgroup_node_config *c, const ncm_node_allocata
                         b->len--;
                 ncm_buf_putc(b, '\n');
         }
-        (void)has_pid;
         ncm_buf_puts(b, "\neviction-hard: ");
-        if (c->eviction_hard.n)
-                eviction_list(&c->eviction_hard, b, false);
+        if (ev->n)
+                eviction_list(ev, b, false);
         else
                 ncm_buf_puts(b, "none");
         ncm_buf_puts(b, "\nenforce-node-allocatable: ");
         {
                 bool any = false;
                 for (size_t i = 0; i < NCM_ELEMENTSOF(enforce_names); i++)
-                        if (c->enforce & (1u << i)) {
+                        if (enforce & (1u << i)) {
                                 ncm_buf_printf(b, "%s%s", any ? "," : "", enforce_names[i]);
                                 any = true;
                         }
@@ -154,16 +142,17 @@ static void format_text(const ncm_cgroup_node_config *c, const ncm_node_allocata
         ncm_buf_putc(b, '\n');
 }
 
-static void format_json(const ncm_cgroup_node_config *c, const ncm_node_allocatable *na, ncm_buf *b)
+static void format_json(const ncm_node_config *c, const ncm_resource_list *capacity,
+                        const ncm_node_allocatable *na, ncm_buf *b)
 {
         bool any = false;
 
         ncm_buf_putc(b, '{');
-        json_list(b, "capacity", &c->capacity, true);
-        json_list(b, "kubeReserved", c->has_kube_reserved ? &c->kube_reserved : NULL, false);
-        json_list(b, "systemReserved", c->has_system_reserved ? &c->system_reserved : NULL, false);
+        json_list(b, "capacity", capacity, true);
+        json_list(b, "kubeReserved", ncm_node_config_kube_reserved(c), false);
+        json_list(b, "systemReserved", ncm_node_config_system_reserved(c), false);
         ncm_buf_puts(b, ", \"evictionHard\": {");
-        eviction_list(&c->eviction_hard, b, true);
+        eviction_list(ncm_node_config_eviction_hard(c), b, true);
         ncm_buf_putc(b, '}');
         json_list(b, "evictionReservation", &na->eviction, false);
         json_list(b, "reservation", &na->reservation, false);
@@ -171,11 +160,32 @@ static void format_json(const ncm_cgroup_node_config *c, const ncm_node_allocata
         json_list(b, "kubepodsLimits", &na->pods_limits, false);
         ncm_buf_puts(b, ", \"enforceNodeAllocatable\": [");
         for (size_t i = 0; i < NCM_ELEMENTSOF(enforce_names); i++)
-                if (c->enforce & (1u << i)) {
+                if (ncm_node_config_enforce(c) & (1u << i)) {
                         ncm_buf_printf(b, "%s\"%s\"", any ? ", " : "", enforce_names[i]);
                         any = true;
                 }
         ncm_buf_puts(b, "]}\n");
+}
+
+/* A repeated --capacity adds to the earlier values, as the kubelet's map flags do. */
+static int add_capacity(ncm_resource_list *l, const char *text)
+{
+        ncm_resource_list add = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        int r = 0;
+
+        if (ncm_cgroup_parse_capacity(text, &add, &err) < 0) {
+                ncm_error_prefix(&err, "--capacity");
+                return cli_fail(&err);
+        }
+        for (size_t i = 0; i < add.n && r >= 0; i++)
+                r = ncm_cgroup_resource_list_set(l, add.items[i].name, &add.items[i].quantity);
+        ncm_resource_list_done(&add);
+        if (r < 0) {
+                ncm_error_set(&err, ENOMEM, "out of memory");
+                return cli_fail(&err);
+        }
+        return 0;
 }
 
 int cmd_node_allocatable(int argc, char **argv)
@@ -183,25 +193,24 @@ int cmd_node_allocatable(int argc, char **argv)
         static const struct option opts[] = {
                         {"plan", no_argument, NULL, OPT_PLAN},
                         {"json", no_argument, NULL, OPT_JSON},
-                        {"driver", required_argument, NULL, OPT_DRIVER},
                         {"cgroup-version", required_argument, NULL, OPT_VERSION},
                         {"root", required_argument, NULL, OPT_ROOT},
-                        {"cgroup-root", required_argument, NULL, OPT_CGROUP_ROOT},
-                        CLI_NODE_FLAG_OPTIONS(OPT_NODE),
+                        {"capacity", required_argument, NULL, OPT_CAPACITY},
+                        CLI_KUBELET_FLAG_OPTIONS(OPT_KUBELET),
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
-        ncm_cgroup_node_config node;
-        ncm_node_allocatable na;
+        ncm_autoptr(cli_kubelet_flags) flags = cli_kubelet_flags_new();
+        ncm_autoptr(ncm_node_config) cfg = NULL;
+        ncm_autoptr(ncm_node_cgroups) cg = NULL;
+        ncm_node_cgroups_options o = {0};
+        ncm_resource_list capacity = {0};
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
-        ncm_autoclose int sysfd = -1;
-        const ncm_cgroup_naming_ops *naming = &ncm_cgroup_naming_cgroupfs;
-        const char *root = "/sys/fs/cgroup", *cgroup_root = NULL;
-        bool plan = false, json = false;
-        int version = 0, c, idx = 0, r = 0, rc;
+        bool plan = false, json = false, has_capacity = false;
+        int c, idx = 0, r = 0;
 
-        if (ncm_cgroup_node_config_init(&node) < 0) {
+        if (!flags) {
                 ncm_error_set(&err, ENOMEM, "out of memory");
                 return cli_fail(&err);
         }
@@ -211,7 +220,7 @@ int cmd_node_allocatable(int argc, char **argv)
                 switch (c) {
                 case 'h':
                         usage(stdout);
-                        ncm_cgroup_node_config_done(&node);
+                        ncm_resource_list_done(&capacity);
                         return 0;
                 case OPT_PLAN:
                         plan = true;
@@ -219,31 +228,23 @@ int cmd_node_allocatable(int argc, char **argv)
                 case OPT_JSON:
                         json = true;
                         break;
-                case OPT_DRIVER:
-                        naming = ncm_cgroup_naming_by_name(optarg);
-                        if (!naming)
-                                r = cli_usage_error("node-allocatable",
-                                                    "--driver: unknown driver '%s' (cgroupfs or "
-                                                    "systemd)",
-                                                    optarg);
-                        break;
                 case OPT_VERSION:
                         if (strcmp(optarg, "1") != 0 && strcmp(optarg, "2") != 0)
                                 r = cli_usage_error("node-allocatable",
                                                     "--cgroup-version: expected 1 or 2, got '%s'",
                                                     optarg);
                         else
-                                version = optarg[0] - '0';
+                                o.cgroup_version = optarg[0] - '0';
                         break;
                 case OPT_ROOT:
-                        root = optarg;
+                        o.mount_root = optarg;
                         break;
-                case OPT_CGROUP_ROOT:
-                        cgroup_root = optarg;
+                case OPT_CAPACITY:
+                        r = add_capacity(&capacity, optarg);
+                        has_capacity = true;
                         break;
-                case OPT_NODE:
-                        if (ncm_cgroup_node_config_flag(&node, opts[idx].name, optarg, &err) < 0)
-                                r = cli_fail(&err);
+                case OPT_KUBELET:
+                        r = cli_kubelet_flag(flags, "node-allocatable", opts[idx].name, optarg);
                         break;
                 case ':':
                         r = cli_usage_error("node-allocatable", "option '%s' needs a value",
@@ -259,88 +260,35 @@ int cmd_node_allocatable(int argc, char **argv)
                 r = cli_usage_error("node-allocatable", "unexpected argument '%s'", argv[optind]);
         if (r == 0 && plan && json)
                 r = cli_usage_error("node-allocatable", "--plan and --json do not go together");
+        if (r == 0)
+                r = cli_kubelet_config(flags, &cfg);
         if (r != 0) {
-                ncm_cgroup_node_config_done(&node);
+                ncm_resource_list_done(&capacity);
                 return r;
         }
-        sysfd = ncm_fs_open_root("/", &err);
-        r = sysfd < 0 ? sysfd : ncm_cgroup_node_config_finish(&node, sysfd, &err);
-        if (r >= 0)
-                r = ncm_cgroup_node_allocatable(
-                                &node.capacity, node.has_kube_reserved ? &node.kube_reserved : NULL,
-                                node.has_system_reserved ? &node.system_reserved : NULL,
-                                &node.eviction_hard, node.enforce, &na, &err);
-        if (r < 0) {
-                ncm_cgroup_node_config_done(&node);
+        o.capacity = has_capacity ? &capacity : NULL;
+        r = ncm_node_cgroups_open(cfg, &o, &cg, &err);
+        ncm_resource_list_done(&capacity);
+        if (r < 0)
                 return cli_fail(&err);
-        }
         if (json)
-                format_json(&node, &na, &out);
+                format_json(cfg, ncm_node_cgroups_capacity(cg), ncm_node_cgroups_allocatable(cg),
+                            &out);
         else
-                format_text(&node, &na, &out);
+                format_text(cfg, ncm_node_cgroups_capacity(cg), ncm_node_cgroups_allocatable(cg),
+                            &out);
         if (plan) {
-                ncm_cgroup_layout layout;
-                ncm_cgroup_manager m;
                 ncm_cgroup_plan p = NCM_CGROUP_PLAN_INIT;
-                ncm_cgroup_resources kp;
-                ncm_autoptr(ncm_cpuset) all = NULL;
-                ncm_autofree char *mountinfo = NULL;
-
-                if (version) {
-                        r = ncm_cgroup_layout_standard(&layout, version, root, &err);
-                } else {
-                        char real[PATH_MAX];
-                        ncm_autoclose int fd = -1;
-                        if (!realpath(root, real)) {
-                                r = ncm_error_errno(&err, errno, "--root '%s'", root);
-                        } else {
-                                fd = ncm_fs_open_root(real, &err);
-                                r = fd < 0 ? fd
-                                           : ncm_fs_read_all(sysfd, "/proc/self/mountinfo", 1 << 22,
-                                                             &mountinfo, NULL, &err);
-                                if (r >= 0)
-                                        r = ncm_cgroup_layout_detect(fd, real, mountinfo, sysfd,
-                                                                     &layout, &err);
-                        }
-                }
-                if (r >= 0)
-                        r = ncm_cgroup_manager_init(&m, &layout, naming, cgroup_root, NULL, -1,
-                                                    &err);
+                r = ncm_node_cgroups_plan_node(cg, &p, &err);
                 if (r >= 0) {
-                        r = ncm_cgroup_node_config_all_cpus(&node, sysfd, &all, &err);
-                        if (r >= 0)
-                                r = ncm_cgroup_config_for_resource_list(&na.pods_limits, false, all,
-                                                                        &kp, &err);
-                        if (r >= 0) {
-                                if (ncm_cgroup_layout_version(&layout) == 2) {
-                                        kp.has_memory_min = kp.has_memory_low = true;
-                                        kp.memory_min = kp.memory_low = 0;
-                                }
-                                r = ncm_cgroup_manager_set_kubepods(&m, &kp, &err);
-                                ncm_cgroup_resources_done(&kp);
-                        }
-                        if (r >= 0)
-                                r = ncm_cgroup_manager_plan_node(
-                                                &m, node.enforce, node.kube_reserved_cgroup,
-                                                node.has_kube_reserved ? &node.kube_reserved : NULL,
-                                                node.system_reserved_cgroup,
-                                                node.has_system_reserved ? &node.system_reserved
-                                                                         : NULL,
-                                                all, &p, &err);
-                        if (r >= 0) {
-                                ncm_buf_putc(&out, '\n');
-                                ncm_cgroup_plan_format(&p, &out);
-                        }
-                        ncm_cgroup_plan_done(&p);
-                        ncm_cgroup_manager_done(&m);
+                        ncm_buf_putc(&out, '\n');
+                        ncm_cgroup_plan_format(&p, &out);
+                }
+                ncm_cgroup_plan_done(&p);
+                if (r < 0) {
+                        ncm_buf_done(&out);
+                        return cli_fail(&err);
                 }
         }
-        ncm_node_allocatable_done(&na);
-        ncm_cgroup_node_config_done(&node);
-        if (r < 0) {
-                ncm_buf_done(&out);
-                return cli_fail(&err);
-        }
-        rc = cli_emit_buf(&out);
-        return rc;
+        return cli_emit_buf(&out);
 }

@@ -771,8 +771,8 @@ NCM_API int ncm_cgroup_eviction_set(ncm_eviction_thresholds *t, const char *sign
 /*
  * Parse --kube-reserved / --system-reserved ("cpu=500m,memory=1Gi"): cpu, memory,
  * ephemeral-storage and pid only ("cannot reserve \"x\" resource"), quantities in the
- * kubelet's syntax, never negative. FLAG names the flag in messages. *RET (empty on entry)
- * is a sorted list; free with ncm_resource_list_done().
+ * kubelet's syntax, never negative. FLAG (the caller's name for it) starts messages. *RET (empty on
+ * entry) is a sorted list; free with ncm_resource_list_done().
  */
 NCM_API int ncm_cgroup_parse_reserved(const char *flag, const char *s, ncm_resource_list *ret,
                                       ncm_error *err);
@@ -854,49 +854,6 @@ NCM_API int ncm_cgroup_machine_capacity(int rootfd, const char *root_dir, ncm_re
 /* Set NAME to Q in the sorted list L (replacing an existing entry). -ENOMEM. */
 NCM_API int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name,
                                          const ncm_quantity *q);
-
-/* The kubelet flags that shape node allocatable, gathered from a command line. */
-typedef struct ncm_cgroup_node_config {
-        bool has_capacity; /* --capacity given: the machine is not read */
-        ncm_resource_list capacity;
-        bool has_kube_reserved, has_system_reserved;
-        ncm_resource_list kube_reserved;       /* --kube-reserved */
-        ncm_resource_list system_reserved;     /* --system-reserved */
-        ncm_eviction_thresholds eviction_hard; /* --eviction-hard (default: the kubelet's) */
-        char *enforce_text;                    /* --enforce-node-allocatable (default "pods") */
-        unsigned enforce;                      /* parsed by ncm_cgroup_node_config_finish() */
-        char *kube_reserved_cgroup;            /* --kube-reserved-cgroup */
-        char *system_reserved_cgroup;          /* --system-reserved-cgroup */
-        bool cpu_manager_none;                 /* --cpu-manager-policy none (default) or static */
-} ncm_cgroup_node_config;
-
-NCM_API int ncm_cgroup_node_config_init(ncm_cgroup_node_config *c);
-NCM_API void ncm_cgroup_node_config_done(ncm_cgroup_node_config *c);
-
-/*
- * Take one flag NAME (without the leading "--") with VALUE: capacity, kube-reserved,
- * system-reserved, eviction-hard, enforce-node-allocatable, kube-reserved-cgroup,
- * system-reserved-cgroup, cpu-manager-policy. Returns 1 when taken, 0 when NAME is none of
- * these, < 0 for a bad value (the message names the flag). A repeated --capacity,
- * --kube-reserved or --system-reserved adds to the earlier values, as the kubelet's map flags
- * do; --eviction-hard replaces the defaults, and a later one the earlier.
- */
-NCM_API int ncm_cgroup_node_config_flag(ncm_cgroup_node_config *c, const char *name,
-                                        const char *value, ncm_error *err);
-
-/*
- * Finish: parse --enforce-node-allocatable against the reserved cgroups, and read this
- * machine's capacity through SYSROOTFD ("/") unless --capacity was given.
- */
-NCM_API int ncm_cgroup_node_config_finish(ncm_cgroup_node_config *c, int sysrootfd, ncm_error *err);
-
-/*
- * The CPUs the "none" CPU manager policy writes into kubepods' cpuset: 0..cpu-1 for a
- * --capacity, else the online CPUs read through SYSROOTFD. *RET is NULL with the static
- * policy.
- */
-NCM_API int ncm_cgroup_node_config_all_cpus(const ncm_cgroup_node_config *c, int sysrootfd,
-                                            ncm_cpuset **ret, ncm_error *err);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The manager: pod, QoS and node cgroups the way the kubelet lays them out                   */

@@ -37,9 +37,9 @@ extern "C" {
 /* One container of a pod, as the node wants it enforced. */
 typedef struct ncm_enforce_container {
         const char *name;
-        bool init;             /* an init container that is not a sidecar: it has run */
-        bool sidecar;          /* restartable init container */
-        bool exclusive;        /* CPUS are its own */
+        bool init;              /* an init container that is not a sidecar: it has run */
+        bool sidecar;           /* restartable init container */
+        bool exclusive;         /* CPUS are its own */
         const ncm_cpuset *cpus; /* its exclusive CPUs, or the shared pool */
 } ncm_enforce_container;
 

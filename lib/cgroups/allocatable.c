@@ -199,7 +199,7 @@ int ncm_cgroup_parse_eviction_hard(const char *s, ncm_eviction_thresholds *ret, 
         int r = ncm_cgroup_parse_map_flag(s, '<', eviction_pair, &ud, err);
 
         if (r < 0)
-                return ncm_error_prefix(err, "--eviction-hard");
+                return r;
         *ret = t;
         return 0;
 }
@@ -269,7 +269,7 @@ int ncm_cgroup_parse_capacity(const char *s, ncm_resource_list *ret, ncm_error *
 
         if (r < 0) {
                 ncm_resource_list_done(&l);
-                return ncm_error_prefix(err, "--capacity");
+                return r;
         }
         *ret = l;
         return 0;

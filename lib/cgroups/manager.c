@@ -22,12 +22,11 @@ int ncm_cgroup_manager_init(ncm_cgroup_manager *m, const ncm_cgroup_layout *layo
         if (!cgroup_root)
                 cgroup_root = "/";
         if (strlen(cgroup_root) >= sizeof(m->cgroup_root))
-                return ncm_error_set(err, ENAMETOOLONG, "--cgroup-root '%s': too long",
-                                     cgroup_root);
+                return ncm_error_set(err, ENAMETOOLONG, "cgroupRoot '%s': too long", cgroup_root);
         /* Refuse a root the kubelet could not name (it would panic). */
         r = ncm_cgroup_qos_names(cgroup_root, true, &probe, NULL, NULL, err);
         if (r < 0)
-                return r;
+                return ncm_error_prefix(err, "cgroupRoot '%s'", cgroup_root);
         ncm_cgroup_name_done(&probe);
         m->layout = *layout;
         m->ops = ncm_cgroup_ops_for(layout);
@@ -467,6 +466,25 @@ static bool is_container_leaf(const ncm_cgroup_manager *m, const ncm_pod *pod, c
         }
 }
 
+/*
+ * Apply PLAN. A kernel that refuses a write is not bad input: the failure becomes
+ * NCM_E_ENFORCEMENT (exit status 1), its message naming the path and saying that what was
+ * changed before it was undone (or what could not be).
+ */
+static int apply_plan(const ncm_cgroup_manager *m, const ncm_cgroup_plan *plan, ncm_error *err)
+{
+        int r = ncm_cgroup_plan_apply(plan, m->rootfd, &m->exec, err);
+        char msg[NCM_ERROR_MSG_MAX];
+
+        if (r >= 0 || r == -ENOMEM || !err)
+                return r;
+        memcpy(msg, err->msg, sizeof(msg));
+        if (!strstr(msg, "undo incomplete"))
+                return ncm_error_set(err, NCM_E_ENFORCEMENT, "%.*s (every change undone)",
+                                     (int)(sizeof(msg) - 24), msg);
+        return ncm_error_set(err, NCM_E_ENFORCEMENT, "%s", msg);
+}
+
 static int check_root(const ncm_cgroup_manager *m, ncm_error *err)
 {
         ncm_cgroup_name root = NCM_CGROUP_NAME_INIT;
@@ -527,7 +545,7 @@ int ncm_cgroup_manager_apply_pod(const ncm_cgroup_manager *m, const ncm_pod *pod
         }
         r = ncm_cgroup_manager_plan_pod(m, pod, &u, cpus, n_cpus, mems, flags, &plan, err);
         if (r >= 0)
-                r = ncm_cgroup_plan_apply(&plan, m->rootfd, &m->exec, err);
+                r = apply_plan(m, &plan, err);
         ncm_cgroup_plan_done(&plan);
         return r;
 }
@@ -565,7 +583,7 @@ int ncm_cgroup_manager_remove_pod(const ncm_cgroup_manager *m, const ncm_pod *po
         }
         r = ncm_cgroup_manager_plan_remove_pod(m, pod, &u, &plan, err);
         if (r >= 0)
-                r = ncm_cgroup_plan_apply(&plan, m->rootfd, &m->exec, err);
+                r = apply_plan(m, &plan, err);
         ncm_cgroup_plan_done(&plan);
         return r;
 }
@@ -660,6 +678,32 @@ int ncm_cgroup_manager_set_container_cpuset(const ncm_cgroup_manager *m, const c
         if (r <= 0)
                 return ncm_error_set(err, ENOENT, "container cgroup '%s%s' does not exist",
                                      m->layout.display_root, dir);
+        {
+                /* the CPUs the container's parent has: a cpuset outside them cannot be set */
+                char parent[4096 + 32], buf[16384];
+                const char *slash = strrchr(dir, '/');
+                ncm_autoptr(ncm_cpuset) have = NULL;
+                ssize_t n;
+                snprintf(parent, sizeof(parent), "%.*s/%s", (int)(slash - dir), dir,
+                         ncm_cgroup_layout_version(&m->layout) == 2 ? "cpuset.cpus.effective"
+                                                                    : "cpuset.cpus");
+                n = ncm_fs_read(m->rootfd, parent, buf, sizeof(buf), NULL);
+                if (n >= 0 && cpus && ncm_cpuset_parse_sysfs_list(buf, &have, NULL) >= 0 &&
+                    !ncm_cpuset_is_subset(cpus, have)) {
+                        ncm_autoptr(ncm_cpuset) out = ncm_cpuset_new();
+                        ncm_autofree char *o = NULL, *hs = NULL;
+                        if (!out)
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        ncm_cpuset_andnot(out, cpus, have);
+                        o = ncm_cpuset_format_list(out);
+                        hs = ncm_cpuset_format_list(have);
+                        return ncm_error_set(err, EINVAL,
+                                             "CPUs %s are not in the cpuset of the pod cgroup "
+                                             "('%s%s': %s)",
+                                             o ? o : "?", m->layout.display_root, parent,
+                                             hs && hs[0] ? hs : "empty");
+                }
+        }
         ncm_cgroup_resources_init(&res);
         if (ncm_cgroup_resources_set_cpuset(&res, cpus, mems) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
@@ -667,7 +711,7 @@ int ncm_cgroup_manager_set_container_cpuset(const ncm_cgroup_manager *m, const c
         r = plan_cgroup(m, &plan, "container cpuset", cpath, &res, false, err);
         ncm_cgroup_resources_done(&res);
         if (r >= 0)
-                r = ncm_cgroup_plan_apply(&plan, m->rootfd, &m->exec, err);
+                r = apply_plan(m, &plan, err);
         ncm_cgroup_plan_done(&plan);
         return r;
 }

@@ -337,12 +337,12 @@ static int root_name(const char *cgroup_root, ncm_cgroup_name *ret, ncm_error *e
         int r = cgroupfs_from_path(cgroup_root, &n, err);
 
         if (r < 0)
-                return ncm_error_prefix(err, "--cgroup-root");
+                return r;
         for (size_t i = 0; i < n.n; i++) {
                 r = check_component(n.parts[i], strlen(n.parts[i]), err);
                 if (r < 0) {
                         ncm_cgroup_name_done(&n);
-                        return ncm_error_prefix(err, "--cgroup-root '%s'", cgroup_root);
+                        return r;
                 }
         }
         *ret = n;

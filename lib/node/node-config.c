@@ -518,6 +518,19 @@ static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *er
                 r = get_string(c, o, "cgroupDriver", "cgroupfs", &c->cgroup_driver, err);
         if (r < 0)
                 return r;
+        {
+                /* a root the kubelet could not name (it would panic) */
+                ncm_cgroup_name probe = NCM_CGROUP_NAME_INIT;
+                ncm_error e = NCM_ERROR_INIT;
+                r = ncm_cgroup_qos_names(c->cgroup_root, true, &probe, NULL, NULL, &e);
+                ncm_cgroup_name_done(&probe);
+                if (r == -ENOMEM)
+                        return oom(err);
+                if (r < 0)
+                        return ncm_error_set(err, EINVAL, "%s: \"%s\": %s",
+                                             ncm__node_field(c, "cgroupRoot", path, sizeof(path)),
+                                             c->cgroup_root, e.msg);
+        }
         if (!ncm_cgroup_naming_by_name(c->cgroup_driver))
                 return ncm_error_set(err, EINVAL,
                                      "%s: unknown cgroup driver \"%s\" (cgroupfs or "
@@ -867,6 +880,25 @@ int ncm_node_config_merge(const ncm_node_config *base, json_object *o, const cha
         if (o) {
                 json_object_object_foreach(o, ok, ov)
                 {
+                        json_object *bv = ncm__json_get(merged, ok);
+                        /* feature gates merge gate by gate, as the kubelet's flags over its
+                         * file do; every other field is replaced */
+                        if (strcmp(ok, "featureGates") == 0 && bv && ov &&
+                            json_object_is_type(bv, json_type_object) &&
+                            json_object_is_type(ov, json_type_object)) {
+                                json_object *g = json_object_new_object();
+                                if (!g)
+                                        return oom(err);
+                                json_object_object_foreach(bv, gk, gv)
+                                                json_object_object_add(g, gk, json_object_get(gv));
+                                json_object_object_foreach(ov, hk, hv)
+                                                json_object_object_add(g, hk, json_object_get(hv));
+                                if (json_object_object_add(merged, ok, g) < 0) {
+                                        json_object_put(g);
+                                        return oom(err);
+                                }
+                                continue;
+                        }
                         if (json_object_object_add(merged, ok, json_object_get(ov)) < 0)
                                 return oom(err);
                 }

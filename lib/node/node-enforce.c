@@ -14,6 +14,7 @@
 
 #include <nodecm/enforcer.h>
 #include <nodecm/fs.h>
+#include <nodecm/node-cgroups.h>
 #include "node-internal.h"
 
 struct ncm_enforcer {
@@ -78,11 +79,10 @@ typedef struct cg_enforcer {
         bool has_capacity;
         ncm_resource_list capacity;
         ncm_cgroup_exec_options exec;
-        int rootfd; /* the mount root (cgroupfs) */
-        int sysfd;
-        bool started;
-        ncm_cgroup_layout layout;
-        ncm_cgroup_manager m;
+        ncm_node_cgroups *cg; /* set up at start */
+        const ncm_cgroup_manager *m;
+        const ncm_cgroup_layout *layout;
+        int rootfd;              /* the mount root (cgroupfs) */
         ncm_cgroup_undo *undo;   /* cgroupfs: what this transaction changed */
         ncm_cgroup_plan pending; /* plan: this transaction's writes */
         ncm_cgroup_plan done;    /* plan: the committed writes */
@@ -99,16 +99,11 @@ static void cg_free(void *data)
 
         if (!e)
                 return;
-        if (e->started)
-                ncm_cgroup_manager_done(&e->m);
+        ncm_node_cgroups_free(e->cg);
         ncm_cgroup_undo_free(e->undo);
         ncm_cgroup_plan_done(&e->pending);
         ncm_cgroup_plan_done(&e->done);
         ncm_resource_list_done(&e->capacity);
-        if (e->rootfd >= 0)
-                close(e->rootfd);
-        if (e->sysfd >= 0)
-                close(e->sysfd);
         free(e->mount_root);
         free(e->sys_root);
         free(e);
@@ -125,46 +120,17 @@ static int run_plan(cg_enforcer *e, ncm_cgroup_plan *plan, ncm_error *err)
         return r < 0 ? r : 0;
 }
 
-static int open_layout(cg_enforcer *e, ncm_error *err)
-{
-        ncm_autofree char *mountinfo = NULL;
-        char real[PATH_MAX];
-        int r;
-
-        if (e->version)
-                r = ncm_cgroup_layout_standard(&e->layout, e->version, e->mount_root, err);
-        else
-                r = 0;
-        if (r < 0)
-                return r;
-        if (e->record && e->version)
-                return 0;
-        if (!realpath(e->mount_root, real))
-                return ncm_error_errno(err, errno, "cgroup mount root '%s'", e->mount_root);
-        e->rootfd = ncm_fs_open_root(real, err);
-        if (e->rootfd < 0)
-                return e->rootfd;
-        if (e->version)
-                return 0;
-        r = ncm_fs_read_all(e->sysfd, "/proc/self/mountinfo", 1 << 22, &mountinfo, NULL, err);
-        if (r < 0)
-                return r;
-        return ncm_cgroup_layout_detect(e->rootfd, real, mountinfo, e->sysfd, &e->layout, err);
-}
-
 static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
 {
         cg_enforcer *e = data;
         const ncm_node_config *cfg = s->cfg;
+        ncm_node_cgroups_options o = {0};
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
-        ncm_node_allocatable na = {0};
-        ncm_resource_list capacity = {0};
-        ncm_cgroup_resources kp;
         ncm_cgroup_name kubepods = NCM_CGROUP_NAME_INIT;
         ncm_buf kname = NCM_BUF_INIT;
         int r;
 
-        if (e->started)
+        if (e->cg)
                 return ncm_error_set(err, EALREADY, "enforcer already started");
         if (!e->record && strcmp(ncm_node_config_cgroup_driver(cfg), "cgroupfs") != 0)
                 return ncm_error_set(err, EINVAL,
@@ -172,14 +138,19 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
                                      "systemd over D-Bus; nodecm enforces the cgroupfs driver "
                                      "only (plan the systemd one)",
                                      ncm_node_config_cgroup_driver(cfg));
-        r = open_layout(e, err);
+        o.mount_root = e->mount_root;
+        o.sys_root = e->sys_root;
+        o.cgroup_version = e->version;
+        o.act = !e->record;
+        o.capacity = e->has_capacity ? &e->capacity : NULL;
+        o.all_cpus = s->all_cpus;
+        o.exec = &e->exec;
+        r = ncm_node_cgroups_open(cfg, &o, &e->cg, err);
         if (r < 0)
                 return r;
-        r = ncm_node_config_cgroup_manager(cfg, &e->layout, e->rootfd, &e->m, err);
-        if (r < 0)
-                return r;
-        e->m.exec = e->exec;
-        e->started = true;
+        e->m = ncm_node_cgroups_manager(e->cg);
+        e->layout = ncm_node_cgroups_layout(e->cg);
+        e->rootfd = e->m->rootfd;
 
         /* the controllers the kubelet requires, named as it names kubepods */
         r = ncm_cgroup_qos_names(ncm_node_config_cgroup_root(cfg),
@@ -189,51 +160,18 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
                         ncm_buf_printf(&kname, "%s%s", i ? "\" \"" : "", kubepods.parts[i]);
         ncm_cgroup_name_done(&kubepods);
         if (r >= 0)
-                r = ncm_cgroup_layout_check_controllers(
-                                &e->layout, ncm_node_config_extra_controllers(cfg),
-                                kname.data ? kname.data : "", err);
+                r = ncm_cgroup_layout_check_controllers(e->layout,
+                                                        ncm_node_config_extra_controllers(cfg),
+                                                        kname.data ? kname.data : "", err);
         ncm_buf_done(&kname);
         if (r >= 0 && !e->record)
-                r = ncm_cgroup_manager_check_root(&e->m, err);
-        if (r < 0)
-                return r;
+                r = ncm_cgroup_manager_check_root(e->m, err);
 
         /* node allocatable: kubepods and the reserved cgroups, then the QoS tiers */
-        if (e->has_capacity) {
-                for (size_t i = 0; i < e->capacity.n && r >= 0; i++)
-                        r = ncm_cgroup_resource_list_set(&capacity, e->capacity.items[i].name,
-                                                         &e->capacity.items[i].quantity);
-                if (r < 0)
-                        r = oom(err);
-        } else {
-                const char *rd = ncm_node_config_root_dir(cfg);
-                r = ncm_cgroup_machine_capacity(e->sysfd, rd[0] ? rd : "/", &capacity, err);
-                if (r < 0)
-                        ncm_error_prefix(err, "capacity of this machine");
-        }
         if (r >= 0)
-                r = ncm_node_config_allocatable(cfg, &capacity, &na, err);
-        ncm_resource_list_done(&capacity);
-        if (r < 0)
-                return r;
-        r = ncm_node_config_kubepods(cfg, &na, &e->layout, s->all_cpus, &kp, err);
-        if (r >= 0) {
-                r = ncm_cgroup_manager_set_kubepods(&e->m, &kp, err);
-                ncm_cgroup_resources_done(&kp);
-        }
+                r = ncm_node_cgroups_plan_node(e->cg, &plan, err);
         if (r >= 0)
-                r = ncm_cgroup_manager_plan_node(
-                                &e->m, ncm_node_config_enforce(cfg),
-                                ncm_node_config_kube_reserved_cgroup(cfg),
-                                ncm_node_config_kube_reserved(cfg),
-                                ncm_node_config_system_reserved_cgroup(cfg),
-                                ncm_node_config_system_reserved(cfg),
-                                strcmp(ncm_node_config_cpu_policy(cfg), "none") == 0 ? s->all_cpus
-                                                                                     : NULL,
-                                &plan, err);
-        ncm_node_allocatable_done(&na);
-        if (r >= 0)
-                r = ncm_cgroup_manager_plan_start(&e->m, s->usage, &plan, err);
+                r = ncm_cgroup_manager_plan_start(e->m, s->usage, &plan, err);
         if (r >= 0) {
                 if (e->record)
                         r = ncm_cgroup_plan_append(&e->done, &plan) < 0 ? oom(err) : 0;
@@ -241,6 +179,8 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
                         r = ncm_cgroup_plan_apply(&plan, e->rootfd, &e->exec, err);
         }
         ncm_cgroup_plan_done(&plan);
+        if (r < 0)
+                e->cg = ncm_node_cgroups_free(e->cg);
         return r < 0 ? r : 0;
 }
 
@@ -248,7 +188,7 @@ static int cg_begin(void *data, ncm_error *err)
 {
         cg_enforcer *e = data;
 
-        if (!e->started)
+        if (!e->cg)
                 return ncm_error_set(err, EINVAL, "enforcer not started");
         ncm_cgroup_undo_clear(e->undo);
         ncm_cgroup_plan_done(&e->pending);
@@ -296,8 +236,8 @@ static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos
 
         if (!cpus)
                 return oom(err);
-        if (wants_hugepages(p->pod, &e->m)) {
-                r = ncm_cgroup_layout_check_controllers(&e->layout, NCM_CGROUP_CTRL_HUGETLB, NULL,
+        if (wants_hugepages(p->pod, e->m)) {
+                r = ncm_cgroup_layout_check_controllers(e->layout, NCM_CGROUP_CTRL_HUGETLB, NULL,
                                                         err);
                 if (r < 0)
                         return ncm_error_prefix(err, "pod '%s' requests hugepages", p->pod->uid);
@@ -309,7 +249,7 @@ static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos
                 cpus[n].cpus = p->containers[i].cpus;
                 n++;
         }
-        r = ncm_cgroup_manager_plan_pod(&e->m, p->pod, usage, cpus, n, NULL, 0, &plan, err);
+        r = ncm_cgroup_manager_plan_pod(e->m, p->pod, usage, cpus, n, NULL, 0, &plan, err);
         if (r >= 0)
                 r = run_plan(e, &plan, err);
         ncm_cgroup_plan_done(&plan);
@@ -320,7 +260,7 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
 {
         cg_enforcer *e = data;
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
-        const ncm_cgroup_hierarchy *h = ncm_cgroup_layout_find(&e->layout, NCM_CGROUP_CTRL_CPUSET);
+        const ncm_cgroup_hierarchy *h = ncm_cgroup_layout_find(e->layout, NCM_CGROUP_CTRL_CPUSET);
         int r = 0;
 
         for (size_t i = 0; i < p->n_containers && r >= 0; i++) {
@@ -332,7 +272,7 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
                          * kubelet's reconcile skips it too) */
                         ncm_autofree char *cpath = NULL;
                         char dir[4096];
-                        r = ncm_cgroup_manager_container_path(&e->m, p->pod->uid, p->pod->qos,
+                        r = ncm_cgroup_manager_container_path(e->m, p->pod->uid, p->pod->qos,
                                                               c->name, &cpath, err);
                         if (r < 0)
                                 break;
@@ -340,7 +280,7 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
                         if (ncm_fs_exists(e->rootfd, dir) <= 0)
                                 continue;
                 }
-                r = ncm_cgroup_manager_plan_container_cpuset(&e->m, p->pod->uid, p->pod->qos,
+                r = ncm_cgroup_manager_plan_container_cpuset(e->m, p->pod->uid, p->pod->qos,
                                                              c->name, c->cpus, NULL, &plan, err);
         }
         if (r >= 0)
@@ -360,11 +300,10 @@ static int cg_pod_remove(void *data, const ncm_pod *pod, const ncm_cgroup_qos_us
                 ncm_autofree char *ppath = NULL;
                 int pids[8];
                 size_t npids = 0;
-                r = ncm_cgroup_manager_container_path(&e->m, pod->uid, pod->qos, NULL, &ppath,
-                                                      err);
+                r = ncm_cgroup_manager_container_path(e->m, pod->uid, pod->qos, NULL, &ppath, err);
                 if (r >= 0)
-                        r = ncm_cgroup_pids(&e->layout, e->rootfd, ppath, pids,
-                                            NCM_ELEMENTSOF(pids), &npids, err);
+                        r = ncm_cgroup_pids(e->layout, e->rootfd, ppath, pids, NCM_ELEMENTSOF(pids),
+                                            &npids, err);
                 if (r < 0)
                         return r;
                 /* the kubelet kills them first; nodecm leaves that to whoever runs them */
@@ -372,9 +311,9 @@ static int cg_pod_remove(void *data, const ncm_pod *pod, const ncm_cgroup_qos_us
                         return ncm_error_set(err, NCM_E_INVALID_STATE,
                                              "pod cgroup '%s%s' still has %zu process(es) (pid "
                                              "%d); stop them first",
-                                             e->layout.display_root, ppath, npids, pids[0]);
+                                             e->layout->display_root, ppath, npids, pids[0]);
         }
-        r = ncm_cgroup_manager_plan_remove_pod(&e->m, pod, usage, &plan, err);
+        r = ncm_cgroup_manager_plan_remove_pod(e->m, pod, usage, &plan, err);
         if (r >= 0)
                 r = run_plan(e, &plan, err);
         ncm_cgroup_plan_done(&plan);
@@ -414,7 +353,7 @@ static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforce
         if (!e)
                 return oom(err);
         e->record = record;
-        e->rootfd = e->sysfd = -1;
+        e->rootfd = -1;
         e->mount_root = strdup(o && o->mount_root ? o->mount_root : "/sys/fs/cgroup");
         e->sys_root = strdup(o && o->sys_root ? o->sys_root : "/");
         e->undo = ncm_cgroup_undo_new();
@@ -427,20 +366,14 @@ static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforce
                 if (o->capacity) {
                         e->has_capacity = true;
                         for (size_t i = 0; i < o->capacity->n && r >= 0; i++)
-                                if (ncm_cgroup_resource_list_set(&e->capacity,
-                                                                 o->capacity->items[i].name,
-                                                                 &o->capacity->items[i].quantity) <
-                                    0)
+                                if (ncm_cgroup_resource_list_set(
+                                                    &e->capacity, o->capacity->items[i].name,
+                                                    &o->capacity->items[i].quantity) < 0)
                                         r = oom(err);
                 }
         }
         if (r >= 0 && e->version != 0 && e->version != 1 && e->version != 2)
                 r = ncm_error_set(err, EINVAL, "cgroup version %d: expected 1 or 2", e->version);
-        if (r >= 0) {
-                e->sysfd = ncm_fs_open_root(e->sys_root, err);
-                if (e->sysfd < 0)
-                        r = e->sysfd;
-        }
         if (r >= 0 && ncm_enforcer_new(record ? &plan_ops : &cgroupfs_ops, e, ret) < 0)
                 r = oom(err);
         if (r < 0)
@@ -454,8 +387,7 @@ int ncm_enforcer_cgroupfs_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer
         return cg_new(o, false, ret, err);
 }
 
-int ncm_enforcer_plan_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
-                          ncm_error *err)
+int ncm_enforcer_plan_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret, ncm_error *err)
 {
         return cg_new(o, true, ret, err);
 }

@@ -103,7 +103,7 @@ expect_rc 2 "cgroup version 3"
 expect_err_contains "--cgroup-version: expected 1 or 2, got '3'" "cgroup version 3"
 run cgroup plan "$P/burstable.yaml" --driver systemdd
 expect_rc 2 "unknown driver"
-expect_err_contains "unknown driver 'systemdd'" "unknown driver"
+expect_err_contains '--cgroup-driver: unknown cgroup driver "systemdd"' "unknown driver"
 run cgroup plan "$P/burstable.yaml" --cgroup-version 1 --cpus app=3-1
 expect_rc 2 "bad cpuset"
 expect_err_contains "--cpus 'app=3-1'" "bad cpuset"
@@ -149,7 +149,7 @@ expect_rc 2 "root that is not a cgroup filesystem"
 expect_err_contains "is not a cgroup filesystem" "root that is not a cgroup filesystem"
 run cgroup apply "$P/burstable.yaml" --root "$TMPD/missing" $CAP
 expect_rc 2 "missing root"
-expect_err_contains "--root '$TMPD/missing'" "missing root"
+expect_err_contains "cgroup mount root '$TMPD/missing'" "missing root"
 run cgroup remove "$P/burstable.yaml" --root "$TMPD"
 expect_rc 2 "remove on a root that is not a cgroup filesystem"
 run cgroup show "$P/burstable.yaml" --root "$TMPD"

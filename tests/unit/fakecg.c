@@ -17,7 +17,6 @@
 #include "fakecg.h"
 #include "testutil.h"
 
-
 void fake_put(int rootfd, const char *dir, const char *file, const char *value)
 {
         char path[4096];
@@ -38,7 +37,6 @@ char *fake_get(int rootfd, const char *path)
                 buf[--n] = '\0';
         return strdup(buf);
 }
-
 
 static void hugetlb_files(fake *f, const char *path, const char *suffix, const char *value)
 {
@@ -184,8 +182,8 @@ void fake_init(fake *f, int version, bool rsvd)
                 fake_put(f->rootfd, "/cpuset", "cpuset.mems", "0\n");
         } else {
                 fake_put(f->rootfd, "/", "cgroup.controllers",
-                    "cpuset cpu io memory hugetlb pids "
-                    "rdma misc\n");
+                         "cpuset cpu io memory hugetlb pids "
+                         "rdma misc\n");
                 fake_put(f->rootfd, "/", "cgroup.subtree_control", "");
                 fake_put(f->rootfd, "/", "cgroup.procs", "1\n");
                 fake_put(f->rootfd, "/", "cpuset.cpus.effective", "0-3\n");
@@ -241,4 +239,3 @@ char *fake_snapshot(fake *f)
         snapshot_dir(f->rootfd, "/", &b);
         return ncm_buf_steal(&b);
 }
-

@@ -33,7 +33,7 @@ char *fake_snapshot(fake *f);
 
 #define assert_file(f, path, want)                                                                 \
         do {                                                                                       \
-                char *got_ = fake_get((f)->rootfd, (path));                                             \
+                char *got_ = fake_get((f)->rootfd, (path));                                        \
                 if (strcmp(got_, (want)) != 0)                                                     \
                         fail_msg("%s: [%s], want [%s]", (path), got_, (want));                     \
                 free(got_);                                                                        \

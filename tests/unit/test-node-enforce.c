@@ -19,7 +19,7 @@
 #include "testutil.h"
 
 #define KUBELET                                                                                    \
-        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "                    \
+        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "                       \
         "\"topologyManagerPolicy\": \"single-numa-node\"}"
 
 typedef struct fx {
@@ -114,8 +114,7 @@ static ncm_node_admission *admit(fx *f, const ncm_pod *pod, int want_rc, ncm_err
 /* The file of a v1 cpuset or v2 unified cgroup at REL below kubepods. */
 static void cpuset_path(const fx *f, const char *rel, char *buf, size_t size)
 {
-        snprintf(buf, size, "%s/kubepods/%s/cpuset.cpus", f->fk.version == 1 ? "/cpuset" : "",
-                 rel);
+        snprintf(buf, size, "%s/kubepods/%s/cpuset.cpus", f->fk.version == 1 ? "/cpuset" : "", rel);
 }
 
 static char *state_text(const fx *f)
@@ -139,9 +138,8 @@ static void test_node_enforce_cgroupfs_admit_remove(void **state)
 
                 fx_new(&f, version, "cgroupfs");
                 /* node allocatable at start: kubepods and the tiers exist */
-                assert_int_equal(ncm_fs_exists(f.fk.rootfd,
-                                               version == 1 ? "/cpu/kubepods/burstable"
-                                                            : "/kubepods/besteffort"),
+                assert_int_equal(ncm_fs_exists(f.fk.rootfd, version == 1 ? "/cpu/kubepods/burstable"
+                                                                         : "/kubepods/besteffort"),
                                  1);
                 a = admit(&f, b, 0, &err);
                 assert_true(a->admitted);
@@ -245,8 +243,7 @@ static void test_node_enforce_failure_rolls_back(void **state)
                          "cgroup.procs", "4242\n");
                 before = fake_snapshot(&f.fk);
                 s1 = state_text(&f);
-                assert_int_equal(ncm_node_remove_pod(f.n, "gggg", NULL, &err),
-                                 -NCM_E_ENFORCEMENT);
+                assert_int_equal(ncm_node_remove_pod(f.n, "gggg", NULL, &err), -NCM_E_ENFORCEMENT);
                 assert_non_null(strstr(err.msg, "pid 4242"));
                 assert_non_null(strstr(err.msg, "rolled back"));
                 after = fake_snapshot(&f.fk);
@@ -342,8 +339,8 @@ static void test_node_enforce_required_controllers(void **state)
                          0);
         /* this machine's kind: no hugetlb hierarchy */
         for (size_t i = 0; i < l.n_hierarchies; i++)
-                if (l.hierarchies[i].controllers & (NCM_CGROUP_CTRL_HUGETLB | NCM_CGROUP_CTRL_MEMORY |
-                                                    NCM_CGROUP_CTRL_CPUACCT))
+                if (l.hierarchies[i].controllers &
+                    (NCM_CGROUP_CTRL_HUGETLB | NCM_CGROUP_CTRL_MEMORY | NCM_CGROUP_CTRL_CPUACCT))
                         l.hierarchies[i].controllers = 0;
         assert_int_equal(ncm_cgroup_layout_check_controllers(&l, 0, NULL, &err),
                          -NCM_E_UNSATISFIABLE);
