@@ -76,7 +76,7 @@ typedef struct ncm_rpc_opts {
         uint32_t stream_window;          /* HTTP/2 initial window per stream; default 1 MiB */
         uint32_t conn_window;            /* HTTP/2 window of the connection; default 4 MiB */
         size_t send_queue_high;          /* per call: send returns 1 above this; default 1 MiB */
-        size_t send_queue_max;           /* per connection: send refuses above; default 16 MiB */
+        size_t send_queue_max;           /* per connection: send refuses above; default 8 MiB */
         size_t out_max;                  /* unwritten frames: stop reading above; default 256 KiB */
         uint32_t max_header_list;        /* bytes of a header block; default 64 KiB */
         uint32_t handshake_timeout_ms;   /* until the peer's preface+SETTINGS; default 10 s */

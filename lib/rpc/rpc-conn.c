@@ -225,7 +225,7 @@ void ncm_rpc_opts_default(ncm_rpc_opts *o)
                         .stream_window = 1 << 20,
                         .conn_window = 4 << 20,
                         .send_queue_high = 1 << 20,
-                        .send_queue_max = 16 << 20,
+                        .send_queue_max = 8 << 20,
                         .out_max = 256 << 10,
                         .max_header_list = 64 << 10,
                         .handshake_timeout_ms = 10000,
@@ -1161,8 +1161,8 @@ int ncm_rpc_conn_pull(ncm_rpc_conn *c, const uint8_t **ret_data, size_t *ret_len
                         memcpy(c->out + c->out_len, p, (size_t)n);
                         c->out_len += (size_t)n;
                 }
-                /* A big buffer kept from a burst is given back once idle. */
-                if (c->out_len == 0 && c->out_cap > 65536) {
+                /* Idle connections hold no output buffer (1,000 of them would hold 16 MiB). */
+                if (c->out_len == 0 && c->out_cap > 0) {
                         free(c->out);
                         c->out = NULL;
                         c->out_cap = 0;
