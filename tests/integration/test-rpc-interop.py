@@ -119,6 +119,7 @@ def check(name, cond, detail=""):
 def c_call(target, method, *opts, timeout=60):
     r = subprocess.run([ECHO, "call", target, method] + [str(o) for o in opts],
                        capture_output=True, text=True, timeout=timeout)
+    check("rpc-echo call %s exits 0" % method, r.returncode == 0, r.stderr[-2000:])
     return r.stdout
 
 
@@ -338,6 +339,7 @@ def test_our_client():
     py.kill()
     py.wait()
     rest = cl.communicate(timeout=60)[0]
+    check("rpc-echo call exits 0 after its server died", cl.returncode == 0)
     code_, m = status_of(rest)
     check("c->py server SIGKILL mid-stream", first.startswith("message") and code_ == 14,
           repr((first, rest[-200:])))
