@@ -4,9 +4,14 @@
  * lib/rpc's libuv binding, driven by test-rpc-interop.py against python3-grpcio peers.
  *
  *   rpc-echo serve TARGET [--max-recv N] [--frame-timeout-ms N] [--handshake-timeout-ms N]
+ *   rpc-echo proxy TARGET UPSTREAM
  *   rpc-echo call TARGET Unary|Stream|PATH [--text S] [--count N] [--size N] [--payload-size N]
  *            [--delay-ms N] [--code N] [--message S] [--timeout-ms N] [--md K=V]...
  *            [--max-recv N] [--read-delay-ms N] [--cancel-after N] [--raw-bytes N]
+ *
+ * The proxy serves every method (a fallback handler) by forwarding the request bytes, metadata and
+ * deadline to UPSTREAM on one client connection and the responses, status and trailers back,
+ * without decoding anything; a slow downstream pauses the upstream call.
  *
  * The server prints "ready" once listening and one line per call its handlers saw end early
  * ("cancelled CODE PATH"); SIGTERM stops it gracefully. The client prints "headers ...",
@@ -186,12 +191,17 @@ static void handle(ncm_rpc_call *call, const uint8_t *msg, size_t len, void *dat
 
 static ncm_rpc_uv_server *server;
 static uv_signal_t sigterm, sigint;
+static ncm_rpc_uv_client *upstream; /* proxy mode */
 
 static void on_signal(uv_signal_t *s, int signum)
 {
         uv_close((uv_handle_t *)&sigterm, NULL);
         uv_close((uv_handle_t *)&sigint, NULL);
         ncm_rpc_uv_server_close(server, true, NULL, NULL);
+        /* A proxy's calls in flight end (UNAVAILABLE) with its upstream connection. */
+        if (upstream)
+                ncm_rpc_uv_client_close(upstream);
+        upstream = NULL;
 }
 
 static int serve(int argc, char **argv)
@@ -229,6 +239,125 @@ static int serve(int argc, char **argv)
         uv_run(loop, UV_RUN_DEFAULT);
         ncm_rpc_server_free(srv);
         uv_loop_close(loop);
+        return 0;
+}
+
+/* ---- proxy --------------------------------------------------------------------------------- */
+
+typedef struct fwd {
+        ncm_rpc_call *down; /* the call we serve; NULL once finished */
+        ncm_rpc_call *up;   /* the upstream call; NULL once closed */
+} fwd;
+
+static const char *upstream_target;
+
+static void fwd_release(fwd *f)
+{
+        if (!f->down && !f->up)
+                free(f);
+}
+
+static void up_headers(ncm_rpc_call *call, const ncm_rpc_md *md, size_t n, void *data)
+{
+        fwd *f = data;
+        for (size_t i = 0; f->down && i < n; i++)
+                ncm_rpc_call_add_metadata(f->down, false, md[i].key, md[i].value);
+        if (f->down)
+                ncm_rpc_call_send_headers(f->down);
+}
+
+static void up_message(ncm_rpc_call *call, const uint8_t *msg, size_t len, void *data)
+{
+        fwd *f = data;
+        if (f->down && ncm_rpc_call_send(f->down, msg, len) == 1)
+                ncm_rpc_call_pause(call, true); /* the downstream reader is slow */
+}
+
+static void up_close(ncm_rpc_call *call, ncm_rpc_code code, const char *message,
+                     const ncm_rpc_md *md, size_t n, void *data)
+{
+        fwd *f = data;
+        f->up = NULL;
+        if (f->down) {
+                for (size_t i = 0; i < n; i++)
+                        ncm_rpc_call_add_metadata(f->down, true, md[i].key, md[i].value);
+                ncm_rpc_call_finish(f->down, code, message);
+                f->down = NULL;
+        }
+        fwd_release(f);
+}
+
+static void down_cancel(ncm_rpc_call *call, ncm_rpc_code code, void *data)
+{
+        fwd *f = data;
+        ncm_rpc_call_finish(f->down, code, NULL);
+        f->down = NULL;
+        if (f->up)
+                ncm_rpc_call_cancel(f->up); /* up_close releases f */
+        else
+                fwd_release(f);
+}
+
+static void down_writable(ncm_rpc_call *call, void *data)
+{
+        fwd *f = data;
+        if (f->up)
+                ncm_rpc_call_pause(f->up, false);
+}
+
+static void forward(ncm_rpc_call *call, const uint8_t *msg, size_t len, void *data)
+{
+        static const ncm_rpc_client_ops ops = {up_headers, up_message, up_close};
+        ncm_error err = NCM_ERROR_INIT;
+        if (!upstream || !ncm_rpc_conn_usable(ncm_rpc_uv_client_conn(upstream))) {
+                if (upstream)
+                        ncm_rpc_uv_client_close(upstream);
+                upstream = NULL;
+                if (ncm_rpc_uv_connect(uv_default_loop(), upstream_target, NULL, &upstream, &err) <
+                    0) {
+                        ncm_rpc_call_finish(call, NCM_RPC_UNAVAILABLE, err.msg);
+                        return;
+                }
+        }
+        fwd *f = calloc(1, sizeof(*f));
+        f->down = call;
+        size_t n;
+        const ncm_rpc_md *md = ncm_rpc_call_metadata(call, &n);
+        int64_t left = ncm_rpc_call_timeout_left(call);
+        if (ncm_rpc_conn_call(ncm_rpc_uv_client_conn(upstream), ncm_rpc_call_path(call), md, n,
+                              left < 0    ? 0
+                              : left == 0 ? 1
+                                          : (uint32_t)left,
+                              msg, len, &ops, f, &f->up, &err) < 0) {
+                ncm_rpc_call_finish(call, NCM_RPC_UNAVAILABLE, err.msg);
+                free(f);
+                return;
+        }
+        ncm_rpc_call_ops cops = {.on_cancel = down_cancel, .on_writable = down_writable};
+        ncm_rpc_call_set_ops(call, &cops, f);
+}
+
+static int proxy(int argc, char **argv)
+{
+        if (argc != 4)
+                return usage();
+        upstream_target = argv[3];
+        uv_loop_t *loop = uv_default_loop();
+        ncm_rpc_server *srv = ncm_rpc_server_new(NULL);
+        ncm_rpc_server_set_fallback(srv, forward, NULL);
+        ncm_error err = NCM_ERROR_INIT;
+        if (ncm_rpc_uv_listen(loop, srv, argv[2], 0600, &server, &err) < 0) {
+                fprintf(stderr, "rpc-echo: %s\n", err.msg);
+                return 1;
+        }
+        uv_signal_init(loop, &sigterm);
+        uv_signal_start(&sigterm, on_signal, SIGTERM);
+        uv_signal_init(loop, &sigint);
+        uv_signal_start(&sigint, on_signal, SIGINT);
+        printf("ready\n");
+        fflush(stdout);
+        uv_run(loop, UV_RUN_DEFAULT);
+        ncm_rpc_server_free(srv);
         return 0;
 }
 
@@ -409,5 +538,7 @@ int main(int argc, char **argv)
                 return serve(argc, argv);
         if (strcmp(argv[1], "call") == 0)
                 return call(argc, argv);
+        if (strcmp(argv[1], "proxy") == 0)
+                return proxy(argc, argv);
         return usage();
 }

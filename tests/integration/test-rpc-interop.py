@@ -345,6 +345,52 @@ def test_our_client():
           repr((first, rest[-200:])))
 
 
+# ---- python client -> our proxy (opaque forwarding) -> python server ---------------------
+
+def test_proxy(grpc, echo_pb2, echo_svc_pb2_grpc):
+    up = os.path.join(tmp, "up.sock")
+    sock = os.path.join(tmp, "proxy.sock")
+    py = start([sys.executable, __file__, "--peer-server", "unix:" + up, tmp])
+    proxy = start([ECHO, "proxy", "unix:" + sock, "unix://" + up])
+    ch = grpc.insecure_channel("unix:" + sock)
+    stub = echo_svc_pb2_grpc.EchoStub(ch)
+    rep, call = stub.Unary.with_call(echo_pb2.EchoRequest(text="via ✓", payload=b"\x00\x01"),
+                                     metadata=(("x-echo-a", "1"),))
+    check("py->proxy->py unary", rep.text == "via ✓" and rep.payload == b"\x00\x01"
+          and rep.metadata == "x-echo-a=1" and ("x-echo-header", "h") in call.initial_metadata()
+          and ("x-echo-trailer", "t") in call.trailing_metadata(), repr((rep, call)))
+    reps = list(stub.Stream(echo_pb2.EchoRequest(count=5, size=10)))
+    check("py->proxy->py stream", [r.index for r in reps] == list(range(5)))
+    try:
+        stub.Unary(echo_pb2.EchoRequest(code=7, message="nö 100%"))
+        check("py->proxy->py status", False, "no error")
+    except grpc.RpcError as e:
+        check("py->proxy->py status", e.code() == grpc.StatusCode.PERMISSION_DENIED and
+              e.details() == "nö 100%", repr((e.code(), e.details())))
+    try:
+        ch.unary_unary("/other.Svc/Any")(b"\x01\x02")
+        check("py->proxy->py unknown method", False, "no error")
+    except grpc.RpcError as e:
+        check("py->proxy->py unknown method", e.code() == grpc.StatusCode.UNIMPLEMENTED,
+              repr((e.code(), e.details())))
+    try:
+        stub.Unary(echo_pb2.EchoRequest(delay_ms=3000), timeout=0.3)
+        check("py->proxy->py deadline", False, "no error")
+    except grpc.RpcError as e:
+        check("py->proxy->py deadline", e.code() == grpc.StatusCode.DEADLINE_EXCEEDED,
+              repr(e.code()))
+    n = 0
+    for r in stub.Stream(echo_pb2.EchoRequest(count=40, size=64 << 10)):
+        n += 1 if r.index == n else 0
+        time.sleep(0.005)
+    check("py->proxy->py slow reader", n == 40, "got %d" % n)
+    ch.close()
+    proxy.send_signal(signal.SIGTERM)
+    check("proxy stops on SIGTERM", proxy.wait(timeout=30) == 0)
+    py.send_signal(signal.SIGTERM)
+    py.wait(timeout=30)
+
+
 def main():
     global tmp
     if len(sys.argv) > 1 and sys.argv[1] == "--peer-server":
@@ -373,6 +419,7 @@ def main():
     import echo_svc_pb2_grpc
     test_our_server(grpc, echo_pb2, echo_svc_pb2_grpc)
     test_our_client()
+    test_proxy(grpc, echo_pb2, echo_svc_pb2_grpc)
     if failures:
         print("FAILED: " + ", ".join(failures))
         return 1
