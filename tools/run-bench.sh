@@ -19,7 +19,7 @@ trap 'rm -f "$tmp"' EXIT
         echo "16. The tables below say where each stands. On a 2-CPU VM shared with other work, single"
         echo "rows can move by up to 2x between runs."
         echo
-        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission; do
+        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission rpc; do
                 exe="$build/bench/bench-$name"
                 [ -x "$exe" ] || continue
                 "$exe"
