@@ -27,6 +27,14 @@ static const char *option_name(ncm_topo_source_kind kind)
 
 bool cli_source_option(cli_source *src, int opt, const char *arg)
 {
+        if (opt == CLI_OPT_TOPOLOGY_RULES) {
+                int rules = ncm_topo_rules_from_name(arg);
+                if (rules < 0)
+                        src->bad_rules = arg;
+                else
+                        src->rules = (ncm_topo_rules)rules;
+                return true;
+        }
         for (size_t i = 0; i < NCM_ELEMENTSOF(source_opts); i++) {
                 if (source_opts[i].opt != opt)
                         continue;
@@ -44,6 +52,11 @@ bool cli_source_option(cli_source *src, int opt, const char *arg)
 
 int cli_source_check(const cli_source *src, const char *cmd)
 {
+        if (src->bad_rules)
+                return cli_usage_error(cmd,
+                                       "--topology-rules: unknown rules '%s' (cadvisor or "
+                                       "nodecm)",
+                                       src->bad_rules);
         if (src->given > 1)
                 return cli_usage_error(cmd, "%s and %s: give at most one topology source",
                                        src->first, src->second);
@@ -56,9 +69,13 @@ int cli_source_load(const cli_source *src, ncm_topo **ret, ncm_error *err)
         if (src->given > 1)
                 return ncm_error_set(err, EINVAL, "%s and %s: give at most one topology source",
                                      src->first, src->second);
+        if (src->bad_rules)
+                return ncm_error_set(err, EINVAL,
+                                     "--topology-rules: unknown rules '%s' (cadvisor or nodecm)",
+                                     src->bad_rules);
         if (!src->arg)
-                return ncm_topo_load(NCM_TOPO_SOURCE_FSROOT, "/", ret, err);
-        r = ncm_topo_load(src->kind, src->arg, ret, err);
+                return ncm_topo_load_rules(NCM_TOPO_SOURCE_FSROOT, "/", src->rules, ret, err);
+        r = ncm_topo_load_rules(src->kind, src->arg, src->rules, ret, err);
         if (r < 0 && err && src->kind == NCM_TOPO_SOURCE_FSROOT)
                 /* sysfs errors name kernel paths; say under which root they were read */
                 ncm_error_prefix(err, "--fsroot %s", src->arg);

@@ -2,7 +2,8 @@
 /*
  * The topology-source options every subcommand that needs a machine takes (DESIGN.md):
  * --fsroot DIR, --synthetic DESC, --xml FILE, --topology FILE; none means this machine
- * (--fsroot /). At most one may be given.
+ * (--fsroot /). At most one may be given. --topology-rules cadvisor|nodecm picks how a machine
+ * is read (the kubelet's rules by default; docs/topology.md).
  *
  * Use in a command:
  *
@@ -38,6 +39,7 @@ enum {
         CLI_OPT_SYNTHETIC,
         CLI_OPT_XML,
         CLI_OPT_TOPOLOGY,
+        CLI_OPT_TOPOLOGY_RULES,
 };
 
 /* clang-format off */
@@ -45,7 +47,8 @@ enum {
         {"fsroot", required_argument, NULL, CLI_OPT_FSROOT},                                       \
         {"synthetic", required_argument, NULL, CLI_OPT_SYNTHETIC},                                 \
         {"xml", required_argument, NULL, CLI_OPT_XML},                                             \
-        {"topology", required_argument, NULL, CLI_OPT_TOPOLOGY}
+        {"topology", required_argument, NULL, CLI_OPT_TOPOLOGY},                                   \
+        {"topology-rules", required_argument, NULL, CLI_OPT_TOPOLOGY_RULES}
 /* clang-format on */
 
 #define CLI_SOURCE_HELP                                                                            \
@@ -56,7 +59,10 @@ enum {
         "pu:2\"\n"                                                                                 \
         "  --xml FILE         lstopo XML export\n"                                                 \
         "  --topology FILE    nodecm topology JSON (as printed by 'nodecm topology --json'; '-' "  \
-        "is stdin)\n"
+        "is stdin)\n"                                                                              \
+        "  --topology-rules R how a machine is read: cadvisor (default, the kubelet's table) or\n" \
+        "                     nodecm (friendlier: keeps CPUs in no NUMA node, renumbers odd "      \
+        "ids)\n"
 
 typedef struct cli_source {
         ncm_topo_source_kind kind; /* meaningful when arg != NULL */
@@ -64,11 +70,13 @@ typedef struct cli_source {
         int given;                 /* how many source options were seen */
         const char *first;         /* option names, for the "only one" message */
         const char *second;
+        ncm_topo_rules rules;  /* --topology-rules */
+        const char *bad_rules; /* an unknown --topology-rules value, refused by the check */
 } cli_source;
 
 #define CLI_SOURCE_INIT                                                                            \
         {                                                                                          \
-                NCM_TOPO_SOURCE_FSROOT, NULL, 0, NULL, NULL                                        \
+                .kind = NCM_TOPO_SOURCE_FSROOT, .rules = NCM_TOPO_RULES_CADVISOR                   \
         }
 
 /*
@@ -78,7 +86,7 @@ typedef struct cli_source {
 bool cli_source_option(cli_source *src, int opt, const char *arg);
 
 /* After option parsing: print a usage error for CMD and return 2 when more than one source
- * was given; 0 otherwise. */
+ * was given or --topology-rules is unknown; 0 otherwise. */
 int cli_source_check(const cli_source *src, const char *cmd);
 
 /*

@@ -148,21 +148,48 @@ NCM_API void ncm_topo_cores_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, n
  */
 
 /*
- * Discover the machine whose /sys (and /proc) lie under ROOTFD (ncm_fs_open_root("/") for
- * this one), with kubelet/cadvisor semantics: online CPUs only, core = lowest online thread
- * of the core, socket = physical_package_id, numa from nodeN/cpulist, uncore = L3 cache id,
- * distances from nodeN/distance. Errors name the file at fault.
+ * Which rules turn what a machine reports into the table. CADVISOR (the default) is the
+ * kubelet's: cadvisor's GetNodesInfo read as cadvisor reads it, then the kubelet's Discover
+ * (spec §2.2a; docs/topology.md lists each rule). NODECM is nodecm's friendlier reading,
+ * chosen explicitly (`--topology-rules nodecm`): CPUs in no node directory are kept, a node
+ * id is invented when there is none, cores are also split by thread siblings, an L3 without
+ * an id is named by its lowest CPU, and ids the cpuset cannot hold are renumbered.
  */
-NCM_API int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err);
+typedef enum ncm_topo_rules {
+        NCM_TOPO_RULES_CADVISOR = 0,
+        NCM_TOPO_RULES_NODECM,
+        NCM_TOPO_RULES_N
+} ncm_topo_rules;
+
+/* "cadvisor", "nodecm" (the --topology-rules values). */
+NCM_API const char *ncm_topo_rules_name(ncm_topo_rules rules) NCM_PURE;
+/* The rules of NAME, or -1 when unknown. */
+NCM_API int ncm_topo_rules_from_name(const char *name) NCM_PURE;
 
 /*
- * Build a topology from hwloc's synthetic description ("package:2 numa:2 l3:1 core:8 pu:2").
- * CPU ids are PU os_index values (hwloc numbers them 0.. in tree order), NUMA ids the NUMA
- * nodes' os_index, uncore the L3's logical index (socket when there is no L3).
+ * Discover the machine whose /sys (and /proc) lie under ROOTFD (ncm_fs_open_root("/") for
+ * this one) with the kubelet's (cadvisor's) rules: the CPUs of the NUMA node directories,
+ * online per the machine's online list, cores by (core_id, package) within a node, socket =
+ * physical_package_id, numa = the node (the package without node directories), uncore = the
+ * first uncore cache's id else the socket, distances from nodeN/distance; every id as read.
+ * Errors name the file at fault.
+ */
+NCM_API int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err);
+/* The same with the chosen rules. */
+NCM_API int ncm_topo_discover_sysfs_rules(int rootfd, ncm_topo_rules rules, ncm_topo **ret,
+                                          ncm_error *err);
+
+/*
+ * Build a topology from hwloc's synthetic description ("package:2 numa:2 l3:1 core:8 pu:2"),
+ * read as the kubelet would read such a machine. CPU ids are PU os_index values (hwloc numbers
+ * them 0.. in tree order), NUMA ids the NUMA nodes' os_index, core and package ids their
+ * os_index; synthetic caches have no id, so a cache's id is its logical index (0.., as the
+ * kernel numbers them).
  */
 NCM_API int ncm_topo_from_synthetic(const char *desc, ncm_topo **ret, ncm_error *err);
 
-/* Build a topology from an lstopo XML file (a host path) or from XML text in memory. */
+/* Build a topology from an lstopo XML file (a host path) or from XML text in memory, read
+ * with the kubelet's rules (the machine's sysfs would give the same table). */
 NCM_API int ncm_topo_from_xml_file(const char *path, ncm_topo **ret, ncm_error *err);
 NCM_API int ncm_topo_from_xml_buffer(const char *xml, size_t len, ncm_topo **ret, ncm_error *err);
 
@@ -217,6 +244,9 @@ typedef enum ncm_topo_source_kind {
 /* Load from a source. Errors name the source ("--fsroot /x: ..." is left to the caller). */
 NCM_API int ncm_topo_load(ncm_topo_source_kind kind, const char *arg, ncm_topo **ret,
                           ncm_error *err);
+/* The same with the chosen rules (a JSON table is taken as it is, whatever the rules). */
+NCM_API int ncm_topo_load_rules(ncm_topo_source_kind kind, const char *arg, ncm_topo_rules rules,
+                                ncm_topo **ret, ncm_error *err);
 /* The source's name: "fsroot", "synthetic", "xml", "topology" (the CLI option names). */
 NCM_API const char *ncm_topo_source_name(ncm_topo_source_kind kind) NCM_PURE;
 /* Kind for a name above (also "file" for JSON, the scenario key); -1 when unknown. */

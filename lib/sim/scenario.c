@@ -149,12 +149,12 @@ static int check_synthetic(const char *desc, const char *path, ncm_error *err)
 static int parse_topology(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
                           ncm_error *err)
 {
-        static const char *const keys[] = {"synthetic", "fsroot", "xml", "file",
-                                           "cpus",      "numa",   NULL};
+        static const char *const keys[] = {"synthetic", "fsroot", "xml",   "file",
+                                           "cpus",      "numa",   "rules", NULL};
         static const char *const sources[] = {"synthetic", "fsroot", "xml", "file"};
         const char *path = "node.topology";
-        const char *which = NULL;
-        int r, n = 0;
+        const char *which = NULL, *rules_name = NULL;
+        int r, n = 0, rules = NCM_TOPO_RULES_CADVISOR;
 
         if (!o) {
                 if (flags & NCM_SCENARIO_NO_FILES)
@@ -168,6 +168,14 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
         r = only_keys(o, path, keys, err);
         if (r < 0)
                 return r;
+        /* the discovery rules (docs/topology.md): the kubelet's unless nodecm's are chosen */
+        r = get_string(o, "rules", path, false, &rules_name, err);
+        if (r < 0)
+                return r;
+        if (rules_name && (rules = ncm_topo_rules_from_name(rules_name)) < 0)
+                return ncm_error_set(err, EINVAL,
+                                     "%s.rules: unknown rules \"%s\" (cadvisor or nodecm)", path,
+                                     rules_name);
         for (size_t i = 0; i < NCM_ELEMENTSOF(sources); i++) {
                 if (ncm__json_get(o, sources[i])) {
                         which = sources[i];
@@ -219,7 +227,8 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
                                 return oom(err);
                         arg = file;
                 }
-                r = ncm_topo_load((ncm_topo_source_kind)kind, arg, &s->topo, err);
+                r = ncm_topo_load_rules((ncm_topo_source_kind)kind, arg, (ncm_topo_rules)rules,
+                                        &s->topo, err);
                 if (r < 0)
                         return ncm_error_prefix(err, "%s.%s", path, which);
         }

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Topologies from libhwloc: a synthetic description ("package:2 numa:2 l3:1 core:8 pu:2") or
- * an lstopo XML export. The hwloc tree is turned into the same raw machine that sysfs
- * discovery fills, so ids follow one set of rules (docs/topology.md):
+ * an lstopo XML export. The hwloc tree is turned into what cadvisor would have read on that
+ * machine (the default rules, ncm__cad_assemble): the NUMA nodes and their PUs, each PU's
+ * Core and Package os_index as core_id and physical_package_id, the caches above each PU.
+ * hwloc keeps no cache ids (synthetic caches have none, and XML does not record them), so a
+ * cache's id is its logical index, as the kernel numbers caches 0.. too.
+ *
+ * With nodecm's rules (--topology-rules nodecm) the tree becomes the raw machine that sysfs
+ * discovery fills for those rules, so ids follow one set of rules (docs/topology.md):
  *  - cpu: the PU's os_index (synthetic topologies number PUs 0.. in tree order);
  *  - core: the lowest PU of the PU's Core (the PU itself without one);
  *  - socket: the Package's os_index, renumbered by lowest CPU when one is missing/too large;
@@ -64,11 +70,10 @@ static int fill_nodes(hwloc_topology_t topo, const char *what, ncm__raw_machine 
         for (int k = 0; k < nn; k++) {
                 hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)k);
                 ncm__raw_node *node = &m->nodes[m->nnodes];
-                if (o->os_index == HWLOC_UNKNOWN_INDEX || o->os_index >= NCM_CPUSET_MAX_CPUS)
-                        return ncm_error_set(err, ERANGE,
-                                             "%s: NUMANode L#%u has os_index %d, outside [0, %d]",
-                                             what, o->logical_index, (int)o->os_index,
-                                             NCM_CPUSET_MAX_CPUS - 1);
+                /* NUMA ids are kept as they are, but must be one */
+                if (o->os_index == HWLOC_UNKNOWN_INDEX || o->os_index > INT32_MAX)
+                        return ncm_error_set(err, ERANGE, "%s: NUMANode L#%u has no os_index", what,
+                                             o->logical_index);
                 node->id = (int)o->os_index;
                 node->cpus = ncm_cpuset_new();
                 if (!node->cpus)
@@ -132,7 +137,198 @@ static int fill_nodes(hwloc_topology_t topo, const char *what, ncm__raw_machine 
         return 0;
 }
 
-static int from_hwloc(hwloc_topology_t topo, const char *what, ncm_topo **ret, ncm_error *err)
+/* The caches cadvisor would read for a PU: those above it, lowest level first. */
+static int hw_caches(void *data, int cpu, ncm__cad_cache **ret, size_t *n, ncm_error *err)
+{
+        hwloc_topology_t topo = data;
+        hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, (unsigned)cpu);
+        ncm__cad_cache *list = NULL;
+        size_t k = 0, cap = 0;
+
+        *ret = NULL;
+        *n = 0;
+        if (!pu)
+                return 1;
+        for (hwloc_obj_t o = pu->parent; o; o = o->parent) {
+                if (!hwloc_obj_type_is_cache(o->type) || o->attr->cache.depth <= 2)
+                        continue;
+                if (k == cap) {
+                        ncm__cad_cache *nl = realloc(list, (cap = cap ? cap * 2 : 4) * sizeof(*nl));
+                        if (!nl) {
+                                free(list);
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        }
+                        list = nl;
+                }
+                list[k++] = (ncm__cad_cache){
+                                o->os_index == HWLOC_UNKNOWN_INDEX ? (int64_t)o->logical_index
+                                                                   : (int64_t)o->os_index,
+                                (int)o->attr->cache.depth, hwloc_bitmap_weight(o->cpuset)};
+        }
+        *ret = list;
+        *n = k;
+        return 0;
+}
+
+static int cmp_glob(const void *a, const void *b)
+{
+        return ncm__glob_cmp(*(const int *)a, *(const int *)b);
+}
+
+/* The first NUMA node among O's memory children (through memory-side caches), or NULL. */
+static hwloc_obj_t first_numa(hwloc_obj_t o)
+{
+        for (hwloc_obj_t c = o->memory_first_child; c; c = c->next_sibling) {
+                hwloc_obj_t n = c->type == HWLOC_OBJ_NUMANODE ? c : first_numa(c);
+                if (n)
+                        return n;
+        }
+        return NULL;
+}
+
+/*
+ * Whether the kernel listed CPUs in NUMA node NODE: hwloc gives a CPU-less node (memory only,
+ * e.g. HBM, CXL, PMEM) the cpuset of the place it attaches it by locality, while the kernel's
+ * cpumap of such a node is empty. A node holds CPUs when it is the nearest node of at least
+ * one PU (the first NUMA node attached to the PU's closest ancestor with memory), and then,
+ * as hwloc attaches such a node where its cpuset is, all of its cpuset.
+ */
+static bool node_has_cpus(hwloc_topology_t topo, hwloc_obj_t node)
+{
+        for (int b = hwloc_bitmap_first(node->cpuset); b >= 0;
+             b = hwloc_bitmap_next(node->cpuset, b)) {
+                hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, (unsigned)b);
+                for (hwloc_obj_t o = pu ? pu->parent : NULL; o; o = o->parent) {
+                        hwloc_obj_t n = first_numa(o);
+                        if (n) {
+                                if (n == node)
+                                        return true;
+                                break;
+                        }
+                }
+        }
+        return false;
+}
+
+/* The kubelet's rules: the tree as cadvisor would have read the machine. */
+static int from_hwloc_cadvisor(hwloc_topology_t topo, const char *what, ncm_topo **ret,
+                               ncm_error *err)
+{
+        ncm__raw_machine nodes = {0}; /* fill_nodes() gives the nodes, cpusets and distances */
+        ncm__cad_machine m = {0};
+        int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        int r;
+
+        if (n <= 0)
+                return ncm_error_set(err, EINVAL, "%s: no PU (could not detect number of cpus)",
+                                     what);
+        if (n > NCM_CPUSET_MAX_CPUS)
+                return ncm_error_set(err, ERANGE, "%s: %d PUs, more than %d", what, n,
+                                     NCM_CPUSET_MAX_CPUS);
+        m.cpus = calloc((size_t)n, sizeof(*m.cpus));
+        if (!m.cpus)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (int i = 0; i < n; i++) {
+                hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)i);
+                hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
+                hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
+                ncm__cad_cpu *c = &m.cpus[i];
+
+                if (pu->os_index == HWLOC_UNKNOWN_INDEX || pu->os_index >= NCM_CPUSET_MAX_CPUS) {
+                        r = ncm_error_set(err, ERANGE,
+                                          "%s: PU L#%u has os_index %d, outside [0, %d]", what,
+                                          pu->logical_index, (int)pu->os_index,
+                                          NCM_CPUSET_MAX_CPUS - 1);
+                        goto out;
+                }
+                c->cpu = (int)pu->os_index;
+                c->online = true;
+                /* every PU has core_id and physical_package_id, as on a kernel: without a
+                 * Core (a synthetic "pu:N") the PU is a core of its own; without a Package
+                 * the package is unknown, -1 as the kernel prints it */
+                c->has_core = true;
+                c->core_id = core && core->os_index != HWLOC_UNKNOWN_INDEX ? (int64_t)core->os_index
+                                                                           : (int64_t)pu->os_index;
+                c->has_package = true;
+                c->package = pkg && pkg->os_index != HWLOC_UNKNOWN_INDEX ? (int64_t)pkg->os_index
+                                                                         : -1;
+        }
+        for (int i = 1; i < n; i++)
+                for (int j = i; j > 0 && m.cpus[j - 1].cpu > m.cpus[j].cpu; j--) {
+                        ncm__cad_cpu tmp = m.cpus[j];
+                        m.cpus[j] = m.cpus[j - 1];
+                        m.cpus[j - 1] = tmp;
+                }
+        for (int i = 1; i < n; i++)
+                if (m.cpus[i].cpu == m.cpus[i - 1].cpu) {
+                        r = ncm_error_set(err, EINVAL, "%s: two PUs with os_index %d", what,
+                                          m.cpus[i].cpu);
+                        goto out;
+                }
+        m.ncpus = (size_t)n;
+        r = fill_nodes(topo, what, &nodes, err);
+        if (r < 0)
+                goto out;
+        m.nodes = calloc(nodes.nnodes ? nodes.nnodes : 1, sizeof(*m.nodes));
+        if (!m.nodes) {
+                r = ncm_error_set(err, ENOMEM, "out of memory");
+                goto out;
+        }
+        for (size_t k = 0; k < nodes.nnodes; k++) {
+                ncm__cad_node *nd = &m.nodes[k];
+                nd->id = nodes.nodes[k].id;
+                nd->dist = nodes.nodes[k].dist;
+                nd->ndist = nodes.nodes[k].ndist;
+                nd->cpus = malloc(((size_t)ncm_cpuset_weight(nodes.nodes[k].cpus) + 1) *
+                                  sizeof(int));
+                if (!nd->cpus) {
+                        r = ncm_error_set(err, ENOMEM, "out of memory");
+                        goto out;
+                }
+                if (!node_has_cpus(topo,
+                                   hwloc_get_numanode_obj_by_os_index(topo, (unsigned)nd->id)))
+                        continue;
+                NCM_CPUSET_FOREACH(c, nodes.nodes[k].cpus)
+                {
+                        nd->cpus[nd->ncpus++] = c;
+                }
+                qsort(nd->cpus, nd->ncpus, sizeof(int), cmp_glob);
+        }
+        m.nnodes = nodes.nnodes;
+        /* cadvisor's glob order of node directories */
+        for (size_t i = 1; i < m.nnodes; i++)
+                for (size_t j = i; j > 0 && ncm__glob_cmp(m.nodes[j - 1].id, m.nodes[j].id) > 0;
+                     j--) {
+                        ncm__cad_node t = m.nodes[j];
+                        m.nodes[j] = m.nodes[j - 1];
+                        m.nodes[j - 1] = t;
+                }
+        m.caches = hw_caches;
+        m.caches_data = topo;
+        r = ncm__cad_assemble(&m, ret, err);
+out:
+        if (m.nodes)
+                for (size_t k = 0; k < m.nnodes; k++)
+                        free(m.nodes[k].cpus);
+        free(m.nodes);
+        free(m.cpus);
+        raw_done(&nodes); /* owns the distance rows */
+        return r;
+}
+
+static int from_hwloc_nodecm(hwloc_topology_t topo, const char *what, ncm_topo **ret,
+                             ncm_error *err);
+
+static int from_hwloc(hwloc_topology_t topo, const char *what, ncm_topo_rules rules, ncm_topo **ret,
+                      ncm_error *err)
+{
+        if (rules != NCM_TOPO_RULES_NODECM)
+                return from_hwloc_cadvisor(topo, what, ret, err);
+        return from_hwloc_nodecm(topo, what, ret, err);
+}
+
+static int from_hwloc_nodecm(hwloc_topology_t topo, const char *what, ncm_topo **ret,
+                             ncm_error *err)
 {
         ncm__raw_machine m = {0};
         int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
@@ -233,6 +429,12 @@ static int synthetic_bound(const char *desc, long long *ret)
 
 int ncm_topo_from_synthetic(const char *desc, ncm_topo **ret, ncm_error *err)
 {
+        return ncm__topo_from_synthetic_rules(desc, NCM_TOPO_RULES_CADVISOR, ret, err);
+}
+
+int ncm__topo_from_synthetic_rules(const char *desc, ncm_topo_rules rules, ncm_topo **ret,
+                                   ncm_error *err)
+{
         autohwloc topo = NULL;
         long long bound = 0;
         size_t len = strlen(desc);
@@ -258,7 +460,7 @@ int ncm_topo_from_synthetic(const char *desc, ncm_topo **ret, ncm_error *err)
         if (hwloc_topology_load(topo) < 0)
                 return ncm_error_errno(err, errno,
                                        "synthetic topology \"%s\": hwloc cannot load it", desc);
-        return from_hwloc(topo, "synthetic topology", ret, err);
+        return from_hwloc(topo, "synthetic topology", rules, ret, err);
 }
 
 /* hwloc 2.x refuses XML version 3 (written by hwloc 3.x lstopo) outright. */
@@ -273,7 +475,8 @@ static bool declares_version3(const char *xml, size_t len)
         return false;
 }
 
-static int load_xml(const char *xml, size_t len, const char *what, ncm_topo **ret, ncm_error *err)
+static int load_xml(const char *xml, size_t len, const char *what, ncm_topo_rules rules,
+                    ncm_topo **ret, ncm_error *err)
 {
         autohwloc topo = NULL;
         ncm_autofree char *copy = NULL;
@@ -298,7 +501,7 @@ static int load_xml(const char *xml, size_t len, const char *what, ncm_topo **re
                 (void)hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
                 if (hwloc_topology_set_xmlbuffer(topo, copy, (int)len + 1) == 0 &&
                     hwloc_topology_load(topo) == 0)
-                        return from_hwloc(topo, what, ret, err);
+                        return from_hwloc(topo, what, rules, ret, err);
                 hwloc_topology_destroy(topo);
                 topo = NULL;
                 if (attempt > 0 || !declares_version3(copy, len))
@@ -314,17 +517,29 @@ static int load_xml(const char *xml, size_t len, const char *what, ncm_topo **re
                              what);
 }
 
-int ncm_topo_from_xml_buffer(const char *xml, size_t len, ncm_topo **ret, ncm_error *err)
+int ncm__topo_from_xml_buffer_rules(const char *xml, size_t len, ncm_topo_rules rules,
+                                    ncm_topo **ret, ncm_error *err)
 {
-        return load_xml(xml, len, "XML topology", ret, err);
+        return load_xml(xml, len, "XML topology", rules, ret, err);
 }
 
-int ncm_topo_from_xml_file(const char *path, ncm_topo **ret, ncm_error *err)
+int ncm_topo_from_xml_buffer(const char *xml, size_t len, ncm_topo **ret, ncm_error *err)
+{
+        return load_xml(xml, len, "XML topology", NCM_TOPO_RULES_CADVISOR, ret, err);
+}
+
+int ncm__topo_from_xml_file_rules(const char *path, ncm_topo_rules rules, ncm_topo **ret,
+                                  ncm_error *err)
 {
         ncm_autofree char *text = NULL;
         size_t len = 0;
         int r = ncm_fs_read_all(AT_FDCWD, path, MAX_XML_SIZE, &text, &len, err);
         if (r < 0)
                 return r;
-        return load_xml(text, len, path, ret, err);
+        return load_xml(text, len, path, rules, ret, err);
+}
+
+int ncm_topo_from_xml_file(const char *path, ncm_topo **ret, ncm_error *err)
+{
+        return ncm__topo_from_xml_file_rules(path, NCM_TOPO_RULES_CADVISOR, ret, err);
 }

@@ -62,11 +62,104 @@ typedef struct ncm__raw_machine {
 } ncm__raw_machine;
 
 /*
- * Apply nodecm's rules (docs/topology.md) to what a source read: NUMA node per CPU, core
- * grouping, socket and uncore numbering, the distance matrix. Pure: no I/O. sysfs and hwloc
- * both fill a raw machine, so one set of rules serves both. Errors only for tables
- * ncm_topo_new() refuses (e.g. no CPU).
+ * Apply nodecm's friendlier rules (`--topology-rules nodecm`, docs/topology.md) to what a
+ * source read: NUMA node per CPU, core grouping, socket and uncore numbering, the distance
+ * matrix. Pure: no I/O. sysfs and hwloc both fill a raw machine, so one set of rules serves
+ * both. Errors only for tables ncm_topo_new() refuses (e.g. no CPU).
  */
 int ncm__topo_assemble(const ncm__raw_machine *m, ncm_topo **ret, ncm_error *err);
+
+/* ------------------------------------------------------------------------------------------
+ * cadvisor's rules (the default, spec §2.2a): what cadvisor's GetNodesInfo reads, and how the
+ * kubelet's Discover turns it into its table.
+ */
+
+/*
+ * How cadvisor (Go) reads a sysfs file's text S of LEN bytes (NULs included; no terminator
+ * needed). Pure, so unit tests and the fuzz target reach every corner.
+ */
+/* strconv.Atoi(strings.TrimSpace(s)): 0 and *RET, -EINVAL (not an integer) or -ERANGE. */
+int ncm__cad_atoi(const char *s, size_t len, int64_t *ret);
+/* IsCPUOnline: whether CPU is online per the online list S (NULL: no such file, every CPU is
+ * online). The list is read left to right: CPU is online when an entry names it before any
+ * malformed entry; an empty or malformed list makes the remaining CPUs offline. */
+bool ncm__cad_online(const char *s, size_t len, int cpu);
+/* strings.TrimSpace on [*S, *S + *LEN). */
+void ncm__cad_trim(const char **s, size_t *len);
+/* fmt.Sscanf(s, "%d") into an int (or, IS_UNSIGNED, a uint64: no sign): *P advanced past the
+ * number; false when there is none or it overflows. */
+bool ncm__cad_scan_int(const char **p, const char *end, bool is_unsigned, int64_t *ret);
+/* getCPUCount: the popcount of a shared_cpu_map (comma-separated hex words); -1 when any word
+ * is not a 64-bit hex number. */
+int ncm__cad_map_weight(const char *s, size_t len);
+/* getDistances: TrimSpace, then fields separated by exactly one space, each a decimal
+ * uint64: the count, -EINVAL (malformed), -ERANGE (a distance above UINT32_MAX, which the
+ * kubelet would keep but nodecm's table cannot) or -E2BIG (more than MAX). */
+int ncm__cad_distances(const char *s, size_t len, uint32_t *ret, size_t max);
+
+/* One cache cadvisor reads for a thread (GetCacheInfo), of level > 2. */
+typedef struct ncm__cad_cache {
+        int64_t id;
+        int64_t level;
+        int ncpus; /* the popcount of shared_cpu_map */
+} ncm__cad_cache;
+
+/* One CPU directory. */
+typedef struct ncm__cad_cpu {
+        int cpu;
+        bool online;                /* per the machine's online list (none: every CPU) */
+        bool has_core, has_package; /* topology/core_id, physical_package_id exist */
+        bool has_book, has_drawer;  /* s390: book_id, drawer_id exist */
+        int64_t core_id, package;   /* strconv.Atoi of the trimmed files */
+        char *book, *drawer;        /* s390: trimmed text, compared as text (cadvisor) */
+} ncm__cad_cpu;
+
+/* One NUMA node directory (or hwloc NUMANode). */
+typedef struct ncm__cad_node {
+        int id;
+        int *cpus; /* its CPUs (nodeN/cpuM entries), in cadvisor's glob order */
+        size_t ncpus;
+        uint32_t *dist; /* the distance row; NULL when absent */
+        size_t ndist;
+} ncm__cad_node;
+
+/*
+ * The caches cadvisor reads for CPU (the first thread of a core): those of level > 2 in the
+ * order of their index directories, into *RET / *N (the callee allocates; NULL and 0 for
+ * none). Returns 0, 1 when cadvisor's read would fail (a cache file missing or unparsable:
+ * cadvisor then gives this core and the rest of its node no caches), or -errno (out of
+ * memory) with ERR set.
+ */
+typedef int (*ncm__cad_cache_fn)(void *data, int cpu, ncm__cad_cache **ret, size_t *n,
+                                 ncm_error *err);
+
+typedef struct ncm__cad_machine {
+        ncm__cad_cpu *cpus; /* every CPU directory, ascending by cpu */
+        size_t ncpus;
+        ncm__cad_node *nodes; /* in cadvisor's glob order; none: a kernel without NUMA */
+        size_t nnodes;
+        bool s390; /* cadvisor (built for s390x) also groups threads by book and drawer */
+        ncm__cad_cache_fn caches;
+        void *caches_data;
+} ncm__cad_machine;
+
+/*
+ * cadvisor's GetNodesInfo (or, without node directories, its getCPUTopology by package id)
+ * followed by the kubelet's Discover. Pure but for M->caches. Errors only for out of memory
+ * and for an empty table where cadvisor finds no CPU at all ("could not detect number of
+ * cpus", when there are node directories: NumCores is 0).
+ */
+int ncm__cad_assemble(const ncm__cad_machine *m, ncm_topo **ret, ncm_error *err);
+
+/* The hwloc sources with the chosen rules (topology-hwloc.c). */
+int ncm__topo_from_synthetic_rules(const char *desc, ncm_topo_rules rules, ncm_topo **ret,
+                                   ncm_error *err);
+int ncm__topo_from_xml_file_rules(const char *path, ncm_topo_rules rules, ncm_topo **ret,
+                                  ncm_error *err);
+int ncm__topo_from_xml_buffer_rules(const char *xml, size_t len, ncm_topo_rules rules,
+                                    ncm_topo **ret, ncm_error *err);
+
+/* Order two directory-name numbers as Go's filepath.Glob orders "cpu10" and "cpu2". */
+int ncm__glob_cmp(int a, int b);
 
 #endif

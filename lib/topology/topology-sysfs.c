@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -630,10 +631,12 @@ static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int 
                 if (k == -2 && ret_big)
                         (*ret_big)++;
                 if (k == -2 && big_is_error) {
+                        /* the entry's name lives in D: the message before closedir() */
+                        r = ncm_error_set(rd->err, ERANGE, "%s/%s: id above the maximum of %d",
+                                          rd->path, de->d_name, NCM_CPUSET_MAX_CPUS - 1);
                         closedir(d);
                         free(v);
-                        return ncm_error_set(rd->err, ERANGE, "%s/%s: id above the maximum of %d",
-                                             rd->path, de->d_name, NCM_CPUSET_MAX_CPUS - 1);
+                        return r;
                 }
                 if (k < 0)
                         continue;
@@ -833,7 +836,8 @@ static void machine_done(ncm__raw_machine *m)
         free(m->cpus);
 }
 
-int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err)
+/* nodecm's friendlier rules (`--topology-rules nodecm`). */
+static int discover_nodecm(int rootfd, ncm_topo **ret, ncm_error *err)
 {
         ncm__raw_machine m = {0};
         ncm_autoptr(ncm_cpuset) online = NULL;
@@ -866,4 +870,430 @@ int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err)
 out:
         machine_done(&m);
         return r;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * cadvisor's rules (the default): gathering what cadvisor reads, and only that. The layout
+ * decides what is opened: CPUs come from the node directories' cpuM entries (listed, not
+ * probed), a node's cpulist is read only when it has no such entry, the per-CPU files only
+ * for online CPUs in a node, s390's book_id and drawer_id only on s390, and caches only for
+ * each core's first thread, stopping at the first file cadvisor would fail on.
+ */
+
+/* What cadvisor's Atoi makes of the file at rd->path: *HAS false when it does not exist. An
+ * empty or malformed file is an error, as it is for cadvisor (and so for the kubelet). */
+static int read_atoi(reader *rd, bool *has, int64_t *ret)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        ssize_t n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        int r;
+
+        *has = false;
+        if (n == -ENOENT)
+                return 0;
+        if (n < 0) {
+                if (rd->err)
+                        *rd->err = e;
+                return (int)n;
+        }
+        r = ncm__cad_atoi(rd->buf, (size_t)n, ret);
+        if (r < 0)
+                return bad_content(rd, r, "expected an integer");
+        *has = true;
+        return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * cadvisor's GetCacheInfo for CPU: every cache/index* entry in name order, each with id,
+ * size ("%dK"), level, type and shared_cpu_map; the ones of level > 2 are returned. 1 when
+ * any of it is missing or unparsable (cadvisor then drops the caches of the node's remaining
+ * cores), 0 done, -ENOMEM.
+ */
+static int cad_caches(void *data, int cpu, ncm__cad_cache **ret, size_t *ret_n, ncm_error *err)
+{
+        reader rd = *(reader *)data;
+        DIR *d = NULL;
+        struct dirent *de;
+        char **names = NULL;
+        size_t n = 0, cap = 0, out = 0;
+        ncm__cad_cache *list = NULL;
+        int r = 1;
+
+        rd.err = NULL; /* cadvisor ignores these errors */
+        *ret = NULL;
+        *ret_n = 0;
+        fmt_path(&rd, "/sys/devices/system/cpu/cpu%d/cache", cpu);
+        if (ncm_fs_opendir(rd.rootfd, rd.path, &d, NULL) < 0)
+                return 1;
+        while ((de = readdir(d)) != NULL) {
+                if (strncmp(de->d_name, "index", 5) != 0)
+                        continue;
+                if (n == cap) {
+                        char **nn = realloc(names, (cap = cap ? cap * 2 : 8) * sizeof(*names));
+                        if (!nn)
+                                goto oom;
+                        names = nn;
+                }
+                if (!(names[n] = strdup(de->d_name)))
+                        goto oom;
+                n++;
+        }
+        closedir(d);
+        d = NULL;
+        qsort(names, n, sizeof(*names), cmp_str);
+        list = calloc(n ? n : 1, sizeof(*list));
+        if (!list)
+                goto oom;
+        for (size_t i = 0; i < n; i++) {
+                static const char *const files[] = {"id", "size", "level", "type",
+                                                    "shared_cpu_map"};
+                int64_t v[3] = {0, 0, 0};
+                int weight = 0;
+                for (size_t f = 0; f < NCM_ELEMENTSOF(files); f++) {
+                        const char *p = rd.buf;
+                        ssize_t len;
+                        fmt_path(&rd, "/sys/devices/system/cpu/cpu%d/cache/%s/%s", cpu, names[i],
+                                 files[f]);
+                        len = ncm_fs_read(rd.rootfd, rd.path, rd.buf, READ_MAX, NULL);
+                        if (len < 0)
+                                goto done;
+                        if (f < 3 && !ncm__cad_scan_int(&p, rd.buf + len, f == 1, &v[f]))
+                                goto done;
+                        if (f == 1 && (p == rd.buf + len || *p != 'K'))
+                                goto done;
+                        if (f == 4 && (weight = ncm__cad_map_weight(rd.buf, (size_t)len)) < 0)
+                                goto done;
+                }
+                if (v[2] > 2)
+                        list[out++] = (ncm__cad_cache){v[0], v[2], weight};
+        }
+        r = 0;
+        *ret = list;
+        *ret_n = out;
+        list = NULL;
+done:
+        free(list);
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        return r;
+oom:
+        if (d)
+                closedir(d);
+        r = ncm_error_set(err, ENOMEM, "out of memory");
+        goto done;
+}
+
+/* A NUMA node directory name's number ("node36"), kept whatever its size; -1 for others. */
+static int64_t node_number(const char *name)
+{
+        int64_t v = 0;
+        const char *p = name + 4;
+        if (strncmp(name, "node", 4) != 0 || !*p)
+                return -1;
+        for (; *p; p++) {
+                if (*p < '0' || *p > '9' || v > INT32_MAX / 10)
+                        return -1;
+                v = v * 10 + (*p - '0');
+        }
+        return v;
+}
+
+static int cmp_glob(const void *a, const void *b)
+{
+        return ncm__glob_cmp(*(const int *)a, *(const int *)b);
+}
+
+/* A node's CPUs: its cpuM entries, or else its cpulist / cpumap (dumps without the links). */
+static int cad_node_cpus(reader *rd, ncm__cad_node *nd)
+{
+        ncm_autoptr(ncm_cpuset) s = NULL;
+        ncm_error e = NCM_ERROR_INIT;
+        ssize_t n;
+        int r;
+
+        fmt_path(rd, "/sys/devices/system/node/node%d", nd->id);
+        r = list_numbered(rd, "cpu", true, &nd->cpus, &nd->ncpus, NULL);
+        if (r < 0)
+                return r;
+        if (nd->ncpus == 0) {
+                fmt_path(rd, "/sys/devices/system/node/node%d/cpulist", nd->id);
+                r = read_list(rd, &s);
+                if (r == 0) {
+                        fmt_path(rd, "/sys/devices/system/node/node%d/cpumap", nd->id);
+                        r = read_mask(rd, &s);
+                }
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        free(nd->cpus);
+                        nd->cpus = malloc(((size_t)ncm_cpuset_weight(s) + 1) * sizeof(int));
+                        if (!nd->cpus)
+                                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+                        NCM_CPUSET_FOREACH(c, s)
+                        {
+                                nd->cpus[nd->ncpus++] = c;
+                        }
+                }
+        }
+        qsort(nd->cpus, nd->ncpus, sizeof(int), cmp_glob);
+        fmt_path(rd, "/sys/devices/system/node/node%d/distance", nd->id);
+        n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        if (n == -ENOENT)
+                return 0; /* cadvisor: no distances for this node */
+        if (n < 0) {
+                if (rd->err)
+                        *rd->err = e;
+                return (int)n;
+        }
+        nd->dist = malloc(NCM_CPUSET_MAX_CPUS * sizeof(*nd->dist));
+        if (!nd->dist)
+                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+        r = ncm__cad_distances(rd->buf, (size_t)n, nd->dist, NCM_CPUSET_MAX_CPUS);
+        if (r < 0)
+                return bad_content(rd, r, "expected distances");
+        nd->ndist = (size_t)r;
+        return 0;
+}
+
+static int cad_nodes(reader *rd, ncm__cad_machine *m)
+{
+        DIR *d = NULL;
+        struct dirent *de;
+        ncm_error e = NCM_ERROR_INIT;
+        size_t cap = 0;
+        int r = ncm_fs_opendir(rd->rootfd, "/sys/devices/system/node", &d, &e);
+
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0) {
+                if (rd->err)
+                        *rd->err = e;
+                return r;
+        }
+        while ((de = readdir(d)) != NULL) {
+                int64_t id = node_number(de->d_name);
+                if (id < 0)
+                        continue;
+                if (m->nnodes == cap) {
+                        ncm__cad_node *nn =
+                                        realloc(m->nodes, (cap = cap ? cap * 2 : 8) * sizeof(*nn));
+                        if (!nn) {
+                                closedir(d);
+                                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+                        }
+                        m->nodes = nn;
+                }
+                m->nodes[m->nnodes++] = (ncm__cad_node){.id = (int)id};
+        }
+        closedir(d);
+        /* cadvisor's glob order: by name, "node10" before "node2" */
+        for (size_t i = 1; i < m->nnodes; i++)
+                for (size_t j = i; j > 0 && ncm__glob_cmp(m->nodes[j - 1].id, m->nodes[j].id) > 0;
+                     j--) {
+                        ncm__cad_node t = m->nodes[j];
+                        m->nodes[j] = m->nodes[j - 1];
+                        m->nodes[j - 1] = t;
+                }
+        for (size_t k = 0; k < m->nnodes; k++)
+                if ((r = cad_node_cpus(rd, &m->nodes[k])) < 0)
+                        return r;
+        return 0;
+}
+
+/*
+ * The machine's online list as cadvisor's IsCPUOnline reads it, for ncm__cad_online: *RET
+ * NULL when the file does not exist (every CPU online); a file it cannot read counts as empty
+ * (every CPU offline), but for one too big for nodecm to read, which is an error.
+ */
+static int cad_online(reader *rd, char **ret, size_t *ret_len)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        ssize_t n;
+
+        *ret = NULL;
+        *ret_len = 0;
+        fmt_path(rd, "/sys/devices/system/cpu/online");
+        n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        if (n == -ENOENT)
+                return 0;
+        if (n == -EFBIG || n == -ENOMEM) {
+                if (rd->err)
+                        *rd->err = e;
+                return (int)n;
+        }
+        if (n < 0)
+                n = 0;
+        *ret = malloc((size_t)n + 1);
+        if (!*ret)
+                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+        memcpy(*ret, rd->buf, (size_t)n);
+        *ret_len = (size_t)n;
+        return 0;
+}
+
+static void cad_done(ncm__cad_machine *m)
+{
+        for (size_t i = 0; i < m->ncpus; i++) {
+                free(m->cpus[i].book);
+                free(m->cpus[i].drawer);
+        }
+        for (size_t k = 0; k < m->nnodes; k++) {
+                free(m->nodes[k].cpus);
+                free(m->nodes[k].dist);
+        }
+        free(m->nodes);
+        free(m->cpus);
+}
+
+/* C's physical_package_id: an int, as the table's socket and NUMA ids are (the kernel prints
+ * ints; Go's would hold more). */
+static int cad_package(reader *rd, ncm__cad_cpu *c)
+{
+        int r;
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c->cpu);
+        r = read_atoi(rd, &c->has_package, &c->package);
+        if (r == 0 && c->has_package && (c->package < INT_MIN || c->package > INT_MAX))
+                return ncm_error_set(rd->err, ERANGE, "%s: %" PRId64 " is out of range", rd->path,
+                                     c->package);
+        return r;
+}
+
+/* The trimmed text of rd->path into *RET (NULL when the file does not exist). */
+static int read_text(reader *rd, char **ret)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        ssize_t n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        const char *s = rd->buf;
+        size_t len;
+
+        *ret = NULL;
+        if (n == -ENOENT)
+                return 0;
+        if (n < 0) {
+                if (rd->err)
+                        *rd->err = e;
+                return (int)n;
+        }
+        len = (size_t)n;
+        ncm__cad_trim(&s, &len);
+        *ret = strndup(s, len);
+        return *ret ? 0 : ncm_error_set(rd->err, ENOMEM, "out of memory");
+}
+
+/* The s390 ids of C: cadvisor built for s390x reads book_id and drawer_id and compares them as
+ * text; nodecm recognises s390 by the first such CPU's book_id. */
+static int cad_s390(reader *rd, ncm__cad_machine *m, ncm__cad_cpu *c, bool *probed)
+{
+        int r;
+        if (!*probed) {
+                fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/book_id", c->cpu);
+                m->s390 = ncm_fs_exists(rd->rootfd, rd->path) > 0;
+                *probed = true;
+        }
+        if (!m->s390)
+                return 0;
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/book_id", c->cpu);
+        if ((r = read_text(rd, &c->book)) < 0 || !c->book)
+                return r;
+        c->has_book = true;
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/drawer_id", c->cpu);
+        if ((r = read_text(rd, &c->drawer)) < 0)
+                return r;
+        c->has_drawer = c->drawer != NULL;
+        return 0;
+}
+
+static int discover_cadvisor(int rootfd, ncm_topo **ret, ncm_error *err)
+{
+        ncm__cad_machine m = {0};
+        ncm_autoptr(ncm_cpuset) wanted = ncm_cpuset_new();
+        ncm_autofree char *buf = malloc(READ_MAX);
+        ncm_autofree char *online = NULL;
+        ncm_autofree int *dirs = NULL;
+        reader rd = {.rootfd = rootfd, .buf = buf, .err = err};
+        size_t ndirs = 0, online_len = 0;
+        bool probed = false;
+        int r;
+
+        if (!buf || !wanted)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        fmt_path(&rd, "/sys/devices/system/cpu");
+        r = list_numbered(&rd, "cpu", true, &dirs, &ndirs, NULL);
+        if (r < 0)
+                return r;
+        if (ndirs == 0)
+                return ncm_error_set(err, ENOENT,
+                                     "/sys/devices/system/cpu: no cpuN directory (not a sysfs "
+                                     "tree with CPU topology)");
+        r = cad_online(&rd, &online, &online_len);
+        if (r < 0)
+                return r;
+        r = cad_nodes(&rd, &m);
+        if (r < 0)
+                goto out;
+        m.cpus = calloc(ndirs, sizeof(*m.cpus));
+        if (!m.cpus) {
+                r = ncm_error_set(err, ENOMEM, "out of memory");
+                goto out;
+        }
+        m.ncpus = ndirs;
+        for (size_t k = 0; k < m.nnodes; k++)
+                for (size_t i = 0; i < m.nodes[k].ncpus; i++)
+                        (void)ncm_cpuset_set(wanted, m.nodes[k].cpus[i]);
+        /*
+         * The files cadvisor reads, in its order: with node directories, core_id then
+         * physical_package_id of each online CPU of a node; without, every CPU directory's
+         * physical_package_id (it groups by package before the online check), then core_id of
+         * the online ones. A missing file leaves the CPU out; nothing more is read for it.
+         */
+        for (size_t i = 0; i < ndirs; i++) {
+                ncm__cad_cpu *c = &m.cpus[i];
+                c->cpu = dirs[i];
+                c->online = ncm__cad_online(online, online_len, c->cpu);
+                if (m.nnodes == 0) {
+                        if ((r = cad_package(&rd, c)) < 0)
+                                goto out;
+                        if (!c->online || !c->has_package)
+                                continue;
+                } else if (!c->online || !ncm_cpuset_isset(wanted, c->cpu)) {
+                        continue;
+                }
+                fmt_path(&rd, "/sys/devices/system/cpu/cpu%d/topology/core_id", c->cpu);
+                if ((r = read_atoi(&rd, &c->has_core, &c->core_id)) < 0)
+                        goto out;
+                if (!c->has_core)
+                        continue;
+                if (m.nnodes > 0) {
+                        if ((r = cad_package(&rd, c)) < 0)
+                                goto out;
+                        if (!c->has_package)
+                                continue;
+                }
+                if ((r = cad_s390(&rd, &m, c, &probed)) < 0)
+                        goto out;
+        }
+        m.caches = cad_caches;
+        m.caches_data = &rd;
+        r = ncm__cad_assemble(&m, ret, err);
+out:
+        cad_done(&m);
+        return r;
+}
+
+int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err)
+{
+        return ncm_topo_discover_sysfs_rules(rootfd, NCM_TOPO_RULES_CADVISOR, ret, err);
+}
+
+int ncm_topo_discover_sysfs_rules(int rootfd, ncm_topo_rules rules, ncm_topo **ret, ncm_error *err)
+{
+        if (rules == NCM_TOPO_RULES_NODECM)
+                return discover_nodecm(rootfd, ret, err);
+        return discover_cadvisor(rootfd, ret, err);
 }

@@ -406,4 +406,21 @@ run simulate --kubelet-version 2 "$TMPD/gen.yaml"
 expect_rc 2 "--kubelet-version 2"
 expect_err_contains 'kubelet version "2": expected MAJOR.MINOR' "--kubelet-version 2"
 
+# node.topology.rules: nodecm's reading of the machine on request (the kubelet's by default)
+cat >"$TMPD/rules.yaml" <<'EOF'
+node:
+  topology: {synthetic: "package:2 numa:2 l3:1 core:2 pu:2", rules: nodecm}
+  kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "0"}
+steps:
+  - admit:
+      metadata: {uid: p1}
+      spec: {containers: [{name: a, resources: {limits: {cpu: "2", memory: 1G}}}]}
+EOF
+run simulate "$TMPD/rules.yaml"
+expect_rc 0 "topology rules nodecm"
+sed 's/rules: nodecm/rules: hwloc/' "$TMPD/rules.yaml" >"$TMPD/rules-bad.yaml"
+run simulate "$TMPD/rules-bad.yaml"
+expect_rc 2 "unknown topology rules"
+expect_err_contains 'node.topology.rules: unknown rules "hwloc" (cadvisor or nodecm)' "unknown topology rules"
+
 finish

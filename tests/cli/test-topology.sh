@@ -70,10 +70,23 @@ expect_golden topologies/golden/48amd64-4pa2n6c-sparse.json "sparse dump golden 
 
 # the tree: every CPU once, totals as the dump has them
 run topology --fsroot "$ROOT"
-case "$OUT" in *"Total: 48 CPUs, 48 cores, 4 sockets, 8 NUMA nodes, 8 uncore caches, 1 thread per core"*) ;;
+case "$OUT" in *"Total: 48 CPUs, 48 cores, 4 sockets, 8 NUMA nodes, 4 uncore caches, 1 thread per core"*) ;;
 *) fail "sparse dump totals: $OUT" ;; esac
 n=$(printf '%s\n' "$OUT" | grep -c '^      Core ')
 [ "$n" -eq 48 ] || fail "sparse dump tree: $n core lines"
+
+# the discovery rules: the kubelet's by default, nodecm's on request (the same sparse dump:
+# its L3 caches have no id file, so the kubelet's uncore id is the socket)
+run topology --fsroot "$ROOT" --topology-rules cadvisor --json
+expect_rc 0 "--topology-rules cadvisor"
+expect_golden topologies/golden/48amd64-4pa2n6c-sparse.json "--topology-rules cadvisor"
+run topology --fsroot "$ROOT" --topology-rules nodecm --json
+expect_rc 0 "--topology-rules nodecm"
+expect_golden topologies/golden/nodecm/48amd64-4pa2n6c-sparse.json "--topology-rules nodecm"
+run topology --synthetic "package:2 numa:2 l3:1 core:2 pu:2" --topology-rules nodecm
+expect_rc 0 "--topology-rules nodecm, synthetic"
+case "$OUT" in *"4 uncore caches"*) ;; *) fail "nodecm rules: an L3 per NUMA node is uncore: $OUT" ;; esac
+bad "unknown rules" "--topology-rules: unknown rules 'kubelet' (cadvisor or nodecm)" --topology-rules kubelet
 
 # usage errors
 bad "two sources" "--synthetic and --xml: give at most one topology source" --synthetic pu:2 --xml x.xml
@@ -104,10 +117,14 @@ bad "json distances" "numa[0].distances: expected 1 entries" --topology "$TMPD/b
 extract offline-cpu0-node0
 printf 'seven\n' >"$ROOT/sys/devices/system/cpu/cpu7/topology/core_id"
 bad "bad core_id" "--fsroot $ROOT: /sys/devices/system/cpu/cpu7/topology/core_id: expected an integer, got \"seven\"" --fsroot "$ROOT"
+printf '7\n' >"$ROOT/sys/devices/system/cpu/cpu7/topology/core_id"
+mkdir "$ROOT/sys/devices/system/cpu/cpu9000"
+bad "cpu id above 8191" "/sys/devices/system/cpu/cpu9000: id above the maximum of 8191" --fsroot "$ROOT"
+rmdir "$ROOT/sys/devices/system/cpu/cpu9000"
+# nodecm's rules read the per-CPU and online files cadvisor ignores, and say so too
 printf '4-20,9000\n' >"$ROOT/sys/devices/system/cpu/online"
-bad "cpu id above 8191" "/sys/devices/system/cpu/online: CPU list \"4-20,9000\": CPU id out of range (maximum 8191)" --fsroot "$ROOT"
+bad "nodecm rules: cpu id above 8191" "/sys/devices/system/cpu/online: CPU list \"4-20,9000\": CPU id out of range (maximum 8191)" --fsroot "$ROOT" --topology-rules nodecm
 printf '4-20\n' >"$ROOT/sys/devices/system/cpu/online"
-printf '10\n' >"$ROOT/sys/devices/system/cpu/cpu7/topology/core_id"
 printf '21 x\n' >"$ROOT/sys/devices/system/node/node1/distance"
 bad "bad distance" "/sys/devices/system/node/node1/distance: expected distances" --fsroot "$ROOT"
 
