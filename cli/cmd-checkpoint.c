@@ -648,7 +648,7 @@ static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
                 ncm_buf_done(&change);
                 return 0;
         }
-        r = ncm_fs_write_atomic(AT_FDCWD, target, text.data, text.len, 0644, err);
+        r = ncm_fs_write_atomic(AT_FDCWD, target, text.data, text.len, 0600, err);
         ncm_buf_done(&text);
         if (r < 0) {
                 ncm_buf_done(&change);

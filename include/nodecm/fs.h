@@ -55,12 +55,31 @@ NCM_API int ncm_fs_read_all(int rootfd, const char *path, size_t max, char **ret
 NCM_API int ncm_fs_write(int rootfd, const char *path, const char *value, ncm_error *err);
 
 /*
- * Replace PATH with DATA atomically: write a temporary file in the same directory, fsync it,
- * rename it over PATH and fsync the directory. On failure PATH is untouched and the temporary
- * file is removed.
+ * Replace PATH with DATA atomically: write a temporary file ".NAME.tmpXXXXXXXX" in the same
+ * directory, fsync it, rename it over PATH and fsync the directory. A new file gets MODE (the
+ * umask does not apply); an existing one keeps its mode. On failure PATH is untouched and the
+ * temporary file is removed (a crash can leave it: ncm_fs_clean_tmp).
  */
 NCM_API int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t len,
                                 mode_t mode, ncm_error *err);
+
+/*
+ * Remove the temporary files ncm_fs_write_atomic() may have left in directory DIR for the
+ * files NAMES (NULL-terminated) after a crash: ".NAME.tmpXXXXXXXX". Returns how many went.
+ * Call it only while no other writer can be at work (under the directory's lock).
+ */
+NCM_API int ncm_fs_clean_tmp(int rootfd, const char *dir, const char *const *names, ncm_error *err);
+
+enum {
+        NCM_FS_LOCK_NOWAIT = 1 << 0, /* fail with -EWOULDBLOCK instead of waiting */
+};
+
+/*
+ * Take an exclusive flock(2) on PATH (created 0600 when missing) and return its fd: the lock
+ * lasts until the fd is closed (or the process ends, even by kill -9). Waits for another
+ * holder unless NCM_FS_LOCK_NOWAIT (-EWOULDBLOCK, the message naming the file).
+ */
+NCM_API int ncm_fs_lock(int rootfd, const char *path, unsigned flags, ncm_error *err);
 
 /* 1 if PATH exists (following symlinks), 0 if not, -errno on other errors. */
 NCM_API int ncm_fs_exists(int rootfd, const char *path);

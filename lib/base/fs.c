@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -233,6 +235,12 @@ int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t l
         }
         if (fd < 0)
                 return ncm_error_errno(err, EEXIST, "create temporary file for '%s'", path);
+        /* A file that exists keeps its mode (an operator's 0600 stays 0600). */
+        {
+                struct stat st;
+                if (fstatat(dirfd, base, &st, 0) == 0 && S_ISREG(st.st_mode))
+                        mode = st.st_mode & 07777;
+        }
         /* O_CREAT honours the umask; the checkpoint mode must not depend on it. */
         if (fchmod(fd, mode) < 0) {
                 r = -errno;
@@ -339,4 +347,48 @@ int ncm_fs_unlink(int rootfd, const char *path, ncm_error *err)
         if (errno == ENOENT)
                 return 0;
         return ncm_error_errno(err, errno, "unlink '%s'", path);
+}
+
+int ncm_fs_clean_tmp(int rootfd, const char *dir, const char *const *names, ncm_error *err)
+{
+        DIR *d = NULL;
+        struct dirent *de;
+        int removed = 0, r;
+
+        r = ncm_fs_opendir(rootfd, dir, &d, err);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        while ((de = readdir(d)) != NULL) {
+                for (size_t i = 0; names[i]; i++) {
+                        size_t nl = strlen(names[i]);
+                        const char *p = de->d_name;
+                        bool ours = p[0] == '.' && strncmp(p + 1, names[i], nl) == 0 &&
+                                    strncmp(p + 1 + nl, ".tmp", 4) == 0 &&
+                                    strlen(p + 1 + nl + 4) == 8 &&
+                                    strspn(p + 1 + nl + 4, "0123456789abcdef") == 8;
+                        if (ours && unlinkat(dirfd(d), p, 0) == 0)
+                                removed++;
+                }
+        }
+        closedir(d);
+        return removed;
+}
+
+int ncm_fs_lock(int rootfd, const char *path, unsigned flags, ncm_error *err)
+{
+        ncm_autoclose int fd = ncm_fs_openat(rootfd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0600, err);
+
+        if (fd < 0)
+                return fd;
+        while (flock(fd, LOCK_EX | ((flags & NCM_FS_LOCK_NOWAIT) ? LOCK_NB : 0)) < 0) {
+                if (errno == EINTR)
+                        continue;
+                if (errno == EWOULDBLOCK)
+                        return ncm_error_set(err, EWOULDBLOCK,
+                                             "'%s' is locked by another nodecm (try again when "
+                                             "it is done)",
+                                             path);
+                return ncm_error_errno(err, errno, "lock '%s'", path);
+        }
+        return NCM_TAKE_FD(fd);
 }

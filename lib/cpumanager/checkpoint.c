@@ -1195,7 +1195,7 @@ int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *pat
                 ncm_buf_done(&b);
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
         }
-        r = ncm_fs_write_atomic(rootfd, path, b.data, b.len, 0644, err);
+        r = ncm_fs_write_atomic(rootfd, path, b.data, b.len, 0600, err);
         ncm_buf_done(&b);
         return r;
 }

@@ -333,7 +333,7 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         case SOURCE_TEXT:
                 if (file) {
                         /* as if the kubelet found it in its root directory */
-                        r = ncm_fs_write_atomic(AT_FDCWD, file, text, len, 0644, err);
+                        r = ncm_fs_write_atomic(AT_FDCWD, file, text, len, 0600, err);
                         if (r >= 0)
                                 r = ncm_cpu_checkpoint_load(AT_FDCWD, file,
                                                             ncm_cpu_policy_name(m.cpu), NULL, 0,

@@ -125,7 +125,7 @@ static void test_fs_write_atomic(void **state)
         assert_int_equal(ncm_fs_read(fx->root, "/state", buf, sizeof(buf), NULL), 1);
         snprintf(p, sizeof(p), "%s/state", fx->dir);
         assert_int_equal(stat(p, &st), 0);
-        assert_int_equal(st.st_mode & 0777, 0600);
+        assert_int_equal(st.st_mode & 0777, 0644); /* an existing file keeps its mode */
         /* Only the target was added: no temporary file is left behind. */
         assert_int_equal(count_entries(fx->dir), before + 1);
         /* A missing directory fails cleanly. */
@@ -165,6 +165,73 @@ static void test_fs_open_root_errors(void **state)
         assert_string_equal(err.msg, "open '/nonexistent-root': No such file or directory");
 }
 
+/* New files get the mode asked for whatever the umask; existing ones keep theirs. */
+static void test_fs_write_atomic_modes(void **state)
+{
+        ncm_autofree char *dir = tu_mkdtemp();
+        char p[4096];
+        struct stat st;
+        mode_t old = umask(022);
+        (void)state;
+
+        snprintf(p, sizeof(p), "%s/cpu_manager_state", dir);
+        assert_int_equal(ncm_fs_write_atomic(AT_FDCWD, p, "a", 1, 0600, NULL), 0);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        assert_int_equal(chmod(p, 0640), 0);
+        assert_int_equal(ncm_fs_write_atomic(AT_FDCWD, p, "b", 1, 0600, NULL), 0);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0640);
+        umask(old);
+        tu_rm_rf(dir);
+}
+
+/* What a crash between create and rename leaves is ours to remove; nothing else is. */
+static void test_fs_clean_tmp(void **state)
+{
+        static const char *const names[] = {"cpu_manager_state", "kubelet_internal_checkpoint",
+                                            NULL};
+        ncm_autofree char *dir = tu_mkdtemp();
+        static const char *const files[] = {".cpu_manager_state.tmp0123abcd",
+                                            ".kubelet_internal_checkpoint.tmpffffffff",
+                                            ".cpu_manager_state.tmpXYZ", "cpu_manager_state",
+                                            ".other.tmp01234567"};
+        (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(files); i++)
+                put(dir, files[i], "x");
+        assert_int_equal(ncm_fs_clean_tmp(AT_FDCWD, dir, names, NULL), 2);
+        for (size_t i = 0; i < NCM_ELEMENTSOF(files); i++) {
+                char p[4096];
+                snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+                assert_int_equal(access(p, F_OK) == 0, i >= 2);
+        }
+        tu_rm_rf(dir);
+}
+
+static void test_fs_lock(void **state)
+{
+        ncm_autofree char *dir = tu_mkdtemp();
+        ncm_error err = NCM_ERROR_INIT;
+        char p[4096];
+        struct stat st;
+        int a, b;
+        (void)state;
+
+        snprintf(p, sizeof(p), "%s/nodecm.lock", dir);
+        a = ncm_fs_lock(AT_FDCWD, p, 0, &err);
+        assert_true(a >= 0);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        /* another open file description conflicts, even in the same process */
+        assert_int_equal(ncm_fs_lock(AT_FDCWD, p, NCM_FS_LOCK_NOWAIT, &err), -EWOULDBLOCK);
+        assert_non_null(strstr(err.msg, "is locked by another nodecm"));
+        close(a);
+        b = ncm_fs_lock(AT_FDCWD, p, NCM_FS_LOCK_NOWAIT, &err);
+        assert_true(b >= 0);
+        close(b);
+        tu_rm_rf(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -178,6 +245,9 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_fs_mkdir_rmdir_unlink, setup,
                                                         teardown),
                         cmocka_unit_test(test_fs_open_root_errors),
+                        cmocka_unit_test(test_fs_write_atomic_modes),
+                        cmocka_unit_test(test_fs_clean_tmp),
+                        cmocka_unit_test(test_fs_lock),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
