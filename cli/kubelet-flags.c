@@ -43,6 +43,8 @@ static const struct flag_def {
                 {"feature-gates", "featureGates", K_GATES},
                 {"memory-qos", "memoryReservationPolicy", K_MEMORY_QOS},
                 {"kubelet-version", "kubeletVersion", K_STRING},
+                {"root-dir", "rootDirectory", K_STRING},
+                {"enforce", "enforcement", K_STRING},
 };
 
 /* The feature gates these commands know; the kubelet refuses others ("unrecognized"). */

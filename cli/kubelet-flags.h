@@ -43,7 +43,8 @@
                         CLI_KUBELET_FLAG("pod-pids-limit", val),                                   \
                         CLI_KUBELET_FLAG("feature-gates", val),                                    \
                         CLI_KUBELET_FLAG("memory-qos", val),                                       \
-                        CLI_KUBELET_FLAG("kubelet-version", val)
+                        CLI_KUBELET_FLAG("kubelet-version", val),                                  \
+                        CLI_KUBELET_FLAG("root-dir", val), CLI_KUBELET_FLAG("enforce", val)
 
 /* The help lines of those flags, for a command's usage. */
 #define CLI_KUBELET_FLAGS_HELP                                                                     \

@@ -24,6 +24,8 @@ static const cli_command commands[] = {
                 {"hints", "the CPU manager's NUMA topology hints for a request", cmd_hints},
                 {"simulate", "replay pods on a simulated node: CPUs, NUMA nodes, and why",
                  cmd_simulate},
+                {"node", "a node kept in a directory: init, admit, remove, status, reconcile",
+                 cmd_node},
                 {NULL, NULL, NULL},
 };
 

@@ -55,6 +55,7 @@ typedef struct ncm_enforce_start {
         const ncm_node_config *cfg;
         const ncm_cpuset *all_cpus;        /* the machine's CPUs */
         const ncm_cgroup_qos_usage *usage; /* the pods the node already holds */
+        bool attach; /* started before by another process: check and set up, write nothing */
 } ncm_enforce_start;
 
 /*

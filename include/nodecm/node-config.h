@@ -39,8 +39,9 @@ typedef struct ncm_node_config ncm_node_config;
  *   cgroups: cgroupRoot ("" = "/"), cgroupDriver ("cgroupfs"), cgroupsPerQOS (true),
  *   cpuCFSQuota (true), cpuCFSQuotaPeriod ("100ms"), podPidsLimit (-1),
  *   memoryReservationPolicy ("None");
- *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent) and
- *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; "").
+ *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent),
+ *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; "") and
+ *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none").
  *
  * Other KubeletConfiguration fields are accepted and ignored, except names within a small
  * edit distance of the fields above, which are refused as probable typos ("unknown field (did
@@ -121,6 +122,10 @@ NCM_API int64_t ncm_node_config_reconcile_period_ns(const ncm_node_config *c) NC
 
 /* nodecm's rootDirectory, "" when not set. */
 NCM_API const char *ncm_node_config_root_dir(const ncm_node_config *c) NCM_PURE;
+
+/* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
+ * "none". */
+NCM_API const char *ncm_node_config_enforcement(const ncm_node_config *c) NCM_PURE;
 
 /*
  * The settings that shape pod and container cgroups (cpuCFSQuota, cpuCFSQuotaPeriod,

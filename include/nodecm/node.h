@@ -54,6 +54,25 @@ extern "C" {
 
 typedef struct ncm_node ncm_node;
 
+/* A pod a node holds, as recorded in nodecm_pods. */
+typedef struct ncm_node_pod_record {
+        ncm_pod *pod;
+        char **removed; /* names of its containers removed since, NULL-terminated (or NULL) */
+} ncm_node_pod_record;
+
+/* The file that keeps a persistent node's pods, beside the kubelet's checkpoints. */
+#define NCM_NODE_PODS_NAME "nodecm_pods"
+/* The lock file of a node's directory. */
+#define NCM_NODE_LOCK_NAME "nodecm.lock"
+
+/*
+ * Read DIR/nodecm_pods into *RET (*RET_N records; a missing file is none). Errors name the
+ * file and the record (-EINVAL). Free with ncm_node_pod_records_free().
+ */
+NCM_API int ncm_node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_n,
+                               ncm_error *err);
+NCM_API void ncm_node_pod_records_free(ncm_node_pod_record *v, size_t n);
+
 typedef struct ncm_node_options {
         /*
          * Directory for the kubelet-format checkpoint files (cpu_manager_state), written
@@ -88,6 +107,25 @@ typedef struct ncm_node_options {
          * removal and reconcile, inside the transaction.
          */
         ncm_enforcer *enforcer;
+        /*
+         * With STATE_DIR: restore the checkpoint files found there (validated as the kubelet
+         * does at start; a missing cpu_manager_state starts fresh), instead of writing a fresh
+         * state over them.
+         */
+        bool restore;
+        /*
+         * With STATE_DIR: keep the pods the node admits in STATE_DIR/nodecm_pods (their specs
+         * and removed containers), so that a later process knows them (ncm_node_pods_load).
+         */
+        bool persist_pods;
+        /* Pods the node holds already (restored), with the containers removed from them. */
+        const ncm_node_pod_record *pods;
+        size_t n_pods;
+        /*
+         * The node was started before (by an earlier process on the same state): the enforcer
+         * checks and sets up but writes nothing at start (node allocatable is in place).
+         */
+        bool attach;
 } ncm_node_options;
 
 /*
@@ -212,6 +250,62 @@ NCM_API int ncm_node_reconcile(ncm_node *n, ncm_error *err);
  */
 NCM_API int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err);
 
+/* --- a node kept in a root directory --- */
+
+/*
+ * A node whose state lives in a directory, for front ends that run one command at a time
+ * (`nodecm node ... --root-dir DIR`). DIR holds the kubelet's cpu_manager_state and
+ * kubelet_internal_checkpoint (0600, in the kubelet's format), nodecm_pods (the pods it holds)
+ * and nodecm.lock. Opening it takes an exclusive lock on nodecm.lock for as long as it is open
+ * (so commands on one directory run one after the other, and none reads another's half-done
+ * state), removes temporary files a crash left, restores and validates the checkpoints as the
+ * kubelet does at start, and knows the recorded pods again. Every change is persisted before
+ * the call returns.
+ */
+typedef struct ncm_node_dir ncm_node_dir;
+
+enum {
+        /* Create DIR (0700) when missing and start a fresh state when it has none; the
+         * enforcer then does the start-up writes (node allocatable, QoS tiers). */
+        NCM_NODE_DIR_INIT = 1 << 0,
+        /* Fail with -EWOULDBLOCK when another process holds the lock, instead of waiting. */
+        NCM_NODE_DIR_NOWAIT = 1 << 1,
+        /* Do the enforcer's start-up writes although the node was started before (reconcile). */
+        NCM_NODE_DIR_START = 1 << 2,
+};
+
+typedef struct ncm_node_dir_options {
+        unsigned flags;
+        ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
+        const char *devices;    /* as ncm_node_options.devices */
+        size_t devices_len;
+        ncm_kubelet_version kubelet_version; /* as ncm_node_options.kubelet_version */
+} ncm_node_dir_options;
+
+/*
+ * Open the node in DIR on topology T with configuration CFG (both must outlive it). Errors:
+ * DIR missing or not a directory; no cpu_manager_state without NCM_NODE_DIR_INIT (-ENOENT, "run
+ * 'nodecm node init' first"); the lock (-EWOULDBLOCK with NOWAIT); the kubelet's restore and
+ * validation errors (-NCM_E_INVALID_STATE, -NCM_E_CHECKSUM: a configuration the state does
+ * not fit); nodecm_pods unreadable (-EINVAL); the enforcer's start.
+ */
+NCM_API int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *cfg,
+                              const ncm_node_dir_options *o, ncm_node_dir **ret, ncm_error *err);
+
+/* The node (valid until the directory is closed). */
+NCM_API ncm_node *ncm_node_dir_node(const ncm_node_dir *d) NCM_PURE;
+
+/* Free the node and release the lock. Returns NULL. */
+NCM_API ncm_node_dir *ncm_node_dir_close(ncm_node_dir *d);
+NCM_DEFINE_AUTOPTR(ncm_node_dir, ncm_node_dir_close)
+
+/*
+ * Just the lock of DIR (DIR/nodecm.lock, created 0600), for commands that write a node's files
+ * or cgroups without opening the node (cgroup apply, checkpoint rewrite, simulate --state-dir).
+ * FLAGS: NCM_NODE_DIR_NOWAIT. Returns the fd that holds it; close it to release.
+ */
+NCM_API int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err);
+
 /* --- devices --- */
 
 /*
@@ -269,6 +363,21 @@ NCM_API const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) NCM_PURE;
  */
 NCM_API void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out);
 
+/* The pods the node holds (admitted or restored), by UID: how many, and the I-th one's spec. */
+NCM_API size_t ncm_node_num_pods(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_pod *ncm_node_pod_at(const ncm_node *n, size_t i) NCM_PURE;
+/* The spec of pod POD_UID, or NULL. */
+NCM_API const ncm_pod *ncm_node_pod(const ncm_node *n, const char *pod_uid) NCM_PURE;
+/* Whether container NAME of POD_UID was removed (ncm_node_remove_container). */
+NCM_API bool ncm_node_container_removed(const ncm_node *n, const char *pod_uid,
+                                        const char *name) NCM_PURE;
+/*
+ * The CPUs container NAME of POD_UID runs on, into OUT: its exclusive CPUs (returns 1) or the
+ * shared pool (returns 0).
+ */
+NCM_API int ncm_node_container_cpus(const ncm_node *n, const char *pod_uid, const char *name,
+                                    ncm_cpuset *out);
+
 /* The pod's metadata.name, or NULL when the node does not know the pod. */
 NCM_API const char *ncm_node_pod_name(const ncm_node *n, const char *pod_uid) NCM_PURE;
 
@@ -288,6 +397,27 @@ NCM_API void ncm_node_format_state_json(const ncm_node *n, ncm_buf *b);
  * "-"), the shared pool, and each device with its holders. 0, or -ENOMEM.
  */
 NCM_API int ncm_node_format_cpu_map(const ncm_node *n, ncm_buf *b);
+
+/*
+ * Append the result of an admission as one JSON line (DESIGN.md's admit line: {"step": STEP,
+ * "op": "admit", "pod": ..., "admitted": ..., "containers": [...]} or the refusal's "reason"
+ * and "message"; STEP < 0 leaves "step" out; EXPLAIN adds "explain": [events]), or for people
+ * ("[step STEP: ]admit NAME: admitted: app exclusive 2-3 (NUMA 0); ..." and, with EXPLAIN, one
+ * indented line per event). Both end with a newline.
+ */
+NCM_API void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
+                                            const ncm_node_admission *a, bool explain);
+NCM_API void ncm_node_format_admission_text(ncm_buf *b, long step, const ncm_pod *pod,
+                                            const ncm_node_admission *a, bool explain);
+
+/*
+ * Append the status line: the state line's fields, then "policy", "reserved" (CPUs),
+ * "sharedPool", "cpus" (each CPU with its socket, NUMA node and core, its use -- "reserved",
+ * "shared", "exclusive" or "free" -- and, when exclusive, its holders {"pod", "name",
+ * "container"}), and "pods" (each held pod: uid, name, namespace, qos, and its containers with
+ * "exclusive", "cpus" and, when removed, "removed": true). One line, then a newline.
+ */
+NCM_API void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,7 @@ static const char *const known_fields[] = {
                 "mergeDefaultEvictionSettings",
                 "memoryReservationPolicy",
                 "rootDirectory",
+                "enforcement",
 };
 
 /* Real KubeletConfiguration fields close to the ones above (not typos). */
@@ -145,6 +146,7 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
         ncm_resource_list_done(&c->kube_reserved);
         ncm_resource_list_done(&c->system_reserved);
         free(c->root_dir);
+        free(c->enforcement);
         free(c);
         return NULL;
 }
@@ -599,7 +601,18 @@ static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *er
         r = parse_eviction(c, o, err);
         if (r < 0)
                 return r;
-        return get_string(c, o, "rootDirectory", "", &c->root_dir, err);
+        r = get_string(c, o, "rootDirectory", "", &c->root_dir, err);
+        if (r >= 0)
+                r = get_string(c, o, "enforcement", "cgroupfs", &c->enforcement, err);
+        if (r < 0)
+                return r;
+        if (strcmp(c->enforcement, "cgroupfs") != 0 && strcmp(c->enforcement, "plan") != 0 &&
+            strcmp(c->enforcement, "none") != 0)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: unknown enforcement \"%s\" (cgroupfs, plan or none)",
+                                     ncm__node_field(c, "enforcement", path, sizeof(path)),
+                                     c->enforcement);
+        return 0;
 }
 
 static int check_tm_names(ncm_node_config *c, ncm_error *err)
@@ -1018,6 +1031,11 @@ int64_t ncm_node_config_reconcile_period_ns(const ncm_node_config *c)
 const char *ncm_node_config_root_dir(const ncm_node_config *c)
 {
         return c->root_dir;
+}
+
+const char *ncm_node_config_enforcement(const ncm_node_config *c)
+{
+        return c->enforcement;
 }
 
 void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_options *ret)

@@ -166,6 +166,8 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
         ncm_buf_done(&kname);
         if (r >= 0 && !e->record)
                 r = ncm_cgroup_manager_check_root(e->m, err);
+        if (r >= 0 && s->attach)
+                return 0;
 
         /* node allocatable: kubepods and the reserved cgroups, then the QoS tiers */
         if (r >= 0)

@@ -58,6 +58,7 @@ struct ncm_node_config {
         ncm_eviction_thresholds eviction_hard;
         int64_t reconcile_period_ns; /* cpuManagerReconcilePeriod */
         char *root_dir;              /* nodecm's rootDirectory */
+        char *enforcement;           /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
 };
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
@@ -136,7 +137,12 @@ struct ncm_node {
         size_t n_pods, cap_pods;
 
         ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
+        bool persist_pods;      /* keep dir/nodecm_pods */
+        bool attach;            /* started before: the enforcer writes nothing at start */
 };
+
+/* Write dir/nodecm_pods from the registry (node.c). */
+int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
 
 /* The CPU manager as a topology-manager hint provider (node-cpu.c). */
 extern const ncm_tm_provider_ops ncm__node_cpu_provider;

@@ -23,6 +23,273 @@ static void json_cpus(ncm_buf *b, const ncm_cpuset *s)
         ncm_buf_putc(b, '"');
 }
 
+/* ------------------------------------------------------------------------------------------
+ * An admission's result, as a JSON line or for people (also the simulator's admit steps)
+ */
+
+static void json_idlist(ncm_buf *b, const int *ids, size_t n)
+{
+        ncm_buf_putc(b, '[');
+        for (size_t i = 0; i < n; i++)
+                ncm_buf_printf(b, "%s%d", i ? ", " : "", ids[i]);
+        ncm_buf_putc(b, ']');
+}
+
+static void json_hint(ncm_buf *b, const ncm_hint *h)
+{
+        ncm_buf_puts(b, "{\"numa\": ");
+        if (h->any) {
+                ncm_buf_puts(b, "null");
+        } else {
+                int bits[NCM_BITMASK_MAX_BITS];
+                int k = ncm_bitmask_to_bits(h->numa, bits);
+                ncm_buf_putc(b, '[');
+                for (int i = 0; i < k; i++)
+                        ncm_buf_printf(b, "%s%d", i ? ", " : "", bits[i]);
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_printf(b, ", \"preferred\": %s}", h->preferred ? "true" : "false");
+}
+
+static void json_hints(ncm_buf *b, const ncm_tm_hints *h)
+{
+        ncm_buf_putc(b, '{');
+        for (size_t i = 0; i < h->n; i++) {
+                const ncm_hint_list *l = &h->res[i].list;
+                if (i)
+                        ncm_buf_puts(b, ", ");
+                json_str(b, h->res[i].resource);
+                ncm_buf_puts(b, ": ");
+                if (l->nil) {
+                        ncm_buf_puts(b, "null");
+                        continue;
+                }
+                ncm_buf_putc(b, '[');
+                for (size_t j = 0; j < l->n; j++) {
+                        if (j)
+                                ncm_buf_puts(b, ", ");
+                        json_hint(b, &l->hints[j]);
+                }
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_putc(b, '}');
+}
+
+static void json_events(ncm_buf *b, const ncm_node_admission *a)
+{
+        static const char *const kinds[] = {"hints", "merge", "allocate"};
+
+        ncm_buf_puts(b, ", \"explain\": [");
+        for (size_t i = 0; i < a->n_events; i++) {
+                const ncm_node_event *e = &a->events[i];
+                if (i)
+                        ncm_buf_puts(b, ", ");
+                ncm_buf_printf(b, "{\"event\": \"%s\", \"container\": ", kinds[e->kind]);
+                if (e->container)
+                        json_str(b, e->container);
+                else
+                        ncm_buf_puts(b, "null");
+                if (e->provider) {
+                        ncm_buf_puts(b, ", \"provider\": ");
+                        json_str(b, e->provider);
+                }
+                switch (e->kind) {
+                case NCM_NODE_EVENT_HINTS:
+                        ncm_buf_puts(b, ", \"hints\": ");
+                        json_hints(b, &e->hints);
+                        break;
+                case NCM_NODE_EVENT_MERGE:
+                        ncm_buf_puts(b, ", \"merged\": ");
+                        json_hint(b, &e->hint);
+                        ncm_buf_printf(b, ", \"admit\": %s, \"why\": ", e->ok ? "true" : "false");
+                        json_str(b, e->text);
+                        break;
+                case NCM_NODE_EVENT_ALLOCATE:
+                        ncm_buf_puts(b, ", \"affinity\": ");
+                        json_hint(b, &e->hint);
+                        ncm_buf_printf(b, ", \"ok\": %s, \"result\": ", e->ok ? "true" : "false");
+                        json_str(b, e->text);
+                        ncm_buf_puts(b, ", \"steps\": [");
+                        for (size_t k = 0; k < e->n_steps; k++) {
+                                if (k)
+                                        ncm_buf_puts(b, ", ");
+                                json_str(b, e->steps[k]);
+                        }
+                        ncm_buf_putc(b, ']');
+                        break;
+                }
+                ncm_buf_putc(b, '}');
+        }
+        ncm_buf_putc(b, ']');
+}
+
+/* {"example.com/gpu": ["gpu0", "gpu1"]} */
+static void json_devices(ncm_buf *b, const ncm_devmgr_assignment *as, size_t n)
+{
+        ncm_buf_putc(b, '{');
+        for (size_t i = 0; i < n; i++) {
+                ncm_buf_puts(b, i ? ", " : "");
+                json_str(b, as[i].resource);
+                ncm_buf_puts(b, ": [");
+                for (size_t k = 0; k < as[i].n_ids; k++) {
+                        ncm_buf_puts(b, k ? ", " : "");
+                        json_str(b, as[i].ids[k]);
+                }
+                ncm_buf_putc(b, ']');
+        }
+        ncm_buf_putc(b, '}');
+}
+
+void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
+                                    const ncm_node_admission *a, bool explain)
+{
+        if (step >= 0)
+                ncm_buf_printf(b, "{\"step\": %ld, \"op\": \"admit\", \"pod\": ", step);
+        else
+                ncm_buf_puts(b, "{\"op\": \"admit\", \"pod\": ");
+        json_str(b, pod->uid);
+        ncm_buf_printf(b, ", \"admitted\": %s", a->admitted ? "true" : "false");
+        if (a->admitted) {
+                ncm_buf_puts(b, ", \"containers\": [");
+                for (size_t i = 0; i < a->n_containers; i++) {
+                        const ncm_node_container_result *c = &a->containers[i];
+                        if (i)
+                                ncm_buf_puts(b, ", ");
+                        ncm_buf_puts(b, "{\"name\": ");
+                        json_str(b, c->name);
+                        if (c->sidecar)
+                                ncm_buf_puts(b, ", \"sidecar\": true");
+                        else if (c->init)
+                                ncm_buf_puts(b, ", \"init\": true");
+                        ncm_buf_printf(b, ", \"exclusive\": %s, \"cpus\": ",
+                                       c->exclusive ? "true" : "false");
+                        json_cpus(b, c->cpus);
+                        ncm_buf_puts(b, ", \"numa\": ");
+                        json_idlist(b, c->numa, c->n_numa);
+                        ncm_buf_puts(b, ", \"devices\": ");
+                        json_devices(b, c->devices, c->n_devices);
+                        ncm_buf_putc(b, '}');
+                }
+                ncm_buf_putc(b, ']');
+        } else {
+                ncm_buf_puts(b, ", \"reason\": ");
+                json_str(b, a->reason);
+                ncm_buf_puts(b, ", \"message\": ");
+                json_str(b, a->message);
+        }
+        if (explain)
+                json_events(b, a);
+        ncm_buf_puts(b, "}\n");
+}
+
+/* People read pod names; the JSON lines carry the UIDs. */
+static void put_pod(ncm_buf *b, const char *name, const char *uid)
+{
+        ncm_buf_puts(b, name && name[0] ? name : uid);
+}
+
+/* "NUMA 0-1,3": runs as in CPU lists, but only between non-negative ids ("-1,0", not "-1-0"). */
+static void put_numa(ncm_buf *b, const int *ids, size_t n)
+{
+        ncm_buf_puts(b, "NUMA ");
+        for (size_t i = 0; i < n;) {
+                size_t j = i;
+                while (ids[i] >= 0 && j + 1 < n && ids[j + 1] == ids[j] + 1)
+                        j++;
+                ncm_buf_printf(b, "%s%d", i ? "," : "", ids[i]);
+                if (j > i)
+                        ncm_buf_printf(b, "-%d", ids[j]);
+                i = j + 1;
+        }
+}
+
+static void put_hints(ncm_buf *b, const ncm_tm_hints *h)
+{
+        if (h->n == 0) {
+                ncm_buf_puts(b, "no preference");
+                return;
+        }
+        for (size_t i = 0; i < h->n; i++) {
+                const ncm_hint_list *l = &h->res[i].list;
+                ncm_buf_printf(b, "%s%s:", i ? "; " : "", h->res[i].resource);
+                if (l->nil)
+                        ncm_buf_puts(b, " no preference");
+                else if (l->n == 0)
+                        ncm_buf_puts(b, " none (cannot be satisfied)");
+                for (size_t j = 0; j < l->n; j++) {
+                        ncm_buf_putc(b, ' ');
+                        ncm_hint_format(&l->hints[j], true, b);
+                }
+        }
+}
+
+static void human_events(ncm_buf *b, const ncm_node_admission *a)
+{
+        for (size_t i = 0; i < a->n_events; i++) {
+                const ncm_node_event *e = &a->events[i];
+                const char *who = e->container ? e->container : "pod";
+                switch (e->kind) {
+                case NCM_NODE_EVENT_HINTS:
+                        ncm_buf_printf(b, "    %s: %s hints: ", who, e->provider);
+                        put_hints(b, &e->hints);
+                        ncm_buf_putc(b, '\n');
+                        break;
+                case NCM_NODE_EVENT_MERGE:
+                        ncm_buf_printf(b, "    %s: merged ", who);
+                        ncm_hint_format(&e->hint, true, b);
+                        ncm_buf_printf(b, ": %s\n", e->text ? e->text : "");
+                        break;
+                case NCM_NODE_EVENT_ALLOCATE:
+                        ncm_buf_printf(b, "    %s: %s allocate with affinity ", who, e->provider);
+                        ncm_hint_format(&e->hint, true, b);
+                        ncm_buf_printf(b, ": %s%s\n",
+                                       e->ok ? "" : "failed: ", e->text ? e->text : "");
+                        for (size_t k = 0; k < e->n_steps; k++)
+                                ncm_buf_printf(b, "      %s\n", e->steps[k]);
+                        break;
+                }
+        }
+}
+
+void ncm_node_format_admission_text(ncm_buf *b, long step, const ncm_pod *pod,
+                                    const ncm_node_admission *a, bool explain)
+{
+        if (step >= 0)
+                ncm_buf_printf(b, "step %ld: ", step);
+        ncm_buf_puts(b, "admit ");
+        put_pod(b, pod->name, pod->uid);
+        if (!a->admitted) {
+                ncm_buf_printf(b, ": rejected: %s: %s\n", a->reason, a->message);
+        } else {
+                ncm_buf_puts(b, ": admitted:");
+                for (size_t i = 0; i < a->n_containers; i++) {
+                        const ncm_node_container_result *c = &a->containers[i];
+                        ncm_buf_printf(b, "%s %s%s %s ", i ? ";" : "", c->name,
+                                       c->sidecar ? " (sidecar)"
+                                       : c->init  ? " (init)"
+                                                  : "",
+                                       c->exclusive ? "exclusive" : "shared");
+                        ncm_cpuset_format_list_buf(c->cpus, b);
+                        ncm_buf_puts(b, " (");
+                        put_numa(b, c->numa, c->n_numa);
+                        ncm_buf_putc(b, ')');
+                        for (size_t k = 0; k < c->n_devices; k++) {
+                                ncm_buf_printf(b, " %s=", c->devices[k].resource);
+                                for (size_t q = 0; q < c->devices[k].n_ids; q++)
+                                        ncm_buf_printf(b, "%s%s", q ? "," : "",
+                                                       c->devices[k].ids[q]);
+                        }
+                }
+                ncm_buf_putc(b, '\n');
+        }
+        if (explain)
+                human_events(b, a);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The state
+ */
+
 static int cmp_str(const void *x, const void *y)
 {
         return strcmp(*(char *const *)x, *(char *const *)y);
@@ -316,4 +583,99 @@ out:
         free(labels);
         free(sorted);
         return r;
+}
+
+void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b)
+{
+        const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
+        const ncm_cpu_state *s = ncm_node_cpu_state(n);
+        const ncm_topo *t = ncm_node_topo(n);
+        ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) cpus = ncm_cpuset_new();
+        size_t ncpu = 0;
+        const ncm_cpu_info *info = ncm_topo_cpus(t, &ncpu);
+
+        if (!shared || !cpus) {
+                b->oom = true; /* the caller sees it in ncm_buf_failed() */
+                return;
+        }
+        ncm_node_format_state_json(n, b);
+        if (b->len >= 2)
+                b->len -= 2; /* reopen the object: "}\n" */
+        ncm_node_shared_pool(n, shared);
+        ncm_buf_puts(b, ", \"policy\": ");
+        json_str(b, ncm_cpu_policy_name(p));
+        ncm_buf_puts(b, ", \"reserved\": ");
+        json_cpus(b, ncm_cpu_policy_reserved(p));
+        ncm_buf_puts(b, ", \"sharedPool\": ");
+        json_cpus(b, shared);
+        ncm_buf_puts(b, ", \"cpus\": [");
+        for (size_t i = 0; i < ncpu; i++) {
+                const ncm_cpu_info *ci = &info[i];
+                ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
+                const char *pu, *cn;
+                const ncm_cpuset *cs;
+                bool held = false;
+                ncm_buf_printf(b, "%s{\"cpu\": %d, \"socket\": %d, \"numa\": %d, \"core\": %d",
+                               i ? ", " : "", ci->cpu, ci->socket, ci->numa, ci->core);
+                while (ncm_cpu_state_next(s, &it, &pu, &cn, &cs)) {
+                        if (!ncm_cpuset_isset(cs, ci->cpu))
+                                continue;
+                        ncm_buf_puts(b, held ? ", {\"pod\": "
+                                             : ", \"use\": \"exclusive\", "
+                                               "\"holders\": [{\"pod\": ");
+                        json_str(b, pu);
+                        ncm_buf_puts(b, ", \"name\": ");
+                        json_str(b, ncm_node_pod_name(n, pu) ? ncm_node_pod_name(n, pu) : "");
+                        ncm_buf_puts(b, ", \"container\": ");
+                        json_str(b, cn);
+                        ncm_buf_putc(b, '}');
+                        held = true;
+                }
+                if (held)
+                        ncm_buf_puts(b, "]}");
+                else
+                        ncm_buf_printf(b, ", \"use\": \"%s\"}",
+                                       strcmp(ncm_cpu_policy_name(p),
+                                              "none") != 0 && ncm_cpuset_isset(ncm_cpu_policy_reserved(p),
+                                                                               ci->cpu)
+                                                       ? "reserved"
+                                       : ncm_cpuset_isset(shared, ci->cpu) ? "shared"
+                                                                           : "free");
+        }
+        ncm_buf_puts(b, "], \"pods\": [");
+        for (size_t i = 0; i < ncm_node_num_pods(n); i++) {
+                const ncm_pod *pod = ncm_node_pod_at(n, i);
+                size_t total = pod->n_init_containers + pod->n_containers;
+                ncm_buf_puts(b, i ? ", {\"uid\": " : "{\"uid\": ");
+                json_str(b, pod->uid);
+                ncm_buf_puts(b, ", \"name\": ");
+                json_str(b, pod->name);
+                ncm_buf_puts(b, ", \"namespace\": ");
+                json_str(b, pod->ns);
+                ncm_buf_printf(b, ", \"qos\": \"%s\", \"containers\": [",
+                               ncm_qos_class_name(pod->qos));
+                for (size_t k = 0; k < total; k++) {
+                        const ncm_container *c =
+                                        k < pod->n_init_containers
+                                                        ? &pod->init_containers[k]
+                                                        : &pod->containers[k -
+                                                                           pod->n_init_containers];
+                        int ex = ncm_node_container_cpus(n, pod->uid, c->name, cpus);
+                        ncm_buf_puts(b, k ? ", {\"name\": " : "{\"name\": ");
+                        json_str(b, c->name);
+                        if (c->sidecar)
+                                ncm_buf_puts(b, ", \"sidecar\": true");
+                        else if (c->init)
+                                ncm_buf_puts(b, ", \"init\": true");
+                        ncm_buf_printf(b, ", \"exclusive\": %s, \"cpus\": ",
+                                       ex > 0 ? "true" : "false");
+                        json_cpus(b, cpus);
+                        if (ncm_node_container_removed(n, pod->uid, c->name))
+                                ncm_buf_puts(b, ", \"removed\": true");
+                        ncm_buf_putc(b, '}');
+                }
+                ncm_buf_puts(b, "]}");
+        }
+        ncm_buf_puts(b, "]}\n");
 }

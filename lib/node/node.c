@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include <nodecm/fs.h>
+#include "base/json.h"
 #include "node-internal.h"
 
 static int oom(ncm_error *err)
@@ -129,6 +130,20 @@ static int pod_put(ncm_node *n, node_pod *p)
         memmove(&n->pods[i + 1], &n->pods[i], (n->n_pods - i) * sizeof(*n->pods));
         n->pods[i] = *p;
         n->n_pods++;
+        return 0;
+}
+
+/* A copy of registry entry P (its spec and removed containers). */
+static int pod_copy(const node_pod *p, node_pod *ret)
+{
+        node_pod c;
+        int r = pod_make(p->spec, &c);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c.n && i < p->n; i++)
+                c.c[i].removed = p->c[i].removed;
+        *ret = c;
         return 0;
 }
 
@@ -385,6 +400,26 @@ static void install(ncm_node *n, managers *m)
         managers_done(&old);
 }
 
+static int add_container_ids(ncm_node *n, const ncm_pod *pod);
+
+/* A pod the node held before (restored): in the registry, its containers known by id. */
+static int restore_pod(ncm_node *n, const ncm_node_pod_record *rec)
+{
+        node_pod p;
+        int r = pod_make(rec->pod, &p);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; rec->removed && rec->removed[i]; i++)
+                for (size_t k = 0; k < p.n; k++)
+                        if (strcmp(p.c[k].name, rec->removed[i]) == 0)
+                                p.c[k].removed = true;
+        r = pod_put(n, &p);
+        if (r >= 0)
+                r = add_container_ids(n, rec->pod);
+        return r;
+}
+
 int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_options *opts,
                  ncm_node **ret, ncm_error *err)
 {
@@ -402,6 +437,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         if (opts) {
                 n->kubelet_override = opts->kubelet_version;
                 n->enforcer = opts->enforcer;
+                n->persist_pods = opts->persist_pods && opts->state_dir;
+                n->attach = opts->attach;
         }
         n->all_cpus = ncm_cpuset_new();
         if (!n->all_cpus)
@@ -436,12 +473,27 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                           NULL, 0, &m, err);
                 if (r < 0 && r != -ENOMEM && (r == -NCM_E_INVALID_STATE || r == -NCM_E_CHECKSUM))
                         ncm_error_prefix(err, "%s", name);
+        } else if (opts && opts->restore && n->dir) {
+                /* the kubelet's start: the files found in its root directory, else fresh */
+                ncm_autofree char *file = cpu_checkpoint_path(n);
+                if (!file)
+                        return oom(err);
+                r = ncm_fs_exists(AT_FDCWD, file);
+                if (r < 0)
+                        return ncm_error_errno(err, -r, "%s", file);
+                r = build(n, cfg, r ? SOURCE_DIRECTORY : SOURCE_FRESH, NULL, 0, NULL, NULL, 0, &m,
+                          err);
         } else {
                 r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, &m, err);
         }
         if (r < 0)
                 return r;
         install(n, &m);
+        for (size_t i = 0; opts && i < opts->n_pods; i++) {
+                r = restore_pod(n, &opts->pods[i]);
+                if (r < 0)
+                        return oom(err);
+        }
         r = ncm__node_enforce_start(n, err);
         if (r < 0)
                 return r;
@@ -544,6 +596,43 @@ void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out)
 const ncm_node_devices *ncm_node_get_devices(const ncm_node *n)
 {
         return &n->devices;
+}
+
+size_t ncm_node_num_pods(const ncm_node *n)
+{
+        return n->n_pods;
+}
+
+const ncm_pod *ncm_node_pod_at(const ncm_node *n, size_t i)
+{
+        return i < n->n_pods ? n->pods[i].spec : NULL;
+}
+
+const ncm_pod *ncm_node_pod(const ncm_node *n, const char *pod_uid)
+{
+        const node_pod *p = pod_find(n, pod_uid);
+        return p ? p->spec : NULL;
+}
+
+bool ncm_node_container_removed(const ncm_node *n, const char *pod_uid, const char *name)
+{
+        const node_pod *p = pod_find(n, pod_uid);
+        for (size_t i = 0; p && i < p->n; i++)
+                if (strcmp(p->c[i].name, name) == 0)
+                        return p->c[i].removed;
+        return false;
+}
+
+int ncm_node_container_cpus(const ncm_node *n, const char *pod_uid, const char *name,
+                            ncm_cpuset *out)
+{
+        const ncm_cpuset *own = ncm_cpu_state_get(n->cpu_state, pod_uid, name);
+        if (own) {
+                ncm_cpuset_copy(out, own);
+                return 1;
+        }
+        ncm_node_shared_pool(n, out);
+        return 0;
 }
 
 const char *ncm_node_pod_name(const ncm_node *n, const char *pod_uid)
@@ -825,20 +914,45 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 snprintf(a->reason, sizeof(a->reason), "%s", res.reason);
                 snprintf(a->message, sizeof(a->message), "%s", res.message);
         } else {
-                r = enforce_admission(n, pod, snap.default_set, err);
+                /* the registry (and its file) first, then the machine; undone in reverse */
+                node_pod old = {0};
+                node_pod *prev = pod_find(n, pod->uid);
+                bool had = false, put = false;
+                r = prev ? pod_copy(prev, &old) : 0;
+                had = prev && r >= 0;
+                if (r >= 0)
+                        r = pod_make(pod, &rec);
+                if (r >= 0) {
+                        r = pod_put(n, &rec);
+                        put = r >= 0;
+                }
+                if (r < 0)
+                        r = oom(err);
+                if (r >= 0 && n->persist_pods)
+                        r = ncm__node_persist_pods(n, err);
+                if (r >= 0)
+                        r = enforce_admission(n, pod, snap.default_set, err);
                 if (r < 0) {
                         ncm_error e = NCM_ERROR_INIT;
+                        if (put && had) {
+                                (void)pod_put(n, &old);
+                                had = false;
+                        } else if (put) {
+                                pod_forget(n, pod->uid);
+                        }
+                        if (had)
+                                pod_done(&old);
+                        if (put && n->persist_pods)
+                                (void)ncm__node_persist_pods(n, &e);
                         (void)rollback(n, pod, &snap, &e);
                         snapshot_done(&snap);
                         ncm__node_txn_done(&txn);
                         return r;
                 }
+                if (had)
+                        pod_done(&old);
                 snapshot_done(&snap);
-                r = pod_make(pod, &rec);
-                if (r >= 0)
-                        r = pod_put(n, &rec);
-                if (r >= 0)
-                        r = add_container_ids(n, pod);
+                r = add_container_ids(n, pod);
                 if (r >= 0)
                         r = result_containers(n, pod, a);
                 if (r < 0) {
@@ -1080,7 +1194,7 @@ int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
         r = usage_of(n, NULL, &usage, err);
         if (r < 0)
                 return r;
-        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage};
+        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage, n->attach};
         r = ops->start(enforcer_data(n), &st, err);
         if (r < 0 && r != -ENOMEM)
                 ncm_error_prefix(err, "start %s enforcer", ncm_enforcer_name(n->enforcer));
@@ -1202,7 +1316,13 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         removal_done(&rm);
         if (r < 0)
                 return r;
-        return (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
+        r = (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
+        if (n->persist_pods) {
+                int w = ncm__node_persist_pods(n, err);
+                if (w < 0)
+                        return w;
+        }
+        return r;
 }
 
 /* The names of POD_UID's entries in the CPU state, NULL-terminated (*RET). */
@@ -1301,5 +1421,125 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         any |= r;
         ncm_tm_remove_pod(n->tm, pod_uid);
         pod_forget(n, pod_uid);
+        if (n->persist_pods) {
+                r = ncm__node_persist_pods(n, err);
+                if (r < 0)
+                        return r;
+        }
         return any;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The pods of a persistent node: dir/nodecm_pods
+ *
+ *   {"pods": [
+ *   {"removed": ["init"], "pod": {"apiVersion": "v1", "kind": "Pod", ...}},
+ *   ...]}
+ *
+ * sorted by pod UID, one record per line, each pod as ncm_pod_format_json() writes it.
+ */
+
+int ncm__node_persist_pods(ncm_node *n, ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
+
+        if (asprintf(&path, "%s/%s", n->dir, NCM_NODE_PODS_NAME) < 0)
+                return oom(err);
+        ncm_buf_puts(&b, "{\"pods\": [");
+        for (size_t i = 0; i < n->n_pods; i++) {
+                const node_pod *p = &n->pods[i];
+                bool first = true;
+                ncm_buf_puts(&b, i ? ",\n{\"removed\": [" : "\n{\"removed\": [");
+                for (size_t k = 0; k < p->n; k++) {
+                        if (!p->c[k].removed)
+                                continue;
+                        ncm_buf_puts(&b, first ? "" : ", ");
+                        ncm_buf_json_string(&b, p->c[k].name, strlen(p->c[k].name));
+                        first = false;
+                }
+                ncm_buf_puts(&b, "], \"pod\": ");
+                ncm_pod_format_json(p->spec, &b);
+                if (b.len && b.data[b.len - 1] == '\n')
+                        b.len--;
+                ncm_buf_putc(&b, '}');
+        }
+        ncm_buf_puts(&b, "]}\n");
+        if (ncm_buf_failed(&b)) {
+                ncm_buf_done(&b);
+                return oom(err);
+        }
+        r = ncm_fs_write_atomic(AT_FDCWD, path, b.data, b.len, 0600, err);
+        ncm_buf_done(&b);
+        return r;
+}
+
+void ncm_node_pod_records_free(ncm_node_pod_record *v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++) {
+                ncm_pod_free(v[i].pod);
+                strv_free(v[i].removed);
+        }
+        free(v);
+}
+
+int ncm_node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_n, ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+        ncm_autojson doc = NULL;
+        ncm_node_pod_record *v = NULL;
+        json_object *pods;
+        size_t n = 0;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, NCM_NODE_PODS_NAME) < 0)
+                return oom(err);
+        r = ncm_fs_exists(AT_FDCWD, path);
+        if (r == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        r = ncm__json_load_file(path, &doc, err);
+        if (r < 0)
+                return r;
+        pods = doc ? ncm__json_get(doc, "pods") : NULL;
+        if (!pods || !json_object_is_type(pods, json_type_array))
+                return ncm_error_set(err, EINVAL, "%s: pods: expected array", path);
+        n = json_object_array_length(pods);
+        v = calloc(n + 1, sizeof(*v));
+        if (!v)
+                return oom(err);
+        for (size_t i = 0; i < n; i++) {
+                json_object *rec = json_object_array_get_idx(pods, i);
+                json_object *pod = rec ? ncm__json_get(rec, "pod") : NULL;
+                json_object *removed = rec ? ncm__json_get(rec, "removed") : NULL;
+                const char *text = pod ? json_object_to_json_string(pod) : NULL;
+                char where[64];
+                snprintf(where, sizeof(where), "pods[%zu]", i);
+                if (!text) {
+                        ncm_node_pod_records_free(v, n);
+                        return ncm_error_set(err, EINVAL, "%s: %s: no pod", path, where);
+                }
+                r = ncm_pod_parse(text, strlen(text), where, &v[i].pod, err);
+                if (r < 0) {
+                        ncm_node_pod_records_free(v, n);
+                        return ncm_error_prefix(err, "%s", path);
+                }
+                if (removed && json_object_is_type(removed, json_type_array)) {
+                        size_t k = json_object_array_length(removed);
+                        v[i].removed = calloc(k + 1, sizeof(char *));
+                        for (size_t j = 0; v[i].removed && j < k; j++) {
+                                json_object *e = json_object_array_get_idx(removed, j);
+                                v[i].removed[j] =
+                                                strdup(e && json_object_is_type(e, json_type_string)
+                                                                       ? json_object_get_string(e)
+                                                                       : "");
+                        }
+                }
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
 }

@@ -266,6 +266,91 @@ for h in $HIERS; do
 done
 expect_file "$(cg cpu kubepods/burstable cpu.shares)" 2
 
+# ---- nodecm node: decide and enforce in one command, on a node kept in a directory ----
+# The static policy with CPU 0 reserved: the shared pool is 0-1 until a Guaranteed pod takes
+# CPU 1, and every shared container's cpuset follows the pool as it shrinks and grows.
+NODE="$TMPD/node"
+cat >"$TMPD/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+reservedSystemCPUs: "0"
+cgroupRoot: /$NAME
+podPidsLimit: 64
+EOF
+node() {
+        "$NODECM" node "$@" --root-dir "$NODE" --config "$TMPD/kubelet.yaml" \
+                >"$TMPD/out" 2>"$TMPD/err"
+        RC=$?
+        OUT=$(cat "$TMPD/out")
+        ERR=$(cat "$TMPD/err")
+}
+node init
+expect_rc 0 "node init"
+[ -d "$(cg cpuset kubepods/burstable)" ] || fail "node init made no QoS tiers"
+node admit "$TMPD/b.yaml"
+expect_rc 0 "node admit Burstable"
+start "$B_POD/app"
+BPID=$STARTED
+[ "$(cpus_of "$BPID")" = 0-1 ] || fail "node: Burstable on $(cpus_of "$BPID"), expected 0-1"
+node admit "$TMPD/g.yaml" --json
+expect_rc 0 "node admit Guaranteed"
+case "$OUT" in
+*'"name": "app", "exclusive": true, "cpus": "1"'*) ;;
+*) fail "node admit Guaranteed: [$OUT]" ;;
+esac
+start "$G_POD/app"
+GPID=$STARTED
+[ "$(cpus_of "$GPID")" = 1 ] || fail "node: Guaranteed on $(cpus_of "$GPID"), expected 1"
+[ "$(cpus_of "$BPID")" = 0 ] || fail "node: the pool did not shrink: $(cpus_of "$BPID")"
+expect_file "$(cg cpu "$G_POD/app" cpu.cfs_quota_us)" -1
+expect_file "$(cg pids "$G_POD" pids.max)" 64
+"$NODECM" checkpoint verify "$NODE/cpu_manager_state" >/dev/null ||
+        fail "node: checkpoint verify refuses the state"
+[ "$(stat -c %a "$NODE/cpu_manager_state")" = 600 ] || fail "node: cpu_manager_state not 0600"
+
+# a second Guaranteed pod does not fit: refused, nothing changes
+sed -e "s/$G_UID/$E_UID/" -e 's/name: db/name: db2/' "$TMPD/g.yaml" >"$TMPD/g2.yaml"
+before=$(cat "$NODE/cpu_manager_state")
+node admit "$TMPD/g2.yaml"
+expect_rc 1 "node admit a pod that does not fit"
+[ "$(cat "$NODE/cpu_manager_state")" = "$before" ] || fail "a refusal changed the state"
+for h in $HIERS; do
+        [ -e "$h/$NAME/kubepods/pod$E_UID" ] && fail "a refusal left $h/$NAME/kubepods/pod$E_UID"
+done
+
+# reconcile puts a cpuset someone changed back
+echo 1 >"$(cg cpuset "$B_POD/app" cpuset.cpus)"
+node reconcile
+expect_rc 0 "node reconcile"
+[ "$(cpus_of "$BPID")" = 0 ] || fail "reconcile: Burstable on $(cpus_of "$BPID"), expected 0"
+
+# removal with a process left: refused and undone; then the pool grows back
+node remove "$G_UID"
+expect_rc 1 "node remove with a process left"
+case "$ERR" in *"pid $GPID"*"rolled back"*) ;; *) fail "node remove: [$ERR]" ;; esac
+[ "$(cat "$NODE/cpu_manager_state")" = "$before" ] || fail "a refused removal changed the state"
+[ "$(cpus_of "$BPID")" = 0 ] || fail "a refused removal moved the pool: $(cpus_of "$BPID")"
+kill "$GPID" 2>/dev/null
+wait "$GPID" 2>/dev/null
+node remove "$G_UID"
+expect_rc 0 "node remove Guaranteed"
+[ "$(cpus_of "$BPID")" = 0-1 ] || fail "node: the pool did not grow: $(cpus_of "$BPID")"
+[ -e "$(cg cpu "$G_POD")" ] && fail "node remove left $(cg cpu "$G_POD")"
+node status --json
+expect_rc 0 "node status"
+case "$OUT" in
+*'"defaultCpuSet": "0-1", "entries": {}'*'"uid": "'"$B_UID"'"'*) ;;
+*) fail "node status: [$OUT]" ;;
+esac
+for p in $PIDS; do
+        kill "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+done
+PIDS=""
+node remove "$B_UID"
+expect_rc 0 "node remove Burstable"
+
 if [ "$FAILS" -ne 0 ]; then
         echo "$FAILS failure(s)" >&2
         exit 1
