@@ -6,6 +6,7 @@
 #ifndef NODECM_CLI_H
 #define NODECM_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <nodecm/buf.h>
@@ -32,6 +33,32 @@ int cli_emit(const char *text, size_t len);
  * (exit 2) instead, with nothing on stdout.
  */
 int cli_emit_buf(ncm_buf *out);
+
+/* A subcommand: its name and how many arguments it takes. */
+typedef struct cli_sub {
+        const char *name;
+        size_t min, max;
+        const char *what; /* "one POD file", for the usage error */
+} cli_sub;
+
+/* What cli_subcommand() found. */
+typedef struct cli_parsed {
+        size_t sub;         /* index into the table */
+        char name[40];      /* "cgroup apply", for messages */
+        const char *pos[4]; /* the arguments; NULL past the last */
+} cli_parsed;
+
+typedef int (*cli_option_fn)(void *ud, int c, const char *name, const char *value);
+
+/*
+ * "nodecm CMD SUB [OPTIONS] ARGS" (ARGV[0] is CMD): SUB looked up in SUBS (N), --help, the
+ * options of OPTS handed to OPTION (which returns 0 or an exit status), unknown or incomplete
+ * options and the number of arguments checked. Returns 0 to go on, an exit status to stop with,
+ * or -1 when the help was printed (exit 0).
+ */
+int cli_subcommand(int argc, char **argv, const char *cmd, const cli_sub *subs, size_t n,
+                   const struct option *opts, cli_option_fn option, void *ud,
+                   void (*usage)(FILE *f), cli_parsed *ret);
 
 int cmd_topology(int argc, char **argv);
 int cmd_take(int argc, char **argv);

@@ -10,38 +10,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include <nodecm/cgroups.h>
 #include <nodecm/node-cgroups.h>
-#include <nodecm/pod.h>
+#include <nodecm/node.h>
 #include "cli.h"
 #include "kubelet-flags.h"
 
-#define MAX_CPUS_FLAGS 64
+#define MAX_CPUS 64
 
 static void usage(FILE *f)
 {
         fputs("Usage: nodecm cgroup plan|apply|show|remove POD [OPTIONS]\n"
-              "       nodecm cgroup set-cpus POD CONTAINER LIST [--mems LIST] [OPTIONS]\n\n"
-              "The cgroups the kubelet makes for a pod: kubepods (node allocatable), the "
-              "burstable\nand besteffort QoS tiers, the pod cgroup (ResourceConfigForPod) and, "
-              "as the runtime\nwrites them from the CRI values, one cgroup per sidecar and app "
-              "container.\nPOD is a Pod object in JSON or YAML ('-' reads standard input).\n\n"
-              "  plan      print every directory and file, in order, with the values written\n"
-              "  apply     create what is missing and write every value; undone on failure\n"
-              "  show      read the pod's and its containers' cgroups back\n"
-              "  remove    remove the pod cgroup (no processes may be left) and update the\n"
-              "            burstable tier\n"
-              "  set-cpus  set one container cgroup's cpuset.cpus (and cpuset.mems)\n\n"
+              "       nodecm cgroup set-cpus POD CONTAINER LIST [OPTIONS]\n\n"
+              "The cgroups the kubelet makes for a pod (POD: JSON or YAML, '-' for stdin):\n"
+              "kubepods (node allocatable), the burstable and besteffort QoS tiers, the pod\n"
+              "cgroup and, as the runtime writes them from the CRI values, one cgroup per sidecar\n"
+              "and app container. plan prints every directory and file with its value; apply\n"
+              "makes them (undone on failure); show reads them back; remove removes the pod\n"
+              "cgroup (no process may be left); set-cpus sets one container's cpuset.\n\n"
               "  --root DIR                the cgroup mount root (default /sys/fs/cgroup)\n"
               "  --cgroup-version 1|2      plan for a typical v1 or v2 machine\n"
-              "  --cpus [CONTAINER=]LIST   cpuset.cpus of a container (all without CONTAINER=)\n"
+              "  --cpus [CONTAINER=]LIST   a container's cpuset.cpus (all without CONTAINER=);\n"
+              "                            with --root-dir DIR, apply takes the cpusets of the\n"
+              "                            node's state unless --cpus overrides them\n"
               "  --mems LIST               cpuset.mems of the containers\n"
               "  --capacity LIST           node capacity (default: this machine)\n"
               "  --pod-only                leave kubepods and the QoS tiers alone\n"
               "  --no-containers           leave the container cgroups out\n"
               "  --json                    plan as one JSON object\n"
               "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
+              "  --root-dir DIR            a node's directory: apply, remove and set-cpus take\n"
+              "                            its lock\n"
               "\nExit status: 0 done, 1 the cgroups are in a state nodecm will not change, the\n"
               "kernel refused a write (everything undone) or the reservations exceed capacity,\n"
               "2 bad usage or input.\n",
@@ -62,33 +62,24 @@ enum {
 
 typedef struct args {
         const char *cmd;
-        char name[32]; /* "cgroup apply", for messages */
+        const char *name; /* "cgroup apply", for messages */
         cli_kubelet_flags *flags;
         ncm_node_cgroups_options o;
         ncm_resource_list capacity;
-        ncm_cgroup_container_cpus cpus[MAX_CPUS_FLAGS];
-        size_t n_cpus;
+        ncm_node_cpusets cpus; /* --cpus, or the node's state */
+        char *names[MAX_CPUS]; /* the containers of --cpus */
         ncm_cpuset *mems;
-        unsigned flags_plan;
+        unsigned plan_flags;
         bool json;
 } args;
 
-static void args_done(args *a)
+/* One option; 0, or the exit status of a usage error. */
+static int option(void *ud, int c, const char *name, const char *val)
 {
-        for (size_t i = 0; i < a->n_cpus; i++) {
-                free((char *)a->cpus[i].container);
-                ncm_cpuset_free((ncm_cpuset *)a->cpus[i].cpus);
-        }
-        ncm_cpuset_free(a->mems);
-        ncm_resource_list_done(&a->capacity);
-        cli_kubelet_flags_free(a->flags);
-}
-
-/* One option; 0, or the exit status of a usage error (-1 for --help). */
-static int option(args *a, int c, const char *name, const char *val)
-{
+        args *a = ud;
         ncm_error err = NCM_ERROR_INIT;
         ncm_cpuset *set = NULL;
+        const char *eq = strchr(val ? val : "", '=');
 
         switch (c) {
         case OPT_VERSION:
@@ -100,144 +91,116 @@ static int option(args *a, int c, const char *name, const char *val)
         case OPT_ROOT:
                 a->o.mount_root = val;
                 return 0;
-        case OPT_CPUS: {
-                const char *eq = strchr(val, '=');
-                if (a->n_cpus == MAX_CPUS_FLAGS)
-                        return cli_usage_error(a->name, "--cpus: at most %d times", MAX_CPUS_FLAGS);
+        case OPT_CPUS:
+                if (a->cpus.n == MAX_CPUS)
+                        return cli_usage_error(a->name, "--cpus: at most %d times", MAX_CPUS);
                 if (ncm_cpuset_parse_list(eq ? eq + 1 : val, &set, &err) < 0)
                         return cli_usage_error(a->name, "--cpus '%s': %s", val, err.msg);
-                a->cpus[a->n_cpus].container = eq ? strndup(val, (size_t)(eq - val)) : NULL;
-                a->cpus[a->n_cpus++].cpus = set;
+                a->names[a->cpus.n] = eq ? strndup(val, (size_t)(eq - val)) : NULL;
+                a->cpus.v[a->cpus.n].container = a->names[a->cpus.n];
+                a->cpus.v[a->cpus.n++].cpus = set;
                 return 0;
-        }
         case OPT_MEMS:
-                ncm_cpuset_free(a->mems);
-                a->mems = NULL;
+                a->mems = ncm_cpuset_free(a->mems);
                 if (ncm_cpuset_parse_list(val, &a->mems, &err) < 0)
                         return cli_usage_error(a->name, "--mems '%s': %s", val, err.msg);
                 return 0;
-        case OPT_CAPACITY: {
-                ncm_resource_list add = {0};
-                if (ncm_cgroup_parse_capacity(val, &add, &err) < 0)
-                        return cli_usage_error(a->name, "--capacity: %s", err.msg);
-                for (size_t i = 0; i < add.n; i++)
-                        (void)ncm_cgroup_resource_list_set(&a->capacity, add.items[i].name,
-                                                           &add.items[i].quantity);
-                ncm_resource_list_done(&add);
+        case OPT_CAPACITY:
                 a->o.capacity = &a->capacity;
-                return 0;
-        }
+                return cli_capacity_option(&a->capacity, a->name, val);
         case OPT_POD_ONLY:
-                a->flags_plan |= NCM_CGROUP_PLAN_POD_ONLY;
+                a->plan_flags |= NCM_CGROUP_PLAN_POD_ONLY;
                 return 0;
         case OPT_NO_CONTAINERS:
-                a->flags_plan |= NCM_CGROUP_PLAN_NO_CONTAINERS;
+                a->plan_flags |= NCM_CGROUP_PLAN_NO_CONTAINERS;
                 return 0;
         case OPT_JSON:
                 a->json = true;
                 return 0;
         case OPT_KUBELET:
                 return cli_kubelet_flag(a->flags, a->name, name, val);
-        case 'h':
-                usage(stdout);
-                return -1;
         default:
-                return cli_usage_error(a->name, "unknown option '%s'", name);
+                return 0;
         }
 }
 
-static void plan_out(const args *a, const ncm_node_cgroups *cg, const ncm_pod *pod,
-                     const ncm_cgroup_plan *plan, ncm_buf *out)
+/* The command on POD with the cgroups CG; output in OUT. */
+static int act(args *a, const ncm_node_cgroups *cg, const ncm_pod *pod, const char *container,
+               const ncm_cpuset *cpus, ncm_buf *out, ncm_error *err)
 {
         const ncm_cgroup_manager *m = ncm_node_cgroups_manager(cg);
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
+        ncm_autofree char *path = NULL;
+        int r;
 
-        if (!a->json) {
-                ncm_buf_printf(out, "# pod %s/%s uid %s (%s): %s driver, %s at %s\n\n", pod->ns,
-                               pod->name, pod->uid, ncm_qos_class_name(pod->qos), m->naming->name,
-                               ncm_node_cgroups_mode_name(cg), m->layout.display_root);
-                ncm_cgroup_plan_format(plan, out);
-                return;
-        }
-        ncm_buf_puts(out, "{\"pod\": ");
-        ncm_buf_json_string(out, pod->uid, strlen(pod->uid));
-        ncm_buf_printf(out,
-                       ", \"qos\": \"%s\", \"driver\": \"%s\", \"cgroupVersion\": %d, \"plan\": ",
-                       ncm_qos_class_name(pod->qos), m->naming->name,
-                       ncm_cgroup_layout_version(&m->layout));
-        ncm_cgroup_plan_format_json(plan, out);
-        /* close the wrapper after the plan's own line */
-        if (out->len && out->data[out->len - 1] == '\n')
-                out->len--;
-        ncm_buf_puts(out, "}\n");
+        if (strcmp(a->cmd, "show") == 0)
+                return ncm_node_cgroups_show_pod(cg, pod, out, err);
+        if (strcmp(a->cmd, "set-cpus") == 0)
+                r = ncm_node_cgroups_set_cpus(cg, pod, container, cpus, a->mems, err);
+        else if (strcmp(a->cmd, "remove") == 0)
+                r = ncm_cgroup_manager_remove_pod(m, pod, err);
+        else if (strcmp(a->cmd, "apply") == 0)
+                r = ncm_cgroup_manager_apply_pod(m, pod, a->cpus.v, a->cpus.n, a->mems,
+                                                 a->plan_flags, err);
+        else if ((r = ncm_cgroup_manager_plan_pod(m, pod, NULL, a->cpus.v, a->cpus.n, a->mems,
+                                                  a->plan_flags, &plan, err)) >= 0)
+                ncm_node_cgroups_format_plan(cg, pod, &plan, a->json, out);
+        ncm_cgroup_plan_done(&plan);
+        if (r < 0 || strcmp(a->cmd, "plan") == 0)
+                return r;
+        if (ncm_cgroup_manager_container_path(m, pod->uid, pod->qos, NULL, &path, err) < 0)
+                return -1;
+        ncm_buf_printf(out, "%s: pod %s (%s) at %s: %d change(s)\n", a->cmd, pod->uid,
+                       ncm_qos_class_name(pod->qos), path, r);
+        return 0;
 }
 
-static int run(args *a, const char *pod_path, const char *container, const char *list)
+static int run(args *a, const char *const *pos)
 {
         ncm_autoptr(ncm_node_config) cfg = NULL;
         ncm_autoptr(ncm_node_cgroups) cg = NULL;
         ncm_autoptr(ncm_pod) pod = NULL;
         ncm_autoptr(ncm_cpuset) cpus = NULL;
-        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
-        const ncm_cgroup_manager *m;
-        const ncm_container *c;
-        bool plan_only = strcmp(a->cmd, "plan") == 0;
-        int r = cli_kubelet_config(a->flags, &cfg);
+        bool plan = strcmp(a->cmd, "plan") == 0, show = strcmp(a->cmd, "show") == 0;
+        const char *dir = NULL;
+        int r = cli_kubelet_config(a->flags, &cfg), lockfd = -1;
 
         if (r != 0)
                 return r;
-        if (!plan_only && a->json)
+        if (!plan && a->json)
                 return cli_usage_error(a->name, "--json is for plan only");
-        if (!plan_only && strcmp(ncm_node_config_cgroup_driver(cfg), "cgroupfs") != 0 &&
-            strcmp(a->cmd, "show") != 0)
-                return cli_usage_error(a->name, "--cgroup-driver systemd: cgroups of the systemd "
-                                                "driver are made by systemd over D-Bus; use "
-                                                "'nodecm cgroup plan' to see them");
-        if (list && !list[0])
-                return cli_usage_error(a->name, "an empty cpuset for '%s' (give a LIST)",
-                                       container);
-        if (list && ncm_cpuset_parse_list(list, &cpus, &err) < 0)
-                return cli_usage_error(a->name, "cpuset '%s': %s", list, err.msg);
-        if (ncm_pod_load_file(pod_path, &pod, &err) < 0)
+        if (!plan && !show && strcmp(ncm_node_config_cgroup_driver(cfg), "cgroupfs") != 0)
+                return cli_usage_error(a->name,
+                                       "--cgroup-driver systemd: its cgroups are made by "
+                                       "systemd over D-Bus; 'nodecm cgroup plan' shows them");
+        if (pos[2] && !pos[2][0])
+                return cli_usage_error(a->name, "an empty cpuset for '%s' (give a LIST)", pos[1]);
+        if (pos[2] && ncm_cpuset_parse_list(pos[2], &cpus, &err) < 0)
+                return cli_usage_error(a->name, "cpuset '%s': %s", pos[2], err.msg);
+        if (ncm_node_config_root_dir(cfg)[0])
+                dir = ncm_node_config_root_dir(cfg);
+        /* a node's cgroups change under its lock, never beside one of its commands */
+        if (dir && !plan && !show && (lockfd = ncm_node_dir_lock(dir, 0, &err)) < 0)
                 return cli_fail(&err);
-        a->o.act = !plan_only;
-        a->o.no_allocatable = (a->flags_plan & NCM_CGROUP_PLAN_POD_ONLY) ||
-                              (!plan_only && strcmp(a->cmd, "apply") != 0);
-        if (ncm_node_cgroups_open(cfg, &a->o, &cg, &err) < 0)
-                return cli_fail(&err);
-        m = ncm_node_cgroups_manager(cg);
-        if (plan_only) {
-                r = ncm_cgroup_manager_plan_pod(m, pod, NULL, a->cpus, a->n_cpus, a->mems,
-                                                a->flags_plan, &plan, &err);
-                if (r >= 0)
-                        plan_out(a, cg, pod, &plan, &out);
-        } else if (strcmp(a->cmd, "apply") == 0) {
-                r = ncm_cgroup_manager_apply_pod(m, pod, a->cpus, a->n_cpus, a->mems, a->flags_plan,
-                                                 &err);
-        } else if (strcmp(a->cmd, "show") == 0) {
-                r = ncm_node_cgroups_show_pod(cg, pod, &out, &err);
-        } else if (strcmp(a->cmd, "remove") == 0) {
-                r = ncm_cgroup_manager_remove_pod(m, pod, &err);
-        } else {
-                c = ncm_pod_find_container(pod, container);
-                if (!c || (c->init && !c->sidecar))
-                        r = ncm_error_set(&err, EINVAL,
-                                          "pod '%s' has no long-running container '%s'", pod->uid,
-                                          container);
-                else
-                        r = ncm_cgroup_manager_set_container_cpuset(m, pod->uid, pod->qos,
-                                                                    container, cpus, a->mems, &err);
+        a->o.act = !plan;
+        /* kubepods' limits only where they are written */
+        a->o.no_allocatable = (a->plan_flags & NCM_CGROUP_PLAN_POD_ONLY) ||
+                              (!plan && strcmp(a->cmd, "apply") != 0);
+        r = ncm_pod_load_file(pos[0], &pod, &err);
+        if (r >= 0 && dir && a->cpus.n == 0 && (plan || strcmp(a->cmd, "apply") == 0)) {
+                /* the CPUs the node's state gives each container */
+                free(a->cpus.v);
+                a->cpus.v = NULL;
+                r = ncm_node_dir_pod_cpusets(dir, pod, &a->cpus, &err);
         }
-        if (r >= 0 && !plan_only && strcmp(a->cmd, "show") != 0) {
-                ncm_autofree char *path = NULL;
-                int changes = r;
-                r = ncm_cgroup_manager_container_path(m, pod->uid, pod->qos, NULL, &path, &err);
-                if (r >= 0)
-                        ncm_buf_printf(&out, "%s: pod %s (%s) at %s: %d change(s)\n", a->cmd,
-                                       pod->uid, ncm_qos_class_name(pod->qos), path, changes);
-        }
-        ncm_cgroup_plan_done(&plan);
+        if (r >= 0)
+                r = ncm_node_cgroups_open(cfg, &a->o, &cg, &err);
+        if (r >= 0)
+                r = act(a, cg, pod, pos[1], cpus, &out, &err);
+        if (lockfd >= 0)
+                close(lockfd);
         if (r < 0) {
                 ncm_buf_done(&out);
                 return cli_fail(&err);
@@ -247,7 +210,11 @@ static int run(args *a, const char *pod_path, const char *container, const char 
 
 int cmd_cgroup(int argc, char **argv)
 {
-        static const char *const cmds[] = {"plan", "apply", "show", "remove", "set-cpus"};
+        static const cli_sub subs[] = {
+                        {"plan", 1, 1, "one POD file"},           {"apply", 1, 1, "one POD file"},
+                        {"show", 1, 1, "one POD file"},           {"remove", 1, 1, "one POD file"},
+                        {"set-cpus", 3, 3, "POD CONTAINER LIST"},
+        };
         static const struct option opts[] = {
                         {"cgroup-version", required_argument, NULL, OPT_VERSION},
                         {"root", required_argument, NULL, OPT_ROOT},
@@ -261,45 +228,24 @@ int cmd_cgroup(int argc, char **argv)
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
-        args a = {0};
-        bool known = false, set_cpus;
-        size_t want;
-        int c, idx = 0, r = 0;
+        args a = {.cpus = {calloc(MAX_CPUS, sizeof(ncm_cgroup_container_cpus)), 0}};
+        cli_parsed p;
+        int r;
 
-        if (argc < 2) {
-                usage(stderr);
-                return 2;
-        }
-        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-            strcmp(argv[1], "help") == 0) {
-                usage(stdout);
-                return 0;
-        }
-        for (size_t i = 0; i < NCM_ELEMENTSOF(cmds); i++)
-                known = known || strcmp(argv[1], cmds[i]) == 0;
-        if (!known)
-                return cli_usage_error("cgroup",
-                                       "unknown subcommand '%s' (plan, apply, show, remove or "
-                                       "set-cpus)",
-                                       argv[1]);
-        a.cmd = argv[1];
-        snprintf(a.name, sizeof(a.name), "cgroup %s", a.cmd);
         a.flags = cli_kubelet_flags_new();
-        if (!a.flags)
-                return cli_usage_error(a.name, "out of memory");
-        opterr = 0;
-        optind = 1;
-        while (r == 0 && (c = getopt_long(argc - 1, argv + 1, ":h", opts, &idx)) != -1)
-                r = c == ':' ? cli_usage_error(a.name, "option '%s' needs a value", argv[optind])
-                             : option(&a, c, c == '?' ? argv[optind] : opts[idx].name, optarg);
-        set_cpus = strcmp(a.cmd, "set-cpus") == 0;
-        want = set_cpus ? 3 : 1;
-        if (r == 0 && (size_t)(argc - 1 - optind) != want)
-                r = cli_usage_error(a.name, set_cpus ? "expected POD CONTAINER LIST"
-                                                     : "expected one POD file");
-        if (r == 0)
-                r = run(&a, argv[1 + optind], set_cpus ? argv[2 + optind] : NULL,
-                        set_cpus ? argv[3 + optind] : NULL);
-        args_done(&a);
+        a.name = p.name;
+        r = !a.flags || !a.cpus.v ? cli_usage_error("cgroup", "out of memory")
+                                  : cli_subcommand(argc, argv, "cgroup", subs, NCM_ELEMENTSOF(subs),
+                                                   opts, option, &a, usage, &p);
+        if (r == 0) {
+                a.cmd = subs[p.sub].name;
+                r = run(&a, p.pos);
+        }
+        for (size_t i = 0; i < MAX_CPUS; i++)
+                free(a.names[i]);
+        ncm_node_cpusets_done(&a.cpus);
+        ncm_cpuset_free(a.mems);
+        ncm_resource_list_done(&a.capacity);
+        cli_kubelet_flags_free(a.flags);
         return r < 0 ? 0 : r;
 }

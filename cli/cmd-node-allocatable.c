@@ -167,27 +167,6 @@ static void format_json(const ncm_node_config *c, const ncm_resource_list *capac
         ncm_buf_puts(b, "]}\n");
 }
 
-/* A repeated --capacity adds to the earlier values, as the kubelet's map flags do. */
-static int add_capacity(ncm_resource_list *l, const char *text)
-{
-        ncm_resource_list add = {0};
-        ncm_error err = NCM_ERROR_INIT;
-        int r = 0;
-
-        if (ncm_cgroup_parse_capacity(text, &add, &err) < 0) {
-                ncm_error_prefix(&err, "--capacity");
-                return cli_fail(&err);
-        }
-        for (size_t i = 0; i < add.n && r >= 0; i++)
-                r = ncm_cgroup_resource_list_set(l, add.items[i].name, &add.items[i].quantity);
-        ncm_resource_list_done(&add);
-        if (r < 0) {
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
-        }
-        return 0;
-}
-
 int cmd_node_allocatable(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -240,7 +219,7 @@ int cmd_node_allocatable(int argc, char **argv)
                         o.mount_root = optarg;
                         break;
                 case OPT_CAPACITY:
-                        r = add_capacity(&capacity, optarg);
+                        r = cli_capacity_option(&capacity, "node-allocatable", optarg);
                         has_capacity = true;
                         break;
                 case OPT_KUBELET:

@@ -68,7 +68,7 @@ enum {
 
 typedef struct args {
         const char *cmd;
-        char name[32];
+        const char *name;
         cli_kubelet_flags *flags;
         cli_source src;
         ncm_enforcer_cgroup_options eo;
@@ -76,9 +76,9 @@ typedef struct args {
         bool no_wait, explain, json;
 } args;
 
-static int option(args *a, int c, const char *name, const char *val)
+static int option(void *ud, int c, const char *name, const char *val)
 {
-        ncm_error err = NCM_ERROR_INIT;
+        args *a = ud;
 
         if (cli_source_option(&a->src, c, val))
                 return 0;
@@ -93,11 +93,8 @@ static int option(args *a, int c, const char *name, const char *val)
                 a->eo.cgroup_version = val[0] - '0';
                 return 0;
         case OPT_CAPACITY:
-                ncm_resource_list_done(&a->capacity);
-                if (ncm_cgroup_parse_capacity(val, &a->capacity, &err) < 0)
-                        return cli_usage_error(a->name, "--capacity: %s", err.msg);
                 a->eo.capacity = &a->capacity;
-                return 0;
+                return cli_capacity_option(&a->capacity, a->name, val);
         case OPT_NO_WAIT:
                 a->no_wait = true;
                 return 0;
@@ -109,11 +106,8 @@ static int option(args *a, int c, const char *name, const char *val)
                 return 0;
         case OPT_KUBELET:
                 return cli_kubelet_flag(a->flags, a->name, name, val);
-        case 'h':
-                usage(stdout);
-                return -1;
         default:
-                return cli_usage_error(a->name, "unknown option '%s'", name);
+                return 0;
         }
 }
 
@@ -129,7 +123,7 @@ static int make_enforcer(args *a, const ncm_node_config *cfg, ncm_enforcer **ret
 }
 
 /* The command's own work on the opened node. */
-static int act(args *a, ncm_node *n, char **pos, ncm_buf *out, ncm_error *err)
+static int act(args *a, ncm_node *n, const char *const *pos, ncm_buf *out, ncm_error *err)
 {
         if (strcmp(a->cmd, "admit") == 0) {
                 ncm_autoptr(ncm_pod) pod = NULL;
@@ -180,7 +174,7 @@ static int act(args *a, ncm_node *n, char **pos, ncm_buf *out, ncm_error *err)
         return 0;
 }
 
-static int run(args *a, char **pos)
+static int run(args *a, const char *const *pos)
 {
         ncm_autoptr(ncm_node_config) cfg = NULL;
         ncm_autoptr(ncm_topo) topo = NULL;
@@ -232,11 +226,7 @@ static int run(args *a, char **pos)
 
 int cmd_node(int argc, char **argv)
 {
-        static const struct {
-                const char *name;
-                size_t min, max; /* positional arguments */
-                const char *what;
-        } cmds[] = {
+        static const cli_sub subs[] = {
                         {"init", 0, 0, "no argument"},           {"admit", 1, 1, "one POD file"},
                         {"remove", 1, 2, "POD_UID [CONTAINER]"}, {"status", 0, 0, "no argument"},
                         {"reconcile", 0, 0, "no argument"},
@@ -253,46 +243,24 @@ int cmd_node(int argc, char **argv)
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
-        args a = {0};
-        size_t which = NCM_ELEMENTSOF(cmds), npos;
-        int c, idx = 0, r = 0;
+        args a = {.src = CLI_SOURCE_INIT};
+        cli_parsed p;
+        int r;
 
-        if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-                usage(argc < 2 ? stderr : stdout);
-                return argc < 2 ? 2 : 0;
-        }
-        for (size_t i = 0; i < NCM_ELEMENTSOF(cmds); i++)
-                if (strcmp(argv[1], cmds[i].name) == 0)
-                        which = i;
-        if (which == NCM_ELEMENTSOF(cmds))
-                return cli_usage_error("node",
-                                       "unknown subcommand '%s' (init, admit, remove, status or "
-                                       "reconcile)",
-                                       argv[1]);
-        a.cmd = argv[1];
-        snprintf(a.name, sizeof(a.name), "node %s", a.cmd);
-        a.src = (cli_source)CLI_SOURCE_INIT;
         a.flags = cli_kubelet_flags_new();
-        if (!a.flags)
-                return cli_usage_error(a.name, "out of memory");
-        opterr = 0;
-        optind = 1;
-        while (r == 0 && (c = getopt_long(argc - 1, argv + 1, ":h", opts, &idx)) != -1)
-                r = c == ':' ? cli_usage_error(a.name, "option '%s' needs a value", argv[optind])
-                             : option(&a, c, c == '?' ? argv[optind] : opts[idx].name, optarg);
-        npos = (size_t)(argc - 1 - optind);
-        if (r == 0 && (npos < cmds[which].min || npos > cmds[which].max))
-                r = cli_usage_error(a.name, "expected %s", cmds[which].what);
-        if (r == 0 && a.explain && strcmp(a.cmd, "admit") != 0)
-                r = cli_usage_error(a.name, "--explain is for admit only");
+        a.name = p.name;
+        r = !a.flags ? cli_usage_error("node", "out of memory")
+                     : cli_subcommand(argc, argv, "node", subs, NCM_ELEMENTSOF(subs), opts, option,
+                                      &a, usage, &p);
+        if (r == 0) {
+                a.cmd = subs[p.sub].name;
+                if (a.explain && strcmp(a.cmd, "admit") != 0)
+                        r = cli_usage_error(a.name, "--explain is for admit only");
+        }
         if (r == 0)
                 r = cli_source_check(&a.src, a.name);
-        if (r == 0) {
-                char *pos[3] = {NULL, NULL, NULL};
-                for (size_t i = 0; i < npos; i++)
-                        pos[i] = argv[1 + optind + i];
-                r = run(&a, pos);
-        }
+        if (r == 0)
+                r = run(&a, p.pos);
         ncm_resource_list_done(&a.capacity);
         cli_kubelet_flags_free(a.flags);
         return r < 0 ? 0 : r;

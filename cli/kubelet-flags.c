@@ -392,3 +392,17 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
         }
         return 0;
 }
+
+int cli_capacity_option(ncm_resource_list *l, const char *cmd, const char *val)
+{
+        ncm_resource_list add = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        int r = 0;
+
+        if (ncm_cgroup_parse_capacity(val, &add, &err) < 0)
+                return cli_usage_error(cmd, "--capacity: %s", err.msg);
+        for (size_t i = 0; i < add.n && r >= 0; i++)
+                r = ncm_cgroup_resource_list_set(l, add.items[i].name, &add.items[i].quantity);
+        ncm_resource_list_done(&add);
+        return r < 0 ? cli_usage_error(cmd, "--capacity: out of memory") : 0;
+}

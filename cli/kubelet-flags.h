@@ -89,4 +89,10 @@ bool cli_kubelet_flag_given(const cli_kubelet_flags *f, const char *name);
  */
 int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret);
 
+/*
+ * A --capacity LIST (cpu=4,memory=16Gi,...): added to L (a repeated flag adds, as the kubelet's
+ * map flags do). 0, or a usage error for CMD printed and 2.
+ */
+int cli_capacity_option(ncm_resource_list *l, const char *cmd, const char *val);
+
 #endif

@@ -49,3 +49,47 @@ int cli_emit_buf(ncm_buf *out)
         ncm_buf_done(out);
         return rc;
 }
+
+int cli_subcommand(int argc, char **argv, const char *cmd, const cli_sub *subs, size_t n,
+                   const struct option *opts, cli_option_fn option, void *ud,
+                   void (*usage)(FILE *f), cli_parsed *ret)
+{
+        int c, idx = 0, r = 0;
+        size_t npos;
+
+        if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                usage(argc < 2 ? stderr : stdout);
+                return argc < 2 ? 2 : -1;
+        }
+        ret->sub = n;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(argv[1], subs[i].name) == 0)
+                        ret->sub = i;
+        if (ret->sub == n) {
+                fprintf(stderr, "nodecm %s: unknown subcommand '%s' (", cmd, argv[1]);
+                for (size_t i = 0; i < n; i++)
+                        fprintf(stderr, "%s%s", i ? ", " : "", subs[i].name);
+                fprintf(stderr, ")\n");
+                return 2;
+        }
+        snprintf(ret->name, sizeof(ret->name), "%s %s", cmd, argv[1]);
+        opterr = 0;
+        optind = 1;
+        while (r == 0 && (c = getopt_long(argc - 1, argv + 1, ":h", opts, &idx)) != -1) {
+                if (c == 'h') {
+                        usage(stdout);
+                        return -1;
+                }
+                r = c == ':' ? cli_usage_error(ret->name, "option '%s' needs a value", argv[optind])
+                    : c == '?' ? cli_usage_error(ret->name, "unknown option '%s'", argv[optind])
+                               : option(ud, c, opts[idx].name, optarg);
+        }
+        if (r != 0)
+                return r;
+        npos = (size_t)(argc - 1 - optind);
+        if (npos < subs[ret->sub].min || npos > subs[ret->sub].max)
+                return cli_usage_error(ret->name, "expected %s", subs[ret->sub].what);
+        for (size_t i = 0; i < 4; i++)
+                ret->pos[i] = i < npos ? argv[1 + optind + i] : NULL;
+        return 0;
+}

@@ -387,7 +387,8 @@ NCM_API void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b)
 
 /*
  * Write S as a V2 checkpoint to PATH under ROOTFD (AT_FDCWD for host paths) with
- * ncm_fs_write_atomic() (temporary file, fsync, rename, fsync of the directory), mode 0644.
+ * ncm_fs_write_atomic() (temporary file, fsync, rename, fsync of the directory), mode 0600 for
+ * a new file (an existing one keeps its mode), as the kubelet's file store writes it.
  */
 NCM_API int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path,
                                      ncm_error *err);

@@ -72,6 +72,21 @@ NCM_API int ncm_node_cgroups_plan_node(const ncm_node_cgroups *c, ncm_cgroup_pla
 NCM_API int ncm_node_cgroups_show_pod(const ncm_node_cgroups *c, const ncm_pod *pod, ncm_buf *out,
                                       ncm_error *err);
 
+/*
+ * Append POD's PLAN: a header ("# pod NS/NAME uid UID (QOS): DRIVER driver, MODE at ROOT") and
+ * the plan's text, or with JSON one object {"pod", "qos", "driver", "cgroupVersion", "plan"}.
+ */
+NCM_API void ncm_node_cgroups_format_plan(const ncm_node_cgroups *c, const ncm_pod *pod,
+                                          const ncm_cgroup_plan *plan, bool json, ncm_buf *out);
+
+/*
+ * Set the cpuset of POD's long-running container CONTAINER (a sidecar or app container; EINVAL
+ * otherwise) to CPUS (and MEMS when given): ncm_cgroup_manager_set_container_cpuset().
+ */
+NCM_API int ncm_node_cgroups_set_cpus(const ncm_node_cgroups *c, const ncm_pod *pod,
+                                      const char *container, const ncm_cpuset *cpus,
+                                      const ncm_cpuset *mems, ncm_error *err);
+
 #ifdef __cplusplus
 }
 #endif

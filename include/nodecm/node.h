@@ -306,6 +306,22 @@ NCM_DEFINE_AUTOPTR(ncm_node_dir, ncm_node_dir_close)
  */
 NCM_API int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err);
 
+/* The cpusets of a pod's containers, as a cgroup plan takes them. */
+typedef struct ncm_node_cpusets {
+        ncm_cgroup_container_cpus *v; /* container names point into the pod; cpus owned */
+        size_t n;
+} ncm_node_cpusets;
+
+/*
+ * The cpusets POD's sidecars and app containers have in the state kept in DIR (its
+ * cpu_manager_state, read as the kubelet restores it, not changed): each container's
+ * exclusive CPUs, the default set for the others (none under the none policy, which pins
+ * nothing). For `nodecm cgroup apply` on a node's directory. -ENOENT when DIR has no state.
+ */
+NCM_API int ncm_node_dir_pod_cpusets(const char *dir, const ncm_pod *pod, ncm_node_cpusets *ret,
+                                     ncm_error *err);
+NCM_API void ncm_node_cpusets_done(ncm_node_cpusets *c);
+
 /* --- devices --- */
 
 /*

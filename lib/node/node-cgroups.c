@@ -360,3 +360,41 @@ int ncm_node_cgroups_show_pod(const ncm_node_cgroups *c, const ncm_pod *pod, ncm
         }
         return r;
 }
+
+void ncm_node_cgroups_format_plan(const ncm_node_cgroups *c, const ncm_pod *pod,
+                                  const ncm_cgroup_plan *plan, bool json, ncm_buf *out)
+{
+        const ncm_cgroup_manager *m = &c->m;
+
+        if (!json) {
+                ncm_buf_printf(out, "# pod %s/%s uid %s (%s): %s driver, %s at %s\n\n", pod->ns,
+                               pod->name, pod->uid, ncm_qos_class_name(pod->qos), m->naming->name,
+                               ncm_node_cgroups_mode_name(c), m->layout.display_root);
+                ncm_cgroup_plan_format(plan, out);
+                return;
+        }
+        ncm_buf_puts(out, "{\"pod\": ");
+        ncm_buf_json_string(out, pod->uid, strlen(pod->uid));
+        ncm_buf_printf(out,
+                       ", \"qos\": \"%s\", \"driver\": \"%s\", \"cgroupVersion\": %d, "
+                       "\"plan\": ",
+                       ncm_qos_class_name(pod->qos), m->naming->name,
+                       ncm_cgroup_layout_version(&m->layout));
+        ncm_cgroup_plan_format_json(plan, out);
+        /* close the wrapper after the plan's own line */
+        if (out->len && out->data[out->len - 1] == '\n')
+                out->len--;
+        ncm_buf_puts(out, "}\n");
+}
+
+int ncm_node_cgroups_set_cpus(const ncm_node_cgroups *c, const ncm_pod *pod, const char *container,
+                              const ncm_cpuset *cpus, const ncm_cpuset *mems, ncm_error *err)
+{
+        const ncm_container *ct = ncm_pod_find_container(pod, container);
+
+        if (!ct || (ct->init && !ct->sidecar))
+                return ncm_error_set(err, EINVAL, "pod '%s' has no long-running container '%s'",
+                                     pod->uid, container);
+        return ncm_cgroup_manager_set_container_cpuset(&c->m, pod->uid, pod->qos, container, cpus,
+                                                       mems, err);
+}

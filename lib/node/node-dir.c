@@ -113,3 +113,61 @@ ncm_node *ncm_node_dir_node(const ncm_node_dir *d)
 {
         return d->node;
 }
+
+void ncm_node_cpusets_done(ncm_node_cpusets *c)
+{
+        for (size_t i = 0; i < c->n; i++)
+                ncm_cpuset_free((ncm_cpuset *)c->v[i].cpus);
+        free(c->v);
+        *c = (ncm_node_cpusets){NULL, 0};
+}
+
+int ncm_node_dir_pod_cpusets(const char *dir, const ncm_pod *pod, ncm_node_cpusets *ret,
+                             ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+        ncm_autofree char *text = NULL;
+        ncm_autoptr(ncm_cpu_checkpoint) cp = NULL;
+        ncm_autoptr(ncm_cpu_state) s = NULL;
+        ncm_node_cpusets c = {NULL, 0};
+        size_t len = 0;
+        bool none;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, NCM_CPU_CHECKPOINT_NAME) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        r = ncm_fs_read_all(AT_FDCWD, path, 1 << 24, &text, &len, err);
+        if (r < 0)
+                return r;
+        r = ncm_cpu_checkpoint_parse(text, len, path, &cp, err);
+        if (r >= 0)
+                r = ncm_cpu_checkpoint_verify(cp, err);
+        if (r >= 0)
+                r = ncm_cpu_checkpoint_restore(cp, NULL, NULL, 0, &s, err);
+        if (r < 0)
+                return r == -ENOMEM ? r : ncm_error_prefix(err, "%s", path);
+        none = strcmp(ncm_cpu_state_policy(s), "none") == 0;
+        c.v = calloc(pod->n_init_containers + pod->n_containers + 1, sizeof(*c.v));
+        if (!c.v)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
+                const ncm_container *ct =
+                                i < pod->n_init_containers
+                                                ? &pod->init_containers[i]
+                                                : &pod->containers[i - pod->n_init_containers];
+                const ncm_cpuset *own = ncm_cpu_state_get(s, pod->uid, ct->name);
+                if (ct->init && !ct->sidecar)
+                        continue;
+                /* the none policy pins nothing: the container keeps its parent's CPUs */
+                if (none && !own)
+                        continue;
+                c.v[c.n].container = ct->name;
+                c.v[c.n].cpus = ncm_cpuset_dup(own ? own : ncm_cpu_state_default(s));
+                if (!c.v[c.n++].cpus) {
+                        ncm_node_cpusets_done(&c);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+        }
+        *ret = c;
+        return 0;
+}
