@@ -17,6 +17,7 @@
 
 #include <nodecm/cpustate.h>
 #include <nodecm/fs.h>
+#include <nodecm/node.h>
 #include "cli.h"
 #include "cmd-checkpoint.h"
 #include "source.h"
@@ -825,6 +826,25 @@ static bool parse_container(char *arg, ncm_container_ref *ref)
         return true;
 }
 
+/* The lock of the directory holding PATH (a node's lock file beside the kubelet's files). */
+static int lock_dir_of(const char *path, int *ret_fd, ncm_error *err)
+{
+        ncm_autofree char *copy = strdup(path);
+        const char *slash;
+        int fd;
+
+        if (!copy || strcmp(path, "-") == 0)
+                return copy ? 0 : ncm_error_set(err, ENOMEM, "out of memory");
+        slash = strrchr(copy, '/');
+        if (slash)
+                copy[slash - copy + (slash == copy)] = '\0';
+        fd = ncm_node_dir_lock(slash ? copy : ".", 0, err);
+        if (fd < 0)
+                return fd;
+        *ret_fd = fd;
+        return 0;
+}
+
 static int run_sub(sub which, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -851,6 +871,7 @@ static int run_sub(sub which, int argc, char **argv)
         ncm_autofree char *text = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
+        ncm_autoclose int lockfd = -1;
         const cli_checkpoint_kind *kind = NULL;
         char desc[4096];
         bool want_machine = false;
@@ -971,9 +992,13 @@ static int run_sub(sub which, int argc, char **argv)
                 r = kind->show(&a, &out, &err);
                 break;
         case SUB_REWRITE:
-                r = kind->rewrite ? kind->rewrite(&a, &out, &err)
-                                  : ncm_error_set(&err, ENOTSUP, "%s: %s files cannot be rewritten",
-                                                  a.path, kind->name);
+                /* the directory of the file written is a node's: rewrite under its lock */
+                r = lock_dir_of(a.output ? a.output : a.path, &lockfd, &err);
+                if (r >= 0)
+                        r = kind->rewrite ? kind->rewrite(&a, &out, &err)
+                                          : ncm_error_set(&err, ENOTSUP,
+                                                          "%s: %s files cannot be rewritten",
+                                                          a.path, kind->name);
                 break;
         }
         if (r < 0) {

@@ -70,6 +70,7 @@ int cmd_simulate(int argc, char **argv)
         };
         ncm_simulate_options so = {0};
         ncm_autoptr(ncm_scenario) sc = NULL;
+        ncm_autoclose int lockfd = -1;
         ncm_simulate_summary sum = {0};
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
@@ -116,6 +117,9 @@ int cmd_simulate(int argc, char **argv)
 
         r = ncm_scenario_load_file(argv[optind], 0, &sc, &err);
         if (r < 0)
+                return cli_fail(&err);
+        /* the state directory is a node's: no two runs (nor a node command) write it at once */
+        if (so.state_dir && (lockfd = ncm_node_dir_lock(so.state_dir, 0, &err)) < 0)
                 return cli_fail(&err);
         r = ncm_simulate(sc, &so, &out, &sum, &err);
         if (r < 0) {

@@ -141,6 +141,18 @@ NCM_API void ncm_cpu_state_set_persist(ncm_cpu_state *s, ncm_cpu_state_persist_f
 /* Run the persistence hook now (kubelet storeState). 0 when there is no hook. */
 NCM_API int ncm_cpu_state_persist(const ncm_cpu_state *s, ncm_error *err);
 
+/*
+ * Hold persistence: until ncm_cpu_state_flush(), mutations change S without running the hook.
+ * For a caller that makes several changes as one transaction: the kubelet writes after every
+ * Set, and a crash between the default set's write and the container's leaves a file its
+ * own restart refuses ("current set of available CPUs ... doesn't match"); one write at the
+ * end leaves either state.
+ */
+NCM_API void ncm_cpu_state_hold(ncm_cpu_state *s);
+
+/* Release the hold and, when S changed while held, run the hook once. */
+NCM_API int ncm_cpu_state_flush(ncm_cpu_state *s, ncm_error *err);
+
 /* Number of pod keys (pods with no container included). */
 NCM_API size_t ncm_cpu_state_num_pods(const ncm_cpu_state *s) NCM_PURE;
 /* Number of (pod, container) assignments. */

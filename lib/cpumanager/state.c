@@ -35,6 +35,8 @@ struct ncm_cpu_state {
         ncm_cpu_state_persist_fn persist;
         void *userdata;
         void (*free_userdata)(void *);
+        bool held;    /* ncm_cpu_state_hold(): changes are not persisted one by one */
+        bool changed; /* a change happened while held */
 };
 
 /* Index of KEY in a name-sorted array, or where it would be inserted (*FOUND says which). */
@@ -208,6 +210,30 @@ int ncm_cpu_state_persist(const ncm_cpu_state *s, ncm_error *err)
         return r < 0 ? r : 0;
 }
 
+/* After a mutation: persist it now (the kubelet's storeState), or note it while held. */
+static int persist_change(ncm_cpu_state *s, ncm_error *err)
+{
+        if (s->held) {
+                s->changed = true;
+                return 0;
+        }
+        return ncm_cpu_state_persist(s, err);
+}
+
+void ncm_cpu_state_hold(ncm_cpu_state *s)
+{
+        s->held = true;
+}
+
+int ncm_cpu_state_flush(ncm_cpu_state *s, ncm_error *err)
+{
+        bool changed = s->changed;
+
+        s->held = false;
+        s->changed = false;
+        return changed ? ncm_cpu_state_persist(s, err) : 0;
+}
+
 /* Grow an array of ELEM-sized items to hold one more; false when out of memory. */
 static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
@@ -292,13 +318,13 @@ int ncm_cpu_state_set(ncm_cpu_state *s, const char *pod, const char *container,
                 return ncm_error_set(err, -r,
                                      "set CPUs of container '%s' in pod '%s': out of memory",
                                      container, pod);
-        return ncm_cpu_state_persist(s, err);
+        return persist_change(s, err);
 }
 
 int ncm_cpu_state_set_default(ncm_cpu_state *s, const ncm_cpuset *cpus, ncm_error *err)
 {
         ncm_cpuset_copy(s->dflt, cpus);
-        return ncm_cpu_state_persist(s, err);
+        return persist_change(s, err);
 }
 
 int ncm_cpu_state_delete(ncm_cpu_state *s, const char *pod, const char *container, ncm_error *err)
@@ -320,7 +346,7 @@ int ncm_cpu_state_delete(ncm_cpu_state *s, const char *pod, const char *containe
                 if (p->n == 0)
                         remove_pod_at(s, pi);
         }
-        r = ncm_cpu_state_persist(s, err);
+        r = persist_change(s, err);
         return r < 0 ? r : removed;
 }
 
@@ -333,7 +359,7 @@ int ncm_cpu_state_delete_pod(ncm_cpu_state *s, const char *pod, ncm_error *err)
                 removed = (int)s->pods[pi].n;
                 remove_pod_at(s, pi);
         }
-        r = ncm_cpu_state_persist(s, err);
+        r = persist_change(s, err);
         return r < 0 ? r : removed;
 }
 
@@ -341,7 +367,7 @@ int ncm_cpu_state_clear(ncm_cpu_state *s, ncm_error *err)
 {
         ncm_cpuset_zero(s->dflt);
         clear_pods(s);
-        return ncm_cpu_state_persist(s, err);
+        return persist_change(s, err);
 }
 
 int ncm_cpu_state_assign(ncm_cpu_state *s, const ncm_cpu_state *src, ncm_error *err)
@@ -349,14 +375,14 @@ int ncm_cpu_state_assign(ncm_cpu_state *s, const ncm_cpu_state *src, ncm_error *
         pod_entry *pods;
         size_t n;
         if (s == src)
-                return ncm_cpu_state_persist(s, err);
+                return persist_change(s, err);
         if (!copy_pods(src, &pods, &n))
                 return ncm_error_set(err, ENOMEM, "copy CPU state: out of memory");
         clear_pods(s);
         s->pods = pods;
         s->n = s->cap = n;
         ncm_cpuset_copy(s->dflt, src->dflt);
-        return ncm_cpu_state_persist(s, err);
+        return persist_change(s, err);
 }
 
 void ncm_cpu_state_set_persist(ncm_cpu_state *s, ncm_cpu_state_persist_fn fn, void *userdata,

@@ -65,6 +65,11 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
         d->lockfd = -1;
         if ((o->flags & NCM_NODE_DIR_INIT) && mkdir(dir, 0700) < 0 && errno != EEXIST)
                 return ncm_error_errno(err, errno, "create root directory '%s'", dir);
+        if (stat(dir, &st) < 0 && errno == ENOENT && !(o->flags & NCM_NODE_DIR_INIT))
+                return ncm_error_set(err, ENOENT,
+                                     "'%s' holds no node (no such directory): run 'nodecm node "
+                                     "init' first",
+                                     dir);
         if (stat(dir, &st) < 0)
                 return ncm_error_errno(err, errno, "root directory '%s'", dir);
         if (!S_ISDIR(st.st_mode))

@@ -893,13 +893,24 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 }
                 ncm_tm_set_trace(n->tm, &trace);
         }
+        /* the decision is written once, whole (ncm_cpu_state_hold) */
+        ncm_cpu_state_hold(n->cpu_state);
         r = ncm_tm_admit(n->tm, pod, &txn, &res, err);
         ncm_tm_set_trace(n->tm, NULL);
         if (r >= 0 && txn.trace_err < 0)
                 r = oom(err);
+        if (r >= 0 && res.admit) {
+                r = ncm_cpu_state_flush(n->cpu_state, err);
+                if (r < 0)
+                        ncm_cpu_state_hold(n->cpu_state); /* the rollback below writes once */
+        }
         if (r < 0 || !res.admit) {
                 ncm_error e = NCM_ERROR_INIT;
                 int rb = rollback(n, pod, &snap, &e);
+                if (rb >= 0)
+                        rb = ncm_cpu_state_flush(n->cpu_state, &e);
+                else
+                        (void)ncm_cpu_state_flush(n->cpu_state, NULL);
                 snapshot_done(&snap);
                 if (r >= 0 && rb < 0) {
                         if (err)
@@ -944,7 +955,9 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                                 pod_done(&old);
                         if (put && n->persist_pods)
                                 (void)ncm__node_persist_pods(n, &e);
+                        ncm_cpu_state_hold(n->cpu_state);
                         (void)rollback(n, pod, &snap, &e);
+                        (void)ncm_cpu_state_flush(n->cpu_state, &e);
                         snapshot_done(&snap);
                         ncm__node_txn_done(&txn);
                         return r;
@@ -1298,8 +1311,10 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         r = removal_begin(n, &rm, err);
         if (r < 0)
                 return r;
+        ncm_cpu_state_hold(n->cpu_state);
         had = release_cpus(n, pod_uid, name, released, err);
-        r = had;
+        r = ncm_cpu_state_flush(n->cpu_state, had < 0 ? NULL : err);
+        r = had < 0 ? had : r < 0 ? r : had;
         if (r >= 0 && n->enforcer &&
             !ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state))) {
                 snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name, pod_uid);
@@ -1372,6 +1387,7 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         r = removal_begin(n, &rm, err);
         if (r < 0)
                 return r;
+        ncm_cpu_state_hold(n->cpu_state);
         /* the registry's containers (init, then app, in spec order), then entries it does not
          * know (restored from a checkpoint), in name order */
         for (size_t i = 0; p && i < p->n && r >= 0; i++)
@@ -1384,6 +1400,11 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                 if (r >= 0 && ncm_cpu_state_get(n->cpu_state, pod_uid, names[i]))
                         r = ncm_cpu_state_delete(n->cpu_state, pod_uid, names[i], err);
                 any = 1;
+        }
+        {
+                int w = ncm_cpu_state_flush(n->cpu_state, r < 0 ? NULL : err);
+                if (r >= 0 && w < 0)
+                        r = w;
         }
         if (r >= 0 && ops) {
                 ncm_cgroup_qos_usage usage;

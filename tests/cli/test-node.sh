@@ -1,0 +1,190 @@
+#!/bin/sh
+# nodecm node: a node kept in a directory, from the shell. Enforcement here is "none" or
+# "plan" (real cgroups: tests/integration/test-cgroups-v1.sh). Also: the lock (two writers at
+# once lose nothing; --no-wait), files 0600 and leftovers of a crash, and kill -9 at random
+# moments of admissions leaving a state that verifies and restores.
+. "$(dirname "$0")/lib.sh"
+
+D="$TMPD/node"
+T="package:2 numa:1 core:4 pu:2"
+cat >"$TMPD/k.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+reservedSystemCPUs: "0"
+topologyManagerPolicy: single-numa-node
+enforcement: none
+EOF
+# pod UID CPU: a Guaranteed pod with one app container
+pod() {
+        cat >"$TMPD/$1.yaml" <<EOF
+metadata: {name: $1, uid: $1}
+spec:
+  containers:
+  - name: app
+    resources: {limits: {cpu: "$2", memory: 64Mi}}
+EOF
+}
+pod g1 2
+pod g2 2
+pod huge 64
+cat >"$TMPD/web.yaml" <<EOF
+metadata: {name: web, uid: web}
+spec:
+  containers:
+  - name: app
+    resources: {limits: {cpu: "2", memory: 64Mi}}
+  - name: log
+    resources: {limits: {cpu: "2", memory: 64Mi}}
+EOF
+N() {
+        run node "$@" --root-dir "$D" --config "$TMPD/k.yaml" --synthetic "$T"
+}
+
+run node --help
+expect_rc 0 "--help"
+run node admit --help
+expect_rc 0 "admit --help"
+run node frob
+expect_rc 2 "unknown subcommand"
+expect_err_contains "unknown subcommand 'frob'" "unknown subcommand"
+N admit
+expect_rc 2 "admit without a pod"
+expect_err_contains "expected one POD file" "admit without a pod"
+N status --explain
+expect_rc 2 "--explain on status"
+N status
+expect_rc 2 "status before init"
+expect_err_contains "run 'nodecm node init' first" "status before init"
+
+N init
+expect_rc 0 "init"
+expect_out "init: node in $D (none enforcer)" "init"
+for f in cpu_manager_state nodecm_pods nodecm.lock; do
+        [ "$(stat -c %a "$D/$f")" = 600 ] || fail "$f is not 0600"
+done
+[ "$(stat -c %a "$D")" = 700 ] || fail "$D is not 0700"
+N init
+expect_rc 0 "init again: the state there is validated, kept"
+
+N admit "$TMPD/g1.yaml" --json
+expect_rc 0 "admit g1"
+expect_out '{"op": "admit", "pod": "g1", "admitted": true, "containers": [{"name": "app", "exclusive": true, "cpus": "2-3", "numa": [0], "devices": {}}]}' "admit g1"
+N admit "$TMPD/web.yaml"
+expect_rc 0 "admit web"
+expect_out "admit web: admitted: app exclusive 4-5 (NUMA 0); log exclusive 6-7 (NUMA 0)" "admit web"
+N admit "$TMPD/huge.yaml"
+expect_rc 1 "a pod that does not fit"
+expect_err_contains "TopologyAffinityError" "a pod that does not fit"
+case "$OUT" in *'admit huge: rejected'*) ;; *) fail "refusal output: [$OUT]" ;; esac
+"$NODECM" checkpoint verify "$D/cpu_manager_state" >/dev/null || fail "verify after admit"
+
+N status --json
+expect_rc 0 "status --json"
+case "$OUT" in
+*'"op": "state", "defaultCpuSet": "0-1,8-15", "entries": {"g1": {"app": "2-3"}, "web": {"app": "4-5", "log": "6-7"}}'*'"use": "exclusive", "holders": [{"pod": "g1", "name": "g1", "container": "app"}]'*'"pods": [{"uid": "g1"'*) ;;
+*) fail "status --json: [$OUT]" ;;
+esac
+N status
+expect_rc 0 "status"
+case "$OUT" in *"cpu  2 g1/app"*"shared pool: 0-1,8-15"*) ;; *) fail "status: [$OUT]" ;; esac
+
+N remove web log
+expect_rc 0 "remove a container"
+expect_out '{"op": "remove", "pod": "web", "container": "log", "removed": true, "released": "6-7"}' "remove a container"
+N status --json
+case "$OUT" in *'"name": "log", "exclusive": false, "cpus": "0-1,6-15", "removed": true'*) ;; *) fail "removed container: [$OUT]" ;; esac
+N remove g1
+expect_rc 0 "remove a pod"
+expect_out '{"op": "removePod", "pod": "g1", "removed": true, "released": "2-3"}' "remove a pod"
+N remove nobody
+expect_rc 0 "remove an unknown pod"
+expect_out '{"op": "removePod", "pod": "nobody", "removed": false, "released": ""}' "remove an unknown pod"
+N reconcile
+expect_rc 0 "reconcile"
+
+# A configuration the state does not fit (web holds CPU 4): refused as the kubelet refuses to
+# start.
+sed 's/reservedSystemCPUs: "0"/reservedSystemCPUs: "4"/' "$TMPD/k.yaml" >"$TMPD/k2.yaml"
+N admit "$TMPD/g2.yaml"
+expect_rc 0 "admit g2"
+run node status --root-dir "$D" --config "$TMPD/k2.yaml" --synthetic "$T"
+expect_rc 1 "a reservation the state does not fit"
+expect_err_contains "start cpu manager error" "a reservation the state does not fit"
+
+# The plan enforcer prints the writes it would make.
+run node init --root-dir "$TMPD/plan" --config "$TMPD/k.yaml" --synthetic "$T" --enforce plan \
+        --cgroup-version 2 --capacity cpu=8,memory=16Gi
+expect_rc 0 "init --enforce plan"
+case "$OUT" in *"init: node in $TMPD/plan (plan enforcer)"*"# kubepods (node allocatable): /kubepods"*) ;; *) fail "plan: [$OUT]" ;; esac
+
+# Leftovers of a crash between write and rename go at the next start.
+: >"$D/.cpu_manager_state.tmp0badf00d"
+: >"$D/.nodecm_pods.tmpdeadbeef"
+N status
+expect_rc 0 "status with leftovers"
+[ -e "$D/.cpu_manager_state.tmp0badf00d" ] && fail "stale temporary file kept"
+[ -e "$D/.nodecm_pods.tmpdeadbeef" ] && fail "stale temporary file kept"
+
+# ---- the lock ----
+flock "$D/nodecm.lock" sleep 3 &
+HOLDER=$!
+sleep 0.5
+N status --no-wait
+expect_rc 2 "--no-wait while another holds the lock"
+expect_err_contains "is locked by another nodecm" "--no-wait while locked"
+wait "$HOLDER"
+
+# Two writers at once: every admission and removal of both lands, none is lost.
+N remove g2
+writer() {
+        i=0
+        while [ $i -lt 8 ]; do
+                u="$1-$i"
+                cat >"$TMPD/$u.yaml" <<EOF
+metadata: {name: $u, uid: $u}
+spec:
+  containers:
+  - name: app
+    resources: {requests: {cpu: 10m}}
+EOF
+                "$NODECM" node admit "$TMPD/$u.yaml" --root-dir "$D" --config "$TMPD/k.yaml" \
+                        --synthetic "$T" >/dev/null 2>>"$TMPD/writers.err" ||
+                        echo "admit $u failed" >>"$TMPD/writers.err"
+                i=$((i + 1))
+        done
+}
+writer a &
+WA=$!
+writer b &
+WB=$!
+wait "$WA"
+wait "$WB"
+[ -s "$TMPD/writers.err" ] && fail "concurrent writers: $(cat "$TMPD/writers.err")"
+N status --json
+n=$(printf '%s\n' "$OUT" | grep -o '"uid": "[ab]-[0-9]"' | sort -u | wc -l)
+[ "$n" -eq 16 ] || fail "concurrent writers: $n of 16 pods recorded"
+
+# ---- kill -9 at random moments of admissions ----
+BIG="package:2 numa:2 core:16 pu:2"
+K="$TMPD/kill"
+run node init --root-dir "$K" --config "$TMPD/k.yaml" --synthetic "$BIG"
+expect_rc 0 "init for kill -9"
+i=0
+while [ $i -lt 25 ]; do
+        pod "k$i" 2
+        "$NODECM" node admit "$TMPD/k$i.yaml" --explain --root-dir "$K" --config "$TMPD/k.yaml" \
+                --synthetic "$BIG" >/dev/null 2>&1 &
+        victim=$!
+        sleep "0.00$(( $(od -An -N1 -tu1 /dev/urandom) % 9 ))"
+        kill -9 "$victim" 2>/dev/null
+        wait "$victim" 2>/dev/null
+        "$NODECM" checkpoint verify "$K/cpu_manager_state" >/dev/null 2>"$TMPD/verr" ||
+                fail "kill -9 #$i: checkpoint verify: $(cat "$TMPD/verr")"
+        run node status --root-dir "$K" --config "$TMPD/k.yaml" --synthetic "$BIG" --json
+        expect_rc 0 "kill -9 #$i: status restores"
+        i=$((i + 1))
+done
+ls -a "$K" | grep -q '\.tmp' && fail "temporary files left after the kills: $(ls -a "$K")"
+
+finish
