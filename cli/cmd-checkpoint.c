@@ -153,6 +153,35 @@ static int check_cpusets(const ncm_cpu_checkpoint *c, const char *path, ncm_erro
         return 0;
 }
 
+/*
+ * The kubelet accepts a state in which two containers hold the same CPU (its validation only
+ * checks the union against the machine), but a CPU given exclusively twice is worth saying.
+ */
+static void warn_overlaps(const ncm_cpu_state *s, const char *path)
+{
+        ncm_cpu_state_iter i = NCM_CPU_STATE_ITER_INIT;
+        const char *pa, *ca, *pb, *cb;
+        const ncm_cpuset *sa, *sb;
+        ncm_autoptr(ncm_cpuset) both = ncm_cpuset_new();
+
+        while (both && ncm_cpu_state_next(s, &i, &pa, &ca, &sa)) {
+                ncm_cpu_state_iter j = i;
+                while (ncm_cpu_state_next(s, &j, &pb, &cb, &sb)) {
+                        ncm_autofree char *txt = NULL;
+                        ncm_cpuset_and(both, sa, sb);
+                        if (ncm_cpuset_is_empty(both) || !(txt = ncm_cpuset_format_list(both)))
+                                continue;
+                        fprintf(stderr,
+                                "nodecm: warning: %s: CPUs %s are held by both %s/%s and %s/%s%s\n",
+                                path, txt, pa, ca, pb, cb,
+                                strcmp(pa, pb) == 0 ? " (normal when one is an init container "
+                                                      "whose CPUs the other reused)"
+                                                    : " (two pods share exclusive CPUs; the "
+                                                      "kubelet does not check this)");
+                }
+        }
+}
+
 static int cpu_verify(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
@@ -181,6 +210,7 @@ static int cpu_verify(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err
                 r = ncm_cpu_checkpoint_restore(c, a->policy, a->refs, a->nrefs, &s, err);
                 if (r < 0)
                         return ncm_error_prefix(err, "%s", a->path);
+                warn_overlaps(s, a->path);
         }
 
         ncm_buf_printf(out, "%s: %s %s, policy ", a->path, NCM_CPU_CHECKPOINT_NAME,

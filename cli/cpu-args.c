@@ -177,6 +177,22 @@ int cli_cpu_args_prepare(cli_cpu_args *a, ncm_error *err)
         r = cli_source_load(&a->src, &a->topo, err);
         if (r < 0)
                 return r;
+        {
+                /* CPUs the machine does not have cannot be free on it */
+                ncm_autoptr(ncm_cpuset) all = ncm_cpuset_new();
+                ncm_autoptr(ncm_cpuset) out = ncm_cpuset_new();
+                if (!all || !out)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                ncm_topo_all_cpus(a->topo, all);
+                ncm_cpuset_andnot(out, a->available, all);
+                if (!ncm_cpuset_is_empty(out)) {
+                        ncm_autofree char *o = ncm_cpuset_format_list(out);
+                        ncm_autofree char *m = ncm_cpuset_format_list(all);
+                        return ncm_error_set(err, EINVAL,
+                                             "--available: CPUs %s are not on the machine (%s)",
+                                             o ? o : "?", m ? m : "?");
+                }
+        }
         r = ncm_cpu_options_validate(&a->opts, a->topo, NULL, err);
         if (r < 0)
                 return r;

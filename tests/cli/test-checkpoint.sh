@@ -232,4 +232,21 @@ expect_rc 2 "machine without --fit"
 run checkpoint rewrite $CK/real/01-none-empty.json --fit --synthetic "$SYN8" --output "$TMPD/x.json"
 expect_rc 1 "fit a none-policy file"
 
+
+# Two pods holding the same CPU: valid for the kubelet, and said on stderr.
+printf '{"policyName":"static","defaultCpuSet":"0,4-7","entries":{"a":{"x":"1-2"},"b":{"y":"2-3"}},"checksum":0}' >"$TMPD/overlap.json"
+run checkpoint verify "$TMPD/overlap.json"
+expect_rc 0 "overlapping assignments verify"
+expect_err_contains "warning: $TMPD/overlap.json: CPUs 2 are held by both a/x and b/y (two pods share exclusive CPUs" \
+        "overlapping assignments warn"
+
+# A rewrite keeps the file's mode; a new file is 0600 (the kubelet's file store).
+cp "$TMPD/overlap.json" "$TMPD/mode.json"
+chmod 640 "$TMPD/mode.json"
+run checkpoint rewrite "$TMPD/mode.json"
+expect_rc 0 "rewrite in place"
+[ "$(stat -c %a "$TMPD/mode.json")" = 640 ] || fail "rewrite changed the mode"
+run checkpoint rewrite "$TMPD/mode.json" --output "$TMPD/new.json"
+[ "$(stat -c %a "$TMPD/new.json")" = 600 ] || fail "a new checkpoint is not 0600"
+
 finish

@@ -126,4 +126,10 @@ bad 2 "not a version" "--kubelet-version: kubelet version \"latest\": expected M
 run take --help
 case "$OUT" in *"--kubelet-version X.Y"*) ;; *) fail "--help names --kubelet-version" ;; esac
 
+
+# Free CPUs the machine does not have are bad input.
+run take --synthetic "package:1 core:4 pu:1" --available 0-9 --count 2
+expect_rc 2 "available CPUs off the machine"
+expect_err_contains "--available: CPUs 4-9 are not on the machine (0-3)" "available CPUs off the machine"
+
 finish
