@@ -6,7 +6,8 @@ set -eu
 PKGS="build-essential meson ninja-build pkg-config clang clang-format libclang-rt-14-dev
 libjson-c-dev libyaml-dev libhwloc-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libuv1-dev
-python3 python3-grpcio python3-grpc-tools python3-protobuf curl"
+python3 python3-grpcio python3-grpc-tools python3-protobuf curl
+groff-base"
 
 missing=""
 for p in $PKGS; do
