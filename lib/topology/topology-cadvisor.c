@@ -233,12 +233,50 @@ int ncm__cad_distances(const char *s, size_t len, uint32_t *ret, size_t max)
         }
 }
 
+/* Decimal digits of V (>= 0), most significant first; returns their count. */
+static int digits_of(int v, char out[12])
+{
+        char tmp[12];
+        int n = 0, k = 0;
+        unsigned u = (unsigned)v;
+        do {
+                tmp[n++] = (char)('0' + u % 10);
+                u /= 10;
+        } while (u);
+        while (n > 0)
+                out[k++] = tmp[--n];
+        return k;
+}
+
+int ncm__glob_cmp_int(const void *a, const void *b)
+{
+        return ncm__glob_cmp(*(const int *)a, *(const int *)b);
+}
+
+int ncm__glob_cmp_node(const void *a, const void *b)
+{
+        return ncm__glob_cmp(((const ncm__cad_node *)a)->id, ((const ncm__cad_node *)b)->id);
+}
+
 int ncm__glob_cmp(int a, int b)
 {
-        char x[16], y[16];
-        snprintf(x, sizeof(x), "%d", a);
-        snprintf(y, sizeof(y), "%d", b);
-        return strcmp(x, y);
+        char x[12], y[12];
+        int nx, ny;
+
+        if (a < 0 || b < 0) {
+                /* no directory is named so; keep a total order anyway */
+                char sx[16], sy[16];
+                snprintf(sx, sizeof(sx), "%d", a);
+                snprintf(sy, sizeof(sy), "%d", b);
+                return strcmp(sx, sy);
+        }
+        /* strcmp of the decimal names, without printing them (nodes are sorted often) */
+        nx = digits_of(a, x);
+        ny = digits_of(b, y);
+        for (int i = 0; i < nx && i < ny; i++)
+                if (x[i] != y[i])
+                        return x[i] < y[i] ? -1 : 1;
+        return (nx > ny) - (nx < ny);
 }
 
 typedef struct core {
@@ -364,12 +402,7 @@ static int package_groups(const ncm__cad_machine *m, group **ret, size_t *ret_n)
         }
         for (size_t i = 0; i < m->ncpus; i++)
                 order[i] = m->cpus[i].cpu;
-        for (size_t i = 1; i < m->ncpus; i++)
-                for (size_t j = i; j > 0 && ncm__glob_cmp(order[j - 1], order[j]) > 0; j--) {
-                        int t = order[j];
-                        order[j] = order[j - 1];
-                        order[j - 1] = t;
-                }
+        qsort(order, m->ncpus, sizeof(*order), ncm__glob_cmp_int);
         for (size_t i = 0; i < m->ncpus; i++) {
                 const ncm__cad_cpu *c = find_cpu(m, order[i]);
                 group *q = NULL;

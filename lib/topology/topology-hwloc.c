@@ -170,11 +170,6 @@ static int hw_caches(void *data, int cpu, ncm__cad_cache **ret, size_t *n, ncm_e
         return 0;
 }
 
-static int cmp_glob(const void *a, const void *b)
-{
-        return ncm__glob_cmp(*(const int *)a, *(const int *)b);
-}
-
 /* The first NUMA node among O's memory children (through memory-side caches), or NULL. */
 static hwloc_obj_t first_numa(hwloc_obj_t o)
 {
@@ -292,17 +287,11 @@ static int from_hwloc_cadvisor(hwloc_topology_t topo, const char *what, ncm_topo
                 {
                         nd->cpus[nd->ncpus++] = c;
                 }
-                qsort(nd->cpus, nd->ncpus, sizeof(int), cmp_glob);
+                qsort(nd->cpus, nd->ncpus, sizeof(int), ncm__glob_cmp_int);
         }
         m.nnodes = nodes.nnodes;
         /* cadvisor's glob order of node directories */
-        for (size_t i = 1; i < m.nnodes; i++)
-                for (size_t j = i; j > 0 && ncm__glob_cmp(m.nodes[j - 1].id, m.nodes[j].id) > 0;
-                     j--) {
-                        ncm__cad_node t = m.nodes[j];
-                        m.nodes[j] = m.nodes[j - 1];
-                        m.nodes[j - 1] = t;
-                }
+        qsort(m.nodes, m.nnodes, sizeof(*m.nodes), ncm__glob_cmp_node);
         m.caches = hw_caches;
         m.caches_data = topo;
         r = ncm__cad_assemble(&m, ret, err);

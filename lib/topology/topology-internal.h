@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <nodecm/buf.h>
 #include <nodecm/error.h>
 #include <nodecm/topology.h>
 
@@ -159,7 +160,14 @@ int ncm__topo_from_xml_file_rules(const char *path, ncm_topo_rules rules, ncm_to
 int ncm__topo_from_xml_buffer_rules(const char *xml, size_t len, ncm_topo_rules rules,
                                     ncm_topo **ret, ncm_error *err);
 
+/* Append V in decimal, right-aligned to WIDTH (0: no padding): printf's "%*lld" without
+ * printf, which dominated the output of large tables. */
+void ncm__put_int(ncm_buf *b, int64_t v, int width);
+
 /* Order two directory-name numbers as Go's filepath.Glob orders "cpu10" and "cpu2". */
 int ncm__glob_cmp(int a, int b);
+/* The same as qsort comparators: of ints, and of ncm__cad_node by id. */
+int ncm__glob_cmp_int(const void *a, const void *b);
+int ncm__glob_cmp_node(const void *a, const void *b);
 
 #endif

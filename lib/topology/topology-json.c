@@ -23,6 +23,7 @@
 
 #include <nodecm/fs.h>
 #include <nodecm/topology.h>
+#include "topology/topology-internal.h"
 #include "base/json.h"
 
 /* Field paths are bounded; a path cut short still names the entry well enough. */
@@ -279,6 +280,23 @@ int ncm_topo_load_json_file(const char *path, ncm_topo **ret, ncm_error *err)
         return ncm_topo_parse_json(text, len, in ? "<stdin>" : path, ret, err);
 }
 
+void ncm__put_int(ncm_buf *b, int64_t v, int width)
+{
+        char tmp[24];
+        size_t n = 0;
+        uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+        do {
+                tmp[sizeof(tmp) - 1 - n++] = (char)('0' + u % 10);
+                u /= 10;
+        } while (u);
+        if (v < 0)
+                tmp[sizeof(tmp) - 1 - n++] = '-';
+        for (int pad = width - (int)n; pad > 0; pad--)
+                ncm_buf_putc(b, ' ');
+        ncm_buf_append(b, tmp + sizeof(tmp) - n, n);
+}
+
 void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
 {
         size_t n, nn;
@@ -287,18 +305,29 @@ void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
         const uint32_t *d = ncm_topo_numa_distances(t, &nn);
 
         ncm_buf_puts(b, "{\"cpus\": [");
-        for (size_t i = 0; i < n; i++)
-                ncm_buf_printf(b,
-                               "%s{\"cpu\": %d, \"core\": %d, \"socket\": %d, \"numa\": %d, "
-                               "\"uncore\": %lld}",
-                               i ? ",\n          " : "", c[i].cpu, c[i].core, c[i].socket,
-                               c[i].numa, (long long)c[i].uncore);
+        for (size_t i = 0; i < n; i++) {
+                ncm_buf_puts(b, i ? ",\n          {\"cpu\": " : "{\"cpu\": ");
+                ncm__put_int(b, c[i].cpu, 0);
+                ncm_buf_puts(b, ", \"core\": ");
+                ncm__put_int(b, c[i].core, 0);
+                ncm_buf_puts(b, ", \"socket\": ");
+                ncm__put_int(b, c[i].socket, 0);
+                ncm_buf_puts(b, ", \"numa\": ");
+                ncm__put_int(b, c[i].numa, 0);
+                ncm_buf_puts(b, ", \"uncore\": ");
+                ncm__put_int(b, c[i].uncore, 0);
+                ncm_buf_putc(b, '}');
+        }
         ncm_buf_puts(b, "],\n \"numa\": [");
         for (size_t i = 0; i < nn; i++) {
-                ncm_buf_printf(b, "%s{\"id\": %d, \"distances\": [", i ? ",\n          " : "",
-                               ids[i]);
-                for (size_t j = 0; j < nn; j++)
-                        ncm_buf_printf(b, "%s%u", j ? ", " : "", d[i * nn + j]);
+                ncm_buf_puts(b, i ? ",\n          {\"id\": " : "{\"id\": ");
+                ncm__put_int(b, ids[i], 0);
+                ncm_buf_puts(b, ", \"distances\": [");
+                for (size_t j = 0; j < nn; j++) {
+                        if (j)
+                                ncm_buf_puts(b, ", ");
+                        ncm__put_int(b, d[i * nn + j], 0);
+                }
                 ncm_buf_puts(b, "]}");
         }
         ncm_buf_puts(b, "]}\n");

@@ -12,12 +12,15 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <nodecm/fs.h>
 #include <nodecm/topology.h>
@@ -455,15 +458,48 @@ typedef struct reader {
         char *buf; /* READ_MAX bytes */
         char path[256];
         ncm_error *err;
+        /* when set: files of one directory listed beforehand; a name of LISTED whose HAS is
+         * false is absent without an open */
+        const char *const *listed;
+        const bool *has;
 } reader;
 
+/*
+ * rd->path = FMT with its %d (int) and %s conversions, the only ones the paths use: a
+ * discovery builds a couple of thousand paths, and vsnprintf was a tenth of its time. A path
+ * that does not fit is cut (as snprintf would; the open then fails naming it).
+ */
 static const char *fmt_path(reader *rd, const char *fmt, ...) NCM_PRINTF(2, 3);
 static const char *fmt_path(reader *rd, const char *fmt, ...)
 {
+        char *out = rd->path, *end = rd->path + sizeof(rd->path) - 1;
         va_list ap;
+
         va_start(ap, fmt);
-        vsnprintf(rd->path, sizeof(rd->path), fmt, ap);
+        for (const char *f = fmt; *f && out < end; f++) {
+                if (f[0] == '%' && f[1] == 'd') {
+                        char tmp[12];
+                        int v = va_arg(ap, int), n = 0;
+                        unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+                        do {
+                                tmp[n++] = (char)('0' + u % 10);
+                                u /= 10;
+                        } while (u);
+                        if (v < 0)
+                                tmp[n++] = '-';
+                        while (n > 0 && out < end)
+                                *out++ = tmp[--n];
+                        f++;
+                } else if (f[0] == '%' && f[1] == 's') {
+                        for (const char *a = va_arg(ap, const char *); *a && out < end; a++)
+                                *out++ = *a;
+                        f++;
+                } else {
+                        *out++ = *f;
+                }
+        }
         va_end(ap);
+        *out = '\0';
         return rd->path;
 }
 
@@ -475,7 +511,15 @@ static const char *fmt_path(reader *rd, const char *fmt, ...)
 static int read_file(reader *rd)
 {
         ncm_error e = NCM_ERROR_INIT;
-        ssize_t n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        ssize_t n;
+
+        if (rd->listed) {
+                const char *base = strrchr(rd->path, '/');
+                for (size_t i = 0; base && rd->listed[i]; i++)
+                        if (strcmp(base + 1, rd->listed[i]) == 0 && !rd->has[i])
+                                return 0;
+        }
+        n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
         if (n == -ENOENT)
                 return 0;
         if (n < 0) {
@@ -601,57 +645,80 @@ static int name_number(const char *name, const char *prefix)
 }
 
 /*
- * Numbers N of the "PREFIXN" entries of directory PATH, ascending. 0 entries when absent.
+ * Numbers N of the "PREFIXN" entries of directory PATH, ascending (none for a NULL PREFIX). 0
+ * entries when absent.
  * Entries with N above the id maximum are an error when BIG_IS_ERROR, else skipped and
- * counted in *RET_BIG (may be NULL).
+ * counted in *RET_BIG (may be NULL). WANT (NULL-terminated, may be NULL): names whose
+ * presence in the same listing goes to HAS[i], so that a file the listing shows absent is
+ * never opened.
  */
+static int list_dir(reader *rd, const char *prefix, bool big_is_error, int **ret, size_t *ret_n,
+                    int *ret_big, const char *const *want, bool *has);
+
 static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int **ret,
                          size_t *ret_n, int *ret_big)
 {
-        DIR *d = NULL;
-        struct dirent *de;
+        return list_dir(rd, prefix, big_is_error, ret, ret_n, ret_big, NULL, NULL);
+}
+
+static int list_dir(reader *rd, const char *prefix, bool big_is_error, int **ret, size_t *ret_n,
+                    int *ret_big, const char *const *want, bool *has)
+{
+        /* getdents64 on the fd: no DIR (its buffer allocation, fcntl and fstat) per listing */
+        _Alignas(8) char buf[8192];
+        ncm_autoclose int fd = -1;
         ncm_error e = NCM_ERROR_INIT;
         int *v = NULL;
         size_t n = 0, cap = 0;
-        int r = ncm_fs_opendir(rd->rootfd, rd->path, &d, &e);
+        long got;
 
         *ret = NULL;
         *ret_n = 0;
         if (ret_big)
                 *ret_big = 0;
-        if (r == -ENOENT)
+        for (size_t w = 0; want && want[w]; w++)
+                has[w] = false;
+        fd = ncm_fs_openat(rd->rootfd, rd->path, O_RDONLY | O_DIRECTORY, 0, &e);
+        if (fd == -ENOENT)
                 return 0;
-        if (r < 0) {
+        if (fd < 0) {
                 if (rd->err)
                         *rd->err = e;
-                return r;
+                return fd;
         }
-        while ((de = readdir(d)) != NULL) {
-                int k = name_number(de->d_name, prefix);
-                if (k == -2 && ret_big)
-                        (*ret_big)++;
-                if (k == -2 && big_is_error) {
-                        /* the entry's name lives in D: the message before closedir() */
-                        r = ncm_error_set(rd->err, ERANGE, "%s/%s: id above the maximum of %d",
-                                          rd->path, de->d_name, NCM_CPUSET_MAX_CPUS - 1);
-                        closedir(d);
-                        free(v);
-                        return r;
-                }
-                if (k < 0)
-                        continue;
-                if (n == cap) {
-                        int *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-                        if (!nv) {
-                                closedir(d);
+        while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+                for (long off = 0; off < got;) {
+                        struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
+                        int k = prefix ? name_number(de->d_name, prefix) : -1;
+                        off += de->d_reclen;
+                        for (size_t w = 0; want && want[w]; w++)
+                                if (strcmp(de->d_name, want[w]) == 0)
+                                        has[w] = true;
+                        if (k == -2 && ret_big)
+                                (*ret_big)++;
+                        if (k == -2 && big_is_error) {
                                 free(v);
-                                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+                                return ncm_error_set(rd->err, ERANGE,
+                                                     "%s/%s: id above the maximum of %d", rd->path,
+                                                     de->d_name, NCM_CPUSET_MAX_CPUS - 1);
                         }
-                        v = nv;
+                        if (k < 0)
+                                continue;
+                        if (n == cap) {
+                                int *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+                                if (!nv) {
+                                        free(v);
+                                        return ncm_error_set(rd->err, ENOMEM, "out of memory");
+                                }
+                                v = nv;
+                        }
+                        v[n++] = k;
                 }
-                v[n++] = k;
         }
-        closedir(d);
+        if (got < 0) {
+                free(v);
+                return ncm_error_errno(rd->err, errno, "read directory '%s'", rd->path);
+        }
         if (n)
                 qsort(v, n, sizeof(*v), cmp_int);
         *ret = v;
@@ -662,6 +729,8 @@ static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int 
 /* The online CPUs that have a directory. */
 static int gather_online(reader *rd, ncm_cpuset **ret)
 {
+        static const char *const online_file[] = {"online", NULL};
+        bool has_online = false;
         ncm_autofree int *dirs = NULL;
         size_t ndirs = 0;
         ncm_autoptr(ncm_cpuset) present = ncm_cpuset_new();
@@ -672,7 +741,7 @@ static int gather_online(reader *rd, ncm_cpuset **ret)
         if (!present)
                 return ncm_error_set(rd->err, ENOMEM, "out of memory");
         fmt_path(rd, "/sys/devices/system/cpu");
-        r = list_numbered(rd, "cpu", false, &dirs, &ndirs, &big);
+        r = list_dir(rd, "cpu", false, &dirs, &ndirs, &big, online_file, &has_online);
         if (r < 0)
                 return r;
         if (ndirs == 0)
@@ -683,7 +752,7 @@ static int gather_online(reader *rd, ncm_cpuset **ret)
                 (void)ncm_cpuset_set(present, dirs[i]);
 
         fmt_path(rd, "/sys/devices/system/cpu/online");
-        r = read_list(rd, &online);
+        r = has_online ? read_list(rd, &online) : 0;
         if (r < 0)
                 return r;
         if (r == 0) {
@@ -758,7 +827,46 @@ static int gather_l3(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
         return 0;
 }
 
+/* The topology files gather_cpu() may read: one listing says which exist (no failed opens
+ * for the alternatives a kernel does not have). */
+static const char *const topology_files[] = {"physical_package_id",
+                                             "core_id",
+                                             "book_id",
+                                             "drawer_id",
+                                             "core_cpus_list",
+                                             "core_cpus",
+                                             "thread_siblings_list",
+                                             "thread_siblings",
+                                             "package_cpus_list",
+                                             "package_cpus",
+                                             "core_siblings_list",
+                                             "core_siblings",
+                                             NULL};
+
+static int gather_topology(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online);
+
 static int gather_cpu(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
+{
+        bool has[NCM_ELEMENTSOF(topology_files) - 1];
+        ncm_autofree int *none = NULL;
+        size_t nnone = 0;
+        int r;
+
+        fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology", c->cpu);
+        r = list_dir(rd, NULL, false, &none, &nnone, NULL, topology_files, has);
+        if (r < 0)
+                return r;
+        rd->listed = topology_files;
+        rd->has = has;
+        r = gather_topology(rd, c, online);
+        rd->listed = NULL;
+        rd->has = NULL;
+        if (r < 0)
+                return r;
+        return gather_l3(rd, c, online);
+}
+
+static int gather_topology(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
 {
         int r;
         int cpu = c->cpu;
@@ -777,10 +885,10 @@ static int gather_cpu(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
                 return r;
         if ((r = read_siblings(rd, cpu, "topology", thread_files, online, &c->thread_first)) < 0)
                 return r;
-        if ((r = read_siblings(rd, cpu, "topology", package_files, online, &c->package_first)) < 0)
-                return r;
-        return gather_l3(rd, c, online);
+        return read_siblings(rd, cpu, "topology", package_files, online, &c->package_first);
 }
+
+static int gather_node(reader *rd, ncm__raw_node *node);
 
 static int gather_nodes(reader *rd, ncm__raw_machine *m)
 {
@@ -797,31 +905,54 @@ static int gather_nodes(reader *rd, ncm__raw_machine *m)
                 return ncm_error_set(rd->err, ENOMEM, "out of memory");
         m->nnodes = n;
         for (size_t k = 0; k < n; k++) {
+                static const char *const files[] = {"cpulist", "cpumap", "distance", NULL};
+                bool has[3];
+                ncm_autofree int *none = NULL;
+                size_t nnone = 0;
                 ncm__raw_node *node = &m->nodes[k];
                 node->id = ids[k];
-                fmt_path(rd, "/sys/devices/system/node/node%d/cpulist", node->id);
-                r = read_list(rd, &node->cpus);
+                /* one listing says which of the node's files exist */
+                fmt_path(rd, "/sys/devices/system/node/node%d", node->id);
+                r = list_dir(rd, NULL, false, &none, &nnone, NULL, files, has);
                 if (r < 0)
                         return r;
-                if (r == 0) {
-                        fmt_path(rd, "/sys/devices/system/node/node%d/cpumap", node->id);
-                        r = read_mask(rd, &node->cpus);
-                        if (r < 0)
-                                return r;
-                }
-                fmt_path(rd, "/sys/devices/system/node/node%d/distance", node->id);
-                r = read_file(rd);
+                rd->listed = files;
+                rd->has = has;
+                r = gather_node(rd, node);
+                rd->listed = NULL;
+                rd->has = NULL;
                 if (r < 0)
                         return r;
-                if (r > 0 && trim_len(rd->buf) > 0) {
-                        node->dist = malloc(NCM_CPUSET_MAX_CPUS * sizeof(*node->dist));
-                        if (!node->dist)
-                                return ncm_error_set(rd->err, ENOMEM, "out of memory");
-                        r = ncm__sysfs_parse_distances(rd->buf, node->dist, NCM_CPUSET_MAX_CPUS);
-                        if (r < 0)
-                                return bad_content(rd, r, "expected distances");
-                        node->ndist = (size_t)r;
-                }
+        }
+        return 0;
+}
+
+static int gather_node(reader *rd, ncm__raw_node *node)
+{
+        int r;
+        fmt_path(rd, "/sys/devices/system/node/node%d/cpulist", node->id);
+        r = read_list(rd, &node->cpus);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                fmt_path(rd, "/sys/devices/system/node/node%d/cpumap", node->id);
+                r = read_mask(rd, &node->cpus);
+                if (r < 0)
+                        return r;
+        }
+        fmt_path(rd, "/sys/devices/system/node/node%d/distance", node->id);
+        r = read_file(rd);
+        if (r < 0)
+                return r;
+        if (r > 0 && trim_len(rd->buf) > 0) {
+                size_t max = strlen(rd->buf) / 2 + 1; /* a distance per two bytes at most */
+                node->dist = malloc(max * sizeof(*node->dist));
+                if (!node->dist)
+                        return ncm_error_set(rd->err, ENOMEM, "out of memory");
+                r = ncm__sysfs_parse_distances(rd->buf, node->dist, max);
+                if (r < 0)
+                        return bad_content(rd, r, "expected distances");
+                node->ndist = (size_t)r;
         }
         return 0;
 }
@@ -1004,27 +1135,28 @@ static int64_t node_number(const char *name)
         return v;
 }
 
-static int cmp_glob(const void *a, const void *b)
-{
-        return ncm__glob_cmp(*(const int *)a, *(const int *)b);
-}
-
 /* A node's CPUs: its cpuM entries, or else its cpulist / cpumap (dumps without the links). */
 static int cad_node_cpus(reader *rd, ncm__cad_node *nd)
 {
+        static const char *const files[] = {"cpulist", "cpumap", "distance", NULL};
+        bool has[3];
         ncm_autoptr(ncm_cpuset) s = NULL;
         ncm_error e = NCM_ERROR_INIT;
         ssize_t n;
-        int r;
+        size_t max;
+        int r = 0;
 
+        /* one listing says which CPUs and which of the files below exist */
         fmt_path(rd, "/sys/devices/system/node/node%d", nd->id);
-        r = list_numbered(rd, "cpu", true, &nd->cpus, &nd->ncpus, NULL);
+        r = list_dir(rd, "cpu", true, &nd->cpus, &nd->ncpus, NULL, files, has);
         if (r < 0)
                 return r;
-        if (nd->ncpus == 0) {
-                fmt_path(rd, "/sys/devices/system/node/node%d/cpulist", nd->id);
-                r = read_list(rd, &s);
-                if (r == 0) {
+        if (nd->ncpus == 0 && (has[0] || has[1])) {
+                if (has[0]) {
+                        fmt_path(rd, "/sys/devices/system/node/node%d/cpulist", nd->id);
+                        r = read_list(rd, &s);
+                }
+                if (r == 0 && has[1]) {
                         fmt_path(rd, "/sys/devices/system/node/node%d/cpumap", nd->id);
                         r = read_mask(rd, &s);
                 }
@@ -1041,20 +1173,24 @@ static int cad_node_cpus(reader *rd, ncm__cad_node *nd)
                         }
                 }
         }
-        qsort(nd->cpus, nd->ncpus, sizeof(int), cmp_glob);
+        qsort(nd->cpus, nd->ncpus, sizeof(int), ncm__glob_cmp_int);
+        if (!has[2])
+                return 0; /* cadvisor: no distances for this node */
         fmt_path(rd, "/sys/devices/system/node/node%d/distance", nd->id);
         n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
         if (n == -ENOENT)
-                return 0; /* cadvisor: no distances for this node */
+                return 0;
         if (n < 0) {
                 if (rd->err)
                         *rd->err = e;
                 return (int)n;
         }
-        nd->dist = malloc(NCM_CPUSET_MAX_CPUS * sizeof(*nd->dist));
+        /* at most one distance per two bytes */
+        max = (size_t)n / 2 + 1;
+        nd->dist = malloc(max * sizeof(*nd->dist));
         if (!nd->dist)
                 return ncm_error_set(rd->err, ENOMEM, "out of memory");
-        r = ncm__cad_distances(rd->buf, (size_t)n, nd->dist, NCM_CPUSET_MAX_CPUS);
+        r = ncm__cad_distances(rd->buf, (size_t)n, nd->dist, max);
         if (r < 0)
                 return bad_content(rd, r, "expected distances");
         nd->ndist = (size_t)r;
@@ -1093,13 +1229,7 @@ static int cad_nodes(reader *rd, ncm__cad_machine *m)
         }
         closedir(d);
         /* cadvisor's glob order: by name, "node10" before "node2" */
-        for (size_t i = 1; i < m->nnodes; i++)
-                for (size_t j = i; j > 0 && ncm__glob_cmp(m->nodes[j - 1].id, m->nodes[j].id) > 0;
-                     j--) {
-                        ncm__cad_node t = m->nodes[j];
-                        m->nodes[j] = m->nodes[j - 1];
-                        m->nodes[j - 1] = t;
-                }
+        qsort(m->nodes, m->nnodes, sizeof(*m->nodes), ncm__glob_cmp_node);
         for (size_t k = 0; k < m->nnodes; k++)
                 if ((r = cad_node_cpus(rd, &m->nodes[k])) < 0)
                         return r;
@@ -1217,21 +1347,22 @@ static int discover_cadvisor(int rootfd, ncm_topo **ret, ncm_error *err)
         ncm_autofree char *online = NULL;
         ncm_autofree int *dirs = NULL;
         reader rd = {.rootfd = rootfd, .buf = buf, .err = err};
+        static const char *const online_file[] = {"online", NULL};
         size_t ndirs = 0, online_len = 0;
-        bool probed = false;
+        bool probed = false, has_online = false;
         int r;
 
         if (!buf || !wanted)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         fmt_path(&rd, "/sys/devices/system/cpu");
-        r = list_numbered(&rd, "cpu", true, &dirs, &ndirs, NULL);
+        r = list_dir(&rd, "cpu", true, &dirs, &ndirs, NULL, online_file, &has_online);
         if (r < 0)
                 return r;
         if (ndirs == 0)
                 return ncm_error_set(err, ENOENT,
                                      "/sys/devices/system/cpu: no cpuN directory (not a sysfs "
                                      "tree with CPU topology)");
-        r = cad_online(&rd, &online, &online_len);
+        r = has_online ? cad_online(&rd, &online, &online_len) : 0;
         if (r < 0)
                 return r;
         r = cad_nodes(&rd, &m);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <nodecm/topology.h>
+#include "topology/topology-internal.h"
 
 static int cmp_path(const void *a, const void *b)
 {
@@ -22,6 +23,14 @@ static int cmp_path(const void *a, const void *b)
         if (x->core != y->core)
                 return x->core < y->core ? -1 : 1;
         return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+/* "TEXT V\n" (the tree's header lines; printf was most of a large tree's time). */
+static void put_line(ncm_buf *b, const char *text, int64_t v)
+{
+        ncm_buf_puts(b, text);
+        ncm__put_int(b, v, 0);
+        ncm_buf_putc(b, '\n');
 }
 
 static void put_count(ncm_buf *b, int n, const char *one, const char *many)
@@ -51,15 +60,19 @@ void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b)
                 bool new_uncore = new_numa || c[i].uncore != c[i - 1].uncore;
                 bool new_core = new_uncore || c[i].core != c[i - 1].core;
                 if (new_socket)
-                        ncm_buf_printf(b, "Socket %d\n", c[i].socket);
+                        put_line(b, "Socket ", c[i].socket);
                 if (new_numa)
-                        ncm_buf_printf(b, "  NUMA node %d\n", c[i].numa);
+                        put_line(b, "  NUMA node ", c[i].numa);
                 if (new_uncore)
-                        ncm_buf_printf(b, "    Uncore cache %lld\n", (long long)c[i].uncore);
-                if (new_core)
-                        ncm_buf_printf(b, "      Core %d: CPU %d", c[i].core, c[i].cpu);
-                else
-                        ncm_buf_printf(b, ", %d", c[i].cpu);
+                        put_line(b, "    Uncore cache ", c[i].uncore);
+                if (new_core) {
+                        ncm_buf_puts(b, "      Core ");
+                        ncm__put_int(b, c[i].core, 0);
+                        ncm_buf_puts(b, ": CPU ");
+                } else {
+                        ncm_buf_puts(b, ", ");
+                }
+                ncm__put_int(b, c[i].cpu, 0);
                 if (i + 1 == n || c[i + 1].core != c[i].core || c[i + 1].uncore != c[i].uncore ||
                     c[i + 1].numa != c[i].numa || c[i + 1].socket != c[i].socket)
                         ncm_buf_putc(b, '\n');
@@ -76,13 +89,18 @@ void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b)
                 ncm_buf_putc(b, '\n');
         if (nn > 1) {
                 ncm_buf_puts(b, "NUMA distances:\n      ");
-                for (size_t j = 0; j < nn; j++)
-                        ncm_buf_printf(b, " %5d", ids[j]);
+                for (size_t j = 0; j < nn; j++) {
+                        ncm_buf_putc(b, ' ');
+                        ncm__put_int(b, ids[j], 5);
+                }
                 ncm_buf_putc(b, '\n');
                 for (size_t i = 0; i < nn; i++) {
-                        ncm_buf_printf(b, "  %4d", ids[i]);
-                        for (size_t j = 0; j < nn; j++)
-                                ncm_buf_printf(b, " %5u", d[i * nn + j]);
+                        ncm_buf_puts(b, "  ");
+                        ncm__put_int(b, ids[i], 4);
+                        for (size_t j = 0; j < nn; j++) {
+                                ncm_buf_putc(b, ' ');
+                                ncm__put_int(b, d[i * nn + j], 5);
+                        }
                         ncm_buf_putc(b, '\n');
                 }
         }

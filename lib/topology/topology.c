@@ -109,6 +109,9 @@ static int64_t id_at(const ncm_cpu_info *c, int kind)
 static int find_id(const int64_t *ids, size_t n, int64_t id)
 {
         size_t lo = 0, hi = n;
+        /* ids are sorted and unique, and mostly 0..n-1: then the id is its own position */
+        if (id >= 0 && (uint64_t)id < n && ids[id] == id)
+                return (int)id;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 if (ids[mid] < id)
@@ -193,6 +196,8 @@ static int check_cpu_id(const char *what, size_t i, int v, ncm_error *err)
 static int numa_pos(const ncm_topo *t, int id)
 {
         size_t lo = 0, hi = t->nnuma;
+        if (id >= 0 && (size_t)id < t->nnuma && t->numa_ids[id] == id)
+                return id; /* dense ids, as on most machines: no search */
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 if (t->numa_ids[mid] < id)
