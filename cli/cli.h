@@ -18,8 +18,12 @@ typedef struct cli_command {
         int (*run)(int argc, char **argv);
 } cli_command;
 
-/* Print "nodecm: <msg>" on stderr and return ncm_error_exit_status(err->code). */
-int cli_fail(const ncm_error *err);
+/*
+ * Report the failure of a library call that returned R (a negative errno or NCM_E_* code) and
+ * filled ERR: print "nodecm: <msg>" on stderr and return the exit status of ERR's code, or of R
+ * when ERR is NULL or was left unset (a bare -ENOMEM, say), so that no failure exits 0.
+ */
+int cli_fail(int r, const ncm_error *err);
 /* Print "nodecm <cmd>: <formatted message>" on stderr and return 2 (usage error). */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*

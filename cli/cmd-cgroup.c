@@ -183,7 +183,7 @@ static int run(args *a, const char *const *pos)
                 dir = ncm_node_config_root_dir(cfg);
         /* a node's cgroups change under its lock, never beside one of its commands */
         if (dir && !plan && !show && (lockfd = ncm_node_dir_lock(dir, 0, &err)) < 0)
-                return cli_fail(&err);
+                return cli_fail(lockfd, &err);
         a->o.act = !plan;
         /* kubepods' limits only where they are written */
         a->o.no_allocatable = (a->plan_flags & NCM_CGROUP_PLAN_POD_ONLY) ||
@@ -203,7 +203,7 @@ static int run(args *a, const char *const *pos)
                 close(lockfd);
         if (r < 0) {
                 ncm_buf_done(&out);
-                return cli_fail(&err);
+                return cli_fail(r, &err);
         }
         return cli_emit_buf(&out);
 }

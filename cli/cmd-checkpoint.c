@@ -911,7 +911,7 @@ static int run_sub(sub which, int argc, char **argv)
         refs = calloc((size_t)argc, sizeof(*refs));
         drop = calloc((size_t)argc, sizeof(*drop));
         if (!refs || !drop)
-                return cli_fail(&(ncm_error){ENOMEM, "out of memory"});
+                return cli_fail(-ENOMEM, NULL);
         opterr = 0;
         optind = 0;
         /* No '+': FILE may come before or after the options. */
@@ -989,27 +989,27 @@ static int run_sub(sub which, int argc, char **argv)
 
         r = ncm_fs_read_all(AT_FDCWD, a.path, CHECKPOINT_MAX_SIZE, &text, &a.len, &err);
         if (r < 0)
-                return cli_fail(&err);
+                return cli_fail(r, &err);
         a.text = text;
 
         /* The kind, from the content. */
         for (size_t i = 0; kinds[i] && !kind; i++) {
                 r = kinds[i]->probe(a.text, a.len, a.path, &err);
                 if (r < 0)
-                        return cli_fail(&err);
+                        return cli_fail(r, &err);
                 if (r > 0)
                         kind = kinds[i];
         }
         if (!kind) {
                 ncm_error_set(&err, EINVAL, "%s: not a checkpoint file nodecm knows (%s)", a.path,
                               "expected cpu_manager_state or kubelet_internal_checkpoint");
-                return cli_fail(&err);
+                return cli_fail(-EINVAL, &err);
         }
 
         if (want_machine) {
                 r = cli_source_load(&src, &topo, &err);
                 if (r < 0)
-                        return cli_fail(&err);
+                        return cli_fail(r, &err);
                 a.topo = topo;
                 a.topo_desc = cli_source_describe(&src, desc, sizeof(desc));
         }
@@ -1033,7 +1033,7 @@ static int run_sub(sub which, int argc, char **argv)
         }
         if (r < 0) {
                 ncm_buf_done(&out);
-                return cli_fail(&err);
+                return cli_fail(r, &err);
         }
         return cli_emit_buf(&out);
 }

@@ -102,16 +102,17 @@ int cmd_hints(int argc, char **argv)
         ncm_hint_desc *d = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
-        int rc = cli_cpu_args_parse("hints", argc, argv, true, usage, &a);
+        int r, rc = cli_cpu_args_parse("hints", argc, argv, true, usage, &a);
 
         if (rc < 0) {
                 /* Everything that can fail on the input fails before the first byte. */
-                if (cli_cpu_args_prepare(&a, &err) < 0 ||
-                    ncm_cpu_hints_describe(a.index, &a.opts, a.available, a.reusable, a.count, &d,
-                                           &err) < 0)
-                        rc = cli_fail(&err);
+                if ((r = cli_cpu_args_prepare(&a, &err)) < 0 ||
+                    (r = ncm_cpu_hints_describe(a.index, &a.opts, a.available, a.reusable, a.count,
+                                                &d, &err)) < 0)
+                        rc = cli_fail(r, &err);
                 else if (a.limit >= 0)
-                        rc = page(&a, d, &out, &err) < 0 ? cli_fail(&err) : cli_emit_buf(&out);
+                        rc = (r = page(&a, d, &out, &err)) < 0 ? cli_fail(r, &err)
+                                                               : cli_emit_buf(&out);
                 else
                         rc = stream(d, &out);
         }

@@ -53,7 +53,7 @@ int cmd_merge(int argc, char **argv)
         const char *path;
         ncm_hint hint;
         bool admit;
-        int c, rc;
+        int c, r, rc;
 
         opterr = 0;
         optind = 1;
@@ -75,9 +75,9 @@ int cmd_merge(int argc, char **argv)
                 return cli_usage_error("merge", "unexpected argument '%s'", argv[optind + 1]);
         path = argv[optind];
 
-        if (ncm_tm_request_load(path, NCM_TM_GATES_DEFAULT, &req, &err) < 0 ||
-            ncm_tm_request_merge(req, mode, &hint, &admit, &err) < 0)
-                return cli_fail(&err);
+        if ((r = ncm_tm_request_load(path, NCM_TM_GATES_DEFAULT, &req, &err)) < 0 ||
+            (r = ncm_tm_request_merge(req, mode, &hint, &admit, &err)) < 0)
+                return cli_fail(r, &err);
 
         ncm_tm_result_format_json(&hint, admit, &out);
         ncm_buf_putc(&out, '\n');

@@ -189,10 +189,8 @@ int cmd_node_allocatable(int argc, char **argv)
         bool plan = false, json = false, has_capacity = false;
         int c, idx = 0, r = 0;
 
-        if (!flags) {
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
-        }
+        if (!flags)
+                return cli_fail(-ENOMEM, NULL);
         opterr = 0;
         optind = 1;
         while (r == 0 && (c = getopt_long(argc, argv, ":h", opts, &idx)) != -1) {
@@ -249,7 +247,7 @@ int cmd_node_allocatable(int argc, char **argv)
         r = ncm_node_cgroups_open(cfg, &o, &cg, &err);
         ncm_resource_list_done(&capacity);
         if (r < 0)
-                return cli_fail(&err);
+                return cli_fail(r, &err);
         if (json)
                 format_json(cfg, ncm_node_cgroups_capacity(cg), ncm_node_cgroups_allocatable(cg),
                             &out);
@@ -266,7 +264,7 @@ int cmd_node_allocatable(int argc, char **argv)
                 ncm_cgroup_plan_done(&p);
                 if (r < 0) {
                         ncm_buf_done(&out);
-                        return cli_fail(&err);
+                        return cli_fail(r, &err);
                 }
         }
         return cli_emit_buf(&out);

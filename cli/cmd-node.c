@@ -190,8 +190,9 @@ static int run(args *a, const char *const *pos)
         if (r != 0)
                 return r;
         dir = ncm_node_config_root_dir(cfg)[0] ? ncm_node_config_root_dir(cfg) : "/var/lib/nodecm";
-        if (cli_source_load(&a->src, &topo, &err) < 0 || make_enforcer(a, cfg, &e, &err) < 0)
-                return cli_fail(&err);
+        if ((r = cli_source_load(&a->src, &topo, &err)) < 0 ||
+            (r = make_enforcer(a, cfg, &e, &err)) < 0)
+                return cli_fail(r, &err);
         o.enforcer = e;
         o.flags = (a->no_wait ? NCM_NODE_DIR_NOWAIT : 0) |
                   (strcmp(a->cmd, "init") == 0 ? NCM_NODE_DIR_INIT : 0) |
@@ -215,11 +216,11 @@ static int run(args *a, const char *const *pos)
         }
         if (r < 0 && err.code == NCM_E_ADMISSION) {
                 int rc = cli_emit_buf(&out);
-                return rc ? rc : cli_fail(&err);
+                return rc ? rc : cli_fail(r, &err);
         }
         if (r < 0) {
                 ncm_buf_done(&out);
-                return cli_fail(&err);
+                return cli_fail(r, &err);
         }
         return cli_emit_buf(&out);
 }

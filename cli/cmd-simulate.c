@@ -117,14 +117,14 @@ int cmd_simulate(int argc, char **argv)
 
         r = ncm_scenario_load_file(argv[optind], 0, &sc, &err);
         if (r < 0)
-                return cli_fail(&err);
+                return cli_fail(r, &err);
         /* the state directory is a node's: no two runs (nor a node command) write it at once */
         if (so.state_dir && (lockfd = ncm_node_dir_lock(so.state_dir, 0, &err)) < 0)
-                return cli_fail(&err);
+                return cli_fail(lockfd, &err);
         r = ncm_simulate(sc, &so, &out, &sum, &err);
         if (r < 0) {
                 ncm_buf_done(&out);
-                return cli_fail(&err);
+                return cli_fail(r, &err);
         }
         rc = cli_emit_buf(&out);
         if (rc != 0)

@@ -30,18 +30,16 @@ int cmd_take(int argc, char **argv)
         ncm_autoptr(ncm_cpuset) got = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
-        int rc = cli_cpu_args_parse("take", argc, argv, false, usage, &a);
+        int r = -ENOMEM, rc = cli_cpu_args_parse("take", argc, argv, false, usage, &a);
 
         if (rc < 0) {
                 got = ncm_cpuset_new();
-                if (!got)
-                        ncm_error_set(&err, ENOMEM, "out of memory");
-                else if (cli_cpu_args_prepare(&a, &err) >= 0 &&
-                         ncm_cpu_take(a.index, &a.opts, a.available, a.count, got, &err) >= 0) {
+                if (got && (r = cli_cpu_args_prepare(&a, &err)) >= 0 &&
+                    (r = ncm_cpu_take(a.index, &a.opts, a.available, a.count, got, &err)) >= 0) {
                         ncm_cpuset_format_list_buf(got, &out);
                         ncm_buf_putc(&out, '\n');
                 }
-                rc = err.code ? cli_fail(&err) : cli_emit_buf(&out);
+                rc = r < 0 ? cli_fail(r, &err) : cli_emit_buf(&out);
         }
         ncm_buf_done(&out);
         cli_cpu_args_done(&a);

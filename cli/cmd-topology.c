@@ -37,7 +37,7 @@ int cmd_topology(int argc, char **argv)
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
         bool json = false;
-        int c, rc;
+        int c, r, rc;
 
         opterr = 0;
         optind = 1;
@@ -62,8 +62,8 @@ int cmd_topology(int argc, char **argv)
                 return cli_usage_error("topology", "unexpected argument '%s'", argv[optind]);
         if (cli_source_check(&src, "topology") != 0)
                 return 2;
-        if (cli_source_load(&src, &topo, &err) < 0)
-                return cli_fail(&err);
+        if ((r = cli_source_load(&src, &topo, &err)) < 0)
+                return cli_fail(r, &err);
         if (json)
                 ncm_topo_format_json(topo, &out);
         else

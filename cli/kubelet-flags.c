@@ -253,8 +253,7 @@ int cli_kubelet_flag(cli_kubelet_flags *f, const char *cmd, const char *name, co
                 break;
         }
         if (r < 0) {
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
+                return cli_fail(-ENOMEM, NULL);
         }
         return 0;
 }
@@ -373,13 +372,12 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
         ncm_buf b = NCM_BUF_INIT;
         int r;
 
-        if (f->config && ncm_node_config_load_file(f->config, &base, &err) < 0)
-                return cli_fail(&err);
+        if (f->config && (r = ncm_node_config_load_file(f->config, &base, &err)) < 0)
+                return cli_fail(r, &err);
         overlay(f, &b);
         if (ncm_buf_failed(&b)) {
                 ncm_buf_done(&b);
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
+                return cli_fail(-ENOMEM, NULL);
         }
         if (base)
                 r = ncm_node_config_merge_text(base, b.data, b.len, "flags", "", ret, &err);
@@ -388,7 +386,7 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
         ncm_buf_done(&b);
         if (r < 0) {
                 name_flag(f, &err);
-                return cli_fail(&err);
+                return cli_fail(r, &err);
         }
         return 0;
 }

@@ -22,7 +22,7 @@
  *             return 2;                        (usage error already printed)
  *     r = cli_source_load(&src, &topo, &err);
  *     if (r < 0)
- *             return cli_fail(&err);           (exit 2, one line naming the file or field)
+ *             return cli_fail(r, &err);        (exit 2, one line naming the file or field)
  *
  * and CLI_SOURCE_HELP in the command's --help text.
  */

@@ -5,10 +5,11 @@
 
 #include "cli.h"
 
-int cli_fail(const ncm_error *err)
+int cli_fail(int r, const ncm_error *err)
 {
-        fprintf(stderr, "nodecm: %s\n", err->msg[0] ? err->msg : ncm_strerror(err->code));
-        return ncm_error_exit_status(err->code ? err->code : EINVAL);
+        int code = err && err->code ? err->code : r < 0 ? -r : EINVAL;
+        fprintf(stderr, "nodecm: %s\n", err && err->msg[0] ? err->msg : ncm_strerror(code));
+        return ncm_error_exit_status(code);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -37,13 +38,11 @@ int cli_emit(const char *text, size_t len)
 
 int cli_emit_buf(ncm_buf *out)
 {
-        ncm_error err = NCM_ERROR_INIT;
         int rc;
 
         if (ncm_buf_failed(out)) {
                 ncm_buf_done(out);
-                ncm_error_set(&err, ENOMEM, "out of memory");
-                return cli_fail(&err);
+                return cli_fail(-ENOMEM, NULL);
         }
         rc = cli_emit(out->data ? out->data : "", out->len);
         ncm_buf_done(out);
