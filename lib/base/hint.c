@@ -3,17 +3,12 @@
 #include <stdlib.h>
 
 #include <nodecm/hint.h>
+#include "base/array.h"
 
 int ncm_hint_list_append(ncm_hint_list *l, ncm_hint h)
 {
-        if (l->n == l->cap) {
-                size_t cap = l->cap ? l->cap * 2 : 8;
-                ncm_hint *nh = realloc(l->hints, cap * sizeof(*nh));
-                if (!nh)
-                        return -ENOMEM;
-                l->hints = nh;
-                l->cap = cap;
-        }
+        if (ncm__array_grow(l->hints, l->cap, l->n) < 0)
+                return -ENOMEM;
         l->hints[l->n++] = h;
         l->nil = false;
         return 0;

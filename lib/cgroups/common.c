@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <nodecm/fs.h>
+#include "base/array.h"
 
 #include "cgroups-internal.h"
 
@@ -295,24 +296,13 @@ int ncm_cgroup_children(const ncm_cgroup_layout *l, int rootfd, const char *cgpa
                                         seen = true;
                         if (seen)
                                 continue;
-                        if (n + 2 > cap) {
-                                size_t nc = cap ? cap * 2 : 8;
-                                char **nv = realloc(v, nc * sizeof(*v));
-                                if (!nv) {
-                                        closedir(d);
-                                        ncm_cgroup_strv_free(v);
-                                        return ncm_error_set(err, ENOMEM, "out of memory");
-                                }
-                                v = nv;
-                                cap = nc;
-                        }
-                        v[n] = strdup(de->d_name);
-                        if (!v[n]) {
+                        /* the slot after the new name is the (zeroed) terminator */
+                        if (ncm__array_grow(v, cap, n + 1) < 0 || !(v[n] = strdup(de->d_name))) {
                                 closedir(d);
                                 ncm_cgroup_strv_free(v);
                                 return ncm_error_set(err, ENOMEM, "out of memory");
                         }
-                        v[++n] = NULL;
+                        n++;
                 }
                 closedir(d);
         }

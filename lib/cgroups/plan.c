@@ -12,6 +12,7 @@
 
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
+#include "base/array.h"
 
 void ncm_cgroup_plan_done(ncm_cgroup_plan *p)
 {
@@ -31,27 +32,11 @@ void ncm_cgroup_plan_done(ncm_cgroup_plan *p)
         p->next_group = 0;
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-        size_t nc;
-        void *na;
-
-        if (n < *cap)
-                return 0;
-        nc = *cap ? *cap * 2 : 16;
-        na = realloc(*arr, nc * elem);
-        if (!na)
-                return -ENOMEM;
-        *arr = na;
-        *cap = nc;
-        return 0;
-}
-
 int ncm_cgroup_plan_step(ncm_cgroup_plan *p, const char *title, const char *cgroup_path)
 {
         ncm_cgroup_step s;
 
-        if (grow((void **)&p->steps, &p->cap_steps, p->n_steps, sizeof(*p->steps)) < 0)
+        if (ncm__array_grow(p->steps, p->cap_steps, p->n_steps) < 0)
                 return -ENOMEM;
         s.title = strdup(title);
         s.path = strdup(cgroup_path);
@@ -76,7 +61,7 @@ int ncm_cgroup_plan_add(ncm_cgroup_plan *p, ncm_cgroup_op_kind kind, unsigned fl
 
         if (kind == NCM_CGROUP_OP_WRITE && !value)
                 return -EINVAL;
-        if (grow((void **)&p->ops, &p->cap_ops, p->n_ops, sizeof(*p->ops)) < 0)
+        if (ncm__array_grow(p->ops, p->cap_ops, p->n_ops) < 0)
                 return -ENOMEM;
         op.step = p->n_steps ? p->n_steps - 1 : 0;
         op.group = p->next_group;
@@ -269,7 +254,7 @@ static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, con
 {
         undo u = {kind, NULL, NULL};
 
-        if (grow((void **)&x->undos, &x->cap_undos, x->n_undos, sizeof(*x->undos)) < 0)
+        if (ncm__array_grow(x->undos, x->cap_undos, x->n_undos) < 0)
                 return -ENOMEM;
         u.path = strdup(path);
         u.value = value ? strdup(value) : NULL;

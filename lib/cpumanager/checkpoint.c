@@ -34,6 +34,7 @@
 #include <nodecm/cpustate.h>
 #include <nodecm/fs.h>
 #include <nodecm/hash.h>
+#include "base/array.h"
 #include "base/gojson.h"
 #include "cpumanager/state-internal.h"
 
@@ -162,24 +163,6 @@ static char *take_string(decoder *d, const char *field)
                 return NULL;
         }
         return c_string(d, s, len, field);
-}
-
-/* Room for element N in *ARR (*CAP elements of SIZE bytes, new ones zeroed); false on ENOMEM. */
-static bool grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-        size_t nc = *cap ? *cap * 2 : 8;
-        char *na;
-        if (n < *cap)
-                return true;
-        if (nc > SIZE_MAX / size)
-                return false;
-        na = realloc(*arr, nc * size);
-        if (!na)
-                return false;
-        memset(na + n * size, 0, (nc - n) * size);
-        *arr = na;
-        *cap = nc;
-        return true;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -368,7 +351,7 @@ static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_
                         name = c_string(d, key, klen, "key");
                 else
                         free(key);
-                if (!failed(d) && !grow((void **)&e, &cap, n, sizeof(*e)))
+                if (!failed(d) && ncm__array_grow(e, cap, n) < 0)
                         fail_oom(d);
                 if (failed(d)) {
                         free(cpus);
@@ -428,7 +411,7 @@ static void decode_entries_v2(decoder *d)
                         p.uid = c_string(d, key, klen, "key");
                 else
                         free(key);
-                if (!failed(d) && !grow((void **)&pods, &cap, n, sizeof(*pods)))
+                if (!failed(d) && ncm__array_grow(pods, cap, n) < 0)
                         fail_oom(d);
                 if (failed(d)) {
                         pod_free_fields(&p);
@@ -564,7 +547,7 @@ static void decode_pod_entries(decoder *d)
                         p.uid = c_string(d, key, klen, "key");
                 else
                         free(key);
-                if (!failed(d) && !grow((void **)&pe, &cap, n, sizeof(*pe)))
+                if (!failed(d) && ncm__array_grow(pe, cap, n) < 0)
                         fail_oom(d);
                 if (failed(d)) {
                         pod_entry_free_fields(&p);

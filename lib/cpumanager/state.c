@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <nodecm/cpustate.h>
+#include "base/array.h"
 #include "base/sorted.h"
 #include "cpumanager/state-internal.h"
 
@@ -234,27 +235,13 @@ int ncm_cpu_state_flush(ncm_cpu_state *s, ncm_error *err)
         return changed ? ncm_cpu_state_persist(s, err) : 0;
 }
 
-/* Grow an array of ELEM-sized items to hold one more; false when out of memory. */
-static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-        if (n < *cap)
-                return true;
-        size_t ncap = *cap ? *cap * 2 : 4;
-        void *p = reallocarray(*arr, ncap, elem);
-        if (!p)
-                return false;
-        *arr = p;
-        *cap = ncap;
-        return true;
-}
-
 int ncm__cpu_state_add_pod(ncm_cpu_state *s, const char *pod, size_t *ret_index)
 {
         bool found;
         size_t i = find_pod(s, pod, &found);
         if (!found) {
                 char *uid = strdup(pod);
-                if (!uid || !grow((void **)&s->pods, &s->cap, s->n, sizeof(*s->pods))) {
+                if (!uid || ncm__array_grow(s->pods, s->cap, s->n) < 0) {
                         free(uid);
                         return -ENOMEM;
                 }
@@ -298,7 +285,7 @@ int ncm__cpu_state_set_nopersist(ncm_cpu_state *s, const char *pod, const char *
                 return 0;
         }
         char *name = strdup(container);
-        if (!name || !grow((void **)&p->ctrs, &p->cap, p->n, sizeof(*p->ctrs))) {
+        if (!name || ncm__array_grow(p->ctrs, p->cap, p->n) < 0) {
                 free(name);
                 if (new_pod)
                         remove_pod_at(s, pi);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <nodecm/buf.h>
+#include "base/array.h"
 #include "devicemanager-internal.h"
 
 /* ---- string sets ---- */
@@ -28,19 +29,10 @@ bool ncm__strset_has(const ncm__strset *s, const char *x)
         return find(s, x) >= 0;
 }
 
+/* Room for N names. */
 static int reserve(ncm__strset *s, size_t n)
 {
-        if (n <= s->cap)
-                return 0;
-        size_t cap = s->cap ? s->cap : 8;
-        while (cap < n)
-                cap *= 2;
-        char **v = realloc(s->v, cap * sizeof(*v));
-        if (!v)
-                return -ENOMEM;
-        s->v = v;
-        s->cap = cap;
-        return 0;
+        return n ? ncm__array_grow(s->v, s->cap, n - 1) : 0;
 }
 
 int ncm__strset_add(ncm__strset *s, const char *x)

@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include <nodecm/duration.h>
+#include "base/array.h"
 #include "base/json.h"
 #include "node-internal.h"
 
@@ -262,6 +263,7 @@ static int get_string_map(const ncm_node_config *c, json_object *o, const char *
 static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
 {
         json_object *v = ncm__json_get(o, "featureGates");
+        size_t cap = c->n_gates;
         char path[256];
 
         c->cpu_gates = NCM_CPU_GATES_DEFAULT;
@@ -279,18 +281,10 @@ static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
                         return ncm_error_set(err, EINVAL, "%s.%s: expected boolean, got %s", path,
                                              key, val ? ncm__json_type_name(val) : "null");
                 on = json_object_get_boolean(val);
-                {
-                        struct node_gate *ng =
-                                        realloc(c->gates, (c->n_gates + 1) * sizeof(*c->gates));
-                        if (!ng)
-                                return oom(err);
-                        c->gates = ng;
-                        ng[c->n_gates].name = strdup(key);
-                        ng[c->n_gates].on = on;
-                        if (!ng[c->n_gates].name)
-                                return oom(err);
-                        c->n_gates++;
-                }
+                if (ncm__array_grow(c->gates, cap, c->n_gates) < 0 ||
+                    !(c->gates[c->n_gates].name = strdup(key)))
+                        return oom(err);
+                c->gates[c->n_gates++].on = on;
                 if (strcmp(key, "CPUManagerPolicyAlphaOptions") == 0)
                         c->cpu_gates.alpha_options = on;
                 else if (strcmp(key, "CPUManagerPolicyBetaOptions") == 0)

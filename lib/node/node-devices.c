@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/json.h"
 #include "node-internal.h"
 
@@ -37,6 +38,7 @@ int ncm_node_devices_parse(const char *text, size_t len, ncm_node_devices *ret, 
 {
         ncm_autojson root = NULL;
         ncm_node_devices t = {0};
+        size_t cap = 0;
         int r;
 
         *ret = (ncm_node_devices){0};
@@ -55,15 +57,12 @@ int ncm_node_devices_parse(const char *text, size_t len, ncm_node_devices *ret, 
                         json_object *d = json_object_array_get_idx(list, i);
                         json_object *id = ncm__json_get(d, "id"), *numa = ncm__json_get(d, "numa");
                         json_object *health = ncm__json_get(d, "health");
-                        ncm_node_device *nv, *e;
+                        ncm_node_device *e;
                         if (!id || !json_object_is_type(id, json_type_string))
                                 continue;
-                        nv = realloc(t.v, (t.n + 1) * sizeof(*nv));
-                        if (!nv)
+                        if (ncm__array_grow(t.v, cap, t.n) < 0)
                                 goto oom;
-                        t.v = nv;
                         e = &t.v[t.n];
-                        *e = (ncm_node_device){0};
                         e->resource = strdup(res);
                         e->id = strdup(json_object_get_string(id));
                         t.n++;

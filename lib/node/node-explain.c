@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "node-internal.h"
 
 ncm_node_event *ncm__node_event_add(node_txn *t, ncm_node_event_kind kind, const char *container,
@@ -18,14 +19,8 @@ ncm_node_event *ncm__node_event_add(node_txn *t, ncm_node_event_kind kind, const
 {
         ncm_node_event *e;
 
-        if (t->n_ev == t->cap_ev) {
-                size_t cap = t->cap_ev ? t->cap_ev * 2 : 8;
-                ncm_node_event *nv = realloc(t->ev, cap * sizeof(*nv));
-                if (!nv)
-                        return NULL;
-                t->ev = nv;
-                t->cap_ev = cap;
-        }
+        if (ncm__array_grow(t->ev, t->cap_ev, t->n_ev) < 0)
+                return NULL;
         e = &t->ev[t->n_ev];
         *e = (ncm_node_event){.kind = kind, .provider = provider};
         e->hints = (ncm_tm_hints)NCM_TM_HINTS_INIT;
@@ -228,14 +223,8 @@ static int on_list(node_txn *t, const ncm_tm_trace_event *ev)
 
         if (ev->provider >= NODE_N_PROVIDERS || !t->shown[ev->provider])
                 return 0;
-        if (t->n_lists == t->cap_lists) {
-                size_t cap = t->cap_lists ? t->cap_lists * 2 : 8;
-                node_merge_list *nv = realloc(t->lists, cap * sizeof(*nv));
-                if (!nv)
-                        return -ENOMEM;
-                t->lists = nv;
-                t->cap_lists = cap;
-        }
+        if (ncm__array_grow(t->lists, t->cap_lists, t->n_lists) < 0)
+                return -ENOMEM;
         l = &t->lists[t->n_lists];
         *l = (node_merge_list){.provider = ev->provider, .kind = ev->list};
         if (ev->resource && !(l->resource = strdup(ev->resource)))
@@ -255,14 +244,8 @@ static int on_list(node_txn *t, const ncm_tm_trace_event *ev)
 
 static int on_candidate(node_txn *t, const ncm_tm_trace_event *ev)
 {
-        if (t->n_cand == t->cap_cand) {
-                size_t cap = t->cap_cand ? t->cap_cand * 2 : 8;
-                ncm_bitmask *nv = realloc(t->cand, cap * sizeof(*nv));
-                if (!nv)
-                        return -ENOMEM;
-                t->cand = nv;
-                t->cap_cand = cap;
-        }
+        if (ncm__array_grow(t->cand, t->cap_cand, t->n_cand) < 0)
+                return -ENOMEM;
         t->cand[t->n_cand++] =
                         ev->hint.any ? ncm_tm_policy_default_affinity(ncm_tm_get_policy(t->n->tm))
                                      : ev->hint.numa;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include <nodecm/fs.h>
+#include "base/array.h"
 #include "base/json.h"
 #include "node-internal.h"
 
@@ -117,15 +118,9 @@ static int pod_put(ncm_node *n, node_pod *p)
                 n->pods[i] = *p;
                 return 0;
         }
-        if (n->n_pods == n->cap_pods) {
-                size_t cap = n->cap_pods ? n->cap_pods * 2 : 16;
-                node_pod *np = realloc(n->pods, cap * sizeof(*np));
-                if (!np) {
-                        pod_done(p);
-                        return -ENOMEM;
-                }
-                n->pods = np;
-                n->cap_pods = cap;
+        if (ncm__array_grow(n->pods, n->cap_pods, n->n_pods) < 0) {
+                pod_done(p);
+                return -ENOMEM;
         }
         memmove(&n->pods[i + 1], &n->pods[i], (n->n_pods - i) * sizeof(*n->pods));
         n->pods[i] = *p;
@@ -1351,18 +1346,12 @@ static int state_entries(const ncm_node *n, const char *pod_uid, char ***ret)
         while (ncm_cpu_state_next(n->cpu_state, &it, &pu, &cn, NULL)) {
                 if (strcmp(pu, pod_uid) != 0)
                         continue;
-                if (nn + 1 >= cap) {
-                        size_t nc = cap ? cap * 2 : 8;
-                        char **nv = realloc(names, nc * sizeof(*nv));
-                        if (!nv) {
-                                strv_free(names);
-                                return -ENOMEM;
-                        }
-                        names = nv;
-                        cap = nc;
+                /* the slot after the new name is the (zeroed) terminator */
+                if (ncm__array_grow(names, cap, nn + 1) < 0) {
+                        strv_free(names);
+                        return -ENOMEM;
                 }
                 names[nn] = strdup(cn);
-                names[nn + 1] = NULL;
                 if (!names[nn]) {
                         strv_free(names);
                         return -ENOMEM;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "tm-internal.h"
 
 int ncm_tm_hints_add(ncm_tm_hints *h, const char *resource, const ncm_hint *hints, size_t n,
@@ -17,14 +18,8 @@ int ncm_tm_hints_add(ncm_tm_hints *h, const char *resource, const ncm_hint *hint
         if (nil && n > 0)
                 return ncm_error_set(err, EINVAL, "resource '%s': a nil hint list has no hints",
                                      resource);
-        if (h->n == h->cap) {
-                size_t cap = h->cap ? h->cap * 2 : 4;
-                ncm_tm_resource_hints *nr = realloc(h->res, cap * sizeof(*nr));
-                if (!nr)
-                        return ncm_error_set(err, ENOMEM, "out of memory");
-                h->res = nr;
-                h->cap = cap;
-        }
+        if (ncm__array_grow(h->res, h->cap, h->n) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
         name = strdup(resource);
         if (!name)
                 return ncm_error_set(err, ENOMEM, "out of memory");

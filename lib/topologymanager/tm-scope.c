@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <nodecm/buf.h>
+#include "base/array.h"
 #include "tm-internal.h"
 
 typedef struct provider {
@@ -67,14 +68,8 @@ static int set_hint(ncm_tm *tm, const char *pod_uid, const char *container, ncm_
                 s->hint = hint;
                 return 0;
         }
-        if (tm->n_hints == tm->cap_hints) {
-                size_t cap = tm->cap_hints ? tm->cap_hints * 2 : 16;
-                stored_hint *nh = realloc(tm->hints, cap * sizeof(*nh));
-                if (!nh)
-                        return -ENOMEM;
-                tm->hints = nh;
-                tm->cap_hints = cap;
-        }
+        if (ncm__array_grow(tm->hints, tm->cap_hints, tm->n_hints) < 0)
+                return -ENOMEM;
         u = strdup(pod_uid);
         c = strdup(container);
         if (!u || !c) {
@@ -131,14 +126,8 @@ int ncm_tm_add_container(ncm_tm *tm, const char *pod_uid, const char *container,
                 *r = (container_ref){id, u, c};
                 return 0;
         }
-        if (tm->n_refs == tm->cap_refs) {
-                size_t cap = tm->cap_refs ? tm->cap_refs * 2 : 16;
-                container_ref *nr = realloc(tm->refs, cap * sizeof(*nr));
-                if (!nr)
-                        goto oom;
-                tm->refs = nr;
-                tm->cap_refs = cap;
-        }
+        if (ncm__array_grow(tm->refs, tm->cap_refs, tm->n_refs) < 0)
+                goto oom;
         tm->refs[tm->n_refs++] = (container_ref){id, u, c};
         return 0;
 oom:
