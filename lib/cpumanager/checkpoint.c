@@ -33,9 +33,9 @@
 
 #include <nodecm/cpustate.h>
 #include <nodecm/fs.h>
-#include <nodecm/hash.h>
 #include "base/array.h"
 #include "base/gojson.h"
+#include "base/kubelet-checkpoint.h"
 #include "cpumanager/state-internal.h"
 
 #define DECODE_MSG_MAX NCM_ERROR_MSG_MAX
@@ -141,15 +141,20 @@ static void type_error_at(decoder *d, ncm_gojson_kind k, const char *field, cons
  * S (LEN bytes, malloc'd) as a C string. Go keeps NUL bytes in strings; C strings cannot, so
  * such a file is refused (a kubelet never writes one). Takes S; NULL when refused.
  */
-static char *c_string(decoder *d, char *s, size_t len, const char *field)
+static void nul_error(decoder *d, const char *field)
 {
-        if (strlen(s) == len)
-                return s;
-        free(s);
         if (!d->code) {
                 d->code = EINVAL;
                 snprintf(d->msg, sizeof(d->msg), "%s: string holds a NUL character", field);
         }
+}
+
+static char *c_string(decoder *d, char *s, size_t len, const char *field)
+{
+        if (ncm__ckpt_c_string(s, len))
+                return s;
+        free(s);
+        nul_error(d, field);
         return NULL;
 }
 
@@ -280,44 +285,36 @@ static bool sort_dedupe(void *arr, size_t *n, size_t size, void (*free_fields)(v
 /* A string field: null leaves it as it was. */
 static void decode_string_field(decoder *d, const char *field, char **dst)
 {
-        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        ncm_ckpt_bad bad;
         char *s;
-        if (k == NCM_GOJSON_NULL) {
-                ncm__gojson_skip(d->g);
-                return;
-        }
-        if (k != NCM_GOJSON_STRING) {
-                type_error_at(d, k, field, "string");
-                return;
-        }
-        s = take_string(d, field);
-        if (s) {
+        int r = ncm__ckpt_string_field(d->g, &s, NULL, &bad, NULL);
+
+        if (r == 0) {
                 free(*dst);
                 *dst = s;
+        } else if (r == -ENOMEM) {
+                fail_oom(d);
+        } else if (r < 0 && bad.nul) {
+                nul_error(d, field);
+        } else if (r < 0) {
+                type_error_at(d, bad.kind, field, "string");
         }
 }
 
 /* checksum.Checksum (uint64): strconv.ParseUint of the number's text; null changes nothing. */
 static void decode_checksum(decoder *d)
 {
-        ncm_gojson_kind k = ncm__gojson_peek(d->g);
-        const char *text;
+        ncm_ckpt_bad bad;
         char lit[300];
-        size_t n;
 
-        if (k == NCM_GOJSON_NULL) {
-                ncm__gojson_skip(d->g);
+        if (ncm__ckpt_checksum_field(d->g, &d->c->checksum, &bad) >= 0)
+                return;
+        if (!bad.text) {
+                type_error_at(d, bad.kind, "checksum", "checksum.Checksum");
                 return;
         }
-        if (k != NCM_GOJSON_NUMBER) {
-                type_error_at(d, k, "checksum", "checksum.Checksum");
-                return;
-        }
-        n = ncm__gojson_number(d->g, &text);
-        if (ncm__gojson_parse_uint64(text, n, &d->c->checksum))
-                return;
         /* A sign, a fraction, an exponent or too many digits: "number 1e3". */
-        snprintf(lit, sizeof(lit), "number %.*s", (int)(n > 256 ? 256 : n), text);
+        snprintf(lit, sizeof(lit), "number %.*s", (int)(bad.len > 256 ? 256 : bad.len), bad.text);
         type_error(d, lit, "checksum", "checksum.Checksum");
 }
 
@@ -465,9 +462,7 @@ static void decode_pod_entry(decoder *d, ncm_cpu_checkpoint_pod_entry *pe)
         static const char *const fields[] = {"cpuSet"};
         ncm_gojson_kind k = ncm__gojson_peek(d->g);
         bool first = true;
-        size_t klen;
-        char *key;
-        int r;
+        int r, f;
 
         if (k == NCM_GOJSON_NULL) {
                 ncm__gojson_skip(d->g);
@@ -477,9 +472,8 @@ static void decode_pod_entry(decoder *d, ncm_cpu_checkpoint_pod_entry *pe)
                 type_error_at(d, k, "podEntries", "state.PodEntry");
                 return;
         }
-        while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
-                int f = ncm__gojson_field(key, klen, fields, NCM_ELEMENTSOF(fields));
-                free(key);
+        while ((r = ncm__ckpt_next_field(d->g, &first, fields, NCM_ELEMENTSOF(fields), &f, NULL)) >
+               0) {
                 k = ncm__gojson_peek(d->g);
                 if (f < 0 || k == NCM_GOJSON_NULL) {
                         ncm__gojson_skip(d->g);
@@ -598,14 +592,11 @@ static ncm_cpu_checkpoint *decode(decoder *d, ncm_gojson *g, ncm_cpu_checkpoint_
         ncm__gojson_rewind(g);
         k = ncm__gojson_peek(g);
         if (!failed(d) && k == NCM_GOJSON_OBJECT) {
-                size_t nfields = fmt == NCM_CPU_CHECKPOINT_V3 ? 5 : 4, klen;
+                size_t nfields = fmt == NCM_CPU_CHECKPOINT_V3 ? 5 : 4;
                 bool first = true;
-                char *key;
-                int r = 0;
-                while (!failed(d) &&
-                       (r = ncm__gojson_next_member(g, &first, &key, &klen, NULL)) > 0) {
-                        int f = ncm__gojson_field(key, klen, checkpoint_fields, nfields);
-                        free(key);
+                int r = 0, f;
+                while (!failed(d) && (r = ncm__ckpt_next_field(g, &first, checkpoint_fields,
+                                                               nfields, &f, NULL)) > 0) {
                         switch (f) {
                         case FIELD_POLICY:
                                 decode_string_field(d, "policyName", &c->policy_name);
@@ -644,15 +635,12 @@ static ncm_cpu_checkpoint *decode(decoder *d, ncm_gojson *g, ncm_cpu_checkpoint_
 /* The go-spew rendering                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
-/* map[string]string: "map[k:v k:v]" or "<nil>"; elements carry no type prefix. */
+/* map[string]string: "map[k:v k:v]"; elements carry no type prefix. */
 static void render_string_map(ncm_buf *b, const ncm_cpu_checkpoint_entry *e, size_t n)
 {
         ncm_buf_puts(b, "map[");
         for (size_t i = 0; i < n; i++) {
-                if (i)
-                        ncm_buf_putc(b, ' ');
-                ncm_buf_puts(b, e[i].name);
-                ncm_buf_putc(b, ':');
+                ncm__spew_key(b, i, e[i].name);
                 ncm_buf_puts(b, e[i].cpus);
         }
         ncm_buf_putc(b, ']');
@@ -664,7 +652,8 @@ static void render_cpuset_elems(ncm_buf *b, const ncm_cpu_checkpoint_pod_entry *
         ncm_buf_puts(b, "{CPUSet:(cpuset.CPUSet){elems:(map[int]struct {})");
         if (!pe->has_cpus) {
                 /* No cpuSet member: the zero CPUSet, whose map is nil. */
-                ncm_buf_puts(b, "<nil>}}");
+                ncm__spew_nil(b);
+                ncm_buf_puts(b, "}}");
                 return;
         }
         ncm_cpuset *set = NULL;
@@ -690,29 +679,27 @@ void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf
         else if (native && c->format == NCM_CPU_CHECKPOINT_V3)
                 type = "CPUManagerCheckpointV3";
 
-        ncm_buf_printf(b, "(*state.%s){PolicyName:(string)", type);
+        ncm_buf_printf(b, "(*state.%s){", type);
+        ncm__spew_field(b, 0, "PolicyName", "string");
         ncm_buf_puts(b, c->policy_name);
-        ncm_buf_puts(b, " DefaultCPUSet:(string)");
+        ncm__spew_field(b, 1, "DefaultCPUSet", "string");
         ncm_buf_puts(b, c->default_cpus);
         if (c->format == NCM_CPU_CHECKPOINT_V1) {
-                ncm_buf_puts(b, " Entries:(map[string]string)");
+                ncm__spew_field(b, 2, "Entries", "map[string]string");
                 if (c->entries_nil)
-                        ncm_buf_puts(b, "<nil>");
+                        ncm__spew_nil(b);
                 else
                         render_string_map(b, c->v1, c->nv1);
         } else {
-                ncm_buf_puts(b, " Entries:(map[string]map[string]string)");
+                ncm__spew_field(b, 2, "Entries", "map[string]map[string]string");
                 if (c->entries_nil) {
-                        ncm_buf_puts(b, "<nil>");
+                        ncm__spew_nil(b);
                 } else {
                         ncm_buf_puts(b, "map[");
                         for (size_t i = 0; i < c->npods; i++) {
-                                if (i)
-                                        ncm_buf_putc(b, ' ');
-                                ncm_buf_puts(b, c->pods[i].uid);
-                                ncm_buf_putc(b, ':');
+                                ncm__spew_key(b, i, c->pods[i].uid);
                                 if (c->pods[i].nil)
-                                        ncm_buf_puts(b, "<nil>");
+                                        ncm__spew_nil(b);
                                 else
                                         render_string_map(b, c->pods[i].entries, c->pods[i].n);
                         }
@@ -720,22 +707,21 @@ void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf
                 }
         }
         if (c->format == NCM_CPU_CHECKPOINT_V3) {
-                ncm_buf_puts(b, " PodEntries:(state.PodCPUAssignments)");
+                ncm__spew_field(b, 3, "PodEntries", "state.PodCPUAssignments");
                 if (c->pod_entries_nil) {
-                        ncm_buf_puts(b, "<nil>");
+                        ncm__spew_nil(b);
                 } else {
                         ncm_buf_puts(b, "map[");
                         for (size_t i = 0; i < c->npod_entries; i++) {
-                                if (i)
-                                        ncm_buf_putc(b, ' ');
-                                ncm_buf_puts(b, c->pod_entries[i].uid);
-                                ncm_buf_putc(b, ':');
+                                ncm__spew_key(b, i, c->pod_entries[i].uid);
                                 render_cpuset_elems(b, &c->pod_entries[i]);
                         }
                         ncm_buf_putc(b, ']');
                 }
         }
-        ncm_buf_puts(b, " Checksum:(checksum.Checksum)0}");
+        /* the checksum is rendered as it was when hashed: zero */
+        ncm__spew_field(b, 4, "Checksum", "checksum.Checksum");
+        ncm_buf_puts(b, "0}");
 }
 
 /* FNV-1a 32 of a rendering; false when out of memory. */
@@ -743,13 +729,7 @@ static bool rendering_sum(const ncm_cpu_checkpoint *c, bool native, uint32_t *re
 {
         ncm_buf b = NCM_BUF_INIT;
         ncm_cpu_checkpoint_render(c, native, &b);
-        if (ncm_buf_failed(&b)) {
-                ncm_buf_done(&b);
-                return false;
-        }
-        *ret = ncm_fnv1a32(b.data, b.len);
-        ncm_buf_done(&b);
-        return true;
+        return ncm__spew_sum(&b, ret) == 0;
 }
 
 /* Compute C's checksums and classify its stored one. false when out of memory. */
@@ -781,24 +761,8 @@ int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm
 {
         static const char *const kind_fields[] = {"policyName", "defaultCpuSet", "entries",
                                                   "podEntries"};
-        bool first = true, found = false;
-        ncm_gojson g;
-        size_t klen;
-        char *key;
-        int r;
 
-        r = ncm__gojson_init(&g, text, len, name, err);
-        if (r < 0)
-                return r;
-        if (ncm__gojson_peek(&g) != NCM_GOJSON_OBJECT)
-                return 0;
-        while ((r = ncm__gojson_next_member(&g, &first, &key, &klen, err)) > 0) {
-                found |= ncm__gojson_field(key, klen, kind_fields, NCM_ELEMENTSOF(kind_fields)) >=
-                         0;
-                free(key);
-                ncm__gojson_skip(&g);
-        }
-        return r < 0 ? r : found;
+        return ncm__ckpt_probe(text, len, name, 0, kind_fields, NCM_ELEMENTSOF(kind_fields), err);
 }
 
 /*

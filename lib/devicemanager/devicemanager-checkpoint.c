@@ -20,7 +20,9 @@
 #include <nodecm/buf.h>
 #include <nodecm/fs.h>
 #include <nodecm/hash.h>
+#include "base/array.h"
 #include "base/gojson.h"
+#include "base/kubelet-checkpoint.h"
 #include "devicemanager-internal.h"
 
 /* ---- freeing ---- */
@@ -110,15 +112,20 @@ static int type_error(const ncm_gojson *g, ncm_error *err, const char *path, con
                              ncm__gojson_kind_name(k));
 }
 
+static int nul_error(const ncm_gojson *g, ncm_error *err)
+{
+        return ncm_error_set(err, EINVAL, "%s: a string contains \\u0000, which is not supported",
+                             g->name);
+}
+
 /* The string (or, from next_member(), the key) S of LEN bytes as a C string: NUL is refused. */
 static int c_string(const ncm_gojson *g, char **s, size_t len, ncm_error *err)
 {
-        if (strlen(*s) == len)
+        if (ncm__ckpt_c_string(*s, len))
                 return 0;
         free(*s);
         *s = NULL;
-        return ncm_error_set(err, EINVAL, "%s: a string contains \\u0000, which is not supported",
-                             g->name);
+        return nul_error(g, err);
 }
 
 static int dec_cstring(ncm_gojson *g, char **ret, size_t *ret_len, ncm_error *err)
@@ -146,20 +153,18 @@ static int next_key(ncm_gojson *g, bool *first, char **key, ncm_error *err)
 /* A Go string field: null leaves it alone. */
 static int dec_string(ncm_gojson *g, const char *path, char **field, ncm_error *err)
 {
-        ncm_gojson_kind k = ncm__gojson_peek(g);
+        ncm_ckpt_bad bad;
         char *s;
-        int r;
+        int r = ncm__ckpt_string_field(g, &s, NULL, &bad, err);
 
-        if (k == NCM_GOJSON_NULL) {
-                ncm__gojson_skip(g);
-                return 0;
-        }
-        if (k != NCM_GOJSON_STRING)
-                return type_error(g, err, path, "string", k);
-        if ((r = dec_cstring(g, &s, NULL, err)) < 0)
+        if (r == -EINVAL)
+                return bad.nul ? nul_error(g, err) : type_error(g, err, path, "string", bad.kind);
+        if (r < 0)
                 return r;
-        free(*field);
-        *field = s;
+        if (r == 0) {
+                free(*field);
+                *field = s;
+        }
         return 0;
 }
 
@@ -170,7 +175,7 @@ static int dec_strlist(ncm_gojson *g, const char *path, bool *is_null, char ***i
         ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
         char **v = NULL;
-        size_t n = 0;
+        size_t n = 0, cap = 0;
         int r = 0;
 
         *is_null = true;
@@ -184,7 +189,6 @@ static int dec_strlist(ncm_gojson *g, const char *path, bool *is_null, char ***i
                 return type_error(g, err, path, "array of strings", k);
         while (ncm__gojson_next_element(g, &first)) {
                 char *s = NULL;
-                char **nv;
                 k = ncm__gojson_peek(g);
                 if (k == NCM_GOJSON_NULL) {
                         ncm__gojson_skip(g);
@@ -196,15 +200,13 @@ static int dec_strlist(ncm_gojson *g, const char *path, bool *is_null, char ***i
                         r = type_error(g, err, path, "string element", k);
                         break;
                 }
-                nv = s ? realloc(v, (n + 2) * sizeof(*v)) : NULL;
-                if (!nv) {
+                /* the slot after the new string is the (zeroed) terminator */
+                if (!s || ncm__array_grow(v, cap, n + 1) < 0) {
                         free(s);
                         r = ncm_error_set(err, ENOMEM, "out of memory");
                         break;
                 }
-                v = nv;
                 v[n++] = s;
-                v[n] = NULL;
         }
         if (r < 0) {
                 strv_n_free(v, n);
@@ -298,10 +300,14 @@ typedef struct slot {
         size_t cap;
 } slot;
 
-/* The PodDeviceEntries elements that exist: cp->entries[0..max), the first n_entries visible. */
+/*
+ * The PodDeviceEntries elements that exist: cp->entries[0..max), the first n_entries visible;
+ * CAP and VCAP are the capacities of cp->entries and V.
+ */
 typedef struct slots {
         size_t max;
         slot *v;
+        size_t cap, vcap;
 } slots;
 
 /* []byte: a base64 string, null (nil), or an array of byte values decoded over the slice. */
@@ -417,9 +423,8 @@ static int dec_entry(ncm_gojson *g, const char *path, ncm_devmgr_checkpoint_entr
 {
         ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
-        char *key = NULL;
         char sub[512];
-        int r;
+        int r, f;
 
         if (k == NCM_GOJSON_NULL) {
                 ncm__gojson_skip(g);
@@ -427,11 +432,8 @@ static int dec_entry(ncm_gojson *g, const char *path, ncm_devmgr_checkpoint_entr
         }
         if (k != NCM_GOJSON_OBJECT)
                 return type_error(g, err, path, "object", k);
-        while ((r = next_key(g, &first, &key, err)) > 0) {
-                int f = ncm__gojson_field(key, strlen(key), entry_fields,
-                                          NCM_ELEMENTSOF(entry_fields));
-                free(key);
-                key = NULL;
+        while ((r = ncm__ckpt_next_field(g, &first, entry_fields, NCM_ELEMENTSOF(entry_fields), &f,
+                                         err)) > 0) {
                 if (f >= 0)
                         snprintf(sub, sizeof(sub), "%.400s.%s", path, entry_fields[f]);
                 switch (f) {
@@ -471,6 +473,7 @@ static void drop_entries(ncm_devmgr_checkpoint *cp, slots *sl, size_t keep)
         if (keep == 0) {
                 free(cp->entries);
                 cp->entries = NULL;
+                sl->cap = 0;
         }
 }
 
@@ -498,19 +501,11 @@ static int dec_entries(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm_
         cp->entries_null = false;
         while (ncm__gojson_next_element(g, &first)) {
                 if (i == sl->max) {
-                        ncm_devmgr_checkpoint_entry *nv =
-                                        realloc(cp->entries, (i + 1) * sizeof(*nv));
-                        slot *ns;
-                        if (!nv)
+                        if (ncm__array_grow(cp->entries, sl->cap, i) < 0 ||
+                            ncm__array_grow(sl->v, sl->vcap, i) < 0 ||
+                            zero_entry(&cp->entries[i]) < 0)
                                 return ncm_error_set(err, ENOMEM, "out of memory");
-                        cp->entries = nv;
-                        ns = realloc(sl->v, (i + 1) * sizeof(*ns));
-                        if (!ns)
-                                return ncm_error_set(err, ENOMEM, "out of memory");
-                        sl->v = ns;
-                        if (zero_entry(&nv[i]) < 0)
-                                return ncm_error_set(err, ENOMEM, "out of memory");
-                        ns[i] = (slot){0, 0};
+                        sl->v[i] = (slot){0, 0};
                         sl->max++;
                 }
                 if (i >= cp->n_entries)
@@ -591,8 +586,7 @@ static int dec_data(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm_err
         static const char *const fields[] = {"PodDeviceEntries", "RegisteredDevices"};
         ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
-        char *key = NULL;
-        int r;
+        int r, f;
 
         if (k == NCM_GOJSON_NULL) {
                 ncm__gojson_skip(g);
@@ -600,10 +594,7 @@ static int dec_data(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm_err
         }
         if (k != NCM_GOJSON_OBJECT)
                 return type_error(g, err, "Data", "object", k);
-        while ((r = next_key(g, &first, &key, err)) > 0) {
-                int f = ncm__gojson_field(key, strlen(key), fields, NCM_ELEMENTSOF(fields));
-                free(key);
-                key = NULL;
+        while ((r = ncm__ckpt_next_field(g, &first, fields, NCM_ELEMENTSOF(fields), &f, err)) > 0) {
                 if (f == 0)
                         r = dec_entries(g, cp, sl, err);
                 else if (f == 1)
@@ -619,23 +610,16 @@ static int dec_data(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm_err
 /* checksum.Checksum (uint64): strconv.ParseUint of the number's text. */
 static int dec_checksum(ncm_gojson *g, ncm_devmgr_checkpoint *cp, ncm_error *err)
 {
-        ncm_gojson_kind k = ncm__gojson_peek(g);
-        const char *text;
-        size_t n;
+        ncm_ckpt_bad bad;
 
-        if (k == NCM_GOJSON_NULL) {
-                ncm__gojson_skip(g);
+        if (ncm__ckpt_checksum_field(g, &cp->checksum, &bad) >= 0)
                 return 0;
-        }
-        if (k != NCM_GOJSON_NUMBER)
-                return type_error(g, err, "Checksum", "number", k);
-        n = ncm__gojson_number(g, &text);
-        if (!ncm__gojson_parse_uint64(text, n, &cp->checksum))
-                return ncm_error_set(err, EINVAL,
-                                     "%s: Checksum: cannot unmarshal number %.*s into a 64-bit "
-                                     "unsigned integer",
-                                     g->name, (int)(n > 40 ? 40 : n), text);
-        return 0;
+        if (!bad.text)
+                return type_error(g, err, "Checksum", "number", bad.kind);
+        return ncm_error_set(err, EINVAL,
+                             "%s: Checksum: cannot unmarshal number %.*s into a 64-bit "
+                             "unsigned integer",
+                             g->name, (int)(bad.len > 40 ? 40 : bad.len), bad.text);
 }
 
 static const char *const top_fields[] = {"Data", "Checksum"};
@@ -645,8 +629,7 @@ static int dec_document(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm
 {
         ncm_gojson_kind k = ncm__gojson_peek(g);
         bool first = true;
-        char *key = NULL;
-        int r;
+        int r, f;
 
         if (k == NCM_GOJSON_NULL) {
                 ncm__gojson_skip(g);
@@ -656,10 +639,8 @@ static int dec_document(ncm_gojson *g, ncm_devmgr_checkpoint *cp, slots *sl, ncm
                 return ncm_error_set(err, EINVAL,
                                      "%s: expected a JSON object (checkpoint.Data), got %s",
                                      g->name, ncm__gojson_kind_name(k));
-        while ((r = next_key(g, &first, &key, err)) > 0) {
-                int f = ncm__gojson_field(key, strlen(key), top_fields, NCM_ELEMENTSOF(top_fields));
-                free(key);
-                key = NULL;
+        while ((r = ncm__ckpt_next_field(g, &first, top_fields, NCM_ELEMENTSOF(top_fields), &f,
+                                         err)) > 0) {
                 if (f == 0)
                         r = dec_data(g, cp, sl, err);
                 else if (f == 1)
@@ -676,16 +657,13 @@ int ncm_devmgr_checkpoint_parse(const char *text, size_t len, const char *name,
                                 ncm_devmgr_checkpoint **ret, ncm_error *err)
 {
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
-        slots sl = {0, NULL};
+        slots sl = {0, NULL, 0, 0};
         ncm_gojson g;
         int r;
 
         if (!name)
                 name = "<checkpoint>";
-        if (len > NCM_DEVMGR_CHECKPOINT_MAX)
-                return ncm_error_set(err, EFBIG, "%s: checkpoint larger than %u bytes", name,
-                                     NCM_DEVMGR_CHECKPOINT_MAX);
-        r = ncm__gojson_init(&g, text, len, name, err);
+        r = ncm__ckpt_open(&g, text, len, name, NCM_DEVMGR_CHECKPOINT_MAX, err);
         if (r < 0)
                 return r;
         /* The kubelet decodes into a value that starts with [] and {} (not nil). */
@@ -705,30 +683,9 @@ int ncm_devmgr_checkpoint_parse(const char *text, size_t len, const char *name,
 
 int ncm_devmgr_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err)
 {
-        bool first = true, found = false;
-        char *key = NULL;
-        ncm_gojson g;
-        int r;
-
-        if (!name)
-                name = "<checkpoint>";
-        if (len > NCM_DEVMGR_CHECKPOINT_MAX)
-                return ncm_error_set(err, EFBIG, "%s: checkpoint larger than %u bytes", name,
-                                     NCM_DEVMGR_CHECKPOINT_MAX);
-        r = ncm__gojson_init(&g, text, len, name, err);
-        if (r < 0)
-                return r;
-        if (ncm__gojson_peek(&g) != NCM_GOJSON_OBJECT)
-                return 0;
-        while ((r = next_key(&g, &first, &key, err)) > 0) {
-                found |= ncm__gojson_field(key, strlen(key), top_fields, 1) == 0;
-                free(key);
-                key = NULL;
-                ncm__gojson_skip(&g);
-        }
-        if (r < 0)
-                return r;
-        return found ? 1 : 0;
+        /* "Data" alone: a bare {"Checksum": ...} could be any checkpoint */
+        return ncm__ckpt_probe(text, len, name ? name : "<checkpoint>", NCM_DEVMGR_CHECKPOINT_MAX,
+                               top_fields, 1, err);
 }
 
 int ncm_devmgr_checkpoint_drop_pod(ncm_devmgr_checkpoint *cp, const char *pod_uid)
@@ -765,78 +722,58 @@ int ncm_devmgr_checkpoint_load(int rootfd, const char *path, ncm_devmgr_checkpoi
 
 /* ---- go-spew rendering and checksum ---- */
 
-static void spew_strv(ncm_buf *b, bool is_null, char *const *v, size_t n)
+static void spew_entry(ncm_buf *b, const ncm_devmgr_checkpoint_entry *e)
 {
-        if (is_null) {
-                ncm_buf_puts(b, "<nil>");
-                return;
+        /* a slice element: a struct without its type */
+        ncm_buf_putc(b, '{');
+        ncm__spew_field(b, 0, "PodUID", "string");
+        ncm_buf_puts(b, e->pod_uid);
+        ncm__spew_field(b, 1, "ContainerName", "string");
+        ncm_buf_puts(b, e->container_name);
+        ncm__spew_field(b, 2, "ResourceName", "string");
+        ncm_buf_puts(b, e->resource_name);
+        ncm__spew_field(b, 3, "DeviceIDs", "checkpoint.DevicesPerNUMA");
+        if (e->device_ids_null) {
+                ncm__spew_nil(b);
+        } else {
+                ncm_buf_puts(b, "map[");
+                for (size_t k = 0; k < e->n_device_ids; k++) {
+                        char key[24];
+                        snprintf(key, sizeof(key), "%" PRId64, e->device_ids[k].node);
+                        ncm__spew_key(b, k, key);
+                        ncm__spew_strings(b, e->device_ids[k].ids_null, e->device_ids[k].ids,
+                                          e->device_ids[k].n_ids);
+                }
+                ncm_buf_putc(b, ']');
         }
-        ncm_buf_putc(b, '[');
-        for (size_t i = 0; i < n; i++) {
-                if (i)
-                        ncm_buf_putc(b, ' ');
-                ncm_buf_puts(b, v[i]);
-        }
-        ncm_buf_putc(b, ']');
+        ncm__spew_field(b, 4, "AllocResp", "[]uint8");
+        ncm__spew_bytes(b, e->alloc_resp_null, e->alloc_resp, e->alloc_resp_len);
+        ncm_buf_putc(b, '}');
 }
 
 void ncm_devmgr_checkpoint_spew(const ncm_devmgr_checkpoint *cp, ncm_buf *b)
 {
-        ncm_buf_puts(b, "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint."
-                        "PodDevicesEntry)");
+        ncm_buf_puts(b, "(checkpoint.checkpointData){");
+        ncm__spew_field(b, 0, "PodDeviceEntries", "[]checkpoint.PodDevicesEntry");
         if (cp->entries_null) {
-                ncm_buf_puts(b, "<nil>");
+                ncm__spew_nil(b);
         } else {
                 ncm_buf_putc(b, '[');
                 for (size_t i = 0; i < cp->n_entries; i++) {
-                        const ncm_devmgr_checkpoint_entry *e = &cp->entries[i];
-                        if (i)
-                                ncm_buf_putc(b, ' ');
-                        ncm_buf_puts(b, "{PodUID:(string)");
-                        ncm_buf_puts(b, e->pod_uid);
-                        ncm_buf_puts(b, " ContainerName:(string)");
-                        ncm_buf_puts(b, e->container_name);
-                        ncm_buf_puts(b, " ResourceName:(string)");
-                        ncm_buf_puts(b, e->resource_name);
-                        ncm_buf_puts(b, " DeviceIDs:(checkpoint.DevicesPerNUMA)");
-                        if (e->device_ids_null) {
-                                ncm_buf_puts(b, "<nil>");
-                        } else {
-                                ncm_buf_puts(b, "map[");
-                                for (size_t k = 0; k < e->n_device_ids; k++) {
-                                        if (k)
-                                                ncm_buf_putc(b, ' ');
-                                        ncm_buf_printf(b, "%" PRId64 ":", e->device_ids[k].node);
-                                        spew_strv(b, e->device_ids[k].ids_null,
-                                                  e->device_ids[k].ids, e->device_ids[k].n_ids);
-                                }
-                                ncm_buf_putc(b, ']');
-                        }
-                        ncm_buf_puts(b, " AllocResp:([]uint8)");
-                        if (e->alloc_resp_null) {
-                                ncm_buf_puts(b, "<nil>");
-                        } else {
-                                ncm_buf_putc(b, '[');
-                                for (size_t k = 0; k < e->alloc_resp_len; k++)
-                                        ncm_buf_printf(b, k ? " %u" : "%u", e->alloc_resp[k]);
-                                ncm_buf_putc(b, ']');
-                        }
-                        ncm_buf_putc(b, '}');
+                        ncm__spew_sep(b, i);
+                        spew_entry(b, &cp->entries[i]);
                 }
                 ncm_buf_putc(b, ']');
         }
-        ncm_buf_puts(b, " RegisteredDevices:(map[string][]string)");
+        ncm__spew_field(b, 1, "RegisteredDevices", "map[string][]string");
         if (cp->registered_null) {
-                ncm_buf_puts(b, "<nil>");
+                ncm__spew_nil(b);
         } else {
                 ncm_buf_puts(b, "map[");
                 for (size_t i = 0; i < cp->n_registered; i++) {
-                        if (i)
-                                ncm_buf_putc(b, ' ');
-                        ncm_buf_puts(b, cp->registered[i].resource);
-                        ncm_buf_putc(b, ':');
-                        spew_strv(b, cp->registered[i].ids_null, cp->registered[i].ids,
-                                  cp->registered[i].n_ids);
+                        ncm__spew_key(b, i, cp->registered[i].resource);
+                        ncm__spew_strings(b, cp->registered[i].ids_null, cp->registered[i].ids,
+                                          cp->registered[i].n_ids);
                 }
                 ncm_buf_putc(b, ']');
         }
@@ -849,14 +786,8 @@ uint64_t ncm_devmgr_checkpoint_checksum(const ncm_devmgr_checkpoint *cp)
         uint32_t h;
 
         ncm_devmgr_checkpoint_spew(cp, &b);
-        if (ncm_buf_failed(&b)) {
-                /* Out of memory: a value no 32-bit checksum can match. */
-                ncm_buf_done(&b);
-                return UINT64_MAX;
-        }
-        h = ncm_fnv1a32(b.data ? b.data : "", b.len);
-        ncm_buf_done(&b);
-        return h;
+        /* out of memory: a value no 32-bit checksum can match */
+        return ncm__spew_sum(&b, &h) < 0 ? UINT64_MAX : h;
 }
 
 int ncm_devmgr_checkpoint_verify(const ncm_devmgr_checkpoint *cp, ncm_error *err)
