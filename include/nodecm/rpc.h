@@ -81,6 +81,7 @@ typedef struct ncm_rpc_opts {
         uint32_t max_header_list;        /* bytes of a header block; default 64 KiB */
         uint32_t handshake_timeout_ms;   /* until the peer's preface+SETTINGS; default 10 s */
         uint32_t frame_timeout_ms;       /* a started frame must complete; default 10 s */
+        uint32_t stall_timeout_ms;       /* the peer takes none of our output; default 30 s */
         uint32_t idle_timeout_ms;        /* no call open for this long: GOAWAY; 0 = never */
         const char *user_agent;          /* client; default "nodecm-rpc/VERSION"; copied */
 } ncm_rpc_opts;

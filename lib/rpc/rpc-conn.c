@@ -146,7 +146,8 @@ struct ncm_rpc_conn {
         size_t n_open;
         size_t queued_total;
 
-        uint64_t created, last_frame_progress, idle_since;
+        uint64_t created, frame_started, idle_since;
+        uint64_t write_progress; /* when pending output last moved */
         bool handshake_done;
         bool dead;    /* no more reading: EOF, error, timeout */
         bool abandon; /* dead and the rest of the output is not worth waiting for */
@@ -230,6 +231,7 @@ void ncm_rpc_opts_default(ncm_rpc_opts *o)
                         .max_header_list = 64 << 10,
                         .handshake_timeout_ms = 10000,
                         .frame_timeout_ms = 10000,
+                        .stall_timeout_ms = 30000,
                         .idle_timeout_ms = 0,
                         .user_agent = NULL,
         };
@@ -616,6 +618,7 @@ static int rst_to_code(uint32_t e)
         case NGHTTP2_CANCEL:
                 return NCM_RPC_CANCELLED;
         case NGHTTP2_ENHANCE_YOUR_CALM:
+        case NGHTTP2_FLOW_CONTROL_ERROR:
                 return NCM_RPC_RESOURCE_EXHAUSTED;
         case NGHTTP2_INADEQUATE_SECURITY:
                 return NCM_RPC_PERMISSION_DENIED;
@@ -908,7 +911,7 @@ static int conn_init(ncm_rpc_conn *c, const ncm_rpc_opts *opts, const ncm_rpc_en
         c->opts.user_agent = c->user_agent;
         if (env)
                 c->env = *env;
-        c->created = c->idle_since = c->last_frame_progress = now_ms(c);
+        c->created = c->idle_since = c->frame_started = c->write_progress = now_ms(c);
         ncm__rpc_h2track_init(&c->track, c->server);
 
         nghttp2_session_callbacks *cb;
@@ -1103,8 +1106,13 @@ int ncm_rpc_conn_recv(ncm_rpc_conn *c, const uint8_t *data, size_t len, ncm_erro
         if (c->dead)
                 return 0;
         c->depth++;
+        /* A frame's clock starts when it starts, not at its last byte: a peer trickling one
+         * byte at a time does not keep a frame open for ever. */
+        bool was_mid = ncm__rpc_h2track_mid_frame(&c->track);
+        uint64_t completed = c->track.completed;
         ncm__rpc_h2track_feed(&c->track, data, len);
-        c->last_frame_progress = now_ms(c);
+        if (!was_mid || c->track.completed != completed)
+                c->frame_started = now_ms(c);
         h2_ssize n = h2_mem_recv(c->h2, data, len);
         int r = 0;
         if (n < 0) {
@@ -1161,6 +1169,8 @@ int ncm_rpc_conn_pull(ncm_rpc_conn *c, const uint8_t **ret_data, size_t *ret_len
                         memcpy(c->out + c->out_len, p, (size_t)n);
                         c->out_len += (size_t)n;
                 }
+                if (c->out_len > 0)
+                        c->write_progress = now_ms(c);
                 /* Idle connections hold no output buffer (1,000 of them would hold 16 MiB). */
                 if (c->out_len == 0 && c->out_cap > 0) {
                         free(c->out);
@@ -1181,6 +1191,8 @@ int ncm_rpc_conn_pull(ncm_rpc_conn *c, const uint8_t **ret_data, size_t *ret_len
 
 void ncm_rpc_conn_sent(ncm_rpc_conn *c, size_t n)
 {
+        if (n > 0)
+                c->write_progress = now_ms(c);
         c->out_off += n;
         if (c->out_off > c->out_len)
                 c->out_off = c->out_len;
@@ -1207,6 +1219,12 @@ bool ncm_rpc_conn_done(const ncm_rpc_conn *c)
         return !nghttp2_session_want_read(c->h2);
 }
 
+/* Output waits for the peer: unwritten frames, or responses queued behind its windows. */
+static bool output_pending(const ncm_rpc_conn *c)
+{
+        return c->out_off < c->out_len || c->queued_total > 0;
+}
+
 uint64_t ncm_rpc_conn_next_tick(const ncm_rpc_conn *c)
 {
         uint64_t t = NO_DEADLINE;
@@ -1223,7 +1241,12 @@ uint64_t ncm_rpc_conn_next_tick(const ncm_rpc_conn *c)
                         t = h;
         }
         if (c->opts.frame_timeout_ms && ncm__rpc_h2track_mid_frame(&c->track)) {
-                uint64_t h = c->last_frame_progress + c->opts.frame_timeout_ms;
+                uint64_t h = c->frame_started + c->opts.frame_timeout_ms;
+                if (h < t)
+                        t = h;
+        }
+        if (c->opts.stall_timeout_ms && output_pending(c)) {
+                uint64_t h = c->write_progress + c->opts.stall_timeout_ms;
                 if (h < t)
                         t = h;
         }
@@ -1253,8 +1276,15 @@ void ncm_rpc_conn_tick(ncm_rpc_conn *c)
                    now >= c->created + c->opts.handshake_timeout_ms) {
                 timeout_conn(c, "HTTP/2 handshake timed out");
         } else if (c->opts.frame_timeout_ms && ncm__rpc_h2track_mid_frame(&c->track) &&
-                   now >= c->last_frame_progress + c->opts.frame_timeout_ms) {
+                   now >= c->frame_started + c->opts.frame_timeout_ms) {
                 timeout_conn(c, "HTTP/2 frame timed out");
+        } else if (c->opts.stall_timeout_ms && output_pending(c) &&
+                   now >= c->write_progress + c->opts.stall_timeout_ms) {
+                /* The peer took nothing we had for it, neither from the socket nor by opening
+                 * its flow-control window: give up on it. */
+                set_dead(c, "peer stopped reading");
+                c->abandon = true;
+                end_all_calls(c);
         } else if (c->opts.idle_timeout_ms && c->n_open == 0 && !c->shutdown &&
                    now >= c->idle_since + c->opts.idle_timeout_ms) {
                 ncm_rpc_conn_shutdown(c);
@@ -1512,6 +1542,8 @@ int ncm_rpc_call_send(ncm_rpc_call *call, const uint8_t *msg, size_t len)
                 free(ch);
                 return -ENOMEM;
         }
+        if (!output_pending(c))
+                c->write_progress = now_ms(c);
         if (call->qtail)
                 call->qtail->next = ch;
         else

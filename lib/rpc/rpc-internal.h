@@ -79,6 +79,7 @@ typedef struct ncm__rpc_h2track {
         uint8_t hdr[9];
         uint32_t hdr_len;
         uint32_t payload_left;
+        uint64_t completed; /* frames (and the preface) seen whole */
 } ncm__rpc_h2track;
 
 void ncm__rpc_h2track_init(ncm__rpc_h2track *t, bool server);

@@ -244,16 +244,22 @@ void ncm__rpc_h2track_feed(ncm__rpc_h2track *t, const uint8_t *data, size_t len)
                         size_t n = len - i < t->preface_left ? len - i : t->preface_left;
                         t->preface_left -= (uint32_t)n;
                         i += n;
+                        if (t->preface_left == 0)
+                                t->completed++;
                 } else if (t->payload_left > 0) {
                         size_t n = len - i < t->payload_left ? len - i : t->payload_left;
                         t->payload_left -= (uint32_t)n;
                         i += n;
+                        if (t->payload_left == 0)
+                                t->completed++;
                 } else {
                         t->hdr[t->hdr_len++] = data[i++];
                         if (t->hdr_len == 9) {
                                 t->payload_left = (uint32_t)t->hdr[0] << 16 |
                                                   (uint32_t)t->hdr[1] << 8 | t->hdr[2];
                                 t->hdr_len = 0;
+                                if (t->payload_left == 0)
+                                        t->completed++;
                         }
                 }
         }

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,7 @@ static int run_server(const char *self)
         ncm_rpc_opts_default(&opts);
         opts.handshake_timeout_ms = 300;
         opts.frame_timeout_ms = 300;
+        opts.stall_timeout_ms = 1000;
         ncm_rpc_server *srv = ncm_rpc_server_new(&opts);
         ncm_rpc_server_add(srv, "/t.H/Unary", h_unary, NULL);
         ncm_rpc_server_add(srv, "/t.H/Stream", h_stream, NULL);
@@ -225,6 +227,13 @@ static int raw_connect(void)
         struct timeval tv = {.tv_sec = 60};
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         return fd;
+}
+
+/* Whether the server closes its end while we read nothing (60 s guard against hanging). */
+static bool peer_hangs_up(int fd)
+{
+        struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+        return poll(&p, 1, 60000) == 1 && (p.revents & (POLLRDHUP | POLLHUP));
 }
 
 /* Whether the server closes the connection (EOF or reset) after whatever it sends. */
@@ -386,6 +395,22 @@ static int run_client(void)
         check("half a frame: closed", server_closes(fd), NULL);
         close(fd);
 
+        /* A frame trickled one byte at a time: its clock started with its first byte. */
+        fd = raw_connect();
+        const uint8_t settings[] = {0, 0, 0, NGHTTP2_SETTINGS, 0, 0, 0, 0, 0};
+        const uint8_t big_unknown[] = {0, 0x40, 0, 0xfa, 0, 0, 0, 0, 0}; /* 16 KiB, ignored type */
+        send(fd, PREFACE, 24, MSG_NOSIGNAL);
+        send(fd, settings, sizeof(settings), MSG_NOSIGNAL);
+        send(fd, big_unknown, sizeof(big_unknown), MSG_NOSIGNAL);
+        bool closed = false;
+        for (int i = 0; i < 600 && !closed; i++) {
+                struct pollfd pf = {.fd = fd, .events = POLLRDHUP};
+                closed = send(fd, "x", 1, MSG_NOSIGNAL) < 0 ||
+                         (poll(&pf, 1, 100) == 1 && (pf.revents & (POLLRDHUP | POLLHUP)));
+        }
+        check("a frame trickled byte by byte: closed", closed, NULL);
+        close(fd);
+
         /* Half-open connections held open while 1,000 clients call at once. */
         int held[HALF_OPEN];
         for (int i = 0; i < HALF_OPEN; i++) {
@@ -419,6 +444,8 @@ static int run_client(void)
         check("never-reading clients: still serving", still_serving(), NULL);
         ok = calls(100, "/t.H/Unary", 1000, 4 << 20, &res);
         check("never-reading clients: 100 more clients served", ok == 100, NULL);
+        check("never-reading clients: cut off once their output stalls",
+              peer_hangs_up(slow1) && peer_hangs_up(slow2), NULL);
         close(slow1);
         close(slow2);
         check("after the never-reading clients left: still serving", still_serving(), NULL);

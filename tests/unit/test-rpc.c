@@ -553,6 +553,49 @@ static void test_rpc_handshake_and_frame_timeouts(void **state)
         pair_free(p);
 }
 
+static void test_rpc_trickled_frame_and_stalled_output(void **state)
+{
+        (void)state;
+        ncm_rpc_opts o;
+        ncm_rpc_opts_default(&o);
+        pair *p = pair_new(&o);
+        pump(p);
+        /* An ignored extension frame of 64 bytes, one byte now and then. */
+        const uint8_t hdr[] = {0, 0, 64, 0xfa, 0, 0, 0, 0, 0};
+        ncm_rpc_conn_recv(p->s, hdr, sizeof(hdr), NULL);
+        uint64_t started = p->now;
+        for (int i = 0; i < 3; i++) {
+                p->now += o.frame_timeout_ms / 4;
+                ncm_rpc_conn_recv(p->s, (const uint8_t *)"x", 1, NULL);
+                ncm_rpc_conn_tick(p->s);
+                assert_true(ncm_rpc_conn_want_read(p->s));
+        }
+        assert_int_equal(ncm_rpc_conn_next_tick(p->s), started + o.frame_timeout_ms);
+        p->now = started + o.frame_timeout_ms;
+        ncm_rpc_conn_tick(p->s);
+        assert_false(ncm_rpc_conn_want_read(p->s));
+        pair_free(p);
+
+        /* Output pulled and never written: the peer reads nothing. */
+        p = pair_new(&o);
+        pump(p);
+        start(p, "/t.S/Echo", 0, "x");
+        const uint8_t *d;
+        size_t n;
+        ncm_rpc_conn_pull(p->c, &d, &n);
+        ncm_rpc_conn_sent(p->c, n);
+        ncm_rpc_conn_recv(p->s, d, n, NULL);
+        ncm_rpc_conn_pull(p->s, &d, &n);
+        assert_true(n > 0);
+        ncm_rpc_conn_sent(p->s, n / 2);
+        assert_false(ncm_rpc_conn_done(p->s));
+        assert_int_equal(ncm_rpc_conn_next_tick(p->s), p->now + o.stall_timeout_ms);
+        p->now += o.stall_timeout_ms;
+        ncm_rpc_conn_tick(p->s);
+        assert_true(ncm_rpc_conn_done(p->s));
+        pair_free(p);
+}
+
 static void test_rpc_goaway_refuses_new_calls(void **state)
 {
         (void)state;
@@ -603,6 +646,7 @@ int main(void)
                         cmocka_unit_test(test_rpc_back_pressure),
                         cmocka_unit_test(test_rpc_oversized_both_ways),
                         cmocka_unit_test(test_rpc_handshake_and_frame_timeouts),
+                        cmocka_unit_test(test_rpc_trickled_frame_and_stalled_output),
                         cmocka_unit_test(test_rpc_goaway_refuses_new_calls),
                         cmocka_unit_test(test_rpc_garbage_breaks_the_connection),
         };
