@@ -127,10 +127,14 @@ static int cmp_double(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+static double first_median_ns; /* the C client on a kept connection */
+
 static void report(const char *what, double *ns, int n)
 {
         char m[32], p[32];
         qsort(ns, (size_t)n, sizeof(*ns), cmp_double);
+        if (first_median_ns == 0)
+                first_median_ns = ns[n / 2];
         printf("| %s | %d | %s | %s |\n", what, n, bench_fmt_ns(ns[n / 2], m),
                bench_fmt_ns(ns[(size_t)n * 99 / 100], p));
 }
@@ -145,11 +149,14 @@ static bool c_client(const char *target, size_t len, bool reconnect, int n, cons
         /* warm-up: the first calls pay for page faults and the connection's set-up */
         r.n = n / 10;
         next_call(&r);
-        uv_run(&loop, UV_RUN_DEFAULT);
+        /* The kept connection keeps the loop alive: run until the calls are done. */
+        while (r.done < r.n && !r.failed && uv_run(&loop, UV_RUN_ONCE))
+                ;
         r.done = 0;
         r.n = n;
         next_call(&r);
-        uv_run(&loop, UV_RUN_DEFAULT);
+        while (r.done < r.n && !r.failed && uv_run(&loop, UV_RUN_ONCE))
+                ;
         if (r.cl)
                 ncm_rpc_uv_client_close(r.cl);
         uv_run(&loop, UV_RUN_DEFAULT);
@@ -276,6 +283,10 @@ int main(void)
         uv_loop_close(&loop);
         free(held);
 
+        printf("\nThe transport's share of the 300 us Admit target: %.0f%% for a C client on a "
+               "kept "
+               "connection.\n",
+               first_median_ns / 300e3 * 100);
         printf("\n| server RSS | kB |\n|---|---|\n");
         printf("| started, listening | %ld |\n", rss_start);
         printf("| after the C runs above | %ld |\n", rss_after_c);
