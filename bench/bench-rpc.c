@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -241,6 +242,7 @@ int main(void)
                 return 1;
         pid_t pid = fork();
         if (pid == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL); /* the server never outlives the bench */
                 close(fds[0]);
                 _exit(serve(target, fds[1]));
         }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -456,6 +457,10 @@ int main(int argc, char **argv)
 {
         signal(SIGPIPE, SIG_DFL); /* the transport must not need SIGPIPE ignored */
         if (argc == 3 && strcmp(argv[1], "client") == 0) {
+                /* Nothing of this test outlives it, even if the server side dies. */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() == 1)
+                        return 1;
                 target = argv[2];
                 return run_client();
         }
