@@ -2,8 +2,7 @@
 /*
  * nodecm cgroup plan|apply|show|remove|set-cpus POD: the kubelet's kubepods, QoS tier, pod
  * and container cgroups for a pod, planned, made, read back or removed (lib/node's
- * ncm_node_cgroups and the cgroup manager do the work). Output is built in memory and written
- * once.
+ * ncm_node_cgroups and the cgroup manager do the work; this file only parses and prints).
  */
 #include <errno.h>
 #include <getopt.h>
