@@ -308,7 +308,8 @@ typedef struct ncm_tm_provider_ops {
  *              a list explicitly reports LIST_HINTS NULL;
  *   CANDIDATE  each preferred merged hint the merge weighed (a mask that every list offers as
  *              preferred, or "all nodes" when every list has a preferred "any"), fewest nodes
- *              first, then by their lowest ids;
+ *              first, then by their lowest ids; with described lists the first
+ *              NCM_TM_TRACE_CANDIDATES_MAX of them, the last one flagged MORE when others exist;
  *   MERGED     the result, whether the policy admits it, and how hints of the same width were
  *              compared (CLOSEST: by average distance, AVG_DISTANCE the result's; else by ids).
  *
@@ -341,7 +342,15 @@ typedef struct ncm_tm_trace_event {
         bool admit;                 /* MERGED: the policy admits HINT */
         bool closest;               /* MERGED: prefer-closest-numa-nodes compared the widths */
         double avg_distance;        /* MERGED: HINT's average NUMA distance when CLOSEST */
+        /* LIST: the description the merge reads instead of a list (NCM_TM_MERGE_LAZY), else NULL */
+        const ncm_hint_desc *list_desc;
+        /* CANDIDATE: more candidates follow that are not reported (at most
+         * NCM_TM_TRACE_CANDIDATES_MAX are, when lists are described) */
+        bool more;
 } ncm_tm_trace_event;
+
+/* How many CANDIDATE events a merge of described lists reports at most. */
+#define NCM_TM_TRACE_CANDIDATES_MAX 64
 
 typedef struct ncm_tm_trace {
         void (*fn)(void *data, const ncm_tm_trace_event *ev);

@@ -137,6 +137,13 @@ int ncm__tm_merge_fast(const ncm__tm_merger *m, ncm_hint *ret);
 int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret);
 
 /*
+ * The preferred candidates of M (whose lists include described ones, ncm__tm_merger_set_descs),
+ * in the trace's order (fewest nodes, then lowest ids), at most MAX of them into OUT; returns
+ * how many, and sets *RET_MORE when there are others. -ENOMEM.
+ */
+int ncm__tm_lazy_candidates(const ncm__tm_merger *m, ncm_bitmask *out, size_t max, bool *ret_more);
+
+/*
  * Replace every described list of PROVIDERS[0..N) by the list it describes, into *RET (N
  * maps, freed by the caller with ncm_tm_hints_done() on each and free()). -E2BIG when a list
  * has more than MAX hints, -ENOMEM.

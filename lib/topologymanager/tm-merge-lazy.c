@@ -388,14 +388,18 @@ static void fold(const ncm__tm_merger *m, ncm_hint *best, bool *have, ncm_hint c
         }
 }
 
-/* Step 3(a): candidates from the explicit list without a preferred "any" hint. */
-static int preferred_explicit(const lz *z, ncm_hint *best, bool *have)
+/*
+ * Step 3(a): the raw masks of the explicit list without a preferred "any" hint (the one with
+ * fewest such masks) that every other list offers as preferred, into *RET (malloc'd, sorted,
+ * distinct) and *RET_N.
+ */
+static int preferred_explicit(const lz *z, uint64_t **ret, size_t *ret_n)
 {
         const ncm__tm_merger *m = z->m;
-        ncm_autofree uint64_t *masks = NULL;
+        ncm_autofree uint64_t *masks = NULL, *out = NULL;
         ncm_autofree size_t *start = NULL, *len = NULL;
         ncm_autofree bool *any_pref = NULL;
-        size_t total = 0, gen = SIZE_MAX;
+        size_t total = 0, gen = SIZE_MAX, k = 0;
 
         for (size_t i = 0; i < m->n; i++)
                 total += m->lists[i].n;
@@ -424,9 +428,10 @@ static int preferred_explicit(const lz *z, ncm_hint *best, bool *have)
                 if (!any_pref[i] && (gen == SIZE_MAX || len[i] < len[gen]))
                         gen = i;
         }
-        if (gen == SIZE_MAX)
-                return 0; /* not reached: the caller checks */
-        for (size_t c = 0; c < len[gen]; c++) {
+        out = malloc(((gen == SIZE_MAX ? 0 : len[gen]) + 1) * sizeof(*out));
+        if (!out)
+                return -ENOMEM;
+        for (size_t c = 0; gen != SIZE_MAX && c < len[gen]; c++) {
                 uint64_t mask = masks[start[gen] + c];
                 bool ok = true;
                 for (size_t i = 0; i < m->n && ok; i++) {
@@ -437,8 +442,10 @@ static int preferred_explicit(const lz *z, ncm_hint *best, bool *have)
                                 ok = any_pref[i] || contains(&masks[start[i]], len[i], mask);
                 }
                 if (ok)
-                        fold(m, best, have, (ncm_hint){.numa = z->all & mask, .preferred = true});
+                        out[k++] = mask;
         }
+        *ret = NCM_TAKE_PTR(out);
+        *ret_n = k;
         return 0;
 }
 
@@ -568,9 +575,14 @@ int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
 
         /* step 3 */
         if (explicit_gen) {
-                r = preferred_explicit(&z, &best, &have);
+                ncm_autofree uint64_t *cand = NULL;
+                size_t nc = 0;
+                r = preferred_explicit(&z, &cand, &nc);
                 if (r < 0)
                         return r;
+                for (size_t c = 0; c < nc; c++)
+                        fold(m, &best, &have,
+                             (ncm_hint){.numa = z.all & cand[c], .preferred = true});
         } else {
                 ncm_bitmask cand = z.all, x;
                 int fixed = 0;
@@ -603,4 +615,110 @@ int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
                 return r;
         *ret = have ? best : none;
         return 0;
+}
+
+/* ---- the preferred candidates, for the trace ---- */
+
+/* Fewest nodes first, then the lowest ids (the trace's order, kubelet's IterateBitMasks'). */
+static int cmp_trace_order(const void *a, const void *b)
+{
+        ncm_bitmask x = *(const ncm_bitmask *)a, y = *(const ncm_bitmask *)b;
+        int cx = ncm_popcount64(x), cy = ncm_popcount64(y);
+
+        if (cx != cy)
+                return cx < cy ? -1 : 1;
+        while (x != y) {
+                ncm_bitmask lx = x & -x, ly = y & -y;
+                if (lx != ly)
+                        return lx < ly ? -1 : 1;
+                x &= ~lx;
+                y &= ~ly;
+        }
+        return 0;
+}
+
+typedef struct enum_ctx {
+        lz *z;
+        int ids[NCM_BITMASK_MAX_BITS]; /* candidate nodes, ascending */
+        int n;
+        ncm_bitmask *out;
+        size_t max, found;
+} enum_ctx;
+
+/* Masks of C nodes in lexicographic order of their ids: "in" before "out", lowest id first. */
+static bool enum_dfs(enum_ctx *e, int idx, ncm_bitmask in, int c)
+{
+        int need = c - ncm_popcount64(in);
+        ncm_bitmask und = 0;
+
+        if (need == 0) {
+                if (!pref_leaf(e->z, in))
+                        return false;
+                if (e->found < e->max)
+                        e->out[e->found] = in;
+                return ++e->found > e->max; /* one past MAX: there are more, stop */
+        }
+        for (int i = idx; i < e->n; i++)
+                und |= bit(e->ids[i]);
+        if (ncm_popcount64(und) < need || !pref_region(e->z, in, 0, und, need, c))
+                return false;
+        if (enum_dfs(e, idx + 1, in | bit(e->ids[idx]), c))
+                return true;
+        return enum_dfs(e, idx + 1, in, c);
+}
+
+int ncm__tm_lazy_candidates(const ncm__tm_merger *m, ncm_bitmask *out, size_t max, bool *ret_more)
+{
+        ncm_autofree const ncm_hint_desc **desc = calloc(m->n + 1, sizeof(*desc));
+        lz z = {.m = m, .all = m->numa->all};
+        bool explicit_gen = false;
+        ncm_bitmask cand = m->numa->all;
+        enum_ctx e = {.z = &z, .out = out, .max = max};
+        int fixed = 0;
+
+        *ret_more = false;
+        if (!desc)
+                return -ENOMEM;
+        for (size_t i = 0; i < m->n; i++) {
+                const ncm_hint_desc *d = m->descs ? m->descs[i] : NULL;
+                bool any_pref = false;
+                if (d) {
+                        desc[z.k++] = d;
+                        cand &= d->nodes;
+                        continue;
+                }
+                for (size_t j = 0; j < m->lists[i].n && !any_pref; j++)
+                        any_pref = m->lists[i].hints[j].any && m->lists[i].hints[j].preferred;
+                explicit_gen = explicit_gen || !any_pref;
+        }
+        z.desc = desc;
+        if (explicit_gen) {
+                ncm_autofree uint64_t *all = NULL;
+                size_t n = 0;
+                int r = preferred_explicit(&z, &all, &n);
+                if (r < 0)
+                        return r;
+                qsort(all, n, sizeof(*all), cmp_trace_order);
+                for (size_t i = 0; i < n && i < max; i++)
+                        out[i] = all[i];
+                *ret_more = n > max;
+                return (int)(n < max ? n : max);
+        }
+        for (int id = 0; id < 64; id++)
+                if (cand & bit(id))
+                        e.ids[e.n++] = id;
+        for (size_t i = 0; i < z.k; i++) {
+                if (desc[i]->min_sockets != 0)
+                        continue;
+                if (fixed && fixed != desc[i]->pref_size)
+                        return 0; /* two lists prefer different sizes: no candidate */
+                fixed = desc[i]->pref_size;
+        }
+        for (int c = fixed ? fixed : 1; c <= (fixed ? fixed : e.n); c++) {
+                if (enum_dfs(&e, 0, 0, c)) {
+                        *ret_more = true;
+                        break;
+                }
+        }
+        return (int)(e.found < max ? e.found : max);
 }

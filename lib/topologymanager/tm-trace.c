@@ -58,7 +58,24 @@ static int trace_candidates(const ncm__tm_merger *m, const ncm_tm_trace *trace,
 {
         size_t total = 0, nc = 0;
         ncm_autofree ncm_bitmask *cand = NULL;
-        bool all_any = true;
+        bool all_any = true, more = false;
+
+        for (size_t i = 0; i < m->n && m->descs; i++) {
+                if (!m->descs[i])
+                        continue;
+                /* Described lists: a bounded number of candidates, searched in this order. */
+                ncm_bitmask first[NCM_TM_TRACE_CANDIDATES_MAX];
+                int k = ncm__tm_lazy_candidates(m, first, NCM_TM_TRACE_CANDIDATES_MAX, &more);
+                if (k < 0)
+                        return k;
+                for (int c = 0; c < k; c++) {
+                        ncm_tm_trace_event ev = {.kind = NCM_TM_TRACE_CANDIDATE, .call = call};
+                        ev.hint = (ncm_hint){.numa = m->numa->all & first[c], .preferred = true};
+                        ev.more = more && c == k - 1;
+                        trace->fn(trace->data, &ev);
+                }
+                return 0;
+        }
 
         for (size_t i = 0; i < m->n; i++)
                 total += m->lists[i].n;
@@ -124,6 +141,8 @@ int ncm__tm_trace_lists(const ncm__tm_merger *m, const ncm_tm_hints *providers, 
                         const ncm_hint_list *hl = &order[r]->list;
                         ev.resource = order[r]->resource;
                         /* a described list is the provider's hints, unless it has none */
+                        if (order[r]->desc && m->descs && m->descs[k])
+                                ev.list_desc = m->descs[k];
                         if (order[r]->desc)
                                 ev.list = order[r]->desc->narrowest ? NCM_TM_LIST_HINTS
                                                                     : NCM_TM_LIST_UNSATISFIABLE;
@@ -131,10 +150,11 @@ int ncm__tm_trace_lists(const ncm__tm_merger *m, const ncm_tm_hints *providers, 
                                 ev.list = hl->nil      ? NCM_TM_LIST_NO_PREFERENCE
                                           : hl->n == 0 ? NCM_TM_LIST_UNSATISFIABLE
                                                        : NCM_TM_LIST_HINTS;
-                        ev.list_hints = m->lists[k].hints;
-                        ev.n_list_hints = m->lists[k].n;
+                        ev.list_hints = ev.list_desc ? NULL : m->lists[k].hints;
+                        ev.n_list_hints = ev.list_desc ? 0 : m->lists[k].n;
                         k++;
                         trace->fn(trace->data, &ev);
+                        ev.list_desc = NULL;
                 }
         }
         return trace_candidates(m, trace, call);

@@ -233,6 +233,81 @@ static void test_tm_lazy_outside_nodes(void **state)
         ncm_tm_policy_free(p);
 }
 
+/* ---- the trace: described lists report the listed merge's candidates ---- */
+
+typedef struct trace_rec {
+        ncm_bitmask cand[512];
+        size_t n_cand;
+        bool more;
+        size_t lists, described;
+        ncm_hint merged;
+} trace_rec;
+
+static void record(void *data, const ncm_tm_trace_event *ev)
+{
+        trace_rec *t = data;
+        switch (ev->kind) {
+        case NCM_TM_TRACE_CANDIDATE:
+                if (t->n_cand < 512)
+                        t->cand[t->n_cand++] = ev->hint.numa;
+                t->more = t->more || ev->more;
+                break;
+        case NCM_TM_TRACE_LIST:
+                t->lists++;
+                t->described += ev->list_desc != NULL;
+                if (ev->list_desc)
+                        assert_null(ev->list_hints);
+                break;
+        case NCM_TM_TRACE_MERGED:
+                t->merged = ev->hint;
+                break;
+        default:
+                break;
+        }
+}
+
+static void test_tm_lazy_trace_candidates(void **state)
+{
+        lg_rng r = {.s = 77};
+        size_t checked = 0, truncated = 0;
+        (void)state;
+        for (int iter = 0; iter < 3000; iter++) {
+                lg_scenario s;
+                ncm_tm_policy *p;
+                trace_rec lazy = {0}, fast = {0};
+                ncm_tm_trace tl = {record, &lazy}, tf = {record, &fast};
+                ncm_hint h;
+                bool admit;
+
+                if (lg_scenario_random(&r, &s, 1, 8, iter % 2 ? 30 : 0) < 0)
+                        fail_msg("scenario");
+                p = make_policy(&s);
+                assert_int_equal(ncm__tm_policy_merge_traced(p, s.prov, s.n_prov, NCM_TM_MERGE_LAZY,
+                                                             &tl, NULL, &h, &admit, NULL),
+                                 0);
+                assert_int_equal(ncm__tm_policy_merge_traced(p, s.prov, s.n_prov, NCM_TM_MERGE_FAST,
+                                                             &tf, NULL, &h, &admit, NULL),
+                                 0);
+                assert_true(same(lazy.merged, fast.merged));
+                assert_int_equal(lazy.lists, fast.lists);
+                if (fast.n_cand <= NCM_TM_TRACE_CANDIDATES_MAX) {
+                        assert_false(lazy.more);
+                        assert_int_equal(lazy.n_cand, fast.n_cand);
+                } else {
+                        assert_true(lazy.more);
+                        assert_int_equal(lazy.n_cand, NCM_TM_TRACE_CANDIDATES_MAX);
+                        truncated++;
+                }
+                for (size_t c = 0; c < lazy.n_cand; c++)
+                        assert_int_equal(lazy.cand[c], fast.cand[c]);
+                checked += lazy.described > 0;
+                ncm_tm_policy_free(p);
+                lg_scenario_done(&s);
+        }
+        printf("# %zu merges with described lists traced, %zu truncated\n", checked, truncated);
+        assert_true(checked > 1000);
+}
+
 /* ---- admission through the scopes: descriptions and lists give the same results ---- */
 
 typedef struct fake_provider {
@@ -346,6 +421,7 @@ int main(void)
                         cmocka_unit_test(test_tm_lazy_large),
                         cmocka_unit_test(test_tm_lazy_64_nodes),
                         cmocka_unit_test(test_tm_lazy_outside_nodes),
+                        cmocka_unit_test(test_tm_lazy_trace_candidates),
                         cmocka_unit_test(test_tm_lazy_scopes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
