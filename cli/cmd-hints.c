@@ -46,27 +46,17 @@ static void usage(FILE *f)
 /* The page: total, then LIMIT hints from OFFSET on. */
 static int page(const cli_cpu_args *a, const ncm_hint_desc *d, ncm_buf *out, ncm_error *err)
 {
-        ncm_hint_desc_iter it;
-        ncm_hint h;
+        ncm_hint_list l = NCM_HINT_LIST_INIT;
         uint64_t total;
-        long long skipped = 0, n = 0;
-        int r = ncm_hint_desc_count(d, &total, err);
+        int r = ncm_hint_page(NULL, d, (uint64_t)a->offset, (size_t)a->limit, &l, &total, err);
 
         if (r < 0)
                 return r;
-        ncm_buf_printf(out, "{\"total\": %llu, \"offset\": %lld, \"limit\": %lld, \"hints\": [",
+        ncm_buf_printf(out, "{\"total\": %llu, \"offset\": %lld, \"limit\": %lld, \"hints\": ",
                        (unsigned long long)total, a->offset, a->limit);
-        ncm_hint_desc_iter_init(&it, d);
-        while (n < a->limit && ncm_hint_desc_iter_next(&it, &h)) {
-                if (skipped < a->offset) {
-                        skipped++;
-                        continue;
-                }
-                if (n++ > 0)
-                        ncm_buf_puts(out, ", ");
-                ncm_hint_format_json(&h, out);
-        }
-        ncm_buf_puts(out, "]}\n");
+        ncm_cpu_hints_format_json(&l, out);
+        ncm_buf_puts(out, "}\n");
+        ncm_hint_list_done(&l);
         return 0;
 }
 

@@ -94,6 +94,9 @@ NCM_API ncm_bitmask ncm_hint_desc_nodes(const ncm_hint_desc *d) NCM_PURE;
 /* The kubelet's minAffinitySize: the node count of preferred hints (without socket alignment). */
 NCM_API int ncm_hint_desc_preferred_size(const ncm_hint_desc *d) NCM_PURE;
 
+/* Whether hints are also preferred for the sockets they span (align-by-socket). */
+NCM_API bool ncm_hint_desc_socket_aligned(const ncm_hint_desc *d) NCM_PURE;
+
 /* The node count of the narrowest hint; 0 when the list is empty. */
 NCM_API int ncm_hint_desc_narrowest(const ncm_hint_desc *d) NCM_PURE;
 
@@ -131,6 +134,19 @@ NCM_API bool ncm_hint_desc_iter_next(ncm_hint_desc_iter *it, ncm_hint *ret);
  */
 NCM_API int ncm_hint_desc_materialize(const ncm_hint_desc *d, size_t max, ncm_hint_list *out,
                                       ncm_error *err);
+
+/*
+ * One page of a resource's hints, listed (LIST) or described (DESC; LIST is then ignored): the
+ * hints from position OFFSET on, at most LIMIT of them, appended to OUT in the kubelet's order
+ * (OUT->nil copies LIST's "no preference"), and how many there are in all (*RET_TOTAL). What
+ * explanations show (nodecm simulate --explain, the control API's Explain): bounded however
+ * many hints there are. Skipping OFFSET described hints takes time, not memory. Returns 0, or
+ * 1 when a description cannot be counted (ncm_hint_desc_count's -E2BIG: resources on several
+ * nodes touching more than 24 nodes): *RET_TOTAL is then only a lower bound (the hints up to
+ * the page's end, one more when others follow). -ENOMEM.
+ */
+NCM_API int ncm_hint_page(const ncm_hint_list *list, const ncm_hint_desc *desc, uint64_t offset,
+                          size_t limit, ncm_hint_list *out, uint64_t *ret_total, ncm_error *err);
 
 /* A copy (sealed or not). NULL for out-of-memory. */
 NCM_API ncm_hint_desc *ncm_hint_desc_dup(const ncm_hint_desc *d);

@@ -398,6 +398,11 @@ int ncm_hint_desc_preferred_size(const ncm_hint_desc *d)
         return d->pref_size;
 }
 
+bool ncm_hint_desc_socket_aligned(const ncm_hint_desc *d)
+{
+        return d->min_sockets > 0;
+}
+
 int ncm_hint_desc_narrowest(const ncm_hint_desc *d)
 {
         return d->narrowest;
@@ -617,6 +622,50 @@ int ncm_hint_desc_materialize(const ncm_hint_desc *d, size_t max, ncm_hint_list 
                         out->n = first;
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 }
+        }
+        return 0;
+}
+
+int ncm_hint_page(const ncm_hint_list *list, const ncm_hint_desc *desc, uint64_t offset,
+                  size_t limit, ncm_hint_list *out, uint64_t *ret_total, ncm_error *err)
+{
+        size_t first = out->n;
+
+        if (!desc) {
+                for (uint64_t i = offset; i < list->n && out->n - first < limit; i++) {
+                        if (ncm_hint_list_append(out, list->hints[i]) < 0) {
+                                out->n = first;
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        }
+                }
+                out->nil = list->nil;
+                *ret_total = list->n;
+                return 0;
+        }
+        {
+                ncm_hint_desc_iter it;
+                ncm_hint h;
+                uint64_t total, skipped = 0;
+                bool exact = ncm_hint_desc_count(desc, &total, NULL) == 0;
+
+                out->nil = false;
+                ncm_hint_desc_iter_init(&it, desc);
+                while (out->n - first < limit && ncm_hint_desc_iter_next(&it, &h)) {
+                        if (skipped < offset) {
+                                skipped++;
+                                continue;
+                        }
+                        if (ncm_hint_list_append(out, h) < 0) {
+                                out->n = first;
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        }
+                }
+                if (exact) {
+                        *ret_total = total;
+                        return 0;
+                }
+                *ret_total = skipped + (out->n - first) + ncm_hint_desc_iter_next(&it, &h);
+                return 1;
         }
         return 0;
 }

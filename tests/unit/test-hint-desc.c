@@ -208,6 +208,70 @@ static void test_hint_desc_iter_pages(void **state)
         ncm_hint_desc_free(d);
 }
 
+/* Pages of a described list are pages of the listed one; a listed list pages the same way. */
+static void test_hint_desc_page(void **state)
+{
+        lg_rng r = {.s = 13};
+        (void)state;
+        for (int iter = 0; iter < 500; iter++) {
+                lg_machine m;
+                ncm_hint_desc *d;
+                ncm_hint_list all = NCM_HINT_LIST_INIT;
+                uint64_t off = lg_below(&r, 40);
+                size_t lim = lg_below(&r, 40);
+                lg_machine_random(&r, &m, 1, 8);
+                d = lg_desc_random(&r, &m);
+                assert_non_null(d);
+                assert_int_equal(ncm_hint_desc_materialize(d, 1 << 20, &all, NULL), 0);
+                for (int listed = 0; listed < 2; listed++) {
+                        ncm_hint_list page = NCM_HINT_LIST_INIT;
+                        uint64_t total = 0;
+                        assert_int_equal(ncm_hint_page(&all, listed ? NULL : d, off, lim, &page,
+                                                       &total, NULL),
+                                         0);
+                        assert_int_equal(total, all.n);
+                        assert_int_equal(page.n, off >= all.n        ? 0
+                                                 : all.n - off < lim ? all.n - off
+                                                                     : lim);
+                        for (size_t i = 0; i < page.n; i++) {
+                                assert_int_equal(page.hints[i].numa, all.hints[off + i].numa);
+                                assert_int_equal(page.hints[i].preferred,
+                                                 all.hints[off + i].preferred);
+                        }
+                        ncm_hint_list_done(&page);
+                }
+                ncm_hint_list_done(&all);
+                ncm_hint_desc_free(d);
+        }
+}
+
+/* A description that cannot be counted still pages, with a lower bound for its total. */
+static void test_hint_desc_uncountable(void **state)
+{
+        int ids[32];
+        ncm_hint_desc *d = NULL;
+        ncm_hint_list page = NCM_HINT_LIST_INIT;
+        ncm_error err = NCM_ERROR_INIT;
+        uint64_t total;
+        (void)state;
+        for (int i = 0; i < 32; i++)
+                ids[i] = i;
+        /* one device on 30 nodes: counting would enumerate 2^30 subsets */
+        assert_int_equal(ncm_hint_desc_new(ids, 32, 1, &d, NULL), 0);
+        assert_int_equal(ncm_hint_desc_add_available(d, UINT64_C(0x3fffffff), 1), 0);
+        assert_int_equal(ncm_hint_desc_add_capacity(d, UINT64_C(0x3fffffff), 1), 0);
+        assert_int_equal(ncm_hint_desc_seal(d, NULL), 0);
+        assert_int_equal(ncm_hint_desc_count(d, &total, &err), -E2BIG);
+        assert_non_null(strstr(err.msg, "30 nodes"));
+        assert_int_equal(ncm_hint_page(NULL, d, 0, 10, &page, &total, NULL), 1);
+        assert_int_equal(page.n, 10);
+        assert_int_equal(total, 11); /* ten shown, more follow */
+        assert_int_equal(page.hints[0].numa, 1);
+        assert_true(page.hints[0].preferred);
+        ncm_hint_list_done(&page);
+        ncm_hint_desc_free(d);
+}
+
 /* Building: ids, weights, states the queries refuse. */
 static void test_hint_desc_build(void **state)
 {
@@ -254,6 +318,8 @@ int main(void)
                         cmocka_unit_test(test_hint_desc_random),
                         cmocka_unit_test(test_hint_desc_feasible),
                         cmocka_unit_test(test_hint_desc_iter_pages),
+                        cmocka_unit_test(test_hint_desc_page),
+                        cmocka_unit_test(test_hint_desc_uncountable),
                         cmocka_unit_test(test_hint_desc_build),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
