@@ -154,15 +154,24 @@ typedef enum ncm_node_event_kind {
         NCM_NODE_EVENT_ALLOCATE, /* a provider's allocation for a container */
 } ncm_node_event_kind;
 
+/*
+ * Explanations show at most this many hints of a resource (the kubelet's order), then how many
+ * there are: every hint of a machine with up to 8 NUMA nodes, a bounded page beyond
+ * (ncm_hint_page() gives any page).
+ */
+#define NCM_NODE_EXPLAIN_HINTS_MAX 256
+
 typedef struct ncm_node_event {
         ncm_node_event_kind kind;
         char *container;      /* NULL: the whole pod (pod scope hints and merge) */
         const char *provider; /* "cpu", "devices" (static); NULL for MERGE */
-        ncm_tm_hints hints;   /* HINTS: resource -> hints; no resource: no preference at all */
-        ncm_hint hint;        /* MERGE: the merged hint; ALLOCATE: the affinity passed in */
-        bool ok;              /* MERGE: the policy admits it; ALLOCATE: it succeeded */
-        char *text;   /* MERGE: why this hint won; ALLOCATE: what was allocated, or why not */
-        char **steps; /* ALLOCATE: how the allocator chose, one line each */
+        /* HINTS: resource -> hints as the provider gave them, a list or a description (its
+         * desc; page it with ncm_hint_page()); no resource: no preference at all */
+        ncm_tm_hints hints;
+        ncm_hint hint; /* MERGE: the merged hint; ALLOCATE: the affinity passed in */
+        bool ok;       /* MERGE: the policy admits it; ALLOCATE: it succeeded */
+        char *text;    /* MERGE: why this hint won; ALLOCATE: what was allocated, or why not */
+        char **steps;  /* ALLOCATE: how the allocator chose, one line each */
         size_t n_steps;
 } ncm_node_event;
 

@@ -12,39 +12,36 @@
 
 #include "node-internal.h"
 
-/* kubelet returns a nil map ("no preference") when the container gets no exclusive CPUs. */
-static int to_tm_hints(ncm_hint_list *l, ncm_tm_hints *ret, ncm_error *err)
+/*
+ * kubelet returns a nil map ("no preference") when the container gets no exclusive CPUs (D is
+ * NULL then); otherwise the "cpu" list, described rather than listed (the lazy merge reads it
+ * as it is; 2^N masks are never walked).
+ */
+static int to_tm_hints(ncm_hint_desc *d, ncm_tm_hints *ret, ncm_error *err)
 {
-        if (l->nil)
+        if (!d)
                 return 0;
-        return ncm_tm_hints_add(ret, NCM_RESOURCE_CPU, l->hints, l->n, false, NULL, err);
+        return ncm_tm_hints_add_desc(ret, NCM_RESOURCE_CPU, d, err);
 }
 
 static int cpu_container_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
                                ncm_error *err)
 {
         ncm_node *n = data;
-        ncm_hint_list l = NCM_HINT_LIST_INIT;
-        int r;
+        ncm_hint_desc *d = NULL;
+        int r = ncm_cpu_policy_hints_describe(n->cpu, n->cpu_state, call->pod, call->container, &d,
+                                              err);
 
-        r = ncm_cpu_policy_hints(n->cpu, n->cpu_state, call->pod, call->container, &l, err);
-        if (r >= 0)
-                r = to_tm_hints(&l, ret, err);
-        ncm_hint_list_done(&l);
-        return r;
+        return r < 0 ? r : to_tm_hints(d, ret, err);
 }
 
 static int cpu_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret, ncm_error *err)
 {
         ncm_node *n = data;
-        ncm_hint_list l = NCM_HINT_LIST_INIT;
-        int r;
+        ncm_hint_desc *d = NULL;
+        int r = ncm_cpu_policy_pod_hints_describe(n->cpu, n->cpu_state, call->pod, &d, err);
 
-        r = ncm_cpu_policy_pod_hints(n->cpu, n->cpu_state, call->pod, &l, err);
-        if (r >= 0)
-                r = to_tm_hints(&l, ret, err);
-        ncm_hint_list_done(&l);
-        return r;
+        return r < 0 ? r : to_tm_hints(d, ret, err);
 }
 
 /* Why container C gets no exclusive CPUs, or NULL when it does (kubelet's guaranteedCPUs). */

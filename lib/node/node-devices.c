@@ -183,12 +183,17 @@ int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *
  * The hint provider
  */
 
+/* Each resource's hints as the device manager gave them: a description, or nil / empty. */
 static int to_tm_hints(ncm_devmgr_hints *dh, ncm_tm_hints *ret, ncm_error *err)
 {
         for (size_t i = 0; i < dh->n; i++) {
-                const ncm_devmgr_resource_hints *rh = &dh->v[i];
-                int r = ncm_tm_hints_add(ret, rh->resource, rh->hints.hints, rh->hints.n,
-                                         rh->hints.nil, NULL, err);
+                ncm_devmgr_resource_hints *rh = &dh->v[i];
+                int r;
+                if (rh->desc)
+                        r = ncm_tm_hints_add_desc(ret, rh->resource, NCM_TAKE_PTR(rh->desc), err);
+                else
+                        r = ncm_tm_hints_add(ret, rh->resource, rh->hints.hints, rh->hints.n,
+                                             rh->hints.nil, NULL, err);
                 if (r < 0)
                         return r;
         }
@@ -200,7 +205,8 @@ static int dev_container_hints(void *data, const ncm_tm_call *call, ncm_tm_hints
 {
         ncm_node *n = data;
         ncm_devmgr_hints dh = NCM_DEVMGR_HINTS_INIT;
-        int r = ncm_devmgr_pod_container_hints(n->dev, call->pod, call->container, &dh, err);
+        int r = ncm_devmgr_pod_container_hints_describe(n->dev, call->pod, call->container, &dh,
+                                                        err);
 
         if (r >= 0)
                 r = to_tm_hints(&dh, ret, err);
@@ -212,7 +218,7 @@ static int dev_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
 {
         ncm_node *n = data;
         ncm_devmgr_hints dh = NCM_DEVMGR_HINTS_INIT;
-        int r = ncm_devmgr_pod_scope_hints(n->dev, call->pod, &dh, err);
+        int r = ncm_devmgr_pod_scope_hints_describe(n->dev, call->pod, &dh, err);
 
         if (r >= 0)
                 r = to_tm_hints(&dh, ret, err);

@@ -76,9 +76,11 @@ static void merge_reset(node_txn *t)
         for (size_t i = 0; i < t->n_lists; i++) {
                 free(t->lists[i].resource);
                 free(t->lists[i].hints);
+                ncm_hint_desc_free(t->lists[i].desc);
         }
         t->n_lists = 0;
         t->n_cand = 0;
+        t->cand_more = false;
         memset(t->shown, 0, sizeof(t->shown));
 }
 
@@ -119,6 +121,57 @@ static const char *list_name(const node_merge_list *l)
         return l->resource ? l->resource : provider_names[l->provider];
 }
 
+/* How many of a described list's preferred hints an explanation names, and looks through. */
+#define PREFERRED_SHOWN 16
+#define PREFERRED_LOOKED_AT 4096
+
+/*
+ * The preferred hints of list L, as " [0]* [1]*"; " nothing preferred" when it has none. A
+ * described list can have very many: the first PREFERRED_SHOWN are named, in the kubelet's
+ * order, then " …" when more may follow (the walk stops after PREFERRED_LOOKED_AT hints).
+ */
+static void put_preferred(const node_merge_list *l, bool snn, ncm_buf *b)
+{
+        bool none = true;
+
+        if (l->desc) {
+                ncm_hint_desc_iter it;
+                ncm_hint h;
+                int shown = 0, looked = 0, last = ncm_hint_desc_preferred_size(l->desc);
+                bool more = false;
+                ncm_hint_desc_iter_init(&it, l->desc);
+                while (ncm_hint_desc_iter_next(&it, &h)) {
+                        /* past the preferred size only socket alignment prefers a hint */
+                        if (!ncm_hint_desc_socket_aligned(l->desc) &&
+                            ncm_bitmask_count(h.numa) > last)
+                                break;
+                        if (++looked > PREFERRED_LOOKED_AT ||
+                            (h.preferred && shown == PREFERRED_SHOWN)) {
+                                more = true;
+                                break;
+                        }
+                        if (!h.preferred)
+                                continue;
+                        ncm_buf_putc(b, ' ');
+                        ncm_hint_format(&h, false, b);
+                        shown++;
+                        none = false;
+                }
+                if (more)
+                        ncm_buf_puts(b, " …");
+                none = none && !more;
+        }
+        for (size_t j = 0; j < l->n; j++) {
+                if (!l->hints[j].preferred)
+                        continue;
+                ncm_buf_putc(b, ' ');
+                ncm_hint_format(&l->hints[j], false, b);
+                none = false;
+        }
+        if (none)
+                ncm_buf_puts(b, snn ? " no preferred single-NUMA hint" : " nothing preferred");
+}
+
 /* The reasoning about the merged hint M over the lists and candidates recorded in T. */
 static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *b)
 {
@@ -130,7 +183,7 @@ static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *
                 if (t->lists[i].kind == NCM_TM_LIST_UNSATISFIABLE)
                         ncm_buf_printf(b, "%s cannot be satisfied (no hint); ",
                                        list_name(&t->lists[i]));
-                emptied = emptied || t->lists[i].n == 0;
+                emptied = emptied || (t->lists[i].n == 0 && !t->lists[i].desc);
         }
         if (m->hint.preferred) {
                 if (t->n_cand <= 1) {
@@ -142,6 +195,8 @@ static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *
                                 ncm_bitmask_format_ids(t->cand[c], b);
                                 ncm_buf_putc(b, ']');
                         }
+                        if (t->cand_more)
+                                ncm_buf_puts(b, " …");
                         if (m->closest)
                                 ncm_buf_printf(b,
                                                " it is the closest (fewest NUMA nodes, then "
@@ -159,7 +214,7 @@ static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *
                 ncm_buf_puts(b, "single-numa-node keeps only preferred hints for one NUMA node "
                                 "(or any), and none is left for");
                 for (size_t i = 0; i < t->n_lists; i++) {
-                        if (t->lists[i].n != 0)
+                        if (t->lists[i].n != 0 || t->lists[i].desc)
                                 continue;
                         ncm_buf_printf(b, "%s %s", first ? "" : ",", list_name(&t->lists[i]));
                         first = false;
@@ -168,19 +223,8 @@ static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *
         } else {
                 ncm_buf_puts(b, "no NUMA set is preferred by every resource (");
                 for (size_t i = 0; i < t->n_lists; i++) {
-                        const node_merge_list *l = &t->lists[i];
-                        bool none = true;
-                        ncm_buf_printf(b, "%s%s:", i ? "; " : "", list_name(l));
-                        for (size_t j = 0; j < l->n; j++) {
-                                if (!l->hints[j].preferred)
-                                        continue;
-                                ncm_buf_putc(b, ' ');
-                                ncm_hint_format(&l->hints[j], false, b);
-                                none = false;
-                        }
-                        if (none)
-                                ncm_buf_puts(b, snn ? " no preferred single-NUMA hint"
-                                                    : " nothing preferred");
+                        ncm_buf_printf(b, "%s%s:", i ? "; " : "", list_name(&t->lists[i]));
+                        put_preferred(&t->lists[i], snn, b);
                 }
                 ncm_buf_puts(b, "); the best merge that is not preferred is ");
                 ncm_hint_format(&m->hint, false, b);
@@ -209,8 +253,24 @@ static int on_hints(node_txn *t, const ncm_tm_trace_event *ev)
                 return -ENOMEM;
         for (size_t i = 0; i < ev->hints->n; i++) {
                 const ncm_tm_resource_hints *rh = &ev->hints->res[i];
-                int r = ncm_tm_hints_add(&e->hints, rh->resource, rh->list.hints, rh->list.n,
-                                         rh->list.nil, NULL, NULL);
+                int r;
+                uint64_t total = 0;
+                /* a description is listed when its list is short (machines up to 8 NUMA
+                 * nodes), else kept as it is: a few hundred bytes, however many hints */
+                if (rh->desc && (ncm_hint_desc_count(rh->desc, &total, NULL) < 0 ||
+                                 total > NCM_NODE_EXPLAIN_HINTS_MAX)) {
+                        ncm_hint_desc *d = ncm_hint_desc_dup(rh->desc);
+                        r = d ? ncm_tm_hints_add_desc(&e->hints, rh->resource, d, NULL) : -ENOMEM;
+                } else if (rh->desc) {
+                        ncm_hint_list *l;
+                        r = ncm_tm_hints_add(&e->hints, rh->resource, NULL, 0, false, &l, NULL);
+                        if (r >= 0)
+                                r = ncm_hint_desc_materialize(rh->desc, NCM_NODE_EXPLAIN_HINTS_MAX,
+                                                              l, NULL);
+                } else {
+                        r = ncm_tm_hints_add(&e->hints, rh->resource, rh->list.hints, rh->list.n,
+                                             rh->list.nil, NULL, NULL);
+                }
                 if (r < 0)
                         return r;
         }
@@ -229,6 +289,10 @@ static int on_list(node_txn *t, const ncm_tm_trace_event *ev)
         *l = (node_merge_list){.provider = ev->provider, .kind = ev->list};
         if (ev->resource && !(l->resource = strdup(ev->resource)))
                 return -ENOMEM;
+        if (ev->list_desc && !(l->desc = ncm_hint_desc_dup(ev->list_desc))) {
+                free(l->resource);
+                return -ENOMEM;
+        }
         if (ev->n_list_hints && ev->list_hints) {
                 l->hints = malloc(ev->n_list_hints * sizeof(*l->hints));
                 if (!l->hints) {
@@ -246,6 +310,7 @@ static int on_candidate(node_txn *t, const ncm_tm_trace_event *ev)
 {
         if (ncm__array_grow(t->cand, t->cap_cand, t->n_cand) < 0)
                 return -ENOMEM;
+        t->cand_more = t->cand_more || ev->more;
         t->cand[t->n_cand++] =
                         ev->hint.any ? ncm_tm_policy_default_affinity(ncm_tm_get_policy(t->n->tm))
                                      : ev->hint.numa;

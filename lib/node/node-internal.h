@@ -94,6 +94,7 @@ typedef struct node_merge_list {
         ncm_tm_list_kind kind;
         ncm_hint *hints;
         size_t n;
+        ncm_hint_desc *desc; /* a described list (a copy), instead of HINTS */
 } node_merge_list;
 
 /*
@@ -113,6 +114,7 @@ typedef struct node_txn {
         size_t n_lists, cap_lists;
         ncm_bitmask *cand;
         size_t n_cand, cap_cand;
+        bool cand_more; /* the trace reported the first candidates only */
 } node_txn;
 
 struct ncm_node {

@@ -51,26 +51,64 @@ static void json_hint(ncm_buf *b, const ncm_hint *h)
         ncm_buf_printf(b, ", \"preferred\": %s}", h->preferred ? "true" : "false");
 }
 
+/*
+ * {"cpu": [hints]}: each resource's hints, a described list paged (the first
+ * NCM_NODE_EXPLAIN_HINTS_MAX). When a list is cut, "total" follows: {"cpu": 65535} (null for
+ * one that cannot be counted: devices on several nodes touching more than 24 nodes).
+ */
 static void json_hints(ncm_buf *b, const ncm_tm_hints *h)
 {
+        bool cut = false;
+
         ncm_buf_putc(b, '{');
         for (size_t i = 0; i < h->n; i++) {
-                const ncm_hint_list *l = &h->res[i].list;
+                ncm_hint_list l = NCM_HINT_LIST_INIT;
+                uint64_t total = 0;
                 if (i)
                         ncm_buf_puts(b, ", ");
                 json_str(b, h->res[i].resource);
                 ncm_buf_puts(b, ": ");
-                if (l->nil) {
+                if (ncm_hint_page(&h->res[i].list, h->res[i].desc, 0, NCM_NODE_EXPLAIN_HINTS_MAX,
+                                  &l, &total, NULL) < 0) {
+                        ncm_hint_list_done(&l);
                         ncm_buf_puts(b, "null");
                         continue;
                 }
+                if (l.nil) {
+                        ncm_buf_puts(b, "null");
+                        continue;
+                }
+                cut = cut || total > l.n;
                 ncm_buf_putc(b, '[');
-                for (size_t j = 0; j < l->n; j++) {
+                for (size_t j = 0; j < l.n; j++) {
                         if (j)
                                 ncm_buf_puts(b, ", ");
-                        json_hint(b, &l->hints[j]);
+                        json_hint(b, &l.hints[j]);
                 }
                 ncm_buf_putc(b, ']');
+                ncm_hint_list_done(&l);
+        }
+        ncm_buf_putc(b, '}');
+        if (!cut)
+                return;
+        ncm_buf_puts(b, ", \"total\": {");
+        for (size_t i = 0, k = 0; i < h->n; i++) {
+                uint64_t total = 0;
+                ncm_hint_list l = NCM_HINT_LIST_INIT;
+                int r;
+                if (!h->res[i].desc)
+                        continue;
+                r = ncm_hint_page(&h->res[i].list, h->res[i].desc, 0, NCM_NODE_EXPLAIN_HINTS_MAX,
+                                  &l, &total, NULL);
+                ncm_hint_list_done(&l);
+                if (r < 0 || total <= NCM_NODE_EXPLAIN_HINTS_MAX)
+                        continue;
+                ncm_buf_puts(b, k++ ? ", " : "");
+                json_str(b, h->res[i].resource);
+                if (r == 1)
+                        ncm_buf_puts(b, ": null");
+                else
+                        ncm_buf_printf(b, ": %llu", (unsigned long long)total);
         }
         ncm_buf_putc(b, '}');
 }
@@ -210,16 +248,29 @@ static void put_hints(ncm_buf *b, const ncm_tm_hints *h)
                 return;
         }
         for (size_t i = 0; i < h->n; i++) {
-                const ncm_hint_list *l = &h->res[i].list;
+                ncm_hint_list l = NCM_HINT_LIST_INIT;
+                uint64_t total = 0;
+                int r;
                 ncm_buf_printf(b, "%s%s:", i ? "; " : "", h->res[i].resource);
-                if (l->nil)
-                        ncm_buf_puts(b, " no preference");
-                else if (l->n == 0)
-                        ncm_buf_puts(b, " none (cannot be satisfied)");
-                for (size_t j = 0; j < l->n; j++) {
-                        ncm_buf_putc(b, ' ');
-                        ncm_hint_format(&l->hints[j], true, b);
+                r = ncm_hint_page(&h->res[i].list, h->res[i].desc, 0, NCM_NODE_EXPLAIN_HINTS_MAX,
+                                  &l, &total, NULL);
+                if (r < 0) {
+                        ncm_hint_list_done(&l);
+                        ncm_buf_puts(b, " (hints not shown: out of memory)");
+                        continue;
                 }
+                if (l.nil)
+                        ncm_buf_puts(b, " no preference");
+                else if (total == 0)
+                        ncm_buf_puts(b, " none (cannot be satisfied)");
+                for (size_t j = 0; j < l.n; j++) {
+                        ncm_buf_putc(b, ' ');
+                        ncm_hint_format(&l.hints[j], true, b);
+                }
+                if (total > l.n)
+                        ncm_buf_printf(b, " … (%zu of %s%llu hints)", l.n, r ? "at least " : "",
+                                       (unsigned long long)total);
+                ncm_hint_list_done(&l);
         }
 }
 

@@ -238,7 +238,9 @@ static int build_tm(ncm_node *n, const ncm_node_config *cfg, ncm_tm **ret, ncm_e
         tc.numa_ids = ids;
         tc.n_numa = nn;
         tc.distances = d64;
-        tc.merge_mode = n->reference_merge ? NCM_TM_MERGE_REFERENCE : NCM_TM_MERGE_FAST;
+        /* The providers describe their hints; the lazy merge reads the descriptions as they
+         * are. kubelet's walk (--reference-merge) lists them first. */
+        tc.merge_mode = n->reference_merge ? NCM_TM_MERGE_REFERENCE : NCM_TM_MERGE_LAZY;
         r = ncm_tm_new(&tc, ret, err);
         if (r < 0 && r != -ENOMEM)
                 ncm_error_prefix(err, "%s",
