@@ -18,6 +18,7 @@
 
 #include <nodecm/cpumanager.h>
 #include <nodecm/pod.h>
+#include <nodecm/sim.h>
 #include <nodecm/topologymanager.h>
 #include <nodecm/topology.h>
 #include "benchutil.h"
@@ -310,6 +311,110 @@ static double mixed_sizes(int numa, const char *policy, bool closest, bool gpus,
         return ns;
 }
 
+/* ---- whole scenarios ---- */
+
+typedef struct scen_run {
+        const char *text;
+        size_t len;
+        ncm_simulate_options o;
+        size_t admitted, rejected, out_len;
+} scen_run;
+
+/* What `nodecm simulate` does after reading the file: parse, replay, output in memory. */
+static void scen_once(void *arg)
+{
+        scen_run *c = arg;
+        ncm_scenario *s = NULL;
+        ncm_buf out = NCM_BUF_INIT;
+        ncm_simulate_summary sum;
+        ncm_error err = NCM_ERROR_INIT;
+
+        if (ncm_scenario_parse(c->text, c->len, "bench", NULL, 0, &s, &err) < 0 ||
+            ncm_simulate(s, &c->o, &out, &sum, &err) < 0) {
+                fprintf(stderr, "bench-admission: %s\n", err.msg);
+                abort();
+        }
+        c->admitted = sum.admitted;
+        c->rejected = sum.rejected;
+        c->out_len = out.len;
+        ncm_buf_done(&out);
+        ncm_scenario_free(s);
+}
+
+typedef struct scen_result {
+        double ns;
+        size_t admitted, rejected, out_len;
+        long maxrss_kb;
+} scen_result;
+
+/* The scenario of tools/gen-many-numa.sh PER_SOCKET, or FILE; run in a child for its RSS. */
+static bool scenario_row(const char *file, int per_socket, bool explain, bool json,
+                         const char *state_dir, scen_result *out)
+{
+        int fd[2], status;
+        pid_t pid;
+        struct rusage ru;
+        ssize_t got;
+
+        if (pipe(fd) < 0)
+                return false;
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+                char cmd[128], *text = NULL;
+                size_t len = 0, cap = 0;
+                FILE *f;
+                scen_run c = {0};
+                scen_result r = {0};
+
+                close(fd[0]);
+                if (file) {
+                        f = fopen(file, "r");
+                } else {
+                        snprintf(cmd, sizeof(cmd), "sh tools/gen-many-numa.sh %d", per_socket);
+                        f = popen(cmd, "r");
+                }
+                if (!f)
+                        _exit(1);
+                for (;;) {
+                        if (len + 65536 > cap) {
+                                cap = 2 * cap + 65536;
+                                text = realloc(text, cap);
+                                if (!text)
+                                        _exit(1);
+                        }
+                        size_t n = fread(text + len, 1, cap - len, f);
+                        if (n == 0)
+                                break;
+                        len += n;
+                }
+                if (file)
+                        fclose(f);
+                else if (pclose(f) != 0)
+                        _exit(1);
+                c.text = text;
+                c.len = len;
+                c.o.explain = explain;
+                c.o.json = json;
+                c.o.state_dir = state_dir;
+                r.ns = bench_median_ns(scen_once, &c, 5);
+                r.admitted = c.admitted;
+                r.rejected = c.rejected;
+                r.out_len = c.out_len;
+                free(text);
+                if (write(fd[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+                        _exit(1);
+                _exit(0);
+        }
+        close(fd[1]);
+        got = read(fd[0], out, sizeof(*out));
+        close(fd[0]);
+        if (pid < 0 || wait4(pid, &status, 0, &ru) < 0)
+                return false;
+        out->maxrss_kb = ru.ru_maxrss;
+        return got == (ssize_t)sizeof(*out) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 /* ---- takeByTopology ---- */
 
 typedef struct take_arg {
@@ -403,6 +508,65 @@ int main(void)
                                gpus ? "GPUs" : "1, 2, 3 nodes", numa,
                                v == 0 ? "best-effort" : "restricted", v == 2 ? "on" : "off", bits,
                                h.preferred ? "preferred" : "not", bench_fmt_ns(ns, b1));
+                }
+        }
+
+        printf("\n### Whole scenarios on many NUMA nodes\n\n"
+               "`nodecm simulate` without reading the file: the scenario parsed and replayed, the "
+               "output built in memory, in a process of its own (peak RSS). 1,000 pods admitted "
+               "and removed with the restricted policy, CPUs / 7 of them running at a time (1, "
+               "2, 4, 8 and 24 CPUs, an init container with two app containers, a Burstable "
+               "pod): `examples/many-numa/restricted-32-numa.yaml` (2 sockets, 32 NUMA nodes, "
+               "512 CPUs) and the same shape from `tools/gen-many-numa.sh` for 16 and 64 NUMA "
+               "nodes. *checkpoints*: with a state directory (`--state-dir`, on this machine's "
+               "disk), so every change writes the kubelet's `cpu_manager_state` (temporary "
+               "file, fsync, rename) before the step goes on.\n\n");
+        printf("| NUMA nodes | CPUs | output | admitted / refused | per scenario | peak RSS | "
+               "before (issue 14) | target |\n|---:|---:|---|---|---:|---:|---|---|\n");
+        {
+                static const struct {
+                        int per_socket;
+                        bool explain, json, ckpt;
+                        const char *before, *target;
+                } sc[] = {
+                                {8, false, false, false, "", ""},
+                                {8, true, false, false, "78 s, 3.8 GB", "≤ 2 s, ≤ 100 MB"},
+                                {8, true, true, false, "", ""},
+                                {16, false, false, false, "killed at 24 GB", "< 1 s, < 50 MB"},
+                                {16, false, false, true, "", ""},
+                                {16, true, true, false, "", ""},
+                                {32, false, false, false, "error", ""},
+                };
+                for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
+                        scen_result r = {0};
+                        char dir[] = "/tmp/ncm-bench-XXXXXX";
+                        const char *sd = NULL;
+                        bool ok;
+                        if (sc[i].ckpt && !(sd = mkdtemp(dir)))
+                                abort();
+                        ok = scenario_row(sc[i].per_socket == 16 ? "examples/many-numa/"
+                                                                   "restricted-32-numa.yaml"
+                                                                 : NULL,
+                                          sc[i].per_socket, sc[i].explain, sc[i].json, sd, &r);
+                        if (sd) {
+                                char path[256];
+                                snprintf(path, sizeof(path), "%s/cpu_manager_state", sd);
+                                unlink(path);
+                                rmdir(sd);
+                        }
+                        if (!ok) {
+                                printf("| %d | %d | failed | | | | | |\n", sc[i].per_socket * 2,
+                                       sc[i].per_socket * 32);
+                                continue;
+                        }
+                        printf("| %d | %d | %s%s | %zu / %zu | %s | %.1f MB | %s | %s |\n",
+                               sc[i].per_socket * 2, sc[i].per_socket * 32,
+                               sc[i].json ? "--json" : "human",
+                               sc[i].explain ? " --explain"
+                               : sc[i].ckpt  ? ", checkpoints"
+                                             : "",
+                               r.admitted, r.rejected, bench_fmt_ns(r.ns, b1),
+                               (double)r.maxrss_kb / 1024.0, sc[i].before, sc[i].target);
                 }
         }
 
