@@ -16,8 +16,11 @@ trap 'rm -f "$tmp"' EXIT
         echo "(2 vCPU AMD EPYC VM). Targets set for nodecm: takeByTopology and hint generation at least"
         echo "100x faster than the kubelet on every row, with the same results; topology-manager"
         echo "admission with 3 providers offering every hint at most 1 ms at 8 NUMA nodes and 50 ms at"
-        echo "16. The tables below say where each stands. On a 2-CPU VM shared with other work, single"
-        echo "rows can move by up to 2x between runs."
+        echo "16; on many NUMA nodes (issue 14, bench-admission) one admission at most 200 µs at 16 NUMA"
+        echo "nodes, 500 µs and 8 MB at 32, 1 ms and 8 MB at 64, \`simulate --explain\` of 1,000 pods at 16"
+        echo "NUMA nodes at most 2 s and 100 MB, the 32-NUMA example under 1 s and 50 MB. The tables"
+        echo "below say where each stands. On a 2-CPU VM shared with other work, single rows can move"
+        echo "by up to 2x between runs (disk-bound rows, with fsync, by far more)."
         echo
         for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission rpc; do
                 exe="$build/bench/bench-$name"
