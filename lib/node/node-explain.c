@@ -297,6 +297,7 @@ static int on_list(node_txn *t, const ncm_tm_trace_event *ev)
                 l->hints = malloc(ev->n_list_hints * sizeof(*l->hints));
                 if (!l->hints) {
                         free(l->resource);
+                        ncm_hint_desc_free(l->desc);
                         return -ENOMEM;
                 }
                 memcpy(l->hints, ev->list_hints, ev->n_list_hints * sizeof(*l->hints));
