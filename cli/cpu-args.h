@@ -31,9 +31,38 @@ typedef struct cli_cpu_args {
 } cli_cpu_args;
 
 /* The help line of --kubelet-version (every command that allocates takes it). */
-#define CLI_KUBELET_VERSION_HELP                                                                   \
-        "  --kubelet-version X.Y  decide as kubelet X.Y does (1.32 and newer; default: the\n"      \
-        "                     newest, 1.37); see docs/cpu-manager.md \"Kubelet generations\"\n"
+#define CLI_KUBELET_VERSION_HELP                                                                                                      \
+        "  --kubelet-version X.Y  decide as kubelet X.Y does (1." NCM_KUBELET_MINOR_STR(                                              \
+                        NCM_KUBELET_OLDEST_MINOR) " and newer; default: the\n"                                                        \
+                                                  "                     newest released, "                                            \
+                                                  "1." NCM_KUBELET_MINOR_STR(NCM_KUBELET_DEFAULT_MINOR) "; 1." NCM_KUBELET_MINOR_STR( \
+                                                                  NCM_KUBELET_NEWEST_MINOR) " is "                                    \
+                                                                                            "the "                                    \
+                                                                                            "deve"                                    \
+                                                                                            "lopm"                                    \
+                                                                                            "ent "                                    \
+                                                                                            "bran"                                    \
+                                                                                            "ch);"                                    \
+                                                                                            "\n"                                      \
+                                                                                            "    "                                    \
+                                                                                            "    "                                    \
+                                                                                            "    "                                    \
+                                                                                            "    "                                    \
+                                                                                            "    "                                    \
+                                                                                            " see"                                    \
+                                                                                            " doc"                                    \
+                                                                                            "s/"                                      \
+                                                                                            "cpu-"                                    \
+                                                                                            "mana"                                    \
+                                                                                            "ger."                                    \
+                                                                                            "md "                                     \
+                                                                                            "\"Ku"                                    \
+                                                                                            "bele"                                    \
+                                                                                            "t "                                      \
+                                                                                            "gene"                                    \
+                                                                                            "rati"                                    \
+                                                                                            "ons"                                     \
+                                                                                            "\"\n"
 
 /* Help lines for the shared options, to put in a command's usage text. */
 #define CLI_CPU_OPTIONS_HELP                                                                       \

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <nodecm/buf.h>
 #include <nodecm/error.h>
+#include <nodecm/kubelet-version.h>
 #include <nodecm/node-config.h>
 
 #define CLI_KUBELET_FLAG(name, val)                                                                \
@@ -64,7 +65,9 @@
         "  --pod-pids-limit N        pids.max of pod cgroups (default -1: unset)\n"                \
         "  --memory-qos none|tiered  memoryReservationPolicy None or TieredReservation\n"          \
         "  --feature-gates LIST      K=BOOL,...\n"                                                 \
-        "  --kubelet-version X.Y     the kubelet release to reproduce (default: newest)\n"
+        "  --kubelet-version X.Y     the kubelet release to reproduce (default: the newest\n"      \
+        "                            released, 1." NCM_KUBELET_MINOR_STR(                          \
+                        NCM_KUBELET_DEFAULT_MINOR) ")\n"
 
 typedef struct cli_kubelet_flags cli_kubelet_flags;
 

@@ -24,6 +24,7 @@
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
 #include <nodecm/hintdesc.h>
+#include <nodecm/kubelet-version.h>
 #include <nodecm/pod.h>
 #include <nodecm/topology.h>
 
@@ -31,36 +32,8 @@
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------------------------------
- * Kubelet generations
- *
- * Kubelet releases differ in some CPU manager decisions (docs/cpu-manager.md, "Kubelet
- * generations", lists each difference with the release that made it). A version selects
- * which release to reproduce; the default, {0, 0}, is the newest one nodecm knows. nodecm
- * reproduces kubelet 1.32 (the first with every static policy option) and newer; a release
- * newer than the newest known decides as the newest.
- */
-typedef struct ncm_kubelet_version {
-        int major;
-        int minor;
-} ncm_kubelet_version;
-
-#define NCM_KUBELET_VERSION_NEWEST ((ncm_kubelet_version){0, 0})
-/* The newest release nodecm knows, and the oldest it reproduces. */
-#define NCM_KUBELET_NEWEST_MINOR 37
-#define NCM_KUBELET_OLDEST_MINOR 32
-
-/*
- * Parse a kubelet version as users write or copy it: "1.35", "v1.35", "1.35.2",
- * "v1.37.0-rc.1" (the patch level and any suffix are ignored: decisions change only with
- * minor releases). -EINVAL: `kubelet version "x": expected MAJOR.MINOR, e.g. "1.35"`, or
- * `kubelet version 1.31: nodecm reproduces kubelet 1.32 and newer`.
- */
-NCM_API int ncm_kubelet_version_parse(const char *s, ncm_kubelet_version *ret, ncm_error *err);
-/* "1.35"; the newest is written as its release ("1.37"). Returns BUF. */
-NCM_API const char *ncm_kubelet_version_format(ncm_kubelet_version v, char *buf, size_t size);
-/* Whether V is MAJOR.MINOR or later (the newest is later than every release). */
-NCM_API bool ncm_kubelet_version_at_least(ncm_kubelet_version v, int major, int minor) NCM_PURE;
+/* Kubelet generations: ncm_kubelet_version, include/nodecm/kubelet-version.h. Where the CPU
+ * manager's decisions differ between releases is listed in docs/cpu-manager.md. */
 
 /* ------------------------------------------------------------------------------------------
  * Policy options (kubelet's cpuManagerPolicyOptions)

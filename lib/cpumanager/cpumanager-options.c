@@ -60,84 +60,12 @@ static ncm_cpu_option_maturity maturity_in(const option_def *d, ncm_kubelet_vers
 
 ncm_cpu_option_maturity ncm_cpu_option_maturity_of(const char *name)
 {
-        return maturity_in(find(name), NCM_KUBELET_VERSION_NEWEST);
+        return maturity_in(find(name), NCM_KUBELET_VERSION_DEFAULT);
 }
 
 ncm_cpu_option_maturity ncm_cpu_option_maturity_in(const char *name, ncm_kubelet_version v)
 {
         return maturity_in(find(name), v);
-}
-
-/* ------------------------------------------------------------------------------------------
- * Kubelet versions
- */
-
-bool ncm_kubelet_version_at_least(ncm_kubelet_version v, int major, int minor)
-{
-        if (v.major == 0 && v.minor == 0)
-                return true;
-        return v.major != major ? v.major > major : v.minor >= minor;
-}
-
-/* Digits at *P as a number (at most 6 of them); -1 when there are none. */
-static int number(const char **p)
-{
-        int v = 0, n = 0;
-        while (**p >= '0' && **p <= '9' && n < 7) {
-                v = v * 10 + (**p - '0');
-                (*p)++;
-                n++;
-        }
-        return n == 0 || n == 7 ? -1 : v;
-}
-
-int ncm_kubelet_version_parse(const char *s, ncm_kubelet_version *ret, ncm_error *err)
-{
-        const char *p = s;
-        ncm_kubelet_version v;
-        ncm_buf b = NCM_BUF_INIT;
-        int r;
-
-        if (*p == 'v')
-                p++;
-        v.major = number(&p);
-        if (v.major >= 0 && *p == '.') {
-                p++;
-                v.minor = number(&p);
-                /* an optional patch level, then an optional pre-release or build suffix */
-                if (v.minor >= 0 && *p == '.') {
-                        p++;
-                        if (number(&p) < 0)
-                                v.minor = -1;
-                }
-                if (v.minor >= 0 && *p && *p != '-' && *p != '+')
-                        v.minor = -1;
-        } else {
-                v.minor = -1;
-        }
-        if (v.major < 0 || v.minor < 0) {
-                r = ncm_error_set(err, EINVAL,
-                                  "kubelet version %s: expected MAJOR.MINOR, e.g. "
-                                  "\"1.35\"",
-                                  (ncm_buf_go_quote(&b, s, strlen(s)), b.data ? b.data : "\"\""));
-                ncm_buf_done(&b);
-                return r;
-        }
-        if (!ncm_kubelet_version_at_least(v, 1, NCM_KUBELET_OLDEST_MINOR) || v.major == 0)
-                return ncm_error_set(err, EINVAL,
-                                     "kubelet version %d.%d: nodecm reproduces kubelet 1.%d and "
-                                     "newer",
-                                     v.major, v.minor, NCM_KUBELET_OLDEST_MINOR);
-        *ret = v;
-        return 0;
-}
-
-const char *ncm_kubelet_version_format(ncm_kubelet_version v, char *buf, size_t size)
-{
-        if (v.major == 0 && v.minor == 0)
-                v = (ncm_kubelet_version){1, NCM_KUBELET_NEWEST_MINOR};
-        snprintf(buf, size, "%d.%d", v.major, v.minor);
-        return buf;
 }
 
 /* Go's %q of S, into a caller buffer (kubelet's texts quote option names and values). */
@@ -174,7 +102,7 @@ static int check_available(const char *name, ncm_cpu_gates gates, ncm_kubelet_ve
 
 int ncm_cpu_option_check_available(const char *name, ncm_cpu_gates gates, ncm_error *err)
 {
-        return check_available(name, gates, NCM_KUBELET_VERSION_NEWEST, err);
+        return check_available(name, gates, NCM_KUBELET_VERSION_DEFAULT, err);
 }
 
 int ncm_parse_go_bool(const char *s, bool *ret)
@@ -211,7 +139,7 @@ static int exclusive(ncm_error *err, const char *a, const char *b)
 int ncm_cpu_options_parse(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates gates,
                           ncm_cpu_options *ret, ncm_error *err)
 {
-        return ncm_cpu_options_parse_version(opts, n, gates, NCM_KUBELET_VERSION_NEWEST, ret, err);
+        return ncm_cpu_options_parse_version(opts, n, gates, NCM_KUBELET_VERSION_DEFAULT, ret, err);
 }
 
 int ncm_cpu_options_parse_version(const ncm_cpu_option *opts, size_t n, ncm_cpu_gates gates,
@@ -222,6 +150,8 @@ int ncm_cpu_options_parse_version(const ncm_cpu_option *opts, size_t n, ncm_cpu_
         ncm_buf b = NCM_BUF_INIT;
         int r = 0;
 
+        if ((r = ncm_kubelet_version_check(v, err)) < 0)
+                return r;
         if (n > 0) {
                 sorted = malloc(n * sizeof(*sorted));
                 if (!sorted)

@@ -432,6 +432,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         n->cfg = cfg;
         n->dirfd = -1;
         if (opts) {
+                if ((r = ncm_kubelet_version_check(opts->kubelet_version, err)) < 0)
+                        return r;
                 n->kubelet_override = opts->kubelet_version;
                 n->enforcer = opts->enforcer;
                 n->persist_pods = opts->persist_pods && opts->state_dir;

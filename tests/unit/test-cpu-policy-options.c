@@ -282,11 +282,25 @@ static void test_cpu_policy_options_kubelet_version(void **state)
                          -EINVAL);
         assert_string_equal(err.msg, "kubelet version \"latest\": expected MAJOR.MINOR, e.g. "
                                      "\"1.35\"");
-        assert_string_equal(ncm_kubelet_version_format(NCM_KUBELET_VERSION_NEWEST, buf, 32),
+        assert_string_equal(ncm_kubelet_version_format(NCM_KUBELET_VERSION_DEFAULT, buf, 32),
                             "1.37");
         assert_string_equal(ncm_kubelet_version_format((ncm_kubelet_version){1, 33}, buf, 32),
                             "1.33");
-        assert_true(ncm_kubelet_version_at_least(NCM_KUBELET_VERSION_NEWEST, 1, 99));
+        /* the default is the newest released kubelet, not the development branch */
+        assert_true(ncm_kubelet_version_at_least(NCM_KUBELET_VERSION_DEFAULT, 1,
+                                                 NCM_KUBELET_DEFAULT_MINOR));
+        assert_false(ncm_kubelet_version_at_least(NCM_KUBELET_VERSION_DEFAULT, 1,
+                                                  NCM_KUBELET_DEFAULT_MINOR + 1));
+        assert_string_equal(ncm_kubelet_version_format((ncm_kubelet_version){1, 38}, buf, 32),
+                            "1.38");
+        /* versions set in a struct, not parsed, are checked where the library takes them */
+        assert_int_equal(ncm_kubelet_version_check((ncm_kubelet_version){1, 31}, &err), -EINVAL);
+        assert_string_equal(err.msg, "kubelet version 1.31: nodecm reproduces kubelet 1.32 and "
+                                     "newer");
+        assert_int_equal(ncm_kubelet_version_check((ncm_kubelet_version){0, 5}, &err), -EINVAL);
+        assert_int_equal(ncm_kubelet_version_check((ncm_kubelet_version){-1, 40}, &err), -EINVAL);
+        assert_int_equal(ncm_kubelet_version_check(NCM_KUBELET_VERSION_DEFAULT, &err), 0);
+        assert_int_equal(ncm_kubelet_version_check((ncm_kubelet_version){1, 32}, &err), 0);
         assert_true(ncm_kubelet_version_at_least((ncm_kubelet_version){1, 37}, 1, 37));
         assert_false(ncm_kubelet_version_at_least((ncm_kubelet_version){1, 36}, 1, 37));
         assert_true(ncm_kubelet_version_at_least((ncm_kubelet_version){2, 0}, 1, 99));
