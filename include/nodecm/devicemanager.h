@@ -46,6 +46,7 @@
 #include <nodecm/error.h>
 #include <nodecm/hint.h>
 #include <nodecm/hintdesc.h>
+#include <nodecm/kubelet-version.h>
 #include <nodecm/pod.h>
 
 #ifdef __cplusplus
@@ -256,6 +257,12 @@ typedef struct ncm_devmgr_config {
         const char *checkpoint_path;
         int checkpoint_rootfd;
         unsigned flags; /* NCM_DEVMGR_* */
+        /*
+         * The kubelet release whose hints to reproduce ({0, 0}: the default, the newest
+         * released). From 1.37 the hints walk only the NUMA nodes of the resource's devices
+         * (docs/devices.md, "Topology hints"). -EINVAL for a release nodecm does not reproduce.
+         */
+        ncm_kubelet_version kubelet_version;
 } ncm_devmgr_config;
 
 typedef struct ncm_devmgr ncm_devmgr;

@@ -97,11 +97,16 @@ typedef struct ncm__gen {
         bool partial_uncore_ceil;
         /* 1.37+ (PR #139778): takeByTopologyNUMADistributed honours align-by-socket */
         bool distributed_align;
+        /* 1.38+ (PR #141026): takeUncoreCache lists each uncore cache once and makes two
+         * passes, whole free caches first, then partial ones; before, it tried every free
+         * cache whenever the cache in hand was small enough, then that cache partially */
+        bool uncore_two_pass;
 } ncm__gen;
 
 /* The rules of kubelet release V. */
 ncm__gen ncm__gen_of(ncm_kubelet_version v);
-#define NCM__GEN_NEWEST ((ncm__gen){true, true, true})
+/* The default release's rules (ncm__gen_of(NCM_KUBELET_VERSION_DEFAULT)). */
+#define NCM__GEN_DEFAULT ((ncm__gen){true, true, true, NCM_KUBELET_DEFAULT_MINOR >= 38})
 
 /* The accumulator (kubelet's cpuAccumulator). */
 typedef struct acc {

@@ -67,7 +67,7 @@ int ncm__acc_init(acc *a, const ncm_cpu_index *ix, const uint64_t *avail, int n,
         a->ix = ix;
         a->needed = n;
         a->spread = spread;
-        a->gen = NCM__GEN_NEWEST;
+        a->gen = NCM__GEN_DEFAULT;
         a->trace = NULL;
         for (size_t w = 0; w < words; w++)
                 for (uint64_t x = a->free[w]; x; x &= x - 1) {
@@ -484,8 +484,46 @@ static void take_partial_uncore(acc *a, int u)
                 trace_dense(a, NCM_CPU_TRACE_UNCORE_PARTIAL, ix->id[K_UNC][u], a->l_cpu, m);
 }
 
+/*
+ * takeUncoreCache since kubelet 1.38 (PR #141026): the sorted uncore caches, each once (its
+ * first place: a cache spanning NUMA nodes is listed under each of them), in two passes over
+ * that one list: first every cache that is wholly free and no bigger than what is still
+ * needed is taken whole, then caches are tried partially in the same order.
+ */
+static void take_uncore_two_pass(acc *a)
+{
+        int n = list_uncs(a, a->l_unc_snap), m = 0;
+
+        for (int i = 0; i < n; i++) {
+                bool seen = false;
+                for (int j = 0; j < m && !seen; j++)
+                        seen = a->l_unc_snap[j] == a->l_unc_snap[i];
+                if (!seen)
+                        a->l_unc_snap[m++] = a->l_unc_snap[i];
+        }
+        for (int i = 0; i < m; i++) {
+                int e = a->l_unc_snap[i];
+                if (!unc_is_free(a, e) || !needs_at_least(a, total(a->ix, K_UNC, e)))
+                        continue;
+                take_elem(a, K_UNC, e);
+                if (a->trace)
+                        trace_elem(a, K_UNC, e);
+                if (is_satisfied(a))
+                        return;
+        }
+        for (int i = 0; i < m; i++) {
+                take_partial_uncore(a, a->l_unc_snap[i]);
+                if (is_satisfied(a))
+                        return;
+        }
+}
+
 static void take_uncore_cache(acc *a)
 {
+        if (a->gen.uncore_two_pass) {
+                take_uncore_two_pass(a);
+                return;
+        }
         int n = list_uncs(a, a->l_unc_snap);
         for (int i = 0; i < n; i++) {
                 int size = a->gen.own_size ? total(a->ix, K_UNC, a->l_unc_snap[i])
@@ -607,7 +645,7 @@ static int run_packed(acc *a, int n, int avail_size, bool prefer_uncore, ncm_err
 int ncm__take_packed_dense(const ncm_cpu_index *ix, const uint64_t *avail, int avail_size, int n,
                            bool spread, bool prefer_uncore, uint64_t *ret, ncm_error *err)
 {
-        return ncm__take_packed_dense_traced(ix, NCM__GEN_NEWEST, avail, avail_size, n, spread,
+        return ncm__take_packed_dense_traced(ix, NCM__GEN_DEFAULT, avail, avail_size, n, spread,
                                              prefer_uncore, NULL, ret, err);
 }
 
@@ -617,6 +655,7 @@ ncm__gen ncm__gen_of(ncm_kubelet_version v)
                         .own_size = ncm_kubelet_version_at_least(v, 1, 37),
                         .partial_uncore_ceil = ncm_kubelet_version_at_least(v, 1, 34),
                         .distributed_align = ncm_kubelet_version_at_least(v, 1, 37),
+                        .uncore_two_pass = ncm_kubelet_version_at_least(v, 1, 38),
         };
 }
 
@@ -696,7 +735,7 @@ static int distributed_fn(const ncm_cpu_index *ix, const uint64_t *avail, int av
 int ncm_cpu_take_packed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, bool spread,
                         bool prefer_uncore, ncm_cpuset *ret, ncm_error *err)
 {
-        take_args t = {n, 1, spread, prefer_uncore, NULL, NCM__GEN_NEWEST};
+        take_args t = {n, 1, spread, prefer_uncore, NULL, NCM__GEN_DEFAULT};
         return with_dense(ix, available, packed_fn, &t, ret, err);
 }
 
@@ -714,7 +753,7 @@ static int take_distributed(const ncm_cpu_index *ix, ncm__gen gen, const ncm_cpu
 int ncm_cpu_take_distributed(const ncm_cpu_index *ix, const ncm_cpuset *available, int n, int group,
                              bool spread, bool align_by_socket, ncm_cpuset *ret, ncm_error *err)
 {
-        return take_distributed(ix, NCM__GEN_NEWEST, available, n, group, spread, align_by_socket,
+        return take_distributed(ix, NCM__GEN_DEFAULT, available, n, group, spread, align_by_socket,
                                 NULL, ret, err);
 }
 
@@ -728,6 +767,8 @@ int ncm__cpu_take_traced(const ncm_cpu_index *ix, const ncm_cpu_options *o,
 
         if (!o)
                 o = &none;
+        if (ncm_kubelet_version_check(o->kubelet_version, err) < 0)
+                return -EINVAL;
         gen = ncm__gen_of(o->kubelet_version);
         spread = o->distribute_cpus_across_cores;
         if (o->distribute_cpus_across_numa) {

@@ -273,7 +273,7 @@ int ncm__take_distributed_dense(const ncm_cpu_index *ix, const uint64_t *avail, 
                                 int n, int g, bool spread, bool align_by_socket, uint64_t *ret,
                                 ncm_error *err)
 {
-        return ncm__take_distributed_dense_traced(ix, NCM__GEN_NEWEST, avail, avail_size, n, g,
+        return ncm__take_distributed_dense_traced(ix, NCM__GEN_DEFAULT, avail, avail_size, n, g,
                                                   spread, align_by_socket, NULL, ret, err);
 }
 

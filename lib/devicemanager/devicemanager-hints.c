@@ -52,7 +52,35 @@ static ncm_bitmask device_mask(const dm_resource *r, const char *id, bool *topol
 }
 
 /*
- * generateDeviceTopologyHints: every non-empty subset of the machine's NUMA nodes (smaller
+ * The NUMA nodes the hints walk, into IDS (returns how many). Before kubelet 1.37 the
+ * machine's. Since (kubernetes PR #138244, deviceNUMANodes) the machine's nodes, in the
+ * machine's order, that a registered device of the resource reports, whatever its health
+ * or allocation: a device on several nodes brings all of them, a device without topology
+ * none, a node the machine does not have is ignored. The masks that add device-less nodes
+ * are no longer hints; the others keep their order and flags, because a device-less node
+ * never adds a device to a mask, so the smallest mask holding the request has device nodes
+ * only. No device node at all: nothing is walked, the list is empty (no mask could hold a
+ * device before either).
+ */
+static int walked_nodes(const ncm_devmgr *m, const dm_resource *r, int *ids)
+{
+        ncm_bitmask on = 0;
+        int n = 0;
+
+        if (!m->device_numa_walk) {
+                memcpy(ids, m->numa_nodes, (size_t)m->n_numa_nodes * sizeof(int));
+                return m->n_numa_nodes;
+        }
+        for (size_t i = 0; r && i < r->n_devs; i++)
+                on |= r->devs[i].mask;
+        for (int i = 0; i < m->n_numa_nodes; i++)
+                if (on & ((ncm_bitmask)1 << m->numa_nodes[i]))
+                        ids[n++] = m->numa_nodes[i];
+        return n;
+}
+
+/*
+ * generateDeviceTopologyHints: every non-empty subset of the walked NUMA nodes (smaller
  * first) that holds enough available devices, and all reusable ones; preferred when as
  * small as the smallest subset holding REQUEST devices of the resource, healthy or not.
  */
@@ -61,10 +89,13 @@ static int generate(const ncm_devmgr *m, const dm_resource *r, const ncm__strset
 {
         ncm_bitmask_iter it;
         ncm_bitmask mask;
-        int min_size = m->n_numa_nodes;
+        int ids[NCM_BITMASK_MAX_BITS], n = walked_nodes(m, r, ids);
+        int min_size = n;
 
         *out = (ncm_hint_list)NCM_HINT_LIST_INIT;
-        if (ncm_bitmask_iter_init(&it, m->numa_nodes, m->n_numa_nodes, NULL) < 0)
+        if (n == 0)
+                return 0;
+        if (ncm_bitmask_iter_init(&it, ids, n, NULL) < 0)
                 return -EINVAL;
         while (ncm_bitmask_iter_next(&it, &mask)) {
                 int64_t in_mask = 0, matching = 0;
@@ -112,7 +143,8 @@ static int describe(const ncm_devmgr *m, const dm_resource *r, const ncm__strset
                     const ncm__strset *reusable, int64_t request, ncm_hint_desc **ret)
 {
         ncm_autoptr(ncm_hint_desc) d = NULL;
-        int k = ncm_hint_desc_new(m->numa_nodes, (size_t)m->n_numa_nodes, request, &d, NULL);
+        int ids[NCM_BITMASK_MAX_BITS], n = walked_nodes(m, r, ids);
+        int k = ncm_hint_desc_new(ids, (size_t)n, request, &d, NULL);
 
         if (k < 0)
                 return k;

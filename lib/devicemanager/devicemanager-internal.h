@@ -114,6 +114,8 @@ typedef struct dm_state {
 struct ncm_devmgr {
         int numa_nodes[NCM_BITMASK_MAX_BITS];
         int n_numa_nodes;
+        /* kubelet 1.37+ (PR #138244): hints walk only the NUMA nodes of the resource's devices */
+        bool device_numa_walk;
         int64_t (*now)(void *data);
         void *now_data;
         bool has_pods;

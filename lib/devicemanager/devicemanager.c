@@ -35,6 +35,8 @@ int ncm_devmgr_new(const ncm_devmgr_config *cfg, ncm_devmgr **ret, ncm_error *er
 
         if (!cfg)
                 cfg = &empty;
+        if (ncm_kubelet_version_check(cfg->kubelet_version, err) < 0)
+                return -EINVAL;
         if (cfg->n_numa_nodes > NCM_BITMASK_MAX_BITS)
                 return ncm_error_set(err, EINVAL, "%zu NUMA nodes: at most %d are supported",
                                      cfg->n_numa_nodes, NCM_BITMASK_MAX_BITS);
@@ -65,6 +67,7 @@ int ncm_devmgr_new(const ncm_devmgr_config *cfg, ncm_devmgr **ret, ncm_error *er
                         return ncm_error_set(err, ENOMEM, "out of memory");
         }
         m->flags = cfg->flags;
+        m->device_numa_walk = ncm_kubelet_version_at_least(cfg->kubelet_version, 1, 37);
         m->next_endpoint = 1;
         *ret = NCM_TAKE_PTR(m);
         return 0;

@@ -135,6 +135,9 @@ int ncm__node_dev_new(ncm_node *n, ncm_devmgr **ret, ncm_error *err)
         cfg.n_numa_nodes = nn;
         cfg.checkpoint_path = path;
         cfg.checkpoint_rootfd = AT_FDCWD;
+        /* the release the node reproduces: the command line's, else the configuration's */
+        cfg.kubelet_version =
+                        n->kubelet_override.major ? n->kubelet_override : n->cfg->kubelet_version;
         return ncm_devmgr_new(&cfg, ret, err);
 }
 

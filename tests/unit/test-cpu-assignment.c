@@ -100,7 +100,7 @@ static bool run_case(int lineno, char *fields[5])
         char fnbuf[64];
         const char *fn = fnbuf;
         char *at;
-        ncm__gen gen = NCM__GEN_NEWEST;
+        ncm__gen gen = NCM__GEN_DEFAULT;
         bool old = false;
         ncm_cpu_index *ix = load_index(fields[1]);
         ncm_cpuset *avail = parse_set(fields[2]);
@@ -332,7 +332,7 @@ static void test_cpu_assignment_uneven_sockets_per_generation(void **state)
         assert_int_equal(ncm_cpu_take(ix, &o, avail, 10, got, NULL), 0);
         tu_assert_cpuset(got, "0-9");
         /* newest: socket 1 (6 of 6 free) whole, then single-thread cores 2-5 */
-        o.kubelet_version = NCM_KUBELET_VERSION_NEWEST;
+        o.kubelet_version = NCM_KUBELET_VERSION_DEFAULT;
         assert_int_equal(ncm_cpu_take(ix, &o, avail, 10, got, NULL), 0);
         tu_assert_cpuset(got, "2-5,10-15");
         o.kubelet_version = (ncm_kubelet_version){1, 37};

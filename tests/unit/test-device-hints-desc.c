@@ -5,7 +5,10 @@
  * entries (nil, empty) the same. Random machines (NUMA ids scattered, unsorted, none), random
  * devices (healthy or not, on one node, several, foreign ids, no topology, empty topology),
  * allocations (so that some devices are in use, reusable by a pod's app containers, or already
- * held by the container asking), in container and pod scope.
+ * held by the container asking), in container and pod scope; under kubelet 1.36's walk of
+ * every machine node and 1.37's walk of the resource's device nodes. Across the two
+ * generations: 1.37's list is 1.36's without the masks that hold a device-less node, in the
+ * same order with the same flags.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -64,9 +67,11 @@ static void same_entries(const ncm_devmgr_hints *want, const ncm_devmgr_hints *g
         }
 }
 
-static ncm_devmgr *random_manager(rng *r, int *numa, size_t *n_numa)
+/* DEV_NODES[res] (may be NULL): the machine nodes some device of the resource reports. */
+static ncm_devmgr *random_manager(rng *r, int *numa, size_t *n_numa, ncm_kubelet_version v,
+                                  ncm_bitmask *dev_nodes)
 {
-        ncm_devmgr_config cfg = {0};
+        ncm_devmgr_config cfg = {.kubelet_version = v};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_bitmask used = 0;
@@ -103,6 +108,10 @@ static ncm_devmgr *random_manager(rng *r, int *numa, size_t *n_numa)
                                                       below(r, 12) != 0, nodes[d], k};
                         if (!devs[d].topology)
                                 devs[d].n_numa = 0;
+                        for (size_t j = 0; dev_nodes && j < devs[d].n_numa; j++)
+                                if (nodes[d][j] >= 0 && nodes[d][j] < 64 &&
+                                    (used & (UINT64_C(1) << nodes[d][j])))
+                                        dev_nodes[res] |= UINT64_C(1) << nodes[d][j];
                 }
                 assert_int_equal(ncm_devmgr_plugin_connect(m, resources[res],
                                                            &ncm_devmgr_standin_ops, NULL, NULL, &ep,
@@ -134,7 +143,9 @@ static void test_device_hints_desc_random(void **state)
         for (int iter = 0; iter < 1500; iter++) {
                 int numa[64];
                 size_t n_numa;
-                ncm_devmgr *m = random_manager(&r, numa, &n_numa);
+                ncm_kubelet_version v = iter % 2 ? NCM_KUBELET_VERSION_DEFAULT
+                                                 : (ncm_kubelet_version){1, 36};
+                ncm_devmgr *m = random_manager(&r, numa, &n_numa, v, NULL);
                 ncm_devmgr_resource req[2];
                 ncm_devmgr_container c = {"app", NCM_DEVMGR_APP_CONTAINER, req, 2};
                 ncm_devmgr_container init = {"init", NCM_DEVMGR_INIT_CONTAINER, req, 2};
@@ -181,10 +192,71 @@ static void test_device_hints_desc_random(void **state)
         assert_true(described > 3000);
 }
 
+/* WANT's hints without the masks that leave DEV (1.36's list filtered), equal to GOT's. */
+static void filtered_equal(const ncm_hint_list *old, ncm_bitmask dev, const ncm_hint_list *got,
+                           size_t *dropped)
+{
+        size_t k = 0;
+        assert_int_equal(got->nil, old->nil);
+        for (size_t i = 0; i < old->n; i++) {
+                if (old->hints[i].numa & ~dev) {
+                        (*dropped)++;
+                        continue;
+                }
+                assert_true(k < got->n);
+                assert_int_equal(got->hints[k].numa, old->hints[i].numa);
+                assert_int_equal(got->hints[k].preferred, old->hints[i].preferred);
+                k++;
+        }
+        assert_int_equal(k, got->n);
+}
+
+static void test_device_hints_desc_generations(void **state)
+{
+        rng r = {7};
+        size_t dropped = 0, compared = 0;
+        (void)state;
+        for (int iter = 0; iter < 1500; iter++) {
+                int numa[64];
+                size_t n_numa;
+                ncm_bitmask dev[2] = {0, 0}, dev2[2] = {0, 0};
+                rng twin = r;
+                ncm_devmgr *old = random_manager(&twin, numa, &n_numa, (ncm_kubelet_version){1, 36},
+                                                 dev2);
+                ncm_devmgr *m = random_manager(&r, numa, &n_numa, NCM_KUBELET_VERSION_DEFAULT, dev);
+                ncm_devmgr_resource req[2];
+                ncm_devmgr_container c = {"app", NCM_DEVMGR_APP_CONTAINER, req, 2};
+                ncm_devmgr_hints a = NCM_DEVMGR_HINTS_INIT, b = NCM_DEVMGR_HINTS_INIT;
+                ncm_error err = NCM_ERROR_INIT;
+
+                assert_int_equal(dev[0], dev2[0]);
+                for (int k = 0; k < 2; k++) {
+                        int64_t n = (int64_t)below(&r, 5);
+                        req[k] = (ncm_devmgr_resource){resources[k], n, n};
+                }
+                assert_int_equal(ncm_devmgr_container_hints(old, "p", &c, &a, &err), 0);
+                assert_int_equal(ncm_devmgr_container_hints(m, "p", &c, &b, &err), 0);
+                assert_int_equal(a.n, b.n);
+                for (size_t i = 0; i < a.n; i++) {
+                        int res = strcmp(a.v[i].resource, resources[0]) == 0 ? 0 : 1;
+                        filtered_equal(&a.v[i].hints, dev[res], &b.v[i].hints, &dropped);
+                        compared++;
+                }
+                ncm_devmgr_hints_done(&a);
+                ncm_devmgr_hints_done(&b);
+                ncm_devmgr_free(old);
+                ncm_devmgr_free(m);
+        }
+        printf("# %zu lists compared across generations, %zu hints gone in 1.37\n", compared,
+               dropped);
+        assert_true(dropped > 100);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_device_hints_desc_random),
+                        cmocka_unit_test(test_device_hints_desc_generations),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

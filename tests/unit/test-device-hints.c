@@ -49,6 +49,26 @@ typedef struct tcase {
         const char *expect[2][2]; /* resource, rendered hints */
 } tcase;
 
+/*
+ * The table cases whose hints differ from kubelet 1.37 on (kubernetes PR #138244 walks only
+ * the NUMA nodes of the resource's devices): description, resource, hints. The others have
+ * devices on both nodes of the tables' machine and do not change.
+ */
+static const struct {
+        const char *description, *resource, *hints;
+} since137[] = {
+                /* no device reports node 0 */
+                {"Single Request, only one with alignment", "example.com/testdevice", "[{1} T]"},
+                /* testdevice2's one device is on node 0 */
+                {"2 device types, mixed configuration", "example.com/testdevice2", "[{0} T]"},
+                /* both devices of the resource are on node 0 */
+                {"Single device type, all already allocated to container", "example.com/testdevice",
+                 "[{0} T]"},
+};
+
+/* The generations the tables run under: the last one before PR #138244, and the default. */
+static const ncm_kubelet_version gens[] = {{1, 36}, {0, 0}};
+
 #define R1 "example.com/testdevice1"
 #define R2 "example.com/testdevice2"
 #define RT "example.com/testdevice"
@@ -93,10 +113,11 @@ static int active_pods(void *data, const char *const **ret, size_t *ret_n)
         return 0;
 }
 
-static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_numa)
+static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_numa,
+                         ncm_kubelet_version v)
 {
         ncm_devmgr_pods_source src = {active_pods, NULL, NULL, ps};
-        ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, &src, NULL, 0, 0};
+        ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, &src, NULL, 0, 0, v};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
 
@@ -156,12 +177,18 @@ static size_t count_res(const tcont *c)
         return n;
 }
 
-static void check(const tcase *tc, const ncm_devmgr_hints *h)
+static void check(const tcase *tc, const ncm_devmgr_hints *h, ncm_kubelet_version v)
 {
         size_t expected = 0;
         for (size_t i = 0; i < 2 && tc->expect[i][0]; i++) {
                 const ncm_devmgr_resource_hints *got = NULL;
+                const char *want = tc->expect[i][1];
                 char *s;
+                for (size_t k = 0; k < NCM_ELEMENTSOF(since137); k++)
+                        if (ncm_kubelet_version_at_least(v, 1, 37) &&
+                            strcmp(since137[k].description, tc->description) == 0 &&
+                            strcmp(since137[k].resource, tc->expect[i][0]) == 0)
+                                want = since137[k].hints;
                 expected++;
                 for (size_t k = 0; k < h->n; k++)
                         if (strcmp(h->v[k].resource, tc->expect[i][0]) == 0)
@@ -169,9 +196,9 @@ static void check(const tcase *tc, const ncm_devmgr_hints *h)
                 if (!got)
                         fail_msg("%s: no hints for %s", tc->description, tc->expect[i][0]);
                 s = render(&got->hints);
-                if (strcmp(s, tc->expect[i][1]) != 0)
-                        fail_msg("%s: %s: expected %s, got %s", tc->description, tc->expect[i][0],
-                                 tc->expect[i][1], s);
+                if (strcmp(s, want) != 0)
+                        fail_msg("%s: kubelet %d.%d: %s: expected %s, got %s", tc->description,
+                                 v.major, v.minor, tc->expect[i][0], want, s);
                 free(s);
         }
         /* Only device resources get an entry (notRegistered has none). */
@@ -284,16 +311,17 @@ static const int two_nodes[] = {0, 1};
 static void test_device_hints_container_scope_table(void **state)
 {
         (void)state;
-        for (size_t i = 0; i < NCM_ELEMENTSOF(common_cases); i++) {
-                const tcase *tc = &common_cases[i];
+        for (size_t i = 0; i < 2 * NCM_ELEMENTSOF(common_cases); i++) {
+                const tcase *tc = &common_cases[i / 2];
                 pods ps = {{"fakePod"}, 1};
-                ncm_devmgr *m = setup(tc, &ps, two_nodes, 2);
+                ncm_kubelet_version v = gens[i % 2];
+                ncm_devmgr *m = setup(tc, &ps, two_nodes, 2, v);
                 ncm_devmgr_hints h = NCM_DEVMGR_HINTS_INIT;
                 ncm_error err = NCM_ERROR_INIT;
                 ncm_devmgr_container c = {tc->app[0].name, tc->app[0].type, tc->app[0].res,
                                           count_res(&tc->app[0])};
                 assert_int_equal(ncm_devmgr_container_hints(m, "fakePod", &c, &h, &err), 0);
-                check(tc, &h);
+                check(tc, &h, v);
                 ncm_devmgr_hints_done(&h);
                 ncm_devmgr_free(m);
         }
@@ -317,17 +345,18 @@ static void test_device_hints_pod_scope_table(void **state)
         for (int set = 0; set < 2; set++) {
                 const tcase *cases = set ? pod_scope_cases : common_cases;
                 size_t n = set ? NCM_ELEMENTSOF(pod_scope_cases) : NCM_ELEMENTSOF(common_cases);
-                for (size_t i = 0; i < n; i++) {
-                        const tcase *tc = &cases[i];
+                for (size_t i = 0; i < 2 * n; i++) {
+                        const tcase *tc = &cases[i / 2];
                         pods ps = {{"fakePod", "fakeOtherPod"}, 2};
-                        ncm_devmgr *m = setup(tc, &ps, two_nodes, 2);
+                        ncm_kubelet_version v = gens[i % 2];
+                        ncm_devmgr *m = setup(tc, &ps, two_nodes, 2, v);
                         ncm_devmgr_hints h = NCM_DEVMGR_HINTS_INIT;
                         ncm_error err = NCM_ERROR_INIT;
                         ncm_devmgr_container ic[2], ac[3];
                         ncm_devmgr_pod pod = {"fakePod", ic, 0, ac, 0};
                         pod_of(tc, ic, &pod.n_init_containers, ac, &pod.n_containers);
                         assert_int_equal(ncm_devmgr_pod_hints(m, &pod, &h, &err), 0);
-                        check(tc, &h);
+                        check(tc, &h, v);
                         ncm_devmgr_hints_done(&h);
                         ncm_devmgr_free(m);
                 }
@@ -436,9 +465,10 @@ static char *one_hint(ncm_devmgr *m, const char *pod, const char *cname,
         return s;
 }
 
-static ncm_devmgr *simple(const int *numa, size_t n_numa, const ncm_devmgr_device *devs, size_t n)
+static ncm_devmgr *simple_v(const int *numa, size_t n_numa, const ncm_devmgr_device *devs, size_t n,
+                            ncm_kubelet_version v)
 {
-        ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, NULL, NULL, 0, 0};
+        ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, NULL, NULL, 0, 0, v};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
         uint64_t ep;
@@ -448,6 +478,11 @@ static ncm_devmgr *simple(const int *numa, size_t n_numa, const ncm_devmgr_devic
                          0);
         assert_int_equal(ncm_devmgr_update_devices(m, RT, ep, devs, n, &err), 0);
         return m;
+}
+
+static ncm_devmgr *simple(const int *numa, size_t n_numa, const ncm_devmgr_device *devs, size_t n)
+{
+        return simple_v(numa, n_numa, devs, n, NCM_KUBELET_VERSION_DEFAULT);
 }
 
 #define expect_hints(m, pod, c, type, res, count, want)                                            \
@@ -513,13 +548,17 @@ static void test_device_hints_multi_node_and_odd_ids(void **state)
         expect_hints(m, "p", "c", NCM_DEVMGR_APP_CONTAINER, RT, 0, "[{0} T, {1} T, {0,1} F]");
         ncm_devmgr_free(m);
 
-        /* Four nodes: subsets by size, then lexicographically. */
+        /* Four nodes: subsets by size, then lexicographically. Since 1.37 nodes 2 and 3,
+         * which no device reports, are not walked. */
         {
                 const ncm_devmgr_device d4[] = {{"a", "Healthy", true, N0, 1},
                                                 {"b", "Healthy", true, N1, 1}};
-                m = simple(four, 4, d4, 2);
+                m = simple_v(four, 4, d4, 2, (ncm_kubelet_version){1, 36});
                 expect_hints(m, "p", "c", NCM_DEVMGR_APP_CONTAINER, RT, 2,
                              "[{0,1} T, {0,1,2} F, {0,1,3} F, {0,1,2,3} F]");
+                ncm_devmgr_free(m);
+                m = simple(four, 4, d4, 2);
+                expect_hints(m, "p", "c", NCM_DEVMGR_APP_CONTAINER, RT, 2, "[{0,1} T]");
                 ncm_devmgr_free(m);
         }
         /* No NUMA information on the machine: no mask at all, so nothing fits. */

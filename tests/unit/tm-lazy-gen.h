@@ -184,16 +184,33 @@ static inline ncm_hint_desc *lg_desc_random(lg_rng *r, const lg_machine *m)
                                 }
                 }
         } else {
-                /* devices: some on one node, some on several, some on none of the walked */
-                unsigned ndev = lg_below(r, 9);
-                ncm_bitmask masks[16];
+                /*
+                 * devices: some on one node, some on several, some on none of the walked. The
+                 * walk is any subset, or a kubelet generation's: 1.36 walks every machine node,
+                 * 1.37 (kubernetes PR #138244) the machine nodes the devices report, in the
+                 * machine's order.
+                 */
+                unsigned shape = lg_below(r, 3), ndev = lg_below(r, 9);
+                ncm_bitmask masks[16], on = 0;
                 bool free_dev[16];
+                if (shape > 0) {
+                        n = m->n;
+                        memcpy(ids, m->ids, n * sizeof(int));
+                }
                 for (unsigned i = 0; i < ndev; i++) {
                         masks[i] = lg_chance(r, 75) ? lg_some_of(r, ids, n, 1)
                                                     : lg_some_of(r, m->ids, m->n, 3);
                         if (lg_chance(r, 5))
                                 masks[i] = 0; /* no topology */
                         free_dev[i] = lg_chance(r, 70);
+                        on |= masks[i];
+                }
+                if (shape == 2) {
+                        size_t k = 0;
+                        for (size_t i = 0; i < n; i++)
+                                if (on & (UINT64_C(1) << ids[i]))
+                                        ids[k++] = ids[i];
+                        n = k;
                 }
                 req = lg_chance(r, 5) ? 0 : 1 + (int64_t)lg_below(r, ndev + 1);
                 if (ncm_hint_desc_new(ids, n, req, &d, NULL) < 0)
