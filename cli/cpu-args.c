@@ -101,9 +101,9 @@ int cli_cpu_args_parse(const char *cmd, int argc, char **argv, bool with_reusabl
                                 return 2;
                         break;
                 case 'r':
+                        /* by name: argv[optind - 1] is the value when it came separately */
                         if (!with_reusable)
-                                return cli_usage_error(cmd, "unknown option '%s'",
-                                                       argv[optind - 1]);
+                                return cli_usage_error(cmd, "unknown option '--reusable'");
                         if (parse_set(cmd, "--reusable", optarg, &a->reusable) != 0)
                                 return 2;
                         break;

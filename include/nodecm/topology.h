@@ -79,6 +79,14 @@ NCM_API const int *ncm_topo_numa_ids(const ncm_topo *t, size_t *n);
 NCM_API int ncm_topo_numa_distance(const ncm_topo *t, int a, int b) NCM_PURE;
 /* The distance matrix, row-major N x N in ncm_topo_numa_ids() order; *N receives N. */
 NCM_API const uint32_t *ncm_topo_numa_distances(const ncm_topo *t, size_t *n);
+/*
+ * The id of the first NUMA node (ascending) whose distances the machine did not give: under
+ * cadvisor's rules, a node without a `distance` file, or every node of a machine without node
+ * directories (cadvisor then reports no distances; its matrix entries are nodecm's 10/20).
+ * The kubelet refuses prefer-closest-numa-nodes on such a machine. Returns 0 and sets *ID, or
+ * -ENOENT when every node has its own row (tables, synthetic and hwloc machines always do).
+ */
+NCM_API int ncm_topo_numa_distances_missing(const ncm_topo *t, int *id);
 
 /* All CPUs of the topology, copied into OUT. */
 NCM_API void ncm_topo_all_cpus(const ncm_topo *t, ncm_cpuset *out);

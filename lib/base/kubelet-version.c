@@ -25,7 +25,8 @@ int ncm_kubelet_version_check(ncm_kubelet_version v, ncm_error *err)
 {
         if (v.major == 0 && v.minor == 0)
                 return 0;
-        if (v.major <= 0 || v.minor < 0 || !ncm_kubelet_version_at_least(v, 1, NCM_KUBELET_OLDEST_MINOR))
+        if (v.major <= 0 || v.minor < 0 ||
+            !ncm_kubelet_version_at_least(v, 1, NCM_KUBELET_OLDEST_MINOR))
                 return ncm_error_set(err, EINVAL,
                                      "kubelet version %d.%d: nodecm reproduces kubelet 1.%d and "
                                      "newer",

@@ -223,7 +223,11 @@ static int build_tm(ncm_node *n, const ncm_node_config *cfg, ncm_tm **ret, ncm_e
         char path[256];
         int r;
 
-        if (d32 && nd == nn && nn > 0) {
+        int no_row;
+
+        /* kubelet's NUMAInfo keeps cadvisor's rows: a node without one makes
+         * prefer-closest-numa-nodes fail, so no matrix is given then */
+        if (d32 && nd == nn && nn > 0 && ncm_topo_numa_distances_missing(n->topo, &no_row) < 0) {
                 d64 = calloc(nn * nn, sizeof(*d64));
                 if (!d64)
                         return oom(err);

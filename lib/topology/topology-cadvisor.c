@@ -554,5 +554,21 @@ int ncm__cad_assemble(const ncm__cad_machine *m, ncm_topo **ret, ncm_error *err)
         qsort(ids, ng, sizeof(*ids), cmp_int);
         if (distances(m, ids, ng, &dist) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        return ncm_topo_new(table, nrow, ids, ng, m->nnodes ? dist : NULL, ret, err);
+        r = ncm_topo_new(table, nrow, ids, ng, m->nnodes ? dist : NULL, ret, err);
+        if (r < 0)
+                return r;
+        /* cadvisor keeps a node's row as read: none without a `distance` file, and none for
+         * the nodes it makes up when there are no node directories */
+        for (size_t k = 0; m->kernel_rows && k < ng && r >= 0; k++) {
+                bool row = false;
+                for (size_t q = 0; q < m->nnodes && !row; q++)
+                        row = m->nodes[q].id == ids[k] && m->nodes[q].dist;
+                if (!row)
+                        r = ncm__topo_mark_no_distances(*ret, ids[k]);
+        }
+        if (r < 0) {
+                *ret = ncm_topo_free(*ret);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        return 0;
 }

@@ -69,6 +69,9 @@ typedef struct ncm__raw_machine {
  * both. Errors only for tables ncm_topo_new() refuses (e.g. no CPU).
  */
 int ncm__topo_assemble(const ncm__raw_machine *m, ncm_topo **ret, ncm_error *err);
+/* The machine gave no distance row for NUMA node ID (ncm_topo_numa_distances_missing()).
+ * 0 (also for an id the topology does not have), -ENOMEM. */
+int ncm__topo_mark_no_distances(ncm_topo *t, int id);
 
 /* ------------------------------------------------------------------------------------------
  * cadvisor's rules (the default, spec §2.2a): what cadvisor's GetNodesInfo reads, and how the
@@ -142,6 +145,9 @@ typedef struct ncm__cad_machine {
         bool s390; /* cadvisor (built for s390x) also groups threads by book and drawer */
         ncm__cad_cache_fn caches;
         void *caches_data;
+        /* the rows are the kernel's (sysfs): a node without one has no distances for the
+         * kubelet (ncm_topo_numa_distances_missing); hwloc's are nodecm's own choice */
+        bool kernel_rows;
 } ncm__cad_machine;
 
 /*

@@ -1341,7 +1341,7 @@ static int cad_s390(reader *rd, ncm__cad_machine *m, ncm__cad_cpu *c, bool *prob
 
 static int discover_cadvisor(int rootfd, ncm_topo **ret, ncm_error *err)
 {
-        ncm__cad_machine m = {0};
+        ncm__cad_machine m = {.kernel_rows = true};
         ncm_autoptr(ncm_cpuset) wanted = ncm_cpuset_new();
         ncm_autofree char *buf = malloc(READ_MAX);
         ncm_autofree char *online = NULL;

@@ -44,6 +44,7 @@ struct ncm_topo {
         int *numa_ids; /* every NUMA node, ascending */
         size_t nnuma;
         uint32_t *dist; /* nnuma x nnuma, in numa_ids order */
+        bool *no_row;   /* per node (numa_ids order): the machine gave no distance row */
 
         ncm_cpuset *all;
 };
@@ -88,6 +89,7 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
         free(t->core_cpus);
         free(t->numa_ids);
         free(t->dist);
+        free(t->no_row);
         ncm_cpuset_free(t->all);
         free(t);
         return NULL;
@@ -395,6 +397,30 @@ const uint32_t *ncm_topo_numa_distances(const ncm_topo *t, size_t *n)
 {
         *n = t->nnuma;
         return t->dist;
+}
+
+int ncm_topo_numa_distances_missing(const ncm_topo *t, int *id)
+{
+        for (size_t i = 0; t->no_row && i < t->nnuma; i++)
+                if (t->no_row[i]) {
+                        *id = t->numa_ids[i];
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int ncm__topo_mark_no_distances(ncm_topo *t, int id)
+{
+        int i = numa_pos(t, id);
+        if (i < 0)
+                return 0;
+        if (!t->no_row) {
+                t->no_row = calloc(t->nnuma ? t->nnuma : 1, sizeof(*t->no_row));
+                if (!t->no_row)
+                        return -ENOMEM;
+        }
+        t->no_row[i] = true;
+        return 0;
 }
 
 void ncm_topo_all_cpus(const ncm_topo *t, ncm_cpuset *out)

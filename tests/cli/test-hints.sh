@@ -81,5 +81,9 @@ expect_out "0" "take on NUMA node -1"
 # generations: hints are the same in every supported release; the flag is accepted
 run hints --topology "$H" --available 0-11 --count 2 --kubelet-version 1.34
 expect_rc 0 "--kubelet-version"
+run hints --topology "$H" --available 0-11 --count 2 --kubelet-version 1.38
+expect_rc 0 "--kubelet-version 1.38 (the development branch)"
+bad 2 "kubelet too old" "--kubelet-version: kubelet version 1.31: nodecm reproduces kubelet 1.32 and newer" \
+        --topology "$H" --available 0-11 --count 2 --kubelet-version 1.31
 
 finish

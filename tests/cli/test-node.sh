@@ -57,6 +57,12 @@ N status
 expect_rc 2 "status before init"
 expect_err_contains "run 'nodecm node init' first" "status before init"
 
+# a release older than nodecm reproduces is refused before anything is written
+N init --kubelet-version 1.31
+expect_rc 2 "init with kubelet 1.31"
+expect_err_contains "kubelet version 1.31: nodecm reproduces kubelet 1.32 and newer" \
+        "init with kubelet 1.31"
+[ ! -e "$D/state.json" ] || fail "a refused init wrote nothing"
 N init
 expect_rc 0 "init"
 expect_out "init: node in $D (none enforcer)" "init"
@@ -186,5 +192,27 @@ while [ $i -lt 25 ]; do
         i=$((i + 1))
 done
 ls -a "$K" | grep -q '\.tmp' && fail "temporary files left after the kills: $(ls -a "$K")"
+
+# prefer-closest-numa-nodes needs every node's distance row, as cadvisor reads it: this dump
+# has node directories without a `distance` file, so the kubelet refuses to start.
+mkdir -p "$TMPD/nodist"
+tar -xjf "$DATA/topologies/64fake-4n2s2ca2c2t.tar.bz2" -C "$TMPD/nodist" || fail "extract"
+F="$TMPD/nodist/64fake-4n2s2ca2c2t"
+cat >"$TMPD/closest.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+reservedSystemCPUs: "0"
+topologyManagerPolicy: best-effort
+topologyManagerPolicyOptions: {prefer-closest-numa-nodes: "true"}
+enforcement: none
+EOF
+run node init --root-dir "$TMPD/nodist/a" --config "$TMPD/closest.yaml" --fsroot "$F"
+expect_rc 2 "prefer-closest-numa-nodes without distance files"
+expect_err_contains "cannot discover NUMA topology: error getting NUMA distances from cadvisor" \
+        "prefer-closest-numa-nodes without distance files"
+sed '/topologyManagerPolicyOptions/d' "$TMPD/closest.yaml" >"$TMPD/far.yaml"
+run node init --root-dir "$TMPD/nodist/b" --config "$TMPD/far.yaml" --fsroot "$F"
+expect_rc 0 "no distance files, no prefer-closest-numa-nodes"
 
 finish

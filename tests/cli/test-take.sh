@@ -125,6 +125,23 @@ bad 2 "not a version" "--kubelet-version: kubelet version \"latest\": expected M
         --kubelet-version latest
 run take --help
 case "$OUT" in *"--kubelet-version X.Y"*) ;; *) fail "--help names --kubelet-version" ;; esac
+case "$OUT" in *"default: the"*"newest released, 1.37; 1.38 is the development branch"*) ;;
+*) fail "--help names the default release and the development branch: $OUT" ;; esac
+bad 2 "kubelet 0.x" "--kubelet-version: kubelet version 0.40: nodecm reproduces kubelet 1.32 and newer" $H \
+        --kubelet-version 0.40
+# kubelet 1.38 (the development branch, PR #141026): an uncore cache spanning NUMA nodes is
+# listed once; 1.37 (the default) takes it twice and hands out 2 CPUs for 4
+U="--topology $T/uncore-span-numa.json --available 1-6 --count 4 --option prefer-align-cpus-by-uncorecache=true"
+run take $U
+expect_out "3-4" "uncore cache spanning NUMA nodes, default (1.37)"
+run take $U --kubelet-version 1.38
+expect_out "1-4" "uncore cache spanning NUMA nodes, 1.38"
+run take --topology "$T/uneven-uncore.json" --available 4-7 --count 2 \
+        --option prefer-align-cpus-by-uncorecache=true --kubelet-version v1.38.0-alpha.1
+expect_out "6-7" "uneven uncore caches, 1.38 (whole free caches first)"
+# an option that belongs to another command is named, not its value
+bad 2 "--reusable on take" "nodecm take: unknown option '--reusable'" $H --reusable 0-1
+bad 2 "--reusable= on take" "nodecm take: unknown option '--reusable'" $H --reusable=0-1
 
 
 # Free CPUs the machine does not have are bad input.

@@ -1001,7 +1001,7 @@ static void test_assemble_cache_failure_stops_the_node(void **state)
         int n0[] = {0, 1, 2}, n1[] = {4, 5, 6};
         ncm__cad_node nodes[] = {{0, n0, 3, NULL, 0}, {1, n1, 3, NULL, 0}};
         fake_caches fc = {.fail = 1};
-        ncm__cad_machine m = {cpus, 6, nodes, 2, false, fake_cache_fn, &fc};
+        ncm__cad_machine m = {cpus, 6, nodes, 2, false, fake_cache_fn, &fc, true};
         ncm_topo *t = NULL;
         (void)state;
         assert_int_equal(ncm__cad_assemble(&m, &t, NULL), 0);
@@ -1021,7 +1021,7 @@ static void test_assemble_node_cache_by_size(void **state)
         int n0[] = {0, 1, 2, 3};
         ncm__cad_node nodes[] = {{0, n0, 4, NULL, 0}};
         fake_caches fc = {.fail = -1};
-        ncm__cad_machine m = {cpus, 4, nodes, 1, false, fake_cache_fn, &fc};
+        ncm__cad_machine m = {cpus, 4, nodes, 1, false, fake_cache_fn, &fc, true};
         ncm_topo *t = NULL;
         (void)state;
         assert_int_equal(ncm__cad_assemble(&m, &t, NULL), 0);
@@ -1043,7 +1043,7 @@ static void test_assemble_threads_and_skips(void **state)
                                ccpu(3, 8, 0), ccpu(10, 7, 0), ccpu(11, 7, 1)};
         int n0[] = {0, 1, 10, 11, 2, 3, 12};
         ncm__cad_node nodes[] = {{5, n0, 7, NULL, 0}};
-        ncm__cad_machine m = {cpus, 6, nodes, 1, false, NULL, NULL};
+        ncm__cad_machine m = {cpus, 6, nodes, 1, false, NULL, NULL, true};
         ncm_topo *t = NULL;
         (void)state;
         cpus[3].online = false;
@@ -1060,7 +1060,7 @@ static void test_assemble_threads_and_skips(void **state)
 static void test_assemble_s390(void **state)
 {
         ncm__cad_cpu cpus[] = {ccpu(0, 1, -1), ccpu(1, 1, -1), ccpu(2, 1, -1)};
-        ncm__cad_machine m = {cpus, 3, NULL, 0, true, NULL, NULL};
+        ncm__cad_machine m = {cpus, 3, NULL, 0, true, NULL, NULL, true};
         ncm_topo *t = NULL;
         char b0[] = "0", b1[] = "1", d[] = "4";
         (void)state;
@@ -1082,7 +1082,7 @@ static void test_assemble_nothing_found(void **state)
         ncm__cad_cpu cpus[] = {ccpu(0, 0, 0)};
         int n0[] = {1};
         ncm__cad_node nodes[] = {{0, n0, 1, NULL, 0}};
-        ncm__cad_machine m = {cpus, 1, nodes, 1, false, NULL, NULL};
+        ncm__cad_machine m = {cpus, 1, nodes, 1, false, NULL, NULL, true};
         ncm_topo *t = NULL;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
@@ -1092,7 +1092,7 @@ static void test_assemble_nothing_found(void **state)
         {
                 int twice[] = {0, 0};
                 ncm__cad_node n2[] = {{0, twice, 2, NULL, 0}};
-                ncm__cad_machine m2 = {cpus, 1, n2, 1, false, NULL, NULL};
+                ncm__cad_machine m2 = {cpus, 1, n2, 1, false, NULL, NULL, true};
                 assert_int_equal(ncm__cad_assemble(&m2, &t, &err), -EINVAL);
                 assert_string_equal(err.msg, "cpus provided are not unique");
         }
