@@ -304,6 +304,14 @@ NCM_API int ncm_devmgr_plugin_connect(ncm_devmgr *m, const char *resource,
 NCM_API int ncm_devmgr_plugin_disconnect(ncm_devmgr *m, const char *resource, uint64_t endpoint);
 
 /*
+ * The transport of endpoint ENDPOINT of RESOURCE is going away for good (the host shuts down
+ * before the manager): the endpoint stops as with ncm_devmgr_plugin_disconnect() and forgets
+ * its ops and data without calling release(), as an endpoint restored from a checkpoint. A
+ * replaced endpoint: nothing. Returns 1 when applied, 0 when ignored.
+ */
+NCM_API int ncm_devmgr_plugin_detach(ncm_devmgr *m, const char *resource, uint64_t endpoint);
+
+/*
  * A complete snapshot of RESOURCE's devices (ListAndWatchResponse): health sets and device
  * records are rebuilt from it; devices not in it disappear. ENDPOINT is the sender (0: do
  * not check, as in the kubelet's own tests); an update from a replaced instance is refused
@@ -702,6 +710,131 @@ NCM_API int ncm_devmgr_load_checkpoint(ncm_devmgr *m, int rootfd, const char *pa
 /* Write the manager's state to PATH now. */
 NCM_API int ncm_devmgr_write_checkpoint(const ncm_devmgr *m, int rootfd, const char *path,
                                         ncm_error *err);
+
+/* ---- what a live device-plugin host and the pod resources API need ---- */
+
+/*
+ * The endpoint grace period (kubelet's endpointStopGracePeriod, NCM_DEVMGR_STOP_GRACE_NS):
+ * how long a resource whose plugin went away stays before ncm_devmgr_get_capacity() drops
+ * it. NS <= 0 restores the kubelet's 5 minutes. A nodecm setting (kubernetes issue 99571 asks
+ * for it); tests use it to see the drop without waiting.
+ */
+NCM_API void ncm_devmgr_set_stop_grace(ncm_devmgr *m, int64_t ns);
+
+/*
+ * The pod and container whose allocation (ncm_devmgr_allocate, ncm_devmgr_run_options) is
+ * calling a plugin hook right now, for a transport that answers hooks asynchronously; NULL
+ * outside a hook.
+ */
+NCM_API const char *ncm_devmgr_calling_pod(const ncm_devmgr *m) NCM_PURE;
+NCM_API const char *ncm_devmgr_calling_container(const ncm_devmgr *m) NCM_PURE;
+
+/*
+ * Hold IDS[0..N) of RESOURCE for POD_UID on behalf of OWNER (any number > 0 the caller
+ * picks): allocations and hints of every other pod treat them as in use, as the kubelet's
+ * allocatedDevices keeps the devices it is asking a plugin to Allocate while the RPC is in
+ * flight. An asynchronous transport holds what a pod's pending calls ask for while it waits
+ * for the answers, then lets the allocation run again. Holds are not persisted and do not
+ * count as allocated anywhere else. 0 or -ENOMEM (nothing held then).
+ */
+NCM_API int ncm_devmgr_hold(ncm_devmgr *m, uint64_t owner, const char *pod_uid,
+                            const char *resource, const char *const *ids, size_t n);
+/* Release every hold of OWNER. */
+NCM_API void ncm_devmgr_release_holds(ncm_devmgr *m, uint64_t owner);
+/* The number of devices held (all owners), for tests and status. */
+NCM_API size_t ncm_devmgr_num_held(const ncm_devmgr *m) NCM_PURE;
+
+/*
+ * The cached Allocate responses of (POD_UID, CONTAINER) merged as
+ * ncm_devmgr_run_options() merges them (resource-name order, first of duplicate env names,
+ * device and mount container paths, annotation keys and CDI names winning), without calling
+ * any plugin: what a runtime hands the container. *RET is NULL when the container holds no
+ * devices. 0 or -ENOMEM.
+ */
+NCM_API int ncm_devmgr_container_options(const ncm_devmgr *m, const char *pod_uid,
+                                         const char *container, ncm_devmgr_alloc_resp **ret);
+
+/* One device of a resource, for listings (`nodecm devices`, pod resources). */
+typedef struct ncm_devmgr_device_info {
+        char *id;
+        char *health;  /* as the plugin sent it ("Healthy", "Unhealthy", anything) */
+        bool healthy;  /* in the healthy set: allocatable (false once the plugin left) */
+        bool topology; /* TopologyInfo present */
+        int64_t *numa; /* its NUMA node ids, in plugin order */
+        size_t n_numa;
+        bool allocated; /* in use by a container (kubelet's allocatedDevices) */
+        bool held;      /* held for a pod whose plugin calls are in flight */
+        char *pod;      /* the pod UID and container holding it (the first, by name); NULL */
+        char *container;
+} ncm_devmgr_device_info;
+
+typedef enum ncm_devmgr_endpoint_state {
+        NCM_DEVMGR_ENDPOINT_NONE = 0, /* no plugin (allocated devices only) */
+        NCM_DEVMGR_ENDPOINT_RUNNING,  /* a plugin is registered */
+        NCM_DEVMGR_ENDPOINT_STOPPED,  /* its plugin went away: in the grace period */
+} ncm_devmgr_endpoint_state;
+
+/* One resource: its endpoint, capacity and devices. */
+typedef struct ncm_devmgr_resource_info {
+        char *resource;
+        ncm_devmgr_endpoint_state endpoint;
+        int64_t stopped_ns;                /* STOPPED: how long ago (the manager's clock) */
+        int64_t grace_left_ns;             /* STOPPED: until ncm_devmgr_get_capacity() drops it */
+        ncm_devmgr_plugin_options options; /* RUNNING and STOPPED */
+        const char *plugin;              /* the ops' name ("grpc", "stand-in"); NULL without one */
+        int64_t capacity;                /* healthy + unhealthy, as GetCapacity reports it */
+        int64_t allocatable;             /* healthy */
+        int64_t allocated;               /* devices in use */
+        ncm_devmgr_device_info *devices; /* sorted by id */
+        size_t n_devices;
+} ncm_devmgr_resource_info;
+
+typedef struct ncm_devmgr_inventory {
+        ncm_devmgr_resource_info *v; /* sorted by resource */
+        size_t n;
+} ncm_devmgr_inventory;
+
+/*
+ * Every resource the manager knows (registered, in its grace period, restored from a
+ * checkpoint, or only allocated), with its devices. *RET is overwritten. 0 or -ENOMEM.
+ */
+NCM_API int ncm_devmgr_inventory_get(const ncm_devmgr *m, ncm_devmgr_inventory *ret);
+NCM_API void ncm_devmgr_inventory_done(ncm_devmgr_inventory *inv);
+
+/*
+ * Append the inventory as one JSON object and a newline (`nodecm devices --json`):
+ *   {"resources": [{"resource": "example.com/gpu", "endpoint": "running", "plugin": "grpc",
+ *     "options": {"preStartRequired": false, "getPreferredAllocationAvailable": true},
+ *     "capacity": 4, "allocatable": 4, "allocated": 1,
+ *     "devices": [{"id": "gpu0", "health": "Healthy", "healthy": true, "numa": [0],
+ *                  "allocated": true, "pod": "UID", "container": "app"}, ...]}, ...]}
+ * A stopped endpoint adds "stoppedSeconds" and "graceLeftSeconds"; a device without
+ * topology has "numa": null; "held": true marks a device held for a pending admission.
+ */
+NCM_API void ncm_devmgr_inventory_json(const ncm_devmgr_inventory *inv, ncm_buf *out);
+/* The same for people: one line per resource, one indented line per device. */
+NCM_API void ncm_devmgr_inventory_text(const ncm_devmgr_inventory *inv, ncm_buf *out);
+
+/* Append R as a JSON object {"envs": {...}, "mounts": [...], "devices": [...],
+ * "annotations": {...}, "cdiDevices": [...]} (as `nodecm checkpoint show --json` shows it). */
+NCM_API void ncm_devmgr_alloc_resp_json(const ncm_devmgr_alloc_resp *r, ncm_buf *out);
+
+/* One resource of a container with its devices per NUMA node, as recorded at allocation
+ * (the checkpoint's DeviceIDs; node -1: no topology). */
+typedef struct ncm_devmgr_numa_assignment {
+        char *resource;
+        ncm_devmgr_numa_ids *numa; /* sorted by node */
+        size_t n_numa;
+} ncm_devmgr_numa_assignment;
+
+/*
+ * The devices of (POD_UID, CONTAINER) per resource (sorted) and NUMA node, what the pod
+ * resources API reports. *RET NULL / 0 when none. 0 or -ENOMEM.
+ */
+NCM_API int ncm_devmgr_container_numa(const ncm_devmgr *m, const char *pod_uid,
+                                      const char *container, ncm_devmgr_numa_assignment **ret,
+                                      size_t *ret_n);
+NCM_API void ncm_devmgr_numa_assignments_free(ncm_devmgr_numa_assignment *v, size_t n);
 
 #ifdef __cplusplus
 }

@@ -131,7 +131,8 @@ static bool pod_active(const ncm_devmgr *m, const char *pod)
 
 static int stopped_error(const char *res, ncm_error *err)
 {
-        return ncm_error_set(err, ESHUTDOWN, "endpoint %s has been stopped", res);
+        /* A decision, as every error of the kubelet's Allocate: UnexpectedAdmissionError. */
+        return ncm_error_set(err, NCM_E_ADMISSION, "endpoint %s has been stopped", res);
 }
 
 /* ---- filterByAffinity ---- */
@@ -347,6 +348,7 @@ static int devices_to_allocate(alloc_ctx *a, int64_t required, const ncm__strset
         in_use = ncm__rsets_get(&a->st->allocated, a->res);
         if (in_use)
                 ncm__strset_subtract(&available, &in_use->set);
+        ncm__dm_subtract_holds(a->m, a->pod, a->res, &available);
         if ((int64_t)available.n < a->needed) {
                 k = ncm_error_set(err, NCM_E_UNSATISFIABLE,
                                   "requested number of devices unavailable for %s. Requested: "
@@ -590,7 +592,10 @@ int ncm_devmgr_allocate(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_con
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 }
         }
+        m->call_pod = pod_uid;
+        m->call_container = c->name;
         k = allocate_resources(m, &t, pod_uid, c, affinity, &any, err);
+        m->call_pod = m->call_container = NULL;
         if (k >= 0 && update_reuse(&t, pod_uid, c->name, c->type == NCM_DEVMGR_INIT_CONTAINER) < 0)
                 k = ncm_error_set(err, ENOMEM, "out of memory");
         if (k < 0) {
@@ -733,7 +738,11 @@ int ncm_devmgr_run_options(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_
         for (size_t i = 0; i < n; i++) {
                 if (!device_resource(m, &m->st, w[i].name) || w[i].count == 0)
                         continue;
-                if ((k = pre_start_if_needed(m, pod_uid, c->name, w[i].name, err)) < 0)
+                m->call_pod = pod_uid;
+                m->call_container = c->name;
+                k = pre_start_if_needed(m, pod_uid, c->name, w[i].name, err);
+                m->call_pod = m->call_container = NULL;
+                if (k < 0)
                         return k;
                 if (!pod_active(m, pod_uid))
                         continue;
@@ -747,6 +756,13 @@ int ncm_devmgr_run_options(ncm_devmgr *m, const char *pod_uid, const ncm_devmgr_
         if (merge_options(m, pod_uid, c->name, ret) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         return 0;
+}
+
+int ncm_devmgr_container_options(const ncm_devmgr *m, const char *pod_uid, const char *container,
+                                 ncm_devmgr_alloc_resp **ret)
+{
+        *ret = NULL;
+        return merge_options(m, pod_uid, container, ret);
 }
 
 /* ---- the stand-in plugin ---- */

@@ -993,6 +993,11 @@ static void show_resp_json(ncm_buf *b, const ncm_devmgr_alloc_resp *r)
         ncm_buf_putc(b, '}');
 }
 
+void ncm_devmgr_alloc_resp_json(const ncm_devmgr_alloc_resp *r, ncm_buf *out)
+{
+        show_resp_json(out, r);
+}
+
 static void show_text(const ncm_devmgr_checkpoint *cp, ncm_buf *b)
 {
         uint64_t computed = ncm_devmgr_checkpoint_checksum(cp);

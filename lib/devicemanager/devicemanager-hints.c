@@ -231,6 +231,7 @@ static int hints_for(ncm_devmgr *m, const char *pod, const char *container, cons
                         const dm_rset *in_use = ncm__rsets_get(&m->st.allocated, res);
                         if (in_use)
                                 ncm__strset_subtract(&available, &in_use->set);
+                        ncm__dm_subtract_holds(m, pod, res, &available);
                 }
                 if (reuse && m->st.reuse_pod && strcmp(m->st.reuse_pod, pod) == 0) {
                         const dm_rset *s = ncm__rsets_get(&m->st.reuse, res);

@@ -13,6 +13,7 @@
 
 /* Name-keyed arrays (resources, devices, string sets) use base/sorted.h. */
 #include "base/sorted.h"
+#include "base/utf8.h"
 
 /* ---- a set of strings: sorted (strcmp), unique, each string owned ---- */
 
@@ -124,11 +125,32 @@ struct ncm_devmgr {
         int ckpt_rootfd;
         unsigned flags;
         uint64_t next_endpoint;
+        int64_t stop_grace_ns; /* endpointStopGracePeriod */
+
+        /* The pod and container whose allocation calls the plugin hooks right now. */
+        const char *call_pod;
+        const char *call_container;
+        /* Devices held for pods whose plugin calls are in flight (ncm_devmgr_hold). */
+        struct dm_hold *holds;
+        size_t n_holds;
 
         dm_resource *res; /* sorted by name */
         size_t n_res;
         dm_state st;
 };
+
+/* Devices held by OWNER for POD while its plugin calls are answered. */
+typedef struct dm_hold {
+        uint64_t owner;
+        char *pod;
+        char *resource;
+        ncm__strset ids;
+} dm_hold;
+
+/* Remove from SET the devices of RESOURCE held for pods other than POD. */
+void ncm__dm_subtract_holds(const ncm_devmgr *m, const char *pod, const char *resource,
+                            ncm__strset *set);
+void ncm__dm_holds_free(ncm_devmgr *m);
 
 /* registry lookups */
 dm_resource *ncm__dm_resource(const ncm_devmgr *m, const char *name);
@@ -162,8 +184,5 @@ int ncm__dm_checkpoint(const ncm_devmgr *m, ncm_error *err);
 void ncm__numa_ids_done(ncm_devmgr_numa_ids *v, size_t n);
 int ncm__numa_ids_copy(ncm_devmgr_numa_ids **dst, size_t *dst_n, const ncm_devmgr_numa_ids *src,
                        size_t n);
-
-/* Go's utf8.Valid. */
-bool ncm__utf8_valid(const char *s, size_t len);
 
 #endif

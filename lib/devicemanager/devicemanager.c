@@ -69,6 +69,7 @@ int ncm_devmgr_new(const ncm_devmgr_config *cfg, ncm_devmgr **ret, ncm_error *er
         m->flags = cfg->flags;
         m->device_numa_walk = ncm_kubelet_version_at_least(cfg->kubelet_version, 1, 37);
         m->next_endpoint = 1;
+        m->stop_grace_ns = NCM_DEVMGR_STOP_GRACE_NS;
         *ret = NCM_TAKE_PTR(m);
         return 0;
 }
@@ -113,6 +114,7 @@ ncm_devmgr *ncm_devmgr_free(ncm_devmgr *m)
                 resource_done(&m->res[i]);
         free(m->res);
         ncm__state_done(&m->st);
+        ncm__dm_holds_free(m);
         free(m->ckpt_path);
         free(m);
         return NULL;
@@ -240,6 +242,18 @@ int ncm_devmgr_plugin_disconnect(ncm_devmgr *m, const char *resource, uint64_t e
         return 1;
 }
 
+int ncm_devmgr_plugin_detach(ncm_devmgr *m, const char *resource, uint64_t endpoint)
+{
+        dm_resource *r = resource ? ncm__dm_resource(m, resource) : NULL;
+        if (!r || !r->ep || r->ep->id != endpoint)
+                return 0;
+        if (!r->ep->stopped)
+                (void)ncm_devmgr_plugin_disconnect(m, resource, endpoint);
+        r->ep->ops = NULL;
+        r->ep->data = NULL;
+        return 1;
+}
+
 static int cmp_device(const void *a, const void *b)
 {
         return strcmp(((const dm_device *)a)->id, ((const dm_device *)b)->id);
@@ -337,7 +351,7 @@ fail:
 
 static bool grace_expired(const ncm_devmgr *m, const dm_endpoint *ep, int64_t now)
 {
-        return ep->stopped && now - ep->stop_time > NCM_DEVMGR_STOP_GRACE_NS;
+        return ep->stopped && now - ep->stop_time > m->stop_grace_ns;
 }
 
 static int strv_add_unique(char ***v, size_t *n, const char *s)
