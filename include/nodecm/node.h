@@ -187,6 +187,12 @@ typedef struct ncm_node_container_result {
         ncm_hint affinity;              /* what the topology manager stored for it */
         ncm_devmgr_assignment *devices; /* per resource, sorted; NULL when none */
         size_t n_devices;
+        /*
+         * What the device plugins' Allocate answers give the container (envs, mounts, device
+         * specs, annotations, CDI devices), merged as the kubelet hands them to the runtime
+         * (ncm_devmgr_container_options); NULL when it holds no devices.
+         */
+        ncm_devmgr_alloc_resp *device_options;
 } ncm_node_container_result;
 
 typedef struct ncm_node_admission {
@@ -377,10 +383,19 @@ NCM_API const ncm_node_devices *ncm_node_get_devices(const ncm_node *n) NCM_PURE
 
 NCM_API const ncm_topo *ncm_node_topo(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_node_config *ncm_node_get_config(const ncm_node *n) NCM_PURE;
+/* The kubelet release the node reproduces (--kubelet-version, else kubeletVersion; {0, 0}:
+ * the newest). */
+NCM_API ncm_kubelet_version ncm_node_kubelet_version(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_tm *ncm_node_tm(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) NCM_PURE;
+/*
+ * The node's device manager, for a device-plugin host that feeds it (registrations,
+ * snapshots, disconnects; include/nodecm/deviceplugin.h). Valid until the node is freed or
+ * restarted (ncm_node_restart builds a new one: attach the host to it again).
+ */
+NCM_API ncm_devmgr *ncm_node_device_manager(ncm_node *n) NCM_PURE;
 
 /*
  * The CPUs a container without exclusive CPUs runs on: the default set (static policy), or

@@ -304,6 +304,16 @@ static int dev_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                 e->hint = *affinity;
         }
         r = ncm_devmgr_allocate_pod_container(n->dev, pod, c, affinity, err);
+        if (r >= 0) {
+                /*
+                 * What reaches the container (the kubelet's GetDeviceRunContainerOptions at its
+                 * start): PreStartContainer for the plugins that ask for it. Inside the
+                 * admission, so that a plugin that fails it leaves nothing half-admitted.
+                 */
+                ncm_devmgr_alloc_resp *opts = NULL;
+                r = ncm_devmgr_pod_run_options(n->dev, pod, c, affinity, &opts, err);
+                ncm_devmgr_alloc_resp_free(opts);
+        }
         if (r < 0) {
                 if (e) {
                         e->ok = false;

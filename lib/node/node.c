@@ -588,6 +588,16 @@ const ncm_devmgr *ncm_node_devmgr(const ncm_node *n)
         return n->dev;
 }
 
+ncm_devmgr *ncm_node_device_manager(ncm_node *n)
+{
+        return n->dev;
+}
+
+ncm_kubelet_version ncm_node_kubelet_version(const ncm_node *n)
+{
+        return n->kubelet_override.major ? n->kubelet_override : n->cfg->kubelet_version;
+}
+
 void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out)
 {
         if (strcmp(ncm_cpu_policy_name(n->cpu), "none") == 0)
@@ -665,6 +675,7 @@ ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a)
                 ncm_cpuset_free(a->containers[i].cpus);
                 free(a->containers[i].numa);
                 ncm_devmgr_assignments_free(a->containers[i].devices, a->containers[i].n_devices);
+                ncm_devmgr_alloc_resp_free(a->containers[i].device_options);
         }
         free(a->containers);
         for (size_t i = 0; i < a->n_events; i++)
@@ -851,7 +862,9 @@ static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission
                 }
                 cr->affinity = ncm_tm_get_affinity(n->tm, pod->uid, c->name);
                 if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &cr->devices,
-                                                 &cr->n_devices) < 0)
+                                                 &cr->n_devices) < 0 ||
+                    ncm_devmgr_container_options(n->dev, pod->uid, c->name, &cr->device_options) <
+                                    0)
                         return -ENOMEM;
         }
         return 0;
