@@ -363,7 +363,8 @@ static void ep_apply(dp_endpoint *ep, const uint8_t *data, size_t len, bool keep
         if (keep) {
                 uint8_t *copy = malloc(len ? len : 1);
                 if (copy) {
-                        memcpy(copy, data, len);
+                        if (len)
+                                memcpy(copy, data, len);
                         free(ep->snapshot);
                         ep->snapshot = copy;
                         ep->snapshot_len = len;
@@ -479,7 +480,8 @@ static void opts_message(ncm_rpc_call *call, const uint8_t *msg, size_t len, voi
                 return;
         ep->opts_msg = malloc(len ? len : 1);
         if (ep->opts_msg) {
-                memcpy(ep->opts_msg, msg, len);
+                if (len)
+                        memcpy(ep->opts_msg, msg, len);
                 ep->opts_len = len;
         }
 }

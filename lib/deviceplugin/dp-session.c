@@ -251,7 +251,8 @@ static void answer_message(ncm_rpc_call *call, const uint8_t *msg, size_t len, v
         a->resp = malloc(len ? len : 1);
         if (!a->resp)
                 return;
-        memcpy(a->resp, msg, len);
+        if (len)
+                memcpy(a->resp, msg, len);
         a->resp_len = len;
         a->have_resp = true;
 }
