@@ -1925,6 +1925,168 @@ static void test_devicemanager_properties(void **state)
         assert_true(successes > 1000);
 }
 
+/* ---- what a live plugin host uses: holds, the calling pod, inventory, options, detach ---- */
+
+typedef struct calling {
+        tplug p;
+        const ncm_devmgr *m;
+        char pod[32], container[32];
+} calling;
+
+static int calling_allocate(void *data, const char *resource, const char *const *ids, size_t n,
+                            ncm_devmgr_alloc_resp **ret, ncm_error *err)
+{
+        calling *c = data;
+        snprintf(c->pod, sizeof(c->pod), "%s", ncm_devmgr_calling_pod(c->m));
+        snprintf(c->container, sizeof(c->container), "%s", ncm_devmgr_calling_container(c->m));
+        return tp_allocate(&c->p, resource, ids, n, ret, err);
+}
+
+static const ncm_devmgr_plugin_ops calling_ops = {"calling", calling_allocate, NULL, NULL, NULL};
+
+static void test_devicemanager_live_host_support(void **state)
+{
+        static const int numa[] = {0, 1};
+        static const tdev devs[] = {
+                        {"d0", 0, NULL}, {"d1", 0, NULL}, {"d2", 1, NULL}, {"d3", -1, "Unhealthy"}};
+        int64_t clock = 1000;
+        ncm_devmgr *m = new_manager(numa, 2, &clock);
+        calling cp = {.p = {STUB_EMPTY}};
+        ncm_devmgr_plugin_options o = {false, false};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_devmgr_inventory inv = {0};
+        ncm_devmgr_numa_assignment *na = NULL;
+        ncm_devmgr_alloc_resp *opts = NULL;
+        ncm_devmgr_hints hints = NCM_DEVMGR_HINTS_INIT;
+        ncm_devmgr_resource rr[] = {{R1, 2, UNSET}};
+        ncm_devmgr_container c = {"app", NCM_DEVMGR_APP_CONTAINER, rr, 1};
+        ncm_hint any = {0, true, true};
+        const char *ids[] = {"d0", "d1"};
+        size_t nn = 0;
+        uint64_t ep = 0;
+        char *h;
+        (void)state;
+
+        cp.m = m;
+        assert_int_equal(ncm_devmgr_plugin_connect(m, R1, &calling_ops, &cp, &o, &ep, &err), 0);
+        update(m, R1, ep, devs, 4);
+        assert_null(ncm_devmgr_calling_pod(m));
+
+        /* holds: d0 and d1 held for pod A are out of reach of pod B, not of A */
+        assert_int_equal(ncm_devmgr_hold(m, 7, "A", R1, ids, 2), 0);
+        assert_int_equal(ncm_devmgr_num_held(m), 2);
+        assert_int_equal(ncm_devmgr_container_hints(m, "B", &c, &hints, &err), 0);
+        assert_int_equal(hints.n, 1);
+        assert_int_equal(hints.v[0].hints.n, 0); /* only d2 is left: 2 cannot be satisfied */
+        ncm_devmgr_hints_done(&hints);
+        assert_int_equal(ncm_devmgr_allocate(m, "B", &c, &any, &err), -NCM_E_UNSATISFIABLE);
+        assert_string_equal(err.msg, "requested number of devices unavailable for " R1
+                                     ". Requested: 2, Available: 1");
+        assert_int_equal(ncm_devmgr_allocate(m, "A", &c, &any, &err), 0);
+        assert_string_equal(cp.pod, "A");
+        assert_string_equal(cp.container, "app");
+        assert_null(ncm_devmgr_calling_pod(m));
+        h = held(m, "A", "app", R1);
+        assert_string_equal(h, "d0,d1");
+        free(h);
+        ncm_devmgr_release_holds(m, 7);
+        assert_int_equal(ncm_devmgr_num_held(m), 0);
+
+        /* the inventory: endpoint, capacity, devices and who holds them */
+        assert_int_equal(ncm_devmgr_inventory_get(m, &inv), 0);
+        assert_int_equal(inv.n, 1);
+        assert_string_equal(inv.v[0].resource, R1);
+        assert_int_equal(inv.v[0].endpoint, NCM_DEVMGR_ENDPOINT_RUNNING);
+        assert_string_equal(inv.v[0].plugin, "calling");
+        assert_int_equal(inv.v[0].capacity, 4);
+        assert_int_equal(inv.v[0].allocatable, 3);
+        assert_int_equal(inv.v[0].allocated, 2);
+        assert_int_equal(inv.v[0].n_devices, 4);
+        assert_string_equal(inv.v[0].devices[0].pod, "A");
+        assert_string_equal(inv.v[0].devices[1].container, "app");
+        assert_null(inv.v[0].devices[2].pod);
+        assert_false(inv.v[0].devices[3].healthy);
+        assert_false(inv.v[0].devices[3].topology);
+        {
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_devmgr_inventory_json(&inv, &b);
+                assert_non_null(strstr(b.data, "{\"id\": \"d3\", \"health\": \"Unhealthy\", "
+                                               "\"healthy\": false, \"numa\": null, "
+                                               "\"allocated\": false}"));
+                ncm_buf_reset(&b);
+                ncm_devmgr_inventory_text(&inv, &b);
+                assert_non_null(strstr(b.data, "  d0  healthy  NUMA 0  A/app\n"));
+                ncm_buf_done(&b);
+        }
+        ncm_devmgr_inventory_done(&inv);
+
+        /* a container's devices per NUMA node, its merged options */
+        assert_int_equal(ncm_devmgr_container_numa(m, "A", "app", &na, &nn), 0);
+        assert_int_equal(nn, 1);
+        assert_int_equal(na[0].n_numa, 1);
+        assert_int_equal(na[0].numa[0].node, 0);
+        assert_int_equal(na[0].numa[0].n_ids, 2);
+        ncm_devmgr_numa_assignments_free(na, nn);
+        assert_int_equal(ncm_devmgr_container_options(m, "A", "app", &opts), 0);
+        assert_non_null(opts);
+        opts = ncm_devmgr_alloc_resp_free(opts);
+        assert_int_equal(ncm_devmgr_container_options(m, "A", "other", &opts), 0);
+        assert_null(opts);
+
+        /* detach: the endpoint stops and forgets its ops (no release), allocations stay */
+        assert_int_equal(ncm_devmgr_plugin_detach(m, R1, ep + 1), 0);
+        assert_int_equal(ncm_devmgr_plugin_detach(m, R1, ep), 1);
+        assert_int_equal(ncm_devmgr_inventory_get(m, &inv), 0);
+        assert_int_equal(inv.v[0].endpoint, NCM_DEVMGR_ENDPOINT_STOPPED);
+        assert_null(inv.v[0].plugin);
+        assert_int_equal(inv.v[0].allocatable, 0);
+        assert_int_equal(inv.v[0].allocated, 2);
+        ncm_devmgr_inventory_done(&inv);
+        assert_int_equal(alloc1(m, "C", "app", NCM_DEVMGR_APP_CONTAINER, R1, 1, NULL, &err),
+                         -NCM_E_UNSATISFIABLE);
+
+        /* a shorter grace period: dropped once it has passed */
+        ncm_devmgr_set_stop_grace(m, 1000);
+        {
+                ncm_devmgr_capacity cap = {0};
+                clock += 999;
+                assert_int_equal(ncm_devmgr_get_capacity(m, &cap, &err), 0);
+                assert_int_equal(cap.n_deleted, 0);
+                clock += 2;
+                assert_int_equal(ncm_devmgr_get_capacity(m, &cap, &err), 0);
+                assert_int_equal(cap.n_deleted, 1);
+                ncm_devmgr_capacity_done(&cap);
+        }
+        assert_int_equal(cp.p.released, 0);
+        ncm_devmgr_free(m);
+        tplug_done(&cp.p);
+}
+
+/* A stopped endpoint is an admission decision (UnexpectedAdmissionError), as in the kubelet. */
+static void test_devicemanager_stopped_endpoint_is_a_decision(void **state)
+{
+        static const int numa[] = {0};
+        static const tdev devs[] = {{"d0", 0, NULL}};
+        ncm_devmgr *m = new_manager(numa, 1, NULL);
+        tplug p = {STUB_EMPTY};
+        ncm_error err = NCM_ERROR_INIT;
+        uint64_t ep = connect(m, R1, &p, false, false);
+        ncm_devmgr_resource rr[] = {{R1, 1, UNSET}};
+        ncm_devmgr_container c = {"app", NCM_DEVMGR_APP_CONTAINER, rr, 1};
+        (void)state;
+
+        update(m, R1, ep, devs, 1);
+        assert_int_equal(ncm_devmgr_plugin_disconnect(m, R1, ep), 1);
+        /* a snapshot without an instance check (the kubelet's tests feed them) makes the
+         * device healthy while the endpoint stays stopped */
+        update(m, R1, 0, devs, 1);
+        assert_int_equal(ncm_devmgr_allocate(m, "A", &c, NULL, &err), -NCM_E_ADMISSION);
+        assert_string_equal(err.msg, "endpoint " R1 " has been stopped");
+        assert_int_equal(p.allocate_calls, 0);
+        ncm_devmgr_free(m);
+        tplug_done(&p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1953,6 +2115,8 @@ int main(void)
                         cmocka_unit_test(test_devicemanager_scenario_devices),
                         cmocka_unit_test(test_devicemanager_pod_model),
                         cmocka_unit_test(test_devicemanager_properties),
+                        cmocka_unit_test(test_devicemanager_live_host_support),
+                        cmocka_unit_test(test_devicemanager_stopped_endpoint_is_a_decision),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
