@@ -231,7 +231,8 @@ def watch_kubelet(pb, svc_grpc, grpc):
     def ident():
         try:
             st = os.stat(kubelet)
-            return (st.st_dev, st.st_ino)
+            # tmpfs hands a freed inode number out again at once: the change time tells
+            return (st.st_dev, st.st_ino, st.st_ctime_ns)
         except OSError:
             return None
 

@@ -17,7 +17,8 @@
  * in (include/nodecm/deviceplugin.h).
  *
  *   dp-harness ROOT [--synthetic DESC] [--policy P] [--scope S] [--grace-ms N]
- *              [--capacity-ms N] [--allocate-timeout-ms N] [--max-recv N] [--no-get]
+ *              [--capacity-ms N] [--allocate-timeout-ms N] [--dial-timeout-ms N]
+ *              [--max-recv N] [--no-get]
  */
 #include <errno.h>
 #include <stdio.h>
@@ -400,6 +401,7 @@ int main(int argc, char **argv)
         ho.grace_period_ms = (uint64_t)atol(arg_of(argc, argv, "--grace-ms", "0"));
         ho.capacity_period_ms = (uint32_t)atol(arg_of(argc, argv, "--capacity-ms", "0"));
         ho.allocate_timeout_ms = (uint32_t)atol(arg_of(argc, argv, "--allocate-timeout-ms", "0"));
+        ho.dial_timeout_ms = (uint32_t)atol(arg_of(argc, argv, "--dial-timeout-ms", "0"));
         if (ncm_dp_host_new(loop, ncm_node_device_manager(node), &ho, &ev, &host, &err) < 0 ||
             ncm_dp_host_start(host, &err) < 0)
                 goto fail;
