@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * nodecm node init|admit|remove|status|reconcile --root-dir DIR: a node kept in a directory,
- * driven from the shell one command at a time (lib/node's ncm_node_dir does the work: the lock,
- * the kubelet's start, persistence, the enforcer). Output is built in memory and written once.
+ * nodecm node init|admit|remove|status|reconcile|pods|explain --root-dir DIR: a node kept in a
+ * directory, driven from the shell one command at a time (lib/node's ncm_node_dir does the work:
+ * the lock, the kubelet's start, persistence, the enforcer). With --connect SOCKET the same
+ * commands (and watch) go to a running nodecmd instead. Either way the command is one call of
+ * the control API (lib/ctl), run in this process on the opened node or by the daemon, so the
+ * output and the exit status are the same. Output is built in memory and written once.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nodecm/ctl.h>
 #include <nodecm/enforcer.h>
 #include <nodecm/node.h>
 #include "cli.h"
@@ -22,7 +26,10 @@ static void usage(FILE *f)
               "       nodecm node admit POD [--explain] [OPTIONS]\n"
               "       nodecm node remove POD_UID [CONTAINER] [OPTIONS]\n"
               "       nodecm node status [OPTIONS]\n"
-              "       nodecm node reconcile [OPTIONS]\n\n"
+              "       nodecm node reconcile [OPTIONS]\n"
+              "       nodecm node pods [--json] [OPTIONS]\n"
+              "       nodecm node explain POD [--json] [OPTIONS]\n"
+              "       nodecm node watch --connect SOCKET\n\n"
               "A node whose state lives in --root-dir DIR, as the kubelet's lives in its root\n"
               "directory: cpu_manager_state and kubelet_internal_checkpoint (the kubelet's\n"
               "format, 0600), nodecm_pods (the pods it holds) and nodecm.lock. Every command\n"
@@ -35,9 +42,18 @@ static void usage(FILE *f)
               "             container's cpuset follow\n"
               "  remove     release a pod (or one of its containers) and its cgroups\n"
               "  status     the CPU map: who holds each CPU, the shared pool, reserved CPUs\n"
-              "  reconcile  write every container's cpuset again from the state\n\n"
-              "  --root-dir DIR            the node's directory (default: the configuration's\n"
+              "  reconcile  write every container's cpuset again from the state\n"
+              "  pods       the pods the node holds and their containers' CPUs\n"
+              "  explain    what admitting POD would do, and why; nothing changes\n"
+              "  watch      print each admission and removal of a running nodecmd as it\n"
+              "             happens (one JSON line each)\n\n",
+              f);
+        fputs("  --root-dir DIR            the node's directory (default: the configuration's\n"
               "                            rootDirectory, else /var/lib/nodecm)\n"
+              "  --connect SOCKET          ask the nodecmd serving SOCKET (its DIR/nodecm.sock)\n"
+              "                            instead of opening the directory: the same output\n"
+              "  --timeout SECONDS         --connect: how long to wait for an answer (default\n"
+              "                            30; 0 waits for ever)\n"
               "  --enforce cgroupfs|plan|none  what the decisions become (default: the\n"
               "                            configuration's enforcement, else cgroupfs); plan\n"
               "                            prints the cgroup writes instead\n"
@@ -63,6 +79,8 @@ enum {
         OPT_NO_WAIT,
         OPT_EXPLAIN,
         OPT_JSON,
+        OPT_CONNECT,
+        OPT_TIMEOUT,
         OPT_KUBELET
 };
 
@@ -73,6 +91,8 @@ typedef struct args {
         cli_source src;
         ncm_enforcer_cgroup_options eo;
         ncm_resource_list capacity;
+        const char *connect;
+        unsigned timeout_s;
         bool no_wait, explain, json;
 } args;
 
@@ -104,6 +124,19 @@ static int option(void *ud, int c, const char *name, const char *val)
         case OPT_JSON:
                 a->json = true;
                 return 0;
+        case OPT_CONNECT:
+                a->connect = val;
+                return 0;
+        case OPT_TIMEOUT: {
+                char *end;
+                unsigned long v = strtoul(val, &end, 10);
+                if (!val[0] || *end || v > 86400)
+                        return cli_usage_error(a->name,
+                                               "--timeout: expected seconds (0 to 86400), got '%s'",
+                                               val);
+                a->timeout_s = (unsigned)v;
+                return 0;
+        }
         case OPT_KUBELET:
                 return cli_kubelet_flag(a->flags, a->name, name, val);
         default:
@@ -115,63 +148,117 @@ static int make_enforcer(args *a, const ncm_node_config *cfg, ncm_enforcer **ret
 {
         const char *kind = ncm_node_config_enforcement(cfg);
 
-        if (strcmp(a->cmd, "status") == 0 || strcmp(kind, "none") == 0)
+        if (strcmp(a->cmd, "status") == 0 || strcmp(a->cmd, "pods") == 0 ||
+            strcmp(a->cmd, "explain") == 0 || strcmp(kind, "none") == 0)
                 return ncm_enforcer_none_new(ret, err);
         if (strcmp(kind, "plan") == 0)
                 return ncm_enforcer_plan_new(&a->eo, ret, err);
         return ncm_enforcer_cgroupfs_new(&a->eo, ret, err);
 }
 
-/* The command's own work on the opened node. */
-static int act(args *a, ncm_node *n, const char *const *pos, ncm_buf *out, ncm_error *err)
+/* The control API's method for the command, and its request. */
+static int request(args *a, const char *const *pos, ncm_ctl_method *ret_m, ncm_buf *req,
+                   char **pod_text, ncm_error *err)
 {
-        if (strcmp(a->cmd, "admit") == 0) {
-                ncm_autoptr(ncm_pod) pod = NULL;
-                ncm_autoptr(ncm_node_admission) adm = NULL;
-                int r = ncm_pod_load_file(pos[0], &pod, err);
-                if (r >= 0)
-                        r = ncm_node_admit(n, pod, a->explain ? NCM_NODE_EXPLAIN : 0, &adm, err);
+        ncm_ctl_request q = {0};
+        ncm_ctl_method m;
+        int r;
+
+        q.format = a->json ? NCM_CTL_FORMAT_JSON : NCM_CTL_FORMAT_TEXT;
+        if (strcmp(a->cmd, "admit") == 0 || strcmp(a->cmd, "explain") == 0) {
+                m = a->cmd[0] == 'a' ? NCM_CTL_ADMIT : NCM_CTL_EXPLAIN;
+                r = ncm_ctl_read_pod(pos[0], pod_text, &q.pod_len, &q.source, err);
                 if (r < 0)
                         return r;
-                if (a->json)
-                        ncm_node_format_admission_json(out, -1, pod, adm, a->explain);
-                else
-                        ncm_node_format_admission_text(out, -1, pod, adm, a->explain);
-                if (!adm->admitted)
-                        return ncm_error_set(err, NCM_E_ADMISSION, "%s: %s", adm->reason,
-                                             adm->message);
-                return 0;
+                q.pod = *pod_text;
+                q.explain = a->explain;
+        } else if (strcmp(a->cmd, "remove") == 0) {
+                m = pos[1] ? NCM_CTL_REMOVE_CONTAINER : NCM_CTL_REMOVE_POD;
+                q.pod_uid = pos[0];
+                q.container = pos[1];
+                q.format = NCM_CTL_FORMAT_JSON;
+        } else if (strcmp(a->cmd, "status") == 0) {
+                m = NCM_CTL_GET_STATE;
+        } else if (strcmp(a->cmd, "pods") == 0) {
+                m = NCM_CTL_LIST_PODS;
+        } else if (strcmp(a->cmd, "reconcile") == 0) {
+                m = NCM_CTL_RECONCILE;
+        } else {
+                return ncm_error_set(err, EINVAL, "%s: not a control API call", a->cmd);
         }
-        if (strcmp(a->cmd, "remove") == 0) {
-                ncm_autoptr(ncm_cpuset) rel = ncm_cpuset_new();
-                int r = !rel     ? ncm_error_set(err, ENOMEM, "out of memory")
-                        : pos[1] ? ncm_node_remove_container(n, pos[0], pos[1], rel, err)
-                                 : ncm_node_remove_pod(n, pos[0], rel, err);
-                if (r < 0)
-                        return r;
-                ncm_buf_printf(out, "{\"op\": \"%s\", \"pod\": ", pos[1] ? "remove" : "removePod");
-                ncm_buf_json_string(out, pos[0], strlen(pos[0]));
-                if (pos[1]) {
-                        ncm_buf_puts(out, ", \"container\": ");
-                        ncm_buf_json_string(out, pos[1], strlen(pos[1]));
-                }
-                ncm_buf_printf(out, ", \"removed\": %s, \"released\": \"", r ? "true" : "false");
-                ncm_cpuset_format_list_buf(rel, out);
-                ncm_buf_puts(out, "\"}\n");
-                return 0;
-        }
-        if (strcmp(a->cmd, "status") == 0) {
-                if (a->json) {
-                        ncm_node_format_status_json(n, out);
-                        return 0;
-                }
-                return ncm_node_format_cpu_map(n, out) < 0
-                                       ? ncm_error_set(err, ENOMEM, "out of memory")
-                                       : 0;
-        }
-        if (strcmp(a->cmd, "reconcile") == 0)
-                return ncm_node_reconcile(n, err);
+        if (ncm_ctl_request_pack(m, &q, req) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        *ret_m = m;
         return 0;
+}
+
+/*
+ * The command's own work: one control API call, on the node opened here (T) or by the daemon
+ * at --connect (T NULL); its output appended to OUT.
+ */
+static int act(args *a, const ncm_ctl_target *t, const char *const *pos, ncm_buf *out,
+               ncm_error *err)
+{
+        ncm_autofree char *pod_text = NULL;
+        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+        ncm_buf req = NCM_BUF_INIT, reply = NCM_BUF_INIT;
+        ncm_ctl_method m = NCM_CTL_GET_STATE;
+        int r;
+
+        if (strcmp(a->cmd, "init") == 0)
+                return 0;
+        r = request(a, pos, &m, &req, &pod_text, err);
+        if (r >= 0 && t) {
+                r = ncm_ctl_handle(t, m, (const uint8_t *)req.data, req.len, &res, err);
+                if (r >= 0) {
+                        reply = res.reply;
+                        res.reply = (ncm_buf)NCM_BUF_INIT;
+                }
+        } else if (r >= 0) {
+                r = ncm_ctl_call(a->connect, m, (const uint8_t *)req.data, req.len,
+                                 a->timeout_s * 1000u, &reply, err);
+        }
+        if (r >= 0)
+                r = ncm_ctl_reply_output(m, (const uint8_t *)reply.data, reply.len, out, err);
+        ncm_ctl_result_done(&res);
+        ncm_buf_done(&req);
+        ncm_buf_done(&reply);
+        return r;
+}
+
+static int print_event(const uint8_t *ev, size_t len, void *data)
+{
+        ncm_buf line = NCM_BUF_INIT;
+        ncm_error *err = data;
+        int r = ncm_ctl_event_json(ev, len, &line, err);
+
+        if (r >= 0 && cli_emit(line.data ? line.data : "", line.len) != 0)
+                r = ncm_error_set(err, EPIPE, "write to standard output: %s", strerror(EPIPE));
+        ncm_buf_done(&line);
+        return r < 0 ? r : 0;
+}
+
+/* nodecm node ... --connect SOCKET: the daemon does the work. */
+static int run_connected(args *a, const char *const *pos)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf out = NCM_BUF_INIT;
+        int r;
+
+        if (strcmp(a->cmd, "watch") == 0) {
+                r = ncm_ctl_watch(a->connect, print_event, &err, &err);
+                return r < 0 ? cli_fail(r, &err) : 0;
+        }
+        r = act(a, NULL, pos, &out, &err);
+        if (r < 0 && err.code == NCM_E_ADMISSION) {
+                int rc = cli_emit_buf(&out);
+                return rc ? rc : cli_fail(r, &err);
+        }
+        if (r < 0) {
+                ncm_buf_done(&out);
+                return cli_fail(r, &err);
+        }
+        return cli_emit_buf(&out);
 }
 
 static int run(args *a, const char *const *pos)
@@ -185,8 +272,12 @@ static int run(args *a, const char *const *pos)
         ncm_buf out = NCM_BUF_INIT;
         const char *dir;
         const ncm_cgroup_plan *plan;
-        int r = cli_kubelet_config(a->flags, &cfg);
+        ncm_ctl_target t = {0};
+        int r;
 
+        if (a->connect)
+                return run_connected(a, pos);
+        r = cli_kubelet_config(a->flags, &cfg);
         if (r != 0)
                 return r;
         dir = ncm_node_config_root_dir(cfg)[0] ? ncm_node_config_root_dir(cfg) : "/var/lib/nodecm";
@@ -198,9 +289,13 @@ static int run(args *a, const char *const *pos)
                   (strcmp(a->cmd, "init") == 0 ? NCM_NODE_DIR_INIT : 0) |
                   (strcmp(a->cmd, "reconcile") == 0 ? NCM_NODE_DIR_START : 0);
         r = ncm_node_dir_open(dir, topo, cfg, &o, &d, &err);
-        if (r >= 0)
-                r = act(a, ncm_node_dir_node(d), pos, &out, &err);
-        if (r >= 0 && (strcmp(a->cmd, "init") == 0 || strcmp(a->cmd, "reconcile") == 0))
+        if (r >= 0) {
+                t.node = ncm_node_dir_node(d);
+                t.dir = dir;
+                t.enforcer = ncm_enforcer_name(e);
+                r = act(a, &t, pos, &out, &err);
+        }
+        if (r >= 0 && strcmp(a->cmd, "init") == 0)
                 ncm_buf_printf(&out, "%s: node in %s (%s enforcer)\n", a->cmd, dir,
                                ncm_enforcer_name(e));
         plan = ncm_enforcer_plan_get(e);
@@ -230,7 +325,8 @@ int cmd_node(int argc, char **argv)
         static const cli_sub subs[] = {
                         {"init", 0, 0, "no argument"},           {"admit", 1, 1, "one POD file"},
                         {"remove", 1, 2, "POD_UID [CONTAINER]"}, {"status", 0, 0, "no argument"},
-                        {"reconcile", 0, 0, "no argument"},
+                        {"reconcile", 0, 0, "no argument"},      {"pods", 0, 0, "no argument"},
+                        {"explain", 1, 1, "one POD file"},       {"watch", 0, 0, "no argument"},
         };
         static const struct option opts[] = {
                         CLI_SOURCE_OPTIONS,
@@ -240,11 +336,13 @@ int cmd_node(int argc, char **argv)
                         {"no-wait", no_argument, NULL, OPT_NO_WAIT},
                         {"explain", no_argument, NULL, OPT_EXPLAIN},
                         {"json", no_argument, NULL, OPT_JSON},
+                        {"connect", required_argument, NULL, OPT_CONNECT},
+                        {"timeout", required_argument, NULL, OPT_TIMEOUT},
                         CLI_KUBELET_FLAG_OPTIONS(OPT_KUBELET),
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
-        args a = {.src = CLI_SOURCE_INIT};
+        args a = {.src = CLI_SOURCE_INIT, .timeout_s = 30};
         cli_parsed p;
         int r;
 
@@ -257,6 +355,12 @@ int cmd_node(int argc, char **argv)
                 a.cmd = subs[p.sub].name;
                 if (a.explain && strcmp(a.cmd, "admit") != 0)
                         r = cli_usage_error(a.name, "--explain is for admit only");
+                else if (a.connect && strcmp(a.cmd, "init") == 0)
+                        r = cli_usage_error(a.name, "--connect: a running nodecmd has started "
+                                                    "its node already");
+                else if (!a.connect && strcmp(a.cmd, "watch") == 0)
+                        r = cli_usage_error(a.name, "watch needs --connect SOCKET (a running "
+                                                    "nodecmd)");
         }
         if (r == 0)
                 r = cli_source_check(&a.src, a.name);

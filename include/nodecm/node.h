@@ -265,6 +265,15 @@ NCM_API int ncm_node_reconcile(ncm_node *n, ncm_error *err);
  */
 NCM_API int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err);
 
+/*
+ * A copy of N in memory, to decide on without changing N (what-if, explanations): the same
+ * topology and configuration (borrowed, as N's), its state as a restart would read it back
+ * from its checkpoints, the same pods; no state directory and no enforcer. What the kubelet
+ * forgets at a restart (the CPU policy's reusable init-container CPUs, the stored topology
+ * hints of running containers) the copy does not have either. -ENOMEM.
+ */
+NCM_API int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err);
+
 /* --- a node kept in a root directory --- */
 
 /*

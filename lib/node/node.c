@@ -554,6 +554,59 @@ int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err)
         return 0;
 }
 
+int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
+{
+        ncm_autoptr(ncm_node) c = calloc(1, sizeof(*c));
+        ncm_buf b = NCM_BUF_INIT, d = NCM_BUF_INIT;
+        managers m = {0};
+        int r;
+
+        if (!c)
+                return oom(err);
+        c->topo = n->topo;
+        c->cfg = n->cfg;
+        c->dirfd = -1;
+        c->reference_merge = n->reference_merge;
+        c->kubelet_override = n->kubelet_override;
+        c->all_cpus = ncm_cpuset_dup(n->all_cpus);
+        if (!c->all_cpus)
+                return oom(err);
+        if (n->devices_json) {
+                c->devices_json = strndup(n->devices_json, n->devices_len);
+                if (!c->devices_json)
+                        return oom(err);
+                c->devices_len = n->devices_len;
+                r = ncm_node_devices_parse(c->devices_json, c->devices_len, &c->devices, err);
+                if (r < 0)
+                        return r;
+        }
+        /* the state as a restart would read it back: both checkpoints, in memory */
+        ncm_cpu_checkpoint_format_state(n->cpu_state, &b);
+        r = ncm__node_dev_checkpoint_text(n->dev, &d, err);
+        if (r >= 0 && ncm_buf_failed(&b))
+                r = oom(err);
+        if (r >= 0)
+                r = build(c, c->cfg, SOURCE_TEXT, b.data, b.len, NCM_CPU_CHECKPOINT_NAME, d.data,
+                          d.len, &m, err);
+        ncm_buf_done(&b);
+        ncm_buf_done(&d);
+        if (r < 0)
+                return r;
+        install(c, &m);
+        for (size_t i = 0; i < n->n_pods; i++) {
+                node_pod p;
+                r = pod_copy(&n->pods[i], &p);
+                if (r >= 0)
+                        r = pod_put(c, &p);
+                if (r >= 0)
+                        r = add_container_ids(c, p.spec);
+                if (r < 0)
+                        return oom(err);
+        }
+        *ret = NCM_TAKE_PTR(c);
+        return 0;
+}
+
 /* ------------------------------------------------------------------------------------------
  * Inspection
  */

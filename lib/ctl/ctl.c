@@ -1,0 +1,799 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The control API's handlers: one call of nodecm.v1.Node on a node, from the packed request to
+ * the packed reply (with the output `nodecm node` prints) and the event Watch streams. The
+ * daemon and the command both run these, so the two front ends cannot drift apart.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctl-internal.h"
+
+static const struct {
+        const char *path;
+        const char *name;
+        bool mutates;
+} methods[NCM_CTL_N_METHODS] = {
+                [NCM_CTL_ADMIT] = {"/nodecm.v1.Node/Admit", "Admit", true},
+                [NCM_CTL_REMOVE_CONTAINER] = {"/nodecm.v1.Node/RemoveContainer", "RemoveContainer",
+                                              true},
+                [NCM_CTL_REMOVE_POD] = {"/nodecm.v1.Node/RemovePod", "RemovePod", true},
+                [NCM_CTL_LIST_PODS] = {"/nodecm.v1.Node/ListPods", "ListPods", false},
+                [NCM_CTL_GET_STATE] = {"/nodecm.v1.Node/GetState", "GetState", false},
+                [NCM_CTL_EXPLAIN] = {"/nodecm.v1.Node/Explain", "Explain", false},
+                [NCM_CTL_WATCH] = {"/nodecm.v1.Node/Watch", "Watch", false},
+                /* it writes cgroups, and must not run in the middle of an admission */
+                [NCM_CTL_RECONCILE] = {"/nodecm.v1.Node/Reconcile", "Reconcile", true},
+};
+
+const char *ncm_ctl_method_path(ncm_ctl_method m)
+{
+        return (unsigned)m < NCM_CTL_N_METHODS ? methods[m].path : NULL;
+}
+
+const char *ncm_ctl_method_name(ncm_ctl_method m)
+{
+        return (unsigned)m < NCM_CTL_N_METHODS ? methods[m].name : NULL;
+}
+
+int ncm_ctl_method_from_path(const char *path)
+{
+        for (int i = 0; i < NCM_CTL_N_METHODS; i++)
+                if (strcmp(path, methods[i].path) == 0)
+                        return i;
+        return -1;
+}
+
+bool ncm_ctl_method_mutates(ncm_ctl_method m)
+{
+        return (unsigned)m < NCM_CTL_N_METHODS && methods[m].mutates;
+}
+
+/* ---- building messages -------------------------------------------------------------------- */
+
+/* Room for one more pointer in A. */
+static bool arena_room(ctl_arena *a)
+{
+        if (a->failed)
+                return false;
+        if (a->n == a->cap) {
+                size_t cap = a->cap ? a->cap * 2 : 32;
+                void **v = realloc(a->v, cap * sizeof(*v));
+                if (!v) {
+                        a->failed = true;
+                        return false;
+                }
+                a->v = v;
+                a->cap = cap;
+        }
+        return true;
+}
+
+void *ncm__ctl_alloc(ctl_arena *a, size_t size)
+{
+        void *p;
+
+        if (!arena_room(a))
+                return NULL;
+        p = calloc(1, size ? size : 1);
+        if (!p) {
+                a->failed = true;
+                return NULL;
+        }
+        a->v[a->n++] = p;
+        return p;
+}
+
+char *ncm__ctl_str(ctl_arena *a, const char *s)
+{
+        size_t len = strlen(s ? s : "");
+        char *p = ncm__ctl_alloc(a, len + 1);
+
+        if (p)
+                memcpy(p, s ? s : "", len);
+        return p ? p : (char *)"";
+}
+
+char *ncm__ctl_take(ctl_arena *a, char *s)
+{
+        if (!s || !arena_room(a)) {
+                free(s);
+                a->failed = true;
+                return (char *)"";
+        }
+        a->v[a->n++] = s;
+        return s;
+}
+
+void ncm__ctl_arena_done(ctl_arena *a)
+{
+        for (size_t i = 0; i < a->n; i++)
+                free(a->v[i]);
+        free(a->v);
+        *a = (ctl_arena){0};
+}
+
+/* protobuf-c's output buffer, appending to an ncm_buf */
+typedef struct buf_sink {
+        ProtobufCBuffer base;
+        ncm_buf *out;
+} buf_sink;
+
+static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+        ncm_buf_append(((buf_sink *)b)->out, data, len);
+}
+
+int ncm__ctl_pack(const ProtobufCMessage *msg, ncm_buf *out)
+{
+        buf_sink s = {{sink_append}, out};
+
+        /* an empty message still leaves OUT allocated, so that callers can tell it apart */
+        ncm_buf_append(out, "", 0);
+        protobuf_c_message_pack_to_buffer(msg, &s.base);
+        return ncm_buf_failed(out) ? -ENOMEM : 0;
+}
+
+ncm_ctl_format ncm__ctl_format(Nodecm__V1__Format f)
+{
+        switch (f) {
+        case NODECM__V1__FORMAT__FORMAT_JSON:
+                return NCM_CTL_FORMAT_JSON;
+        case NODECM__V1__FORMAT__FORMAT_TEXT:
+                return NCM_CTL_FORMAT_TEXT;
+        default:
+                return NCM_CTL_FORMAT_NONE;
+        }
+}
+
+static int oom(ncm_error *err)
+{
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+static int bad_request(ncm_ctl_method m, ncm_error *err)
+{
+        return ncm_error_set(err, EINVAL, "%s: the request message does not decode",
+                             ncm_ctl_method_name(m));
+}
+
+static char *cpus_str(ctl_arena *a, const ncm_cpuset *s)
+{
+        return ncm__ctl_take(a, ncm_cpuset_format_list(s));
+}
+
+/* The NUMA nodes of CPUS (ascending) into C->numa. */
+static void numa_of(ctl_arena *a, const ncm_topo *t, const ncm_cpuset *cpus,
+                    Nodecm__V1__Container *c)
+{
+        size_t n;
+        const int *ids = ncm_topo_numa_ids(t, &n);
+
+        c->numa = ncm__ctl_alloc(a, (n + 1) * sizeof(*c->numa));
+        if (!c->numa)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                const ncm_cpuset *nc = ncm_topo_numa_cpus(t, ids[i]);
+                if (nc && ncm_cpuset_intersects(nc, cpus))
+                        c->numa[c->n_numa++] = ids[i];
+        }
+}
+
+static Nodecm__V1__DeviceAssignment **devices_of(ctl_arena *a, const ncm_devmgr_assignment *d,
+                                                 size_t n)
+{
+        Nodecm__V1__DeviceAssignment **v = ncm__ctl_alloc(a, (n + 1) * sizeof(*v));
+
+        for (size_t i = 0; v && i < n; i++) {
+                v[i] = ncm__ctl_alloc(a, sizeof(*v[i]));
+                if (!v[i])
+                        return v;
+                nodecm__v1__device_assignment__init(v[i]);
+                v[i]->resource = ncm__ctl_str(a, d[i].resource);
+                v[i]->ids = ncm__ctl_alloc(a, (d[i].n_ids + 1) * sizeof(char *));
+                for (size_t k = 0; v[i]->ids && k < d[i].n_ids; k++)
+                        v[i]->ids[v[i]->n_ids++] = ncm__ctl_str(a, d[i].ids[k]);
+        }
+        return v;
+}
+
+/* The containers of an admission result. */
+static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node_admission *adm)
+{
+        Nodecm__V1__Container **v = ncm__ctl_alloc(a, (adm->n_containers + 1) * sizeof(*v));
+
+        for (size_t i = 0; v && i < adm->n_containers; i++) {
+                const ncm_node_container_result *r = &adm->containers[i];
+                Nodecm__V1__Container *c = ncm__ctl_alloc(a, sizeof(*c));
+                if (!c)
+                        return v;
+                nodecm__v1__container__init(c);
+                c->name = ncm__ctl_str(a, r->name);
+                c->init = r->init;
+                c->sidecar = r->sidecar;
+                c->exclusive = r->exclusive;
+                c->cpus = cpus_str(a, r->cpus);
+                c->numa = ncm__ctl_alloc(a, (r->n_numa + 1) * sizeof(*c->numa));
+                for (size_t k = 0; c->numa && k < r->n_numa; k++)
+                        c->numa[c->n_numa++] = r->numa[k];
+                if (r->n_devices) {
+                        c->devices = devices_of(a, r->devices, r->n_devices);
+                        c->n_devices = c->devices ? r->n_devices : 0;
+                }
+                v[i] = c;
+        }
+        return v;
+}
+
+/* ---- requests ----------------------------------------------------------------------------- */
+
+static Nodecm__V1__Format proto_format(ncm_ctl_format f)
+{
+        switch (f) {
+        case NCM_CTL_FORMAT_JSON:
+                return NODECM__V1__FORMAT__FORMAT_JSON;
+        case NCM_CTL_FORMAT_TEXT:
+                return NODECM__V1__FORMAT__FORMAT_TEXT;
+        default:
+                return NODECM__V1__FORMAT__FORMAT_NONE;
+        }
+}
+
+int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *out)
+{
+        static const ncm_ctl_request none = {0};
+        char *empty = (char *)"";
+
+        if (!r)
+                r = &none;
+        switch (m) {
+        case NCM_CTL_ADMIT: {
+                Nodecm__V1__AdmitRequest q = NODECM__V1__ADMIT_REQUEST__INIT;
+                q.pod.data = (uint8_t *)r->pod;
+                q.pod.len = r->pod ? r->pod_len : 0;
+                q.source = r->source ? (char *)r->source : empty;
+                q.explain = r->explain;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
+        case NCM_CTL_EXPLAIN: {
+                Nodecm__V1__ExplainRequest q = NODECM__V1__EXPLAIN_REQUEST__INIT;
+                q.pod.data = (uint8_t *)r->pod;
+                q.pod.len = r->pod ? r->pod_len : 0;
+                q.source = r->source ? (char *)r->source : empty;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
+        case NCM_CTL_REMOVE_CONTAINER: {
+                Nodecm__V1__RemoveContainerRequest q = NODECM__V1__REMOVE_CONTAINER_REQUEST__INIT;
+                q.pod_uid = r->pod_uid ? (char *)r->pod_uid : empty;
+                q.container = r->container ? (char *)r->container : empty;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
+        case NCM_CTL_REMOVE_POD: {
+                Nodecm__V1__RemovePodRequest q = NODECM__V1__REMOVE_POD_REQUEST__INIT;
+                q.pod_uid = r->pod_uid ? (char *)r->pod_uid : empty;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
+        case NCM_CTL_LIST_PODS: {
+                Nodecm__V1__ListPodsRequest q = NODECM__V1__LIST_PODS_REQUEST__INIT;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
+        case NCM_CTL_GET_STATE: {
+                Nodecm__V1__GetStateRequest q = NODECM__V1__GET_STATE_REQUEST__INIT;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
+        case NCM_CTL_RECONCILE: {
+                Nodecm__V1__ReconcileRequest q = NODECM__V1__RECONCILE_REQUEST__INIT;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
+        case NCM_CTL_WATCH: {
+                Nodecm__V1__WatchRequest q = NODECM__V1__WATCH_REQUEST__INIT;
+                return ncm__ctl_pack(&q.base, out);
+        }
+        default:
+                return -EINVAL;
+        }
+}
+
+/* ---- handlers ----------------------------------------------------------------------------- */
+
+static int parse_pod(const ProtobufCBinaryData *text, const char *source, ncm_pod **ret,
+                     ncm_error *err)
+{
+        const char *name = source && source[0] ? source : "<request>";
+
+        if (!text->len)
+                return ncm_error_set(err, EINVAL, "%s: no pod given", name);
+        return ncm_pod_parse((const char *)text->data, text->len, name, ret, err);
+}
+
+/* The event of an admission (admitted or refused). */
+static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
+                           ncm_buf *out)
+{
+        Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
+        ctl_arena a = {0};
+        ncm_buf line = NCM_BUF_INIT;
+        ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+        int r;
+
+        if (!pool)
+                return -ENOMEM;
+        ncm_node_shared_pool(n, pool);
+        ncm_node_format_admission_json(&line, -1, pod, adm, false);
+        ev.op = (char *)"admit";
+        ev.pod_uid = pod->uid;
+        ev.pod_name = pod->name;
+        ev.admitted = adm->admitted;
+        ev.reason = (char *)adm->reason;
+        ev.message = (char *)adm->message;
+        ev.containers = admission_containers(&a, adm);
+        ev.n_containers = ev.containers ? adm->n_containers : 0;
+        ev.shared_pool = cpus_str(&a, pool);
+        ev.json = ncm__ctl_take(&a, ncm_buf_steal(&line));
+        r = a.failed ? -ENOMEM : ncm__ctl_pack(&ev.base, out);
+        ncm__ctl_arena_done(&a);
+        return r;
+}
+
+static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ctl_format f,
+                       bool explain, ncm_buf *out)
+{
+        Nodecm__V1__Admission rep = NODECM__V1__ADMISSION__INIT;
+        ctl_arena a = {0};
+        ncm_buf text = NCM_BUF_INIT;
+        int r;
+
+        rep.pod_uid = pod->uid;
+        rep.pod_name = pod->name;
+        rep.admitted = adm->admitted;
+        rep.reason = (char *)adm->reason;
+        rep.message = (char *)adm->message;
+        rep.containers = admission_containers(&a, adm);
+        rep.n_containers = rep.containers ? adm->n_containers : 0;
+        if (f == NCM_CTL_FORMAT_JSON)
+                ncm_node_format_admission_json(&text, -1, pod, adm, explain);
+        else if (f == NCM_CTL_FORMAT_TEXT)
+                ncm_node_format_admission_text(&text, -1, pod, adm, explain);
+        if (f != NCM_CTL_FORMAT_NONE)
+                rep.output = ncm__ctl_take(&a, ncm_buf_steal(&text));
+        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, out);
+        ncm__ctl_arena_done(&a);
+        return r;
+}
+
+static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len, bool dry_run,
+                        ncm_ctl_result *res, ncm_error *err)
+{
+        ncm_autoptr(ncm_pod) pod = NULL;
+        ncm_autoptr(ncm_node_admission) adm = NULL;
+        ncm_autoptr(ncm_node) copy = NULL;
+        ncm_autoptr(ncm_cpuset) before = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) after = ncm_cpuset_new();
+        ProtobufCBinaryData text;
+        const char *source;
+        ncm_ctl_format f;
+        bool explain;
+        int r;
+
+        if (!before || !after)
+                return oom(err);
+        if (dry_run) {
+                Nodecm__V1__ExplainRequest *q = nodecm__v1__explain_request__unpack(NULL, len, req);
+                if (!q)
+                        return bad_request(NCM_CTL_EXPLAIN, err);
+                text = q->pod;
+                source = q->source;
+                f = ncm__ctl_format(q->format);
+                explain = true;
+                r = parse_pod(&text, source, &pod, err);
+                nodecm__v1__explain_request__free_unpacked(q, NULL);
+        } else {
+                Nodecm__V1__AdmitRequest *q = nodecm__v1__admit_request__unpack(NULL, len, req);
+                if (!q)
+                        return bad_request(NCM_CTL_ADMIT, err);
+                text = q->pod;
+                source = q->source;
+                f = ncm__ctl_format(q->format);
+                explain = q->explain;
+                r = parse_pod(&text, source, &pod, err);
+                nodecm__v1__admit_request__free_unpacked(q, NULL);
+        }
+        if (r < 0)
+                return r;
+        if (dry_run) {
+                /* decided on a copy: the node itself, its files and cgroups stay as they are */
+                r = ncm_node_copy(t->node, &copy, err);
+                if (r >= 0)
+                        r = ncm_node_admit(copy, pod, NCM_NODE_EXPLAIN, &adm, err);
+                if (r < 0)
+                        return r;
+                return admit_reply(pod, adm, f, true, &res->reply) < 0 ? oom(err) : 0;
+        }
+        ncm_node_shared_pool(t->node, before);
+        r = ncm_node_admit(t->node, pod, explain ? NCM_NODE_EXPLAIN : 0, &adm, err);
+        if (r < 0)
+                return r;
+        ncm_node_shared_pool(t->node, after);
+        res->admission = true;
+        res->admitted = adm->admitted;
+        res->changed = adm->admitted;
+        res->pool_changed = !ncm_cpuset_equal(before, after);
+        if (admit_reply(pod, adm, f, explain, &res->reply) < 0 ||
+            admission_event(t->node, pod, adm, &res->event) < 0)
+                return oom(err);
+        return 0;
+}
+
+/* The line `nodecm node remove` prints. */
+static void removal_line(const char *uid, const char *container, int removed,
+                         const ncm_cpuset *released, ncm_buf *out)
+{
+        ncm_buf_printf(out, "{\"op\": \"%s\", \"pod\": ", container ? "remove" : "removePod");
+        ncm_buf_json_string(out, uid, strlen(uid));
+        if (container) {
+                ncm_buf_puts(out, ", \"container\": ");
+                ncm_buf_json_string(out, container, strlen(container));
+        }
+        ncm_buf_printf(out, ", \"removed\": %s, \"released\": \"", removed ? "true" : "false");
+        ncm_cpuset_format_list_buf(released, out);
+        ncm_buf_puts(out, "\"}\n");
+}
+
+static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
+                         ncm_ctl_result *res, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpuset) released = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+        ncm_autofree char *uid = NULL;
+        ncm_autofree char *container = NULL;
+        ncm_autofree char *name = NULL;
+        Nodecm__V1__Removal rep = NODECM__V1__REMOVAL__INIT;
+        Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
+        ctl_arena a = {0};
+        ncm_buf line = NCM_BUF_INIT;
+        ncm_ctl_format f;
+        int r;
+
+        if (!released || !pool)
+                return oom(err);
+        if (m == NCM_CTL_REMOVE_CONTAINER) {
+                Nodecm__V1__RemoveContainerRequest *q =
+                                nodecm__v1__remove_container_request__unpack(NULL, len, req);
+                if (!q)
+                        return bad_request(m, err);
+                uid = strdup(q->pod_uid);
+                container = strdup(q->container);
+                f = ncm__ctl_format(q->format);
+                nodecm__v1__remove_container_request__free_unpacked(q, NULL);
+                if (!uid || !container)
+                        return oom(err);
+                if (!container[0])
+                        return ncm_error_set(err, EINVAL, "RemoveContainer: no container given");
+        } else {
+                Nodecm__V1__RemovePodRequest *q =
+                                nodecm__v1__remove_pod_request__unpack(NULL, len, req);
+                if (!q)
+                        return bad_request(m, err);
+                uid = strdup(q->pod_uid);
+                f = ncm__ctl_format(q->format);
+                nodecm__v1__remove_pod_request__free_unpacked(q, NULL);
+                if (!uid)
+                        return oom(err);
+        }
+        if (!uid[0])
+                return ncm_error_set(err, EINVAL, "%s: no pod UID given", ncm_ctl_method_name(m));
+        if (ncm_node_pod_name(t->node, uid))
+                name = strdup(ncm_node_pod_name(t->node, uid));
+        r = container ? ncm_node_remove_container(t->node, uid, container, released, err)
+                      : ncm_node_remove_pod(t->node, uid, released, err);
+        if (r < 0)
+                return r;
+        res->changed = r > 0;
+        res->pool_changed = !ncm_cpuset_is_empty(released);
+        removal_line(uid, container, r, released, &line);
+        rep.removed = r > 0;
+        rep.released = cpus_str(&a, released);
+        if (f != NCM_CTL_FORMAT_NONE)
+                rep.output = ncm__ctl_str(&a, line.data ? line.data : "");
+        ncm_node_shared_pool(t->node, pool);
+        ev.op = container ? (char *)"remove" : (char *)"removePod";
+        ev.pod_uid = uid;
+        ev.pod_name = name ? name : (char *)"";
+        ev.container = container ? container : (char *)"";
+        ev.released = rep.released;
+        ev.shared_pool = cpus_str(&a, pool);
+        ev.json = ncm__ctl_take(&a, ncm_buf_steal(&line));
+        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
+        /* a removal of something the node did not know changes nothing: no event */
+        if (r >= 0 && res->changed)
+                r = ncm__ctl_pack(&ev.base, &res->event);
+        ncm__ctl_arena_done(&a);
+        return r < 0 ? oom(err) : 0;
+}
+
+/* The pods the node holds, as ListPods reports them and their output. */
+static int pods_text(const Nodecm__V1__PodList *l, ncm_ctl_format f, ncm_buf *out)
+{
+        if (f == NCM_CTL_FORMAT_JSON) {
+                ncm_buf_puts(out, "{\"pods\": [");
+                for (size_t i = 0; i < l->n_pods; i++) {
+                        const Nodecm__V1__Pod *p = l->pods[i];
+                        ncm_buf_puts(out, i ? ", {\"uid\": " : "{\"uid\": ");
+                        ncm_buf_json_string(out, p->uid, strlen(p->uid));
+                        ncm_buf_puts(out, ", \"name\": ");
+                        ncm_buf_json_string(out, p->name, strlen(p->name));
+                        ncm_buf_puts(out, ", \"namespace\": ");
+                        ncm_buf_json_string(out, p->namespace_, strlen(p->namespace_));
+                        ncm_buf_printf(out, ", \"qos\": \"%s\", \"containers\": [", p->qos);
+                        for (size_t k = 0; k < p->n_containers; k++) {
+                                const Nodecm__V1__Container *c = p->containers[k];
+                                ncm_buf_puts(out, k ? ", {\"name\": " : "{\"name\": ");
+                                ncm_buf_json_string(out, c->name, strlen(c->name));
+                                ncm_buf_printf(out, ", \"exclusive\": %s, \"cpus\": \"%s\"",
+                                               c->exclusive ? "true" : "false", c->cpus);
+                                if (c->removed)
+                                        ncm_buf_puts(out, ", \"removed\": true");
+                                ncm_buf_putc(out, '}');
+                        }
+                        ncm_buf_puts(out, "]}");
+                }
+                ncm_buf_puts(out, "]}\n");
+        } else if (f == NCM_CTL_FORMAT_TEXT) {
+                if (!l->n_pods)
+                        ncm_buf_puts(out, "no pods\n");
+                for (size_t i = 0; i < l->n_pods; i++) {
+                        const Nodecm__V1__Pod *p = l->pods[i];
+                        ncm_buf_printf(out, "%s/%s (%s) %s\n", p->namespace_, p->name, p->uid,
+                                       p->qos);
+                        for (size_t k = 0; k < p->n_containers; k++) {
+                                const Nodecm__V1__Container *c = p->containers[k];
+                                ncm_buf_printf(out, "  %-20s %-9s %s%s\n", c->name,
+                                               c->exclusive ? "exclusive" : "shared", c->cpus,
+                                               c->removed ? " (removed)" : "");
+                        }
+                }
+        }
+        return ncm_buf_failed(out) ? -ENOMEM : 0;
+}
+
+static int handle_list_pods(const ncm_ctl_target *t, const uint8_t *req, size_t len,
+                            ncm_ctl_result *res, ncm_error *err)
+{
+        Nodecm__V1__ListPodsRequest *q = nodecm__v1__list_pods_request__unpack(NULL, len, req);
+        Nodecm__V1__PodList rep = NODECM__V1__POD_LIST__INIT;
+        ncm_autoptr(ncm_cpuset) cpus = ncm_cpuset_new();
+        const ncm_topo *topo = ncm_node_topo(t->node);
+        size_t n = ncm_node_num_pods(t->node);
+        ctl_arena a = {0};
+        ncm_buf text = NCM_BUF_INIT;
+        ncm_ctl_format f;
+        int r;
+
+        if (!q)
+                return bad_request(NCM_CTL_LIST_PODS, err);
+        f = ncm__ctl_format(q->format);
+        nodecm__v1__list_pods_request__free_unpacked(q, NULL);
+        if (!cpus)
+                return oom(err);
+        rep.pods = ncm__ctl_alloc(&a, (n + 1) * sizeof(*rep.pods));
+        for (size_t i = 0; rep.pods && i < n; i++) {
+                const ncm_pod *pod = ncm_node_pod_at(t->node, i);
+                size_t nc = pod->n_init_containers + pod->n_containers;
+                Nodecm__V1__Pod *p = ncm__ctl_alloc(&a, sizeof(*p));
+                if (!p)
+                        break;
+                nodecm__v1__pod__init(p);
+                p->uid = ncm__ctl_str(&a, pod->uid);
+                p->name = ncm__ctl_str(&a, pod->name);
+                p->namespace_ = ncm__ctl_str(&a, pod->ns);
+                p->qos = ncm__ctl_str(&a, ncm_qos_class_name(pod->qos));
+                p->containers = ncm__ctl_alloc(&a, (nc + 1) * sizeof(*p->containers));
+                for (size_t k = 0; p->containers && k < nc; k++) {
+                        const ncm_container *ct =
+                                        k < pod->n_init_containers
+                                                        ? &pod->init_containers[k]
+                                                        : &pod->containers[k -
+                                                                           pod->n_init_containers];
+                        Nodecm__V1__Container *c = ncm__ctl_alloc(&a, sizeof(*c));
+                        if (!c)
+                                break;
+                        nodecm__v1__container__init(c);
+                        c->name = ncm__ctl_str(&a, ct->name);
+                        c->init = ct->init;
+                        c->sidecar = ct->sidecar;
+                        c->exclusive = ncm_node_container_cpus(t->node, pod->uid, ct->name, cpus) >
+                                       0;
+                        c->cpus = cpus_str(&a, cpus);
+                        numa_of(&a, topo, cpus, c);
+                        c->removed = ncm_node_container_removed(t->node, pod->uid, ct->name);
+                        p->containers[p->n_containers++] = c;
+                }
+                rep.pods[rep.n_pods++] = p;
+        }
+        if (!a.failed && pods_text(&rep, f, &text) < 0)
+                a.failed = true;
+        if (f != NCM_CTL_FORMAT_NONE)
+                rep.output = ncm__ctl_take(&a, ncm_buf_steal(&text));
+        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
+        ncm_buf_done(&text);
+        ncm__ctl_arena_done(&a);
+        return r < 0 ? oom(err) : 0;
+}
+
+static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t len,
+                            ncm_ctl_result *res, ncm_error *err)
+{
+        Nodecm__V1__GetStateRequest *q = nodecm__v1__get_state_request__unpack(NULL, len, req);
+        Nodecm__V1__State rep = NODECM__V1__STATE__INIT;
+        const ncm_cpu_state *s = ncm_node_cpu_state(t->node);
+        const ncm_cpuset *reserved = ncm_cpu_policy_reserved(ncm_node_cpu_policy(t->node));
+        ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) none = ncm_cpuset_new();
+        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
+        const char *pu, *cn;
+        const ncm_cpuset *cs;
+        ctl_arena a = {0};
+        ncm_buf text = NCM_BUF_INIT, cp = NCM_BUF_INIT;
+        ncm_ctl_format f;
+        size_t n = ncm_cpu_state_num_entries(s);
+        int r;
+
+        if (!q)
+                return bad_request(NCM_CTL_GET_STATE, err);
+        f = ncm__ctl_format(q->format);
+        nodecm__v1__get_state_request__free_unpacked(q, NULL);
+        if (!pool || !none)
+                return oom(err);
+        ncm_node_shared_pool(t->node, pool);
+        rep.policy = (char *)ncm_cpu_state_policy(s);
+        rep.default_cpu_set = cpus_str(&a, ncm_cpu_state_default(s));
+        rep.reserved = cpus_str(&a, reserved ? reserved : none);
+        rep.shared_pool = cpus_str(&a, pool);
+        rep.entries = ncm__ctl_alloc(&a, (n + 1) * sizeof(*rep.entries));
+        while (rep.entries && ncm_cpu_state_next(s, &it, &pu, &cn, &cs) && rep.n_entries < n) {
+                Nodecm__V1__StateEntry *e = ncm__ctl_alloc(&a, sizeof(*e));
+                if (!e)
+                        break;
+                nodecm__v1__state_entry__init(e);
+                e->pod_uid = ncm__ctl_str(&a, pu);
+                e->container = ncm__ctl_str(&a, cn);
+                e->cpus = cpus_str(&a, cs);
+                rep.entries[rep.n_entries++] = e;
+        }
+        ncm_node_format_cpu_checkpoint(t->node, &cp);
+        rep.checkpoint = ncm__ctl_take(&a, ncm_buf_steal(&cp));
+        if (f == NCM_CTL_FORMAT_JSON)
+                ncm_node_format_status_json(t->node, &text);
+        else if (f == NCM_CTL_FORMAT_TEXT && ncm_node_format_cpu_map(t->node, &text) < 0)
+                a.failed = true;
+        if (f != NCM_CTL_FORMAT_NONE)
+                rep.output = ncm__ctl_take(&a, ncm_buf_steal(&text));
+        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
+        ncm_buf_done(&text);
+        ncm__ctl_arena_done(&a);
+        return r < 0 ? oom(err) : 0;
+}
+
+static int handle_reconcile(const ncm_ctl_target *t, const uint8_t *req, size_t len,
+                            ncm_ctl_result *res, ncm_error *err)
+{
+        Nodecm__V1__ReconcileRequest *q = nodecm__v1__reconcile_request__unpack(NULL, len, req);
+        Nodecm__V1__Reconciliation rep = NODECM__V1__RECONCILIATION__INIT;
+        ncm_buf text = NCM_BUF_INIT;
+        ncm_ctl_format f;
+        int r;
+
+        if (!q)
+                return bad_request(NCM_CTL_RECONCILE, err);
+        f = ncm__ctl_format(q->format);
+        nodecm__v1__reconcile_request__free_unpacked(q, NULL);
+        r = ncm_node_reconcile(t->node, err);
+        if (r < 0)
+                return r;
+        res->reconciled = r;
+        rep.containers = r;
+        if (f != NCM_CTL_FORMAT_NONE) {
+                ncm_buf_printf(&text, "reconcile: node in %s (%s enforcer)\n",
+                               t->dir ? t->dir : "?", t->enforcer ? t->enforcer : "none");
+                rep.output = text.data ? text.data : (char *)"";
+        }
+        r = ncm_buf_failed(&text) ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
+        ncm_buf_done(&text);
+        return r < 0 ? oom(err) : 0;
+}
+
+int ncm_ctl_handle(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
+                   ncm_ctl_result *ret, ncm_error *err)
+{
+        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+        int r;
+
+        switch (m) {
+        case NCM_CTL_ADMIT:
+                r = handle_admit(t, req, len, false, &res, err);
+                break;
+        case NCM_CTL_EXPLAIN:
+                r = handle_admit(t, req, len, true, &res, err);
+                break;
+        case NCM_CTL_REMOVE_CONTAINER:
+        case NCM_CTL_REMOVE_POD:
+                r = handle_remove(t, m, req, len, &res, err);
+                break;
+        case NCM_CTL_LIST_PODS:
+                r = handle_list_pods(t, req, len, &res, err);
+                break;
+        case NCM_CTL_GET_STATE:
+                r = handle_get_state(t, req, len, &res, err);
+                break;
+        case NCM_CTL_RECONCILE:
+                r = handle_reconcile(t, req, len, &res, err);
+                break;
+        case NCM_CTL_WATCH: {
+                Nodecm__V1__WatchRequest *q = nodecm__v1__watch_request__unpack(NULL, len, req);
+                if (!q)
+                        return bad_request(m, err);
+                nodecm__v1__watch_request__free_unpacked(q, NULL);
+                r = 0;
+                break;
+        }
+        default:
+                return ncm_error_set(err, EINVAL, "unknown method %d", (int)m);
+        }
+        if (r < 0) {
+                ncm_ctl_result_done(&res);
+                return r;
+        }
+        *ret = res;
+        return 0;
+}
+
+void ncm_ctl_result_done(ncm_ctl_result *r)
+{
+        ncm_buf_done(&r->reply);
+        ncm_buf_done(&r->event);
+}
+
+int ncm_ctl_event_sequence(const uint8_t *ev, size_t len, uint64_t seq, ncm_buf *out)
+{
+        uint8_t v[11];
+        size_t n = 0;
+
+        /* field 1, varint */
+        v[n++] = 0x08;
+        do {
+                uint8_t b = seq & 0x7f;
+                seq >>= 7;
+                v[n++] = seq ? (uint8_t)(b | 0x80) : b;
+        } while (seq);
+        ncm_buf_append(out, v, n);
+        ncm_buf_append(out, ev, len);
+        return ncm_buf_failed(out) ? -ENOMEM : 0;
+}
+
+int ncm_ctl_status_of_error(int code)
+{
+        switch (code) {
+        case ENOMEM:
+                return 8; /* RESOURCE_EXHAUSTED */
+        case ENOENT:
+        case NCM_E_NOT_FOUND:
+                return 5; /* NOT_FOUND */
+        default:
+                break;
+        }
+        if (code >= NCM_E_UNSATISFIABLE)
+                return ncm_error_exit_status(code) == 1 ? 9 /* FAILED_PRECONDITION */
+                                                        : 3 /* INVALID_ARGUMENT */;
+        if (code == EINVAL || code == ERANGE || code == EFBIG)
+                return 3; /* INVALID_ARGUMENT */
+        return 13;        /* INTERNAL */
+}
