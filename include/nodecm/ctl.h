@@ -82,6 +82,14 @@ NCM_API int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm
 NCM_API int ncm_ctl_read_pod(const char *path, char **ret, size_t *ret_len, const char **ret_name,
                              ncm_error *err);
 
+/*
+ * The top-level section NAME of the configuration file PATH (YAML or JSON, "-" is not
+ * allowed), as compact JSON text in *RET (malloc'd): "{}" when the file has none. A section
+ * that is not an object is -EINVAL naming the file and the section. A daemon keeps its own
+ * settings there, beside the KubeletConfiguration fields (which ignore it).
+ */
+NCM_API int ncm_ctl_config_section(const char *path, const char *name, char **ret, ncm_error *err);
+
 /* ---- serving ------------------------------------------------------------------------------ */
 
 /* What the handlers work on. */

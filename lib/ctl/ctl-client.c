@@ -12,6 +12,7 @@
 
 #include <nodecm/fs.h>
 #include <nodecm/rpc-uv.h>
+#include "base/json.h"
 #include "ctl-internal.h"
 
 /* As `nodecm node admit` reads a pod file (ncm_pod_load_file's limit). */
@@ -28,6 +29,29 @@ int ncm_ctl_read_pod(const char *path, char **ret, size_t *ret_len, const char *
                 return r;
         *ret_name = in ? "<stdin>" : path;
         return 0;
+}
+
+int ncm_ctl_config_section(const char *path, const char *name, char **ret, ncm_error *err)
+{
+        ncm_autojson doc = NULL;
+        json_object *sec;
+        const char *text;
+        int r;
+
+        if (strcmp(path, "-") == 0)
+                return ncm_error_set(err, EINVAL, "the configuration must be a file, not '-'");
+        r = ncm__json_load_file(path, &doc, err);
+        if (r < 0)
+                return r;
+        if (!doc || !json_object_is_type(doc, json_type_object))
+                return ncm_error_set(err, EINVAL, "%s: expected an object", path);
+        sec = ncm__json_get(doc, name);
+        if (sec && !json_object_is_type(sec, json_type_object))
+                return ncm_error_set(err, EINVAL, "%s: %s: expected an object, got %s", path, name,
+                                     ncm__json_type_name(sec));
+        text = sec ? json_object_to_json_string_ext(sec, JSON_C_TO_STRING_PLAIN) : "{}";
+        *ret = strdup(text);
+        return *ret ? 0 : ncm_error_set(err, ENOMEM, "out of memory");
 }
 
 /* ---- calls -------------------------------------------------------------------------------- */

@@ -1,0 +1,714 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * nodecmd's core: start-up (configuration, topology, the node from its root directory), the
+ * log, the queue of work on the node, signals (SIGTERM/SIGINT stop, SIGHUP reloads) and the
+ * services' lifecycle. Decisions are lib/'s; this file only wires them to the loop.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+struct nodecmd_job {
+        nodecmd_job *next;
+        const char *what;
+        nodecmd_job_fn fn;
+        void *data;
+        bool running;
+};
+
+typedef struct service {
+        const nodecmd_service_ops *ops;
+        void *data;
+        bool started;
+        bool stopped;
+} service;
+
+struct nodecmd {
+        uv_loop_t loop;
+        const nodecmd_options *opts;
+        char *root_dir;
+        nodecmd_level level;
+        char quote[4][512];
+
+        ncm_topo *topo;
+        ncm_node_config *cfg;
+        json_object *section;
+        ncm_enforcer *enforcer;
+        ncm_node_dir *dir;
+        ncm_ctl_target target;
+
+        nodecmd_job *head, *tail; /* head runs first */
+        size_t n_jobs;
+        uv_idle_t kick; /* runs the head job from the loop */
+
+        service *svc;
+        size_t n_svc;
+
+        uv_signal_t sig_term, sig_int, sig_hup;
+        bool stopping;
+        uint64_t sequence;
+        int exit_code;
+};
+
+/* ---- log ----------------------------------------------------------------------------------- */
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+int nodecmd_level_from_name(const char *name)
+{
+        for (size_t i = 0; i < NCM_ELEMENTSOF(level_names); i++)
+                if (strcmp(name, level_names[i]) == 0)
+                        return (int)i;
+        return -1;
+}
+
+bool nodecmd_log_enabled(const nodecmd *d, nodecmd_level level)
+{
+        return level <= d->level;
+}
+
+/* Whether S can go in a log line as it is. */
+static bool plain_token(const char *s)
+{
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (*s <= ' ' || *s == '"' || *s == '=' || *s == '\\' || (unsigned char)*s >= 0x7f)
+                        return false;
+        return true;
+}
+
+const char *nodecmd_q(nodecmd *d, int slot, const char *s)
+{
+        char *b = d->quote[slot & 3];
+        size_t n = 0, max = sizeof(d->quote[0]) - 8;
+
+        if (!s)
+                s = "";
+        if (plain_token(s))
+                return s;
+        b[n++] = '"';
+        for (; *s && n < max; s++) {
+                unsigned char c = (unsigned char)*s;
+                if (c == '"' || c == '\\') {
+                        b[n++] = '\\';
+                        b[n++] = (char)c;
+                } else if (c == '\n') {
+                        b[n++] = '\\';
+                        b[n++] = 'n';
+                } else if (c < 0x20 || c == 0x7f) {
+                        n += (size_t)snprintf(b + n, 5, "\\x%02x", c);
+                } else {
+                        b[n++] = (char)c;
+                }
+        }
+        if (*s) {
+                memcpy(b + n, "...", 3);
+                n += 3;
+        }
+        b[n++] = '"';
+        b[n] = '\0';
+        return b;
+}
+
+void nodecmd_log(nodecmd *d, nodecmd_level level, const char *msg, const char *kv, ...)
+{
+        char line[4096];
+        struct timespec ts;
+        struct tm tm;
+        size_t n;
+        va_list ap;
+
+        if (d && level > d->level)
+                return;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        n = strftime(line, sizeof(line), "time=%Y-%m-%dT%H:%M:%S", &tm);
+        n += (size_t)snprintf(line + n, sizeof(line) - n,
+                              ".%03ldZ level=%s msg=", ts.tv_nsec / 1000000, level_names[level]);
+        if (d) {
+                n += (size_t)snprintf(line + n, sizeof(line) - n, "%s", nodecmd_q(d, 3, msg));
+        } else {
+                n += (size_t)snprintf(line + n, sizeof(line) - n, "\"%s\"", msg);
+        }
+        if (kv && kv[0] && n < sizeof(line) - 2) {
+                line[n++] = ' ';
+                va_start(ap, kv);
+                vsnprintf(line + n, sizeof(line) - n, kv, ap);
+                va_end(ap);
+                n = strlen(line);
+        }
+        if (n > sizeof(line) - 2)
+                n = sizeof(line) - 2;
+        line[n++] = '\n';
+        /* one write per line, so that lines of concurrent writers never interleave */
+        (void)!write(STDERR_FILENO, line, n);
+}
+
+/* ---- accessors ----------------------------------------------------------------------------- */
+
+uv_loop_t *nodecmd_loop(nodecmd *d)
+{
+        return &d->loop;
+}
+
+ncm_node *nodecmd_node(nodecmd *d)
+{
+        return ncm_node_dir_node(d->dir);
+}
+
+const ncm_ctl_target *nodecmd_target(nodecmd *d)
+{
+        return &d->target;
+}
+
+const char *nodecmd_root_dir(const nodecmd *d)
+{
+        return d->root_dir;
+}
+
+const ncm_node_config *nodecmd_config(const nodecmd *d)
+{
+        return d->cfg;
+}
+
+json_object *nodecmd_section(const nodecmd *d)
+{
+        return d->section;
+}
+
+bool nodecmd_stopping(const nodecmd *d)
+{
+        return d->stopping;
+}
+
+uint64_t nodecmd_now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t nodecmd_next_sequence(nodecmd *d)
+{
+        return ++d->sequence;
+}
+
+void nodecmd_rpc_opts(const nodecmd *d, ncm_rpc_opts *ret)
+{
+        ncm_rpc_opts_default(ret);
+        /* a pod is small; an explanation or a CPU map of a big machine is not */
+        ret->max_send_msg = 64u << 20;
+        ret->send_queue_max = 80u << 20;
+        /* connections that never make a call are not kept for ever */
+        ret->idle_timeout_ms = 5u * 60u * 1000u;
+}
+
+const char *nodecmd_section_string(const nodecmd *d, const char *key)
+{
+        json_object *v = NULL;
+
+        if (!json_object_object_get_ex(d->section, key, &v) ||
+            !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+int nodecmd_socket_path(const nodecmd *d, const char *key, const char *default_name, char **ret,
+                        ncm_error *err)
+{
+        const char *v = nodecmd_section_string(d, key);
+
+        if (v && v[0])
+                *ret = strdup(v);
+        else if (asprintf(ret, "%s/%s", d->root_dir, default_name) < 0)
+                *ret = NULL;
+        return *ret ? 0 : ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+/* ---- the queue ----------------------------------------------------------------------------- */
+
+static void run_head(uv_idle_t *h)
+{
+        nodecmd *d = h->data;
+        nodecmd_job *j = d->head;
+
+        uv_idle_stop(&d->kick);
+        if (!j || j->running)
+                return;
+        j->running = true;
+        j->fn(d, j, j->data);
+}
+
+static void kick(nodecmd *d)
+{
+        if (d->head && !d->head->running)
+                uv_idle_start(&d->kick, run_head);
+}
+
+nodecmd_job *nodecmd_submit(nodecmd *d, const char *what, nodecmd_job_fn fn, void *data)
+{
+        nodecmd_job *j = calloc(1, sizeof(*j));
+
+        if (!j)
+                return NULL;
+        j->what = what;
+        j->fn = fn;
+        j->data = data;
+        if (d->tail)
+                d->tail->next = j;
+        else
+                d->head = j;
+        d->tail = j;
+        d->n_jobs++;
+        kick(d);
+        return j;
+}
+
+static void unlink_job(nodecmd *d, nodecmd_job *job)
+{
+        nodecmd_job **p = &d->head, *prev = NULL;
+
+        while (*p && *p != job) {
+                prev = *p;
+                p = &(*p)->next;
+        }
+        if (!*p)
+                return;
+        *p = job->next;
+        if (d->tail == job)
+                d->tail = prev;
+        d->n_jobs--;
+        free(job);
+}
+
+bool nodecmd_withdraw(nodecmd *d, nodecmd_job *job)
+{
+        if (job->running)
+                return false;
+        unlink_job(d, job);
+        return true;
+}
+
+void nodecmd_job_done(nodecmd *d, nodecmd_job *job)
+{
+        unlink_job(d, job);
+        kick(d);
+}
+
+size_t nodecmd_queue_length(const nodecmd *d)
+{
+        return d->n_jobs;
+}
+
+/* ---- changes and services ------------------------------------------------------------------ */
+
+void nodecmd_changed(nodecmd *d, const nodecmd_change *c)
+{
+        for (size_t i = 0; i < d->n_svc; i++)
+                if (d->svc[i].started && d->svc[i].ops->changed)
+                        d->svc[i].ops->changed(d->svc[i].data, c);
+}
+
+void nodecmd_service_metrics(nodecmd *d, ncm_buf *out)
+{
+        for (size_t i = 0; i < d->n_svc; i++)
+                if (d->svc[i].started && d->svc[i].ops->metrics)
+                        d->svc[i].ops->metrics(d->svc[i].data, out);
+}
+
+static void close_signals(nodecmd *d)
+{
+        uv_close((uv_handle_t *)&d->sig_term, NULL);
+        uv_close((uv_handle_t *)&d->sig_int, NULL);
+        uv_close((uv_handle_t *)&d->sig_hup, NULL);
+        uv_close((uv_handle_t *)&d->kick, NULL);
+}
+
+/* Every service has stopped: once the queue is empty, nothing is left to keep the loop. */
+static void maybe_finish(nodecmd *d)
+{
+        for (size_t i = 0; i < d->n_svc; i++)
+                if (d->svc[i].started && !d->svc[i].stopped)
+                        return;
+        if (d->head)
+                return;
+        if (!uv_is_closing((uv_handle_t *)&d->sig_term))
+                close_signals(d);
+}
+
+void nodecmd_service_stopped(nodecmd *d, void *data)
+{
+        for (size_t i = 0; i < d->n_svc; i++)
+                if (d->svc[i].started && d->svc[i].data == data && !d->svc[i].stopped) {
+                        d->svc[i].stopped = true;
+                        nodecmd_log(d, NODECMD_DEBUG, "service stopped", "service=%s",
+                                    d->svc[i].ops->name);
+                }
+        maybe_finish(d);
+}
+
+static void stop_job(nodecmd *d, nodecmd_job *job, void *data)
+{
+        /* every job submitted before the stop has run: nothing is left half-done */
+        nodecmd_job_done(d, job);
+        maybe_finish(d);
+}
+
+static void stop(nodecmd *d, const char *why)
+{
+        if (d->stopping)
+                return;
+        d->stopping = true;
+        nodecmd_log(d, NODECMD_INFO, "stopping", "signal=%s jobs=%zu", why, d->n_jobs);
+        for (size_t i = d->n_svc; i-- > 0;) {
+                if (!d->svc[i].started)
+                        continue;
+                if (d->svc[i].ops->stop)
+                        d->svc[i].ops->stop(d->svc[i].data);
+                else
+                        d->svc[i].stopped = true;
+        }
+        if (!nodecmd_submit(d, "stop", stop_job, NULL))
+                maybe_finish(d);
+}
+
+/* ---- reload -------------------------------------------------------------------------------- */
+
+typedef struct reload {
+        ncm_node_config *cfg;
+        json_object *section;
+} reload;
+
+static void reload_job(nodecmd *d, nodecmd_job *job, void *data)
+{
+        reload *rl = data;
+        ncm_error err = NCM_ERROR_INIT;
+        int r = ncm_node_restart(nodecmd_node(d), rl->cfg, &err);
+
+        if (r < 0) {
+                nodecmd_log(d, NODECMD_ERROR, "configuration reload failed", "config=%s error=%s",
+                            nodecmd_q(d, 0, d->opts->config), nodecmd_q(d, 1, err.msg));
+                ncm_node_config_free(rl->cfg);
+                json_object_put(rl->section);
+        } else {
+                ncm_node_config_free(d->cfg);
+                json_object_put(d->section);
+                d->cfg = rl->cfg;
+                d->section = rl->section;
+                nodecmd_apply_log_level(d);
+                for (size_t i = 0; i < d->n_svc; i++)
+                        if (d->svc[i].started && d->svc[i].ops->reload)
+                                d->svc[i].ops->reload(d->svc[i].data);
+                nodecmd_log(d, NODECMD_INFO, "configuration reloaded", "config=%s",
+                            nodecmd_q(d, 0, d->opts->config));
+        }
+        free(rl);
+        nodecmd_job_done(d, job);
+}
+
+/* The first key whose value differs between two sections, other than the live ones. */
+static const char *section_change(json_object *a, json_object *b)
+{
+        static const char *const live[] = {"logLevel", NULL};
+        json_object_object_foreach(a, ka, va)
+        {
+                json_object *vb = NULL;
+                bool is_live = false;
+                for (size_t i = 0; live[i]; i++)
+                        is_live |= strcmp(ka, live[i]) == 0;
+                if (is_live)
+                        continue;
+                if (!json_object_object_get_ex(b, ka, &vb) || !json_object_equal(va, vb))
+                        return ka;
+        }
+        json_object_object_foreach(b, kb, vb2)
+        {
+                (void)vb2;
+                if (!json_object_object_get_ex(a, kb, NULL) && strcmp(kb, "logLevel") != 0)
+                        return kb;
+        }
+        return NULL;
+}
+
+int nodecmd_load_section(const char *path, json_object **ret, ncm_error *err)
+{
+        ncm_autofree char *text = NULL;
+        json_object *o;
+        int r = ncm_ctl_config_section(path, "nodecmd", &text, err);
+
+        if (r < 0)
+                return r;
+        o = json_tokener_parse(text);
+        if (!o)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        *ret = o;
+        return 0;
+}
+
+static void do_reload(nodecmd *d)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_node_config *cfg = NULL;
+        json_object *section = NULL;
+        const char *field = NULL;
+        ncm_node_config_change ch;
+        reload *rl;
+
+        if (ncm_node_config_load_file(d->opts->config, &cfg, &err) < 0 ||
+            nodecmd_load_section(d->opts->config, &section, &err) < 0 ||
+            nodecmd_check_section(section, d->opts->config, &err) < 0) {
+                nodecmd_log(d, NODECMD_ERROR, "configuration reload refused", "config=%s error=%s",
+                            nodecmd_q(d, 0, d->opts->config), nodecmd_q(d, 1, err.msg));
+                ncm_node_config_free(cfg);
+                json_object_put(section);
+                return;
+        }
+        ch = ncm_node_config_compare(d->cfg, cfg, &field);
+        if (ch != NCM_NODE_CONFIG_RESTART) {
+                const char *sf = section_change(d->section, section);
+                if (sf) {
+                        static char buf[128];
+                        snprintf(buf, sizeof(buf), "nodecmd.%s", sf);
+                        field = buf;
+                        ch = NCM_NODE_CONFIG_RESTART;
+                }
+        }
+        if (ch == NCM_NODE_CONFIG_RESTART) {
+                nodecmd_log(d, NODECMD_WARN, "configuration reload refused",
+                            "config=%s field=%s reason=%s", nodecmd_q(d, 0, d->opts->config),
+                            nodecmd_q(d, 1, field ? field : "?"),
+                            nodecmd_q(d, 2,
+                                      "the field takes effect only at start: restart "
+                                      "nodecmd to apply it"));
+                ncm_node_config_free(cfg);
+                json_object_put(section);
+                return;
+        }
+        rl = calloc(1, sizeof(*rl));
+        if (!rl || !nodecmd_submit(d, "reload", reload_job, rl)) {
+                nodecmd_log(d, NODECMD_ERROR, "configuration reload failed", "error=%s",
+                            nodecmd_q(d, 0, "out of memory"));
+                free(rl);
+                ncm_node_config_free(cfg);
+                json_object_put(section);
+                return;
+        }
+        rl->cfg = cfg;
+        rl->section = section;
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+        nodecmd *d = h->data;
+
+        if (signum == SIGHUP) {
+                nodecmd_log(d, NODECMD_INFO, "reloading configuration", "signal=SIGHUP config=%s",
+                            nodecmd_q(d, 0, d->opts->config));
+                if (!d->stopping)
+                        do_reload(d);
+                return;
+        }
+        stop(d, signum == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+/* ---- start-up ------------------------------------------------------------------------------ */
+
+void nodecmd_apply_log_level(nodecmd *d)
+{
+        const char *v = nodecmd_section_string(d, "logLevel");
+        int l;
+
+        if (d->opts->log_level)
+                v = d->opts->log_level;
+        l = v ? nodecmd_level_from_name(v) : NODECMD_INFO;
+        d->level = l < 0 ? NODECMD_INFO : (nodecmd_level)l;
+}
+
+/* The keys of the nodecmd section, so that a misspelt one is an error rather than ignored. */
+static const char *const section_keys[] = {"controlSocket", "metricsAddress", "logLevel", NULL};
+
+int nodecmd_check_section(json_object *section, const char *path, ncm_error *err)
+{
+        json_object_object_foreach(section, k, v)
+        {
+                bool known = false;
+                for (size_t i = 0; section_keys[i]; i++)
+                        known |= strcmp(k, section_keys[i]) == 0;
+                if (!known)
+                        return ncm_error_set(err, EINVAL, "%s: nodecmd.%s: unknown field", path, k);
+                if (!json_object_is_type(v, json_type_string))
+                        return ncm_error_set(err, EINVAL, "%s: nodecmd.%s: expected a string", path,
+                                             k);
+        }
+        {
+                json_object *l = NULL;
+                if (json_object_object_get_ex(section, "logLevel", &l) &&
+                    nodecmd_level_from_name(json_object_get_string(l)) < 0)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: nodecmd.logLevel: expected error, warn, info or "
+                                             "debug, got \"%s\"",
+                                             path, json_object_get_string(l));
+        }
+        return 0;
+}
+
+static int make_enforcer(nodecmd *d, ncm_error *err)
+{
+        const char *kind = ncm_node_config_enforcement(d->cfg);
+        ncm_enforcer_cgroup_options eo = {0};
+
+        if (strcmp(kind, "none") == 0)
+                return ncm_enforcer_none_new(&d->enforcer, err);
+        if (strcmp(kind, "cgroupfs") == 0) {
+                eo.mount_root = d->opts->cgroup_mount;
+                return ncm_enforcer_cgroupfs_new(&eo, &d->enforcer, err);
+        }
+        /* the plan enforcer keeps every transaction's writes: right for one command, a leak
+         * for a daemon */
+        return ncm_error_set(err, EINVAL,
+                             "%s: enforcement: \"%s\" is for one-shot commands; nodecmd takes "
+                             "\"cgroupfs\" or \"none\"",
+                             d->opts->config, kind);
+}
+
+static int open_node(nodecmd *d, ncm_error *err)
+{
+        ncm_node_dir_options o = {0};
+        int r;
+
+        o.enforcer = d->enforcer;
+        /* a second daemon on the same directory must not wait for the first one to end */
+        o.flags = NCM_NODE_DIR_INIT | NCM_NODE_DIR_NOWAIT | NCM_NODE_DIR_START;
+        r = ncm_node_dir_open(d->root_dir, d->topo, d->cfg, &o, &d->dir, err);
+        if (r == -EWOULDBLOCK)
+                return ncm_error_prefix(err,
+                                        "root directory '%s' is in use by another nodecmd "
+                                        "or nodecm command",
+                                        d->root_dir);
+        return r;
+}
+
+int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
+{
+        nodecmd *d = calloc(1, sizeof(*d));
+        uint64_t t0 = nodecmd_now_ns();
+        int r;
+
+        if (!d)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        *ret = d;
+        d->opts = opts;
+        d->level = NODECMD_INFO;
+        r = uv_loop_init(&d->loop);
+        if (r < 0)
+                return ncm_error_set(err, -r, "event loop: %s", uv_strerror(r));
+        uv_idle_init(&d->loop, &d->kick);
+        d->kick.data = d;
+        r = ncm_node_config_load_file(opts->config, &d->cfg, err);
+        if (r >= 0)
+                r = nodecmd_load_section(opts->config, &d->section, err);
+        if (r >= 0)
+                r = nodecmd_check_section(d->section, opts->config, err);
+        if (r < 0)
+                return r;
+        nodecmd_apply_log_level(d);
+        if (opts->root_dir)
+                d->root_dir = strdup(opts->root_dir);
+        else if (ncm_node_config_root_dir(d->cfg)[0])
+                d->root_dir = strdup(ncm_node_config_root_dir(d->cfg));
+        else
+                d->root_dir = strdup("/var/lib/nodecm");
+        if (!d->root_dir)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        r = ncm_topo_load_rules(opts->topo_kind, opts->topo_arg ? opts->topo_arg : "/",
+                                opts->topo_rules, &d->topo, err);
+        if (r < 0)
+                return r;
+        r = make_enforcer(d, err);
+        if (r < 0)
+                return r;
+        r = open_node(d, err);
+        if (r < 0)
+                return r;
+        d->target.node = ncm_node_dir_node(d->dir);
+        d->target.dir = d->root_dir;
+        d->target.enforcer = ncm_enforcer_name(d->enforcer);
+
+        for (const nodecmd_service_ops *const *s = nodecmd_services; *s; s++)
+                d->n_svc++;
+        d->svc = calloc(d->n_svc, sizeof(*d->svc));
+        if (!d->svc)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < d->n_svc; i++) {
+                d->svc[i].ops = nodecmd_services[i];
+                r = d->svc[i].ops->start(d, &d->svc[i].data, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s", d->svc[i].ops->name);
+                d->svc[i].started = true;
+        }
+        uv_signal_init(&d->loop, &d->sig_term);
+        uv_signal_init(&d->loop, &d->sig_int);
+        uv_signal_init(&d->loop, &d->sig_hup);
+        d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+        uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+        uv_signal_start(&d->sig_int, on_signal, SIGINT);
+        uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+        /* the signals alone must not keep the loop alive once the services are gone */
+        uv_unref((uv_handle_t *)&d->sig_hup);
+        nodecmd_log(d, NODECMD_INFO, "ready",
+                    "root=%s pods=%zu cpus=%d enforcer=%s policy=%s startup_ms=%.3f",
+                    nodecmd_q(d, 0, d->root_dir), ncm_node_num_pods(nodecmd_node(d)),
+                    ncm_topo_num_cpus(d->topo), d->target.enforcer,
+                    ncm_node_config_cpu_policy(d->cfg), (double)(nodecmd_now_ns() - t0) / 1e6);
+        return 0;
+}
+
+int nodecmd_run(nodecmd *d)
+{
+        uv_run(&d->loop, UV_RUN_DEFAULT);
+        return d->exit_code;
+}
+
+static void close_any(uv_handle_t *h, void *arg)
+{
+        if (!uv_is_closing(h))
+                uv_close(h, NULL);
+}
+
+nodecmd *nodecmd_free(nodecmd *d)
+{
+        if (!d)
+                return NULL;
+        /* whatever a failed start left open */
+        uv_walk(&d->loop, close_any, NULL);
+        uv_run(&d->loop, UV_RUN_DEFAULT);
+        for (size_t i = d->n_svc; i-- > 0;)
+                if (d->svc[i].started && d->svc[i].ops->free)
+                        d->svc[i].ops->free(d->svc[i].data);
+        uv_run(&d->loop, UV_RUN_DEFAULT);
+        (void)uv_loop_close(&d->loop);
+        while (d->head) {
+                nodecmd_job *j = d->head;
+                d->head = j->next;
+                free(j);
+        }
+        free(d->svc);
+        ncm_node_dir_close(d->dir);
+        ncm_enforcer_free(d->enforcer);
+        ncm_topo_free(d->topo);
+        ncm_node_config_free(d->cfg);
+        json_object_put(d->section);
+        free(d->root_dir);
+        free(d);
+        return NULL;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * nodecmd's core, as its services see it. One thread, one libuv loop. The core owns the node
+ * (opened from its root directory, locked), the configuration, the log and a queue of work on
+ * the node; everything else is a service: the control API, the reconcile loop, the metrics
+ * endpoint, and later device plugins, pod resources and a CRI proxy. docs/nodecmd.md says how
+ * to add one.
+ *
+ *   services    a table of ops (services.c); each starts after the node is up, hears about
+ *               every committed change of the node, reloads, and stops when the daemon does
+ *   work        nodecmd_submit(): a job that runs alone on the node, in submission order, and
+ *               may finish later (an asynchronous step: a gRPC call to a plugin); nothing else
+ *               touches the node meanwhile
+ *   changes     nodecmd_changed(): a job that changed the node tells every service
+ *
+ * Nothing here is thread-safe: everything runs on the loop's thread.
+ */
+#ifndef NODECMD_H
+#define NODECMD_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include <nodecm/ctl.h>
+#include <nodecm/enforcer.h>
+#include <nodecm/error.h>
+#include <nodecm/node.h>
+#include <nodecm/rpc-uv.h>
+
+typedef struct nodecmd nodecmd;
+
+/* ---- the log: one line per event on stderr, key=value ------------------------------------- */
+
+typedef enum nodecmd_level {
+        NODECMD_ERROR = 0,
+        NODECMD_WARN,
+        NODECMD_INFO,
+        NODECMD_DEBUG,
+} nodecmd_level;
+
+/*
+ * Log MSG at LEVEL with the fields KV, a printf format of `key=%s` pairs whose string values
+ * are quoted as needed by nodecmd_q() ("" and NULL for none):
+ *
+ *   nodecmd_log(d, NODECMD_INFO, "admitted", "pod=%s cpus=%s", nodecmd_q(d, 0, uid), cpus);
+ */
+void nodecmd_log(nodecmd *d, nodecmd_level level, const char *msg, const char *kv, ...)
+                __attribute__((format(printf, 4, 5)));
+/* S as a log value: bare when it is a plain token, else quoted with Go's escapes. SLOT 0..3
+ * picks one of four buffers, so that one log line can quote up to four values. */
+const char *nodecmd_q(nodecmd *d, int slot, const char *s);
+bool nodecmd_log_enabled(const nodecmd *d, nodecmd_level level);
+
+/* ---- what services reach ------------------------------------------------------------------- */
+
+uv_loop_t *nodecmd_loop(nodecmd *d);
+/* The node (valid while the daemon runs; only jobs on the queue may change it). */
+ncm_node *nodecmd_node(nodecmd *d);
+/* The control API's view of the node: node, root directory, enforcer name. */
+const ncm_ctl_target *nodecmd_target(nodecmd *d);
+const char *nodecmd_root_dir(const nodecmd *d);
+/* The configuration in force (replaced by a reload). */
+const ncm_node_config *nodecmd_config(const nodecmd *d);
+/*
+ * The "nodecmd" section of the configuration file (an object, {} when absent), where services
+ * keep their settings. Borrowed; replaced by a reload.
+ */
+json_object *nodecmd_section(const nodecmd *d);
+/* Whether the daemon is stopping (SIGTERM): services take no new work. */
+bool nodecmd_stopping(const nodecmd *d);
+/* Monotonic time in nanoseconds. */
+uint64_t nodecmd_now_ns(void);
+
+/*
+ * Options every gRPC server of the daemon uses (limits, timeouts; docs/rpc.md), for
+ * ncm_rpc_server_new().
+ */
+void nodecmd_rpc_opts(const nodecmd *d, ncm_rpc_opts *ret);
+
+/*
+ * A socket path of the daemon: the section's KEY when set, else DIR/DEFAULT_NAME. *RET is
+ * malloc'd.
+ */
+int nodecmd_socket_path(const nodecmd *d, const char *key, const char *default_name, char **ret,
+                        ncm_error *err);
+
+/* ---- work on the node ---------------------------------------------------------------------- */
+
+typedef struct nodecmd_job nodecmd_job;
+
+/*
+ * Run FN(d, job, data) when every job submitted before has finished: FN has the node to itself
+ * until it calls nodecmd_job_done(), now or later (an asynchronous step). Jobs never overlap. A
+ * job submitted while the queue is idle runs before nodecmd_submit() returns. WHAT names it in
+ * the log. Returns the job, NULL when out of memory.
+ */
+typedef void (*nodecmd_job_fn)(nodecmd *d, nodecmd_job *job, void *data);
+nodecmd_job *nodecmd_submit(nodecmd *d, const char *what, nodecmd_job_fn fn, void *data);
+
+/*
+ * Withdraw a job that has not started (its client went away): it will not run. Returns true
+ * when withdrawn, false when it is running or done (its FN owns it then).
+ */
+bool nodecmd_withdraw(nodecmd *d, nodecmd_job *job);
+
+/* The job is over: the next one runs (from the loop, not from inside this call). */
+void nodecmd_job_done(nodecmd *d, nodecmd_job *job);
+
+/* Jobs waiting or running. */
+size_t nodecmd_queue_length(const nodecmd *d);
+
+/* ---- changes ------------------------------------------------------------------------------- */
+
+/* What a job did to the node, as every service hears it. */
+typedef struct nodecmd_change {
+        ncm_ctl_method method;     /* the call that caused it */
+        const ncm_ctl_result *res; /* its result: reply, event, what changed */
+        uint64_t duration_ns;      /* how long the node took */
+        int error;                 /* 0, or the -errno the call failed with */
+        uint64_t sequence;         /* the event's number for Watch (0: no event) */
+} nodecmd_change;
+
+/*
+ * Tell every service about a call on the node (a change, or an error). The control service
+ * calls it for each call it ran; the reconcile service for its own runs.
+ */
+void nodecmd_changed(nodecmd *d, const nodecmd_change *c);
+
+/* The next event sequence number (1, 2, ...). */
+uint64_t nodecmd_next_sequence(nodecmd *d);
+
+/* ---- services ------------------------------------------------------------------------------ */
+
+/*
+ * A part of the daemon with its own sockets, clients or timers. All members but name and start
+ * are optional.
+ *
+ *   start      the node is up: listen, connect, arm timers; *RET_DATA is the service's state.
+ *              An error stops the daemon from starting (ERR says why).
+ *   changed    a call on the node was made (nodecmd_changed).
+ *   reload     the configuration was reloaded (SIGHUP) and the node rebuilt with it; the
+ *              section may have changed too. Fields that cannot change live were refused
+ *              before this is called.
+ *   stop       the daemon stops (SIGTERM/SIGINT): take no new work, let work in flight
+ *              finish, then call nodecmd_service_stopped() (now or later).
+ *   free       release everything (after stop, once the loop has closed its handles).
+ *   metrics    append the service's metrics (Prometheus text, HELP and TYPE included).
+ */
+typedef struct nodecmd_service_ops {
+        const char *name;
+        int (*start)(nodecmd *d, void **ret_data, ncm_error *err);
+        void (*changed)(void *data, const nodecmd_change *c);
+        void (*reload)(void *data);
+        void (*stop)(void *data);
+        void (*free)(void *data);
+        void (*metrics)(void *data, ncm_buf *out);
+} nodecmd_service_ops;
+
+/* The services, in start order (services.c); NULL-terminated. */
+extern const nodecmd_service_ops *const nodecmd_services[];
+
+/* Service DATA has finished stopping. */
+void nodecmd_service_stopped(nodecmd *d, void *data);
+
+/* The built-in services. */
+extern const nodecmd_service_ops nodecmd_control_service;
+extern const nodecmd_service_ops nodecmd_reconcile_service;
+extern const nodecmd_service_ops nodecmd_metrics_service;
+
+#endif

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The services of nodecmd, in start order (they stop in the reverse order). A new service is
+ * a file of its own defining a nodecmd_service_ops, declared in nodecmd.h and listed here
+ * (docs/nodecmd.md, "Adding a service").
+ */
+#include <stddef.h>
+
+#include "nodecmd.h"
+
+const nodecmd_service_ops *const nodecmd_services[] = {
+                &nodecmd_reconcile_service,
+                &nodecmd_control_service,
+                NULL,
+};
