@@ -1288,6 +1288,20 @@ int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
  */
 
 /* What a removal may change in the CPU manager, as it was before. */
+static int persist_pods_view(ncm_node *n, const char *skip_uid, const char *rm_uid,
+                             const char *rm_name, ncm_error *err);
+
+/* Whether the registry holds container NAME of UID, not yet removed. */
+static bool registry_has(const ncm_node *n, const char *uid, const char *name)
+{
+        const node_pod *p = pod_find(n, uid);
+
+        for (size_t i = 0; p && i < p->n; i++)
+                if (strcmp(p->c[i].name, name) == 0)
+                        return !p->c[i].removed;
+        return false;
+}
+
 typedef struct removal {
         ncm_cpu_state *state;
         ncm_cpu_policy_reuse *reuse;
@@ -1373,13 +1387,24 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
 {
         removal rm;
         char what[512];
+        /* the record first (persist_pods_view): it changes exactly when the registry knows
+         * the container, and then needs no write at the end */
+        bool pre = n->persist_pods && registry_has(n, pod_uid, name);
         int r, had;
 
         if (released)
                 ncm_cpuset_zero(released);
+        if (pre) {
+                r = persist_pods_view(n, NULL, pod_uid, name, err);
+                if (r < 0)
+                        return r;
+        }
         r = removal_begin(n, &rm, err);
-        if (r < 0)
+        if (r < 0) {
+                if (pre)
+                        (void)ncm__node_persist_pods(n, NULL);
                 return r;
+        }
         ncm_cpu_state_hold(n->cpu_state);
         had = release_cpus(n, pod_uid, name, released, err);
         r = ncm_cpu_state_flush(n->cpu_state, had < 0 ? NULL : err);
@@ -1398,15 +1423,12 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
                 }
         }
         removal_done(&rm);
-        if (r < 0)
+        if (r < 0) {
+                if (pre)
+                        (void)ncm__node_persist_pods(n, NULL);
                 return r;
-        r = (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
-        if (n->persist_pods) {
-                int w = ncm__node_persist_pods(n, err);
-                if (w < 0)
-                        return w;
         }
-        return r;
+        return (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
 }
 
 /* The names of POD_UID's entries in the CPU state, NULL-terminated (*RET). */
@@ -1444,12 +1466,22 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         removal rm;
         char what[512];
         int any = p ? 1 : 0, r;
+        /* the record first, without the pod (persist_pods_view) */
+        bool pre = n->persist_pods && p;
 
         if (released)
                 ncm_cpuset_zero(released);
+        if (pre) {
+                r = persist_pods_view(n, pod_uid, NULL, NULL, err);
+                if (r < 0)
+                        return r;
+        }
         r = removal_begin(n, &rm, err);
-        if (r < 0)
+        if (r < 0) {
+                if (pre)
+                        (void)ncm__node_persist_pods(n, NULL);
                 return r;
+        }
         ncm_cpu_state_hold(n->cpu_state);
         /* the registry's containers (init, then app, in spec order), then entries it does not
          * know (restored from a checkpoint), in name order */
@@ -1490,6 +1522,8 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         }
         removal_done(&rm);
         if (r < 0) {
+                if (pre)
+                        (void)ncm__node_persist_pods(n, NULL);
                 strv_free(names);
                 return r;
         }
@@ -1500,16 +1534,14 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         strv_free(names);
         /* the device manager releases a pod's devices when the pod goes, not per container */
         r = ncm_devmgr_remove_pod(n->dev, pod_uid, err);
-        if (r < 0)
+        if (r < 0) {
+                if (pre)
+                        (void)ncm__node_persist_pods(n, NULL);
                 return r;
+        }
         any |= r;
         ncm_tm_remove_pod(n->tm, pod_uid);
         pod_forget(n, pod_uid);
-        if (n->persist_pods) {
-                r = ncm__node_persist_pods(n, err);
-                if (r < 0)
-                        return r;
-        }
         return any;
 }
 
@@ -1523,10 +1555,18 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
  * sorted by pod UID, one record per line, each pod as ncm_pod_format_json() writes it.
  */
 
-int ncm__node_persist_pods(ncm_node *n, ncm_error *err)
+/*
+ * Write dir/nodecm_pods from the registry as it will be once SKIP_UID is removed (NULL: none)
+ * and container RM_NAME of RM_UID is marked removed (NULL: none), without changing the
+ * registry: removals write the record first, so that a crash between the files leaves CPUs
+ * held by a pod no one knows (a retried removal frees them) rather than a pod that lost them.
+ */
+static int persist_pods_view(ncm_node *n, const char *skip_uid, const char *rm_uid,
+                             const char *rm_name, ncm_error *err)
 {
         ncm_autofree char *path = NULL;
         ncm_buf b = NCM_BUF_INIT;
+        bool any = false;
         int r;
 
         if (asprintf(&path, "%s/%s", n->dir, NCM_NODE_PODS_NAME) < 0)
@@ -1534,10 +1574,13 @@ int ncm__node_persist_pods(ncm_node *n, ncm_error *err)
         ncm_buf_puts(&b, "{\"pods\": [");
         for (size_t i = 0; i < n->n_pods; i++) {
                 const node_pod *p = &n->pods[i];
-                bool first = true;
-                ncm_buf_puts(&b, i ? ",\n{\"removed\": [" : "\n{\"removed\": [");
+                bool first = true, mine = rm_uid && strcmp(p->uid, rm_uid) == 0;
+                if (skip_uid && strcmp(p->uid, skip_uid) == 0)
+                        continue;
+                ncm_buf_puts(&b, any ? ",\n{\"removed\": [" : "\n{\"removed\": [");
+                any = true;
                 for (size_t k = 0; k < p->n; k++) {
-                        if (!p->c[k].removed)
+                        if (!p->c[k].removed && !(mine && strcmp(p->c[k].name, rm_name) == 0))
                                 continue;
                         ncm_buf_puts(&b, first ? "" : ", ");
                         ncm_buf_json_string(&b, p->c[k].name, strlen(p->c[k].name));
@@ -1557,6 +1600,11 @@ int ncm__node_persist_pods(ncm_node *n, ncm_error *err)
         r = ncm_fs_write_atomic(AT_FDCWD, path, b.data, b.len, 0600, err);
         ncm_buf_done(&b);
         return r;
+}
+
+int ncm__node_persist_pods(ncm_node *n, ncm_error *err)
+{
+        return persist_pods_view(n, NULL, NULL, NULL, err);
 }
 
 void ncm_node_pod_records_free(ncm_node_pod_record *v, size_t n)

@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: Apache-2.0
+"""nodecmd against real gRPC clients (Debian's python3-grpcio, a gRPC core stack) and against
+`nodecm node ... --connect`: every call of nodecm.v1.Node, Watch, errors, the same output as the
+daemon-less commands, two daemons on one root directory, SIGHUP reloads, SIGTERM with calls in
+flight, and a restart that restores what was acknowledged. Run with /usr/bin/python3."""
+import os
+import signal
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nodecmd_test as T  # noqa: E402
+
+
+def main():
+    grpc, pb, svc, tmp = T.setup("ncm-nodecmd-")
+    cfg = os.path.join(tmp, "kubelet.yaml")
+    T.write_config(cfg)
+    root = os.path.join(tmp, "root")
+    d = T.Daemon(cfg, root, os.path.join(tmp, "nodecmd.log")).start()
+    T.check("control socket is 0600", oct(os.stat(d.socket).st_mode & 0o777) == "0o600")
+    ch = grpc.insecure_channel(d.target())
+    stub = svc.NodeStub(ch)
+
+    # ---- Admit ----------------------------------------------------------------------------
+    a = stub.Admit(pb.AdmitRequest(pod=T.pod_json("p1", "2").encode(), source="p1.json",
+                                   format=pb.FORMAT_JSON), timeout=30)
+    T.check("admit: admitted", a.admitted and a.pod_uid == "p1" and a.reason == "", repr(a))
+    T.check("admit: exclusive CPUs", len(a.containers) == 1 and a.containers[0].exclusive
+            and a.containers[0].cpus == "2-3" and list(a.containers[0].numa) == [0], repr(a))
+    T.check("admit: JSON output as simulate's admit line",
+            a.output.startswith('{"op": "admit", "pod": "p1", "admitted": true'), a.output)
+    big = stub.Admit(pb.AdmitRequest(pod=T.pod_json("huge", "64").encode()), timeout=30)
+    T.check("a refusal is an answer", not big.admitted and big.reason == "TopologyAffinityError"
+            and big.output == "", repr(big))
+    e = stub.Admit(pb.AdmitRequest(pod=T.pod_json("p2", "1").encode(), explain=True,
+                                   format=pb.FORMAT_TEXT), timeout=30)
+    T.check("admit --explain: the hints and the merge", e.admitted and "cpu hints" in e.output
+            and "merged" in e.output, e.output)
+
+    # ---- reads ----------------------------------------------------------------------------
+    pods = stub.ListPods(pb.ListPodsRequest(), timeout=30)
+    T.check("ListPods", sorted(p.uid for p in pods.pods) == ["p1", "p2"], repr(pods))
+    st = stub.GetState(pb.GetStateRequest(format=pb.FORMAT_JSON), timeout=30)
+    with open(os.path.join(root, "cpu_manager_state")) as f:
+        on_disk = f.read()
+    T.check("GetState: the checkpoint as on disk", st.checkpoint == on_disk, st.checkpoint)
+    T.check("GetState: entries", sorted((x.pod_uid, x.container, x.cpus) for x in st.entries)
+            == [("p1", "app", "2-3"), ("p2", "app", "1")], repr(st.entries))
+    T.check("GetState: status line", st.output.startswith('{"op": "state"'), st.output[:80])
+    x = stub.Explain(pb.ExplainRequest(pod=T.pod_json("p3", "4").encode(),
+                                       format=pb.FORMAT_JSON), timeout=30)
+    st2 = stub.GetState(pb.GetStateRequest(), timeout=30)
+    T.check("Explain decides", x.admitted and '"explain"' in x.output, x.output[:200])
+    T.check("Explain changes nothing", st2.checkpoint == st.checkpoint)
+
+    # ---- Watch ----------------------------------------------------------------------------
+    events = []
+    watch = stub.Watch(pb.WatchRequest())
+    started = threading.Event()
+
+    def reader():
+        started.set()
+        try:
+            for ev in watch:
+                events.append(ev)
+                if len(events) == 3:
+                    break
+        except grpc.RpcError:
+            pass
+
+    t = threading.Thread(target=reader)
+    t.start()
+    started.wait()
+    time.sleep(0.2)  # the stream is open before the changes (no assertion on time)
+    stub.Admit(pb.AdmitRequest(pod=T.pod_json("w1", "1").encode()), timeout=30)
+    stub.RemoveContainer(pb.RemoveContainerRequest(pod_uid="w1", container="app"), timeout=30)
+    stub.RemovePod(pb.RemovePodRequest(pod_uid="w1"), timeout=30)
+    t.join(60)
+    watch.cancel()
+    T.check("Watch: three events, in order", [e.op for e in events] ==
+            ["admit", "remove", "removePod"], repr([e.op for e in events]))
+    T.check("Watch: sequence numbers increase",
+            len(events) == 3 and events[0].sequence < events[1].sequence < events[2].sequence)
+    T.check("Watch: the admit line", len(events) == 3 and events[0].json.startswith(
+        '{"op": "admit", "pod": "w1"') and events[1].released != "", repr(events[:2]))
+
+    # ---- errors ---------------------------------------------------------------------------
+    try:
+        stub.Admit(pb.AdmitRequest(pod=b"metadata: [", source="bad.yaml"), timeout=30)
+        T.check("bad pod: INVALID_ARGUMENT", False, "no error")
+    except grpc.RpcError as err:
+        md = dict(err.trailing_metadata() or ())
+        T.check("bad pod: INVALID_ARGUMENT naming the file",
+                err.code() == grpc.StatusCode.INVALID_ARGUMENT
+                and err.details().startswith("bad.yaml:"), err.details())
+        T.check("bad pod: the error code in the trailer", md.get("nodecm-error-code") == "22",
+                repr(md))
+    raw = ch.unary_unary("/nodecm.v1.Node/GetState", request_serializer=None,
+                         response_deserializer=None)
+    try:
+        raw(b"\xff\xff\xff", timeout=30)
+        T.check("undecodable request: INVALID_ARGUMENT", False, "no error")
+    except grpc.RpcError as err:
+        T.check("undecodable request: INVALID_ARGUMENT",
+                err.code() == grpc.StatusCode.INVALID_ARGUMENT, err.details())
+    other = ch.unary_unary("/nodecm.v1.Node/Frobnicate", request_serializer=None,
+                           response_deserializer=None)
+    try:
+        other(b"", timeout=30)
+        T.check("unknown method: UNIMPLEMENTED", False, "no error")
+    except grpc.RpcError as err:
+        T.check("unknown method: UNIMPLEMENTED", err.code() == grpc.StatusCode.UNIMPLEMENTED,
+                repr(err.code()))
+    rm = stub.RemovePod(pb.RemovePodRequest(pod_uid="nobody"), timeout=30)
+    T.check("removing an unknown pod: removed false", not rm.removed)
+
+    # ---- nodecm node --connect prints what nodecm node --root-dir prints ------------------
+    cli_root = os.path.join(tmp, "cli-root")
+    d2 = T.Daemon(cfg, os.path.join(tmp, "root2"), os.path.join(tmp, "nodecmd2.log")).start()
+    rc, _, err = T.nodecm("node", "init", "--root-dir", cli_root, "--config", cfg,
+                          "--synthetic", T.TOPOLOGY)
+    T.check("cli init", rc == 0, err)
+    for uid, cpu in (("c1", "2"), ("c2", "1"), ("c3", "64")):
+        with open(os.path.join(tmp, uid + ".json"), "w") as f:
+            f.write(T.pod_json(uid, cpu))
+    with open(os.path.join(tmp, "bad.yaml"), "w") as f:
+        f.write("spec: {containers: [}\n")
+    steps = [
+        ["admit", "c1.json"], ["admit", "c2.json", "--json"], ["admit", "c3.json"],
+        ["admit", "bad.yaml"], ["admit", "missing.json"], ["explain", "c3.json"],
+        ["explain", "c1.json", "--json"], ["pods"], ["pods", "--json"], ["status"],
+        ["status", "--json"], ["remove", "c1", "app"], ["remove", "c1"], ["remove", "nobody"],
+        ["admit", "c1.json", "--explain"], ["admit", "-"],
+    ]
+    same = True
+    for s in steps:
+        stdin = T.pod_json("c4", "1") if s[-1] == "-" else None
+        args = ["node"] + [os.path.join(tmp, a) if a.endswith((".json", ".yaml")) else a
+                           for a in s]
+        local = T.nodecm(*args, "--root-dir", cli_root, "--config", cfg, "--synthetic",
+                         T.TOPOLOGY, stdin=stdin)
+        remote = T.nodecm(*args, "--connect", d2.socket, stdin=stdin)
+        ok = local == remote
+        same &= ok
+        T.check("same output: nodecm node %s" % " ".join(s), ok,
+                "\nlocal:  %r\nremote: %r" % (local, remote))
+    T.check("same exit status for a refusal (1) and bad input (2)",
+            T.nodecm("node", "admit", os.path.join(tmp, "c3.json"), "--connect", d2.socket)[0]
+            == 1 and T.nodecm("node", "admit", os.path.join(tmp, "bad.yaml"), "--connect",
+                              d2.socket)[0] == 2)
+    rc, _, err = T.nodecm("node", "init", "--connect", d2.socket)
+    T.check("init --connect is a usage error", rc == 2, err)
+    rc, _, err = T.nodecm("node", "status", "--connect", os.path.join(tmp, "nowhere.sock"))
+    T.check("--connect to no daemon: one line naming the socket",
+            rc != 0 and "nowhere.sock" in err and err.count("\n") == 1, err)
+    T.check("second daemon stopped", d2.stop() == 0)
+
+    # ---- two daemons on one root directory -------------------------------------------------
+    second = T.Daemon(cfg, root, os.path.join(tmp, "second.log")).start(wait=False)
+    rc = second.p.wait(60)
+    log = second.log_text()
+    T.check("a second daemon on the same root refuses to start", rc == 1, "exit %d" % rc)
+    T.check("... saying the directory is in use", "in use by another nodecmd" in log
+            and log.count("\n") == 1, log)
+    T.check("the first one still serves",
+            len(stub.ListPods(pb.ListPodsRequest(), timeout=30).pods) == 2)
+
+    # ---- SIGHUP -----------------------------------------------------------------------------
+    T.write_config(cfg, topologyManagerPolicy="restricted")
+    n = d.log_text().count("configuration reload refused")
+    d.p.send_signal(signal.SIGHUP)
+    T.check("SIGHUP: a field that needs a restart is refused with a log line",
+            d.wait_log("configuration reload refused", n + 1)
+            and "field=topologyManagerPolicy" in d.log_text())
+    T.write_config(cfg, cpuManagerReconcilePeriod="1s")
+    n = d.log_text().count("configuration reloaded")
+    d.p.send_signal(signal.SIGHUP)
+    T.check("SIGHUP: a live field is taken", d.wait_log("configuration reloaded", n + 1))
+    with open(cfg, "a") as f:
+        f.write("nodecmd: {controlSocket: /elsewhere.sock}\n")
+    n = d.log_text().count("configuration reload refused")
+    d.p.send_signal(signal.SIGHUP)
+    T.check("SIGHUP: a nodecmd field that needs a restart is refused",
+            d.wait_log("configuration reload refused", n + 1)
+            and "field=nodecmd.controlSocket" in d.log_text())
+    T.write_config(cfg, cpuManagerReconcilePeriod="1s")
+    T.check("still serving after the reloads",
+            len(stub.ListPods(pb.ListPodsRequest(), timeout=30).pods) == 2)
+
+    # ---- SIGTERM with calls in flight ------------------------------------------------------
+    futures = [stub.Admit.future(pb.AdmitRequest(
+        pod=T.pod_json("t%d" % i, qos_guaranteed=False).encode()),
+                                 timeout=60) for i in range(40)]
+    time.sleep(0.05)
+    rc = d.stop()
+    acked, other = [], []
+    for i, fu in enumerate(futures):
+        try:
+            r = fu.result()
+            if r.admitted:
+                acked.append("t%d" % i)
+        except grpc.RpcError as err:
+            other.append(err.code())
+    T.check("SIGTERM: exit 0", rc == 0, "exit %s" % rc)
+    T.check("SIGTERM: every call was answered (admitted, or UNAVAILABLE once stopping)",
+            all(c == grpc.StatusCode.UNAVAILABLE for c in other),
+            repr(set(other)))
+    T.check("SIGTERM: the socket is gone", not os.path.exists(d.socket))
+    ch.close()
+
+    # ---- restart: what was acknowledged is there --------------------------------------------
+    d = T.Daemon(cfg, root, os.path.join(tmp, "nodecmd.log")).start()
+    ch = grpc.insecure_channel(d.target())
+    stub = svc.NodeStub(ch)
+    uids = {p.uid for p in stub.ListPods(pb.ListPodsRequest(), timeout=30).pods}
+    T.check("restart: every acknowledged pod is back", {"p1", "p2"} | set(acked) <= uids,
+            "missing %r" % ({"p1", "p2"} | set(acked) - uids))
+    rc, out, err = T.nodecm("checkpoint", "verify", os.path.join(root, "cpu_manager_state"))
+    T.check("restart: checkpoint verify", rc == 0, err)
+    ch.close()
+    T.check("stop", d.stop() == 0)
+    return T.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
