@@ -11,6 +11,7 @@
  *   pod_add     an admitted pod: its pod cgroup (the kubelet's values, the QoS tiers updated)
  *               and its containers with their cpusets;
  *   pod_cpus    the cpusets of a pod's containers (the shared pool moved, or reconcile);
+ *               it may return how many it had to write (> 0), what a reconcile fixed;
  *   pod_remove  a removed pod: its cgroups go (always the last call before commit, as a
  *               removal cannot be undone).
  *

@@ -250,7 +250,9 @@ NCM_API int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *re
 /*
  * The kubelet's reconcileState, once: every running container of every pod the node holds
  * gets its cpuset again from the state (its exclusive CPUs, or the shared pool), through the
- * enforcer, in one transaction (on failure every write is undone). 0 without an enforcer.
+ * enforcer, in one transaction (on failure every write is undone). Returns how many cpusets
+ * the enforcer had to write (the cgroupfs enforcer leaves a cgroup that holds its CPUs
+ * already alone): what was off; 0 without an enforcer.
  */
 NCM_API int ncm_node_reconcile(ncm_node *n, ncm_error *err);
 
@@ -273,6 +275,38 @@ NCM_API int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error 
  * hints of running containers) the copy does not have either. -ENOMEM.
  */
 NCM_API int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err);
+
+/*
+ * What the kubelet counts for its metrics (spec §7), as the kubelet counts it:
+ *   pinning_requests / pinning_errors: each CPU manager Allocate of a container that asks for
+ *     exclusive CPUs (cpu_manager_pinning_{requests,errors}_total), failed ones;
+ *   tm_admissions / tm_admission_errors: each topology manager admission, and those refused
+ *     by the merge or failed in an allocation (topology_manager_admission_*_total);
+ *   aligned / aligned_failures [scope][boundary]: container_aligned_compute_resources_count and
+ *     _failure_count: numa_node under the single-numa-node policy (per container in container
+ *     scope, per pod in pod scope), physical_cpu under full-pcpus-only, uncore_cache for an
+ *     allocation within one uncore cache.
+ * They count attempts, so a transaction that is undone still counts, as in the kubelet. A
+ * restart (ncm_node_restart) keeps them; a copy (ncm_node_copy) starts from zero.
+ */
+enum { NCM_NODE_SCOPE_CONTAINER = 0, NCM_NODE_SCOPE_POD = 1, NCM_NODE_N_SCOPES = 2 };
+enum {
+        NCM_NODE_ALIGN_NUMA_NODE = 0,
+        NCM_NODE_ALIGN_PHYSICAL_CPU = 1,
+        NCM_NODE_ALIGN_UNCORE_CACHE = 2,
+        NCM_NODE_N_ALIGN = 3,
+};
+
+typedef struct ncm_node_counters {
+        uint64_t pinning_requests;
+        uint64_t pinning_errors;
+        uint64_t tm_admissions;
+        uint64_t tm_admission_errors;
+        uint64_t aligned[NCM_NODE_N_SCOPES][NCM_NODE_N_ALIGN];
+        uint64_t aligned_failures[NCM_NODE_N_SCOPES][NCM_NODE_N_ALIGN];
+} ncm_node_counters;
+
+NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
 
 /* --- a node kept in a root directory --- */
 

@@ -253,6 +253,51 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
         }
 }
 
+/* Whether all of CPUS share one uncore cache (the kubelet's Alignment.UncoreCache). */
+static bool one_uncore(const ncm_topo *t, const ncm_cpuset *cpus)
+{
+        int first = ncm_cpuset_first(cpus);
+        const ncm_cpu_info *ci = first >= 0 ? ncm_topo_cpu(t, first) : NULL;
+        const ncm_cpuset *uc = ci ? ncm_topo_uncore_cpus(t, ci->uncore) : NULL;
+
+        return uc && ncm_cpuset_is_subset(cpus, uc);
+}
+
+/*
+ * The kubelet's metrics of a CPU manager Allocate (its static policy's counters, and the
+ * topology manager's container-scope alignment once the last provider allocated): R is what
+ * the allocation returned, HAD whether the container held CPUs before.
+ */
+static void count_allocation(ncm_node *n, const ncm_pod *pod, const ncm_container *c, bool had,
+                             int r)
+{
+        ncm_node_counters *k = &n->counters;
+        char reason[160];
+        bool full = ncm_cpu_policy_options(n->cpu)->full_pcpus_only;
+
+        if (r >= 0 && strcmp(ncm_node_config_tm_scope(n->cfg), "container") == 0 &&
+            strcmp(ncm_node_config_tm_policy(n->cfg), "single-numa-node") == 0)
+                k->aligned[NCM_NODE_SCOPE_CONTAINER][NCM_NODE_ALIGN_NUMA_NODE]++;
+        if (strcmp(ncm_cpu_policy_name(n->cpu), "static") != 0 ||
+            shared_reason(n, pod, c, reason, sizeof(reason)))
+                return;
+        k->pinning_requests++;
+        if (r < 0) {
+                k->pinning_errors++;
+                if (full)
+                        k->aligned_failures[NCM_NODE_SCOPE_CONTAINER]
+                                           [NCM_NODE_ALIGN_PHYSICAL_CPU]++;
+                return;
+        }
+        if (full)
+                k->aligned[NCM_NODE_SCOPE_CONTAINER][NCM_NODE_ALIGN_PHYSICAL_CPU]++;
+        if (!had) {
+                const ncm_cpuset *now = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
+                if (now && one_uncore(n->topo, now))
+                        k->aligned[NCM_NODE_SCOPE_CONTAINER][NCM_NODE_ALIGN_UNCORE_CACHE]++;
+        }
+}
+
 static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *affinity,
                         const char **ret_type, ncm_error *err)
 {
@@ -285,6 +330,7 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
         r = ncm_cpu_policy_allocate(n->cpu, n->cpu_state, pod, c, affinity, err);
         if (e)
                 ncm_cpu_policy_set_trace(n->cpu, NULL);
+        count_allocation(n, pod, c, had, r);
         if (r < 0) {
                 ncm__node_event_done(&tr.lines);
                 if ((err ? err->code : -r) == NCM_E_ADMISSION)

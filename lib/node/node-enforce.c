@@ -258,12 +258,32 @@ static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos
         return r;
 }
 
+/* Whether the cpuset cgroup DIR holds CPUS already (the kernel's list, one trailing newline). */
+static bool cpuset_is(cg_enforcer *e, const char *dir, const ncm_cpuset *cpus)
+{
+        char path[4200], buf[4096];
+        ncm_autoptr(ncm_cpuset) now = NULL;
+        ssize_t n;
+
+        snprintf(path, sizeof(path), "%s/cpuset.cpus", dir);
+        n = ncm_fs_read(e->rootfd, path, buf, sizeof(buf), NULL);
+        if (n < 0)
+                return false;
+        if (n > 0 && buf[n - 1] == '\n')
+                buf[n - 1] = '\0';
+        return ncm_cpuset_parse_list(buf, &now, NULL) >= 0 && ncm_cpuset_equal(now, cpus);
+}
+
+/*
+ * The containers' cpusets; a running container's cgroup that holds its CPUs already is left
+ * alone. Returns how many cpusets were written (what a reconcile fixed).
+ */
 static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
 {
         cg_enforcer *e = data;
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         const ncm_cgroup_hierarchy *h = ncm_cgroup_layout_find(e->layout, NCM_CGROUP_CTRL_CPUSET);
-        int r = 0;
+        int r = 0, written = 0;
 
         for (size_t i = 0; i < p->n_containers && r >= 0; i++) {
                 const ncm_enforce_container *c = &p->containers[i];
@@ -279,16 +299,17 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
                         if (r < 0)
                                 break;
                         snprintf(dir, sizeof(dir), "%s%s", h->dir, cpath);
-                        if (ncm_fs_exists(e->rootfd, dir) <= 0)
+                        if (ncm_fs_exists(e->rootfd, dir) <= 0 || cpuset_is(e, dir, c->cpus))
                                 continue;
                 }
                 r = ncm_cgroup_manager_plan_container_cpuset(e->m, p->pod->uid, p->pod->qos,
                                                              c->name, c->cpus, NULL, &plan, err);
+                written++;
         }
         if (r >= 0)
                 r = run_plan(e, &plan, err);
         ncm_cgroup_plan_done(&plan);
-        return r;
+        return r < 0 ? r : written;
 }
 
 static int cg_pod_remove(void *data, const ncm_pod *pod, const ncm_cgroup_qos_usage *usage,

@@ -138,6 +138,8 @@ struct ncm_node {
         node_pod *pods;
         size_t n_pods, cap_pods;
 
+        ncm_node_counters counters; /* what the kubelet counts for its metrics */
+
         ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
         bool persist_pods;      /* keep dir/nodecm_pods */
         bool attach;            /* started before: the enforcer writes nothing at start */

@@ -937,6 +937,31 @@ static int add_container_ids(ncm_node *n, const ncm_pod *pod)
         return 0;
 }
 
+/* The topology manager's metrics of an admission (its container-scope alignment is counted
+ * as the CPU manager allocates, node-cpu.c). */
+static void count_admission(ncm_node *n, const ncm_tm_admit_result *res)
+{
+        ncm_node_counters *k = &n->counters;
+        bool snn = strcmp(ncm_node_config_tm_policy(n->cfg), "single-numa-node") == 0;
+        int scope = strcmp(ncm_node_config_tm_scope(n->cfg), "pod") == 0 ? NCM_NODE_SCOPE_POD
+                                                                         : NCM_NODE_SCOPE_CONTAINER;
+
+        k->tm_admissions++;
+        if (!res->admit) {
+                k->tm_admission_errors++;
+                /* the merge refused it (not an allocation) */
+                if (snn && strcmp(res->reason, "TopologyAffinityError") == 0)
+                        k->aligned_failures[scope][NCM_NODE_ALIGN_NUMA_NODE]++;
+        } else if (snn && scope == NCM_NODE_SCOPE_POD) {
+                k->aligned[NCM_NODE_SCOPE_POD][NCM_NODE_ALIGN_NUMA_NODE]++;
+        }
+}
+
+const ncm_node_counters *ncm_node_get_counters(const ncm_node *n)
+{
+        return &n->counters;
+}
+
 int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
                    ncm_error *err)
 {
@@ -966,6 +991,8 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         ncm_cpu_state_hold(n->cpu_state);
         r = ncm_tm_admit(n->tm, pod, &txn, &res, err);
         ncm_tm_set_trace(n->tm, NULL);
+        if (r >= 0)
+                count_admission(n, &res);
         if (r >= 0 && txn.trace_err < 0)
                 r = oom(err);
         if (r >= 0 && res.admit) {
@@ -1230,7 +1257,7 @@ int ncm_node_reconcile(ncm_node *n, ncm_error *err)
 {
         const ncm_enforcer_ops *ops = enforcer_ops(n);
         ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
-        int r;
+        int r, fixed = 0;
 
         if (!ops || !ops->pod_cpus)
                 return 0;
@@ -1256,12 +1283,14 @@ int ncm_node_reconcile(ncm_node *n, ncm_error *err)
                 ep = (ncm_enforce_pod){rec->spec, v, k};
                 if (k)
                         r = ops->pod_cpus(enforcer_data(n), &ep, err);
+                if (r > 0)
+                        fixed += r;
         }
         if (r >= 0)
                 r = enforce_commit(n, err);
         if (r < 0)
                 return enforce_fail(n, r, "reconcile", err);
-        return 0;
+        return fixed;
 }
 
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
