@@ -33,7 +33,5 @@ int nodecmd_load_section(const char *path, json_object **ret, ncm_error *err);
 int nodecmd_check_section(json_object *section, const char *path, ncm_error *err);
 /* The section's string KEY, or NULL. */
 const char *nodecmd_section_string(const nodecmd *d, const char *key);
-/* Every service's metrics appended to OUT. */
-void nodecmd_service_metrics(nodecmd *d, ncm_buf *out);
 
 #endif

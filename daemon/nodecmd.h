@@ -161,6 +161,9 @@ typedef struct nodecmd_service_ops {
 /* The services, in start order (services.c); NULL-terminated. */
 extern const nodecmd_service_ops *const nodecmd_services[];
 
+/* Every service's metrics appended to OUT (for the metrics service). */
+void nodecmd_service_metrics(nodecmd *d, ncm_buf *out);
+
 /* Service DATA has finished stopping. */
 void nodecmd_service_stopped(nodecmd *d, void *data);
 

@@ -11,5 +11,6 @@
 const nodecmd_service_ops *const nodecmd_services[] = {
                 &nodecmd_reconcile_service,
                 &nodecmd_control_service,
+                &nodecmd_metrics_service,
                 NULL,
 };

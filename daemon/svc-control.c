@@ -243,7 +243,8 @@ static void on_call(ncm_rpc_call *call, const uint8_t *req, size_t len, void *da
                 finish(c, call, (ncm_ctl_method)m, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
                 return;
         }
-        memcpy(p->req, req, len);
+        if (len)
+                memcpy(p->req, req, len);
         p->len = len;
         p->c = c;
         p->call = call;

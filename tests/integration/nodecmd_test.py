@@ -19,6 +19,8 @@ TOPOLOGY = "package:2 numa:1 core:4 pu:2"
 failures = []
 procs = []
 tmpdirs = []
+logs = []
+crashed = []
 
 
 def skip(why):
@@ -44,6 +46,15 @@ def finish():
 
 
 def cleanup():
+    if failures or crashed:
+        # what the daemons said, for the report of a failed run
+        for log in logs:
+            try:
+                with open(log) as f:
+                    tail = f.read()[-6000:]
+                sys.stderr.write("---- %s ----\n%s\n" % (log, tail))
+            except OSError:
+                pass
     for p in procs:
         if p.poll() is None:
             p.kill()
@@ -74,6 +85,12 @@ def setup(prefix, fast=False):
         skip("NCM_NODECMD / NCM_NODECM / NCM_API_DIR not set (run through meson test)")
     atexit.register(cleanup)
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
+    hook = sys.excepthook
+
+    def on_exception(*a):
+        crashed.append(True)
+        hook(*a)
+    sys.excepthook = on_exception
     base = "/dev/shm" if fast and os.path.isdir("/dev/shm") else None
     tmp = tempfile.mkdtemp(prefix=prefix, dir=base)
     tmpdirs.append(tmp)
@@ -117,6 +134,8 @@ class Daemon:
         self.argv += list(extra)
         self.socket = os.path.join(root, "nodecm.sock")
         self.p = None
+        if log not in logs:
+            logs.append(log)
 
     def start(self, wait=True):
         self.ready_before = self.log_text().count("msg=ready") if os.path.exists(self.log) else 0

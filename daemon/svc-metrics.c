@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The metrics endpoint: Prometheus text on GET /metrics over HTTP/1.1, on a unix socket
+ * (default DIR/metrics.sock, 0600) or a loopback TCP address (nodecmd.metricsAddress; the
+ * endpoint has no authentication, so nothing else is accepted). The request head is parsed by
+ * lib/metrics (pure, fuzzed); this file is loop wiring with bounds: 64 connections, 8 KiB of
+ * head, 10 s for a request to arrive, one request at a time per connection (pipelined ones
+ * wait), the connection closed after an error.
+ *
+ * The node's metrics are computed when no job is at work on the node (between transactions),
+ * else the last ones are served: a scrape never sees half a transaction.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <nodecm/metrics.h>
+#include "nodecmd.h"
+
+#define CONNECTIONS_MAX 64
+#define HEAD_MAX 8192
+#define REQUEST_TIMEOUT_MS 10000
+
+typedef struct metrics metrics;
+
+typedef struct conn {
+        union {
+                uv_tcp_t tcp;
+                uv_pipe_t pipe;
+                uv_stream_t stream;
+                uv_handle_t handle;
+        } h;
+        uv_timer_t timer;
+        uv_write_t wr;
+        metrics *m;
+        struct conn *next;
+        char head[HEAD_MAX];
+        size_t len;
+        ncm_buf out;
+        bool writing, closing, close_after;
+        int handles; /* open handles: the stream and the timer */
+} conn;
+
+struct metrics {
+        nodecmd *d;
+        char *address;
+        bool is_unix;
+        union {
+                uv_tcp_t tcp;
+                uv_pipe_t pipe;
+                uv_stream_t stream;
+                uv_handle_t handle;
+        } listener;
+        bool listening;
+        conn *conns;
+        size_t n_conns;
+        bool stopping;
+
+        ncm_buf node_text; /* the node's metrics as of the last idle moment */
+        bool dirty;
+        bool *ever; /* NUMA nodes that ever had exclusive CPUs */
+        size_t n_ever;
+
+        ncm_histogram tm_ms;     /* kubelet_topology_manager_admission_duration_ms */
+        ncm_histogram admission; /* nodecm_admission_duration_seconds */
+        uint64_t requests, refused;
+        double start_time;
+};
+
+/* nodecm's own admission latency buckets: 50 us to 2.5 s */
+static const double admission_buckets[] = {0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+                                           0.0025,  0.005,  0.01,    0.025,  0.05,
+                                           0.1,     0.25,   0.5,     1,      2.5};
+
+/* ---- the body -------------------------------------------------------------------------------- */
+
+static void process_metrics(metrics *m, ncm_buf *b)
+{
+        long pages = 0, rss = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+
+        if (f) {
+                if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+                        rss = 0;
+                fclose(f);
+        }
+        ncm_metrics_header(b, "process_resident_memory_bytes", "gauge",
+                           "Resident memory size in bytes.");
+        ncm_metrics_sample(b, "process_resident_memory_bytes", NULL,
+                           (double)rss * (double)sysconf(_SC_PAGESIZE));
+        ncm_metrics_header(b, "process_start_time_seconds", "gauge",
+                           "Start time of the process since unix epoch in seconds.");
+        ncm_metrics_sample(b, "process_start_time_seconds", NULL, m->start_time);
+}
+
+static void body(metrics *m, ncm_buf *b)
+{
+        if (m->dirty && nodecmd_queue_length(m->d) == 0) {
+                ncm_buf_reset(&m->node_text);
+                ncm_node_metrics_format(nodecmd_node(m->d), m->ever, m->n_ever, &m->node_text);
+                m->dirty = false;
+        }
+        ncm_buf_append(b, m->node_text.data, m->node_text.len);
+        ncm_metrics_header(b, "kubelet_topology_manager_admission_duration_ms", "histogram",
+                           "Duration in milliseconds to serve a pod admission request.");
+        ncm_histogram_format(b, "kubelet_topology_manager_admission_duration_ms", NULL, &m->tm_ms);
+        ncm_metrics_header(b, "nodecm_admission_duration_seconds", "histogram",
+                           "Time nodecmd took to decide, persist and enforce an admission.");
+        ncm_histogram_format(b, "nodecm_admission_duration_seconds", NULL, &m->admission);
+        ncm_metrics_header(b, "nodecm_queue_length", "gauge",
+                           "Calls waiting for or working on the node.");
+        ncm_metrics_sample(b, "nodecm_queue_length", NULL, (double)nodecmd_queue_length(m->d));
+        nodecmd_service_metrics(m->d, b);
+        process_metrics(m, b);
+}
+
+/* ---- connections ----------------------------------------------------------------------------- */
+
+static void conn_handle_closed(uv_handle_t *h)
+{
+        conn *c = h->data;
+        metrics *m = c->m;
+
+        if (--c->handles > 0)
+                return;
+        for (conn **p = &m->conns; *p; p = &(*p)->next)
+                if (*p == c) {
+                        *p = c->next;
+                        break;
+                }
+        m->n_conns--;
+        ncm_buf_done(&c->out);
+        free(c);
+        if (m->stopping && !m->listening && !m->conns)
+                nodecmd_service_stopped(m->d, m);
+}
+
+static void conn_close(conn *c)
+{
+        if (c->closing)
+                return;
+        c->closing = true;
+        uv_close(&c->h.handle, conn_handle_closed);
+        uv_close((uv_handle_t *)&c->timer, conn_handle_closed);
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+        conn_close(t->data);
+}
+
+static void serve_next(conn *c);
+
+static void on_written(uv_write_t *w, int status)
+{
+        conn *c = w->data;
+
+        c->writing = false;
+        ncm_buf_reset(&c->out);
+        if (status < 0 || c->close_after || c->m->stopping) {
+                conn_close(c);
+                return;
+        }
+        uv_timer_start(&c->timer, on_timeout, REQUEST_TIMEOUT_MS, 0);
+        serve_next(c);
+}
+
+static void respond(conn *c, int status, const char *reason, const char *ctype, const char *extra,
+                    const ncm_buf *payload, bool head_only)
+{
+        size_t blen = payload ? payload->len : 0;
+        uv_buf_t buf;
+
+        ncm_buf_printf(&c->out,
+                       "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n",
+                       status, reason, ctype, blen, extra ? extra : "",
+                       c->close_after ? "Connection: close\r\n" : "");
+        if (payload && !head_only)
+                ncm_buf_append(&c->out, payload->data, payload->len);
+        if (ncm_buf_failed(&c->out)) {
+                conn_close(c);
+                return;
+        }
+        uv_timer_stop(&c->timer);
+        /* a request at a time: pipelined ones wait for this answer to go */
+        uv_read_stop(&c->h.stream);
+        buf = uv_buf_init(c->out.data, (unsigned)c->out.len);
+        c->wr.data = c;
+        c->writing = true;
+        if (uv_write(&c->wr, &c->h.stream, &buf, 1, on_written) < 0) {
+                c->writing = false;
+                conn_close(c);
+        }
+}
+
+static void text_response(conn *c, int status, const char *reason, const char *text,
+                          const char *extra)
+{
+        ncm_buf b = NCM_BUF_INIT;
+
+        ncm_buf_puts(&b, text);
+        respond(c, status, reason, "text/plain; charset=utf-8", extra, &b, false);
+        ncm_buf_done(&b);
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+
+/* Answer the request at the head of the buffer, if it is complete. */
+static void serve_next(conn *c)
+{
+        metrics *m = c->m;
+        ncm_http_request r;
+        int rc = ncm_http_parse_request(c->head, c->len, HEAD_MAX, &r);
+
+        if (rc == 0) {
+                if (!c->closing)
+                        uv_read_start(&c->h.stream, NULL, on_read);
+                return;
+        }
+        m->requests++;
+        if (rc < 0) {
+                /* after a malformed request the stream cannot be trusted: answer and close */
+                c->close_after = true;
+                m->refused++;
+                switch (rc) {
+                case -EMSGSIZE:
+                        text_response(c, 431, "Request Header Fields Too Large",
+                                      "request head too large\n", NULL);
+                        break;
+                case -EPROTONOSUPPORT:
+                        text_response(c, 505, "HTTP Version Not Supported",
+                                      "HTTP/1.0 and HTTP/1.1 only\n", NULL);
+                        break;
+                case -EFBIG:
+                        text_response(c, 413, "Content Too Large", "requests have no body here\n",
+                                      NULL);
+                        break;
+                default:
+                        text_response(c, 400, "Bad Request", "malformed request\n", NULL);
+                        break;
+                }
+                return;
+        }
+        memmove(c->head, c->head + r.head_len, c->len - r.head_len);
+        c->len -= r.head_len;
+        c->close_after = !r.keep_alive;
+        if (strcmp(r.method, "GET") != 0 && strcmp(r.method, "HEAD") != 0) {
+                m->refused++;
+                text_response(c, 405, "Method Not Allowed", "GET or HEAD\n",
+                              "Allow: GET, HEAD\r\n");
+        } else if (strcmp(r.path, "/metrics") == 0) {
+                ncm_buf b = NCM_BUF_INIT;
+                body(m, &b);
+                if (ncm_buf_failed(&b)) {
+                        c->close_after = true;
+                        text_response(c, 500, "Internal Server Error", "out of memory\n", NULL);
+                } else {
+                        respond(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", NULL, &b,
+                                strcmp(r.method, "HEAD") == 0);
+                }
+                ncm_buf_done(&b);
+        } else if (strcmp(r.path, "/healthz") == 0) {
+                text_response(c, 200, "OK", "ok\n", NULL);
+        } else {
+                m->refused++;
+                text_response(c, 404, "Not Found", "try /metrics\n", NULL);
+        }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+        conn *c = h->data;
+
+        *buf = uv_buf_init(c->head + c->len, (unsigned)(HEAD_MAX - c->len));
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+        conn *c = s->data;
+
+        if (n < 0) {
+                conn_close(c);
+                return;
+        }
+        c->len += (size_t)n;
+        if (c->writing)
+                return;
+        serve_next(c);
+}
+
+static void on_connection(uv_stream_t *srv, int status)
+{
+        metrics *m = srv->data;
+        conn *c;
+
+        if (status < 0)
+                return;
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return;
+        c->m = m;
+        if (m->is_unix)
+                uv_pipe_init(nodecmd_loop(m->d), &c->h.pipe, 0);
+        else
+                uv_tcp_init(nodecmd_loop(m->d), &c->h.tcp);
+        uv_timer_init(nodecmd_loop(m->d), &c->timer);
+        c->h.handle.data = c;
+        c->timer.data = c;
+        c->handles = 2;
+        c->next = m->conns;
+        m->conns = c;
+        m->n_conns++;
+        if (uv_accept(srv, &c->h.stream) < 0 || m->n_conns > CONNECTIONS_MAX) {
+                /* beyond the bound the connection is taken and closed: no backlog builds up */
+                conn_close(c);
+                return;
+        }
+        uv_timer_start(&c->timer, on_timeout, REQUEST_TIMEOUT_MS, 0);
+        uv_read_start(&c->h.stream, on_alloc, on_read);
+}
+
+/* ---- the service ----------------------------------------------------------------------------- */
+
+/* Whether HOST (no brackets) is a loopback address. */
+static bool loopback(const char *host)
+{
+        struct in_addr a4;
+        struct in6_addr a6;
+
+        if (strcmp(host, "localhost") == 0)
+                return true;
+        if (inet_pton(AF_INET, host, &a4) == 1)
+                return (ntohl(a4.s_addr) >> 24) == 127;
+        if (inet_pton(AF_INET6, host, &a6) == 1)
+                return IN6_IS_ADDR_LOOPBACK(&a6);
+        return false;
+}
+
+static int listen_tcp(metrics *m, ncm_error *err)
+{
+        char host[128];
+        const char *colon = strrchr(m->address, ':');
+        const char *h = m->address;
+        size_t hl;
+        struct sockaddr_storage ss;
+        char *end;
+        long port;
+        int r;
+
+        if (!colon)
+                return ncm_error_set(err, EINVAL,
+                                     "nodecmd.metricsAddress: \"%s\": expected HOST:PORT or "
+                                     "unix:PATH",
+                                     m->address);
+        hl = (size_t)(colon - h);
+        if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+                h++;
+                hl -= 2;
+        }
+        port = strtol(colon + 1, &end, 10);
+        if (hl >= sizeof(host) || *end || port < 1 || port > 65535 || colon[1] == '\0')
+                return ncm_error_set(err, EINVAL,
+                                     "nodecmd.metricsAddress: \"%s\": expected HOST:PORT with a "
+                                     "port from 1 to 65535",
+                                     m->address);
+        memcpy(host, h, hl);
+        host[hl] = '\0';
+        if (!loopback(host))
+                return ncm_error_set(err, EINVAL,
+                                     "nodecmd.metricsAddress: \"%s\": only a loopback address "
+                                     "(127.0.0.0/8, ::1, localhost) or unix:PATH; the endpoint "
+                                     "has no authentication",
+                                     m->address);
+        if (strcmp(host, "localhost") == 0)
+                snprintf(host, sizeof(host), "127.0.0.1");
+        if (strchr(host, ':'))
+                r = uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&ss);
+        else
+                r = uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&ss);
+        if (r >= 0) {
+                uv_tcp_init(nodecmd_loop(m->d), &m->listener.tcp);
+                m->listening = true;
+                r = uv_tcp_bind(&m->listener.tcp, (struct sockaddr *)&ss, 0);
+        }
+        if (r >= 0)
+                r = uv_listen(&m->listener.stream, 64, on_connection);
+        if (r < 0)
+                return ncm_error_set(err, -r, "metrics: listen on %s: %s", m->address,
+                                     uv_strerror(r));
+        return 0;
+}
+
+static int listen_unix(metrics *m, const char *path, ncm_error *err)
+{
+        int r;
+
+        (void)unlink(path);
+        uv_pipe_init(nodecmd_loop(m->d), &m->listener.pipe, 0);
+        m->listening = true;
+        r = uv_pipe_bind(&m->listener.pipe, path);
+        if (r >= 0)
+                r = chmod(path, 0600) < 0 ? -errno : 0;
+        if (r >= 0)
+                r = uv_listen(&m->listener.stream, 64, on_connection);
+        if (r < 0)
+                return ncm_error_set(err, -r, "metrics: listen on '%s': %s", path, uv_strerror(r));
+        return 0;
+}
+
+static int metrics_start(nodecmd *d, void **ret, ncm_error *err)
+{
+        metrics *m = calloc(1, sizeof(*m));
+        const char *path;
+        size_t nn, nb;
+        const double *tmb = ncm_metrics_tm_duration_buckets(&nb);
+        struct timeval tv;
+        int r;
+
+        if (!m)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        *ret = m;
+        m->d = d;
+        m->dirty = true;
+        gettimeofday(&tv, NULL);
+        m->start_time = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+        ncm_histogram_init(&m->tm_ms, tmb, nb);
+        ncm_histogram_init(&m->admission, admission_buckets, NCM_ELEMENTSOF(admission_buckets));
+        ncm_topo_numa_ids(ncm_node_topo(nodecmd_node(d)), &nn);
+        m->ever = calloc(nn + 1, sizeof(*m->ever));
+        m->n_ever = nn;
+        if (!m->ever)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        r = nodecmd_socket_path(d, "metricsAddress", "metrics.sock", &m->address, err);
+        if (r < 0)
+                return r;
+        if (strcmp(m->address, "none") == 0) {
+                nodecmd_log(d, NODECMD_INFO, "metrics endpoint off", "metricsAddress=none");
+                return 0;
+        }
+        path = strncmp(m->address, "unix:", 5) == 0 ? m->address + 5 : m->address;
+        m->is_unix = path[0] == '/';
+        r = m->is_unix ? listen_unix(m, path, err) : listen_tcp(m, err);
+        if (r < 0)
+                return r;
+        m->listener.handle.data = m;
+        nodecmd_log(d, NODECMD_INFO, "metrics endpoint listening", "address=%s",
+                    nodecmd_q(d, 0, m->address));
+        return 0;
+}
+
+static void metrics_changed(void *data, const nodecmd_change *c)
+{
+        metrics *m = data;
+
+        m->dirty = true;
+        if (c->method == NCM_CTL_ADMIT && !c->error && c->res && c->res->admission) {
+                /* the kubelet observes time.Since(start).Milliseconds(): whole milliseconds */
+                ncm_histogram_observe(&m->tm_ms, floor((double)c->duration_ns / 1e6));
+                ncm_histogram_observe(&m->admission, (double)c->duration_ns / 1e9);
+        }
+}
+
+static void listener_closed(uv_handle_t *h)
+{
+        metrics *m = h->data;
+
+        m->listening = false;
+        if (!m->conns)
+                nodecmd_service_stopped(m->d, m);
+}
+
+static void metrics_stop(void *data)
+{
+        metrics *m = data;
+
+        m->stopping = true;
+        /* connections between requests go now; one being answered goes once written */
+        for (conn *c = m->conns; c; c = c->next)
+                if (!c->writing)
+                        conn_close(c);
+        if (m->listening) {
+                if (m->is_unix) {
+                        const char *path = strncmp(m->address, "unix:", 5) == 0 ? m->address + 5
+                                                                                : m->address;
+                        (void)unlink(path);
+                }
+                uv_close(&m->listener.handle, listener_closed);
+        } else if (!m->conns) {
+                nodecmd_service_stopped(m->d, m);
+        }
+}
+
+static void metrics_free(void *data)
+{
+        metrics *m = data;
+
+        if (!m)
+                return;
+        ncm_buf_done(&m->node_text);
+        free(m->ever);
+        free(m->address);
+        free(m);
+}
+
+static void metrics_metrics(void *data, ncm_buf *out)
+{
+        metrics *m = data;
+
+        ncm_metrics_header(out, "nodecm_metrics_requests_total", "counter",
+                           "HTTP requests to the metrics endpoint.");
+        ncm_metrics_sample(out, "nodecm_metrics_requests_total", NULL, (double)m->requests);
+}
+
+const nodecmd_service_ops nodecmd_metrics_service = {
+                .name = "metrics",
+                .start = metrics_start,
+                .changed = metrics_changed,
+                .stop = metrics_stop,
+                .free = metrics_free,
+                .metrics = metrics_metrics,
+};
