@@ -25,11 +25,14 @@ setup:
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) >/dev/null
 
-# The demo: this machine as the kubelet sees it, then a web/db node simulated pod by pod.
+# The demo: this machine as the kubelet sees it, then a web/db node simulated pod by pod, then
+# the same node served by nodecmd (tools/demo-nodecmd.sh).
 run: all
 	./$(BUILD)/nodecm topology
 	@echo
 	./$(BUILD)/nodecm simulate examples/web-db.yaml
+	@echo
+	@./tools/demo-nodecmd.sh $(BUILD)
 
 test: all
 	meson test -C $(BUILD) --print-errorlogs

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "daemon.h"
 
@@ -151,6 +152,15 @@ int main(int argc, char **argv)
 
         /* every write to a socket is MSG_NOSIGNAL; this covers stderr going to a closed pipe */
         signal(SIGPIPE, SIG_IGN);
+        /* one fd per client: a soft limit of 1024 would cap the clients well below what the
+         * daemon bounds by itself (systemd's advice: raise the soft limit to the hard one) */
+        {
+                struct rlimit rl;
+                if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+                        rl.rlim_cur = rl.rlim_max;
+                        (void)setrlimit(RLIMIT_NOFILE, &rl);
+                }
+        }
         r = nodecmd_new(&o, &d, &err);
         if (r < 0) {
                 fprintf(stderr, "nodecmd: %s\n", err.msg[0] ? err.msg : ncm_strerror(err.code));

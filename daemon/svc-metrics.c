@@ -211,6 +211,7 @@ static void text_response(conn *c, int status, const char *reason, const char *t
 }
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 
 /* Answer the request at the head of the buffer, if it is complete. */
 static void serve_next(conn *c)
@@ -221,7 +222,7 @@ static void serve_next(conn *c)
 
         if (rc == 0) {
                 if (!c->closing)
-                        uv_read_start(&c->h.stream, NULL, on_read);
+                        uv_read_start(&c->h.stream, on_alloc, on_read);
                 return;
         }
         m->requests++;
@@ -365,10 +366,10 @@ static int listen_tcp(metrics *m, ncm_error *err)
                 hl -= 2;
         }
         port = strtol(colon + 1, &end, 10);
-        if (hl >= sizeof(host) || *end || port < 1 || port > 65535 || colon[1] == '\0')
+        if (hl >= sizeof(host) || *end || port < 0 || port > 65535 || colon[1] == '\0')
                 return ncm_error_set(err, EINVAL,
                                      "nodecmd.metricsAddress: \"%s\": expected HOST:PORT with a "
-                                     "port from 1 to 65535",
+                                     "port from 0 (any free one) to 65535",
                                      m->address);
         memcpy(host, h, hl);
         host[hl] = '\0';
@@ -394,6 +395,31 @@ static int listen_tcp(metrics *m, ncm_error *err)
         if (r < 0)
                 return ncm_error_set(err, -r, "metrics: listen on %s: %s", m->address,
                                      uv_strerror(r));
+        if (port == 0) {
+                /* say which port the kernel chose */
+                struct sockaddr_storage bound;
+                int blen = sizeof(bound);
+                char name[64] = "";
+                if (uv_tcp_getsockname(&m->listener.tcp, (struct sockaddr *)&bound, &blen) == 0) {
+                        if (bound.ss_family == AF_INET6) {
+                                uv_ip6_name((struct sockaddr_in6 *)&bound, name, sizeof(name));
+                                port = ntohs(((struct sockaddr_in6 *)&bound)->sin6_port);
+                                free(m->address);
+                                m->address = NULL;
+                                if (asprintf(&m->address, "[%s]:%ld", name, port) < 0)
+                                        m->address = NULL;
+                        } else {
+                                uv_ip4_name((struct sockaddr_in *)&bound, name, sizeof(name));
+                                port = ntohs(((struct sockaddr_in *)&bound)->sin_port);
+                                free(m->address);
+                                m->address = NULL;
+                                if (asprintf(&m->address, "%s:%ld", name, port) < 0)
+                                        m->address = NULL;
+                        }
+                        if (!m->address)
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+        }
         return 0;
 }
 

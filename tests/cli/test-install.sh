@@ -14,6 +14,8 @@ pc=$(find "$DEST" -name nodecm.pc | head -1)
 [ -n "$(find "$DEST" -path '*/man1/nodecm-node.1*')" ] || fail "nodecm-node.1 not installed"
 [ -n "$(find "$DEST" -name 'libnodecm.so*')" ] || fail "libnodecm.so not installed"
 [ -n "$(find "$DEST" -path '*/bin/nodecm')" ] || fail "nodecm not installed"
+[ -n "$(find "$DEST" -path '*/sbin/nodecmd')" ] || fail "nodecmd not installed"
+[ -n "$(find "$DEST" -path '*/man8/nodecmd.8*')" ] || fail "nodecmd.8 not installed"
 # Headers that include one another must stand alone: a program includes them all.
 if [ -n "$pc" ] && [ "${NCM_SANITIZE:-none}" = none ]; then
         {

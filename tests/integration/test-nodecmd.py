@@ -157,6 +157,78 @@ def main():
             rc != 0 and "nowhere.sock" in err and err.count("\n") == 1, err)
     T.check("second daemon stopped", d2.stop() == 0)
 
+    # ---- the metrics endpoint ---------------------------------------------------------------
+    import http.client
+    import socket
+    import re
+
+    class UnixHTTP(http.client.HTTPConnection):
+        def __init__(self, path):
+            super().__init__("localhost", timeout=30)
+            self.path_ = path
+
+        def connect(self):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.connect(self.path_)
+
+    conn = UnixHTTP(os.path.join(root, "metrics.sock"))
+    conn.request("GET", "/metrics")
+    r = conn.getresponse()
+    text = r.read().decode()
+    T.check("metrics: 200, Prometheus text", r.status == 200 and r.getheader(
+        "Content-Type").startswith("text/plain; version=0.0.4"), repr(r.status))
+    T.check("metrics: the kubelet's admissions counted",
+            "\nkubelet_topology_manager_admission_requests_total 4\n" in text
+            and "\nkubelet_topology_manager_admission_errors_total 1\n" in text, text[:3000])
+    T.check("metrics: gRPC calls by method and code", 'grpc_method="Admit",grpc_code="OK"} 4'
+            in text and 'grpc_method="Admit",grpc_code="INVALID_ARGUMENT"} 1' in text)
+    conn.request("GET", "/metrics")  # keep-alive: a second request on the same connection
+    r = conn.getresponse()
+    T.check("metrics: keep-alive", r.status == 200 and len(r.read()) > 0)
+    conn.request("POST", "/metrics")
+    r = conn.getresponse()
+    r.read()
+    T.check("metrics: POST is 405", r.status == 405)
+    conn.close()
+    tcp_cfg = os.path.join(tmp, "tcp.yaml")
+    T.write_config(tcp_cfg, nodecmd={"metricsAddress": "127.0.0.1:0"})
+    d3 = T.Daemon(tcp_cfg, os.path.join(tmp, "root3"), os.path.join(tmp, "nodecmd3.log")).start()
+    m = re.search(r"metrics endpoint listening\" address=127\.0\.0\.1:(\d+)", d3.log_text())
+    T.check("metrics on a loopback TCP port", m is not None, d3.log_text()[-500:])
+    if m:
+        c = http.client.HTTPConnection("127.0.0.1", int(m.group(1)), timeout=30)
+        c.request("GET", "/healthz")
+        r = c.getresponse()
+        T.check("metrics over TCP: /healthz", r.status == 200 and r.read() == b"ok\n")
+        c.close()
+    T.check("third daemon stopped", d3.stop() == 0)
+    T.write_config(tcp_cfg, nodecmd={"metricsAddress": "0.0.0.0:9100"})
+    d4 = T.Daemon(tcp_cfg, os.path.join(tmp, "root4"), os.path.join(tmp, "nodecmd4.log"))
+    rc = d4.start(wait=False).p.wait(60)
+    T.check("metrics: a non-loopback address is refused at start", rc == 2
+            and "only a loopback address" in d4.log_text(), d4.log_text())
+    T.write_config(tcp_cfg, nodecmd={"metricsAddres": "none"})
+    d4 = T.Daemon(tcp_cfg, os.path.join(tmp, "root4"), os.path.join(tmp, "nodecmd5.log"))
+    rc = d4.start(wait=False).p.wait(60)
+    T.check("a misspelt nodecmd field is refused at start", rc == 2
+            and "nodecmd.metricsAddres: unknown field" in d4.log_text(), d4.log_text())
+
+    # ---- the example configuration starts (enforcement none, sockets in the test's root) ----
+    ex = os.path.join(os.environ.get("NCM_SOURCE_ROOT", ""), "examples", "nodecmd",
+                      "kubelet.yaml")
+    if os.path.exists(ex):
+        with open(ex) as f:
+            text = f.read()
+        text = re.sub(r"(?m)^enforcement: .*$", "enforcement: none", text)
+        text = re.sub(r"(?m)^  metricsAddress: .*$", "  metricsAddress: none", text)
+        text = re.sub(r"(?m)^  controlSocket: .*$", "", text)
+        excfg = os.path.join(tmp, "example.yaml")
+        with open(excfg, "w") as f:
+            f.write(text)
+        d5 = T.Daemon(excfg, os.path.join(tmp, "root5"), os.path.join(tmp, "nodecmd6.log"))
+        d5.start()
+        T.check("examples/nodecmd/kubelet.yaml starts", d5.stop() == 0)
+
     # ---- two daemons on one root directory -------------------------------------------------
     second = T.Daemon(cfg, root, os.path.join(tmp, "second.log")).start(wait=False)
     rc = second.p.wait(60)
