@@ -54,6 +54,7 @@ struct nodecmd {
         size_t n_svc;
 
         uv_signal_t sig_term, sig_int, sig_hup;
+        bool signals_up; /* the signal handles exist (the start got that far) */
         bool stopping;
         uint64_t sequence;
         int exit_code;
@@ -340,7 +341,7 @@ static void maybe_finish(nodecmd *d)
         for (size_t i = 0; i < d->n_svc; i++)
                 if (d->svc[i].started && !d->svc[i].stopped)
                         return;
-        if (d->head)
+        if (d->head || !d->signals_up)
                 return;
         if (!uv_is_closing((uv_handle_t *)&d->sig_term))
                 close_signals(d);
@@ -349,7 +350,7 @@ static void maybe_finish(nodecmd *d)
 void nodecmd_service_stopped(nodecmd *d, void *data)
 {
         for (size_t i = 0; i < d->n_svc; i++)
-                if (d->svc[i].started && d->svc[i].data == data && !d->svc[i].stopped) {
+                if (d->svc[i].data == data && d->svc[i].started && !d->svc[i].stopped) {
                         d->svc[i].stopped = true;
                         nodecmd_log(d, NODECMD_DEBUG, "service stopped", "service=%s",
                                     d->svc[i].ops->name);
@@ -659,6 +660,7 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
         uv_signal_init(&d->loop, &d->sig_term);
         uv_signal_init(&d->loop, &d->sig_int);
         uv_signal_init(&d->loop, &d->sig_hup);
+        d->signals_up = true;
         d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
         uv_signal_start(&d->sig_term, on_signal, SIGTERM);
         uv_signal_start(&d->sig_int, on_signal, SIGINT);
@@ -689,13 +691,21 @@ nodecmd *nodecmd_free(nodecmd *d)
 {
         if (!d)
                 return NULL;
-        /* whatever a failed start left open */
+        /* after a failed start: services that began (even the one that failed) stop first,
+         * so that they close their own handles and free what those hold */
+        if (!d->stopping)
+                for (size_t i = d->n_svc; i-- > 0;)
+                        if (d->svc[i].data && !d->svc[i].stopped && d->svc[i].ops->stop) {
+                                d->svc[i].stopped = true;
+                                d->svc[i].ops->stop(d->svc[i].data);
+                        }
+        uv_run(&d->loop, UV_RUN_DEFAULT);
+        /* whatever is left open (signals after a failed start) */
         uv_walk(&d->loop, close_any, NULL);
         uv_run(&d->loop, UV_RUN_DEFAULT);
         for (size_t i = d->n_svc; i-- > 0;)
-                if (d->svc[i].started && d->svc[i].ops->free)
+                if (d->svc[i].data && d->svc[i].ops->free)
                         d->svc[i].ops->free(d->svc[i].data);
-        uv_run(&d->loop, UV_RUN_DEFAULT);
         (void)uv_loop_close(&d->loop);
         while (d->head) {
                 nodecmd_job *j = d->head;
