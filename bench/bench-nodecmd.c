@@ -60,10 +60,14 @@ static int cmp_double(const void *a, const void *b)
 static bool can_connect(const char *path)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        size_t len = strlen(path);
+        int fd;
         bool ok;
 
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        if (len >= sizeof(sa.sun_path))
+                return false;
+        memcpy(sa.sun_path, path, len + 1);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
         if (fd >= 0)
                 close(fd);
