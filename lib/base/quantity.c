@@ -537,7 +537,8 @@ static void format_decimal(const ncm_quantity *q, ncm_quantity_format format, ch
         u128 mag = magnitude(q);
         int64_t e = q->exp_, e3;
 
-        while (mag % 10 == 0) {
+        /* zeros stay in the mantissa past an int32 exponent, which the text must read back as */
+        while (mag % 10 == 0 && e < INT32_MAX) {
                 mag /= 10;
                 e++;
         }
