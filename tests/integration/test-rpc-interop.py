@@ -191,9 +191,13 @@ def test_our_server(grpc, echo_pb2, echo_svc_pb2_grpc):
         check("py->c deadline", False, "no error")
     except grpc.RpcError as e:
         check("py->c deadline", e.code() == grpc.StatusCode.DEADLINE_EXCEEDED, repr(e.code()))
+    # grpcio resets the stream (CANCEL) at its own deadline, the same moment our timer fires:
+    # on a loaded machine either comes first, and the handler learns of the one that did (our
+    # own deadline alone is tested with a fake clock in tests/unit/test-rpc.c)
     line = wait_line(srv, "cancelled")
     check("py->c deadline reaches the handler",
-          line == "cancelled DEADLINE_EXCEEDED /nodecm.test.Echo/Unary", repr(line))
+          line in ("cancelled DEADLINE_EXCEEDED /nodecm.test.Echo/Unary",
+                   "cancelled CANCELLED /nodecm.test.Echo/Unary"), repr(line))
 
     # Unknown method and service: grpc-go's texts.
     for path, text in (("/nodecm.test.Echo/Nope", "unknown method Nope for service nodecm.test.Echo"),
