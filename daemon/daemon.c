@@ -53,6 +53,9 @@ struct nodecmd {
         service *svc;
         size_t n_svc;
 
+        const nodecmd_call_hook *hook;
+        void *hook_data;
+
         uv_signal_t sig_term, sig_int, sig_hup;
         bool signals_up; /* the signal handles exist (the start got that far) */
         bool stopping;
@@ -238,6 +241,8 @@ int nodecmd_socket_path(const nodecmd *d, const char *key, const char *default_n
 
 /* ---- the queue ----------------------------------------------------------------------------- */
 
+static void maybe_finish(nodecmd *d);
+
 static void run_head(uv_idle_t *h)
 {
         nodecmd *d = h->data;
@@ -304,11 +309,26 @@ void nodecmd_job_done(nodecmd *d, nodecmd_job *job)
 {
         unlink_job(d, job);
         kick(d);
+        /* a job queued after the stop (a call that waited for answers) may be the last one */
+        if (d->stopping)
+                maybe_finish(d);
 }
 
 size_t nodecmd_queue_length(const nodecmd *d)
 {
         return d->n_jobs;
+}
+
+void nodecmd_set_call_hook(nodecmd *d, const nodecmd_call_hook *hook, void *data)
+{
+        d->hook = hook;
+        d->hook_data = data;
+}
+
+const nodecmd_call_hook *nodecmd_call_hook_get(const nodecmd *d, void **ret_data)
+{
+        *ret_data = d->hook_data;
+        return d->hook;
 }
 
 /* ---- changes and services ------------------------------------------------------------------ */

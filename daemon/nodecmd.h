@@ -131,6 +131,42 @@ void nodecmd_changed(nodecmd *d, const nodecmd_change *c);
 /* The next event sequence number (1, 2, ...). */
 uint64_t nodecmd_next_sequence(nodecmd *d);
 
+/* ---- calls that need answers from elsewhere ------------------------------------------------ */
+
+/*
+ * A hook around every control API call the node runs, for services whose part of a call is
+ * asynchronous (the device plugins' Allocate during an admission: docs/devices.md, "Plugin
+ * calls during an admission: sessions"). For each call:
+ *
+ *   ctx = enter(data, method, ctx) just before the node runs the call (a session entered);
+ *                                  CTX is NULL the first time, what enter returned before on
+ *                                  the passes after
+ *   again = leave(data, ctx, r, retry, arg)
+ *                                  just after, with what the call returned; return true when
+ *                                  the call must run again once answers are in: the control
+ *                                  service then gives the node back (other calls go on) and
+ *                                  keeps the caller waiting; the hook calls retry(arg) exactly
+ *                                  once, later, from the loop, and the call is queued again
+ *                                  (enter/leave run again). Return false to let the call end
+ *                                  as it returned.
+ *   done(data, ctx)                the call has ended for good (answered, or its caller went
+ *                                  away while it waited): release CTX
+ *
+ * One hook at a time (NULL to remove it). A call that keeps asking to run again is the hook's
+ * to bound (docs/devices.md: at most 8 rounds). NODECMD_TEST_PASSES=N in the environment
+ * installs a hook that makes every call that changes the node take N passes, each answered
+ * after a loop turn: the tests run the whole path with it.
+ */
+typedef struct nodecmd_call_hook {
+        void *(*enter)(void *data, ncm_ctl_method method, void *ctx);
+        bool (*leave)(void *data, void *ctx, int r, void (*retry)(void *arg), void *arg);
+        void (*done)(void *data, void *ctx);
+} nodecmd_call_hook;
+
+void nodecmd_set_call_hook(nodecmd *d, const nodecmd_call_hook *hook, void *data);
+/* The hook and its data (the control service's side). */
+const nodecmd_call_hook *nodecmd_call_hook_get(const nodecmd *d, void **ret_data);
+
 /* ---- services ------------------------------------------------------------------------------ */
 
 /*

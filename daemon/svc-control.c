@@ -29,6 +29,12 @@ typedef struct pending {
         uint8_t *req;
         size_t len;
         uint64_t t_received;
+        /* the call hook's context (nodecmd_call_hook), and whether the call waits for it */
+        const nodecmd_call_hook *hook;
+        void *hook_data;
+        void *hook_ctx;
+        bool waiting;   /* given the node back; the hook will call retry() */
+        bool abandoned; /* its caller went away while it waited */
 } pending;
 
 typedef struct watcher {
@@ -45,6 +51,7 @@ struct control {
         watcher *watchers;
         size_t n_watchers;
         size_t queued_bytes;
+        int test_passes; /* NODECMD_TEST_PASSES */
         /* calls by method and status code, for nodecm_grpc_server_handled_total */
         uint64_t handled[NCM_CTL_N_METHODS][17];
         bool stopping;
@@ -65,6 +72,8 @@ static void finish(control *c, ncm_rpc_call *call, ncm_ctl_method m, ncm_rpc_cod
 
 static void pending_free(pending *p)
 {
+        if (p->hook && p->hook->done)
+                p->hook->done(p->hook_data, p->hook_ctx);
         p->c->queued_bytes -= p->len;
         free(p->req);
         free(p);
@@ -150,6 +159,26 @@ static void start_watch(control *c, ncm_rpc_call *call, const uint8_t *req, size
 
 /* ---- unary calls --------------------------------------------------------------------------- */
 
+static void run_call(nodecmd *d, nodecmd_job *job, void *data);
+
+/* The hook has its answers: queue the call again (or drop it, if its caller left). */
+static void retry_call(void *arg)
+{
+        pending *p = arg;
+
+        p->waiting = false;
+        if (p->abandoned) {
+                finish(p->c, p->call, p->method, NCM_RPC_CANCELLED, NULL);
+                pending_free(p);
+                return;
+        }
+        p->job = nodecmd_submit(p->c->d, ncm_ctl_method_name(p->method), run_call, p);
+        if (!p->job) {
+                finish(p->c, p->call, p->method, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
+                pending_free(p);
+        }
+}
+
 static void run_call(nodecmd *d, nodecmd_job *job, void *data)
 {
         pending *p = data;
@@ -169,7 +198,18 @@ static void run_call(nodecmd *d, nodecmd_job *job, void *data)
                 nodecmd_job_done(d, job);
                 return;
         }
+        if (p->hook && p->hook->enter)
+                p->hook_ctx = p->hook->enter(p->hook_data, p->method, p->hook_ctx);
         r = ncm_ctl_handle(nodecmd_target(d), p->method, p->req, p->len, &res, &err);
+        if (p->hook && p->hook->leave &&
+            p->hook->leave(p->hook_data, p->hook_ctx, r, retry_call, p)) {
+                /* answers from elsewhere are needed: the node goes back to the others, the
+                 * caller waits, and the call runs again when the hook says so */
+                ncm_ctl_result_done(&res);
+                p->waiting = true;
+                nodecmd_job_done(d, job);
+                return;
+        }
         ch.duration_ns = nodecmd_now_ns() - t0;
         ch.error = r < 0 ? r : 0;
         if (r < 0) {
@@ -204,6 +244,11 @@ static void call_cancel(ncm_rpc_call *call, ncm_rpc_code code, void *data)
 {
         pending *p = data;
 
+        /* waiting for the hook: it still calls retry(), which drops the call then */
+        if (p->waiting) {
+                p->abandoned = true;
+                return;
+        }
         /* still waiting: withdraw it; running jobs see the cancellation themselves */
         if (p->job && nodecmd_withdraw(p->c->d, p->job)) {
                 finish(p->c, call, p->method, NCM_RPC_CANCELLED, NULL);
@@ -250,6 +295,7 @@ static void on_call(ncm_rpc_call *call, const uint8_t *req, size_t len, void *da
         p->call = call;
         p->method = (ncm_ctl_method)m;
         p->t_received = nodecmd_now_ns();
+        p->hook = nodecmd_call_hook_get(c->d, &p->hook_data);
         c->queued_bytes += len;
         ncm_rpc_call_set_ops(call, &(ncm_rpc_call_ops){.on_cancel = call_cancel}, p);
         p->job = nodecmd_submit(c->d, ncm_ctl_method_name(p->method), run_call, p);
@@ -258,6 +304,67 @@ static void on_call(ncm_rpc_call *call, const uint8_t *req, size_t len, void *da
                 pending_free(p);
         }
 }
+
+/* ---- the test hook (NODECMD_TEST_PASSES) ---------------------------------------------------- */
+
+typedef struct test_pass {
+        uv_timer_t timer;
+        int pass;
+        void (*retry)(void *arg);
+        void *arg;
+} test_pass;
+
+static void *test_enter(void *data, ncm_ctl_method m, void *ctx)
+{
+        test_pass *t = ctx;
+
+        if (!ncm_ctl_method_mutates(m))
+                return ctx;
+        if (!t) {
+                t = calloc(1, sizeof(*t));
+                if (!t)
+                        return NULL;
+                uv_timer_init(nodecmd_loop(((control *)data)->d), &t->timer);
+                t->timer.data = t;
+        }
+        t->pass++;
+        return t;
+}
+
+static void test_answer(uv_timer_t *h)
+{
+        test_pass *t = h->data;
+        t->retry(t->arg);
+}
+
+static bool test_leave(void *data, void *ctx, int r, void (*retry)(void *arg), void *arg)
+{
+        control *c = data;
+        test_pass *t = ctx;
+
+        /* as a device-plugin session: the call's outcome is not final until the last pass */
+        if (!t || t->pass >= c->test_passes)
+                return false;
+        t->retry = retry;
+        t->arg = arg;
+        uv_timer_start(&t->timer, test_answer, 1, 0);
+        return true;
+}
+
+static void test_closed(uv_handle_t *h)
+{
+        free(h->data);
+}
+
+static void test_done(void *data, void *ctx)
+{
+        test_pass *t = ctx;
+
+        if (t)
+                uv_close((uv_handle_t *)&t->timer, test_closed);
+}
+
+static const nodecmd_call_hook test_hook = {test_enter, test_leave, test_done};
 
 /* ---- the service --------------------------------------------------------------------------- */
 
@@ -290,6 +397,11 @@ static int control_start(nodecmd *d, void **ret, ncm_error *err)
                 return r;
         nodecmd_log(d, NODECMD_INFO, "control API listening", "socket=%s",
                     nodecmd_q(d, 0, c->path));
+        if (getenv("NODECMD_TEST_PASSES")) {
+                c->test_passes = atoi(getenv("NODECMD_TEST_PASSES"));
+                nodecmd_set_call_hook(d, &test_hook, c);
+                nodecmd_log(d, NODECMD_WARN, "test hook installed", "passes=%d", c->test_passes);
+        }
         return 0;
 }
 

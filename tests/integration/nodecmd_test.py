@@ -128,20 +128,22 @@ def write_config(path, **fields):
 
 
 class Daemon:
-    def __init__(self, config, root, log, topology=TOPOLOGY, extra=()):
+    def __init__(self, config, root, log, topology=TOPOLOGY, extra=(), env=None):
         self.config, self.root, self.log = config, root, log
         self.argv = [NODECMD, "--config", config, "--root-dir", root, "--synthetic", topology]
         self.argv += list(extra)
         self.socket = os.path.join(root, "nodecm.sock")
         self.p = None
+        self.env = env
         if log not in logs:
             logs.append(log)
 
     def start(self, wait=True):
         self.ready_before = self.log_text().count("msg=ready") if os.path.exists(self.log) else 0
         logf = open(self.log, "a")
+        env = dict(os.environ, **self.env) if self.env else None
         self.p = subprocess.Popen(self.argv, stderr=logf, stdin=subprocess.DEVNULL,
-                                  preexec_fn=_die_with_parent)
+                                  preexec_fn=_die_with_parent, env=env)
         logf.close()
         procs.append(self.p)
         if wait:

@@ -229,6 +229,34 @@ def main():
         d5.start()
         T.check("examples/nodecmd/kubelet.yaml starts", d5.stop() == 0)
 
+    # ---- calls that need answers from elsewhere (the call hook; NODECMD_TEST_PASSES) --------
+    d6 = T.Daemon(cfg, os.path.join(tmp, "root6"), os.path.join(tmp, "nodecmd7.log"),
+                  env={"NODECMD_TEST_PASSES": "3"}).start()
+    ch6 = grpc.insecure_channel(d6.target())
+    stub6 = svc.NodeStub(ch6)
+    futs = [stub6.Admit.future(pb.AdmitRequest(pod=T.pod_json("h%d" % i, "1").encode()),
+                               timeout=60) for i in range(6)]
+    got = [f.result() for f in futs]
+    cpus = [c.cpus for a in got for c in a.containers]
+    T.check("calls that take three passes: all admitted, each CPU once",
+            all(a.admitted for a in got) and len(set(cpus)) == 6, repr(cpus))
+    T.check("... and held by the node", len(stub6.ListPods(pb.ListPodsRequest(),
+                                                            timeout=30).pods) == 6)
+    slow = stub6.Admit.future(pb.AdmitRequest(pod=T.pod_json("h9", "1").encode()), timeout=60)
+    slow.cancel()
+    T.check("a caller that leaves while its call waits: the daemon goes on",
+            len(stub6.ListPods(pb.ListPodsRequest(), timeout=30).pods) in (6, 7))
+    futs = [stub6.RemovePod.future(pb.RemovePodRequest(pod_uid="h%d" % i), timeout=60)
+            for i in range(6)]
+    time.sleep(0.002)
+    T.check("SIGTERM while calls wait for answers: exit 0", d6.stop() == 0)
+    for f in futs:
+        try:
+            f.result()
+        except grpc.RpcError:
+            pass
+    ch6.close()
+
     # ---- two daemons on one root directory -------------------------------------------------
     second = T.Daemon(cfg, root, os.path.join(tmp, "second.log")).start(wait=False)
     rc = second.p.wait(60)
