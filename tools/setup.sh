@@ -7,7 +7,8 @@ PKGS="build-essential meson ninja-build pkg-config clang clang-format libclang-r
 libjson-c-dev libyaml-dev libhwloc-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libuv1-dev
 python3 python3-grpcio python3-grpc-tools python3-protobuf curl
-groff-base bzip2 git hwloc-nox"
+groff-base bzip2 git hwloc-nox
+containerd runc podman busybox-static"
 
 missing=""
 for p in $PKGS; do
