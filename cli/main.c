@@ -26,6 +26,8 @@ static const cli_command commands[] = {
                  cmd_simulate},
                 {"node", "a node kept in a directory: init, admit, remove, status, reconcile",
                  cmd_node},
+                {"oci-hook", "an OCI runtime hook: pin a container at createRuntime, release it",
+                 cmd_oci_hook},
                 {NULL, NULL, NULL},
 };
 

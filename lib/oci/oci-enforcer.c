@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The OCI hook's enforcer: the runtime made each container's cgroup, so the only thing to
+ * write is its cpuset. For every container of a pod the node hands over (admission, the shared
+ * pool moving, reconcile) that the hook placed, cpuset.cpus gets the container's CPUs and
+ * cpuset.mems the NUMA nodes of those CPUs that the parent cgroup allows. Every write first
+ * reads the old value, so that rollback() puts it back, last write first.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <nodecm/fs.h>
+#include "base/array.h"
+#include "oci-internal.h"
+
+typedef struct undo_step {
+        char *path;
+        char *old;
+} undo_step;
+
+struct oci_enforcer {
+        int rootfd; /* borrowed */
+        char hier[64];
+        const ncm_topo *topo;
+        const oci_registry *reg;
+        undo_step *undo;
+        size_t n_undo, cap_undo;
+};
+
+static int oom(ncm_error *err)
+{
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+static void undo_clear(oci_enforcer *e)
+{
+        for (size_t i = 0; i < e->n_undo; i++) {
+                free(e->undo[i].path);
+                free(e->undo[i].old);
+        }
+        e->n_undo = 0;
+}
+
+int ncm__oci_cgroup_exists(int rootfd, const char *hier, const char *cgroup)
+{
+        char path[4096];
+        struct stat st;
+        int fd;
+
+        if (snprintf(path, sizeof(path), "%s%s", hier, cgroup) >= (int)sizeof(path))
+                return -ENAMETOOLONG;
+        fd = ncm_fs_openat(rootfd, path, O_PATH | O_DIRECTORY, 0, NULL);
+        if (fd == -ENOENT || fd == -ENOTDIR)
+                return 0;
+        if (fd < 0)
+                return fd;
+        (void)fstat(fd, &st);
+        close(fd);
+        return 1;
+}
+
+/* Read a cgroup file of one line into BUF, without its newline. */
+static int read_line(int rootfd, const char *path, char *buf, size_t size, ncm_error *err)
+{
+        ssize_t n = ncm_fs_read(rootfd, path, buf, size - 1, err);
+
+        if (n < 0)
+                return (int)n;
+        buf[n] = '\0';
+        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+                buf[--n] = '\0';
+        return 0;
+}
+
+int ncm__oci_mems_for(int rootfd, const char *hier, const ncm_topo *topo, const char *cgroup,
+                      const ncm_cpuset *cpus, char *buf, size_t size)
+{
+        ncm_autoptr(ncm_cpuset) want = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) allowed = NULL;
+        ncm_autofree char *text = NULL;
+        char path[4096], parent[4096], line[4096];
+        const char *slash;
+        size_t n;
+        int r;
+
+        if (!want)
+                return -ENOMEM;
+        buf[0] = '\0';
+        NCM_CPUSET_FOREACH(cpu, cpus)
+        {
+                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
+                /* NUMA ids are the kernel's; a cpuset of nodes holds only small ones */
+                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
+                        (void)ncm_cpuset_set(want, ci->numa);
+        }
+        if (ncm_cpuset_is_empty(want))
+                return 0;
+        /* the parent's mems bound what a child may have (memory-less nodes are not in it) */
+        snprintf(path, sizeof(path), "%s%s", hier, cgroup);
+        slash = strrchr(path, '/');
+        n = slash ? (size_t)(slash - path) : 0;
+        if (n >= sizeof(parent))
+                return -ENAMETOOLONG;
+        memcpy(parent, path, n);
+        snprintf(parent + n, sizeof(parent) - n, "/cpuset.mems");
+        r = read_line(rootfd, parent, line, sizeof(line), NULL);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        if (ncm_cpuset_parse_list(line, &allowed, NULL) < 0)
+                return 0;
+        ncm_cpuset_and(want, want, allowed);
+        if (ncm_cpuset_is_empty(want))
+                return 0;
+        text = ncm_cpuset_format_list(want);
+        if (!text)
+                return -ENOMEM;
+        if (strlen(text) + 1 > size)
+                return -ENAMETOOLONG;
+        strcpy(buf, text);
+        return 0;
+}
+
+/* Write VALUE to PATH, keeping the old value for rollback. ENOENT: the cgroup has gone. */
+static int write_undo(oci_enforcer *e, const char *path, const char *value, ncm_error *err)
+{
+        char old[4096];
+        int r = read_line(e->rootfd, path, old, sizeof(old), err);
+
+        if (r < 0)
+                return r;
+        if (strcmp(old, value) == 0)
+                return 0;
+        if (ncm__array_grow(e->undo, e->cap_undo, e->n_undo) < 0)
+                return oom(err);
+        e->undo[e->n_undo].path = strdup(path);
+        e->undo[e->n_undo].old = strdup(old);
+        if (!e->undo[e->n_undo].path || !e->undo[e->n_undo].old) {
+                free(e->undo[e->n_undo].path);
+                free(e->undo[e->n_undo].old);
+                return oom(err);
+        }
+        e->n_undo++;
+        return ncm_fs_write(e->rootfd, path, value, err);
+}
+
+/* Give container CGROUP the CPUs CPUS (and their NUMA nodes). */
+static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpus, ncm_error *err)
+{
+        ncm_autofree char *list = NULL;
+        char path[4096], mems[4096];
+        int r;
+
+        /* an empty pool is not written, as the kubelet leaves an empty cpuset unset */
+        if (ncm_cpuset_is_empty(cpus))
+                return 0;
+        r = ncm__oci_cgroup_exists(e->rootfd, e->hier, cgroup);
+        if (r == 0)
+                return 0; /* gone: released at the next hook run */
+        if (r < 0)
+                return ncm_error_errno(err, -r, "cgroup '%s%s'", e->hier, cgroup);
+        list = ncm_cpuset_format_list(cpus);
+        if (!list)
+                return oom(err);
+        r = ncm__oci_mems_for(e->rootfd, e->hier, e->topo, cgroup, cpus, mems, sizeof(mems));
+        if (r < 0)
+                return ncm_error_errno(err, -r, "cgroup '%s%s': cpuset.mems", e->hier, cgroup);
+        if (snprintf(path, sizeof(path), "%s%s/cpuset.cpus", e->hier, cgroup) >= (int)sizeof(path))
+                return ncm_error_set(err, ENAMETOOLONG, "cgroup '%s': path too long", cgroup);
+        r = write_undo(e, path, list, err);
+        if (r == -ENOENT && ncm__oci_cgroup_exists(e->rootfd, e->hier, cgroup) == 0) {
+                ncm_error_clear(err);
+                return 0;
+        }
+        if (r == -ENOENT)
+                return ncm_error_set(err, ENOENT,
+                                     "cgroup '%s%s' has no cpuset.cpus (the cpuset controller "
+                                     "is not enabled for it)",
+                                     e->hier, cgroup);
+        if (r < 0 || !mems[0])
+                return r;
+        snprintf(path, sizeof(path), "%s%s/cpuset.mems", e->hier, cgroup);
+        r = write_undo(e, path, mems, err);
+        if (r == -ENOENT) {
+                ncm_error_clear(err);
+                return 0;
+        }
+        return r;
+}
+
+static int enf_pod(void *data, const ncm_enforce_pod *p, ncm_error *err)
+{
+        oci_enforcer *e = data;
+
+        for (size_t i = 0; i < p->n_containers; i++) {
+                const ncm_enforce_container *c = &p->containers[i];
+                ssize_t k = ncm__oci_registry_find_name(e->reg, p->pod->uid, c->name);
+                int r;
+                if (k < 0)
+                        continue;
+                r = set_cpuset(e, e->reg->v[k].cgroup, c->cpus, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "container '%s' of pod '%s'", c->name,
+                                                p->pod->uid);
+        }
+        return 0;
+}
+
+static int enf_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
+                       ncm_error *err)
+{
+        (void)usage;
+        return enf_pod(data, p, err);
+}
+
+static int enf_begin(void *data, ncm_error *err)
+{
+        (void)err;
+        undo_clear(data);
+        return 0;
+}
+
+static int enf_commit(void *data, ncm_error *err)
+{
+        (void)err;
+        undo_clear(data);
+        return 0;
+}
+
+static int enf_rollback(void *data, ncm_error *err)
+{
+        oci_enforcer *e = data;
+        int ret = 0;
+
+        for (size_t i = e->n_undo; i-- > 0;) {
+                ncm_error e2 = NCM_ERROR_INIT;
+                int r = ncm_fs_write(e->rootfd, e->undo[i].path, e->undo[i].old, &e2);
+                /* a cgroup that went away meanwhile has nothing to put back */
+                if (r < 0 && r != -ENOENT && ret == 0) {
+                        ret = r;
+                        if (err)
+                                *err = e2;
+                }
+        }
+        undo_clear(e);
+        return ret;
+}
+
+static void enf_free(void *data)
+{
+        oci_enforcer *e = data;
+
+        if (!e)
+                return;
+        undo_clear(e);
+        free(e->undo);
+        free(e);
+}
+
+static const ncm_enforcer_ops oci_ops = {
+                .name = "oci-hook",
+                .begin = enf_begin,
+                .pod_add = enf_pod_add,
+                .pod_cpus = enf_pod,
+                .commit = enf_commit,
+                .rollback = enf_rollback,
+                .free = enf_free,
+};
+
+int ncm__oci_enforcer_new(int rootfd, const char *hier, const ncm_topo *topo,
+                          const oci_registry *reg, ncm_enforcer **ret, ncm_error *err)
+{
+        oci_enforcer *e = calloc(1, sizeof(*e));
+
+        if (!e)
+                return oom(err);
+        e->rootfd = rootfd;
+        snprintf(e->hier, sizeof(e->hier), "%s", hier);
+        e->topo = topo;
+        e->reg = reg;
+        if (ncm_enforcer_new(&oci_ops, e, ret) < 0) {
+                free(e);
+                return oom(err);
+        }
+        return 0;
+}

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ROOT/nodecm_oci_containers: the containers the hook placed, so that a later hook run (there
+ * is no daemon to remember them) knows each one's pod, name, cgroup and resources: to rebuild
+ * its pod when another container joins, to move its cpuset with the shared pool, and to
+ * release it at poststop. One JSON object, rewritten whole and atomically under the node
+ * directory's lock:
+ *
+ *   {"containers": [{"id": "...", "pod": "<uid>", "podName": "", "podNamespace": "",
+ *     "name": "app", "kind": "container", "qos": "Guaranteed", "cgroup": "/...",
+ *     "seq": 3, "resources": {"cpuShares": 2048, "cpuQuota": 200000, "cpuPeriod": 100000,
+ *     "memoryLimit": 1073741824, "hugepages": [{"pageSize": 2097152, "limit": 4194304}]}}]}
+ *
+ * "qos" is absent when the class was not known. Entries are in creation order (seq).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/fs.h>
+#include "base/array.h"
+#include "base/json.h"
+#include "oci-internal.h"
+
+#define REGISTRY_MAX (64u << 20)
+
+static int oom(ncm_error *err)
+{
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+void ncm__oci_entry_done(oci_entry *e)
+{
+        free(e->id);
+        free(e->pod);
+        free(e->pod_name);
+        free(e->pod_ns);
+        free(e->name);
+        free(e->cgroup);
+        *e = (oci_entry){0};
+}
+
+void ncm__oci_registry_done(oci_registry *r)
+{
+        for (size_t i = 0; i < r->n; i++)
+                ncm__oci_entry_done(&r->v[i]);
+        free(r->v);
+        *r = (oci_registry){0};
+}
+
+ssize_t ncm__oci_registry_find_id(const oci_registry *r, const char *id)
+{
+        for (size_t i = 0; i < r->n; i++)
+                if (strcmp(r->v[i].id, id) == 0)
+                        return (ssize_t)i;
+        return -1;
+}
+
+ssize_t ncm__oci_registry_find_name(const oci_registry *r, const char *pod, const char *name)
+{
+        for (size_t i = 0; i < r->n; i++)
+                if (strcmp(r->v[i].pod, pod) == 0 && strcmp(r->v[i].name, name) == 0)
+                        return (ssize_t)i;
+        return -1;
+}
+
+bool ncm__oci_registry_has_pod(const oci_registry *r, const char *pod)
+{
+        for (size_t i = 0; i < r->n; i++)
+                if (strcmp(r->v[i].pod, pod) == 0)
+                        return true;
+        return false;
+}
+
+int ncm__oci_registry_add(oci_registry *r, oci_entry *e)
+{
+        if (ncm__array_grow(r->v, r->cap, r->n) < 0)
+                return -ENOMEM;
+        if (e->seq == 0 || e->seq < r->next_seq)
+                e->seq = r->next_seq ? r->next_seq : 1;
+        r->next_seq = e->seq + 1;
+        r->v[r->n++] = *e;
+        *e = (oci_entry){0};
+        return 0;
+}
+
+void ncm__oci_registry_remove(oci_registry *r, size_t i)
+{
+        ncm__oci_entry_done(&r->v[i]);
+        memmove(&r->v[i], &r->v[i + 1], (r->n - i - 1) * sizeof(*r->v));
+        r->n--;
+}
+
+static const char *kind_name(ncm_runtime_kind k)
+{
+        return ncm_runtime_kind_name(k);
+}
+
+static int kind_from_name(const char *s, ncm_runtime_kind *ret)
+{
+        static const ncm_runtime_kind kinds[] = {NCM_RUNTIME_CONTAINER, NCM_RUNTIME_INIT,
+                                                 NCM_RUNTIME_SIDECAR};
+        for (size_t i = 0; i < NCM_ELEMENTSOF(kinds); i++)
+                if (strcmp(s, kind_name(kinds[i])) == 0) {
+                        *ret = kinds[i];
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+static int get_string(json_object *o, const char *key, const char *path, bool required, char **ret,
+                      ncm_error *err)
+{
+        json_object *v = ncm__json_get(o, key);
+        char p[1024];
+
+        snprintf(p, sizeof(p), "%s.%s", path, key);
+        if (!v) {
+                if (required)
+                        return ncm_error_set(err, EINVAL, "%s: missing", p);
+                *ret = strdup("");
+                return *ret ? 0 : oom(err);
+        }
+        if (ncm__json_expect(v, json_type_string, p, err) < 0)
+                return -EINVAL;
+        if (required && !*json_object_get_string(v))
+                return ncm_error_set(err, EINVAL, "%s: empty", p);
+        *ret = strdup(json_object_get_string(v));
+        return *ret ? 0 : oom(err);
+}
+
+static int get_int(json_object *o, const char *key, const char *path, int64_t min, int64_t *ret,
+                   ncm_error *err)
+{
+        json_object *v = ncm__json_get(o, key);
+        char p[1024];
+
+        *ret = 0;
+        if (!v)
+                return 0;
+        snprintf(p, sizeof(p), "%s.%s", path, key);
+        return ncm__json_int(v, p, min, INT64_MAX, ret, err);
+}
+
+static int parse_entry(json_object *o, const char *path, oci_entry *e, ncm_error *err)
+{
+        json_object *res, *q, *k, *huge;
+        char p[400];
+        int64_t seq;
+        int r;
+
+        if (ncm__json_expect(o, json_type_object, path, err) < 0)
+                return -EINVAL;
+        if ((r = get_string(o, "id", path, true, &e->id, err)) < 0 ||
+            (r = get_string(o, "pod", path, true, &e->pod, err)) < 0 ||
+            (r = get_string(o, "podName", path, false, &e->pod_name, err)) < 0 ||
+            (r = get_string(o, "podNamespace", path, false, &e->pod_ns, err)) < 0 ||
+            (r = get_string(o, "name", path, true, &e->name, err)) < 0 ||
+            (r = get_string(o, "cgroup", path, true, &e->cgroup, err)) < 0 ||
+            (r = get_int(o, "seq", path, 1, &seq, err)) < 0)
+                return r;
+        e->seq = (uint64_t)seq;
+        k = ncm__json_get(o, "kind");
+        if (k && (!json_object_is_type(k, json_type_string) ||
+                  kind_from_name(json_object_get_string(k), &e->kind) < 0))
+                return ncm_error_set(err, EINVAL, "%s.kind: expected container, init or sidecar",
+                                     path);
+        q = ncm__json_get(o, "qos");
+        if (q) {
+                const char *s = json_object_is_type(q, json_type_string) ? json_object_get_string(q)
+                                                                         : "";
+                e->has_qos = true;
+                if (strcmp(s, "Guaranteed") == 0)
+                        e->qos = NCM_QOS_GUARANTEED;
+                else if (strcmp(s, "Burstable") == 0)
+                        e->qos = NCM_QOS_BURSTABLE;
+                else if (strcmp(s, "BestEffort") == 0)
+                        e->qos = NCM_QOS_BEST_EFFORT;
+                else
+                        return ncm_error_set(err, EINVAL, "%s.qos: expected a QoS class", path);
+        }
+        res = ncm__json_get(o, "resources");
+        if (!res)
+                return 0;
+        snprintf(p, sizeof(p), "%s.resources", path);
+        if (ncm__json_expect(res, json_type_object, p, err) < 0)
+                return -EINVAL;
+        if ((r = get_int(res, "cpuShares", p, 0, &e->resources.cpu_shares, err)) < 0 ||
+            (r = get_int(res, "cpuQuota", p, -1, &e->resources.cpu_quota, err)) < 0 ||
+            (r = get_int(res, "cpuPeriod", p, 0, &e->resources.cpu_period, err)) < 0 ||
+            (r = get_int(res, "memoryLimit", p, 0, &e->resources.memory_limit, err)) < 0)
+                return r;
+        huge = ncm__json_get(res, "hugepages");
+        if (huge) {
+                size_t n;
+                char hp[500];
+                snprintf(hp, sizeof(hp), "%s.hugepages", p);
+                if (ncm__json_expect(huge, json_type_array, hp, err) < 0)
+                        return -EINVAL;
+                n = json_object_array_length(huge);
+                if (n > NCM_RUNTIME_MAX_HUGEPAGES)
+                        return ncm_error_set(err, EINVAL, "%s: more than %d sizes", hp,
+                                             NCM_RUNTIME_MAX_HUGEPAGES);
+                for (size_t i = 0; i < n; i++) {
+                        json_object *h = json_object_array_get_idx(huge, i);
+                        char ip[600];
+                        snprintf(ip, sizeof(ip), "%s[%zu]", hp, i);
+                        if (ncm__json_expect(h, json_type_object, ip, err) < 0)
+                                return -EINVAL;
+                        if ((r = get_int(h, "pageSize", ip, 1, &e->resources.hugepages[i].page_size,
+                                         err)) < 0 ||
+                            (r = get_int(h, "limit", ip, 0, &e->resources.hugepages[i].limit,
+                                         err)) < 0)
+                                return r;
+                }
+                e->resources.n_hugepages = n;
+        }
+        return 0;
+}
+
+int ncm__oci_registry_parse(const char *text, size_t len, const char *name, oci_registry *ret,
+                            ncm_error *err)
+{
+        ncm_autojson root = NULL;
+        oci_registry reg = {0};
+        json_object *list;
+        size_t n;
+        int r;
+
+        r = ncm__json_parse(text, len, name, &root, err);
+        if (r < 0)
+                return r;
+        if (ncm__json_expect(root, json_type_object, name, err) < 0)
+                return -EINVAL;
+        list = ncm__json_get(root, "containers");
+        if (!list) {
+                *ret = reg;
+                return 0;
+        }
+        {
+                char p[300];
+                snprintf(p, sizeof(p), "%s: containers", name);
+                if (ncm__json_expect(list, json_type_array, p, err) < 0)
+                        return -EINVAL;
+        }
+        n = json_object_array_length(list);
+        for (size_t i = 0; i < n; i++) {
+                oci_entry e = {0};
+                char p[300];
+                snprintf(p, sizeof(p), "%s: containers[%zu]", name, i);
+                r = parse_entry(json_object_array_get_idx(list, i), p, &e, err);
+                if (r >= 0 && ncm__oci_registry_find_id(&reg, e.id) >= 0)
+                        r = ncm_error_set(err, EINVAL, "%s.id: \"%s\" listed twice", p, e.id);
+                if (r >= 0 && ncm__oci_registry_find_name(&reg, e.pod, e.name) >= 0)
+                        r = ncm_error_set(err, EINVAL,
+                                          "%s: container \"%s\" of pod \"%s\" "
+                                          "listed twice",
+                                          p, e.name, e.pod);
+                if (r >= 0 && e.seq < reg.next_seq)
+                        r = ncm_error_set(err, EINVAL, "%s.seq: not in creation order", p);
+                if (r >= 0 && ncm__oci_registry_add(&reg, &e) < 0)
+                        r = oom(err);
+                if (r < 0) {
+                        ncm__oci_entry_done(&e);
+                        ncm__oci_registry_done(&reg);
+                        return r;
+                }
+        }
+        *ret = reg;
+        return 0;
+}
+
+int ncm__oci_registry_load(const char *dir, oci_registry *ret, ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+        ncm_autofree char *text = NULL;
+        size_t len = 0;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, NCM_OCI_CONTAINERS_NAME) < 0)
+                return oom(err);
+        r = ncm_fs_read_all(AT_FDCWD, path, REGISTRY_MAX, &text, &len, err);
+        if (r == -ENOENT) {
+                ncm_error_clear(err);
+                *ret = (oci_registry){0};
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        return ncm__oci_registry_parse(text, len, path, ret, err);
+}
+
+static void put_str(ncm_buf *b, const char *key, const char *v)
+{
+        ncm_buf_printf(b, ", \"%s\": ", key);
+        ncm_buf_json_string(b, v, strlen(v));
+}
+
+void ncm__oci_registry_format(const oci_registry *reg, ncm_buf *b)
+{
+        ncm_buf_puts(b, "{\"containers\": [");
+        for (size_t i = 0; i < reg->n; i++) {
+                const oci_entry *e = &reg->v[i];
+                const ncm_runtime_resources *r = &e->resources;
+                ncm_buf_puts(b, i ? ",\n  {\"id\": " : "\n  {\"id\": ");
+                ncm_buf_json_string(b, e->id, strlen(e->id));
+                put_str(b, "pod", e->pod);
+                put_str(b, "podName", e->pod_name ? e->pod_name : "");
+                put_str(b, "podNamespace", e->pod_ns ? e->pod_ns : "");
+                put_str(b, "name", e->name);
+                put_str(b, "kind", kind_name(e->kind));
+                if (e->has_qos)
+                        put_str(b, "qos", ncm_qos_class_name(e->qos));
+                put_str(b, "cgroup", e->cgroup);
+                ncm_buf_printf(b,
+                               ", \"seq\": %llu, \"resources\": {\"cpuShares\": %lld, "
+                               "\"cpuQuota\": %lld, \"cpuPeriod\": %lld, \"memoryLimit\": %lld, "
+                               "\"hugepages\": [",
+                               (unsigned long long)e->seq, (long long)r->cpu_shares,
+                               (long long)r->cpu_quota, (long long)r->cpu_period,
+                               (long long)r->memory_limit);
+                for (size_t h = 0; h < r->n_hugepages; h++)
+                        ncm_buf_printf(b, "%s{\"pageSize\": %lld, \"limit\": %lld}", h ? ", " : "",
+                                       (long long)r->hugepages[h].page_size,
+                                       (long long)r->hugepages[h].limit);
+                ncm_buf_puts(b, "]}}");
+        }
+        ncm_buf_puts(b, reg->n ? "\n]}\n" : "]}\n");
+}
+
+int ncm__oci_registry_save(const char *dir, const oci_registry *reg, ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, NCM_OCI_CONTAINERS_NAME) < 0)
+                return oom(err);
+        ncm__oci_registry_format(reg, &b);
+        if (ncm_buf_failed(&b)) {
+                ncm_buf_done(&b);
+                return oom(err);
+        }
+        r = ncm_fs_write_atomic(AT_FDCWD, path, b.data, b.len, 0600, err);
+        ncm_buf_done(&b);
+        return r;
+}
