@@ -214,6 +214,8 @@ static int parse_entry(json_object *o, const char *path, oci_entry *e, ncm_error
                             (r = get_int(h, "limit", ip, 0, &e->resources.hugepages[i].limit,
                                          err)) < 0)
                                 return r;
+                        if (e->resources.hugepages[i].page_size == 0)
+                                return ncm_error_set(err, EINVAL, "%s.pageSize: missing", ip);
                 }
                 e->resources.n_hugepages = n;
         }

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the OCI hook reads: the container state on its standard input, the bundle's
+ * config.json, and its own record of the containers it placed (which a crash or a person may
+ * have left in any shape). Input: 1 selector byte, then the document.
+ */
+#include <stdlib.h>
+
+#include <nodecm/oci.h>
+#include "oci/oci-internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        const char *text;
+        unsigned sel;
+
+        if (size < 1)
+                return 0;
+        sel = data[0] % 3;
+        text = (const char *)data + 1;
+        size--;
+        if (sel == 0) {
+                ncm_oci_state s;
+                if (ncm_oci_state_parse(text, size, &s, NULL) == 0) {
+                        if (!s.id || !s.status || s.pid < 0)
+                                abort();
+                        ncm_oci_state_done(&s);
+                }
+        } else if (sel == 1) {
+                ncm_oci_config c;
+                if (ncm_oci_config_parse(text, size, NULL, &c, NULL) == 0) {
+                        ncm_runtime_identity id;
+                        ncm_runtime_requests q;
+                        ncm_qos_class qos;
+                        (void)ncm_runtime_identify(c.annotations, c.n_annotations, &id, NULL);
+                        (void)ncm_runtime_recover(&c.resources, false, NCM_QOS_BURSTABLE, &q, NULL);
+                        (void)ncm_runtime_recover(&c.resources, true, NCM_QOS_GUARANTEED, &q, NULL);
+                        (void)ncm_runtime_pod_cgroup_qos(c.cgroups_path, &qos, NULL, 0);
+                        ncm_oci_config_done(&c);
+                }
+        } else {
+                oci_registry r;
+                if (ncm__oci_registry_parse(text, size, "registry", &r, NULL) == 0) {
+                        /* what parses formats and parses back the same */
+                        ncm_buf b = NCM_BUF_INIT;
+                        oci_registry r2;
+                        ncm__oci_registry_format(&r, &b);
+                        if (ncm__oci_registry_parse(b.data, b.len, "again", &r2, NULL) != 0 ||
+                            r2.n != r.n)
+                                abort();
+                        ncm__oci_registry_done(&r2);
+                        ncm_buf_done(&b);
+                        ncm__oci_registry_done(&r);
+                }
+        }
+        return 0;
+}
