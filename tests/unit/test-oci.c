@@ -358,6 +358,32 @@ static void test_oci_hook_is_idempotent_and_pods_group(void **state)
         poststop(f, &s, NCM_OCI_RELEASED);
 }
 
+/* An init container's exclusive CPUs are reused by the app container that follows it, as the
+ * kubelet's cpusToReuse does, once the pod is admitted again with both. */
+static void test_oci_hook_init_container_cpus_are_reused(void **state)
+{
+        fx *f = *state;
+        const ctr init = {"i1",
+                          "\"io.kubernetes.pod.uid\": \"pi\", \"io.kubernetes.container.name\": "
+                          "\"setup\", \"io.kubernetes.container.type\": \"init\"",
+                          GUARANTEED_2, "/kubepods/podpi/i1"};
+        const ctr app = {"i2",
+                         "\"io.kubernetes.pod.uid\": \"pi\", \"io.kubernetes.container.name\": "
+                         "\"app\", \"io.kubernetes.container.type\": \"container\"",
+                         GUARANTEED_2, "/kubepods/podpi/i2"};
+        const ctr other = {"o1", "\"nodecm.io/pod-uid\": \"po\"", GUARANTEED_1, NULL};
+
+        create_ok(f, &init, "1-2", true);
+        create_ok(f, &app, "1-2", true);
+        /* the pool lost only the two CPUs both hold */
+        create_ok(f, &other, "3", true);
+        poststop(f, &init, NCM_OCI_RELEASED);
+        /* the app container still holds them: nothing joined the pool */
+        assert_cg_cpus(f, "/ctrs/i2", "1-2");
+        poststop(f, &app, NCM_OCI_RELEASED);
+        poststop(f, &other, NCM_OCI_RELEASED);
+}
+
 static void test_oci_hook_failed_write_is_undone(void **state)
 {
         fx *f = *state;
@@ -491,6 +517,9 @@ int main(void)
                                                         setup, teardown),
                         cmocka_unit_test_setup_teardown(test_oci_hook_is_idempotent_and_pods_group,
                                                         setup, teardown),
+                        cmocka_unit_test_setup_teardown(
+                                        test_oci_hook_init_container_cpus_are_reused, setup,
+                                        teardown),
                         cmocka_unit_test_setup_teardown(test_oci_hook_failed_write_is_undone, setup,
                                                         teardown),
                         cmocka_unit_test(test_oci_state_and_config_errors),
