@@ -525,6 +525,30 @@ static int append_packed(const ProtobufCMessage *msg, ncm_buf *out)
 }
 
 /*
+ * Pack MSG and append it to OUT, but only when it decodes again: protobuf-c accepts some
+ * unknown fields it cannot write back in a form it (or anyone) reads, such as field number 0,
+ * and nodecm forwards nothing a runtime would choke on.
+ */
+static int append_checked(const ProtobufCMessage *msg, ncm_buf *out, ncm_error *err)
+{
+        size_t start = out->len;
+        ProtobufCMessage *again;
+        int r = append_packed(msg, out);
+
+        if (r < 0)
+                return r;
+        again = protobuf_c_message_unpack(msg->descriptor, NULL, out->len - start,
+                                          (const uint8_t *)out->data + start);
+        if (!again) {
+                out->len = start;
+                return ncm_error_set(err, EINVAL, "%s: does not decode once written again",
+                                     msg->descriptor->short_name);
+        }
+        protobuf_c_message_free_unpacked(again, NULL);
+        return 0;
+}
+
+/*
  * Grow an array of pointers that protobuf-c owns (it frees the unpacked message with its
  * allocator, malloc): *V of *N entries gets ADD more slots, their pointers in ADDED.
  */
@@ -673,9 +697,9 @@ int ncm_cri_patch_create_container(const uint8_t *msg, size_t len, const ncm_cri
         if (r >= 0)
                 r = patch_config(m->config, p);
         if (r >= 0)
-                r = append_packed(&m->base, out);
+                r = append_checked(&m->base, out, err);
         protobuf_c_message_free_unpacked(&m->base, NULL);
-        return r < 0 ? oom(err) : 0;
+        return r == -ENOMEM ? oom(err) : r;
 }
 
 int ncm_cri_patch_update_resources(const uint8_t *msg, size_t len, const char *cpuset_cpus,
@@ -699,9 +723,9 @@ int ncm_cri_patch_update_resources(const uint8_t *msg, size_t len, const char *c
         if (r >= 0 && cpuset_mems)
                 r = set_str(&m->linux->cpuset_mems, cpuset_mems);
         if (r >= 0)
-                r = append_packed(&m->base, out);
+                r = append_checked(&m->base, out, err);
         protobuf_c_message_free_unpacked(&m->base, NULL);
-        return r < 0 ? oom(err) : 0;
+        return r == -ENOMEM ? oom(err) : r;
 }
 
 int ncm_cri_request_encode(const ncm_cri_request *q, ncm_buf *out, ncm_error *err)

@@ -33,10 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                    .cdi_devices = cdi,
                                                    .n_cdi_devices = 1};
                 if (ncm_cri_decode_create_container(data, size, &c, NULL) == 0) {
-                        /* what decodes can be patched, and the patch decodes again */
-                        if (ncm_cri_patch_create_container(data, size, &p, &out, NULL) != 0)
-                                abort();
+                        /* what decodes is patched, or refused when it would not decode
+                         * again; what is patched decodes with nodecm's fields */
                         ncm_cri_container_config_done(&c);
+                        if (ncm_cri_patch_create_container(data, size, &p, &out, NULL) != 0)
+                                break;
                         if (ncm_cri_decode_create_container((const uint8_t *)out.data, out.len, &c,
                                                             NULL) != 0)
                                 abort();
@@ -58,8 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (ncm_cri_decode_update_resources(data, size, &id, &r, NULL) == 0) {
                         free(id);
                         ncm_cri_resources_done(&r);
-                        if (ncm_cri_patch_update_resources(data, size, "3", NULL, &out, NULL) != 0)
-                                abort();
+                        if (ncm_cri_patch_update_resources(data, size, "3", NULL, &out, NULL) ==
+                            0) {
+                                if (ncm_cri_decode_update_resources((const uint8_t *)out.data,
+                                                                    out.len, &id, &r, NULL) != 0)
+                                        abort();
+                                free(id);
+                                ncm_cri_resources_done(&r);
+                        }
                 }
                 break;
         }

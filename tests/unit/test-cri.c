@@ -211,6 +211,16 @@ static void test_cri_patch_keeps_unknown_fields(void **state)
                 protobuf_c_message_free_unpacked(&m->base, NULL);
         }
         ncm_buf_done(&b);
+        /* protobuf-c reads a field number 0 it cannot write back readably: refused */
+        {
+                const uint8_t zero[] = {0x80, 0x00, 0x00};
+                ncm_error err = NCM_ERROR_INIT;
+                assert_int_equal(ncm_cri_patch_create_container(zero, sizeof(zero), &p, &b, &err),
+                                 -EINVAL);
+                assert_string_equal(err.msg,
+                                    "CreateContainerRequest: does not decode once written again");
+                assert_int_equal(b.len, 0);
+        }
         free(msg);
 }
 
