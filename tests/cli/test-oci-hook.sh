@@ -105,6 +105,8 @@ case "$OUT" in *'"uid": "ps"'*) ;; *) fail "node status lists the hook's pod: $O
 # hook run releases whatever the node had recorded of it.
 i=0
 live=""
+killed=0
+completed=0
 while [ $i -lt 30 ]; do
         if [ $((i % 3)) -eq 2 ] && [ -n "$live" ]; then
                 id=${live%% *}
@@ -117,13 +119,20 @@ while [ $i -lt 30 ]; do
                 ctr "$id" "\"nodecm.io/pod-uid\": \"pk$i\"" "$GUARANTEED"
                 state=$STATE
         fi
-        printf '%s' "$state" | eval "\"\$NODECM\" $HOOK" >/dev/null 2>&1 &
+        # the hook itself is the background job (not a pipeline around it), so that the kill
+        # reaches it
+        printf '%s' "$state" >"$TMPD/state"
+        "$NODECM" oci-hook --root-dir "$D" --config "$TMPD/k.yaml" --synthetic "$T" \
+                --cgroup-mount "$CG" --cgroup-version 1 --proc "$PROC" <"$TMPD/state" \
+                >/dev/null 2>&1 &
         victim=$!
         sleep "0.00$(($(od -An -N1 -tu1 /dev/urandom) % 9))"
         kill -9 "$victim" 2>/dev/null
         if wait "$victim"; then
+                completed=$((completed + 1))
                 case "$id" in k*) [ -d "$CG/cpuset/ctrs/$id" ] && live="$live $id" ;; esac
         else
+                killed=$((killed + 1))
                 rm -rf "$CG/cpuset/ctrs/$id" # the runtime gives up on the container
         fi
         live=${live# }
@@ -131,6 +140,7 @@ while [ $i -lt 30 ]; do
                 fail "kill -9 #$i: checkpoint verify: $(cat "$TMPD/verr")"
         i=$((i + 1))
 done
+echo "kill -9: $killed hook runs killed, $completed completed"
 # one more hook run settles what the kills left
 ctr settle '"nodecm.io/managed": "true"' '{}'
 hook "$STATE"
