@@ -220,6 +220,7 @@ static void test_cri_patch_keeps_unknown_fields(void **state)
                 assert_string_equal(err.msg,
                                     "CreateContainerRequest: does not decode once written again");
                 assert_int_equal(b.len, 0);
+                ncm_buf_done(&b);
         }
         free(msg);
 }
