@@ -37,7 +37,8 @@ static int reserve(ncm__strset *s, size_t n)
 
 int ncm__strset_add(ncm__strset *s, const char *x)
 {
-        ssize_t i = find(s, x);
+        /* sets are mostly built from sorted input (snapshots, copies): append without a search */
+        ssize_t i = s->n == 0 || strcmp(s->v[s->n - 1], x) < 0 ? -(ssize_t)s->n - 1 : find(s, x);
         size_t at;
         char *copy;
 
