@@ -172,11 +172,10 @@ void ncm__dp_sessions_orphan(ncm_dp_host *h)
 
 void ncm_dp_session_enter(ncm_dp_session *s)
 {
-        if (!s->h)
-                return;
-        s->h->current = s;
         s->pending = false;
         holds_clear(s);
+        if (s->h)
+                s->h->current = s;
 }
 
 void ncm_dp_session_leave(ncm_dp_session *s)
