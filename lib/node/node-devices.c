@@ -182,6 +182,51 @@ int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *
         return ncm_buf_failed(b) ? ncm_error_set(err, ENOMEM, "out of memory") : 0;
 }
 
+/*
+ * A copy decides on what the plugins report now (ncm_node_copy, for what-ifs): every resource
+ * whose plugin is registered gets its current devices through the stand-in, which calls no
+ * plugin (a what-if must not reach one) and asks for neither a preferred allocation nor
+ * PreStartContainer. Resources whose plugin went away stay as the checkpoint restored them.
+ */
+int ncm__node_dev_copy_live(const ncm_devmgr *src, ncm_devmgr *dst, ncm_error *err)
+{
+        ncm_devmgr_inventory inv = {0};
+        int r = 0;
+
+        if (ncm_devmgr_inventory_get(src, &inv) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t i = 0; i < inv.n && r >= 0; i++) {
+                const ncm_devmgr_resource_info *ri = &inv.v[i];
+                ncm_devmgr_device *devs;
+                uint64_t ep = 0;
+                if (ri->endpoint != NCM_DEVMGR_ENDPOINT_RUNNING)
+                        continue;
+                devs = calloc(ri->n_devices ? ri->n_devices : 1, sizeof(*devs));
+                if (!devs) {
+                        r = ncm_error_set(err, ENOMEM, "out of memory");
+                        break;
+                }
+                for (size_t k = 0; k < ri->n_devices; k++) {
+                        const ncm_devmgr_device_info *d = &ri->devices[k];
+                        /* a device of the checkpoint only (allocated, no longer reported): out */
+                        devs[k] = (ncm_devmgr_device){d->id, d->health, d->topology, d->numa,
+                                                      d->n_numa};
+                }
+                r = ncm_devmgr_plugin_connect(dst, ri->resource, &ncm_devmgr_standin_ops, NULL,
+                                              &ncm_devmgr_standin_options, &ep, err);
+                if (r >= 0) {
+                        size_t n = 0;
+                        for (size_t k = 0; k < ri->n_devices; k++)
+                                if (ri->devices[k].health)
+                                        devs[n++] = devs[k];
+                        r = ncm_devmgr_update_devices(dst, ri->resource, ep, devs, n, err);
+                }
+                free(devs);
+        }
+        ncm_devmgr_inventory_done(&inv);
+        return r < 0 ? r : 0;
+}
+
 /* ------------------------------------------------------------------------------------------
  * The hint provider
  */
@@ -240,34 +285,60 @@ static bool has_devices(const ncm_container *c)
         return false;
 }
 
+/* The NUMA nodes RESOURCE/ID reports, as the device manager knows them now: *RET_MASK, and
+ * false when the device has no topology (or is not known). */
+static bool device_numa(const ncm_devmgr_inventory *inv, const char *resource, const char *id,
+                        ncm_bitmask *ret_mask)
+{
+        *ret_mask = 0;
+        for (size_t i = 0; i < inv->n; i++) {
+                if (strcmp(inv->v[i].resource, resource) != 0)
+                        continue;
+                for (size_t k = 0; k < inv->v[i].n_devices; k++) {
+                        const ncm_devmgr_device_info *d = &inv->v[i].devices[k];
+                        if (strcmp(d->id, id) != 0)
+                                continue;
+                        for (size_t j = 0; j < d->n_numa; j++)
+                                if (d->numa[j] >= 0 && d->numa[j] < NCM_BITMASK_MAX_BITS)
+                                        *ret_mask |= (ncm_bitmask)1 << d->numa[j];
+                        return d->topology && *ret_mask;
+                }
+        }
+        return false;
+}
+
 /* What the container holds and, against the affinity, where each device sits. */
 static void explain_devices(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
                             const ncm_container *c, const ncm_hint *aff, bool had)
 {
         ncm_devmgr_assignment *as = NULL;
+        ncm_devmgr_inventory inv = {0};
         size_t na = 0;
         ncm_buf text = NCM_BUF_INIT;
 
-        if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &as, &na) < 0)
+        if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &as, &na) < 0 ||
+            ncm_devmgr_inventory_get(n->dev, &inv) < 0) {
+                ncm_devmgr_assignments_free(as, na);
                 return;
+        }
         for (size_t i = 0; i < na; i++) {
                 ncm_buf_printf(&text, "%s%s: ", i ? "; " : "", as[i].resource);
                 for (size_t k = 0; k < as[i].n_ids; k++) {
-                        const ncm_node_device *d = ncm_node_devices_find(
-                                        &n->devices, as[i].resource, as[i].ids[k]);
+                        ncm_bitmask numa;
+                        bool topo = device_numa(&inv, as[i].resource, as[i].ids[k], &numa);
                         ncm_buf mb = NCM_BUF_INIT;
                         const char *where;
 
                         ncm_buf_printf(&text, "%s%s", k ? "," : "", as[i].ids[k]);
-                        if (!d || !d->topology || d->numa == 0) {
+                        if (!topo) {
                                 where = "no NUMA affinity of its own";
                                 ncm_buf_puts(&mb, "-");
                         } else {
-                                ncm_bitmask_format_ids(d->numa, &mb);
-                                where = aff->any                      ? "no NUMA hint"
-                                        : (d->numa & ~aff->numa) == 0 ? "aligned with the hint"
-                                        : (d->numa & aff->numa) != 0  ? "partly in the hint"
-                                                                      : "outside the hint";
+                                ncm_bitmask_format_ids(numa, &mb);
+                                where = aff->any                   ? "no NUMA hint"
+                                        : (numa & ~aff->numa) == 0 ? "aligned with the hint"
+                                        : (numa & aff->numa) != 0  ? "partly in the hint"
+                                                                   : "outside the hint";
                         }
                         ncm__node_event_step(e, "%s %s (NUMA %s): %s", as[i].resource, as[i].ids[k],
                                              mb.data ? mb.data : "-", had ? "already held" : where);
@@ -277,6 +348,7 @@ static void explain_devices(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
         free(e->text);
         e->text = ncm_buf_steal(&text);
         ncm_devmgr_assignments_free(as, na);
+        ncm_devmgr_inventory_done(&inv);
 }
 
 static int dev_allocate(void *data, const ncm_tm_call *call, const ncm_hint *affinity,

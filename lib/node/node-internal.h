@@ -157,6 +157,7 @@ int ncm__node_dev_new(ncm_node *n, ncm_devmgr **ret, ncm_error *err);
 int ncm__node_dev_start(ncm_node *n, ncm_devmgr *dev, const char *text, size_t len,
                         bool restore_file, ncm_error *err);
 int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *err);
+int ncm__node_dev_copy_live(const ncm_devmgr *src, ncm_devmgr *dst, ncm_error *err);
 char *ncm__node_dev_checkpoint_path(const ncm_node *n);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */

@@ -593,6 +593,9 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
         if (r < 0)
                 return r;
         install(c, &m);
+        r = ncm__node_dev_copy_live(n->dev, c->dev, err);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < n->n_pods; i++) {
                 node_pod p;
                 r = pod_copy(&n->pods[i], &p);
