@@ -84,6 +84,13 @@ typedef struct ncm_podres_opts {
          * 1 yes. */
         int get;
         const ncm_rpc_opts *rpc; /* NULL: defaults (docs/rpc.md) */
+        /*
+         * Where a call reads the node: SCHEDULE(DATA, RUN, ARG) must call RUN(ARG) exactly
+         * once, now or later, when nothing else is at work on the node (a daemon's queue, so
+         * that a read never sees half a transaction). NULL: at once.
+         */
+        void (*schedule)(void *data, void (*run)(void *arg), void *arg);
+        void *schedule_data;
 } ncm_podres_opts;
 
 /*
@@ -95,7 +102,8 @@ NCM_API int ncm_podres_server_new(uv_loop_t *loop, ncm_node *n, const ncm_podres
                                   ncm_podres_server **ret, ncm_error *err);
 NCM_API void ncm_podres_server_set_node(ncm_podres_server *s, ncm_node *n);
 
-/* Stop: the socket is closed and removed; ON_CLOSED (may be NULL) runs when s is freed. */
+/* Stop: the socket is closed and removed; ON_CLOSED (may be NULL) runs when s is freed (after
+ * the calls it scheduled have run). */
 NCM_API void ncm_podres_server_close(ncm_podres_server *s, void (*on_closed)(void *data),
                                      void *data);
 

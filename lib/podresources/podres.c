@@ -488,9 +488,24 @@ struct ncm_podres_server {
         uint64_t requests[NCM_PODRES_N_METHODS];
         uint64_t errors_get;
         uint64_t rejected;
+        void (*schedule)(void *data, void (*run)(void *arg), void *arg);
+        void *schedule_data;
+        size_t scheduled; /* calls waiting for their turn on the node */
+        bool closed;      /* the listener closed: free once nothing is scheduled */
         void (*on_closed)(void *data);
         void *closed_data;
 };
+
+/* A call waiting for its turn on the node. */
+typedef struct podres_call {
+        ncm_podres_server *s;
+        ncm_rpc_call *call;
+        int method;
+        uint8_t *req;
+        size_t len;
+} podres_call;
+
+static void server_free(ncm_podres_server *s);
 
 static bool rate_allow(ncm_podres_server *s)
 {
@@ -505,15 +520,51 @@ static bool rate_allow(ncm_podres_server *s)
         return true;
 }
 
+/* The call's turn on the node has come: answer it. */
+static void run_call(void *arg)
+{
+        podres_call *pc = arg;
+        ncm_podres_server *s = pc->s;
+        ncm_buf reply = NCM_BUF_INIT;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_rpc_code code = NCM_RPC_OK;
+        int m = pc->method, r;
+        bool get;
+
+        s->scheduled--;
+        if (ncm_rpc_call_is_cancelled(pc->call) || !s->node) {
+                /* its client left, or the server closed, while it waited */
+                ncm_rpc_call_finish(pc->call, NCM_RPC_CANCELLED, NULL);
+        } else {
+                get = s->get < 0 ? ncm_podres_get_enabled(s->node) : s->get > 0;
+                r = ncm_podres_handle(s->node, (ncm_podres_method)m, get, pc->req, pc->len, &reply,
+                                      &code, &err);
+                if (r < 0) {
+                        if (m == NCM_PODRES_GET)
+                                s->errors_get++;
+                        ncm_rpc_call_finish(pc->call, code, err.msg);
+                } else {
+                        r = ncm_rpc_call_send(pc->call, (const uint8_t *)reply.data, reply.len);
+                        ncm_rpc_call_finish(pc->call,
+                                            r < 0 ? NCM_RPC_RESOURCE_EXHAUSTED : NCM_RPC_OK,
+                                            r == -EMSGSIZE ? "grpc: trying to send message "
+                                                             "larger than max"
+                                            : r < 0        ? "cannot send the response"
+                                                           : NULL);
+                }
+        }
+        ncm_buf_done(&reply);
+        free(pc->req);
+        free(pc);
+        if (s->closed && !s->scheduled)
+                server_free(s);
+}
+
 static void on_call(ncm_rpc_call *call, const uint8_t *req, size_t len, void *data)
 {
         ncm_podres_server *s = data;
         int m = ncm_podres_method_from_path(ncm_rpc_call_path(call));
-        ncm_buf reply = NCM_BUF_INIT;
-        ncm_error err = NCM_ERROR_INIT;
-        ncm_rpc_code code = NCM_RPC_OK;
-        bool get;
-        int r;
+        podres_call *pc;
 
         if (m < 0) {
                 ncm_rpc_call_finish(call, NCM_RPC_UNIMPLEMENTED, "unknown method");
@@ -527,20 +578,26 @@ static void on_call(ncm_rpc_call *call, const uint8_t *req, size_t len, void *da
         }
         s->requests_total[m == NCM_PODRES_LIST_V1ALPHA1]++;
         s->requests[m]++;
-        get = s->get < 0 ? ncm_podres_get_enabled(s->node) : s->get > 0;
-        r = ncm_podres_handle(s->node, (ncm_podres_method)m, get, req, len, &reply, &code, &err);
-        if (r < 0) {
-                if (m == NCM_PODRES_GET)
-                        s->errors_get++;
-                ncm_rpc_call_finish(call, code, err.msg);
-        } else {
-                r = ncm_rpc_call_send(call, (const uint8_t *)reply.data, reply.len);
-                ncm_rpc_call_finish(call, r < 0 ? NCM_RPC_RESOURCE_EXHAUSTED : NCM_RPC_OK,
-                                    r == -EMSGSIZE ? "grpc: trying to send message larger than max"
-                                    : r < 0        ? "cannot send the response"
-                                                   : NULL);
+        pc = calloc(1, sizeof(*pc));
+        if (pc && len && !(pc->req = malloc(len))) {
+                free(pc);
+                pc = NULL;
         }
-        ncm_buf_done(&reply);
+        if (!pc) {
+                ncm_rpc_call_finish(call, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
+                return;
+        }
+        if (len)
+                memcpy(pc->req, req, len);
+        pc->s = s;
+        pc->call = call;
+        pc->method = m;
+        pc->len = len;
+        s->scheduled++;
+        if (s->schedule)
+                s->schedule(s->schedule_data, run_call, pc);
+        else
+                run_call(pc);
 }
 
 /* mkdir -p of the socket's directory, 0750. */
@@ -585,6 +642,8 @@ int ncm_podres_server_new(uv_loop_t *loop, ncm_node *n, const ncm_podres_opts *o
         s->loop = loop;
         s->node = n;
         s->get = o->get;
+        s->schedule = o->schedule;
+        s->schedule_data = o->schedule_data;
         s->qps = o->qps ? o->qps : 100;
         s->burst = o->burst ? o->burst : 10;
         s->tokens = s->burst;
@@ -620,13 +679,22 @@ void ncm_podres_server_set_node(ncm_podres_server *s, ncm_node *n)
         s->node = n;
 }
 
-static void server_closed(void *data)
+static void server_free(ncm_podres_server *s)
 {
-        ncm_podres_server *s = data;
         if (s->on_closed)
                 s->on_closed(s->closed_data);
         ncm_rpc_server_free(s->srv);
         free(s);
+}
+
+static void server_closed(void *data)
+{
+        ncm_podres_server *s = data;
+        /* calls still waiting for the node finish first (they hold the server) */
+        s->closed = true;
+        s->node = NULL;
+        if (!s->scheduled)
+                server_free(s);
 }
 
 void ncm_podres_server_close(ncm_podres_server *s, void (*on_closed)(void *data), void *data)
