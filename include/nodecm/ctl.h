@@ -41,6 +41,7 @@ typedef enum ncm_ctl_method {
         NCM_CTL_EXPLAIN,
         NCM_CTL_WATCH, /* server streaming: events, see ncm_ctl_result.event */
         NCM_CTL_RECONCILE,
+        NCM_CTL_LIST_DEVICES, /* the device manager's resources and devices (`nodecm devices`) */
         NCM_CTL_N_METHODS,
 } ncm_ctl_method;
 

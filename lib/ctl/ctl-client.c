@@ -247,6 +247,14 @@ int ncm_ctl_reply_output(ncm_ctl_method m, const uint8_t *reply, size_t len, ncm
                 nodecm__v1__reconciliation__free_unpacked(a, NULL);
                 break;
         }
+        case NCM_CTL_LIST_DEVICES: {
+                Nodecm__V1__DeviceList *a = nodecm__v1__device_list__unpack(NULL, len, reply);
+                if (!a)
+                        return undecodable(m, err);
+                ncm_buf_puts(out, a->output);
+                nodecm__v1__device_list__free_unpacked(a, NULL);
+                break;
+        }
         default:
                 return ncm_error_set(err, EINVAL, "%s has no output", ncm_ctl_method_name(m));
         }

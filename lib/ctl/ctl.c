@@ -26,6 +26,7 @@ static const struct {
                 [NCM_CTL_WATCH] = {"/nodecm.v1.Node/Watch", "Watch", false},
                 /* it writes cgroups, and must not run in the middle of an admission */
                 [NCM_CTL_RECONCILE] = {"/nodecm.v1.Node/Reconcile", "Reconcile", true},
+                [NCM_CTL_LIST_DEVICES] = {"/nodecm.v1.Node/ListDevices", "ListDevices", false},
 };
 
 const char *ncm_ctl_method_path(ncm_ctl_method m)
@@ -199,6 +200,70 @@ static Nodecm__V1__DeviceAssignment **devices_of(ctl_arena *a, const ncm_devmgr_
         return v;
 }
 
+/* A container's merged Allocate answers as a v1beta1.ContainerAllocateResponse. */
+static V1beta1__ContainerAllocateResponse *alloc_resp_msg(ctl_arena *a,
+                                                          const ncm_devmgr_alloc_resp *r)
+{
+        V1beta1__ContainerAllocateResponse *m = ncm__ctl_alloc(a, sizeof(*m));
+
+        if (!m)
+                return NULL;
+        v1beta1__container_allocate_response__init(m);
+        m->envs = ncm__ctl_alloc(a, (r->n_envs + 1) * sizeof(*m->envs));
+        for (size_t i = 0; m->envs && i < r->n_envs; i++) {
+                V1beta1__ContainerAllocateResponse__EnvsEntry *e = ncm__ctl_alloc(a, sizeof(*e));
+                if (!e)
+                        break;
+                v1beta1__container_allocate_response__envs_entry__init(e);
+                e->key = ncm__ctl_str(a, r->envs[i].key);
+                e->value = ncm__ctl_str(a, r->envs[i].value);
+                m->envs[m->n_envs++] = e;
+        }
+        m->mounts = ncm__ctl_alloc(a, (r->n_mounts + 1) * sizeof(*m->mounts));
+        for (size_t i = 0; m->mounts && i < r->n_mounts; i++) {
+                V1beta1__Mount *e = ncm__ctl_alloc(a, sizeof(*e));
+                if (!e)
+                        break;
+                v1beta1__mount__init(e);
+                e->container_path = ncm__ctl_str(a, r->mounts[i].container_path);
+                e->host_path = ncm__ctl_str(a, r->mounts[i].host_path);
+                e->read_only = r->mounts[i].read_only;
+                m->mounts[m->n_mounts++] = e;
+        }
+        m->devices = ncm__ctl_alloc(a, (r->n_devices + 1) * sizeof(*m->devices));
+        for (size_t i = 0; m->devices && i < r->n_devices; i++) {
+                V1beta1__DeviceSpec *e = ncm__ctl_alloc(a, sizeof(*e));
+                if (!e)
+                        break;
+                v1beta1__device_spec__init(e);
+                e->container_path = ncm__ctl_str(a, r->devices[i].container_path);
+                e->host_path = ncm__ctl_str(a, r->devices[i].host_path);
+                e->permissions = ncm__ctl_str(a, r->devices[i].permissions);
+                m->devices[m->n_devices++] = e;
+        }
+        m->annotations = ncm__ctl_alloc(a, (r->n_annotations + 1) * sizeof(*m->annotations));
+        for (size_t i = 0; m->annotations && i < r->n_annotations; i++) {
+                V1beta1__ContainerAllocateResponse__AnnotationsEntry *e =
+                                ncm__ctl_alloc(a, sizeof(*e));
+                if (!e)
+                        break;
+                v1beta1__container_allocate_response__annotations_entry__init(e);
+                e->key = ncm__ctl_str(a, r->annotations[i].key);
+                e->value = ncm__ctl_str(a, r->annotations[i].value);
+                m->annotations[m->n_annotations++] = e;
+        }
+        m->cdi_devices = ncm__ctl_alloc(a, (r->n_cdi_devices + 1) * sizeof(*m->cdi_devices));
+        for (size_t i = 0; m->cdi_devices && i < r->n_cdi_devices; i++) {
+                V1beta1__CDIDevice *e = ncm__ctl_alloc(a, sizeof(*e));
+                if (!e)
+                        break;
+                v1beta1__cdidevice__init(e);
+                e->name = ncm__ctl_str(a, r->cdi_devices[i]);
+                m->cdi_devices[m->n_cdi_devices++] = e;
+        }
+        return m;
+}
+
 /* The containers of an admission result. */
 static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node_admission *adm)
 {
@@ -222,6 +287,8 @@ static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node
                         c->devices = devices_of(a, r->devices, r->n_devices);
                         c->n_devices = c->devices ? r->n_devices : 0;
                 }
+                if (r->device_options)
+                        c->device_options = alloc_resp_msg(a, r->device_options);
                 v[i] = c;
         }
         return v;
@@ -296,6 +363,11 @@ int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *ou
         }
         case NCM_CTL_WATCH: {
                 Nodecm__V1__WatchRequest q = NODECM__V1__WATCH_REQUEST__INIT;
+                return ncm__ctl_pack(&q.base, out);
+        }
+        case NCM_CTL_LIST_DEVICES: {
+                Nodecm__V1__ListDevicesRequest q = NODECM__V1__LIST_DEVICES_REQUEST__INIT;
+                q.format = proto_format(r->format);
                 return ncm__ctl_pack(&q.base, out);
         }
         default:
@@ -711,6 +783,83 @@ static int handle_reconcile(const ncm_ctl_target *t, const uint8_t *req, size_t 
         return r < 0 ? oom(err) : 0;
 }
 
+static const char *endpoint_state(ncm_devmgr_endpoint_state s)
+{
+        return s == NCM_DEVMGR_ENDPOINT_RUNNING   ? "running"
+               : s == NCM_DEVMGR_ENDPOINT_STOPPED ? "stopped"
+                                                  : "none";
+}
+
+static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size_t len,
+                               ncm_ctl_result *res, ncm_error *err)
+{
+        Nodecm__V1__ListDevicesRequest *q =
+                        nodecm__v1__list_devices_request__unpack(NULL, len, req);
+        Nodecm__V1__DeviceList rep = NODECM__V1__DEVICE_LIST__INIT;
+        ncm_devmgr_inventory inv = {0};
+        ctl_arena a = {0};
+        ncm_buf text = NCM_BUF_INIT;
+        ncm_ctl_format f;
+        int r;
+
+        if (!q)
+                return bad_request(NCM_CTL_LIST_DEVICES, err);
+        f = ncm__ctl_format(q->format);
+        nodecm__v1__list_devices_request__free_unpacked(q, NULL);
+        if (ncm_devmgr_inventory_get(ncm_node_devmgr(t->node), &inv) < 0)
+                return oom(err);
+        rep.resources = ncm__ctl_alloc(&a, (inv.n + 1) * sizeof(*rep.resources));
+        for (size_t i = 0; rep.resources && i < inv.n; i++) {
+                const ncm_devmgr_resource_info *ri = &inv.v[i];
+                Nodecm__V1__Resource *m = ncm__ctl_alloc(&a, sizeof(*m));
+                if (!m)
+                        break;
+                nodecm__v1__resource__init(m);
+                m->name = ncm__ctl_str(&a, ri->resource);
+                m->endpoint = (char *)endpoint_state(ri->endpoint);
+                m->pre_start_required = ri->options.pre_start_required;
+                m->get_preferred_allocation_available =
+                                ri->options.get_preferred_allocation_available;
+                m->capacity = ri->capacity;
+                m->allocatable = ri->allocatable;
+                m->allocated = ri->allocated;
+                m->stopped_seconds = (double)ri->stopped_ns / 1e9;
+                m->grace_left_seconds = (double)ri->grace_left_ns / 1e9;
+                m->devices = ncm__ctl_alloc(&a, (ri->n_devices + 1) * sizeof(*m->devices));
+                for (size_t k = 0; m->devices && k < ri->n_devices; k++) {
+                        const ncm_devmgr_device_info *di = &ri->devices[k];
+                        Nodecm__V1__Device *d = ncm__ctl_alloc(&a, sizeof(*d));
+                        if (!d)
+                                break;
+                        nodecm__v1__device__init(d);
+                        d->id = ncm__ctl_str(&a, di->id);
+                        d->health = ncm__ctl_str(&a, di->health ? di->health : "");
+                        d->healthy = di->healthy;
+                        d->topology = di->topology;
+                        d->numa = ncm__ctl_alloc(&a, (di->n_numa + 1) * sizeof(*d->numa));
+                        for (size_t j = 0; d->numa && j < di->n_numa; j++)
+                                d->numa[d->n_numa++] = di->numa[j];
+                        d->allocated = di->allocated;
+                        d->pod_uid = ncm__ctl_str(&a, di->pod ? di->pod : "");
+                        d->container = ncm__ctl_str(&a, di->container ? di->container : "");
+                        d->held = di->held;
+                        m->devices[m->n_devices++] = d;
+                }
+                rep.resources[rep.n_resources++] = m;
+        }
+        if (f == NCM_CTL_FORMAT_JSON)
+                ncm_devmgr_inventory_json(&inv, &text);
+        else if (f == NCM_CTL_FORMAT_TEXT)
+                ncm_devmgr_inventory_text(&inv, &text);
+        if (f != NCM_CTL_FORMAT_NONE)
+                rep.output = ncm__ctl_take(&a, ncm_buf_steal(&text));
+        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
+        ncm_buf_done(&text);
+        ncm__ctl_arena_done(&a);
+        ncm_devmgr_inventory_done(&inv);
+        return r < 0 ? oom(err) : 0;
+}
+
 int ncm_ctl_handle(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
                    ncm_ctl_result *ret, ncm_error *err)
 {
@@ -736,6 +885,9 @@ int ncm_ctl_handle(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req
                 break;
         case NCM_CTL_RECONCILE:
                 r = handle_reconcile(t, req, len, &res, err);
+                break;
+        case NCM_CTL_LIST_DEVICES:
+                r = handle_list_devices(t, req, len, &res, err);
                 break;
         case NCM_CTL_WATCH: {
                 Nodecm__V1__WatchRequest *q = nodecm__v1__watch_request__unpack(NULL, len, req);

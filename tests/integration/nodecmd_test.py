@@ -97,7 +97,8 @@ def setup(prefix, fast=False):
     stubs = os.path.join(tmp, "stubs")
     os.mkdir(stubs)
     r = protoc.main(["protoc", "-I", API_DIR, "--python_out=" + stubs,
-                     "--grpc_python_out=" + stubs, "nodecm-v1.proto", "nodecm-v1_svc.proto"])
+                     "--grpc_python_out=" + stubs, "deviceplugin-v1beta1.proto", "nodecm-v1.proto",
+                     "nodecm-v1_svc.proto"])
     if r != 0:
         raise RuntimeError("grpc_tools.protoc failed")
     sys.path.insert(0, stubs)
