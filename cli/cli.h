@@ -74,5 +74,6 @@ int cmd_cgroup(int argc, char **argv);
 int cmd_node_allocatable(int argc, char **argv);
 int cmd_node(int argc, char **argv);
 int cmd_oci_hook(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
 
 #endif

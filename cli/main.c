@@ -28,6 +28,8 @@ static const cli_command commands[] = {
                  cmd_node},
                 {"oci-hook", "an OCI runtime hook: pin a container at createRuntime, release it",
                  cmd_oci_hook},
+                {"devices", "a running nodecmd's device plugin resources, devices and holders",
+                 cmd_devices},
                 {NULL, NULL, NULL},
 };
 
