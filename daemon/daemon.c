@@ -556,7 +556,14 @@ void nodecmd_apply_log_level(nodecmd *d)
 }
 
 /* The keys of the nodecmd section, so that a misspelt one is an error rather than ignored. */
-static const char *const section_keys[] = {"controlSocket", "metricsAddress", "logLevel", NULL};
+static const char *const section_keys[] = {"controlSocket",
+                                           "metricsAddress",
+                                           "logLevel",
+                                           "devicePluginsDirectory",
+                                           "devicePluginAllocateTimeout",
+                                           "devicePluginGracePeriod",
+                                           "podResourcesSocket",
+                                           NULL};
 
 int nodecmd_check_section(json_object *section, const char *path, ncm_error *err)
 {

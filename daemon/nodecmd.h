@@ -207,5 +207,7 @@ void nodecmd_service_stopped(nodecmd *d, void *data);
 extern const nodecmd_service_ops nodecmd_control_service;
 extern const nodecmd_service_ops nodecmd_reconcile_service;
 extern const nodecmd_service_ops nodecmd_metrics_service;
+extern const nodecmd_service_ops nodecmd_devices_service;
+extern const nodecmd_service_ops nodecmd_podresources_service;
 
 #endif

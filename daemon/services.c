@@ -10,7 +10,10 @@
 
 const nodecmd_service_ops *const nodecmd_services[] = {
                 &nodecmd_reconcile_service,
+                /* before the control API: its calls go through the plugins' sessions */
+                &nodecmd_devices_service,
                 &nodecmd_control_service,
+                &nodecmd_podresources_service,
                 &nodecmd_metrics_service,
                 NULL,
 };
