@@ -144,8 +144,8 @@ grep -q "app exclusive 1 " "$TMPD/out" || fail "Guaranteed admission: $(cat "$TM
 [ "$(cpus_of "$BPID")" = 0 ] || fail "after the admission: $(cpus_of "$BPID"), expected 0"
 
 # someone rewrites the container's cpuset: the reconcile loop puts it back
+# (the reconcile the admission queued may come first: either way the rewrite is undone)
 echo "$CPUS" >"$B_APP/cpuset.cpus" || fail "rewrite $B_APP/cpuset.cpus"
-[ "$(cpus_of "$BPID")" = "$CPUS" ] || fail "the rewrite did not take"
 back_to_0() { [ "$(cpus_of "$BPID")" = 0 ]; }
 until_true back_to_0 || fail "the reconcile loop did not restore the cpuset ($(cpus_of "$BPID"))"
 grep -q 'msg=reconciled fixed=1' "$TMPD/nodecmd.log" || fail "no log line of the fix"
