@@ -148,7 +148,8 @@ grep -q "app exclusive 1 " "$TMPD/out" || fail "Guaranteed admission: $(cat "$TM
 echo "$CPUS" >"$B_APP/cpuset.cpus" || fail "rewrite $B_APP/cpuset.cpus"
 back_to_0() { [ "$(cpus_of "$BPID")" = 0 ]; }
 until_true back_to_0 || fail "the reconcile loop did not restore the cpuset ($(cpus_of "$BPID"))"
-grep -q 'msg=reconciled fixed=1' "$TMPD/nodecmd.log" || fail "no log line of the fix"
+logged() { grep -q 'msg=reconciled fixed=1' "$TMPD/nodecmd.log"; }
+until_true logged || fail "no log line of the fix"
 curl -s --unix-socket "$TMPD/root/metrics.sock" http://localhost/metrics >"$TMPD/metrics" ||
         fail "metrics"
 grep -q '^nodecm_reconcile_fixes_total [1-9]' "$TMPD/metrics" ||
