@@ -197,7 +197,7 @@ static int enf_pod(void *data, const ncm_enforce_pod *p, ncm_error *err)
 
         for (size_t i = 0; i < p->n_containers; i++) {
                 const ncm_enforce_container *c = &p->containers[i];
-                ssize_t k = ncm__oci_registry_find_name(e->reg, p->pod->uid, c->name);
+                ssize_t k = ncm__rt_record_find_name(e->reg, p->pod->uid, c->name);
                 int r;
                 if (k < 0)
                         continue;

@@ -53,7 +53,7 @@ static void env_done(hook_env *env)
 {
         env->dir = ncm_node_dir_close(env->dir);
         env->enf = ncm_enforcer_free(env->enf);
-        ncm__oci_registry_done(&env->reg);
+        ncm__rt_record_done(&env->reg);
         if (env->rootfd >= 0)
                 close(env->rootfd);
         env->rootfd = -1;
@@ -106,7 +106,7 @@ static int env_open(const ncm_oci_hook_options *o, unsigned flags, hook_env *env
         /* a temporary file of ours that a crash left: the lock says no one is writing it */
         r = ncm_fs_clean_tmp(AT_FDCWD, o->root_dir, names, err);
         if (r >= 0)
-                r = ncm__oci_registry_load(o->root_dir, &env->reg, err);
+                r = ncm__rt_record_load(o->root_dir, NCM_OCI_CONTAINERS_NAME, &env->reg, err);
         return r;
 }
 
@@ -121,9 +121,9 @@ static int release(hook_env *env, size_t k, ncm_cpuset *released, ncm_error *err
         r = ncm_node_remove_container(env->node, pod, env->reg.v[k].name, released, err);
         if (r < 0)
                 return r;
-        ncm__oci_registry_remove(&env->reg, k);
+        ncm__rt_record_remove(&env->reg, k);
         env->dirty = true;
-        if (!ncm__oci_registry_has_pod(&env->reg, pod) && ncm_node_pod(env->node, pod)) {
+        if (!ncm__rt_record_has_pod(&env->reg, pod) && ncm_node_pod(env->node, pod)) {
                 ncm_autoptr(ncm_cpuset) more = ncm_cpuset_new();
                 if (!more)
                         return oom(err);
@@ -156,7 +156,9 @@ static int prune(hook_env *env, const char *skip_id, size_t *count, ncm_error *e
 
 static int save(const ncm_oci_hook_options *o, hook_env *env, ncm_error *err)
 {
-        int r = env->dirty ? ncm__oci_registry_save(o->root_dir, &env->reg, err) : 0;
+        int r = env->dirty ? ncm__rt_record_save(o->root_dir, NCM_OCI_CONTAINERS_NAME, &env->reg,
+                                                 err)
+                           : 0;
         if (r >= 0)
                 env->dirty = false;
         return r;
@@ -198,51 +200,6 @@ static int pid_cgroup(const ncm_oci_hook_options *o, const hook_env *env, const 
         }
         return ncm_error_set(err, ENOENT, "container '%s': process %d has no %s cgroup", id, pid,
                              v2 ? "cgroup v2" : "cpuset");
-}
-
-static int entry_dup(const oci_entry *e, oci_entry *ret)
-{
-        oci_entry c = *e;
-
-        c.id = strdup(e->id);
-        c.pod = strdup(e->pod);
-        c.pod_name = strdup(e->pod_name ? e->pod_name : "");
-        c.pod_ns = strdup(e->pod_ns ? e->pod_ns : "");
-        c.name = strdup(e->name);
-        c.cgroup = strdup(e->cgroup);
-        if (!c.id || !c.pod || !c.pod_name || !c.pod_ns || !c.name || !c.cgroup) {
-                ncm__oci_entry_done(&c);
-                return -ENOMEM;
-        }
-        *ret = c;
-        return 0;
-}
-
-/* POD rebuilt from the record: its containers in creation order, pod fields from NEWEST. */
-static int build_pod(const oci_registry *reg, const oci_entry *newest, ncm_pod **ret,
-                     ncm_error *err)
-{
-        ncm_autofree ncm_runtime_container *c = calloc(reg->n + 1, sizeof(*c));
-        ncm_runtime_pod p = {0};
-        size_t n = 0;
-
-        if (!c)
-                return oom(err);
-        for (size_t i = 0; i < reg->n; i++) {
-                if (strcmp(reg->v[i].pod, newest->pod) != 0)
-                        continue;
-                c[n].name = reg->v[i].name;
-                c[n].kind = reg->v[i].kind;
-                c[n++].resources = reg->v[i].resources;
-        }
-        p.uid = newest->pod;
-        p.name = newest->pod_name;
-        p.namespace = newest->pod_ns && *newest->pod_ns ? newest->pod_ns : NULL;
-        p.has_qos = newest->has_qos;
-        p.qos = newest->qos;
-        p.containers = c;
-        p.n_containers = n;
-        return ncm_runtime_pod_build(&p, ret, err);
 }
 
 static int skip(ncm_oci_hook_result *res, const char *why, ncm_error *err)
@@ -298,7 +255,7 @@ static int make_entry(const ncm_oci_state *st, const ncm_oci_config *cfg,
         e.resources = cfg->resources;
         if (!e.id || !e.pod || !e.pod_name || !e.pod_ns || !e.name) {
                 e.cgroup = NULL; /* still the caller's */
-                ncm__oci_entry_done(&e);
+                ncm__rt_container_done(&e);
                 return oom(err);
         }
         *ret = e;
@@ -385,29 +342,29 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
                 goto out;
         /* the same container again (prestart and createRuntime), or a new instance of a
          * container its pod has had: it keeps its place in the pod */
-        k = ncm__oci_registry_find_id(&env->reg, e.id);
+        k = ncm__rt_record_find_id(&env->reg, e.id);
         if (k < 0)
-                k = ncm__oci_registry_find_name(&env->reg, e.pod, e.name);
+                k = ncm__rt_record_find_name(&env->reg, e.pod, e.name);
         if (k >= 0) {
-                r = entry_dup(&env->reg.v[k], &old);
+                r = ncm__rt_container_dup(&env->reg.v[k], &old);
                 if (r < 0) {
                         r = oom(err);
                         goto out;
                 }
                 had_old = true;
                 e.seq = env->reg.v[k].seq;
-                ncm__oci_entry_done(&env->reg.v[k]);
+                ncm__rt_container_done(&env->reg.v[k]);
                 env->reg.v[k] = e;
         } else {
                 k = (ssize_t)env->reg.n;
-                if (ncm__oci_registry_add(&env->reg, &e) < 0) {
+                if (ncm__rt_record_add(&env->reg, &e) < 0) {
                         r = oom(err);
                         goto out;
                 }
         }
         e = (oci_entry){0};
         env->dirty = true;
-        r = build_pod(&env->reg, &env->reg.v[k], &pod, err);
+        r = ncm__rt_record_pod(&env->reg, &env->reg.v[k], &pod, err);
         if (r >= 0)
                 r = save(o, env, err);
         if (r >= 0)
@@ -417,25 +374,25 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
         if (r < 0) {
                 /* nothing was decided: the record goes back to what it was */
                 ncm_error e2 = NCM_ERROR_INIT;
-                k = ncm__oci_registry_find_id(&env->reg, st->id);
+                k = ncm__rt_record_find_id(&env->reg, st->id);
                 if (k >= 0 && had_old) {
-                        ncm__oci_entry_done(&env->reg.v[k]);
+                        ncm__rt_container_done(&env->reg.v[k]);
                         env->reg.v[k] = old;
                         old = (oci_entry){0};
                         had_old = false;
                 } else if (k >= 0) {
-                        ncm__oci_registry_remove(&env->reg, (size_t)k);
+                        ncm__rt_record_remove(&env->reg, (size_t)k);
                 }
                 env->dirty = true;
                 (void)save(o, env, &e2);
                 goto out;
         }
-        k = ncm__oci_registry_find_id(&env->reg, st->id);
+        k = ncm__rt_record_find_id(&env->reg, st->id);
         r = result_fill(env, &env->reg.v[k], adm, res, o->topo, err);
 out:
         if (had_old)
-                ncm__oci_entry_done(&old);
-        ncm__oci_entry_done(&e);
+                ncm__rt_container_done(&old);
+        ncm__rt_container_done(&e);
         ncm_oci_config_done(&cfg);
         return r;
 }
@@ -461,7 +418,7 @@ static int run_poststop(const ncm_oci_hook_options *o, const ncm_oci_state *st, 
                 r = prune(env, st->id, &res->stale, err);
         if (r < 0)
                 return r;
-        k = ncm__oci_registry_find_id(&env->reg, st->id);
+        k = ncm__rt_record_find_id(&env->reg, st->id);
         if (k >= 0) {
                 res->pod_uid = strdup(env->reg.v[k].pod);
                 res->container = strdup(env->reg.v[k].name);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include <nodecm/oci.h>
-#include "oci/oci-internal.h"
+#include "runtime/runtime-record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,18 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         ncm_oci_config_done(&c);
                 }
         } else {
-                oci_registry r;
-                if (ncm__oci_registry_parse(text, size, "registry", &r, NULL) == 0) {
+                ncm__rt_record r;
+                if (ncm__rt_record_parse(text, size, "registry", &r, NULL) == 0) {
                         /* what parses formats and parses back the same */
                         ncm_buf b = NCM_BUF_INIT;
-                        oci_registry r2;
-                        ncm__oci_registry_format(&r, &b);
-                        if (ncm__oci_registry_parse(b.data, b.len, "again", &r2, NULL) != 0 ||
+                        ncm__rt_record r2;
+                        ncm__rt_record_format(&r, &b);
+                        if (ncm__rt_record_parse(b.data, b.len, "again", &r2, NULL) != 0 ||
                             r2.n != r.n)
                                 abort();
-                        ncm__oci_registry_done(&r2);
+                        ncm__rt_record_done(&r2);
                         ncm_buf_done(&b);
-                        ncm__oci_registry_done(&r);
+                        ncm__rt_record_done(&r);
                 }
         }
         return 0;

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * ROOT/nodecm_oci_containers: the containers the hook placed, so that a later hook run (there
- * is no daemon to remember them) knows each one's pod, name, cgroup and resources: to rebuild
- * its pod when another container joins, to move its cpuset with the shared pool, and to
- * release it at poststop. One JSON object, rewritten whole and atomically under the node
+ * A record of the containers a runtime integration placed (the OCI hook's
+ * ROOT/nodecm_oci_containers, the CRI proxy's ROOT/nodecm_cri_containers): each one's pod,
+ * name, kind, cgroup or sandbox and resources, so that a later run or a restarted daemon can
+ * rebuild a pod when another container joins, move a cpuset with the shared pool, and release
+ * a container that is gone. One JSON object, rewritten whole and atomically under the node
  * directory's lock:
  *
- *   {"containers": [{"id": "...", "pod": "<uid>", "podName": "", "podNamespace": "",
+ *   {"sandboxes": [{"id": "...", "pod": "<uid>"}],
+ *    "containers": [{"id": "...", "pod": "<uid>", "podName": "", "podNamespace": "",
  *     "name": "app", "kind": "container", "qos": "Guaranteed", "cgroup": "/...",
- *     "seq": 3, "resources": {"cpuShares": 2048, "cpuQuota": 200000, "cpuPeriod": 100000,
- *     "memoryLimit": 1073741824, "hugepages": [{"pageSize": 2097152, "limit": 4194304}]}}]}
+ *     "sandbox": "...", "seq": 3, "resources": {"cpuShares": 2048, "cpuQuota": 200000,
+ *     "cpuPeriod": 100000, "memoryLimit": 1073741824,
+ *     "hugepages": [{"pageSize": 2097152, "limit": 4194304}]}}]}
  *
- * "qos" is absent when the class was not known. Entries are in creation order (seq).
+ * "qos" is absent when the class was not known; "cgroup" and "sandbox" when they are not
+ * known (a CRI container's cgroup; an OCI container's sandbox); "id" is "" for a container
+ * whose creation is in flight (the CRI). Containers are in creation order (seq).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +27,7 @@
 #include <nodecm/fs.h>
 #include "base/array.h"
 #include "base/json.h"
-#include "oci-internal.h"
+#include "runtime-record.h"
 
 #define REGISTRY_MAX (64u << 20)
 
@@ -31,7 +36,7 @@ static int oom(ncm_error *err)
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-void ncm__oci_entry_done(oci_entry *e)
+void ncm__rt_container_done(ncm__rt_container *e)
 {
         free(e->id);
         free(e->pod);
@@ -39,26 +44,71 @@ void ncm__oci_entry_done(oci_entry *e)
         free(e->pod_ns);
         free(e->name);
         free(e->cgroup);
-        *e = (oci_entry){0};
+        free(e->sandbox);
+        *e = (ncm__rt_container){0};
 }
 
-void ncm__oci_registry_done(oci_registry *r)
+void ncm__rt_record_done(ncm__rt_record *r)
 {
         for (size_t i = 0; i < r->n; i++)
-                ncm__oci_entry_done(&r->v[i]);
+                ncm__rt_container_done(&r->v[i]);
         free(r->v);
-        *r = (oci_registry){0};
+        for (size_t i = 0; i < r->n_sandboxes; i++) {
+                free(r->sandboxes[i].id);
+                free(r->sandboxes[i].pod);
+        }
+        free(r->sandboxes);
+        *r = (ncm__rt_record){0};
 }
 
-ssize_t ncm__oci_registry_find_id(const oci_registry *r, const char *id)
+ssize_t ncm__rt_record_find_sandbox(const ncm__rt_record *r, const char *id)
 {
+        for (size_t i = 0; i < r->n_sandboxes; i++)
+                if (strcmp(r->sandboxes[i].id, id) == 0)
+                        return (ssize_t)i;
+        return -1;
+}
+
+int ncm__rt_record_add_sandbox(ncm__rt_record *r, const char *id, const char *pod)
+{
+        char *i, *p;
+
+        if (ncm__rt_record_find_sandbox(r, id) >= 0)
+                return 0;
+        if (ncm__array_grow(r->sandboxes, r->cap_sandboxes, r->n_sandboxes) < 0)
+                return -ENOMEM;
+        i = strdup(id);
+        p = strdup(pod);
+        if (!i || !p) {
+                free(i);
+                free(p);
+                return -ENOMEM;
+        }
+        r->sandboxes[r->n_sandboxes].id = i;
+        r->sandboxes[r->n_sandboxes++].pod = p;
+        return 0;
+}
+
+void ncm__rt_record_remove_sandbox(ncm__rt_record *r, size_t i)
+{
+        free(r->sandboxes[i].id);
+        free(r->sandboxes[i].pod);
+        memmove(&r->sandboxes[i], &r->sandboxes[i + 1],
+                (r->n_sandboxes - i - 1) * sizeof(*r->sandboxes));
+        r->n_sandboxes--;
+}
+
+ssize_t ncm__rt_record_find_id(const ncm__rt_record *r, const char *id)
+{
+        if (!id || !*id)
+                return -1; /* "": a creation in flight, never a container's id */
         for (size_t i = 0; i < r->n; i++)
                 if (strcmp(r->v[i].id, id) == 0)
                         return (ssize_t)i;
         return -1;
 }
 
-ssize_t ncm__oci_registry_find_name(const oci_registry *r, const char *pod, const char *name)
+ssize_t ncm__rt_record_find_name(const ncm__rt_record *r, const char *pod, const char *name)
 {
         for (size_t i = 0; i < r->n; i++)
                 if (strcmp(r->v[i].pod, pod) == 0 && strcmp(r->v[i].name, name) == 0)
@@ -66,7 +116,7 @@ ssize_t ncm__oci_registry_find_name(const oci_registry *r, const char *pod, cons
         return -1;
 }
 
-bool ncm__oci_registry_has_pod(const oci_registry *r, const char *pod)
+bool ncm__rt_record_has_pod(const ncm__rt_record *r, const char *pod)
 {
         for (size_t i = 0; i < r->n; i++)
                 if (strcmp(r->v[i].pod, pod) == 0)
@@ -74,7 +124,7 @@ bool ncm__oci_registry_has_pod(const oci_registry *r, const char *pod)
         return false;
 }
 
-int ncm__oci_registry_add(oci_registry *r, oci_entry *e)
+int ncm__rt_record_add(ncm__rt_record *r, ncm__rt_container *e)
 {
         if (ncm__array_grow(r->v, r->cap, r->n) < 0)
                 return -ENOMEM;
@@ -82,15 +132,60 @@ int ncm__oci_registry_add(oci_registry *r, oci_entry *e)
                 e->seq = r->next_seq ? r->next_seq : 1;
         r->next_seq = e->seq + 1;
         r->v[r->n++] = *e;
-        *e = (oci_entry){0};
+        *e = (ncm__rt_container){0};
         return 0;
 }
 
-void ncm__oci_registry_remove(oci_registry *r, size_t i)
+void ncm__rt_record_remove(ncm__rt_record *r, size_t i)
 {
-        ncm__oci_entry_done(&r->v[i]);
+        ncm__rt_container_done(&r->v[i]);
         memmove(&r->v[i], &r->v[i + 1], (r->n - i - 1) * sizeof(*r->v));
         r->n--;
+}
+
+int ncm__rt_container_dup(const ncm__rt_container *e, ncm__rt_container *ret)
+{
+        ncm__rt_container c = *e;
+
+        c.id = strdup(e->id ? e->id : "");
+        c.pod = strdup(e->pod);
+        c.pod_name = strdup(e->pod_name ? e->pod_name : "");
+        c.pod_ns = strdup(e->pod_ns ? e->pod_ns : "");
+        c.name = strdup(e->name);
+        c.cgroup = strdup(e->cgroup ? e->cgroup : "");
+        c.sandbox = strdup(e->sandbox ? e->sandbox : "");
+        if (!c.id || !c.pod || !c.pod_name || !c.pod_ns || !c.name || !c.cgroup || !c.sandbox) {
+                ncm__rt_container_done(&c);
+                return -ENOMEM;
+        }
+        *ret = c;
+        return 0;
+}
+
+int ncm__rt_record_pod(const ncm__rt_record *reg, const ncm__rt_container *newest, ncm_pod **ret,
+                       ncm_error *err)
+{
+        ncm_autofree ncm_runtime_container *c = calloc(reg->n + 1, sizeof(*c));
+        ncm_runtime_pod p = {0};
+        size_t n = 0;
+
+        if (!c)
+                return oom(err);
+        for (size_t i = 0; i < reg->n; i++) {
+                if (strcmp(reg->v[i].pod, newest->pod) != 0)
+                        continue;
+                c[n].name = reg->v[i].name;
+                c[n].kind = reg->v[i].kind;
+                c[n++].resources = reg->v[i].resources;
+        }
+        p.uid = newest->pod;
+        p.name = newest->pod_name;
+        p.namespace = newest->pod_ns && *newest->pod_ns ? newest->pod_ns : NULL;
+        p.has_qos = newest->has_qos;
+        p.qos = newest->qos;
+        p.containers = c;
+        p.n_containers = n;
+        return ncm_runtime_pod_build(&p, ret, err);
 }
 
 static const char *kind_name(ncm_runtime_kind k)
@@ -144,7 +239,7 @@ static int get_int(json_object *o, const char *key, const char *path, int64_t mi
         return ncm__json_int(v, p, min, INT64_MAX, ret, err);
 }
 
-static int parse_entry(json_object *o, const char *path, oci_entry *e, ncm_error *err)
+static int parse_entry(json_object *o, const char *path, ncm__rt_container *e, ncm_error *err)
 {
         json_object *res, *q, *k, *huge;
         char p[400];
@@ -153,12 +248,13 @@ static int parse_entry(json_object *o, const char *path, oci_entry *e, ncm_error
 
         if (ncm__json_expect(o, json_type_object, path, err) < 0)
                 return -EINVAL;
-        if ((r = get_string(o, "id", path, true, &e->id, err)) < 0 ||
+        if ((r = get_string(o, "id", path, false, &e->id, err)) < 0 ||
             (r = get_string(o, "pod", path, true, &e->pod, err)) < 0 ||
             (r = get_string(o, "podName", path, false, &e->pod_name, err)) < 0 ||
             (r = get_string(o, "podNamespace", path, false, &e->pod_ns, err)) < 0 ||
             (r = get_string(o, "name", path, true, &e->name, err)) < 0 ||
-            (r = get_string(o, "cgroup", path, true, &e->cgroup, err)) < 0 ||
+            (r = get_string(o, "cgroup", path, false, &e->cgroup, err)) < 0 ||
+            (r = get_string(o, "sandbox", path, false, &e->sandbox, err)) < 0 ||
             (r = get_int(o, "seq", path, 1, &seq, err)) < 0)
                 return r;
         e->seq = (uint64_t)seq;
@@ -222,11 +318,40 @@ static int parse_entry(json_object *o, const char *path, oci_entry *e, ncm_error
         return 0;
 }
 
-int ncm__oci_registry_parse(const char *text, size_t len, const char *name, oci_registry *ret,
-                            ncm_error *err)
+static int parse_sandboxes(json_object *list, const char *name, ncm__rt_record *reg, ncm_error *err)
+{
+        char p[300];
+        size_t n;
+
+        snprintf(p, sizeof(p), "%s: sandboxes", name);
+        if (ncm__json_expect(list, json_type_array, p, err) < 0)
+                return -EINVAL;
+        n = json_object_array_length(list);
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_array_get_idx(list, i);
+                ncm_autofree char *id = NULL;
+                ncm_autofree char *pod = NULL;
+                char ip[340];
+                int r;
+                snprintf(ip, sizeof(ip), "%s[%zu]", p, i);
+                if (ncm__json_expect(o, json_type_object, ip, err) < 0)
+                        return -EINVAL;
+                if ((r = get_string(o, "id", ip, true, &id, err)) < 0 ||
+                    (r = get_string(o, "pod", ip, true, &pod, err)) < 0)
+                        return r;
+                if (ncm__rt_record_find_sandbox(reg, id) >= 0)
+                        return ncm_error_set(err, EINVAL, "%s.id: \"%s\" listed twice", ip, id);
+                if (ncm__rt_record_add_sandbox(reg, id, pod) < 0)
+                        return oom(err);
+        }
+        return 0;
+}
+
+int ncm__rt_record_parse(const char *text, size_t len, const char *name, ncm__rt_record *ret,
+                         ncm_error *err)
 {
         ncm_autojson root = NULL;
-        oci_registry reg = {0};
+        ncm__rt_record reg = {0};
         json_object *list;
         size_t n;
         int r;
@@ -236,6 +361,11 @@ int ncm__oci_registry_parse(const char *text, size_t len, const char *name, oci_
                 return r;
         if (ncm__json_expect(root, json_type_object, name, err) < 0)
                 return -EINVAL;
+        list = ncm__json_get(root, "sandboxes");
+        if (list && (r = parse_sandboxes(list, name, &reg, err)) < 0) {
+                ncm__rt_record_done(&reg);
+                return r;
+        }
         list = ncm__json_get(root, "containers");
         if (!list) {
                 *ret = reg;
@@ -244,29 +374,31 @@ int ncm__oci_registry_parse(const char *text, size_t len, const char *name, oci_
         {
                 char p[300];
                 snprintf(p, sizeof(p), "%s: containers", name);
-                if (ncm__json_expect(list, json_type_array, p, err) < 0)
+                if (ncm__json_expect(list, json_type_array, p, err) < 0) {
+                        ncm__rt_record_done(&reg);
                         return -EINVAL;
+                }
         }
         n = json_object_array_length(list);
         for (size_t i = 0; i < n; i++) {
-                oci_entry e = {0};
+                ncm__rt_container e = {0};
                 char p[300];
                 snprintf(p, sizeof(p), "%s: containers[%zu]", name, i);
                 r = parse_entry(json_object_array_get_idx(list, i), p, &e, err);
-                if (r >= 0 && ncm__oci_registry_find_id(&reg, e.id) >= 0)
+                if (r >= 0 && ncm__rt_record_find_id(&reg, e.id) >= 0)
                         r = ncm_error_set(err, EINVAL, "%s.id: \"%s\" listed twice", p, e.id);
-                if (r >= 0 && ncm__oci_registry_find_name(&reg, e.pod, e.name) >= 0)
+                if (r >= 0 && ncm__rt_record_find_name(&reg, e.pod, e.name) >= 0)
                         r = ncm_error_set(err, EINVAL,
                                           "%s: container \"%s\" of pod \"%s\" "
                                           "listed twice",
                                           p, e.name, e.pod);
                 if (r >= 0 && e.seq < reg.next_seq)
                         r = ncm_error_set(err, EINVAL, "%s.seq: not in creation order", p);
-                if (r >= 0 && ncm__oci_registry_add(&reg, &e) < 0)
+                if (r >= 0 && ncm__rt_record_add(&reg, &e) < 0)
                         r = oom(err);
                 if (r < 0) {
-                        ncm__oci_entry_done(&e);
-                        ncm__oci_registry_done(&reg);
+                        ncm__rt_container_done(&e);
+                        ncm__rt_record_done(&reg);
                         return r;
                 }
         }
@@ -274,24 +406,24 @@ int ncm__oci_registry_parse(const char *text, size_t len, const char *name, oci_
         return 0;
 }
 
-int ncm__oci_registry_load(const char *dir, oci_registry *ret, ncm_error *err)
+int ncm__rt_record_load(const char *dir, const char *file, ncm__rt_record *ret, ncm_error *err)
 {
         ncm_autofree char *path = NULL;
         ncm_autofree char *text = NULL;
         size_t len = 0;
         int r;
 
-        if (asprintf(&path, "%s/%s", dir, NCM_OCI_CONTAINERS_NAME) < 0)
+        if (asprintf(&path, "%s/%s", dir, file) < 0)
                 return oom(err);
         r = ncm_fs_read_all(AT_FDCWD, path, REGISTRY_MAX, &text, &len, err);
         if (r == -ENOENT) {
                 ncm_error_clear(err);
-                *ret = (oci_registry){0};
+                *ret = (ncm__rt_record){0};
                 return 0;
         }
         if (r < 0)
                 return r;
-        return ncm__oci_registry_parse(text, len, path, ret, err);
+        return ncm__rt_record_parse(text, len, path, ret, err);
 }
 
 static void put_str(ncm_buf *b, const char *key, const char *v)
@@ -300,11 +432,22 @@ static void put_str(ncm_buf *b, const char *key, const char *v)
         ncm_buf_json_string(b, v, strlen(v));
 }
 
-void ncm__oci_registry_format(const oci_registry *reg, ncm_buf *b)
+void ncm__rt_record_format(const ncm__rt_record *reg, ncm_buf *b)
 {
-        ncm_buf_puts(b, "{\"containers\": [");
+        ncm_buf_puts(b, "{");
+        if (reg->n_sandboxes) {
+                ncm_buf_puts(b, "\"sandboxes\": [");
+                for (size_t i = 0; i < reg->n_sandboxes; i++) {
+                        ncm_buf_puts(b, i ? ",\n  {\"id\": " : "\n  {\"id\": ");
+                        ncm_buf_json_string(b, reg->sandboxes[i].id, strlen(reg->sandboxes[i].id));
+                        put_str(b, "pod", reg->sandboxes[i].pod);
+                        ncm_buf_puts(b, "}");
+                }
+                ncm_buf_puts(b, "\n], ");
+        }
+        ncm_buf_puts(b, "\"containers\": [");
         for (size_t i = 0; i < reg->n; i++) {
-                const oci_entry *e = &reg->v[i];
+                const ncm__rt_container *e = &reg->v[i];
                 const ncm_runtime_resources *r = &e->resources;
                 ncm_buf_puts(b, i ? ",\n  {\"id\": " : "\n  {\"id\": ");
                 ncm_buf_json_string(b, e->id, strlen(e->id));
@@ -315,7 +458,10 @@ void ncm__oci_registry_format(const oci_registry *reg, ncm_buf *b)
                 put_str(b, "kind", kind_name(e->kind));
                 if (e->has_qos)
                         put_str(b, "qos", ncm_qos_class_name(e->qos));
-                put_str(b, "cgroup", e->cgroup);
+                if (e->cgroup && *e->cgroup)
+                        put_str(b, "cgroup", e->cgroup);
+                if (e->sandbox && *e->sandbox)
+                        put_str(b, "sandbox", e->sandbox);
                 ncm_buf_printf(b,
                                ", \"seq\": %llu, \"resources\": {\"cpuShares\": %lld, "
                                "\"cpuQuota\": %lld, \"cpuPeriod\": %lld, \"memoryLimit\": %lld, "
@@ -332,15 +478,16 @@ void ncm__oci_registry_format(const oci_registry *reg, ncm_buf *b)
         ncm_buf_puts(b, reg->n ? "\n]}\n" : "]}\n");
 }
 
-int ncm__oci_registry_save(const char *dir, const oci_registry *reg, ncm_error *err)
+int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *reg,
+                        ncm_error *err)
 {
         ncm_autofree char *path = NULL;
         ncm_buf b = NCM_BUF_INIT;
         int r;
 
-        if (asprintf(&path, "%s/%s", dir, NCM_OCI_CONTAINERS_NAME) < 0)
+        if (asprintf(&path, "%s/%s", dir, file) < 0)
                 return oom(err);
-        ncm__oci_registry_format(reg, &b);
+        ncm__rt_record_format(reg, &b);
         if (ncm_buf_failed(&b)) {
                 ncm_buf_done(&b);
                 return oom(err);

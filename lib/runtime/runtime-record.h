@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal to lib: the record of the containers a runtime integration placed (the OCI hook, the
+ * CRI proxy), kept in a node's root directory (runtime-record.c says what the file holds).
+ */
+#ifndef NCM_RUNTIME_RECORD_H
+#define NCM_RUNTIME_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <nodecm/buf.h>
+#include <nodecm/error.h>
+#include <nodecm/runtime.h>
+
+/* One container. */
+typedef struct ncm__rt_container {
+        char *id;       /* "" while its creation is in flight (CRI) */
+        char *pod;      /* the pod's UID */
+        char *pod_name; /* "" when none */
+        char *pod_ns;   /* "" when none */
+        char *name;     /* the container's name in its pod */
+        ncm_runtime_kind kind;
+        bool has_qos;
+        ncm_qos_class qos;
+        char *cgroup;  /* OCI: below the cpuset hierarchy (v1) or the root (v2); else "" */
+        char *sandbox; /* CRI: its pod sandbox's id; else "" */
+        ncm_runtime_resources resources;
+        uint64_t seq; /* creation order */
+} ncm__rt_container;
+
+/* A pod sandbox (CRI): its id and pod. */
+typedef struct ncm__rt_sandbox {
+        char *id;
+        char *pod;
+} ncm__rt_sandbox;
+
+typedef struct ncm__rt_record {
+        ncm__rt_container *v; /* in creation order */
+        size_t n, cap;
+        uint64_t next_seq;
+        ncm__rt_sandbox *sandboxes;
+        size_t n_sandboxes, cap_sandboxes;
+} ncm__rt_record;
+
+void ncm__rt_container_done(ncm__rt_container *e);
+/* A deep copy of E. -ENOMEM. */
+int ncm__rt_container_dup(const ncm__rt_container *e, ncm__rt_container *ret);
+/* The pod of NEWEST rebuilt from the record: its containers in creation order (NEWEST among
+ * them), the pod's name, namespace and QoS class from NEWEST (ncm_runtime_pod_build). */
+int ncm__rt_record_pod(const ncm__rt_record *reg, const ncm__rt_container *newest, ncm_pod **ret,
+                       ncm_error *err);
+void ncm__rt_record_done(ncm__rt_record *r);
+/* Read DIR/FILE (missing: empty). Errors name the file and entry (-EINVAL). */
+int ncm__rt_record_load(const char *dir, const char *file, ncm__rt_record *r, ncm_error *err);
+/* Parse TEXT as the file NAME holds it. */
+int ncm__rt_record_parse(const char *text, size_t len, const char *name, ncm__rt_record *r,
+                         ncm_error *err);
+void ncm__rt_record_format(const ncm__rt_record *r, ncm_buf *b);
+/* Write it atomically (0600) to DIR/FILE. */
+int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *r, ncm_error *err);
+/* Index of container ID ("" never matches) / of container NAME of POD; -1 when absent. */
+ssize_t ncm__rt_record_find_id(const ncm__rt_record *r, const char *id);
+ssize_t ncm__rt_record_find_name(const ncm__rt_record *r, const char *pod, const char *name);
+/* Append E (taken) with the next sequence number. -ENOMEM. */
+int ncm__rt_record_add(ncm__rt_record *r, ncm__rt_container *e);
+/* Remove container I. */
+void ncm__rt_record_remove(ncm__rt_record *r, size_t i);
+/* Whether POD still has a container. */
+bool ncm__rt_record_has_pod(const ncm__rt_record *r, const char *pod);
+/* Sandboxes: find by id (-1), add (a known id: nothing), remove. */
+ssize_t ncm__rt_record_find_sandbox(const ncm__rt_record *r, const char *id);
+int ncm__rt_record_add_sandbox(ncm__rt_record *r, const char *id, const char *pod);
+void ncm__rt_record_remove_sandbox(ncm__rt_record *r, size_t i);
+
+#endif
