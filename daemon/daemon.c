@@ -217,6 +217,18 @@ void nodecmd_rpc_opts(const nodecmd *d, ncm_rpc_opts *ret)
         ret->idle_timeout_ms = 5u * 60u * 1000u;
 }
 
+const char *nodecmd_runtime_endpoint(const nodecmd *d)
+{
+        const char *v = d->opts->runtime_endpoint;
+        return v && *v ? v : nodecmd_section_string(d, "runtimeEndpoint");
+}
+
+const char *nodecmd_cri_listen(const nodecmd *d)
+{
+        const char *v = d->opts->cri_listen;
+        return v && *v ? v : nodecmd_section_string(d, "criListen");
+}
+
 const char *nodecmd_section_string(const nodecmd *d, const char *key)
 {
         json_object *v = NULL;
@@ -563,6 +575,8 @@ static const char *const section_keys[] = {"controlSocket",
                                            "devicePluginAllocateTimeout",
                                            "devicePluginGracePeriod",
                                            "podResourcesSocket",
+                                           "runtimeEndpoint",
+                                           "criListen",
                                            NULL};
 
 int nodecmd_check_section(json_object *section, const char *path, ncm_error *err)
@@ -595,7 +609,8 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
         const char *kind = ncm_node_config_enforcement(d->cfg);
         ncm_enforcer_cgroup_options eo = {0};
 
-        if (strcmp(kind, "none") == 0)
+        /* with a CRI runtime the runtime makes the cgroups and the CRI service sets cpusets */
+        if (strcmp(kind, "none") == 0 || nodecmd_runtime_endpoint(d))
                 return ncm_enforcer_none_new(&d->enforcer, err);
         if (strcmp(kind, "cgroupfs") == 0) {
                 eo.mount_root = d->opts->cgroup_mount;

@@ -11,7 +11,9 @@ typedef struct nodecmd_options {
         const char *config;   /* --config FILE: a KubeletConfiguration with a nodecmd section */
         const char *root_dir; /* --root-dir DIR, over the configuration's rootDirectory */
         const char *log_level;
-        const char *cgroup_mount; /* --cgroup-mount DIR (tests); NULL: /sys/fs/cgroup */
+        const char *cgroup_mount;     /* --cgroup-mount DIR (tests); NULL: /sys/fs/cgroup */
+        const char *runtime_endpoint; /* --runtime-endpoint: a CRI runtime */
+        const char *cri_listen;       /* --cri-listen: the CRI proxy's socket */
         ncm_topo_source_kind topo_kind;
         const char *topo_arg; /* NULL: this machine */
         ncm_topo_rules topo_rules;

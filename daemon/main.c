@@ -34,6 +34,11 @@ static void usage(FILE *f)
               "                       rootDirectory, else /var/lib/nodecm)\n"
               "  --log-level LEVEL    error, warn, info (default) or debug\n"
               "  --cgroup-mount DIR   the cgroup mount root (default /sys/fs/cgroup)\n"
+              "  --runtime-endpoint E a CRI runtime (unix:///run/containerd/containerd.sock):\n"
+              "                       cpusets go through its UpdateContainerResources, not\n"
+              "                       cgroupfs (the section's runtimeEndpoint)\n"
+              "  --cri-listen SOCKET  serve the CRI there, forwarding to the runtime: the\n"
+              "                       kubelet's --container-runtime-endpoint (criListen)\n"
               "  --fsroot DIR | --synthetic DESC | --xml FILE | --topology FILE\n"
               "                       the machine (default: this one), as for nodecm\n"
               "  --topology-rules R   cadvisor (default) or nodecm\n"
@@ -57,6 +62,8 @@ enum {
         OPT_TOPOLOGY,
         OPT_RULES,
         OPT_VERSION,
+        OPT_RUNTIME_ENDPOINT,
+        OPT_CRI_LISTEN,
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -86,6 +93,8 @@ int main(int argc, char **argv)
                         {"topology-rules", required_argument, NULL, OPT_RULES},
                         {"help", no_argument, NULL, 'h'},
                         {"version", no_argument, NULL, OPT_VERSION},
+                        {"runtime-endpoint", required_argument, NULL, OPT_RUNTIME_ENDPOINT},
+                        {"cri-listen", required_argument, NULL, OPT_CRI_LISTEN},
                         {NULL, 0, NULL, 0},
         };
         nodecmd_options o = {.topo_kind = NCM_TOPO_SOURCE_FSROOT};
@@ -111,6 +120,12 @@ int main(int argc, char **argv)
                         break;
                 case OPT_CGROUP_MOUNT:
                         o.cgroup_mount = optarg;
+                        break;
+                case OPT_RUNTIME_ENDPOINT:
+                        o.runtime_endpoint = optarg;
+                        break;
+                case OPT_CRI_LISTEN:
+                        o.cri_listen = optarg;
                         break;
                 case OPT_FSROOT:
                 case OPT_SYNTHETIC:

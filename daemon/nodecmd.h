@@ -80,6 +80,14 @@ uint64_t nodecmd_now_ns(void);
 void nodecmd_rpc_opts(const nodecmd *d, ncm_rpc_opts *ret);
 
 /*
+ * The CRI runtime nodecmd works with (--runtime-endpoint, else the section's runtimeEndpoint)
+ * and the socket its CRI proxy serves (--cri-listen, else criListen); NULL when not set. With
+ * a runtime, cpusets go through the runtime (the CRI service), not the cgroup filesystem.
+ */
+const char *nodecmd_runtime_endpoint(const nodecmd *d);
+const char *nodecmd_cri_listen(const nodecmd *d);
+
+/*
  * A socket path of the daemon: the section's KEY when set, else DIR/DEFAULT_NAME. *RET is
  * malloc'd.
  */
@@ -209,5 +217,6 @@ extern const nodecmd_service_ops nodecmd_reconcile_service;
 extern const nodecmd_service_ops nodecmd_metrics_service;
 extern const nodecmd_service_ops nodecmd_devices_service;
 extern const nodecmd_service_ops nodecmd_podresources_service;
+extern const nodecmd_service_ops nodecmd_cri_service;
 
 #endif

@@ -15,5 +15,6 @@ const nodecmd_service_ops *const nodecmd_services[] = {
                 &nodecmd_control_service,
                 &nodecmd_podresources_service,
                 &nodecmd_metrics_service,
+                &nodecmd_cri_service,
                 NULL,
 };

@@ -13,7 +13,11 @@
  *   client     Version, ListPodSandbox, ListContainers, ContainerStatus and
  *              UpdateContainerResources on an ncm_rpc_conn, answered through a callback on
  *              the connection's loop; and the same calls blocking on a private loop, for
- *              commands and tests.
+ *              commands and tests;
+ *   proxy      runtime.v1's services on a socket, every call forwarded to the runtime
+ *              unchanged except those an owner acts on (ncm_cri_proxy_ops);
+ *   node       the owner's decisions on a node: pods admitted as their containers come,
+ *              released as they go, cpusets for the forwarded requests and for reconcile.
  *
  * Nothing here needs the generated protobuf-c types: messages cross this API as bytes.
  */
@@ -23,8 +27,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <uv.h>
 #include <nodecm/buf.h>
 #include <nodecm/common.h>
+#include <nodecm/ctl.h>
+#include <nodecm/devicemanager.h>
 #include <nodecm/error.h>
 #include <nodecm/rpc.h>
 #include <nodecm/runtime.h>
@@ -246,8 +253,11 @@ typedef struct ncm_cri_reply {
 /* Release what a reply owns (ncm_cri_call_sync's; the async reply is released for you). */
 NCM_API void ncm_cri_reply_done(ncm_cri_reply *r);
 
-/* Called once with the answer; R (and what it points to) is valid during the call only. */
-typedef void (*ncm_cri_done_fn)(const ncm_cri_reply *r, void *data);
+/*
+ * Called once with the answer. R is valid during the call only; the callback may take what it
+ * points to (copying *R and zeroing it): whatever is left is released after it returns.
+ */
+typedef void (*ncm_cri_done_fn)(ncm_cri_reply *r, void *data);
 
 /*
  * Start REQ on CONN with a deadline of TIMEOUT_MS (0: none); DONE runs once, from the
@@ -266,6 +276,179 @@ NCM_API int ncm_cri_call(ncm_rpc_conn *conn, const ncm_cri_request *req, uint32_
  */
 NCM_API int ncm_cri_call_sync(const char *endpoint, const ncm_cri_request *req, uint32_t timeout_ms,
                               ncm_cri_reply *ret, ncm_error *err);
+
+/* ---- the proxy ------------------------------------------------------------------------------ */
+
+typedef struct ncm_cri_proxy ncm_cri_proxy;
+/* One CreateContainer waiting for its owner's decision. */
+typedef struct ncm_cri_ticket ncm_cri_ticket;
+
+/*
+ * What the proxy tells its owner, all optional (NULL: the call is forwarded and nothing is
+ * said). Each runs on the proxy's loop.
+ *   sandbox_ran        the runtime created sandbox ID for CFG (RunPodSandbox answered OK)
+ *   container_create   a CreateContainer for C: the owner answers through T, now or later,
+ *                      with ncm_cri_ticket_forward() (the request, patched or as it came) or
+ *                      ncm_cri_ticket_refuse()
+ *   container_created  the runtime answered T's CreateContainer: ID, or NULL when it failed
+ *                      (or was never forwarded); T is gone after this
+ *   container_removed  RemoveContainer ID answered OK
+ *   sandbox_removed    RemovePodSandbox ID answered OK
+ *   container_cpusets  a client's UpdateContainerResources for ID: return 1 with the cpusets
+ *                      nodecm keeps (*RET_CPUS, *RET_MEMS malloc'd), 0 to forward it unchanged
+ */
+typedef struct ncm_cri_proxy_ops {
+        void (*sandbox_ran)(void *data, const char *id, const ncm_cri_sandbox_config *cfg);
+        void (*container_create)(void *data, ncm_cri_ticket *t, const ncm_cri_container_config *c);
+        void (*container_created)(void *data, ncm_cri_ticket *t, const char *id);
+        void (*container_removed)(void *data, const char *id);
+        void (*sandbox_removed)(void *data, const char *id);
+        int (*container_cpusets)(void *data, const char *id, char **ret_cpus, char **ret_mems);
+} ncm_cri_proxy_ops;
+
+typedef struct ncm_cri_proxy_options {
+        const char *listen;           /* the socket to serve ("unix:///...", a path) */
+        unsigned mode;                /* its mode; 0: 0660 */
+        const char *runtime_endpoint; /* the runtime ("unix:///run/containerd/containerd.sock") */
+        const ncm_rpc_opts *opts;     /* NULL: defaults (messages up to 16 MiB either way) */
+} ncm_cri_proxy_options;
+
+/* Counters, for metrics. */
+typedef struct ncm_cri_proxy_stats {
+        uint64_t calls;       /* calls received */
+        uint64_t forwarded;   /* calls started at the runtime */
+        uint64_t intercepted; /* calls the owner acted on */
+        uint64_t patched;     /* requests forwarded with nodecm's fields */
+        uint64_t refused;     /* CreateContainer refused by the owner */
+        uint64_t failed;      /* calls the runtime answered with an error */
+        uint64_t unavailable; /* calls that found no runtime to forward to */
+        uint64_t connects;    /* connections opened to the runtime */
+} ncm_cri_proxy_stats;
+
+/*
+ * Serve O->listen on LOOP, forwarding to O->runtime_endpoint; OPS (may be NULL: forward
+ * everything) and DATA as above. The runtime is connected to on the first call and again after
+ * it went away. Returns 0 with *RET, or -errno (the socket; ERR names it).
+ */
+NCM_API int ncm_cri_proxy_new(uv_loop_t *loop, const ncm_cri_proxy_options *o,
+                              const ncm_cri_proxy_ops *ops, void *data, ncm_cri_proxy **ret,
+                              ncm_error *err);
+/*
+ * Stop serving: the socket is closed and removed, clients get a GOAWAY, calls in flight finish.
+ * ON_CLOSED (may be NULL) runs when the listener is closed; free the proxy after that.
+ */
+NCM_API void ncm_cri_proxy_close(ncm_cri_proxy *p, void (*on_closed)(void *data), void *data);
+NCM_API ncm_cri_proxy *ncm_cri_proxy_free(ncm_cri_proxy *p);
+NCM_API const ncm_cri_proxy_stats *ncm_cri_proxy_get_stats(const ncm_cri_proxy *p) NCM_PURE;
+/* The proxy's connection to the runtime (connected now if needed), for the owner's own calls
+ * (reconcile); NULL when the runtime cannot be reached (ERR says why). */
+NCM_API ncm_rpc_conn *ncm_cri_proxy_runtime(ncm_cri_proxy *p, ncm_error *err);
+
+/* The original request of T, and the owner's data on it. */
+NCM_API const uint8_t *ncm_cri_ticket_request(const ncm_cri_ticket *t, size_t *ret_len);
+NCM_API void *ncm_cri_ticket_data(const ncm_cri_ticket *t) NCM_PURE;
+NCM_API void ncm_cri_ticket_set_data(ncm_cri_ticket *t, void *data);
+/* The client has gone (its call was cancelled); the owner may still forward or refuse. */
+NCM_API bool ncm_cri_ticket_cancelled(const ncm_cri_ticket *t) NCM_PURE;
+/* Forward REQ[0..LEN) (copied) for T; container_created follows with the runtime's answer. */
+NCM_API void ncm_cri_ticket_forward(ncm_cri_ticket *t, const uint8_t *req, size_t len);
+/* End T's call with CODE and MESSAGE without forwarding it; container_created does not follow. */
+NCM_API void ncm_cri_ticket_refuse(ncm_cri_ticket *t, ncm_rpc_code code, const char *message);
+
+/* ---- the node's side ------------------------------------------------------------------------ */
+
+/* The record of the containers the CRI proxy saw created, in a node's root directory. */
+#define NCM_CRI_CONTAINERS_NAME "nodecm_cri_containers"
+
+typedef struct ncm_cri_node ncm_cri_node;
+
+/*
+ * The CRI's view of the node T in DIR (its owner holds DIR's lock): DIR/nodecm_cri_containers
+ * read (missing: empty). Decisions go through T's control API handlers (lib/ctl).
+ */
+NCM_API int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **ret,
+                              ncm_error *err);
+NCM_API ncm_cri_node *ncm_cri_node_free(ncm_cri_node *cn);
+/* Containers in the record (those in creation included). */
+NCM_API size_t ncm_cri_node_num_containers(const ncm_cri_node *cn) NCM_PURE;
+
+/* RunPodSandbox answered ID for CFG: the sandbox's pod is remembered (persisted). */
+NCM_API int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id,
+                                 const ncm_cri_sandbox_config *cfg, ncm_error *err);
+
+typedef enum ncm_cri_action {
+        NCM_CRI_PASS = 0, /* not a kubelet pod's container nodecm manages: forward as it came */
+        NCM_CRI_ADMIT,    /* admitted: forward with the cpusets (and devices) */
+        NCM_CRI_REFUSE,   /* refused: CODE and MESSAGE (the kubelet's reason and message) */
+} ncm_cri_action;
+
+typedef struct ncm_cri_decision {
+        ncm_cri_action action;
+        char *pod_uid, *container;
+        char *cpuset_cpus, *cpuset_mems; /* NULL: nodecm pins nothing (the none policy) */
+        ncm_devmgr_alloc_resp *devices;  /* the device plugins' answers; NULL: none */
+        ncm_rpc_code code;
+        char message[NCM_ERROR_MSG_MAX];
+        ncm_ctl_result ctl; /* what the admission did, as the control API reports it */
+} ncm_cri_decision;
+
+NCM_API void ncm_cri_decision_done(ncm_cri_decision *d);
+
+/*
+ * A CreateContainer for C: its pod rebuilt from the containers the record holds for it and C
+ * (the kubelet's values recovered, nodecm/runtime.h; the QoS class from the sandbox's cgroup
+ * parent), admitted as the kubelet's admission would (the record first, then the node; a
+ * refusal leaves both as they were). *RET says what to do. -errno for failures that are not
+ * decisions (the record or state cannot be written; the request is then refused by the caller
+ * with the error).
+ */
+NCM_API int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c,
+                                ncm_cri_decision *ret, ncm_error *err);
+
+/* REQ[0..LEN), a CreateContainerRequest, with D's cpusets and devices set, into OUT. */
+NCM_API int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len,
+                                   ncm_buf *out, ncm_error *err);
+
+/* The runtime answered the CreateContainer of POD_UID's NAME: ID, or NULL when it failed (the
+ * container is released). RES gets what a release changed. */
+NCM_API int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name,
+                                 const char *id, ncm_ctl_result *res, ncm_error *err);
+/* RemoveContainer ID / RemovePodSandbox ID answered OK: released (0 when nodecm never knew
+ * it). */
+NCM_API int ncm_cri_node_container_removed(ncm_cri_node *cn, const char *id, ncm_ctl_result *res,
+                                           ncm_error *err);
+NCM_API int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_result *res,
+                                         ncm_error *err);
+/* The cpusets container ID must keep: 1 with *RET_CPUS and *RET_MEMS (malloc'd), 0 when nodecm
+ * does not manage it, -ENOMEM. */
+NCM_API int ncm_cri_node_cpusets(const ncm_cri_node *cn, const char *id, char **ret_cpus,
+                                 char **ret_mems);
+
+/* A container's cpusets as they must be. */
+typedef struct ncm_cri_update {
+        char *id;
+        char *cpuset_cpus;
+        char *cpuset_mems;
+} ncm_cri_update;
+
+NCM_API void ncm_cri_updates_free(ncm_cri_update *v, size_t n);
+
+/*
+ * The kubelet's reconcileState over the runtime's containers LISTED[0..N) (ListContainers,
+ * every state): containers of the record the runtime no longer has are released
+ * (removeStaleState; RES tells whether the pool moved), and every running container the
+ * record knows gets its cpusets in *RET (*RET_N). *RET_STALE (may be NULL): how many were
+ * released. STARTUP: the first run of a process, when no creation can be in flight: a
+ * container recorded while its creation was in flight is adopted when the runtime has it (its
+ * sandbox and name), released otherwise.
+ */
+NCM_API int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, size_t n,
+                                   bool startup, ncm_cri_update **ret, size_t *ret_n,
+                                   size_t *ret_stale, ncm_ctl_result *res, ncm_error *err);
+
+/* Whether a container whose runtime says HAVE must be updated to WANT (compared as cpusets;
+ * an empty WANT never). */
+NCM_API bool ncm_cri_cpuset_differs(const char *want, const char *have) NCM_PURE;
 
 #ifdef __cplusplus
 }

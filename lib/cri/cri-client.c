@@ -155,7 +155,7 @@ typedef struct const_done {
         void *data;
 } const_done;
 
-static void call_const(ncm_cri_reply *r, void *data)
+static void call_user(ncm_cri_reply *r, void *data)
 {
         const_done *d = data;
         d->fn(r, d->data);
@@ -172,7 +172,7 @@ int ncm_cri_call(ncm_rpc_conn *conn, const ncm_cri_request *req, uint32_t timeou
                 return ncm_error_set(err, ENOMEM, "out of memory");
         d->fn = done;
         d->data = data;
-        r = ncm__cri_call(conn, req, timeout_ms, call_const, d, err);
+        r = ncm__cri_call(conn, req, timeout_ms, call_user, d, err);
         if (r < 0)
                 free(d);
         return r;

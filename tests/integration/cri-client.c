@@ -113,7 +113,7 @@ typedef struct async_ctx {
         int left, failed, containers;
 } async_ctx;
 
-static void async_done(const ncm_cri_reply *r, void *data)
+static void async_done(ncm_cri_reply *r, void *data)
 {
         async_ctx *a = data;
         a->left--;

@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The node's side of the CRI: what the proxy and the reconcile loop decide, one call at a time
+ * on a node (nodecmd runs each as a job). Admissions and removals go through the control API's
+ * handlers (lib/ctl), so that they are persisted, counted and reported exactly as
+ * `nodecm node admit` and nodecmd's control socket do them; the containers the kubelet created
+ * through the proxy are kept in ROOT/nodecm_cri_containers (the runtime integrations' record):
+ * each one's pod, kind, resources and runtime ids, written before an admission and after a
+ * release, so that a restarted nodecmd knows every container its node holds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/cri.h>
+#include <nodecm/fs.h>
+#include "runtime/runtime-record.h"
+
+struct ncm_cri_node {
+        char *dir;
+        ncm_ctl_target t;
+        ncm__rt_record rec;
+};
+
+static int oom(ncm_error *err)
+{
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+ncm_cri_node *ncm_cri_node_free(ncm_cri_node *cn)
+{
+        if (!cn)
+                return NULL;
+        ncm__rt_record_done(&cn->rec);
+        free(cn->dir);
+        free(cn);
+        return NULL;
+}
+
+int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **ret, ncm_error *err)
+{
+        static const char *const names[] = {NCM_CRI_CONTAINERS_NAME, NULL};
+        ncm_cri_node *cn = calloc(1, sizeof(*cn));
+        int r;
+
+        if (!cn || !(cn->dir = strdup(dir))) {
+                free(cn);
+                return oom(err);
+        }
+        cn->t = *t;
+        /* the node's directory is locked by its owner: a temporary file there is a crash's */
+        r = ncm_fs_clean_tmp(AT_FDCWD, dir, names, err);
+        if (r >= 0)
+                r = ncm__rt_record_load(dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, err);
+        if (r < 0) {
+                ncm_cri_node_free(cn);
+                return r;
+        }
+        *ret = cn;
+        return 0;
+}
+
+size_t ncm_cri_node_num_containers(const ncm_cri_node *cn)
+{
+        return cn->rec.n;
+}
+
+static int save(ncm_cri_node *cn, ncm_error *err)
+{
+        return ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, err);
+}
+
+void ncm_cri_decision_done(ncm_cri_decision *d)
+{
+        free(d->pod_uid);
+        free(d->container);
+        free(d->cpuset_cpus);
+        free(d->cpuset_mems);
+        ncm_devmgr_alloc_resp_free(d->devices);
+        ncm_ctl_result_done(&d->ctl);
+        *d = (ncm_cri_decision){0};
+        d->ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
+}
+
+/* The control API's call M with request R on the node; RES gets what changed. */
+static int ctl(ncm_cri_node *cn, ncm_ctl_method m, const ncm_ctl_request *q, ncm_ctl_result *res,
+               ncm_error *err)
+{
+        ncm_buf req = NCM_BUF_INIT;
+        int r = ncm_ctl_request_pack(m, q, &req);
+
+        if (r < 0) {
+                ncm_buf_done(&req);
+                return ncm_error_set(err, -r, "%s: cannot pack the request",
+                                     ncm_ctl_method_name(m));
+        }
+        r = ncm_ctl_handle(&cn->t, m, (const uint8_t *)req.data, req.len, res, err);
+        ncm_buf_done(&req);
+        return r;
+}
+
+/* The cpusets container NAME of POD must have: its CPUs, and the NUMA nodes of those CPUs.
+ * Returns 0 with both NULL when nodecm pins nothing (the none policy). */
+static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name, char **ret_cpus,
+                      char **ret_mems)
+{
+        const ncm_node *n = cn->t.node;
+        const ncm_topo *topo = ncm_node_topo(n);
+        ncm_autoptr(ncm_cpuset) cpus = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) mems = ncm_cpuset_new();
+        char *c, *m;
+        int own;
+
+        *ret_cpus = *ret_mems = NULL;
+        if (!cpus || !mems)
+                return -ENOMEM;
+        own = ncm_node_container_cpus(n, pod, name, cpus);
+        /* the none policy pins nothing: its containers keep what the runtime gives them */
+        if (own == 0 && strcmp(ncm_node_config_cpu_policy(ncm_node_get_config(n)), "none") == 0)
+                return 0;
+        if (ncm_cpuset_is_empty(cpus))
+                return 0;
+        NCM_CPUSET_FOREACH(cpu, cpus)
+        {
+                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
+                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
+                        (void)ncm_cpuset_set(mems, ci->numa);
+        }
+        c = ncm_cpuset_format_list(cpus);
+        m = ncm_cpuset_is_empty(mems) ? strdup("") : ncm_cpuset_format_list(mems);
+        if (!c || !m) {
+                free(c);
+                free(m);
+                return -ENOMEM;
+        }
+        *ret_cpus = c;
+        *ret_mems = m;
+        return 1;
+}
+
+int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id, const ncm_cri_sandbox_config *cfg,
+                         ncm_error *err)
+{
+        if (!cfg->uid || !*cfg->uid || !id || !*id)
+                return 0; /* no pod to speak of: nothing to remember */
+        if (ncm__rt_record_find_sandbox(&cn->rec, id) >= 0)
+                return 0;
+        if (ncm__rt_record_add_sandbox(&cn->rec, id, cfg->uid) < 0)
+                return oom(err);
+        return save(cn, err);
+}
+
+/* The pod UID of C: its sandbox config's, else the sandbox the record knows. NULL: unknown. */
+static const char *pod_of(const ncm_cri_node *cn, const ncm_cri_container_config *c)
+{
+        ssize_t s;
+
+        if (c->has_sandbox && c->sandbox.uid && *c->sandbox.uid)
+                return c->sandbox.uid;
+        s = ncm__rt_record_find_sandbox(&cn->rec, c->pod_sandbox_id);
+        return s >= 0 ? cn->rec.sandboxes[s].pod : NULL;
+}
+
+int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm_cri_decision *ret,
+                        ncm_error *err)
+{
+        ncm_cri_decision d = {0};
+        ncm__rt_container e = {0}, old = {0};
+        ncm_runtime_identity id;
+        ncm_autoptr(ncm_pod) pod = NULL;
+        ncm_buf podjson = NCM_BUF_INIT, out = NCM_BUF_INIT;
+        ncm_error aerr = NCM_ERROR_INIT;
+        const char *uid = pod_of(cn, c);
+        ncm_qos_class qos = NCM_QOS_BEST_EFFORT;
+        bool had_old = false;
+        ssize_t k;
+        int r;
+
+        d.ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
+        if (!uid || !c->name || !*c->name) {
+                /* not a kubelet's pod: forwarded as it came */
+                d.action = NCM_CRI_PASS;
+                *ret = d;
+                return 0;
+        }
+        r = ncm_runtime_identify(c->annotations.v, c->annotations.n, &id, err);
+        if (r < 0)
+                return r;
+        if (id.kind == NCM_RUNTIME_SANDBOX || id.kind == NCM_RUNTIME_EPHEMERAL) {
+                d.action = NCM_CRI_PASS;
+                *ret = d;
+                return 0;
+        }
+        e.id = strdup("");
+        e.pod = strdup(uid);
+        e.pod_name = strdup(c->sandbox.name ? c->sandbox.name : "");
+        e.pod_ns = strdup(c->sandbox.namespace ? c->sandbox.namespace : "");
+        e.name = strdup(c->name);
+        e.cgroup = strdup("");
+        e.sandbox = strdup(c->pod_sandbox_id ? c->pod_sandbox_id : "");
+        if (!e.id || !e.pod || !e.pod_name || !e.pod_ns || !e.name || !e.cgroup || !e.sandbox) {
+                ncm__rt_container_done(&e);
+                return oom(err);
+        }
+        e.kind = id.kind;
+        e.resources = c->resources.r;
+        e.has_qos = ncm_runtime_pod_cgroup_qos(c->sandbox.cgroup_parent, &qos, NULL, 0) > 0;
+        e.qos = qos;
+        if (id.has_qos) {
+                e.has_qos = true;
+                e.qos = id.qos;
+        }
+        /* a new attempt of a container its pod has had takes its place */
+        k = ncm__rt_record_find_name(&cn->rec, e.pod, e.name);
+        if (k >= 0) {
+                if (ncm__rt_container_dup(&cn->rec.v[k], &old) < 0) {
+                        ncm__rt_container_done(&e);
+                        return oom(err);
+                }
+                had_old = true;
+                e.seq = cn->rec.v[k].seq;
+                ncm__rt_container_done(&cn->rec.v[k]);
+                cn->rec.v[k] = e;
+        } else {
+                k = (ssize_t)cn->rec.n;
+                if (ncm__rt_record_add(&cn->rec, &e) < 0) {
+                        ncm__rt_container_done(&e);
+                        return oom(err);
+                }
+        }
+        e = (ncm__rt_container){0};
+        (void)ncm__rt_record_add_sandbox(&cn->rec, cn->rec.v[k].sandbox, cn->rec.v[k].pod);
+        r = ncm__rt_record_pod(&cn->rec, &cn->rec.v[k], &pod, err);
+        if (r >= 0)
+                r = save(cn, err);
+        if (r >= 0) {
+                ncm_ctl_request q = {0};
+                ncm_pod_format_json(pod, &podjson);
+                q.pod = podjson.data;
+                q.pod_len = podjson.len;
+                q.source = "CreateContainer";
+                q.format = NCM_CTL_FORMAT_NONE;
+                r = ncm_buf_failed(&podjson) ? oom(err) : ctl(cn, NCM_CTL_ADMIT, &q, &d.ctl, err);
+        }
+        if (r >= 0 && ncm_ctl_reply_output(NCM_CTL_ADMIT, (const uint8_t *)d.ctl.reply.data,
+                                           d.ctl.reply.len, &out, &aerr) < 0) {
+                /* refused: the kubelet's reason and message; the record is as it was */
+                d.action = NCM_CRI_REFUSE;
+                d.code = NCM_RPC_RESOURCE_EXHAUSTED;
+                snprintf(d.message, sizeof(d.message), "%s", aerr.msg);
+        }
+        ncm_buf_done(&out);
+        ncm_buf_done(&podjson);
+        if (r < 0 || d.action == NCM_CRI_REFUSE) {
+                ncm_error e2 = NCM_ERROR_INIT;
+                k = ncm__rt_record_find_name(&cn->rec, uid, c->name);
+                if (k >= 0 && had_old) {
+                        ncm__rt_container_done(&cn->rec.v[k]);
+                        cn->rec.v[k] = old;
+                        had_old = false;
+                } else if (k >= 0) {
+                        ncm__rt_record_remove(&cn->rec, (size_t)k);
+                }
+                (void)save(cn, &e2);
+                if (had_old)
+                        ncm__rt_container_done(&old);
+                if (r < 0) {
+                        ncm_cri_decision_done(&d);
+                        return r;
+                }
+                *ret = d;
+                return 0;
+        }
+        if (had_old)
+                ncm__rt_container_done(&old);
+        d.action = NCM_CRI_ADMIT;
+        d.pod_uid = strdup(uid);
+        d.container = strdup(c->name);
+        if (!d.pod_uid || !d.container ||
+            cpusets_of(cn, uid, c->name, &d.cpuset_cpus, &d.cpuset_mems) < 0 ||
+            ncm_devmgr_container_options(ncm_node_devmgr(cn->t.node), uid, c->name, &d.devices) <
+                            0) {
+                ncm_cri_decision_done(&d);
+                return oom(err);
+        }
+        *ret = d;
+        return 0;
+}
+
+int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len, ncm_buf *out,
+                           ncm_error *err)
+{
+        const ncm_devmgr_alloc_resp *o = d->devices;
+        size_t nd = o ? o->n_devices : 0, nm = o ? o->n_mounts : 0;
+        size_t ne = o ? o->n_envs : 0, na = o ? o->n_annotations : 0;
+        ncm_autofree ncm_cri_device *dev = calloc(nd + 1, sizeof(*dev));
+        ncm_autofree ncm_cri_mount *mnt = calloc(nm + 1, sizeof(*mnt));
+        ncm_autofree ncm_runtime_kv *env = calloc(ne + 1, sizeof(*env));
+        ncm_autofree ncm_runtime_kv *ann = calloc(na + 1, sizeof(*ann));
+        ncm_cri_container_patch p = {0};
+
+        if (!dev || !mnt || !env || !ann)
+                return oom(err);
+        for (size_t i = 0; i < nd; i++)
+                dev[i] = (ncm_cri_device){o->devices[i].container_path, o->devices[i].host_path,
+                                          o->devices[i].permissions};
+        for (size_t i = 0; i < nm; i++)
+                mnt[i] = (ncm_cri_mount){o->mounts[i].container_path, o->mounts[i].host_path,
+                                         o->mounts[i].read_only};
+        for (size_t i = 0; i < ne; i++)
+                env[i] = (ncm_runtime_kv){o->envs[i].key, o->envs[i].value};
+        for (size_t i = 0; i < na; i++)
+                ann[i] = (ncm_runtime_kv){o->annotations[i].key, o->annotations[i].value};
+        p.cpuset_cpus = d->cpuset_cpus;
+        p.cpuset_mems = d->cpuset_mems;
+        p.devices = dev;
+        p.n_devices = nd;
+        p.mounts = mnt;
+        p.n_mounts = nm;
+        p.envs = env;
+        p.n_envs = ne;
+        p.annotations = ann;
+        p.n_annotations = na;
+        p.cdi_devices = o ? (const char *const *)o->cdi_devices : NULL;
+        p.n_cdi_devices = o ? o->n_cdi_devices : 0;
+        return ncm_cri_patch_create_container(req, len, &p, out, err);
+}
+
+/* Release container K of the record (the node's container, and the record's entry). */
+static int release(ncm_cri_node *cn, size_t k, ncm_ctl_result *res, ncm_error *err)
+{
+        ncm_ctl_request q = {0};
+        ncm_autofree char *pod = strdup(cn->rec.v[k].pod);
+        ncm_autofree char *name = strdup(cn->rec.v[k].name);
+        int r;
+
+        if (!pod || !name)
+                return oom(err);
+        q.pod_uid = pod;
+        q.container = name;
+        r = ctl(cn, NCM_CTL_REMOVE_CONTAINER, &q, res, err);
+        if (r < 0)
+                return r;
+        ncm__rt_record_remove(&cn->rec, k);
+        return save(cn, err);
+}
+
+int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name, const char *id,
+                         ncm_ctl_result *res, ncm_error *err)
+{
+        ssize_t k = ncm__rt_record_find_name(&cn->rec, pod_uid, name);
+        char *nid;
+
+        if (k < 0)
+                return 0;
+        if (!id) {
+                /* the runtime did not create it: what was decided for it goes */
+                return release(cn, (size_t)k, res, err);
+        }
+        nid = strdup(id);
+        if (!nid)
+                return oom(err);
+        free(cn->rec.v[k].id);
+        cn->rec.v[k].id = nid;
+        return save(cn, err);
+}
+
+int ncm_cri_node_container_removed(ncm_cri_node *cn, const char *id, ncm_ctl_result *res,
+                                   ncm_error *err)
+{
+        ssize_t k = ncm__rt_record_find_id(&cn->rec, id);
+
+        return k < 0 ? 0 : release(cn, (size_t)k, res, err);
+}
+
+int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_result *res,
+                                 ncm_error *err)
+{
+        ssize_t s = ncm__rt_record_find_sandbox(&cn->rec, id);
+        ncm_autofree char *pod = NULL;
+        ncm_ctl_request q = {0};
+        int r;
+
+        if (s < 0)
+                return 0;
+        pod = strdup(cn->rec.sandboxes[s].pod);
+        if (!pod)
+                return oom(err);
+        q.pod_uid = pod;
+        r = ctl(cn, NCM_CTL_REMOVE_POD, &q, res, err);
+        if (r < 0)
+                return r;
+        for (size_t i = cn->rec.n; i-- > 0;)
+                if (strcmp(cn->rec.v[i].pod, pod) == 0)
+                        ncm__rt_record_remove(&cn->rec, i);
+        for (size_t i = cn->rec.n_sandboxes; i-- > 0;)
+                if (strcmp(cn->rec.sandboxes[i].pod, pod) == 0)
+                        ncm__rt_record_remove_sandbox(&cn->rec, i);
+        return save(cn, err);
+}
+
+int ncm_cri_node_cpusets(const ncm_cri_node *cn, const char *id, char **ret_cpus, char **ret_mems)
+{
+        ssize_t k = ncm__rt_record_find_id(&cn->rec, id);
+
+        if (k < 0)
+                return 0;
+        return cpusets_of(cn, cn->rec.v[k].pod, cn->rec.v[k].name, ret_cpus, ret_mems);
+}
+
+void ncm_cri_updates_free(ncm_cri_update *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                free(v[i].id);
+                free(v[i].cpuset_cpus);
+                free(v[i].cpuset_mems);
+        }
+        free(v);
+}
+
+/* The canonical form of a cpuset list, or NULL when it does not parse. */
+static char *canonical(const char *s)
+{
+        ncm_autoptr(ncm_cpuset) set = NULL;
+
+        if (!s || ncm_cpuset_parse_list(s, &set, NULL) < 0)
+                return NULL;
+        return ncm_cpuset_format_list(set);
+}
+
+bool ncm_cri_cpuset_differs(const char *want, const char *have)
+{
+        ncm_autofree char *a = canonical(want);
+        ncm_autofree char *b = canonical(have);
+
+        if (!want || !*want)
+                return false;
+        return !a || !b || strcmp(a, b) != 0;
+}
+
+/*
+ * At start-up no creation is in flight: a container recorded without an id was being created
+ * when the last process ended. The runtime either has it (the same sandbox and name: adopted)
+ * or not (released).
+ */
+static int adopt_pending(ncm_cri_node *cn, const ncm_cri_container *listed, size_t n)
+{
+        bool dirty = false;
+
+        for (size_t i = 0; i < cn->rec.n; i++) {
+                ncm__rt_container *e = &cn->rec.v[i];
+                const ncm_cri_container *found = NULL;
+                if (e->id[0])
+                        continue;
+                for (size_t j = 0; j < n; j++) {
+                        const ncm_cri_container *c = &listed[j];
+                        if (strcmp(c->pod_sandbox_id, e->sandbox) != 0 ||
+                            strcmp(c->name, e->name) != 0 ||
+                            ncm__rt_record_find_id(&cn->rec, c->id) >= 0)
+                                continue;
+                        /* the newest attempt is the one that was being created */
+                        if (!found || c->attempt > found->attempt)
+                                found = c;
+                }
+                if (found) {
+                        char *id = strdup(found->id);
+                        if (!id)
+                                return -ENOMEM;
+                        free(e->id);
+                        e->id = id;
+                        dirty = true;
+                }
+        }
+        return dirty;
+}
+
+int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, size_t n,
+                           bool startup, ncm_cri_update **ret, size_t *ret_n, size_t *ret_stale,
+                           ncm_ctl_result *res, ncm_error *err)
+{
+        ncm_cri_update *v = calloc(n + 1, sizeof(*v));
+        size_t nv = 0, stale = 0;
+        int r = 0;
+
+        if (!v)
+                return oom(err);
+        if (startup) {
+                r = adopt_pending(cn, listed, n);
+                if (r > 0)
+                        r = save(cn, err);
+                else if (r < 0)
+                        r = oom(err);
+                if (r < 0) {
+                        free(v);
+                        return r;
+                }
+        }
+        /*
+         * removeStaleState: containers the runtime no longer has (LISTED is all of them). A
+         * container whose creation is in flight has no id yet and is not stale.
+         */
+        for (size_t i = cn->rec.n; i-- > 0 && r >= 0;) {
+                bool there = false;
+                /* being created now; at start-up, never created (adopt_pending found none) */
+                if (!cn->rec.v[i].id[0] && !startup)
+                        continue;
+                for (size_t j = 0; j < n && !there; j++)
+                        there = strcmp(listed[j].id, cn->rec.v[i].id) == 0 &&
+                                listed[j].state != NCM_CRI_CONTAINER_UNKNOWN;
+                if (there)
+                        continue;
+                {
+                        ncm_ctl_result one = NCM_CTL_RESULT_INIT;
+                        r = release(cn, i, &one, err);
+                        /* RES says whether anything moved; the last release's event */
+                        if (r >= 0 && res) {
+                                bool changed = res->changed || one.changed;
+                                bool pool = res->pool_changed || one.pool_changed;
+                                ncm_ctl_result_done(res);
+                                *res = one;
+                                one = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
+                                res->changed = changed;
+                                res->pool_changed = pool;
+                        }
+                        ncm_ctl_result_done(&one);
+                }
+                stale++;
+        }
+        /* every running container the state knows gets its cpuset */
+        for (size_t j = 0; j < n && r >= 0; j++) {
+                const ncm_cri_container *c = &listed[j];
+                ssize_t k;
+                if (c->state != NCM_CRI_CONTAINER_RUNNING)
+                        continue;
+                k = ncm__rt_record_find_id(&cn->rec, c->id);
+                if (k < 0)
+                        continue;
+                r = cpusets_of(cn, cn->rec.v[k].pod, cn->rec.v[k].name, &v[nv].cpuset_cpus,
+                               &v[nv].cpuset_mems);
+                if (r < 0) {
+                        r = oom(err);
+                        break;
+                }
+                if (r == 0)
+                        continue;
+                v[nv].id = strdup(c->id);
+                if (!v[nv++].id)
+                        r = oom(err);
+        }
+        if (r < 0) {
+                ncm_cri_updates_free(v, nv);
+                return r;
+        }
+        *ret = v;
+        *ret_n = nv;
+        if (ret_stale)
+                *ret_stale = stale;
+        return 0;
+}

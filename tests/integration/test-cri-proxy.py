@@ -1,0 +1,315 @@
+# SPDX-License-Identifier: Apache-2.0
+"""nodecmd's CRI proxy in front of a real containerd, driven as a kubelet drives its runtime.
+
+A private containerd (tests/integration/containerd.py) and nodecmd with --runtime-endpoint (that
+containerd) and --cri-listen (the proxy's socket). A python3-grpcio client sends the proxy what
+a kubelet with cpuManagerPolicy none sends (RunPodSandbox with the QoS tier's cgroup parent,
+CreateContainer with shares, quota, period and memory limit and no cpuset, StartContainer,
+StopContainer, RemoveContainer, RemovePodSandbox). Checked:
+  - every container's Cpus_allowed_list at its first instruction and later is what
+    `nodecm simulate` (the kubelet's static policy) gives the same pods on this machine:
+    Guaranteed integer, Guaranteed fractional, Burstable, BestEffort; the shared pool shrinks
+    and grows in every other container as containers come and go;
+  - a refused admission fails CreateContainer with the kubelet's text, nothing created;
+  - a client's UpdateContainerResources that would widen a cpuset keeps nodecm's;
+  - a cpuset changed behind nodecm's back (directly at containerd) is put back by reconcile;
+  - calls nodecm does not decode (ImageService, Status) are forwarded unchanged;
+  - containerd restarted under the proxy: UNAVAILABLE meanwhile, then success, nothing lost;
+  - nodecmd killed -9 during a burst of CreateContainer calls: after its restart the node's state
+    and the runtime's containers agree, and no CPU is held twice.
+Everything is torn down on every exit path.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+
+import runtimes as rt
+import containerd as ctd
+
+rt.require_root()
+rt.require_cgroup_v1_cpuset()
+rt.static_busybox()
+NODECMD = os.environ.get("NCM_NODECMD", "")
+if not NODECMD:
+    rt.skip("run through meson test (NCM_NODECMD is not set)")
+try:
+    import grpc
+except ImportError:
+    rt.skip("python3-grpcio is not importable by /usr/bin/python3")
+os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+
+cl = rt.Cleanups()
+tmp = tempfile.mkdtemp(prefix="nodecm-cri-proxy-")
+cl.push(shutil.rmtree, tmp, True)
+cg = rt.CgroupParent(cl)
+pb, svc = ctd.stubs(os.path.join(tmp, "stubs"))
+c = ctd.Containerd(cl, tmp)
+c.start()
+c.import_images()
+check = rt.check
+ALL = rt.parse_list(rt.machine_cpus())
+if len(ALL) < 2 or 0 not in ALL:
+    rt.skip("needs CPU 0 and at least one more (have %s)" % rt.machine_cpus())
+node_dir = os.path.join(tmp, "node")
+proxy_sock = os.path.join(tmp, "cri.sock")
+kubelet_yaml = os.path.join(tmp, "kubelet.yaml")
+with open(kubelet_yaml, "w") as f:
+    f.write("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+            "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\n"
+            "cpuManagerReconcilePeriod: 1s\n")
+
+
+class Daemon:
+    def __init__(self):
+        self.proc = None
+        self.log = os.path.join(tmp, "nodecmd.log")
+        cl.push(self.stop)
+
+    def start(self):
+        with open(self.log, "a") as log:
+            self.proc = subprocess.Popen(
+                [NODECMD, "--config", kubelet_yaml, "--root-dir", node_dir,
+                 "--runtime-endpoint", c.endpoint, "--cri-listen", proxy_sock,
+                 "--log-level", "debug"],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        for _ in range(400):
+            if self.proc.poll() is not None:
+                raise RuntimeError("nodecmd exited: %s" % self.tail())
+            if os.path.exists(proxy_sock) and os.path.exists(os.path.join(node_dir, "nodecm.sock")):
+                return
+            time.sleep(0.025)
+        raise RuntimeError("nodecmd did not start: %s" % self.tail())
+
+    def tail(self):
+        try:
+            with open(self.log) as f:
+                return f.read()[-4000:]
+        except OSError:
+            return ""
+
+    def stop(self, sig=signal.SIGTERM):
+        """The exit status (SIGTERM: 0, and under ASan no leak), or None."""
+        rc = None
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                rc = self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        return rc
+
+
+daemon = Daemon()
+daemon.start()
+kl = ctd.Kubelet(pb, svc, "unix:" + proxy_sock, os.path.join(tmp, "logs"), cg.path())
+direct = ctd.Kubelet(pb, svc, "unix:" + c.sock, os.path.join(tmp, "logs"), cg.path())
+c.cri = direct
+exp = rt.Expect({"reserved": "0"})
+live = {}  # container id -> (pod uid, container name)
+FIRST = "grep Cpus_allowed_list /proc/self/status; exec sleep 100000"
+MEM = {"memory": "64Mi"}
+
+
+def cpus_of(cid):
+    try:
+        with open("/proc/%d/status" % direct.pid(cid)) as f:
+            return rt.cpus_allowed_of(f.read())
+    except Exception as e:
+        return "error: %s" % e
+
+
+def first_cpus(uid, name):
+    """The first line the container wrote, from its CRI log ("<time> stdout F <line>")."""
+    for _ in range(200):
+        for line in kl.log(uid, name).splitlines():
+            i = line.find("Cpus_allowed_list:")
+            if i >= 0:
+                return line[i:].split(":", 1)[1].strip()
+        time.sleep(0.02)
+    return None
+
+
+def expect_all(when, wait=3.0):
+    """Every live container on the kubelet's CPUs; the pool may take a reconcile to follow."""
+    deadline = time.time() + wait
+    while True:
+        bad = []
+        for cid, (uid, name) in live.items():
+            want = exp.cpus(tmp, uid, name)
+            got = cpus_of(cid)
+            if got != want:
+                bad.append("%s/%s runs on %s, the kubelet would give %s" % (uid, name, got, want))
+        if not bad or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    for b in bad:
+        check(False, "%s: %s" % (when, b))
+
+
+def run_pod(uid, containers, qos=None):
+    """The kubelet's way: the sandbox, then each container created and started."""
+    exp.admit(rt.pod(uid, containers))
+    kl.run_pod(uid, uid, containers, qos=qos)
+    for name, req, lim in containers:
+        want = exp.cpus(tmp, uid, name)
+        cid = kl.create(uid, name, req, lim, FIRST)
+        kl.start(cid)
+        live[cid] = (uid, name)
+        got = first_cpus(uid, name)
+        print("%s/%s: first instruction on %s, the kubelet's %s" % (uid, name, got, want))
+        check(got == want, "%s/%s's first instruction ran on %s, the kubelet would give %s"
+              % (uid, name, got, want))
+
+
+def cid_of(uid, name):
+    return kl.pods[uid]["containers"][name]
+
+
+# forwarded as they are: Version, Status, the ImageService
+v = kl.rt.Version(pb.VersionRequest(version="0.1.0"), timeout=10)
+check(v.runtime_name == "containerd", "Version through the proxy: %s" % v)
+st = kl.rt.Status(pb.StatusRequest(), timeout=10)
+check(any(x.type == "RuntimeReady" for x in st.status.conditions),
+      "Status (not decoded by nodecm) forwarded: %s" % st)
+imgs = kl.img.ListImages(pb.ListImagesRequest(), timeout=10)
+check(any(ctd.BUSYBOX in i.repo_tags for i in imgs.images), "ListImages through the proxy")
+ist = kl.img.ImageStatus(pb.ImageStatusRequest(image=pb.ImageSpec(image=ctd.BUSYBOX)), timeout=10)
+check(ist.image.id != "", "ImageStatus through the proxy")
+
+# every QoS class
+run_pod("pb", [("app", {"cpu": "250m"}, MEM)])
+run_pod("pg", [("app", dict(cpu="1", **MEM), dict(cpu="1", **MEM))])
+run_pod("pf", [("app", dict(cpu="500m", **MEM), dict(cpu="500m", **MEM))])
+run_pod("pe", [("app", {}, {})])
+expect_all("after the pods came")
+pool = rt.parse_list(exp.cpus(tmp, "pb", "app"))
+check(pool == ALL - rt.parse_list(exp.cpus(tmp, "pg", "app")),
+      "the shared pool is every CPU but the Guaranteed container's")
+
+# refused: the kubelet's text, nothing created
+free = len(ALL) - 1 - len(rt.parse_list(exp.cpus(tmp, "pg", "app")))
+big = str(free + 1)
+steps = list(exp.steps)
+exp.admit(rt.pod("px", [("app", dict(cpu=big, **MEM), dict(cpu=big, **MEM))]))
+line, _ = exp.run(tmp)
+exp.steps = steps
+kl.run_pod("px", "px", [("app", dict(cpu=big, **MEM), dict(cpu=big, **MEM))])
+try:
+    kl.create("px", "app", dict(cpu=big, **MEM), dict(cpu=big, **MEM), FIRST)
+    check(False, "CreateContainer of %s CPUs must fail" % big)
+except grpc.RpcError as e:
+    check(e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED and line and
+          line["message"] in e.details(),
+          "refused with the kubelet's text %r: %s %s" % (line and line["message"], e.code(),
+                                                           e.details()))
+n = len(direct.rt.ListContainers(pb.ListContainersRequest(), timeout=10).containers)
+check(n == len(live), "the refused container was not created (%d containers)" % n)
+kl.remove_pod("px")
+
+# a client that would widen a cpuset: nodecm's stays
+g = cid_of("pg", "app")
+kl.rt.UpdateContainerResources(pb.UpdateContainerResourcesRequest(
+    container_id=g, linux=pb.LinuxContainerResources(cpuset_cpus=rt.format_list(ALL))), timeout=10)
+check(cpus_of(g) == exp.cpus(tmp, "pg", "app"),
+      "UpdateContainerResources through the proxy keeps the exclusive cpuset: %s" % cpus_of(g))
+
+# behind nodecm's back (at containerd itself): reconcile puts it back (period 1s)
+direct.rt.UpdateContainerResources(pb.UpdateContainerResourcesRequest(
+    container_id=g, linux=pb.LinuxContainerResources(cpuset_cpus=rt.format_list(ALL))), timeout=10)
+check(cpus_of(g) == rt.format_list(ALL), "containerd widened the cpuset")
+expect_all("after a cpuset was changed behind nodecm's back", wait=5.0)
+
+# the Guaranteed container goes: the pool grows back in every shared container at once
+kl.stop(g)
+kl.remove(g)
+live.pop(g)
+exp.remove("pg", "app")
+kl.remove_pod("pg")
+exp.remove_pod("pg")
+expect_all("after the Guaranteed pod went")
+
+# containerd restarts under the proxy: UNAVAILABLE meanwhile, then success, nothing lost
+c.stop()
+try:
+    kl.rt.Version(pb.VersionRequest(version="0.1.0"), timeout=5)
+    check(False, "a call while containerd is down must fail")
+except grpc.RpcError as e:
+    check(e.code() == grpc.StatusCode.UNAVAILABLE, "containerd down: %s %s" % (e.code(),
+                                                                             e.details()))
+c.start()
+for _ in range(100):
+    try:
+        v = kl.rt.Version(pb.VersionRequest(version="0.1.0"), timeout=5)
+        break
+    except grpc.RpcError:
+        time.sleep(0.1)
+check(v.runtime_name == "containerd", "containerd back: calls succeed")
+run_pod("pg2", [("app", dict(cpu="1", **MEM), dict(cpu="1", **MEM))])
+expect_all("after containerd's restart")
+
+# nodecmd killed -9 during a burst of CreateContainer calls (Guaranteed, one CPU each: as many
+# as there are free CPUs are admitted, the others refused)
+g2 = cid_of("pg2", "app")
+kl.stop(g2)
+kl.remove(g2)
+live.pop(g2)
+kl.remove_pod("pg2")
+exp.remove_pod("pg2")
+burst = ["pk%d" % i for i in range(8)]
+for uid in burst:
+    kl.run_pod(uid, uid, [("app", dict(cpu="1", **MEM), dict(cpu="1", **MEM))])
+results = {}
+
+
+def create(uid):
+    try:
+        results[uid] = kl.create(uid, "app", dict(cpu="1", **MEM), dict(cpu="1", **MEM), FIRST)
+    except grpc.RpcError as e:
+        results[uid] = e
+
+
+threads = [threading.Thread(target=create, args=(u,)) for u in burst]
+for t in threads:
+    t.start()
+time.sleep(0.05)
+daemon.stop(signal.SIGKILL)
+for t in threads:
+    t.join(30)
+daemon.start()
+# the startup reconcile settles what the kill left (a period at most)
+time.sleep(2.5)
+status = subprocess.run([rt.NODECM, "node", "status", "--json", "--connect",
+                         os.path.join(node_dir, "nodecm.sock")], capture_output=True, text=True)
+check(status.returncode == 0, "node status after the restart: %s" % status.stderr)
+state = json.loads(status.stdout) if status.returncode == 0 else {"entries": {}, "pods": []}
+ctrs = direct.rt.ListContainers(pb.ListContainersRequest(), timeout=10).containers
+in_runtime = {x.labels.get("io.kubernetes.pod.uid") for x in ctrs
+              if x.labels.get("io.kubernetes.pod.uid", "").startswith("pk")}
+held = {u for u in state["entries"] if u.startswith("pk")}
+check(held == in_runtime, "after kill -9: pods holding CPUs %s, containers in containerd %s"
+      % (sorted(held), sorted(in_runtime)))
+seen = {}
+for uid, cs in state["entries"].items():
+    for name, cpus in cs.items():
+        for cpu in rt.parse_list(cpus):
+            check(cpu not in seen, "CPU %d held by %s and %s" % (cpu, seen.get(cpu), uid))
+            seen[cpu] = uid
+print("kill -9 burst: %d created, %d failed; %d hold CPUs" % (
+    sum(1 for r in results.values() if isinstance(r, str)),
+    sum(1 for r in results.values() if not isinstance(r, str)), len(held)))
+for uid in burst:
+    try:
+        kl.remove_pod(uid)
+    except (grpc.RpcError, KeyError):
+        pass
+expect_all("after the burst went")
+rc = daemon.stop()
+check(rc == 0, "nodecmd stops with status 0 on SIGTERM (got %s): %s" % (rc, daemon.tail()[-2000:]))
+rt.finish()
