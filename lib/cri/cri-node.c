@@ -174,7 +174,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         ncm_error aerr = NCM_ERROR_INIT;
         const char *uid = pod_of(cn, c);
         ncm_qos_class qos = NCM_QOS_BEST_EFFORT;
-        bool had_old = false;
+        bool had_old = false, new_sandbox = false;
         ssize_t k;
         int r;
 
@@ -231,7 +231,11 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 }
         }
         e = (ncm__rt_container){0};
-        (void)ncm__rt_record_add_sandbox(&cn->rec, cn->rec.v[k].sandbox, cn->rec.v[k].pod);
+        new_sandbox = cn->rec.v[k].sandbox[0] &&
+                      ncm__rt_record_find_sandbox(&cn->rec, cn->rec.v[k].sandbox) < 0;
+        if (new_sandbox &&
+            ncm__rt_record_add_sandbox(&cn->rec, cn->rec.v[k].sandbox, cn->rec.v[k].pod) < 0)
+                new_sandbox = false;
         r = ncm__rt_record_pod(&cn->rec, &cn->rec.v[k], &pod, err);
         if (r >= 0)
                 r = save(cn, err);
@@ -262,6 +266,11 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                         had_old = false;
                 } else if (k >= 0) {
                         ncm__rt_record_remove(&cn->rec, (size_t)k);
+                }
+                if (new_sandbox) {
+                        ssize_t s = ncm__rt_record_find_sandbox(&cn->rec, c->pod_sandbox_id);
+                        if (s >= 0)
+                                ncm__rt_record_remove_sandbox(&cn->rec, (size_t)s);
                 }
                 (void)save(cn, &e2);
                 if (had_old)

@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lib/cri's node side: the decisions nodecmd's CRI proxy and reconcile make, on a node kept in a
+ * temporary directory (no daemon, no runtime): pods admitted as their containers come, with the
+ * kubelet's values and the QoS class of their cgroup parent; refusals with the kubelet's text
+ * and nothing changed; releases; the record persisted; reconcile's stale containers and the
+ * adoption, at start-up, of creations a killed process left in flight. The proxy itself is
+ * tested against a real containerd (tests/integration/test-cri-proxy.py).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/cri.h>
+#include <nodecm/fs.h>
+#include "testutil.h"
+
+typedef struct fx {
+        char *dir;
+        ncm_topo *topo;
+        ncm_node_config *cfg;
+        ncm_enforcer *enf;
+        ncm_node_dir *nd;
+        ncm_ctl_target t;
+        ncm_cri_node *cn;
+} fx;
+
+static void open_cn(fx *f)
+{
+        ncm_node_dir_options o = {.flags = NCM_NODE_DIR_INIT, .enforcer = f->enf};
+        ncm_error err = NCM_ERROR_INIT;
+
+        if (ncm_node_dir_open(f->dir, f->topo, f->cfg, &o, &f->nd, &err) < 0)
+                fail_msg("%s", err.msg);
+        f->t.node = ncm_node_dir_node(f->nd);
+        f->t.dir = f->dir;
+        f->t.enforcer = "none";
+        if (ncm_cri_node_open(f->dir, &f->t, &f->cn, &err) < 0)
+                fail_msg("%s", err.msg);
+}
+
+/* A process that ends: the node and the record are read again by the next. */
+static void reopen(fx *f)
+{
+        f->cn = ncm_cri_node_free(f->cn);
+        f->nd = ncm_node_dir_close(f->nd);
+        open_cn(f);
+}
+
+static int setup(void **state)
+{
+        fx *f = calloc(1, sizeof(*f));
+        const char *k = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\"}";
+
+        f->dir = tu_mkdtemp();
+        assert_int_equal(ncm_topo_from_synthetic("package:1 core:4 pu:1", &f->topo, NULL), 0);
+        assert_int_equal(ncm_node_config_parse(k, strlen(k), NULL, "", &f->cfg, NULL), 0);
+        assert_int_equal(ncm_enforcer_none_new(&f->enf, NULL), 0);
+        open_cn(f);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        fx *f = *state;
+        ncm_cri_node_free(f->cn);
+        ncm_node_dir_close(f->nd);
+        ncm_enforcer_free(f->enf);
+        ncm_node_config_free(f->cfg);
+        ncm_topo_free(f->topo);
+        tu_rm_rf(f->dir);
+        free(f->dir);
+        free(f);
+        return 0;
+}
+
+/* What the kubelet sends for container NAME of pod UID in sandbox SB (cgroup parent PARENT). */
+static ncm_cri_container_config request(const char *sb, const char *uid, const char *parent,
+                                        const char *name, int64_t req_m, int64_t lim_m, int64_t mem)
+{
+        ncm_cri_container_config c = {0};
+        c.pod_sandbox_id = (char *)sb;
+        c.name = (char *)name;
+        c.resources.present = true;
+        c.resources.r.cpu_shares = req_m ? req_m * 1024 / 1000 : 2;
+        c.resources.r.cpu_quota = lim_m * 100;
+        c.resources.r.cpu_period = 100000;
+        c.resources.r.memory_limit = mem;
+        c.has_sandbox = true;
+        c.sandbox.uid = (char *)uid;
+        c.sandbox.name = (char *)uid;
+        c.sandbox.namespace = (char *)"default";
+        c.sandbox.cgroup_parent = (char *)parent;
+        return c;
+}
+
+static void create(fx *f, const ncm_cri_container_config *c, ncm_cri_action want, const char *cpus,
+                   const char *id)
+{
+        ncm_cri_decision d;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+
+        if (ncm_cri_node_create(f->cn, c, &d, &err) < 0)
+                fail_msg("create %s: %s", c->name, err.msg);
+        assert_int_equal(d.action, want);
+        if (want == NCM_CRI_ADMIT) {
+                assert_string_equal(d.cpuset_cpus, cpus);
+                assert_string_equal(d.cpuset_mems, "0");
+                assert_true(d.ctl.admission && d.ctl.admitted);
+                if (id)
+                        assert_int_equal(ncm_cri_node_created(f->cn, c->sandbox.uid, c->name, id,
+                                                              &res, &err),
+                                         0);
+        }
+        ncm_ctl_result_done(&res);
+        ncm_cri_decision_done(&d);
+}
+
+static void assert_cpusets(fx *f, const char *id, const char *want)
+{
+        char *cpus = NULL, *mems = NULL;
+        int r = ncm_cri_node_cpusets(f->cn, id, &cpus, &mems);
+        if (!want) {
+                assert_int_equal(r, 0);
+                return;
+        }
+        assert_int_equal(r, 1);
+        if (strcmp(cpus, want) != 0)
+                fail_msg("%s: %s, want %s", id, cpus, want);
+        free(cpus);
+        free(mems);
+}
+
+static void test_cri_node_admits_as_containers_come(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 2000, 2000, 1 << 28);
+        ncm_cri_container_config b =
+                        request("sb", "ub", "/kubepods/burstable/podub", "web", 250, 0, 0);
+        ncm_cri_container_config g2 =
+                        request("sg", "ug", "/kubepods/podug", "log", 500, 500, 1 << 26);
+        ncm_cri_sandbox_config sbc = {.uid = (char *)"ug"};
+
+        assert_int_equal(ncm_cri_node_sandbox(f->cn, "sg", &sbc, NULL), 0);
+        create(f, &b, NCM_CRI_ADMIT, "0-3", "cb");
+        create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
+        /* a second container of the Guaranteed pod, fractional: the pool */
+        create(f, &g2, NCM_CRI_ADMIT, "0,3", "cg2");
+        assert_cpusets(f, "cb", "0,3");
+        assert_cpusets(f, "cg", "1-2");
+        assert_cpusets(f, "unknown", NULL);
+        /* the record survives the process */
+        reopen(f);
+        assert_cpusets(f, "cg", "1-2");
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 3);
+        {
+                ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+                assert_int_equal(ncm_cri_node_container_removed(f->cn, "cg", &res, NULL), 0);
+                assert_true(res.pool_changed);
+                ncm_ctl_result_done(&res);
+        }
+        assert_cpusets(f, "cb", "0-3");
+        {
+                ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+                assert_int_equal(ncm_cri_node_sandbox_removed(f->cn, "sg", &res, NULL), 0);
+                ncm_ctl_result_done(&res);
+        }
+        assert_null(ncm_node_pod(f->t.node, "ug"));
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 1);
+        /* unknown ids change nothing */
+        {
+                ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+                assert_int_equal(ncm_cri_node_container_removed(f->cn, "nope", &res, NULL), 0);
+                assert_int_equal(ncm_cri_node_sandbox_removed(f->cn, "nope", &res, NULL), 0);
+                ncm_ctl_result_done(&res);
+        }
+}
+
+static void test_cri_node_refuses_with_the_kubelets_text(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 2000, 2000, 1 << 28);
+        ncm_cri_container_config big =
+                        request("sx", "ux", "/kubepods/podux", "app", 2000, 2000, 1 << 28);
+        ncm_cri_decision d;
+        char *before, *after;
+        size_t len;
+        char path[1024];
+
+        create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
+        snprintf(path, sizeof(path), "%s/%s", f->dir, NCM_CRI_CONTAINERS_NAME);
+        assert_int_equal(ncm_fs_read_all(-100, path, 1 << 20, &before, &len, NULL), 0);
+        assert_int_equal(ncm_cri_node_create(f->cn, &big, &d, NULL), 0);
+        assert_int_equal(d.action, NCM_CRI_REFUSE);
+        assert_int_equal(d.code, NCM_RPC_RESOURCE_EXHAUSTED);
+        assert_string_equal(d.message, "UnexpectedAdmissionError: Allocate failed due to not "
+                                       "enough cpus available to satisfy request: requested=2, "
+                                       "available=1, which is unexpected");
+        ncm_cri_decision_done(&d);
+        assert_int_equal(ncm_fs_read_all(-100, path, 1 << 20, &after, &len, NULL), 0);
+        assert_string_equal(before, after);
+        free(before);
+        free(after);
+        assert_null(ncm_node_pod(f->t.node, "ux"));
+
+        /* a Guaranteed parent whose container cannot be Guaranteed is not decided */
+        big = request("sy", "uy", "/kubepods/poduy", "app", 1000, 1000, 0);
+        assert_int_equal(ncm_cri_node_create(f->cn, &big, &d, NULL), -EINVAL);
+}
+
+static void test_cri_node_passes_what_is_not_a_pods(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config c = request("s?", "", "", "app", 1000, 1000, 1 << 28);
+        ncm_cri_decision d;
+
+        /* no pod UID, and a sandbox nodecm never saw */
+        c.has_sandbox = false;
+        assert_int_equal(ncm_cri_node_create(f->cn, &c, &d, NULL), 0);
+        assert_int_equal(d.action, NCM_CRI_PASS);
+        ncm_cri_decision_done(&d);
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 0);
+}
+
+static void test_cri_node_failed_creation_releases(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 2000, 2000, 1 << 28);
+        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+
+        create(f, &g, NCM_CRI_ADMIT, "1-2", NULL);
+        assert_int_equal(ncm_cri_node_created(f->cn, "ug", "app", NULL, &res, NULL), 0);
+        assert_true(res.pool_changed);
+        ncm_ctl_result_done(&res);
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 0);
+        /* the kubelet tries again: the same CPUs */
+        create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
+}
+
+static ncm_cri_container listed(const char *id, const char *sb, const char *name, int state,
+                                uint32_t attempt)
+{
+        ncm_cri_container c = {0};
+        c.id = (char *)id;
+        c.pod_sandbox_id = (char *)sb;
+        c.name = (char *)name;
+        c.state = state;
+        c.attempt = attempt;
+        return c;
+}
+
+static void test_cri_node_reconcile(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 2000, 2000, 1 << 28);
+        ncm_cri_container_config b =
+                        request("sb", "ub", "/kubepods/burstable/podub", "web", 250, 0, 0);
+        ncm_cri_container_config p =
+                        request("sp", "up", "/kubepods/podup", "app", 1000, 1000, 1 << 28);
+        ncm_cri_container_config q =
+                        request("sq", "uq", "/kubepods/besteffort/poduq", "app", 0, 0, 0);
+        ncm_cri_update *u = NULL;
+        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+        size_t n = 0, stale = 0;
+
+        create(f, &b, NCM_CRI_ADMIT, "0-3", "cb");
+        create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
+        /* two creations in flight when the process died: one the runtime made, one not */
+        create(f, &p, NCM_CRI_ADMIT, "3", NULL);
+        create(f, &q, NCM_CRI_ADMIT, "0", NULL);
+        reopen(f);
+        {
+                /* the runtime lost cg; it made up's container (attempt 0 was an older one) */
+                ncm_cri_container v[] = {
+                                listed("cb", "sb", "web", NCM_CRI_CONTAINER_RUNNING, 0),
+                                listed("old", "sp", "app", NCM_CRI_CONTAINER_EXITED, 0),
+                                listed("cp", "sp", "app", NCM_CRI_CONTAINER_RUNNING, 1),
+                };
+                assert_int_equal(ncm_cri_node_reconcile(f->cn, v, 3, true, &u, &n, &stale, &res,
+                                                        NULL),
+                                 0);
+        }
+        /* cg gone, uq's creation never happened */
+        assert_int_equal(stale, 2);
+        assert_true(res.pool_changed);
+        ncm_ctl_result_done(&res);
+        assert_int_equal(n, 2);
+        assert_string_equal(u[0].id, "cb");
+        assert_string_equal(u[0].cpuset_cpus, "0-2");
+        assert_string_equal(u[1].id, "cp");
+        assert_string_equal(u[1].cpuset_cpus, "3");
+        ncm_cri_updates_free(u, n);
+        assert_cpusets(f, "cp", "3");
+        /* not at start-up: a creation in flight is left alone */
+        create(f, &q, NCM_CRI_ADMIT, "0-2", NULL);
+        {
+                ncm_cri_container v[] = {
+                                listed("cb", "sb", "web", NCM_CRI_CONTAINER_RUNNING, 0),
+                                listed("cp", "sp", "app", NCM_CRI_CONTAINER_RUNNING, 1),
+                };
+                res = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
+                assert_int_equal(ncm_cri_node_reconcile(f->cn, v, 2, false, &u, &n, &stale, &res,
+                                                        NULL),
+                                 0);
+                ncm_ctl_result_done(&res);
+        }
+        assert_int_equal(stale, 0);
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 3);
+        ncm_cri_updates_free(u, n);
+}
+
+static void test_cri_decision_apply_and_differs(void **state)
+{
+        ncm_cri_decision d = {0};
+        ncm_buf out = NCM_BUF_INIT;
+        ncm_cri_container_config c;
+        const uint8_t bare[] = {0x0a, 0x01, 's'};
+        (void)state;
+
+        d.cpuset_cpus = (char *)"3";
+        d.cpuset_mems = (char *)"0";
+        assert_int_equal(ncm_cri_decision_apply(&d, bare, sizeof(bare), &out, NULL), 0);
+        assert_int_equal(ncm_cri_decode_create_container((const uint8_t *)out.data, out.len, &c,
+                                                         NULL),
+                         0);
+        assert_string_equal(c.resources.cpuset_cpus, "3");
+        assert_string_equal(c.resources.cpuset_mems, "0");
+        assert_string_equal(c.pod_sandbox_id, "s");
+        ncm_cri_container_config_done(&c);
+        ncm_buf_done(&out);
+
+        assert_false(ncm_cri_cpuset_differs("0-3", "0,1,2,3"));
+        assert_true(ncm_cri_cpuset_differs("0-3", "0-2"));
+        assert_true(ncm_cri_cpuset_differs("1", ""));
+        assert_false(ncm_cri_cpuset_differs("", "0-7"));
+        assert_false(ncm_cri_cpuset_differs(NULL, "0-7"));
+        assert_true(ncm_cri_cpuset_differs("1", "garbage"));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                        cmocka_unit_test_setup_teardown(test_cri_node_admits_as_containers_come,
+                                                        setup, teardown),
+                        cmocka_unit_test_setup_teardown(
+                                        test_cri_node_refuses_with_the_kubelets_text, setup,
+                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_cri_node_passes_what_is_not_a_pods,
+                                                        setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_cri_node_failed_creation_releases,
+                                                        setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_cri_node_reconcile, setup, teardown),
+                        cmocka_unit_test(test_cri_decision_apply_and_differs),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
