@@ -46,6 +46,7 @@ typedef struct cri {
         /* metrics */
         uint64_t creates, admitted, refused, passed, released, stale;
         uint64_t rec_runs, rec_fixed, rec_failures, rec_last_ns;
+        uint64_t rec_run_fixed, rec_last_fixed; /* updates of the run in progress, the last */
 } cri;
 
 static void rec_request(cri *c);
@@ -56,9 +57,8 @@ static void changed(cri *c, ncm_ctl_method m, const ncm_ctl_result *res, int err
         nodecmd_change ch = {.method = m, .res = res, .error = error};
 
         ch.duration_ns = nodecmd_now_ns() - t0;
+        /* every service hears it, this one too (cri_changed reconciles when the pool moved) */
         nodecmd_changed(c->d, &ch);
-        if (!error && res && res->pool_changed)
-                rec_request(c);
 }
 
 /* ---- the proxy's calls -------------------------------------------------------------------- */
@@ -349,6 +349,8 @@ static void rec_finish(cri *c, bool failed)
         c->running = false;
         c->rec_runs++;
         c->rec_last_ns = nodecmd_now_ns() - c->t_start;
+        c->rec_last_fixed = c->rec_run_fixed;
+        c->rec_run_fixed = 0;
         if (failed)
                 c->rec_failures++;
         else
@@ -370,8 +372,10 @@ static void on_updated(ncm_cri_reply *r, void *data)
                 nodecmd_log(c->d, NODECMD_WARN, "UpdateContainerResources failed",
                             "code=%s error=%s", ncm_rpc_code_name(r->code),
                             nodecmd_q(c->d, 0, r->message ? r->message : ""));
-        else
+        else {
                 c->rec_fixed++;
+                c->rec_run_fixed++;
+        }
         rec_next(c);
 }
 
@@ -592,9 +596,10 @@ static void cri_changed(void *data, const nodecmd_change *ch)
 {
         cri *c = data;
 
-        /* the control API's changes (nodecm node admit --connect) move the pool too */
-        if (c->active && !ch->error && ch->res && ch->res->pool_changed &&
-            ch->method != NCM_CTL_RECONCILE)
+        /* the control API's changes (nodecm node admit --connect) move the pool too, and its
+         * Reconcile (nodecm node reconcile --connect) asks for one */
+        if (c->active && !ch->error &&
+            (ch->method == NCM_CTL_RECONCILE || (ch->res && ch->res->pool_changed)))
                 rec_request(c);
 }
 
@@ -692,9 +697,14 @@ static void cri_metrics(void *data, ncm_buf *out)
                        "nodecm_cri_reconcile_failures_total %" PRIu64 "\n"
                        "# HELP nodecm_cri_reconcile_last_seconds How long the last run took.\n"
                        "# TYPE nodecm_cri_reconcile_last_seconds gauge\n"
-                       "nodecm_cri_reconcile_last_seconds %g\n",
+                       "nodecm_cri_reconcile_last_seconds %g\n"
+                       "# HELP nodecm_cri_reconcile_last_updates Containers the last run "
+                       "updated.\n"
+                       "# TYPE nodecm_cri_reconcile_last_updates gauge\n"
+                       "nodecm_cri_reconcile_last_updates %" PRIu64 "\n",
                        c->admitted, c->refused, c->passed, c->released, c->stale, c->rec_runs,
-                       c->rec_fixed, c->rec_failures, (double)c->rec_last_ns / 1e9);
+                       c->rec_fixed, c->rec_failures, (double)c->rec_last_ns / 1e9,
+                       c->rec_last_fixed);
         if (s)
                 ncm_buf_printf(out,
                                "# HELP nodecm_cri_proxy_calls_total Calls the CRI proxy "

@@ -26,7 +26,7 @@ trap 'rm -f "$tmp"' EXIT
         echo "VM shared with other work, single rows can move"
         echo "by up to 2x between runs (disk-bound rows, with fsync, by far more)."
         echo
-        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission rpc nodecmd oci-hook deviceplugin; do
+        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission rpc nodecmd oci-hook deviceplugin cri; do
                 exe="$build/bench/bench-$name"
                 [ -x "$exe" ] || continue
                 "$exe"
