@@ -25,6 +25,8 @@
 
 #define CALL_TIMEOUT_MS 10000
 #define STATUS_IN_FLIGHT 64
+/* How long a creation the runtime was asked for by an earlier nodecmd may take to appear. */
+#define ORPHAN_GRACE_NS (5ull * 1000000000ull)
 
 typedef struct cri {
         nodecmd *d;
@@ -39,7 +41,8 @@ typedef struct cri {
         bool stopping;
         int closing; /* parts still closing at stop */
         /* reconcile */
-        bool running, again, startup;
+        bool running, again;
+        uint64_t started_ns;
         ncm_cri_update *upd;
         size_t n_upd, next_upd, in_flight;
         uint64_t t_start;
@@ -353,8 +356,6 @@ static void rec_finish(cri *c, bool failed)
         c->rec_run_fixed = 0;
         if (failed)
                 c->rec_failures++;
-        else
-                c->startup = false;
         if (c->again && !c->stopping) {
                 c->again = false;
                 rec_request(c);
@@ -456,8 +457,10 @@ static void job_reconcile(nodecmd *d, nodecmd_job *job, void *data)
         ncm_error err = NCM_ERROR_INIT;
         size_t stale = 0;
         uint64_t t0 = nodecmd_now_ns();
-        int r = ncm_cri_node_reconcile(c->cn, l->v, l->n, c->startup, &c->upd, &c->n_upd, &stale,
-                                       &res, &err);
+        /* a creation a killed nodecmd left at the runtime has had ORPHAN_GRACE_NS to finish */
+        bool release = nodecmd_now_ns() - c->started_ns >= ORPHAN_GRACE_NS;
+        int r = ncm_cri_node_reconcile(c->cn, l->v, l->n, release, &c->upd, &c->n_upd, &stale, &res,
+                                       &err);
 
         ncm_cri_containers_free(l->v, l->n);
         free(l);
@@ -566,7 +569,7 @@ static int cri_start(nodecmd *d, void **ret, ncm_error *err)
                 return 0; /* no runtime: the cgroupfs enforcer does the work */
         }
         c->active = true;
-        c->startup = true;
+        c->started_ns = nodecmd_now_ns();
         r = ncm_cri_node_open(nodecmd_root_dir(d), nodecmd_target(d), &c->cn, err);
         if (r < 0)
                 return r;

@@ -438,12 +438,13 @@ NCM_API void ncm_cri_updates_free(ncm_cri_update *v, size_t n);
  * every state): containers of the record the runtime no longer has are released
  * (removeStaleState; RES tells whether the pool moved), and every running container the
  * record knows gets its cpusets in *RET (*RET_N). *RET_STALE (may be NULL): how many were
- * released. STARTUP: the first run of a process, when no creation can be in flight: a
- * container recorded while its creation was in flight is adopted when the runtime has it (its
- * sandbox and name), released otherwise.
+ * released. A container an earlier process recorded while its creation was in flight (an
+ * orphan) is adopted as soon as the runtime lists it (its sandbox and name: the runtime may
+ * finish a creation after its client died); with RELEASE_ORPHANS (the caller has waited long
+ * enough for the runtime), one still not listed is released.
  */
 NCM_API int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, size_t n,
-                                   bool startup, ncm_cri_update **ret, size_t *ret_n,
+                                   bool release_orphans, ncm_cri_update **ret, size_t *ret_n,
                                    size_t *ret_stale, ncm_ctl_result *res, ncm_error *err);
 
 /* Whether a container whose runtime says HAVE must be updated to WANT (compared as cpusets;

@@ -58,6 +58,9 @@ int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **r
                 ncm_cri_node_free(cn);
                 return r;
         }
+        /* a creation an earlier process left in flight: settled by reconcile */
+        for (size_t i = 0; i < cn->rec.n; i++)
+                cn->rec.v[i].orphan = !cn->rec.v[i].id[0];
         *ret = cn;
         return 0;
 }
@@ -450,18 +453,19 @@ bool ncm_cri_cpuset_differs(const char *want, const char *have)
 }
 
 /*
- * At start-up no creation is in flight: a container recorded without an id was being created
- * when the last process ended. The runtime either has it (the same sandbox and name: adopted)
- * or not (released).
+ * Creations an earlier process left in flight (recorded without an id): the runtime may have
+ * finished one (the same sandbox and name: adopted), may still be finishing it (a creation
+ * outlives the client that asked for it), or never made it. Adopted as soon as it is listed;
+ * released once RELEASE says the runtime has had time enough.
  */
-static int adopt_pending(ncm_cri_node *cn, const ncm_cri_container *listed, size_t n)
+static int settle_orphans(ncm_cri_node *cn, const ncm_cri_container *listed, size_t n)
 {
         bool dirty = false;
 
         for (size_t i = 0; i < cn->rec.n; i++) {
                 ncm__rt_container *e = &cn->rec.v[i];
                 const ncm_cri_container *found = NULL;
-                if (e->id[0])
+                if (!e->orphan)
                         continue;
                 for (size_t j = 0; j < n; j++) {
                         const ncm_cri_container *c = &listed[j];
@@ -479,6 +483,7 @@ static int adopt_pending(ncm_cri_node *cn, const ncm_cri_container *listed, size
                                 return -ENOMEM;
                         free(e->id);
                         e->id = id;
+                        e->orphan = false;
                         dirty = true;
                 }
         }
@@ -486,8 +491,8 @@ static int adopt_pending(ncm_cri_node *cn, const ncm_cri_container *listed, size
 }
 
 int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, size_t n,
-                           bool startup, ncm_cri_update **ret, size_t *ret_n, size_t *ret_stale,
-                           ncm_ctl_result *res, ncm_error *err)
+                           bool release_orphans, ncm_cri_update **ret, size_t *ret_n,
+                           size_t *ret_stale, ncm_ctl_result *res, ncm_error *err)
 {
         ncm_cri_update *v = calloc(n + 1, sizeof(*v));
         size_t nv = 0, stale = 0;
@@ -495,16 +500,14 @@ int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, si
 
         if (!v)
                 return oom(err);
-        if (startup) {
-                r = adopt_pending(cn, listed, n);
-                if (r > 0)
-                        r = save(cn, err);
-                else if (r < 0)
-                        r = oom(err);
-                if (r < 0) {
-                        free(v);
-                        return r;
-                }
+        r = settle_orphans(cn, listed, n);
+        if (r > 0)
+                r = save(cn, err);
+        else if (r < 0)
+                r = oom(err);
+        if (r < 0) {
+                free(v);
+                return r;
         }
         /*
          * removeStaleState: containers the runtime no longer has (LISTED is all of them). A
@@ -512,8 +515,8 @@ int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, si
          */
         for (size_t i = cn->rec.n; i-- > 0 && r >= 0;) {
                 bool there = false;
-                /* being created now; at start-up, never created (adopt_pending found none) */
-                if (!cn->rec.v[i].id[0] && !startup)
+                /* being created now, or an orphan the runtime may still be creating */
+                if (!cn->rec.v[i].id[0] && (!cn->rec.v[i].orphan || !release_orphans))
                         continue;
                 for (size_t j = 0; j < n && !there; j++)
                         there = strcmp(listed[j].id, cn->rec.v[i].id) == 0 &&

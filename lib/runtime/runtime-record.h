@@ -28,6 +28,7 @@ typedef struct ncm__rt_container {
         char *sandbox; /* CRI: its pod sandbox's id; else "" */
         ncm_runtime_resources resources;
         uint64_t seq; /* creation order */
+        bool orphan;  /* not kept: recorded without an id by an earlier process (CRI) */
 } ncm__rt_container;
 
 /* A pod sandbox (CRI): its id and pod. */
