@@ -238,6 +238,7 @@ class Expect:
     def run(self, tmpdir):
         """(last admission line, state line) after the steps so far."""
         kubelet = {"cpuManagerPolicy": "static", "reservedSystemCPUs": self.config["reserved"]}
+        kubelet.update(self.config.get("kubelet", {}))
         scen = {"node": {"kubelet": kubelet}, "steps": self.steps}
         path = os.path.join(tmpdir, "scenario.json")
         with open(path, "w") as f:
