@@ -62,7 +62,7 @@ static void usage(FILE *f)
               "  --capacity LIST           node capacity (default: this machine)\n"
               "  --no-wait                 fail instead of waiting for another command's lock\n"
               "  --explain                 admit: the hints, the merge and the allocator's steps\n"
-              "  --json                    one JSON line (admit: as simulate's admit line;\n"
+              "  --json                    one JSON line (admit, remove: as simulate's step;\n"
               "                            status: the state line plus the CPU map and pods)\n"
               "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
               "\n" CLI_SOURCE_HELP
@@ -176,7 +176,6 @@ static int request(args *a, const char *const *pos, ncm_ctl_method *ret_m, ncm_b
                 m = pos[1] ? NCM_CTL_REMOVE_CONTAINER : NCM_CTL_REMOVE_POD;
                 q.pod_uid = pos[0];
                 q.container = pos[1];
-                q.format = NCM_CTL_FORMAT_JSON;
         } else if (strcmp(a->cmd, "status") == 0) {
                 m = NCM_CTL_GET_STATE;
         } else if (strcmp(a->cmd, "pods") == 0) {

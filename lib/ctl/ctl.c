@@ -505,19 +505,39 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
         return 0;
 }
 
-/* The line `nodecm node remove` prints. */
-static void removal_line(const char *uid, const char *container, int removed,
-                         const ncm_cpuset *released, ncm_buf *out)
+/*
+ * The line `nodecm node remove` prints: JSON as simulate --json's step, or the words of
+ * simulate's step without its number.
+ */
+static void removal_line(const char *uid, const char *name, const char *container, int removed,
+                         const ncm_cpuset *released, ncm_ctl_format f, ncm_buf *out)
 {
-        ncm_buf_printf(out, "{\"op\": \"%s\", \"pod\": ", container ? "remove" : "removePod");
-        ncm_buf_json_string(out, uid, strlen(uid));
-        if (container) {
-                ncm_buf_puts(out, ", \"container\": ");
-                ncm_buf_json_string(out, container, strlen(container));
+        if (f != NCM_CTL_FORMAT_TEXT) {
+                ncm_buf_printf(out,
+                               "{\"op\": \"%s\", \"pod\": ", container ? "remove" : "removePod");
+                ncm_buf_json_string(out, uid, strlen(uid));
+                if (container) {
+                        ncm_buf_puts(out, ", \"container\": ");
+                        ncm_buf_json_string(out, container, strlen(container));
+                }
+                ncm_buf_printf(out, ", \"removed\": %s, \"released\": \"",
+                               removed ? "true" : "false");
+                ncm_cpuset_format_list_buf(released, out);
+                ncm_buf_puts(out, "\"}\n");
+                return;
         }
-        ncm_buf_printf(out, ", \"removed\": %s, \"released\": \"", removed ? "true" : "false");
-        ncm_cpuset_format_list_buf(released, out);
-        ncm_buf_puts(out, "\"}\n");
+        ncm_buf_printf(out, "%s %s", container ? "remove" : "removePod", name ? name : uid);
+        if (container)
+                ncm_buf_printf(out, " container %s", container);
+        if (!removed)
+                ncm_buf_puts(out, ": nothing to remove\n");
+        else if (ncm_cpuset_is_empty(released))
+                ncm_buf_puts(out, ": removed, no CPUs released\n");
+        else {
+                ncm_buf_puts(out, ": released ");
+                ncm_cpuset_format_list_buf(released, out);
+                ncm_buf_puts(out, " to the shared pool\n");
+        }
 }
 
 static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
@@ -531,7 +551,7 @@ static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_
         Nodecm__V1__Removal rep = NODECM__V1__REMOVAL__INIT;
         Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
         ctl_arena a = {0};
-        ncm_buf line = NCM_BUF_INIT;
+        ncm_buf line = NCM_BUF_INIT, text = NCM_BUF_INIT;
         ncm_ctl_format f;
         int r;
 
@@ -571,11 +591,12 @@ static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_
                 return r;
         res->changed = r > 0;
         res->pool_changed = !ncm_cpuset_is_empty(released);
-        removal_line(uid, container, r, released, &line);
+        removal_line(uid, name, container, r, released, f, &text);
+        removal_line(uid, name, container, r, released, NCM_CTL_FORMAT_JSON, &line);
         rep.removed = r > 0;
         rep.released = cpus_str(&a, released);
         if (f != NCM_CTL_FORMAT_NONE)
-                rep.output = ncm__ctl_str(&a, line.data ? line.data : "");
+                rep.output = ncm__ctl_str(&a, text.data ? text.data : "");
         ncm_node_shared_pool(t->node, pool);
         ev.op = container ? (char *)"remove" : (char *)"removePod";
         ev.pod_uid = uid;
@@ -589,6 +610,7 @@ static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_
         if (r >= 0 && res->changed)
                 r = ncm__ctl_pack(&ev.base, &res->event);
         ncm__ctl_arena_done(&a);
+        ncm_buf_done(&text);
         return r < 0 ? oom(err) : 0;
 }
 

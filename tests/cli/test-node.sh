@@ -95,17 +95,20 @@ N status
 expect_rc 0 "status"
 case "$OUT" in *"cpu  2 g1/app"*"shared pool: 0-1,8-15"*) ;; *) fail "status: [$OUT]" ;; esac
 
-N remove web log
+N remove web log --json
 expect_rc 0 "remove a container"
 expect_out '{"op": "remove", "pod": "web", "container": "log", "removed": true, "released": "6-7"}' "remove a container"
 N status --json
 case "$OUT" in *'"name": "log", "exclusive": false, "cpus": "0-1,6-15", "removed": true'*) ;; *) fail "removed container: [$OUT]" ;; esac
 N remove g1
 expect_rc 0 "remove a pod"
-expect_out '{"op": "removePod", "pod": "g1", "removed": true, "released": "2-3"}' "remove a pod"
+expect_out 'removePod g1: released 2-3 to the shared pool' "remove a pod"
 N remove nobody
 expect_rc 0 "remove an unknown pod"
-expect_out '{"op": "removePod", "pod": "nobody", "removed": false, "released": ""}' "remove an unknown pod"
+expect_out 'removePod nobody: nothing to remove' "remove an unknown pod"
+N remove nobody --json
+expect_rc 0 "remove an unknown pod, JSON"
+expect_out '{"op": "removePod", "pod": "nobody", "removed": false, "released": ""}' "remove an unknown pod, JSON"
 N reconcile
 expect_rc 0 "reconcile"
 
