@@ -494,6 +494,21 @@ NCM_API void ncm_node_format_admission_text(ncm_buf *b, long step, const ncm_pod
                                             const ncm_node_admission *a, bool explain);
 
 /*
+ * Append the result of a removal -- ncm_node_remove_container when CONTAINER is set, else
+ * ncm_node_remove_pod; REMOVED is what it returned, RELEASED the CPUs it gave back -- as one
+ * JSON line ({"step": STEP, "op": "remove" or "removePod", "pod": UID, "container": ...,
+ * "removed": ..., "released": "2-3"}; STEP < 0 leaves "step" out) or for people ("[step STEP:
+ * ]removePod NAME: released 2-3 to the shared pool"). NAME is the pod's name as the node knew
+ * it before the removal (NULL or "": the UID is shown). Both end with a newline.
+ */
+NCM_API void ncm_node_format_removal_json(ncm_buf *b, long step, const char *pod_uid,
+                                          const char *container, int removed,
+                                          const ncm_cpuset *released);
+NCM_API void ncm_node_format_removal_text(ncm_buf *b, long step, const char *pod_uid,
+                                          const char *pod_name, const char *container, int removed,
+                                          const ncm_cpuset *released);
+
+/*
  * Append the status line: the state line's fields, then "policy", "reserved" (CPUs),
  * "sharedPool", "cpus" (each CPU with its socket, NUMA node and core, its use -- "reserved",
  * "shared", "exclusive" or "free" -- and, when exclusive, its holders {"pod", "name",

@@ -505,41 +505,6 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
         return 0;
 }
 
-/*
- * The line `nodecm node remove` prints: JSON as simulate --json's step, or the words of
- * simulate's step without its number.
- */
-static void removal_line(const char *uid, const char *name, const char *container, int removed,
-                         const ncm_cpuset *released, ncm_ctl_format f, ncm_buf *out)
-{
-        if (f != NCM_CTL_FORMAT_TEXT) {
-                ncm_buf_printf(out,
-                               "{\"op\": \"%s\", \"pod\": ", container ? "remove" : "removePod");
-                ncm_buf_json_string(out, uid, strlen(uid));
-                if (container) {
-                        ncm_buf_puts(out, ", \"container\": ");
-                        ncm_buf_json_string(out, container, strlen(container));
-                }
-                ncm_buf_printf(out, ", \"removed\": %s, \"released\": \"",
-                               removed ? "true" : "false");
-                ncm_cpuset_format_list_buf(released, out);
-                ncm_buf_puts(out, "\"}\n");
-                return;
-        }
-        ncm_buf_printf(out, "%s %s", container ? "remove" : "removePod", name ? name : uid);
-        if (container)
-                ncm_buf_printf(out, " container %s", container);
-        if (!removed)
-                ncm_buf_puts(out, ": nothing to remove\n");
-        else if (ncm_cpuset_is_empty(released))
-                ncm_buf_puts(out, ": removed, no CPUs released\n");
-        else {
-                ncm_buf_puts(out, ": released ");
-                ncm_cpuset_format_list_buf(released, out);
-                ncm_buf_puts(out, " to the shared pool\n");
-        }
-}
-
 static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
                          ncm_ctl_result *res, ncm_error *err)
 {
@@ -591,8 +556,11 @@ static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_
                 return r;
         res->changed = r > 0;
         res->pool_changed = !ncm_cpuset_is_empty(released);
-        removal_line(uid, name, container, r, released, f, &text);
-        removal_line(uid, name, container, r, released, NCM_CTL_FORMAT_JSON, &line);
+        if (f == NCM_CTL_FORMAT_TEXT)
+                ncm_node_format_removal_text(&text, -1, uid, name, container, r, released);
+        else
+                ncm_node_format_removal_json(&text, -1, uid, container, r, released);
+        ncm_node_format_removal_json(&line, -1, uid, container, r, released);
         rep.removed = r > 0;
         rep.released = cpus_str(&a, released);
         if (f != NCM_CTL_FORMAT_NONE)

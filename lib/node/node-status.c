@@ -337,6 +337,45 @@ void ncm_node_format_admission_text(ncm_buf *b, long step, const ncm_pod *pod,
                 human_events(b, a);
 }
 
+void ncm_node_format_removal_json(ncm_buf *b, long step, const char *pod_uid, const char *container,
+                                  int removed, const ncm_cpuset *released)
+{
+        const char *op = container ? "remove" : "removePod";
+
+        if (step >= 0)
+                ncm_buf_printf(b, "{\"step\": %ld, \"op\": \"%s\", \"pod\": ", step, op);
+        else
+                ncm_buf_printf(b, "{\"op\": \"%s\", \"pod\": ", op);
+        json_str(b, pod_uid);
+        if (container) {
+                ncm_buf_puts(b, ", \"container\": ");
+                json_str(b, container);
+        }
+        ncm_buf_printf(b, ", \"removed\": %s, \"released\": \"", removed > 0 ? "true" : "false");
+        ncm_cpuset_format_list_buf(released, b);
+        ncm_buf_puts(b, "\"}\n");
+}
+
+void ncm_node_format_removal_text(ncm_buf *b, long step, const char *pod_uid, const char *pod_name,
+                                  const char *container, int removed, const ncm_cpuset *released)
+{
+        if (step >= 0)
+                ncm_buf_printf(b, "step %ld: ", step);
+        ncm_buf_puts(b, container ? "remove " : "removePod ");
+        put_pod(b, pod_name, pod_uid);
+        if (container)
+                ncm_buf_printf(b, " container %s", container);
+        if (removed <= 0)
+                ncm_buf_puts(b, ": nothing to remove\n");
+        else if (ncm_cpuset_is_empty(released))
+                ncm_buf_puts(b, ": removed, no CPUs released\n");
+        else {
+                ncm_buf_puts(b, ": released ");
+                ncm_cpuset_format_list_buf(released, b);
+                ncm_buf_puts(b, " to the shared pool\n");
+        }
+}
+
 /* ------------------------------------------------------------------------------------------
  * The state
  */

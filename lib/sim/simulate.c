@@ -11,35 +11,8 @@
 #include "sim-internal.h"
 
 /* ------------------------------------------------------------------------------------------
- * JSON pieces (", " and ": " separators, as every nodecm JSON line)
- */
-
-static void json_str(ncm_buf *b, const char *s)
-{
-        ncm_buf_json_string(b, s ? s : "", s ? strlen(s) : 0);
-}
-
-static void json_cpus(ncm_buf *b, const ncm_cpuset *s)
-{
-        ncm_buf_putc(b, '"');
-        ncm_cpuset_format_list_buf(s, b);
-        ncm_buf_putc(b, '"');
-}
-
-/* People read pod names; the JSON lines carry the UIDs. */
-static void put_pod(ncm_buf *b, const char *name, const char *uid)
-{
-        ncm_buf_puts(b, name && name[0] ? name : uid);
-}
-
-/* ------------------------------------------------------------------------------------------
  * The run
  */
-
-static void human_step_pod(ncm_buf *b, const ncm_node *n, const char *uid, const char *name)
-{
-        put_pod(b, name ? name : ncm_node_pod_name(n, uid), uid);
-}
 
 int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *out,
                  ncm_simulate_summary *summary, ncm_error *err)
@@ -97,67 +70,24 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
                                                                o->explain);
                         break;
                 }
-                case NCM__STEP_REMOVE: {
-                        const char *name = ncm_node_pod_name(n, st->pod_uid);
-                        ncm_autofree char *pname = name ? strdup(name) : NULL;
-                        r = ncm_node_remove_container(n, st->pod_uid, st->container, released, err);
-                        if (r < 0)
-                                return ncm_error_prefix(err, "%s.remove", st->path);
-                        if (o->json) {
-                                ncm_buf_printf(out,
-                                               "{\"step\": %zu, \"op\": \"remove\", \"pod\": ", i);
-                                json_str(out, st->pod_uid);
-                                ncm_buf_puts(out, ", \"container\": ");
-                                json_str(out, st->container);
-                                ncm_buf_printf(out, ", \"removed\": %s, \"released\": ",
-                                               r > 0 ? "true" : "false");
-                                json_cpus(out, released);
-                                ncm_buf_puts(out, "}\n");
-                        } else {
-                                ncm_buf_printf(out, "step %zu: remove ", i);
-                                human_step_pod(out, n, st->pod_uid, pname);
-                                ncm_buf_printf(out, " container %s: ", st->container);
-                                if (r == 0)
-                                        ncm_buf_puts(out, "nothing to remove\n");
-                                else if (ncm_cpuset_is_empty(released))
-                                        ncm_buf_puts(out, "removed, no CPUs released\n");
-                                else {
-                                        ncm_buf_puts(out, "released ");
-                                        ncm_cpuset_format_list_buf(released, out);
-                                        ncm_buf_puts(out, " to the shared pool\n");
-                                }
-                        }
-                        break;
-                }
+                case NCM__STEP_REMOVE:
                 case NCM__STEP_REMOVE_POD: {
+                        /* the name goes with the pod: read it before */
+                        const char *container = st->kind == NCM__STEP_REMOVE ? st->container : NULL;
                         const char *name = ncm_node_pod_name(n, st->pod_uid);
                         ncm_autofree char *pname = name ? strdup(name) : NULL;
-                        r = ncm_node_remove_pod(n, st->pod_uid, released, err);
+                        r = container ? ncm_node_remove_container(n, st->pod_uid, container,
+                                                                  released, err)
+                                      : ncm_node_remove_pod(n, st->pod_uid, released, err);
                         if (r < 0)
-                                return ncm_error_prefix(err, "%s.removePod", st->path);
-                        if (o->json) {
-                                ncm_buf_printf(out,
-                                               "{\"step\": %zu, \"op\": \"removePod\", \"pod\": ",
-                                               i);
-                                json_str(out, st->pod_uid);
-                                ncm_buf_printf(out, ", \"removed\": %s, \"released\": ",
-                                               r > 0 ? "true" : "false");
-                                json_cpus(out, released);
-                                ncm_buf_puts(out, "}\n");
-                        } else {
-                                ncm_buf_printf(out, "step %zu: removePod ", i);
-                                human_step_pod(out, n, st->pod_uid, pname);
-                                ncm_buf_puts(out, ": ");
-                                if (r == 0)
-                                        ncm_buf_puts(out, "nothing to remove\n");
-                                else if (ncm_cpuset_is_empty(released))
-                                        ncm_buf_puts(out, "removed, no CPUs released\n");
-                                else {
-                                        ncm_buf_puts(out, "released ");
-                                        ncm_cpuset_format_list_buf(released, out);
-                                        ncm_buf_puts(out, " to the shared pool\n");
-                                }
-                        }
+                                return ncm_error_prefix(err, "%s.%s", st->path,
+                                                        container ? "remove" : "removePod");
+                        if (o->json)
+                                ncm_node_format_removal_json(out, (long)i, st->pod_uid, container,
+                                                             r, released);
+                        else
+                                ncm_node_format_removal_text(out, (long)i, st->pod_uid, pname,
+                                                             container, r, released);
                         break;
                 }
                 case NCM__STEP_RESTART: {
