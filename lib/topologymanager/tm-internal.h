@@ -124,6 +124,43 @@ void ncm__tm_merger_set_descs(ncm__tm_merger *m, const ncm_hint_desc *const *des
 const ncm_hint *ncm__tm_compare(const ncm__tm_merger *m, const ncm_hint *current,
                                 const ncm_hint *candidate);
 
+/*
+ * Fold one candidate into *BEST through ncm__tm_compare() (*HAVE: BEST holds one already).
+ * Inline, as both faster merges call it in their innermost loops.
+ */
+static inline void ncm__tm_fold(const ncm__tm_merger *m, ncm_hint *best, bool *have, ncm_hint cand)
+{
+        if (ncm__tm_compare(m, *have ? best : NULL, &cand) == &cand) {
+                *best = cand;
+                *have = true;
+        }
+}
+
+/* Sort and deduplicate A[0..N) ascending; returns the new length. */
+size_t ncm__tm_sort_unique(uint64_t *a, size_t n);
+
+/* Whether V is in A[0..N), sorted ascending. */
+static inline bool ncm__tm_sorted_contains(const uint64_t *a, size_t n, uint64_t v)
+{
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (a[mid] < v)
+                        lo = mid + 1;
+                else if (a[mid] > v)
+                        hi = mid;
+                else
+                        return true;
+        }
+        return false;
+}
+
+/*
+ * qsort order of ncm_bitmask: fewest nodes first, then the lowest ids (the order kubelet's
+ * IterateBitMasks walks, which the trace reports candidates in).
+ */
+int ncm__tm_cmp_trace_order(const void *a, const void *b);
+
 /* kubelet's HintMerger.Merge, the cross product in kubelet's order. -ENOMEM. */
 int ncm__tm_merge_reference(const ncm__tm_merger *m, ncm_hint *ret);
 

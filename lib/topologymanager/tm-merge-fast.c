@@ -30,49 +30,6 @@
 /* Dense transforms allocate 2 x 2^d words; beyond this many NUMA nodes use the sparse path. */
 #define DENSE_MAX_NODES 20
 
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-        return (x > y) - (x < y);
-}
-
-/* Sort and deduplicate A[0..N); returns the new length. */
-static size_t sort_unique(uint64_t *a, size_t n)
-{
-        size_t k = 0;
-        if (n == 0)
-                return 0;
-        qsort(a, n, sizeof(*a), cmp_u64);
-        for (size_t i = 1; i < n; i++)
-                if (a[i] != a[k])
-                        a[++k] = a[i];
-        return k + 1;
-}
-
-static bool contains(const uint64_t *a, size_t n, uint64_t v)
-{
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (a[mid] < v)
-                        lo = mid + 1;
-                else if (a[mid] > v)
-                        hi = mid;
-                else
-                        return true;
-        }
-        return false;
-}
-
-/* Fold one candidate into BEST through kubelet's compare(). */
-static void fold(const ncm__tm_merger *m, ncm_hint *best, bool *have, ncm_hint cand)
-{
-        if (ncm__tm_compare(m, *have ? best : NULL, &cand) == &cand) {
-                *best = cand;
-                *have = true;
-        }
-}
-
 /* Step 1: the best preferred merged hint, if any. */
 static int preferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *have)
 {
@@ -105,7 +62,7 @@ static int preferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *have)
                         else
                                 masks[total++] = h->numa;
                 }
-                len[i] = sort_unique(&masks[start[i]], total - start[i]);
+                len[i] = ncm__tm_sort_unique(&masks[start[i]], total - start[i]);
                 total = start[i] + len[i];
                 if (!any_pref[i]) {
                         all_any = false;
@@ -117,7 +74,7 @@ static int preferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *have)
         }
 
         if (all_any)
-                fold(m, best, have, (ncm_hint){.numa = def, .preferred = true});
+                ncm__tm_fold(m, best, have, (ncm_hint){.numa = def, .preferred = true});
         for (size_t g = 0; g < m->n; g++) {
                 if (gen != SIZE_MAX && g != gen)
                         continue;
@@ -125,10 +82,11 @@ static int preferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *have)
                         uint64_t mask = masks[start[g] + c];
                         bool ok = true;
                         for (size_t i = 0; i < m->n && ok; i++)
-                                ok = any_pref[i] || contains(&masks[start[i]], len[i], mask);
+                                ok = any_pref[i] ||
+                                     ncm__tm_sorted_contains(&masks[start[i]], len[i], mask);
                         if (ok)
-                                fold(m, best, have,
-                                     (ncm_hint){.numa = def & mask, .preferred = true});
+                                ncm__tm_fold(m, best, have,
+                                             (ncm_hint){.numa = def & mask, .preferred = true});
                 }
         }
         return 0;
@@ -226,7 +184,8 @@ static int andset_dense(const ncm__tm_merger *m, const dmap *dm, uint64_t *const
         superset_mobius(z, dm->d);
         for (size_t x = 1; x < size; x++)
                 if (z[x] != 0)
-                        fold(m, best, have, (ncm_hint){.numa = deposit(dm, x), .preferred = false});
+                        ncm__tm_fold(m, best, have,
+                                     (ncm_hint){.numa = deposit(dm, x), .preferred = false});
         return 0;
 }
 
@@ -318,7 +277,7 @@ static int andset_sparse(const ncm__tm_merger *m, uint64_t *const *sets, const s
                 free(next.slot);
         }
         for (size_t a = 0; a < ncur; a++)
-                fold(m, best, have, (ncm_hint){.numa = cur[a], .preferred = false});
+                ncm__tm_fold(m, best, have, (ncm_hint){.numa = cur[a], .preferred = false});
         return 0;
 }
 
@@ -375,7 +334,7 @@ static int nonpreferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *hav
         if (dense)
                 return andset_dense(m, &dm, sets, sizes, best, have);
         for (size_t i = 0; i < m->n; i++)
-                sizes[i] = sort_unique(sets[i], sizes[i]);
+                sizes[i] = ncm__tm_sort_unique(sets[i], sizes[i]);
         return andset_sparse(m, sets, sizes, best, have);
 }
 

@@ -347,47 +347,6 @@ static bool ach_leaf(const lz *z, ncm_bitmask x)
 
 /* ---- the explicit lists ---- */
 
-static int cmp_u64(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-        return (x > y) - (x < y);
-}
-
-static size_t sort_unique(uint64_t *a, size_t n)
-{
-        size_t k = 0;
-        if (n == 0)
-                return 0;
-        qsort(a, n, sizeof(*a), cmp_u64);
-        for (size_t i = 1; i < n; i++)
-                if (a[i] != a[k])
-                        a[++k] = a[i];
-        return k + 1;
-}
-
-static bool contains(const uint64_t *a, size_t n, uint64_t v)
-{
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (a[mid] < v)
-                        lo = mid + 1;
-                else if (a[mid] > v)
-                        hi = mid;
-                else
-                        return true;
-        }
-        return false;
-}
-
-static void fold(const ncm__tm_merger *m, ncm_hint *best, bool *have, ncm_hint cand)
-{
-        if (ncm__tm_compare(m, *have ? best : NULL, &cand) == &cand) {
-                *best = cand;
-                *have = true;
-        }
-}
-
 /*
  * Step 3(a): the raw masks of the explicit list without a preferred "any" hint (the one with
  * fewest such masks) that every other list offers as preferred, into *RET (malloc'd, sorted,
@@ -423,7 +382,7 @@ static int preferred_explicit(const lz *z, uint64_t **ret, size_t *ret_n)
                         else
                                 masks[total++] = h->numa;
                 }
-                len[i] = sort_unique(&masks[start[i]], total - start[i]);
+                len[i] = ncm__tm_sort_unique(&masks[start[i]], total - start[i]);
                 total = start[i] + len[i];
                 if (!any_pref[i] && (gen == SIZE_MAX || len[i] < len[gen]))
                         gen = i;
@@ -439,7 +398,8 @@ static int preferred_explicit(const lz *z, uint64_t **ret, size_t *ret_n)
                         if (m->descs && m->descs[i])
                                 ok = ncm_hint_desc_contains(m->descs[i], mask, &pref) && pref;
                         else
-                                ok = any_pref[i] || contains(&masks[start[i]], len[i], mask);
+                                ok = any_pref[i] ||
+                                     ncm__tm_sorted_contains(&masks[start[i]], len[i], mask);
                 }
                 if (ok)
                         out[k++] = mask;
@@ -477,7 +437,7 @@ static int explicit_ands(const lz *z, uint64_t **ret, size_t *ret_n)
                                 if (v)
                                         next[k++] = v;
                         }
-                n = sort_unique(next, k);
+                n = ncm__tm_sort_unique(next, k);
                 free(cur);
                 cur = NCM_TAKE_PTR(next);
         }
@@ -530,7 +490,7 @@ static int nonpreferred(lz *z, ncm_hint *best, bool *have)
                 }
         }
         if (found)
-                fold(z->m, best, have, (ncm_hint){.numa = found_mask, .preferred = false});
+                ncm__tm_fold(z->m, best, have, (ncm_hint){.numa = found_mask, .preferred = false});
         return 0;
 }
 
@@ -581,8 +541,8 @@ int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
                 if (r < 0)
                         return r;
                 for (size_t c = 0; c < nc; c++)
-                        fold(m, &best, &have,
-                             (ncm_hint){.numa = z.all & cand[c], .preferred = true});
+                        ncm__tm_fold(m, &best, &have,
+                                     (ncm_hint){.numa = z.all & cand[c], .preferred = true});
         } else {
                 ncm_bitmask cand = z.all, x;
                 int fixed = 0;
@@ -600,7 +560,8 @@ int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
                         if (ncm_popcount64(cand) < c)
                                 break;
                         if (search(&z, cand, c, pref_region, pref_leaf, &x)) {
-                                fold(m, &best, &have, (ncm_hint){.numa = x, .preferred = true});
+                                ncm__tm_fold(m, &best, &have,
+                                             (ncm_hint){.numa = x, .preferred = true});
                                 break;
                         }
                 }
@@ -618,24 +579,6 @@ int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
 }
 
 /* ---- the preferred candidates, for the trace ---- */
-
-/* Fewest nodes first, then the lowest ids (the trace's order, kubelet's IterateBitMasks'). */
-static int cmp_trace_order(const void *a, const void *b)
-{
-        ncm_bitmask x = *(const ncm_bitmask *)a, y = *(const ncm_bitmask *)b;
-        int cx = ncm_popcount64(x), cy = ncm_popcount64(y);
-
-        if (cx != cy)
-                return cx < cy ? -1 : 1;
-        while (x != y) {
-                ncm_bitmask lx = x & -x, ly = y & -y;
-                if (lx != ly)
-                        return lx < ly ? -1 : 1;
-                x &= ~lx;
-                y &= ~ly;
-        }
-        return 0;
-}
 
 typedef struct enum_ctx {
         lz *z;
@@ -698,7 +641,7 @@ int ncm__tm_lazy_candidates(const ncm__tm_merger *m, ncm_bitmask *out, size_t ma
                 int r = preferred_explicit(&z, &all, &n);
                 if (r < 0)
                         return r;
-                qsort(all, n, sizeof(*all), cmp_trace_order);
+                qsort(all, n, sizeof(*all), ncm__tm_cmp_trace_order);
                 for (size_t i = 0; i < n && i < max; i++)
                         out[i] = all[i];
                 *ret_more = n > max;

@@ -2,7 +2,8 @@
 /*
  * kubelet's HintMerger: the comparison of merged hints and the reference merge, which walks
  * the cross product of all lists exactly as kubelet's iterateAllProviderTopologyHints does
- * (first list varies slowest) and folds every permutation's merged hint through compare().
+ * (first list varies slowest) and folds every permutation's merged hint through compare();
+ * and the small pieces the fast and the lazy merge and the trace share.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -76,6 +77,41 @@ const ncm_hint *ncm__tm_compare(const ncm__tm_merger *m, const ncm_hint *current
         if (cand < cur)
                 return current;
         return fit(m, current, candidate);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return (x > y) - (x < y);
+}
+
+size_t ncm__tm_sort_unique(uint64_t *a, size_t n)
+{
+        size_t k = 0;
+        if (n == 0)
+                return 0;
+        qsort(a, n, sizeof(*a), cmp_u64);
+        for (size_t i = 1; i < n; i++)
+                if (a[i] != a[k])
+                        a[++k] = a[i];
+        return k + 1;
+}
+
+int ncm__tm_cmp_trace_order(const void *a, const void *b)
+{
+        ncm_bitmask x = *(const ncm_bitmask *)a, y = *(const ncm_bitmask *)b;
+        int cx = ncm_bitmask_count(x), cy = ncm_bitmask_count(y);
+
+        if (cx != cy)
+                return cx < cy ? -1 : 1;
+        while (x != y) {
+                ncm_bitmask lx = x & -x, ly = y & -y;
+                if (lx != ly)
+                        return lx < ly ? -1 : 1;
+                x &= ~lx;
+                y &= ~ly;
+        }
+        return 0;
 }
 
 /* kubelet's mergePermutation. */

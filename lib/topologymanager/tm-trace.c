@@ -15,24 +15,6 @@ static int cmp_resource_ptr(const void *a, const void *b)
         return strcmp((*x)->resource, (*y)->resource);
 }
 
-/* Fewest nodes first, then the lowest ids (the order kubelet's IterateBitMasks walks). */
-static int cmp_candidate(const void *a, const void *b)
-{
-        ncm_bitmask x = *(const ncm_bitmask *)a, y = *(const ncm_bitmask *)b;
-        int cx = ncm_bitmask_count(x), cy = ncm_bitmask_count(y);
-
-        if (cx != cy)
-                return cx < cy ? -1 : 1;
-        while (x != y) {
-                ncm_bitmask lx = x & -x, ly = y & -y;
-                if (lx != ly)
-                        return lx < ly ? -1 : 1;
-                x &= ~lx;
-                y &= ~ly;
-        }
-        return 0;
-}
-
 static bool offers(const ncm__tm_list *l, ncm_bitmask mask)
 {
         for (size_t j = 0; j < l->n; j++)
@@ -104,7 +86,7 @@ static int trace_candidates(const ncm__tm_merger *m, const ncm_tm_trace *trace,
                 if (!seen)
                         cand[nc++] = m->numa->all;
         }
-        qsort(cand, nc, sizeof(*cand), cmp_candidate);
+        qsort(cand, nc, sizeof(*cand), ncm__tm_cmp_trace_order);
         for (size_t c = 0; c < nc; c++) {
                 ncm_tm_trace_event ev = {.kind = NCM_TM_TRACE_CANDIDATE, .call = call};
                 ev.hint = (ncm_hint){.numa = m->numa->all & cand[c], .preferred = true};
