@@ -876,6 +876,22 @@ static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *user)
         return 0;
 }
 
+/*
+ * CALL's stream is gone (ERROR_CODE, HTTP/2's): a client call closes; a server call ends, and a
+ * handler still at work learns that it is gone.
+ */
+static void call_gone(ncm_rpc_conn *c, ncm_rpc_call *call, uint32_t error_code)
+{
+        if (call->client) {
+                call->close_error = error_code;
+                cli_close(c, call);
+        } else if (!call->ended) {
+                call->ended = true;
+                if (call->user_holds || (call->dispatched && !call->wire_done))
+                        push_event(c, EV_CANCEL, call, (ncm__rpc_message){0});
+        }
+}
+
 static int on_stream_close(nghttp2_session *s, int32_t stream_id, uint32_t error_code, void *user)
 {
         ncm_rpc_conn *c = user;
@@ -883,15 +899,7 @@ static int on_stream_close(nghttp2_session *s, int32_t stream_id, uint32_t error
         if (!call)
                 return 0;
         nghttp2_session_set_stream_user_data(s, stream_id, NULL);
-        if (call->client) {
-                call->close_error = error_code;
-                cli_close(c, call);
-        } else if (!call->ended) {
-                call->ended = true;
-                /* A handler still at work learns that its call is gone. */
-                if (call->user_holds || (call->dispatched && !call->wire_done))
-                        push_event(c, EV_CANCEL, call, (ncm__rpc_message){0});
-        }
+        call_gone(c, call, error_code);
         stream_closed(c, call);
         return 0;
 }
@@ -987,18 +995,9 @@ static void set_dead(ncm_rpc_conn *c, const char *reason)
 /* End every call still open because the connection is gone. */
 static void end_all_calls(ncm_rpc_conn *c)
 {
-        for (ncm_rpc_call *call = c->calls; call; call = call->next) {
-                if (!call->stream_open)
-                        continue;
-                if (call->client) {
-                        call->close_error = NGHTTP2_NO_ERROR;
-                        cli_close(c, call);
-                } else if (!call->ended) {
-                        call->ended = true;
-                        if (call->user_holds || (call->dispatched && !call->wire_done))
-                                push_event(c, EV_CANCEL, call, (ncm__rpc_message){0});
-                }
-        }
+        for (ncm_rpc_call *call = c->calls; call; call = call->next)
+                if (call->stream_open)
+                        call_gone(c, call, NGHTTP2_NO_ERROR);
         for (ncm_rpc_call *call = c->calls, *n; call; call = n) {
                 n = call->next;
                 if (call->stream_open) {
@@ -1011,6 +1010,24 @@ static void end_all_calls(ncm_rpc_conn *c)
 }
 
 static void really_free(ncm_rpc_conn *c);
+
+/*
+ * Tell the client its call ended (once: the caller checks call->reported): with the local
+ * reason when there is one, else the server's status; the user's hold on the call goes with it.
+ */
+static void report_close(ncm_rpc_call *call)
+{
+        int code = call->local_code >= 0 ? call->local_code : call->grpc_status;
+        const char *m = call->local_code >= 0 ? call->local_message : call->grpc_message;
+
+        call->reported = true;
+        call->cops.on_close(call, (ncm_rpc_code)code, m ? m : "", call->md_trailer.v,
+                            call->md_trailer.n, call->cdata);
+        if (call->user_holds) {
+                call->user_holds = false;
+                call_unref(call);
+        }
+}
 
 /* Run the queued events' callbacks. Returns false when the connection was freed by one. */
 static bool dispatch(ncm_rpc_conn *c)
@@ -1063,20 +1080,8 @@ static bool dispatch(ncm_rpc_conn *c)
                         free(e.msg.msg);
                         break;
                 case EV_CLOSE:
-                        if (!call->reported) {
-                                call->reported = true;
-                                int code = call->local_code >= 0 ? call->local_code
-                                                                 : call->grpc_status;
-                                const char *m = call->local_code >= 0 ? call->local_message
-                                                                      : call->grpc_message;
-                                call->cops.on_close(call, (ncm_rpc_code)code, m ? m : "",
-                                                    call->md_trailer.v, call->md_trailer.n,
-                                                    call->cdata);
-                                if (call->user_holds) {
-                                        call->user_holds = false;
-                                        call_unref(call);
-                                }
-                        }
+                        if (!call->reported)
+                                report_close(call);
                         break;
                 }
                 call_unref(call);
@@ -1359,18 +1364,7 @@ static void really_free(ncm_rpc_conn *c)
                                         call->sops.on_cancel(call, NCM_RPC_UNAVAILABLE,
                                                              call->sdata);
                         } else if (ev[i].type == EV_CLOSE && !call->reported) {
-                                call->reported = true;
-                                int code = call->local_code >= 0 ? call->local_code
-                                                                 : call->grpc_status;
-                                const char *m = call->local_code >= 0 ? call->local_message
-                                                                      : call->grpc_message;
-                                call->cops.on_close(call, (ncm_rpc_code)code, m ? m : "",
-                                                    call->md_trailer.v, call->md_trailer.n,
-                                                    call->cdata);
-                                if (call->user_holds) {
-                                        call->user_holds = false;
-                                        call_unref(call);
-                                }
+                                report_close(call);
                         }
                         free(ev[i].msg.msg);
                         call_unref(call);
