@@ -160,6 +160,23 @@ static int bad_request(ncm_ctl_method m, ncm_error *err)
                              ncm_ctl_method_name(m));
 }
 
+/*
+ * The end of a reply: TEXT (what `nodecm node` prints) becomes *OUTPUT unless no format was
+ * asked, then MSG is packed into OUT; A and TEXT are released either way. -ENOMEM.
+ */
+static int pack_reply(ctl_arena *a, const ProtobufCMessage *msg, char **output, ncm_ctl_format f,
+                      ncm_buf *text, ncm_buf *out)
+{
+        int r;
+
+        if (f != NCM_CTL_FORMAT_NONE)
+                *output = ncm__ctl_take(a, ncm_buf_steal(text));
+        r = a->failed ? -ENOMEM : ncm__ctl_pack(msg, out);
+        ncm_buf_done(text);
+        ncm__ctl_arena_done(a);
+        return r;
+}
+
 static char *cpus_str(ctl_arena *a, const ncm_cpuset *s)
 {
         return ncm__ctl_take(a, ncm_cpuset_format_list(s));
@@ -422,7 +439,6 @@ static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ct
         Nodecm__V1__Admission rep = NODECM__V1__ADMISSION__INIT;
         ctl_arena a = {0};
         ncm_buf text = NCM_BUF_INIT;
-        int r;
 
         rep.pod_uid = pod->uid;
         rep.pod_name = pod->name;
@@ -435,11 +451,7 @@ static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ct
                 ncm_node_format_admission_json(&text, -1, pod, adm, explain);
         else if (f == NCM_CTL_FORMAT_TEXT)
                 ncm_node_format_admission_text(&text, -1, pod, adm, explain);
-        if (f != NCM_CTL_FORMAT_NONE)
-                rep.output = ncm__ctl_take(&a, ncm_buf_steal(&text));
-        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, out);
-        ncm__ctl_arena_done(&a);
-        return r;
+        return pack_reply(&a, &rep.base, &rep.output, f, &text, out);
 }
 
 static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len, bool dry_run,
@@ -638,7 +650,6 @@ static int handle_list_pods(const ncm_ctl_target *t, const uint8_t *req, size_t 
         ctl_arena a = {0};
         ncm_buf text = NCM_BUF_INIT;
         ncm_ctl_format f;
-        int r;
 
         if (!q)
                 return bad_request(NCM_CTL_LIST_PODS, err);
@@ -683,12 +694,7 @@ static int handle_list_pods(const ncm_ctl_target *t, const uint8_t *req, size_t 
         }
         if (!a.failed && pods_text(&rep, f, &text) < 0)
                 a.failed = true;
-        if (f != NCM_CTL_FORMAT_NONE)
-                rep.output = ncm__ctl_take(&a, ncm_buf_steal(&text));
-        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
-        ncm_buf_done(&text);
-        ncm__ctl_arena_done(&a);
-        return r < 0 ? oom(err) : 0;
+        return pack_reply(&a, &rep.base, &rep.output, f, &text, &res->reply) < 0 ? oom(err) : 0;
 }
 
 static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t len,
@@ -707,7 +713,6 @@ static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t 
         ncm_buf text = NCM_BUF_INIT, cp = NCM_BUF_INIT;
         ncm_ctl_format f;
         size_t n = ncm_cpu_state_num_entries(s);
-        int r;
 
         if (!q)
                 return bad_request(NCM_CTL_GET_STATE, err);
@@ -737,12 +742,7 @@ static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t 
                 ncm_node_format_status_json(t->node, &text);
         else if (f == NCM_CTL_FORMAT_TEXT && ncm_node_format_cpu_map(t->node, &text) < 0)
                 a.failed = true;
-        if (f != NCM_CTL_FORMAT_NONE)
-                rep.output = ncm__ctl_take(&a, ncm_buf_steal(&text));
-        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
-        ncm_buf_done(&text);
-        ncm__ctl_arena_done(&a);
-        return r < 0 ? oom(err) : 0;
+        return pack_reply(&a, &rep.base, &rep.output, f, &text, &res->reply) < 0 ? oom(err) : 0;
 }
 
 static int handle_reconcile(const ncm_ctl_target *t, const uint8_t *req, size_t len,
@@ -841,11 +841,7 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
                 ncm_devmgr_inventory_json(&inv, &text);
         else if (f == NCM_CTL_FORMAT_TEXT)
                 ncm_devmgr_inventory_text(&inv, &text);
-        if (f != NCM_CTL_FORMAT_NONE)
-                rep.output = ncm__ctl_take(&a, ncm_buf_steal(&text));
-        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
-        ncm_buf_done(&text);
-        ncm__ctl_arena_done(&a);
+        r = pack_reply(&a, &rep.base, &rep.output, f, &text, &res->reply);
         ncm_devmgr_inventory_done(&inv);
         return r < 0 ? oom(err) : 0;
 }
