@@ -568,15 +568,14 @@ static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_
                 return r;
         res->changed = r > 0;
         res->pool_changed = !ncm_cpuset_is_empty(released);
+        /* the event's line is the JSON output too */
+        ncm_node_format_removal_json(&line, -1, uid, container, r, released);
         if (f == NCM_CTL_FORMAT_TEXT)
                 ncm_node_format_removal_text(&text, -1, uid, name, container, r, released);
-        else
-                ncm_node_format_removal_json(&text, -1, uid, container, r, released);
-        ncm_node_format_removal_json(&line, -1, uid, container, r, released);
         rep.removed = r > 0;
         rep.released = cpus_str(&a, released);
         if (f != NCM_CTL_FORMAT_NONE)
-                rep.output = ncm__ctl_str(&a, text.data ? text.data : "");
+                rep.output = ncm__ctl_str(&a, f == NCM_CTL_FORMAT_TEXT ? text.data : line.data);
         ncm_node_shared_pool(t->node, pool);
         ev.op = container ? (char *)"remove" : (char *)"removePod";
         ev.pod_uid = uid;
