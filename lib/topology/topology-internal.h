@@ -72,6 +72,12 @@ int ncm__topo_assemble(const ncm__raw_machine *m, ncm_topo **ret, ncm_error *err
 /* The machine gave no distance row for NUMA node ID (ncm_topo_numa_distances_missing()).
  * 0 (also for an id the topology does not have), -ENOMEM. */
 int ncm__topo_mark_no_distances(ncm_topo *t, int id);
+/*
+ * The N x N distance matrix OUT from the rows read into D (-1 where unknown): an unknown entry
+ * takes the transposed one when known, else 10 on the diagonal and 20 elsewhere (both the
+ * kubelet's cadvisor rules and nodecm's fill in so).
+ */
+void ncm__topo_fill_distances(const int64_t *d, size_t n, uint32_t *out);
 
 /* ------------------------------------------------------------------------------------------
  * cadvisor's rules (the default, spec §2.2a): what cadvisor's GetNodesInfo reads, and how the

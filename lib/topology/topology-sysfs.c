@@ -358,15 +358,7 @@ static int build_distances(const ncm__raw_machine *m, const int *ids, size_t n, 
                         for (size_t j = 0; j < n; j++)
                                 d[row * n + j] = node->dist[j];
         }
-        for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j < n; j++) {
-                        int64_t v = d[i * n + j];
-                        if (v < 0)
-                                v = d[j * n + i];
-                        if (v < 0)
-                                v = i == j ? 10 : 20;
-                        out[i * n + j] = (uint32_t)v;
-                }
+        ncm__topo_fill_distances(d, n, out);
         free(d);
         free(dir_pos);
         *ret = out;

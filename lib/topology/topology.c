@@ -409,6 +409,19 @@ int ncm_topo_numa_distances_missing(const ncm_topo *t, int *id)
         return -ENOENT;
 }
 
+void ncm__topo_fill_distances(const int64_t *d, size_t n, uint32_t *out)
+{
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < n; j++) {
+                        int64_t v = d[i * n + j];
+                        if (v < 0)
+                                v = d[j * n + i];
+                        if (v < 0)
+                                v = i == j ? 10 : 20;
+                        out[i * n + j] = (uint32_t)v;
+                }
+}
+
 int ncm__topo_mark_no_distances(ncm_topo *t, int id)
 {
         int i = numa_pos(t, id);
