@@ -17,6 +17,7 @@
 #include <nodecm/fs.h>
 #include <nodecm/topology.h>
 #include "base/json.h"
+#include "topology/topology-internal.h"
 #include "testutil.h"
 
 static ncm_topo *synthetic(const char *desc)
@@ -340,6 +341,22 @@ static void test_topology_xml_errors(void **state)
                 memcpy(big + at + 3, bad + at, len - at + 1);
                 expect_xml_error(big, len + 3, ERANGE, "PU L#1 has os_index 9000");
                 free(big);
+        }
+        free(bad);
+        /* two PUs with one os_index (hwloc loads that): refused under both rules */
+        bad = strdup(good);
+        {
+                char *pu = strstr(bad, "type=\"PU\" os_index=\"1\"");
+                assert_non_null(pu);
+                pu[strlen("type=\"PU\" os_index=\"")] = '0';
+        }
+        for (int rules = 0; rules < NCM_TOPO_RULES_N; rules++) {
+                assert_int_equal(ncm__topo_from_xml_buffer_rules(bad, len, (ncm_topo_rules)rules,
+                                                                 &t, &err),
+                                 -EINVAL);
+                assert_null(t);
+                if (!strstr(err.msg, "XML topology: two PUs with os_index 0"))
+                        fail_msg("error \"%s\"", err.msg);
         }
         free(bad);
         assert_int_equal(ncm_topo_from_xml_file("/nonexistent/x.xml", &t, &err), -ENOENT);
