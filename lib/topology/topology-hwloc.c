@@ -205,14 +205,14 @@ static bool node_has_cpus(hwloc_topology_t topo, hwloc_obj_t node)
         return false;
 }
 
-/* The kubelet's rules: the tree as cadvisor would have read the machine. */
-static int from_hwloc_cadvisor(hwloc_topology_t topo, const char *what, ncm_topo **ret,
-                               ncm_error *err)
+/*
+ * How many PUs TOPO has, checked as both rules need them: at least one, no more than a cpuset
+ * holds, each with an os_index that is a CPU number, no two alike. -EINVAL, -ERANGE.
+ */
+static int check_pus(hwloc_topology_t topo, const char *what, ncm_error *err)
 {
-        ncm__raw_machine nodes = {0}; /* fill_nodes() gives the nodes, cpusets and distances */
-        ncm__cad_machine m = {0};
         int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
-        int r;
+        unsigned char seen[NCM_CPUSET_MAX_CPUS] = {0};
 
         if (n <= 0)
                 return ncm_error_set(err, EINVAL, "%s: no PU (could not detect number of cpus)",
@@ -220,6 +220,36 @@ static int from_hwloc_cadvisor(hwloc_topology_t topo, const char *what, ncm_topo
         if (n > NCM_CPUSET_MAX_CPUS)
                 return ncm_error_set(err, ERANGE, "%s: %d PUs, more than %d", what, n,
                                      NCM_CPUSET_MAX_CPUS);
+        for (int i = 0; i < n; i++) {
+                hwloc_obj_t pu = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)i);
+
+                if (pu->os_index == HWLOC_UNKNOWN_INDEX || pu->os_index >= NCM_CPUSET_MAX_CPUS)
+                        return ncm_error_set(err, ERANGE,
+                                             "%s: PU L#%u has os_index %d, outside [0, %d]", what,
+                                             pu->logical_index, (int)pu->os_index,
+                                             NCM_CPUSET_MAX_CPUS - 1);
+                if (seen[pu->os_index] < 2)
+                        seen[pu->os_index]++;
+        }
+        /* the lowest repeated one, as a walk of the CPUs in ascending order finds it */
+        for (int cpu = 0; cpu < NCM_CPUSET_MAX_CPUS; cpu++)
+                if (seen[cpu] > 1)
+                        return ncm_error_set(err, EINVAL, "%s: two PUs with os_index %d", what,
+                                             cpu);
+        return n;
+}
+
+/* The kubelet's rules: the tree as cadvisor would have read the machine. */
+static int from_hwloc_cadvisor(hwloc_topology_t topo, const char *what, ncm_topo **ret,
+                               ncm_error *err)
+{
+        ncm__raw_machine nodes = {0}; /* fill_nodes() gives the nodes, cpusets and distances */
+        ncm__cad_machine m = {0};
+        int n = check_pus(topo, what, err);
+        int r;
+
+        if (n < 0)
+                return n;
         m.cpus = calloc((size_t)n, sizeof(*m.cpus));
         if (!m.cpus)
                 return ncm_error_set(err, ENOMEM, "out of memory");
@@ -229,13 +259,6 @@ static int from_hwloc_cadvisor(hwloc_topology_t topo, const char *what, ncm_topo
                 hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, pu);
                 ncm__cad_cpu *c = &m.cpus[i];
 
-                if (pu->os_index == HWLOC_UNKNOWN_INDEX || pu->os_index >= NCM_CPUSET_MAX_CPUS) {
-                        r = ncm_error_set(err, ERANGE,
-                                          "%s: PU L#%u has os_index %d, outside [0, %d]", what,
-                                          pu->logical_index, (int)pu->os_index,
-                                          NCM_CPUSET_MAX_CPUS - 1);
-                        goto out;
-                }
                 c->cpu = (int)pu->os_index;
                 c->online = true;
                 /* every PU has core_id and physical_package_id, as on a kernel: without a
@@ -253,12 +276,6 @@ static int from_hwloc_cadvisor(hwloc_topology_t topo, const char *what, ncm_topo
                         ncm__cad_cpu tmp = m.cpus[j];
                         m.cpus[j] = m.cpus[j - 1];
                         m.cpus[j - 1] = tmp;
-                }
-        for (int i = 1; i < n; i++)
-                if (m.cpus[i].cpu == m.cpus[i - 1].cpu) {
-                        r = ncm_error_set(err, EINVAL, "%s: two PUs with os_index %d", what,
-                                          m.cpus[i].cpu);
-                        goto out;
                 }
         m.ncpus = (size_t)n;
         r = fill_nodes(topo, what, &nodes, err);
@@ -320,16 +337,12 @@ static int from_hwloc_nodecm(hwloc_topology_t topo, const char *what, ncm_topo *
                              ncm_error *err)
 {
         ncm__raw_machine m = {0};
-        int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        int n = check_pus(topo, what, err);
         bool l3_all_indexed = true;
         int r;
 
-        if (n <= 0)
-                return ncm_error_set(err, EINVAL, "%s: no PU (could not detect number of cpus)",
-                                     what);
-        if (n > NCM_CPUSET_MAX_CPUS)
-                return ncm_error_set(err, ERANGE, "%s: %d PUs, more than %d", what, n,
-                                     NCM_CPUSET_MAX_CPUS);
+        if (n < 0)
+                return n;
         m.cpus = calloc((size_t)n, sizeof(*m.cpus));
         if (!m.cpus)
                 return ncm_error_set(err, ENOMEM, "out of memory");
@@ -344,13 +357,6 @@ static int from_hwloc_nodecm(hwloc_topology_t topo, const char *what, ncm_topo *
                 hwloc_obj_t l3 = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L3CACHE, pu);
                 ncm__raw_cpu *c = &m.cpus[i];
 
-                if (pu->os_index == HWLOC_UNKNOWN_INDEX || pu->os_index >= NCM_CPUSET_MAX_CPUS) {
-                        r = ncm_error_set(err, ERANGE,
-                                          "%s: PU L#%u has os_index %d, outside [0, %d]", what,
-                                          pu->logical_index, (int)pu->os_index,
-                                          NCM_CPUSET_MAX_CPUS - 1);
-                        goto out;
-                }
                 c->cpu = (int)pu->os_index;
                 c->core_id = NCM__RAW_NONE;
                 c->book = NCM__RAW_NONE;
@@ -370,17 +376,10 @@ static int from_hwloc_nodecm(hwloc_topology_t topo, const char *what, ncm_topo *
                         m.cpus[j] = m.cpus[j - 1];
                         m.cpus[j - 1] = tmp;
                 }
-        for (int i = 1; i < n; i++)
-                if (m.cpus[i].cpu == m.cpus[i - 1].cpu) {
-                        r = ncm_error_set(err, EINVAL, "%s: two PUs with os_index %d", what,
-                                          m.cpus[i].cpu);
-                        goto out;
-                }
         m.ncpus = (size_t)n;
         r = fill_nodes(topo, what, &m, err);
         if (r >= 0)
                 r = ncm__topo_assemble(&m, ret, err);
-out:
         raw_done(&m);
         return r;
 }
