@@ -32,6 +32,7 @@
 #include <nghttp2/nghttp2.h>
 #include <nodecm/ctl.h>
 #include <nodecm/rpc-uv.h>
+#include "hostile.h"
 
 #define CONCURRENT 1000
 #define HALF_OPEN 200
@@ -42,33 +43,6 @@
 static const char PREFACE[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 static char dir[256], sock[300], msock[300];
 static pid_t daemon_pid = -1;
-static int failures;
-
-static void check(const char *name, bool ok, const char *detail)
-{
-        printf("%s - %s%s%s\n", ok ? "ok" : "not ok", name, detail ? " " : "",
-               detail ? detail : "");
-        fflush(stdout);
-        if (!ok)
-                failures++;
-}
-
-static long status_kb(pid_t pid, const char *key)
-{
-        char path[64], line[256];
-        size_t kl = strlen(key);
-        long v = -1;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        f = fopen(path, "r");
-        while (f && fgets(line, sizeof(line), f))
-                if (strncmp(line, key, kl) == 0)
-                        v = strtol(line + kl, NULL, 10);
-        if (f)
-                fclose(f);
-        return v;
-}
 
 static int connect_to(const char *path)
 {
@@ -86,71 +60,17 @@ static int connect_to(const char *path)
         return fd;
 }
 
-/* Whether the daemon closes the connection (EOF or reset) after whatever it sends. */
-static bool server_closes(int fd)
-{
-        char buf[4096];
-
-        for (;;) {
-                ssize_t n = recv(fd, buf, sizeof(buf), 0);
-                if (n == 0 || (n < 0 && errno == ECONNRESET))
-                        return true;
-                if (n < 0)
-                        return false;
-        }
-}
-
 /* ---- well-behaved clients ------------------------------------------------------------------ */
-
-typedef struct result {
-        int done, ok;
-        ncm_rpc_code last_code;
-        char last_msg[256];
-} result;
-
-static void on_close(ncm_rpc_call *call, ncm_rpc_code code, const char *message,
-                     const ncm_rpc_md *md, size_t n, void *data)
-{
-        result *r = data;
-
-        r->done++;
-        if (code == NCM_RPC_OK)
-                r->ok++;
-        r->last_code = code;
-        snprintf(r->last_msg, sizeof(r->last_msg), "%s", message);
-}
 
 /* N clients at once, one call of M each with REQ; how many got OK. */
 static int calls(int n, ncm_ctl_method m, const uint8_t *req, size_t len, result *res)
 {
-        ncm_rpc_client_ops ops = {.on_close = on_close};
-        ncm_rpc_uv_client **cl = calloc((size_t)n, sizeof(*cl));
         ncm_rpc_opts o;
-        uv_loop_t loop;
 
-        uv_loop_init(&loop);
         ncm_rpc_opts_default(&o);
         o.max_send_msg = 128u << 20;
         o.max_recv_msg = 64u << 20;
-        *res = (result){0};
-        for (int i = 0; i < n; i++) {
-                ncm_error err = NCM_ERROR_INIT;
-                if (ncm_rpc_uv_connect(&loop, sock, &o, &cl[i], &err) < 0 ||
-                    ncm_rpc_conn_call(ncm_rpc_uv_client_conn(cl[i]), ncm_ctl_method_path(m), NULL,
-                                      0, 0, req, len, &ops, res, NULL, &err) < 0) {
-                        printf("# call %d: %s\n", i, err.msg);
-                        res->done++;
-                }
-        }
-        while (res->done < n && uv_run(&loop, UV_RUN_ONCE))
-                ;
-        for (int i = 0; i < n; i++)
-                if (cl[i])
-                        ncm_rpc_uv_client_close(cl[i]);
-        uv_run(&loop, UV_RUN_DEFAULT);
-        uv_loop_close(&loop);
-        free(cl);
-        return res->ok;
+        return calls_at_once(n, sock, &o, ncm_ctl_method_path(m), req, len, res);
 }
 
 static bool still_serving(void)
@@ -476,10 +396,10 @@ int main(void)
         waitpid(daemon_pid, &status, 0);
         daemon_pid = -1;
         check("SIGTERM: exit 0", WIFEXITED(status) && WEXITSTATUS(status) == 0, NULL);
-        if (failures) {
+        if (check_failures()) {
                 snprintf(path, sizeof(path), "tail -20 '%s/nodecmd.log' >&2", dir);
                 if (system(path) != 0)
                         fprintf(stderr, "# no log\n");
         }
-        return failures ? 1 : 0;
+        return check_failures() ? 1 : 0;
 }

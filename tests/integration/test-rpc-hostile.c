@@ -27,6 +27,7 @@
 
 #include <nghttp2/nghttp2.h>
 #include <nodecm/rpc-uv.h>
+#include "hostile.h"
 
 #define CONCURRENT 1000
 #define HALF_OPEN 200
@@ -47,20 +48,6 @@
 #endif
 
 static const char PREFACE[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-static long status_kb(const char *key)
-{
-        FILE *f = fopen("/proc/self/status", "r");
-        char line[256];
-        long v = -1;
-        size_t kl = strlen(key);
-        while (f && fgets(line, sizeof(line), f))
-                if (strncmp(line, key, kl) == 0)
-                        v = strtol(line + kl, NULL, 10);
-        if (f)
-                fclose(f);
-        return v;
-}
 
 /* ---- server side (parent) ---------------------------------------------------------------- */
 
@@ -162,7 +149,7 @@ static int run_server(const char *self)
                 fprintf(stderr, "listen: %s\n", err.msg);
                 return 1;
         }
-        long base = status_kb("VmRSS:");
+        long base = status_kb(getpid(), "VmRSS:");
 
         char *args[] = {(char *)self, "client", sock, NULL};
         uv_process_options_t po = {.file = self, .args = args, .exit_cb = on_child_exit};
@@ -178,7 +165,7 @@ static int run_server(const char *self)
                 return 1;
         }
         uv_run(&loop, UV_RUN_DEFAULT);
-        long peak = status_kb("VmHWM:");
+        long peak = status_kb(getpid(), "VmHWM:");
         uv_loop_close(&loop);
         ncm_rpc_server_free(srv);
         rmdir(dir);
@@ -202,16 +189,6 @@ static int run_server(const char *self)
 /* ---- client side (child) ------------------------------------------------------------------ */
 
 static const char *target;
-static int failures;
-
-static void check(const char *name, bool ok, const char *detail)
-{
-        printf("%s - %s%s%s\n", ok ? "ok" : "not ok", name, detail ? " " : "",
-               detail ? detail : "");
-        fflush(stdout);
-        if (!ok)
-                failures++;
-}
 
 static int raw_connect(void)
 {
@@ -237,68 +214,18 @@ static bool peer_hangs_up(int fd)
         return poll(&p, 1, 60000) == 1 && (p.revents & (POLLRDHUP | POLLHUP));
 }
 
-/* Whether the server closes the connection (EOF or reset) after whatever it sends. */
-static bool server_closes(int fd)
-{
-        char buf[4096];
-        for (;;) {
-                ssize_t n = recv(fd, buf, sizeof(buf), 0);
-                if (n == 0 || (n < 0 && errno == ECONNRESET))
-                        return true;
-                if (n < 0)
-                        return false;
-        }
-}
-
-typedef struct result {
-        int done, ok;
-        ncm_rpc_code last_code;
-        char last_msg[256];
-} result;
-
-static void good_close(ncm_rpc_call *call, ncm_rpc_code code, const char *message,
-                       const ncm_rpc_md *md, size_t n, void *data)
-{
-        result *r = data;
-        r->done++;
-        if (code == NCM_RPC_OK)
-                r->ok++;
-        r->last_code = code;
-        snprintf(r->last_msg, sizeof(r->last_msg), "%s", message);
-}
-
 /* n clients at once, one Unary call each (req of len bytes); returns how many got OK. */
 static int calls(int n, const char *path, size_t len, size_t max_send, result *res)
 {
-        uv_loop_t loop;
-        uv_loop_init(&loop);
         ncm_rpc_opts opts;
+        uint8_t *req = calloc(1, len ? len : 1);
+        int ok;
+
         ncm_rpc_opts_default(&opts);
         opts.max_send_msg = max_send;
-        ncm_rpc_uv_client **cl = calloc((size_t)n, sizeof(*cl));
-        uint8_t *req = calloc(1, len ? len : 1);
-        *res = (result){0};
-        ncm_rpc_client_ops ops = {.on_close = good_close};
-        for (int i = 0; i < n; i++) {
-                ncm_error err = NCM_ERROR_INIT;
-                if (ncm_rpc_uv_connect(&loop, target, &opts, &cl[i], &err) < 0 ||
-                    ncm_rpc_conn_call(ncm_rpc_uv_client_conn(cl[i]), path, NULL, 0, 0, req, len,
-                                      &ops, res, NULL, &err) < 0) {
-                        printf("# call %d: %s\n", i, err.msg);
-                        res->done++;
-                }
-        }
-        /* Run until every call ended, then close the clients. */
-        while (res->done < n && uv_run(&loop, UV_RUN_ONCE))
-                ;
-        for (int i = 0; i < n; i++)
-                if (cl[i])
-                        ncm_rpc_uv_client_close(cl[i]);
-        uv_run(&loop, UV_RUN_DEFAULT);
-        uv_loop_close(&loop);
-        free(cl);
+        ok = calls_at_once(n, target, &opts, path, req, len, res);
         free(req);
-        return res->ok;
+        return ok;
 }
 
 static bool still_serving(void)
@@ -450,7 +377,7 @@ static int run_client(void)
         close(slow1);
         close(slow2);
         check("after the never-reading clients left: still serving", still_serving(), NULL);
-        return failures ? 1 : 0;
+        return check_failures() ? 1 : 0;
 }
 
 int main(int argc, char **argv)
