@@ -211,6 +211,35 @@ def kubelet_config(path, reserved="0"):
                 "cpuManagerPolicy: static\nreservedSystemCPUs: \"%s\"\n" % reserved)
 
 
+def scene(prefix):
+    """What both runtime tests start from: cleanups, a temporary directory (PREFIX), a cgroup
+    parent, a busybox rootfs, a node directory, a kubelet configuration, and this machine's
+    CPUs (the test skips without CPU 0 and one more). Returns
+    (cleanups, tmp, cgroup parent, rootfs, node directory, kubelet configuration, CPUs)."""
+    cl = Cleanups()
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    cl.push(shutil.rmtree, tmp, True)
+    cg = CgroupParent(cl)
+    rootfs = os.path.join(tmp, "rootfs")
+    make_rootfs(rootfs)
+    node_dir = os.path.join(tmp, "node")
+    kubelet = os.path.join(tmp, "kubelet.yaml")
+    kubelet_config(kubelet)
+    cpus = parse_list(machine_cpus())
+    if len(cpus) < 2 or 0 not in cpus:
+        skip("needs CPU 0 and at least one more (have %s)" % machine_cpus())
+    return cl, tmp, cg, rootfs, node_dir, kubelet, cpus
+
+
+def shipped_hook(path, node_dir, kubelet):
+    """The text of the shipped hook file examples/oci/PATH, pointed at this build, NODE_DIR
+    and KUBELET."""
+    with open(os.path.join(SRC, "examples", "oci", path)) as f:
+        text = f.read()
+    return (text.replace("/usr/local/bin/nodecm", NODECM)
+            .replace("/var/lib/nodecm", node_dir).replace("/etc/nodecm/kubelet.yaml", kubelet))
+
+
 def pod(uid, containers, name=None):
     """A Pod object: containers are (name, requests, limits)."""
     return {"metadata": {"uid": uid, "name": name or uid},

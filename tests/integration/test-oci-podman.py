@@ -13,9 +13,7 @@ the pool next moves. Everything made here is removed on exit, also on failure.
 """
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 
 import runtimes as rt
 
@@ -26,26 +24,12 @@ rt.require_prog("conmon")
 rt.require_cgroup_v1_cpuset()
 rt.static_busybox()
 
-cl = rt.Cleanups()
-tmp = tempfile.mkdtemp(prefix="nodecm-oci-podman-")
-cl.push(shutil.rmtree, tmp, True)
-cg = rt.CgroupParent(cl)
-rootfs = os.path.join(tmp, "rootfs")
-rt.make_rootfs(rootfs)
-node_dir = os.path.join(tmp, "node")
-kubelet = os.path.join(tmp, "kubelet.yaml")
-rt.kubelet_config(kubelet)
-ALL = rt.parse_list(rt.machine_cpus())
-if len(ALL) < 2 or 0 not in ALL:
-    rt.skip("needs CPU 0 and at least one more (have %s)" % rt.machine_cpus())
+cl, tmp, cg, rootfs, node_dir, kubelet, ALL = rt.scene("nodecm-oci-podman-")
 
 hooks_dir = os.path.join(tmp, "hooks.d")
 os.makedirs(hooks_dir)
-with open(os.path.join(rt.SRC, "examples", "oci", "hooks.d", "nodecm.json")) as f:
-    text = f.read()
 with open(os.path.join(hooks_dir, "nodecm.json"), "w") as f:
-    f.write(text.replace("/usr/local/bin/nodecm", rt.NODECM)
-            .replace("/var/lib/nodecm", node_dir).replace("/etc/nodecm/kubelet.yaml", kubelet))
+    f.write(rt.shipped_hook(os.path.join("hooks.d", "nodecm.json"), node_dir, kubelet))
 
 GLOBAL = [PODMAN, "--root", os.path.join(tmp, "storage"), "--runroot", os.path.join(tmp, "run"),
           "--tmpdir", os.path.join(tmp, "tmp"), "--storage-driver", "vfs",

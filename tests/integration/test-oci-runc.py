@@ -15,10 +15,8 @@ Every container, cgroup and file made here is removed on exit, also on failure.
 import copy
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 import runtimes as rt
@@ -28,25 +26,10 @@ RUNC = rt.require_prog("runc")
 rt.require_cgroup_v1_cpuset()
 rt.static_busybox()
 
-cl = rt.Cleanups()
-tmp = tempfile.mkdtemp(prefix="nodecm-oci-runc-")
-cl.push(shutil.rmtree, tmp, True)
-cg = rt.CgroupParent(cl)
-rootfs = os.path.join(tmp, "rootfs")
-rt.make_rootfs(rootfs)
+cl, tmp, cg, rootfs, node_dir, kubelet, ALL = rt.scene("nodecm-oci-runc-")
 state_root = os.path.join(tmp, "runc")
-node_dir = os.path.join(tmp, "node")
-kubelet = os.path.join(tmp, "kubelet.yaml")
-rt.kubelet_config(kubelet)
-ALL = rt.parse_list(rt.machine_cpus())
-if len(ALL) < 2 or 0 not in ALL:
-    rt.skip("needs CPU 0 and at least one more (have %s)" % rt.machine_cpus())
 
-with open(os.path.join(rt.SRC, "examples", "oci", "runc-hooks.json")) as f:
-    text = f.read()
-text = (text.replace("/usr/local/bin/nodecm", rt.NODECM)
-        .replace("/var/lib/nodecm", node_dir).replace("/etc/nodecm/kubelet.yaml", kubelet))
-HOOKS = json.loads(text)["hooks"]
+HOOKS = json.loads(rt.shipped_hook("runc-hooks.json", node_dir, kubelet))["hooks"]
 subprocess.run([RUNC, "spec", "-b", tmp], check=True)
 with open(os.path.join(tmp, "config.json")) as f:
     TEMPLATE = json.load(f)
