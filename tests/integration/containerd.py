@@ -20,10 +20,12 @@ import io
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 
 import runtimes as rt
@@ -48,6 +50,21 @@ def stubs(out):
     import cri_runtime_v1_svc_pb2_grpc as svc
 
     return pb, svc
+
+
+def scene(prefix):
+    """What the CRI tests start from: cleanups, a temporary directory (PREFIX), a cgroup parent,
+    the CRI stubs, and a private containerd started with its images imported. Returns
+    (cleanups, tmp, cgroup parent, pb, svc, containerd)."""
+    cl = rt.Cleanups()
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    cl.push(shutil.rmtree, tmp, True)
+    cg = rt.CgroupParent(cl)
+    pb, svc = stubs(os.path.join(tmp, "stubs"))
+    c = Containerd(cl, tmp)
+    c.start()
+    c.import_images()
+    return cl, tmp, cg, pb, svc, c
 
 
 def goarch():

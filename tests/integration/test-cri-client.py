@@ -11,9 +11,7 @@ torn down on every exit path.
 """
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 
 import runtimes as rt
@@ -30,14 +28,7 @@ try:
 except ImportError:
     rt.skip("python3-grpcio is not importable by /usr/bin/python3")
 
-cl = rt.Cleanups()
-tmp = tempfile.mkdtemp(prefix="nodecm-cri-client-")
-cl.push(shutil.rmtree, tmp, True)
-cg = rt.CgroupParent(cl)
-pb, svc = ctd.stubs(os.path.join(tmp, "stubs"))
-c = ctd.Containerd(cl, tmp)
-c.start()
-c.import_images()
+cl, tmp, cg, pb, svc, c = ctd.scene("nodecm-cri-client-")
 kl = ctd.Kubelet(pb, svc, "unix:" + c.sock, os.path.join(tmp, "logs"), cg.path())
 c.cri = kl
 check = rt.check

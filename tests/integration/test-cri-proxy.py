@@ -21,10 +21,8 @@ Everything is torn down on every exit path.
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 
@@ -43,14 +41,7 @@ except ImportError:
     rt.skip("python3-grpcio is not importable by /usr/bin/python3")
 os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
 
-cl = rt.Cleanups()
-tmp = tempfile.mkdtemp(prefix="nodecm-cri-proxy-")
-cl.push(shutil.rmtree, tmp, True)
-cg = rt.CgroupParent(cl)
-pb, svc = ctd.stubs(os.path.join(tmp, "stubs"))
-c = ctd.Containerd(cl, tmp)
-c.start()
-c.import_images()
+cl, tmp, cg, pb, svc, c = ctd.scene("nodecm-cri-proxy-")
 check = rt.check
 ALL = rt.parse_list(rt.machine_cpus())
 if len(ALL) < 2 or 0 not in ALL:
