@@ -237,6 +237,23 @@ static int print_event(const uint8_t *ev, size_t len, void *data)
         return r < 0 ? r : 0;
 }
 
+/*
+ * Print OUT and end with R: a refused admission prints what was decided before its error;
+ * another error prints nothing but the error.
+ */
+static int finish(int r, ncm_buf *out, ncm_error *err)
+{
+        if (r < 0 && err->code == NCM_E_ADMISSION) {
+                int rc = cli_emit_buf(out);
+                return rc ? rc : cli_fail(r, err);
+        }
+        if (r < 0) {
+                ncm_buf_done(out);
+                return cli_fail(r, err);
+        }
+        return cli_emit_buf(out);
+}
+
 /* nodecm node ... --connect SOCKET: the daemon does the work. */
 static int run_connected(args *a, const char *const *pos)
 {
@@ -249,15 +266,7 @@ static int run_connected(args *a, const char *const *pos)
                 return r < 0 ? cli_fail(r, &err) : 0;
         }
         r = act(a, NULL, pos, &out, &err);
-        if (r < 0 && err.code == NCM_E_ADMISSION) {
-                int rc = cli_emit_buf(&out);
-                return rc ? rc : cli_fail(r, &err);
-        }
-        if (r < 0) {
-                ncm_buf_done(&out);
-                return cli_fail(r, &err);
-        }
-        return cli_emit_buf(&out);
+        return finish(r, &out, &err);
 }
 
 static int run(args *a, const char *const *pos)
@@ -308,15 +317,7 @@ static int run(args *a, const char *const *pos)
                         ncm_buf_printf(&out, "\n%s", p.data ? p.data : "");
                 ncm_buf_done(&p);
         }
-        if (r < 0 && err.code == NCM_E_ADMISSION) {
-                int rc = cli_emit_buf(&out);
-                return rc ? rc : cli_fail(r, &err);
-        }
-        if (r < 0) {
-                ncm_buf_done(&out);
-                return cli_fail(r, &err);
-        }
-        return cli_emit_buf(&out);
+        return finish(r, &out, &err);
 }
 
 int cmd_node(int argc, char **argv)
