@@ -372,7 +372,8 @@ NCM_API ncm_cri_node *ncm_cri_node_free(ncm_cri_node *cn);
 /* Containers in the record (those in creation included). */
 NCM_API size_t ncm_cri_node_num_containers(const ncm_cri_node *cn) NCM_PURE;
 
-/* RunPodSandbox answered ID for CFG: the sandbox's pod is remembered (persisted). */
+/* RunPodSandbox answered ID for CFG: the sandbox's pod is remembered (written to the record
+ * with its next write, the admission of the sandbox's first container at the latest). */
 NCM_API int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id,
                                  const ncm_cri_sandbox_config *cfg, ncm_error *err);
 
@@ -398,9 +399,10 @@ NCM_API void ncm_cri_decision_done(ncm_cri_decision *d);
  * A CreateContainer for C: its pod rebuilt from the containers the record holds for it and C
  * (the kubelet's values recovered, nodecm/runtime.h; the QoS class from the sandbox's cgroup
  * parent), admitted as the kubelet's admission would (the record first, then the node; a
- * refusal leaves both as they were). *RET says what to do. -errno for failures that are not
- * decisions (the record or state cannot be written; the request is then refused by the caller
- * with the error).
+ * refusal leaves both as they were); both durable, with one fsync of the directory, before it
+ * returns an admission. *RET says what to do. -errno for failures that are not decisions (the
+ * record or state cannot be written; the request is then refused by the caller with the
+ * error).
  */
 NCM_API int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c,
                                 ncm_cri_decision *ret, ncm_error *err);
@@ -409,8 +411,9 @@ NCM_API int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config
 NCM_API int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len,
                                    ncm_buf *out, ncm_error *err);
 
-/* The runtime answered the CreateContainer of POD_UID's NAME: ID, or NULL when it failed (the
- * container is released). RES gets what a release changed. */
+/* The runtime answered the CreateContainer of POD_UID's NAME: ID (recorded; durable with the
+ * directory's next fsync), or NULL when it failed (the container is released). RES gets what a
+ * release changed. */
 NCM_API int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name,
                                  const char *id, ncm_ctl_result *res, ncm_error *err);
 /* RemoveContainer ID / RemovePodSandbox ID answered OK: released (0 when nodecm never knew

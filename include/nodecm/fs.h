@@ -63,6 +63,29 @@ NCM_API int ncm_fs_write(int rootfd, const char *path, const char *value, ncm_er
 NCM_API int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t len,
                                 mode_t mode, ncm_error *err);
 
+enum {
+        /*
+         * Leave the directory's fsync to the caller: the file's data is fsynced before the
+         * rename (a crash never leaves it torn), but the rename itself is durable only after the
+         * next ncm_fs_sync_dir() of its directory (or the next ncm_fs_write_atomic() into it).
+         * For a transaction that writes several files of one directory and syncs it once.
+         */
+        NCM_FS_WRITE_NO_DIRSYNC = 1 << 0,
+};
+
+/*
+ * ncm_fs_write_atomic() with FLAGS (NCM_FS_WRITE_*; 0: exactly ncm_fs_write_atomic()).
+ * Unknown flags are -EINVAL, nothing written.
+ */
+NCM_API int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *data, size_t len,
+                                      mode_t mode, unsigned flags, ncm_error *err);
+
+/*
+ * fsync directory DIR (inside ROOTFD), making the renames done in it durable: the end of a
+ * transaction written with NCM_FS_WRITE_NO_DIRSYNC. 0, or -errno ("fsync directory 'DIR'").
+ */
+NCM_API int ncm_fs_sync_dir(int rootfd, const char *dir, ncm_error *err);
+
 /*
  * Remove the temporary files ncm_fs_write_atomic() may have left in directory DIR for the
  * files NAMES (NULL-terminated) after a crash: ".NAME.tmpXXXXXXXX". Returns how many went.

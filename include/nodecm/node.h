@@ -308,6 +308,14 @@ typedef struct ncm_node_counters {
 
 NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
 
+/*
+ * How many times N has fsynced its state directory (each write of nodecm_pods ends with one)
+ * since it was made. A caller that renamed a file of its own into that directory without
+ * syncing it (NCM_FS_WRITE_NO_DIRSYNC) learns from a change of this count that a node write
+ * since has made its rename durable too, and syncs the directory itself otherwise.
+ */
+NCM_API uint64_t ncm_node_dir_syncs(const ncm_node *n) NCM_PURE;
+
 /* --- a node kept in a root directory --- */
 
 /*

@@ -212,6 +212,12 @@ static int write_full(int fd, const void *data, size_t len)
 int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t len, mode_t mode,
                         ncm_error *err)
 {
+        return ncm_fs_write_atomic_flags(rootfd, path, data, len, mode, 0, err);
+}
+
+int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *data, size_t len,
+                              mode_t mode, unsigned flags, ncm_error *err)
+{
         ncm_autoclose int dirfd = -1;
         ncm_autoclose int dirsync = -1;
         ncm_autoclose int fd = -1;
@@ -219,6 +225,8 @@ int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t l
         char tmp[300];
         int r;
 
+        if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC)
+                return ncm_error_set(err, EINVAL, "write '%s': unknown flags 0x%x", path, flags);
         dirfd = open_parent(rootfd, path, &base, err);
         if (dirfd < 0)
                 return dirfd;
@@ -262,6 +270,8 @@ int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t l
                 r = -errno;
                 goto fail;
         }
+        if (flags & NCM_FS_WRITE_NO_DIRSYNC)
+                return 0;
         /* O_PATH fds cannot be fsynced; reopen the directory for that. */
         dirsync = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dirsync < 0 || fsync(dirsync) < 0)
@@ -270,6 +280,17 @@ int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t l
 fail:
         (void)unlinkat(dirfd, tmp, 0);
         return ncm_error_errno(err, -r, "write '%s'", path);
+}
+
+int ncm_fs_sync_dir(int rootfd, const char *dir, ncm_error *err)
+{
+        ncm_autoclose int fd = ncm_fs_openat(rootfd, dir, O_RDONLY | O_DIRECTORY, 0, err);
+
+        if (fd < 0)
+                return fd;
+        if (fsync(fd) < 0)
+                return ncm_error_errno(err, errno, "fsync directory '%s'", dir);
+        return 0;
 }
 
 int ncm_fs_exists(int rootfd, const char *path)

@@ -72,7 +72,17 @@ size_t ncm_cri_node_num_containers(const ncm_cri_node *cn)
 
 static int save(ncm_cri_node *cn, ncm_error *err)
 {
-        return ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, err);
+        return ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, 0, err);
+}
+
+/*
+ * The record written, its rename left for the directory's next fsync (docs/runtimes.md,
+ * "Cost"): the file itself is fsynced, so a crash leaves either the old record or this one.
+ */
+static int save_nodirsync(ncm_cri_node *cn, ncm_error *err)
+{
+        return ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec,
+                                   NCM_FS_WRITE_NO_DIRSYNC, err);
 }
 
 void ncm_cri_decision_done(ncm_cri_decision *d)
@@ -152,7 +162,13 @@ int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id, const ncm_cri_sandbox
                 return 0;
         if (ncm__rt_record_add_sandbox(&cn->rec, id, cfg->uid) < 0)
                 return oom(err);
-        return save(cn, err);
+        /*
+         * Not written now: a sandbox holds nothing of the node's until a container of it is
+         * admitted, and that admission writes the record (this sandbox with it) first. A
+         * sandbox forgotten by a crash before then is not missed: its CreateContainer carries
+         * its config again, and its removal has nothing to release.
+         */
+        return 0;
 }
 
 /* The pod UID of C: its sandbox config's, else the sandbox the record knows. NULL: unknown. */
@@ -178,6 +194,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         const char *uid = pod_of(cn, c);
         ncm_qos_class qos = NCM_QOS_BEST_EFFORT;
         bool had_old = false, new_sandbox = false;
+        uint64_t syncs;
         ssize_t k;
         int r;
 
@@ -240,8 +257,14 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
             ncm__rt_record_add_sandbox(&cn->rec, cn->rec.v[k].sandbox, cn->rec.v[k].pod) < 0)
                 new_sandbox = false;
         r = ncm__rt_record_pod(&cn->rec, &cn->rec.v[k], &pod, err);
+        /*
+         * The record first, then the node, and one fsync of the directory for both renames
+         * (the node's nodecm_pods write ends with it; if the node wrote nothing, below) before
+         * the decision leaves: 3 fsyncs instead of 4 (docs/runtimes.md, "Cost").
+         */
+        syncs = ncm_node_dir_syncs(cn->t.node);
         if (r >= 0)
-                r = save(cn, err);
+                r = save_nodirsync(cn, err);
         if (r >= 0) {
                 ncm_ctl_request q = {0};
                 ncm_pod_format_json(pod, &podjson);
@@ -287,6 +310,14 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         }
         if (had_old)
                 ncm__rt_container_done(&old);
+        /* the record's rename durable before the decision leaves */
+        if (ncm_node_dir_syncs(cn->t.node) == syncs) {
+                r = ncm_fs_sync_dir(AT_FDCWD, cn->dir, err);
+                if (r < 0) {
+                        ncm_cri_decision_done(&d);
+                        return r;
+                }
+        }
         d.action = NCM_CRI_ADMIT;
         d.pod_uid = strdup(uid);
         d.container = strdup(c->name);
@@ -376,7 +407,13 @@ int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name
                 return oom(err);
         free(cn->rec.v[k].id);
         cn->rec.v[k].id = nid;
-        return save(cn, err);
+        /*
+         * Only the id, which is no decision: the directory's next fsync (the next admission's
+         * or release's) makes the rename durable. Until then a crash of the machine leaves the
+         * entry without it, an orphan the next start adopts by its sandbox and name when the
+         * runtime lists it (settle_orphans), as after a crash during the creation.
+         */
+        return save_nodirsync(cn, err);
 }
 
 int ncm_cri_node_container_removed(ncm_cri_node *cn, const char *id, ncm_ctl_result *res,

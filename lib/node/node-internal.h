@@ -142,6 +142,7 @@ struct ncm_node {
 
         ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
         bool persist_pods;      /* keep dir/nodecm_pods */
+        uint64_t dir_syncs;     /* fsyncs of dir (ncm_node_dir_syncs) */
         bool attach;            /* started before: the enforcer writes nothing at start */
 };
 

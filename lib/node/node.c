@@ -965,6 +965,11 @@ const ncm_node_counters *ncm_node_get_counters(const ncm_node *n)
         return &n->counters;
 }
 
+uint64_t ncm_node_dir_syncs(const ncm_node *n)
+{
+        return n->dir_syncs;
+}
+
 int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
                    ncm_error *err)
 {
@@ -1631,6 +1636,8 @@ static int persist_pods_view(ncm_node *n, const char *skip_uid, const char *rm_u
         }
         r = ncm_fs_write_atomic(AT_FDCWD, path, b.data, b.len, 0600, err);
         ncm_buf_done(&b);
+        if (r >= 0)
+                n->dir_syncs++; /* the write ends with the directory's fsync */
         return r;
 }
 

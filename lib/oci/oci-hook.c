@@ -156,7 +156,7 @@ static int prune(hook_env *env, const char *skip_id, size_t *count, ncm_error *e
 
 static int save(const ncm_oci_hook_options *o, hook_env *env, ncm_error *err)
 {
-        int r = env->dirty ? ncm__rt_record_save(o->root_dir, NCM_OCI_CONTAINERS_NAME, &env->reg,
+        int r = env->dirty ? ncm__rt_record_save(o->root_dir, NCM_OCI_CONTAINERS_NAME, &env->reg, 0,
                                                  err)
                            : 0;
         if (r >= 0)

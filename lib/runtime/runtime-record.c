@@ -479,7 +479,7 @@ void ncm__rt_record_format(const ncm__rt_record *reg, ncm_buf *b)
 }
 
 int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *reg,
-                        ncm_error *err)
+                        unsigned flags, ncm_error *err)
 {
         ncm_autofree char *path = NULL;
         ncm_buf b = NCM_BUF_INIT;
@@ -492,7 +492,7 @@ int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record 
                 ncm_buf_done(&b);
                 return oom(err);
         }
-        r = ncm_fs_write_atomic(AT_FDCWD, path, b.data, b.len, 0600, err);
+        r = ncm_fs_write_atomic_flags(AT_FDCWD, path, b.data, b.len, 0600, flags, err);
         ncm_buf_done(&b);
         return r;
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <nodecm/buf.h>
 #include <nodecm/error.h>
+#include <nodecm/fs.h>
 #include <nodecm/runtime.h>
 
 /* One container. */
@@ -59,8 +60,9 @@ int ncm__rt_record_load(const char *dir, const char *file, ncm__rt_record *r, nc
 int ncm__rt_record_parse(const char *text, size_t len, const char *name, ncm__rt_record *r,
                          ncm_error *err);
 void ncm__rt_record_format(const ncm__rt_record *r, ncm_buf *b);
-/* Write it atomically (0600) to DIR/FILE. */
-int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *r, ncm_error *err);
+/* Write it atomically (0600) to DIR/FILE; FLAGS: NCM_FS_WRITE_* (ncm_fs_write_atomic_flags). */
+int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *r, unsigned flags,
+                        ncm_error *err);
 /* Index of container ID ("" never matches) / of container NAME of POD; -1 when absent. */
 ssize_t ncm__rt_record_find_id(const ncm__rt_record *r, const char *id);
 ssize_t ncm__rt_record_find_name(const ncm__rt_record *r, const char *pod, const char *name);

@@ -134,6 +134,64 @@ static void assert_cpusets(fx *f, const char *id, const char *want)
         free(mems);
 }
 
+/* The record as the next process (or a look at the disk) finds it. */
+static char *record_text(fx *f)
+{
+        char path[4096], *text = NULL;
+
+        snprintf(path, sizeof(path), "%s/%s", f->dir, NCM_CRI_CONTAINERS_NAME);
+        if (ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &text, NULL, NULL) < 0)
+                return strdup("");
+        return text;
+}
+
+/*
+ * What is written when (docs/runtimes.md, "Cost"): a sandbox only with the admission of its
+ * first container, which writes the record before the node and syncs the directory once for
+ * both; the runtime's id after the creation. A process that ends in between loses nothing it
+ * needs.
+ */
+static void test_cri_node_writes(void **state)
+{
+        fx *f = *state;
+        ncm_cri_sandbox_config sbc = {.uid = (char *)"ug"};
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 1000, 1000, 1 << 28);
+        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+        ncm_cri_decision d;
+        uint64_t syncs;
+        char *text;
+
+        assert_int_equal(ncm_cri_node_sandbox(f->cn, "sg", &sbc, NULL), 0);
+        text = record_text(f);
+        assert_null(strstr(text, "\"sg\""));
+        free(text);
+        /* the sandbox forgotten: its CreateContainer carries its config again */
+        reopen(f);
+        syncs = ncm_node_dir_syncs(f->t.node);
+        assert_int_equal(ncm_cri_node_create(f->cn, &g, &d, NULL), 0);
+        assert_int_equal(d.action, NCM_CRI_ADMIT);
+        assert_string_equal(d.cpuset_cpus, "1");
+        ncm_cri_decision_done(&d);
+        /* one fsync of the directory (nodecm_pods') made both renames durable */
+        assert_int_equal(ncm_node_dir_syncs(f->t.node), syncs + 1);
+        text = record_text(f);
+        assert_non_null(strstr(text, "\"sg\""));
+        assert_non_null(strstr(text, "\"app\""));
+        assert_null(strstr(text, "\"c-app\""));
+        free(text);
+        assert_int_equal(ncm_cri_node_created(f->cn, "ug", "app", "c-app", &res, NULL), 0);
+        ncm_ctl_result_done(&res);
+        text = record_text(f);
+        assert_non_null(strstr(text, "\"c-app\""));
+        free(text);
+        reopen(f);
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 1);
+        assert_cpusets(f, "c-app", "1");
+        /* the runtime's id lost with the machine: the record without it, an orphan the runtime's
+         * list settles (test_cri_node_reconcile) */
+}
+
 static void test_cri_node_admits_as_containers_come(void **state)
 {
         fx *f = *state;
@@ -357,6 +415,7 @@ static void test_cri_decision_apply_and_differs(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                        cmocka_unit_test_setup_teardown(test_cri_node_writes, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_cri_node_admits_as_containers_come,
                                                         setup, teardown),
                         cmocka_unit_test_setup_teardown(

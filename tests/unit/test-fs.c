@@ -132,6 +132,60 @@ static void test_fs_write_atomic(void **state)
         assert_true(ncm_fs_write_atomic(fx->root, "/nodir/state", "x", 1, 0600, NULL) < 0);
 }
 
+/* A transaction's files with one directory sync at the end; the flags' errors. */
+static void test_fs_write_atomic_no_dirsync(void **state)
+{
+        fixture *fx = *state;
+        ncm_error err = NCM_ERROR_INIT;
+        char buf[64], p[4096];
+        struct stat st;
+        int before = count_entries(fx->dir);
+
+        assert_int_equal(ncm_fs_write_atomic_flags(fx->root, "/a", "one", 3, 0600,
+                                                   NCM_FS_WRITE_NO_DIRSYNC, &err),
+                         0);
+        assert_int_equal(ncm_fs_write_atomic_flags(fx->root, "/b", "two", 3, 0640,
+                                                   NCM_FS_WRITE_NO_DIRSYNC, &err),
+                         0);
+        assert_int_equal(ncm_fs_sync_dir(fx->root, "/", &err), 0);
+        assert_int_equal(ncm_fs_read(fx->root, "/a", buf, sizeof(buf), NULL), 3);
+        assert_string_equal(buf, "one");
+        assert_int_equal(ncm_fs_read(fx->root, "/b", buf, sizeof(buf), NULL), 3);
+        snprintf(p, sizeof(p), "%s/b", fx->dir);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0640);
+        /* flags 0 is the plain write */
+        assert_int_equal(ncm_fs_write_atomic_flags(fx->root, "/a", "1", 1, 0600, 0, &err), 0);
+        assert_int_equal(ncm_fs_read(fx->root, "/a", buf, sizeof(buf), NULL), 1);
+        /* only the targets were added: no temporary file is left behind */
+        assert_int_equal(count_entries(fx->dir), before + 2);
+
+        /* an unknown flag writes nothing */
+        assert_int_equal(ncm_fs_write_atomic_flags(fx->root, "/a", "xx", 2, 0600, 1u << 7, &err),
+                         -EINVAL);
+        assert_string_equal(err.msg, "write '/a': unknown flags 0x80");
+        assert_int_equal(ncm_fs_read(fx->root, "/a", buf, sizeof(buf), NULL), 1);
+        assert_int_equal(count_entries(fx->dir), before + 2);
+        /* no directory to write into, or a file in its place */
+        assert_int_equal(ncm_fs_write_atomic_flags(fx->root, "/nodir/a", "x", 1, 0600,
+                                                   NCM_FS_WRITE_NO_DIRSYNC, &err),
+                         -ENOENT);
+        assert_int_equal(ncm_fs_write_atomic_flags(fx->root, "/secret/a", "x", 1, 0600,
+                                                   NCM_FS_WRITE_NO_DIRSYNC, &err),
+                         -ENOTDIR);
+        assert_int_equal(ncm_fs_write_atomic_flags(fx->root, "/sys/", "x", 1, 0600,
+                                                   NCM_FS_WRITE_NO_DIRSYNC, &err),
+                         -EINVAL);
+
+        /* the directory sync: a directory inside the root, nothing else */
+        assert_int_equal(ncm_fs_sync_dir(fx->root, "/sys", &err), 0);
+        assert_int_equal(ncm_fs_sync_dir(AT_FDCWD, fx->dir, &err), 0);
+        assert_int_equal(ncm_fs_sync_dir(fx->root, "/nodir", &err), -ENOENT);
+        assert_string_equal(err.msg, "open '/nodir': No such file or directory");
+        assert_int_equal(ncm_fs_sync_dir(fx->root, "/secret", &err), -ENOTDIR);
+        assert_int_equal(ncm_fs_sync_dir(fx->root, "/secret", NULL), -ENOTDIR);
+}
+
 static void test_fs_write_existing_only(void **state)
 {
         fixture *fx = *state;
@@ -240,6 +294,8 @@ int main(void)
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_fs_read_all, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_write_atomic, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_write_atomic_no_dirsync, setup,
+                                                        teardown),
                         cmocka_unit_test_setup_teardown(test_fs_write_existing_only, setup,
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_fs_mkdir_rmdir_unlink, setup,
