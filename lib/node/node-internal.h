@@ -143,6 +143,7 @@ struct ncm_node {
         ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
         bool persist_pods;      /* keep dir/nodecm_pods */
         uint64_t dir_syncs;     /* fsyncs of dir (ncm_node_dir_syncs) */
+        bool cpu_nodirsync;     /* cpu_manager_state's rename synced by nodecm_pods' write */
         bool attach;            /* started before: the enforcer writes nothing at start */
 };
 

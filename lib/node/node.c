@@ -176,6 +176,32 @@ static char *cpu_checkpoint_path(const ncm_node *n)
         return p;
 }
 
+/*
+ * The persistence hook of a node with a directory: cpu_manager_state as
+ * ncm_cpu_checkpoint_write() writes it, except that an admission's write leaves the
+ * directory's fsync to the nodecm_pods write that follows it in the same directory (one fsync
+ * for both renames, docs/node.md).
+ */
+static int persist_cpu(const ncm_cpu_state *s, void *userdata, ncm_error *err)
+{
+        ncm_node *n = userdata;
+        ncm_autofree char *path = cpu_checkpoint_path(n);
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
+
+        if (!path)
+                return oom(err);
+        ncm_cpu_checkpoint_format_state(s, &b);
+        if (ncm_buf_failed(&b)) {
+                ncm_buf_done(&b);
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
+        }
+        r = ncm_fs_write_atomic_flags(AT_FDCWD, path, b.data, b.len, 0600,
+                                      n->cpu_nodirsync ? NCM_FS_WRITE_NO_DIRSYNC : 0, err);
+        ncm_buf_done(&b);
+        return r;
+}
+
 /* kubelet's restore error, for states read from memory. */
 static int restore_error(ncm_error *err, const char *file)
 {
@@ -368,11 +394,8 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
                         goto fail;
                 break;
         }
-        if (file) {
-                r = ncm_cpu_state_attach_checkpoint(m.cpu_state, AT_FDCWD, file, err);
-                if (r < 0)
-                        goto fail;
-        }
+        if (file)
+                ncm_cpu_state_set_persist(m.cpu_state, persist_cpu, n, NULL);
         r = ncm_cpu_policy_start(m.cpu, m.cpu_state, err);
         if (r < 0) {
                 if (r != -ENOMEM)
@@ -1004,7 +1027,10 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         if (r >= 0 && txn.trace_err < 0)
                 r = oom(err);
         if (r >= 0 && res.admit) {
+                /* nodecm_pods follows (or the rollback's write): its directory fsync is ours */
+                n->cpu_nodirsync = n->persist_pods;
                 r = ncm_cpu_state_flush(n->cpu_state, err);
+                n->cpu_nodirsync = false;
                 if (r < 0)
                         ncm_cpu_state_hold(n->cpu_state); /* the rollback below writes once */
         }

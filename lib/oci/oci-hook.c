@@ -154,14 +154,19 @@ static int prune(hook_env *env, const char *skip_id, size_t *count, ncm_error *e
         return 0;
 }
 
-static int save(const ncm_oci_hook_options *o, hook_env *env, ncm_error *err)
+static int save_flags(const ncm_oci_hook_options *o, hook_env *env, unsigned flags, ncm_error *err)
 {
-        int r = env->dirty ? ncm__rt_record_save(o->root_dir, NCM_OCI_CONTAINERS_NAME, &env->reg, 0,
-                                                 err)
+        int r = env->dirty ? ncm__rt_record_save(o->root_dir, NCM_OCI_CONTAINERS_NAME, &env->reg,
+                                                 flags, err)
                            : 0;
         if (r >= 0)
                 env->dirty = false;
         return r;
+}
+
+static int save(const ncm_oci_hook_options *o, hook_env *env, ncm_error *err)
+{
+        return save_flags(o, env, 0, err);
 }
 
 /* The cgroup of PID that holds its cpuset: the cpuset line on v1, the unified one on v2. */
@@ -299,6 +304,7 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
         ncm_autoptr(ncm_node_admission) adm = NULL;
         oci_entry e = {0}, old = {0};
         bool had_old = false;
+        uint64_t syncs;
         ssize_t k;
         int r;
 
@@ -365,8 +371,11 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
         e = (oci_entry){0};
         env->dirty = true;
         r = ncm__rt_record_pod(&env->reg, &env->reg.v[k], &pod, err);
+        /* the record, then the node: one directory fsync for both renames (nodecm_pods', or
+         * ours below when the node wrote nothing), before the runtime goes on */
+        syncs = ncm_node_dir_syncs(env->node);
         if (r >= 0)
-                r = save(o, env, err);
+                r = save_flags(o, env, NCM_FS_WRITE_NO_DIRSYNC, err);
         if (r >= 0)
                 r = ncm_node_admit(env->node, pod, 0, &adm, err);
         if (r >= 0 && !adm->admitted)
@@ -386,6 +395,12 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
                 env->dirty = true;
                 (void)save(o, env, &e2);
                 goto out;
+        }
+        /* admitted, and in the record: a failure here leaves both (poststop releases) */
+        if (ncm_node_dir_syncs(env->node) == syncs) {
+                r = ncm_fs_sync_dir(AT_FDCWD, o->root_dir, err);
+                if (r < 0)
+                        goto out;
         }
         k = ncm__rt_record_find_id(&env->reg, st->id);
         r = result_fill(env, &env->reg.v[k], adm, res, o->topo, err);
