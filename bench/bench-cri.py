@@ -182,14 +182,14 @@ start_daemon(os.path.join(tmp, "node"))
 rows.append(("/tmp's disk", creates("d")))
 print("CreateContainer of a BestEffort container as the kubelet sends it, %d of each, alternating "
       "with\ncalls straight to containerd; each call timed alone. Through the proxy the call is "
-      "decoded,\nthe pod rebuilt and admitted, nodecm_cri_containers and nodecm_pods written and "
-      "fsynced\n(cpu_manager_state too when the state changes), the request patched and "
-      "forwarded. The\nnode directory on a tmpfs shows the proxy and the admission alone; on a "
-      "disk, with the four\nfsyncs a crash-safe record costs. Target (issue 13): median overhead "
-      "at most 1 ms. *nodecmd's own*: the mean time\nnodecmd spent deciding a call "
-      "(nodecm_cri_create_container_seconds_total); the rest of the\noverhead is the second "
-      "hop (another gRPC exchange over a unix socket, two more processes to\nschedule on "
-      "2 CPUs).\n" % CREATES)
+      "decoded,\nthe pod rebuilt and admitted, nodecm_cri_containers and nodecm_pods written "
+      "(each file fsynced,\nthen one fsync of the directory; cpu_manager_state too when the state "
+      "changes), the request\npatched and forwarded. The node directory on a tmpfs shows the "
+      "proxy and the admission alone;\non a disk, with the three fsyncs a crash-safe record "
+      "costs. Target (issue 13): median overhead\nat most 1 ms. *nodecmd's own*: the mean time "
+      "nodecmd spent deciding a call\n(nodecm_cri_create_container_seconds_total); the rest of "
+      "the overhead is the second hop (another\ngRPC exchange over a unix socket, two more "
+      "processes to schedule on 2 CPUs).\n" % CREATES)
 print("| node directory | directly to containerd | through the proxy | overhead (median) | "
       "nodecmd's own | proxy p90 |\n|---|---|---|---|---|---|")
 for where, t in rows:
