@@ -49,16 +49,10 @@ static void on_changed(void *data, const char *resource)
         changed_count++;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return x < y ? -1 : x > y;
-}
-
 static void row(const char *what, double *ns, int n, const char *target)
 {
         char m[32], p[32];
-        qsort(ns, (size_t)n, sizeof(*ns), cmp_double);
+        qsort(ns, (size_t)n, sizeof(*ns), bench_cmp_double);
         printf("| %s | %s | %s | %s |\n", what, bench_fmt_ns(ns[n / 2], m),
                bench_fmt_ns(ns[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1], p), target);
 }
@@ -360,7 +354,7 @@ int main(void)
         }
         if (ok && n_e2e) {
                 char m[32];
-                qsort(e2e, (size_t)n_e2e, sizeof(*e2e), cmp_double);
+                qsort(e2e, (size_t)n_e2e, sizeof(*e2e), bench_cmp_double);
                 printf("| ListAndWatch end to end: one health flip among 30,000 devices, python "
                        "plugin to applied | %s | | (python builds and sends the whole list) |\n",
                        bench_fmt_ns(e2e[n_e2e / 2], m));

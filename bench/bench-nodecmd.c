@@ -51,12 +51,6 @@ static long status_kb(pid_t pid, const char *key)
         return v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return x < y ? -1 : x > y;
-}
-
 static bool can_connect(const char *path)
 {
         struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -226,7 +220,7 @@ static void row(const char *what, double *ns, int n, const char *target)
 {
         char m[32], p[32];
 
-        qsort(ns, (size_t)n, sizeof(*ns), cmp_double);
+        qsort(ns, (size_t)n, sizeof(*ns), bench_cmp_double);
         printf("| %s | %d | %s | %s | %s |\n", what, n, bench_fmt_ns(ns[n / 2], m),
                bench_fmt_ns(ns[(size_t)n * 99 / 100], p), target);
 }
@@ -354,8 +348,8 @@ static void startup_row(const char *what, const char *root, const char *config,
                 logged[i] = d.startup_ms * 1e6;
                 stop(&d);
         }
-        qsort(wall, 9, sizeof(double), cmp_double);
-        qsort(logged, 9, sizeof(double), cmp_double);
+        qsort(wall, 9, sizeof(double), bench_cmp_double);
+        qsort(logged, 9, sizeof(double), bench_cmp_double);
         printf("| %s | %s | %s | %s |\n", what, bench_fmt_ns(logged[4], l),
                bench_fmt_ns(wall[4], m), target);
 }

@@ -24,23 +24,6 @@
 
 static char *nodecm;
 
-static char *find_nodecm(void)
-{
-        char exe[PATH_MAX], *p, *cand;
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
-                return NULL;
-        exe[n] = '\0';
-        for (int up = 0; up < 2 && (p = strrchr(exe, '/')); up++)
-                *p = '\0';
-        if (asprintf(&cand, "%s/nodecm", exe) < 0)
-                return NULL;
-        if (access(cand, X_OK) == 0)
-                return cand;
-        free(cand);
-        return NULL;
-}
-
 static void put_file(const char *path, const char *text)
 {
         FILE *f = fopen(path, "w");
@@ -307,7 +290,7 @@ int main(void)
 {
         env e;
 
-        nodecm = find_nodecm();
+        nodecm = bench_build_program("nodecm");
         printf("## OCI hook (`nodecm oci-hook`)\n\n"
                "What a runtime (runc, crun, podman) waits for at createRuntime and poststop: a "
                "whole\n`nodecm oci-hook` process from fork to exit, the state on its standard "

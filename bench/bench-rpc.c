@@ -122,18 +122,12 @@ static void next_call(run *r)
         }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return x < y ? -1 : x > y;
-}
-
 static double first_median_ns; /* the C client on a kept connection */
 
 static void report(const char *what, double *ns, int n)
 {
         char m[32], p[32];
-        qsort(ns, (size_t)n, sizeof(*ns), cmp_double);
+        qsort(ns, (size_t)n, sizeof(*ns), bench_cmp_double);
         if (first_median_ns == 0)
                 first_median_ns = ns[n / 2];
         printf("| %s | %d | %s | %s |\n", what, n, bench_fmt_ns(ns[n / 2], m),

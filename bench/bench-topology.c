@@ -105,24 +105,6 @@ static void remove_tree(const char *dir)
 
 /* --- whole processes --- */
 
-/* The nodecm binary of this build: BUILD/bench/bench-topology -> BUILD/nodecm. */
-static char *find_nodecm(void)
-{
-        char exe[PATH_MAX], *p, *cand;
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-        if (n <= 0)
-                return NULL;
-        exe[n] = '\0';
-        for (int up = 0; up < 2 && (p = strrchr(exe, '/')); up++)
-                *p = '\0';
-        if (asprintf(&cand, "%s/nodecm", exe) < 0)
-                return NULL;
-        if (access(cand, X_OK) == 0)
-                return cand;
-        free(cand);
-        return NULL;
-}
-
 typedef struct process_arg {
         char *const *argv;
         int failed; /* the program could not run or did not exit 0 */
@@ -183,7 +165,7 @@ static const struct {
 
 static void processes(const char *data)
 {
-        char *nodecm = find_nodecm();
+        char *nodecm = bench_build_program("nodecm");
         char version[64] = "not installed";
         FILE *v = popen("lstopo-no-graphics --version 2>/dev/null", "r");
         if (v) {

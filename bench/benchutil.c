@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "benchutil.h"
 
@@ -15,10 +18,27 @@ uint64_t bench_now_ns(void)
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
+int bench_cmp_double(const void *a, const void *b)
 {
         double x = *(const double *)a, y = *(const double *)b;
         return (x > y) - (x < y);
+}
+
+char *bench_build_program(const char *name)
+{
+        char exe[PATH_MAX], *p, *cand;
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0)
+                return NULL;
+        exe[n] = '\0';
+        for (int up = 0; up < 2 && (p = strrchr(exe, '/')); up++)
+                *p = '\0';
+        if (asprintf(&cand, "%s/%s", exe, name) < 0)
+                return NULL;
+        if (access(cand, X_OK) == 0)
+                return cand;
+        free(cand);
+        return NULL;
 }
 
 double bench_median_ns(void (*fn)(void *arg), void *arg, uint64_t max_iters)
@@ -48,7 +68,7 @@ double bench_median_ns(void (*fn)(void *arg), void *arg, uint64_t max_iters)
                         fn(arg);
                 samples[b] = (double)(bench_now_ns() - t0) / (double)iters;
         }
-        qsort(samples, BATCHES, sizeof(double), cmp_double);
+        qsort(samples, BATCHES, sizeof(double), bench_cmp_double);
         return samples[BATCHES / 2];
 }
 

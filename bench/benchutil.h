@@ -18,6 +18,15 @@ uint64_t bench_now_ns(void);
  */
 double bench_median_ns(void (*fn)(void *arg), void *arg, uint64_t max_iters);
 
+/* qsort's comparison of doubles, ascending. */
+int bench_cmp_double(const void *a, const void *b);
+
+/*
+ * A program of this build, NAME beside the bench's own directory (BUILD/bench/bench-x ->
+ * BUILD/NAME), malloc'd; NULL when it is not there or not executable.
+ */
+char *bench_build_program(const char *name);
+
 /* "12.3 µs", "4.56 ms", "789 ns" into BUF. */
 const char *bench_fmt_ns(double ns, char buf[32]);
 
