@@ -406,6 +406,13 @@ NCM_API int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const c
                                      ncm_error *err);
 
 /*
+ * ncm_cpu_checkpoint_write() with ncm_fs_write_atomic_flags()' FLAGS (NCM_FS_WRITE_*; 0: the
+ * same), for a caller that syncs the directory once for several files.
+ */
+NCM_API int ncm_cpu_checkpoint_write_flags(const ncm_cpu_state *s, int rootfd, const char *path,
+                                           unsigned flags, ncm_error *err);
+
+/*
  * Make every mutation of S rewrite PATH (kubelet behaviour): installs a persistence hook that
  * calls ncm_cpu_checkpoint_write(). ROOTFD is duplicated (AT_FDCWD is kept as is) so the caller
  * may close its own. Does not write; call ncm_cpu_state_persist() for that.

@@ -1133,7 +1133,8 @@ void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b)
         ncm_buf_printf(b, ",\"checksum\":%" PRIu64 "}", c->checksum);
 }
 
-int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path, ncm_error *err)
+int ncm_cpu_checkpoint_write_flags(const ncm_cpu_state *s, int rootfd, const char *path,
+                                   unsigned flags, ncm_error *err)
 {
         ncm_buf b = NCM_BUF_INIT;
         int r;
@@ -1142,9 +1143,14 @@ int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *pat
                 ncm_buf_done(&b);
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
         }
-        r = ncm_fs_write_atomic(rootfd, path, b.data, b.len, 0600, err);
+        r = ncm_fs_write_atomic_flags(rootfd, path, b.data, b.len, 0600, flags, err);
         ncm_buf_done(&b);
         return r;
+}
+
+int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path, ncm_error *err)
+{
+        return ncm_cpu_checkpoint_write_flags(s, rootfd, path, 0, err);
 }
 
 typedef struct attach_target {

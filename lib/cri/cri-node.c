@@ -311,12 +311,10 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         if (had_old)
                 ncm__rt_container_done(&old);
         /* the record's rename durable before the decision leaves */
-        if (ncm_node_dir_syncs(cn->t.node) == syncs) {
-                r = ncm_fs_sync_dir(AT_FDCWD, cn->dir, err);
-                if (r < 0) {
-                        ncm_cri_decision_done(&d);
-                        return r;
-                }
+        r = ncm__rt_record_settle(cn->dir, cn->t.node, syncs, err);
+        if (r < 0) {
+                ncm_cri_decision_done(&d);
+                return r;
         }
         d.action = NCM_CRI_ADMIT;
         d.pod_uid = strdup(uid);

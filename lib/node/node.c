@@ -186,20 +186,11 @@ static int persist_cpu(const ncm_cpu_state *s, void *userdata, ncm_error *err)
 {
         ncm_node *n = userdata;
         ncm_autofree char *path = cpu_checkpoint_path(n);
-        ncm_buf b = NCM_BUF_INIT;
-        int r;
 
         if (!path)
                 return oom(err);
-        ncm_cpu_checkpoint_format_state(s, &b);
-        if (ncm_buf_failed(&b)) {
-                ncm_buf_done(&b);
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
-        }
-        r = ncm_fs_write_atomic_flags(AT_FDCWD, path, b.data, b.len, 0600,
-                                      n->cpu_nodirsync ? NCM_FS_WRITE_NO_DIRSYNC : 0, err);
-        ncm_buf_done(&b);
-        return r;
+        return ncm_cpu_checkpoint_write_flags(s, AT_FDCWD, path,
+                                              n->cpu_nodirsync ? NCM_FS_WRITE_NO_DIRSYNC : 0, err);
 }
 
 /* kubelet's restore error, for states read from memory. */

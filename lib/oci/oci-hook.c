@@ -397,11 +397,9 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
                 goto out;
         }
         /* admitted, and in the record: a failure here leaves both (poststop releases) */
-        if (ncm_node_dir_syncs(env->node) == syncs) {
-                r = ncm_fs_sync_dir(AT_FDCWD, o->root_dir, err);
-                if (r < 0)
-                        goto out;
-        }
+        r = ncm__rt_record_settle(o->root_dir, env->node, syncs, err);
+        if (r < 0)
+                goto out;
         k = ncm__rt_record_find_id(&env->reg, st->id);
         r = result_fill(env, &env->reg.v[k], adm, res, o->topo, err);
 out:
