@@ -202,6 +202,14 @@ uint64_t nodecmd_now_ns(void)
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t nodecmd_reconcile_period_ms(const nodecmd *d)
+{
+        int64_t ns = ncm_node_config_reconcile_period_ns(nodecmd_config(d));
+        uint64_t ms = ns > 0 ? (uint64_t)ns / 1000000u : 10000u;
+
+        return ms ? ms : 1;
+}
+
 uint64_t nodecmd_next_sequence(nodecmd *d)
 {
         return ++d->sequence;

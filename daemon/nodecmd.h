@@ -72,6 +72,11 @@ json_object *nodecmd_section(const nodecmd *d);
 bool nodecmd_stopping(const nodecmd *d);
 /* Monotonic time in nanoseconds. */
 uint64_t nodecmd_now_ns(void);
+/*
+ * The configuration's cpuManagerReconcilePeriod in milliseconds (the kubelet's 10 s when it
+ * is 0, at least 1 ms), as the reconcile timers of the cgroupfs and the CRI paths run it.
+ */
+uint64_t nodecmd_reconcile_period_ms(const nodecmd *d);
 
 /*
  * Options every gRPC server of the daemon uses (limits, timeouts; docs/rpc.md), for

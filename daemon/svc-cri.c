@@ -543,10 +543,7 @@ static void tick(uv_timer_t *t)
 
 static void arm(cri *c)
 {
-        int64_t ns = ncm_node_config_reconcile_period_ns(nodecmd_config(c->d));
-        uint64_t ms = ns > 0 ? (uint64_t)ns / 1000000u : 10000u;
-
-        c->period_ms = ms ? ms : 1;
+        c->period_ms = nodecmd_reconcile_period_ms(c->d);
         uv_timer_start(&c->timer, tick, c->period_ms, c->period_ms);
 }
 

@@ -60,11 +60,7 @@ static void tick(uv_timer_t *t)
 
 static void arm(reconcile *rc)
 {
-        int64_t ns = ncm_node_config_reconcile_period_ns(nodecmd_config(rc->d));
-        /* the kubelet's default when the period is 0 */
-        uint64_t ms = ns > 0 ? (uint64_t)ns / 1000000u : 10000u;
-
-        rc->period_ms = ms ? ms : 1;
+        rc->period_ms = nodecmd_reconcile_period_ms(rc->d);
         uv_timer_start(&rc->timer, tick, rc->period_ms, rc->period_ms);
 }
 
