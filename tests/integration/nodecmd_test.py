@@ -2,7 +2,6 @@
 """What the nodecmd tests share: stubs of nodecm.v1 generated at test time, a daemon started in
 a temporary root directory (killed on exit, also on failure), checks printed as TAP lines."""
 import atexit
-import ctypes
 import os
 import shutil
 import signal
@@ -63,9 +62,11 @@ def cleanup():
         shutil.rmtree(d, ignore_errors=True)
 
 
-def _die_with_parent():
-    # PR_SET_PDEATHSIG: nothing a test starts outlives it
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+# PR_SET_PDEATHSIG, so that nothing a test starts outlives it, set by setpriv (util-linux) before
+# it execs the daemon: a preexec_fn would run Python in the child of a process whose gRPC
+# threads may hold locks at the fork, and grpcio's abseil aborts there now and then ("Mutex::Fer
+# while waiting on Condition"), so that the daemon never starts.
+DIE_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL", "--"]
 
 
 def setup(prefix, fast=False):
@@ -143,8 +144,8 @@ class Daemon:
         self.ready_before = self.log_text().count("msg=ready") if os.path.exists(self.log) else 0
         logf = open(self.log, "a")
         env = dict(os.environ, **self.env) if self.env else None
-        self.p = subprocess.Popen(self.argv, stderr=logf, stdin=subprocess.DEVNULL,
-                                  preexec_fn=_die_with_parent, env=env)
+        self.p = subprocess.Popen(DIE_WITH_PARENT + self.argv, stderr=logf,
+                                  stdin=subprocess.DEVNULL, env=env)
         logf.close()
         procs.append(self.p)
         if wait:
