@@ -81,6 +81,36 @@ NCM_API int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *
                                       mode_t mode, unsigned flags, ncm_error *err);
 
 /*
+ * A batch of atomic writes committed together: each file is written to its temporary file when
+ * it joins (ncm_fs_batch_write), then ncm_fs_batch_commit() fsyncs them all, renames them in
+ * the order they joined and fsyncs their directories. The guarantees are those of one
+ * ncm_fs_write_atomic() per file in that order (a crash leaves each file old or new, and the
+ * renamed ones a prefix of the order); the cost on a journalling filesystem is about one
+ * journal commit for the batch instead of one per file. Not thread-safe.
+ */
+typedef struct ncm_fs_batch ncm_fs_batch;
+
+NCM_API ncm_fs_batch *ncm_fs_batch_new(void);
+/* Free B; what it holds is not written (its temporary files go). Returns NULL. */
+NCM_API ncm_fs_batch *ncm_fs_batch_free(ncm_fs_batch *b);
+NCM_DEFINE_AUTOPTR(ncm_fs_batch, ncm_fs_batch_free)
+/* How many files B holds (0 for NULL). */
+NCM_API size_t ncm_fs_batch_size(const ncm_fs_batch *b) NCM_PURE;
+/*
+ * Add PATH (inside ROOTFD) with DATA to B: its temporary file is written now (MODE as for
+ * ncm_fs_write_atomic) and its writeback started. The same ROOTFD and PATH again replace the
+ * earlier text. On failure B is as it was (-errno, ERR names PATH).
+ */
+NCM_API int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void *data,
+                               size_t len, mode_t mode, ncm_error *err);
+/*
+ * Write B's files: fsync each, rename each in order, then fsync each directory once unless
+ * FLAGS has NCM_FS_WRITE_NO_DIRSYNC. B is empty afterwards, also on failure: a failed fsync
+ * renames nothing; a failed rename leaves the files before it renamed. 0 or -errno.
+ */
+NCM_API int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err);
+
+/*
  * fsync directory DIR (inside ROOTFD), making the renames done in it durable: the end of a
  * transaction written with NCM_FS_WRITE_NO_DIRSYNC. 0, or -errno ("fsync directory 'DIR'").
  */

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
@@ -15,6 +16,7 @@
 #include <nodecm/fs.h>
 
 #define TMP_ATTEMPTS 16
+#define TMP_NAME_MAX 300
 
 static bool has_dotdot(const char *path)
 {
@@ -215,28 +217,24 @@ int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t l
         return ncm_fs_write_atomic_flags(rootfd, path, data, len, mode, 0, err);
 }
 
-int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *data, size_t len,
-                              mode_t mode, unsigned flags, ncm_error *err)
+/*
+ * Create PATH's temporary file ".BASE.tmpXXXXXXXX" in DIRFD and write DATA to it: the file a
+ * rename will put in place. TMP gets its name. Returns its fd, or -errno with ERR set (nothing
+ * left behind).
+ */
+static int stage_temp(int dirfd, const char *path, const char *base, const void *data, size_t len,
+                      mode_t mode, char tmp[static TMP_NAME_MAX], ncm_error *err)
 {
-        ncm_autoclose int dirfd = -1;
-        ncm_autoclose int dirsync = -1;
         ncm_autoclose int fd = -1;
-        const char *base;
-        char tmp[300];
         int r;
 
-        if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC)
-                return ncm_error_set(err, EINVAL, "write '%s': unknown flags 0x%x", path, flags);
-        dirfd = open_parent(rootfd, path, &base, err);
-        if (dirfd < 0)
-                return dirfd;
         if (strlen(base) > 200)
                 return ncm_error_set(err, ENAMETOOLONG, "'%s': name too long", path);
         for (int i = 0; i < TMP_ATTEMPTS && fd < 0; i++) {
                 uint32_t rnd = 0;
                 if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
                         rnd = (uint32_t)getpid() * 2654435761u + (uint32_t)i;
-                snprintf(tmp, sizeof(tmp), ".%s.tmp%08x", base, rnd);
+                snprintf(tmp, TMP_NAME_MAX, ".%s.tmp%08x", base, rnd);
                 fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
                 if (fd < 0 && errno != EEXIST)
                         return ncm_error_errno(err, errno, "create temporary file for '%s'", path);
@@ -250,36 +248,195 @@ int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *data, si
                         mode = st.st_mode & 07777;
         }
         /* O_CREAT honours the umask; the checkpoint mode must not depend on it. */
-        if (fchmod(fd, mode) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        r = write_full(fd, data, len);
-        if (r < 0)
-                goto fail;
-        if (fsync(fd) < 0) {
-                r = -errno;
-                goto fail;
-        }
-        r = close(NCM_TAKE_FD(fd));
+        r = fchmod(fd, mode) < 0 ? -errno : write_full(fd, data, len);
         if (r < 0) {
-                r = -errno;
-                goto fail;
+                (void)unlinkat(dirfd, tmp, 0);
+                return ncm_error_errno(err, -r, "write '%s'", path);
         }
-        if (renameat(dirfd, tmp, dirfd, base) < 0) {
+        return NCM_TAKE_FD(fd);
+}
+
+/* fsync DIRFD's directory (an O_PATH fd cannot be fsynced: reopened). */
+static int sync_parent(int dirfd, const char *path, ncm_error *err)
+{
+        ncm_autoclose int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd < 0 || fsync(fd) < 0)
+                return ncm_error_errno(err, errno, "fsync directory of '%s'", path);
+        return 0;
+}
+
+int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *data, size_t len,
+                              mode_t mode, unsigned flags, ncm_error *err)
+{
+        ncm_autoclose int dirfd = -1;
+        ncm_autoclose int fd = -1;
+        const char *base;
+        char tmp[TMP_NAME_MAX];
+        int r;
+
+        if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC)
+                return ncm_error_set(err, EINVAL, "write '%s': unknown flags 0x%x", path, flags);
+        dirfd = open_parent(rootfd, path, &base, err);
+        if (dirfd < 0)
+                return dirfd;
+        fd = stage_temp(dirfd, path, base, data, len, mode, tmp, err);
+        if (fd < 0)
+                return fd;
+        if (fsync(fd) < 0 || close(NCM_TAKE_FD(fd)) < 0 || renameat(dirfd, tmp, dirfd, base) < 0) {
                 r = -errno;
-                goto fail;
+                (void)unlinkat(dirfd, tmp, 0);
+                return ncm_error_errno(err, -r, "write '%s'", path);
         }
         if (flags & NCM_FS_WRITE_NO_DIRSYNC)
                 return 0;
-        /* O_PATH fds cannot be fsynced; reopen the directory for that. */
-        dirsync = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dirsync < 0 || fsync(dirsync) < 0)
-                return ncm_error_errno(err, errno, "fsync directory of '%s'", path);
+        return sync_parent(dirfd, path, err);
+}
+
+/* ---- batches ------------------------------------------------------------------------------- */
+
+typedef struct batch_file {
+        char *path; /* as the caller named it */
+        char *dir;  /* its directory, as PATH names it (one fsync per directory) */
+        int rootfd;
+        int dirfd; /* O_PATH */
+        int fd;    /* the temporary file, written, its writeback started */
+        char tmp[TMP_NAME_MAX];
+} batch_file;
+
+struct ncm_fs_batch {
+        batch_file *v;
+        size_t n, cap;
+};
+
+ncm_fs_batch *ncm_fs_batch_new(void)
+{
+        return calloc(1, sizeof(ncm_fs_batch));
+}
+
+/* Forget file I; its temporary file goes unless it was renamed. */
+static void batch_drop(batch_file *f, bool renamed)
+{
+        if (f->fd >= 0)
+                close(f->fd);
+        if (!renamed)
+                (void)unlinkat(f->dirfd, f->tmp, 0);
+        close(f->dirfd);
+        free(f->path);
+        free(f->dir);
+}
+
+static void batch_clear(ncm_fs_batch *b, size_t renamed)
+{
+        for (size_t i = 0; i < b->n; i++)
+                batch_drop(&b->v[i], i < renamed);
+        b->n = 0;
+}
+
+ncm_fs_batch *ncm_fs_batch_free(ncm_fs_batch *b)
+{
+        if (!b)
+                return NULL;
+        batch_clear(b, 0);
+        free(b->v);
+        free(b);
+        return NULL;
+}
+
+size_t ncm_fs_batch_size(const ncm_fs_batch *b)
+{
+        return b ? b->n : 0;
+}
+
+int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void *data, size_t len,
+                       mode_t mode, ncm_error *err)
+{
+        batch_file f = {.rootfd = rootfd, .fd = -1};
+        const char *base;
+        size_t at = b->n;
+
+        for (size_t i = 0; i < b->n; i++)
+                if (b->v[i].rootfd == rootfd && strcmp(b->v[i].path, path) == 0)
+                        at = i;
+        if (at == b->n && b->n == b->cap) {
+                size_t cap = b->cap ? b->cap * 2 : 4;
+                batch_file *v = realloc(b->v, cap * sizeof(*v));
+                if (!v)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                b->v = v;
+                b->cap = cap;
+        }
+        f.dirfd = open_parent(rootfd, path, &base, err);
+        if (f.dirfd < 0)
+                return f.dirfd;
+        f.path = strdup(path);
+        f.dir = strndup(path, (size_t)(base - path));
+        if (!f.path || !f.dir) {
+                batch_drop(&f, true);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        f.fd = stage_temp(f.dirfd, path, base, data, len, mode, f.tmp, err);
+        if (f.fd < 0) {
+                int r = f.fd;
+                batch_drop(&f, true);
+                return r;
+        }
+        /*
+         * Start the writeback now: on a journalling filesystem the first fsync of the commit
+         * then carries every file of the batch, and the others' fsyncs find their data and
+         * metadata on disk (ext4 data=ordered: one journal commit, not one per file).
+         */
+        (void)sync_file_range(f.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        if (at < b->n)
+                batch_drop(&b->v[at], false); /* written again: the newer text wins */
+        else
+                b->n++;
+        b->v[at] = f;
         return 0;
-fail:
-        (void)unlinkat(dirfd, tmp, 0);
-        return ncm_error_errno(err, -r, "write '%s'", path);
+}
+
+int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
+{
+        size_t i;
+
+        if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC) {
+                batch_clear(b, 0);
+                return ncm_error_set(err, EINVAL, "write batch: unknown flags 0x%x", flags);
+        }
+        /* every file whole on disk before any rename: a crash leaves each old or new */
+        for (i = 0; i < b->n; i++) {
+                batch_file *f = &b->v[i];
+                if (fsync(f->fd) < 0 || close(NCM_TAKE_FD(f->fd)) < 0) {
+                        int r = errno;
+                        ncm_error_errno(err, r, "write '%s'", f->path);
+                        batch_clear(b, 0);
+                        return -r;
+                }
+        }
+        /* in the order written: a crash between two leaves a prefix renamed, as without a batch */
+        for (i = 0; i < b->n; i++) {
+                batch_file *f = &b->v[i];
+                const char *base = f->path + strlen(f->dir);
+                if (renameat(f->dirfd, f->tmp, f->dirfd, base) < 0) {
+                        int r = errno;
+                        ncm_error_errno(err, r, "write '%s'", f->path);
+                        batch_clear(b, i);
+                        return -r;
+                }
+        }
+        for (i = 0; i < b->n && !(flags & NCM_FS_WRITE_NO_DIRSYNC); i++) {
+                bool seen = false;
+                for (size_t k = 0; k < i && !seen; k++)
+                        seen = b->v[k].rootfd == b->v[i].rootfd &&
+                               strcmp(b->v[k].dir, b->v[i].dir) == 0;
+                int r = seen ? 0 : sync_parent(b->v[i].dirfd, b->v[i].path, err);
+                if (r < 0) {
+                        batch_clear(b, b->n);
+                        return r;
+                }
+        }
+        batch_clear(b, b->n);
+        return 0;
 }
 
 int ncm_fs_sync_dir(int rootfd, const char *dir, ncm_error *err)

@@ -186,6 +186,88 @@ static void test_fs_write_atomic_no_dirsync(void **state)
         assert_int_equal(ncm_fs_sync_dir(fx->root, "/secret", NULL), -ENOTDIR);
 }
 
+static void read_is(int root, const char *path, const char *want)
+{
+        char buf[64];
+        assert_int_equal(ncm_fs_read(root, path, buf, sizeof(buf), NULL), (int)strlen(want));
+        assert_string_equal(buf, want);
+}
+
+/* A batch: nothing in place until the commit, then all of it in order; what a failure leaves. */
+static void test_fs_batch(void **state)
+{
+        fixture *fx = *state;
+        ncm_error err = NCM_ERROR_INIT;
+        char p[4096], sys[4096];
+        struct stat st;
+        int root_before = count_entries(fx->dir), sys_before;
+        ncm_fs_batch *b = ncm_fs_batch_new();
+
+        snprintf(sys, sizeof(sys), "%s/sys", fx->dir);
+        sys_before = count_entries(sys);
+        assert_non_null(b);
+        assert_int_equal(ncm_fs_batch_size(NULL), 0);
+        assert_null(ncm_fs_batch_free(NULL));
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "one", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/sys/c", "three", 5, 0640, &err), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/b", "two", 3, 0600, &err), 0);
+        /* the same path again: the newer text, one temporary file */
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "uno", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_size(b), 3);
+        /* staged: temporary files only */
+        assert_int_equal(ncm_fs_exists(fx->root, "/a"), 0);
+        assert_int_equal(count_entries(fx->dir), root_before + 2);
+        assert_int_equal(count_entries(sys), sys_before + 1);
+        /* a file that cannot join leaves the batch as it was */
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/nodir/a", "x", 1, 0600, &err), -ENOENT);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/sys/", "x", 1, 0600, &err), -EINVAL);
+        assert_int_equal(ncm_fs_batch_size(b), 3);
+
+        assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+        assert_int_equal(ncm_fs_batch_size(b), 0);
+        read_is(fx->root, "/a", "uno");
+        read_is(fx->root, "/b", "two");
+        read_is(fx->root, "/sys/c", "three");
+        snprintf(p, sizeof(p), "%s/sys/c", fx->dir);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0640);
+        assert_int_equal(count_entries(fx->dir), root_before + 2);
+        assert_int_equal(count_entries(sys), sys_before + 1);
+
+        /* reused, the directory's fsync left to the caller */
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "1", 1, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, NCM_FS_WRITE_NO_DIRSYNC, &err), 0);
+        read_is(fx->root, "/a", "1");
+
+        /* freed uncommitted: nothing written, nothing left */
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "lost", 4, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/d", "lost", 4, 0600, &err), 0);
+        b = ncm_fs_batch_free(b);
+        read_is(fx->root, "/a", "1");
+        assert_int_equal(ncm_fs_exists(fx->root, "/d"), 0);
+        assert_int_equal(count_entries(fx->dir), root_before + 2);
+
+        /* unknown flags: nothing renamed, the batch emptied */
+        b = ncm_fs_batch_new();
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "bad", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, 1u << 5, &err), -EINVAL);
+        assert_string_equal(err.msg, "write batch: unknown flags 0x20");
+        assert_int_equal(ncm_fs_batch_size(b), 0);
+        read_is(fx->root, "/a", "1");
+        assert_int_equal(count_entries(fx->dir), root_before + 2);
+
+        /* a rename that fails: the files before it are in place, the rest are not written */
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "first", 5, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/sys", "dir", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/b", "after", 5, 0600, &err), 0);
+        assert_true(ncm_fs_batch_commit(b, 0, &err) < 0);
+        assert_string_equal(err.msg, "write '/sys': Is a directory");
+        read_is(fx->root, "/a", "first");
+        read_is(fx->root, "/b", "two");
+        assert_int_equal(count_entries(fx->dir), root_before + 2);
+        ncm_fs_batch_free(b);
+}
+
 static void test_fs_write_existing_only(void **state)
 {
         fixture *fx = *state;
@@ -296,6 +378,7 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_fs_write_atomic, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_write_atomic_no_dirsync, setup,
                                                         teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_batch, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_write_existing_only, setup,
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_fs_mkdir_rmdir_unlink, setup,
