@@ -263,6 +263,13 @@ typedef struct ncm_devmgr_config {
          * (docs/devices.md, "Topology hints"). -EINVAL for a release nodecm does not reproduce.
          */
         ncm_kubelet_version kubelet_version;
+        /*
+         * Optional: how the checkpoint's TEXT reaches CHECKPOINT_PATH (its owner's batch of
+         * writes, say); NULL = ncm_fs_write_atomic(CHECKPOINT_ROOTFD, CHECKPOINT_PATH, 0600).
+         */
+        int (*checkpoint_write)(void *data, const char *path, const char *text, size_t len,
+                                ncm_error *err);
+        void *checkpoint_write_data;
 } ncm_devmgr_config;
 
 typedef struct ncm_devmgr ncm_devmgr;

@@ -38,6 +38,7 @@
 #include <nodecm/devicemanager.h>
 #include <nodecm/enforcer.h>
 #include <nodecm/error.h>
+#include <nodecm/fs.h>
 #include <nodecm/hint.h>
 #include <nodecm/node-config.h>
 #include <nodecm/pod.h>
@@ -307,6 +308,15 @@ typedef struct ncm_node_counters {
 } ncm_node_counters;
 
 NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
+
+/*
+ * Stage N's writes of its state directory (cpu_manager_state, nodecm_pods, the device
+ * manager's checkpoint) into BATCH instead of writing them; NULL writes them at once again.
+ * The caller commits BATCH (ncm_fs_batch_commit) after the call that wrote them, or frees it to
+ * drop them (after a refused admission, whose rollback wrote the old state again). Until then
+ * the directory holds the state before the call, and N the state after it.
+ */
+NCM_API void ncm_node_stage_writes(ncm_node *n, ncm_fs_batch *batch);
 
 /*
  * How many times N has fsynced its state directory (each write of nodecm_pods ends with one)

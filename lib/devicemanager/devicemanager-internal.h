@@ -123,6 +123,9 @@ struct ncm_devmgr {
         ncm_devmgr_pods_source pods;
         char *ckpt_path;
         int ckpt_rootfd;
+        int (*ckpt_write)(void *data, const char *path, const char *text, size_t len,
+                          ncm_error *err);
+        void *ckpt_write_data;
         unsigned flags;
         uint64_t next_endpoint;
         int64_t stop_grace_ns; /* endpointStopGracePeriod */

@@ -61,6 +61,8 @@ int ncm_devmgr_new(const ncm_devmgr_config *cfg, ncm_devmgr **ret, ncm_error *er
                 m->pods = *cfg->pods;
         }
         m->ckpt_rootfd = cfg->checkpoint_rootfd;
+        m->ckpt_write = cfg->checkpoint_write;
+        m->ckpt_write_data = cfg->checkpoint_write_data;
         if (cfg->checkpoint_path) {
                 m->ckpt_path = strdup(cfg->checkpoint_path);
                 if (!m->ckpt_path)
@@ -877,9 +879,23 @@ int ncm_devmgr_write_checkpoint(const ncm_devmgr *m, int rootfd, const char *pat
 
 int ncm__dm_checkpoint(const ncm_devmgr *m, ncm_error *err)
 {
+        ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
+
         if (!m->ckpt_path)
                 return 0;
-        return ncm_devmgr_write_checkpoint(m, m->ckpt_rootfd, m->ckpt_path, err);
+        if (!m->ckpt_write)
+                return ncm_devmgr_write_checkpoint(m, m->ckpt_rootfd, m->ckpt_path, err);
+        r = ncm_devmgr_to_checkpoint(m, &cp, err);
+        if (r < 0)
+                return r;
+        ncm_devmgr_checkpoint_format(cp, &b);
+        r = ncm_buf_failed(&b)
+                            ? ncm_error_set(err, ENOMEM, "%s: out of memory", m->ckpt_path)
+                            : m->ckpt_write(m->ckpt_write_data, m->ckpt_path, b.data, b.len, err);
+        ncm_buf_done(&b);
+        return r;
 }
 
 /* An entry of the checkpoint as podDevices.insert() would record it. */

@@ -122,6 +122,13 @@ char *ncm__node_dev_checkpoint_path(const ncm_node *n)
         return p;
 }
 
+/* The checkpoint through the node's writes: into its owner's batch while staged. */
+static int dev_checkpoint_write(void *data, const char *path, const char *text, size_t len,
+                                ncm_error *err)
+{
+        return ncm__node_write(data, path, text, len, err);
+}
+
 int ncm__node_dev_new(ncm_node *n, ncm_devmgr **ret, ncm_error *err)
 {
         size_t nn = 0;
@@ -135,6 +142,8 @@ int ncm__node_dev_new(ncm_node *n, ncm_devmgr **ret, ncm_error *err)
         cfg.n_numa_nodes = nn;
         cfg.checkpoint_path = path;
         cfg.checkpoint_rootfd = AT_FDCWD;
+        cfg.checkpoint_write = dev_checkpoint_write;
+        cfg.checkpoint_write_data = n;
         /* the release the node reproduces: the command line's, else the configuration's */
         cfg.kubelet_version =
                         n->kubelet_override.major ? n->kubelet_override : n->cfg->kubelet_version;

@@ -144,11 +144,14 @@ struct ncm_node {
         bool persist_pods;      /* keep dir/nodecm_pods */
         uint64_t dir_syncs;     /* fsyncs of dir (ncm_node_dir_syncs) */
         bool cpu_nodirsync;     /* cpu_manager_state's rename synced by nodecm_pods' write */
+        ncm_fs_batch *stage;    /* the owner's batch the writes join (ncm_node_stage_writes) */
         bool attach;            /* started before: the enforcer writes nothing at start */
 };
 
 /* Write dir/nodecm_pods from the registry (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
+/* Write PATH of N's directory atomically (0600), or add it to the owner's batch when staged. */
+int ncm__node_write(ncm_node *n, const char *path, const void *data, size_t len, ncm_error *err);
 
 /* The CPU manager as a topology-manager hint provider (node-cpu.c). */
 extern const ncm_tm_provider_ops ncm__node_cpu_provider;

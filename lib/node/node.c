@@ -189,6 +189,16 @@ static int persist_cpu(const ncm_cpu_state *s, void *userdata, ncm_error *err)
 
         if (!path)
                 return oom(err);
+        if (n->stage) {
+                ncm_buf b = NCM_BUF_INIT;
+                int r;
+                ncm_cpu_checkpoint_format_state(s, &b);
+                r = ncm_buf_failed(&b) ? oom(err)
+                                       : ncm_fs_batch_write(n->stage, AT_FDCWD, path, b.data, b.len,
+                                                            0600, err);
+                ncm_buf_done(&b);
+                return r;
+        }
         return ncm_cpu_checkpoint_write_flags(s, AT_FDCWD, path,
                                               n->cpu_nodirsync ? NCM_FS_WRITE_NO_DIRSYNC : 0, err);
 }
@@ -984,6 +994,18 @@ uint64_t ncm_node_dir_syncs(const ncm_node *n)
         return n->dir_syncs;
 }
 
+void ncm_node_stage_writes(ncm_node *n, ncm_fs_batch *batch)
+{
+        n->stage = batch;
+}
+
+int ncm__node_write(ncm_node *n, const char *path, const void *data, size_t len, ncm_error *err)
+{
+        if (n->stage)
+                return ncm_fs_batch_write(n->stage, AT_FDCWD, path, data, len, 0600, err);
+        return ncm_fs_write_atomic(AT_FDCWD, path, data, len, 0600, err);
+}
+
 int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
                    ncm_error *err)
 {
@@ -1651,10 +1673,10 @@ static int persist_pods_view(ncm_node *n, const char *skip_uid, const char *rm_u
                 ncm_buf_done(&b);
                 return oom(err);
         }
-        r = ncm_fs_write_atomic(AT_FDCWD, path, b.data, b.len, 0600, err);
+        r = ncm__node_write(n, path, b.data, b.len, err);
         ncm_buf_done(&b);
-        if (r >= 0)
-                n->dir_syncs++; /* the write ends with the directory's fsync */
+        if (r >= 0 && !n->stage)
+                n->dir_syncs++; /* the write ended with the directory's fsync */
         return r;
 }
 

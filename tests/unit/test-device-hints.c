@@ -117,7 +117,10 @@ static ncm_devmgr *setup(const tcase *tc, pods *ps, const int *numa, size_t n_nu
                          ncm_kubelet_version v)
 {
         ncm_devmgr_pods_source src = {active_pods, NULL, NULL, ps};
-        ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, &src, NULL, 0, 0, v};
+        ncm_devmgr_config cfg = {.numa_nodes = numa,
+                                 .n_numa_nodes = n_numa,
+                                 .pods = &src,
+                                 .kubelet_version = v};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
 
@@ -468,7 +471,7 @@ static char *one_hint(ncm_devmgr *m, const char *pod, const char *cname,
 static ncm_devmgr *simple_v(const int *numa, size_t n_numa, const ncm_devmgr_device *devs, size_t n,
                             ncm_kubelet_version v)
 {
-        ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, NULL, NULL, 0, 0, v};
+        ncm_devmgr_config cfg = {.numa_nodes = numa, .n_numa_nodes = n_numa, .kubelet_version = v};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
         uint64_t ep;

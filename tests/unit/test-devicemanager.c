@@ -191,8 +191,10 @@ static void update(ncm_devmgr *m, const char *res, uint64_t ep, const tdev *d, s
 
 static ncm_devmgr *new_manager(const int *numa, size_t n_numa, int64_t *clock)
 {
-        ncm_devmgr_config cfg = {numa, n_numa, clock ? fake_now : NULL, clock, NULL, NULL, 0,
-                                 0,    {0, 0}};
+        ncm_devmgr_config cfg = {.numa_nodes = numa,
+                                 .n_numa_nodes = n_numa,
+                                 .now = clock ? fake_now : NULL,
+                                 .now_data = clock};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
         assert_int_equal(ncm_devmgr_new(&cfg, &m, &err), 0);
@@ -672,7 +674,7 @@ static bool container_running(void *data, const char *pod, const char *container
 static ncm_devmgr *manager_with_pods(pods *ps, const int *numa, size_t n_numa)
 {
         ncm_devmgr_pods_source src = {active_pods, sources_ready, container_running, ps};
-        ncm_devmgr_config cfg = {numa, n_numa, NULL, NULL, &src, NULL, 0, 0, {0, 0}};
+        ncm_devmgr_config cfg = {.numa_nodes = numa, .n_numa_nodes = n_numa, .pods = &src};
         ncm_devmgr *m = NULL;
         ncm_error err = NCM_ERROR_INIT;
         assert_int_equal(ncm_devmgr_new(&cfg, &m, &err), 0);

@@ -1266,6 +1266,77 @@ static void test_node_devices_rollback_restart(void **state)
         fx_done(&f);
 }
 
+static char *read_text(const char *dir, const char *name)
+{
+        char path[512], *text = NULL;
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        if (ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &text, NULL, NULL) < 0)
+                return strdup("");
+        return text;
+}
+
+/*
+ * Writes staged into the owner's batch (ncm_node_stage_writes): the device manager's checkpoint
+ * and cpu_manager_state replaced only when the owner commits; a refusal's batch dropped leaves
+ * them as they were.
+ */
+static void test_node_stage_writes(void **state)
+{
+        static const char *const files[] = {"kubelet_internal_checkpoint", "cpu_manager_state"};
+        char *dir = tu_mkdtemp();
+        char buf[256], *before[2], *now;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_node_admission *a;
+        ncm_fs_batch *b = ncm_fs_batch_new();
+        fx f;
+
+        (void)state;
+        fx_new_devices(&f, kubelet_tm("best-effort", "container", buf, sizeof(buf)), dir);
+        for (size_t i = 0; i < 2; i++)
+                before[i] = read_text(dir, files[i]);
+        ncm_node_stage_writes(f.n, b);
+        a = admit(&f, gpu_pod("keep", "2", 1), 0);
+        ncm_node_stage_writes(f.n, NULL);
+        assert_true(a->admitted);
+        ncm_node_admission_free(a);
+        assert_int_equal(ncm_fs_batch_size(b), 2);
+        for (size_t i = 0; i < 2; i++) {
+                now = read_text(dir, files[i]);
+                assert_string_equal(now, before[i]);
+                free(now);
+        }
+        assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+        for (size_t i = 0; i < 2; i++) {
+                now = read_text(dir, files[i]);
+                assert_non_null(strstr(now, "keep"));
+                free(before[i]);
+                before[i] = now;
+        }
+
+        /* refused (40 CPUs): what its rollback wrote is dropped with the batch */
+        ncm_node_stage_writes(f.n, b);
+        a = admit(&f, gpu_pod("big", "40", 1), 0);
+        ncm_node_stage_writes(f.n, NULL);
+        assert_false(a->admitted);
+        ncm_node_admission_free(a);
+        b = ncm_fs_batch_free(b);
+        for (size_t i = 0; i < 2; i++) {
+                now = read_text(dir, files[i]);
+                assert_string_equal(now, before[i]);
+                free(now);
+                free(before[i]);
+        }
+        /* what was committed is what a restart finds */
+        assert_int_equal(ncm_node_restart(f.n, NULL, &err), 0);
+        a = admit(&f, gpu_pod("next", "2", 2), 0);
+        assert_true(a->admitted);
+        expect_devices(a, 0, "gpu1,gpu2");
+        ncm_node_admission_free(a);
+        fx_done(&f);
+        tu_rm_rf(dir);
+        free(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1288,6 +1359,7 @@ int main(void)
                         cmocka_unit_test(test_node_state_dir),
                         cmocka_unit_test(test_node_explain),
                         cmocka_unit_test(test_node_devices_aligned),
+                        cmocka_unit_test(test_node_stage_writes),
                         cmocka_unit_test(test_node_devices_rollback_restart),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
