@@ -105,6 +105,25 @@ typedef struct created_id {
         char *pod, *name;
 } created_id;
 
+/* The directory's fsync an admission owes, once its request has left (ncm_cri_node_sync). */
+static void sync_dir(cri *c)
+{
+        ncm_error err = NCM_ERROR_INIT;
+
+        if (ncm_cri_node_sync(c->cn, &err) < 0)
+                nodecmd_log(c->d, NODECMD_ERROR, "syncing the node directory failed", "error=%s",
+                            nodecmd_q(c->d, 0, err.msg));
+}
+
+static void job_sync(nodecmd *d, nodecmd_job *job, void *data)
+{
+        job_arg *a = data;
+
+        sync_dir(a->c);
+        arg_free(a);
+        nodecmd_job_done(d, job);
+}
+
 static void job_create(nodecmd *d, nodecmd_job *job, void *data)
 {
         job_arg *a = data;
@@ -169,8 +188,19 @@ static void job_create(nodecmd *d, nodecmd_job *job, void *data)
                         }
                         ncm_cri_ticket_refuse(a->t, NCM_RPC_INTERNAL, err.msg);
                 } else {
+                        job_arg *sa = nodecmd_stopping(d) ? NULL
+                                                          : arg_new(c, NULL, NULL, NULL, NULL);
                         ncm_cri_ticket_set_data(a->t, ci);
                         ncm_cri_ticket_forward(a->t, (const uint8_t *)patched.data, patched.len);
+                        /*
+                         * The request leaves on the loop's next turn, before the next job: the
+                         * directory's fsync overlaps the runtime's work instead of preceding it.
+                         */
+                        if (!sa || !nodecmd_submit(d, "CreateContainer sync", job_sync, sa)) {
+                                if (sa)
+                                        arg_free(sa);
+                                sync_dir(c);
+                        }
                 }
         }
         ncm_buf_done(&patched);

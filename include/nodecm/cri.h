@@ -398,14 +398,22 @@ NCM_API void ncm_cri_decision_done(ncm_cri_decision *d);
 /*
  * A CreateContainer for C: its pod rebuilt from the containers the record holds for it and C
  * (the kubelet's values recovered, nodecm/runtime.h; the QoS class from the sandbox's cgroup
- * parent), admitted as the kubelet's admission would (the record first, then the node; a
- * refusal leaves both as they were); both durable, with one fsync of the directory, before it
- * returns an admission. *RET says what to do. -errno for failures that are not decisions (the
- * record or state cannot be written; the request is then refused by the caller with the
- * error).
+ * parent), admitted as the kubelet's admission would (the record first, then the node, in one
+ * batch of writes; a refusal writes nothing). An admission returns with every file fsynced and
+ * renamed into place; only the directory's fsync is owed (ncm_cri_node_sync). *RET says what
+ * to do. -errno for failures that are not decisions (the record or state cannot be written;
+ * what was decided is released, and the request is refused by the caller with the error).
  */
 NCM_API int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c,
                                 ncm_cri_decision *ret, ncm_error *err);
+
+/*
+ * fsync CN's directory: what an admission of ncm_cri_node_create() owes, done once the request
+ * is on its way to the runtime: the renames durable. A crash of the machine before then leaves
+ * each file as it was before or after the admission (kubelet's own checkpoints are never
+ * synced this way), and takes the container with it.
+ */
+NCM_API int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err);
 
 /* REQ[0..LEN), a CreateContainerRequest, with D's cpusets and devices set, into OUT. */
 NCM_API int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len,

@@ -182,6 +182,8 @@ static const char *pod_of(const ncm_cri_node *cn, const ncm_cri_container_config
         return s >= 0 ? cn->rec.sandboxes[s].pod : NULL;
 }
 
+static int release(ncm_cri_node *cn, size_t k, ncm_ctl_result *res, ncm_error *err);
+
 int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm_cri_decision *ret,
                         ncm_error *err)
 {
@@ -194,7 +196,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         const char *uid = pod_of(cn, c);
         ncm_qos_class qos = NCM_QOS_BEST_EFFORT;
         bool had_old = false, new_sandbox = false;
-        uint64_t syncs;
+        ncm_fs_batch *batch = NULL;
         ssize_t k;
         int r;
 
@@ -258,13 +260,16 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 new_sandbox = false;
         r = ncm__rt_record_pod(&cn->rec, &cn->rec.v[k], &pod, err);
         /*
-         * The record first, then the node, and one fsync of the directory for both renames
-         * (the node's nodecm_pods write ends with it; if the node wrote nothing, below) before
-         * the decision leaves: 3 fsyncs instead of 4 (docs/runtimes.md, "Cost").
+         * One batch for the record and the node's files, in that order: each file whole on
+         * disk before any is renamed, about one journal commit for all of them, and nothing
+         * written when the admission refuses. The directory's fsync is left to the caller,
+         * after the request is on its way (ncm_cri_node_sync; docs/runtimes.md, "Cost").
          */
-        syncs = ncm_node_dir_syncs(cn->t.node);
+        batch = ncm_fs_batch_new();
+        if (r >= 0 && !batch)
+                r = oom(err);
         if (r >= 0)
-                r = save_nodirsync(cn, err);
+                r = ncm__rt_record_stage(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, batch, err);
         if (r >= 0) {
                 ncm_ctl_request q = {0};
                 ncm_pod_format_json(pod, &podjson);
@@ -272,7 +277,9 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 q.pod_len = podjson.len;
                 q.source = "CreateContainer";
                 q.format = NCM_CTL_FORMAT_NONE;
+                ncm_node_stage_writes(cn->t.node, batch);
                 r = ncm_buf_failed(&podjson) ? oom(err) : ctl(cn, NCM_CTL_ADMIT, &q, &d.ctl, err);
+                ncm_node_stage_writes(cn->t.node, NULL);
         }
         if (r >= 0 && ncm_ctl_reply_output(NCM_CTL_ADMIT, (const uint8_t *)d.ctl.reply.data,
                                            d.ctl.reply.len, &out, &aerr) < 0) {
@@ -284,7 +291,8 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         ncm_buf_done(&out);
         ncm_buf_done(&podjson);
         if (r < 0 || d.action == NCM_CRI_REFUSE) {
-                ncm_error e2 = NCM_ERROR_INIT;
+                /* nothing of it was written: the batch goes, the record is put back */
+                batch = ncm_fs_batch_free(batch);
                 k = ncm__rt_record_find_name(&cn->rec, uid, c->name);
                 if (k >= 0 && had_old) {
                         ncm__rt_container_done(&cn->rec.v[k]);
@@ -298,7 +306,6 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                         if (s >= 0)
                                 ncm__rt_record_remove_sandbox(&cn->rec, (size_t)s);
                 }
-                (void)save(cn, &e2);
                 if (had_old)
                         ncm__rt_container_done(&old);
                 if (r < 0) {
@@ -310,9 +317,15 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         }
         if (had_old)
                 ncm__rt_container_done(&old);
-        /* the record's rename durable before the decision leaves */
-        r = ncm__rt_record_settle(cn->dir, cn->t.node, syncs, err);
+        r = ncm_fs_batch_commit(batch, NCM_FS_WRITE_NO_DIRSYNC, err);
+        batch = ncm_fs_batch_free(batch);
         if (r < 0) {
+                /* decided but not written: what was decided goes (written as a release is) */
+                ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+                k = ncm__rt_record_find_name(&cn->rec, uid, c->name);
+                if (k >= 0)
+                        (void)release(cn, (size_t)k, &res, NULL);
+                ncm_ctl_result_done(&res);
                 ncm_cri_decision_done(&d);
                 return r;
         }
@@ -386,6 +399,11 @@ static int release(ncm_cri_node *cn, size_t k, ncm_ctl_result *res, ncm_error *e
                 return r;
         ncm__rt_record_remove(&cn->rec, k);
         return save(cn, err);
+}
+
+int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err)
+{
+        return ncm_fs_sync_dir(AT_FDCWD, cn->dir, err);
 }
 
 int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name, const char *id,

@@ -478,8 +478,9 @@ void ncm__rt_record_format(const ncm__rt_record *reg, ncm_buf *b)
         ncm_buf_puts(b, reg->n ? "\n]}\n" : "]}\n");
 }
 
-int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *reg,
-                        unsigned flags, ncm_error *err)
+/* DIR/FILE written now (FLAGS), or added to BATCH when there is one. */
+static int record_write(const char *dir, const char *file, const ncm__rt_record *reg,
+                        unsigned flags, ncm_fs_batch *batch, ncm_error *err)
 {
         ncm_autofree char *path = NULL;
         ncm_buf b = NCM_BUF_INIT;
@@ -492,9 +493,22 @@ int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record 
                 ncm_buf_done(&b);
                 return oom(err);
         }
-        r = ncm_fs_write_atomic_flags(AT_FDCWD, path, b.data, b.len, 0600, flags, err);
+        r = batch ? ncm_fs_batch_write(batch, AT_FDCWD, path, b.data, b.len, 0600, err)
+                  : ncm_fs_write_atomic_flags(AT_FDCWD, path, b.data, b.len, 0600, flags, err);
         ncm_buf_done(&b);
         return r;
+}
+
+int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *reg,
+                        unsigned flags, ncm_error *err)
+{
+        return record_write(dir, file, reg, flags, NULL, err);
+}
+
+int ncm__rt_record_stage(const char *dir, const char *file, const ncm__rt_record *reg,
+                         ncm_fs_batch *batch, ncm_error *err)
+{
+        return record_write(dir, file, reg, 0, batch, err);
 }
 
 int ncm__rt_record_settle(const char *dir, const ncm_node *n, uint64_t syncs, ncm_error *err)

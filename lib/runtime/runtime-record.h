@@ -64,6 +64,9 @@ void ncm__rt_record_format(const ncm__rt_record *r, ncm_buf *b);
 /* Write it atomically (0600) to DIR/FILE; FLAGS: NCM_FS_WRITE_* (ncm_fs_write_atomic_flags). */
 int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *r, unsigned flags,
                         ncm_error *err);
+/* Add it to BATCH (ncm_fs_batch_write) as DIR/FILE, to be written with the batch. */
+int ncm__rt_record_stage(const char *dir, const char *file, const ncm__rt_record *r,
+                         ncm_fs_batch *batch, ncm_error *err);
 /*
  * The end of a record written with NCM_FS_WRITE_NO_DIRSYNC before node N's transaction: DIR's
  * fsync, unless N has fsynced it since SYNCS (ncm_node_dir_syncs() before the write), which made

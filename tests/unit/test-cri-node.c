@@ -7,10 +7,13 @@
  * adoption, at start-up, of creations a killed process left in flight. The proxy itself is
  * tested against a real containerd (tests/integration/test-cri-proxy.py).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <nodecm/cri.h>
 #include <nodecm/fs.h>
@@ -147,10 +150,48 @@ static char *record_text(fx *f)
 
 /*
  * What is written when (docs/runtimes.md, "Cost"): a sandbox only with the admission of its
- * first container, which writes the record before the node and syncs the directory once for
- * both; the runtime's id after the creation. A process that ends in between loses nothing it
- * needs.
+ * first container, which writes the record and the node's files as one batch and leaves the
+ * directory's fsync to the caller (ncm_cri_node_sync, once the request is on its way); the
+ * runtime's id after the creation. A process that ends in between loses nothing it needs.
  */
+/* The entries of DIR (TEMPORARIES: only the temporary files of atomic writes). */
+static int count_entries(const char *dir, bool temporaries)
+{
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        int n = 0;
+
+        assert_non_null(d);
+        while ((e = readdir(d))) {
+                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                        continue;
+                n += !temporaries || (e->d_name[0] == '.' && strstr(e->d_name, ".tmp"));
+        }
+        closedir(d);
+        return n;
+}
+
+static int count_files(const char *dir)
+{
+        return count_entries(dir, false);
+}
+
+static int count_temporaries(const char *dir)
+{
+        return count_entries(dir, true);
+}
+
+/* The inode of DIR/NAME: a new one for every atomic write. */
+static ino_t inode_of(const char *dir, const char *name)
+{
+        char path[4096];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        assert_int_equal(stat(path, &st), 0);
+        return st.st_ino;
+}
+
 static void test_cri_node_writes(void **state)
 {
         fx *f = *state;
@@ -173,8 +214,10 @@ static void test_cri_node_writes(void **state)
         assert_int_equal(d.action, NCM_CRI_ADMIT);
         assert_string_equal(d.cpuset_cpus, "1");
         ncm_cri_decision_done(&d);
-        /* one fsync of the directory (nodecm_pods') made both renames durable */
-        assert_int_equal(ncm_node_dir_syncs(f->t.node), syncs + 1);
+        /* every file in place, the directory's fsync owed to the caller */
+        assert_int_equal(ncm_node_dir_syncs(f->t.node), syncs);
+        assert_int_equal(count_temporaries(f->dir), 0);
+        assert_int_equal(ncm_cri_node_sync(f->cn, NULL), 0);
         text = record_text(f);
         assert_non_null(strstr(text, "\"sg\""));
         assert_non_null(strstr(text, "\"app\""));
@@ -250,9 +293,17 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         size_t len;
         char path[1024];
 
+        static const char *const files[] = {NCM_CRI_CONTAINERS_NAME, NCM_CPU_CHECKPOINT_NAME,
+                                            NCM_NODE_PODS_NAME};
+        ino_t ino[3];
+        int n_files;
+
         create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
         snprintf(path, sizeof(path), "%s/%s", f->dir, NCM_CRI_CONTAINERS_NAME);
         assert_int_equal(ncm_fs_read_all(-100, path, 1 << 20, &before, &len, NULL), 0);
+        for (size_t i = 0; i < 3; i++)
+                ino[i] = inode_of(f->dir, files[i]);
+        n_files = count_files(f->dir);
         assert_int_equal(ncm_cri_node_create(f->cn, &big, &d, NULL), 0);
         assert_int_equal(d.action, NCM_CRI_REFUSE);
         assert_int_equal(d.code, NCM_RPC_RESOURCE_EXHAUSTED);
@@ -265,6 +316,11 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         free(before);
         free(after);
         assert_null(ncm_node_pod(f->t.node, "ux"));
+        /* a refusal writes nothing at all: not one file replaced, no temporary file left */
+        for (size_t i = 0; i < 3; i++)
+                assert_int_equal(inode_of(f->dir, files[i]), ino[i]);
+        assert_int_equal(count_files(f->dir), n_files);
+        assert_int_equal(count_temporaries(f->dir), 0);
 
         /* a Guaranteed parent whose container cannot be Guaranteed is not decided */
         big = request("sy", "uy", "/kubepods/poduy", "app", 1000, 1000, 0);
