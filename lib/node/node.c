@@ -193,9 +193,7 @@ static int persist_cpu(const ncm_cpu_state *s, void *userdata, ncm_error *err)
                 ncm_buf b = NCM_BUF_INIT;
                 int r;
                 ncm_cpu_checkpoint_format_state(s, &b);
-                r = ncm_buf_failed(&b) ? oom(err)
-                                       : ncm_fs_batch_write(n->stage, AT_FDCWD, path, b.data, b.len,
-                                                            0600, err);
+                r = ncm_buf_failed(&b) ? oom(err) : ncm__node_write(n, path, b.data, b.len, err);
                 ncm_buf_done(&b);
                 return r;
         }
