@@ -105,23 +105,18 @@ typedef struct created_id {
         char *pod, *name;
 } created_id;
 
-/* The directory's fsync an admission owes, once its request has left (ncm_cri_node_sync). */
-static void sync_dir(cri *c)
+/*
+ * What an admission owes (ncm_cri_node_sync: the directory's fsync, the replaced files freed,
+ * the next temporary files made), done once the runtime has answered and the answer is on its
+ * way: none of it competes with the runtime's work on the creation the kubelet waits for.
+ */
+static void settle(cri *c)
 {
         ncm_error err = NCM_ERROR_INIT;
 
         if (ncm_cri_node_sync(c->cn, &err) < 0)
                 nodecmd_log(c->d, NODECMD_ERROR, "syncing the node directory failed", "error=%s",
                             nodecmd_q(c->d, 0, err.msg));
-}
-
-static void job_sync(nodecmd *d, nodecmd_job *job, void *data)
-{
-        job_arg *a = data;
-
-        sync_dir(a->c);
-        arg_free(a);
-        nodecmd_job_done(d, job);
 }
 
 static void job_create(nodecmd *d, nodecmd_job *job, void *data)
@@ -188,19 +183,9 @@ static void job_create(nodecmd *d, nodecmd_job *job, void *data)
                         }
                         ncm_cri_ticket_refuse(a->t, NCM_RPC_INTERNAL, err.msg);
                 } else {
-                        job_arg *sa = nodecmd_stopping(d) ? NULL
-                                                          : arg_new(c, NULL, NULL, NULL, NULL);
+                        /* settled when the runtime answers (job_created) */
                         ncm_cri_ticket_set_data(a->t, ci);
                         ncm_cri_ticket_forward(a->t, (const uint8_t *)patched.data, patched.len);
-                        /*
-                         * The request leaves on the loop's next turn, before the next job: the
-                         * directory's fsync overlaps the runtime's work instead of preceding it.
-                         */
-                        if (!sa || !nodecmd_submit(d, "CreateContainer sync", job_sync, sa)) {
-                                if (sa)
-                                        arg_free(sa);
-                                sync_dir(c);
-                        }
                 }
         }
         ncm_buf_done(&patched);
@@ -239,6 +224,7 @@ static void job_created(nodecmd *d, nodecmd_job *job, void *data)
         if (r < 0)
                 nodecmd_log(d, NODECMD_WARN, "recording a container failed", "error=%s",
                             nodecmd_q(d, 0, err.msg));
+        settle(a->c);
         if (!a->id) {
                 a->c->released++;
                 changed(a->c, NCM_CTL_REMOVE_CONTAINER, &res, r < 0 ? r : 0, t0);

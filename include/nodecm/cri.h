@@ -400,7 +400,7 @@ NCM_API void ncm_cri_decision_done(ncm_cri_decision *d);
  * (the kubelet's values recovered, nodecm/runtime.h; the QoS class from the sandbox's cgroup
  * parent), admitted as the kubelet's admission would (the record first, then the node, in one
  * batch of writes; a refusal writes nothing). An admission returns with every file fsynced and
- * renamed into place; only the directory's fsync is owed (ncm_cri_node_sync). *RET says what
+ * renamed into place; the rest is owed (ncm_cri_node_sync). *RET says what
  * to do. -errno for failures that are not decisions (the record or state cannot be written;
  * what was decided is released, and the request is refused by the caller with the error).
  */
@@ -408,10 +408,12 @@ NCM_API int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config
                                 ncm_cri_decision *ret, ncm_error *err);
 
 /*
- * fsync CN's directory: what an admission of ncm_cri_node_create() owes, done once the request
- * is on its way to the runtime: the renames durable. A crash of the machine before then leaves
- * each file as it was before or after the admission (kubelet's own checkpoints are never
- * synced this way), and takes the container with it.
+ * What an admission of ncm_cri_node_create() owes, best done once the runtime has answered
+ * (after ncm_cri_node_created()), when nothing waits on it: CN's directory fsynced (the renames
+ * durable), the files the renames replaced freed, the next admission's temporary files made
+ * (ncm_fs_batch_settle). A crash of the machine before then leaves each file as it was before
+ * or after the admission (kubelet's own checkpoints are never synced this way), and takes the
+ * container with it. 0, or -errno when the directory's fsync failed.
  */
 NCM_API int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err);
 
@@ -420,8 +422,8 @@ NCM_API int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req
                                    ncm_buf *out, ncm_error *err);
 
 /* The runtime answered the CreateContainer of POD_UID's NAME: ID (recorded; durable with the
- * directory's next fsync), or NULL when it failed (the container is released). RES gets what a
- * release changed. */
+ * directory's next fsync: call ncm_cri_node_sync() next), or NULL when it failed (the container
+ * is released). RES gets what a release changed. */
 NCM_API int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name,
                                  const char *id, ncm_ctl_result *res, ncm_error *err);
 /* RemoveContainer ID / RemovePodSandbox ID answered OK: released (0 when nodecm never knew

@@ -86,15 +86,25 @@ NCM_API int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *
  * the order they joined and fsyncs their directories. The guarantees are those of one
  * ncm_fs_write_atomic() per file in that order (a crash leaves each file old or new, and the
  * renamed ones a prefix of the order); the cost on a journalling filesystem is about one
- * journal commit for the batch instead of one per file. Not thread-safe.
+ * journal commit for the batch instead of one per file.
+ *
+ * A batch kept from one transaction to the next also takes the filesystem's slowest steps off
+ * the commit: the files the renames replace are held open until ncm_fs_batch_settle(), which
+ * frees them, and which creates the next temporary file of each path the batch has committed
+ * (up to 16 paths), so that the next write of it does not. Those files are named as
+ * ncm_fs_write_atomic()'s temporaries and are empty: ncm_fs_clean_tmp() removes what a crash
+ * leaves. Not thread-safe.
  */
 typedef struct ncm_fs_batch ncm_fs_batch;
 
 NCM_API ncm_fs_batch *ncm_fs_batch_new(void);
-/* Free B; what it holds is not written (its temporary files go). Returns NULL. */
+/*
+ * Free B; what it holds is not written (its temporary files, staged or made ahead, go), and
+ * directories whose fsync it owes are not synced (settle first). Returns NULL.
+ */
 NCM_API ncm_fs_batch *ncm_fs_batch_free(ncm_fs_batch *b);
 NCM_DEFINE_AUTOPTR(ncm_fs_batch, ncm_fs_batch_free)
-/* How many files B holds (0 for NULL). */
+/* How many files B holds staged (0 for NULL). */
 NCM_API size_t ncm_fs_batch_size(const ncm_fs_batch *b) NCM_PURE;
 /*
  * Add PATH (inside ROOTFD) with DATA to B: its temporary file is written now (MODE as for
@@ -103,12 +113,25 @@ NCM_API size_t ncm_fs_batch_size(const ncm_fs_batch *b) NCM_PURE;
  */
 NCM_API int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void *data,
                                size_t len, mode_t mode, ncm_error *err);
+/* Forget what B holds staged, writing nothing (a transaction rolled back); B stays usable. */
+NCM_API void ncm_fs_batch_drop(ncm_fs_batch *b);
 /*
- * Write B's files: fsync each, rename each in order, then fsync each directory once unless
- * FLAGS has NCM_FS_WRITE_NO_DIRSYNC. B is empty afterwards, also on failure: a failed fsync
- * renames nothing; a failed rename leaves the files before it renamed. 0 or -errno.
+ * Write B's staged files: fsync each, rename each in order, then fsync each directory once,
+ * or, when FLAGS has NCM_FS_WRITE_NO_DIRSYNC, owe those fsyncs to the next
+ * ncm_fs_batch_settle(). Nothing is staged afterwards, also on failure: a failed fsync renames
+ * nothing; a failed rename leaves the files before it renamed. 0 or -errno.
  */
 NCM_API int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err);
+/*
+ * What B's commits left, done when no caller waits: the directories they owe fsynced (unless
+ * FLAGS has NCM_FS_WRITE_NO_DIRSYNC: still owed), the files they replaced freed, a temporary
+ * file made for the next write of each path. Returns 0, or the first directory's fsync error
+ * (-errno, "fsync directory of 'PATH'"; the rest is done all the same). A temporary file that
+ * cannot be made is not an error: the next write makes its own.
+ */
+NCM_API int ncm_fs_batch_settle(ncm_fs_batch *b, unsigned flags, ncm_error *err);
+/* How many directories' fsyncs B owes (0 for NULL). */
+NCM_API size_t ncm_fs_batch_owed(const ncm_fs_batch *b) NCM_PURE;
 
 /*
  * fsync directory DIR (inside ROOTFD), making the renames done in it durable: the end of a

@@ -295,18 +295,48 @@ int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *data, si
 
 /* ---- batches ------------------------------------------------------------------------------- */
 
+/*
+ * On a journalling filesystem two steps of an atomic write cost far more than the data: creating
+ * the temporary file (an inode allocated) and freeing the file a rename replaces (the old inode
+ * released inside the rename, when its last link goes). On this project's test VM's ext4 they
+ * were 140 us and 80 us per file, against 10 us for the write and the rename themselves. A batch
+ * kept from one transaction to the next takes both off the caller's path: its commit holds the
+ * replaced files open, so the rename only unlinks them, and ncm_fs_batch_settle(), run when the
+ * caller is no longer waited on, closes them and creates the next temporary file of each path.
+ */
+
+#define SPARES_MAX 16 /* paths a batch keeps a temporary file ready for */
+
 typedef struct batch_file {
         char *path; /* as the caller named it */
         char *dir;  /* its directory, as PATH names it (one fsync per directory) */
         int rootfd;
         int dirfd; /* O_PATH */
         int fd;    /* the temporary file, written, its writeback started */
+        mode_t mode;
+        bool spare; /* that file was made ahead (batch_spare) */
         char tmp[TMP_NAME_MAX];
 } batch_file;
 
+/* A path a commit wrote: its next temporary file, made ahead by the settle. */
+typedef struct batch_spare {
+        char *path;
+        int rootfd;
+        mode_t mode; /* the mode its last write asked for */
+        int dirfd;   /* O_PATH: where the temporary file was made; -1 while there is none */
+        int fd;      /* that file, empty; -1 while there is none */
+        char tmp[TMP_NAME_MAX];
+} batch_spare;
+
 struct ncm_fs_batch {
-        batch_file *v;
+        batch_file *v; /* staged */
         size_t n, cap;
+        batch_spare spares[SPARES_MAX];
+        size_t n_spares;
+        int *held; /* O_PATH fds of the files commits replaced, closed by the settle */
+        size_t n_held, cap_held;
+        batch_file *owed; /* directories whose fsync a commit left (path, dir, dirfd only) */
+        size_t n_owed, cap_owed;
 };
 
 ncm_fs_batch *ncm_fs_batch_new(void)
@@ -314,14 +344,15 @@ ncm_fs_batch *ncm_fs_batch_new(void)
         return calloc(1, sizeof(ncm_fs_batch));
 }
 
-/* Forget file I; its temporary file goes unless it was renamed. */
+/* Forget file F; its temporary file goes unless it was renamed. */
 static void batch_drop(batch_file *f, bool renamed)
 {
         if (f->fd >= 0)
                 close(f->fd);
-        if (!renamed)
+        if (!renamed && f->tmp[0])
                 (void)unlinkat(f->dirfd, f->tmp, 0);
-        close(f->dirfd);
+        if (f->dirfd >= 0)
+                close(f->dirfd);
         free(f->path);
         free(f->dir);
 }
@@ -333,11 +364,40 @@ static void batch_clear(ncm_fs_batch *b, size_t renamed)
         b->n = 0;
 }
 
+/* Remove spare S's temporary file (it is not needed, or it was used). */
+static void spare_forget_file(batch_spare *s, bool unlink_it)
+{
+        if (s->fd >= 0) {
+                close(s->fd);
+                if (unlink_it)
+                        (void)unlinkat(s->dirfd, s->tmp, 0);
+        }
+        if (s->dirfd >= 0)
+                close(s->dirfd);
+        s->fd = s->dirfd = -1;
+}
+
+static void close_held(ncm_fs_batch *b)
+{
+        for (size_t i = 0; i < b->n_held; i++)
+                close(b->held[i]);
+        b->n_held = 0;
+}
+
 ncm_fs_batch *ncm_fs_batch_free(ncm_fs_batch *b)
 {
         if (!b)
                 return NULL;
         batch_clear(b, 0);
+        for (size_t i = 0; i < b->n_spares; i++) {
+                spare_forget_file(&b->spares[i], true);
+                free(b->spares[i].path);
+        }
+        close_held(b);
+        for (size_t i = 0; i < b->n_owed; i++)
+                batch_drop(&b->owed[i], true);
+        free(b->held);
+        free(b->owed);
         free(b->v);
         free(b);
         return NULL;
@@ -348,10 +408,72 @@ size_t ncm_fs_batch_size(const ncm_fs_batch *b)
         return b ? b->n : 0;
 }
 
+static batch_spare *find_spare(ncm_fs_batch *b, int rootfd, const char *path)
+{
+        for (size_t i = 0; i < b->n_spares; i++)
+                if (b->spares[i].rootfd == rootfd && strcmp(b->spares[i].path, path) == 0)
+                        return &b->spares[i];
+        return NULL;
+}
+
+void ncm_fs_batch_drop(ncm_fs_batch *b)
+{
+        if (!b)
+                return;
+        /* a file made ahead goes back, emptied: the directory is as the rollback found it */
+        for (size_t i = 0; i < b->n; i++) {
+                batch_file *f = &b->v[i];
+                batch_spare *s = f->spare ? find_spare(b, f->rootfd, f->path) : NULL;
+                if (!s || s->fd >= 0 || ftruncate(f->fd, 0) < 0 || lseek(f->fd, 0, SEEK_SET) != 0)
+                        continue;
+                s->fd = NCM_TAKE_FD(f->fd);
+                s->dirfd = NCM_TAKE_FD(f->dirfd);
+                memcpy(s->tmp, f->tmp, sizeof(s->tmp));
+                f->tmp[0] = '\0';
+        }
+        batch_clear(b, 0);
+}
+
+/*
+ * The temporary file made ahead for PATH, taken into F when it is still where it was made: in
+ * F's directory (the one PATH names now), under its name, the same file. Anything else (the
+ * directory replaced, the file removed by someone) and F makes its own.
+ */
+static bool take_spare(ncm_fs_batch *b, batch_file *f, const char *base, const void *data,
+                       size_t len)
+{
+        batch_spare *s = find_spare(b, f->rootfd, f->path);
+        struct stat have, want, target;
+        mode_t mode = f->mode;
+
+        if (!s || s->fd < 0)
+                return false;
+        if (fstat(s->fd, &have) < 0 || fstatat(f->dirfd, s->tmp, &want, AT_SYMLINK_NOFOLLOW) < 0 ||
+            have.st_dev != want.st_dev || have.st_ino != want.st_ino || have.st_size != 0) {
+                spare_forget_file(s, false); /* not ours to remove any more */
+                return false;
+        }
+        /* as stage_temp: a file that exists keeps its mode */
+        if (fstatat(f->dirfd, base, &target, 0) == 0 && S_ISREG(target.st_mode))
+                mode = target.st_mode & 07777;
+        if (((have.st_mode & 07777) != mode && fchmod(s->fd, mode) < 0) ||
+            write_full(s->fd, data, len) < 0) {
+                spare_forget_file(s, true);
+                return false;
+        }
+        f->fd = s->fd;
+        f->spare = true;
+        memcpy(f->tmp, s->tmp, sizeof(f->tmp));
+        s->fd = -1;
+        close(s->dirfd);
+        s->dirfd = -1;
+        return true;
+}
+
 int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void *data, size_t len,
                        mode_t mode, ncm_error *err)
 {
-        batch_file f = {.rootfd = rootfd, .fd = -1};
+        batch_file f = {.rootfd = rootfd, .fd = -1, .mode = mode};
         const char *base;
         size_t at = b->n;
 
@@ -375,7 +497,8 @@ int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void
                 batch_drop(&f, true);
                 return ncm_error_set(err, ENOMEM, "out of memory");
         }
-        f.fd = stage_temp(f.dirfd, path, base, data, len, mode, f.tmp, err);
+        if (!take_spare(b, &f, base, data, len))
+                f.fd = stage_temp(f.dirfd, path, base, data, len, mode, f.tmp, err);
         if (f.fd < 0) {
                 int r = f.fd;
                 batch_drop(&f, true);
@@ -395,13 +518,73 @@ int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void
         return 0;
 }
 
+/* Room for NEED elements of SIZE in *PV (capacity *CAP). -ENOMEM. */
+static int grow(void *pv, size_t *cap, size_t need, size_t size)
+{
+        void **p = pv;
+        size_t c = *cap ? *cap : 4;
+        void *v;
+
+        if (need <= *cap)
+                return 0;
+        while (c < need)
+                c *= 2;
+        v = realloc(*p, c * size);
+        if (!v)
+                return -ENOMEM;
+        *p = v;
+        *cap = c;
+        return 0;
+}
+
+/* What the commit of F leaves to the settle: the file it replaced (HELD, or -1), its spare. */
+static void commit_leaves(ncm_fs_batch *b, batch_file *f, int held)
+{
+        batch_spare *s = find_spare(b, f->rootfd, f->path);
+
+        /* room reserved before the renames */
+        if (held >= 0)
+                b->held[b->n_held++] = held;
+        if (!s && b->n_spares < SPARES_MAX) {
+                char *p = strdup(f->path);
+                if (!p)
+                        return; /* only a spare less */
+                s = &b->spares[b->n_spares++];
+                *s = (batch_spare){.path = p, .rootfd = f->rootfd, .dirfd = -1, .fd = -1};
+        }
+        if (s)
+                s->mode = f->mode;
+}
+
+/* Owe F's directory's fsync to the settle (once per directory); F's dirfd moves there. */
+static void owe_dir(ncm_fs_batch *b, batch_file *f)
+{
+        for (size_t k = 0; k < b->n_owed; k++)
+                if (b->owed[k].rootfd == f->rootfd && strcmp(b->owed[k].dir, f->dir) == 0)
+                        return;
+        /* room reserved before the renames */
+        b->owed[b->n_owed++] = (batch_file){.path = f->path,
+                                            .dir = f->dir,
+                                            .rootfd = f->rootfd,
+                                            .dirfd = f->dirfd,
+                                            .fd = -1};
+        f->path = f->dir = NULL;
+        f->dirfd = -1;
+}
+
 int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
 {
+        bool nodirsync = flags & NCM_FS_WRITE_NO_DIRSYNC;
         size_t i;
 
         if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC) {
                 batch_clear(b, 0);
                 return ncm_error_set(err, EINVAL, "write batch: unknown flags 0x%x", flags);
+        }
+        if (grow(&b->held, &b->cap_held, b->n_held + b->n, sizeof(*b->held)) < 0 ||
+            (nodirsync && grow(&b->owed, &b->cap_owed, b->n_owed + b->n, sizeof(*b->owed)) < 0)) {
+                batch_clear(b, 0);
+                return ncm_error_set(err, ENOMEM, "out of memory");
         }
         /* every file whole on disk before any rename: a crash leaves each old or new */
         for (i = 0; i < b->n; i++) {
@@ -417,19 +600,29 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
         for (i = 0; i < b->n; i++) {
                 batch_file *f = &b->v[i];
                 const char *base = f->path + strlen(f->dir);
+                /* the file replaced stays open: freed by the settle, not inside the rename */
+                int held = openat(f->dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (renameat(f->dirfd, f->tmp, f->dirfd, base) < 0) {
                         int r = errno;
+                        if (held >= 0)
+                                close(held);
                         ncm_error_errno(err, r, "write '%s'", f->path);
                         batch_clear(b, i);
                         return -r;
                 }
+                commit_leaves(b, f, held);
         }
-        for (i = 0; i < b->n && !(flags & NCM_FS_WRITE_NO_DIRSYNC); i++) {
+        for (i = 0; i < b->n; i++) {
                 bool seen = false;
+                int r;
+                if (nodirsync) {
+                        owe_dir(b, &b->v[i]);
+                        continue;
+                }
                 for (size_t k = 0; k < i && !seen; k++)
                         seen = b->v[k].rootfd == b->v[i].rootfd &&
                                strcmp(b->v[k].dir, b->v[i].dir) == 0;
-                int r = seen ? 0 : sync_parent(b->v[i].dirfd, b->v[i].path, err);
+                r = seen ? 0 : sync_parent(b->v[i].dirfd, b->v[i].path, err);
                 if (r < 0) {
                         batch_clear(b, b->n);
                         return r;
@@ -437,6 +630,54 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
         }
         batch_clear(b, b->n);
         return 0;
+}
+
+/* Make spare S's temporary file (best effort: without one the next write makes its own). */
+static void make_spare(batch_spare *s)
+{
+        const char *base;
+        char tmp[TMP_NAME_MAX];
+        int dirfd = open_parent(s->rootfd, s->path, &base, NULL);
+        int fd;
+
+        if (dirfd < 0)
+                return;
+        fd = stage_temp(dirfd, s->path, base, "", 0, s->mode, tmp, NULL);
+        if (fd < 0) {
+                close(dirfd);
+                return;
+        }
+        s->dirfd = dirfd;
+        s->fd = fd;
+        memcpy(s->tmp, tmp, sizeof(s->tmp));
+}
+
+int ncm_fs_batch_settle(ncm_fs_batch *b, unsigned flags, ncm_error *err)
+{
+        int ret = 0;
+
+        if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC)
+                return ncm_error_set(err, EINVAL, "settle batch: unknown flags 0x%x", flags);
+        for (size_t i = 0; i < b->n_owed && !(flags & NCM_FS_WRITE_NO_DIRSYNC); i++) {
+                int r = sync_parent(b->owed[i].dirfd, b->owed[i].path, ret < 0 ? NULL : err);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        if (!(flags & NCM_FS_WRITE_NO_DIRSYNC)) {
+                for (size_t i = 0; i < b->n_owed; i++)
+                        batch_drop(&b->owed[i], true);
+                b->n_owed = 0;
+        }
+        close_held(b);
+        for (size_t i = 0; i < b->n_spares; i++)
+                if (b->spares[i].fd < 0)
+                        make_spare(&b->spares[i]);
+        return ret;
+}
+
+size_t ncm_fs_batch_owed(const ncm_fs_batch *b)
+{
+        return b ? b->n_owed : 0;
 }
 
 int ncm_fs_sync_dir(int rootfd, const char *dir, ncm_error *err)

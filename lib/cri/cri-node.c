@@ -22,6 +22,8 @@ struct ncm_cri_node {
         char *dir;
         ncm_ctl_target t;
         ncm__rt_record rec;
+        /* every write of a CreateContainer, kept from one to the next (ncm_fs_batch_settle) */
+        ncm_fs_batch *batch;
 };
 
 static int oom(ncm_error *err)
@@ -34,6 +36,10 @@ ncm_cri_node *ncm_cri_node_free(ncm_cri_node *cn)
         if (!cn)
                 return NULL;
         ncm__rt_record_done(&cn->rec);
+        /* renames not yet durable: made so before the batch goes (its other work is moot) */
+        if (ncm_fs_batch_owed(cn->batch))
+                (void)ncm_fs_sync_dir(AT_FDCWD, cn->dir, NULL);
+        ncm_fs_batch_free(cn->batch);
         free(cn->dir);
         free(cn);
         return NULL;
@@ -45,8 +51,8 @@ int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **r
         ncm_cri_node *cn = calloc(1, sizeof(*cn));
         int r;
 
-        if (!cn || !(cn->dir = strdup(dir))) {
-                free(cn);
+        if (!cn || !(cn->dir = strdup(dir)) || !(cn->batch = ncm_fs_batch_new())) {
+                ncm_cri_node_free(cn);
                 return oom(err);
         }
         cn->t = *t;
@@ -76,13 +82,19 @@ static int save(ncm_cri_node *cn, ncm_error *err)
 }
 
 /*
- * The record written, its rename left for the directory's next fsync (docs/runtimes.md,
- * "Cost"): the file itself is fsynced, so a crash leaves either the old record or this one.
+ * The record written through the batch, its rename left for the directory's next fsync
+ * (docs/runtimes.md, "Cost"): the file itself is fsynced, so a crash leaves either the old
+ * record or this one. The rest the batch owes is the caller's next ncm_cri_node_sync().
  */
 static int save_nodirsync(ncm_cri_node *cn, ncm_error *err)
 {
-        return ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec,
-                                   NCM_FS_WRITE_NO_DIRSYNC, err);
+        int r = ncm__rt_record_stage(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, cn->batch, err);
+
+        if (r < 0) {
+                ncm_fs_batch_drop(cn->batch);
+                return r;
+        }
+        return ncm_fs_batch_commit(cn->batch, NCM_FS_WRITE_NO_DIRSYNC, err);
 }
 
 void ncm_cri_decision_done(ncm_cri_decision *d)
@@ -196,7 +208,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         const char *uid = pod_of(cn, c);
         ncm_qos_class qos = NCM_QOS_BEST_EFFORT;
         bool had_old = false, new_sandbox = false;
-        ncm_fs_batch *batch = NULL;
+        ncm_fs_batch *batch = cn->batch;
         ssize_t k;
         int r;
 
@@ -265,9 +277,6 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
          * written when the admission refuses. The directory's fsync is left to the caller,
          * after the request is on its way (ncm_cri_node_sync; docs/runtimes.md, "Cost").
          */
-        batch = ncm_fs_batch_new();
-        if (r >= 0 && !batch)
-                r = oom(err);
         if (r >= 0)
                 r = ncm__rt_record_stage(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, batch, err);
         if (r >= 0) {
@@ -292,7 +301,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         ncm_buf_done(&podjson);
         if (r < 0 || d.action == NCM_CRI_REFUSE) {
                 /* nothing of it was written: the batch goes, the record is put back */
-                batch = ncm_fs_batch_free(batch);
+                ncm_fs_batch_drop(batch);
                 k = ncm__rt_record_find_name(&cn->rec, uid, c->name);
                 if (k >= 0 && had_old) {
                         ncm__rt_container_done(&cn->rec.v[k]);
@@ -318,7 +327,6 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         if (had_old)
                 ncm__rt_container_done(&old);
         r = ncm_fs_batch_commit(batch, NCM_FS_WRITE_NO_DIRSYNC, err);
-        batch = ncm_fs_batch_free(batch);
         if (r < 0) {
                 /* decided but not written: what was decided goes (written as a release is) */
                 ncm_ctl_result res = NCM_CTL_RESULT_INIT;
@@ -403,7 +411,7 @@ static int release(ncm_cri_node *cn, size_t k, ncm_ctl_result *res, ncm_error *e
 
 int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err)
 {
-        return ncm_fs_sync_dir(AT_FDCWD, cn->dir, err);
+        return ncm_fs_batch_settle(cn->batch, 0, err);
 }
 
 int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name, const char *id,

@@ -117,6 +117,8 @@ static void create(fx *f, const ncm_cri_container_config *c, ncm_cri_action want
                         assert_int_equal(ncm_cri_node_created(f->cn, c->sandbox.uid, c->name, id,
                                                               &res, &err),
                                          0);
+                /* as nodecmd does once the runtime has answered */
+                assert_int_equal(ncm_cri_node_sync(f->cn, &err), 0);
         }
         ncm_ctl_result_done(&res);
         ncm_cri_decision_done(&d);
@@ -179,6 +181,25 @@ static int count_files(const char *dir)
 static int count_temporaries(const char *dir)
 {
         return count_entries(dir, true);
+}
+
+/* The temporary files of DIR that hold something (a write in flight, or one not rolled back). */
+static int count_nonempty_temporaries(const char *dir)
+{
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        int n = 0;
+
+        assert_non_null(d);
+        while ((e = readdir(d))) {
+                struct stat st;
+                if (e->d_name[0] != '.' || !strstr(e->d_name, ".tmp"))
+                        continue;
+                assert_int_equal(fstatat(dirfd(d), e->d_name, &st, 0), 0);
+                n += st.st_size > 0;
+        }
+        closedir(d);
+        return n;
 }
 
 /* The inode of DIR/NAME: a new one for every atomic write. */
@@ -296,7 +317,7 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         static const char *const files[] = {NCM_CRI_CONTAINERS_NAME, NCM_CPU_CHECKPOINT_NAME,
                                             NCM_NODE_PODS_NAME};
         ino_t ino[3];
-        int n_files;
+        int n_files, n_temporaries;
 
         create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
         snprintf(path, sizeof(path), "%s/%s", f->dir, NCM_CRI_CONTAINERS_NAME);
@@ -304,6 +325,9 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         for (size_t i = 0; i < 3; i++)
                 ino[i] = inode_of(f->dir, files[i]);
         n_files = count_files(f->dir);
+        n_temporaries = count_temporaries(f->dir);
+        /* the next admission's temporary files are made (ncm_cri_node_sync) */
+        assert_int_equal(n_temporaries, 3);
         assert_int_equal(ncm_cri_node_create(f->cn, &big, &d, NULL), 0);
         assert_int_equal(d.action, NCM_CRI_REFUSE);
         assert_int_equal(d.code, NCM_RPC_RESOURCE_EXHAUSTED);
@@ -316,11 +340,25 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         free(before);
         free(after);
         assert_null(ncm_node_pod(f->t.node, "ux"));
-        /* a refusal writes nothing at all: not one file replaced, no temporary file left */
+        /* a refusal writes nothing at all: not one file replaced, the temporary files it
+         * wrote emptied and kept for the next admission, none more */
         for (size_t i = 0; i < 3; i++)
                 assert_int_equal(inode_of(f->dir, files[i]), ino[i]);
         assert_int_equal(count_files(f->dir), n_files);
+        assert_int_equal(count_temporaries(f->dir), n_temporaries);
+        assert_int_equal(count_nonempty_temporaries(f->dir), 0);
+        /* and the next admission uses them: whole files, nothing left over */
+        big = request("sx", "ux", "/kubepods/podux", "app", 1000, 1000, 1 << 28);
+        assert_int_equal(ncm_cri_node_create(f->cn, &big, &d, NULL), 0);
+        assert_int_equal(d.action, NCM_CRI_ADMIT);
+        assert_string_equal(d.cpuset_cpus, "3");
+        ncm_cri_decision_done(&d);
         assert_int_equal(count_temporaries(f->dir), 0);
+        assert_int_equal(ncm_cri_node_sync(f->cn, NULL), 0);
+        assert_int_equal(count_temporaries(f->dir), 3);
+        reopen(f);
+        assert_int_equal(count_temporaries(f->dir), 0);
+        assert_non_null(ncm_node_pod(f->t.node, "ux"));
 
         /* a Guaranteed parent whose container cannot be Guaranteed is not decided */
         big = request("sy", "uy", "/kubepods/poduy", "app", 1000, 1000, 0);

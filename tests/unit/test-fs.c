@@ -268,6 +268,168 @@ static void test_fs_batch(void **state)
         ncm_fs_batch_free(b);
 }
 
+/* The one temporary file of BASE in DIR: its inode, mode and size (0 when there is none). */
+static int spare_of(const char *dir, const char *base, struct stat *ret)
+{
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        char prefix[256];
+        int n = 0;
+
+        assert_non_null(d);
+        snprintf(prefix, sizeof(prefix), ".%s.tmp", base);
+        while ((e = readdir(d))) {
+                if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+                        continue;
+                assert_int_equal(fstatat(dirfd(d), e->d_name, ret, 0), 0);
+                n++;
+        }
+        closedir(d);
+        assert_true(n <= 1);
+        return n;
+}
+
+/* This process's fds on files no longer linked (the files a commit replaced, held). */
+static int held_fds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *e;
+        int n = 0;
+
+        assert_non_null(d);
+        while ((e = readdir(d))) {
+                char link[4096];
+                ssize_t len = readlinkat(dirfd(d), e->d_name, link, sizeof(link) - 1);
+                if (len < 0)
+                        continue;
+                link[len] = '\0';
+                n += strstr(link, " (deleted)") != NULL;
+        }
+        closedir(d);
+        return n;
+}
+
+static ino_t inode_of(const char *dir, const char *rel)
+{
+        char p[4096];
+        struct stat st;
+
+        snprintf(p, sizeof(p), "%s/%s", dir, rel);
+        assert_int_equal(stat(p, &st), 0);
+        return st.st_ino;
+}
+
+/*
+ * A batch kept between transactions: the files it replaced held until the settle, a temporary
+ * file made ahead for each path and used by the next write, put back by a rollback, given up
+ * when someone else moved it.
+ */
+static void test_fs_batch_settle(void **state)
+{
+        fixture *fx = *state;
+        ncm_error err = NCM_ERROR_INIT;
+        char p[4096], sub[4096];
+        struct stat st, spare;
+        int root_before, held_before = held_fds();
+        ncm_fs_batch *b = ncm_fs_batch_new();
+
+        assert_int_equal(ncm_fs_write_atomic(fx->root, "/a", "zero", 4, 0600, &err), 0);
+        root_before = count_entries(fx->dir);
+        assert_int_equal(ncm_fs_batch_owed(NULL), 0);
+        assert_int_equal(ncm_fs_batch_settle(b, 1u << 3, &err), -EINVAL);
+        assert_string_equal(err.msg, "settle batch: unknown flags 0x8");
+
+        /* the replaced file held, the directory owed, nothing made ahead yet */
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "one", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, NCM_FS_WRITE_NO_DIRSYNC, &err), 0);
+        read_is(fx->root, "/a", "one");
+        assert_int_equal(held_fds(), held_before + 1);
+        assert_int_equal(ncm_fs_batch_owed(b), 1);
+        assert_int_equal(spare_of(fx->dir, "a", &spare), 0);
+        /* settled but for the directory: still owed */
+        assert_int_equal(ncm_fs_batch_settle(b, NCM_FS_WRITE_NO_DIRSYNC, &err), 0);
+        assert_int_equal(ncm_fs_batch_owed(b), 1);
+        assert_int_equal(held_fds(), held_before);
+        assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
+        assert_int_equal(ncm_fs_batch_owed(b), 0);
+        /* one temporary file made ahead, empty, with the file's mode */
+        assert_int_equal(spare_of(fx->dir, "a", &spare), 1);
+        assert_int_equal(spare.st_size, 0);
+        assert_int_equal(spare.st_mode & 07777, 0600);
+        assert_int_equal(count_entries(fx->dir), root_before + 1);
+
+        /* the next write is that file */
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "two", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+        read_is(fx->root, "/a", "two");
+        assert_int_equal(inode_of(fx->dir, "a"), spare.st_ino);
+        assert_int_equal(count_entries(fx->dir), root_before);
+        assert_int_equal(ncm_fs_batch_owed(b), 0);
+        assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
+
+        /* a rollback puts it back emptied; the next write holds exactly its text */
+        assert_int_equal(spare_of(fx->dir, "a", &spare), 1);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "rolled back", 11, 0600, &err), 0);
+        ncm_fs_batch_drop(b);
+        ncm_fs_batch_drop(NULL);
+        assert_int_equal(ncm_fs_batch_size(b), 0);
+        read_is(fx->root, "/a", "two");
+        assert_int_equal(spare_of(fx->dir, "a", &st), 1);
+        assert_int_equal(st.st_ino, spare.st_ino);
+        assert_int_equal(st.st_size, 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "three", 5, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+        read_is(fx->root, "/a", "three");
+        assert_int_equal(inode_of(fx->dir, "a"), spare.st_ino);
+
+        /* the file's mode changed meanwhile: kept */
+        assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
+        snprintf(p, sizeof(p), "%s/a", fx->dir);
+        assert_int_equal(chmod(p, 0640), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "four", 4, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0640);
+
+        /* someone removed the file made ahead: the write makes its own */
+        assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
+        assert_int_equal(spare_of(fx->dir, "a", &spare), 1);
+        assert_int_equal(ncm_fs_clean_tmp(fx->root, "/", (const char *const[]){"a", NULL}, &err),
+                         1);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "five", 4, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+        read_is(fx->root, "/a", "five");
+        assert_int_equal(count_entries(fx->dir), root_before);
+
+        /* its directory replaced: the file made ahead stays where it was, not used */
+        snprintf(sub, sizeof(sub), "%s/sub", fx->dir);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/sub/x", "old", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, NCM_FS_WRITE_NO_DIRSYNC, &err), 0);
+        assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
+        assert_int_equal(spare_of(sub, "x", &spare), 1);
+        snprintf(p, sizeof(p), "%s/sub.old", fx->dir);
+        assert_int_equal(rename(sub, p), 0);
+        assert_int_equal(mkdir(sub, 0755), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/sub/x", "new", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+        read_is(fx->root, "/sub/x", "new");
+        read_is(fx->root, "/sub.old/x", "old");
+        assert_int_equal(spare_of(p, "x", &st), 1);
+        assert_int_equal(st.st_ino, spare.st_ino);
+        assert_int_equal(count_entries(sub), 1);
+
+        /* freed: what it made ahead goes, what others hold stays */
+        assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
+        assert_int_equal(spare_of(fx->dir, "a", &spare), 1);
+        assert_int_equal(spare_of(sub, "x", &spare), 1);
+        b = ncm_fs_batch_free(b);
+        assert_int_equal(spare_of(fx->dir, "a", &spare), 0);
+        assert_int_equal(spare_of(sub, "x", &spare), 0);
+        assert_int_equal(spare_of(p, "x", &spare), 1);
+        assert_int_equal(held_fds(), held_before);
+}
+
 static void test_fs_write_existing_only(void **state)
 {
         fixture *fx = *state;
@@ -379,6 +541,7 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_fs_write_atomic_no_dirsync, setup,
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_fs_batch, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_batch_settle, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_write_existing_only, setup,
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_fs_mkdir_rmdir_unlink, setup,
