@@ -357,8 +357,10 @@ NCM_API void ncm_cri_ticket_refuse(ncm_cri_ticket *t, ncm_rpc_code code, const c
 
 /* ---- the node's side ------------------------------------------------------------------------ */
 
-/* The record of the containers the CRI proxy saw created, in a node's root directory. */
+/* The record of the containers the CRI proxy saw created, in a node's root directory, and the
+ * journal of what changed since it was last written whole (docs/runtimes.md, "Cost"). */
 #define NCM_CRI_CONTAINERS_NAME "nodecm_cri_containers"
+#define NCM_CRI_JOURNAL_NAME "nodecm_cri_journal"
 
 typedef struct ncm_cri_node ncm_cri_node;
 

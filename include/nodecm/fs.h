@@ -113,13 +113,24 @@ NCM_API size_t ncm_fs_batch_size(const ncm_fs_batch *b) NCM_PURE;
  */
 NCM_API int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void *data,
                                size_t len, mode_t mode, ncm_error *err);
+/*
+ * Add DATA to the end of PATH (inside ROOTFD; created with MODE when missing) with B: written by
+ * the commit, in B's order, and fdatasynced before any of B's renames, so that a crash finds
+ * the appended data whenever it finds a later file renamed. An append changes no name (unless
+ * it created PATH): it owes no directory fsync. Appending to the same PATH again adds to the
+ * same write. A crash can leave the end of an append cut short: a reader of such a file must
+ * tolerate a last record without its end. On failure B is as it was.
+ */
+NCM_API int ncm_fs_batch_append(ncm_fs_batch *b, int rootfd, const char *path, const void *data,
+                                size_t len, mode_t mode, ncm_error *err);
 /* Forget what B holds staged, writing nothing (a transaction rolled back); B stays usable. */
 NCM_API void ncm_fs_batch_drop(ncm_fs_batch *b);
 /*
- * Write B's staged files: fsync each, rename each in order, then fsync each directory once,
- * or, when FLAGS has NCM_FS_WRITE_NO_DIRSYNC, owe those fsyncs to the next
+ * Write B's staged files: fsync each (and write each append), rename each in order, then fsync
+ * each directory once, or, when FLAGS has NCM_FS_WRITE_NO_DIRSYNC, owe those fsyncs to the next
  * ncm_fs_batch_settle(). Nothing is staged afterwards, also on failure: a failed fsync renames
- * nothing; a failed rename leaves the files before it renamed. 0 or -errno.
+ * nothing and cuts every append back; a failed rename leaves what comes before it written,
+ * nothing after it. 0 or -errno.
  */
 NCM_API int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err);
 /*

@@ -316,6 +316,13 @@ typedef struct batch_file {
         mode_t mode;
         bool spare; /* that file was made ahead (batch_spare) */
         char tmp[TMP_NAME_MAX];
+        /* an append (ncm_fs_batch_append): DATA written to the file's end by the commit */
+        bool append;
+        bool created; /* the commit created the file: its name wants the directory's fsync */
+        bool written; /* the commit wrote to it (END is known) */
+        char *data;
+        size_t len;
+        off_t end; /* where the file ended before the commit wrote to it */
 } batch_file;
 
 /* A path a commit wrote: its next temporary file, made ahead by the settle. */
@@ -355,6 +362,7 @@ static void batch_drop(batch_file *f, bool renamed)
                 close(f->dirfd);
         free(f->path);
         free(f->dir);
+        free(f->data);
 }
 
 static void batch_clear(ncm_fs_batch *b, size_t renamed)
@@ -518,6 +526,97 @@ int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void
         return 0;
 }
 
+int ncm_fs_batch_append(ncm_fs_batch *b, int rootfd, const char *path, const void *data, size_t len,
+                        mode_t mode, ncm_error *err)
+{
+        batch_file f = {.rootfd = rootfd, .fd = -1, .mode = mode, .append = true};
+        const char *base;
+        batch_file *at = NULL;
+
+        for (size_t i = 0; i < b->n; i++)
+                if (b->v[i].append && b->v[i].rootfd == rootfd && strcmp(b->v[i].path, path) == 0)
+                        at = &b->v[i];
+        if (at) {
+                /* appended to again: one write */
+                char *v = realloc(at->data, at->len + len + 1);
+                if (!v)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                memcpy(v + at->len, data, len);
+                at->data = v;
+                at->len += len;
+                return 0;
+        }
+        if (b->n == b->cap) {
+                size_t cap = b->cap ? b->cap * 2 : 4;
+                batch_file *v = realloc(b->v, cap * sizeof(*v));
+                if (!v)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                b->v = v;
+                b->cap = cap;
+        }
+        f.dirfd = open_parent(rootfd, path, &base, err);
+        if (f.dirfd < 0)
+                return f.dirfd;
+        f.path = strdup(path);
+        f.dir = strndup(path, (size_t)(base - path));
+        f.data = malloc(len + 1);
+        if (!f.path || !f.dir || !f.data) {
+                batch_drop(&f, true);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        memcpy(f.data, data, len);
+        f.len = len;
+        /* opened now, created only by the commit: a dropped batch leaves no trace */
+        f.fd = openat(f.dirfd, base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+        if (f.fd < 0 && errno != ENOENT) {
+                int r = errno;
+                batch_drop(&f, true);
+                return ncm_error_errno(err, r, "open '%s'", path);
+        }
+        b->v[b->n++] = f;
+        return 0;
+}
+
+/* Write append F (creating its file when missing) and fdatasync it. -errno, the end as it was. */
+static int append_commit(batch_file *f)
+{
+        const char *base = f->path + strlen(f->dir);
+        struct stat st;
+        int r;
+
+        if (f->fd < 0) {
+                f->fd = openat(f->dirfd, base,
+                               O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, f->mode);
+                if (f->fd < 0)
+                        return -errno;
+                f->created = true;
+                if (fchmod(f->fd, f->mode) < 0)
+                        return -errno;
+        }
+        if (fstat(f->fd, &st) < 0)
+                return -errno;
+        f->end = st.st_size;
+        f->written = true;
+        r = write_full(f->fd, f->data, f->len);
+        if (r >= 0 && fdatasync(f->fd) < 0)
+                r = -errno;
+        return r;
+}
+
+/* Undo the appends of B's files FROM..TO-1 (what a failed commit must not leave written). */
+static void appends_undo(ncm_fs_batch *b, size_t from, size_t to)
+{
+        for (size_t i = from; i < to; i++) {
+                batch_file *f = &b->v[i];
+                if (!f->append || f->fd < 0 || !(f->created || f->written))
+                        continue;
+                if (f->created)
+                        (void)unlinkat(f->dirfd, f->path + strlen(f->dir), 0);
+                else
+                        (void)ftruncate(f->fd, f->end);
+        }
+}
+
 /* Room for NEED elements of SIZE in *PV (capacity *CAP). -ENOMEM. */
 static int grow(void *pv, size_t *cap, size_t need, size_t size)
 {
@@ -589,24 +688,32 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
         /* every file whole on disk before any rename: a crash leaves each old or new */
         for (i = 0; i < b->n; i++) {
                 batch_file *f = &b->v[i];
-                if (fsync(f->fd) < 0 || close(NCM_TAKE_FD(f->fd)) < 0) {
-                        int r = errno;
-                        ncm_error_errno(err, r, "write '%s'", f->path);
+                int r = f->append ? append_commit(f) : fsync(f->fd) < 0 ? -errno : 0;
+                /* an append's fd stays open until the end: a failure after it cuts it back */
+                if (r >= 0 && !f->append && close(NCM_TAKE_FD(f->fd)) < 0)
+                        r = -errno;
+                if (r < 0) {
+                        ncm_error_errno(err, -r, "write '%s'", f->path);
+                        appends_undo(b, 0, i + 1);
                         batch_clear(b, 0);
-                        return -r;
+                        return r;
                 }
         }
         /* in the order written: a crash between two leaves a prefix renamed, as without a batch */
         for (i = 0; i < b->n; i++) {
                 batch_file *f = &b->v[i];
                 const char *base = f->path + strlen(f->dir);
+                int held;
+                if (f->append)
+                        continue; /* in place */
                 /* the file replaced stays open: freed by the settle, not inside the rename */
-                int held = openat(f->dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+                held = openat(f->dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (renameat(f->dirfd, f->tmp, f->dirfd, base) < 0) {
                         int r = errno;
                         if (held >= 0)
                                 close(held);
                         ncm_error_errno(err, r, "write '%s'", f->path);
+                        appends_undo(b, i + 1, b->n);
                         batch_clear(b, i);
                         return -r;
                 }
@@ -615,12 +722,15 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
         for (i = 0; i < b->n; i++) {
                 bool seen = false;
                 int r;
+                if (b->v[i].append && !b->v[i].created)
+                        continue; /* no name changed */
                 if (nodirsync) {
                         owe_dir(b, &b->v[i]);
                         continue;
                 }
                 for (size_t k = 0; k < i && !seen; k++)
-                        seen = b->v[k].rootfd == b->v[i].rootfd &&
+                        seen = (!b->v[k].append || b->v[k].created) &&
+                               b->v[k].rootfd == b->v[i].rootfd &&
                                strcmp(b->v[k].dir, b->v[i].dir) == 0;
                 r = seen ? 0 : sync_parent(b->v[i].dirfd, b->v[i].path, err);
                 if (r < 0) {

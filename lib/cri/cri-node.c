@@ -5,8 +5,10 @@
  * handlers (lib/ctl), so that they are persisted, counted and reported exactly as
  * `nodecm node admit` and nodecmd's control socket do them; the containers the kubelet created
  * through the proxy are kept in ROOT/nodecm_cri_containers (the runtime integrations' record):
- * each one's pod, kind, resources and runtime ids, written before an admission and after a
- * release, so that a restarted nodecmd knows every container its node holds.
+ * each one's pod, kind, resources and runtime ids, so that a restarted nodecmd knows every
+ * container its node holds. An admission appends its container to ROOT/nodecm_cri_journal, in
+ * the same batch as the node's files and before them; a release, a reconcile that changes the
+ * record, and a journal grown long rewrite the record whole and empty the journal.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +26,12 @@ struct ncm_cri_node {
         ncm__rt_record rec;
         /* every write of a CreateContainer, kept from one to the next (ncm_fs_batch_settle) */
         ncm_fs_batch *batch;
+        char *journal;        /* its path */
+        size_t journal_lines; /* since the record was last written whole */
 };
+
+/* Lines the journal may hold beyond one per container before the record is rewritten. */
+#define JOURNAL_SLACK 64
 
 static int oom(ncm_error *err)
 {
@@ -40,9 +47,44 @@ ncm_cri_node *ncm_cri_node_free(ncm_cri_node *cn)
         if (ncm_fs_batch_owed(cn->batch))
                 (void)ncm_fs_sync_dir(AT_FDCWD, cn->dir, NULL);
         ncm_fs_batch_free(cn->batch);
+        free(cn->journal);
         free(cn->dir);
         free(cn);
         return NULL;
+}
+
+/*
+ * The record written whole, as the next generation, then the journal emptied: a crash between
+ * the two leaves lines of the generation before, which the next load skips.
+ */
+static int save(ncm_cri_node *cn, ncm_error *err)
+{
+        int r, fd;
+
+        cn->rec.generation++;
+        r = ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, 0, err);
+        if (r < 0) {
+                cn->rec.generation--;
+                return r;
+        }
+        fd = open(cn->journal, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+                close(fd);
+        cn->journal_lines = 0;
+        return 0;
+}
+
+/* Append LINE to the journal in the batch (a drop of the batch: nothing written). */
+static int journal(ncm_cri_node *cn, ncm_buf *line, ncm_error *err)
+{
+        int r = ncm_buf_failed(line) ? oom(err)
+                                     : ncm_fs_batch_append(cn->batch, AT_FDCWD, cn->journal,
+                                                           line->data, line->len, 0600, err);
+
+        ncm_buf_done(line);
+        if (r >= 0)
+                cn->journal_lines++;
+        return r;
 }
 
 int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **ret, ncm_error *err)
@@ -51,7 +93,10 @@ int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **r
         ncm_cri_node *cn = calloc(1, sizeof(*cn));
         int r;
 
-        if (!cn || !(cn->dir = strdup(dir)) || !(cn->batch = ncm_fs_batch_new())) {
+        if (!cn || !(cn->dir = strdup(dir)) || !(cn->batch = ncm_fs_batch_new()) ||
+            asprintf(&cn->journal, "%s/%s", dir, NCM_CRI_JOURNAL_NAME) < 0) {
+                if (cn)
+                        cn->journal = NULL;
                 ncm_cri_node_free(cn);
                 return oom(err);
         }
@@ -60,6 +105,11 @@ int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **r
         r = ncm_fs_clean_tmp(AT_FDCWD, dir, names, err);
         if (r >= 0)
                 r = ncm__rt_record_load(dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, err);
+        if (r >= 0)
+                r = ncm__rt_journal_load(dir, NCM_CRI_JOURNAL_NAME, &cn->rec, err);
+        /* what the journal held goes into the record now: it starts empty, without a torn end */
+        if (r > 0)
+                r = save(cn, err);
         if (r < 0) {
                 ncm_cri_node_free(cn);
                 return r;
@@ -74,27 +124,6 @@ int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **r
 size_t ncm_cri_node_num_containers(const ncm_cri_node *cn)
 {
         return cn->rec.n;
-}
-
-static int save(ncm_cri_node *cn, ncm_error *err)
-{
-        return ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, 0, err);
-}
-
-/*
- * The record written through the batch, its rename left for the directory's next fsync
- * (docs/runtimes.md, "Cost"): the file itself is fsynced, so a crash leaves either the old
- * record or this one. The rest the batch owes is the caller's next ncm_cri_node_sync().
- */
-static int save_nodirsync(ncm_cri_node *cn, ncm_error *err)
-{
-        int r = ncm__rt_record_stage(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, cn->batch, err);
-
-        if (r < 0) {
-                ncm_fs_batch_drop(cn->batch);
-                return r;
-        }
-        return ncm_fs_batch_commit(cn->batch, NCM_FS_WRITE_NO_DIRSYNC, err);
 }
 
 void ncm_cri_decision_done(ncm_cri_decision *d)
@@ -277,8 +306,14 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
          * written when the admission refuses. The directory's fsync is left to the caller,
          * after the request is on its way (ncm_cri_node_sync; docs/runtimes.md, "Cost").
          */
-        if (r >= 0)
-                r = ncm__rt_record_stage(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, batch, err);
+        if (r >= 0) {
+                ncm_buf line = NCM_BUF_INIT;
+                ncm__rt_sandbox sb = {cn->rec.v[k].sandbox, cn->rec.v[k].pod};
+                /* its sandbox too: RunPodSandbox only remembered it (ncm_cri_node_sandbox) */
+                ncm__rt_journal_add(&line, cn->rec.generation, &cn->rec.v[k],
+                                    sb.id[0] ? &sb : NULL);
+                r = journal(cn, &line, err);
+        }
         if (r >= 0) {
                 ncm_ctl_request q = {0};
                 ncm_pod_format_json(pod, &podjson);
@@ -411,7 +446,12 @@ static int release(ncm_cri_node *cn, size_t k, ncm_ctl_result *res, ncm_error *e
 
 int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err)
 {
-        return ncm_fs_batch_settle(cn->batch, 0, err);
+        int r = ncm_fs_batch_settle(cn->batch, 0, err);
+
+        /* a journal longer than the record it amends: written whole (its cost, off the path) */
+        if (r >= 0 && cn->journal_lines > cn->rec.n + JOURNAL_SLACK)
+                r = save(cn, err);
+        return r;
 }
 
 int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name, const char *id,
@@ -432,12 +472,21 @@ int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name
         free(cn->rec.v[k].id);
         cn->rec.v[k].id = nid;
         /*
-         * Only the id, which is no decision: the directory's next fsync (the next admission's
-         * or release's) makes the rename durable. Until then a crash of the machine leaves the
-         * entry without it, an orphan the next start adopts by its sandbox and name when the
-         * runtime lists it (settle_orphans), as after a crash during the creation.
+         * Only the id, which is no decision: a journal line. Should it be lost, the entry has
+         * none, an orphan the next start adopts by its sandbox and name when the runtime lists
+         * it (settle_orphans), as after a crash during the creation.
          */
-        return save_nodirsync(cn, err);
+        {
+                ncm_buf line = NCM_BUF_INIT;
+                int r;
+                ncm__rt_journal_id(&line, cn->rec.generation, pod_uid, name, id);
+                r = journal(cn, &line, err);
+                if (r >= 0)
+                        r = ncm_fs_batch_commit(cn->batch, NCM_FS_WRITE_NO_DIRSYNC, err);
+                else
+                        ncm_fs_batch_drop(cn->batch);
+                return r;
+        }
 }
 
 int ncm_cri_node_container_removed(ncm_cri_node *cn, const char *id, ncm_ctl_result *res,

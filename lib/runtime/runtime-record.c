@@ -17,6 +17,19 @@
  * "qos" is absent when the class was not known; "cgroup" and "sandbox" when they are not
  * known (a CRI container's cgroup; an OCI container's sandbox); "id" is "" for a container
  * whose creation is in flight (the CRI). Containers are in creation order (seq).
+ *
+ * The CRI proxy does not rewrite its record for every CreateContainer (that costs the whole
+ * record each time: O(containers) on the path the kubelet waits on). It appends to a journal
+ * beside it, ROOT/nodecm_cri_journal, one JSON object per line:
+ *
+ *   {"gen": 4, "add": {<a container, as above>}, "sandbox": {"id": "...", "pod": "<uid>"}}
+ *   {"gen": 4, "id": {"pod": "<uid>", "name": "app", "id": "..."}}
+ *
+ * "add" puts the container in (replacing the one of the same pod and name), with its sandbox
+ * when new; "id" sets the runtime's id of a container. A record rewritten whole carries
+ * "generation": G + 1 and the journal is emptied after it: lines of another generation than
+ * the record's are what a crash left between the two, already in the record, and skipped. A
+ * last line without its newline is an append a crash cut short, and ignored.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -361,6 +374,15 @@ int ncm__rt_record_parse(const char *text, size_t len, const char *name, ncm__rt
                 return r;
         if (ncm__json_expect(root, json_type_object, name, err) < 0)
                 return -EINVAL;
+        {
+                char p[300];
+                int64_t gen = 0;
+                snprintf(p, sizeof(p), "%s: generation", name);
+                list = ncm__json_get(root, "generation");
+                if (list && (r = ncm__json_int(list, p, 0, INT64_MAX, &gen, err)) < 0)
+                        return r;
+                reg.generation = (uint64_t)gen;
+        }
         list = ncm__json_get(root, "sandboxes");
         if (list && (r = parse_sandboxes(list, name, &reg, err)) < 0) {
                 ncm__rt_record_done(&reg);
@@ -432,9 +454,43 @@ static void put_str(ncm_buf *b, const char *key, const char *v)
         ncm_buf_json_string(b, v, strlen(v));
 }
 
+/* Container E as the record's JSON holds it. */
+static void format_entry(const ncm__rt_container *e, ncm_buf *b)
+{
+        const ncm_runtime_resources *r = &e->resources;
+
+        ncm_buf_puts(b, "{\"id\": ");
+        ncm_buf_json_string(b, e->id, strlen(e->id));
+        put_str(b, "pod", e->pod);
+        put_str(b, "podName", e->pod_name ? e->pod_name : "");
+        put_str(b, "podNamespace", e->pod_ns ? e->pod_ns : "");
+        put_str(b, "name", e->name);
+        put_str(b, "kind", kind_name(e->kind));
+        if (e->has_qos)
+                put_str(b, "qos", ncm_qos_class_name(e->qos));
+        if (e->cgroup && *e->cgroup)
+                put_str(b, "cgroup", e->cgroup);
+        if (e->sandbox && *e->sandbox)
+                put_str(b, "sandbox", e->sandbox);
+        ncm_buf_printf(b,
+                       ", \"seq\": %llu, \"resources\": {\"cpuShares\": %lld, "
+                       "\"cpuQuota\": %lld, \"cpuPeriod\": %lld, \"memoryLimit\": %lld, "
+                       "\"hugepages\": [",
+                       (unsigned long long)e->seq, (long long)r->cpu_shares,
+                       (long long)r->cpu_quota, (long long)r->cpu_period,
+                       (long long)r->memory_limit);
+        for (size_t h = 0; h < r->n_hugepages; h++)
+                ncm_buf_printf(b, "%s{\"pageSize\": %lld, \"limit\": %lld}", h ? ", " : "",
+                               (long long)r->hugepages[h].page_size,
+                               (long long)r->hugepages[h].limit);
+        ncm_buf_puts(b, "]}}");
+}
+
 void ncm__rt_record_format(const ncm__rt_record *reg, ncm_buf *b)
 {
         ncm_buf_puts(b, "{");
+        if (reg->generation)
+                ncm_buf_printf(b, "\"generation\": %llu, ", (unsigned long long)reg->generation);
         if (reg->n_sandboxes) {
                 ncm_buf_puts(b, "\"sandboxes\": [");
                 for (size_t i = 0; i < reg->n_sandboxes; i++) {
@@ -447,40 +503,184 @@ void ncm__rt_record_format(const ncm__rt_record *reg, ncm_buf *b)
         }
         ncm_buf_puts(b, "\"containers\": [");
         for (size_t i = 0; i < reg->n; i++) {
-                const ncm__rt_container *e = &reg->v[i];
-                const ncm_runtime_resources *r = &e->resources;
-                ncm_buf_puts(b, i ? ",\n  {\"id\": " : "\n  {\"id\": ");
-                ncm_buf_json_string(b, e->id, strlen(e->id));
-                put_str(b, "pod", e->pod);
-                put_str(b, "podName", e->pod_name ? e->pod_name : "");
-                put_str(b, "podNamespace", e->pod_ns ? e->pod_ns : "");
-                put_str(b, "name", e->name);
-                put_str(b, "kind", kind_name(e->kind));
-                if (e->has_qos)
-                        put_str(b, "qos", ncm_qos_class_name(e->qos));
-                if (e->cgroup && *e->cgroup)
-                        put_str(b, "cgroup", e->cgroup);
-                if (e->sandbox && *e->sandbox)
-                        put_str(b, "sandbox", e->sandbox);
-                ncm_buf_printf(b,
-                               ", \"seq\": %llu, \"resources\": {\"cpuShares\": %lld, "
-                               "\"cpuQuota\": %lld, \"cpuPeriod\": %lld, \"memoryLimit\": %lld, "
-                               "\"hugepages\": [",
-                               (unsigned long long)e->seq, (long long)r->cpu_shares,
-                               (long long)r->cpu_quota, (long long)r->cpu_period,
-                               (long long)r->memory_limit);
-                for (size_t h = 0; h < r->n_hugepages; h++)
-                        ncm_buf_printf(b, "%s{\"pageSize\": %lld, \"limit\": %lld}", h ? ", " : "",
-                                       (long long)r->hugepages[h].page_size,
-                                       (long long)r->hugepages[h].limit);
-                ncm_buf_puts(b, "]}}");
+                ncm_buf_puts(b, i ? ",\n  " : "\n  ");
+                format_entry(&reg->v[i], b);
         }
         ncm_buf_puts(b, reg->n ? "\n]}\n" : "]}\n");
 }
 
-/* DIR/FILE written now (FLAGS), or added to BATCH when there is one. */
-static int record_write(const char *dir, const char *file, const ncm__rt_record *reg,
-                        unsigned flags, ncm_fs_batch *batch, ncm_error *err)
+/* ---- the journal (the CRI proxy's) -------------------------------------------------------- */
+
+void ncm__rt_journal_add(ncm_buf *b, uint64_t gen, const ncm__rt_container *e,
+                         const ncm__rt_sandbox *sandbox)
+{
+        ncm_buf_printf(b, "{\"gen\": %llu, \"add\": ", (unsigned long long)gen);
+        format_entry(e, b);
+        if (sandbox) {
+                ncm_buf_puts(b, ", \"sandbox\": {\"id\": ");
+                ncm_buf_json_string(b, sandbox->id, strlen(sandbox->id));
+                put_str(b, "pod", sandbox->pod);
+                ncm_buf_puts(b, "}");
+        }
+        ncm_buf_puts(b, "}\n");
+}
+
+void ncm__rt_journal_id(ncm_buf *b, uint64_t gen, const char *pod, const char *name, const char *id)
+{
+        ncm_buf_printf(b, "{\"gen\": %llu, \"id\": {\"pod\": ", (unsigned long long)gen);
+        ncm_buf_json_string(b, pod, strlen(pod));
+        put_str(b, "name", name);
+        put_str(b, "id", id);
+        ncm_buf_puts(b, "}}\n");
+}
+
+/* Whether container K of REG is not POD's NAME (an id given to another container). */
+static bool other(const ncm__rt_record *reg, ssize_t k, const char *pod, const char *name)
+{
+        return k >= 0 && (strcmp(reg->v[k].pod, pod) != 0 || strcmp(reg->v[k].name, name) != 0);
+}
+
+/* The "add" line O (at P, "FILE:LINE") put into REG. */
+static int journal_add(json_object *o, json_object *add, const char *p, ncm__rt_record *reg,
+                       ncm_error *err)
+{
+        ncm__rt_container e = {0};
+        json_object *sb = ncm__json_get(o, "sandbox");
+        ncm_autofree char *sid = NULL;
+        ncm_autofree char *pod = NULL;
+        char q[400];
+        ssize_t k;
+        int r;
+
+        snprintf(q, sizeof(q), "%s: add", p);
+        r = parse_entry(add, q, &e, err);
+        if (r >= 0 && e.seq == 0)
+                r = ncm_error_set(err, EINVAL, "%s.seq: missing", q);
+        if (r >= 0 && e.id[0] && other(reg, ncm__rt_record_find_id(reg, e.id), e.pod, e.name))
+                r = ncm_error_set(err, EINVAL, "%s.id: \"%s\" listed twice", q, e.id);
+        if (r >= 0 && sb) {
+                snprintf(q, sizeof(q), "%s: sandbox", p);
+                if (ncm__json_expect(sb, json_type_object, q, err) < 0)
+                        r = -EINVAL;
+                if (r >= 0)
+                        r = get_string(sb, "id", q, true, &sid, err);
+                if (r >= 0)
+                        r = get_string(sb, "pod", q, true, &pod, err);
+        }
+        if (r < 0) {
+                ncm__rt_container_done(&e);
+                return r;
+        }
+        k = ncm__rt_record_find_name(reg, e.pod, e.name);
+        if (k >= 0) {
+                /* a new attempt takes the place (and the order) of the old, as when written */
+                e.seq = reg->v[k].seq;
+                ncm__rt_container_done(&reg->v[k]);
+                reg->v[k] = e;
+        } else if (ncm__rt_record_add(reg, &e) < 0) {
+                ncm__rt_container_done(&e);
+                return oom(err);
+        }
+        if (sid && ncm__rt_record_add_sandbox(reg, sid, pod) < 0)
+                return oom(err);
+        return 0;
+}
+
+/* The "id" line ID (at P) put into REG. */
+static int journal_id(json_object *id, const char *p, ncm__rt_record *reg, ncm_error *err)
+{
+        ncm_autofree char *pod = NULL;
+        ncm_autofree char *name = NULL;
+        ncm_autofree char *cid = NULL;
+        char q[400];
+        ssize_t k;
+        int r;
+
+        snprintf(q, sizeof(q), "%s: id", p);
+        if (ncm__json_expect(id, json_type_object, q, err) < 0)
+                return -EINVAL;
+        if ((r = get_string(id, "pod", q, true, &pod, err)) < 0 ||
+            (r = get_string(id, "name", q, true, &name, err)) < 0 ||
+            (r = get_string(id, "id", q, true, &cid, err)) < 0)
+                return r;
+        if (other(reg, ncm__rt_record_find_id(reg, cid), pod, name))
+                return ncm_error_set(err, EINVAL, "%s.id: \"%s\" listed twice", q, cid);
+        k = ncm__rt_record_find_name(reg, pod, name);
+        if (k < 0)
+                return 0; /* not added in this generation: nothing to name */
+        free(reg->v[k].id);
+        reg->v[k].id = NCM_TAKE_PTR(cid);
+        return 0;
+}
+
+int ncm__rt_journal_apply(const char *text, size_t len, const char *name, ncm__rt_record *reg,
+                          ncm_error *err)
+{
+        size_t at = 0, line = 0;
+        int lines = 0;
+
+        while (at < len) {
+                const char *nl = memchr(text + at, '\n', len - at);
+                ncm_autojson o = NULL;
+                json_object *g, *add, *id;
+                int64_t gen;
+                char p[300], gp[320];
+                int r;
+
+                if (!nl)
+                        return lines + 1; /* an append a crash cut short: ignored */
+                line++;
+                lines++;
+                snprintf(p, sizeof(p), "%s:%zu", name, line);
+                r = ncm__json_parse(text + at, (size_t)(nl - (text + at)), p, &o, err);
+                at = (size_t)(nl - text) + 1;
+                if (r < 0)
+                        return r;
+                if (ncm__json_expect(o, json_type_object, p, err) < 0)
+                        return -EINVAL;
+                g = ncm__json_get(o, "gen");
+                snprintf(gp, sizeof(gp), "%s: gen", p);
+                if (!g)
+                        return ncm_error_set(err, EINVAL, "%s: missing", gp);
+                if ((r = ncm__json_int(g, gp, 0, INT64_MAX, &gen, err)) < 0)
+                        return r;
+                if ((uint64_t)gen != reg->generation)
+                        continue; /* in the record already (a crash before the journal emptied) */
+                add = ncm__json_get(o, "add");
+                id = ncm__json_get(o, "id");
+                if (add)
+                        r = journal_add(o, add, p, reg, err);
+                else if (id)
+                        r = journal_id(id, p, reg, err);
+                else
+                        r = ncm_error_set(err, EINVAL, "%s: expected \"add\" or \"id\"", p);
+                if (r < 0)
+                        return r;
+        }
+        return lines;
+}
+
+int ncm__rt_journal_load(const char *dir, const char *file, ncm__rt_record *reg, ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+        ncm_autofree char *text = NULL;
+        size_t len = 0;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, file) < 0)
+                return oom(err);
+        r = ncm_fs_read_all(AT_FDCWD, path, REGISTRY_MAX, &text, &len, err);
+        if (r == -ENOENT) {
+                ncm_error_clear(err);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        return ncm__rt_journal_apply(text, len, path, reg, err);
+}
+
+int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *reg,
+                        unsigned flags, ncm_error *err)
 {
         ncm_autofree char *path = NULL;
         ncm_buf b = NCM_BUF_INIT;
@@ -493,22 +693,9 @@ static int record_write(const char *dir, const char *file, const ncm__rt_record 
                 ncm_buf_done(&b);
                 return oom(err);
         }
-        r = batch ? ncm_fs_batch_write(batch, AT_FDCWD, path, b.data, b.len, 0600, err)
-                  : ncm_fs_write_atomic_flags(AT_FDCWD, path, b.data, b.len, 0600, flags, err);
+        r = ncm_fs_write_atomic_flags(AT_FDCWD, path, b.data, b.len, 0600, flags, err);
         ncm_buf_done(&b);
         return r;
-}
-
-int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *reg,
-                        unsigned flags, ncm_error *err)
-{
-        return record_write(dir, file, reg, flags, NULL, err);
-}
-
-int ncm__rt_record_stage(const char *dir, const char *file, const ncm__rt_record *reg,
-                         ncm_fs_batch *batch, ncm_error *err)
-{
-        return record_write(dir, file, reg, 0, batch, err);
 }
 
 int ncm__rt_record_settle(const char *dir, const ncm_node *n, uint64_t syncs, ncm_error *err)

@@ -43,6 +43,7 @@ typedef struct ncm__rt_record {
         ncm__rt_container *v; /* in creation order */
         size_t n, cap;
         uint64_t next_seq;
+        uint64_t generation; /* rewrites of the whole record (the CRI's journal) */
         ncm__rt_sandbox *sandboxes;
         size_t n_sandboxes, cap_sandboxes;
 } ncm__rt_record;
@@ -64,15 +65,27 @@ void ncm__rt_record_format(const ncm__rt_record *r, ncm_buf *b);
 /* Write it atomically (0600) to DIR/FILE; FLAGS: NCM_FS_WRITE_* (ncm_fs_write_atomic_flags). */
 int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *r, unsigned flags,
                         ncm_error *err);
-/* Add it to BATCH (ncm_fs_batch_write) as DIR/FILE, to be written with the batch. */
-int ncm__rt_record_stage(const char *dir, const char *file, const ncm__rt_record *r,
-                         ncm_fs_batch *batch, ncm_error *err);
 /*
  * The end of a record written with NCM_FS_WRITE_NO_DIRSYNC before node N's transaction: DIR's
  * fsync, unless N has fsynced it since SYNCS (ncm_node_dir_syncs() before the write), which made
  * the record's rename durable too. 0 or -errno.
  */
 int ncm__rt_record_settle(const char *dir, const ncm_node *n, uint64_t syncs, ncm_error *err);
+/* The journal (CRI; runtime-record.c says what it holds): the line of container E added (its
+ * SANDBOX too when not given before: NULL), and the line of its runtime id, as of GEN. */
+void ncm__rt_journal_add(ncm_buf *b, uint64_t gen, const ncm__rt_container *e,
+                         const ncm__rt_sandbox *sandbox);
+void ncm__rt_journal_id(ncm_buf *b, uint64_t gen, const char *pod, const char *name,
+                        const char *id);
+/*
+ * Put the journal TEXT (the file NAME holds) into R: the lines of R's generation, in order.
+ * Returns how many lines there were (a last one cut short counted: the journal is due to be
+ * emptied), or -EINVAL naming NAME:LINE and the field.
+ */
+int ncm__rt_journal_apply(const char *text, size_t len, const char *name, ncm__rt_record *r,
+                          ncm_error *err);
+/* ncm__rt_journal_apply() of DIR/FILE (missing: 0 lines). */
+int ncm__rt_journal_load(const char *dir, const char *file, ncm__rt_record *r, ncm_error *err);
 /* Index of container ID ("" never matches) / of container NAME of POD; -1 when absent. */
 ssize_t ncm__rt_record_find_id(const ncm__rt_record *r, const char *id);
 ssize_t ncm__rt_record_find_name(const ncm__rt_record *r, const char *pod, const char *name);

@@ -139,15 +139,21 @@ static void assert_cpusets(fx *f, const char *id, const char *want)
         free(mems);
 }
 
-/* The record as the next process (or a look at the disk) finds it. */
+/* The record as the next process (or a look at the disk) finds it: the file and its journal. */
 static char *record_text(fx *f)
 {
-        char path[4096], *text = NULL;
+        char path[4096], *text = NULL, *journal = NULL, *both = NULL;
 
         snprintf(path, sizeof(path), "%s/%s", f->dir, NCM_CRI_CONTAINERS_NAME);
         if (ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &text, NULL, NULL) < 0)
-                return strdup("");
-        return text;
+                text = strdup("");
+        snprintf(path, sizeof(path), "%s/%s", f->dir, NCM_CRI_JOURNAL_NAME);
+        if (ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &journal, NULL, NULL) < 0)
+                journal = strdup("");
+        assert_true(asprintf(&both, "%s%s", text, journal) >= 0);
+        free(text);
+        free(journal);
+        return both;
 }
 
 /*
@@ -302,6 +308,128 @@ static void test_cri_node_admits_as_containers_come(void **state)
         }
 }
 
+/* DIR/NAME's text ("" when missing), and its lines. */
+static char *file_text(fx *f, const char *name)
+{
+        char path[4096], *text = NULL;
+
+        snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+        if (ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &text, NULL, NULL) < 0)
+                return strdup("");
+        return text;
+}
+
+static int file_lines(fx *f, const char *name)
+{
+        char *text = file_text(f, name);
+        int n = 0;
+
+        for (const char *p = text; *p; p++)
+                n += *p == '\n';
+        free(text);
+        return n;
+}
+
+static void put_file(fx *f, const char *name, const char *text, bool append)
+{
+        char path[4096];
+        FILE *fp;
+
+        snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+        fp = fopen(path, append ? "a" : "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+}
+
+/*
+ * The journal (docs/runtimes.md, "Cost"): an admission appends to it instead of rewriting the
+ * record; the next start puts it into the record and empties it; a last line a crash cut short
+ * is ignored; lines a crash left after the record was rewritten are not applied twice; a
+ * damaged line is named; a journal grown long is folded into the record.
+ */
+static void test_cri_node_journal(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 1000, 1000, 1 << 28);
+        ncm_cri_container_config b =
+                        request("sb", "ub", "/kubepods/burstable/podub", "web", 250, 0, 0);
+        ncm_cri_container_config x =
+                        request("sx", "ux", "/kubepods/podux", "app", 1000, 1000, 1 << 28);
+        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+        ncm_error err = NCM_ERROR_INIT;
+        char *text, *saved;
+
+        create(f, &g, NCM_CRI_ADMIT, "1", "cg");
+        create(f, &b, NCM_CRI_ADMIT, "0,2-3", "cb");
+        /* two containers added, two ids: the record itself not written */
+        assert_int_equal(file_lines(f, NCM_CRI_JOURNAL_NAME), 4);
+        text = file_text(f, NCM_CRI_CONTAINERS_NAME);
+        assert_string_equal(text, "");
+        free(text);
+
+        /* a crash cut the last append short */
+        put_file(f, NCM_CRI_JOURNAL_NAME, "{\"gen\": 0, \"id\": {\"pod\": \"ub\", \"na", true);
+        reopen(f);
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 2);
+        assert_cpusets(f, "cg", "1");
+        assert_cpusets(f, "cb", "0,2-3");
+        text = file_text(f, NCM_CRI_JOURNAL_NAME);
+        assert_string_equal(text, "");
+        free(text);
+        text = file_text(f, NCM_CRI_CONTAINERS_NAME);
+        assert_non_null(strstr(text, "{\"generation\": 1, \"sandboxes\": ["));
+        assert_non_null(strstr(text, "\"cg\""));
+        assert_non_null(strstr(text, "\"cb\""));
+        free(text);
+
+        /* the record rewritten (a release), then a crash before the journal was emptied */
+        create(f, &x, NCM_CRI_ADMIT, "2", "cx");
+        saved = file_text(f, NCM_CRI_JOURNAL_NAME);
+        assert_non_null(strstr(saved, "{\"gen\": 1, \"add\": {\"id\": \"\", \"pod\": \"ux\""));
+        assert_int_equal(ncm_cri_node_container_removed(f->cn, "cx", &res, NULL), 0);
+        ncm_ctl_result_done(&res);
+        put_file(f, NCM_CRI_JOURNAL_NAME, saved, false);
+        free(saved);
+        reopen(f);
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 2);
+        assert_cpusets(f, "cx", NULL);
+        assert_cpusets(f, "cb", "0,2-3");
+        text = file_text(f, NCM_CRI_CONTAINERS_NAME);
+        assert_non_null(strstr(text, "{\"generation\": 3, "));
+        free(text);
+
+        /* a damaged line that is not the last: the start stops, naming it */
+        put_file(f, NCM_CRI_JOURNAL_NAME, "{\"gen\": 3, \"add\": 5}\n{\"gen\": 3}\n", false);
+        f->cn = ncm_cri_node_free(f->cn);
+        assert_int_equal(ncm_cri_node_open(f->dir, &f->t, &f->cn, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "/nodecm_cri_journal:1: add"));
+        put_file(f, NCM_CRI_JOURNAL_NAME, "{\"gen\": 3}\n", false);
+        assert_int_equal(ncm_cri_node_open(f->dir, &f->t, &f->cn, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "/nodecm_cri_journal:1: expected \"add\" or \"id\""));
+        put_file(f, NCM_CRI_JOURNAL_NAME, "", false);
+        reopen(f);
+
+        /* grown longer than the record it amends by 64 lines: folded in at the next sync */
+        for (int i = 0; i < 70; i++) {
+                char name[32], id[32];
+                ncm_cri_container_config c;
+                snprintf(name, sizeof(name), "w%d", i);
+                snprintf(id, sizeof(id), "cw%d", i);
+                c = request("sb", "ub", "/kubepods/burstable/podub", name, 0, 0, 0);
+                create(f, &c, NCM_CRI_ADMIT, "0,2-3", id);
+        }
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 72);
+        assert_true(file_lines(f, NCM_CRI_JOURNAL_NAME) < 20);
+        text = file_text(f, NCM_CRI_CONTAINERS_NAME);
+        assert_non_null(strstr(text, "{\"generation\": 4, "));
+        free(text);
+        reopen(f);
+        assert_int_equal(ncm_cri_node_num_containers(f->cn), 72);
+        assert_cpusets(f, "cw69", "0,2-3");
+}
+
 static void test_cri_node_refuses_with_the_kubelets_text(void **state)
 {
         fx *f = *state;
@@ -311,23 +439,21 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
                         request("sx", "ux", "/kubepods/podux", "app", 2000, 2000, 1 << 28);
         ncm_cri_decision d;
         char *before, *after;
-        size_t len;
-        char path[1024];
 
-        static const char *const files[] = {NCM_CRI_CONTAINERS_NAME, NCM_CPU_CHECKPOINT_NAME,
+        /* the container is in the journal: the record was not written whole yet */
+        static const char *const files[] = {NCM_CRI_JOURNAL_NAME, NCM_CPU_CHECKPOINT_NAME,
                                             NCM_NODE_PODS_NAME};
         ino_t ino[3];
         int n_files, n_temporaries;
 
         create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
-        snprintf(path, sizeof(path), "%s/%s", f->dir, NCM_CRI_CONTAINERS_NAME);
-        assert_int_equal(ncm_fs_read_all(-100, path, 1 << 20, &before, &len, NULL), 0);
+        before = record_text(f);
         for (size_t i = 0; i < 3; i++)
                 ino[i] = inode_of(f->dir, files[i]);
         n_files = count_files(f->dir);
         n_temporaries = count_temporaries(f->dir);
         /* the next admission's temporary files are made (ncm_cri_node_sync) */
-        assert_int_equal(n_temporaries, 3);
+        assert_int_equal(n_temporaries, 2);
         assert_int_equal(ncm_cri_node_create(f->cn, &big, &d, NULL), 0);
         assert_int_equal(d.action, NCM_CRI_REFUSE);
         assert_int_equal(d.code, NCM_RPC_RESOURCE_EXHAUSTED);
@@ -335,7 +461,7 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
                                        "enough cpus available to satisfy request: requested=2, "
                                        "available=1, which is unexpected");
         ncm_cri_decision_done(&d);
-        assert_int_equal(ncm_fs_read_all(-100, path, 1 << 20, &after, &len, NULL), 0);
+        after = record_text(f);
         assert_string_equal(before, after);
         free(before);
         free(after);
@@ -355,7 +481,7 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         ncm_cri_decision_done(&d);
         assert_int_equal(count_temporaries(f->dir), 0);
         assert_int_equal(ncm_cri_node_sync(f->cn, NULL), 0);
-        assert_int_equal(count_temporaries(f->dir), 3);
+        assert_int_equal(count_temporaries(f->dir), 2);
         reopen(f);
         assert_int_equal(count_temporaries(f->dir), 0);
         assert_non_null(ncm_node_pod(f->t.node, "ux"));
@@ -520,6 +646,7 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_cri_node_failed_creation_releases,
                                                         setup, teardown),
                         cmocka_unit_test_setup_teardown(test_cri_node_reconcile, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_cri_node_journal, setup, teardown),
                         cmocka_unit_test(test_cri_decision_apply_and_differs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

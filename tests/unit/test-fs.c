@@ -430,6 +430,61 @@ static void test_fs_batch_settle(void **state)
         assert_int_equal(held_fds(), held_before);
 }
 
+/* Appends in a batch: written by the commit before any rename, nothing on a drop, cut back on a
+ * failure after them. */
+static void test_fs_batch_append(void **state)
+{
+        fixture *fx = *state;
+        ncm_error err = NCM_ERROR_INIT;
+        char p[4096];
+        struct stat st;
+        ncm_fs_batch *b = ncm_fs_batch_new();
+
+        /* staged: not even created; dropped: nothing */
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/log", "lost\n", 5, 0600, &err), 0);
+        assert_int_equal(ncm_fs_exists(fx->root, "/log"), 0);
+        ncm_fs_batch_drop(b);
+        assert_int_equal(ncm_fs_exists(fx->root, "/log"), 0);
+
+        /* two appends to one file are one write, with the batch's files */
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/log", "one\n", 4, 0640, &err), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/a", "A", 1, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/log", "two\n", 4, 0640, &err), 0);
+        assert_int_equal(ncm_fs_batch_size(b), 2);
+        assert_int_equal(ncm_fs_batch_commit(b, NCM_FS_WRITE_NO_DIRSYNC, &err), 0);
+        read_is(fx->root, "/log", "one\ntwo\n");
+        read_is(fx->root, "/a", "A");
+        snprintf(p, sizeof(p), "%s/log", fx->dir);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0640);
+        /* created: its name owes the directory's fsync, as the rename's does (once) */
+        assert_int_equal(ncm_fs_batch_owed(b), 1);
+        assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
+
+        /* to a file that exists: no name changed, nothing owed */
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/log", "three\n", 6, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_commit(b, NCM_FS_WRITE_NO_DIRSYNC, &err), 0);
+        read_is(fx->root, "/log", "one\ntwo\nthree\n");
+        assert_int_equal(ncm_fs_batch_owed(b), 0);
+
+        /* a rename that fails: the append before it stays, the one after it is undone */
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/log", "four\n", 5, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_write(b, fx->root, "/sys", "dir", 3, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/log2", "five\n", 5, 0600, &err), 0);
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/a", "B", 1, 0600, &err), 0);
+        assert_true(ncm_fs_batch_commit(b, 0, &err) < 0);
+        assert_string_equal(err.msg, "write '/sys': Is a directory");
+        read_is(fx->root, "/log", "one\ntwo\nthree\nfour\n");
+        assert_int_equal(ncm_fs_exists(fx->root, "/log2"), 0);
+        read_is(fx->root, "/a", "A");
+
+        /* what cannot be opened is refused when it joins */
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/sys", "x", 1, 0600, &err), -EISDIR);
+        assert_int_equal(ncm_fs_batch_append(b, fx->root, "/nodir/x", "x", 1, 0600, &err), -ENOENT);
+        assert_int_equal(ncm_fs_batch_size(b), 0);
+        ncm_fs_batch_free(b);
+}
+
 static void test_fs_write_existing_only(void **state)
 {
         fixture *fx = *state;
@@ -542,6 +597,7 @@ int main(void)
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_fs_batch, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_batch_settle, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_batch_append, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_write_existing_only, setup,
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_fs_mkdir_rmdir_unlink, setup,
