@@ -478,6 +478,44 @@ static bool take_spare(ncm_fs_batch *b, batch_file *f, const char *base, const v
         return true;
 }
 
+/* Room for NEED elements of SIZE in *PV (capacity *CAP). -ENOMEM. */
+static int grow(void *pv, size_t *cap, size_t need, size_t size)
+{
+        void **p = pv;
+        size_t c = *cap ? *cap : 4;
+        void *v;
+
+        if (need <= *cap)
+                return 0;
+        while (c < need)
+                c *= 2;
+        v = realloc(*p, c * size);
+        if (!v)
+                return -ENOMEM;
+        *p = v;
+        *cap = c;
+        return 0;
+}
+
+/* F (ROOTFD, PATH) joins B: room for it, its directory opened, its names. BASE: PATH's last name.
+ */
+static int file_begin(ncm_fs_batch *b, batch_file *f, const char *path, const char **base,
+                      ncm_error *err)
+{
+        if (grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v)) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        f->dirfd = open_parent(f->rootfd, path, base, err);
+        if (f->dirfd < 0)
+                return f->dirfd;
+        f->path = strdup(path);
+        f->dir = strndup(path, (size_t)(*base - path));
+        if (!f->path || !f->dir) {
+                batch_drop(f, true);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        return 0;
+}
+
 int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void *data, size_t len,
                        mode_t mode, ncm_error *err)
 {
@@ -485,30 +523,18 @@ int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void
         const char *base;
         size_t at = b->n;
 
+        int r;
+
         for (size_t i = 0; i < b->n; i++)
-                if (b->v[i].rootfd == rootfd && strcmp(b->v[i].path, path) == 0)
+                if (!b->v[i].append && b->v[i].rootfd == rootfd && strcmp(b->v[i].path, path) == 0)
                         at = i;
-        if (at == b->n && b->n == b->cap) {
-                size_t cap = b->cap ? b->cap * 2 : 4;
-                batch_file *v = realloc(b->v, cap * sizeof(*v));
-                if (!v)
-                        return ncm_error_set(err, ENOMEM, "out of memory");
-                b->v = v;
-                b->cap = cap;
-        }
-        f.dirfd = open_parent(rootfd, path, &base, err);
-        if (f.dirfd < 0)
-                return f.dirfd;
-        f.path = strdup(path);
-        f.dir = strndup(path, (size_t)(base - path));
-        if (!f.path || !f.dir) {
-                batch_drop(&f, true);
-                return ncm_error_set(err, ENOMEM, "out of memory");
-        }
+        r = file_begin(b, &f, path, &base, err);
+        if (r < 0)
+                return r;
         if (!take_spare(b, &f, base, data, len))
                 f.fd = stage_temp(f.dirfd, path, base, data, len, mode, f.tmp, err);
         if (f.fd < 0) {
-                int r = f.fd;
+                r = f.fd;
                 batch_drop(&f, true);
                 return r;
         }
@@ -546,21 +572,12 @@ int ncm_fs_batch_append(ncm_fs_batch *b, int rootfd, const char *path, const voi
                 at->len += len;
                 return 0;
         }
-        if (b->n == b->cap) {
-                size_t cap = b->cap ? b->cap * 2 : 4;
-                batch_file *v = realloc(b->v, cap * sizeof(*v));
-                if (!v)
-                        return ncm_error_set(err, ENOMEM, "out of memory");
-                b->v = v;
-                b->cap = cap;
-        }
-        f.dirfd = open_parent(rootfd, path, &base, err);
-        if (f.dirfd < 0)
-                return f.dirfd;
-        f.path = strdup(path);
-        f.dir = strndup(path, (size_t)(base - path));
+        int r = file_begin(b, &f, path, &base, err);
+
+        if (r < 0)
+                return r;
         f.data = malloc(len + 1);
-        if (!f.path || !f.dir || !f.data) {
+        if (!f.data) {
                 batch_drop(&f, true);
                 return ncm_error_set(err, ENOMEM, "out of memory");
         }
@@ -569,7 +586,7 @@ int ncm_fs_batch_append(ncm_fs_batch *b, int rootfd, const char *path, const voi
         /* opened now, created only by the commit: a dropped batch leaves no trace */
         f.fd = openat(f.dirfd, base, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
         if (f.fd < 0 && errno != ENOENT) {
-                int r = errno;
+                r = errno;
                 batch_drop(&f, true);
                 return ncm_error_errno(err, r, "open '%s'", path);
         }
@@ -615,25 +632,6 @@ static void appends_undo(ncm_fs_batch *b, size_t from, size_t to)
                 else
                         (void)ftruncate(f->fd, f->end);
         }
-}
-
-/* Room for NEED elements of SIZE in *PV (capacity *CAP). -ENOMEM. */
-static int grow(void *pv, size_t *cap, size_t need, size_t size)
-{
-        void **p = pv;
-        size_t c = *cap ? *cap : 4;
-        void *v;
-
-        if (need <= *cap)
-                return 0;
-        while (c < need)
-                c *= 2;
-        v = realloc(*p, c * size);
-        if (!v)
-                return -ENOMEM;
-        *p = v;
-        *cap = c;
-        return 0;
 }
 
 /* What the commit of F leaves to the settle: the file it replaced (HELD, or -1), its spare. */

@@ -428,22 +428,34 @@ int ncm__rt_record_parse(const char *text, size_t len, const char *name, ncm__rt
         return 0;
 }
 
+/* DIR/FILE's text into *TEXT and its path into *PATH: 1, or 0 when there is no such file. */
+static int read_file(const char *dir, const char *file, char **path, char **text, size_t *len,
+                     ncm_error *err)
+{
+        int r;
+
+        if (asprintf(path, "%s/%s", dir, file) < 0) {
+                *path = NULL;
+                return oom(err);
+        }
+        r = ncm_fs_read_all(AT_FDCWD, *path, REGISTRY_MAX, text, len, err);
+        if (r == -ENOENT) {
+                ncm_error_clear(err);
+                return 0;
+        }
+        return r < 0 ? r : 1;
+}
+
 int ncm__rt_record_load(const char *dir, const char *file, ncm__rt_record *ret, ncm_error *err)
 {
         ncm_autofree char *path = NULL;
         ncm_autofree char *text = NULL;
         size_t len = 0;
-        int r;
+        int r = read_file(dir, file, &path, &text, &len, err);
 
-        if (asprintf(&path, "%s/%s", dir, file) < 0)
-                return oom(err);
-        r = ncm_fs_read_all(AT_FDCWD, path, REGISTRY_MAX, &text, &len, err);
-        if (r == -ENOENT) {
-                ncm_error_clear(err);
+        if (r == 0)
                 *ret = (ncm__rt_record){0};
-                return 0;
-        }
-        if (r < 0)
+        if (r <= 0)
                 return r;
         return ncm__rt_record_parse(text, len, path, ret, err);
 }
@@ -665,16 +677,9 @@ int ncm__rt_journal_load(const char *dir, const char *file, ncm__rt_record *reg,
         ncm_autofree char *path = NULL;
         ncm_autofree char *text = NULL;
         size_t len = 0;
-        int r;
+        int r = read_file(dir, file, &path, &text, &len, err);
 
-        if (asprintf(&path, "%s/%s", dir, file) < 0)
-                return oom(err);
-        r = ncm_fs_read_all(AT_FDCWD, path, REGISTRY_MAX, &text, &len, err);
-        if (r == -ENOENT) {
-                ncm_error_clear(err);
-                return 0;
-        }
-        if (r < 0)
+        if (r <= 0)
                 return r;
         return ncm__rt_journal_apply(text, len, path, reg, err);
 }
