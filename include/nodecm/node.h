@@ -61,14 +61,17 @@ typedef struct ncm_node_pod_record {
         char **removed; /* names of its containers removed since, NULL-terminated (or NULL) */
 } ncm_node_pod_record;
 
-/* The file that keeps a persistent node's pods, beside the kubelet's checkpoints. */
+/* The file that keeps a persistent node's pods, beside the kubelet's checkpoints, and the
+ * journal of what changed since it was last written whole (docs/node.md). */
 #define NCM_NODE_PODS_NAME "nodecm_pods"
+#define NCM_NODE_PODS_JOURNAL_NAME "nodecm_pods_journal"
 /* The lock file of a node's directory. */
 #define NCM_NODE_LOCK_NAME "nodecm.lock"
 
 /*
- * Read DIR/nodecm_pods into *RET (*RET_N records; a missing file is none). Errors name the
- * file and the record (-EINVAL). Free with ncm_node_pod_records_free().
+ * Read DIR/nodecm_pods and its journal into *RET (*RET_N records, sorted by pod UID; a missing
+ * file is none). Errors name the file and the record or line (-EINVAL). Free with
+ * ncm_node_pod_records_free().
  */
 NCM_API int ncm_node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_n,
                                ncm_error *err);

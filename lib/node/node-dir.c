@@ -24,7 +24,7 @@ struct ncm_node_dir {
 };
 
 static const char *const files[] = {NCM_CPU_CHECKPOINT_NAME, NCM_DEVMGR_CHECKPOINT_NAME,
-                                    NCM_NODE_PODS_NAME, NULL};
+                                    NCM_NODE_PODS_NAME, NCM_NODE_PODS_JOURNAL_NAME, NULL};
 
 int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err)
 {
@@ -56,6 +56,9 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
         ncm_autofree char *state = NULL;
         ncm_node_options no = {0};
         struct stat st;
+        uint64_t gen = 0;
+        size_t lines = 0;
+        bool torn = false;
         int r;
 
         if (!o)
@@ -88,7 +91,7 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
                 return ncm_error_set(err, ENOENT,
                                      "'%s' holds no node (no %s): run 'nodecm node init' first",
                                      dir, NCM_CPU_CHECKPOINT_NAME);
-        r = ncm_node_pods_load(dir, &d->pods, &d->n_pods, err);
+        r = ncm__node_pods_load(dir, &d->pods, &d->n_pods, &gen, &lines, &torn, err);
         if (r < 0)
                 return r;
         no.state_dir = dir;
@@ -104,6 +107,13 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
         r = ncm_node_new(t, cfg, &no, &d->node, err);
         if (r < 0)
                 return r;
+        ncm__node_pods_journal(d->node, gen, lines);
+        /* a line cut short: gone before anything is appended after it */
+        if (torn) {
+                r = ncm__node_persist_pods(d->node, err);
+                if (r < 0)
+                        return r;
+        }
         if ((o->flags & NCM_NODE_DIR_INIT) && d->n_pods == 0) {
                 /* the record exists from the start, so that every later process finds it */
                 r = ncm__node_persist_pods(d->node, err);

@@ -142,14 +142,30 @@ struct ncm_node {
 
         ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
         bool persist_pods;      /* keep dir/nodecm_pods */
-        uint64_t dir_syncs;     /* fsyncs of dir (ncm_node_dir_syncs) */
-        bool cpu_nodirsync;     /* cpu_manager_state's rename synced by nodecm_pods' write */
-        ncm_fs_batch *stage;    /* the owner's batch the writes join (ncm_node_stage_writes) */
-        bool attach;            /* started before: the enforcer writes nothing at start */
+        bool pods_journal;      /* and its journal (ncm__node_pods_journal) */
+        uint64_t pods_gen;      /* nodecm_pods' generation */
+        size_t pods_journal_lines;
+        uint64_t dir_syncs;  /* fsyncs of dir (ncm_node_dir_syncs) */
+        bool cpu_nodirsync;  /* cpu_manager_state's rename synced by nodecm_pods' write */
+        ncm_fs_batch *stage; /* the owner's batch the writes join (ncm_node_stage_writes) */
+        bool attach;         /* started before: the enforcer writes nothing at start */
 };
 
-/* Write dir/nodecm_pods from the registry (node.c). */
+/* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
+/* ncm_node_pods_load(), and nodecm_pods' generation, its journal's lines and whether the last
+ * one was cut short by a crash (NULL: not wanted). */
+int ncm__node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_n,
+                        uint64_t *ret_gen, size_t *ret_lines, bool *ret_torn, ncm_error *err);
+/* The journal TEXT (the file PATH) applied to the records *V (*N of them, room for *CAP, sorted
+ * by pod UID): its lines of generation GEN (*LINES counts them all), a last line cut short
+ * ignored (*TORN). -EINVAL naming PATH and the line. */
+int ncm__node_pods_journal_apply(const char *text, size_t len, const char *path, uint64_t gen,
+                                 ncm_node_pod_record **v, size_t *n, size_t *cap, size_t *lines,
+                                 bool *torn, ncm_error *err);
+/* From now on N appends its pods' changes to dir/nodecm_pods_journal: the file is at
+ * GENERATION, its journal holds LINES lines. */
+void ncm__node_pods_journal(ncm_node *n, uint64_t generation, size_t lines);
 /* Write PATH of N's directory atomically (0600), or add it to the owner's batch when staged. */
 int ncm__node_write(ncm_node *n, const char *path, const void *data, size_t len, ncm_error *err);
 

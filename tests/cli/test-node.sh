@@ -66,7 +66,7 @@ expect_err_contains "kubelet version 1.31: nodecm reproduces kubelet 1.32 and ne
 N init
 expect_rc 0 "init"
 expect_out "init: node in $D (none enforcer)" "init"
-for f in cpu_manager_state nodecm_pods nodecm.lock; do
+for f in cpu_manager_state nodecm_pods nodecm_pods_journal nodecm.lock; do
         [ "$(stat -c %a "$D/$f")" = 600 ] || fail "$f is not 0600"
 done
 [ "$(stat -c %a "$D")" = 700 ] || fail "$D is not 0700"

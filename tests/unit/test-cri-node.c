@@ -440,20 +440,23 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         ncm_cri_decision d;
         char *before, *after;
 
-        /* the container is in the journal: the record was not written whole yet */
+        char *pods_before, *pods_after;
+        /* the container is in the journals: the record and nodecm_pods were not rewritten */
         static const char *const files[] = {NCM_CRI_JOURNAL_NAME, NCM_CPU_CHECKPOINT_NAME,
-                                            NCM_NODE_PODS_NAME};
+                                            NCM_NODE_PODS_JOURNAL_NAME};
         ino_t ino[3];
         int n_files, n_temporaries;
 
         create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
         before = record_text(f);
+        pods_before = file_text(f, NCM_NODE_PODS_JOURNAL_NAME);
+        assert_non_null(strstr(pods_before, "\"put\": {\"removed\": [], \"pod\": "));
         for (size_t i = 0; i < 3; i++)
                 ino[i] = inode_of(f->dir, files[i]);
         n_files = count_files(f->dir);
         n_temporaries = count_temporaries(f->dir);
-        /* the next admission's temporary files are made (ncm_cri_node_sync) */
-        assert_int_equal(n_temporaries, 2);
+        /* the next admission's temporary file is made (ncm_cri_node_sync) */
+        assert_int_equal(n_temporaries, 1);
         assert_int_equal(ncm_cri_node_create(f->cn, &big, &d, NULL), 0);
         assert_int_equal(d.action, NCM_CRI_REFUSE);
         assert_int_equal(d.code, NCM_RPC_RESOURCE_EXHAUSTED);
@@ -463,6 +466,10 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         ncm_cri_decision_done(&d);
         after = record_text(f);
         assert_string_equal(before, after);
+        pods_after = file_text(f, NCM_NODE_PODS_JOURNAL_NAME);
+        assert_string_equal(pods_before, pods_after);
+        free(pods_before);
+        free(pods_after);
         free(before);
         free(after);
         assert_null(ncm_node_pod(f->t.node, "ux"));
@@ -481,7 +488,7 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         ncm_cri_decision_done(&d);
         assert_int_equal(count_temporaries(f->dir), 0);
         assert_int_equal(ncm_cri_node_sync(f->cn, NULL), 0);
-        assert_int_equal(count_temporaries(f->dir), 2);
+        assert_int_equal(count_temporaries(f->dir), 1);
         reopen(f);
         assert_int_equal(count_temporaries(f->dir), 0);
         assert_non_null(ncm_node_pod(f->t.node, "ux"));

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A node's directory: nodecm_pods and its journal (docs/node.md). A change appends its pod's
+ * line; the next process finds every pod as the last one left it; a last line cut short by a
+ * crash is ignored and the file rewritten before anything is appended after it; lines a crash
+ * left after a rewrite are not applied twice; a damaged line stops the open, named.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nodecm/fs.h>
+#include <nodecm/node.h>
+#include "testutil.h"
+
+typedef struct fx {
+        char *dir;
+        ncm_topo *topo;
+        ncm_node_config *cfg;
+        ncm_node_dir *nd;
+} fx;
+
+static int dir_open(fx *f, ncm_error *err)
+{
+        ncm_node_dir_options o = {.flags = NCM_NODE_DIR_INIT};
+
+        return ncm_node_dir_open(f->dir, f->topo, f->cfg, &o, &f->nd, err);
+}
+
+static void reopen(fx *f)
+{
+        ncm_error err = NCM_ERROR_INIT;
+
+        f->nd = ncm_node_dir_close(f->nd);
+        if (dir_open(f, &err) < 0)
+                fail_msg("%s", err.msg);
+}
+
+static int setup(void **state)
+{
+        fx *f = calloc(1, sizeof(*f));
+        const char *k = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\"}";
+
+        f->dir = tu_mkdtemp();
+        assert_int_equal(ncm_topo_from_synthetic("package:1 core:4 pu:1", &f->topo, NULL), 0);
+        assert_int_equal(ncm_node_config_parse(k, strlen(k), NULL, "", &f->cfg, NULL), 0);
+        reopen(f);
+        *state = f;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        fx *f = *state;
+
+        ncm_node_dir_close(f->nd);
+        ncm_node_config_free(f->cfg);
+        ncm_topo_free(f->topo);
+        tu_rm_rf(f->dir);
+        free(f->dir);
+        free(f);
+        return 0;
+}
+
+static char *text_of(fx *f, const char *name)
+{
+        char path[4096], *text = NULL;
+
+        snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+        if (ncm_fs_read_all(AT_FDCWD, path, 1 << 22, &text, NULL, NULL) < 0)
+                return strdup("");
+        return text;
+}
+
+static int lines_of(fx *f, const char *name)
+{
+        char *text = text_of(f, name);
+        int n = 0;
+
+        for (const char *p = text; *p; p++)
+                n += *p == '\n';
+        free(text);
+        return n;
+}
+
+static void put_text(fx *f, const char *name, const char *text, bool append)
+{
+        char path[4096];
+        FILE *fp;
+
+        snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+        fp = fopen(path, append ? "a" : "w");
+        assert_non_null(fp);
+        fputs(text, fp);
+        fclose(fp);
+}
+
+/* A pod UID of two containers, each asking for CPU (millicores, "" for none). */
+static void admit(fx *f, const char *uid, const char *cpu)
+{
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_pod *pod = NULL;
+        ncm_node_admission *a = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+
+        ncm_buf_printf(&b,
+                       "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
+                       "{\"containers\": [{\"name\": \"app\"",
+                       uid, uid);
+        if (*cpu)
+                ncm_buf_printf(&b,
+                               ", \"resources\": {\"requests\": {\"cpu\": \"%s\"}, "
+                               "\"limits\": {\"cpu\": \"%s\"}}",
+                               cpu, cpu);
+        ncm_buf_puts(&b, "}, {\"name\": \"log\"}]}}");
+        assert_int_equal(ncm_pod_parse(b.data, b.len, NULL, &pod, &err), 0);
+        ncm_buf_done(&b);
+        if (ncm_node_admit(ncm_node_dir_node(f->nd), pod, 0, &a, &err) < 0)
+                fail_msg("admit %s: %s", uid, err.msg);
+        assert_true(a->admitted);
+        ncm_node_admission_free(a);
+        ncm_pod_free(pod);
+}
+
+/* The records a next process reads, as "uid:removed,removed;..." */
+static char *records(fx *f)
+{
+        ncm_node_pod_record *v = NULL;
+        size_t n = 0;
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_error err = NCM_ERROR_INIT;
+
+        if (ncm_node_pods_load(f->dir, &v, &n, &err) < 0)
+                fail_msg("%s", err.msg);
+        for (size_t i = 0; i < n; i++) {
+                ncm_buf_printf(&b, "%s%s:", i ? ";" : "", v[i].pod->uid);
+                for (size_t k = 0; v[i].removed && v[i].removed[k]; k++)
+                        ncm_buf_printf(&b, "%s%s", k ? "," : "", v[i].removed[k]);
+        }
+        ncm_node_pod_records_free(v, n);
+        ncm_buf_putc(&b, '\0');
+        return b.data ? b.data : strdup("");
+}
+
+static void records_are(fx *f, const char *want)
+{
+        char *have = records(f);
+
+        if (strcmp(have, want) != 0)
+                fail_msg("records %s, want %s", have, want);
+        free(have);
+}
+
+static void test_node_dir_pods_journal(void **state)
+{
+        fx *f = *state;
+        ncm_node *n;
+        ncm_error err = NCM_ERROR_INIT;
+        char *text, *saved;
+
+        /* a change is a line; the file itself is written at the start only */
+        admit(f, "b", "1");
+        admit(f, "a", "");
+        n = ncm_node_dir_node(f->nd);
+        assert_int_equal(ncm_node_remove_container(n, "b", "log", NULL, &err), 1);
+        assert_int_equal(lines_of(f, NCM_NODE_PODS_JOURNAL_NAME), 3);
+        text = text_of(f, NCM_NODE_PODS_NAME);
+        assert_string_equal(text, "{\"generation\": 1, \"pods\": []}\n");
+        free(text);
+        records_are(f, "a:;b:log");
+        reopen(f);
+        records_are(f, "a:;b:log");
+        assert_non_null(ncm_node_pod(ncm_node_dir_node(f->nd), "b"));
+
+        /* a crash cut the last append short: ignored, and the file rewritten at the open */
+        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 1, \"drop\": \"a", true);
+        records_are(f, "a:;b:log");
+        reopen(f);
+        text = text_of(f, NCM_NODE_PODS_JOURNAL_NAME);
+        assert_string_equal(text, "");
+        free(text);
+        text = text_of(f, NCM_NODE_PODS_NAME);
+        assert_non_null(strstr(text, "{\"generation\": 2, \"pods\": [\n{\"removed\": []"));
+        free(text);
+        records_are(f, "a:;b:log");
+
+        /* removed; then a rewrite, and a crash before its empty journal was renamed */
+        n = ncm_node_dir_node(f->nd);
+        assert_int_equal(ncm_node_remove_pod(n, "a", NULL, &err), 1);
+        saved = text_of(f, NCM_NODE_PODS_JOURNAL_NAME);
+        assert_string_equal(saved, "{\"gen\": 2, \"drop\": \"a\"}\n");
+        records_are(f, "b:log");
+        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 2, \"drop\": \"a", true);
+        reopen(f); /* rewritten: generation 3 */
+        admit(f, "a", "");
+        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, saved, false);
+        free(saved);
+        /* the stale "drop a" of generation 2 is not applied to generation 3 */
+        records_are(f, "b:log");
+        text = text_of(f, NCM_NODE_PODS_NAME);
+        assert_non_null(strstr(text, "{\"generation\": 3, "));
+        free(text);
+
+        /* a damaged line that is not the last: the open stops, naming file and line */
+        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 3, \"put\": 4}\n{}\n", false);
+        f->nd = ncm_node_dir_close(f->nd);
+        assert_int_equal(dir_open(f, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "/nodecm_pods_journal: line 1: no pod"));
+        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 3, \"pop\": 4}\n", false);
+        assert_int_equal(dir_open(f, &err), -EINVAL);
+        assert_non_null(
+                        strstr(err.msg,
+                               "/nodecm_pods_journal: line 1: expected \"put\" or \"drop\""));
+        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "", false);
+        reopen(f);
+
+        /* pods come and go: the journal, grown longer than the pods by 64 lines, is folded
+         * into the file by the next change */
+        for (int i = 0; i < 40; i++) {
+                char uid[16];
+                snprintf(uid, sizeof(uid), "p%02d", i);
+                admit(f, uid, "");
+                if (i < 39)
+                        assert_int_equal(ncm_node_remove_pod(ncm_node_dir_node(f->nd), uid, NULL,
+                                                             &err),
+                                         1);
+        }
+        assert_true(lines_of(f, NCM_NODE_PODS_JOURNAL_NAME) < 40);
+        text = text_of(f, NCM_NODE_PODS_NAME);
+        assert_non_null(strstr(text, "{\"generation\": 4, "));
+        free(text);
+        reopen(f);
+        assert_non_null(ncm_node_pod(ncm_node_dir_node(f->nd), "p39"));
+        assert_null(ncm_node_pod(ncm_node_dir_node(f->nd), "p38"));
+        assert_non_null(ncm_node_pod(ncm_node_dir_node(f->nd), "b"));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                        cmocka_unit_test_setup_teardown(test_node_dir_pods_journal, setup,
+                                                        teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
