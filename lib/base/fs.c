@@ -594,8 +594,12 @@ int ncm_fs_batch_append(ncm_fs_batch *b, int rootfd, const char *path, const voi
         return 0;
 }
 
-/* Write append F (creating its file when missing) and fdatasync it. -errno, the end as it was. */
-static int append_commit(batch_file *f)
+/*
+ * Write append F (creating its file when missing), its writeback started: the commit's fsyncs
+ * come after every append is written, so that the first one's journal commit carries them all
+ * (one fdatasync after each write would make each append a journal commit of its own).
+ */
+static int append_write(batch_file *f)
 {
         const char *base = f->path + strlen(f->dir);
         struct stat st;
@@ -615,8 +619,8 @@ static int append_commit(batch_file *f)
         f->end = st.st_size;
         f->written = true;
         r = write_full(f->fd, f->data, f->len);
-        if (r >= 0 && fdatasync(f->fd) < 0)
-                r = -errno;
+        if (r >= 0)
+                (void)sync_file_range(f->fd, f->end, (off_t)f->len, SYNC_FILE_RANGE_WRITE);
         return r;
 }
 
@@ -683,16 +687,26 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
                 batch_clear(b, 0);
                 return ncm_error_set(err, ENOMEM, "out of memory");
         }
+        for (i = 0; i < b->n; i++) {
+                batch_file *f = &b->v[i];
+                int r = f->append ? append_write(f) : 0;
+                if (r < 0) {
+                        ncm_error_errno(err, -r, "write '%s'", f->path);
+                        appends_undo(b, 0, i + 1);
+                        batch_clear(b, 0);
+                        return r;
+                }
+        }
         /* every file whole on disk before any rename: a crash leaves each old or new */
         for (i = 0; i < b->n; i++) {
                 batch_file *f = &b->v[i];
-                int r = f->append ? append_commit(f) : fsync(f->fd) < 0 ? -errno : 0;
+                int r = (f->append ? fdatasync(f->fd) : fsync(f->fd)) < 0 ? -errno : 0;
                 /* an append's fd stays open until the end: a failure after it cuts it back */
                 if (r >= 0 && !f->append && close(NCM_TAKE_FD(f->fd)) < 0)
                         r = -errno;
                 if (r < 0) {
                         ncm_error_errno(err, -r, "write '%s'", f->path);
-                        appends_undo(b, 0, i + 1);
+                        appends_undo(b, 0, b->n);
                         batch_clear(b, 0);
                         return r;
                 }

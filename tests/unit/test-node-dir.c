@@ -210,8 +210,7 @@ static void test_node_dir_pods_journal(void **state)
         assert_non_null(strstr(err.msg, "/nodecm_pods_journal: line 1: no pod"));
         put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 3, \"pop\": 4}\n", false);
         assert_int_equal(dir_open(f, &err), -EINVAL);
-        assert_non_null(
-                        strstr(err.msg,
+        assert_non_null(strstr(err.msg,
                                "/nodecm_pods_journal: line 1: expected \"put\" or \"drop\""));
         put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "", false);
         reopen(f);
