@@ -308,38 +308,13 @@ static void test_cri_node_admits_as_containers_come(void **state)
         }
 }
 
-/* DIR/NAME's text ("" when missing), and its lines. */
-static char *file_text(fx *f, const char *name)
-{
-        char path[4096], *text = NULL;
-
-        snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-        if (ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &text, NULL, NULL) < 0)
-                return strdup("");
-        return text;
-}
-
-static int file_lines(fx *f, const char *name)
-{
-        char *text = file_text(f, name);
-        int n = 0;
-
-        for (const char *p = text; *p; p++)
-                n += *p == '\n';
-        free(text);
-        return n;
-}
-
-static void put_file(fx *f, const char *name, const char *text, bool append)
+/* DIR/NAME replaced by TEXT (what a crash, or a person, may leave). */
+static void put_new(fx *f, const char *name, const char *text)
 {
         char path[4096];
-        FILE *fp;
 
         snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-        fp = fopen(path, append ? "a" : "w");
-        assert_non_null(fp);
-        fputs(text, fp);
-        fclose(fp);
+        tu_write_file(path, text);
 }
 
 /*
@@ -364,21 +339,21 @@ static void test_cri_node_journal(void **state)
         create(f, &g, NCM_CRI_ADMIT, "1", "cg");
         create(f, &b, NCM_CRI_ADMIT, "0,2-3", "cb");
         /* two containers added, two ids: the record itself not written */
-        assert_int_equal(file_lines(f, NCM_CRI_JOURNAL_NAME), 4);
-        text = file_text(f, NCM_CRI_CONTAINERS_NAME);
+        assert_int_equal(tu_file_lines(f->dir, NCM_CRI_JOURNAL_NAME), 4);
+        text = tu_file_text(f->dir, NCM_CRI_CONTAINERS_NAME);
         assert_string_equal(text, "");
         free(text);
 
         /* a crash cut the last append short */
-        put_file(f, NCM_CRI_JOURNAL_NAME, "{\"gen\": 0, \"id\": {\"pod\": \"ub\", \"na", true);
+        tu_append_file(f->dir, NCM_CRI_JOURNAL_NAME, "{\"gen\": 0, \"id\": {\"pod\": \"ub\", \"na");
         reopen(f);
         assert_int_equal(ncm_cri_node_num_containers(f->cn), 2);
         assert_cpusets(f, "cg", "1");
         assert_cpusets(f, "cb", "0,2-3");
-        text = file_text(f, NCM_CRI_JOURNAL_NAME);
+        text = tu_file_text(f->dir, NCM_CRI_JOURNAL_NAME);
         assert_string_equal(text, "");
         free(text);
-        text = file_text(f, NCM_CRI_CONTAINERS_NAME);
+        text = tu_file_text(f->dir, NCM_CRI_CONTAINERS_NAME);
         assert_non_null(strstr(text, "{\"generation\": 1, \"sandboxes\": ["));
         assert_non_null(strstr(text, "\"cg\""));
         assert_non_null(strstr(text, "\"cb\""));
@@ -386,29 +361,29 @@ static void test_cri_node_journal(void **state)
 
         /* the record rewritten (a release), then a crash before the journal was emptied */
         create(f, &x, NCM_CRI_ADMIT, "2", "cx");
-        saved = file_text(f, NCM_CRI_JOURNAL_NAME);
+        saved = tu_file_text(f->dir, NCM_CRI_JOURNAL_NAME);
         assert_non_null(strstr(saved, "{\"gen\": 1, \"add\": {\"id\": \"\", \"pod\": \"ux\""));
         assert_int_equal(ncm_cri_node_container_removed(f->cn, "cx", &res, NULL), 0);
         ncm_ctl_result_done(&res);
-        put_file(f, NCM_CRI_JOURNAL_NAME, saved, false);
+        put_new(f, NCM_CRI_JOURNAL_NAME, saved);
         free(saved);
         reopen(f);
         assert_int_equal(ncm_cri_node_num_containers(f->cn), 2);
         assert_cpusets(f, "cx", NULL);
         assert_cpusets(f, "cb", "0,2-3");
-        text = file_text(f, NCM_CRI_CONTAINERS_NAME);
+        text = tu_file_text(f->dir, NCM_CRI_CONTAINERS_NAME);
         assert_non_null(strstr(text, "{\"generation\": 3, "));
         free(text);
 
         /* a damaged line that is not the last: the start stops, naming it */
-        put_file(f, NCM_CRI_JOURNAL_NAME, "{\"gen\": 3, \"add\": 5}\n{\"gen\": 3}\n", false);
+        put_new(f, NCM_CRI_JOURNAL_NAME, "{\"gen\": 3, \"add\": 5}\n{\"gen\": 3}\n");
         f->cn = ncm_cri_node_free(f->cn);
         assert_int_equal(ncm_cri_node_open(f->dir, &f->t, &f->cn, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "/nodecm_cri_journal:1: add"));
-        put_file(f, NCM_CRI_JOURNAL_NAME, "{\"gen\": 3}\n", false);
+        put_new(f, NCM_CRI_JOURNAL_NAME, "{\"gen\": 3}\n");
         assert_int_equal(ncm_cri_node_open(f->dir, &f->t, &f->cn, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "/nodecm_cri_journal:1: expected \"add\" or \"id\""));
-        put_file(f, NCM_CRI_JOURNAL_NAME, "", false);
+        put_new(f, NCM_CRI_JOURNAL_NAME, "");
         reopen(f);
 
         /* grown longer than the record it amends by 64 lines: folded in at the next sync */
@@ -421,8 +396,8 @@ static void test_cri_node_journal(void **state)
                 create(f, &c, NCM_CRI_ADMIT, "0,2-3", id);
         }
         assert_int_equal(ncm_cri_node_num_containers(f->cn), 72);
-        assert_true(file_lines(f, NCM_CRI_JOURNAL_NAME) < 20);
-        text = file_text(f, NCM_CRI_CONTAINERS_NAME);
+        assert_true(tu_file_lines(f->dir, NCM_CRI_JOURNAL_NAME) < 20);
+        text = tu_file_text(f->dir, NCM_CRI_CONTAINERS_NAME);
         assert_non_null(strstr(text, "{\"generation\": 4, "));
         free(text);
         reopen(f);
@@ -449,7 +424,7 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
 
         create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
         before = record_text(f);
-        pods_before = file_text(f, NCM_NODE_PODS_JOURNAL_NAME);
+        pods_before = tu_file_text(f->dir, NCM_NODE_PODS_JOURNAL_NAME);
         assert_non_null(strstr(pods_before, "\"put\": {\"removed\": [], \"pod\": "));
         for (size_t i = 0; i < 3; i++)
                 ino[i] = inode_of(f->dir, files[i]);
@@ -466,7 +441,7 @@ static void test_cri_node_refuses_with_the_kubelets_text(void **state)
         ncm_cri_decision_done(&d);
         after = record_text(f);
         assert_string_equal(before, after);
-        pods_after = file_text(f, NCM_NODE_PODS_JOURNAL_NAME);
+        pods_after = tu_file_text(f->dir, NCM_NODE_PODS_JOURNAL_NAME);
         assert_string_equal(pods_before, pods_after);
         free(pods_before);
         free(pods_after);

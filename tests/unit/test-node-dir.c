@@ -64,37 +64,13 @@ static int teardown(void **state)
         return 0;
 }
 
-static char *text_of(fx *f, const char *name)
-{
-        char path[4096], *text = NULL;
-
-        snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-        if (ncm_fs_read_all(AT_FDCWD, path, 1 << 22, &text, NULL, NULL) < 0)
-                return strdup("");
-        return text;
-}
-
-static int lines_of(fx *f, const char *name)
-{
-        char *text = text_of(f, name);
-        int n = 0;
-
-        for (const char *p = text; *p; p++)
-                n += *p == '\n';
-        free(text);
-        return n;
-}
-
-static void put_text(fx *f, const char *name, const char *text, bool append)
+/* DIR/NAME replaced by TEXT (what a crash, or a person, may leave). */
+static void put_new(fx *f, const char *name, const char *text)
 {
         char path[4096];
-        FILE *fp;
 
         snprintf(path, sizeof(path), "%s/%s", f->dir, name);
-        fp = fopen(path, append ? "a" : "w");
-        assert_non_null(fp);
-        fputs(text, fp);
-        fclose(fp);
+        tu_write_file(path, text);
 }
 
 /* A pod UID of two containers, each asking for CPU (millicores, "" for none). */
@@ -165,8 +141,8 @@ static void test_node_dir_pods_journal(void **state)
         admit(f, "a", "");
         n = ncm_node_dir_node(f->nd);
         assert_int_equal(ncm_node_remove_container(n, "b", "log", NULL, &err), 1);
-        assert_int_equal(lines_of(f, NCM_NODE_PODS_JOURNAL_NAME), 3);
-        text = text_of(f, NCM_NODE_PODS_NAME);
+        assert_int_equal(tu_file_lines(f->dir, NCM_NODE_PODS_JOURNAL_NAME), 3);
+        text = tu_file_text(f->dir, NCM_NODE_PODS_NAME);
         assert_string_equal(text, "{\"generation\": 1, \"pods\": []}\n");
         free(text);
         records_are(f, "a:;b:log");
@@ -175,13 +151,13 @@ static void test_node_dir_pods_journal(void **state)
         assert_non_null(ncm_node_pod(ncm_node_dir_node(f->nd), "b"));
 
         /* a crash cut the last append short: ignored, and the file rewritten at the open */
-        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 1, \"drop\": \"a", true);
+        tu_append_file(f->dir, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 1, \"drop\": \"a");
         records_are(f, "a:;b:log");
         reopen(f);
-        text = text_of(f, NCM_NODE_PODS_JOURNAL_NAME);
+        text = tu_file_text(f->dir, NCM_NODE_PODS_JOURNAL_NAME);
         assert_string_equal(text, "");
         free(text);
-        text = text_of(f, NCM_NODE_PODS_NAME);
+        text = tu_file_text(f->dir, NCM_NODE_PODS_NAME);
         assert_non_null(strstr(text, "{\"generation\": 2, \"pods\": [\n{\"removed\": []"));
         free(text);
         records_are(f, "a:;b:log");
@@ -189,30 +165,30 @@ static void test_node_dir_pods_journal(void **state)
         /* removed; then a rewrite, and a crash before its empty journal was renamed */
         n = ncm_node_dir_node(f->nd);
         assert_int_equal(ncm_node_remove_pod(n, "a", NULL, &err), 1);
-        saved = text_of(f, NCM_NODE_PODS_JOURNAL_NAME);
+        saved = tu_file_text(f->dir, NCM_NODE_PODS_JOURNAL_NAME);
         assert_string_equal(saved, "{\"gen\": 2, \"drop\": \"a\"}\n");
         records_are(f, "b:log");
-        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 2, \"drop\": \"a", true);
+        tu_append_file(f->dir, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 2, \"drop\": \"a");
         reopen(f); /* rewritten: generation 3 */
         admit(f, "a", "");
-        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, saved, false);
+        put_new(f, NCM_NODE_PODS_JOURNAL_NAME, saved);
         free(saved);
         /* the stale "drop a" of generation 2 is not applied to generation 3 */
         records_are(f, "b:log");
-        text = text_of(f, NCM_NODE_PODS_NAME);
+        text = tu_file_text(f->dir, NCM_NODE_PODS_NAME);
         assert_non_null(strstr(text, "{\"generation\": 3, "));
         free(text);
 
         /* a damaged line that is not the last: the open stops, naming file and line */
-        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 3, \"put\": 4}\n{}\n", false);
+        put_new(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 3, \"put\": 4}\n{}\n");
         f->nd = ncm_node_dir_close(f->nd);
         assert_int_equal(dir_open(f, &err), -EINVAL);
         assert_non_null(strstr(err.msg, "/nodecm_pods_journal: line 1: no pod"));
-        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 3, \"pop\": 4}\n", false);
+        put_new(f, NCM_NODE_PODS_JOURNAL_NAME, "{\"gen\": 3, \"pop\": 4}\n");
         assert_int_equal(dir_open(f, &err), -EINVAL);
         assert_non_null(strstr(err.msg,
                                "/nodecm_pods_journal: line 1: expected \"put\" or \"drop\""));
-        put_text(f, NCM_NODE_PODS_JOURNAL_NAME, "", false);
+        put_new(f, NCM_NODE_PODS_JOURNAL_NAME, "");
         reopen(f);
 
         /* pods come and go: the journal, grown longer than the pods by 64 lines, is folded
@@ -226,8 +202,8 @@ static void test_node_dir_pods_journal(void **state)
                                                              &err),
                                          1);
         }
-        assert_true(lines_of(f, NCM_NODE_PODS_JOURNAL_NAME) < 40);
-        text = text_of(f, NCM_NODE_PODS_NAME);
+        assert_true(tu_file_lines(f->dir, NCM_NODE_PODS_JOURNAL_NAME) < 40);
+        text = tu_file_text(f->dir, NCM_NODE_PODS_NAME);
         assert_non_null(strstr(text, "{\"generation\": 4, "));
         free(text);
         reopen(f);

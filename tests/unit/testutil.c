@@ -85,6 +85,41 @@ void tu_write_file(const char *path, const char *text)
                 fail_msg("write %s: %s", path, strerror(errno));
 }
 
+void tu_append_file(const char *dir, const char *name, const char *text)
+{
+        char path[4096];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        f = fopen(path, "a");
+        if (!f)
+                fail_msg("open %s: %s", path, strerror(errno));
+        if (fputs(text, f) < 0 || fclose(f) != 0)
+                fail_msg("write %s: %s", path, strerror(errno));
+}
+
+char *tu_file_text(const char *dir, const char *name)
+{
+        char path[4096], *text = NULL;
+
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        if (ncm_fs_read_all(AT_FDCWD, path, 64u << 20, &text, NULL, NULL) < 0)
+                text = strdup("");
+        assert_non_null(text);
+        return text;
+}
+
+int tu_file_lines(const char *dir, const char *name)
+{
+        char *text = tu_file_text(dir, name);
+        int n = 0;
+
+        for (const char *p = text; *p; p++)
+                n += *p == '\n';
+        free(text);
+        return n;
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
         (void)st;

@@ -31,6 +31,11 @@ void tu_rm_rf(const char *path);
 
 /* Write TEXT to PATH (created or truncated, mode 0644); fails the test on error. */
 void tu_write_file(const char *path, const char *text);
+/* Add TEXT to the end of DIR/NAME (created when missing); fails the test on error. */
+void tu_append_file(const char *dir, const char *name, const char *text);
+/* DIR/NAME's text, malloc'd ("" when there is no such file), and how many lines it holds. */
+char *tu_file_text(const char *dir, const char *name);
+int tu_file_lines(const char *dir, const char *name);
 
 /*
  * Extract $NCM_TEST_DATA/topologies/NAME.tar.bz2 into a new temporary directory (on tmpfs when
