@@ -1097,7 +1097,7 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                         if (had)
                                 pod_done(&old);
                         if (put && n->persist_pods)
-                                (void)ncm__node_persist_pods(n, &e);
+                                (void)persist_pod(n, pod->uid, NULL, false, &e);
                         ncm_cpu_state_hold(n->cpu_state);
                         (void)rollback(n, pod, &snap, &e);
                         (void)ncm_cpu_state_flush(n->cpu_state, &e);
@@ -1364,8 +1364,6 @@ int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
  */
 
 /* What a removal may change in the CPU manager, as it was before. */
-static int persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool drop,
-                       ncm_error *err);
 
 /* Whether the registry holds container NAME of UID, not yet removed. */
 static bool registry_has(const ncm_node *n, const char *uid, const char *name)
@@ -1478,7 +1476,7 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         r = removal_begin(n, &rm, err);
         if (r < 0) {
                 if (pre)
-                        (void)ncm__node_persist_pods(n, NULL);
+                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
                 return r;
         }
         ncm_cpu_state_hold(n->cpu_state);
@@ -1501,7 +1499,7 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         removal_done(&rm);
         if (r < 0) {
                 if (pre)
-                        (void)ncm__node_persist_pods(n, NULL);
+                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
                 return r;
         }
         return (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
@@ -1555,7 +1553,7 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         r = removal_begin(n, &rm, err);
         if (r < 0) {
                 if (pre)
-                        (void)ncm__node_persist_pods(n, NULL);
+                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
                 return r;
         }
         ncm_cpu_state_hold(n->cpu_state);
@@ -1599,7 +1597,7 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         removal_done(&rm);
         if (r < 0) {
                 if (pre)
-                        (void)ncm__node_persist_pods(n, NULL);
+                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
                 strv_free(names);
                 return r;
         }
@@ -1612,7 +1610,7 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         r = ncm_devmgr_remove_pod(n->dev, pod_uid, err);
         if (r < 0) {
                 if (pre)
-                        (void)ncm__node_persist_pods(n, NULL);
+                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
                 return r;
         }
         any |= r;
@@ -1724,8 +1722,9 @@ void ncm__node_pods_journal(ncm_node *n, uint64_t generation, size_t lines)
 
 /*
  * The change to POD_UID's record: its line appended to the journal (its record as it will be
- * with container RM_NAME removed too; DROP: the pod gone), or, for a node that keeps no
- * journal or whose journal has grown long, the whole file as persist_pods_view() writes it.
+ * with container RM_NAME removed too; DROP, or not in the registry: the pod gone), or, for a
+ * node that keeps no journal or whose journal has grown long, the whole file as
+ * persist_pods_view() writes it. A rollback writes the pod's line as the registry has it again.
  */
 static int persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool drop, ncm_error *err)
 {
@@ -1734,7 +1733,11 @@ static int persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool d
         ncm_buf line = NCM_BUF_INIT;
         int r;
 
-        if (!n->pods_journal || n->pods_journal_lines >= n->n_pods + JOURNAL_SLACK)
+        /*
+         * The whole file only when nothing else is in flight: a rewrite staged in the owner's
+         * batch would move the generation before the owner commits, or drops, the batch.
+         */
+        if (!n->pods_journal || (!n->stage && n->pods_journal_lines >= n->n_pods + JOURNAL_SLACK))
                 return persist_pods_view(n, drop ? uid : NULL, drop ? NULL : uid, rm_name, err);
         if (asprintf(&journal, "%s/%s", n->dir, NCM_NODE_PODS_JOURNAL_NAME) < 0)
                 return oom(err);

@@ -212,10 +212,62 @@ static void test_node_dir_pods_journal(void **state)
         assert_non_null(ncm_node_pod(ncm_node_dir_node(f->nd), "b"));
 }
 
+/*
+ * Staged into an owner's batch (the CRI proxy's): lines only, never the whole file, however long
+ * the journal, since the owner may drop the batch; the next change made alone folds it in.
+ */
+static void test_node_dir_pods_journal_staged(void **state)
+{
+        fx *f = *state;
+        ncm_node *n = ncm_node_dir_node(f->nd);
+        ncm_fs_batch *b = ncm_fs_batch_new();
+        ncm_error err = NCM_ERROR_INIT;
+        char *text;
+
+        for (int i = 0; i < 40; i++) {
+                char uid[16];
+                snprintf(uid, sizeof(uid), "s%02d", i);
+                ncm_node_stage_writes(n, b);
+                admit(f, uid, "");
+                assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+                if (i < 39)
+                        assert_int_equal(ncm_node_remove_pod(n, uid, NULL, &err), 1);
+                assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
+                ncm_node_stage_writes(n, NULL);
+        }
+        assert_int_equal(tu_file_lines(f->dir, NCM_NODE_PODS_JOURNAL_NAME), 79);
+        text = tu_file_text(f->dir, NCM_NODE_PODS_NAME);
+        assert_string_equal(text, "{\"generation\": 1, \"pods\": []}\n");
+        free(text);
+        records_are(f, "s39:");
+
+        /* a change dropped with its batch: nothing of it on disk */
+        ncm_node_stage_writes(n, b);
+        admit(f, "z", "");
+        ncm_node_stage_writes(n, NULL);
+        ncm_fs_batch_drop(b);
+        records_are(f, "s39:");
+
+        /* alone again (z's removal): the long journal folded into the file */
+        assert_int_equal(ncm_node_remove_pod(n, "z", NULL, &err), 1);
+        text = tu_file_text(f->dir, NCM_NODE_PODS_NAME);
+        assert_non_null(strstr(text, "{\"generation\": 2, "));
+        free(text);
+        assert_int_equal(tu_file_lines(f->dir, NCM_NODE_PODS_JOURNAL_NAME), 0);
+        admit(f, "t", "");
+        assert_int_equal(tu_file_lines(f->dir, NCM_NODE_PODS_JOURNAL_NAME), 1);
+        records_are(f, "s39:;t:");
+        reopen(f);
+        records_are(f, "s39:;t:");
+        ncm_fs_batch_free(b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test_setup_teardown(test_node_dir_pods_journal, setup,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_node_dir_pods_journal_staged, setup,
                                                         teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
