@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <nodecm/fs.h>
+#include "base/array.h"
 
 #define TMP_ATTEMPTS 16
 #define TMP_NAME_MAX 300
@@ -478,31 +479,12 @@ static bool take_spare(ncm_fs_batch *b, batch_file *f, const char *base, const v
         return true;
 }
 
-/* Room for NEED elements of SIZE in *PV (capacity *CAP). -ENOMEM. */
-static int grow(void *pv, size_t *cap, size_t need, size_t size)
-{
-        void **p = pv;
-        size_t c = *cap ? *cap : 4;
-        void *v;
-
-        if (need <= *cap)
-                return 0;
-        while (c < need)
-                c *= 2;
-        v = realloc(*p, c * size);
-        if (!v)
-                return -ENOMEM;
-        *p = v;
-        *cap = c;
-        return 0;
-}
-
 /* F (ROOTFD, PATH) joins B: room for it, its directory opened, its names. BASE: PATH's last name.
  */
 static int file_begin(ncm_fs_batch *b, batch_file *f, const char *path, const char **base,
                       ncm_error *err)
 {
-        if (grow(&b->v, &b->cap, b->n + 1, sizeof(*b->v)) < 0)
+        if (ncm__array_grow(b->v, b->cap, b->n) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         f->dirfd = open_parent(f->rootfd, path, base, err);
         if (f->dirfd < 0)
@@ -522,7 +504,6 @@ int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void
         batch_file f = {.rootfd = rootfd, .fd = -1, .mode = mode};
         const char *base;
         size_t at = b->n;
-
         int r;
 
         for (size_t i = 0; i < b->n; i++)
@@ -558,6 +539,7 @@ int ncm_fs_batch_append(ncm_fs_batch *b, int rootfd, const char *path, const voi
         batch_file f = {.rootfd = rootfd, .fd = -1, .mode = mode, .append = true};
         const char *base;
         batch_file *at = NULL;
+        int r;
 
         for (size_t i = 0; i < b->n; i++)
                 if (b->v[i].append && b->v[i].rootfd == rootfd && strcmp(b->v[i].path, path) == 0)
@@ -572,8 +554,7 @@ int ncm_fs_batch_append(ncm_fs_batch *b, int rootfd, const char *path, const voi
                 at->len += len;
                 return 0;
         }
-        int r = file_begin(b, &f, path, &base, err);
-
+        r = file_begin(b, &f, path, &base, err);
         if (r < 0)
                 return r;
         f.data = malloc(len + 1);
@@ -682,8 +663,9 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
                 batch_clear(b, 0);
                 return ncm_error_set(err, EINVAL, "write batch: unknown flags 0x%x", flags);
         }
-        if (grow(&b->held, &b->cap_held, b->n_held + b->n, sizeof(*b->held)) < 0 ||
-            (nodirsync && grow(&b->owed, &b->cap_owed, b->n_owed + b->n, sizeof(*b->owed)) < 0)) {
+        /* room for every file's entry (one slot to spare), before anything is renamed */
+        if (ncm__array_grow(b->held, b->cap_held, b->n_held + b->n) < 0 ||
+            (nodirsync && ncm__array_grow(b->owed, b->cap_owed, b->n_owed + b->n) < 0)) {
                 batch_clear(b, 0);
                 return ncm_error_set(err, ENOMEM, "out of memory");
         }
@@ -780,14 +762,14 @@ int ncm_fs_batch_settle(ncm_fs_batch *b, unsigned flags, ncm_error *err)
 
         if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC)
                 return ncm_error_set(err, EINVAL, "settle batch: unknown flags 0x%x", flags);
-        for (size_t i = 0; i < b->n_owed && !(flags & NCM_FS_WRITE_NO_DIRSYNC); i++) {
-                int r = sync_parent(b->owed[i].dirfd, b->owed[i].path, ret < 0 ? NULL : err);
-                if (r < 0 && ret == 0)
-                        ret = r;
-        }
         if (!(flags & NCM_FS_WRITE_NO_DIRSYNC)) {
-                for (size_t i = 0; i < b->n_owed; i++)
+                for (size_t i = 0; i < b->n_owed; i++) {
+                        int r = sync_parent(b->owed[i].dirfd, b->owed[i].path,
+                                            ret < 0 ? NULL : err);
+                        if (r < 0 && ret == 0)
+                                ret = r;
                         batch_drop(&b->owed[i], true);
+                }
                 b->n_owed = 0;
         }
         close_held(b);

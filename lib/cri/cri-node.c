@@ -301,10 +301,11 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 new_sandbox = false;
         r = ncm__rt_record_pod(&cn->rec, &cn->rec.v[k], &pod, err);
         /*
-         * One batch for the record and the node's files, in that order: each file whole on
-         * disk before any is renamed, about one journal commit for all of them, and nothing
-         * written when the admission refuses. The directory's fsync is left to the caller,
-         * after the request is on its way (ncm_cri_node_sync; docs/runtimes.md, "Cost").
+         * One batch for the journal's line and the node's writes, in that order: every line
+         * and file on disk before any file is renamed, about one journal commit for all, and
+         * nothing written when the admission refuses. What the batch leaves (the directory's
+         * fsync, the replaced files freed, the next temporary files) is the caller's, once the
+         * runtime has answered (ncm_cri_node_sync; docs/runtimes.md, "Cost").
          */
         if (r >= 0) {
                 ncm_buf line = NCM_BUF_INIT;

@@ -1894,7 +1894,7 @@ int ncm__node_pods_journal_apply(const char *text, size_t len, const char *path,
                         (*v)[k] = rec;
                         continue;
                 }
-                if (ncm__array_grow(*v, *cap, *n + 1) < 0) {
+                if (ncm__array_grow(*v, *cap, *n) < 0) {
                         ncm_pod_free(rec.pod);
                         strv_free(rec.removed);
                         return oom(err);
