@@ -223,7 +223,7 @@ NCM_API void ncm_cgroup_resources_done(ncm_cgroup_resources *r);
 NCM_API int ncm_cgroup_resources_copy(ncm_cgroup_resources *dst, const ncm_cgroup_resources *src);
 /*
  * Add LIMIT to page size PAGE_SIZE (summing when present) and set has_hugepages. -ENOSPC beyond
- * NCM_CGROUP_MAX_HUGEPAGE_SIZES sizes, -ERANGE on overflow.
+ * NCM_CGROUP_MAX_HUGEPAGE_SIZES sizes; a sum beyond INT64_MAX stays there (no limit).
  */
 NCM_API int ncm_cgroup_resources_add_hugepage(ncm_cgroup_resources *r, int64_t page_size,
                                               int64_t limit);
@@ -335,7 +335,11 @@ typedef struct ncm_cgroup_qos_usage {
         int64_t burstable_memory;    /* memory requests of Burstable pods (MemoryQoS) */
 } ncm_cgroup_qos_usage;
 
-/* Add POD's requests (PodRequests, overhead included) to U by its QoS class. */
+/*
+ * Add POD's requests (PodRequests, overhead included) to U by its QoS class. The sums stop at
+ * INT64_MAX (the kubelet's wrap around): no pod the node holds makes another's admission fail.
+ * -ERANGE only when POD's own requests cannot be summed (never for a pod ncm_pod_parse took).
+ */
 NCM_API int ncm_cgroup_qos_usage_add_pod(ncm_cgroup_qos_usage *u, const ncm_pod *pod,
                                          ncm_error *err);
 

@@ -81,6 +81,20 @@ NCM_API int ncm_quantity_parse(const char *s, ncm_quantity *ret, ncm_error *err)
 /* As ncm_quantity_parse() for LEN bytes (which may contain NUL bytes: those fail). */
 NCM_API int ncm_quantity_parse_n(const char *s, size_t len, ncm_quantity *ret, ncm_error *err);
 
+/* Flags of ncm_quantity_parse_flags(). */
+enum {
+        /*
+         * A binary-SI value beyond 2^63-1 is -ERANGE ("quantity is larger than
+         * 9223372036854775807") instead of capped there as apimachinery does: a pod's
+         * "99999999999999999999Ei" is a mistake, not a request for 8Ei - 1 bytes.
+         */
+        NCM_QUANTITY_NO_CAP = 1 << 0,
+};
+
+/* ncm_quantity_parse_n() with FLAGS (NCM_QUANTITY_*; 0: exactly ncm_quantity_parse_n()). */
+NCM_API int ncm_quantity_parse_flags(const char *s, size_t len, unsigned flags, ncm_quantity *ret,
+                                     ncm_error *err);
+
 /* NewQuantity(value, format): VALUE units. */
 NCM_API ncm_quantity ncm_quantity_from_int(int64_t value, ncm_quantity_format format);
 

@@ -239,7 +239,7 @@ static int decimal_value(const char *num, size_t nnum, const char *denom, size_t
  * A binary-SI value: (NUM.DENOM) * 2^SHIFT, rounded up to 1n, capped at 2^63-1 in magnitude.
  */
 static int binary_value(const char *num, size_t nnum, const char *denom, size_t ndenom,
-                        unsigned shift, bool neg, ncm_quantity *ret)
+                        unsigned shift, bool neg, bool no_cap, ncm_quantity *ret)
 {
         const u128 cap_nanos = (u128)INT64_MAX * 1000000000u;
         uint64_t n = 0, carry = 0;
@@ -282,6 +282,8 @@ static int binary_value(const char *num, size_t nnum, const char *denom, size_t 
                         capped = nanos > cap_nanos;
                 }
         }
+        if (capped && no_cap)
+                return -EOVERFLOW;
         if (capped)
                 nanos = cap_nanos;
         if (nanos > 0 && nanos < 1000000000u)
@@ -289,7 +291,8 @@ static int binary_value(const char *num, size_t nnum, const char *denom, size_t 
         return make(neg, nanos, NANO, format, ret);
 }
 
-int ncm_quantity_parse_n(const char *s, size_t len, ncm_quantity *ret, ncm_error *err)
+int ncm_quantity_parse_flags(const char *s, size_t len, unsigned flags, ncm_quantity *ret,
+                             ncm_error *err)
 {
         size_t pos = 0, num_start, num_end, denom_start = 0, denom_end = 0, suffix_start;
         bool neg = false, value_has_digit = false;
@@ -351,15 +354,24 @@ int ncm_quantity_parse_n(const char *s, size_t len, ncm_quantity *ret, ncm_error
 
         if (suf.base == 2)
                 r = binary_value(s + num_start, num_end - num_start, s + denom_start,
-                                 denom_end - denom_start, (unsigned)suf.exp, neg, &q);
+                                 denom_end - denom_start, (unsigned)suf.exp, neg,
+                                 (flags & NCM_QUANTITY_NO_CAP) != 0, &q);
         else
                 r = decimal_value(s + num_start, num_end - num_start, s + denom_start,
                                   denom_end - denom_start, suf.exp, neg, suf.format, &q);
+        if (r == -EOVERFLOW)
+                return ncm_error_set(err, ERANGE, "quantity is larger than %lld",
+                                     (long long)INT64_MAX);
         if (r < 0)
                 return ncm_error_set(err, ERANGE, "quantity needs more than %d significant digits",
                                      MAX_DIGITS);
         *ret = q;
         return 0;
+}
+
+int ncm_quantity_parse_n(const char *s, size_t len, ncm_quantity *ret, ncm_error *err)
+{
+        return ncm_quantity_parse_flags(s, len, 0, ret, err);
 }
 
 int ncm_quantity_parse(const char *s, ncm_quantity *ret, ncm_error *err)

@@ -217,6 +217,15 @@ int ncm_cgroup_config_for_container(const ncm_pod *pod, const ncm_container *c,
         return 0;
 }
 
+/* A + B, saturated: the tiers' sums are limits, and no pod may make another's fail. */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+        int64_t s;
+        if (__builtin_add_overflow(a, b, &s))
+                return b > 0 ? INT64_MAX : INT64_MIN;
+        return s;
+}
+
 int ncm_cgroup_qos_usage_add_pod(ncm_cgroup_qos_usage *u, const ncm_pod *pod, ncm_error *err)
 {
         ncm_resource_list reqs = {0};
@@ -228,13 +237,15 @@ int ncm_cgroup_qos_usage_add_pod(ncm_cgroup_qos_usage *u, const ncm_pod *pod, nc
         cpu = milli_of(&reqs, NCM_RESOURCE_CPU);
         mem = value_of(&reqs, NCM_RESOURCE_MEMORY);
         ncm_resource_list_done(&reqs);
+        /*
+         * The kubelet's sums wrap around (Go's int64); nodecm's stop at the largest value, which
+         * the kernel takes as "no limit" (shares and memory are clamped when written).
+         */
         if (pod->qos == NCM_QOS_BURSTABLE) {
-                if (__builtin_add_overflow(u->burstable_cpu_milli, cpu, &u->burstable_cpu_milli) ||
-                    __builtin_add_overflow(u->burstable_memory, mem, &u->burstable_memory))
-                        return ncm_error_set(err, ERANGE, "pod '%s': requests too large", pod->uid);
+                u->burstable_cpu_milli = add_sat(u->burstable_cpu_milli, cpu);
+                u->burstable_memory = add_sat(u->burstable_memory, mem);
         } else if (pod->qos == NCM_QOS_GUARANTEED) {
-                if (__builtin_add_overflow(u->guaranteed_memory, mem, &u->guaranteed_memory))
-                        return ncm_error_set(err, ERANGE, "pod '%s': requests too large", pod->uid);
+                u->guaranteed_memory = add_sat(u->guaranteed_memory, mem);
         }
         return 0;
 }

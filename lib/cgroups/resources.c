@@ -53,9 +53,10 @@ int ncm_cgroup_resources_add_hugepage(ncm_cgroup_resources *r, int64_t page_size
         r->has_hugepages = true;
         for (i = 0; i < r->n_hugepages; i++) {
                 if (r->hugepages[i].page_size == page_size) {
+                        /* saturated, as the kubelet's other sums: the largest limit is none */
                         if (__builtin_add_overflow(r->hugepages[i].limit, limit,
                                                    &r->hugepages[i].limit))
-                                return -ERANGE;
+                                r->hugepages[i].limit = INT64_MAX;
                         return 0;
                 }
                 if (r->hugepages[i].page_size > page_size)

@@ -23,6 +23,7 @@
 #include "base/array.h"
 #include "base/json.h"
 #include "node-internal.h"
+#include "pod/pod-internal.h"
 
 static int oom(ncm_error *err)
 {
@@ -1789,14 +1790,16 @@ void ncm_node_pod_records_free(ncm_node_pod_record *v, size_t n)
 static int parse_pod_record(json_object *rec, const char *path, const char *where,
                             ncm_node_pod_record *ret, ncm_error *err)
 {
-        json_object *pod = rec ? ncm__json_get(rec, "pod") : NULL;
-        json_object *removed = rec ? ncm__json_get(rec, "removed") : NULL;
-        const char *text = pod ? json_object_to_json_string(pod) : NULL;
+        json_object *pod = rec && json_object_is_type(rec, json_type_object)
+                                           ? ncm__json_get(rec, "pod")
+                                           : NULL;
+        json_object *removed = pod ? ncm__json_get(rec, "removed") : NULL;
         int r;
 
-        if (!text)
+        if (!pod)
                 return ncm_error_set(err, EINVAL, "%s: %s: no pod", path, where);
-        r = ncm_pod_parse(text, strlen(text), where, &ret->pod, err);
+        /* what the node holds loads as it was admitted (NCM__POD_STORED) */
+        r = ncm__pod_from_json_flags(pod, where, NCM__POD_STORED, &ret->pod, err);
         if (r < 0)
                 return ncm_error_prefix(err, "%s", path);
         if (removed && json_object_is_type(removed, json_type_array)) {

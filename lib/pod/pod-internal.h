@@ -24,7 +24,16 @@ int ncm__pod_from_json(json_object *obj, const char *path, ncm_pod **ret, ncm_er
  * (defaulting, rounding to 1m, the request/limit rules): the pod is exactly as written, like a
  * Go test building a v1.Pod in code. The structural checks and the QoS class still apply.
  */
-enum { NCM__POD_AS_GIVEN = 1 << 0 };
+enum {
+        NCM__POD_AS_GIVEN = 1 << 0,
+        /*
+         * A pod a node recorded when it admitted it (nodecm_pods, a runtime's record): the
+         * limits on what may enter a node (quantity ranges, identifier syntax) are not applied
+         * again, so that nothing a node holds -- written by an older nodecm, say -- can stop it
+         * from loading, or be left unremovable.
+         */
+        NCM__POD_STORED = 1 << 1,
+};
 
 int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags, ncm_pod **ret,
                              ncm_error *err);
@@ -44,6 +53,14 @@ int ncm__quantity_from_json(json_object *o, const char *path, ncm_quantity *ret,
  */
 int ncm__resource_list_from_json(json_object *o, const char *path, ncm_resource_list *ret,
                                  ncm_error *err);
+
+/*
+ * -ERANGE (`PATH: invalid value "1e20": must be no more than 9223372036854775 (...)`) when Q is
+ * more of resource NAME than the kubelet can hold: cpu above (2^63-1)/1000 cores (its
+ * MilliValue() would overflow), anything else above 2^63-1.
+ */
+int ncm__resource_check_range(const char *name, const ncm_quantity *q, const char *path,
+                              ncm_error *err);
 
 /* Set NAME to *Q in L (inserting a copy of NAME, or replacing the quantity). -ENOMEM. */
 int ncm__resource_list_set(ncm_resource_list *l, const char *name, const ncm_quantity *q);

@@ -197,7 +197,7 @@ int ncm__quantity_from_json(json_object *o, const char *path, ncm_quantity *ret,
         }
         while ((k = space_before((const unsigned char *)text, len)) > 0)
                 len -= k;
-        r = ncm_quantity_parse_n(text, len, &q, &qerr);
+        r = ncm_quantity_parse_flags(text, len, NCM_QUANTITY_NO_CAP, &q, &qerr);
         if (r < 0) {
                 ncm_buf b = NCM_BUF_INIT;
                 ncm_buf_go_quote(&b, text, len);
@@ -208,6 +208,30 @@ int ncm__quantity_from_json(json_object *o, const char *path, ncm_quantity *ret,
         }
         *ret = q;
         return 0;
+}
+
+/*
+ * The largest quantity of resource NAME the kubelet holds: it reads cpu as MilliValue() into an
+ * int64, which is exact up to apimachinery's MaxMilliValue ((2^63-1)/1000 cores, the bound it
+ * checks Value() against before it takes MilliValue()), and every other resource as Value(),
+ * exact up to 2^63-1. Beyond that Go's arithmetic wraps around: a pod asking for more would be
+ * admitted with a negative or garbage request and poison every sum it takes part in.
+ */
+int ncm__resource_check_range(const char *name, const ncm_quantity *q, const char *path,
+                              ncm_error *err)
+{
+        bool cpu = strcmp(name, NCM_RESOURCE_CPU) == 0;
+        int64_t max = cpu ? INT64_MAX / 1000 : INT64_MAX;
+        ncm_quantity limit = ncm_quantity_from_int(max, NCM_QUANTITY_DECIMAL_SI);
+        char buf[NCM_QUANTITY_STRLEN];
+
+        if (ncm_quantity_cmp(q, &limit) <= 0)
+                return 0;
+        return ncm_error_set(err, ERANGE,
+                             "%s: invalid value \"%s\": must be no more than %lld (%s)", path,
+                             ncm_quantity_to_string(q, buf), (long long)max,
+                             cpu ? "the kubelet counts cpu in millicores, in an int64"
+                                 : "the largest value the kubelet holds, an int64");
 }
 
 int ncm__resource_list_from_json(json_object *o, const char *path, ncm_resource_list *ret,

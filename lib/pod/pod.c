@@ -364,6 +364,45 @@ static int check_requirements(const ncm_resources *r, const char *path, ncm_erro
         return 0;
 }
 
+/* Every quantity of L (at PATH.KEY) within what the kubelet holds. */
+static int check_range(const ncm_resource_list *l, const char *path, const char *key,
+                       ncm_error *err)
+{
+        for (size_t i = 0; i < l->n; i++) {
+                ncm_autofree char *p = sub(path, "%s%s%s", key, *key ? "." : "", l->items[i].name);
+                int r = p ? ncm__resource_check_range(l->items[i].name, &l->items[i].quantity, p,
+                                                      err)
+                          : oom(err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/*
+ * The pod's totals (ncm_pod_requests / ncm_pod_limits) must be within what the kubelet holds
+ * too: it sums the containers before it converts (ResourceConfigForPod), and a sum beyond an
+ * int64 wraps around there.
+ */
+static int check_totals(const ncm_pod *pod, const char *path, ncm_error *err)
+{
+        for (int lim = 0; lim < 2; lim++) {
+                ncm_resource_list l = {NULL, 0};
+                int r = lim ? ncm_pod_limits(pod, 0, &l, err) : ncm_pod_requests(pod, 0, &l, err);
+                for (size_t i = 0; r >= 0 && i < l.n; i++) {
+                        ncm_autofree char *p = sub(path, "spec: the pod's %s of %s",
+                                                   lim ? "limits" : "requests", l.items[i].name);
+                        r = p ? ncm__resource_check_range(l.items[i].name, &l.items[i].quantity, p,
+                                                          err)
+                              : oom(err);
+                }
+                ncm_resource_list_done(&l);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int finish(ncm_pod *pod, const char *path, unsigned flags, ncm_error *err)
 {
         ncm_container *lists[2] = {pod->init_containers, pod->containers};
@@ -394,6 +433,29 @@ static int finish(ncm_pod *pod, const char *path, unsigned flags, ncm_error *err
         round_list(&pod->resources.limits);
         round_list(&pod->overhead);
 
+        for (int l = 0; l < 2 && !(flags & NCM__POD_STORED); l++) {
+                for (size_t i = 0; i < counts[l]; i++) {
+                        const ncm_container *c = &lists[l][i];
+                        ncm_autofree char *p =
+                                        sub(path, "spec.%s[%zu].resources", list_key(c), c->index);
+                        if (!p)
+                                return oom(err);
+                        /* limits first: a request copied from its limit names the limit */
+                        if ((r = check_range(&c->resources.limits, p, "limits", err)) < 0 ||
+                            (r = check_range(&c->resources.requests, p, "requests", err)) < 0)
+                                return r;
+                }
+        }
+        if (!(flags & NCM__POD_STORED)) {
+                ncm_autofree char *p = sub(path, "spec");
+                if (!p)
+                        return oom(err);
+                if ((r = check_range(&pod->resources.limits, p, "resources.limits", err)) < 0 ||
+                    (r = check_range(&pod->resources.requests, p, "resources.requests", err)) < 0 ||
+                    (r = check_range(&pod->overhead, p, "overhead", err)) < 0)
+                        return r;
+        }
+
         for (int l = 0; l < 2; l++) {
                 for (size_t i = 0; i < counts[l]; i++) {
                         const ncm_container *c = &lists[l][i];
@@ -414,6 +476,9 @@ static int finish(ncm_pod *pod, const char *path, unsigned flags, ncm_error *err
                 if (r < 0)
                         return r;
         }
+        r = flags & NCM__POD_STORED ? 0 : check_totals(pod, path, err);
+        if (r < 0)
+                return r;
         pod->qos = ncm_pod_compute_qos(pod);
         return 0;
 }

@@ -19,6 +19,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (ncm_quantity_parse_n((const char *)data, size, &q, NULL) < 0)
                 return 0;
+        {
+                /* without the cap: the same value, or refused only when it was capped */
+                ncm_quantity nc;
+                ncm_quantity cap = ncm_quantity_from_int(INT64_MAX, NCM_QUANTITY_DECIMAL_SI);
+                int k = ncm_quantity_parse_flags((const char *)data, size, NCM_QUANTITY_NO_CAP, &nc,
+                                                 NULL);
+                if (k == 0 && ncm_quantity_cmp(&nc, &q) != 0)
+                        abort();
+                if (k < 0 && (q.format != NCM_QUANTITY_BINARY_SI ||
+                              (ncm_quantity_cmp(&q, &cap) != 0 && ncm_quantity_sign(&q) > 0)))
+                        abort();
+        }
         ncm_quantity_to_string(&q, text);
         if (strlen(text) >= NCM_QUANTITY_STRLEN)
                 abort();

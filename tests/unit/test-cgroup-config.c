@@ -742,6 +742,15 @@ static void test_cgroup_qos_tiers(void **state)
         assert_int_equal(u.burstable_cpu_milli, 350);
         assert_int_equal(u.burstable_memory, 150 * Mi);
         assert_int_equal(u.guaranteed_memory, Gi);
+        {
+                /* sums stop at INT64_MAX: no pod makes another's admission fail (issue 20) */
+                ncm_cgroup_qos_usage big = {INT64_MAX - 1, INT64_MAX - 1, INT64_MAX - 1};
+                assert_int_equal(ncm_cgroup_qos_usage_add_pod(&big, b1, NULL), 0);
+                assert_int_equal(ncm_cgroup_qos_usage_add_pod(&big, g, NULL), 0);
+                assert_int_equal(big.burstable_cpu_milli, INT64_MAX);
+                assert_int_equal(big.burstable_memory, INT64_MAX);
+                assert_int_equal(big.guaranteed_memory, INT64_MAX);
+        }
 
         assert_int_equal(ncm_cgroup_qos_tier_configs(&u, &v1, &o, &c, NULL), 0);
         assert_int_equal(c.burstable.cpu_shares, 358);

@@ -1085,6 +1085,78 @@ static void test_pod_errors(void **state)
                 expect_error(table[i].text, table[i].code, table[i].msg);
 }
 
+/*
+ * Issue 20: quantities the kubelet cannot hold are refused where they are read, naming the
+ * field: cpu up to apimachinery's MaxMilliValue cores (its MilliValue() is exact there), every
+ * other resource up to 2^63-1 as written (apimachinery caps a binary-SI value there silently).
+ */
+static void test_pod_quantity_range(void **state)
+{
+#define CPU_MAX_MSG                                                                                \
+        "must be no more than 9223372036854775 (the kubelet counts cpu in millicores, in an "      \
+        "int64)"
+#define MEM_MAX_MSG                                                                                \
+        "must be no more than 9223372036854775807 (the largest value the kubelet holds, an int64)"
+        static const struct {
+                const char *text;
+                const char *msg; /* NULL: accepted */
+        } table[] = {
+                        {RES("{\"requests\":{\"cpu\":\"99999999999999999999\"}}"),
+                         "spec.containers[0].resources.requests.cpu: invalid value "
+                         "\"99999999999999999999\": " CPU_MAX_MSG},
+                        {RES("{\"requests\":{\"cpu\":\"1e20\"}}"),
+                         "spec.containers[0].resources.requests.cpu: invalid value "
+                         "\"100e18\": " CPU_MAX_MSG},
+                        {RES("{\"limits\":{\"cpu\":\"1E\"}}"),
+                         "spec.containers[0].resources.limits.cpu: invalid value "
+                         "\"1E\": " CPU_MAX_MSG},
+                        {RES("{\"requests\":{\"cpu\":\"9223372036854776\"}}"),
+                         "spec.containers[0].resources.requests.cpu: invalid value "
+                         "\"9223372036854776\": " CPU_MAX_MSG},
+                        {RES("{\"requests\":{\"cpu\":\"9223372036854775.001\"}}"),
+                         "spec.containers[0].resources.requests.cpu: invalid value "
+                         "\"9223372036854775001m\": " CPU_MAX_MSG},
+                        {RES("{\"requests\":{\"cpu\":\"9223372036854775\"}}"), NULL},
+                        {RES("{\"requests\":{\"cpu\":\"100Ei\"}}"),
+                         "spec.containers[0].resources.requests.cpu: invalid quantity \"100Ei\": "
+                         "quantity is larger than 9223372036854775807"},
+                        {RES("{\"limits\":{\"memory\":\"99999999999999999999Ei\"}}"),
+                         "spec.containers[0].resources.limits.memory: invalid quantity "
+                         "\"99999999999999999999Ei\": quantity is larger than 9223372036854775807"},
+                        {RES("{\"limits\":{\"memory\":\"8Ei\"}}"),
+                         "spec.containers[0].resources.limits.memory: invalid quantity \"8Ei\": "
+                         "quantity is larger than 9223372036854775807"},
+                        {RES("{\"limits\":{\"memory\":\"9223372036854775808\"}}"),
+                         "spec.containers[0].resources.limits.memory: invalid value "
+                         "\"9223372036854775808\": " MEM_MAX_MSG},
+                        {RES("{\"limits\":{\"memory\":\"9223372036854775807\"}}"), NULL},
+                        {RES("{\"limits\":{\"example.com/gpu\":\"1e19\"}}"),
+                         "spec.containers[0].resources.limits.example.com/gpu: invalid value "
+                         "\"10e18\": " MEM_MAX_MSG},
+                        {C0 "}],\"overhead\":{\"cpu\":\"1e16\"}}}",
+                         "spec.overhead.cpu: invalid value \"10e15\": " CPU_MAX_MSG},
+                        /* each container within the bound, the pod's sum beyond it */
+                        {C0 ",\"resources\":{\"requests\":{\"cpu\":\"5e15\"}}},{\"name\":\"b\","
+                            "\"resources\":{\"requests\":{\"cpu\":\"5e15\"}}}]}}",
+                         "spec: the pod's requests of cpu: invalid value \"10e15\": " CPU_MAX_MSG},
+        };
+        (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(table); i++) {
+                if (table[i].msg) {
+                        expect_error(table[i].text, ERANGE, table[i].msg);
+                } else {
+                        ncm_pod *pod = NULL;
+                        ncm_error err = NCM_ERROR_INIT;
+                        if (ncm_pod_parse(table[i].text, strlen(table[i].text), NULL, &pod, &err) <
+                            0)
+                                fail_msg("%s: %s", table[i].text, err.msg);
+                        ncm_pod_free(pod);
+                }
+        }
+#undef CPU_MAX_MSG
+#undef MEM_MAX_MSG
+}
+
 static void test_pod_error_names_file(void **state)
 {
         ncm_error err = NCM_ERROR_INIT;
@@ -1255,6 +1327,7 @@ int main(void)
                         cmocka_unit_test(test_pod_cpu_manager_view),
                         cmocka_unit_test(test_pod_hugepage_size),
                         cmocka_unit_test(test_pod_errors),
+                        cmocka_unit_test(test_pod_quantity_range),
                         cmocka_unit_test(test_pod_error_names_file),
                         cmocka_unit_test(test_pod_embedded_paths),
                         cmocka_unit_test(test_pod_load_file),

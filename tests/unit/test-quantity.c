@@ -809,6 +809,28 @@ static void test_quantity_binary_past_ei(void **state)
         assert_int_equal(ncm_quantity_cmp(&q, &back), 0);
 }
 
+/* NCM_QUANTITY_NO_CAP: apimachinery's silent cap on binary SI becomes an error (issue 20). */
+static void test_quantity_no_cap(void **state)
+{
+        static const char *const over[] = {"8Ei",    "100Ei", "99999999999999999999Ei",
+                                           "8192Pi", "-8Ei",  "12345678901234567890123Ki"};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_quantity q = NCM_QUANTITY_ZERO;
+        char b[NCM_QUANTITY_STRLEN];
+        (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(over); i++) {
+                /* capped without the flag, as apimachinery does */
+                assert_int_equal(ncm_quantity_parse(over[i], &q, NULL), 0);
+                assert_int_equal(ncm_quantity_parse_flags(over[i], strlen(over[i]),
+                                                          NCM_QUANTITY_NO_CAP, &q, &err),
+                                 -ERANGE);
+                assert_string_equal(err.msg, "quantity is larger than 9223372036854775807");
+        }
+        assert_int_equal(ncm_quantity_parse_flags("7.5Ei", 5, NCM_QUANTITY_NO_CAP, &q, NULL), 0);
+        assert_string_equal(str(&q, b), "7680Pi");
+        assert_int_equal(ncm_quantity_parse_flags("1e30", 4, NCM_QUANTITY_NO_CAP, &q, NULL), 0);
+}
+
 static void test_quantity_add_sub_round_trip(void **state)
 {
         unsigned seed = 42;
@@ -956,6 +978,7 @@ int main(void)
                         cmocka_unit_test(test_quantity_add_zero_preserves_suffix),
                         cmocka_unit_test(test_quantity_most_negative),
                         cmocka_unit_test(test_quantity_binary_past_ei),
+                        cmocka_unit_test(test_quantity_no_cap),
                         cmocka_unit_test(test_quantity_add_sub_round_trip),
                         cmocka_unit_test(test_quantity_round_up),
                         cmocka_unit_test(test_quantity_precision_limit),
