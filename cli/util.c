@@ -5,30 +5,64 @@
 
 #include "cli.h"
 
+/*
+ * Print TEXT on stderr as one line: a name in a message may hold control characters, ANSI
+ * escapes or bidi overrides (a hostile pod, a damaged file), which are shown escaped.
+ */
+static void put_line(const char *text)
+{
+        ncm_buf b = NCM_BUF_INIT;
+
+        ncm_buf_put_printable(&b, text, strlen(text), 0);
+        ncm_buf_putc(&b, '\n');
+        fputs(ncm_buf_failed(&b) ? "nodecm: out of memory\n" : b.data, stderr);
+        ncm_buf_done(&b);
+}
+
 int cli_fail(int r, const ncm_error *err)
 {
         int code = err && err->code ? err->code : r < 0 ? -r : EINVAL;
-        fprintf(stderr, "nodecm: %s\n", err && err->msg[0] ? err->msg : ncm_strerror(code));
+        char line[NCM_ERROR_MSG_MAX + 16];
+
+        snprintf(line, sizeof(line), "nodecm: %s",
+                 err && err->msg[0] ? err->msg : ncm_strerror(code));
+        put_line(line);
         return ncm_error_exit_status(code);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+        char msg[1024], line[1200];
         va_list ap;
-        fprintf(stderr, "nodecm %s: ", cmd);
+
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        fprintf(stderr, " (see 'nodecm %s --help')\n", cmd);
+        snprintf(line, sizeof(line), "nodecm %s: %s (see 'nodecm %s --help')", cmd, msg, cmd);
+        put_line(line);
         return 2;
 }
 
 int cli_emit(const char *text, size_t len)
 {
-        if (len && fwrite(text, 1, len, stdout) != len) {
-                fprintf(stderr, "nodecm: write to standard output: %s\n", strerror(errno));
+        ncm_buf safe = NCM_BUF_INIT;
+
+        /* the output names pods and devices: nothing in them may act on a terminal */
+        ncm_buf_put_printable(&safe, text, len, NCM_BUF_KEEP_NEWLINES);
+        if (ncm_buf_failed(&safe)) {
+                ncm_buf_done(&safe);
+                fprintf(stderr, "nodecm: out of memory\n");
                 return 2;
         }
+        text = safe.data ? safe.data : "";
+        len = safe.len;
+        if (len && fwrite(text, 1, len, stdout) != len) {
+                int e = errno;
+                ncm_buf_done(&safe);
+                fprintf(stderr, "nodecm: write to standard output: %s\n", strerror(e));
+                return 2;
+        }
+        ncm_buf_done(&safe);
         if (fflush(stdout) != 0) {
                 fprintf(stderr, "nodecm: write to standard output: %s\n", strerror(errno));
                 return 2;

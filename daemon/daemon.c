@@ -153,9 +153,17 @@ void nodecmd_log(nodecmd *d, nodecmd_level level, const char *msg, const char *k
         }
         if (n > sizeof(line) - 2)
                 n = sizeof(line) - 2;
-        line[n++] = '\n';
-        /* one write per line, so that lines of concurrent writers never interleave */
-        (void)!write(STDERR_FILENO, line, n);
+        {
+                /* what a value holds (a hostile name, an error naming it) never acts on the
+                 * terminal or the log viewer: controls, bidi overrides and bad UTF-8 escaped */
+                ncm_buf safe = NCM_BUF_INIT;
+                ncm_buf_put_printable(&safe, line, n, 0);
+                ncm_buf_putc(&safe, '\n');
+                /* one write per line, so that lines of concurrent writers never interleave */
+                if (!ncm_buf_failed(&safe))
+                        (void)!write(STDERR_FILENO, safe.data, safe.len);
+                ncm_buf_done(&safe);
+        }
 }
 
 /* ---- accessors ----------------------------------------------------------------------------- */

@@ -183,7 +183,11 @@ int main(int argc, char **argv)
         }
         r = nodecmd_new(&o, &d, &err);
         if (r < 0) {
-                fprintf(stderr, "nodecmd: %s\n", err.msg[0] ? err.msg : ncm_strerror(err.code));
+                ncm_buf line = NCM_BUF_INIT;
+                const char *m = err.msg[0] ? err.msg : ncm_strerror(err.code);
+                ncm_buf_put_printable(&line, m, strlen(m), 0);
+                fprintf(stderr, "nodecmd: %s\n", line.data ? line.data : "");
+                ncm_buf_done(&line);
                 nodecmd_free(d);
                 /* DIR in use is a request that cannot be met now, not bad input */
                 return err.code == EWOULDBLOCK

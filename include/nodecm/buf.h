@@ -59,6 +59,19 @@ NCM_API void ncm_buf_json_string(ncm_buf *b, const char *s, size_t len);
  */
 NCM_API void ncm_buf_go_quote(ncm_buf *b, const char *s, size_t len);
 
+enum {
+        NCM_BUF_KEEP_NEWLINES = 1 << 0, /* ncm_buf_put_printable: '\n' passes as is */
+};
+
+/*
+ * Append S (LEN bytes) for a terminal or a log: what could act on the terminal or reorder what
+ * it shows -- control characters (ESC starts ANSI sequences), DEL, C1 controls, bidi overrides
+ * and other format marks -- as \u00XX / \uXXXX, invalid UTF-8 as \xNN, everything else as it
+ * is; a tab stays, a '\n' only with NCM_BUF_KEEP_NEWLINES. JSON written by ncm_buf_json_string
+ * passes through with the same meaning (its escapes are JSON's).
+ */
+NCM_API void ncm_buf_put_printable(ncm_buf *b, const char *s, size_t len, unsigned flags);
+
 #ifdef __cplusplus
 }
 #endif

@@ -98,6 +98,12 @@ typedef struct ncm_ctl_target {
         ncm_node *node;
         const char *dir;      /* the node's root directory, for messages */
         const char *enforcer; /* the enforcer's name, for messages */
+        /*
+         * Admit may give a pod the node holds another spec: a runtime's pod, which grows
+         * container by container (the CRI proxy). Otherwise another spec under a held UID is
+         * -EEXIST: the kubelet treats a pod's UID as immutable.
+         */
+        bool respec;
 } ncm_ctl_target;
 
 /* One handled call. */

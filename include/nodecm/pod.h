@@ -13,8 +13,11 @@
  *     requests, then from the pod-level limits, and cpu/memory limits from the containers'
  *     aggregate limits when every container has one;
  *  3. every value is rounded up to a multiple of 1m (SetDefaults_ResourceList);
- *  4. validation: metadata.uid non-empty, at least one container, container names present and
- *     unique across init and app containers, no negative quantity, no request above the limit.
+ *  4. validation: metadata.uid, name and namespace and the container names as the API server
+ *     checks them (ncm_pod_validate_*), at least one container, container names unique across
+ *     init and app containers, no negative quantity, no request above the limit, and no
+ *     quantity (or pod total) beyond what the kubelet holds (cpu up to (2^63-1)/1000 cores,
+ *     anything else up to 2^63-1).
  * The QoS class is then computed (ComputePodQOS; status.qosClass is ignored, as the API server
  * recomputes it on create). docs/pod.md has the user-facing details.
  *
@@ -101,6 +104,24 @@ NCM_API int ncm_pod_load_file(const char *path, ncm_pod **ret, ncm_error *err);
  */
 NCM_API int ncm_pod_parse(const char *text, size_t len, const char *name, ncm_pod **ret,
                           ncm_error *err);
+
+/*
+ * Identifiers, checked as the API server checks them before a kubelet sees a pod (S is LEN
+ * bytes: a NUL inside is refused, never cut): 0, or -EINVAL with `FIELD: required`, `FIELD:
+ * invalid value "X": <why>` (X quoted as Go's %q: no byte of it reaches a terminal raw) or
+ * `FIELD: invalid value "X": must be no more than N characters`.
+ *   ncm_pod_validate_name   a pod name: a DNS-1123 subdomain (at most 253 characters);
+ *   ncm_pod_validate_label  a namespace or a container name: a DNS-1123 label (at most 63);
+ *   ncm_pod_validate_uid    a pod UID: at most 128 letters, digits, '-' or '.', starting and
+ *                           ending with a letter or digit (what the API server's UUIDs and the
+ *                           kubelet's static-pod hashes are; the API server validates none,
+ *                           nodecm makes cgroup names of it).
+ * ncm_pod_parse() applies them to metadata.uid, metadata.name (when given),
+ * metadata.namespace and every container name.
+ */
+NCM_API int ncm_pod_validate_name(const char *s, size_t len, const char *field, ncm_error *err);
+NCM_API int ncm_pod_validate_label(const char *s, size_t len, const char *field, ncm_error *err);
+NCM_API int ncm_pod_validate_uid(const char *s, size_t len, const char *field, ncm_error *err);
 
 /* Free POD (NULL is fine). Returns NULL. */
 NCM_API ncm_pod *ncm_pod_free(ncm_pod *pod);

@@ -228,18 +228,18 @@ static bool go_is_print(int32_t r)
         return true;
 }
 
-void ncm_buf_go_quote(ncm_buf *b, const char *str, size_t len)
+/* The body of ncm_buf_go_quote(). */
+static void put_escaped(ncm_buf *b, const char *str, size_t len, bool quote)
 {
         const unsigned char *s = (const unsigned char *)str;
         size_t i = 0;
 
-        ncm_buf_putc(b, '"');
         while (i < len) {
                 size_t w;
                 int32_t r = decode_rune(s + i, len - i, &w);
                 if (r < 0) {
                         ncm_buf_printf(b, "\\x%c%c", hexdigits[s[i] >> 4], hexdigits[s[i] & 0xf]);
-                } else if (r == '"' || r == '\\') {
+                } else if (quote && (r == '"' || r == '\\')) {
                         ncm_buf_putc(b, '\\');
                         ncm_buf_putc(b, (char)r);
                 } else if (go_is_print(r)) {
@@ -278,5 +278,47 @@ void ncm_buf_go_quote(ncm_buf *b, const char *str, size_t len)
                 }
                 i += w;
         }
+}
+
+void ncm_buf_go_quote(ncm_buf *b, const char *str, size_t len)
+{
         ncm_buf_putc(b, '"');
+        put_escaped(b, str, len, true);
+        ncm_buf_putc(b, '"');
+}
+
+/* What can act on a terminal or reorder what it shows: controls, bidi and other format marks. */
+static bool terminal_unsafe(int32_t r)
+{
+        return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == 0xad ||
+               (r >= 0x200b && r <= 0x200f) || (r >= 0x2028 && r <= 0x202e) ||
+               (r >= 0x2060 && r <= 0x206f) || r == 0xfeff || (r >= 0xfff9 && r <= 0xfffb);
+}
+
+void ncm_buf_put_printable(ncm_buf *b, const char *str, size_t len, unsigned flags)
+{
+        const unsigned char *s = (const unsigned char *)str;
+        size_t i = 0, run = 0;
+
+        while (i < len) {
+                size_t w;
+                int32_t r = decode_rune(s + i, len - i, &w);
+                bool keep = r >= 0 && (!terminal_unsafe(r) || r == '\t' ||
+                                       (r == '\n' && (flags & NCM_BUF_KEEP_NEWLINES)));
+                if (keep) {
+                        i += w;
+                        run += w;
+                        continue;
+                }
+                ncm_buf_append(b, s + i - run, run);
+                run = 0;
+                if (r < 0) {
+                        ncm_buf_printf(b, "\\x%c%c", hexdigits[s[i] >> 4], hexdigits[s[i] & 0xf]);
+                        w = 1;
+                } else {
+                        ncm_buf_printf(b, "\\u%04x", (unsigned)r);
+                }
+                i += w;
+        }
+        ncm_buf_append(b, s + i - run, run);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <nodecm/cri.h>
+#include "api/pb-strings.h"
 #include "cri-runtime-v1.pb-c.h"
 #include "cri-internal.h"
 
@@ -276,6 +277,11 @@ static int sandbox_config_copy(const Runtime__V1__PodSandboxConfig *m, ncm_cri_s
 static int unpack(const ProtobufCMessageDescriptor *desc, const uint8_t *msg, size_t len,
                   ProtobufCMessage **ret, ncm_error *err)
 {
+        /* protobuf-c would cut a string at a NUL: a pod UID or name must arrive whole */
+        int r = ncm__pb_check_strings(desc, msg, len, err);
+
+        if (r < 0)
+                return r;
         *ret = protobuf_c_message_unpack(desc, NULL, len, msg);
         if (!*ret)
                 return ncm_error_set(err, EINVAL, "%s: does not decode", desc->short_name);

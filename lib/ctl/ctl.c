@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/pb-strings.h"
 #include "ctl-internal.h"
 
 static const struct {
@@ -404,6 +405,39 @@ static int parse_pod(const ProtobufCBinaryData *text, const char *source, ncm_po
         return ncm_pod_parse((const char *)text->data, text->len, name, ret, err);
 }
 
+/*
+ * The kubelet treats a pod's UID as immutable: the same pod admitted again changes nothing (its
+ * containers keep their CPUs), but another spec under a UID the node holds would be answered
+ * "admitted" with the old CPUs. -EEXIST, saying so. (A runtime's pod that grows container by
+ * container is admitted through lib/cri and lib/oci, not here.)
+ */
+static int check_readmission(const ncm_node *n, const ncm_pod *pod, ncm_error *err)
+{
+        const ncm_pod *held = ncm_node_pod(n, pod->uid);
+        ncm_buf a = NCM_BUF_INIT, b = NCM_BUF_INIT;
+        bool same;
+
+        if (!held)
+                return 0;
+        ncm_pod_format_json(held, &a);
+        ncm_pod_format_json(pod, &b);
+        if (ncm_buf_failed(&a) || ncm_buf_failed(&b)) {
+                ncm_buf_done(&a);
+                ncm_buf_done(&b);
+                return oom(err);
+        }
+        same = a.len == b.len && memcmp(a.data, b.data, a.len) == 0;
+        ncm_buf_done(&a);
+        ncm_buf_done(&b);
+        if (same)
+                return 0;
+        return ncm_error_set(err, EEXIST,
+                             "pod '%s' is held already with another spec: a pod's UID cannot "
+                             "change its spec (remove the pod first, or give the new one its "
+                             "own UID)",
+                             pod->uid);
+}
+
 /* The event of an admission (admitted or refused). */
 static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
                            ncm_buf *out)
@@ -502,6 +536,9 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                         return r;
                 return admit_reply(pod, adm, f, true, &res->reply) < 0 ? oom(err) : 0;
         }
+        r = t->respec ? 0 : check_readmission(t->node, pod, err);
+        if (r < 0)
+                return r;
         ncm_node_shared_pool(t->node, before);
         r = ncm_node_admit(t->node, pod, explain ? NCM_NODE_EXPLAIN : 0, &adm, err);
         if (r < 0)
@@ -515,6 +552,36 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
             admission_event(t->node, pod, adm, &res->event) < 0)
                 return oom(err);
         return 0;
+}
+
+/* Whether the node's CPU state holds entries of pod UID (a pod known from a checkpoint). */
+static bool state_has_pod(const ncm_node *n, const char *uid)
+{
+        const ncm_cpu_state *s = ncm_node_cpu_state(n);
+
+        for (size_t i = 0; i < ncm_cpu_state_num_pods(s); i++)
+                if (strcmp(ncm_cpu_state_pod_uid(s, i), uid) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * A removal names what an admission let in, or is refused as bad input: an identifier the API
+ * server would not produce (a path, a newline, a control sequence) is an error, unless the node
+ * holds exactly that pod or container already (an older nodecm's record, a kubelet's
+ * checkpoint): what a node holds stays removable.
+ */
+static int check_removal(const ncm_node *n, const char *uid, const char *container, ncm_error *err)
+{
+        const ncm_pod *pod = ncm_node_pod(n, uid);
+        int r = 0;
+
+        if (!pod && !state_has_pod(n, uid))
+                r = ncm_pod_validate_uid(uid, strlen(uid), "pod UID", err);
+        if (r >= 0 && container && !(pod && ncm_pod_find_container(pod, container)) &&
+            !ncm_cpu_state_get(ncm_node_cpu_state(n), uid, container))
+                r = ncm_pod_validate_label(container, strlen(container), "container", err);
+        return r;
 }
 
 static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
@@ -560,6 +627,9 @@ static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_
         }
         if (!uid[0])
                 return ncm_error_set(err, EINVAL, "%s: no pod UID given", ncm_ctl_method_name(m));
+        r = check_removal(t->node, uid, container, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s", ncm_ctl_method_name(m));
         if (ncm_node_pod_name(t->node, uid))
                 name = strdup(ncm_node_pod_name(t->node, uid));
         r = container ? ncm_node_remove_container(t->node, uid, container, released, err)
@@ -845,12 +915,43 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
         return r < 0 ? oom(err) : 0;
 }
 
+/* The request message of method M (NULL: none known). */
+static const ProtobufCMessageDescriptor *request_descriptor(ncm_ctl_method m)
+{
+        switch (m) {
+        case NCM_CTL_ADMIT:
+                return &nodecm__v1__admit_request__descriptor;
+        case NCM_CTL_EXPLAIN:
+                return &nodecm__v1__explain_request__descriptor;
+        case NCM_CTL_REMOVE_CONTAINER:
+                return &nodecm__v1__remove_container_request__descriptor;
+        case NCM_CTL_REMOVE_POD:
+                return &nodecm__v1__remove_pod_request__descriptor;
+        case NCM_CTL_LIST_PODS:
+                return &nodecm__v1__list_pods_request__descriptor;
+        case NCM_CTL_GET_STATE:
+                return &nodecm__v1__get_state_request__descriptor;
+        case NCM_CTL_RECONCILE:
+                return &nodecm__v1__reconcile_request__descriptor;
+        case NCM_CTL_LIST_DEVICES:
+                return &nodecm__v1__list_devices_request__descriptor;
+        case NCM_CTL_WATCH:
+                return &nodecm__v1__watch_request__descriptor;
+        default:
+                return NULL;
+        }
+}
+
 int ncm_ctl_handle(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
                    ncm_ctl_result *ret, ncm_error *err)
 {
+        const ProtobufCMessageDescriptor *d = request_descriptor(m);
         ncm_ctl_result res = NCM_CTL_RESULT_INIT;
         int r;
 
+        /* a UID protobuf-c would cut at a NUL could name another pod: refused whole */
+        if (d && (r = ncm__pb_check_strings(d, req, len, err)) < 0)
+                return ncm_error_prefix(err, "%s", ncm_ctl_method_name(m));
         switch (m) {
         case NCM_CTL_ADMIT:
                 r = handle_admit(t, req, len, false, &res, err);

@@ -41,6 +41,9 @@ static int opt_string(json_object *o, const char *key, const char *path, char **
                 return 0;
         if (ncm__json_expect(v, json_type_string, path, err) < 0)
                 return -EINVAL;
+        /* a NUL would cut the string here, and a container id or pod UID with it */
+        if (strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+                return ncm_error_set(err, EINVAL, "%s: a NUL byte in a string", path);
         s = strdup(json_object_get_string(v));
         if (!s)
                 return oom(err);
@@ -71,6 +74,12 @@ static int kv_object(json_object *o, const char *path, ncm_runtime_kv **ret, siz
                         ncm__oci_kv_free(v, n);
                         return ncm_error_set(err, EINVAL, "%s.%s: expected string, got %s", path,
                                              key, ncm__json_type_name(val));
+                }
+                if (strlen(json_object_get_string(val)) !=
+                    (size_t)json_object_get_string_len(val)) {
+                        ncm__oci_kv_free(v, n);
+                        return ncm_error_set(err, EINVAL, "%s.%s: a NUL byte in a string", path,
+                                             key);
                 }
                 v[n].key = strdup(key);
                 v[n].value = strdup(json_object_get_string(val));

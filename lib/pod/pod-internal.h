@@ -33,6 +33,12 @@ enum {
          * from loading, or be left unremovable.
          */
         NCM__POD_STORED = 1 << 1,
+        /*
+         * A pod a container runtime describes (lib/runtime): a container the runtime made
+         * without Kubernetes is named by its runtime id (64 hex digits, longer than a DNS
+         * label), so container names are checked as UIDs are (ncm_pod_validate_uid).
+         */
+        NCM__POD_RUNTIME = 1 << 2,
 };
 
 int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags, ncm_pod **ret,

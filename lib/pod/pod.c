@@ -58,6 +58,26 @@ static int get_string(json_object *parent, const char *key, const char *path, co
         return 0;
 }
 
+/*
+ * An identifier member (KEY of PARENT at PATH) checked with CHECK unless the pod is one the node
+ * stored (NCM__POD_STORED); *RET is NULL when absent. A NUL byte inside is refused, never cut:
+ * "u\u0000x" must not become another pod's "u".
+ */
+static int get_id(json_object *parent, const char *key, const char *path, unsigned flags,
+                  int (*check)(const char *, size_t, const char *, ncm_error *), const char **ret,
+                  ncm_error *err)
+{
+        ncm_autofree char *p = NULL;
+        int r = get_string(parent, key, path, ret, err);
+
+        if (r < 0 || !*ret || (flags & NCM__POD_STORED))
+                return r;
+        p = sub(path, "%s", key);
+        if (!p)
+                return oom(err);
+        return check(*ret, (size_t)json_object_get_string_len(ncm__json_get(parent, key)), p, err);
+}
+
 /* An optional object member: *RET is NULL when absent or null. */
 static int get_object(json_object *parent, const char *key, const char *path, json_object **ret,
                       ncm_error *err)
@@ -100,7 +120,7 @@ static void resources_done(ncm_resources *r)
 }
 
 static int parse_container(json_object *o, const char *path, bool init, size_t index,
-                           ncm_container *c, ncm_error *err)
+                           unsigned flags, ncm_container *c, ncm_error *err)
 {
         ncm_autofree char *np = sub(path, "name");
         ncm_autofree char *rp = sub(path, "resources");
@@ -113,7 +133,9 @@ static int parse_container(json_object *o, const char *path, bool init, size_t i
         r = ncm__json_expect(o, json_type_object, path, err);
         if (r < 0)
                 return r;
-        if ((r = get_string(o, "name", path, &name, err)) < 0 ||
+        if ((r = get_id(o, "name", path, flags,
+                        flags & NCM__POD_RUNTIME ? ncm_pod_validate_uid : ncm_pod_validate_label,
+                        &name, err)) < 0 ||
             (r = get_string(o, "restartPolicy", path, &policy, err)) < 0 ||
             (r = get_object(o, "resources", path, &res, err)) < 0)
                 return r;
@@ -130,7 +152,7 @@ static int parse_container(json_object *o, const char *path, bool init, size_t i
 }
 
 static int parse_containers(json_object *spec, const char *path, const char *key, bool init,
-                            ncm_container **ret, size_t *ret_n, ncm_error *err)
+                            unsigned flags, ncm_container **ret, size_t *ret_n, ncm_error *err)
 {
         ncm_autofree char *lp = sub(path, "%s", key);
         json_object *arr = ncm__json_get(spec, key);
@@ -160,7 +182,8 @@ static int parse_containers(json_object *spec, const char *path, const char *key
                         cp = NULL;
                         return oom(err);
                 }
-                r = parse_container(json_object_array_get_idx(arr, i), cp, init, i, &cs[i], err);
+                r = parse_container(json_object_array_get_idx(arr, i), cp, init, i, flags, &cs[i],
+                                    err);
                 if (r < 0)
                         return r;
         }
@@ -506,9 +529,14 @@ int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags,
                 return oom(err);
 
         if ((r = get_object(obj, "metadata", path, &meta, err)) < 0 ||
-            (r = get_string(meta, "uid", meta_path, &uid, err)) < 0 ||
-            (r = get_string(meta, "name", meta_path, &name, err)) < 0 ||
-            (r = get_string(meta, "namespace", meta_path, &ns, err)) < 0)
+            (r = get_id(meta, "uid", meta_path, flags, ncm_pod_validate_uid, &uid, err)) < 0)
+                return r;
+        /* an empty name or namespace is absent, as the API server's defaulting has it */
+        if ((r = get_string(meta, "name", meta_path, &name, err)) >= 0 && name && *name)
+                r = get_id(meta, "name", meta_path, flags, ncm_pod_validate_name, &name, err);
+        if (r >= 0 && (r = get_string(meta, "namespace", meta_path, &ns, err)) >= 0 && ns && *ns)
+                r = get_id(meta, "namespace", meta_path, flags, ncm_pod_validate_label, &ns, err);
+        if (r < 0)
                 return r;
         if (!uid || !*uid)
                 return ncm_error_set(err, EINVAL, "%s.uid: required", meta_path);
@@ -521,11 +549,11 @@ int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags,
         r = get_object(obj, "spec", path, &spec, err);
         if (r < 0)
                 return r;
-        r = parse_containers(spec, spec_path, "initContainers", true, &pod->init_containers,
+        r = parse_containers(spec, spec_path, "initContainers", true, flags, &pod->init_containers,
                              &pod->n_init_containers, err);
         if (r < 0)
                 return r;
-        r = parse_containers(spec, spec_path, "containers", false, &pod->containers,
+        r = parse_containers(spec, spec_path, "containers", false, flags, &pod->containers,
                              &pod->n_containers, err);
         if (r < 0)
                 return r;

@@ -14,6 +14,8 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/quantity.h>
 #include <nodecm/runtime.h>
+#include "base/json.h"
+#include "pod/pod-internal.h"
 
 /* The kubelet's MinShares and MaxShares (helpers_linux.go). */
 #define MIN_SHARES 2
@@ -446,8 +448,14 @@ int ncm_runtime_pod_build(const ncm_runtime_pod *p, ncm_pod **ret, ncm_error *er
         ncm_buf_puts(&b, "]}}");
         if (r >= 0 && ncm_buf_failed(&b))
                 r = ncm_error_set(err, ENOMEM, "out of memory");
-        if (r >= 0)
-                r = ncm_pod_parse(b.data, b.len, NULL, &pod, err);
+        if (r >= 0) {
+                /* a runtime's ids name containers made without Kubernetes (NCM__POD_RUNTIME) */
+                json_object *obj = NULL;
+                r = ncm__json_parse(b.data, b.len, "pod", &obj, err);
+                if (r >= 0)
+                        r = ncm__pod_from_json_flags(obj, "", NCM__POD_RUNTIME, &pod, err);
+                json_object_put(obj);
+        }
         ncm_buf_done(&b);
         if (r < 0)
                 return r;

@@ -97,7 +97,7 @@ expect_rc 2 "limit below request"
 expect_err_contains "resources.requests.cpu" "limit below request"
 run cgroup plan "$P/bad-uid.yaml" --cgroup-version 1 $CAP
 expect_rc 2 "uid with an underscore"
-expect_err_contains "pod uid 'a_b'" "uid with an underscore"
+expect_err_contains 'metadata.uid: invalid value "a_b": a pod UID must consist of' "uid with an underscore"
 run cgroup plan "$P/burstable.yaml" --cgroup-version 3
 expect_rc 2 "cgroup version 3"
 expect_err_contains "--cgroup-version: expected 1 or 2, got '3'" "cgroup version 3"

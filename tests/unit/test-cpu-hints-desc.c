@@ -82,7 +82,7 @@ static ncm_pod *make_pod(const char *cpus, const char *pod_level)
                        "{\"requests\": {\"cpu\": \"%s\", \"memory\": \"1G\"}, \"limits\": "
                        "{\"cpu\": \"%s\", \"memory\": \"1G\"}}}]}}",
                        cpus, cpus);
-        if (ncm_pod_parse(b.data, b.len, "pod", &pod, &err) < 0)
+        if (tu_pod_parse_as_in_go(b.data, b.len, "pod", &pod, &err) < 0)
                 fail_msg("%s", err.msg);
         ncm_buf_done(&b);
         return pod;

@@ -105,7 +105,7 @@ static ncm_pod *make_pod(const char *uid, const ctr_opts *init, size_t ninit, co
                 add_ctr(&b, app_name ? app_name : name, &app[i]);
         }
         ncm_buf_puts(&b, "]}}");
-        if (ncm_pod_parse(b.data, b.len, "pod", &pod, &err) < 0)
+        if (tu_pod_parse_as_in_go(b.data, b.len, "pod", &pod, &err) < 0)
                 fail_msg("%s", err.msg);
         ncm_buf_done(&b);
         return pod;

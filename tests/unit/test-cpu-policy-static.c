@@ -142,7 +142,7 @@ static ncm_pod *make_pod_n(const char *uid, const char *const *init_names, const
                 add_container(&b, app_names[i], &app[i]);
         }
         ncm_buf_puts(&b, "]}}");
-        if (ncm_pod_parse(b.data, b.len, "pod", &pod, &err) < 0)
+        if (tu_pod_parse_as_in_go(b.data, b.len, "pod", &pod, &err) < 0)
                 fail_msg("%s", err.msg);
         ncm_buf_done(&b);
         return pod;

@@ -135,6 +135,27 @@ static void test_cri_decode_create_container(void **state)
         free(msg);
 }
 
+/* protobuf-c cuts a string at a NUL: such a request is refused, never read as "uid" (issue 20) */
+static void test_cri_decode_refuses_nul_in_strings(void **state)
+{
+        size_t len;
+        uint8_t *msg = kubelet_create(&len, "");
+        ncm_cri_container_config c;
+        ncm_error err = NCM_ERROR_INIT;
+        int n = 0;
+        (void)state;
+
+        for (size_t i = 0; i + 5 <= len; i++)
+                if (memcmp(msg + i, "uid-1", 5) == 0) {
+                        msg[i + 3] = '\0';
+                        n++;
+                }
+        assert_true(n >= 2);
+        assert_int_equal(ncm_cri_decode_create_container(msg, len, &c, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, ": a NUL byte in a string"));
+        free(msg);
+}
+
 static void test_cri_patch_create_container(void **state)
 {
         size_t len;
@@ -392,6 +413,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cri_method_paths),
                         cmocka_unit_test(test_cri_decode_create_container),
+                        cmocka_unit_test(test_cri_decode_refuses_nul_in_strings),
                         cmocka_unit_test(test_cri_patch_create_container),
                         cmocka_unit_test(test_cri_patch_keeps_unknown_fields),
                         cmocka_unit_test(test_cri_patch_update_resources),

@@ -123,7 +123,7 @@ static ncm_pod *pod_of(const char *uid, const ctr *init, const ctr *app)
         ncm_buf_puts(&b, "], \"containers\": [");
         put_ctrs(&b, app);
         ncm_buf_puts(&b, "]}}");
-        if (ncm_pod_parse(b.data, b.len, NULL, &p, &err) < 0)
+        if (tu_pod_parse_as_in_go(b.data, b.len, NULL, &p, &err) < 0)
                 fail_msg("%s: %s", b.data, err.msg);
         ncm_buf_done(&b);
         return p;

@@ -1157,6 +1157,85 @@ static void test_pod_quantity_range(void **state)
 #undef MEM_MAX_MSG
 }
 
+/*
+ * Issue 20: identifiers as the API server validates them; a NUL is refused, not cut; what is
+ * echoed is quoted so that no control character or bidi override reaches a terminal.
+ */
+#define LABEL_MSG                                                                                  \
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "   \
+        "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "   \
+        "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+#define SUBDOMAIN_MSG                                                                              \
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "  \
+        "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "      \
+        "regex used for validation is "                                                            \
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define UID_MSG                                                                                    \
+        "a pod UID must consist of alphanumeric characters, '-' or '.', and must start and end "   \
+        "with an alphanumeric character (as the API server's UUIDs and the kubelet's hashes do; "  \
+        "cgroup names are made of it)"
+#define META(m) "{\"metadata\":{" m "},\"spec\":{\"containers\":[{\"name\":\"a\"}]}}"
+#define CNAME(n) "{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":" n "}]}}"
+
+static void test_pod_identifiers(void **state)
+{
+        static const struct {
+                const char *text;
+                const char *msg; /* NULL: accepted */
+        } table[] = {
+                        {META("\"uid\":\"u\\u0000x\""),
+                         "metadata.uid: invalid value \"u\\x00x\": " UID_MSG},
+                        {META("\"uid\":\"a\\nb\""),
+                         "metadata.uid: invalid value \"a\\nb\": " UID_MSG},
+                        {META("\"uid\":\"../x\""),
+                         "metadata.uid: invalid value \"../x\": " UID_MSG},
+                        {META("\"uid\":\"a/b\""), "metadata.uid: invalid value \"a/b\": " UID_MSG},
+                        {META("\"uid\":\"a_b\""), "metadata.uid: invalid value \"a_b\": " UID_MSG},
+                        {META("\"uid\":\"-a\""), "metadata.uid: invalid value \"-a\": " UID_MSG},
+                        {META("\"uid\":\"x\\u001b[31my\""),
+                         "metadata.uid: invalid value \"x\\x1b[31my\": " UID_MSG},
+                        {META("\"uid\":\"2a5f6c1e-0d6b-4c1a-9a55-7d0b3e9c1f00\""), NULL},
+                        {META("\"uid\":\"0123456789ABCDEFabcdef.x\""), NULL},
+                        {META("\"uid\":\"u\",\"name\":\"Web\""),
+                         "metadata.name: invalid value \"Web\": " SUBDOMAIN_MSG},
+                        {META("\"uid\":\"u\",\"name\":\"a..b\""),
+                         "metadata.name: invalid value \"a..b\": " SUBDOMAIN_MSG},
+                        {META("\"uid\":\"u\",\"name\":\"evil\\u202egnp.exe\""),
+                         "metadata.name: invalid value \"evil\\u202egnp.exe\": " SUBDOMAIN_MSG},
+                        {META("\"uid\":\"u\",\"name\":\"web-1.example\""), NULL},
+                        {META("\"uid\":\"u\",\"name\":\"\""), NULL},
+                        {META("\"uid\":\"u\",\"namespace\":\"kube.system\""),
+                         "metadata.namespace: invalid value \"kube.system\": " LABEL_MSG},
+                        {META("\"uid\":\"u\",\"namespace\":\"kube-system\""), NULL},
+                        {CNAME("\"App\""),
+                         "spec.containers[0].name: invalid value \"App\": " LABEL_MSG},
+                        {CNAME("\"a\\u0000b\""),
+                         "spec.containers[0].name: invalid value \"a\\x00b\": " LABEL_MSG},
+                        {CNAME("\"a_b\""),
+                         "spec.containers[0].name: invalid value \"a_b\": " LABEL_MSG},
+                        {CNAME("\"a\\nb\""),
+                         "spec.containers[0].name: invalid value \"a\\nb\": " LABEL_MSG},
+                        {CNAME("\"0123456789012345678901234567890123456789012345678901234567890123"
+                               "\""),
+                         "spec.containers[0].name: invalid value "
+                         "\"0123456789012345678901234567890123456789012345678901234567890123\": "
+                         "must be no more than 63 characters"},
+        };
+        (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(table); i++) {
+                if (table[i].msg) {
+                        expect_error(table[i].text, EINVAL, table[i].msg);
+                } else {
+                        ncm_pod *pod = NULL;
+                        ncm_error err = NCM_ERROR_INIT;
+                        if (ncm_pod_parse(table[i].text, strlen(table[i].text), NULL, &pod, &err) <
+                            0)
+                                fail_msg("%s: %s", table[i].text, err.msg);
+                        ncm_pod_free(pod);
+                }
+        }
+}
+
 static void test_pod_error_names_file(void **state)
 {
         ncm_error err = NCM_ERROR_INIT;
@@ -1328,6 +1407,7 @@ int main(void)
                         cmocka_unit_test(test_pod_hugepage_size),
                         cmocka_unit_test(test_pod_errors),
                         cmocka_unit_test(test_pod_quantity_range),
+                        cmocka_unit_test(test_pod_identifiers),
                         cmocka_unit_test(test_pod_error_names_file),
                         cmocka_unit_test(test_pod_embedded_paths),
                         cmocka_unit_test(test_pod_load_file),

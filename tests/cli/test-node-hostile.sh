@@ -1,0 +1,109 @@
+#!/bin/sh
+# nodecm node against hostile pods and arguments (issue 20): what the kubelet cannot hold or the
+# API server would refuse is refused where it is read, naming the field (exit 2), with nothing
+# written; nothing a node holds makes another pod's admission fail; what is echoed back never
+# acts on a terminal.
+. "$(dirname "$0")/lib.sh"
+
+D="$TMPD/node"
+T="package:1 numa:1 core:4 pu:2"
+cat >"$TMPD/k.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+reservedSystemCPUs: "0"
+enforcement: none
+EOF
+N() {
+        run node "$@" --root-dir "$D" --config "$TMPD/k.yaml" --synthetic "$T"
+}
+# snapshot: every file of the node's directory, names and bytes
+snapshot() {
+        (cd "$D" && for f in $(ls -A | sort); do printf '%s ' "$f"; cksum <"$f"; done)
+}
+# pod FILE UID CPU [MEMORY [NAME [CONTAINER]]]
+pod() {
+        cat >"$TMPD/$1" <<EOF
+{"metadata": {"uid": "$2", "name": "${5:-p}"},
+ "spec": {"containers": [{"name": "${6:-app}",
+  "resources": {"limits": {"cpu": "$3", "memory": "${4:-64Mi}"}}}]}}
+EOF
+}
+
+N init
+expect_rc 0 "init"
+pod ok.json ok 1
+N admit "$TMPD/ok.json"
+expect_rc 0 "admit ok"
+BEFORE=$(snapshot)
+
+# ---- quantities the kubelet cannot hold: refused at parse, naming the field, nothing written ----
+for q in 99999999999999999999 1e20 100Ei 1E 9223372036854776; do
+        pod q.json u-q "$q"
+        N admit "$TMPD/q.json"
+        expect_rc 2 "cpu $q"
+        expect_err_contains "spec.containers[0].resources.limits.cpu: invalid" "cpu $q"
+done
+pod q.json u-q 1 99999999999999999999Ei
+N admit "$TMPD/q.json"
+expect_rc 2 "memory 99999999999999999999Ei"
+expect_err_contains "spec.containers[0].resources.limits.memory: invalid quantity" "memory Ei"
+[ "$(snapshot)" = "$BEFORE" ] || fail "a refused pod changed the directory"
+
+# ---- identifiers ----
+printf '{"metadata": {"uid": "u\\u0000x"}, "spec": {"containers": [{"name": "a"}]}}' >"$TMPD/nul.json"
+N admit "$TMPD/nul.json"
+expect_rc 2 "a NUL in a UID"
+expect_err_contains 'metadata.uid: invalid value "u\x00x"' "a NUL in a UID"
+printf '{"metadata": {"uid": "u"}, "spec": {"containers": [{"name": "a\\nb"}]}}' >"$TMPD/nl.json"
+N admit "$TMPD/nl.json"
+expect_rc 2 "a newline in a container name"
+expect_err_contains 'spec.containers[0].name: invalid value "a\nb"' "newline in a name"
+printf '{"metadata": {"uid": "u", "name": "x\\u001b[2Jy\\u202ez"}, "spec": {"containers": [{"name": "a"}]}}' >"$TMPD/esc.json"
+N admit "$TMPD/esc.json"
+expect_rc 2 "escapes in a name"
+expect_err_contains 'metadata.name: invalid value "x\x1b[2Jy\u202ez"' "escapes in a name"
+ESC=$(printf '\033')
+RLO=$(printf '\342\200\256')
+case "$ERR" in *"$ESC"* | *"$RLO"*) fail "a raw escape or RTL override reached stderr: [$ERR]" ;; esac
+for u in ../x a/b a_b .x; do
+        pod t.json "$u" 1
+        N admit "$TMPD/t.json"
+        expect_rc 2 "UID $u"
+        N remove "$u"
+        expect_rc 2 "remove $u"
+        expect_err_contains "pod UID: invalid value" "remove $u"
+done
+N remove ok 'a/../b'
+expect_rc 2 "remove a container named by a path"
+[ "$(snapshot)" = "$BEFORE" ] || fail "refused identifiers changed the directory"
+
+# ---- a UID is immutable: the same spec again is idempotent, another is refused ----
+N admit "$TMPD/ok.json"
+expect_rc 0 "the same pod again"
+expect_out "admit p: admitted: app exclusive 1 (NUMA 0)" "the same pod again"
+BEFORE=$(snapshot)
+pod ok2.json ok 2
+N admit "$TMPD/ok2.json"
+expect_rc 2 "another spec under a held UID"
+expect_err_contains "pod 'ok' is held already with another spec" "another spec under a held UID"
+[ "$(snapshot)" = "$BEFORE" ] || fail "a refused re-admission changed the directory"
+
+# ---- nothing a node holds fails another pod's admission ----
+# Pods an older nodecm admitted, whose requests overflow the QoS tiers' sums.
+P="$TMPD/poison"
+run node init --root-dir "$P" --config "$TMPD/k.yaml" --synthetic "$T"
+expect_rc 0 "init poison"
+big() {
+        printf '{"removed": [], "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"uid": "%s", "name": "%s", "namespace": "default"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "9e15", "memory": "9223372036854775807"}}}]}}}' "$1" "$1"
+}
+printf '{"generation": 7, "pods": [\n%s,\n%s]}\n' "$(big b1)" "$(big b2)" >"$P/nodecm_pods"
+: >"$P/nodecm_pods_journal"
+run node admit "$TMPD/ok.json" --root-dir "$P" --config "$TMPD/k.yaml" --synthetic "$T" \
+        --enforce plan --cgroup-version 1 --capacity cpu=8,memory=16Gi
+expect_rc 0 "an admission beside pods whose requests overflow"
+case "$OUT" in *"admit p: admitted"*"cpu.shares"*) ;; *) fail "poison: [$OUT]" ;; esac
+run node status --root-dir "$P" --config "$TMPD/k.yaml" --synthetic "$T"
+expect_rc 0 "status beside them"
+
+finish
