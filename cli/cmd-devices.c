@@ -30,7 +30,8 @@ static void usage(FILE *f)
               "                      \"allocated\", \"pod\", \"container\"}]}]}\n"
               "  --timeout SECONDS   how long to wait for an answer (default 30; 0 for ever)\n"
               "  -h, --help          show this help\n\n"
-              "Exit status: 0 done, 2 bad usage or the daemon cannot be reached.\n",
+              "Exit status: 0 done, 2 bad usage, 3 the daemon cannot be reached or did not\n"
+              "answer in time.\n",
               f);
 }
 

@@ -69,7 +69,9 @@ static void usage(FILE *f)
               "\n" CLI_SOURCE_HELP
               "\nExit status: 0 done, 1 refused (the kubelet's reason on stderr), the state does\n"
               "not fit the configuration, or the kernel refused a write (everything undone), 2\n"
-              "bad usage or input.\n",
+              "bad usage or input, 3 the environment failed and a retry may succeed: a full or\n"
+              "read-only disk or an I/O error (nothing changed), no nodecmd at --connect, or\n"
+              "one that did not answer within --timeout, the lock held with --no-wait.\n",
               f);
 }
 
@@ -145,12 +147,18 @@ static int option(void *ud, int c, const char *name, const char *val)
         }
 }
 
+/* The commands that only look: no lock held against readers, nothing written. */
+static bool read_only(const char *cmd)
+{
+        return strcmp(cmd, "status") == 0 || strcmp(cmd, "pods") == 0 ||
+               strcmp(cmd, "explain") == 0;
+}
+
 static int make_enforcer(args *a, const ncm_node_config *cfg, ncm_enforcer **ret, ncm_error *err)
 {
         const char *kind = ncm_node_config_enforcement(cfg);
 
-        if (strcmp(a->cmd, "status") == 0 || strcmp(a->cmd, "pods") == 0 ||
-            strcmp(a->cmd, "explain") == 0 || strcmp(kind, "none") == 0)
+        if (read_only(a->cmd) || strcmp(kind, "none") == 0)
                 return ncm_enforcer_none_new(ret, err);
         if (strcmp(kind, "plan") == 0)
                 return ncm_enforcer_plan_new(&a->eo, ret, err);
@@ -296,7 +304,8 @@ static int run(args *a, const char *const *pos)
         o.enforcer = e;
         o.flags = (a->no_wait ? NCM_NODE_DIR_NOWAIT : 0) |
                   (strcmp(a->cmd, "init") == 0 ? NCM_NODE_DIR_INIT : 0) |
-                  (strcmp(a->cmd, "reconcile") == 0 ? NCM_NODE_DIR_START : 0);
+                  (strcmp(a->cmd, "reconcile") == 0 ? NCM_NODE_DIR_START : 0) |
+                  (read_only(a->cmd) ? NCM_NODE_DIR_READ_ONLY : 0);
         r = ncm_node_dir_open(dir, topo, cfg, &o, &d, &err);
         if (r >= 0) {
                 t.node = ncm_node_dir_node(d);

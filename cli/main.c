@@ -41,7 +41,9 @@ static void usage(FILE *f)
         for (const cli_command *c = commands; c->name; c++)
                 fprintf(f, "  %-18s %s\n", c->name, c->summary);
         fprintf(f, "\nRun 'nodecm COMMAND --help' for a command's options.\n"
-                   "Exit status: 0 done, 1 the request cannot be met, 2 bad usage or input.\n");
+                   "Exit status: 0 done, 1 the request cannot be met, 2 bad usage or input, 3 the\n"
+                   "environment failed (full or read-only disk, I/O error, no daemon answers):\n"
+                   "retrying may succeed.\n");
 }
 
 int main(int argc, char **argv)

@@ -189,10 +189,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "nodecmd: %s\n", line.data ? line.data : "");
                 ncm_buf_done(&line);
                 nodecmd_free(d);
-                /* DIR in use is a request that cannot be met now, not bad input */
-                return err.code == EWOULDBLOCK
-                                       ? 1
-                                       : ncm_error_exit_status(err.code ? err.code : EINVAL);
+                /* DIR in use, a full disk: the environment's (3), which a retry may get past */
+                return ncm_error_exit_status(err.code ? err.code : EINVAL);
         }
         r = nodecmd_run(d);
         nodecmd_log(d, NODECMD_INFO, "stopped", "exit=%d", r);

@@ -6,7 +6,9 @@
  *
  * Codes are positive errno values, or NCM_E_* for nodecm's own conditions. ncm_error_exit_status()
  * maps a code to the CLI exit status of DESIGN.md (1: well-formed request that cannot be met,
- * 2: bad usage or bad input).
+ * 2: bad usage or bad input, 3: the environment failed -- a full or read-only disk, an I/O
+ * error, no daemon to talk to or one that did not answer in time, a lock held -- so that the
+ * same request may succeed when retried).
  *
  * Unlike STYLE.md rule 5, the message is complete by itself: functions reporting a failed system
  * call use ncm_error_errno(), which appends strerror(). Kubelet-exact messages (cpuset parsing,
@@ -46,7 +48,8 @@ typedef struct ncm_error {
         X(INVALID_STATE, 4098, "state failed validation", 1)                                       \
         X(CHECKSUM, 4099, "checkpoint checksum mismatch", 1)                                       \
         X(NOT_FOUND, 4100, "not found", 2)                                                         \
-        X(ENFORCEMENT, 4101, "enforcement failed", 1)
+        X(ENFORCEMENT, 4101, "enforcement failed", 1)                                              \
+        X(UNAVAILABLE, 4102, "service unavailable", 3)
 
 enum {
 #define NCM_ERR_ENUM_(name, val, desc, status) NCM_E_##name = val,
@@ -75,7 +78,11 @@ NCM_API void ncm_error_clear(ncm_error *err);
 /* Description of a code: strerror() for errno values, the NCM_ERRNO_MAP text for NCM_E_*. */
 NCM_API const char *ncm_strerror(int code);
 
-/* The CLI exit status for an error code: 1 for "cannot be met" codes, else 2. */
+/*
+ * The CLI exit status for an error code: 1 for "cannot be met" codes; 3 for failures of the
+ * environment a retry may get past (ENOSPC, EDQUOT, EROFS, EIO, ENOMEM, EAGAIN/EWOULDBLOCK,
+ * ETIMEDOUT, the connection errors, EMFILE/ENFILE, NCM_E_UNAVAILABLE); else 2.
+ */
 NCM_API int ncm_error_exit_status(int code);
 
 #ifdef __cplusplus

@@ -81,6 +81,37 @@ NCM_API int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *
                                       mode_t mode, unsigned flags, ncm_error *err);
 
 /*
+ * Fault injection, for tests of what a failing disk or a killed process leaves: a hook called
+ * before each operation a batch (ncm_fs_batch_set_faults), a recovery (ncm_fs_recover) or a
+ * caller that asks (ncm_fs_fault) makes on the disk. Never global: it travels with the object
+ * doing the writes.
+ */
+typedef enum ncm_fs_op {
+        NCM_FS_OP_CREATE,   /* a file created (a temporary file, an appended file) */
+        NCM_FS_OP_WRITE,    /* data written to a file (LEN bytes) */
+        NCM_FS_OP_FSYNC,    /* a file's fsync or fdatasync */
+        NCM_FS_OP_RENAME,   /* a rename into place (or back, rolling back) */
+        NCM_FS_OP_LINK,     /* an undo link to a file about to be replaced */
+        NCM_FS_OP_UNLINK,   /* a file removed */
+        NCM_FS_OP_TRUNCATE, /* an append cut back */
+        NCM_FS_OP_DIRSYNC,  /* a directory's fsync */
+        NCM_FS_OP_MKDIR,    /* a directory made */
+} ncm_fs_op;
+
+typedef struct ncm_fs_faults {
+        /*
+         * Called before OP on PATH: 0 lets it happen, -errno fails it with that error; for
+         * NCM_FS_OP_WRITE, N with 0 < N < LEN writes N bytes and then fails with ENOSPC (a
+         * short write). It may also not return (a process killed at that point).
+         */
+        int (*fn)(void *data, ncm_fs_op op, const char *path, size_t len);
+        void *data;
+} ncm_fs_faults;
+
+/* What F's hook says of OP on PATH (0 for NULL F or hook): for callers that write themselves. */
+NCM_API int ncm_fs_fault(const ncm_fs_faults *f, ncm_fs_op op, const char *path, size_t len);
+
+/*
  * A batch of atomic writes committed together: each file is written to its temporary file when
  * it joins (ncm_fs_batch_write), then ncm_fs_batch_commit() fsyncs them all, renames them in
  * the order they joined and fsyncs their directories. The guarantees are those of one
@@ -144,6 +175,31 @@ NCM_API int ncm_fs_batch_settle(ncm_fs_batch *b, unsigned flags, ncm_error *err)
 /* How many directories' fsyncs B owes (0 for NULL). */
 NCM_API size_t ncm_fs_batch_owed(const ncm_fs_batch *b) NCM_PURE;
 
+/* B's operations go through FAULTS (borrowed, must outlive B; NULL: none). */
+NCM_API void ncm_fs_batch_set_faults(ncm_fs_batch *b, const ncm_fs_faults *faults);
+
+/*
+ * Make each commit of B all or nothing, across a failure at any step and a killed process: an
+ * undo record at PATH (inside ROOTFD; every file of B must be inside ROOTFD too) describes how
+ * to put back what the commit changes, made before its first change (hard links ".NAME.undo"
+ * to the files it replaces, each append's length), removed as its commit point. A failed
+ * commit rolls back (nothing of it stays: the appends cut back, the old files renamed back);
+ * when the rollback itself fails, the record stays and ncm_fs_recover() finishes it -- the
+ * next commit of B does so first, a reader must before it reads (under the directory's lock).
+ * Not against power loss: the record is not fsynced. PATH NULL: commits as without a record.
+ * -ENOMEM.
+ */
+NCM_API int ncm_fs_batch_set_undo(ncm_fs_batch *b, int rootfd, const char *path, ncm_error *err);
+
+/*
+ * Finish the rollback the undo record PATH (inside ROOTFD) describes, if there is one: each
+ * file back as it was before the interrupted commit, then the record removed. Returns 1 when
+ * something was rolled back, 0 when there was no record, -errno (the record stays) when a step
+ * failed. Call it under the directory's lock, before reading the files.
+ */
+NCM_API int ncm_fs_recover(int rootfd, const char *path, const ncm_fs_faults *faults,
+                           ncm_error *err);
+
 /*
  * fsync directory DIR (inside ROOTFD), making the renames done in it durable: the end of a
  * transaction written with NCM_FS_WRITE_NO_DIRSYNC. 0, or -errno ("fsync directory 'DIR'").
@@ -152,8 +208,10 @@ NCM_API int ncm_fs_sync_dir(int rootfd, const char *dir, ncm_error *err);
 
 /*
  * Remove the temporary files ncm_fs_write_atomic() may have left in directory DIR for the
- * files NAMES (NULL-terminated) after a crash: ".NAME.tmpXXXXXXXX". Returns how many went.
- * Call it only while no other writer can be at work (under the directory's lock).
+ * files NAMES (NULL-terminated) after a crash: ".NAME.tmpXXXXXXXX", and the undo links of a
+ * commit that went through (".NAME.undo"; ncm_fs_recover() first: while an undo record is
+ * there, they are what it needs). Returns how many went. Call it only while no other writer
+ * can be at work (under the directory's lock).
  */
 NCM_API int ncm_fs_clean_tmp(int rootfd, const char *dir, const char *const *names, ncm_error *err);
 

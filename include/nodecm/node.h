@@ -67,6 +67,9 @@ typedef struct ncm_node_pod_record {
 #define NCM_NODE_PODS_JOURNAL_NAME "nodecm_pods_journal"
 /* The lock file of a node's directory. */
 #define NCM_NODE_LOCK_NAME "nodecm.lock"
+/* The undo record of a change in flight (ncm_fs_batch_set_undo): present only while a change is
+ * being written, or after one was interrupted; the next open rolls it back. */
+#define NCM_NODE_UNDO_NAME "nodecm.undo"
 
 /*
  * Read DIR/nodecm_pods and its journal into *RET (*RET_N records, sorted by pod UID; a missing
@@ -130,6 +133,17 @@ typedef struct ncm_node_options {
          * checks and sets up but writes nothing at start (node allocatable is in place).
          */
         bool attach;
+        /*
+         * Tests: every write of the state directory goes through these hooks (borrowed; NULL:
+         * none), so that a failing disk or a killed process can be tried at each step.
+         */
+        const ncm_fs_faults *faults;
+        /*
+         * Write nothing to the state directory (what the kubelet's start would write stays in
+         * memory): a node opened to be looked at, on a directory that may be read-only.
+         * Admissions and removals are -EROFS.
+         */
+        bool read_only;
 } ncm_node_options;
 
 /*
@@ -227,8 +241,12 @@ enum {
  * hold CPUs keep them.
  *
  * Returns 0 with *RET set, or -errno for failures that are not decisions (out of memory, a
- * checkpoint that cannot be written); the node is then restored as well, except that a failed
- * write may have left the file behind the memory state.
+ * checkpoint that cannot be written: ENOSPC, EROFS, EIO); the node, its files and the
+ * enforcer's writes are then as they were. A refusal writes nothing at all. The files of one
+ * admission (cpu_manager_state, the device manager's checkpoint, nodecm_pods' journal line)
+ * are one commit with an undo record (ncm_fs_batch_set_undo), made after the enforcer's writes
+ * and before its commit: a process killed anywhere leaves the directory as it was before the
+ * admission (the next open rolls back) or as after it.
  */
 NCM_API int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags,
                            ncm_node_admission **ret, ncm_error *err);
@@ -314,16 +332,16 @@ NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PU
 
 /*
  * Stage N's writes of its state directory (cpu_manager_state, nodecm_pods, the device
- * manager's checkpoint) into BATCH instead of writing them; NULL writes them at once again.
- * The caller commits BATCH (ncm_fs_batch_commit) after the call that wrote them, or frees it to
- * drop them (after a refused admission, whose rollback wrote the old state again). Until then
- * the directory holds the state before the call, and N the state after it.
+ * manager's checkpoint) into BATCH, where the caller may have put writes of its own first; NULL
+ * ends that. The next change N makes commits BATCH, the caller's writes with its own, all or
+ * nothing (with the undo record of the directory, NCM_FS_WRITE_NO_DIRSYNC: the caller owes the
+ * directory's fsync, ncm_fs_batch_settle), or drops it all when it is refused or fails.
  */
 NCM_API void ncm_node_stage_writes(ncm_node *n, ncm_fs_batch *batch);
 
 /*
- * How many times N has fsynced its state directory (each write of nodecm_pods ends with one)
- * since it was made. A caller that renamed a file of its own into that directory without
+ * How many times N has fsynced its state directory (each commit that replaced a file ends with
+ * one) since it was made. A caller that renamed a file of its own into that directory without
  * syncing it (NCM_FS_WRITE_NO_DIRSYNC) learns from a change of this count that a node write
  * since has made its rename durable too, and syncs the directory itself otherwise.
  */
@@ -351,6 +369,14 @@ enum {
         NCM_NODE_DIR_NOWAIT = 1 << 1,
         /* Do the enforcer's start-up writes although the node was started before (reconcile). */
         NCM_NODE_DIR_START = 1 << 2,
+        /*
+         * Only to look at (status, pods, explain): the node writes nothing (its admissions and
+         * removals are -EROFS). On a directory it can write, what a crash left is tidied up
+         * all the same, under the lock; on one it cannot (a read-only mount), the files are
+         * read as they lie under a shared lock (none without a lock file), and a change a crash
+         * interrupted, which cannot be rolled back there, is -EROFS, saying so.
+         */
+        NCM_NODE_DIR_READ_ONLY = 1 << 3,
 };
 
 typedef struct ncm_node_dir_options {
@@ -359,14 +385,18 @@ typedef struct ncm_node_dir_options {
         const char *devices;    /* as ncm_node_options.devices */
         size_t devices_len;
         ncm_kubelet_version kubelet_version; /* as ncm_node_options.kubelet_version */
+        const ncm_fs_faults *faults;         /* as ncm_node_options.faults (tests) */
 } ncm_node_dir_options;
 
 /*
- * Open the node in DIR on topology T with configuration CFG (both must outlive it). Errors:
- * DIR missing or not a directory; no cpu_manager_state without NCM_NODE_DIR_INIT (-ENOENT, "run
- * 'nodecm node init' first"); the lock (-EWOULDBLOCK with NOWAIT); the kubelet's restore and
+ * Open the node in DIR on topology T with configuration CFG (both must outlive it). A change
+ * a killed process left half-written is rolled back first (its undo record, nodecm.undo), so
+ * that the directory holds the state before it or after it, never a mix. Errors: DIR missing
+ * or not a directory; no cpu_manager_state without NCM_NODE_DIR_INIT (-ENOENT, "run 'nodecm
+ * node init' first"); the lock (-EWOULDBLOCK with NOWAIT); the kubelet's restore and
  * validation errors (-NCM_E_INVALID_STATE, -NCM_E_CHECKSUM: a configuration the state does
- * not fit); nodecm_pods unreadable (-EINVAL); the enforcer's start.
+ * not fit); nodecm_pods unreadable (-EINVAL); the enforcer's start. A failed open with
+ * NCM_NODE_DIR_INIT leaves nothing it made behind (the directory, the lock file, the files).
  */
 NCM_API int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *cfg,
                               const ncm_node_dir_options *o, ncm_node_dir **ret, ncm_error *err);

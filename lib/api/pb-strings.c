@@ -53,12 +53,12 @@ static int check(const ProtobufCMessageDescriptor *d, const uint8_t *p, const ui
                 }
                 if (!varint(&p, end, &n) || n > (uint64_t)(end - p))
                         return 0;
-                f = key >> 3 <= UINT32_MAX
-                                    ? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3))
-                                    : NULL;
+                f = key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(
+                                                             d, (unsigned)(key >> 3))
+                                           : NULL;
                 if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, (size_t)n))
-                        return ncm_error_set(err, EINVAL, "%s.%s: a NUL byte in a string",
-                                             d->name, f->name);
+                        return ncm_error_set(err, EINVAL, "%s.%s: a NUL byte in a string", d->name,
+                                             f->name);
                 if (f && f->type == PROTOBUF_C_TYPE_MESSAGE && depth < MAX_DEPTH) {
                         int r = check((const ProtobufCMessageDescriptor *)f->descriptor, p, p + n,
                                       depth + 1, err);

@@ -120,6 +120,29 @@ int ncm_error_exit_status(int code)
 #undef NCM_ERR_STATUS_
         case 0:
                 return 0;
+        /* the environment failed, not the request: a retry may get past it */
+        case ENOSPC:
+        case EDQUOT:
+        case EROFS:
+        case EIO:
+        case ENOMEM:
+        case EAGAIN:
+        case ETIMEDOUT:
+        case ECONNREFUSED:
+        case ECONNRESET:
+        case ECONNABORTED:
+        case ENOTCONN:
+        case EPIPE:
+        case ESHUTDOWN:
+        case EHOSTUNREACH:
+        case ENETUNREACH:
+        case ENETDOWN:
+        case ENOBUFS:
+        case EMFILE:
+        case ENFILE:
+        case ENOLCK:
+        case EINTR:
+                return 3;
         default:
                 return 2;
         }

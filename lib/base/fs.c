@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <nodecm/buf.h>
 #include <nodecm/fs.h>
 #include "base/array.h"
 
@@ -196,6 +197,31 @@ static int open_parent(int rootfd, const char *path, const char **ret_base, ncm_
         return ncm_fs_openat(rootfd, parent, O_PATH | O_DIRECTORY, 0, err);
 }
 
+int ncm_fs_fault(const ncm_fs_faults *f, ncm_fs_op op, const char *path, size_t len)
+{
+        return f && f->fn ? f->fn(f->data, op, path, len) : 0;
+}
+
+static int write_full(int fd, const void *data, size_t len);
+
+/*
+ * write_full() behind the fault hook: a failure fails it, a short length writes that much and
+ * then fails with ENOSPC (a disk that filled up during the write).
+ */
+static int write_faulted(const ncm_fs_faults *faults, const char *path, int fd, const void *data,
+                         size_t len)
+{
+        int k = ncm_fs_fault(faults, NCM_FS_OP_WRITE, path, len);
+
+        if (k < 0)
+                return k;
+        if (k > 0 && (size_t)k < len) {
+                int r = write_full(fd, data, (size_t)k);
+                return r < 0 ? r : -ENOSPC;
+        }
+        return write_full(fd, data, len);
+}
+
 static int write_full(int fd, const void *data, size_t len)
 {
         const char *p = data;
@@ -224,13 +250,17 @@ int ncm_fs_write_atomic(int rootfd, const char *path, const void *data, size_t l
  * left behind).
  */
 static int stage_temp(int dirfd, const char *path, const char *base, const void *data, size_t len,
-                      mode_t mode, char tmp[static TMP_NAME_MAX], ncm_error *err)
+                      mode_t mode, const ncm_fs_faults *faults, char tmp[static TMP_NAME_MAX],
+                      ncm_error *err)
 {
         ncm_autoclose int fd = -1;
         int r;
 
         if (strlen(base) > 200)
                 return ncm_error_set(err, ENAMETOOLONG, "'%s': name too long", path);
+        r = ncm_fs_fault(faults, NCM_FS_OP_CREATE, path, len);
+        if (r < 0)
+                return ncm_error_errno(err, -r, "create temporary file for '%s'", path);
         for (int i = 0; i < TMP_ATTEMPTS && fd < 0; i++) {
                 uint32_t rnd = 0;
                 if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
@@ -249,7 +279,7 @@ static int stage_temp(int dirfd, const char *path, const char *base, const void 
                         mode = st.st_mode & 07777;
         }
         /* O_CREAT honours the umask; the checkpoint mode must not depend on it. */
-        r = fchmod(fd, mode) < 0 ? -errno : write_full(fd, data, len);
+        r = fchmod(fd, mode) < 0 ? -errno : write_faulted(faults, path, fd, data, len);
         if (r < 0) {
                 (void)unlinkat(dirfd, tmp, 0);
                 return ncm_error_errno(err, -r, "write '%s'", path);
@@ -258,10 +288,13 @@ static int stage_temp(int dirfd, const char *path, const char *base, const void 
 }
 
 /* fsync DIRFD's directory (an O_PATH fd cannot be fsynced: reopened). */
-static int sync_parent(int dirfd, const char *path, ncm_error *err)
+static int sync_parent(int dirfd, const char *path, const ncm_fs_faults *faults, ncm_error *err)
 {
         ncm_autoclose int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = ncm_fs_fault(faults, NCM_FS_OP_DIRSYNC, path, 0);
 
+        if (r < 0)
+                return ncm_error_errno(err, -r, "fsync directory of '%s'", path);
         if (fd < 0 || fsync(fd) < 0)
                 return ncm_error_errno(err, errno, "fsync directory of '%s'", path);
         return 0;
@@ -281,7 +314,7 @@ int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *data, si
         dirfd = open_parent(rootfd, path, &base, err);
         if (dirfd < 0)
                 return dirfd;
-        fd = stage_temp(dirfd, path, base, data, len, mode, tmp, err);
+        fd = stage_temp(dirfd, path, base, data, len, mode, NULL, tmp, err);
         if (fd < 0)
                 return fd;
         if (fsync(fd) < 0 || close(NCM_TAKE_FD(fd)) < 0 || renameat(dirfd, tmp, dirfd, base) < 0) {
@@ -291,7 +324,7 @@ int ncm_fs_write_atomic_flags(int rootfd, const char *path, const void *data, si
         }
         if (flags & NCM_FS_WRITE_NO_DIRSYNC)
                 return 0;
-        return sync_parent(dirfd, path, err);
+        return sync_parent(dirfd, path, NULL, err);
 }
 
 /* ---- batches ------------------------------------------------------------------------------- */
@@ -345,11 +378,31 @@ struct ncm_fs_batch {
         size_t n_held, cap_held;
         batch_file *owed; /* directories whose fsync a commit left (path, dir, dirfd only) */
         size_t n_owed, cap_owed;
+        const ncm_fs_faults *faults; /* borrowed; NULL: none */
+        int undo_rootfd;
+        char *undo_path; /* the undo record of each commit; NULL: commits keep no undo */
 };
 
 ncm_fs_batch *ncm_fs_batch_new(void)
 {
         return calloc(1, sizeof(ncm_fs_batch));
+}
+
+void ncm_fs_batch_set_faults(ncm_fs_batch *b, const ncm_fs_faults *faults)
+{
+        b->faults = faults;
+}
+
+int ncm_fs_batch_set_undo(ncm_fs_batch *b, int rootfd, const char *path, ncm_error *err)
+{
+        char *p = NULL;
+
+        if (path && !(p = strdup(path)))
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        free(b->undo_path);
+        b->undo_path = p;
+        b->undo_rootfd = rootfd;
+        return 0;
 }
 
 /* Forget file F; its temporary file goes unless it was renamed. */
@@ -408,6 +461,7 @@ ncm_fs_batch *ncm_fs_batch_free(ncm_fs_batch *b)
         free(b->held);
         free(b->owed);
         free(b->v);
+        free(b->undo_path);
         free(b);
         return NULL;
 }
@@ -466,7 +520,7 @@ static bool take_spare(ncm_fs_batch *b, batch_file *f, const char *base, const v
         if (fstatat(f->dirfd, base, &target, 0) == 0 && S_ISREG(target.st_mode))
                 mode = target.st_mode & 07777;
         if (((have.st_mode & 07777) != mode && fchmod(s->fd, mode) < 0) ||
-            write_full(s->fd, data, len) < 0) {
+            write_faulted(b->faults, f->path, s->fd, data, len) < 0) {
                 spare_forget_file(s, true);
                 return false;
         }
@@ -513,7 +567,7 @@ int ncm_fs_batch_write(ncm_fs_batch *b, int rootfd, const char *path, const void
         if (r < 0)
                 return r;
         if (!take_spare(b, &f, base, data, len))
-                f.fd = stage_temp(f.dirfd, path, base, data, len, mode, f.tmp, err);
+                f.fd = stage_temp(f.dirfd, path, base, data, len, mode, b->faults, f.tmp, err);
         if (f.fd < 0) {
                 r = f.fd;
                 batch_drop(&f, true);
@@ -580,13 +634,16 @@ int ncm_fs_batch_append(ncm_fs_batch *b, int rootfd, const char *path, const voi
  * come after every append is written, so that the first one's journal commit carries them all
  * (one fdatasync after each write would make each append a journal commit of its own).
  */
-static int append_write(batch_file *f)
+static int append_write(const ncm_fs_batch *b, batch_file *f)
 {
         const char *base = f->path + strlen(f->dir);
         struct stat st;
         int r;
 
         if (f->fd < 0) {
+                r = ncm_fs_fault(b->faults, NCM_FS_OP_CREATE, f->path, f->len);
+                if (r < 0)
+                        return r;
                 f->fd = openat(f->dirfd, base,
                                O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, f->mode);
                 if (f->fd < 0)
@@ -599,7 +656,7 @@ static int append_write(batch_file *f)
                 return -errno;
         f->end = st.st_size;
         f->written = true;
-        r = write_full(f->fd, f->data, f->len);
+        r = write_faulted(b->faults, f->path, f->fd, f->data, f->len);
         if (r >= 0)
                 (void)sync_file_range(f->fd, f->end, (off_t)f->len, SYNC_FILE_RANGE_WRITE);
         return r;
@@ -654,10 +711,243 @@ static void owe_dir(ncm_fs_batch *b, batch_file *f)
         f->dirfd = -1;
 }
 
+/* ---- undo records ------------------------------------------------------------------------ */
+
+/*
+ * A commit with an undo record (ncm_fs_batch_set_undo) is all or nothing across failures and
+ * crashes. Before its first change it makes, in this order and without touching any file's
+ * content: a hard link ".NAME.undo" to each file it will replace (the old content, kept without
+ * a byte of new space), then the record itself, written whole and renamed into place:
+ *
+ *   nodecm-undo 1
+ *   R <path>           <path> is replaced: .<name>.undo holds the old file
+ *   C <path>           <path> is created by the commit
+ *   A <size> <path>    <path> is appended to: it was <size> bytes long
+ *   N <path>           <path> is created by an append
+ *
+ * Then the appends, the renames and the directories' fsyncs; removing the record is the commit
+ * point, after which the links go. Rolling back (the commit failing at any step, or a later
+ * ncm_fs_recover() finding the record after a crash) renames each link back over its file,
+ * removes what was created, cuts each append back, and removes the record last: until every
+ * step succeeded the record stays, and the next recovery finishes the work. Every step of it is
+ * a rename, an unlink or a truncation, none of which needs space. The record is not fsynced: it
+ * guards against a process killed or a write failing, not a machine losing power.
+ */
+
+#define UNDO_MAGIC "nodecm-undo 1\n"
+
+/* ".BASE.undo" into BUF. */
+static bool undo_link_name(const char *base, char buf[static TMP_NAME_MAX])
+{
+        return (size_t)snprintf(buf, TMP_NAME_MAX, ".%s.undo", base) < TMP_NAME_MAX;
+}
+
+/* Apply one line of a record (KIND, SIZE, PATH inside ROOTFD). */
+static int undo_line(int rootfd, char kind, long long size, const char *path,
+                     const ncm_fs_faults *faults, ncm_error *err)
+{
+        ncm_autoclose int dirfd = -1;
+        char link[TMP_NAME_MAX];
+        const char *base;
+        int r;
+
+        dirfd = open_parent(rootfd, path, &base, err);
+        if (dirfd == -ENOENT)
+                return 0; /* its directory is gone: nothing of it to undo */
+        if (dirfd < 0)
+                return dirfd;
+        switch (kind) {
+        case 'R':
+                if (!undo_link_name(base, link))
+                        return ncm_error_set(err, ENAMETOOLONG, "'%s': name too long", path);
+                if (faccessat(dirfd, link, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                        return 0; /* put back already */
+                /* (a rename between two links of one file changes nothing: then unlink) */
+                r = ncm_fs_fault(faults, NCM_FS_OP_RENAME, path, 0);
+                if (r < 0 || renameat(dirfd, link, dirfd, base) < 0)
+                        return ncm_error_errno(err, r < 0 ? -r : errno, "restore '%s'", path);
+                r = ncm_fs_fault(faults, NCM_FS_OP_UNLINK, path, 0);
+                if (r < 0 || (unlinkat(dirfd, link, 0) < 0 && errno != ENOENT))
+                        return ncm_error_errno(err, r < 0 ? -r : errno, "restore '%s'", path);
+                return 0;
+        case 'C':
+        case 'N':
+                r = ncm_fs_fault(faults, NCM_FS_OP_UNLINK, path, 0);
+                if (r < 0 || (unlinkat(dirfd, base, 0) < 0 && errno != ENOENT))
+                        return ncm_error_errno(err, r < 0 ? -r : errno, "remove '%s'", path);
+                return 0;
+        case 'A': {
+                ncm_autoclose int fd = openat(dirfd, base, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                struct stat st;
+                if (fd < 0 && errno == ENOENT)
+                        return 0;
+                if (fd < 0 || fstat(fd, &st) < 0)
+                        return ncm_error_errno(err, errno, "cut back '%s'", path);
+                if (st.st_size <= size)
+                        return 0;
+                r = ncm_fs_fault(faults, NCM_FS_OP_TRUNCATE, path, (size_t)size);
+                if (r < 0 || ftruncate(fd, (off_t)size) < 0)
+                        return ncm_error_errno(err, r < 0 ? -r : errno, "cut back '%s'", path);
+                return 0;
+        }
+        default:
+                return ncm_error_set(err, EINVAL, "undo record: unknown step '%c'", kind);
+        }
+}
+
+/* Roll back what the record TEXT describes (paths inside ROOTFD), then remove it (PATH). */
+static int undo_apply(int rootfd, const char *path, const char *text, size_t len,
+                      const ncm_fs_faults *faults, ncm_error *err)
+{
+        size_t at = sizeof(UNDO_MAGIC) - 1;
+        int r;
+
+        if (len < at || memcmp(text, UNDO_MAGIC, at) != 0)
+                return ncm_error_set(err, EINVAL, "%s: not an undo record nodecm knows", path);
+        while (at < len) {
+                const char *nl = memchr(text + at, '\n', len - at);
+                char line[4200], *p, *end;
+                long long size = 0;
+                char kind;
+
+                if (!nl)
+                        return ncm_error_set(err, EINVAL, "%s: a line without its end", path);
+                if ((size_t)(nl - (text + at)) >= sizeof(line) || nl - (text + at) < 3)
+                        return ncm_error_set(err, EINVAL, "%s: a line too long or short", path);
+                memcpy(line, text + at, (size_t)(nl - (text + at)));
+                line[nl - (text + at)] = '\0';
+                at = (size_t)(nl - text) + 1;
+                kind = line[0];
+                p = line + 2;
+                if (kind == 'A') {
+                        errno = 0;
+                        size = strtoll(p, &end, 10);
+                        if (errno || end == p || *end != ' ' || size < 0)
+                                return ncm_error_set(err, EINVAL, "%s: bad size", path);
+                        p = end + 1;
+                }
+                r = undo_line(rootfd, kind, size, p, faults, err);
+                if (r < 0)
+                        return r;
+        }
+        r = ncm_fs_fault(faults, NCM_FS_OP_UNLINK, path, 0);
+        if (r < 0)
+                return ncm_error_errno(err, -r, "remove '%s'", path);
+        r = ncm_fs_unlink(rootfd, path, err);
+        return r < 0 ? r : 1;
+}
+
+int ncm_fs_recover(int rootfd, const char *path, const ncm_fs_faults *faults, ncm_error *err)
+{
+        ncm_autofree char *text = NULL;
+        size_t len = 0;
+        int r = ncm_fs_read_all(rootfd, path, 1 << 20, &text, &len, err);
+
+        if (r == -ENOENT) {
+                ncm_error_clear(err);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        r = undo_apply(rootfd, path, text, len, faults, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "roll back an interrupted write");
+        return r;
+}
+
+/* Forget the undo links B's files made (the commit went through, or the record never came). */
+static void undo_links_drop(ncm_fs_batch *b, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                batch_file *f = &b->v[i];
+                char link[TMP_NAME_MAX];
+                if (f->append || !f->dir || f->dirfd < 0 ||
+                    !undo_link_name(f->path + strlen(f->dir), link))
+                        continue;
+                if (ncm_fs_fault(b->faults, NCM_FS_OP_UNLINK, f->path, 0) >= 0)
+                        (void)unlinkat(f->dirfd, link, 0);
+        }
+}
+
+/*
+ * Before the first change: the undo links, then the record (*RET_TEXT, what it says). -errno
+ * with nothing changed but links (which the caller drops).
+ */
+static int undo_prepare(ncm_fs_batch *b, ncm_buf *text, ncm_error *err)
+{
+        ncm_autoclose int dirfd = -1;
+        ncm_autoclose int fd = -1;
+        const char *base;
+        char tmp[TMP_NAME_MAX];
+        int r;
+
+        ncm_buf_puts(text, UNDO_MAGIC);
+        for (size_t i = 0; i < b->n; i++) {
+                batch_file *f = &b->v[i];
+                const char *fbase = f->path + strlen(f->dir);
+                char link[TMP_NAME_MAX];
+                struct stat st;
+
+                if (f->rootfd != b->undo_rootfd || strchr(f->path, '\n'))
+                        return ncm_error_set(err, EINVAL,
+                                             "'%s': not a file an undo record can name", f->path);
+                if (f->append) {
+                        if (f->fd >= 0 && fstat(f->fd, &st) == 0)
+                                ncm_buf_printf(text, "A %lld %s\n", (long long)st.st_size, f->path);
+                        else if (f->fd >= 0)
+                                return ncm_error_errno(err, errno, "stat '%s'", f->path);
+                        else
+                                ncm_buf_printf(text, "N %s\n", f->path);
+                        continue;
+                }
+                if (!undo_link_name(fbase, link))
+                        return ncm_error_set(err, ENAMETOOLONG, "'%s': name too long", f->path);
+                (void)unlinkat(f->dirfd, link, 0); /* an earlier crash's */
+                r = ncm_fs_fault(b->faults, NCM_FS_OP_LINK, f->path, 0);
+                if (r < 0)
+                        return ncm_error_errno(err, -r, "keep the old '%s'", f->path);
+                if (linkat(f->dirfd, fbase, f->dirfd, link, 0) == 0)
+                        ncm_buf_printf(text, "R %s\n", f->path);
+                else if (errno == ENOENT)
+                        ncm_buf_printf(text, "C %s\n", f->path);
+                else
+                        return ncm_error_errno(err, errno, "keep the old '%s'", f->path);
+        }
+        if (ncm_buf_failed(text))
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        dirfd = open_parent(b->undo_rootfd, b->undo_path, &base, err);
+        if (dirfd < 0)
+                return dirfd;
+        fd = stage_temp(dirfd, b->undo_path, base, text->data, text->len, 0600, b->faults, tmp,
+                        err);
+        if (fd < 0)
+                return fd;
+        r = ncm_fs_fault(b->faults, NCM_FS_OP_RENAME, b->undo_path, 0);
+        if (r < 0 || renameat(dirfd, tmp, dirfd, base) < 0) {
+                r = r < 0 ? -r : errno;
+                (void)unlinkat(dirfd, tmp, 0);
+                return ncm_error_errno(err, r, "write '%s'", b->undo_path);
+        }
+        return 0;
+}
+
+/*
+ * A failed commit with an undo record: everything rolled back from what the record says, which
+ * is removed last. When a step fails the record stays for ncm_fs_recover() (ERR keeps the
+ * commit's own failure).
+ */
+static void undo_rollback(ncm_fs_batch *b, const ncm_buf *text)
+{
+        (void)undo_apply(b->undo_rootfd, b->undo_path, text->data, text->len, b->faults, NULL);
+}
+
 int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
 {
         bool nodirsync = flags & NCM_FS_WRITE_NO_DIRSYNC;
-        size_t i;
+        bool undo = b->undo_path != NULL && b->n > 0;
+        ncm_buf text = NCM_BUF_INIT;
+        size_t i, renamed = 0, failed_rename = SIZE_MAX;
+        int r = 0;
 
         if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC) {
                 batch_clear(b, 0);
@@ -669,69 +959,125 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
                 batch_clear(b, 0);
                 return ncm_error_set(err, ENOMEM, "out of memory");
         }
-        for (i = 0; i < b->n; i++) {
-                batch_file *f = &b->v[i];
-                int r = f->append ? append_write(f) : 0;
-                if (r < 0) {
-                        ncm_error_errno(err, -r, "write '%s'", f->path);
-                        appends_undo(b, 0, i + 1);
-                        batch_clear(b, 0);
-                        return r;
-                }
+        /* an earlier commit's rollback that could not finish: finished first */
+        if (undo && (r = ncm_fs_recover(b->undo_rootfd, b->undo_path, b->faults, err)) < 0) {
+                batch_clear(b, 0);
+                return r;
         }
-        /* every file whole on disk before any rename: a crash leaves each old or new */
-        for (i = 0; i < b->n; i++) {
+        /* every new file whole on disk before anything changes: a crash leaves each old or new */
+        for (i = 0; i < b->n && r >= 0; i++) {
                 batch_file *f = &b->v[i];
-                int r = (f->append ? fdatasync(f->fd) : fsync(f->fd)) < 0 ? -errno : 0;
-                /* an append's fd stays open until the end: a failure after it cuts it back */
-                if (r >= 0 && !f->append && close(NCM_TAKE_FD(f->fd)) < 0)
+                if (f->append)
+                        continue;
+                r = ncm_fs_fault(b->faults, NCM_FS_OP_FSYNC, f->path, 0);
+                if (r >= 0 && (fsync(f->fd) < 0 || close(NCM_TAKE_FD(f->fd)) < 0))
                         r = -errno;
-                if (r < 0) {
+                if (r < 0)
                         ncm_error_errno(err, -r, "write '%s'", f->path);
-                        appends_undo(b, 0, b->n);
+        }
+        if (r >= 0 && undo) {
+                r = undo_prepare(b, &text, err);
+                if (r < 0) {
+                        undo_links_drop(b, b->n);
+                        ncm_buf_done(&text);
                         batch_clear(b, 0);
                         return r;
                 }
         }
-        /* in the order written: a crash between two leaves a prefix renamed, as without a batch */
-        for (i = 0; i < b->n; i++) {
+        if (r < 0) {
+                ncm_buf_done(&text);
+                batch_clear(b, 0);
+                return r;
+        }
+        /* the appends, then one fdatasync each: the first journal commit carries them all */
+        for (i = 0; i < b->n && r >= 0; i++) {
+                batch_file *f = &b->v[i];
+                if (!f->append)
+                        continue;
+                r = append_write(b, f);
+                if (r < 0)
+                        ncm_error_errno(err, -r, "write '%s'", f->path);
+        }
+        for (i = 0; i < b->n && r >= 0; i++) {
+                batch_file *f = &b->v[i];
+                if (!f->append)
+                        continue;
+                r = ncm_fs_fault(b->faults, NCM_FS_OP_FSYNC, f->path, 0);
+                if (r >= 0 && fdatasync(f->fd) < 0)
+                        r = -errno;
+                if (r < 0)
+                        ncm_error_errno(err, -r, "write '%s'", f->path);
+        }
+        /* in the order written: without an undo record, a crash between two leaves a prefix */
+        for (i = 0; i < b->n && r >= 0; i++) {
                 batch_file *f = &b->v[i];
                 const char *base = f->path + strlen(f->dir);
                 int held;
                 if (f->append)
                         continue; /* in place */
+                r = ncm_fs_fault(b->faults, NCM_FS_OP_RENAME, f->path, 0);
+                if (r < 0) {
+                        ncm_error_errno(err, -r, "write '%s'", f->path);
+                        failed_rename = i;
+                        break;
+                }
                 /* the file replaced stays open: freed by the settle, not inside the rename */
                 held = openat(f->dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
                 if (renameat(f->dirfd, f->tmp, f->dirfd, base) < 0) {
-                        int r = errno;
+                        r = -errno;
                         if (held >= 0)
                                 close(held);
-                        ncm_error_errno(err, r, "write '%s'", f->path);
-                        appends_undo(b, i + 1, b->n);
-                        batch_clear(b, i);
-                        return -r;
+                        ncm_error_errno(err, -r, "write '%s'", f->path);
+                        failed_rename = i;
+                        break;
                 }
+                renamed = i + 1;
                 commit_leaves(b, f, held);
         }
-        for (i = 0; i < b->n; i++) {
+        for (i = 0; i < b->n && r >= 0 && !nodirsync; i++) {
                 bool seen = false;
-                int r;
                 if (b->v[i].append && !b->v[i].created)
                         continue; /* no name changed */
-                if (nodirsync) {
-                        owe_dir(b, &b->v[i]);
-                        continue;
-                }
                 for (size_t k = 0; k < i && !seen; k++)
                         seen = (!b->v[k].append || b->v[k].created) &&
                                b->v[k].rootfd == b->v[i].rootfd &&
                                strcmp(b->v[k].dir, b->v[i].dir) == 0;
-                r = seen ? 0 : sync_parent(b->v[i].dirfd, b->v[i].path, err);
-                if (r < 0) {
-                        batch_clear(b, b->n);
-                        return r;
-                }
+                r = seen ? 0 : sync_parent(b->v[i].dirfd, b->v[i].path, b->faults, err);
         }
+        /* the commit point: the record goes */
+        if (r >= 0 && undo) {
+                r = ncm_fs_fault(b->faults, NCM_FS_OP_UNLINK, b->undo_path, 0);
+                if (r >= 0)
+                        r = ncm_fs_unlink(b->undo_rootfd, b->undo_path, err);
+                else
+                        ncm_error_errno(err, -r, "remove '%s'", b->undo_path);
+        }
+        if (r < 0) {
+                if (undo) {
+                        undo_rollback(b, &text);
+                        undo_links_drop(b, b->n);
+                        batch_clear(b, renamed);
+                } else {
+                        /*
+                         * Without a record: a failure before the renames writes nothing; a
+                         * failed rename leaves what comes before it written, nothing after it;
+                         * a directory's fsync failing leaves everything written.
+                         */
+                        if (failed_rename != SIZE_MAX)
+                                appends_undo(b, failed_rename + 1, b->n);
+                        else if (renamed == 0)
+                                appends_undo(b, 0, b->n);
+                        batch_clear(b, renamed);
+                }
+                ncm_buf_done(&text);
+                return r;
+        }
+        if (undo)
+                undo_links_drop(b, b->n);
+        ncm_buf_done(&text);
+        for (i = 0; i < b->n && nodirsync; i++)
+                if (!b->v[i].append || b->v[i].created)
+                        owe_dir(b, &b->v[i]);
         batch_clear(b, b->n);
         return 0;
 }
@@ -746,7 +1092,7 @@ static void make_spare(batch_spare *s)
 
         if (dirfd < 0)
                 return;
-        fd = stage_temp(dirfd, s->path, base, "", 0, s->mode, tmp, NULL);
+        fd = stage_temp(dirfd, s->path, base, "", 0, s->mode, NULL, tmp, NULL);
         if (fd < 0) {
                 close(dirfd);
                 return;
@@ -764,7 +1110,7 @@ int ncm_fs_batch_settle(ncm_fs_batch *b, unsigned flags, ncm_error *err)
                 return ncm_error_set(err, EINVAL, "settle batch: unknown flags 0x%x", flags);
         if (!(flags & NCM_FS_WRITE_NO_DIRSYNC)) {
                 for (size_t i = 0; i < b->n_owed; i++) {
-                        int r = sync_parent(b->owed[i].dirfd, b->owed[i].path,
+                        int r = sync_parent(b->owed[i].dirfd, b->owed[i].path, b->faults,
                                             ret < 0 ? NULL : err);
                         if (r < 0 && ret == 0)
                                 ret = r;
@@ -886,9 +1232,10 @@ int ncm_fs_clean_tmp(int rootfd, const char *dir, const char *const *names, ncm_
                         size_t nl = strlen(names[i]);
                         const char *p = de->d_name;
                         bool ours = p[0] == '.' && strncmp(p + 1, names[i], nl) == 0 &&
-                                    strncmp(p + 1 + nl, ".tmp", 4) == 0 &&
-                                    strlen(p + 1 + nl + 4) == 8 &&
-                                    strspn(p + 1 + nl + 4, "0123456789abcdef") == 8;
+                                    ((strncmp(p + 1 + nl, ".tmp", 4) == 0 &&
+                                      strlen(p + 1 + nl + 4) == 8 &&
+                                      strspn(p + 1 + nl + 4, "0123456789abcdef") == 8) ||
+                                     strcmp(p + 1 + nl, ".undo") == 0);
                         if (ours && unlinkat(dirfd(d), p, 0) == 0)
                                 removed++;
                 }

@@ -67,6 +67,7 @@ typedef struct call_state {
         int fn_r;     /* what FN returned to stop the watch */
         bool closed;  /* on_close ran */
         bool too_big; /* a reply above the buffer's means */
+        uint32_t timeout_ms;
 } call_state;
 
 static void on_message(ncm_rpc_call *call, const uint8_t *msg, size_t len, void *data)
@@ -108,11 +109,22 @@ static void on_close(ncm_rpc_call *call, ncm_rpc_code code, const char *message,
         }
         switch (code) {
         case NCM_RPC_UNAVAILABLE:
-                s->r = ncm_error_set(s->err, ECONNRESET, "%s: the daemon went away (%s)", s->socket,
-                                     message[0] ? message : "unavailable");
+                /* a daemon busy with a long request has not even said hello yet */
+                if (strstr(message, "handshake timed out"))
+                        s->r = ncm_error_set(s->err, ETIMEDOUT,
+                                             "%s: the daemon did not answer in %.3g s: it is "
+                                             "busy or stuck (--timeout waits longer)",
+                                             s->socket, s->timeout_ms / 1000.0);
+                else
+                        s->r = ncm_error_set(s->err, ECONNRESET,
+                                             "%s: the daemon closed the connection (%s)", s->socket,
+                                             message[0] ? message : "unavailable");
                 break;
         case NCM_RPC_DEADLINE_EXCEEDED:
-                s->r = ncm_error_set(s->err, ETIMEDOUT, "%s: no answer in time", s->socket);
+                s->r = ncm_error_set(s->err, ETIMEDOUT,
+                                     "%s: no answer in %.3g s: the daemon is busy or stuck "
+                                     "(--timeout waits longer)",
+                                     s->socket, s->timeout_ms / 1000.0);
                 break;
         case NCM_RPC_INVALID_ARGUMENT:
                 s->r = ncm_error_set(s->err, EINVAL, "%s", message);
@@ -140,6 +152,9 @@ static int run_call(const char *socket, ncm_ctl_method m, const uint8_t *req, si
         ncm_rpc_opts_default(&o);
         /* a CPU map or an explanation of a big machine is well above gRPC's 4 MiB default */
         o.max_recv_msg = 64u << 20;
+        /* the whole call, its connection's handshake included, is what --timeout waits for */
+        o.handshake_timeout_ms = timeout_ms;
+        s->timeout_ms = timeout_ms;
         s->socket = socket;
         s->err = err;
         s->r = -EINPROGRESS;
@@ -147,6 +162,13 @@ static int run_call(const char *socket, ncm_ctl_method m, const uint8_t *req, si
         if (r < 0)
                 return ncm_error_set(err, -r, "event loop: %s", uv_strerror(r));
         r = ncm_rpc_uv_connect(&loop, socket, &o, &cl, err);
+        if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTSOCK) {
+                /* no daemon there: the environment's failure, a retry once it runs may do */
+                char msg[NCM_ERROR_MSG_MAX];
+                snprintf(msg, sizeof(msg), "%s", err ? err->msg : "");
+                r = ncm_error_set(err, NCM_E_UNAVAILABLE, "no nodecmd answers at %s (%s)", socket,
+                                  msg);
+        }
         if (r >= 0) {
                 r = ncm_rpc_conn_call(ncm_rpc_uv_client_conn(cl), path, NULL, 0, timeout_ms, req,
                                       len, &ops, s, &s->call, err);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,7 +25,8 @@ struct ncm_node_dir {
 };
 
 static const char *const files[] = {NCM_CPU_CHECKPOINT_NAME, NCM_DEVMGR_CHECKPOINT_NAME,
-                                    NCM_NODE_PODS_NAME, NCM_NODE_PODS_JOURNAL_NAME, NULL};
+                                    NCM_NODE_PODS_NAME,      NCM_NODE_PODS_JOURNAL_NAME,
+                                    NCM_NODE_UNDO_NAME,      NULL};
 
 int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err)
 {
@@ -34,6 +36,37 @@ int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         return ncm_fs_lock(AT_FDCWD, path, (flags & NCM_NODE_DIR_NOWAIT) ? NCM_FS_LOCK_NOWAIT : 0,
                            err);
+}
+
+/*
+ * A reader's lock into *RET_FD: shared, so that readers run together and never beside a writer.
+ * Without a lock file (a directory that cannot be written has no writer to wait for) none: -1.
+ */
+static int lock_shared(const char *dir, unsigned flags, int *ret_fd, ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+        ncm_autoclose int fd = -1;
+
+        *ret_fd = -1;
+        if (asprintf(&path, "%s/%s", dir, NCM_NODE_LOCK_NAME) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT)
+                return 0;
+        if (fd < 0)
+                return ncm_error_errno(err, errno, "lock '%s'", path);
+        while (flock(fd, LOCK_SH | ((flags & NCM_NODE_DIR_NOWAIT) ? LOCK_NB : 0)) < 0) {
+                if (errno == EINTR)
+                        continue;
+                if (errno == EWOULDBLOCK)
+                        return ncm_error_set(err, EWOULDBLOCK,
+                                             "'%s' is locked by another nodecm (try again when "
+                                             "it is done)",
+                                             path);
+                return ncm_error_errno(err, errno, "lock '%s'", path);
+        }
+        *ret_fd = NCM_TAKE_FD(fd);
+        return 0;
 }
 
 ncm_node_dir *ncm_node_dir_close(ncm_node_dir *d)
@@ -48,12 +81,55 @@ ncm_node_dir *ncm_node_dir_close(ncm_node_dir *d)
         return NULL;
 }
 
-int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *cfg,
-                      const ncm_node_dir_options *o, ncm_node_dir **ret, ncm_error *err)
+/* What a failed init made goes: the files that were not there, the directory if it was not. */
+typedef struct made {
+        bool dir;
+        bool existed[NCM_ELEMENTSOF(files)];
+        bool lock_existed;
+} made;
+
+static void made_note(const char *dir, made *m)
 {
-        static const ncm_node_dir_options defaults = {0};
+        for (size_t i = 0; files[i]; i++) {
+                ncm_autofree char *p = NULL;
+                m->existed[i] = asprintf(&p, "%s/%s", dir, files[i]) < 0 ||
+                                ncm_fs_exists(AT_FDCWD, p) != 0;
+        }
+        {
+                ncm_autofree char *p = NULL;
+                m->lock_existed = asprintf(&p, "%s/%s", dir, NCM_NODE_LOCK_NAME) < 0 ||
+                                  ncm_fs_exists(AT_FDCWD, p) != 0;
+        }
+}
+
+static void made_undo(const char *dir, const made *m, const ncm_fs_faults *faults)
+{
+        for (size_t i = 0; files[i]; i++) {
+                ncm_autofree char *p = NULL;
+                if (m->existed[i] || asprintf(&p, "%s/%s", dir, files[i]) < 0)
+                        continue;
+                if (ncm_fs_fault(faults, NCM_FS_OP_UNLINK, p, 0) >= 0)
+                        (void)ncm_fs_unlink(AT_FDCWD, p, NULL);
+        }
+        /* temporary files too: a spare made ahead, a write cut short */
+        (void)ncm_fs_clean_tmp(AT_FDCWD, dir, files, NULL);
+        if (!m->lock_existed) {
+                ncm_autofree char *p = NULL;
+                if (asprintf(&p, "%s/%s", dir, NCM_NODE_LOCK_NAME) >= 0 &&
+                    ncm_fs_fault(faults, NCM_FS_OP_UNLINK, p, 0) >= 0)
+                        (void)ncm_fs_unlink(AT_FDCWD, p, NULL);
+        }
+        if (m->dir && ncm_fs_fault(faults, NCM_FS_OP_UNLINK, dir, 0) >= 0)
+                (void)rmdir(dir);
+}
+
+static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *cfg,
+                    const ncm_node_dir_options *o, made *m, ncm_node_dir **ret, ncm_error *err)
+{
         ncm_autoptr(ncm_node_dir) d = calloc(1, sizeof(*d));
         ncm_autofree char *state = NULL;
+        ncm_autofree char *undo = NULL;
+        bool init = o->flags & NCM_NODE_DIR_INIT, ro = o->flags & NCM_NODE_DIR_READ_ONLY;
         ncm_node_options no = {0};
         struct stat st;
         uint64_t gen = 0;
@@ -61,14 +137,20 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
         bool torn = false;
         int r;
 
-        if (!o)
-                o = &defaults;
-        if (!d || asprintf(&state, "%s/%s", dir, NCM_CPU_CHECKPOINT_NAME) < 0)
+        if (!d || asprintf(&state, "%s/%s", dir, NCM_CPU_CHECKPOINT_NAME) < 0 ||
+            asprintf(&undo, "%s/%s", dir, NCM_NODE_UNDO_NAME) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         d->lockfd = -1;
-        if ((o->flags & NCM_NODE_DIR_INIT) && mkdir(dir, 0700) < 0 && errno != EEXIST)
-                return ncm_error_errno(err, errno, "create root directory '%s'", dir);
-        if (stat(dir, &st) < 0 && errno == ENOENT && !(o->flags & NCM_NODE_DIR_INIT))
+        if (init && !ro) {
+                r = ncm_fs_fault(o->faults, NCM_FS_OP_MKDIR, dir, 0);
+                if (r < 0)
+                        return ncm_error_errno(err, -r, "create root directory '%s'", dir);
+                if (mkdir(dir, 0700) == 0)
+                        m->dir = true;
+                else if (errno != EEXIST)
+                        return ncm_error_errno(err, errno, "create root directory '%s'", dir);
+        }
+        if (stat(dir, &st) < 0 && errno == ENOENT && !init)
                 return ncm_error_set(err, ENOENT,
                                      "'%s' holds no node (no such directory): run 'nodecm node "
                                      "init' first",
@@ -77,17 +159,43 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
                 return ncm_error_errno(err, errno, "root directory '%s'", dir);
         if (!S_ISDIR(st.st_mode))
                 return ncm_error_set(err, ENOTDIR, "root directory '%s': not a directory", dir);
-        d->lockfd = ncm_node_dir_lock(dir, o->flags, err);
-        if (d->lockfd < 0)
-                return d->lockfd;
-        /* whatever a crash left half-written is ours, and no one else is writing now */
-        r = ncm_fs_clean_tmp(AT_FDCWD, dir, files, err);
-        if (r < 0)
-                return r;
+        made_note(dir, m);
+        /*
+         * Only looking, but where it can write it still tidies up what a crash left (under the
+         * writers' lock, as they do): only a directory it cannot write is read as it lies.
+         */
+        if (ro && access(dir, W_OK) == 0)
+                ro = false;
+        if (ro) {
+                r = lock_shared(dir, o->flags, &d->lockfd, err);
+                if (r < 0)
+                        return r;
+        } else {
+                d->lockfd = ncm_node_dir_lock(dir, o->flags, err);
+                if (d->lockfd < 0)
+                        return d->lockfd;
+        }
+        if (ro) {
+                /* a change a crash interrupted is rolled back by the next writer, not here */
+                r = ncm_fs_exists(AT_FDCWD, undo);
+                if (r > 0)
+                        return ncm_error_set(err, EROFS,
+                                             "'%s': a change was interrupted (%s) and needs "
+                                             "rolling back, which a read-only command does not "
+                                             "do: run 'nodecm node reconcile' on it",
+                                             dir, NCM_NODE_UNDO_NAME);
+        } else {
+                /* a change a crash left half-written goes back, then its leftovers */
+                r = ncm_fs_recover(AT_FDCWD, undo, o->faults, err);
+                if (r >= 0)
+                        r = ncm_fs_clean_tmp(AT_FDCWD, dir, files, err);
+                if (r < 0)
+                        return r;
+        }
         r = ncm_fs_exists(AT_FDCWD, state);
         if (r < 0)
                 return ncm_error_errno(err, -r, "%s", state);
-        if (r == 0 && !(o->flags & NCM_NODE_DIR_INIT))
+        if (r == 0 && !init)
                 return ncm_error_set(err, ENOENT,
                                      "'%s' holds no node (no %s): run 'nodecm node init' first",
                                      dir, NCM_CPU_CHECKPOINT_NAME);
@@ -100,21 +208,23 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
         no.pods = d->pods;
         no.n_pods = d->n_pods;
         no.enforcer = o->enforcer;
-        no.attach = !(o->flags & NCM_NODE_DIR_INIT) && !(o->flags & NCM_NODE_DIR_START);
+        no.attach = !init && !(o->flags & NCM_NODE_DIR_START);
         no.devices = o->devices;
         no.devices_len = o->devices_len;
         no.kubelet_version = o->kubelet_version;
+        no.faults = o->faults;
+        no.read_only = o->flags & NCM_NODE_DIR_READ_ONLY;
         r = ncm_node_new(t, cfg, &no, &d->node, err);
         if (r < 0)
                 return r;
         ncm__node_pods_journal(d->node, gen, lines);
         /* a line cut short: gone before anything is appended after it */
-        if (torn) {
+        if (torn && !no.read_only) {
                 r = ncm__node_persist_pods(d->node, err);
                 if (r < 0)
                         return r;
         }
-        if ((o->flags & NCM_NODE_DIR_INIT) && d->n_pods == 0) {
+        if (init && !no.read_only && d->n_pods == 0) {
                 /* the record exists from the start, so that every later process finds it */
                 r = ncm__node_persist_pods(d->node, err);
                 if (r < 0)
@@ -122,6 +232,22 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
         }
         *ret = NCM_TAKE_PTR(d);
         return 0;
+}
+
+int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *cfg,
+                      const ncm_node_dir_options *o, ncm_node_dir **ret, ncm_error *err)
+{
+        static const ncm_node_dir_options defaults = {0};
+        made m = {0};
+        int r;
+
+        if (!o)
+                o = &defaults;
+        r = dir_open(dir, t, cfg, o, &m, ret, err);
+        /* the lock is released by then (the node's fd closed): nothing is waiting on it */
+        if (r < 0 && (o->flags & NCM_NODE_DIR_INIT) && !(o->flags & NCM_NODE_DIR_READ_ONLY))
+                made_undo(dir, &m, o->faults);
+        return r;
 }
 
 ncm_node *ncm_node_dir_node(const ncm_node_dir *d)

@@ -146,10 +146,34 @@ struct ncm_node {
         uint64_t pods_gen;      /* nodecm_pods' generation */
         size_t pods_journal_lines;
         uint64_t dir_syncs;  /* fsyncs of dir (ncm_node_dir_syncs) */
-        bool cpu_nodirsync;  /* cpu_manager_state's rename synced by nodecm_pods' write */
         ncm_fs_batch *stage; /* the owner's batch the writes join (ncm_node_stage_writes) */
         bool attach;         /* started before: the enforcer writes nothing at start */
+        bool read_only;      /* writes nothing (ncm_node_options.read_only) */
+
+        /*
+         * The transaction: every write of one decision joins one batch (the owner's when staged,
+         * else OWN, kept for its spares), committed all or nothing with an undo record
+         * (UNDO_PATH, ncm_fs_batch_set_undo) after the enforcer's work and before its commit, so
+         * that a refusal writes nothing and a failed write undoes the enforcer's. A failed or
+         * refused transaction is DOOMED: the rollback's writes (the state as it was, which the
+         * disk still holds) go nowhere.
+         */
+        const ncm_fs_faults *faults; /* borrowed (ncm_node_options.faults) */
+        char *undo_path;             /* dir/nodecm.undo */
+        ncm_fs_batch *own;
+        ncm_fs_batch *txn; /* open: the batch writes join; NULL: none open */
+        unsigned txn_depth;
+        bool txn_doomed;
+        bool txn_replaced; /* a file of the batch is replaced (its commit syncs dir) */
+        uint64_t txn_gen;  /* pods_gen and pods_journal_lines when it began */
+        size_t txn_lines;
 };
+
+/* A transaction of N's writes (above): begin, then commit (or not), then end, which drops what
+ * was not committed. Nested ones are part of the outermost. */
+int ncm__node_txn_begin(ncm_node *n, ncm_error *err);
+int ncm__node_txn_commit(ncm_node *n, ncm_error *err);
+void ncm__node_txn_end(ncm_node *n);
 
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);

@@ -177,29 +177,20 @@ static char *cpu_checkpoint_path(const ncm_node *n)
         return p;
 }
 
-/*
- * The persistence hook of a node with a directory: cpu_manager_state as
- * ncm_cpu_checkpoint_write() writes it, except that an admission's write leaves the
- * directory's fsync to the nodecm_pods write that follows it in the same directory (one fsync
- * for both renames, docs/node.md).
- */
+/* The persistence hook of a node with a directory: cpu_manager_state through the node's writes. */
 static int persist_cpu(const ncm_cpu_state *s, void *userdata, ncm_error *err)
 {
         ncm_node *n = userdata;
         ncm_autofree char *path = cpu_checkpoint_path(n);
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
 
         if (!path)
                 return oom(err);
-        if (n->stage) {
-                ncm_buf b = NCM_BUF_INIT;
-                int r;
-                ncm_cpu_checkpoint_format_state(s, &b);
-                r = ncm_buf_failed(&b) ? oom(err) : ncm__node_write(n, path, b.data, b.len, err);
-                ncm_buf_done(&b);
-                return r;
-        }
-        return ncm_cpu_checkpoint_write_flags(s, AT_FDCWD, path,
-                                              n->cpu_nodirsync ? NCM_FS_WRITE_NO_DIRSYNC : 0, err);
+        ncm_cpu_checkpoint_format_state(s, &b);
+        r = ncm_buf_failed(&b) ? oom(err) : ncm__node_write(n, path, b.data, b.len, err);
+        ncm_buf_done(&b);
+        return r;
 }
 
 /* kubelet's restore error, for states read from memory. */
@@ -367,7 +358,7 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
                         goto fail;
                 }
                 if (file) {
-                        r = ncm_cpu_checkpoint_write(m.cpu_state, AT_FDCWD, file, err);
+                        r = persist_cpu(m.cpu_state, n, err);
                         if (r < 0)
                                 goto fail;
                 }
@@ -375,7 +366,7 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         case SOURCE_TEXT:
                 if (file) {
                         /* as if the kubelet found it in its root directory */
-                        r = ncm_fs_write_atomic(AT_FDCWD, file, text, len, 0600, err);
+                        r = ncm__node_write(n, file, text, len, err);
                         if (r >= 0)
                                 r = ncm_cpu_checkpoint_load(AT_FDCWD, file,
                                                             ncm_cpu_policy_name(m.cpu), NULL, 0,
@@ -465,6 +456,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 n->enforcer = opts->enforcer;
                 n->persist_pods = opts->persist_pods && opts->state_dir;
                 n->attach = opts->attach;
+                n->faults = opts->faults;
+                n->read_only = opts->read_only;
         }
         n->all_cpus = ncm_cpuset_new();
         if (!n->all_cpus)
@@ -484,7 +477,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 if (opts->state_dir) {
                         struct stat st;
                         n->dir = strdup(opts->state_dir);
-                        if (!n->dir)
+                        if (!n->dir ||
+                            asprintf(&n->undo_path, "%s/%s", n->dir, NCM_NODE_UNDO_NAME) < 0)
                                 return oom(err);
                         if (stat(n->dir, &st) < 0)
                                 return ncm_error_errno(err, errno, "%s", n->dir);
@@ -542,6 +536,8 @@ ncm_node *ncm_node_free(ncm_node *n)
                 pod_done(&n->pods[i]);
         free(n->pods);
         free(n->dir);
+        free(n->undo_path);
+        ncm_fs_batch_free(n->own);
         free(n);
         return NULL;
 }
@@ -1000,11 +996,109 @@ void ncm_node_stage_writes(ncm_node *n, ncm_fs_batch *batch)
         n->stage = batch;
 }
 
+int ncm__node_txn_begin(ncm_node *n, ncm_error *err)
+{
+        int r;
+
+        if (!n->dir || n->read_only || n->txn_depth++ > 0)
+                return 0;
+        if (!n->stage && !n->own && !(n->own = ncm_fs_batch_new())) {
+                n->txn_depth--;
+                return oom(err);
+        }
+        n->txn = n->stage ? n->stage : n->own;
+        ncm_fs_batch_set_faults(n->txn, n->faults);
+        r = ncm_fs_batch_set_undo(n->txn, AT_FDCWD, n->undo_path, err);
+        if (r < 0) {
+                n->txn = NULL;
+                n->txn_depth--;
+                return r;
+        }
+        n->txn_doomed = false;
+        n->txn_replaced = false;
+        n->txn_gen = n->pods_gen;
+        n->txn_lines = n->pods_journal_lines;
+        return 0;
+}
+
+int ncm__node_txn_commit(ncm_node *n, ncm_error *err)
+{
+        int r;
+
+        if (!n->txn || n->txn_depth > 1)
+                return 0;
+        if (n->txn_doomed)
+                return ncm_error_set(err, EIO, "commit of a failed transaction");
+        /* an owner's batch leaves the directory's fsync to it (ncm_fs_batch_settle) */
+        r = ncm_fs_batch_commit(n->txn, n->stage ? NCM_FS_WRITE_NO_DIRSYNC : 0, err);
+        if (r < 0) {
+                n->txn_doomed = true;
+                return r;
+        }
+        if (!n->stage && n->txn_replaced)
+                n->dir_syncs++; /* the commit ended with the directory's fsync */
+        return 0;
+}
+
+void ncm__node_txn_end(ncm_node *n)
+{
+        if (!n->txn || --n->txn_depth > 0)
+                return;
+        /* what was not committed goes, and the journal's count with it */
+        if (ncm_fs_batch_size(n->txn) > 0 || n->txn_doomed) {
+                ncm_fs_batch_drop(n->txn);
+                n->pods_gen = n->txn_gen;
+                n->pods_journal_lines = n->txn_lines;
+        }
+        n->txn = NULL;
+        n->txn_doomed = false;
+}
+
 int ncm__node_write(ncm_node *n, const char *path, const void *data, size_t len, ncm_error *err)
 {
-        if (n->stage)
-                return ncm_fs_batch_write(n->stage, AT_FDCWD, path, data, len, 0600, err);
-        return ncm_fs_write_atomic(AT_FDCWD, path, data, len, 0600, err);
+        int r;
+
+        if (n->read_only || n->txn_doomed)
+                return 0; /* nothing to write, or a rollback's: the disk holds it still */
+        if (n->txn) {
+                n->txn_replaced = true;
+                return ncm_fs_batch_write(n->txn, AT_FDCWD, path, data, len, 0600, err);
+        }
+        /* outside a decision (start-up, a device plugin's change): a commit of its own */
+        r = ncm__node_txn_begin(n, err);
+        if (r < 0)
+                return r;
+        if (!n->txn) /* no directory */
+                return ncm_fs_write_atomic(AT_FDCWD, path, data, len, 0600, err);
+        r = ncm__node_write(n, path, data, len, err);
+        if (r >= 0)
+                r = ncm__node_txn_commit(n, err);
+        ncm__node_txn_end(n);
+        return r;
+}
+
+static int enforce_commit(ncm_node *n, ncm_error *err);
+static int enforce_undo(ncm_node *n, int r, ncm_error *err);
+
+/* Whether the registry's record of POD (if any) is POD itself, its removed containers none. */
+static bool held_as_is(const ncm_node *n, const ncm_pod *pod)
+{
+        const node_pod *p = pod_find(n, pod->uid);
+        ncm_buf a = NCM_BUF_INIT, b = NCM_BUF_INIT;
+        bool same;
+
+        if (!p || !p->spec)
+                return false;
+        for (size_t i = 0; i < p->n; i++)
+                if (p->c[i].removed)
+                        return false;
+        ncm_pod_format_json(p->spec, &a);
+        ncm_pod_format_json(pod, &b);
+        same = !ncm_buf_failed(&a) && !ncm_buf_failed(&b) && a.len == b.len &&
+               memcmp(a.data, b.data, a.len) == 0;
+        ncm_buf_done(&a);
+        ncm_buf_done(&b);
+        return same;
 }
 
 int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
@@ -1015,24 +1109,34 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         ncm_tm_admit_result res;
         snapshot snap;
         node_pod rec;
+        bool same_record;
         int r;
 
         if (!a)
                 return oom(err);
-        r = snapshot_take(n, pod, &snap, err);
+        if (n->read_only)
+                return ncm_error_set(err, EROFS, "%s: opened read-only", n->dir ? n->dir : "node");
+        r = ncm__node_txn_begin(n, err);
         if (r < 0)
                 return r;
+        r = snapshot_take(n, pod, &snap, err);
+        if (r < 0) {
+                ncm__node_txn_end(n);
+                return r;
+        }
+        same_record = held_as_is(n, pod);
         if (txn.explain) {
                 ncm_tm_trace trace = {ncm__node_explain_trace, &txn};
                 r = ncm__node_explain_begin(&txn);
                 if (r < 0) {
                         snapshot_done(&snap);
                         ncm__node_txn_done(&txn);
+                        ncm__node_txn_end(n);
                         return oom(err);
                 }
                 ncm_tm_set_trace(n->tm, &trace);
         }
-        /* the decision is written once, whole (ncm_cpu_state_hold) */
+        /* the decision is written once, whole (ncm_cpu_state_hold), and joins the transaction */
         ncm_cpu_state_hold(n->cpu_state);
         r = ncm_tm_admit(n->tm, pod, &txn, &res, err);
         ncm_tm_set_trace(n->tm, NULL);
@@ -1041,21 +1145,22 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         if (r >= 0 && txn.trace_err < 0)
                 r = oom(err);
         if (r >= 0 && res.admit) {
-                /* nodecm_pods follows (or the rollback's write): its directory fsync is ours */
-                n->cpu_nodirsync = n->persist_pods;
                 r = ncm_cpu_state_flush(n->cpu_state, err);
-                n->cpu_nodirsync = false;
                 if (r < 0)
                         ncm_cpu_state_hold(n->cpu_state); /* the rollback below writes once */
         }
         if (r < 0 || !res.admit) {
+                /* refused or failed before any commit: nothing was written, nothing will be */
                 ncm_error e = NCM_ERROR_INIT;
-                int rb = rollback(n, pod, &snap, &e);
+                int rb;
+                n->txn_doomed = n->txn != NULL;
+                rb = rollback(n, pod, &snap, &e);
                 if (rb >= 0)
                         rb = ncm_cpu_state_flush(n->cpu_state, &e);
                 else
                         (void)ncm_cpu_state_flush(n->cpu_state, NULL);
                 snapshot_done(&snap);
+                ncm__node_txn_end(n);
                 if (r >= 0 && rb < 0) {
                         if (err)
                                 *err = e;
@@ -1069,10 +1174,14 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 snprintf(a->reason, sizeof(a->reason), "%s", res.reason);
                 snprintf(a->message, sizeof(a->message), "%s", res.message);
         } else {
-                /* the registry (and its file) first, then the machine; undone in reverse */
+                /*
+                 * The registry, the enforcer's writes, then the files in one commit, then the
+                 * enforcer's commit: a refusal by the enforcer writes no file, a failed commit
+                 * undoes the enforcer's writes (and the commit itself).
+                 */
                 node_pod old = {0};
                 node_pod *prev = pod_find(n, pod->uid);
-                bool had = false, put = false;
+                bool had = false, put = false, enforcing = false;
                 r = prev ? pod_copy(prev, &old) : 0;
                 had = prev && r >= 0;
                 if (r >= 0)
@@ -1083,12 +1192,32 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 }
                 if (r < 0)
                         r = oom(err);
-                if (r >= 0 && n->persist_pods)
+                /* the same pod again, as it is held: its record needs no line */
+                if (r >= 0 && n->persist_pods && !same_record)
                         r = persist_pod(n, pod->uid, NULL, false, err);
-                if (r >= 0)
+                if (r >= 0) {
                         r = enforce_admission(n, pod, snap.default_set, err);
+                        enforcing = r > 0;
+                }
+                if (r >= 0)
+                        r = ncm__node_txn_commit(n, err);
+                if (r < 0 && enforcing) {
+                        r = enforce_undo(n, r, err);
+                } else if (r >= 0 && enforcing) {
+                        r = enforce_commit(n, err); /* out of memory at worst: the files stand */
+                }
+                if (r < 0 && !n->txn_doomed && n->txn && ncm_fs_batch_size(n->txn) == 0) {
+                        /* committed, then the enforcer's commit ran out of memory */
+                        ncm__node_txn_end(n);
+                        if (had)
+                                pod_done(&old);
+                        snapshot_done(&snap);
+                        ncm__node_txn_done(&txn);
+                        return r;
+                }
                 if (r < 0) {
                         ncm_error e = NCM_ERROR_INIT;
+                        n->txn_doomed = n->txn != NULL;
                         if (put && had) {
                                 (void)pod_put(n, &old);
                                 had = false;
@@ -1097,15 +1226,15 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                         }
                         if (had)
                                 pod_done(&old);
-                        if (put && n->persist_pods)
-                                (void)persist_pod(n, pod->uid, NULL, false, &e);
                         ncm_cpu_state_hold(n->cpu_state);
                         (void)rollback(n, pod, &snap, &e);
                         (void)ncm_cpu_state_flush(n->cpu_state, &e);
                         snapshot_done(&snap);
+                        ncm__node_txn_end(n);
                         ncm__node_txn_done(&txn);
                         return r;
                 }
+                ncm__node_txn_end(n);
                 if (had)
                         pod_done(&old);
                 snapshot_done(&snap);
@@ -1262,7 +1391,11 @@ static int enforce_fail(ncm_node *n, int r, const char *what, ncm_error *err)
                              what, msg, ncm_enforcer_name(n->enforcer));
 }
 
-/* Enforce the admission of POD (decided, not yet in the registry). */
+/*
+ * Enforce the admission of POD (decided, in the registry): 1 with the enforcer's transaction
+ * open (the caller commits it, enforce_commit, or undoes it, enforce_undo), 0 without an
+ * enforcer, or the enforcer's error with its writes rolled back.
+ */
 static int enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuset *default_before,
                              ncm_error *err)
 {
@@ -1294,11 +1427,25 @@ static int enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuset *
                 r = ops->pod_add(enforcer_data(n), &ep, &usage, err);
         if (r >= 0 && !ncm_cpuset_equal(default_before, ncm_cpu_state_default(n->cpu_state)))
                 r = enforce_shared(n, pod->uid, err);
-        if (r >= 0)
-                r = enforce_commit(n, err);
         if (r < 0)
                 return enforce_fail(n, r, what, err);
-        return 0;
+        return 1;
+}
+
+/*
+ * The files of a change could not be written after the enforcer's writes: those are undone.
+ * ERR (the write's failure, its code kept: an environment failure, not a refusal) says so.
+ */
+static int enforce_undo(ncm_node *n, int r, ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        ncm_error e = NCM_ERROR_INIT;
+        int rb = ops && ops->rollback ? ops->rollback(enforcer_data(n), &e) : 0;
+
+        if (rb < 0)
+                ncm_error_prefix(err, "(%s enforcer: its writes could not be rolled back: %s)",
+                                 ncm_enforcer_name(n->enforcer), e.msg);
+        return r;
 }
 
 int ncm_node_reconcile(ncm_node *n, ncm_error *err)
@@ -1396,7 +1543,7 @@ static int removal_begin(ncm_node *n, removal *rm, ncm_error *err)
         rm->default_before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
         if (!rm->default_before)
                 return oom(err);
-        if (!n->enforcer)
+        if (!n->enforcer && !n->txn)
                 return 0; /* nothing after the decision can fail but memory */
         rm->state = ncm_cpu_state_dup(n->cpu_state);
         if (!rm->state || ncm_cpu_policy_reuse_save(n->cpu, &rm->reuse, NULL) < 0) {
@@ -1406,7 +1553,7 @@ static int removal_begin(ncm_node *n, removal *rm, ncm_error *err)
         return 0;
 }
 
-/* Undo the CPU manager's part of a removal whose enforcement failed. */
+/* Undo the CPU manager's part of a removal whose enforcement or files failed. */
 static void removal_undo(ncm_node *n, removal *rm)
 {
         if (!rm->state)
@@ -1457,52 +1604,89 @@ static int forget_container(ncm_node *n, const char *uid, const char *name)
         return known;
 }
 
+/*
+ * The enforcer's part of a removal whose shared pool may have moved (and, with POD, the pod's
+ * cgroups removed, last: that cannot be undone): 1 with its transaction open, 0 without an
+ * enforcer, or its error (rolled back).
+ */
+static int enforce_removal(ncm_node *n, const char *skip_uid, const ncm_pod *pod,
+                           const ncm_cpuset *default_before, const char *what, ncm_error *err)
+{
+        const ncm_enforcer_ops *ops = enforcer_ops(n);
+        bool moved = !ncm_cpuset_equal(default_before, ncm_cpu_state_default(n->cpu_state));
+        ncm_cgroup_qos_usage usage;
+        int r;
+
+        if (!ops || (!moved && !(pod && ops->pod_remove)))
+                return 0;
+        r = pod ? usage_of(n, skip_uid, &usage, err) : 0;
+        if (r >= 0)
+                r = enforce_begin(n, err);
+        if (r >= 0 && moved)
+                r = enforce_shared(n, skip_uid, err);
+        if (r >= 0 && pod && ops->pod_remove)
+                r = ops->pod_remove(enforcer_data(n), pod, &usage, err);
+        if (r < 0)
+                return enforce_fail(n, r, what, err);
+        return 1;
+}
+
+/* The files of a removal, then the enforcer's commit (ENFORCING: its transaction is open). */
+static int removal_commit(ncm_node *n, bool enforcing, ncm_error *err)
+{
+        int r = ncm__node_txn_commit(n, err);
+
+        if (r < 0)
+                return enforcing ? enforce_undo(n, r, err) : r;
+        return enforcing ? enforce_commit(n, err) : 0;
+}
+
 int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name,
                               ncm_cpuset *released, ncm_error *err)
 {
         removal rm;
         char what[512];
-        /* the record first (persist_pods_view): it changes exactly when the registry knows
-         * the container, and then needs no write at the end */
-        bool pre = n->persist_pods && registry_has(n, pod_uid, name);
+        /* its record changes exactly when the registry knows the container */
+        bool rec = n->persist_pods && registry_has(n, pod_uid, name);
+        bool enforcing = false;
         int r, had;
 
         if (released)
                 ncm_cpuset_zero(released);
-        if (pre) {
-                r = persist_pod(n, pod_uid, name, false, err);
-                if (r < 0)
-                        return r;
-        }
-        r = removal_begin(n, &rm, err);
+        if (n->read_only)
+                return ncm_error_set(err, EROFS, "%s: opened read-only", n->dir ? n->dir : "node");
+        r = ncm__node_txn_begin(n, err);
+        if (r < 0)
+                return r;
+        r = rec ? persist_pod(n, pod_uid, name, false, err) : 0;
+        if (r >= 0)
+                r = removal_begin(n, &rm, err);
         if (r < 0) {
-                if (pre)
-                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
+                ncm__node_txn_end(n);
                 return r;
         }
         ncm_cpu_state_hold(n->cpu_state);
         had = release_cpus(n, pod_uid, name, released, err);
         r = ncm_cpu_state_flush(n->cpu_state, had < 0 ? NULL : err);
         r = had < 0 ? had : r < 0 ? r : had;
-        if (r >= 0 && n->enforcer &&
-            !ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state))) {
+        if (r >= 0 && n->enforcer) {
                 snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name, pod_uid);
-                r = enforce_begin(n, err);
-                if (r >= 0)
-                        r = enforce_shared(n, NULL, err);
-                if (r >= 0)
-                        r = enforce_commit(n, err);
-                if (r < 0) {
-                        r = enforce_fail(n, r, what, err);
-                        removal_undo(n, &rm);
-                }
+                r = enforce_removal(n, NULL, NULL, rm.default_before, what, err);
+                enforcing = r > 0;
         }
-        removal_done(&rm);
+        if (r >= 0)
+                r = removal_commit(n, enforcing, err);
         if (r < 0) {
-                if (pre)
-                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
+                n->txn_doomed = n->txn != NULL;
+                removal_undo(n, &rm);
+                removal_done(&rm);
+                if (released)
+                        ncm_cpuset_zero(released);
+                ncm__node_txn_end(n);
                 return r;
         }
+        removal_done(&rm);
+        ncm__node_txn_end(n);
         return (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
 }
 
@@ -1536,25 +1720,24 @@ static int state_entries(const ncm_node *n, const char *pod_uid, char ***ret)
 int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, ncm_error *err)
 {
         node_pod *p = pod_find(n, pod_uid);
-        const ncm_enforcer_ops *ops = enforcer_ops(n);
         char **names = NULL;
         removal rm;
         char what[512];
         int any = p ? 1 : 0, r;
-        /* the record first, without the pod (persist_pods_view) */
-        bool pre = n->persist_pods && p;
+        bool enforcing = false;
 
         if (released)
                 ncm_cpuset_zero(released);
-        if (pre) {
-                r = persist_pod(n, pod_uid, NULL, true, err);
-                if (r < 0)
-                        return r;
-        }
-        r = removal_begin(n, &rm, err);
+        if (n->read_only)
+                return ncm_error_set(err, EROFS, "%s: opened read-only", n->dir ? n->dir : "node");
+        r = ncm__node_txn_begin(n, err);
+        if (r < 0)
+                return r;
+        r = n->persist_pods && p ? persist_pod(n, pod_uid, NULL, true, err) : 0;
+        if (r >= 0)
+                r = removal_begin(n, &rm, err);
         if (r < 0) {
-                if (pre)
-                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
+                ncm__node_txn_end(n);
                 return r;
         }
         ncm_cpu_state_hold(n->cpu_state);
@@ -1576,44 +1759,38 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                 if (r >= 0 && w < 0)
                         r = w;
         }
-        if (r >= 0 && ops) {
-                ncm_cgroup_qos_usage usage;
+        if (r >= 0 && n->enforcer) {
                 snprintf(what, sizeof(what), "remove pod '%s'", pod_uid);
-                r = usage_of(n, pod_uid, &usage, err);
-                if (r >= 0)
-                        r = enforce_begin(n, err);
-                if (r >= 0 &&
-                    !ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state)))
-                        r = enforce_shared(n, pod_uid, err);
-                /* the removal of its cgroups comes last: it cannot be undone */
-                if (r >= 0 && p && p->spec && ops->pod_remove)
-                        r = ops->pod_remove(enforcer_data(n), p->spec, &usage, err);
-                if (r >= 0)
-                        r = enforce_commit(n, err);
-                if (r < 0) {
-                        r = enforce_fail(n, r, what, err);
-                        removal_undo(n, &rm);
-                }
+                r = enforce_removal(n, pod_uid, p ? p->spec : NULL, rm.default_before, what, err);
+                enforcing = r > 0;
         }
-        removal_done(&rm);
+        if (r >= 0)
+                r = removal_commit(n, enforcing, err);
         if (r < 0) {
-                if (pre)
-                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
+                n->txn_doomed = n->txn != NULL;
+                removal_undo(n, &rm);
+                removal_done(&rm);
                 strv_free(names);
+                if (released)
+                        ncm_cpuset_zero(released);
+                ncm__node_txn_end(n);
                 return r;
         }
+        removal_done(&rm);
+        ncm__node_txn_end(n);
         for (size_t i = 0; p && i < p->n; i++)
                 forget_container(n, pod_uid, p->c[i].name);
         for (size_t i = 0; names && names[i]; i++)
                 forget_container(n, pod_uid, names[i]);
         strv_free(names);
-        /* the device manager releases a pod's devices when the pod goes, not per container */
+        /*
+         * The device manager releases a pod's devices when the pod goes, not per container: its
+         * checkpoint is a commit of its own, after the pod's (a crash between the two leaves
+         * devices held by a pod no record knows, which the kubelet's restart frees too).
+         */
         r = ncm_devmgr_remove_pod(n->dev, pod_uid, err);
-        if (r < 0) {
-                if (pre)
-                        (void)persist_pod(n, pod_uid, NULL, false, NULL);
+        if (r < 0)
                 return r;
-        }
         any |= r;
         ncm_tm_remove_pod(n->tm, pod_uid);
         pod_forget(n, pod_uid);
@@ -1696,16 +1873,20 @@ static int persist_pods_view(ncm_node *n, const char *skip_uid, const char *rm_u
                 ncm_buf_done(&b);
                 return oom(err);
         }
-        r = ncm__node_write(n, path, b.data, b.len, err);
+        r = ncm__node_txn_begin(n, err);
+        if (r >= 0)
+                r = ncm__node_write(n, path, b.data, b.len, err);
         ncm_buf_done(&b);
-        if (r < 0)
-                return r;
-        n->pods_gen++;
-        n->pods_journal_lines = 0;
         /* after the pods: a crash between the two leaves lines of the last generation, skipped */
-        r = ncm__node_write(n, journal, "", 0, err);
-        if (r >= 0 && !n->stage)
-                n->dir_syncs++; /* the write ended with the directory's fsync */
+        if (r >= 0)
+                r = ncm__node_write(n, journal, "", 0, err);
+        if (r >= 0) {
+                n->pods_gen++;
+                n->pods_journal_lines = 0;
+        }
+        if (r >= 0)
+                r = ncm__node_txn_commit(n, err);
+        ncm__node_txn_end(n);
         return r;
 }
 
@@ -1734,11 +1915,8 @@ static int persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool d
         ncm_buf line = NCM_BUF_INIT;
         int r;
 
-        /*
-         * The whole file only when nothing else is in flight: a rewrite staged in the owner's
-         * batch would move the generation before the owner commits, or drops, the batch.
-         */
-        if (!n->pods_journal || (!n->stage && n->pods_journal_lines >= n->n_pods + JOURNAL_SLACK))
+        /* the whole file now and then: a transaction that fails puts the generation back */
+        if (!n->pods_journal || n->pods_journal_lines >= n->n_pods + JOURNAL_SLACK)
                 return persist_pods_view(n, drop ? uid : NULL, drop ? NULL : uid, rm_name, err);
         if (asprintf(&journal, "%s/%s", n->dir, NCM_NODE_PODS_JOURNAL_NAME) < 0)
                 return oom(err);
@@ -1755,25 +1933,16 @@ static int persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool d
                 ncm_buf_done(&line);
                 return oom(err);
         }
-        if (n->stage) {
-                r = ncm_fs_batch_append(n->stage, AT_FDCWD, journal, line.data, line.len, 0600,
-                                        err);
-        } else {
-                /* alone: the transaction still ends with the directory's fsync, which makes
-                 * cpu_manager_state's rename durable (cpu_nodirsync) */
-                ncm_autoptr(ncm_fs_batch) b = ncm_fs_batch_new();
-                r = b ? ncm_fs_batch_append(b, AT_FDCWD, journal, line.data, line.len, 0600, err)
-                      : oom(err);
-                if (r >= 0)
-                        r = ncm_fs_batch_commit(b, 0, err);
-                if (r >= 0)
-                        r = ncm_fs_sync_dir(AT_FDCWD, n->dir, err);
-                if (r >= 0)
-                        n->dir_syncs++;
-        }
-        ncm_buf_done(&line);
+        /* a line of the transaction: appended and fdatasynced by its commit */
+        r = ncm__node_txn_begin(n, err);
+        if (r >= 0 && n->txn)
+                r = ncm_fs_batch_append(n->txn, AT_FDCWD, journal, line.data, line.len, 0600, err);
         if (r >= 0)
                 n->pods_journal_lines++;
+        if (r >= 0)
+                r = ncm__node_txn_commit(n, err);
+        ncm__node_txn_end(n);
+        ncm_buf_done(&line);
         return r;
 }
 

@@ -21,7 +21,7 @@
 
 #define DNS1123_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 #define DNS1123_LABEL_MSG                                                                          \
-        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "  \
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "   \
         "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "   \
         "regex used for validation is '" DNS1123_LABEL_FMT "')"
 #define DNS1123_SUBDOMAIN_MSG                                                                      \
@@ -29,7 +29,7 @@
         "or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "      \
         "regex used for validation is '" DNS1123_LABEL_FMT "(\\." DNS1123_LABEL_FMT ")*')"
 #define UID_MSG                                                                                    \
-        "a pod UID must consist of alphanumeric characters, '-' or '.', and must start and end "  \
+        "a pod UID must consist of alphanumeric characters, '-' or '.', and must start and end "   \
         "with an alphanumeric character (as the API server's UUIDs and the kubelet's hashes do; "  \
         "cgroup names are made of it)"
 

@@ -106,4 +106,57 @@ case "$OUT" in *"admit p: admitted"*"cpu.shares"*) ;; *) fail "poison: [$OUT]" ;
 run node status --root-dir "$P" --config "$TMPD/k.yaml" --synthetic "$T"
 expect_rc 0 "status beside them"
 
+# ---- a full disk (the reproducer) and a read-only one: a 64 KiB tmpfs ----
+# Every change is all or nothing: a full disk fails it with exit 3 (try again), the directory as
+# it was; after a read-only remount the commands that only look still work.
+M="$TMPD/small"
+mkdir "$M"
+if mount -t tmpfs -o size=64k,mode=0700 nodecm-test "$M" 2>/dev/null; then
+        trap 'umount "$M" 2>/dev/null; rm -rf "$TMPD"' EXIT
+        S="$M/node"
+        Ns() {
+                run node "$@" --root-dir "$S" --config "$TMPD/k.yaml" --synthetic "$T"
+        }
+        Ns init
+        expect_rc 0 "init on the small disk"
+        Ns admit "$TMPD/ok.json"
+        expect_rc 0 "admit on the small disk"
+        dd if=/dev/zero of="$M/fill" bs=1k count=256 2>/dev/null
+        D="$S"
+        FULL=$(snapshot)
+        for i in 1 2 3; do
+                Ns remove ok
+                expect_rc 3 "remove on a full disk #$i"
+                expect_err_contains "No space left on device" "remove on a full disk #$i"
+                [ "$(snapshot)" = "$FULL" ] || fail "remove on a full disk #$i changed the directory"
+        done
+        pod b.json b 2
+        Ns admit "$TMPD/b.json"
+        expect_rc 3 "admit on a full disk"
+        [ "$(snapshot)" = "$FULL" ] || fail "admit on a full disk changed the directory"
+        Ns status --json
+        expect_rc 0 "status on a full disk"
+        case "$OUT" in *'"entries": {"ok": {"app": "1"}}'*'"pods": [{"uid": "ok"'*) ;;
+        *) fail "the pod and its CPU, as before the failed removals: [$OUT]" ;; esac
+        rm -f "$M/fill"
+        Ns remove ok
+        expect_rc 0 "remove once there is room"
+        Ns admit "$TMPD/ok.json"
+        expect_rc 0 "admit once there is room"
+        mount -o remount,ro "$M" || fail "remount read-only"
+        Ns status
+        expect_rc 0 "status on a read-only disk"
+        case "$OUT" in *"cpu 1 p/app"*) ;; *) fail "status read-only: [$OUT]" ;; esac
+        Ns pods
+        expect_rc 0 "pods on a read-only disk"
+        Ns explain "$TMPD/b.json"
+        expect_rc 0 "explain on a read-only disk"
+        Ns remove ok
+        expect_rc 3 "remove on a read-only disk"
+        expect_err_contains "Read-only file system" "remove on a read-only disk"
+        umount "$M" || fail "umount"
+else
+        echo "# no tmpfs mount here (not root?): the full and read-only disk cases are skipped"
+fi
+
 finish

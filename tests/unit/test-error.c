@@ -61,6 +61,13 @@ static void test_error_exit_status(void **state)
         assert_int_equal(ncm_error_exit_status(-NCM_E_ADMISSION), 1);
         assert_int_equal(ncm_error_exit_status(NCM_E_INVALID_STATE), 1);
         assert_int_equal(ncm_error_exit_status(NCM_E_CHECKSUM), 1);
+        /* the environment's failures, which a retry may get past: 3 (issue 20) */
+        static const int env[] = {ENOSPC,       EDQUOT,     EROFS,       EIO,
+                                  ENOMEM,       EAGAIN,     EWOULDBLOCK, ETIMEDOUT,
+                                  ECONNREFUSED, ECONNRESET, EPIPE,       NCM_E_UNAVAILABLE};
+        for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+                assert_int_equal(ncm_error_exit_status(-env[i]), 3);
+        assert_int_equal(ncm_error_exit_status(EXDEV), 2);
         assert_string_equal(ncm_strerror(NCM_E_CHECKSUM), "checkpoint checksum mismatch");
         assert_string_equal(ncm_strerror(ENOENT), "No such file or directory");
 }

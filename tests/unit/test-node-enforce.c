@@ -6,6 +6,7 @@
  * state and tree byte-identical, a removal, reconcile; the plan and none enforcers; the
  * kubelet's required-controller check.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -258,6 +259,75 @@ static void test_node_enforce_failure_rolls_back(void **state)
         }
 }
 
+/* DIR's files and their bytes, one line each. */
+static char *dir_snapshot(const char *dir)
+{
+        ncm_buf b = NCM_BUF_INIT;
+        struct dirent **v = NULL;
+        int n = scandir(dir, &v, NULL, alphasort);
+
+        assert_true(n >= 0);
+        for (int i = 0; i < n; i++) {
+                char *text = tu_file_text(dir, v[i]->d_name);
+                if (v[i]->d_name[0] != '.' || strcmp(v[i]->d_name, ".") != 0)
+                        ncm_buf_printf(&b, "%s: %s\n", v[i]->d_name, text);
+                free(text);
+                free(v[i]);
+        }
+        free(v);
+        ncm_buf_putc(&b, '\0');
+        return b.data;
+}
+
+/*
+ * Issue 20: an admission the enforcer refuses (after the pod was decided and recorded) writes
+ * nothing at all: no journal line put and dropped, no cpu_manager_state written twice.
+ */
+static void test_node_enforce_refusal_leaves_files(void **state)
+{
+        fx f;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_autoptr(ncm_pod) g = pod_yaml("gggg", "2");
+        ncm_node_dir_options o = {.flags = NCM_NODE_DIR_INIT};
+        ncm_node_dir *d = NULL;
+        ncm_node_admission *a = NULL;
+        char *dir = tu_mkdtemp();
+        char *before, *after;
+
+        ncm_enforcer_cgroup_options eo = {0};
+        ncm_enforcer *e = NULL;
+
+        (void)state;
+        fx_new(&f, 2, "cgroupfs");
+        /* an enforcer of its own for the directory's node, on the same fake tree */
+        eo.mount_root = f.fk.dir;
+        eo.cgroup_version = 2;
+        eo.capacity = &f.capacity;
+        eo.exec = &f.fk.exec;
+        assert_int_equal(ncm_enforcer_cgroupfs_new(&eo, &e, &err), 0);
+        o.enforcer = e;
+        assert_int_equal(ncm_node_dir_open(dir, f.t, f.cfg, &o, &d, &err), 0);
+        before = dir_snapshot(dir);
+        for (int i = 0; i < 40; i++) {
+                f.fk.fail_on = "podgggg";
+                assert_int_equal(ncm_node_admit(ncm_node_dir_node(d), g, 0, &a, &err),
+                                 -NCM_E_ENFORCEMENT);
+        }
+        after = dir_snapshot(dir);
+        assert_string_equal(before, after);
+        f.fk.fail_on = NULL;
+        assert_int_equal(ncm_node_admit(ncm_node_dir_node(d), g, 0, &a, &err), 0);
+        assert_true(a->admitted);
+        ncm_node_admission_free(a);
+        free(before);
+        free(after);
+        ncm_node_dir_close(d);
+        ncm_enforcer_free(e);
+        fx_done(&f);
+        tu_rm_rf(dir);
+        free(dir);
+}
+
 static void test_node_enforce_reconcile(void **state)
 {
         fx f;
@@ -400,6 +470,7 @@ int main(void)
                         cmocka_unit_test(test_node_enforce_cgroupfs_admit_remove),
                         cmocka_unit_test(test_node_enforce_refusal_writes_nothing),
                         cmocka_unit_test(test_node_enforce_failure_rolls_back),
+                        cmocka_unit_test(test_node_enforce_refusal_leaves_files),
                         cmocka_unit_test(test_node_enforce_reconcile),
                         cmocka_unit_test(test_node_enforce_plan_and_none),
                         cmocka_unit_test(test_node_enforce_required_controllers),

@@ -1276,51 +1276,53 @@ static char *read_text(const char *dir, const char *name)
 }
 
 /*
- * Writes staged into the owner's batch (ncm_node_stage_writes): the device manager's checkpoint
- * and cpu_manager_state replaced only when the owner commits; a refusal's batch dropped leaves
- * them as they were.
+ * Writes staged into the owner's batch (ncm_node_stage_writes): the owner's own line and the
+ * node's files (the device manager's checkpoint, cpu_manager_state) are committed together by
+ * the admission; a refusal drops the owner's line with them, writing nothing.
  */
 static void test_node_stage_writes(void **state)
 {
-        static const char *const files[] = {"kubelet_internal_checkpoint", "cpu_manager_state"};
+        static const char *const files[] = {"kubelet_internal_checkpoint", "cpu_manager_state",
+                                            "owner_journal"};
         char *dir = tu_mkdtemp();
-        char buf[256], *before[2], *now;
+        char buf[256], path[512], *before[3], *now;
         ncm_error err = NCM_ERROR_INIT;
         ncm_node_admission *a;
         ncm_fs_batch *b = ncm_fs_batch_new();
         fx f;
 
         (void)state;
+        snprintf(path, sizeof(path), "%s/owner_journal", dir);
         fx_new_devices(&f, kubelet_tm("best-effort", "container", buf, sizeof(buf)), dir);
-        for (size_t i = 0; i < 2; i++)
+        for (size_t i = 0; i < 3; i++)
                 before[i] = read_text(dir, files[i]);
         ncm_node_stage_writes(f.n, b);
+        assert_int_equal(ncm_fs_batch_append(b, AT_FDCWD, path, "keep\n", 5, 0600, &err), 0);
         a = admit(&f, gpu_pod("keep", "2", 1), 0);
         ncm_node_stage_writes(f.n, NULL);
         assert_true(a->admitted);
         ncm_node_admission_free(a);
-        assert_int_equal(ncm_fs_batch_size(b), 2);
-        for (size_t i = 0; i < 2; i++) {
-                now = read_text(dir, files[i]);
-                assert_string_equal(now, before[i]);
-                free(now);
-        }
-        assert_int_equal(ncm_fs_batch_commit(b, 0, &err), 0);
-        for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(ncm_fs_batch_size(b), 0);
+        for (size_t i = 0; i < 3; i++) {
                 now = read_text(dir, files[i]);
                 assert_non_null(strstr(now, "keep"));
                 free(before[i]);
                 before[i] = now;
         }
+        /* the directory's fsync is the owner's to do */
+        assert_true(ncm_fs_batch_owed(b) > 0);
+        assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
 
-        /* refused (40 CPUs): what its rollback wrote is dropped with the batch */
+        /* refused (40 CPUs): the owner's line goes with the node's writes, nothing is written */
         ncm_node_stage_writes(f.n, b);
+        assert_int_equal(ncm_fs_batch_append(b, AT_FDCWD, path, "big\n", 4, 0600, &err), 0);
         a = admit(&f, gpu_pod("big", "40", 1), 0);
         ncm_node_stage_writes(f.n, NULL);
         assert_false(a->admitted);
         ncm_node_admission_free(a);
+        assert_int_equal(ncm_fs_batch_size(b), 0);
         b = ncm_fs_batch_free(b);
-        for (size_t i = 0; i < 2; i++) {
+        for (size_t i = 0; i < 3; i++) {
                 now = read_text(dir, files[i]);
                 assert_string_equal(now, before[i]);
                 free(now);

@@ -12,7 +12,6 @@
 #include <nodecm/pod.h>
 #include <nodecm/cpuset.h>
 
-/* $NCM_TEST_DATA/REL, malloc'd. */
 /*
  * ncm_pod_parse() for a pod a kubelet unit test builds in Go code ("fakeContainer",
  * "initContainer-0"): the API server's defaulting applies, its identifier and range checks do
@@ -21,6 +20,7 @@
 int tu_pod_parse_as_in_go(const char *text, size_t len, const char *name, ncm_pod **ret,
                           ncm_error *err);
 
+/* $NCM_TEST_DATA/REL, malloc'd. */
 char *tu_data_path(const char *rel);
 
 /* Contents of $NCM_TEST_DATA/REL, malloc'd and NUL-terminated. */
