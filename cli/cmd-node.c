@@ -284,6 +284,7 @@ static int run(args *a, const char *const *pos)
         ncm_autoptr(ncm_topo) topo = NULL;
         ncm_autoptr(ncm_enforcer) e = NULL;
         ncm_autoptr(ncm_node_dir) d = NULL;
+        ncm_autofree char *dir_owned = NULL;
         ncm_node_dir_options o = {0};
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
@@ -297,7 +298,25 @@ static int run(args *a, const char *const *pos)
         r = cli_kubelet_config(a->flags, &cfg);
         if (r != 0)
                 return r;
-        dir = ncm_node_config_root_dir(cfg)[0] ? ncm_node_config_root_dir(cfg) : "/var/lib/nodecm";
+        dir_owned = strdup(ncm_node_config_root_dir(cfg)[0] ? ncm_node_config_root_dir(cfg)
+                                                            : "/var/lib/nodecm");
+        if (!dir_owned)
+                return cli_fail(-ENOMEM, NULL);
+        dir = dir_owned;
+        if (!cli_kubelet_config_given(a->flags)) {
+                /* no --config: the one the node was initialised with, the flags over it */
+                ncm_autoptr(ncm_node_config) rec = NULL;
+                r = ncm_node_dir_config(dir, &rec, &err);
+                if (r < 0 && r != -ENOENT)
+                        return cli_fail(r, &err);
+                ncm_error_clear(&err);
+                if (r >= 0) {
+                        cfg = ncm_node_config_free(cfg);
+                        r = cli_kubelet_config_over(a->flags, rec, &cfg);
+                        if (r != 0)
+                                return r;
+                }
+        }
         if ((r = cli_source_load(&a->src, &topo, &err)) < 0 ||
             (r = make_enforcer(a, cfg, &e, &err)) < 0)
                 return cli_fail(r, &err);

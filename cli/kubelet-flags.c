@@ -367,6 +367,17 @@ static void name_flag(const cli_kubelet_flags *f, ncm_error *err)
 
 int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
 {
+        return cli_kubelet_config_over(f, NULL, ret);
+}
+
+bool cli_kubelet_config_given(const cli_kubelet_flags *f)
+{
+        return f->config != NULL;
+}
+
+int cli_kubelet_config_over(const cli_kubelet_flags *f, const ncm_node_config *recorded,
+                            ncm_node_config **ret)
+{
         ncm_autoptr(ncm_node_config) base = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf b = NCM_BUF_INIT;
@@ -379,8 +390,9 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
                 ncm_buf_done(&b);
                 return cli_fail(-ENOMEM, NULL);
         }
-        if (base)
-                r = ncm_node_config_merge_text(base, b.data, b.len, "flags", "", ret, &err);
+        if (base || (recorded && !f->config))
+                r = ncm_node_config_merge_text(base ? base : recorded, b.data, b.len, "flags", "",
+                                               ret, &err);
         else
                 r = ncm_node_config_parse(b.data, b.len, "flags", "", ret, &err);
         ncm_buf_done(&b);

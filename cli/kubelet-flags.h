@@ -92,6 +92,16 @@ bool cli_kubelet_flag_given(const cli_kubelet_flags *f, const char *name);
  */
 int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret);
 
+/* Was --config given? */
+bool cli_kubelet_config_given(const cli_kubelet_flags *f);
+
+/*
+ * cli_kubelet_config() with RECORDED (may be NULL) as the file when --config is not given: the
+ * configuration a node's directory records, which its later commands start from.
+ */
+int cli_kubelet_config_over(const cli_kubelet_flags *f, const ncm_node_config *recorded,
+                            ncm_node_config **ret);
+
 /*
  * A --capacity LIST (cpu=4,memory=16Gi,...): added to L (a repeated flag adds, as the kubelet's
  * map flags do). 0, or a usage error for CMD printed and 2.

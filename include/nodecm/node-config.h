@@ -187,6 +187,24 @@ NCM_API ncm_node_config_change ncm_node_config_compare(const ncm_node_config *ol
                                                        const ncm_node_config *new_cfg,
                                                        const char **ret_field);
 
+/*
+ * C in a canonical form (one line of JSON, a newline after it: apiVersion and kind, then each
+ * field the node reads that C was given, in a fixed order, rootDirectory left out), which
+ * ncm_node_config_parse() reads back into the same configuration: what a node's directory
+ * records of the configuration it was started with (the directory itself is not part of it: a
+ * node moved elsewhere is the same node). 0, -ENOMEM.
+ */
+NCM_API int ncm_node_config_format(const ncm_node_config *c, ncm_buf *b);
+
+/*
+ * Append to OUT what differs between A and B, field by field, in the canonical order (the
+ * fields ncm_node_config_format() writes):
+ * `reservedSystemCPUs: "0" -> "0-1"; kubeReserved: (unset) -> {"cpu":"1"}` (a field written out
+ * with its default counts as a change, as for ncm_node_config_compare). Returns how many
+ * fields differ, or -ENOMEM.
+ */
+NCM_API int ncm_node_config_diff(const ncm_node_config *a, const ncm_node_config *b, ncm_buf *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -70,6 +70,9 @@ typedef struct ncm_node_pod_record {
 /* The undo record of a change in flight (ncm_fs_batch_set_undo): present only while a change is
  * being written, or after one was interrupted; the next open rolls it back. */
 #define NCM_NODE_UNDO_NAME "nodecm.undo"
+/* The configuration the node was started with (ncm_node_config_format), written by an open
+ * with NCM_NODE_DIR_INIT. */
+#define NCM_NODE_CONFIG_NAME "nodecm_config"
 
 /*
  * Read DIR/nodecm_pods and its journal into *RET (*RET_N records, sorted by pod UID; a missing
@@ -397,12 +400,24 @@ typedef struct ncm_node_dir_options {
  * validation errors (-NCM_E_INVALID_STATE, -NCM_E_CHECKSUM: a configuration the state does
  * not fit); nodecm_pods unreadable (-EINVAL); the enforcer's start. A failed open with
  * NCM_NODE_DIR_INIT leaves nothing it made behind (the directory, the lock file, the files).
+ *
+ * The configuration: an open with NCM_NODE_DIR_INIT records CFG in DIR/nodecm_config once the
+ * node has started with it (the kubelet's restart with a new configuration: the state
+ * validated against it, the enforcer's start-up writes done with it). Any other open refuses
+ * a CFG that differs from the one recorded (-EINVAL naming each field that changed, old ->
+ * new): a node does not take one command's configuration and another's the next.
  */
 NCM_API int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *cfg,
                               const ncm_node_dir_options *o, ncm_node_dir **ret, ncm_error *err);
 
 /* The node (valid until the directory is closed). */
 NCM_API ncm_node *ncm_node_dir_node(const ncm_node_dir *d) NCM_PURE;
+
+/*
+ * The configuration DIR records (DIR/nodecm_config) into *RET, for a command given none.
+ * -ENOENT when DIR records none (not initialised, or by a nodecm older than the record).
+ */
+NCM_API int ncm_node_dir_config(const char *dir, ncm_node_config **ret, ncm_error *err);
 
 /* Free the node and release the lock. Returns NULL. */
 NCM_API ncm_node_dir *ncm_node_dir_close(ncm_node_dir *d);

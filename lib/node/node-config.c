@@ -1090,3 +1090,74 @@ ncm_node_config_change ncm_node_config_compare(const ncm_node_config *old_cfg,
         }
         return change;
 }
+
+/* ---- the configuration a node was started with (issue 20) ------------------------------- */
+
+/*
+ * What a node records of its configuration: the fields it reads but rootDirectory (the kubelet
+ * takes it as a flag; a directory moved elsewhere is the same node).
+ */
+static bool recorded_field(const char *f)
+{
+        return strcmp(f, "rootDirectory") != 0;
+}
+
+/* The fields the node reads, as C took them (absent ones left out), in known_fields' order. */
+static json_object *canonical(const ncm_node_config *c)
+{
+        json_object *o = json_object_new_object();
+
+        for (size_t i = 0; o && i < NCM_ELEMENTSOF(known_fields); i++) {
+                json_object *v = c->src && recorded_field(known_fields[i])
+                                                 ? ncm__json_get(c->src, known_fields[i])
+                                                 : NULL;
+                if (v && json_object_object_add(o, known_fields[i], json_object_get(v)) < 0) {
+                        json_object_put(v);
+                        json_object_put(o);
+                        return NULL;
+                }
+        }
+        return o;
+}
+
+int ncm_node_config_format(const ncm_node_config *c, ncm_buf *b)
+{
+        json_object *o = canonical(c);
+        const char *text;
+
+        if (!o)
+                return -ENOMEM;
+        text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        ncm_buf_puts(b, "{\"apiVersion\": \"kubelet.config.k8s.io/v1beta1\", \"kind\": "
+                        "\"KubeletConfiguration\"");
+        /* the fields after the header: TEXT is "{...}", "{}" when none */
+        if (text && strlen(text) > 2) {
+                ncm_buf_puts(b, ", ");
+                ncm_buf_append(b, text + 1, strlen(text) - 1);
+        } else {
+                ncm_buf_putc(b, '}');
+        }
+        ncm_buf_putc(b, '\n');
+        json_object_put(o);
+        return ncm_buf_failed(b) ? -ENOMEM : 0;
+}
+
+int ncm_node_config_diff(const ncm_node_config *a, const ncm_node_config *b, ncm_buf *out)
+{
+        int n = 0;
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++) {
+                const char *f = known_fields[i];
+                json_object *x = a->src ? ncm__json_get(a->src, f) : NULL;
+                json_object *y = b->src ? ncm__json_get(b->src, f) : NULL;
+                if (!recorded_field(f) || (!x && !y) || (x && y && json_object_equal(x, y)))
+                        continue;
+                ncm_buf_printf(out, "%s%s: %s -> %s", n ? "; " : "", f,
+                               x ? json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN)
+                                 : "(unset)",
+                               y ? json_object_to_json_string_ext(y, JSON_C_TO_STRING_PLAIN)
+                                 : "(unset)");
+                n++;
+        }
+        return ncm_buf_failed(out) ? -ENOMEM : n;
+}

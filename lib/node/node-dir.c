@@ -24,9 +24,13 @@ struct ncm_node_dir {
         size_t n_pods;
 };
 
-static const char *const files[] = {NCM_CPU_CHECKPOINT_NAME, NCM_DEVMGR_CHECKPOINT_NAME,
-                                    NCM_NODE_PODS_NAME,      NCM_NODE_PODS_JOURNAL_NAME,
-                                    NCM_NODE_UNDO_NAME,      NULL};
+static const char *const files[] = {NCM_CPU_CHECKPOINT_NAME,
+                                    NCM_DEVMGR_CHECKPOINT_NAME,
+                                    NCM_NODE_PODS_NAME,
+                                    NCM_NODE_PODS_JOURNAL_NAME,
+                                    NCM_NODE_UNDO_NAME,
+                                    NCM_NODE_CONFIG_NAME,
+                                    NULL};
 
 int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err)
 {
@@ -123,6 +127,75 @@ static void made_undo(const char *dir, const made *m, const ncm_fs_faults *fault
                 (void)rmdir(dir);
 }
 
+int ncm_node_dir_config(const char *dir, ncm_node_config **ret, ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+
+        if (asprintf(&path, "%s/%s", dir, NCM_NODE_CONFIG_NAME) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        if (ncm_fs_exists(AT_FDCWD, path) == 0)
+                return ncm_error_set(err, ENOENT, "%s: no such file", path);
+        return ncm_node_config_load_file(path, ret, err);
+}
+
+/*
+ * CFG against the configuration DIR records: the same, or (INIT: a restart with another one,
+ * which the start then validates) anything; else -EINVAL naming what changed.
+ */
+static int check_config(const char *dir, const ncm_node_config *cfg, bool init, ncm_error *err)
+{
+        ncm_autoptr(ncm_node_config) rec = NULL;
+        ncm_buf diff = NCM_BUF_INIT;
+        int r;
+
+        if (init)
+                return 0;
+        r = ncm_node_dir_config(dir, &rec, err);
+        if (r == -ENOENT) {
+                ncm_error_clear(err);
+                return 0; /* started by a nodecm that kept no record */
+        }
+        if (r < 0)
+                return r;
+        r = ncm_node_config_diff(rec, cfg, &diff);
+        if (r > 0)
+                r = ncm_error_set(err, EINVAL,
+                                  "'%s' was initialised with another configuration (%s): run "
+                                  "'nodecm node init' with the new one to change it (checked "
+                                  "against the state as a kubelet restart does), or give none "
+                                  "to use the recorded one",
+                                  dir, diff.data);
+        else if (r < 0)
+                r = ncm_error_set(err, ENOMEM, "out of memory");
+        ncm_buf_done(&diff);
+        return r;
+}
+
+/* Record CFG in DIR (through the node's writes: its faults, its undo record). */
+static int record_config(ncm_node *n, const char *dir, const ncm_node_config *cfg, ncm_error *err)
+{
+        ncm_autofree char *path = NULL;
+        ncm_autofree char *old = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        int r;
+
+        if (asprintf(&path, "%s/%s", dir, NCM_NODE_CONFIG_NAME) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        if (ncm_node_config_format(cfg, &b) < 0) {
+                ncm_buf_done(&b);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        /* the same already: nothing to write */
+        if (ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &old, NULL, NULL) >= 0 &&
+            strcmp(old, b.data) == 0) {
+                ncm_buf_done(&b);
+                return 0;
+        }
+        r = ncm__node_write(n, path, b.data, b.len, err);
+        ncm_buf_done(&b);
+        return r;
+}
+
 static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *cfg,
                     const ncm_node_dir_options *o, made *m, ncm_node_dir **ret, ncm_error *err)
 {
@@ -199,6 +272,9 @@ static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *c
                 return ncm_error_set(err, ENOENT,
                                      "'%s' holds no node (no %s): run 'nodecm node init' first",
                                      dir, NCM_CPU_CHECKPOINT_NAME);
+        r = check_config(dir, cfg, init, err);
+        if (r < 0)
+                return r;
         r = ncm__node_pods_load(dir, &d->pods, &d->n_pods, &gen, &lines, &torn, err);
         if (r < 0)
                 return r;
@@ -227,6 +303,12 @@ static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *c
         if (init && !no.read_only && d->n_pods == 0) {
                 /* the record exists from the start, so that every later process finds it */
                 r = ncm__node_persist_pods(d->node, err);
+                if (r < 0)
+                        return r;
+        }
+        if (init && !no.read_only) {
+                /* started with CFG: what every later command is held to */
+                r = record_config(d->node, dir, cfg, err);
                 if (r < 0)
                         return r;
         }

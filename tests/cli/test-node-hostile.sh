@@ -92,7 +92,8 @@ expect_err_contains "pod 'ok' is held already with another spec" "another spec u
 # ---- nothing a node holds fails another pod's admission ----
 # Pods an older nodecm admitted, whose requests overflow the QoS tiers' sums.
 P="$TMPD/poison"
-run node init --root-dir "$P" --config "$TMPD/k.yaml" --synthetic "$T"
+run node init --root-dir "$P" --config "$TMPD/k.yaml" --synthetic "$T" --enforce plan \
+        --cgroup-version 1 --capacity cpu=8,memory=16Gi
 expect_rc 0 "init poison"
 big() {
         printf '{"removed": [], "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"uid": "%s", "name": "%s", "namespace": "default"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "9e15", "memory": "9223372036854775807"}}}]}}}' "$1" "$1"
@@ -103,7 +104,7 @@ run node admit "$TMPD/ok.json" --root-dir "$P" --config "$TMPD/k.yaml" --synthet
         --enforce plan --cgroup-version 1 --capacity cpu=8,memory=16Gi
 expect_rc 0 "an admission beside pods whose requests overflow"
 case "$OUT" in *"admit p: admitted"*"cpu.shares"*) ;; *) fail "poison: [$OUT]" ;; esac
-run node status --root-dir "$P" --config "$TMPD/k.yaml" --synthetic "$T"
+run node status --root-dir "$P" --synthetic "$T"
 expect_rc 0 "status beside them"
 
 # ---- a full disk (the issue's reproducer) and a read-only one: a 64 KiB tmpfs ----
@@ -144,8 +145,8 @@ if mount -t tmpfs -o size=64k,mode=0700 nodecm-test "$M" 2>/dev/null; then
         Ns admit "$TMPD/ok.json"
         expect_rc 0 "admit once there is room"
         mount -o remount,ro "$M" || fail "remount read-only"
-        Ns status
-        expect_rc 0 "status on a read-only disk"
+        run node status --root-dir "$S" --synthetic "$T"
+        expect_rc 0 "status on a read-only disk, no --config (the recorded one)"
         case "$OUT" in *"cpu 1 p/app"*) ;; *) fail "status read-only: [$OUT]" ;; esac
         Ns pods
         expect_rc 0 "pods on a read-only disk"

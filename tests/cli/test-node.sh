@@ -112,14 +112,39 @@ expect_out '{"op": "removePod", "pod": "nobody", "removed": false, "released": "
 N reconcile
 expect_rc 0 "reconcile"
 
-# A configuration the state does not fit (web holds CPU 4): refused as the kubelet refuses to
-# start.
+# The node keeps the configuration it was initialised with (nodecm_config): later commands
+# need no --config (and read-only ones work with none), and one with another configuration is
+# refused, naming what changed. 'init' with another one is the kubelet's restart: checked
+# against the state (a reservation the state does not fit is the kubelet's start-up error,
+# exit 1), applied and recorded when it fits.
 sed 's/reservedSystemCPUs: "0"/reservedSystemCPUs: "4"/' "$TMPD/k.yaml" >"$TMPD/k2.yaml"
 N admit "$TMPD/g2.yaml"
 expect_rc 0 "admit g2"
+RECORD=$(cat "$D/nodecm_config")
+run node status --root-dir "$D" --synthetic "$T"
+expect_rc 0 "status without --config: the recorded one"
+case "$OUT" in *"cpuManagerPolicy static (reserved 0)"*) ;; *) fail "recorded config: [$OUT]" ;; esac
+run node admit "$TMPD/g1.yaml" --root-dir "$D" --config "$TMPD/k2.yaml" --synthetic "$T"
+expect_rc 2 "another configuration"
+expect_err_contains "was initialised with another configuration (reservedSystemCPUs: \"0\" -> \"4\")" \
+        "another configuration"
 run node status --root-dir "$D" --config "$TMPD/k2.yaml" --synthetic "$T"
+expect_rc 2 "another configuration, status"
+run node init --root-dir "$D" --config "$TMPD/k2.yaml" --synthetic "$T"
 expect_rc 1 "a reservation the state does not fit"
 expect_err_contains "start cpu manager error" "a reservation the state does not fit"
+[ "$(cat "$D/nodecm_config")" = "$RECORD" ] || fail "a refused init changed the record"
+run node admit "$TMPD/g1.yaml" --root-dir "$D" --synthetic "$T" --reserved-cpus 0-1
+expect_rc 2 "a flag over the recorded configuration"
+expect_err_contains 'reservedSystemCPUs: "0" -> "0-1"' "a flag over the recorded configuration"
+sed 's/topologyManagerPolicy: single-numa-node/topologyManagerPolicy: best-effort/' \
+        "$TMPD/k.yaml" >"$TMPD/k3.yaml"
+run node init --root-dir "$D" --config "$TMPD/k3.yaml" --synthetic "$T"
+expect_rc 0 "a change the state fits, at init (the kubelet's restart)"
+run node status --root-dir "$D" --synthetic "$T"
+case "$OUT" in *"topologyManagerPolicy best-effort"*) ;; *) fail "recorded k3: [$OUT]" ;; esac
+run node init --root-dir "$D" --config "$TMPD/k.yaml" --synthetic "$T"
+expect_rc 0 "back to the first configuration"
 
 # The plan enforcer prints the writes it would make.
 run node init --root-dir "$TMPD/plan" --config "$TMPD/k.yaml" --synthetic "$T" --enforce plan \

@@ -225,6 +225,42 @@ static void test_node_config_merge_text(void **state)
         assert_non_null(ncm_node_config_kube_reserved(m));
 }
 
+/* What a node's directory records (issue 20): a canonical form that reads back the same, and
+ * the fields two configurations differ in. */
+static void test_node_config_format_and_diff(void **state)
+{
+        const char *a = "{\"kind\": \"KubeletConfiguration\", \"reservedSystemCPUs\": \"0\", "
+                        "\"cpuManagerPolicy\": \"static\", \"rootDirectory\": \"/x\", "
+                        "\"unknownField\": 1, \"kubeReserved\": {\"cpu\": \"500m\"}}";
+        const char *b = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0-1\", "
+                        "\"topologyManagerPolicy\": \"best-effort\", \"rootDirectory\": \"/y\"}";
+        ncm_node_config *ca = NULL, *cb = NULL, *back = NULL;
+        ncm_buf t = NCM_BUF_INIT, t2 = NCM_BUF_INIT, d = NCM_BUF_INIT;
+        (void)state;
+
+        assert_int_equal(ncm_node_config_parse(a, strlen(a), NULL, "", &ca, NULL), 0);
+        assert_int_equal(ncm_node_config_parse(b, strlen(b), NULL, "", &cb, NULL), 0);
+        assert_int_equal(ncm_node_config_format(ca, &t), 0);
+        assert_string_equal(t.data, "{\"apiVersion\": \"kubelet.config.k8s.io/v1beta1\", \"kind\": "
+                                    "\"KubeletConfiguration\", \"cpuManagerPolicy\":\"static\","
+                                    "\"reservedSystemCPUs\":\"0\",\"kubeReserved\":{\"cpu\":"
+                                    "\"500m\"}}\n");
+        assert_int_equal(ncm_node_config_parse(t.data, t.len, NULL, "", &back, NULL), 0);
+        assert_int_equal(ncm_node_config_format(back, &t2), 0);
+        assert_string_equal(t.data, t2.data);
+        assert_int_equal(ncm_node_config_diff(ca, back, &d), 0);
+        assert_int_equal(ncm_node_config_diff(ca, cb, &d), 3);
+        assert_string_equal(d.data, "reservedSystemCPUs: \"0\" -> \"0-1\"; kubeReserved: "
+                                    "{\"cpu\":\"500m\"} -> (unset); topologyManagerPolicy: (unset) "
+                                    "-> \"best-effort\"");
+        ncm_buf_done(&t);
+        ncm_buf_done(&t2);
+        ncm_buf_done(&d);
+        ncm_node_config_free(ca);
+        ncm_node_config_free(cb);
+        ncm_node_config_free(back);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -235,6 +271,7 @@ int main(void)
                         cmocka_unit_test(test_node_config_file_kind),
                         cmocka_unit_test(test_node_config_compare),
                         cmocka_unit_test(test_node_config_merge_text),
+                        cmocka_unit_test(test_node_config_format_and_diff),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

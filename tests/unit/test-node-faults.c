@@ -125,6 +125,8 @@ static void restore_dir(const char *dir, const saved *s)
 
 /* ---- what a fresh open finds ---- */
 
+static char context[128]; /* the run, for messages */
+
 static char *load_view(fx *f)
 {
         ncm_node_dir_options o = {0};
@@ -143,7 +145,7 @@ static char *load_view(fx *f)
         if (r == -ENOENT)
                 return strdup("none");
         if (r < 0)
-                fail_msg("open after the run: %s", err.msg);
+                fail_msg("%s: open after the run: %s", context, err.msg);
         n = ncm_node_dir_node(d);
         ncm_node_format_state_json(n, &b);
         ncm_buf_puts(&b, "records:");
@@ -158,7 +160,7 @@ static char *load_view(fx *f)
         s = ncm_node_cpu_state(n);
         for (size_t i = 0; i < ncm_cpu_state_num_pods(s); i++)
                 if (!ncm_node_pod(n, ncm_cpu_state_pod_uid(s, i)))
-                        fail_msg("CPUs held by pod '%s', which no record names",
+                        fail_msg("%s: CPUs held by pod '%s', which no record names", context,
                                  ncm_cpu_state_pod_uid(s, i));
         ncm_node_dir_close(d);
         /* nothing left behind: no temporary file, no undo record or link */
@@ -166,7 +168,7 @@ static char *load_view(fx *f)
         assert_non_null(dd);
         while ((de = readdir(dd)) != NULL)
                 if (de->d_name[0] == '.' && de->d_name[1] && strcmp(de->d_name, "..") != 0)
-                        fail_msg("left behind: %s", de->d_name);
+                        fail_msg("%s: left behind: %s", context, de->d_name);
         closedir(dd);
         ncm_buf_putc(&b, '\0');
         return b.data;
@@ -180,8 +182,10 @@ static ncm_pod *pod(const char *uid, const char *cpu, int containers)
         ncm_pod *p = NULL;
         ncm_error err = NCM_ERROR_INIT;
 
-        ncm_buf_printf(&b, "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
-                           "{\"containers\": [", uid, uid);
+        ncm_buf_printf(&b,
+                       "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
+                       "{\"containers\": [",
+                       uid, uid);
         for (int i = 0; i < containers; i++) {
                 ncm_buf_printf(&b, "%s{\"name\": \"c%d\"", i ? ", " : "", i);
                 if (*cpu)
@@ -332,8 +336,7 @@ static void prepare_long_journal(fx *f)
         for (int i = 0; i < 32; i++) {
                 ncm_pod *p = pod("churn", "1", 1);
                 assert_int_equal(admit_on(f, ncm_node_dir_node(d), p, &err), 0);
-                assert_int_equal(ncm_node_remove_pod(ncm_node_dir_node(d), "churn", NULL, &err),
-                                 1);
+                assert_int_equal(ncm_node_remove_pod(ncm_node_dir_node(d), "churn", NULL, &err), 1);
                 ncm_pod_free(p);
         }
         ncm_node_dir_close(d);
@@ -357,8 +360,7 @@ static char *view_with_owner(fx *f)
         return out;
 }
 
-static void run_case(fx *f, const char *name, void (*prepare)(fx *), change_fn change,
-                     bool strict)
+static void run_case(fx *f, const char *name, void (*prepare)(fx *), change_fn change, bool strict)
 {
         static const int errs[] = {ENOSPC, EROFS, EIO};
         ncm_error err = NCM_ERROR_INIT;
@@ -368,6 +370,7 @@ static void run_case(fx *f, const char *name, void (*prepare)(fx *), change_fn c
         int runs = 0;
         bool owner = change == change_staged;
 
+        snprintf(context, sizeof(context), "%s", name);
         prepare(f);
         save_dir(f->dir, &s);
         before = owner ? view_with_owner(f) : load_view(f);
@@ -386,10 +389,13 @@ static void run_case(fx *f, const char *name, void (*prepare)(fx *), change_fn c
                         char *v;
                         int r = 0;
                         restore_dir(f->dir, &s);
+                        snprintf(context, sizeof(context), "%s, op %ld failing (mode %d)", name, k,
+                                 mode);
                         err = (ncm_error)NCM_ERROR_INIT;
                         f->h = (hook){.fail_at = k,
-                                      .mode = mode < 3 ? FAIL_ERRNO : mode == 3 ? FAIL_SHORT
-                                                                                 : FAIL_KILL,
+                                      .mode = mode < 3    ? FAIL_ERRNO
+                                              : mode == 3 ? FAIL_SHORT
+                                                          : FAIL_KILL,
                                       .err = errs[mode < 3 ? mode : 0]};
                         if (f->h.mode == FAIL_KILL) {
                                 pid_t pid = fork();
@@ -415,8 +421,7 @@ static void run_case(fx *f, const char *name, void (*prepare)(fx *), change_fn c
                             strcmp(v, r < 0 ? before : after) != 0)
                                 fail_msg("%s, op %ld failing (mode %d): returned %d (%s), the "
                                          "directory holds the state %s",
-                                         name, k, mode, r, err.msg,
-                                         r < 0 ? "after" : "before");
+                                         name, k, mode, r, err.msg, r < 0 ? "after" : "before");
                         free(v);
                         runs++;
                 }
@@ -467,8 +472,8 @@ static void test_node_faults_admit_shared(void **state)
 static void test_node_faults_remove_folds_journal(void **state)
 {
         fx *f = *state;
-        run_case(f, "remove pod (nodecm_pods rewritten)", prepare_long_journal,
-                 change_remove_pod, true);
+        run_case(f, "remove pod (nodecm_pods rewritten)", prepare_long_journal, change_remove_pod,
+                 true);
         /* the case was the one meant: the journal folded into the file */
         assert_int_equal(tu_file_lines(f->dir, NCM_NODE_PODS_JOURNAL_NAME), 0);
 }
