@@ -74,7 +74,8 @@ static int walked_nodes(const ncm_devmgr *m, const dm_resource *r, int *ids)
         for (size_t i = 0; r && i < r->n_devs; i++)
                 on |= r->devs[i].mask;
         for (int i = 0; i < m->n_numa_nodes; i++)
-                if (on & ((ncm_bitmask)1 << m->numa_nodes[i]))
+                if (m->numa_nodes[i] >= 0 && m->numa_nodes[i] < NCM_BITMASK_MAX_BITS &&
+                    (on & ((ncm_bitmask)1 << m->numa_nodes[i])))
                         ids[n++] = m->numa_nodes[i];
         return n;
 }

@@ -44,10 +44,12 @@ int ncm_devmgr_new(const ncm_devmgr_config *cfg, ncm_devmgr **ret, ncm_error *er
         if (!m)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         for (size_t i = 0; i < cfg->n_numa_nodes; i++) {
+                /*
+                 * Any id: the kubelet builds a NUMA mask of them only for hints, which a
+                 * topology manager policy other than none asks for (and then the mask's
+                 * "bit number must be in range 0-63" comes from there).
+                 */
                 int id = cfg->numa_nodes[i];
-                if (id < 0 || id >= NCM_BITMASK_MAX_BITS)
-                        return ncm_error_set(err, EINVAL,
-                                             "NUMA node %d: bit number must be in range 0-63", id);
                 for (size_t k = 0; k < i; k++)
                         if (cfg->numa_nodes[k] == id)
                                 return ncm_error_set(err, EINVAL, "NUMA node %d listed twice", id);

@@ -107,6 +107,33 @@ case "$OUT" in *"admit p: admitted"*"cpu.shares"*) ;; *) fail "poison: [$OUT]" ;
 run node status --root-dir "$P" --synthetic "$T"
 expect_rc 0 "status beside them"
 
+# ---- NUMA ids a 64-bit mask cannot hold: refused only where the kubelet builds a mask ----
+# The kubelet's topology manager under policy none builds no NUMA mask: 3 CPUs on NUMA node 72,
+# reservedSystemCPUs 0, a Guaranteed pod of 1 CPU gets CPU 1, the shared pool 0,2.
+for id in 72 -1 250; do
+        cat >"$TMPD/topo$id.json" <<EOF
+{"cpus": [{"cpu": 0, "core": 0, "socket": 0, "numa": $id, "uncore": 0},
+          {"cpu": 1, "core": 1, "socket": 0, "numa": $id, "uncore": 0},
+          {"cpu": 2, "core": 2, "socket": 0, "numa": $id, "uncore": 0}],
+ "numa": [{"id": $id, "distances": [10]}]}
+EOF
+        cat >"$TMPD/numa$id.yaml" <<EOF
+node:
+  topology: {file: $TMPD/topo$id.json}
+  kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "0", topologyManagerPolicy: none}
+steps:
+- admit: {metadata: {uid: p1, name: p1}, spec: {containers: [{name: app, resources: {limits: {cpu: "1", memory: 1Gi}}}]}}
+EOF
+        run simulate "$TMPD/numa$id.yaml" --json
+        expect_rc 0 "NUMA node $id, policy none"
+        expect_out "{\"step\": 0, \"op\": \"admit\", \"pod\": \"p1\", \"admitted\": true, \"containers\": [{\"name\": \"app\", \"exclusive\": true, \"cpus\": \"1\", \"numa\": [$id], \"devices\": {}}]}
+{\"op\": \"state\", \"defaultCpuSet\": \"0,2\", \"entries\": {\"p1\": {\"app\": \"1\"}}}" "NUMA node $id, policy none"
+        sed 's/topologyManagerPolicy: none/topologyManagerPolicy: best-effort/' \
+                "$TMPD/numa$id.yaml" >"$TMPD/numa$id-be.yaml"
+        run simulate "$TMPD/numa$id-be.yaml" --json
+        expect_rc 2 "NUMA node $id, a policy that builds masks"
+done
+
 # ---- a full disk (the issue's reproducer) and a read-only one: a 64 KiB tmpfs ----
 # Every change is all or nothing: a full disk fails it with exit 3 (try again), the directory as
 # it was; after a read-only remount the commands that only look still work.
