@@ -80,6 +80,15 @@ NCM_API int ncm_topo_numa_distance(const ncm_topo *t, int a, int b) NCM_PURE;
 /* The distance matrix, row-major N x N in ncm_topo_numa_ids() order; *N receives N. */
 NCM_API const uint32_t *ncm_topo_numa_distances(const ncm_topo *t, size_t *n);
 /*
+ * NUMA node ID's distance row as the machine gave it, *N entries, entry K the distance to
+ * node K: the kernel's `distance` file as cadvisor keeps it (node.Distances), which the
+ * kubelet indexes by node id (distances[a][b]). NULL when the matrix's row says it all
+ * (nodes 0..N-1, a row of N), when the row does not reach every node id (the kubelet's lookup
+ * would fail: the matrix fills in), and for sources without such rows (a node without the
+ * file, synthetic and hwloc machines).
+ */
+NCM_API const uint32_t *ncm_topo_numa_distance_row(const ncm_topo *t, int id, size_t *n);
+/*
  * The id of the first NUMA node (ascending) whose distances the machine did not give: under
  * cadvisor's rules, a node without a `distance` file, or every node of a machine without node
  * directories (cadvisor then reports no distances; its matrix entries are nodecm's 10/20).

@@ -431,9 +431,15 @@ static int package_groups(const ncm__cad_machine *m, group **ret, size_t *ret_n)
         return 0;
 }
 
-/* The distance matrix in ascending id order: a node's row is used when it has one entry per
- * node (the kernel prints one per online node, ascending); else the transposed entry, else
- * 10 on the diagonal and 20 elsewhere. */
+/*
+ * The distance matrix in ascending id order. A row of one entry per node is the kernel's own
+ * form (one per online node, ascending) and is read so; another row is read as the kubelet
+ * reads cadvisor's, indexed by node id (distances[a][b] is a's row at b), so that a row
+ * written while a node was there ("21 10" for node 1 of a machine whose node 0 went) gives
+ * node 1 its own 10. (For nodes 0..N-1 the two agree. On sparse ids the kubelet's lookup fails
+ * past a row's end, so it cannot use prefer-closest-numa-nodes there; nodecm can.) An entry no
+ * row gives takes the transposed entry, else 10 on the diagonal and 20 elsewhere.
+ */
 static int distances(const ncm__cad_machine *m, const int *ids, size_t n, uint32_t **ret)
 {
         int64_t *d = malloc((n ? n * n : 1) * sizeof(*d));
@@ -451,10 +457,14 @@ static int distances(const ncm__cad_machine *m, const int *ids, size_t n, uint32
                 size_t row = 0;
                 while (row < n && ids[row] != nd->id)
                         row++;
-                if (row == n || !nd->dist || nd->ndist != n)
+                if (row == n || !nd->dist)
                         continue;
-                for (size_t j = 0; j < n; j++)
-                        d[row * n + j] = nd->dist[j];
+                for (size_t j = 0; j < n; j++) {
+                        if (nd->ndist == n)
+                                d[row * n + j] = nd->dist[j];
+                        else if (m->kernel_rows && ids[j] >= 0 && (size_t)ids[j] < nd->ndist)
+                                d[row * n + j] = nd->dist[ids[j]];
+                }
         }
         ncm__topo_fill_distances(d, n, out);
         free(d);
@@ -552,11 +562,12 @@ int ncm__cad_assemble(const ncm__cad_machine *m, ncm_topo **ret, ncm_error *err)
         /* cadvisor keeps a node's row as read: none without a `distance` file, and none for
          * the nodes it makes up when there are no node directories */
         for (size_t k = 0; m->kernel_rows && k < ng && r >= 0; k++) {
-                bool row = false;
+                const ncm__cad_node *row = NULL;
                 for (size_t q = 0; q < m->nnodes && !row; q++)
-                        row = m->nodes[q].id == ids[k] && m->nodes[q].dist;
-                if (!row)
-                        r = ncm__topo_mark_no_distances(*ret, ids[k]);
+                        if (m->nodes[q].id == ids[k] && m->nodes[q].dist)
+                                row = &m->nodes[q];
+                r = row ? ncm__topo_set_row(*ret, ids[k], row->dist, row->ndist)
+                        : ncm__topo_mark_no_distances(*ret, ids[k]);
         }
         if (r < 0) {
                 *ret = ncm_topo_free(*ret);

@@ -72,6 +72,8 @@ int ncm__topo_assemble(const ncm__raw_machine *m, ncm_topo **ret, ncm_error *err
 /* The machine gave no distance row for NUMA node ID (ncm_topo_numa_distances_missing()).
  * 0 (also for an id the topology does not have), -ENOMEM. */
 int ncm__topo_mark_no_distances(ncm_topo *t, int id);
+/* NUMA node ID's distance row as the machine gave it (indexed by node id; copied). -ENOMEM. */
+int ncm__topo_set_row(ncm_topo *t, int id, const uint32_t *row, size_t n);
 /*
  * The N x N distance matrix OUT from the rows read into D (-1 where unknown): an unknown entry
  * takes the transposed one when known, else 10 on the diagonal and 20 elsewhere (both the

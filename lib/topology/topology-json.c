@@ -10,9 +10,13 @@
  * integer and uncore any 64-bit one, kept as written (the kernel's ids: -1, 8442, 196611, a
  * 32-bit cache id). cpu ids are unique (any order is accepted, the table is sorted). "numa" is
  * optional (default: the CPUs' nodes, distances 10/20); each entry has "id" (a 32-bit integer,
- * unique) and "distances", one integer 0..2^31-1 per listed node in list order; "distances"
- * may be left out of every entry (then 10/20), not of some. Every CPU's numa must be listed.
- * Other keys are errors, so a typo cannot pass silently.
+ * unique) and "distances", integers 0..2^31-1: the node's row as the kernel wrote it, entry K
+ * the distance to node K (cadvisor's and the kubelet's reading: a row "21 10" of node 1 whose
+ * node 0 is gone), or one per listed node in list order (the kernel's own form, and what
+ * nodecm writes for a source that gives no such row). A row of one entry per listed node is
+ * read in list order, another one that reaches every listed id by id. "distances" may be left out
+ * of every entry (then 10/20), not of some. Every CPU's numa must be listed. Other keys are errors,
+ * so a typo cannot pass silently.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -127,15 +131,38 @@ typedef struct numa_list {
         int *ids;
         uint32_t *dist; /* NULL when no entry gives distances */
         size_t n;
+        uint32_t **rows; /* the rows read by node id (NULL: in list order), to keep */
+        size_t *nrows;
 } numa_list;
+
+static void numa_list_done(numa_list *l)
+{
+        for (size_t i = 0; l->rows && i < l->n; i++)
+                free(l->rows[i]);
+        free(l->rows);
+        free(l->nrows);
+        free(l->ids);
+        free(l->dist);
+}
+
+/* Whether every listed id indexes a row of LEN entries. */
+static bool row_by_id(const int *ids, size_t n, size_t len)
+{
+        for (size_t j = 0; j < n; j++)
+                if (ids[j] < 0 || (size_t)ids[j] >= len)
+                        return false;
+        return true;
+}
 
 static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_error *err)
 {
         static const char *const keys[] = {"id", "distances", NULL};
         size_t n;
-        int given = -1; /* whether entries give distances: -1 not yet known */
+        int given = -1;    /* whether entries give distances: -1 not yet known */
+        bool plain = true; /* ids 0..n-1 in order: by id and in list order agree */
         ncm_autofree int *ids = NULL;
         ncm_autofree uint32_t *dist = NULL;
+        numa_list l = {0};
         int r;
 
         r = ncm__json_expect(arr, json_type_array, path, err);
@@ -151,8 +178,7 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                 return ncm_error_set(err, ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(arr, i);
-                json_object *d = NULL;
-                char p[512], pd[540];
+                char p[512];
                 pathf(p, sizeof(p), "%s[%zu]", path, i);
                 if ((r = ncm__json_expect(e, json_type_object, p, err)) < 0 ||
                     (r = check_keys(e, p, keys, err)) < 0 ||
@@ -163,6 +189,15 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                                 return ncm_error_set(err, EINVAL,
                                                      "%s.id: duplicate NUMA node %d (also %s[%zu])",
                                                      p, ids[i], path, j);
+                plain = plain && ids[i] == (int)i;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *e = json_object_array_get_idx(arr, i);
+                json_object *d = NULL;
+                char p[512], pd[540];
+                size_t len;
+                bool by_id;
+                pathf(p, sizeof(p), "%s[%zu]", path, i);
                 pathf(pd, sizeof(pd), "%s.distances", p);
                 if (!json_object_object_get_ex(e, "distances", &d)) {
                         if (given == 1)
@@ -179,25 +214,51 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                 r = ncm__json_expect(d, json_type_array, pd, err);
                 if (r < 0)
                         return r;
-                if (json_object_array_length(d) != n)
+                len = json_object_array_length(d);
+                by_id = len != n && row_by_id(ids, n, len);
+                if (len != n && !by_id)
                         return ncm_error_set(
                                         err, EINVAL,
-                                        "%s: expected %zu entries (one per NUMA node), got %zu", pd,
-                                        n, json_object_array_length(d));
-                for (size_t j = 0; j < n; j++) {
+                                        "%s: expected %zu entries (one per NUMA node), or one per "
+                                        "node id up to the largest listed, got %zu",
+                                        pd, n, len);
+                if (by_id && !l.rows) {
+                        l.rows = calloc(n ? n : 1, sizeof(*l.rows));
+                        l.nrows = calloc(n ? n : 1, sizeof(*l.nrows));
+                        if (!l.rows || !l.nrows) {
+                                numa_list_done(&l);
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        }
+                }
+                if (by_id && !(l.rows[i] = malloc((len ? len : 1) * sizeof(uint32_t)))) {
+                        numa_list_done(&l);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+                for (size_t j = 0; j < len; j++) {
                         char pj[560];
                         int64_t v;
                         pathf(pj, sizeof(pj), "%s[%zu]", pd, j);
                         r = ncm__json_int(json_object_array_get_idx(d, j), pj, 0, INT32_MAX, &v,
                                           err);
-                        if (r < 0)
+                        if (r < 0) {
+                                numa_list_done(&l);
                                 return r;
-                        dist[i * n + j] = (uint32_t)v;
+                        }
+                        if (by_id)
+                                l.rows[i][j] = (uint32_t)v;
+                        else
+                                dist[i * n + j] = (uint32_t)v;
+                }
+                if (by_id) {
+                        l.nrows[i] = len;
+                        for (size_t j = 0; j < n; j++)
+                                dist[i * n + j] = l.rows[i][ids[j]];
                 }
         }
-        ret->ids = NCM_TAKE_PTR(ids);
-        ret->dist = given == 1 ? NCM_TAKE_PTR(dist) : NULL;
-        ret->n = n;
+        l.ids = NCM_TAKE_PTR(ids);
+        l.dist = given == 1 ? NCM_TAKE_PTR(dist) : NULL;
+        l.n = n;
+        *ret = l;
         return 0;
 }
 
@@ -234,8 +295,7 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
                         for (size_t k = 0; k < numa.n && !listed; k++)
                                 listed = numa.ids[k] == cpus[i].numa;
                         if (!listed) {
-                                free(numa.ids);
-                                free(numa.dist);
+                                numa_list_done(&numa);
                                 return ncm_error_set(
                                                 err, EINVAL,
                                                 "%s[%zu].numa: NUMA node %d is not listed in %s",
@@ -244,8 +304,13 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
                 }
         }
         r = ncm_topo_new(cpus, ncpus, numa.ids, numa.n, numa.dist, ret, err);
-        free(numa.ids);
-        free(numa.dist);
+        for (size_t i = 0; r >= 0 && numa.rows && i < numa.n; i++)
+                if (numa.rows[i] &&
+                    ncm__topo_set_row(*ret, numa.ids[i], numa.rows[i], numa.nrows[i]) < 0) {
+                        *ret = ncm_topo_free(*ret);
+                        r = ncm_error_set(err, ENOMEM, "out of memory");
+                }
+        numa_list_done(&numa);
         if (r < 0 && err && strncmp(err->msg, "cpus[", 5) == 0 && *root) {
                 /* ncm_topo_new names entries relative to the table; add our prefix */
                 char tmp[NCM_ERROR_MSG_MAX];
@@ -303,6 +368,8 @@ void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
         const ncm_cpu_info *c = ncm_topo_cpus(t, &n);
         const int *ids = ncm_topo_numa_ids(t, &nn);
         const uint32_t *d = ncm_topo_numa_distances(t, &nn);
+        const uint32_t *row;
+        size_t nrow = 0;
 
         ncm_buf_puts(b, "{\"cpus\": [");
         for (size_t i = 0; i < n; i++) {
@@ -323,10 +390,19 @@ void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
                 ncm_buf_puts(b, i ? ",\n          {\"id\": " : "{\"id\": ");
                 ncm__put_int(b, ids[i], 0);
                 ncm_buf_puts(b, ", \"distances\": [");
-                for (size_t j = 0; j < nn; j++) {
-                        if (j)
-                                ncm_buf_puts(b, ", ");
-                        ncm__put_int(b, d[i * nn + j], 0);
+                /* the row as the machine gave it (by node id), else the matrix's (list order) */
+                if ((row = ncm_topo_numa_distance_row(t, ids[i], &nrow)) != NULL) {
+                        for (size_t j = 0; j < nrow; j++) {
+                                if (j)
+                                        ncm_buf_puts(b, ", ");
+                                ncm__put_int(b, row[j], 0);
+                        }
+                } else {
+                        for (size_t j = 0; j < nn; j++) {
+                                if (j)
+                                        ncm_buf_puts(b, ", ");
+                                ncm__put_int(b, d[i * nn + j], 0);
+                        }
                 }
                 ncm_buf_puts(b, "]}");
         }

@@ -45,6 +45,10 @@ struct ncm_topo {
         size_t nnuma;
         uint32_t *dist; /* nnuma x nnuma, in numa_ids order */
         bool *no_row;   /* per node (numa_ids order): the machine gave no distance row */
+        /* per node (numa_ids order): its row as the machine gave it, indexed by node id (the
+         * kernel's `distance` file as cadvisor keeps it); NULL when there is none */
+        uint32_t **rows;
+        size_t *nrows;
 
         ncm_cpuset *all;
 };
@@ -90,6 +94,10 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
         free(t->numa_ids);
         free(t->dist);
         free(t->no_row);
+        for (size_t i = 0; t->rows && i < t->nnuma; i++)
+                free(t->rows[i]);
+        free(t->rows);
+        free(t->nrows);
         ncm_cpuset_free(t->all);
         free(t);
         return NULL;
@@ -422,6 +430,47 @@ void ncm__topo_fill_distances(const int64_t *d, size_t n, uint32_t *out)
                 }
 }
 
+const uint32_t *ncm_topo_numa_distance_row(const ncm_topo *t, int id, size_t *n)
+{
+        int i = numa_pos(t, id);
+
+        if (i < 0 || !t->rows || !t->rows[i])
+                return NULL;
+        *n = t->nrows[i];
+        return t->rows[i];
+}
+
+int ncm__topo_set_row(ncm_topo *t, int id, const uint32_t *row, size_t n)
+{
+        int i = numa_pos(t, id);
+        bool plain = n == t->nnuma, reach = true;
+
+        if (i < 0)
+                return 0;
+        /*
+         * Kept only when it says more than the matrix: not a row of one entry per node (the
+         * matrix's row itself, in list order), nor one that does not reach every node id (the
+         * kubelet's lookup fails there; the matrix filled in what it could not).
+         */
+        for (size_t j = 0; j < t->nnuma; j++)
+                reach = reach && t->numa_ids[j] >= 0 && (size_t)t->numa_ids[j] < n;
+        if (plain || !reach)
+                return 0;
+        if (!t->rows) {
+                t->rows = calloc(t->nnuma ? t->nnuma : 1, sizeof(*t->rows));
+                t->nrows = calloc(t->nnuma ? t->nnuma : 1, sizeof(*t->nrows));
+                if (!t->rows || !t->nrows)
+                        return -ENOMEM;
+        }
+        free(t->rows[i]);
+        t->rows[i] = malloc((n ? n : 1) * sizeof(*row));
+        if (!t->rows[i])
+                return -ENOMEM;
+        memcpy(t->rows[i], row, n * sizeof(*row));
+        t->nrows[i] = n;
+        return 0;
+}
+
 int ncm__topo_mark_no_distances(ncm_topo *t, int id)
 {
         int i = numa_pos(t, id);
@@ -589,6 +638,14 @@ bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)
                     x->numa != y->numa || x->uncore != y->uncore)
                         return false;
         }
-        return memcmp(a->numa_ids, b->numa_ids, a->nnuma * sizeof(*a->numa_ids)) == 0 &&
-               memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) == 0;
+        if (memcmp(a->numa_ids, b->numa_ids, a->nnuma * sizeof(*a->numa_ids)) != 0 ||
+            memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) != 0)
+                return false;
+        for (size_t i = 0; i < a->nnuma; i++) {
+                size_t na = a->rows && a->rows[i] ? a->nrows[i] : 0;
+                size_t nb = b->rows && b->rows[i] ? b->nrows[i] : 0;
+                if (na != nb || (na && memcmp(a->rows[i], b->rows[i], na * sizeof(uint32_t))))
+                        return false;
+        }
+        return true;
 }

@@ -311,19 +311,37 @@ def main():
                 details[cpu] = {"cpu": cpu, "core": min(core["threads"]), "socket": core["socket"],
                                 "numa": nid, "uncore": uncore}
 
+    # cadvisor keeps each node's row as read; the kubelet indexes it by node id
+    # (distances[a][b]). A row of one entry per node (the kernel's own form: one per online
+    # node) is read in list order, as read; another that reaches every node id is shown as read
+    # and read by id; the others show the matrix in list order, an entry no row gives taken
+    # from the other node's row, else 10 on the diagonal and 20 elsewhere.
     ids = sorted(n[0] for n in nodes)
     rows = {n[0]: n[2] for n in nodes}
+    n = len(ids)
+
+    def given(a, ai, b, bi):
+        r = rows.get(a)
+        if r is None:
+            return None
+        if len(r) == n:
+            return r[bi]
+        return r[b] if 0 <= b < len(r) else None
+
+    def entry(ai, bi):
+        a, b = ids[ai], ids[bi]
+        v = given(a, ai, b, bi)
+        if v is None:
+            v = given(b, bi, a, ai)
+        return v if v is not None else (10 if a == b else 20)
+
     matrix = []
-    for i, a in enumerate(ids):
-        row = []
-        for j, b in enumerate(ids):
-            v = None
-            if rows.get(a) is not None and len(rows[a]) == len(ids):
-                v = rows[a][j]
-            elif rows.get(b) is not None and len(rows[b]) == len(ids):
-                v = rows[b][i]
-            row.append(v if v is not None else (10 if i == j else 20))
-        matrix.append(row)
+    for ai, a in enumerate(ids):
+        r = rows.get(a)
+        if r is not None and len(r) != n and all(0 <= b < len(r) for b in ids):
+            matrix.append(r)
+        else:
+            matrix.append([entry(ai, bi) for bi in range(n)])
 
     cpus = [details[c] for c in sorted(details)]
     out = '{"cpus": ['

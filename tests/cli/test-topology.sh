@@ -110,8 +110,8 @@ printf '{"cpus": [{"cpu": 9000, "core": 0, "socket": 0, "numa": 0, "uncore": 0}]
 bad "json cpu id" "cpus[0].cpu: 9000 is out of range [0, 8191]" --topology "$TMPD/bad.json"
 printf '{"cpus": [{"cpu": 0, "core": 0, "socket": 0, "numa": 1, "uncore": 0}], "numa": [{"id": 0, "distances": [10]}]}' >"$TMPD/bad.json"
 bad "json numa" "cpus[0].numa: NUMA node 1 is not listed in numa" --topology "$TMPD/bad.json"
-printf '{"cpus": [{"cpu": 0, "core": 0, "socket": 0, "numa": 0, "uncore": 0}], "numa": [{"id": 0, "distances": [10, 20]}]}' >"$TMPD/bad.json"
-bad "json distances" "numa[0].distances: expected 1 entries" --topology "$TMPD/bad.json"
+printf '{"cpus": [{"cpu": 0, "core": 0, "socket": 0, "numa": 0, "uncore": 0}], "numa": [{"id": 0, "distances": [10, 20, 20]}, {"id": 5, "distances": [20, 10]}]}' >"$TMPD/bad.json"
+bad "json distances" "numa[0].distances: expected 2 entries (one per NUMA node), or one per node id" --topology "$TMPD/bad.json"
 
 # damaged dumps: the message names the file under the root
 extract offline-cpu0-node0

@@ -543,10 +543,12 @@ static void test_topology_json_errors(void **state)
                           "t.json: cpus[0].numa: NUMA node 0 is not listed in numa");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": {}}", EINVAL,
                           "t.json: numa: expected array, got object");
-        expect_json_error(
-                        "{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 20]}]}",
-                        EINVAL,
-                        "t.json: numa[0].distances: expected 1 entries (one per NUMA node), got 2");
+        /* a row neither of one entry per node nor reaching every node id */
+        expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 20, "
+                          "20]}, {\"id\": 5, \"distances\": [20, 10]}]}",
+                          EINVAL,
+                          "t.json: numa[0].distances: expected 2 entries (one per NUMA node), or "
+                          "one per node id up to the largest listed, got 3");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 20]}, "
                           "{\"id\": 1}]}",
                           EINVAL,

@@ -689,13 +689,19 @@ static void test_copy_distances(void **state)
 {
         fixture *f = *state;
         ncm_topo *t;
-        /* a row of the wrong length is not used: node 0's distances come from the others */
+        /*
+         * Rows are indexed by node id, as the kubelet reads cadvisor's (distances[a][b]), however
+         * long: node 0's "10 20" gives 0->1 20 (asymmetric: node 1's own row gives 1->0 33); an
+         * entry past a row's end (0->2) comes from the other row, else 10/20.
+         */
         PUT(f, "/sys/devices/system/node/node0/distance", "10 20\n");
         PUT(f, "/sys/devices/system/node/node1/distance", "33 10 20 20 20 20 20\n");
         rm(f, "/sys/devices/system/node/node2/distance");
         t = discover_ok(f->root);
-        assert_int_equal(ncm_topo_numa_distance(t, 0, 1), 33);
+        assert_int_equal(ncm_topo_numa_distance(t, 0, 1), 20);
+        assert_int_equal(ncm_topo_numa_distance(t, 1, 0), 33);
         assert_int_equal(ncm_topo_numa_distance(t, 0, 0), 10);
+        assert_int_equal(ncm_topo_numa_distance(t, 0, 2), 20);
         assert_int_equal(ncm_topo_numa_distance(t, 2, 1), 20);
         ncm_topo_free(t);
         /* ParseUint on fields split at single spaces */
