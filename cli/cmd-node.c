@@ -176,7 +176,10 @@ static int request(args *a, const char *const *pos, ncm_ctl_method *ret_m, ncm_b
         q.format = a->json ? NCM_CTL_FORMAT_JSON : NCM_CTL_FORMAT_TEXT;
         if (strcmp(a->cmd, "admit") == 0 || strcmp(a->cmd, "explain") == 0) {
                 m = a->cmd[0] == 'a' ? NCM_CTL_ADMIT : NCM_CTL_EXPLAIN;
-                r = ncm_ctl_read_pod(pos[0], pod_text, &q.pod_len, &q.source, err);
+                /* to a daemon, what it reads of the pod: requests are bounded */
+                r = a->connect ? ncm_ctl_read_pod_compact(pos[0], pod_text, &q.pod_len, &q.source,
+                                                          err)
+                               : ncm_ctl_read_pod(pos[0], pod_text, &q.pod_len, &q.source, err);
                 if (r < 0)
                         return r;
                 q.pod = *pod_text;

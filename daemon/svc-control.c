@@ -9,6 +9,7 @@
  * lets a megabyte of events pile up is ended (RESOURCE_EXHAUSTED) rather than buffered for.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 
 #include "nodecmd.h"
 
+/* A call that leaves more than this free in the heap gives it back (malloc_trim). */
+#define TRIM_AFTER (4u << 20)
 #define QUEUED_BYTES_MAX (64u << 20)
 #define WATCHERS_MAX 256
 
@@ -237,6 +240,14 @@ static void run_call(nodecmd *d, nodecmd_job *job, void *data)
         ncm_buf_done(&ev);
         ncm_ctl_result_done(&res);
         pending_free(p);
+        /*
+         * A pod of thousands of containers, admitted or removed, leaves tens of MB free in the
+         * heap, which glibc keeps for the next allocation: given back at once, so that one big
+         * pod does not leave the daemon at its peak for good. Ordinary calls free far less and
+         * pay only the count.
+         */
+        if (mallinfo2().fordblks > TRIM_AFTER)
+                (void)malloc_trim(0);
         nodecmd_job_done(d, job);
 }
 
@@ -379,8 +390,11 @@ static int control_start(nodecmd *d, void **ret, ncm_error *err)
         *ret = c;
         c->d = d;
         nodecmd_rpc_opts(d, &o);
-        /* a pod is small (the API server stores at most 1.5 MiB per object) */
-        o.max_recv_msg = 2u << 20;
+        /*
+         * What a node reads of a pod is small: the largest request is one the daemon answers in
+         * well under 100 ms, its only thread not held up (NCM_CTL_REQUEST_MAX).
+         */
+        o.max_recv_msg = NCM_CTL_REQUEST_MAX;
         r = nodecmd_socket_path(d, "controlSocket", "nodecm.sock", &c->path, err);
         if (r < 0)
                 return r;

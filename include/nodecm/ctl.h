@@ -84,6 +84,23 @@ NCM_API int ncm_ctl_read_pod(const char *path, char **ret, size_t *ret_len, cons
                              ncm_error *err);
 
 /*
+ * ncm_ctl_read_pod(), the pod read here (its errors name PATH) and *RET what the node reads of
+ * it (ncm_pod_format_json: no image, env or probes), for a request to a daemon: a daemon
+ * accepts requests of NCM_CTL_REQUEST_MAX bytes at most.
+ */
+NCM_API int ncm_ctl_read_pod_compact(const char *path, char **ret, size_t *ret_len,
+                                     const char **ret_name, ncm_error *err);
+
+/*
+ * The largest request nodecmd's control socket accepts: a pod of about 7,500 containers written
+ * as tersely as JSON allows (about 2,000 as ncm_pod_format_json writes them), which it admits
+ * in well under 100 ms, its only thread held up no longer (bench/RESULTS.md, "Big pods"). The
+ * API server stores up to 1.5 MiB per object, but that counts every field: what a node reads
+ * of a pod is a small part of it.
+ */
+#define NCM_CTL_REQUEST_MAX (128u << 10)
+
+/*
  * The top-level section NAME of the configuration file PATH (YAML or JSON, "-" is not
  * allowed), as compact JSON text in *RET (malloc'd): "{}" when the file has none. A section
  * that is not an object is -EINVAL naming the file and the section. A daemon keeps its own

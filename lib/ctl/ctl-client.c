@@ -31,6 +31,30 @@ int ncm_ctl_read_pod(const char *path, char **ret, size_t *ret_len, const char *
         return 0;
 }
 
+int ncm_ctl_read_pod_compact(const char *path, char **ret, size_t *ret_len, const char **ret_name,
+                             ncm_error *err)
+{
+        ncm_autofree char *text = NULL;
+        ncm_autoptr(ncm_pod) pod = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        size_t len = 0;
+        int r = ncm_ctl_read_pod(path, &text, &len, ret_name, err);
+
+        if (r < 0)
+                return r;
+        r = ncm_pod_parse(text, len, *ret_name, &pod, err);
+        if (r < 0)
+                return r;
+        ncm_pod_format_json(pod, &b);
+        if (ncm_buf_failed(&b)) {
+                ncm_buf_done(&b);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        *ret_len = b.len;
+        *ret = ncm_buf_steal(&b);
+        return 0;
+}
+
 int ncm_ctl_config_section(const char *path, const char *name, char **ret, ncm_error *err)
 {
         ncm_autojson doc = NULL;
@@ -128,6 +152,11 @@ static void on_close(ncm_rpc_call *call, ncm_rpc_code code, const char *message,
                 break;
         case NCM_RPC_INVALID_ARGUMENT:
                 s->r = ncm_error_set(s->err, EINVAL, "%s", message);
+                break;
+        case NCM_RPC_RESOURCE_EXHAUSTED:
+                s->r = ncm_error_set(s->err, EMSGSIZE,
+                                     "%s: the request is larger than the daemon accepts (%s)",
+                                     s->socket, message);
                 break;
         default:
                 s->r = ncm_error_set(s->err, EPROTO, "%s: %s: %s", s->socket,

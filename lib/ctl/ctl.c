@@ -283,24 +283,38 @@ static V1beta1__ContainerAllocateResponse *alloc_resp_msg(ctl_arena *a,
 }
 
 /* The containers of an admission result. */
+/*
+ * The messages of ADM's containers, borrowing from ADM (which must outlive them): one block of
+ * messages, and the text of a CPU set and its NUMA nodes once for every run of containers on
+ * the same CPUs (the shared pool): a pod of 100,000 containers costs no 100,000 formattings.
+ */
 static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node_admission *adm)
 {
         Nodecm__V1__Container **v = ncm__ctl_alloc(a, (adm->n_containers + 1) * sizeof(*v));
+        Nodecm__V1__Container *block = ncm__ctl_alloc(a, (adm->n_containers + 1) * sizeof(*block));
+        const ncm_node_container_result *prev = NULL;
 
+        if (!block)
+                return NULL;
         for (size_t i = 0; v && i < adm->n_containers; i++) {
                 const ncm_node_container_result *r = &adm->containers[i];
-                Nodecm__V1__Container *c = ncm__ctl_alloc(a, sizeof(*c));
-                if (!c)
-                        return v;
+                Nodecm__V1__Container *c = &block[i];
                 nodecm__v1__container__init(c);
-                c->name = ncm__ctl_str(a, r->name);
+                c->name = r->name;
                 c->init = r->init;
                 c->sidecar = r->sidecar;
                 c->exclusive = r->exclusive;
-                c->cpus = cpus_str(a, r->cpus);
-                c->numa = ncm__ctl_alloc(a, (r->n_numa + 1) * sizeof(*c->numa));
-                for (size_t k = 0; c->numa && k < r->n_numa; k++)
-                        c->numa[c->n_numa++] = r->numa[k];
+                if (prev && ncm_cpuset_equal(prev->cpus, r->cpus)) {
+                        c->cpus = v[i - 1]->cpus;
+                        c->numa = v[i - 1]->numa;
+                        c->n_numa = v[i - 1]->n_numa;
+                } else {
+                        c->cpus = cpus_str(a, r->cpus);
+                        c->numa = ncm__ctl_alloc(a, (r->n_numa + 1) * sizeof(*c->numa));
+                        for (size_t k = 0; c->numa && k < r->n_numa; k++)
+                                c->numa[c->n_numa++] = r->numa[k];
+                }
+                prev = r;
                 if (r->n_devices) {
                         c->devices = devices_of(a, r->devices, r->n_devices);
                         c->n_devices = c->devices ? r->n_devices : 0;
@@ -440,7 +454,7 @@ static int check_readmission(const ncm_node *n, const ncm_pod *pod, ncm_error *e
 
 /* The event of an admission (admitted or refused). */
 static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
-                           ncm_buf *out)
+                           Nodecm__V1__Container **cs, const ncm_buf *json, ncm_buf *out)
 {
         Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
         ctl_arena a = {0};
@@ -451,15 +465,19 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         if (!pool)
                 return -ENOMEM;
         ncm_node_shared_pool(n, pool);
-        ncm_node_format_admission_json(&line, -1, pod, adm, false);
+        /* the reply's JSON when it is that one already */
+        if (json)
+                ncm_buf_append(&line, json->data, json->len);
+        else
+                ncm_node_format_admission_json(&line, -1, pod, adm, false);
         ev.op = (char *)"admit";
         ev.pod_uid = pod->uid;
         ev.pod_name = pod->name;
         ev.admitted = adm->admitted;
         ev.reason = (char *)adm->reason;
         ev.message = (char *)adm->message;
-        ev.containers = admission_containers(&a, adm);
-        ev.n_containers = ev.containers ? adm->n_containers : 0;
+        ev.containers = cs;
+        ev.n_containers = cs ? adm->n_containers : 0;
         ev.shared_pool = cpus_str(&a, pool);
         ev.json = ncm__ctl_take(&a, ncm_buf_steal(&line));
         r = a.failed ? -ENOMEM : ncm__ctl_pack(&ev.base, out);
@@ -467,8 +485,12 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         return r;
 }
 
+/*
+ * The Admission reply for output format F; *JSON_LINE (may be NULL) gets a copy of the JSON
+ * line when that is the output, for the event (explain off).
+ */
 static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ctl_format f,
-                       bool explain, ncm_buf *out)
+                       bool explain, Nodecm__V1__Container **cs, ncm_buf *json_line, ncm_buf *out)
 {
         Nodecm__V1__Admission rep = NODECM__V1__ADMISSION__INIT;
         ctl_arena a = {0};
@@ -479,12 +501,14 @@ static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ct
         rep.admitted = adm->admitted;
         rep.reason = (char *)adm->reason;
         rep.message = (char *)adm->message;
-        rep.containers = admission_containers(&a, adm);
-        rep.n_containers = rep.containers ? adm->n_containers : 0;
+        rep.containers = cs;
+        rep.n_containers = cs ? adm->n_containers : 0;
         if (f == NCM_CTL_FORMAT_JSON)
                 ncm_node_format_admission_json(&text, -1, pod, adm, explain);
         else if (f == NCM_CTL_FORMAT_TEXT)
                 ncm_node_format_admission_text(&text, -1, pod, adm, explain);
+        if (json_line && f == NCM_CTL_FORMAT_JSON && !explain)
+                ncm_buf_append(json_line, text.data, text.len);
         return pack_reply(&a, &rep.base, &rep.output, f, &text, out);
 }
 
@@ -534,7 +558,14 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                         r = ncm_node_admit(copy, pod, NCM_NODE_EXPLAIN, &adm, err);
                 if (r < 0)
                         return r;
-                return admit_reply(pod, adm, f, true, &res->reply) < 0 ? oom(err) : 0;
+                {
+                        ctl_arena a = {0};
+                        Nodecm__V1__Container **cs = admission_containers(&a, adm);
+                        r = a.failed ? -ENOMEM
+                                     : admit_reply(pod, adm, f, true, cs, NULL, &res->reply);
+                        ncm__ctl_arena_done(&a);
+                        return r < 0 ? oom(err) : 0;
+                }
         }
         r = t->respec ? 0 : check_readmission(t->node, pod, err);
         if (r < 0)
@@ -548,9 +579,20 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
         res->admitted = adm->admitted;
         res->changed = adm->admitted;
         res->pool_changed = !ncm_cpuset_equal(before, after);
-        if (admit_reply(pod, adm, f, explain, &res->reply) < 0 ||
-            admission_event(t->node, pod, adm, &res->event) < 0)
-                return oom(err);
+        {
+                /* the containers' messages, and the JSON line, made once for reply and event */
+                ctl_arena a = {0};
+                ncm_buf json = NCM_BUF_INIT;
+                Nodecm__V1__Container **cs = admission_containers(&a, adm);
+                r = a.failed ? -ENOMEM : admit_reply(pod, adm, f, explain, cs, &json, &res->reply);
+                if (r >= 0)
+                        r = admission_event(t->node, pod, adm, cs, json.len ? &json : NULL,
+                                            &res->event);
+                ncm_buf_done(&json);
+                ncm__ctl_arena_done(&a);
+                if (r < 0)
+                        return oom(err);
+        }
         return 0;
 }
 

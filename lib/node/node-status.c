@@ -188,6 +188,9 @@ void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
         json_str(b, pod->uid);
         ncm_buf_printf(b, ", \"admitted\": %s", a->admitted ? "true" : "false");
         if (a->admitted) {
+                /* a run of containers on the same CPUs (the shared pool) writes them once */
+                ncm_buf same = NCM_BUF_INIT;
+                const ncm_node_container_result *prev = NULL;
                 ncm_buf_puts(b, ", \"containers\": [");
                 for (size_t i = 0; i < a->n_containers; i++) {
                         const ncm_node_container_result *c = &a->containers[i];
@@ -199,16 +202,22 @@ void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
                                 ncm_buf_puts(b, ", \"sidecar\": true");
                         else if (c->init)
                                 ncm_buf_puts(b, ", \"init\": true");
-                        ncm_buf_printf(b, ", \"exclusive\": %s, \"cpus\": ",
-                                       c->exclusive ? "true" : "false");
-                        json_cpus(b, c->cpus);
-                        ncm_buf_puts(b, ", \"numa\": ");
-                        json_idlist(b, c->numa, c->n_numa);
+                        ncm_buf_puts(b, c->exclusive ? ", \"exclusive\": true, \"cpus\": "
+                                                     : ", \"exclusive\": false, \"cpus\": ");
+                        if (!prev || !ncm_cpuset_equal(prev->cpus, c->cpus)) {
+                                same.len = 0;
+                                json_cpus(&same, c->cpus);
+                                ncm_buf_puts(&same, ", \"numa\": ");
+                                json_idlist(&same, c->numa, c->n_numa);
+                        }
+                        prev = c;
+                        ncm_buf_append(b, same.data, same.len);
                         ncm_buf_puts(b, ", \"devices\": ");
                         json_devices(b, c->devices, c->n_devices);
                         ncm_buf_putc(b, '}');
                 }
                 ncm_buf_putc(b, ']');
+                ncm_buf_done(&same);
         } else {
                 ncm_buf_puts(b, ", \"reason\": ");
                 json_str(b, a->reason);

@@ -900,14 +900,36 @@ static int rollback(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error *err
         return r;
 }
 
+/* The NUMA nodes of CPUS (ascending ids) into IDS (room for every node); how many. */
+static size_t numa_of_cpus(const ncm_node *n, const ncm_cpuset *cpus, int *ids)
+{
+        int64_t small[64];
+        ncm_autofree int64_t *heap = NULL;
+        int64_t *idv = small;
+        size_t nn = (size_t)ncm_topo_num_numa_nodes(n->topo), k;
+
+        if (nn > NCM_ELEMENTSOF(small) && !(idv = heap = malloc(nn * sizeof(*heap))))
+                return SIZE_MAX;
+        k = ncm_topo_ids_of_cpus(n->topo, NCM_TOPO_NUMA, cpus, idv);
+        for (size_t i = 0; i < k; i++)
+                ids[i] = (int)idv[i];
+        return k;
+}
+
 static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission *a)
 {
         size_t total = pod->n_init_containers + pod->n_containers;
+        size_t nn = (size_t)ncm_topo_num_numa_nodes(n->topo), n_shared;
         ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
+        ncm_autofree int *shared_numa = malloc((nn + 1) * sizeof(int));
 
-        if (!shared)
+        if (!shared || !shared_numa)
                 return -ENOMEM;
         ncm_node_shared_pool(n, shared);
+        /* once for every container on the shared pool (most of a big pod's) */
+        n_shared = numa_of_cpus(n, shared, shared_numa);
+        if (n_shared == SIZE_MAX)
+                return -ENOMEM;
         a->containers = calloc(total + 1, sizeof(*a->containers));
         if (!a->containers)
                 return -ENOMEM;
@@ -919,23 +941,19 @@ static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission
                 a->n_containers = i + 1;
                 cr->name = strdup(c->name);
                 cr->cpus = ncm_cpuset_dup(own ? own : shared);
-                cr->numa = malloc(((size_t)ncm_topo_num_numa_nodes(n->topo) + 1) *
-                                  sizeof(*cr->numa));
+                cr->numa = malloc((nn + 1) * sizeof(*cr->numa));
                 if (!cr->name || !cr->cpus || !cr->numa)
                         return -ENOMEM;
                 cr->init = c->init;
                 cr->sidecar = c->sidecar;
                 cr->exclusive = own != NULL;
-                {
-                        int64_t ids[64];
-                        ncm_autofree int64_t *heap = NULL;
-                        int64_t *idv = ids;
-                        size_t nn = (size_t)ncm_topo_num_numa_nodes(n->topo);
-                        if (nn > NCM_ELEMENTSOF(ids) && !(idv = heap = malloc(nn * sizeof(*heap))))
+                if (own) {
+                        cr->n_numa = numa_of_cpus(n, own, cr->numa);
+                        if (cr->n_numa == SIZE_MAX)
                                 return -ENOMEM;
-                        cr->n_numa = ncm_topo_ids_of_cpus(n->topo, NCM_TOPO_NUMA, cr->cpus, idv);
-                        for (size_t k = 0; k < cr->n_numa; k++)
-                                cr->numa[k] = (int)idv[k];
+                } else {
+                        memcpy(cr->numa, shared_numa, n_shared * sizeof(int));
+                        cr->n_numa = n_shared;
                 }
                 cr->affinity = ncm_tm_get_affinity(n->tm, pod->uid, c->name);
                 if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &cr->devices,
@@ -1285,6 +1303,15 @@ static bool is_removed(const node_pod *rec, const char *name)
         return false;
 }
 
+/* is_removed() of the I-th container of REC's spec, named NAME: the record is in spec order, so
+ * O(1) for it (a walk over a pod of thousands of containers would be quadratic). */
+static bool is_removed_at(const node_pod *rec, size_t i, const char *name)
+{
+        if (rec && i < rec->n && strcmp(rec->c[i].name, name) == 0)
+                return rec->c[i].removed;
+        return is_removed(rec, name);
+}
+
 /*
  * POD's containers as the enforcer sees them: exclusive CPUs from the state, the shared pool
  * SHARED for the others. With ONLY_SHARED, just the running containers on the shared pool.
@@ -1301,7 +1328,8 @@ static int enforce_view(const ncm_node *n, const ncm_pod *pod, const node_pod *r
         for (size_t i = 0; i < total; i++) {
                 const ncm_container *c = nth_container(pod, i);
                 const ncm_cpuset *own = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
-                if (only_shared && (own || (c->init && !c->sidecar) || is_removed(rec, c->name)))
+                if (only_shared &&
+                    (own || (c->init && !c->sidecar) || is_removed_at(rec, i, c->name)))
                         continue;
                 v[k++] = (ncm_enforce_container){.name = c->name,
                                                  .init = c->init,
@@ -1471,9 +1499,10 @@ int ncm_node_reconcile(ncm_node *n, ncm_error *err)
                         r = oom(err);
                         break;
                 }
-                /* running containers only: not removed, not plain init containers */
+                /* running containers only: not removed, not plain init containers (V holds
+                 * every container, in spec order) */
                 for (size_t j = 0; j < nv; j++)
-                        if (!(v[j].init && !v[j].sidecar) && !is_removed(rec, v[j].name))
+                        if (!(v[j].init && !v[j].sidecar) && !is_removed_at(rec, j, v[j].name))
                                 v[k++] = v[j];
                 ep = (ncm_enforce_pod){rec->spec, v, k};
                 if (k)
@@ -1778,10 +1807,8 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         }
         removal_done(&rm);
         ncm__node_txn_end(n);
-        for (size_t i = 0; p && i < p->n; i++)
-                forget_container(n, pod_uid, p->c[i].name);
-        for (size_t i = 0; names && names[i]; i++)
-                forget_container(n, pod_uid, names[i]);
+        /* the pod goes whole: the registry's record and the topology manager's store of it at
+         * once below (one container at a time would be quadratic in its size) */
         strv_free(names);
         /*
          * The device manager releases a pod's devices when the pod goes, not per container: its

@@ -249,14 +249,11 @@ int ncm__resource_list_from_json(json_object *o, const char *path, ncm_resource_
                 return r;
         json_object_object_foreach(o, key, val)
         {
-                ncm_autofree char *sub = NULL;
+                char sub[512];
                 ncm_quantity q;
 
-                if (asprintf(&sub, "%s.%s", path, key) < 0) {
-                        sub = NULL;
-                        r = ncm_error_set(err, ENOMEM, "%s: out of memory", path);
-                        goto fail;
-                }
+                /* a stack buffer: this runs for every resource of every container */
+                snprintf(sub, sizeof(sub), "%s.%s", path, key);
                 if (key[0] == '\0') {
                         r = ncm_error_set(err, EINVAL, "%s: empty resource name", path);
                         goto fail;

@@ -9,6 +9,7 @@
 
 #include <nodecm/buf.h>
 #include "base/array.h"
+#include "base/strindex.h"
 #include "tm-internal.h"
 
 typedef struct provider {
@@ -40,23 +41,42 @@ struct ncm_tm {
         ncm_tm_merge_mode mode;
         provider *providers;
         size_t n_providers;
+        /* the stores grow with a pod's containers: indexed, so that each lookup is O(1) */
         stored_hint *hints;
         size_t n_hints, cap_hints;
+        ncm__strindex hints_ix; /* by (pod_uid, container) */
         container_ref *refs;
         size_t n_refs, cap_refs;
+        ncm__strindex refs_ix; /* by id */
         ncm_tm_metrics metrics;
         ncm_tm_trace trace; /* fn NULL: none */
 };
 
 /* --- the affinity store --- */
 
+typedef struct hint_key {
+        const ncm_tm *tm;
+        const char *pod_uid, *container;
+} hint_key;
+
+static bool hint_is(size_t pos, const void *ctx)
+{
+        const hint_key *k = ctx;
+        const stored_hint *s = &k->tm->hints[pos];
+        return strcmp(s->pod_uid, k->pod_uid) == 0 && strcmp(s->container, k->container) == 0;
+}
+
+static uint32_t hint_hash(const stored_hint *s)
+{
+        return ncm__strindex_hash(s->pod_uid, s->container);
+}
+
 static stored_hint *find_hint(const ncm_tm *tm, const char *pod_uid, const char *container)
 {
-        for (size_t i = 0; i < tm->n_hints; i++)
-                if (strcmp(tm->hints[i].pod_uid, pod_uid) == 0 &&
-                    strcmp(tm->hints[i].container, container) == 0)
-                        return &tm->hints[i];
-        return NULL;
+        hint_key k = {tm, pod_uid, container};
+        ssize_t i = ncm__strindex_find(&tm->hints_ix, ncm__strindex_hash(pod_uid, container),
+                                       hint_is, &k);
+        return i < 0 ? NULL : &tm->hints[i];
 }
 
 static int set_hint(ncm_tm *tm, const char *pod_uid, const char *container, ncm_hint hint)
@@ -68,7 +88,8 @@ static int set_hint(ncm_tm *tm, const char *pod_uid, const char *container, ncm_
                 s->hint = hint;
                 return 0;
         }
-        if (ncm__array_grow(tm->hints, tm->cap_hints, tm->n_hints) < 0)
+        if (ncm__array_grow(tm->hints, tm->cap_hints, tm->n_hints) < 0 ||
+            ncm__strindex_reserve(&tm->hints_ix, 1) < 0)
                 return -ENOMEM;
         u = strdup(pod_uid);
         c = strdup(container);
@@ -77,15 +98,24 @@ static int set_hint(ncm_tm *tm, const char *pod_uid, const char *container, ncm_
                 free(c);
                 return -ENOMEM;
         }
-        tm->hints[tm->n_hints++] = (stored_hint){u, c, hint};
+        tm->hints[tm->n_hints] = (stored_hint){u, c, hint};
+        (void)ncm__strindex_add(&tm->hints_ix, hint_hash(&tm->hints[tm->n_hints]),
+                                tm->n_hints); /* room reserved */
+        tm->n_hints++;
         return 0;
 }
 
 static void drop_hint(ncm_tm *tm, size_t i)
 {
+        size_t last = tm->n_hints - 1;
+
+        ncm__strindex_del(&tm->hints_ix, hint_hash(&tm->hints[i]), i);
+        if (i != last)
+                ncm__strindex_move(&tm->hints_ix, hint_hash(&tm->hints[last]), last, i);
         free(tm->hints[i].pod_uid);
         free(tm->hints[i].container);
-        tm->hints[i] = tm->hints[--tm->n_hints];
+        tm->hints[i] = tm->hints[last];
+        tm->n_hints--;
 }
 
 ncm_hint ncm_tm_get_affinity(const ncm_tm *tm, const char *pod_uid, const char *container)
@@ -94,20 +124,37 @@ ncm_hint ncm_tm_get_affinity(const ncm_tm *tm, const char *pod_uid, const char *
         return s ? s->hint : (ncm_hint){.any = true, .preferred = false};
 }
 
+typedef struct ref_key {
+        const ncm_tm *tm;
+        const char *id;
+} ref_key;
+
+static bool ref_is(size_t pos, const void *ctx)
+{
+        const ref_key *k = ctx;
+        return strcmp(k->tm->refs[pos].id, k->id) == 0;
+}
+
 static container_ref *find_ref(const ncm_tm *tm, const char *id)
 {
-        for (size_t i = 0; i < tm->n_refs; i++)
-                if (strcmp(tm->refs[i].id, id) == 0)
-                        return &tm->refs[i];
-        return NULL;
+        ref_key k = {tm, id};
+        ssize_t i = ncm__strindex_find(&tm->refs_ix, ncm__strindex_hash(id, NULL), ref_is, &k);
+        return i < 0 ? NULL : &tm->refs[i];
 }
 
 static void drop_ref(ncm_tm *tm, size_t i)
 {
+        size_t last = tm->n_refs - 1;
+
+        ncm__strindex_del(&tm->refs_ix, ncm__strindex_hash(tm->refs[i].id, NULL), i);
+        if (i != last)
+                ncm__strindex_move(&tm->refs_ix, ncm__strindex_hash(tm->refs[last].id, NULL), last,
+                                   i);
         free(tm->refs[i].id);
         free(tm->refs[i].pod_uid);
         free(tm->refs[i].container);
-        tm->refs[i] = tm->refs[--tm->n_refs];
+        tm->refs[i] = tm->refs[last];
+        tm->n_refs--;
 }
 
 int ncm_tm_add_container(ncm_tm *tm, const char *pod_uid, const char *container,
@@ -120,13 +167,15 @@ int ncm_tm_add_container(ncm_tm *tm, const char *pod_uid, const char *container,
                 goto oom;
         r = find_ref(tm, container_id);
         if (r) {
+                /* the same id, the same hash: the index stays as it is */
                 free(r->id);
                 free(r->pod_uid);
                 free(r->container);
                 *r = (container_ref){id, u, c};
                 return 0;
         }
-        if (ncm__array_grow(tm->refs, tm->cap_refs, tm->n_refs) < 0)
+        if (ncm__array_grow(tm->refs, tm->cap_refs, tm->n_refs) < 0 ||
+            ncm__strindex_add(&tm->refs_ix, ncm__strindex_hash(id, NULL), tm->n_refs) < 0)
                 goto oom;
         tm->refs[tm->n_refs++] = (container_ref){id, u, c};
         return 0;
@@ -166,6 +215,46 @@ out:
         return 0;
 }
 
+/*
+ * After a big pod went, the stores give its room back (down to twice what they hold), and
+ * their indexes too: a pod of 100,000 containers must not leave the node at its peak. Best
+ * effort: without memory the stores stay as they are.
+ */
+static void shrink_stores(ncm_tm *tm)
+{
+        if (tm->cap_hints > 64 && tm->n_hints < tm->cap_hints / 4) {
+                size_t cap = tm->n_hints * 2 + 8;
+                ncm__strindex ix = {0};
+                stored_hint *v = realloc(tm->hints, cap * sizeof(*v));
+                if (v) {
+                        tm->hints = v;
+                        tm->cap_hints = cap;
+                }
+                if (ncm__strindex_reserve(&ix, tm->n_hints) >= 0) {
+                        for (size_t i = 0; i < tm->n_hints; i++)
+                                (void)ncm__strindex_add(&ix, hint_hash(&tm->hints[i]), i);
+                        ncm__strindex_done(&tm->hints_ix);
+                        tm->hints_ix = ix;
+                }
+        }
+        if (tm->cap_refs > 64 && tm->n_refs < tm->cap_refs / 4) {
+                size_t cap = tm->n_refs * 2 + 8;
+                ncm__strindex ix = {0};
+                container_ref *v = realloc(tm->refs, cap * sizeof(*v));
+                if (v) {
+                        tm->refs = v;
+                        tm->cap_refs = cap;
+                }
+                if (ncm__strindex_reserve(&ix, tm->n_refs) >= 0) {
+                        for (size_t i = 0; i < tm->n_refs; i++)
+                                (void)ncm__strindex_add(
+                                                &ix, ncm__strindex_hash(tm->refs[i].id, NULL), i);
+                        ncm__strindex_done(&tm->refs_ix);
+                        tm->refs_ix = ix;
+                }
+        }
+}
+
 int ncm_tm_remove_pod(ncm_tm *tm, const char *pod_uid)
 {
         int dropped = 0;
@@ -178,6 +267,7 @@ int ncm_tm_remove_pod(ncm_tm *tm, const char *pod_uid)
         for (size_t i = tm->n_refs; i > 0; i--)
                 if (strcmp(tm->refs[i - 1].pod_uid, pod_uid) == 0)
                         drop_ref(tm, i - 1);
+        shrink_stores(tm);
         return dropped;
 }
 
@@ -267,12 +357,18 @@ int ncm_tm_pod_hints_restore(ncm_tm *tm, const ncm_tm_pod_hints *saved, ncm_erro
                 tm->hints = nh;
                 tm->cap_hints = cap;
         }
+        if (ncm__strindex_reserve(&tm->hints_ix, saved->n) < 0) {
+                free_entries(fresh, saved->n);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
         for (size_t i = tm->n_hints; i > 0; i--)
                 if (strcmp(tm->hints[i - 1].pod_uid, saved->pod_uid) == 0)
                         drop_hint(tm, i - 1);
-        if (saved->n) {
-                memcpy(tm->hints + tm->n_hints, fresh, saved->n * sizeof(*fresh));
-                tm->n_hints += saved->n;
+        for (size_t i = 0; i < saved->n; i++) {
+                tm->hints[tm->n_hints] = fresh[i];
+                (void)ncm__strindex_add(&tm->hints_ix, hint_hash(&fresh[i]),
+                                        tm->n_hints); /* room reserved */
+                tm->n_hints++;
         }
         free(fresh);
         return 0;
@@ -531,6 +627,8 @@ ncm_tm *ncm_tm_free(ncm_tm *tm)
                 drop_ref(tm, tm->n_refs - 1);
         free(tm->hints);
         free(tm->refs);
+        ncm__strindex_done(&tm->hints_ix);
+        ncm__strindex_done(&tm->refs_ix);
         free(tm->providers);
         ncm_tm_policy_free(tm->policy);
         free(tm);

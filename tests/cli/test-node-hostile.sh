@@ -107,6 +107,25 @@ case "$OUT" in *"admit p: admitted"*"cpu.shares"*) ;; *) fail "poison: [$OUT]" ;
 run node status --root-dir "$P" --synthetic "$T"
 expect_rc 0 "status beside them"
 
+# ---- a daemon that is not there, or does not answer: exit 3, saying which ----
+run node status --connect "$TMPD/nobody.sock"
+expect_rc 3 "no daemon at the socket"
+expect_err_contains "no nodecmd answers at $TMPD/nobody.sock" "no daemon at the socket"
+/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+time.sleep(30)' "$TMPD/busy.sock" &
+BUSY=$!
+i=0
+while [ ! -S "$TMPD/busy.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+run node status --connect "$TMPD/busy.sock" --timeout 1
+expect_rc 3 "a daemon that does not answer: --timeout covers the handshake"
+expect_err_contains "the daemon did not answer in 1 s: it is busy or stuck" "a busy daemon"
+kill "$BUSY" 2>/dev/null
+wait "$BUSY" 2>/dev/null
+
 # ---- NUMA ids a 64-bit mask cannot hold: refused only where the kubelet builds a mask ----
 # The kubelet's topology manager under policy none builds no NUMA mask: 3 CPUs on NUMA node 72,
 # reservedSystemCPUs 0, a Guaranteed pod of 1 CPU gets CPU 1, the shared pool 0,2.

@@ -3,6 +3,7 @@
 `nodecm node ... --connect`: every call of nodecm.v1.Node, Watch, errors, the same output as the
 daemon-less commands, two daemons on one root directory, SIGHUP reloads, SIGTERM with calls in
 flight, and a restart that restores what was acknowledged. Run with /usr/bin/python3."""
+import json
 import os
 import signal
 import sys
@@ -155,6 +156,22 @@ def main():
     rc, _, err = T.nodecm("node", "status", "--connect", os.path.join(tmp, "nowhere.sock"))
     T.check("--connect to no daemon: one line naming the socket",
             rc != 0 and "nowhere.sock" in err and err.count("\n") == 1, err)
+    # issue 20: a pod larger than a request may be is refused, saying so (2); one of 1,000
+    # containers goes through, and the daemon answers the next call at once
+    huge = {"metadata": {"uid": "huge", "name": "huge"},
+            "spec": {"containers": [{"name": "c%d" % i} for i in range(10000)]}}
+    with open(os.path.join(tmp, "huge.json"), "w") as f:
+        json.dump(huge, f)
+    rc, _, err = T.nodecm("node", "admit", os.path.join(tmp, "huge.json"), "--connect", d2.socket)
+    T.check("a pod larger than a request: exit 2, saying so",
+            rc == 2 and "larger than the daemon accepts" in err and err.count("\n") == 1, err)
+    huge["spec"]["containers"] = huge["spec"]["containers"][:1000]
+    with open(os.path.join(tmp, "huge.json"), "w") as f:
+        json.dump(huge, f)
+    rc, _, err = T.nodecm("node", "admit", os.path.join(tmp, "huge.json"), "--connect", d2.socket)
+    T.check("a pod of 1,000 containers", rc == 0, err)
+    rc, _, err = T.nodecm("node", "remove", "huge", "--connect", d2.socket, "--timeout", "5")
+    T.check("... removed", rc == 0, err)
     T.check("second daemon stopped", d2.stop() == 0)
 
     # ---- the metrics endpoint ---------------------------------------------------------------
