@@ -70,7 +70,8 @@ static size_t largest(void)
         return lo;
 }
 
-/* ---- nodecmd ----------------------------------------------------------------------------------- */
+/* ---- nodecmd -----------------------------------------------------------------------------------
+ */
 
 static long rss_kb(pid_t pid)
 {
@@ -254,7 +255,8 @@ static void daemon_rows(const char *dir, const char *config)
         waitpid(pid, NULL, 0);
 }
 
-/* ---- the CLI ------------------------------------------------------------------------------------ */
+/* ---- the CLI ------------------------------------------------------------------------------------
+ */
 
 /* Run nodecm ARGV (output to /dev/null): wall ns, peak RSS kB (*RSS), exit status. */
 static int run(char *const argv[], double *ns, long *rss)
@@ -281,12 +283,22 @@ static void cli_rows(const char *dir, const char *config)
 {
         static const size_t sizes[] = {2000, 10000, 25000, 50000, 100000};
         char exe[1100], node[1200], podfile[1200];
-        char *init[] = {exe, "node", "init", "--root-dir", node, "--config", (char *)config,
-                        "--synthetic", "package:1 core:8 pu:2", NULL};
-        char *admit[] = {exe, "node", "admit", podfile, "--root-dir", node, "--synthetic",
-                         "package:1 core:8 pu:2", NULL};
-        char *rm[] = {exe, "node", "remove", "big", "--root-dir", node, "--synthetic",
-                      "package:1 core:8 pu:2", NULL};
+        char *init[] = {exe,
+                        "node",
+                        "init",
+                        "--root-dir",
+                        node,
+                        "--config",
+                        (char *)config,
+                        "--synthetic",
+                        "package:1 core:8 pu:2",
+                        NULL};
+        char *admit[] = {exe,          "node", "admit",       podfile,
+                         "--root-dir", node,   "--synthetic", "package:1 core:8 pu:2",
+                         NULL};
+        char *rm[] = {exe,          "node", "remove",      "big",
+                      "--root-dir", node,   "--synthetic", "package:1 core:8 pu:2",
+                      NULL};
 
         snprintf(exe, sizeof(exe), "%s/nodecm", bindir);
         snprintf(node, sizeof(node), "%s/cli", dir);

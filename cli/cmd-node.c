@@ -147,6 +147,36 @@ static int option(void *ud, int c, const char *name, const char *val)
         }
 }
 
+/*
+ * Node allocatable of the machine the command is given, not of this one: without --capacity, a
+ * machine of another source has its own CPUs (the topology's), and, from a dump, its own
+ * memory, hugepages and pid limit where the dump has them (nothing of this machine's, which
+ * --synthetic used to take).
+ */
+static int source_capacity(args *a, const ncm_topo *topo, ncm_error *err)
+{
+        bool here = !a->src.arg ||
+                    (a->src.kind == NCM_TOPO_SOURCE_FSROOT && strcmp(a->src.arg, "/") == 0);
+        ncm_quantity cpus = ncm_quantity_from_int((int64_t)ncm_topo_num_cpus(topo),
+                                                  NCM_QUANTITY_DECIMAL_SI);
+        int r;
+
+        if (a->eo.capacity || here)
+                return 0;
+        if (a->src.kind == NCM_TOPO_SOURCE_FSROOT) {
+                ncm_autoclose int fd = ncm_fs_open_root(a->src.arg, err);
+                if (fd < 0)
+                        return fd;
+                r = ncm_cgroup_machine_capacity(fd, a->src.arg, &a->capacity, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "capacity of %s", a->src.arg);
+        }
+        if (ncm_cgroup_resource_list_set(&a->capacity, NCM_RESOURCE_CPU, &cpus) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        a->eo.capacity = &a->capacity;
+        return 0;
+}
+
 /* The commands that only look: no lock held against readers, nothing written. */
 static bool read_only(const char *cmd)
 {
@@ -321,7 +351,7 @@ static int run(args *a, const char *const *pos)
                 }
         }
         if ((r = cli_source_load(&a->src, &topo, &err)) < 0 ||
-            (r = make_enforcer(a, cfg, &e, &err)) < 0)
+            (r = source_capacity(a, topo, &err)) < 0 || (r = make_enforcer(a, cfg, &e, &err)) < 0)
                 return cli_fail(r, &err);
         o.enforcer = e;
         o.flags = (a->no_wait ? NCM_NODE_DIR_NOWAIT : 0) |

@@ -608,6 +608,14 @@ NCM_API int ncm_cgroup_plan_add(ncm_cgroup_plan *p, ncm_cgroup_op_kind kind, uns
                                 const char *path, const char *value);
 /* A fresh group number for NCM_CGROUP_OPF_OPTIONAL chains. */
 NCM_API unsigned ncm_cgroup_plan_new_group(ncm_cgroup_plan *p);
+/*
+ * Drop what a plan does twice: a write that a later write of the same file supersedes (the
+ * node allocatable's hugetlb limit of kubepods, which the Guaranteed tier -- kubepods itself --
+ * sets unbounded right after, as the kubelet's QoS manager does), a directory made again, a
+ * subtree_control line written again, a file inherited from its parent once it was written or
+ * inherited already. What the plan leaves on the machine is the same.
+ */
+NCM_API void ncm_cgroup_plan_drop_superseded(ncm_cgroup_plan *p);
 /* Append SRC's steps and operations to DST (its optional groups renumbered). -ENOMEM. */
 NCM_API int ncm_cgroup_plan_append(ncm_cgroup_plan *dst, const ncm_cgroup_plan *src);
 
@@ -906,6 +914,12 @@ enum {
         NCM_CGROUP_PLAN_POD_ONLY = 1u << 0,
         /* Leave the container cgroups out (the runtime makes them). */
         NCM_CGROUP_PLAN_NO_CONTAINERS = 1u << 1,
+        /*
+         * The node was started (kubepods and the tiers made, node allocatable written): of the
+         * tiers only what the pod's requests change (the Burstable weight, MemoryQoS's
+         * protections), not the start-up writes again.
+         */
+        NCM_CGROUP_PLAN_STARTED = 1u << 2,
 };
 
 /*

@@ -173,6 +173,41 @@ static int plan_burstable(const ncm_cgroup_manager *m, const names *n,
  * nodecm writes the final value only, so that re-applying never lowers a hugetlb limit under
  * the pods' use for a moment.
  */
+/*
+ * What a pod's admission or removal changes in the tiers: the Burstable tier's CPU weight and
+ * the memory protections of MemoryQoS (which count the pods' requests). The rest of the tiers
+ * (unbounded hugetlb, the best-effort weight, node allocatable on kubepods) is fixed at start:
+ * written again for every pod, it would be the same start-up writes each time.
+ */
+static int plan_tiers_of_pods(const ncm_cgroup_manager *m, const names *n,
+                              const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan, ncm_error *err)
+{
+        ncm_cgroup_qos_configs c;
+        ncm_cgroup_resources kp, bu;
+        int r = ncm_cgroup_qos_tier_configs(u, &m->layout, &m->options, &c, err);
+
+        if (r < 0)
+                return r;
+        ncm_cgroup_resources_init(&kp);
+        ncm_cgroup_resources_init(&bu);
+        kp.has_memory_min = c.guaranteed.has_memory_min;
+        kp.memory_min = c.guaranteed.memory_min;
+        bu.has_cpu_shares = c.burstable.has_cpu_shares;
+        bu.cpu_shares = c.burstable.cpu_shares;
+        bu.has_memory_low = c.burstable.has_memory_low;
+        bu.memory_low = c.burstable.memory_low;
+        if (kp.has_memory_min)
+                r = plan_cgroup(m, plan, "kubepods (Guaranteed QoS tier)", n->kubepods_path, &kp,
+                                false, err);
+        if (r >= 0)
+                r = plan_cgroup(m, plan, "burstable (QoS tier)", n->burstable_path, &bu, false,
+                                err);
+        ncm_cgroup_resources_done(&kp);
+        ncm_cgroup_resources_done(&bu);
+        ncm_cgroup_qos_configs_done(&c);
+        return r;
+}
+
 static int plan_node_and_tiers(const ncm_cgroup_manager *m, const names *n,
                                const ncm_cgroup_qos_usage *u, ncm_cgroup_plan *plan, ncm_error *err)
 {
@@ -270,7 +305,8 @@ int ncm_cgroup_manager_plan_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
         r = ncm_cgroup_qos_usage_add_pod(&u, pod, err);
 
         if (r >= 0 && !(flags & NCM_CGROUP_PLAN_POD_ONLY))
-                r = plan_node_and_tiers(m, &n, &u, plan, err);
+                r = flags & NCM_CGROUP_PLAN_STARTED ? plan_tiers_of_pods(m, &n, &u, plan, err)
+                                                    : plan_node_and_tiers(m, &n, &u, plan, err);
         if (r >= 0)
                 r = pod_path(m, pod->uid, pod->qos, &ppath, err);
         if (r >= 0)

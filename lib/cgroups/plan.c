@@ -97,6 +97,42 @@ int ncm_cgroup_plan_append(ncm_cgroup_plan *dst, const ncm_cgroup_plan *src)
         return 0;
 }
 
+void ncm_cgroup_plan_drop_superseded(ncm_cgroup_plan *p)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < p->n_ops; i++) {
+                const ncm_cgroup_op *o = &p->ops[i];
+                bool drop = false;
+                /* a write a later write of the same file undoes; a directory made already; a
+                 * subtree_control line written already */
+                for (size_t j = i + 1; !drop && o->kind == NCM_CGROUP_OP_WRITE &&
+                                       !(o->flags & NCM_CGROUP_OPF_SUBTREE) && j < p->n_ops;
+                     j++)
+                        drop = p->ops[j].kind == NCM_CGROUP_OP_WRITE &&
+                               strcmp(p->ops[j].path, o->path) == 0;
+                for (size_t j = 0;
+                     !drop && j < k &&
+                     (o->kind == NCM_CGROUP_OP_MKDIR || (o->flags & NCM_CGROUP_OPF_SUBTREE));
+                     j++)
+                        drop = p->ops[j].kind == o->kind && strcmp(p->ops[j].path, o->path) == 0 &&
+                               (!o->value ||
+                                (p->ops[j].value && strcmp(p->ops[j].value, o->value) == 0));
+                /* a file filled from its parent when empty, which it no longer is */
+                for (size_t j = 0; !drop && o->kind == NCM_CGROUP_OP_INHERIT && j < k; j++)
+                        drop = (p->ops[j].kind == NCM_CGROUP_OP_INHERIT ||
+                                p->ops[j].kind == NCM_CGROUP_OP_WRITE) &&
+                               strcmp(p->ops[j].path, o->path) == 0;
+                if (drop) {
+                        free(p->ops[i].path);
+                        free(p->ops[i].value);
+                        continue;
+                }
+                p->ops[k++] = p->ops[i];
+        }
+        p->n_ops = k;
+}
+
 /* ---- text and JSON ---- */
 
 static const char *op_name(ncm_cgroup_op_kind k)

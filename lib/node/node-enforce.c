@@ -174,6 +174,8 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
                 r = ncm_node_cgroups_plan_node(e->cg, &plan, err);
         if (r >= 0)
                 r = ncm_cgroup_manager_plan_start(e->m, s->usage, &plan, err);
+        if (r >= 0)
+                ncm_cgroup_plan_drop_superseded(&plan);
         if (r >= 0) {
                 if (e->record)
                         r = ncm_cgroup_plan_append(&e->done, &plan) < 0 ? oom(err) : 0;
@@ -251,7 +253,8 @@ static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos
                 cpus[n].cpus = p->containers[i].cpus;
                 n++;
         }
-        r = ncm_cgroup_manager_plan_pod(e->m, p->pod, usage, cpus, n, NULL, 0, &plan, err);
+        r = ncm_cgroup_manager_plan_pod(e->m, p->pod, usage, cpus, n, NULL, NCM_CGROUP_PLAN_STARTED,
+                                        &plan, err);
         if (r >= 0)
                 r = run_plan(e, &plan, err);
         ncm_cgroup_plan_done(&plan);

@@ -107,6 +107,26 @@ case "$OUT" in *"admit p: admitted"*"cpu.shares"*) ;; *) fail "poison: [$OUT]" ;
 run node status --root-dir "$P" --synthetic "$T"
 expect_rc 0 "status beside them"
 
+# ---- the machine given is the machine enforced: no capacity of this one for another ----
+# a synthetic machine of 6 CPUs: kubepods gets 6 CPUs' shares (6144), whatever this one has;
+# each file is written once (hugetlb limits of kubepods were written twice, 0 then unbounded)
+run node init --root-dir "$TMPD/syn" --config "$TMPD/k.yaml" --synthetic "package:1 core:3 pu:2" \
+        --enforce plan --cgroup-version 1
+expect_rc 0 "init, a synthetic machine"
+case "$OUT" in *"/cpu/kubepods/cpu.shares 6144"*) ;; *) fail "synthetic capacity: [$OUT]" ;; esac
+dups=$(printf '%s\n' "$OUT" | awk '$1 == "write" || $1 == "mkdir" {print $1, $2}' | sort | uniq -d)
+[ -z "$dups" ] || fail "init writes these twice: $dups"
+pod s.json s 1
+run node admit "$TMPD/s.json" --root-dir "$TMPD/syn" --synthetic "package:1 core:3 pu:2" \
+        --cgroup-version 1
+expect_rc 0 "admit, a synthetic machine"
+case "$OUT" in
+*"# kubepods (node allocatable"* | *"hugetlb/kubepods/hugetlb."* | *"# besteffort"*)
+        fail "admit repeats the start-up writes: [$OUT]" ;;
+*"# burstable (QoS tier)"*"cpu.shares"*) ;;
+*) fail "admit: the burstable tier's weight: [$OUT]" ;;
+esac
+
 # ---- a daemon that is not there, or does not answer: exit 3, saying which ----
 run node status --connect "$TMPD/nobody.sock"
 expect_rc 3 "no daemon at the socket"
