@@ -43,6 +43,9 @@ typedef struct cli_sub {
         const char *name;
         size_t min, max;
         const char *what; /* "one POD file", for the usage error */
+        /* its own help page: "SUB ARGS [OPTIONS]" and what it does (NULL: the command's) */
+        const char *synopsis;
+        const char *about;
 } cli_sub;
 
 /* What cli_subcommand() found. */
@@ -58,11 +61,13 @@ typedef int (*cli_option_fn)(void *ud, int c, const char *name, const char *valu
  * "nodecm CMD SUB [OPTIONS] ARGS" (ARGV[0] is CMD): SUB looked up in SUBS (N), --help, the
  * options of OPTS handed to OPTION (which returns 0 or an exit status), unknown or incomplete
  * options and the number of arguments checked. Returns 0 to go on, an exit status to stop with,
- * or -1 when the help was printed (exit 0).
+ * or -1 when the help was printed (exit 0). "CMD --help" prints USAGE; "CMD SUB --help" SUB's
+ * own page: its synopsis and about, then OPTIONS (what every subcommand takes), or USAGE when
+ * SUB has none.
  */
 int cli_subcommand(int argc, char **argv, const char *cmd, const cli_sub *subs, size_t n,
                    const struct option *opts, cli_option_fn option, void *ud,
-                   void (*usage)(FILE *f), cli_parsed *ret);
+                   void (*usage)(FILE *f), void (*options)(FILE *f), cli_parsed *ret);
 
 int cmd_topology(int argc, char **argv);
 int cmd_take(int argc, char **argv);

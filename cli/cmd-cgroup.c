@@ -18,6 +18,8 @@
 
 #define MAX_CPUS 64
 
+static void options(FILE *f);
+
 static void usage(FILE *f)
 {
         fputs("Usage: nodecm cgroup plan|apply|show|remove POD [OPTIONS]\n"
@@ -25,10 +27,20 @@ static void usage(FILE *f)
               "The cgroups the kubelet makes for a pod (POD: JSON or YAML, '-' for stdin):\n"
               "kubepods (node allocatable), the burstable and besteffort QoS tiers, the pod\n"
               "cgroup and, as the runtime writes them from the CRI values, one cgroup per sidecar\n"
-              "and app container. plan prints every directory and file with its value; apply\n"
-              "makes them (undone on failure); show reads them back; remove removes the pod\n"
-              "cgroup (no process may be left); set-cpus sets one container's cpuset.\n\n"
-              "  --root DIR                the cgroup mount root (default /sys/fs/cgroup)\n"
+              "and app container.\n\n"
+              "  plan      print the cgroups' directories and files with their values\n"
+              "  apply     make the cgroups and write their values (undone on failure)\n"
+              "  show      read the cgroups' values back\n"
+              "  remove    remove the pod's cgroups (no process may be left in them)\n"
+              "  set-cpus  set one container's cpuset.cpus\n\n",
+              f);
+        options(f);
+}
+
+/* What every subcommand takes, and the exit statuses (its own page ends with them). */
+static void options(FILE *f)
+{
+        fputs("  --root DIR                the cgroup mount root (default /sys/fs/cgroup)\n"
               "  --cgroup-version 1|2      plan for a typical v1 or v2 machine\n"
               "  --cpus [CONTAINER=]LIST   a container's cpuset.cpus (all without CONTAINER=);\n"
               "                            with --root-dir DIR, apply takes the cpusets of the\n"
@@ -210,9 +222,29 @@ static int run(args *a, const char *const *pos)
 int cmd_cgroup(int argc, char **argv)
 {
         static const cli_sub subs[] = {
-                        {"plan", 1, 1, "one POD file"},           {"apply", 1, 1, "one POD file"},
-                        {"show", 1, 1, "one POD file"},           {"remove", 1, 1, "one POD file"},
-                        {"set-cpus", 3, 3, "POD CONTAINER LIST"},
+                        {"plan", 1, 1, "one POD file", "plan POD [--json] [OPTIONS]",
+                         "Print every cgroup directory the kubelet makes for POD (JSON or YAML, "
+                         "'-'\n"
+                         "for stdin) and every file it writes there, with its value: kubepods "
+                         "(node\n"
+                         "allocatable), the QoS tiers, the pod cgroup and one cgroup per "
+                         "container\n"
+                         "as the runtime writes it from the CRI values. Nothing is written.\n"},
+                        {"apply", 1, 1, "one POD file", "apply POD [OPTIONS]",
+                         "Make the cgroups plan prints and write their values; a write the kernel\n"
+                         "refuses undoes everything apply did.\n"},
+                        {"show", 1, 1, "one POD file", "show POD [OPTIONS]",
+                         "Read POD's cgroups back: each file plan would write, with the value it\n"
+                         "holds now.\n"},
+                        {"remove", 1, 1, "one POD file", "remove POD [OPTIONS]",
+                         "Remove POD's cgroup and its containers' cgroups; no process may be left "
+                         "in\n"
+                         "them.\n"},
+                        {"set-cpus", 3, 3, "POD CONTAINER LIST",
+                         "set-cpus POD CONTAINER LIST [OPTIONS]",
+                         "Set the cpuset.cpus of POD's container CONTAINER to LIST (kubelet "
+                         "cpuset\n"
+                         "syntax, \"0-3,8\"), as the CPU manager's reconcile does.\n"},
         };
         static const struct option opts[] = {
                         {"cgroup-version", required_argument, NULL, OPT_VERSION},
@@ -235,7 +267,7 @@ int cmd_cgroup(int argc, char **argv)
         a.name = p.name;
         r = !a.flags || !a.cpus.v ? cli_usage_error("cgroup", "out of memory")
                                   : cli_subcommand(argc, argv, "cgroup", subs, NCM_ELEMENTSOF(subs),
-                                                   opts, option, &a, usage, &p);
+                                                   opts, option, &a, usage, options, &p);
         if (r == 0) {
                 a.cmd = subs[p.sub].name;
                 r = run(&a, p.pos);

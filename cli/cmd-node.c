@@ -20,6 +20,8 @@
 #include "kubelet-flags.h"
 #include "source.h"
 
+static void options(FILE *f);
+
 static void usage(FILE *f)
 {
         fputs("Usage: nodecm node init [OPTIONS]\n"
@@ -49,6 +51,12 @@ static void usage(FILE *f)
               "  watch      print each admission and removal of a running nodecmd as it\n"
               "             happens (one JSON line each)\n\n",
               f);
+        options(f);
+}
+
+/* What every subcommand takes, and the exit statuses (its own page ends with them). */
+static void options(FILE *f)
+{
         fputs("  --root-dir DIR            the node's directory (default: the configuration's\n"
               "                            rootDirectory, else /var/lib/nodecm)\n"
               "  --connect SOCKET          ask the nodecmd serving SOCKET (its DIR/nodecm.sock)\n"
@@ -385,10 +393,50 @@ static int run(args *a, const char *const *pos)
 int cmd_node(int argc, char **argv)
 {
         static const cli_sub subs[] = {
-                        {"init", 0, 0, "no argument"},           {"admit", 1, 1, "one POD file"},
-                        {"remove", 1, 2, "POD_UID [CONTAINER]"}, {"status", 0, 0, "no argument"},
-                        {"reconcile", 0, 0, "no argument"},      {"pods", 0, 0, "no argument"},
-                        {"explain", 1, 1, "one POD file"},       {"watch", 0, 0, "no argument"},
+                        {"init", 0, 0, "no argument", "init [OPTIONS]",
+                         "Create the node's directory (mode 0700) and a fresh state, or validate "
+                         "the\n"
+                         "one there as the kubelet does when it starts, then enforce node "
+                         "allocatable\n"
+                         "on kubepods and the reserved cgroups and create the QoS tiers. The\n"
+                         "configuration is recorded in DIR/nodecm_config: later commands start "
+                         "from\n"
+                         "it and refuse another; init with a new one is the kubelet restarting "
+                         "with\n"
+                         "it. A failed init leaves no file behind.\n"},
+                        {"admit", 1, 1, "one POD file", "admit POD [--explain] [OPTIONS]",
+                         "Admit POD (a Pod, JSON or YAML, '-' for standard input) through the\n"
+                         "topology manager, the CPU manager and the device manager, and print its\n"
+                         "containers' CPUs, NUMA nodes and devices. The pod and container cgroups\n"
+                         "are made with the kubelet's values and every other shared container\n"
+                         "follows the shared pool. A refused pod exits 1 with the kubelet's "
+                         "reason\n"
+                         "and changes nothing; the same pod again changes nothing; another spec\n"
+                         "under a UID the node holds is refused.\n"},
+                        {"remove", 1, 2, "POD_UID [CONTAINER]",
+                         "remove POD_UID [CONTAINER] [OPTIONS]",
+                         "Release the pod POD_UID (its cgroups are removed; no process may be "
+                         "left\n"
+                         "in them) or only its container CONTAINER; the shared pool grows back "
+                         "for\n"
+                         "every shared container. A pod the node does not hold: nothing to remove\n"
+                         "(exit 0), as for a second remove.\n"},
+                        {"status", 0, 0, "no argument", "status [--json] [OPTIONS]",
+                         "The CPU map: who holds each CPU, the shared pool and the reserved CPUs;\n"
+                         "with --json the state line, each CPU's use and holders, and the pods.\n"},
+                        {"reconcile", 0, 0, "no argument", "reconcile [OPTIONS]",
+                         "Write every running container's cpuset again from the state, as the\n"
+                         "kubelet's reconcileState does.\n"},
+                        {"pods", 0, 0, "no argument", "pods [--json] [OPTIONS]",
+                         "The pods the node holds, with each container's CPUs (its own, or the\n"
+                         "shared pool).\n"},
+                        {"explain", 1, 1, "one POD file", "explain POD [--json] [OPTIONS]",
+                         "What admitting POD would do, and why: every provider's hints, the "
+                         "merged\n"
+                         "hint and how the CPUs were chosen. Nothing changes.\n"},
+                        {"watch", 0, 0, "no argument", "watch --connect SOCKET",
+                         "Print each admission and removal of the nodecmd serving SOCKET as it\n"
+                         "happens, one JSON line each, until the daemon stops.\n"},
         };
         static const struct option opts[] = {
                         CLI_SOURCE_OPTIONS,
@@ -412,7 +460,7 @@ int cmd_node(int argc, char **argv)
         a.name = p.name;
         r = !a.flags ? cli_usage_error("node", "out of memory")
                      : cli_subcommand(argc, argv, "node", subs, NCM_ELEMENTSOF(subs), opts, option,
-                                      &a, usage, &p);
+                                      &a, usage, options, &p);
         if (r == 0) {
                 a.cmd = subs[p.sub].name;
                 if (a.explain && strcmp(a.cmd, "admit") != 0)

@@ -83,9 +83,21 @@ int cli_emit_buf(ncm_buf *out)
         return rc;
 }
 
+/* SUB's own page (cli_subcommand). */
+static void sub_usage(const char *cmd, const cli_sub *sub, void (*usage)(FILE *f),
+                      void (*options)(FILE *f))
+{
+        if (!sub->synopsis || !options) {
+                usage(stdout);
+                return;
+        }
+        printf("Usage: nodecm %s %s\n\n%s\n", cmd, sub->synopsis, sub->about ? sub->about : "");
+        options(stdout);
+}
+
 int cli_subcommand(int argc, char **argv, const char *cmd, const cli_sub *subs, size_t n,
                    const struct option *opts, cli_option_fn option, void *ud,
-                   void (*usage)(FILE *f), cli_parsed *ret)
+                   void (*usage)(FILE *f), void (*options)(FILE *f), cli_parsed *ret)
 {
         int c, idx = 0, r = 0;
         size_t npos;
@@ -110,7 +122,7 @@ int cli_subcommand(int argc, char **argv, const char *cmd, const cli_sub *subs, 
         optind = 1;
         while (r == 0 && (c = getopt_long(argc - 1, argv + 1, ":h", opts, &idx)) != -1) {
                 if (c == 'h') {
-                        usage(stdout);
+                        sub_usage(cmd, &subs[ret->sub], usage, options);
                         return -1;
                 }
                 r = c == ':' ? cli_usage_error(ret->name, "option '%s' needs a value", argv[optind])
