@@ -701,7 +701,8 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                 return r;
         d->target.node = ncm_node_dir_node(d->dir);
         d->target.dir = d->root_dir;
-        d->target.enforcer = ncm_enforcer_name(d->enforcer);
+        /* with a runtime the none enforcer stands in: the CRI service enforces, through it */
+        d->target.enforcer = nodecmd_runtime_endpoint(d) ? "cri" : ncm_enforcer_name(d->enforcer);
 
         for (const nodecmd_service_ops *const *s = nodecmd_services; *s; s++)
                 d->n_svc++;

@@ -246,6 +246,21 @@ def main():
         d5.start()
         T.check("examples/nodecmd/kubelet.yaml starts", d5.stop() == 0)
 
+    # ---- the enforcer the ready line names is the one that enforces (issue 20) --------------
+    ready = [l for l in d.log_text().splitlines() if "msg=ready" in l]
+    T.check("enforcement none: the ready line says enforcer=none",
+            ready and " enforcer=none " in ready[0], repr(ready))
+    dc = T.Daemon(cfg, os.path.join(tmp, "root-cri"), os.path.join(tmp, "nodecmd-cri.log"),
+                  extra=["--runtime-endpoint", "unix://" + os.path.join(tmp, "no-runtime.sock")])
+    dc.start()
+    ready = [l for l in dc.log_text().splitlines() if "msg=ready" in l]
+    T.check("with a CRI runtime: the ready line says enforcer=cri",
+            ready and " enforcer=cri " in ready[0], repr(ready))
+    rc, out, err = T.nodecm("node", "reconcile", "--connect", dc.socket)
+    T.check("... and so does reconcile --connect", rc == 0 and "(cri enforcer)" in out,
+            "%d %r %r" % (rc, out, err))
+    T.check("... and it stops with 0", dc.stop() == 0)
+
     # ---- calls that need answers from elsewhere (the call hook; NODECMD_TEST_PASSES) --------
     d6 = T.Daemon(cfg, os.path.join(tmp, "root6"), os.path.join(tmp, "nodecmd7.log"),
                   env={"NODECMD_TEST_PASSES": "3"}).start()
