@@ -28,6 +28,12 @@
 /* How long a creation the runtime was asked for by an earlier nodecmd may take to appear. */
 #define ORPHAN_GRACE_NS (5ull * 1000000000ull)
 
+/* Container ids (a handful: the containers whose last update failed). */
+typedef struct idlist {
+        char **v;
+        size_t n;
+} idlist;
+
 typedef struct cri {
         nodecmd *d;
         bool active;
@@ -46,6 +52,8 @@ typedef struct cri {
         ncm_cri_update *upd;
         size_t n_upd, next_upd, in_flight;
         uint64_t t_start;
+        /* the containers whose update failed in the last run, and in this one */
+        idlist failed_last, failed_now;
         /* metrics */
         uint64_t creates, admitted, refused, passed, released, stale;
         uint64_t create_ns; /* CreateContainer: decoding, deciding, patching; all of them */
@@ -362,6 +370,34 @@ static ncm_rpc_conn *runtime(cri *c, ncm_error *err)
         return ncm_rpc_uv_client_conn(c->client);
 }
 
+static bool ids_has(const idlist *l, const char *id)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (strcmp(l->v[i], id) == 0)
+                        return true;
+        return false;
+}
+
+/* Out of memory: ID is not remembered, and its next failure counts as a first one. */
+static void ids_add(idlist *l, const char *id)
+{
+        char **v = realloc(l->v, (l->n + 1) * sizeof(*v));
+
+        if (!v)
+                return;
+        l->v = v;
+        if ((v[l->n] = strdup(id)))
+                l->n++;
+}
+
+static void ids_clear(idlist *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i]);
+        free(l->v);
+        *l = (idlist){NULL, 0};
+}
+
 static void rec_finish(cri *c, bool failed)
 {
         ncm_cri_updates_free(c->upd, c->n_upd);
@@ -374,6 +410,9 @@ static void rec_finish(cri *c, bool failed)
         c->rec_run_fixed = 0;
         if (failed)
                 c->rec_failures++;
+        ids_clear(&c->failed_last);
+        c->failed_last = c->failed_now;
+        c->failed_now = (idlist){NULL, 0};
         if (c->again && !c->stopping) {
                 c->again = false;
                 rec_request(c);
@@ -382,26 +421,46 @@ static void rec_finish(cri *c, bool failed)
 
 static void rec_next(cri *c);
 
-static void on_updated(ncm_cri_reply *r, void *data)
-{
-        cri *c = data;
-
-        c->in_flight--;
-        if (r->code != NCM_RPC_OK)
-                nodecmd_log(c->d, NODECMD_WARN, "UpdateContainerResources failed",
-                            "code=%s error=%s", ncm_rpc_code_name(r->code),
-                            nodecmd_q(c->d, 0, r->message ? r->message : ""));
-        else {
-                c->rec_fixed++;
-                c->rec_run_fixed++;
-        }
-        rec_next(c);
-}
-
 typedef struct status_arg {
         cri *c;
         size_t i;
 } status_arg;
+
+/*
+ * A container whose status said running a moment ago may have stopped or gone since: the
+ * kubelet stopping it races the update (containerd answers "cannot update a stopped
+ * container" until it has seen the exit, NOT_FOUND once it is removed). That is an ordinary
+ * removal, not a failure to tell. A container that is still there is listed as running by the
+ * next run and updated again: only a second failure in a row is one.
+ */
+static void on_updated(ncm_cri_reply *r, void *data)
+{
+        status_arg *sa = data;
+        cri *c = sa->c;
+        const char *id = c->upd[sa->i].id;
+        const char *msg = r->message ? r->message : "";
+
+        free(sa);
+        c->in_flight--;
+        if (r->code == NCM_RPC_OK) {
+                c->rec_fixed++;
+                c->rec_run_fixed++;
+        } else if (r->code == NCM_RPC_NOT_FOUND) {
+                nodecmd_log(c->d, NODECMD_DEBUG, "container gone before its update", "id=%s",
+                            nodecmd_q(c->d, 0, id));
+        } else if (ids_has(&c->failed_last, id)) {
+                nodecmd_log(c->d, NODECMD_WARN, "UpdateContainerResources failed",
+                            "id=%s code=%s error=%s", nodecmd_q(c->d, 0, id),
+                            ncm_rpc_code_name(r->code), nodecmd_q(c->d, 1, msg));
+        } else {
+                nodecmd_log(c->d, NODECMD_DEBUG,
+                            "UpdateContainerResources failed, tried again next run",
+                            "id=%s code=%s error=%s", nodecmd_q(c->d, 0, id),
+                            ncm_rpc_code_name(r->code), nodecmd_q(c->d, 1, msg));
+                ids_add(&c->failed_now, id);
+        }
+        rec_next(c);
+}
 
 static void on_status(ncm_cri_reply *r, void *data)
 {
@@ -411,7 +470,6 @@ static void on_status(ncm_cri_reply *r, void *data)
         ncm_error err = NCM_ERROR_INIT;
         ncm_rpc_conn *conn;
 
-        free(sa);
         c->in_flight--;
         if (r->code == NCM_RPC_OK && r->n_containers == 1 && !c->stopping &&
             r->containers[0].state == NCM_CRI_CONTAINER_RUNNING &&
@@ -425,11 +483,12 @@ static void on_status(ncm_cri_reply *r, void *data)
                             nodecmd_q(c->d, 0, u->id), nodecmd_q(c->d, 1, u->cpuset_cpus),
                             nodecmd_q(c->d, 2, r->containers[0].resources.cpuset_cpus));
                 conn = runtime(c, &err);
-                if (conn && ncm_cri_call(conn, &q, CALL_TIMEOUT_MS, on_updated, c, &err) >= 0) {
+                if (conn && ncm_cri_call(conn, &q, CALL_TIMEOUT_MS, on_updated, sa, &err) >= 0) {
                         c->in_flight++;
                         return;
                 }
         }
+        free(sa);
         rec_next(c);
 }
 
@@ -676,6 +735,8 @@ static void cri_free(void *data)
                 ncm_rpc_uv_client_close(c->client);
         ncm_cri_proxy_free(c->proxy);
         ncm_cri_updates_free(c->upd, c->n_upd);
+        ids_clear(&c->failed_last);
+        ids_clear(&c->failed_now);
         ncm_cri_node_free(c->cn);
         free(c);
 }

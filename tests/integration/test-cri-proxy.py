@@ -234,6 +234,10 @@ exp.remove("pg", "app")
 kl.remove_pod("pg")
 exp.remove_pod("pg")
 expect_all("after the Guaranteed pod went")
+log = daemon.tail()
+check("enforcer=cri " in log, "the ready line names the CRI as the enforcer")
+check("level=warn" not in log, "the ordinary removals so far logged no warning: %s"
+      % [l for l in log.splitlines() if "level=warn" in l])
 
 # containerd restarts under the proxy: UNAVAILABLE meanwhile, then success, nothing lost
 c.stop()
