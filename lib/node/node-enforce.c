@@ -290,13 +290,13 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
 
         for (size_t i = 0; i < p->n_containers && r >= 0; i++) {
                 const ncm_enforce_container *c = &p->containers[i];
+                ncm_autofree char *cpath = NULL;
+                char dir[4096] = "";
                 if (c->init && !c->sidecar)
                         continue;
                 if (!e->record && h) {
                         /* a container that is not running has no cgroup to update (the
                          * kubelet's reconcile skips it too) */
-                        ncm_autofree char *cpath = NULL;
-                        char dir[4096];
                         r = ncm_cgroup_manager_container_path(e->m, p->pod->uid, p->pod->qos,
                                                               c->name, &cpath, err);
                         if (r < 0)
@@ -307,9 +307,24 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
                 }
                 r = ncm_cgroup_manager_plan_container_cpuset(e->m, p->pod->uid, p->pod->qos,
                                                              c->name, c->cpus, NULL, &plan, err);
+                if (r < 0)
+                        break;
+                if (!e->record) {
+                        /* one container at a time: a cgroup removed since it was looked at
+                         * (its container stopped meanwhile) is one that was not running (the
+                         * OCI enforcer does the same) */
+                        r = run_plan(e, &plan, err);
+                        ncm_cgroup_plan_done(&plan);
+                        plan = (ncm_cgroup_plan)NCM_CGROUP_PLAN_INIT;
+                        if (r < 0 && dir[0] && ncm_fs_exists(e->rootfd, dir) == 0) {
+                                ncm_error_clear(err);
+                                r = 0;
+                                continue;
+                        }
+                }
                 written++;
         }
-        if (r >= 0)
+        if (r >= 0 && e->record)
                 r = run_plan(e, &plan, err);
         ncm_cgroup_plan_done(&plan);
         return r < 0 ? r : written;
