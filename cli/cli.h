@@ -38,6 +38,11 @@ int cli_emit(const char *text, size_t len);
  */
 int cli_emit_buf(ncm_buf *out);
 
+/* The end of every command's "Exit status:" paragraph (ncm_error_exit_status()). */
+#define CLI_EXIT_ENV                                                                               \
+        "3 the environment failed and a retry may succeed (a full or read-only\n"                  \
+        "disk, an I/O error, no memory).\n"
+
 /* A subcommand: its name and how many arguments it takes. */
 typedef struct cli_sub {
         const char *name;

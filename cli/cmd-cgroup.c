@@ -55,7 +55,7 @@ static void options(FILE *f)
               "                            its lock\n"
               "\nExit status: 0 done, 1 the cgroups are in a state nodecm will not change, the\n"
               "kernel refused a write (everything undone) or the reservations exceed capacity,\n"
-              "2 bad usage or input.\n",
+              "2 bad usage or input,\n" CLI_EXIT_ENV,
               f);
 }
 

@@ -746,7 +746,7 @@ static void usage(FILE *f)
               "           writes\n\n"
               "Run 'nodecm checkpoint SUBCOMMAND --help' for the options of each.\n"
               "Exit status: 0 valid/done, 1 the file fails verification, 2 bad usage or a\n"
-              "file that cannot be read, is not JSON, or is of an unknown kind.\n",
+              "file that cannot be read, is not JSON, or is of an unknown kind,\n" CLI_EXIT_ENV,
               f);
 }
 
@@ -768,7 +768,8 @@ static void usage_sub(sub which, FILE *f)
                       "                         (repeat for each)\n"
                       "  -h, --help             show this help\n\n" CLI_SOURCE_HELP
                       "\nExit status: 0 valid, 1 invalid (the reason on stderr), 2 bad usage or a\n"
-                      "file that cannot be read, is not JSON, or is of an unknown kind.\n",
+                      "file that cannot be read, is not JSON, or is of an unknown "
+                      "kind,\n" CLI_EXIT_ENV,
                       f);
                 break;
         case SUB_SHOW:
@@ -780,7 +781,8 @@ static void usage_sub(sub which, FILE *f)
                       "  --reserved LIST        mark these reserved CPUs: where they are\n"
                       "  -h, --help             show this help\n\n"
                       "Exit status: 0 shown, 1 a file of a known kind that cannot be decoded,\n"
-                      "2 bad usage or a file that cannot be read, is not JSON or is unknown.\n",
+                      "2 bad usage or a file that cannot be read, is not JSON or is "
+                      "unknown,\n" CLI_EXIT_ENV,
                       f);
                 break;
         case SUB_REWRITE:
@@ -808,7 +810,8 @@ static void usage_sub(sub which, FILE *f)
                       "  --strict               with --fit: strict-cpu-reservation is on\n"
                       "  -h, --help             show this help\n\n" CLI_SOURCE_HELP
                       "\nExit status: 0 written, 1 the file fails verification or cannot be\n"
-                      "fitted, 2 bad usage or a file that cannot be read or written.\n",
+                      "fitted, 2 bad usage or a file that cannot be read or "
+                      "written,\n" CLI_EXIT_ENV,
                       f);
                 break;
         }

@@ -39,7 +39,7 @@ static void usage(FILE *f)
               "  --offset K         with --limit: start at the K-th hint (0 "
               "first)\n" CLI_CPU_OPTIONS_HELP
               "\nExit status: 0 done (also for an empty array), 2 bad usage, a bad option or a\n"
-              "source that cannot be read.\n",
+              "source that cannot be read,\n" CLI_EXIT_ENV,
               f);
 }
 

@@ -35,7 +35,7 @@ static void usage(FILE *f)
               "                     (same result; slow with many NUMA nodes)\n"
               "  -h, --help         show this help\n\n"
               "Exit status: 0 admitted, 1 not admitted (the result is still printed, and the\n"
-              "kubelet's reason on standard error), 2 bad usage or bad input.\n",
+              "kubelet's reason on standard error), 2 bad usage or bad input,\n" CLI_EXIT_ENV,
               f);
 }
 

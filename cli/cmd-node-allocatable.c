@@ -33,7 +33,8 @@ static void usage(FILE *f)
               "                            writes them)\n"
               "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
               "\nWith --cpu-manager-policy none (the default) kubepods' cpuset is every CPU.\n\n"
-              "Exit status: 0 done, 1 a reservation exceeds capacity, 2 bad usage or input.\n",
+              "Exit status: 0 done, 1 a reservation exceeds capacity, 2 bad usage or "
+              "input,\n" CLI_EXIT_ENV,
               f);
 }
 

@@ -44,7 +44,7 @@ static void usage(FILE *f)
               "\n" CLI_SOURCE_HELP
               "\nExit status: 0 done (or not nodecm's container), 1 the admission was refused\n"
               "(the kubelet's reason on stderr; the runtime fails the container) or the kernel\n"
-              "refused a write (everything undone), 2 bad usage or input.\n",
+              "refused a write (everything undone), 2 bad usage or input,\n" CLI_EXIT_ENV,
               f);
 }
 

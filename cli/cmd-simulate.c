@@ -51,7 +51,7 @@ static void usage(FILE *f)
               "  -h, --help         show this help\n\n"
               "Exit status: 0 the scenario ran (refused admissions are results), 1 a starting\n"
               "state or a restart the kubelet would refuse (or a refusal with --fail-on-reject),\n"
-              "2 bad usage or a bad scenario (one line naming the field).\n",
+              "2 bad usage or a bad scenario (one line naming the field),\n" CLI_EXIT_ENV,
               f);
 }
 

@@ -20,7 +20,7 @@ static void usage(FILE *f)
               "  --available LIST   the free CPUs, kubelet cpuset syntax (\"0-3,8\")\n"
               "  --count N          how many CPUs to take\n" CLI_CPU_OPTIONS_HELP
               "\nExit status: 0 done, 1 the request cannot be met (kubelet's error text),\n"
-              "2 bad usage, a bad option or a source that cannot be read.\n",
+              "2 bad usage, a bad option or a source that cannot be read,\n" CLI_EXIT_ENV,
               f);
 }
 

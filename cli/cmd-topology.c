@@ -20,7 +20,7 @@ static void usage(FILE *f)
               "CPU threads) followed by the totals.\n\n"
               "  --json             print nodecm topology JSON instead (read back by --topology)\n"
               "  -h, --help         show this help\n\n" CLI_SOURCE_HELP
-              "\nExit status: 0 done, 2 bad usage or a source that cannot be read.\n",
+              "\nExit status: 0 done, 2 bad usage or a source that cannot be read,\n" CLI_EXIT_ENV,
               f);
 }
 

@@ -221,6 +221,12 @@ if mount -t tmpfs -o size=64k,mode=0700 nodecm-test "$M" 2>/dev/null; then
         Ns remove ok
         expect_rc 3 "remove on a read-only disk"
         expect_err_contains "Read-only file system" "remove on a read-only disk"
+        # every command that writes says the same of the same disk (exit 3, as its --help says)
+        run checkpoint rewrite "$S/cpu_manager_state" --output "$M/rewritten"
+        expect_rc 3 "checkpoint rewrite onto a read-only disk"
+        printf '{"node": {"topology": {"synthetic": "pu:2"}}, "steps": []}\n' >"$TMPD/empty.json"
+        run simulate "$TMPD/empty.json" --state-dir "$S"
+        expect_rc 3 "simulate --state-dir on a read-only disk"
         umount "$M" || fail "umount"
 else
         echo "# no tmpfs mount here (not root?): the full and read-only disk cases are skipped"
