@@ -217,12 +217,16 @@ NCM_API int ncm_fs_clean_tmp(int rootfd, const char *dir, const char *const *nam
 
 enum {
         NCM_FS_LOCK_NOWAIT = 1 << 0, /* fail with -EWOULDBLOCK instead of waiting */
+        /* a reader's lock: shared, on a PATH that must exist (opened read-only: a read-only
+         * directory can be looked at), so that readers run together and never beside a writer */
+        NCM_FS_LOCK_SHARED = 1 << 1,
 };
 
 /*
  * Take an exclusive flock(2) on PATH (created 0600 when missing) and return its fd: the lock
  * lasts until the fd is closed (or the process ends, even by kill -9). Waits for another
  * holder unless NCM_FS_LOCK_NOWAIT (-EWOULDBLOCK, the message naming the file).
+ * NCM_FS_LOCK_SHARED: a shared one instead (a missing PATH is -ENOENT).
  */
 NCM_API int ncm_fs_lock(int rootfd, const char *path, unsigned flags, ncm_error *err);
 

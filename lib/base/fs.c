@@ -1246,11 +1246,15 @@ int ncm_fs_clean_tmp(int rootfd, const char *dir, const char *const *names, ncm_
 
 int ncm_fs_lock(int rootfd, const char *path, unsigned flags, ncm_error *err)
 {
-        ncm_autoclose int fd = ncm_fs_openat(rootfd, path, O_RDWR | O_CREAT | O_CLOEXEC, 0600, err);
+        bool shared = flags & NCM_FS_LOCK_SHARED;
+        ncm_autoclose int fd = ncm_fs_openat(
+                        rootfd, path, shared ? O_RDONLY | O_CLOEXEC : O_RDWR | O_CREAT | O_CLOEXEC,
+                        0600, err);
 
         if (fd < 0)
                 return fd;
-        while (flock(fd, LOCK_EX | ((flags & NCM_FS_LOCK_NOWAIT) ? LOCK_NB : 0)) < 0) {
+        while (flock(fd, (shared ? LOCK_SH : LOCK_EX) |
+                                         ((flags & NCM_FS_LOCK_NOWAIT) ? LOCK_NB : 0)) < 0) {
                 if (errno == EINTR)
                         continue;
                 if (errno == EWOULDBLOCK)

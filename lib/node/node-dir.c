@@ -49,27 +49,22 @@ int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err)
 static int lock_shared(const char *dir, unsigned flags, int *ret_fd, ncm_error *err)
 {
         ncm_autofree char *path = NULL;
-        ncm_autoclose int fd = -1;
+        int fd;
 
         *ret_fd = -1;
         if (asprintf(&path, "%s/%s", dir, NCM_NODE_LOCK_NAME) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0 && errno == ENOENT)
+        fd = ncm_fs_lock(AT_FDCWD, path,
+                         NCM_FS_LOCK_SHARED |
+                                         ((flags & NCM_NODE_DIR_NOWAIT) ? NCM_FS_LOCK_NOWAIT : 0),
+                         err);
+        if (fd == -ENOENT) {
+                ncm_error_clear(err);
                 return 0;
-        if (fd < 0)
-                return ncm_error_errno(err, errno, "lock '%s'", path);
-        while (flock(fd, LOCK_SH | ((flags & NCM_NODE_DIR_NOWAIT) ? LOCK_NB : 0)) < 0) {
-                if (errno == EINTR)
-                        continue;
-                if (errno == EWOULDBLOCK)
-                        return ncm_error_set(err, EWOULDBLOCK,
-                                             "'%s' is locked by another nodecm (try again when "
-                                             "it is done)",
-                                             path);
-                return ncm_error_errno(err, errno, "lock '%s'", path);
         }
-        *ret_fd = NCM_TAKE_FD(fd);
+        if (fd < 0)
+                return fd;
+        *ret_fd = fd;
         return 0;
 }
 
