@@ -220,38 +220,55 @@ out:
  * their indexes too: a pod of 100,000 containers must not leave the node at its peak. Best
  * effort: without memory the stores stay as they are.
  */
+/* A store of N entries of SIZE bytes in V with room for *CAP: V at twice N when it is 4 times
+ * too big (or as it was), and its index IX rebuilt; HASH gives entry I's key, once V is in TM. */
+static bool too_big(size_t n, size_t cap)
+{
+        return cap > 64 && n < cap / 4;
+}
+
+static void *shrunk(void *v, size_t size, size_t n, size_t *cap)
+{
+        void *w = realloc(v, (n * 2 + 8) * size);
+
+        if (!w)
+                return v;
+        *cap = n * 2 + 8;
+        return w;
+}
+
+static void reindex(ncm__strindex *ix, size_t n, uint32_t (*hash)(const ncm_tm *tm, size_t i),
+                    const ncm_tm *tm)
+{
+        ncm__strindex fresh = {0};
+
+        if (ncm__strindex_reserve(&fresh, n) < 0)
+                return;
+        for (size_t i = 0; i < n; i++)
+                (void)ncm__strindex_add(&fresh, hash(tm, i), i);
+        ncm__strindex_done(ix);
+        *ix = fresh;
+}
+
+static uint32_t hint_at(const ncm_tm *tm, size_t i)
+{
+        return hint_hash(&tm->hints[i]);
+}
+
+static uint32_t ref_at(const ncm_tm *tm, size_t i)
+{
+        return ncm__strindex_hash(tm->refs[i].id, NULL);
+}
+
 static void shrink_stores(ncm_tm *tm)
 {
-        if (tm->cap_hints > 64 && tm->n_hints < tm->cap_hints / 4) {
-                size_t cap = tm->n_hints * 2 + 8;
-                ncm__strindex ix = {0};
-                stored_hint *v = realloc(tm->hints, cap * sizeof(*v));
-                if (v) {
-                        tm->hints = v;
-                        tm->cap_hints = cap;
-                }
-                if (ncm__strindex_reserve(&ix, tm->n_hints) >= 0) {
-                        for (size_t i = 0; i < tm->n_hints; i++)
-                                (void)ncm__strindex_add(&ix, hint_hash(&tm->hints[i]), i);
-                        ncm__strindex_done(&tm->hints_ix);
-                        tm->hints_ix = ix;
-                }
+        if (too_big(tm->n_hints, tm->cap_hints)) {
+                tm->hints = shrunk(tm->hints, sizeof(*tm->hints), tm->n_hints, &tm->cap_hints);
+                reindex(&tm->hints_ix, tm->n_hints, hint_at, tm);
         }
-        if (tm->cap_refs > 64 && tm->n_refs < tm->cap_refs / 4) {
-                size_t cap = tm->n_refs * 2 + 8;
-                ncm__strindex ix = {0};
-                container_ref *v = realloc(tm->refs, cap * sizeof(*v));
-                if (v) {
-                        tm->refs = v;
-                        tm->cap_refs = cap;
-                }
-                if (ncm__strindex_reserve(&ix, tm->n_refs) >= 0) {
-                        for (size_t i = 0; i < tm->n_refs; i++)
-                                (void)ncm__strindex_add(
-                                                &ix, ncm__strindex_hash(tm->refs[i].id, NULL), i);
-                        ncm__strindex_done(&tm->refs_ix);
-                        tm->refs_ix = ix;
-                }
+        if (too_big(tm->n_refs, tm->cap_refs)) {
+                tm->refs = shrunk(tm->refs, sizeof(*tm->refs), tm->n_refs, &tm->cap_refs);
+                reindex(&tm->refs_ix, tm->n_refs, ref_at, tm);
         }
 }
 

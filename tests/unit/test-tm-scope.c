@@ -359,6 +359,53 @@ static void test_tm_get_affinity_add_remove(void **state)
 }
 
 /* A pod's stored hints, saved before a re-admission that changes them and restored after. */
+/*
+ * The stores give room back after many containers went (issue 20: a pod of 100,000 containers
+ * must not leave the node at its peak), and what stays is still found by its keys, the
+ * containers' hints and their ids both.
+ */
+static void test_tm_stores_shrink_and_stay_indexed(void **state)
+{
+        static const ncm_hint h[] = {{1, false, true}};
+        char log[2048] = "";
+        fake_provider f = {.name = "cpu", .hints = h, .n_hints = 1, .log = log};
+        ncm_tm *tm = new_tm("restricted", "container", 2);
+        ncm_tm_admit_result res;
+        char uid[16], id[32];
+        (void)state;
+
+        assert_int_equal(ncm_tm_add_provider(tm, &fake_ops, &f), 0);
+        for (int i = 0; i < 60; i++) {
+                test_pod tp;
+                snprintf(uid, sizeof(uid), "p%d", i);
+                make_pod(&tp, uid, 0, 4);
+                log[0] = '\0';
+                assert_int_equal(ncm_tm_admit(tm, &tp.pod, NULL, &res, NULL), 0);
+                assert_true(res.admit);
+                for (int c = 0; c < 4; c++) {
+                        snprintf(id, sizeof(id), "id-%d-%d", i, c);
+                        assert_int_equal(ncm_tm_add_container(tm, uid, tp.names[4 + c], id), 0);
+                }
+        }
+        /* all but the last two go: 8 hints and ids of 240 */
+        for (int i = 0; i < 58; i++) {
+                snprintf(uid, sizeof(uid), "p%d", i);
+                assert_int_equal(ncm_tm_remove_pod(tm, uid), 4);
+        }
+        for (int i = 0; i < 60; i++) {
+                snprintf(uid, sizeof(uid), "p%d", i);
+                assert_int_equal(ncm_tm_get_affinity(tm, uid, "c3").any, i < 58);
+        }
+        /* an id that stayed still finds its container; one that went finds nothing */
+        assert_int_equal(ncm_tm_remove_container(tm, "id-59-2"), 0);
+        assert_true(ncm_tm_get_affinity(tm, "p59", "c2").any);
+        assert_false(ncm_tm_get_affinity(tm, "p59", "c1").any);
+        assert_int_equal(ncm_tm_remove_container(tm, "id-3-1"), 0);
+        assert_int_equal(ncm_tm_remove_pod(tm, "p58"), 4);
+        assert_int_equal(ncm_tm_remove_pod(tm, "p59"), 3);
+        ncm_tm_free(tm);
+}
+
 static void test_tm_pod_hints_save_restore(void **state)
 {
         static const ncm_hint n0[] = {{1, false, true}};
@@ -765,6 +812,7 @@ int main(void)
                         cmocka_unit_test(test_tm_manager_scope),
                         cmocka_unit_test(test_tm_admit_table),
                         cmocka_unit_test(test_tm_get_affinity_add_remove),
+                        cmocka_unit_test(test_tm_stores_shrink_and_stay_indexed),
                         cmocka_unit_test(test_tm_pod_hints_save_restore),
                         cmocka_unit_test(test_tm_container_scope_order_and_store),
                         cmocka_unit_test(test_tm_pod_scope_merges_once),
