@@ -73,22 +73,6 @@ static size_t largest(void)
 /* ---- nodecmd -----------------------------------------------------------------------------------
  */
 
-static long rss_kb(pid_t pid)
-{
-        char path[64], line[256];
-        long v = -1;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        f = fopen(path, "r");
-        while (f && fgets(line, sizeof(line), f))
-                if (strncmp(line, "VmRSS:", 6) == 0)
-                        v = strtol(line + 6, NULL, 10);
-        if (f)
-                fclose(f);
-        return v;
-}
-
 /* The CPU time PID has used, ns (schedstat: the scheduler's own count, to the nanosecond):
  * what a busy machine does not inflate. */
 static double cpu_ns(pid_t pid)
@@ -105,23 +89,6 @@ static double cpu_ns(pid_t pid)
                 ns = 0;
         fclose(f);
         return (double)ns;
-}
-
-static bool can_connect(const char *path)
-{
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        size_t len = strlen(path);
-        int fd;
-        bool ok;
-
-        if (len >= sizeof(sa.sun_path))
-                return false;
-        memcpy(sa.sun_path, path, len + 1);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-        if (fd >= 0)
-                close(fd);
-        return ok;
 }
 
 typedef struct client {
@@ -187,7 +154,7 @@ static void daemon_rows(const char *dir, const char *config)
                       "package:1 core:8 pu:2", (char *)NULL);
                 _exit(127);
         }
-        while (!can_connect(sock)) {
+        while (!bench_can_connect(sock)) {
                 if (waitpid(pid, NULL, WNOHANG) == pid) {
                         printf("| nodecmd | not run: it did not start (%s) | | | | |\n", log);
                         return;
@@ -212,7 +179,7 @@ static void daemon_rows(const char *dir, const char *config)
                 q = (ncm_ctl_request){.pod_uid = "big"};
                 (void)call(&c, NCM_CTL_REMOVE_POD, &q);
         }
-        base = rss_kb(pid);
+        base = bench_status_kb(pid, "VmRSS:");
         for (size_t k = 0; k <= NCM_ELEMENTSOF(sizes); k++) {
                 bool last = k == NCM_ELEMENTSOF(sizes);
                 size_t n = last ? largest() : sizes[k], len;
@@ -228,8 +195,8 @@ static void daemon_rows(const char *dir, const char *config)
                                 break;
                         a[i] = (double)(bench_now_ns() - t0);
                         cpu[i] = cpu_ns(pid) - c0;
-                        if (rss_kb(pid) > peak)
-                                peak = rss_kb(pid);
+                        if (bench_status_kb(pid, "VmRSS:") > peak)
+                                peak = bench_status_kb(pid, "VmRSS:");
                         q = (ncm_ctl_request){.pod_uid = "big"};
                         t0 = bench_now_ns();
                         if (call(&c, NCM_CTL_REMOVE_POD, &q) < 0)
@@ -237,7 +204,7 @@ static void daemon_rows(const char *dir, const char *config)
                         rm[i] = (double)(bench_now_ns() - t0);
                         q = (ncm_ctl_request){.pod = p, .pod_len = len};
                 }
-                after = rss_kb(pid);
+                after = bench_status_kb(pid, "VmRSS:");
                 qsort(a, 5, sizeof(*a), bench_cmp_double);
                 qsort(rm, 5, sizeof(*rm), bench_cmp_double);
                 qsort(cpu, 5, sizeof(*cpu), bench_cmp_double);

@@ -34,40 +34,6 @@ typedef struct daemon_proc {
 
 static char nodecmd_path[1100];
 
-static long status_kb(pid_t pid, const char *key)
-{
-        char path[64], line[256];
-        size_t kl = strlen(key);
-        long v = -1;
-        FILE *f;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        f = fopen(path, "r");
-        while (f && fgets(line, sizeof(line), f))
-                if (strncmp(line, key, kl) == 0)
-                        v = strtol(line + kl, NULL, 10);
-        if (f)
-                fclose(f);
-        return v;
-}
-
-static bool can_connect(const char *path)
-{
-        struct sockaddr_un sa = {.sun_family = AF_UNIX};
-        size_t len = strlen(path);
-        int fd;
-        bool ok;
-
-        if (len >= sizeof(sa.sun_path))
-                return false;
-        memcpy(sa.sun_path, path, len + 1);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-        if (fd >= 0)
-                close(fd);
-        return ok;
-}
-
 static double logged_startup(const char *log)
 {
         char line[1024];
@@ -107,7 +73,7 @@ static int start(daemon_proc *d, const char *root, const char *config, const cha
                               (char *)NULL);
                 _exit(127);
         }
-        while (!can_connect(d->sock)) {
+        while (!bench_can_connect(d->sock)) {
                 if (waitpid(d->pid, NULL, WNOHANG) == d->pid) {
                         fprintf(stderr, "bench-nodecmd: nodecmd did not start (%s)\n", d->log);
                         return -1;
@@ -444,7 +410,7 @@ int main(void)
         snprintf(path, sizeof(path), "%s/k384.yaml", ram);
         write_config(path, "topologyManagerPolicy: best-effort\n");
         if (start(&d, root, path, "--synthetic", "package:2 numa:2 core:48 pu:2") == 0) {
-                long started = status_kb(d.pid, "VmRSS:"), with, peak;
+                long started = bench_status_kb(d.pid, "VmRSS:"), with, peak;
                 bool ok = client_open(&c, d.sock) == 0;
                 for (int i = 0; ok && i < 100; i++) {
                         ncm_autofree char *pod = pod_json(900000 + i, 1 + (i % 3));
@@ -452,8 +418,8 @@ int main(void)
                         ok = call(&c, NCM_CTL_ADMIT, &q) >= 0;
                 }
                 client_close(&c);
-                with = status_kb(d.pid, "VmRSS:");
-                peak = status_kb(d.pid, "VmHWM:");
+                with = bench_status_kb(d.pid, "VmRSS:");
+                peak = bench_status_kb(d.pid, "VmHWM:");
                 printf("| 384 CPUs: started, listening | %ld | |\n", started);
                 printf("| 384 CPUs: with 100 pods admitted%s | %ld (peak %ld) | <= 8 MB (8192 kB) "
                        "|\n",
@@ -468,10 +434,10 @@ int main(void)
                 for (int i = 0; ok && i < 10000; i++) {
                         ok = admit_remove(&c, next++) >= 0;
                         if (i == 999)
-                                after1k = status_kb(d.pid, "VmRSS:");
+                                after1k = bench_status_kb(d.pid, "VmRSS:");
                 }
                 client_close(&c);
-                after10k = status_kb(d.pid, "VmRSS:");
+                after10k = bench_status_kb(d.pid, "VmRSS:");
                 printf("| 64 CPUs: after 1,000 admissions and removals | %ld | |\n", after1k);
                 printf("| 64 CPUs: after 10,000%s | %ld (%+ld) | no growth |\n",
                        ok ? "" : " (some failed)", after10k, after10k - after1k);

@@ -57,20 +57,6 @@ static int serve(const char *target, int ready_fd)
         return 0;
 }
 
-static long rss_kb(pid_t pid)
-{
-        char path[64], line[256];
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        FILE *f = fopen(path, "r");
-        long v = -1;
-        while (f && fgets(line, sizeof(line), f))
-                if (strncmp(line, "VmRSS:", 6) == 0)
-                        v = strtol(line + 6, NULL, 10);
-        if (f)
-                fclose(f);
-        return v;
-}
-
 /* ---- the C client ------------------------------------------------------------------------- */
 
 typedef struct run {
@@ -247,7 +233,7 @@ int main(void)
                 return 1;
         }
         close(fds[0]);
-        long rss_start = rss_kb(pid);
+        long rss_start = bench_status_kb(pid, "VmRSS:");
 
         printf("## gRPC transport (lib/rpc): unary round trip over a unix socket\n\n");
         printf("The server is a lib/rpc echo server in its own process (one thread, one libuv "
@@ -259,7 +245,7 @@ int main(void)
         ok &= c_client(target, 4096, false, CALLS, "C (lib/rpc), 4 KiB, one connection");
         ok &= c_client(target, 64, true, CONNECT_CALLS,
                        "C (lib/rpc), 64 B, connect + call + close");
-        long rss_after_c = rss_kb(pid);
+        long rss_after_c = bench_status_kb(pid, "VmRSS:");
         if (access("/usr/bin/python3", X_OK) == 0 &&
             system("/usr/bin/python3 -c 'import grpc' 2>/dev/null") == 0) {
                 ok &= python_client(target, 64, CALLS / 4, "python3-grpcio 1.51, 64 B");
@@ -271,7 +257,7 @@ int main(void)
         uv_loop_t loop;
         uv_loop_init(&loop);
         ncm_rpc_uv_client **held = hold_connections(&loop, target, IDLE_CONNS);
-        long rss_conns = rss_kb(pid);
+        long rss_conns = bench_status_kb(pid, "VmRSS:");
         for (int i = 0; i < IDLE_CONNS; i++)
                 if (held[i])
                         ncm_rpc_uv_client_close(held[i]);

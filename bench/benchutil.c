@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,4 +85,38 @@ const char *bench_fmt_ns(double ns, char buf[32])
         else
                 snprintf(buf, 32, "%.2f s", ns / 1e9);
         return buf;
+}
+
+long bench_status_kb(pid_t pid, const char *key)
+{
+        char path[64], line[256];
+        size_t kl = strlen(key);
+        long v = -1;
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        f = fopen(path, "r");
+        while (f && fgets(line, sizeof(line), f))
+                if (strncmp(line, key, kl) == 0)
+                        v = strtol(line + kl, NULL, 10);
+        if (f)
+                fclose(f);
+        return v;
+}
+
+bool bench_can_connect(const char *path)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        size_t len = strlen(path);
+        int fd;
+        bool ok;
+
+        if (len >= sizeof(sa.sun_path))
+                return false;
+        memcpy(sa.sun_path, path, len + 1);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ok = fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+        if (fd >= 0)
+                close(fd);
+        return ok;
 }

@@ -7,7 +7,9 @@
 #ifndef NCM_BENCHUTIL_H
 #define NCM_BENCHUTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Monotonic nanoseconds. */
 uint64_t bench_now_ns(void);
@@ -29,5 +31,11 @@ char *bench_build_program(const char *name);
 
 /* "12.3 µs", "4.56 ms", "789 ns" into BUF. */
 const char *bench_fmt_ns(double ns, char buf[32]);
+
+/* A "KEY: N kB" line of /proc/PID/status (KEY with its colon: "VmRSS:"), or -1. */
+long bench_status_kb(pid_t pid, const char *key);
+
+/* Whether a unix socket at PATH accepts a connection (a daemon started serving). */
+bool bench_can_connect(const char *path);
 
 #endif

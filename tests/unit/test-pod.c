@@ -149,6 +149,25 @@ static void expect_error(const char *text, int code, const char *msg)
         assert_ptr_equal(pod, (ncm_pod *)(uintptr_t)1);
 }
 
+/* A table of pods: each is refused with CODE and its MSG, or (MSG NULL) accepted. */
+typedef struct pod_case {
+        const char *text;
+        const char *msg; /* NULL: accepted */
+} pod_case;
+
+static void expect_cases(const pod_case *t, size_t n, int code)
+{
+        for (size_t i = 0; i < n; i++) {
+                ncm_pod *pod = NULL;
+                ncm_error err = NCM_ERROR_INIT;
+                if (t[i].msg)
+                        expect_error(t[i].text, code, t[i].msg);
+                else if (ncm_pod_parse(t[i].text, strlen(t[i].text), NULL, &pod, &err) < 0)
+                        fail_msg("%s: %s", t[i].text, err.msg);
+                ncm_pod_free(pod);
+        }
+}
+
 /* L holds exactly the resources of WANT ("cpu=6,memory=15"), compared by value. */
 static void assert_list(const ncm_resource_list *l, const char *want, const char *what)
 {
@@ -1097,10 +1116,7 @@ static void test_pod_quantity_range(void **state)
         "int64)"
 #define MEM_MAX_MSG                                                                                \
         "must be no more than 9223372036854775807 (the largest value the kubelet holds, an int64)"
-        static const struct {
-                const char *text;
-                const char *msg; /* NULL: accepted */
-        } table[] = {
+        static const pod_case table[] = {
                         {RES("{\"requests\":{\"cpu\":\"99999999999999999999\"}}"),
                          "spec.containers[0].resources.requests.cpu: invalid value "
                          "\"99999999999999999999\": " CPU_MAX_MSG},
@@ -1141,18 +1157,7 @@ static void test_pod_quantity_range(void **state)
                          "spec: the pod's requests of cpu: invalid value \"10e15\": " CPU_MAX_MSG},
         };
         (void)state;
-        for (size_t i = 0; i < NCM_ELEMENTSOF(table); i++) {
-                if (table[i].msg) {
-                        expect_error(table[i].text, ERANGE, table[i].msg);
-                } else {
-                        ncm_pod *pod = NULL;
-                        ncm_error err = NCM_ERROR_INIT;
-                        if (ncm_pod_parse(table[i].text, strlen(table[i].text), NULL, &pod, &err) <
-                            0)
-                                fail_msg("%s: %s", table[i].text, err.msg);
-                        ncm_pod_free(pod);
-                }
-        }
+        expect_cases(table, NCM_ELEMENTSOF(table), ERANGE);
 #undef CPU_MAX_MSG
 #undef MEM_MAX_MSG
 }
@@ -1179,10 +1184,7 @@ static void test_pod_quantity_range(void **state)
 
 static void test_pod_identifiers(void **state)
 {
-        static const struct {
-                const char *text;
-                const char *msg; /* NULL: accepted */
-        } table[] = {
+        static const pod_case table[] = {
                         {META("\"uid\":\"u\\u0000x\""),
                          "metadata.uid: invalid value \"u\\x00x\": " UID_MSG},
                         {META("\"uid\":\"a\\nb\""),
@@ -1222,18 +1224,7 @@ static void test_pod_identifiers(void **state)
                          "must be no more than 63 characters"},
         };
         (void)state;
-        for (size_t i = 0; i < NCM_ELEMENTSOF(table); i++) {
-                if (table[i].msg) {
-                        expect_error(table[i].text, EINVAL, table[i].msg);
-                } else {
-                        ncm_pod *pod = NULL;
-                        ncm_error err = NCM_ERROR_INIT;
-                        if (ncm_pod_parse(table[i].text, strlen(table[i].text), NULL, &pod, &err) <
-                            0)
-                                fail_msg("%s: %s", table[i].text, err.msg);
-                        ncm_pod_free(pod);
-                }
-        }
+        expect_cases(table, NCM_ELEMENTSOF(table), EINVAL);
 }
 
 static void test_pod_error_names_file(void **state)
