@@ -223,28 +223,24 @@ int cmd_cgroup(int argc, char **argv)
 {
         static const cli_sub subs[] = {
                         {"plan", 1, 1, "one POD file", "plan POD [--json] [OPTIONS]",
-                         "Print every cgroup directory the kubelet makes for POD (JSON or YAML, "
-                         "'-'\n"
-                         "for stdin) and every file it writes there, with its value: kubepods "
-                         "(node\n"
-                         "allocatable), the QoS tiers, the pod cgroup and one cgroup per "
-                         "container\n"
-                         "as the runtime writes it from the CRI values. Nothing is written.\n"},
+                         "Print every cgroup directory the kubelet makes for POD (JSON or YAML,\n"
+                         "'-' for stdin) and every file it writes there, with its value:\n"
+                         "kubepods (node allocatable), the QoS tiers, the pod cgroup and one\n"
+                         "cgroup per container as the runtime writes it from the CRI values.\n"
+                         "Nothing is written.\n"},
                         {"apply", 1, 1, "one POD file", "apply POD [OPTIONS]",
-                         "Make the cgroups plan prints and write their values; a write the kernel\n"
-                         "refuses undoes everything apply did.\n"},
+                         "Make the cgroups plan prints and write their values; a write the\n"
+                         "kernel refuses undoes everything apply did.\n"},
                         {"show", 1, 1, "one POD file", "show POD [OPTIONS]",
                          "Read POD's cgroups back: each file plan would write, with the value it\n"
                          "holds now.\n"},
                         {"remove", 1, 1, "one POD file", "remove POD [OPTIONS]",
-                         "Remove POD's cgroup and its containers' cgroups; no process may be left "
-                         "in\n"
-                         "them.\n"},
+                         "Remove POD's cgroup and its containers' cgroups; no process may be\n"
+                         "left in them.\n"},
                         {"set-cpus", 3, 3, "POD CONTAINER LIST",
                          "set-cpus POD CONTAINER LIST [OPTIONS]",
-                         "Set the cpuset.cpus of POD's container CONTAINER to LIST (kubelet "
-                         "cpuset\n"
-                         "syntax, \"0-3,8\"), as the CPU manager's reconcile does.\n"},
+                         "Set the cpuset.cpus of POD's container CONTAINER to LIST (kubelet\n"
+                         "cpuset syntax, \"0-3,8\"), as the CPU manager's reconcile does.\n"},
         };
         static const struct option opts[] = {
                         {"cgroup-version", required_argument, NULL, OPT_VERSION},

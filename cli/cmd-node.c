@@ -394,36 +394,30 @@ int cmd_node(int argc, char **argv)
 {
         static const cli_sub subs[] = {
                         {"init", 0, 0, "no argument", "init [OPTIONS]",
-                         "Create the node's directory (mode 0700) and a fresh state, or validate "
-                         "the\n"
-                         "one there as the kubelet does when it starts, then enforce node "
-                         "allocatable\n"
-                         "on kubepods and the reserved cgroups and create the QoS tiers. The\n"
-                         "configuration is recorded in DIR/nodecm_config: later commands start "
-                         "from\n"
-                         "it and refuse another; init with a new one is the kubelet restarting "
-                         "with\n"
-                         "it. A failed init leaves no file behind.\n"},
+                         "Create the node's directory (mode 0700) and a fresh state, or validate\n"
+                         "the one there as the kubelet does when it starts, then enforce node\n"
+                         "allocatable on kubepods and the reserved cgroups and create the QoS\n"
+                         "tiers. The configuration is recorded in DIR/nodecm_config: later\n"
+                         "commands start from it and refuse another; init with a new one is the\n"
+                         "kubelet restarting with it. A failed init leaves no file behind.\n"},
                         {"admit", 1, 1, "one POD file", "admit POD [--explain] [OPTIONS]",
                          "Admit POD (a Pod, JSON or YAML, '-' for standard input) through the\n"
-                         "topology manager, the CPU manager and the device manager, and print its\n"
-                         "containers' CPUs, NUMA nodes and devices. The pod and container cgroups\n"
-                         "are made with the kubelet's values and every other shared container\n"
-                         "follows the shared pool. A refused pod exits 1 with the kubelet's "
-                         "reason\n"
-                         "and changes nothing; the same pod again changes nothing; another spec\n"
-                         "under a UID the node holds is refused.\n"},
+                         "topology manager, the CPU manager and the device manager, and print\n"
+                         "its containers' CPUs, NUMA nodes and devices. The pod and container\n"
+                         "cgroups are made with the kubelet's values and every other shared\n"
+                         "container follows the shared pool. A refused pod exits 1 with the\n"
+                         "kubelet's reason and changes nothing; the same pod again changes\n"
+                         "nothing; another spec under a UID the node holds is refused.\n"},
                         {"remove", 1, 2, "POD_UID [CONTAINER]",
                          "remove POD_UID [CONTAINER] [OPTIONS]",
-                         "Release the pod POD_UID (its cgroups are removed; no process may be "
-                         "left\n"
-                         "in them) or only its container CONTAINER; the shared pool grows back "
-                         "for\n"
-                         "every shared container. A pod the node does not hold: nothing to remove\n"
-                         "(exit 0), as for a second remove.\n"},
+                         "Release the pod POD_UID (its cgroups are removed; no process may be\n"
+                         "left in them) or only its container CONTAINER; the shared pool grows\n"
+                         "back for every shared container. A pod the node does not hold: nothing\n"
+                         "to remove (exit 0), as for a second remove.\n"},
                         {"status", 0, 0, "no argument", "status [--json] [OPTIONS]",
-                         "The CPU map: who holds each CPU, the shared pool and the reserved CPUs;\n"
-                         "with --json the state line, each CPU's use and holders, and the pods.\n"},
+                         "The CPU map: who holds each CPU, the shared pool and the reserved\n"
+                         "CPUs; with --json the state line, each CPU's use and holders, and the\n"
+                         "pods.\n"},
                         {"reconcile", 0, 0, "no argument", "reconcile [OPTIONS]",
                          "Write every running container's cpuset again from the state, as the\n"
                          "kubelet's reconcileState does.\n"},
@@ -431,9 +425,8 @@ int cmd_node(int argc, char **argv)
                          "The pods the node holds, with each container's CPUs (its own, or the\n"
                          "shared pool).\n"},
                         {"explain", 1, 1, "one POD file", "explain POD [--json] [OPTIONS]",
-                         "What admitting POD would do, and why: every provider's hints, the "
-                         "merged\n"
-                         "hint and how the CPUs were chosen. Nothing changes.\n"},
+                         "What admitting POD would do, and why: every provider's hints, the\n"
+                         "merged hint and how the CPUs were chosen. Nothing changes.\n"},
                         {"watch", 0, 0, "no argument", "watch --connect SOCKET",
                          "Print each admission and removal of the nodecmd serving SOCKET as it\n"
                          "happens, one JSON line each, until the daemon stops.\n"},
