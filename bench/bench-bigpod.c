@@ -21,6 +21,7 @@
 
 #include <nodecm/ctl.h>
 #include <nodecm/rpc-uv.h>
+#include "benchctl.h"
 #include "benchutil.h"
 
 #define REQUEST_MAX NCM_CTL_REQUEST_MAX /* nodecmd's control socket */
@@ -91,45 +92,14 @@ static double cpu_ns(pid_t pid)
         return (double)ns;
 }
 
-typedef struct client {
-        uv_loop_t loop;
-        ncm_rpc_uv_client *cl;
-        bool done;
-        ncm_rpc_code code;
-        char message[256];
-} client;
-
-static void on_close(ncm_rpc_call *call, ncm_rpc_code code, const char *message,
-                     const ncm_rpc_md *md, size_t n, void *data)
+/* A call whose failure is told on stderr. */
+static int bigpod_call(bench_client *c, ncm_ctl_method m, const ncm_ctl_request *q)
 {
-        client *c = data;
-        (void)call;
-        (void)md;
-        (void)n;
-        c->done = true;
-        c->code = code;
-        snprintf(c->message, sizeof(c->message), "%s", message ? message : "");
-}
+        int r = bench_client_call(c, m, q);
 
-static int call(client *c, ncm_ctl_method m, const ncm_ctl_request *q)
-{
-        static const ncm_rpc_client_ops ops = {.on_close = on_close};
-        ncm_buf req = NCM_BUF_INIT;
-        ncm_error err = NCM_ERROR_INIT;
-        int r;
-
-        ncm_ctl_request_pack(m, q, &req);
-        c->done = false;
-        r = ncm_rpc_conn_call(ncm_rpc_uv_client_conn(c->cl), ncm_ctl_method_path(m), NULL, 0, 0,
-                              (const uint8_t *)req.data, req.len, &ops, c, NULL, &err);
-        ncm_buf_done(&req);
         if (r < 0)
-                return r;
-        while (!c->done && uv_run(&c->loop, UV_RUN_ONCE))
-                ;
-        if (c->code != NCM_RPC_OK)
                 fprintf(stderr, "bench-bigpod: %s: %s\n", ncm_ctl_method_name(m), c->message);
-        return c->code == NCM_RPC_OK ? 0 : -EPROTO;
+        return r;
 }
 
 static void daemon_rows(const char *dir, const char *config)
@@ -139,7 +109,7 @@ static void daemon_rows(const char *dir, const char *config)
         ncm_rpc_opts o;
         ncm_error err = NCM_ERROR_INIT;
         long base;
-        client c;
+        bench_client c;
         pid_t pid;
 
         snprintf(sock, sizeof(sock), "%s/nodecm.sock", dir);
@@ -161,10 +131,9 @@ static void daemon_rows(const char *dir, const char *config)
                 }
                 usleep(500);
         }
-        uv_loop_init(&c.loop);
         ncm_rpc_opts_default(&o);
         o.max_recv_msg = 64u << 20;
-        if (ncm_rpc_uv_connect(&c.loop, sock, &o, &c.cl, &err) < 0) {
+        if (bench_client_open(&c, sock, &o, &err) < 0) {
                 printf("| nodecmd | not run: %s | | | | |\n", err.msg);
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
@@ -175,9 +144,9 @@ static void daemon_rows(const char *dir, const char *config)
                 size_t len;
                 ncm_autofree char *p = pod_json(1, false, &len);
                 ncm_ctl_request q = {.pod = p, .pod_len = len};
-                (void)call(&c, NCM_CTL_ADMIT, &q);
+                (void)bigpod_call(&c, NCM_CTL_ADMIT, &q);
                 q = (ncm_ctl_request){.pod_uid = "big"};
-                (void)call(&c, NCM_CTL_REMOVE_POD, &q);
+                (void)bigpod_call(&c, NCM_CTL_REMOVE_POD, &q);
         }
         base = bench_status_kb(pid, "VmRSS:");
         for (size_t k = 0; k <= NCM_ELEMENTSOF(sizes); k++) {
@@ -191,7 +160,7 @@ static void daemon_rows(const char *dir, const char *config)
                 for (int i = 0; i < 5; i++) {
                         uint64_t t0 = bench_now_ns();
                         double c0 = cpu_ns(pid);
-                        if (call(&c, NCM_CTL_ADMIT, &q) < 0)
+                        if (bigpod_call(&c, NCM_CTL_ADMIT, &q) < 0)
                                 break;
                         a[i] = (double)(bench_now_ns() - t0);
                         cpu[i] = cpu_ns(pid) - c0;
@@ -199,7 +168,7 @@ static void daemon_rows(const char *dir, const char *config)
                                 peak = bench_status_kb(pid, "VmRSS:");
                         q = (ncm_ctl_request){.pod_uid = "big"};
                         t0 = bench_now_ns();
-                        if (call(&c, NCM_CTL_REMOVE_POD, &q) < 0)
+                        if (bigpod_call(&c, NCM_CTL_REMOVE_POD, &q) < 0)
                                 break;
                         rm[i] = (double)(bench_now_ns() - t0);
                         q = (ncm_ctl_request){.pod = p, .pod_len = len};
@@ -215,9 +184,7 @@ static void daemon_rows(const char *dir, const char *config)
                        last ? "<= 100 ms, back within 1 MB" : "linear");
         }
         printf("\nnodecmd's RSS after start and one small pod: %ld kB.\n", base);
-        ncm_rpc_uv_client_close(c.cl);
-        uv_run(&c.loop, UV_RUN_DEFAULT);
-        uv_loop_close(&c.loop);
+        bench_client_close(&c);
         kill(pid, SIGTERM);
         waitpid(pid, NULL, 0);
 }

@@ -21,6 +21,7 @@
 
 #include <nodecm/ctl.h>
 #include <nodecm/rpc-uv.h>
+#include "benchctl.h"
 #include "benchutil.h"
 
 typedef struct daemon_proc {
@@ -94,60 +95,17 @@ static int stop(daemon_proc *d)
         return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* ---- a C client on one kept connection ------------------------------------------------------- */
+/* ---- a C client on one kept connection (benchctl) ------------------------------------------ */
 
-typedef struct client {
-        uv_loop_t loop;
-        ncm_rpc_uv_client *cl;
-        bool done;
-        ncm_rpc_code code;
-} client;
-
-static void on_close(ncm_rpc_call *call, ncm_rpc_code code, const char *message,
-                     const ncm_rpc_md *md, size_t n, void *data)
-{
-        client *c = data;
-        c->done = true;
-        c->code = code;
-}
-
-static int client_open(client *c, const char *sock)
+static int bench_open(bench_client *c, const char *sock)
 {
         ncm_error err = NCM_ERROR_INIT;
 
-        uv_loop_init(&c->loop);
-        if (ncm_rpc_uv_connect(&c->loop, sock, NULL, &c->cl, &err) < 0) {
+        if (bench_client_open(c, sock, NULL, &err) < 0) {
                 fprintf(stderr, "bench-nodecmd: %s\n", err.msg);
                 return -1;
         }
         return 0;
-}
-
-static void client_close(client *c)
-{
-        ncm_rpc_uv_client_close(c->cl);
-        uv_run(&c->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&c->loop);
-}
-
-/* One call, waited for. */
-static int call(client *c, ncm_ctl_method m, const ncm_ctl_request *q)
-{
-        static const ncm_rpc_client_ops ops = {.on_close = on_close};
-        ncm_buf req = NCM_BUF_INIT;
-        ncm_error err = NCM_ERROR_INIT;
-        int r;
-
-        ncm_ctl_request_pack(m, q, &req);
-        c->done = false;
-        r = ncm_rpc_conn_call(ncm_rpc_uv_client_conn(c->cl), ncm_ctl_method_path(m), NULL, 0, 0,
-                              (const uint8_t *)req.data, req.len, &ops, c, NULL, &err);
-        ncm_buf_done(&req);
-        if (r < 0)
-                return r;
-        while (!c->done && uv_run(&c->loop, UV_RUN_ONCE))
-                ;
-        return c->code == NCM_RPC_OK ? 0 : -EPROTO;
 }
 
 static char *pod_json(int i, int cpus)
@@ -164,7 +122,7 @@ static char *pod_json(int i, int cpus)
 }
 
 /* Admit pod I (timed) then remove it (untimed); the admission's nanoseconds, or < 0. */
-static double admit_remove(client *c, int i)
+static double admit_remove(bench_client *c, int i)
 {
         ncm_autofree char *pod = pod_json(i, 2);
         char uid[32];
@@ -172,12 +130,12 @@ static double admit_remove(client *c, int i)
         uint64_t t0 = bench_now_ns();
         double ns;
 
-        if (call(c, NCM_CTL_ADMIT, &q) < 0)
+        if (bench_client_call(c, NCM_CTL_ADMIT, &q) < 0)
                 return -1;
         ns = (double)(bench_now_ns() - t0);
         snprintf(uid, sizeof(uid), "uid-%06d", i);
         q = (ncm_ctl_request){.pod_uid = uid};
-        if (call(c, NCM_CTL_REMOVE_POD, &q) < 0)
+        if (bench_client_call(c, NCM_CTL_REMOVE_POD, &q) < 0)
                 return -1;
         return ns;
 }
@@ -193,9 +151,9 @@ static void row(const char *what, double *ns, int n, const char *target)
 
 static bool c_round_trips(const char *sock, int n, const char *what, const char *target, int *next)
 {
-        client c;
+        bench_client c;
         double *ns = calloc((size_t)n, sizeof(double));
-        bool ok = ns && client_open(&c, sock) == 0;
+        bool ok = ns && bench_open(&c, sock) == 0;
 
         for (int i = 0; ok && i < n / 10; i++) /* warm-up */
                 ok = admit_remove(&c, (*next)++) >= 0;
@@ -205,7 +163,7 @@ static bool c_round_trips(const char *sock, int n, const char *what, const char 
                 row(what, ns, n, target);
         else
                 printf("| %s | - | failed | - | %s |\n", what, target);
-        client_close(&c);
+        bench_client_close(&c);
         free(ns);
         return ok;
 }
@@ -326,7 +284,7 @@ int main(void)
         char exe[1024], tmp[256], ram[256], path[1024], config[512], root[600];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
         daemon_proc d;
-        client c;
+        bench_client c;
         int next = 0;
         bool python = access("/usr/bin/python3", X_OK) == 0 &&
                       system("/usr/bin/python3 -c 'import grpc' 2>/dev/null") == 0;
@@ -411,13 +369,13 @@ int main(void)
         write_config(path, "topologyManagerPolicy: best-effort\n");
         if (start(&d, root, path, "--synthetic", "package:2 numa:2 core:48 pu:2") == 0) {
                 long started = bench_status_kb(d.pid, "VmRSS:"), with, peak;
-                bool ok = client_open(&c, d.sock) == 0;
+                bool ok = bench_open(&c, d.sock) == 0;
                 for (int i = 0; ok && i < 100; i++) {
                         ncm_autofree char *pod = pod_json(900000 + i, 1 + (i % 3));
                         ncm_ctl_request q = {.pod = pod, .pod_len = strlen(pod)};
-                        ok = call(&c, NCM_CTL_ADMIT, &q) >= 0;
+                        ok = bench_client_call(&c, NCM_CTL_ADMIT, &q) >= 0;
                 }
-                client_close(&c);
+                bench_client_close(&c);
                 with = bench_status_kb(d.pid, "VmRSS:");
                 peak = bench_status_kb(d.pid, "VmHWM:");
                 printf("| 384 CPUs: started, listening | %ld | |\n", started);
@@ -430,13 +388,13 @@ int main(void)
         snprintf(path, sizeof(path), "%s/k64.yaml", ram);
         if (start(&d, root, path, "--synthetic", "package:2 numa:1 core:16 pu:2") == 0) {
                 long after1k = 0, after10k;
-                bool ok = client_open(&c, d.sock) == 0;
+                bool ok = bench_open(&c, d.sock) == 0;
                 for (int i = 0; ok && i < 10000; i++) {
                         ok = admit_remove(&c, next++) >= 0;
                         if (i == 999)
                                 after1k = bench_status_kb(d.pid, "VmRSS:");
                 }
-                client_close(&c);
+                bench_client_close(&c);
                 after10k = bench_status_kb(d.pid, "VmRSS:");
                 printf("| 64 CPUs: after 1,000 admissions and removals | %ld | |\n", after1k);
                 printf("| 64 CPUs: after 10,000%s | %ld (%+ld) | no growth |\n",
