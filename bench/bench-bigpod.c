@@ -62,7 +62,7 @@ static size_t largest(void)
 
         while (lo < hi) {
                 size_t mid = (lo + hi + 1) / 2, len;
-                ncm_autofree char *p = pod_json(mid, true, &len);
+                free(pod_json(mid, true, &len));
                 if (len + 64 <= REQUEST_MAX)
                         lo = mid;
                 else
