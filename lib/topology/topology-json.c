@@ -200,39 +200,45 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                 pathf(p, sizeof(p), "%s[%zu]", path, i);
                 pathf(pd, sizeof(pd), "%s.distances", p);
                 if (!json_object_object_get_ex(e, "distances", &d)) {
-                        if (given == 1)
-                                return ncm_error_set(err, EINVAL,
-                                                     "%s: missing (other nodes give distances)",
-                                                     pd);
+                        if (given == 1) {
+                                r = ncm_error_set(err, EINVAL,
+                                                  "%s: missing (other nodes give distances)", pd);
+                                break;
+                        }
                         given = 0;
                         continue;
                 }
-                if (given == 0)
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: given, but earlier nodes give no distances", pd);
+                if (given == 0) {
+                        r = ncm_error_set(err, EINVAL,
+                                          "%s: given, but earlier nodes give no distances", pd);
+                        break;
+                }
                 given = 1;
                 r = ncm__json_expect(d, json_type_array, pd, err);
                 if (r < 0)
-                        return r;
+                        break;
                 len = json_object_array_length(d);
                 by_id = len != n && row_by_id(ids, n, len);
-                if (len != n && !by_id)
-                        return ncm_error_set(
-                                        err, EINVAL,
-                                        "%s: expected %zu entries (one per NUMA node), or one per "
-                                        "node id up to the largest listed, got %zu",
-                                        pd, n, len);
+                if (len != n && !by_id) {
+                        r = ncm_error_set(err, EINVAL,
+                                          "%s: expected %zu entries (one per NUMA node), or one "
+                                          "per node id up to the largest listed, got %zu",
+                                          pd, n, len);
+                        break;
+                }
                 if (by_id && !l.rows) {
+                        /* N rows, each freed by numa_list_done() once it is there */
+                        l.n = n;
                         l.rows = calloc(n ? n : 1, sizeof(*l.rows));
                         l.nrows = calloc(n ? n : 1, sizeof(*l.nrows));
                         if (!l.rows || !l.nrows) {
-                                numa_list_done(&l);
-                                return ncm_error_set(err, ENOMEM, "out of memory");
+                                r = ncm_error_set(err, ENOMEM, "out of memory");
+                                break;
                         }
                 }
                 if (by_id && !(l.rows[i] = malloc((len ? len : 1) * sizeof(uint32_t)))) {
-                        numa_list_done(&l);
-                        return ncm_error_set(err, ENOMEM, "out of memory");
+                        r = ncm_error_set(err, ENOMEM, "out of memory");
+                        break;
                 }
                 for (size_t j = 0; j < len; j++) {
                         char pj[560];
@@ -240,20 +246,24 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                         pathf(pj, sizeof(pj), "%s[%zu]", pd, j);
                         r = ncm__json_int(json_object_array_get_idx(d, j), pj, 0, INT32_MAX, &v,
                                           err);
-                        if (r < 0) {
-                                numa_list_done(&l);
-                                return r;
-                        }
+                        if (r < 0)
+                                break;
                         if (by_id)
                                 l.rows[i][j] = (uint32_t)v;
                         else
                                 dist[i * n + j] = (uint32_t)v;
                 }
+                if (r < 0)
+                        break;
                 if (by_id) {
                         l.nrows[i] = len;
                         for (size_t j = 0; j < n; j++)
                                 dist[i * n + j] = l.rows[i][ids[j]];
                 }
+        }
+        if (r < 0) {
+                numa_list_done(&l);
+                return r;
         }
         l.ids = NCM_TAKE_PTR(ids);
         l.dist = given == 1 ? NCM_TAKE_PTR(dist) : NULL;

@@ -549,6 +549,21 @@ static void test_topology_json_errors(void **state)
                           EINVAL,
                           "t.json: numa[0].distances: expected 2 entries (one per NUMA node), or "
                           "one per node id up to the largest listed, got 3");
+        /* a refusal after a row kept by id frees it (the fuzzer's leak) */
+        expect_json_error("{\"cpus\": [" C0
+                          "], \"numa\": [{\"id\": 0, \"distances\": [10, 0, 0, 0, "
+                          "0, 20]}, {\"id\": 5, \"distances\": [20, 10, 0]}]}",
+                          EINVAL,
+                          "t.json: numa[1].distances: expected 2 entries (one per NUMA node), or "
+                          "one per node id up to the largest listed, got 3");
+        expect_json_error(
+                        "{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 0, 0, 0, "
+                        "0, 20]}, {\"id\": 5}]}",
+                        EINVAL, "t.json: numa[1].distances: missing (other nodes give distances)");
+        expect_json_error(
+                        "{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 0, 0, 0, "
+                        "0, 20]}, {\"id\": 5, \"distances\": [20, 0, 0, 0, 0, -1]}]}",
+                        ERANGE, "t.json: numa[1].distances[5]: -1 is out of range [0, 2147483647]");
         expect_json_error("{\"cpus\": [" C0 "], \"numa\": [{\"id\": 0, \"distances\": [10, 20]}, "
                           "{\"id\": 1}]}",
                           EINVAL,
