@@ -17,8 +17,9 @@
 
 #include "nodecmd.h"
 
-/* A call that leaves more than this free in the heap gives it back (malloc_trim). */
-#define TRIM_AFTER (4u << 20)
+/* A call that leaves more than this free in the heap gives it back (malloc_trim): a pod of a
+ * thousand containers does, ordinary calls on a node of a hundred pods stay below. */
+#define TRIM_AFTER (1u << 20)
 #define QUEUED_BYTES_MAX (64u << 20)
 #define WATCHERS_MAX 256
 
