@@ -215,9 +215,25 @@ uint64_t nodecmd_next_sequence(nodecmd *d)
         return ++d->sequence;
 }
 
-void nodecmd_rpc_opts(const nodecmd *d, ncm_rpc_opts *ret)
+/* What lib/rpc refuses of a peer (a request's headers, a broken connection) or catches in a
+ * handler of ours, in the daemon's log. */
+static void rpc_log(void *data, int level, const char *path, const char *what)
+{
+        nodecmd *d = data;
+
+        if (level == NCM_RPC_LOG_ERROR)
+                nodecmd_log(d, NODECMD_ERROR, "gRPC handler error", "method=%s error=%s",
+                            nodecmd_q(d, 0, path), nodecmd_q(d, 1, what));
+        else
+                nodecmd_log(d, NODECMD_WARN, "gRPC peer refused", "method=%s error=%s",
+                            nodecmd_q(d, 0, path), nodecmd_q(d, 1, what));
+}
+
+void nodecmd_rpc_opts(nodecmd *d, ncm_rpc_opts *ret)
 {
         ncm_rpc_opts_default(ret);
+        ret->log = rpc_log;
+        ret->log_data = d;
         /* a pod is small; an explanation or a CPU map of a big machine is not */
         ret->max_send_msg = 64u << 20;
         ret->send_queue_max = 80u << 20;

@@ -272,6 +272,12 @@ static void ep_answer(dp_endpoint *ep, ncm_rpc_code code, const char *message)
         if (!call)
                 return;
         ep->reg_call = NULL;
+        /* Register returns Empty: a success carries that one (zero-byte) message, or grpc-go
+         * plugins see EOF and register again every 5 s */
+        if (code == NCM_RPC_OK && ncm_rpc_call_send(call, NULL, 0) < 0) {
+                code = NCM_RPC_INTERNAL;
+                message = "cannot send the response";
+        }
         ncm_rpc_call_finish(call, code, code == NCM_RPC_OK ? NULL : message);
 }
 
