@@ -433,6 +433,40 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         return r;
 }
 
+/*
+ * The admission's JSON line (the node's, as simulate prints a step) with what the device
+ * plugins' Allocate answers give each container (envs, mounts, device specs, annotations, CDI
+ * devices: ncm_devmgr_alloc_resp_json) as "deviceOptions": {"<container>": {...}}, keyed by
+ * container name (unique in a pod), in container order, and absent when no container holds
+ * a device. The key goes at the end of the node's object, whose line ends in "}\n".
+ */
+static void admission_json(ncm_buf *b, const ncm_pod *pod, const ncm_node_admission *adm,
+                           bool explain)
+{
+        bool any = false;
+
+        ncm_node_format_admission_json(b, -1, pod, adm, explain);
+        for (size_t i = 0; i < adm->n_containers; i++)
+                any = any || adm->containers[i].device_options;
+        if (!any || ncm_buf_failed(b) || b->len < 2 || memcmp(b->data + b->len - 2, "}\n", 2))
+                return;
+        b->len -= 2;
+        ncm_buf_puts(b, ", \"deviceOptions\": {");
+        any = false;
+        for (size_t i = 0; i < adm->n_containers; i++) {
+                const ncm_node_container_result *c = &adm->containers[i];
+                if (!c->device_options)
+                        continue;
+                if (any)
+                        ncm_buf_puts(b, ", ");
+                any = true;
+                ncm_buf_json_string(b, c->name, strlen(c->name));
+                ncm_buf_puts(b, ": ");
+                ncm_devmgr_alloc_resp_json(c->device_options, b);
+        }
+        ncm_buf_puts(b, "}}\n");
+}
+
 static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ctl_format f,
                        bool explain, ncm_buf *out)
 {
@@ -448,7 +482,7 @@ static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ct
         rep.containers = admission_containers(&a, adm);
         rep.n_containers = rep.containers ? adm->n_containers : 0;
         if (f == NCM_CTL_FORMAT_JSON)
-                ncm_node_format_admission_json(&text, -1, pod, adm, explain);
+                admission_json(&text, pod, adm, explain);
         else if (f == NCM_CTL_FORMAT_TEXT)
                 ncm_node_format_admission_text(&text, -1, pod, adm, explain);
         return pack_reply(&a, &rep.base, &rep.output, f, &text, out);
