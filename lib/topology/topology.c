@@ -47,6 +47,8 @@ struct ncm_topo {
         bool *no_row;   /* per node (numa_ids order): the machine gave no distance row */
 
         ncm_cpuset *all;
+
+        ncm_pci *pci; /* PCI devices, when a source attached them (ncm_topo_set_pci) */
 };
 
 static int cmp_cpu(const void *a, const void *b)
@@ -91,6 +93,7 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
         free(t->dist);
         free(t->no_row);
         ncm_cpuset_free(t->all);
+        ncm_pci_free(t->pci);
         free(t);
         return NULL;
 }
@@ -590,5 +593,18 @@ bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)
                         return false;
         }
         return memcmp(a->numa_ids, b->numa_ids, a->nnuma * sizeof(*a->numa_ids)) == 0 &&
-               memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) == 0;
+               memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) == 0 &&
+               ncm__pci_equal(a->pci, b->pci);
+}
+
+int ncm_topo_set_pci(ncm_topo *t, ncm_pci *p)
+{
+        ncm_pci_free(t->pci);
+        t->pci = p;
+        return 0;
+}
+
+const ncm_pci *ncm_topo_pci(const ncm_topo *t)
+{
+        return t->pci;
 }
