@@ -42,9 +42,9 @@ static int load_json(const char *path, ncm_topo_rules rules, ncm_topo **ret, ncm
 
 static const source_ops sources[NCM_TOPO_SOURCE_N_KINDS] = {
                 [NCM_TOPO_SOURCE_FSROOT] = {"fsroot", load_fsroot, load_fsroot_pci},
-                [NCM_TOPO_SOURCE_SYNTHETIC] = {"synthetic", ncm__topo_from_synthetic_rules},
-                [NCM_TOPO_SOURCE_XML] = {"xml", ncm__topo_from_xml_file_rules},
-                [NCM_TOPO_SOURCE_JSON] = {"topology", load_json},
+                [NCM_TOPO_SOURCE_SYNTHETIC] = {"synthetic", ncm__topo_from_synthetic_rules, NULL},
+                [NCM_TOPO_SOURCE_XML] = {"xml", ncm__topo_from_xml_file_rules, NULL},
+                [NCM_TOPO_SOURCE_JSON] = {"topology", load_json, NULL},
 };
 
 static const char *const rule_names[NCM_TOPO_RULES_N] = {
