@@ -69,8 +69,8 @@ typedef struct ncm_cdi_device {
 } ncm_cdi_device;
 
 typedef struct ncm_cdi_spec {
-        char *version; /* cdiVersion */
-        char *kind;    /* "vendor.com/class" */
+        char *version;           /* cdiVersion */
+        char *kind;              /* "vendor.com/class" */
         ncm_cdi_device *devices; /* in spec order */
         size_t n_devices;
         ncm_cdi_node *nodes; /* the spec-level containerEdits.deviceNodes (every device's) */
@@ -108,7 +108,8 @@ NCM_DEFINE_AUTOPTR(ncm_cdi_registry, ncm_cdi_registry_free)
  * receives the spec it comes from (its spec-level device nodes apply too) and *RET_FILE (may
  * be NULL) that spec's file.
  */
-NCM_API const ncm_cdi_device *ncm_cdi_registry_find(const ncm_cdi_registry *r, const char *qualified,
+NCM_API const ncm_cdi_device *ncm_cdi_registry_find(const ncm_cdi_registry *r,
+                                                    const char *qualified,
                                                     const ncm_cdi_spec **ret_spec,
                                                     const char **ret_file);
 /* How many devices resolve, and the I-th by name (for listings). */

@@ -23,9 +23,9 @@
 
 typedef struct entry {
         const ncm_cdi_device *dev;
-        size_t spec;     /* index in specs */
-        int prio;        /* the directory's index */
-        size_t seq;      /* scan order */
+        size_t spec; /* index in specs */
+        int prio;    /* the directory's index */
+        size_t seq;  /* scan order */
 } entry;
 
 typedef struct spec_file {
@@ -138,8 +138,8 @@ static int list_dir(int rootfd, const char *dir, char ***ret, size_t *ret_n, ncm
 }
 
 /* Read and parse DIR/NAME; a file that is no spec becomes an error of the registry. */
-static int load_file(ncm_cdi_registry *reg, int rootfd, const char *dir, int prio,
-                     const char *name, ncm_error *err)
+static int load_file(ncm_cdi_registry *reg, int rootfd, const char *dir, int prio, const char *name,
+                     ncm_error *err)
 {
         ncm_autofree char *path = NULL, *text = NULL;
         ncm_error e = NCM_ERROR_INIT;
@@ -203,7 +203,8 @@ static int resolve(ncm_cdi_registry *reg, ncm_error *err)
                                 win = j;
                         } else if (all[j].prio == all[win].prio) {
                                 conflict = true;
-                                if (add_error(reg, "conflicting device \"%s\" (specs \"%s\", \"%s\")",
+                                if (add_error(reg,
+                                              "conflicting device \"%s\" (specs \"%s\", \"%s\")",
                                               all[j].dev->name, reg->specs[all[j].spec].file,
                                               reg->specs[all[win].spec].file) < 0) {
                                         free(all);
@@ -220,8 +221,8 @@ static int resolve(ncm_cdi_registry *reg, ncm_error *err)
         return 0;
 }
 
-int ncm_cdi_registry_load(int rootfd, const char *const *dirs, size_t ndirs,
-                          ncm_cdi_registry **ret, ncm_error *err)
+int ncm_cdi_registry_load(int rootfd, const char *const *dirs, size_t ndirs, ncm_cdi_registry **ret,
+                          ncm_error *err)
 {
         static const char *const defaults[] = {NCM_CDI_STATIC_DIR, NCM_CDI_DYNAMIC_DIR};
         ncm_autoptr(ncm_cdi_registry) reg = calloc(1, sizeof(*reg));

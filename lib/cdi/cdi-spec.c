@@ -380,8 +380,7 @@ int ncm_cdi_spec_parse(const char *text, size_t len, const char *name, ncm_cdi_s
         int r;
 
         if (len > NCM_CDI_SPEC_MAX)
-                return ncm_error_set(err, EFBIG, "%s: larger than %u bytes", nm,
-                                     NCM_CDI_SPEC_MAX);
+                return ncm_error_set(err, EFBIG, "%s: larger than %u bytes", nm, NCM_CDI_SPEC_MAX);
         r = ncm__json_or_yaml_parse(text, len, nm, &root, err);
         if (r < 0)
                 return r;

@@ -24,18 +24,32 @@ static void test_cdi_names_table(void **state)
 {
         /* CDI's TestQualifiedName: the qualified ones, then the parsable but invalid ones */
         static const char *const ok[] = {
-                        "vendor.com/class=dev",        "a/b=c",
-                        "aa/b=cc",                     "a/bb=cc",
-                        "vendor.com/class=0",          "vendor1.com/class1=dev1",
-                        "vendor1.com/class.subclass=dev1", "other-vendor1.com/class_1=dev_1",
+                        "vendor.com/class=dev",
+                        "a/b=c",
+                        "aa/b=cc",
+                        "a/bb=cc",
+                        "vendor.com/class=0",
+                        "vendor1.com/class1=dev1",
+                        "vendor1.com/class.subclass=dev1",
+                        "other-vendor1.com/class_1=dev_1",
                         "yet_another-vendor2.com/c-lass_2=dev_1:2.3",
         };
         static const char *const bad[] = {
-                        "_invalid.com/class=dev",  "invalid2.com-/class=dev", "invalid3.com/_class=dev",
-                        "invalid4.com/class_=dev", "invalid5.com/class=-dev", "invalid6.com/class=dev:",
-                        "*.com/*dev=*gpu*",        "",                        "/dev/null",
-                        "vendor.com/class",        "vendor.com=dev",          "/class=dev",
-                        "vendor.com/=dev",         "vendor.com/class=",       "v/c=d e",
+                        "_invalid.com/class=dev",
+                        "invalid2.com-/class=dev",
+                        "invalid3.com/_class=dev",
+                        "invalid4.com/class_=dev",
+                        "invalid5.com/class=-dev",
+                        "invalid6.com/class=dev:",
+                        "*.com/*dev=*gpu*",
+                        "",
+                        "/dev/null",
+                        "vendor.com/class",
+                        "vendor.com=dev",
+                        "/class=dev",
+                        "vendor.com/=dev",
+                        "vendor.com/class=",
+                        "v/c=d e",
         };
         (void)state;
 
@@ -71,8 +85,9 @@ static void test_cdi_names_texts(void **state)
         expect_name_error("invalid4.com/class_=dev",
                           "invalid device \"invalid4.com/class_=dev\": invalid class. "
                           "\"class_\", should end with a letter or digit");
-        expect_name_error("v.com/c=-dev", "invalid device \"v.com/c=-dev\": invalid class \"-dev\", "
-                                          "should start with a letter or digit");
+        expect_name_error("v.com/c=-dev",
+                          "invalid device \"v.com/c=-dev\": invalid class \"-dev\", "
+                          "should start with a letter or digit");
         expect_name_error("v.com/c=d e", "invalid device \"v.com/c=d e\": invalid character ' ' in "
                                          "device name \"d e\"");
         expect_name_error("v.com/c=dev:", "invalid device \"v.com/c=dev:\": invalid name \"dev:\", "
@@ -116,30 +131,30 @@ static void expect_spec_error(const char *text, int code, const char *what)
 
 static void test_cdi_spec_yaml(void **state)
 {
-        ncm_autoptr(ncm_cdi_spec) s = parse_ok(
-                        "cdiVersion: \"0.6.0\"\n"
-                        "kind: example.com/gpu\n"
-                        "annotations: {owner: dra}\n"
-                        "containerEdits:\n"
-                        "  deviceNodes:\n"
-                        "  - path: /dev/example-ctl\n"
-                        "devices:\n"
-                        "- name: gpu0\n"
-                        "  containerEdits:\n"
-                        "    env: [A=1]\n"
-                        "    deviceNodes:\n"
-                        "    - path: /dev/dri/renderD128\n"
-                        "      hostPath: /dev/dri/renderD129\n"
-                        "      type: c\n"
-                        "      major: 226\n"
-                        "      minor: 128\n"
-                        "      permissions: rw\n"
-                        "      fileMode: 0666\n"
-                        "    hooks: [{hookName: createContainer, path: /bin/true}]\n"
-                        "- name: \"0000:3b:00.0\"\n"
-                        "  containerEdits: {}\n"
-                        "- name: common\n"
-                        "  somethingNew: [1, 2]\n");
+        ncm_autoptr(ncm_cdi_spec) s =
+                        parse_ok("cdiVersion: \"0.6.0\"\n"
+                                 "kind: example.com/gpu\n"
+                                 "annotations: {owner: dra}\n"
+                                 "containerEdits:\n"
+                                 "  deviceNodes:\n"
+                                 "  - path: /dev/example-ctl\n"
+                                 "devices:\n"
+                                 "- name: gpu0\n"
+                                 "  containerEdits:\n"
+                                 "    env: [A=1]\n"
+                                 "    deviceNodes:\n"
+                                 "    - path: /dev/dri/renderD128\n"
+                                 "      hostPath: /dev/dri/renderD129\n"
+                                 "      type: c\n"
+                                 "      major: 226\n"
+                                 "      minor: 128\n"
+                                 "      permissions: rw\n"
+                                 "      fileMode: 0666\n"
+                                 "    hooks: [{hookName: createContainer, path: /bin/true}]\n"
+                                 "- name: \"0000:3b:00.0\"\n"
+                                 "  containerEdits: {}\n"
+                                 "- name: common\n"
+                                 "  somethingNew: [1, 2]\n");
         (void)state;
 
         assert_string_equal(s->version, "0.6.0");
@@ -267,7 +282,8 @@ static void test_cdi_spec_hostile(void **state)
 
         /* larger than a spec file may be */
         while (b.len <= NCM_CDI_SPEC_MAX)
-                ncm_buf_puts(&b, "# ............................................................\n");
+                ncm_buf_puts(&b,
+                             "# ............................................................\n");
         assert_int_equal(ncm_cdi_spec_parse(b.data, b.len, "huge.yaml", &s, &err), -EFBIG);
         ncm_buf_done(&b);
 
