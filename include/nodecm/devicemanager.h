@@ -776,6 +776,15 @@ NCM_API size_t ncm_devmgr_num_held(const ncm_devmgr *m) NCM_PURE;
 NCM_API int ncm_devmgr_container_options(const ncm_devmgr *m, const char *pod_uid,
                                          const char *container, ncm_devmgr_alloc_resp **ret);
 
+/*
+ * The Allocate answer (POD_UID, CONTAINER) got for RESOURCE, copied into *RET; NULL when it
+ * holds none of RESOURCE (or the answer is unknown, as after a restart from a checkpoint whose
+ * entry had none). Where its devices are (ncm_locator_plugin). 0 or -ENOMEM.
+ */
+NCM_API int ncm_devmgr_allocation_resp(const ncm_devmgr *m, const char *pod_uid,
+                                       const char *container, const char *resource,
+                                       ncm_devmgr_alloc_resp **ret);
+
 /* One device of a resource, for listings (`nodecm devices`, pod resources). */
 typedef struct ncm_devmgr_device_info {
         char *id;

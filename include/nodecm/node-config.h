@@ -123,6 +123,26 @@ NCM_API int64_t ncm_node_config_reconcile_period_ns(const ncm_node_config *c) NC
 /* nodecm's rootDirectory, "" when not set. */
 NCM_API const char *ncm_node_config_root_dir(const ncm_node_config *c) NCM_PURE;
 
+/*
+ * nodecm's device locality (docs/devices.md, "Device locality"; all beyond the kubelet, off by
+ * default):
+ *   deviceLocalCPUs: "ignore" (default, the kubelet's choice) or "prefer": exclusive CPUs near
+ *     the container's devices first (ncm_cpu_policy_allocate_near);
+ *   draTopologyHints: "ignore" (default: the kubelet gives DRA devices no hints) or "align": a
+ *     container's CDI devices become a hint provider at admission;
+ *   cdiSpecDirs: the CDI spec directories, lowest priority first (default /etc/cdi,
+ *     /var/run/cdi), read under the node's machine root;
+ *   devicePCI: {"RESOURCE=ID" or a CDI name: "0000:3b:00.0" or a list of them}, the PCI
+ *     functions of devices nodecm cannot find by itself.
+ */
+NCM_API bool ncm_node_config_device_local_cpus(const ncm_node_config *c) NCM_PURE;
+NCM_API bool ncm_node_config_dra_hints(const ncm_node_config *c) NCM_PURE;
+/* The CDI spec directories (*N of them), or NULL for CDI's defaults. */
+NCM_API const char *const *ncm_node_config_cdi_dirs(const ncm_node_config *c, size_t *n);
+/* devicePCI's functions for DEVICE (canonical addresses, *N of them), or NULL. */
+NCM_API const char *const *ncm_node_config_device_pci(const ncm_node_config *c, const char *device,
+                                                      size_t *n);
+
 /* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
  * "none". */
 NCM_API const char *ncm_node_config_enforcement(const ncm_node_config *c) NCM_PURE;

@@ -307,6 +307,10 @@ NCM_API const char *ncm_pci_class_name(int64_t class_code) NCM_PURE;
 NCM_API int ncm_pci_resolve_node(int rootfd, const char *path, char ***ret, size_t *ret_n,
                                  ncm_error *err);
 NCM_API void ncm_pci_strv_free(char **v, size_t n);
+/* The same for a device number (BLOCK: a block device, else a character device): what a CDI
+ * spec's deviceNodes give as major and minor. -ENODEV when no function is found. */
+NCM_API int ncm_pci_resolve_devnum(int rootfd, bool block, unsigned major, unsigned minor,
+                                   char ***ret, size_t *ret_n, ncm_error *err);
 
 /*
  * Append the table as a JSON array, one device per line (topology JSON's "pci"):

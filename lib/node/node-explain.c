@@ -69,6 +69,7 @@ int ncm__node_event_step(ncm_node_event *e, const char *fmt, ...)
 static const char *const provider_names[NODE_N_PROVIDERS] = {
                 [NODE_PROVIDER_DEVICES] = "devices",
                 [NODE_PROVIDER_CPU] = "cpu",
+                [NODE_PROVIDER_DRA] = "dra",
 };
 
 static void merge_reset(node_txn *t)

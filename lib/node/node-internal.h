@@ -59,7 +59,25 @@ struct ncm_node_config {
         int64_t reconcile_period_ns; /* cpuManagerReconcilePeriod */
         char *root_dir;              /* nodecm's rootDirectory */
         char *enforcement;           /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+
+        /* nodecm's device locality (node-locality.c) */
+        struct node_locality_config {
+                bool local_cpus; /* deviceLocalCPUs: prefer */
+                bool dra_hints;  /* draTopologyHints: align */
+                char **cdi_dirs; /* cdiSpecDirs; NULL: CDI's defaults */
+                size_t n_cdi_dirs;
+                struct node_pci_map {
+                        char *device; /* "RESOURCE=ID" or a CDI name */
+                        char **pci;   /* canonical addresses */
+                        size_t n_pci;
+                } * pci_map; /* devicePCI, sorted by device */
+                size_t n_pci_map;
+        } loc;
 };
+
+/* devicePCI, cdiSpecDirs, deviceLocalCPUs, draTopologyHints of O into C (node-locality.c). */
+int ncm__node_locality_config(ncm_node_config *c, json_object *o, ncm_error *err);
+void ncm__node_locality_config_done(ncm_node_config *c);
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
@@ -80,11 +98,12 @@ typedef struct node_pod {
         ncm_pod *spec;     /* the pod as admitted */
 } node_pod;
 
-/* The node's hint providers, in the kubelet's registration order. */
+/* The node's hint providers, in the kubelet's registration order (then nodecm's own). */
 enum {
         NODE_PROVIDER_DEVICES = 0,
         NODE_PROVIDER_CPU = 1,
-        NODE_N_PROVIDERS = 2,
+        NODE_PROVIDER_DRA = 2, /* draTopologyHints: align (node-dra.c) */
+        NODE_N_PROVIDERS = 3,
 };
 
 /* One list of a merge, as the topology manager's trace reported it (for --explain). */
@@ -149,7 +168,20 @@ struct ncm_node {
         bool cpu_nodirsync;  /* cpu_manager_state's rename synced by nodecm_pods' write */
         ncm_fs_batch *stage; /* the owner's batch the writes join (ncm_node_stage_writes) */
         bool attach;         /* started before: the enforcer writes nothing at start */
+
+        char *machine_root;   /* for device locality; NULL: "/" */
+        ncm_locator *locator; /* made at the first need (ncm__node_locator) */
 };
+
+/* The node's locator, made now if needed (node-locality.c). */
+int ncm__node_locator(ncm_node *n, ncm_locator **ret, ncm_error *err);
+/*
+ * The locations of what container C of POD holds: its device plugin devices (their Allocate
+ * answers) and its CDI devices (DRA's), in that order. *RET / *RET_N. Errors as the locator's.
+ */
+int ncm__node_container_locations(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
+                                  bool plugins, bool cdi, ncm_device_location **ret, size_t *ret_n,
+                                  ncm_error *err);
 
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
@@ -171,6 +203,9 @@ int ncm__node_write(ncm_node *n, const char *path, const void *data, size_t len,
 
 /* The CPU manager as a topology-manager hint provider (node-cpu.c). */
 extern const ncm_tm_provider_ops ncm__node_cpu_provider;
+
+/* The CDI devices of a pod's containers as a hint provider (node-dra.c). */
+extern const ncm_tm_provider_ops ncm__node_dra_provider;
 
 /* The device manager as a topology-manager hint provider, and its set-up (node-devices.c). */
 extern const ncm_tm_provider_ops ncm__node_device_provider;

@@ -84,8 +84,7 @@ int ncm_pod_set_cdi_devices(ncm_pod *pod, const char *name, const char *const *n
         int r;
 
         if (!c)
-                return ncm_error_set(err, ENOENT, "pod %s has no container \"%s\"", pod->uid,
-                                     name);
+                return ncm_error_set(err, ENOENT, "pod %s has no container \"%s\"", pod->uid, name);
         r = copy_names(names, n, &v, err);
         if (r < 0)
                 return r;
@@ -126,8 +125,8 @@ int ncm__pod_read_cdi(ncm_pod *pod, json_object *meta, const char *path, ncm_err
                 size_t n;
 
                 if (!c)
-                        return ncm_error_set(err, EINVAL, "%s: the pod has no container \"%s\"",
-                                             p, cname);
+                        return ncm_error_set(err, EINVAL, "%s: the pod has no container \"%s\"", p,
+                                             cname);
                 if ((r = ncm__json_expect(list, json_type_array, p, err)) < 0)
                         return ncm_error_prefix(err, "container \"%s\"", cname);
                 n = json_object_array_length(list);

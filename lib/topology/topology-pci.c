@@ -780,36 +780,27 @@ static int nvidia_minor(int rootfd, unsigned minor, char *out, ncm_error *err)
         return 0;
 }
 
-int ncm_pci_resolve_node(int rootfd, const char *path, char ***ret, size_t *ret_n, ncm_error *err)
+int ncm_pci_resolve_devnum(int rootfd, bool block, unsigned maj, unsigned min, char ***ret,
+                           size_t *ret_n, ncm_error *err)
 {
-        ncm_autoclose int fd = -1;
         ncm_autoclose int dirfd = -1;
-        struct stat st;
         char dir[64], name[32], target[4096], full[4096], addr[NCM_PCI_ADDRESS_MAX];
         ssize_t n;
         char **v = NULL;
         size_t nv = 0, cap = 0;
         int r;
 
-        fd = ncm_fs_openat(rootfd, path, O_PATH, 0, err);
-        if (fd < 0)
-                return fd;
-        if (fstat(fd, &st) < 0)
-                return ncm_error_errno(err, errno, "stat '%s'", path);
-        if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
-                return ncm_error_set(err, ENODEV, "%s: not a device node", path);
-        snprintf(dir, sizeof(dir), "/sys/dev/%s", S_ISCHR(st.st_mode) ? "char" : "block");
-        snprintf(name, sizeof(name), "%u:%u", major(st.st_rdev), minor(st.st_rdev));
+        snprintf(dir, sizeof(dir), "/sys/dev/%s", block ? "block" : "char");
+        snprintf(name, sizeof(name), "%u:%u", maj, min);
         dirfd = ncm_fs_openat(rootfd, dir, O_PATH | O_DIRECTORY, 0, NULL);
         n = dirfd >= 0 ? readlinkat(dirfd, name, target, sizeof(target) - 1) : -1;
         if (n <= 0) {
-                if (S_ISCHR(st.st_mode) && major(st.st_rdev) == NVIDIA_MAJOR) {
-                        r = nvidia_minor(rootfd, minor(st.st_rdev), addr, err);
+                if (!block && maj == NVIDIA_MAJOR) {
+                        r = nvidia_minor(rootfd, min, addr, err);
                         if (r > 0)
                                 goto one;
                 }
-                return ncm_error_set(err, ENODEV, "%s: %s/%s: no such device link", path, dir,
-                                     name);
+                return ncm_error_set(err, ENODEV, "%s/%s: no such device link", dir, name);
         }
         target[n] = '\0';
         join_path(dir, target, full, sizeof(full));
@@ -831,14 +822,33 @@ int ncm_pci_resolve_node(int rootfd, const char *path, char ***ret, size_t *ret_
                         free(v);
                 }
         }
-        return ncm_error_set(err, ENODEV, "%s (%s %s): no PCI function: %s", path,
-                             S_ISCHR(st.st_mode) ? "char" : "block", name, full);
+        return ncm_error_set(err, ENODEV, "%s/%s is no PCI function's: %s", dir, name, full);
 one:
         if (strv_push(&v, &nv, &cap, addr) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         *ret = v;
         *ret_n = nv;
         return 0;
+}
+
+int ncm_pci_resolve_node(int rootfd, const char *path, char ***ret, size_t *ret_n, ncm_error *err)
+{
+        ncm_autoclose int fd = -1;
+        struct stat st;
+        int r;
+
+        fd = ncm_fs_openat(rootfd, path, O_PATH, 0, err);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return ncm_error_errno(err, errno, "stat '%s'", path);
+        if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+                return ncm_error_set(err, ENODEV, "%s: not a device node", path);
+        r = ncm_pci_resolve_devnum(rootfd, S_ISBLK(st.st_mode), major(st.st_rdev),
+                                   minor(st.st_rdev), ret, ret_n, err);
+        if (r < 0 && r != -ENOMEM)
+                ncm_error_prefix(err, "%s", path);
+        return r;
 }
 
 /* ------------------------------------------------------------------------------------------
