@@ -157,14 +157,13 @@ static int dra_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                 const char *where;
                 ncm_buf_printf(&text, "%s%s", i ? ", " : "", d->device);
                 if (!d->located) {
-                        ncm__node_event_step(e, "%s: not located (%s): no hint", d->device,
-                                             d->how);
+                        ncm__node_event_step(e, "%s: not located (%s): no hint", d->device, d->how);
                         continue;
                 }
                 if (d->numa)
                         ncm_bitmask_format_ids(d->numa, &mb);
-                where = !d->numa                         ? "no NUMA node: no hint"
-                        : affinity->any                  ? "no NUMA hint"
+                where = !d->numa                           ? "no NUMA node: no hint"
+                        : affinity->any                    ? "no NUMA hint"
                         : (d->numa & ~affinity->numa) == 0 ? "aligned with the hint"
                         : (d->numa & affinity->numa) != 0  ? "partly in the hint"
                                                            : "outside the hint";

@@ -69,8 +69,8 @@ static int choice(const ncm_node_config *c, json_object *o, const char *field, c
         if (strcmp(s, on) == 0)
                 *ret = true;
         else if (strcmp(s, off) != 0)
-                return ncm_error_set(err, EINVAL, "%s: unknown value \"%.64s\" (%s or %s)", path,
-                                     s, off, on);
+                return ncm_error_set(err, EINVAL, "%s: unknown value \"%.64s\" (%s or %s)", path, s,
+                                     off, on);
         return 0;
 }
 
@@ -110,8 +110,8 @@ static int read_pci_map(ncm_node_config *c, json_object *v, ncm_error *err)
                                              path, key, ncm__json_type_name(val));
                 na = list ? json_object_array_length(val) : 1;
                 if (na == 0 || na > 64)
-                        return ncm_error_set(err, EINVAL, "%s[%.128s]: 1 to 64 PCI addresses",
-                                             path, key);
+                        return ncm_error_set(err, EINVAL, "%s[%.128s]: 1 to 64 PCI addresses", path,
+                                             key);
                 if (!(m->device = strdup(key)) || !(m->pci = calloc(na, sizeof(*m->pci)))) {
                         c->loc.n_pci_map = n + 1;
                         return oom(err);
@@ -392,8 +392,8 @@ static int not_found(ncm_device_location *d, const char *why, ncm_error *err)
 }
 
 /* The functions of one CDI device node; 0 when it has none (WHY says so), 1 when found. */
-static int node_functions(ncm_locator *l, const ncm_cdi_node *nd, ncm_device_location *d,
-                          char *why, size_t why_size, ncm_error *err)
+static int node_functions(ncm_locator *l, const ncm_cdi_node *nd, ncm_device_location *d, char *why,
+                          size_t why_size, ncm_error *err)
 {
         ncm_error e = NCM_ERROR_INIT;
         char **v = NULL;
@@ -406,8 +406,7 @@ static int node_functions(ncm_locator *l, const ncm_cdi_node *nd, ncm_device_loc
                 r = ncm_pci_resolve_devnum(fd, nd->type == 'b', (unsigned)nd->major,
                                            (unsigned)nd->minor, &v, &n, &e);
         else
-                r = ncm_pci_resolve_node(fd, nd->host_path ? nd->host_path : nd->path, &v, &n,
-                                         &e);
+                r = ncm_pci_resolve_node(fd, nd->host_path ? nd->host_path : nd->path, &v, &n, &e);
         if (r == -ENOMEM)
                 return oom(err);
         if (r < 0) {
@@ -485,8 +484,8 @@ out:
 }
 
 int ncm_locator_plugin(ncm_locator *l, const char *resource, const char *const *ids, size_t n,
-                       const ncm_devmgr_alloc_resp *resp, ncm_device_location **ret,
-                       size_t *ret_n, ncm_error *err)
+                       const ncm_devmgr_alloc_resp *resp, ncm_device_location **ret, size_t *ret_n,
+                       ncm_error *err)
 {
         ncm_device_location *v = calloc(n + 1, sizeof(*v));
         ncm_device_location together = {0};
@@ -522,7 +521,8 @@ int ncm_locator_plugin(ncm_locator *l, const char *resource, const char *const *
         /* the rest together, through what the plugin's answer gives the container */
         if (r >= 0 && left && resp) {
                 for (size_t k = 0; k < resp->n_devices && r >= 0; k++) {
-                        ncm_cdi_node nd = {.path = resp->devices[k].host_path, .major = -1,
+                        ncm_cdi_node nd = {.path = resp->devices[k].host_path,
+                                           .major = -1,
                                            .minor = -1};
                         r = node_functions(l, &nd, &together, why, sizeof(why), err);
                         if (r > 0 && !how[0])
@@ -710,8 +710,7 @@ static int locate_held(ncm_node *n, ncm_locator *l, const char *pod, const char 
                 ncm_devmgr_alloc_resp *resp = NULL;
                 ncm_device_location *got = NULL;
                 size_t ng = 0;
-                if (ncm_devmgr_allocation_resp(n->dev, pod, container, as[i].resource, &resp) <
-                    0) {
+                if (ncm_devmgr_allocation_resp(n->dev, pod, container, as[i].resource, &resp) < 0) {
                         r = oom(err);
                         break;
                 }
@@ -757,8 +756,7 @@ int ncm__node_container_locations(ncm_node *n, const ncm_pod *pod, const ncm_con
         return 0;
 }
 
-int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *ret_n,
-                              ncm_error *err)
+int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *ret_n, ncm_error *err)
 {
         ncm_devmgr_inventory inv = {0};
         ncm_device_location *v = NULL;
@@ -785,8 +783,8 @@ int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *re
                                 for (size_t j = 0; j < k && first; j++)
                                         first = !(ri->devices[j].pod && ri->devices[j].container &&
                                                   strcmp(ri->devices[j].pod, di->pod) == 0 &&
-                                                  strcmp(ri->devices[j].container,
-                                                         di->container) == 0);
+                                                  strcmp(ri->devices[j].container, di->container) ==
+                                                                  0);
                                 if (!first)
                                         continue;
                                 r = locate_held(n, l, di->pod, di->container, &got, &ng, err);
@@ -834,7 +832,8 @@ int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *re
                         const ncm_container *c =
                                         i < pod->n_init_containers
                                                         ? &pod->init_containers[i]
-                                                        : &pod->containers[i - pod->n_init_containers];
+                                                        : &pod->containers[i -
+                                                                           pod->n_init_containers];
                         for (size_t k = 0; r >= 0 && k < c->n_cdi_devices; k++) {
                                 ncm_device_location d = {0};
                                 bool listed = false;
