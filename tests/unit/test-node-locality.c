@@ -72,7 +72,8 @@ static void test_node_locality_config(void **state)
         ncm_autoptr(ncm_node_config) off = config("{}");
         ncm_autoptr(ncm_node_config) on = config(
                         "{\"deviceLocalCPUs\": \"prefer\", \"draTopologyHints\": \"align\", "
-                        "\"cdiSpecDirs\": [\"/opt/cdi\"], \"devicePCI\": {\"example.com/nic=eth0\": "
+                        "\"cdiSpecDirs\": [\"/opt/cdi\"], \"devicePCI\": "
+                        "{\"example.com/nic=eth0\": "
                         "\"3B:00.0\", \"vendor.com/gpu=g0\": [\"0000:41:00.0\", \"41:00.1\"]}}");
         const char *const *v;
         size_t n = 0;
@@ -94,8 +95,9 @@ static void test_node_locality_config(void **state)
         assert_string_equal(v[1], "0000:41:00.1");
         assert_null(ncm_node_config_device_pci(on, "vendor.com/gpu=g1", &n));
 
-        expect_config_error("{\"deviceLocalCPUs\": \"yes\"}",
-                            "node.kubelet.deviceLocalCPUs: unknown value \"yes\" (ignore or prefer)");
+        expect_config_error(
+                        "{\"deviceLocalCPUs\": \"yes\"}",
+                        "node.kubelet.deviceLocalCPUs: unknown value \"yes\" (ignore or prefer)");
         expect_config_error("{\"draTopologyHints\": true}",
                             "node.kubelet.draTopologyHints: expected string, got boolean");
         expect_config_error("{\"cdiSpecDirs\": \"/etc/cdi\"}",
@@ -173,8 +175,7 @@ static void test_node_locality_cdi(void **state)
         /* the operator's word first */
         expect_cdi(l, "example.com/gpu=gpu0", "0000:c1:00.0", "1", "12-15,28-31", "devicePCI");
         /* a name that is a PCI address, spec or not */
-        expect_cdi(l, "vendor.com/nic=0000:40:01.0", "0000:40:01.0", "0", "4-7,20-23",
-                   "CDI name");
+        expect_cdi(l, "vendor.com/nic=0000:40:01.0", "0000:40:01.0", "0", "4-7,20-23", "CDI name");
         /* what cannot be located, and why */
         expect_cdi(l, "example.com/gpu=common", NULL, NULL, NULL,
                    "CDI /etc/cdi/example-gpu.yaml: no device node");
@@ -258,8 +259,7 @@ static void test_node_locality_plugin(void **state)
                          0);
         assert_int_equal(n, 2);
         assert_false(v[1].located);
-        assert_string_equal(v[1].how,
-                            "no PCI address in its id, devicePCI or its Allocate answer");
+        assert_string_equal(v[1].how, "no PCI address in its id, devicePCI or its Allocate answer");
         ncm_device_locations_free(v, n);
 }
 
