@@ -186,6 +186,13 @@ bool ncm__pci_equal(const ncm_pci *a, const ncm_pci *b) NCM_PURE;
  */
 int ncm__pci_parse_hex(const char *s, int64_t max, int64_t *ret);
 /*
+ * A function's uevent file: its PCI_CLASS (hex, 1 to 6 digits) and PCI_ID ("VVVV:DDDD") into
+ * *RET_CLASS, *RET_VENDOR, *RET_DEVICE. 0; -ENOENT when either line is missing (the caller
+ * reads the class, vendor and device files then); -EINVAL for a line that does not parse.
+ */
+int ncm__pci_parse_uevent(const char *s, int64_t *ret_class, int32_t *ret_vendor,
+                          int32_t *ret_device);
+/*
  * The PCI functions a sysfs device path names ("/sys/devices/pci0000:00/0000:00:03.0/
  * 0000:01:00.0/net/eth0" -> the last address in it, 0000:01:00.0), and the root and bridges
  * above the function when WANT_CHAIN: *ROOT (malloc'd "pci0000:00", NULL when the path has

@@ -421,29 +421,78 @@ int ncm__pci_parse_hex(const char *s, int64_t max, int64_t *ret)
         return 0;
 }
 
-/*
- * Read NAME of the device directory DIRFD into BUF (a sysfs attribute, one read). 0 and the
- * text, -ENOENT when absent, or -errno with ERR naming /sys/bus/pci/devices/ADDR/NAME.
- */
-static int read_attr(int dirfd, const char *addr, const char *name, char *buf, size_t size,
-                     ncm_error *err)
+/* Lexically resolve TARGET against the directory DIR (both absolute-path text) into OUT. */
+static void join_path(const char *dir, const char *target, char *out, size_t size)
 {
-        ncm_autoclose int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        char tmp[8192];
+        size_t n = 0;
+        const char *p;
+
+        if (target[0] == '/')
+                snprintf(tmp, sizeof(tmp), "%.4095s", target);
+        else
+                snprintf(tmp, sizeof(tmp), "%.255s/%.4095s", dir, target);
+        out[0] = '\0';
+        for (p = tmp; *p;) {
+                const char *e = strchr(p, '/');
+                size_t len = e ? (size_t)(e - p) : strlen(p);
+                if (len == 0 || (len == 1 && p[0] == '.')) {
+                        /* nothing */
+                } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+                        while (n > 0 && out[n - 1] != '/')
+                                n--;
+                        if (n > 0)
+                                n--;
+                        out[n] = '\0';
+                } else if (n + len + 2 < size) {
+                        out[n++] = '/';
+                        memcpy(out + n, p, len);
+                        n += len;
+                        out[n] = '\0';
+                }
+                p += len + (e ? 1 : 0);
+        }
+        if (n == 0)
+                snprintf(out, size, "/");
+}
+
+/* Where a function's attributes are read: its directory under the root, and its address for
+ * messages, which name the path users know (/sys/bus/pci/devices/ADDR/NAME). */
+typedef struct place {
+        int rootfd;
+        const char *addr;
+        char dir[1024]; /* "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0" */
+} place;
+
+/*
+ * Read NAME of the function at P into BUF (a sysfs attribute, one read). 0 and the text,
+ * -ENOENT when absent, or -errno with ERR naming /sys/bus/pci/devices/ADDR/NAME. The path is
+ * the link's target spelled out, so resolving it inside the root follows no symlink, and the
+ * last component is never one (O_NOFOLLOW).
+ */
+static int read_attr(const place *p, const char *name, char *buf, size_t size, ncm_error *err)
+{
+        char path[1100];
+        ncm_autoclose int fd = -1;
         ssize_t n;
 
+        snprintf(path, sizeof(path), "%s/%s", p->dir, name);
+        fd = ncm_fs_openat(p->rootfd, path, O_RDONLY | O_NOFOLLOW, 0, NULL);
         if (fd < 0) {
-                if (errno == ENOENT)
+                if (fd == -ENOENT)
                         return -ENOENT;
-                return ncm_error_errno(err, errno, "open '/sys/bus/pci/devices/%s/%s'", addr, name);
+                return ncm_error_errno(err, -fd, "open '/sys/bus/pci/devices/%s/%s'", p->addr,
+                                       name);
         }
         n = read(fd, buf, size - 1);
         if (n < 0)
-                return ncm_error_errno(err, errno, "read '/sys/bus/pci/devices/%s/%s'", addr, name);
+                return ncm_error_errno(err, errno, "read '/sys/bus/pci/devices/%s/%s'", p->addr,
+                                       name);
         if ((size_t)n == size - 1)
                 return ncm_error_set(err, EFBIG,
                                      "read '/sys/bus/pci/devices/%s/%s': file larger than %zu "
                                      "bytes",
-                                     addr, name, size - 2);
+                                     p->addr, name, size - 2);
         buf[n] = '\0';
         return 0;
 }
@@ -458,16 +507,48 @@ static int bad_attr(ncm_error *err, int r, const char *addr, const char *name, c
 }
 
 /* A hex attribute into *RET (left as it is when the file is absent). */
-static int read_hex(int dirfd, const char *addr, const char *name, int64_t max, char *buf,
-                    size_t size, int64_t *ret, ncm_error *err)
+static int read_hex(const place *p, const char *name, int64_t max, char *buf, size_t size,
+                    int64_t *ret, ncm_error *err)
 {
-        int r = read_attr(dirfd, addr, name, buf, size, err);
+        int r = read_attr(p, name, buf, size, err);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
         r = ncm__pci_parse_hex(buf, max, ret);
-        return r < 0 ? bad_attr(err, r, addr, name, buf) : 0;
+        return r < 0 ? bad_attr(err, r, p->addr, name, buf) : 0;
+}
+
+int ncm__pci_parse_uevent(const char *s, int64_t *ret_class, int32_t *ret_vendor,
+                          int32_t *ret_device)
+{
+        int64_t cls = -1, vendor = -1, device = -1;
+
+        while (*s) {
+                size_t len = strcspn(s, "\n");
+                uint64_t v, w;
+                size_t k;
+                if (len > 10 && memcmp(s, "PCI_CLASS=", 10) == 0) {
+                        k = hex_run(s + 10, len - 10, 6, false, &v);
+                        if (!k || k != len - 10)
+                                return -EINVAL;
+                        cls = (int64_t)v;
+                } else if (len > 7 && memcmp(s, "PCI_ID=", 7) == 0) {
+                        k = hex_run(s + 7, len - 7, 4, true, &v);
+                        if (k != 4 || len != 7 + 4 + 1 + 4 || s[11] != ':' ||
+                            hex_run(s + 12, 4, 4, true, &w) != 4)
+                                return -EINVAL;
+                        vendor = (int64_t)v;
+                        device = (int64_t)w;
+                }
+                s += len + (s[len] == '\n');
+        }
+        if (cls < 0 || vendor < 0)
+                return -ENOENT;
+        *ret_class = cls;
+        *ret_vendor = (int32_t)vendor;
+        *ret_device = (int32_t)device;
+        return 0;
 }
 
 /* A cpumask file ("00000000,0000010f"). hwloc's reader (scanf's %x per word) also takes
@@ -511,12 +592,15 @@ static int parse_mask(const char *text, ncm_cpuset **ret)
  * above its own bus (config offsets 0x0e, 0x19, 0x1a), e.g. 00 and 00: hwloc's test. A
  * configuration space that cannot be read says nothing against it.
  */
-static bool bridge_is_broken(int dfd, unsigned bus, char *buf)
+static bool bridge_is_broken(const place *p, unsigned bus, char *buf)
 {
-        ncm_autoclose int fd = openat(dfd, "config", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        char path[1100];
+        ncm_autoclose int fd = -1;
         const unsigned char *c = (const unsigned char *)buf;
         ssize_t n;
 
+        snprintf(path, sizeof(path), "%s/config", p->dir);
+        fd = ncm_fs_openat(p->rootfd, path, O_RDONLY | O_NOFOLLOW, 0, NULL);
         if (fd < 0)
                 return false;
         n = read(fd, buf, 64);
@@ -528,11 +612,10 @@ static bool bridge_is_broken(int dfd, unsigned bus, char *buf)
 static int read_device(int rootfd, int devsfd, const char *addr, ncm_pci_device *d, char *buf,
                        bool *ret_skip, ncm_error *err)
 {
-        ncm_autoclose int dfd = -1;
-        char path[128];
+        place pl = {.rootfd = rootfd, .addr = addr};
+        uint64_t key = 0;
         int64_t v;
         ssize_t n;
-        uint64_t key = 0;
         int r;
 
         d->class_code = -1;
@@ -541,56 +624,12 @@ static int read_device(int rootfd, int devsfd, const char *addr, ncm_pci_device 
         (void)parse_addr(addr, strlen(addr), &key, NULL);
         if (!(d->address = strdup(addr)))
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        /* the entry is a symlink into /sys/devices: followed inside the root only */
-        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", addr);
-        dfd = ncm_fs_openat(rootfd, path, O_PATH | O_DIRECTORY, 0, err);
-        if (dfd < 0)
-                return dfd;
-        if ((r = read_hex(dfd, addr, "class", 0xffffff, buf, ATTR_MAX, &d->class_code, err)) < 0)
-                return r;
-        v = -1;
-        if ((r = read_hex(dfd, addr, "vendor", 0xffff, buf, ATTR_MAX, &v, err)) < 0)
-                return r;
-        d->vendor = (int32_t)v;
-        v = -1;
-        if ((r = read_hex(dfd, addr, "device", 0xffff, buf, ATTR_MAX, &v, err)) < 0)
-                return r;
-        d->device = (int32_t)v;
-        r = read_attr(dfd, addr, "numa_node", buf, ATTR_MAX, err);
-        if (r == 0) {
-                int numa;
-                r = ncm__sysfs_parse_int(buf, &numa);
-                if (r < 0)
-                        return bad_attr(err, r, addr, "numa_node", buf);
-                d->numa = numa;
-        } else if (r != -ENOENT) {
-                return r;
-        }
-        /* the mask first, as hwloc reads it; the list where the mask is missing */
-        r = read_attr(dfd, addr, "local_cpus", buf, ATTR_MAX, err);
-        if (r == 0) {
-                if (parse_mask(buf, &d->local_cpus) < 0)
-                        return bad_attr(err, -EINVAL, addr, "local_cpus", buf);
-        } else if (r == -ENOENT) {
-                r = read_attr(dfd, addr, "local_cpulist", buf, ATTR_MAX, err);
-                if (r == 0 && ncm_cpuset_parse_sysfs_list(buf, &d->local_cpus, NULL) < 0)
-                        return bad_attr(err, -EINVAL, addr, "local_cpulist", buf);
-                if (r < 0 && r != -ENOENT)
-                        return r;
-        } else {
-                return r;
-        }
-        /* a bridge whose configuration space shows no valid bus range leads nowhere: lstopo
-         * leaves it out (hwloc's pcidisc), and so does nodecm */
-        if (d->class_code >> 8 == 0x0604 &&
-            bridge_is_broken(dfd, (unsigned)(key >> 8 & 0xff), buf)) {
-                *ret_skip = true;
-                return 0;
-        }
-        /* where it hangs: the link's text names the host bridge and the bridges above it */
+        snprintf(pl.dir, sizeof(pl.dir), "/sys/bus/pci/devices/%s", addr);
+        /* where it hangs: the link's text names the host bridge and the bridges above it, and
+         * spelled out it is the function's directory */
         n = readlinkat(devsfd, addr, buf, ATTR_MAX - 1);
         if (n > 0) {
-                char found[NCM_PCI_ADDRESS_MAX];
+                char found[NCM_PCI_ADDRESS_MAX], full[sizeof(pl.dir)];
                 buf[n] = '\0';
                 r = ncm__pci_path_chain(buf, found, true, &d->root, &d->bridges, &d->n_bridges);
                 if (r < 0)
@@ -602,7 +641,58 @@ static int read_device(int rootfd, int devsfd, const char *addr, ncm_pci_device 
                         d->root = NULL;
                         d->bridges = NULL;
                         d->n_bridges = 0;
+                } else if (r > 0) {
+                        join_path("/sys/bus/pci/devices", buf, full, sizeof(full));
+                        if (strncmp(full, "/sys/devices/", 13) == 0)
+                                memcpy(pl.dir, full, sizeof(full));
                 }
+        }
+        /* uevent holds the class and the ids in one read; the files where it does not */
+        r = read_attr(&pl, "uevent", buf, ATTR_MAX, err);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (r < 0 || ncm__pci_parse_uevent(buf, &d->class_code, &d->vendor, &d->device) < 0) {
+                if ((r = read_hex(&pl, "class", 0xffffff, buf, ATTR_MAX, &d->class_code, err)) < 0)
+                        return r;
+                v = -1;
+                if ((r = read_hex(&pl, "vendor", 0xffff, buf, ATTR_MAX, &v, err)) < 0)
+                        return r;
+                d->vendor = (int32_t)v;
+                v = -1;
+                if ((r = read_hex(&pl, "device", 0xffff, buf, ATTR_MAX, &v, err)) < 0)
+                        return r;
+                d->device = (int32_t)v;
+        }
+        r = read_attr(&pl, "numa_node", buf, ATTR_MAX, err);
+        if (r == 0) {
+                int numa;
+                r = ncm__sysfs_parse_int(buf, &numa);
+                if (r < 0)
+                        return bad_attr(err, r, addr, "numa_node", buf);
+                d->numa = numa;
+        } else if (r != -ENOENT) {
+                return r;
+        }
+        /* the mask first, as hwloc reads it; the list where the mask is missing */
+        r = read_attr(&pl, "local_cpus", buf, ATTR_MAX, err);
+        if (r == 0) {
+                if (parse_mask(buf, &d->local_cpus) < 0)
+                        return bad_attr(err, -EINVAL, addr, "local_cpus", buf);
+        } else if (r == -ENOENT) {
+                r = read_attr(&pl, "local_cpulist", buf, ATTR_MAX, err);
+                if (r == 0 && ncm_cpuset_parse_sysfs_list(buf, &d->local_cpus, NULL) < 0)
+                        return bad_attr(err, -EINVAL, addr, "local_cpulist", buf);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        } else {
+                return r;
+        }
+        /* a bridge whose configuration space shows no valid bus range leads nowhere: lstopo
+         * leaves it out (hwloc's pcidisc), and so does nodecm */
+        if (d->class_code >> 8 == 0x0604 &&
+            bridge_is_broken(&pl, (unsigned)(key >> 8 & 0xff), buf)) {
+                *ret_skip = true;
+                return 0;
         }
         return 0;
 }
@@ -666,41 +756,6 @@ int ncm_pci_discover_sysfs(int rootfd, ncm_pci **ret, ncm_error *err)
 /* ------------------------------------------------------------------------------------------
  * Device nodes
  */
-
-/* Lexically resolve TARGET against the directory DIR (both absolute-path text) into OUT. */
-static void join_path(const char *dir, const char *target, char *out, size_t size)
-{
-        char tmp[8192];
-        size_t n = 0;
-        const char *p;
-
-        if (target[0] == '/')
-                snprintf(tmp, sizeof(tmp), "%.4095s", target);
-        else
-                snprintf(tmp, sizeof(tmp), "%.255s/%.4095s", dir, target);
-        out[0] = '\0';
-        for (p = tmp; *p;) {
-                const char *e = strchr(p, '/');
-                size_t len = e ? (size_t)(e - p) : strlen(p);
-                if (len == 0 || (len == 1 && p[0] == '.')) {
-                        /* nothing */
-                } else if (len == 2 && p[0] == '.' && p[1] == '.') {
-                        while (n > 0 && out[n - 1] != '/')
-                                n--;
-                        if (n > 0)
-                                n--;
-                        out[n] = '\0';
-                } else if (n + len + 2 < size) {
-                        out[n++] = '/';
-                        memcpy(out + n, p, len);
-                        n += len;
-                        out[n] = '\0';
-                }
-                p += len + (e ? 1 : 0);
-        }
-        if (n == 0)
-                snprintf(out, size, "/");
-}
 
 static int strv_push(char ***v, size_t *n, size_t *cap, const char *s)
 {

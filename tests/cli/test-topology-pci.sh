@@ -18,7 +18,7 @@ extract() {
 
 n=0
 for name in 2pa-pcidomain32bits 32em64t-2n8c+dax+nvme+mic+dimms 40intel64-4n10c+pci-conflicts \
-        fakepcilocalities nvidiagpunumanodes fakepci-2s4r fakepci-nonuma; do
+        fakepcilocalities nvidiagpunumanodes fakepci-2s4r fakepci-nonuma fakepci-256; do
         extract "$name"
         if command -v lstopo-no-graphics >/dev/null; then
                 /usr/bin/python3 "$CHECK" "$NODECM" "$ROOT" >"$TMPD/check" 2>&1 ||
@@ -43,7 +43,7 @@ for name in 2pa-pcidomain32bits 32em64t-2n8c+dax+nvme+mic+dimms 40intel64-4n10c+
         n=$((n + 1))
         [ "$name" = fakepci-2s4r ] || rm -rf "${X:?}/$name"
 done
-[ "$n" -eq 7 ] || fail "only $n dumps"
+[ "$n" -eq 8 ] || fail "only $n dumps"
 
 # the tree, by locality
 extract fakepci-2s4r
@@ -64,6 +64,7 @@ run topology --topology "$TMPD/me.json" --json
 [ "$OUT" = "$first" ] || fail "this machine: --topology changed the table"
 
 # damaged files are named, under the root; nothing is printed
+printf 'PCI_CLASS=ethernet\nPCI_ID=15B3:1017\n' >"$ROOT/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/uevent"
 printf 'ethernet\n' >"$ROOT/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/class"
 run topology --fsroot "$ROOT"
 expect_rc 2 "bad class"

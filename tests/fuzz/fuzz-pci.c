@@ -3,7 +3,8 @@
  * The pure parsers of PCI discovery, on the raw bytes. The first byte picks one: 0 a PCI
  * address (ncm_pci_parse_address: whatever it accepts it writes canonically, and the canonical
  * form parses to itself), 1 a sysfs hex file (ncm__pci_parse_hex), 2 a sysfs path
- * (ncm__pci_path_chain: the address it finds parses, as do the root's bridges).
+ * (ncm__pci_path_chain: the address it finds parses, as do the root's bridges), 3 a uevent
+ * file (ncm__pci_parse_uevent: what it accepts is in range).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(s, data + 1, size - 1);
         s[size - 1] = '\0';
-        switch (data[0] % 3) {
+        switch (data[0] % 4) {
         case 0:
                 if (ncm_pci_parse_address(s, a) == 0 &&
                     (ncm_pci_parse_address(a, b) != 0 || strcmp(a, b) != 0))
@@ -34,6 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 1: {
                 int64_t v = -1;
                 if (ncm__pci_parse_hex(s, 0xffffff, &v) == 0 && (v < 0 || v > 0xffffff))
+                        abort();
+                break;
+        }
+        case 3: {
+                int64_t c = -1;
+                int32_t v = -1, d = -1;
+                if (ncm__pci_parse_uevent(s, &c, &v, &d) == 0 &&
+                    (c < 0 || c > 0xffffff || v < 0 || v > 0xffff || d < 0 || d > 0xffff))
                         abort();
                 break;
         }

@@ -122,6 +122,29 @@ static void test_topology_pci_path_chain(void **state)
         assert_int_equal(ncm__pci_path_chain("", addr, false, NULL, NULL, NULL), 0);
 }
 
+static void test_topology_pci_parse_uevent(void **state)
+{
+        int64_t c = 0;
+        int32_t v = 0, d = 0;
+        (void)state;
+
+        assert_int_equal(ncm__pci_parse_uevent("DRIVER=virtio-pci\nPCI_CLASS=20000\nPCI_ID="
+                                               "1AF4:1041\nPCI_SLOT_NAME=0000:00:03.0\n",
+                                               &c, &v, &d),
+                         0);
+        assert_int_equal(c, 0x020000);
+        assert_int_equal(v, 0x1af4);
+        assert_int_equal(d, 0x1041);
+        assert_int_equal(ncm__pci_parse_uevent("PCI_CLASS=20000\n", &c, &v, &d), -ENOENT);
+        assert_int_equal(ncm__pci_parse_uevent("", &c, &v, &d), -ENOENT);
+        assert_int_equal(ncm__pci_parse_uevent("PCI_CLASS=2000000\nPCI_ID=1AF4:1041", &c, &v, &d),
+                         -EINVAL);
+        assert_int_equal(ncm__pci_parse_uevent("PCI_CLASS=20000\nPCI_ID=1AF4-1041", &c, &v, &d),
+                         -EINVAL);
+        assert_int_equal(ncm__pci_parse_uevent("PCI_CLASS=x\nPCI_ID=1AF4:1041", &c, &v, &d),
+                         -EINVAL);
+}
+
 static void test_topology_pci_class_names(void **state)
 {
         (void)state;
@@ -237,7 +260,11 @@ static void test_topology_pci_discover_lenient(void **state)
         ncm_autoptr(ncm_pci) t = NULL;
         const ncm_pci_device *d;
 
-        /* missing files leave their fields unknown; the list is the fallback of the mask */
+        /* missing files leave their fields unknown; the list is the fallback of the mask, the
+         * class, vendor and device files that of uevent */
+        p = at(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/uevent");
+        unlink(p);
+        free(p);
         p = at(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/vendor");
         unlink(p);
         free(p);
@@ -292,12 +319,22 @@ static void test_topology_pci_discover_errors(void **state)
         const char *dev = "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
         char rel[256];
 
+        /* uevent first; a uevent without the ids sends the reader to the files */
+        snprintf(rel, sizeof(rel), "%s/uevent", dev);
+        put(f, rel, "DRIVER=nvme\n");
         snprintf(rel, sizeof(rel), "%s/class", dev);
         put(f, rel, "ethernet\n");
         expect_fail(f, EINVAL, "/sys/bus/pci/devices/0000:01:00.0/class: cannot parse 'ethernet'");
         put(f, rel, "0x1000000\n");
         expect_fail(f, ERANGE, "0000:01:00.0/class: out of range");
         put(f, rel, "0x010802\n");
+        /* a uevent whose ids do not parse: the files, which say it */
+        snprintf(rel, sizeof(rel), "%s/uevent", dev);
+        put(f, rel, "PCI_CLASS=zz\nPCI_ID=144D:A80A\n");
+        {
+                ncm_autoptr(ncm_pci) t = discover_ok(f);
+                assert_int_equal(ncm_pci_find(t, "0000:01:00.0")->class_code, 0x010802);
+        }
         snprintf(rel, sizeof(rel), "%s/numa_node", dev);
         put(f, rel, "one\n");
         expect_fail(f, EINVAL, "0000:01:00.0/numa_node");
@@ -346,7 +383,12 @@ static void test_topology_pci_links_stay_in_root(void **state)
         unlink(p);
         assert_int_equal(symlink("/proc/self", p), 0);
         free(p);
-        expect_fail(f, ENOENT, "0000:01:00.0");
+        /* an absolute link leads inside the root too: nowhere here, so nothing is known */
+        t = discover_ok(f);
+        assert_int_equal(ncm_pci_find(t, "0000:01:00.0")->class_code, -1);
+        assert_null(ncm_pci_find(t, "0000:01:00.0")->local_cpus);
+        assert_null(ncm_pci_find(t, "0000:01:00.0")->root);
+        ncm_pci_free(t);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -538,6 +580,7 @@ int main(void)
                         cmocka_unit_test(test_topology_pci_parse_address),
                         cmocka_unit_test(test_topology_pci_parse_hex),
                         cmocka_unit_test(test_topology_pci_path_chain),
+                        cmocka_unit_test(test_topology_pci_parse_uevent),
                         cmocka_unit_test(test_topology_pci_class_names),
                         cmocka_unit_test_setup_teardown(test_topology_pci_discover_fake, setup_2s4r,
                                                         teardown),

@@ -11,13 +11,15 @@ The tree has what the kernel shows and nodecm, cadvisor and hwloc read:
   - NUMA nodes (unless "numa": false): /sys/devices/system/node/nodeN/{cpulist,cpumap,distance,
     meminfo,cpuM}, splitting each package's cores evenly;
   - PCI: each root "pciDDDD:BB" under /sys/devices with its functions, the bridges between, the
-    /sys/bus/pci/devices links, class/vendor/device/numa_node/local_cpus/local_cpulist and a
-    64-byte config (a bridge's bus range valid);
+    /sys/bus/pci/devices links, class/vendor/device/uevent/numa_node/local_cpus/local_cpulist
+    and a 64-byte config (a bridge's bus range: the bus of the functions behind it);
   - device nodes' links: "char": "MAJ:MIN" (and "block") of a function become
     /sys/dev/char/MAJ:MIN -> ../../devices/.../<function>/<subsystem>/<name>; "iommu_group"
     fills /sys/kernel/iommu_groups/N/devices; "nvidia_minor" writes
     /proc/driver/nvidia/gpus/ADDR/information;
   - files: any other file, verbatim ("files": {"etc/cdi/x.yaml": "..."}).
+A spec with "base": "<dump>" starts from that dump of tests/data/topologies instead of making
+CPUs ("cpus": how many it has), and adds its PCI devices and files.
 
 The description (see fake/*.json):
   {"name": "fakepci-2s4r", "packages": 2, "cores": 8, "threads": 2, "l3_per_package": 2,
@@ -85,8 +87,35 @@ def link(root, rel, target):
     os.symlink(target, path)
 
 
+def graft_base(spec, root):
+    """Start from a dump of tests/data/topologies (spec "base"): its machine, renamed."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(os.path.join(here, spec["base"] + ".tar.bz2")) as t:
+            t.extractall(tmp)
+        for dirpath, dirnames, _ in os.walk(tmp):
+            if "sys" in dirnames:
+                os.rename(dirpath, root)
+                return
+    raise RuntimeError("%s: no sys/ in the base dump" % spec["base"])
+
+
+def secondary_buses(spec):
+    """The bus behind each bridge: that of the functions whose last bridge it is."""
+    out = {}
+    for r in spec.get("pci", []):
+        for f in r.get("functions", []):
+            if f.get("bridges"):
+                out.setdefault(f["bridges"][-1], int(f["address"].split(":")[-2], 16))
+    return out
+
+
 def build(spec, out):
     root = os.path.join(out, spec["name"])
+    if "base" in spec:
+        graft_base(spec, root)
+        add_pci(spec, root, spec["cpus"])
+        return root
     np, nc, nt = spec["packages"], spec["cores"], spec.get("threads", 1)
     nl3 = spec.get("l3_per_package", 1)
     nnuma = spec.get("numa_per_package", 1)
@@ -153,7 +182,13 @@ def build(spec, out):
             for cpu in cpus:
                 link(root, d + "/cpu%d" % cpu, "../../cpu/cpu%d" % cpu)
     put(root, "proc/meminfo", "MemTotal:       %d kB\n" % (65536000 * max(1, np)))
+    add_pci(spec, root, ncpu)
+    return root
 
+
+def add_pci(spec, root, ncpu):
+    width = max(32, ncpu)
+    behind = secondary_buses(spec)
     for r in spec.get("pci", []):
         rootdir = "sys/devices/" + r["root"]
         for f in r.get("functions", []):
@@ -165,6 +200,10 @@ def build(spec, out):
             put(root, rel + "/class", f.get("class", "0x000000") + "\n")
             put(root, rel + "/vendor", f.get("vendor", "0x8086") + "\n")
             put(root, rel + "/device", f.get("device", "0x0000") + "\n")
+            put(root, rel + "/uevent",
+                "PCI_CLASS=%X\nPCI_ID=%04X:%04X\nPCI_SLOT_NAME=%s\n"
+                % (int(f.get("class", "0x000000"), 16), int(f.get("vendor", "0x8086"), 16),
+                   int(f.get("device", "0x0000"), 16), a))
             put(root, rel + "/numa_node", "%d\n" % numa)
             put(root, rel + "/local_cpus", cpumask(local, width) + "\n")
             put(root, rel + "/local_cpulist", cpulist(local) + "\n")
@@ -172,10 +211,11 @@ def build(spec, out):
             cls = int(f.get("class", "0x000000"), 16)
             if cls >> 8 == 0x0604:
                 bus = int(a.split(":")[-2], 16)
+                sec = f.get("secondary", behind.get(a, bus + 1))
                 cfg[0x0e] = 1
                 cfg[0x18] = bus
-                cfg[0x19] = f.get("secondary", bus + 1)
-                cfg[0x1a] = f.get("subordinate", bus + 1)
+                cfg[0x19] = sec
+                cfg[0x1a] = f.get("subordinate", sec)
             with open(os.path.join(root, rel, "config"), "wb") as fp:
                 fp.write(bytes(cfg))
             link(root, "sys/bus/pci/devices/" + a, "../../../" + rel[len("sys/"):])
@@ -198,7 +238,6 @@ def build(spec, out):
                     % (a, f["nvidia_minor"]))
     for rel, text in spec.get("files", {}).items():
         put(root, rel, text)
-    return root
 
 
 def main():
