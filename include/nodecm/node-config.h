@@ -40,8 +40,10 @@ typedef struct ncm_node_config ncm_node_config;
  *   cpuCFSQuota (true), cpuCFSQuotaPeriod ("100ms"), podPidsLimit (-1),
  *   memoryReservationPolicy ("None");
  *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent),
- *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; "") and
- *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none").
+ *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; ""),
+ *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none"), and
+ *   device locality's deviceLocalCPUs ("ignore"), draTopologyHints ("ignore"), cdiSpecDirs
+ *   (CDI's) and devicePCI ({}), below.
  *
  * Other KubeletConfiguration fields are accepted and ignored, except names within a small
  * edit distance of the fields above, which are refused as probable typos ("unknown field (did

@@ -244,9 +244,10 @@ static int on_hints(node_txn *t, const ncm_tm_trace_event *ev)
 
         if (ev->provider >= NODE_N_PROVIDERS)
                 return 0;
-        /* A container without devices: the device manager has no preference, nothing to show
-         * (neither its hints nor its list in the merge's account). */
-        if (ev->provider == NODE_PROVIDER_DEVICES && ev->hints->n == 0)
+        /* A container without devices (or DRA devices): the device manager has no preference,
+         * nothing to show (neither its hints nor its list in the merge's account). */
+        if ((ev->provider == NODE_PROVIDER_DEVICES || ev->provider == NODE_PROVIDER_DRA) &&
+            ev->hints->n == 0)
                 return 0;
         t->shown[ev->provider] = true;
         e = ncm__node_event_add(t, NCM_NODE_EVENT_HINTS, container, provider_names[ev->provider]);
