@@ -695,6 +695,20 @@ static int append(ncm_device_location **v, size_t *nv, ncm_device_location *src,
         return 0;
 }
 
+/* CDI device NAME, located, appended to *V / *NV. */
+static int append_cdi(ncm_locator *l, const char *name, ncm_device_location **v, size_t *nv,
+                      ncm_error *err)
+{
+        ncm_device_location d = {0};
+        int r = ncm_locator_cdi(l, name, &d, err);
+
+        if (r >= 0 && append(v, nv, &d, 1) < 0) {
+                ncm_device_location_done(&d);
+                r = oom(err);
+        }
+        return r;
+}
+
 /* The plugin devices (POD, CONTAINER) holds, located: into *V / *NV. */
 static int locate_held(ncm_node *n, ncm_locator *l, const char *pod, const char *container,
                        ncm_device_location **v, size_t *nv, ncm_error *err)
@@ -739,14 +753,8 @@ int ncm__node_container_locations(ncm_node *n, const ncm_pod *pod, const ncm_con
 
         if (r >= 0 && plugins)
                 r = locate_held(n, l, pod->uid, c->name, &v, &nv, err);
-        for (size_t i = 0; cdi && r >= 0 && i < c->n_cdi_devices; i++) {
-                ncm_device_location d = {0};
-                r = ncm_locator_cdi(l, c->cdi_devices[i], &d, err);
-                if (r >= 0 && append(&v, &nv, &d, 1) < 0) {
-                        ncm_device_location_done(&d);
-                        r = oom(err);
-                }
-        }
+        for (size_t i = 0; cdi && r >= 0 && i < c->n_cdi_devices; i++)
+                r = append_cdi(l, c->cdi_devices[i], &v, &nv, err);
         if (r < 0) {
                 ncm_device_locations_free(v, nv);
                 return r;
@@ -816,15 +824,9 @@ int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *re
         /* the CDI devices of the spec directories, then those pods name that none defines */
         if (r >= 0)
                 r = ncm_locator_registry(l, &reg, err);
-        for (size_t i = 0; r >= 0 && i < ncm_cdi_registry_num_devices(reg); i++) {
-                ncm_device_location d = {0};
-                r = ncm_locator_cdi(l, ncm_cdi_registry_device_at(reg, i, NULL, NULL)->name, &d,
-                                    err);
-                if (r >= 0 && append(&v, &nv, &d, 1) < 0) {
-                        ncm_device_location_done(&d);
-                        r = oom(err);
-                }
-        }
+        for (size_t i = 0; r >= 0 && i < ncm_cdi_registry_num_devices(reg); i++)
+                r = append_cdi(l, ncm_cdi_registry_device_at(reg, i, NULL, NULL)->name, &v, &nv,
+                               err);
         for (size_t p = 0; r >= 0 && p < n->n_pods; p++) {
                 const ncm_pod *pod = n->pods[p].spec;
                 for (size_t i = 0; pod && r >= 0 && i < pod->n_init_containers + pod->n_containers;
@@ -835,17 +837,11 @@ int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *re
                                                         : &pod->containers[i -
                                                                            pod->n_init_containers];
                         for (size_t k = 0; r >= 0 && k < c->n_cdi_devices; k++) {
-                                ncm_device_location d = {0};
                                 bool listed = false;
                                 for (size_t j = 0; j < nv && !listed; j++)
                                         listed = strcmp(v[j].device, c->cdi_devices[k]) == 0;
-                                if (listed)
-                                        continue;
-                                r = ncm_locator_cdi(l, c->cdi_devices[k], &d, err);
-                                if (r >= 0 && append(&v, &nv, &d, 1) < 0) {
-                                        ncm_device_location_done(&d);
-                                        r = oom(err);
-                                }
+                                if (!listed)
+                                        r = append_cdi(l, c->cdi_devices[k], &v, &nv, err);
                         }
                 }
         }

@@ -65,15 +65,10 @@ int ncm__container_cdi_copy(ncm_container *dst, const ncm_container *src)
         return 0;
 }
 
+/* The pod model is read-only to its users; its own module fills it in. */
 static ncm_container *find(ncm_pod *pod, const char *name)
 {
-        for (size_t i = 0; i < pod->n_init_containers; i++)
-                if (strcmp(pod->init_containers[i].name, name) == 0)
-                        return &pod->init_containers[i];
-        for (size_t i = 0; i < pod->n_containers; i++)
-                if (strcmp(pod->containers[i].name, name) == 0)
-                        return &pod->containers[i];
-        return NULL;
+        return (ncm_container *)ncm_pod_find_container(pod, name);
 }
 
 int ncm_pod_set_cdi_devices(ncm_pod *pod, const char *name, const char *const *names, size_t n,
