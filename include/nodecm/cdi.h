@@ -104,6 +104,16 @@ NCM_API ncm_cdi_registry *ncm_cdi_registry_free(ncm_cdi_registry *r);
 NCM_DEFINE_AUTOPTR(ncm_cdi_registry, ncm_cdi_registry_free)
 
 /*
+ * A stamp of the spec directories as ncm_cdi_registry_load would scan them: their names and
+ * each spec file's name, size, inode and change times, into *RET. 1 when equal stamps mean the
+ * same registry, 0 when they may not: a spec is a symbolic link (its target may change unseen)
+ * or changed in the last 20ms (a change within the kernel's clock tick keeps the times).
+ * -errno as ncm_cdi_registry_load.
+ */
+NCM_API int ncm_cdi_stamp(int rootfd, const char *const *dirs, size_t n, uint64_t *ret,
+                          ncm_error *err);
+
+/*
  * The device QUALIFIED names, or NULL (unknown, or a conflict). *RET_SPEC (may be NULL)
  * receives the spec it comes from (its spec-level device nodes apply too) and *RET_FILE (may
  * be NULL) that spec's file.

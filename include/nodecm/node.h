@@ -481,20 +481,24 @@ typedef struct ncm_locator ncm_locator;
 /*
  * A locator for machine T with configuration CFG (devicePCI, cdiSpecDirs; both must outlive
  * it), reading under MACHINE_ROOT (NULL: "/"): T's PCI devices when T carries some, else the
- * machine's (read at the first use), /sys/dev, the CDI spec directories (scanned at the first
- * use after ncm_locator_refresh()). -ENOMEM, or the root's open error.
+ * machine's (read at the first use), /sys/dev, the CDI spec directories (checked at the first
+ * use after ncm_locator_refresh(), read again when they changed). -ENOMEM, or the root's open
+ * error.
  */
 NCM_API int ncm_locator_new(const ncm_topo *t, const ncm_node_config *cfg, const char *machine_root,
                             ncm_locator **ret, ncm_error *err);
 NCM_API ncm_locator *ncm_locator_free(ncm_locator *l);
 NCM_DEFINE_AUTOPTR(ncm_locator, ncm_locator_free)
-/* Forget the CDI specs read so far: the next use scans the directories again. */
+/*
+ * Forget the CDI devices located so far: the next use checks the spec directories again
+ * (ncm_cdi_stamp) and reads them when a spec file changed, appeared or went.
+ */
 NCM_API void ncm_locator_refresh(ncm_locator *l);
 
 /*
  * Locate CDI device NAME into *RET. Not finding it is a result (RET->located false, RET->how
  * says why); errors are -ENOMEM and the machine's PCI devices or spec directories that cannot
- * be read.
+ * be read. Until the next refresh, NAME is located the same without reading again.
  */
 NCM_API int ncm_locator_cdi(ncm_locator *l, const char *name, ncm_device_location *ret,
                             ncm_error *err);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <stdarg.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <nodecm/cdi.h>
 #include <nodecm/fs.h>
@@ -88,6 +89,14 @@ static bool spec_name(const char *n)
 static int cmp_str(const void *a, const void *b)
 {
         return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool absolute(const char *dir, ncm_error *err)
+{
+        if (dir && dir[0] == '/')
+                return true;
+        ncm_error_set(err, EINVAL, "CDI spec directory \"%s\": not absolute", dir ? dir : "");
+        return false;
 }
 
 /* The spec file names of DIR (under ROOTFD), sorted; *RET_N of them. */
@@ -237,9 +246,8 @@ int ncm_cdi_registry_load(int rootfd, const char *const *dirs, size_t ndirs, ncm
         for (size_t k = 0; k < ndirs && r >= 0; k++) {
                 char **names = NULL;
                 size_t nn = 0;
-                if (!dirs[k] || dirs[k][0] != '/')
-                        return ncm_error_set(err, EINVAL, "CDI spec directory \"%s\": not absolute",
-                                             dirs[k] ? dirs[k] : "");
+                if (!absolute(dirs[k], err))
+                        return -EINVAL;
                 r = list_dir(rootfd, dirs[k], &names, &nn, err);
                 for (size_t i = 0; i < nn; i++) {
                         if (r >= 0)
@@ -255,6 +263,101 @@ int ncm_cdi_registry_load(int rootfd, const char *const *dirs, size_t ndirs, ncm
                 return r;
         *ret = NCM_TAKE_PTR(reg);
         return 0;
+}
+
+static void fnv(uint64_t *h, const void *data, size_t len)
+{
+        const unsigned char *p = data;
+        for (size_t i = 0; i < len; i++) {
+                *h ^= p[i];
+                *h *= UINT64_C(1099511628211);
+        }
+}
+
+/*
+ * The kernel's file times advance by its clock tick (up to 10ms): a file changed again within
+ * one tick of the stamp, keeping its size, would keep its times. A spec changed that recently
+ * makes the stamp not worth keeping, as git treats "racily clean" files.
+ */
+#define SETTLE_NS INT64_C(20000000)
+
+static int64_t ns_of(const struct timespec *ts)
+{
+        return (int64_t)ts->tv_sec * INT64_C(1000000000) + ts->tv_nsec;
+}
+
+/* Into *H: DIR's spec files (under ROOTFD) as list_dir finds them, with their stat data. */
+static int stamp_dir(int rootfd, const char *dir, const struct timespec *now, uint64_t *h,
+                     ncm_error *err)
+{
+        /* the directory read with getdents64 on the fd that the files are stat'ed through:
+         * a third of the system calls of opendir and an fd per directory, at every admission */
+        ncm_autoclose int dfd = ncm_fs_openat(rootfd, dir, O_RDONLY | O_DIRECTORY, 0, err);
+        _Alignas(struct dirent64) char buf[8192];
+        int cacheable = 1;
+        ssize_t n;
+
+        fnv(h, dir, strlen(dir) + 1);
+        if (dfd == -ENOENT || dfd == -ENOTDIR) {
+                if (err)
+                        ncm_error_clear(err);
+                return 1;
+        }
+        if (dfd < 0)
+                return dfd;
+        while ((n = getdents64(dfd, buf, sizeof(buf))) > 0) {
+                for (ssize_t off = 0; off < n;) {
+                        const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+                        struct stat st;
+                        int64_t v[6] = {0};
+
+                        off += de->d_reclen;
+                        if (!spec_name(de->d_name) || de->d_type == DT_DIR)
+                                continue;
+                        fnv(h, de->d_name, strlen(de->d_name) + 1);
+                        if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                                if (S_ISLNK(st.st_mode) ||
+                                    ns_of(&st.st_ctim) > ns_of(now) - SETTLE_NS)
+                                        cacheable = 0;
+                                v[0] = (int64_t)st.st_mtim.tv_sec;
+                                v[1] = (int64_t)st.st_mtim.tv_nsec;
+                                v[2] = (int64_t)st.st_size;
+                                v[3] = (int64_t)st.st_ino;
+                                v[4] = (int64_t)st.st_ctim.tv_sec;
+                                v[5] = (int64_t)st.st_ctim.tv_nsec;
+                        }
+                        fnv(h, v, sizeof(v));
+                }
+        }
+        if (n < 0)
+                return ncm_error_errno(err, errno, "read directory '%s'", dir);
+        return cacheable;
+}
+
+int ncm_cdi_stamp(int rootfd, const char *const *dirs, size_t ndirs, uint64_t *ret, ncm_error *err)
+{
+        static const char *const defaults[] = {NCM_CDI_STATIC_DIR, NCM_CDI_DYNAMIC_DIR};
+        uint64_t h = UINT64_C(14695981039346656037);
+        struct timespec now;
+        int cacheable = 1;
+
+        (void)clock_gettime(CLOCK_REALTIME, &now);
+        if (!dirs) {
+                dirs = defaults;
+                ndirs = NCM_ELEMENTSOF(defaults);
+        }
+        for (size_t k = 0; k < ndirs; k++) {
+                int r;
+                if (!absolute(dirs[k], err))
+                        return -EINVAL;
+                r = stamp_dir(rootfd, dirs[k], &now, &h, err);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        cacheable = 0;
+        }
+        *ret = h;
+        return cacheable;
 }
 
 static const ncm_cdi_device *at(const ncm_cdi_registry *r, size_t i, const ncm_cdi_spec **ret_spec,

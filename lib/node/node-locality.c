@@ -11,8 +11,9 @@
  * answer locate those devices together. Not finding a device is a result, shown as such (the
  * device then draws no CPUs and gives no hint): only the machine's files failing is an error.
  *
- * The CDI spec directories are read again at each admission (ncm_locator_refresh): a DRA driver
- * writes a claim's spec just before the container is created.
+ * The CDI spec directories are checked again at each admission (ncm_locator_refresh): a DRA
+ * driver writes a claim's spec just before the container is created. The specs are read and
+ * parsed again only when that check (ncm_cdi_stamp: names, sizes and times) finds a change.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -242,7 +243,37 @@ struct ncm_locator {
         ncm_pci *own_pci;
         const ncm_pci *pci; /* the topology's, or own_pci once read */
         ncm_cdi_registry *reg;
+        bool check_reg;  /* REG may be stale: compare its stamp before using it */
+        bool reg_cached; /* REG_STAMP is its directories' stamp (ncm_cdi_stamp) */
+        uint64_t reg_stamp;
+        /* the CDI devices located since the last refresh: an admission asks for a device
+         * twice (its CPUs, its hint), the listing of held devices once per container */
+        ncm_device_location *memo;
+        size_t n_memo;
 };
+
+static void memo_clear(ncm_locator *l)
+{
+        ncm_device_locations_free(l->memo, l->n_memo);
+        l->memo = NULL;
+        l->n_memo = 0;
+}
+
+static int location_copy(const ncm_device_location *s, ncm_device_location *d)
+{
+        *d = (ncm_device_location){.located = s->located, .numa = s->numa};
+        if (!(d->device = strdup(s->device)) || !(d->how = strdup(s->how)) ||
+            (s->local_cpus && !(d->local_cpus = ncm_cpuset_dup(s->local_cpus))) ||
+            (s->n_pci && !(d->pci = calloc(s->n_pci, sizeof(*d->pci)))))
+                goto fail;
+        for (; d->n_pci < s->n_pci; d->n_pci++)
+                if (!(d->pci[d->n_pci] = strdup(s->pci[d->n_pci])))
+                        goto fail;
+        return 0;
+fail:
+        ncm_device_location_done(d);
+        return -ENOMEM;
+}
 
 ncm_locator *ncm_locator_free(ncm_locator *l)
 {
@@ -253,6 +284,7 @@ ncm_locator *ncm_locator_free(ncm_locator *l)
         free(l->root);
         ncm_pci_free(l->own_pci);
         ncm_cdi_registry_free(l->reg);
+        memo_clear(l);
         free(l);
         return NULL;
 }
@@ -276,7 +308,10 @@ int ncm_locator_new(const ncm_topo *t, const ncm_node_config *cfg, const char *m
 
 void ncm_locator_refresh(ncm_locator *l)
 {
-        l->reg = ncm_cdi_registry_free(l->reg);
+        /* kept if its spec files are unchanged (checked at the next use): a scan of names and
+         * times instead of reading and parsing every spec at every admission */
+        l->check_reg = true;
+        memo_clear(l);
 }
 
 static int root_fd(ncm_locator *l, ncm_error *err)
@@ -309,16 +344,32 @@ int ncm_locator_pci(ncm_locator *l, const ncm_pci **ret, ncm_error *err)
 
 int ncm_locator_registry(ncm_locator *l, const ncm_cdi_registry **ret, ncm_error *err)
 {
-        if (!l->reg) {
-                size_t n = 0;
-                const char *const *dirs = ncm_node_config_cdi_dirs(l->cfg, &n);
-                int fd = root_fd(l, err), r;
-                if (fd < 0)
-                        return fd;
-                /* NULL: CDI's defaults; an empty cdiSpecDirs list is no directory at all */
-                r = ncm_cdi_registry_load(fd, dirs, n, &l->reg, err);
+        size_t n = 0;
+        /* NULL: CDI's defaults; an empty cdiSpecDirs list is no directory at all */
+        const char *const *dirs = ncm_node_config_cdi_dirs(l->cfg, &n);
+        uint64_t stamp = 0;
+        int fd, r, cacheable = 0;
+
+        if (l->reg && !l->check_reg) {
+                *ret = l->reg;
+                return 0;
+        }
+        fd = root_fd(l, err);
+        if (fd < 0)
+                return fd;
+        cacheable = ncm_cdi_stamp(fd, dirs, n, &stamp, err);
+        if (cacheable < 0)
+                return cacheable;
+        l->check_reg = false;
+        if (!l->reg || !l->reg_cached || !cacheable || stamp != l->reg_stamp) {
+                ncm_cdi_registry *reg = NULL;
+                r = ncm_cdi_registry_load(fd, dirs, n, &reg, err);
                 if (r < 0)
                         return r;
+                ncm_cdi_registry_free(l->reg);
+                l->reg = reg;
+                l->reg_cached = cacheable > 0;
+                l->reg_stamp = stamp;
         }
         *ret = l->reg;
         return 0;
@@ -418,7 +469,30 @@ static int node_functions(ncm_locator *l, const ncm_cdi_node *nd, ncm_device_loc
         return r < 0 ? oom(err) : 1;
 }
 
+static int locate_cdi(ncm_locator *l, const char *name, ncm_device_location *ret, ncm_error *err);
+
 int ncm_locator_cdi(ncm_locator *l, const char *name, ncm_device_location *ret, ncm_error *err)
+{
+        ncm_device_location *v;
+        int r;
+
+        for (size_t i = 0; i < l->n_memo; i++)
+                if (strcmp(l->memo[i].device, name) == 0)
+                        return location_copy(&l->memo[i], ret) < 0 ? oom(err) : 0;
+        r = locate_cdi(l, name, ret, err);
+        if (r < 0)
+                return r;
+        /* remembered when there is room: a copy that fails only costs the next lookup */
+        v = realloc(l->memo, (l->n_memo + 1) * sizeof(*v));
+        if (v) {
+                l->memo = v;
+                if (location_copy(ret, &v[l->n_memo]) == 0)
+                        l->n_memo++;
+        }
+        return 0;
+}
+
+static int locate_cdi(ncm_locator *l, const char *name, ncm_device_location *ret, ncm_error *err)
 {
         ncm_device_location d = {0};
         const ncm_cdi_registry *reg = NULL;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nodecm/buf.h>
@@ -432,6 +433,57 @@ static void test_cdi_registry_dirs(void **state)
         assert_null(r);
 }
 
+/* past the 20ms in which a spec's times are not trusted */
+static void settle(void)
+{
+        struct timespec ts = {0, 30 * 1000 * 1000};
+        while (nanosleep(&ts, &ts) < 0)
+                ;
+}
+
+static void test_cdi_stamp(void **state)
+{
+        fixture *f = *state;
+        static const char *const dirs[] = {"/etc/cdi", "/var/run/cdi"};
+        ncm_error err = NCM_ERROR_INIT;
+        uint64_t a = 0, b = 0;
+        char p[1024], q[1024];
+
+        /* no directory: a stamp all the same */
+        assert_int_equal(ncm_cdi_stamp(f->fd, NULL, 0, &a, &err), 1);
+        assert_int_equal(ncm_cdi_stamp(f->fd, dirs, 2, &b, &err), 1);
+        assert_true(a == b);
+        /* a new spec: too fresh to trust its times, then settled and unchanged */
+        put(f, "/etc/cdi/a.json", spec("v.com/gpu", "gpu0", "/dev/a"));
+        assert_int_equal(ncm_cdi_stamp(f->fd, NULL, 0, &b, &err), 0);
+        assert_true(a != b);
+        settle();
+        assert_int_equal(ncm_cdi_stamp(f->fd, NULL, 0, &a, &err), 1);
+        assert_true(a == b);
+        /* rewritten in place, same size: its change time tells */
+        put(f, "/etc/cdi/a.json", spec("v.com/gpu", "gpu1", "/dev/a"));
+        settle();
+        assert_int_equal(ncm_cdi_stamp(f->fd, NULL, 0, &b, &err), 1);
+        assert_true(a != b);
+        /* the same files in the other directory are another registry */
+        a = b;
+        snprintf(p, sizeof(p), "%s/etc/cdi/a.json", f->root);
+        snprintf(q, sizeof(q), "%s/var/run/cdi/a.json", f->root);
+        put(f, "/var/run/cdi/a.json", "");
+        assert_int_equal(rename(p, q), 0);
+        settle();
+        assert_int_equal(ncm_cdi_stamp(f->fd, NULL, 0, &b, &err), 1);
+        assert_true(a != b);
+        /* a symbolic link may change without a trace here */
+        assert_int_equal(symlink("a.json", p), 0);
+        assert_int_equal(ncm_cdi_stamp(f->fd, NULL, 0, &b, &err), 0);
+        /* a directory that cannot be named */
+        {
+                static const char *const relative[] = {"cdi"};
+                assert_int_equal(ncm_cdi_stamp(f->fd, relative, 1, &b, &err), -EINVAL);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -444,6 +496,7 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_cdi_registry_priorities, setup,
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_cdi_registry_dirs, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_cdi_stamp, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

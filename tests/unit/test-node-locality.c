@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/sysmacros.h>
 
 #include <nodecm/devicemanager.h>
@@ -209,6 +210,28 @@ static void test_node_locality_cdi_errors(void **state)
         expect_cdi(m, "v.com/gpu=claim-1", NULL, NULL, NULL, "no CDI spec defines it");
         ncm_locator_refresh(m);
         expect_cdi(m, "v.com/gpu=claim-1", "0000:41:00.0", "0", "4-7,20-23",
+                   "CDI /var/run/cdi/claim.yaml");
+        /* unchanged spec files: the same registry after a refresh, once their times settle */
+        {
+                struct timespec ts = {0, 30 * 1000 * 1000};
+                while (nanosleep(&ts, &ts) < 0)
+                        ;
+                ncm_locator_refresh(m);
+                const ncm_cdi_registry *r1 = NULL, *r2 = NULL;
+                ncm_error err = NCM_ERROR_INIT;
+                assert_int_equal(ncm_locator_registry(m, &r1, &err), 0);
+                ncm_locator_refresh(m);
+                assert_int_equal(ncm_locator_registry(m, &r2, &err), 0);
+                assert_ptr_equal(r1, r2);
+        }
+        /* the claim's spec rewritten for another device, same name, same size */
+        tu_write_file(p, "cdiVersion: 0.6.0\nkind: v.com/gpu\ndevices:\n- name: claim-1\n"
+                         "  containerEdits: {deviceNodes: [{path: /dev/dri/renderD129, type: c, "
+                         "major: 226, minor: 129}]}\n");
+        expect_cdi(m, "v.com/gpu=claim-1", "0000:41:00.0", "0", "4-7,20-23",
+                   "CDI /var/run/cdi/claim.yaml");
+        ncm_locator_refresh(m);
+        expect_cdi(m, "v.com/gpu=claim-1", "0000:81:00.0", "1", "8-11,24-27",
                    "CDI /var/run/cdi/claim.yaml");
 }
 
