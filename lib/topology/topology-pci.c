@@ -8,9 +8,10 @@
  * wrote them (numa_node -1, an empty local mask) and leaves their meaning to the reader
  * (lib/node's locality), so a table read back from JSON is the one discovered.
  *
- * Discovery is its own step (ncm_topo_load_pci): one directory read and at most five small
- * files and one readlink per function, through a directory fd per function so that each file
- * is one openat(2) of a plain name (O_NOFOLLOW keeps a fixture's symlink from leading out).
+ * Discovery is its own step (ncm_topo_load_pci): one directory read, and per function one
+ * readlink and three small files (uevent, numa_node, local_cpus; a few more where those are
+ * missing), each opened inside the root by the path the link spells out, O_NOFOLLOW (a
+ * directory fd per function was tried: two more system calls, no faster).
  *
  * Device nodes are traced to their functions the way udev does: /sys/dev/{char,block}/MAJ:MIN
  * links to the node's device, whose path names the PCI function above it.
