@@ -121,7 +121,8 @@ int main(void)
                                       "[1]}, {\"id\": \"0000:c1:00.3\", \"numa\": [1]}]}";
         static const char pod[] =
                         "{\"metadata\": {\"uid\": \"p1\", \"name\": \"dpdk\", \"annotations\": "
-                        "{\"nodecm.io/cdi-devices\": \"{\\\"app\\\": [\\\"example.com/gpu=gpu1\\\", "
+                        "{\"nodecm.io/cdi-devices\": \"{\\\"app\\\": "
+                        "[\\\"example.com/gpu=gpu1\\\", "
                         "\\\"example.com/gpu=common\\\"]}\"}}, \"spec\": {\"containers\": "
                         "[{\"name\": \"app\", \"resources\": {\"limits\": {\"cpu\": \"4\", "
                         "\"memory\": \"1Gi\", \"example.com/nic\": \"1\"}}}]}}";
@@ -145,9 +146,10 @@ int main(void)
                "A Guaranteed pod with 4 CPUs, an SR-IOV VF (a device plugin's, its id a PCI "
                "address) and a DRA GPU\n(a CDI name whose spec's device node is traced through "
                "/sys/dev), admitted and removed through\nthe node API on issue 24's fake "
-               "machine (`fakepci-2s4r`, on a tmpfs). With locality on, every\nadmission checks the "
-               "CDI spec directories again and reads them when they changed (last\nrow: a spec "
-               "changed before each admission); the PCI devices are read once per node.\nTarget "
+               "machine (`fakepci-2s4r`, on a tmpfs). With locality on, every\nadmission "
+               "checks the CDI spec directories again and reads them when they changed\n(last "
+               "row: a spec changed before each admission); the PCI devices are read once per "
+               "node.\nTarget "
                "(issue 24): within the admission's existing bounds (the control API's 300 µs "
                "Admit,\nthe CRI proxy's 1 ms overhead).\n\n");
         printf("| settings | admission + removal | added |\n|---|---:|---:|\n");
@@ -163,10 +165,10 @@ int main(void)
         } else {
                 row("off (the kubelet's admission)", root, t, off, devices, pod, false, &base);
                 row("deviceLocalCPUs: prefer", root, t, prefer, devices, pod, false, &base);
-                row("deviceLocalCPUs: prefer, draTopologyHints: align", root, t, both, devices,
-                    pod, false, &base);
-                row("the same, a CDI spec changed before each admission", root, t, both,
-                    devices, pod, true, &base);
+                row("deviceLocalCPUs: prefer, draTopologyHints: align", root, t, both, devices, pod,
+                    false, &base);
+                row("the same, a CDI spec changed before each admission", root, t, both, devices,
+                    pod, true, &base);
         }
         ncm_topo_free(t);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
