@@ -523,7 +523,7 @@ static int measure_numa(layout *l, lnuma *nm, int maxw)
                 grid_size(l, first, n, nm->cols, &cw, &ch, &nm->body_w, &nm->body_h);
         }
         numa_header(l, nm, head, sizeof(head));
-        hw = text_w(head, g->font);
+        hw = text_w(head, g->font) * 11 / 10; /* bold */
         nm->w = nm->body_w > hw ? nm->body_w : hw;
         if (nm->n_dev + nm->n_pci) {
                 int r = chips(l, nm->dev, nm->n_dev, nm->pci, nm->n_pci, nm->w > 160 ? nm->w : 160,
