@@ -88,6 +88,13 @@ typedef struct ncm_http_request {
 NCM_API int ncm_http_parse_request(const char *buf, size_t len, size_t max_head,
                                    ncm_http_request *ret);
 
+/*
+ * Append one server-sent event (the HTML standard's text/event-stream): "id: ID", then DATA
+ * as "data:" lines (one per line of DATA: a bare CR, LF or CRLF ends a line; an event cannot
+ * carry a line break otherwise), then the empty line that dispatches it.
+ */
+NCM_API void ncm_http_sse_event(ncm_buf *b, uint64_t id, const char *data);
+
 #ifdef __cplusplus
 }
 #endif

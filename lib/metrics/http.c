@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The head of an HTTP/1.x request, for a metrics endpoint that serves GET and nothing else
- * (RFC 9112 sections 2-5, read strictly where leniency would let a request smuggle a body).
- * Pure: the caller owns the bytes and the socket.
+ * (RFC 9112 sections 2-5, read strictly where leniency would let a request smuggle a body),
+ * and the events of a text/event-stream (the node map's /map/events). Pure: the caller owns
+ * the bytes and the socket.
  */
 #include <errno.h>
 #include <string.h>
@@ -182,4 +183,23 @@ int ncm_http_parse_request(const char *buf, size_t len, size_t max_head, ncm_htt
         r.head_len = hl;
         *ret = r;
         return 1;
+}
+
+void ncm_http_sse_event(ncm_buf *b, uint64_t id, const char *data)
+{
+        const char *p = data ? data : "";
+
+        ncm_buf_printf(b, "id: %llu\n", (unsigned long long)id);
+        do {
+                size_t n = strcspn(p, "\r\n");
+                ncm_buf_puts(b, "data: ");
+                ncm_buf_append(b, p, n);
+                ncm_buf_putc(b, '\n');
+                p += n;
+                if (*p == '\r' && p[1] == '\n')
+                        p++;
+                if (*p)
+                        p++;
+        } while (*p);
+        ncm_buf_putc(b, '\n');
 }
