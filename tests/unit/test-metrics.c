@@ -95,6 +95,29 @@ static void test_metrics_http_bad(void **state)
         assert_int_equal(ncm_http_parse_request(big, sizeof(big), 512, &r), -EMSGSIZE);
 }
 
+/* Server-sent events: each line of the data is a data: line, whatever ends it. */
+static void test_metrics_sse_event(void **state)
+{
+        static const struct {
+                const char *data;
+                const char *out;
+        } cases[] = {
+                        {"7", "id: 3\ndata: 7\n\n"},
+                        {"", "id: 3\ndata: \n\n"},
+                        {NULL, "id: 3\ndata: \n\n"},
+                        {"a\nb", "id: 3\ndata: a\ndata: b\n\n"},
+                        {"a\r\nb\rc\n", "id: 3\ndata: a\ndata: b\ndata: c\n\n"},
+                        {"\n\n", "id: 3\ndata: \ndata: \n\n"},
+        };
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_http_sse_event(&b, 3, cases[i].data);
+                assert_string_equal(b.data, cases[i].out);
+                ncm_buf_done(&b);
+        }
+}
+
 static void test_metrics_text(void **state)
 {
         static const double bounds[] = {0.05, 0.1, 1};
@@ -191,6 +214,7 @@ int main(void)
                         cmocka_unit_test(test_metrics_http_good),
                         cmocka_unit_test(test_metrics_http_incomplete),
                         cmocka_unit_test(test_metrics_http_bad),
+                        cmocka_unit_test(test_metrics_sse_event),
                         cmocka_unit_test(test_metrics_text),
                         cmocka_unit_test(test_metrics_node),
         };
