@@ -973,7 +973,7 @@ static void draw_svg(const layout *l, ncm_buf *b)
         int W = l->w + 2, H = l->h + 2;
 
         ncm_buf_printf(b,
-                       "<svg id=\"map\" class=\"%s\" xmlns=\"http://www.w3.org/2000/svg\" "
+                       "<svg id=\"map\" class=\"%s\" "
                        "width=\"%d\" height=\"%d\" viewBox=\"-1 -1 %d %d\">",
                        g->compact ? "compact" : "detailed", W, H, W, H);
         for (size_t k = 0; k < l->n_socks; k++) {
