@@ -782,6 +782,9 @@ static void metrics_metrics(void *data, ncm_buf *out)
         ncm_metrics_header(out, "nodecm_map_renders_total", "counter",
                            "Node map pages made (once after each change a client asked for).");
         ncm_metrics_sample(out, "nodecm_map_renders_total", NULL, (double)m->map_renders);
+        ncm_metrics_header(out, "nodecm_map_changes_total", "counter",
+                           "Changes of the node the map heard of (the events' data).");
+        ncm_metrics_sample(out, "nodecm_map_changes_total", NULL, (double)m->map_changes);
         ncm_metrics_header(out, "nodecm_map_events_total", "counter",
                            "Change events sent to the node map's streams.");
         ncm_metrics_sample(out, "nodecm_map_events_total", NULL, (double)m->map_events);

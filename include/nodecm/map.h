@@ -174,6 +174,9 @@ typedef struct ncm_map_scene {
         ncm_map_step *steps; /* the history up to this moment, oldest first */
         size_t n_steps;
         long step; /* the step this moment follows; -1: not a simulation step */
+        /* the reserved CPUs are in the shared pool too (the kubelet's default; not with
+         * strict-cpu-reservation): drawn as reserved, they run containers of the pool */
+        bool reserved_in_pool;
 } ncm_map_scene;
 
 NCM_API ncm_map_scene *ncm_map_scene_free(ncm_map_scene *s);

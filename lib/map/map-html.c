@@ -753,6 +753,9 @@ static void draw_cpu(const layout *l, ncm_buf *b, const ncm_map_cpu *c, int x, i
                                        c->also == 1 ? "" : "s");
         } else if (c->use == NCM_MAP_SHARED) {
                 ncm_buf_puts(b, "shared pool");
+        } else if (c->use == NCM_MAP_RESERVED && s->reserved_in_pool) {
+                ncm_buf_puts(b, "reserved (in the shared pool too: no container gets it for "
+                                "itself)");
         } else {
                 ncm_buf_puts(b, use_name(c->use));
         }
@@ -1138,8 +1141,9 @@ static void legend(const layout *l, const size_t *byname, ncm_buf *b)
         if (count[NCM_MAP_RESERVED])
                 ncm_buf_printf(b,
                                "<span data-legend=\"reserved\"><span class=\"sw rs\"></span>"
-                               "reserved (%d)</span>",
-                               count[NCM_MAP_RESERVED]);
+                               "reserved (%d%s)</span>",
+                               count[NCM_MAP_RESERVED],
+                               s->reserved_in_pool ? ", in the shared pool too" : "");
         ncm_buf_printf(b,
                        "<span data-legend=\"shared\"><span class=\"sw sh\"></span>shared pool "
                        "(%d)</span>",

@@ -790,6 +790,9 @@ int ncm_map_scene_from_node(const ncm_node *n, const ncm_map_scene_options *o, n
         if (o->caption)
                 s->caption = dup_or_oom(&b, o->caption);
         ncm_node_shared_pool(n, shared);
+        s->reserved_in_pool = s->pinning &&
+                              ncm_cpuset_intersects(ncm_cpu_policy_reserved(ncm_node_cpu_policy(n)),
+                                                    shared);
         s->reserved = cpus_string(&b, ncm_cpu_policy_reserved(ncm_node_cpu_policy(n)));
         s->shared_pool = cpus_string(&b, shared);
         add_settings(&b);
