@@ -152,9 +152,11 @@ NCM_API int ncm_ctl_status_of_error(int code) NCM_PURE;
  * The node map of T's node (nodecm/map.h), appended to OUT: what GetState writes for
  * FORMAT_HTML, and nodecmd serves at /map. Titled with the host name and T's directory and
  * enforcer, dated now (UTC), each pod's admission replayed on a copy of the node to explain
- * it (NCM_MAP_REPLAY). EVENTS_URL: a live page (ncm_map_html_options). 0, -ENOMEM.
+ * it (NCM_MAP_REPLAY) -- or, with EXPLAIN_URL, left to the page to fetch when it is looked at
+ * (ncm_map_explain_pod). EVENTS_URL: a live page. Both as ncm_map_html_options. 0, -ENOMEM.
  */
-NCM_API int ncm_ctl_map_html(const ncm_ctl_target *t, ncm_buf *out, const char *events_url);
+NCM_API int ncm_ctl_map_html(const ncm_ctl_target *t, ncm_buf *out, const char *events_url,
+                             const char *explain_url);
 
 /* ---- client ------------------------------------------------------------------------------- */
 

@@ -229,6 +229,15 @@ typedef struct ncm_map_scene_options {
 NCM_API int ncm_map_scene_from_node(const ncm_node *n, const ncm_map_scene_options *o,
                                     ncm_map_scene **ret, ncm_error *err);
 
+/*
+ * Why pod POD_UID of N holds what it holds, as NCM_MAP_REPLAY explains it (its admission decided
+ * again on a copy of N where its CPUs and devices are free), appended to OUT: nodecmd's
+ * /map/explain, so that a live page asks for one explanation when it is looked at rather than
+ * replaying every pod at each change. -ENOENT when N has no spec of that pod, -ENOMEM.
+ */
+NCM_API int ncm_map_explain_pod(const ncm_node *n, const char *pod_uid, ncm_buf *out,
+                                ncm_error *err);
+
 /* ---- the page --------------------------------------------------------------------------- */
 
 /* The name of the page of step INDEX beside the others (`simulate --html-steps DIR`). */
@@ -247,6 +256,12 @@ typedef struct ncm_map_html_options {
         size_t n_steps_total; /* with STEP_LINKS: how many steps the scenario has */
         /* When the page was made, shown as is ("2025-01-31 12:00:00 UTC"); NULL: not shown. */
         const char *generated;
+        /*
+         * A pod the scene has no explanation of, but whose spec the node knows, gets its
+         * explanation from EXPLAIN_URL followed by its UID, percent-encoded
+         * ("/map/explain?pod="), when its card opens or the pointer is on it. NULL: none.
+         */
+        const char *explain_url;
 } ncm_map_html_options;
 
 /*

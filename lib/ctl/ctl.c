@@ -748,16 +748,17 @@ static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t 
                 ncm_node_format_status_json(t->node, &text);
         else if (f == NCM_CTL_FORMAT_TEXT && ncm_node_format_cpu_map(t->node, &text) < 0)
                 a.failed = true;
-        else if (f == NCM_CTL_FORMAT_HTML && ncm_ctl_map_html(t, &text, NULL) < 0)
+        else if (f == NCM_CTL_FORMAT_HTML && ncm_ctl_map_html(t, &text, NULL, NULL) < 0)
                 a.failed = true;
         return pack_reply(&a, &rep.base, &rep.output, f, &text, &res->reply) < 0 ? oom(err) : 0;
 }
 
-int ncm_ctl_map_html(const ncm_ctl_target *t, ncm_buf *out, const char *events_url)
+int ncm_ctl_map_html(const ncm_ctl_target *t, ncm_buf *out, const char *events_url,
+                     const char *explain_url)
 {
         char host[256] = "", when[64] = "", caption[512];
-        ncm_map_scene_options so = {.step = -1, .flags = NCM_MAP_REPLAY};
-        ncm_map_html_options ho = {.events_url = events_url};
+        ncm_map_scene_options so = {.step = -1, .flags = explain_url ? 0 : NCM_MAP_REPLAY};
+        ncm_map_html_options ho = {.events_url = events_url, .explain_url = explain_url};
         time_t now = time(NULL);
         struct tm tm;
 

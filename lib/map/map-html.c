@@ -1243,7 +1243,21 @@ static void room_table(const layout *l, ncm_buf *b)
         }
 }
 
-static void pod_cards(const layout *l, const size_t *byname, ncm_buf *b)
+/* S percent-encoded for a URL's query (what encodeURIComponent keeps, kept). */
+static void url_escape(ncm_buf *b, const char *s)
+{
+        for (; *s; s++) {
+                unsigned char c = (unsigned char)*s;
+                if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    strchr("-_.~", c))
+                        ncm_buf_putc(b, (char)c);
+                else
+                        ncm_buf_printf(b, "%%%02X", c);
+        }
+}
+
+static void pod_cards(const layout *l, const size_t *byname, const ncm_map_html_options *o,
+                      ncm_buf *b)
 {
         const ncm_map_scene *s = l->s;
 
@@ -1296,6 +1310,13 @@ static void pod_cards(const layout *l, const size_t *byname, ncm_buf *b)
                                                        : "at its admission");
                         esc(b, p->explain);
                         ncm_buf_puts(b, "</pre></details>");
+                } else if (o->explain_url && p->qos) {
+                        /* fetched when looked at (the script below) */
+                        ncm_buf_puts(b, "<details data-explain=\"");
+                        esc(b, o->explain_url);
+                        url_escape(b, p->uid);
+                        ncm_buf_puts(b, "\"><summary>why (decided again now)</summary><pre>"
+                                        "…</pre></details>");
                 }
                 ncm_buf_puts(b, "</div>\n");
         }
@@ -1369,16 +1390,27 @@ static void steps(const ncm_map_scene *s, const ncm_map_html_options *o, ncm_buf
 
 /*
  * The script, all of it: the hover panel shows the card of the pod under the pointer with its
- * explanation open; a link to a card opens its explanation; a live page loads itself again
- * after each event of its stream (the server sends at most one a second).
+ * explanation open; an explanation the page does not hold (explain_url) is fetched the first
+ * time its card is hovered or opened; a link to a card opens its explanation; a live page
+ * loads itself again after each event of its stream (the server sends at most one a second).
  */
 static const char script[] =
                 "(function(){var t=document.getElementById('tip'),m=document.getElementById('map');"
+                "function x(c,f){var "
+                "d=c.querySelector('details[data-explain]');if(!d||d.dataset.got)"
+                "{f();return}d.dataset.got=1;fetch(d.dataset.explain).then(function(r){return "
+                "r.ok?r.text():'('+r.status+')'}).then(function(s){d.querySelector('pre')."
+                "textContent=s;f()})}\n"
+                "function show(c){c=c.cloneNode(true);c.removeAttribute('id');c.querySelectorAll("
+                "'details').forEach(function(d){d.open=true});t.replaceChildren(c);t.hidden=false}"
+                "\n"
                 "m.addEventListener('mouseover',function(e){var g=e.target.closest('[data-pod]'),"
                 "c=g&&document.getElementById('pod-'+g.dataset.pod);if(!c){t.hidden=true;return}"
-                "c=c.cloneNode(true);c.removeAttribute('id');c.querySelectorAll('details')."
-                "forEach(function(d){d.open=true});t.replaceChildren(c);t.hidden=false});\n"
+                "show(c);x(c,function(){if(!t.hidden&&t.firstChild&&t.firstChild.dataset.podUid=="
+                "c.dataset.podUid)show(c)})});\n"
                 "m.addEventListener('mouseleave',function(){t.hidden=true});\n"
+                "addEventListener('toggle',function(e){if(e.target.open&&e.target.dataset.explain)"
+                "x(e.target.closest('.pod'),function(){})},true);\n"
                 "function o(){var d=location.hash&&document.querySelector(location.hash+' "
                 "details');if(d)d.open=true}addEventListener('hashchange',o);o();\n";
 
@@ -1462,7 +1494,7 @@ int ncm_map_render_html(const ncm_map_scene *s, const ncm_map_html_options *o, n
         draw_svg(&l, out);
         legend_below(&l, byname, out);
         room_table(&l, out);
-        pod_cards(&l, byname, out);
+        pod_cards(&l, byname, o, out);
         steps(s, o, out);
         ncm_buf_printf(out, "<div id=\"tip\" hidden></div>\n<script>%s", script);
         if (o->events_url) {

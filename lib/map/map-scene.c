@@ -40,16 +40,14 @@ static char *cut_explain(const char *text)
         while (*p) {
                 const char *nl = strchr(p, '\n');
                 size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                if (b.len + len > TEXT_MAX_BYTES) {
+                size_t keep = len > LINE_MAX_BYTES ? utf8_cut(p, LINE_MAX_BYTES) : len;
+                if (b.len + keep > TEXT_MAX_BYTES) {
                         ncm_buf_puts(&b, "… (cut: --explain shows the rest)\n");
                         break;
                 }
-                if (len > LINE_MAX_BYTES) {
-                        ncm_buf_append(&b, p, utf8_cut(p, LINE_MAX_BYTES));
+                ncm_buf_append(&b, p, keep);
+                if (keep < len)
                         ncm_buf_puts(&b, " …");
-                } else {
-                        ncm_buf_append(&b, p, len);
-                }
                 ncm_buf_putc(&b, '\n');
                 p += len + (nl ? 1 : 0);
         }
@@ -683,17 +681,38 @@ static void add_settings(build *b)
                                                 "may get for itself, reserved ones excepted");
 }
 
-/* Whether admission A gives the pod's exclusive containers the CPUs they hold in P. */
-static bool same_cpus(const ncm_map_pod *p, const ncm_node_admission *a)
+/* "example.com/gpu gpu0,gpu1; ..." of assignments AS, as devices_string() writes them. */
+static bool same_devices(const char *held, const ncm_devmgr_assignment *as, size_t n)
 {
+        ncm_buf out = NCM_BUF_INIT;
+        bool same;
+
+        for (size_t i = 0; i < n; i++) {
+                ncm_buf_printf(&out, "%s%s ", i ? "; " : "", as[i].resource);
+                for (size_t k = 0; k < as[i].n_ids; k++)
+                        ncm_buf_printf(&out, "%s%s", k ? "," : "", as[i].ids[k]);
+        }
+        same = !ncm_buf_failed(&out) && strcmp(held ? held : "", out.data ? out.data : "") == 0;
+        ncm_buf_done(&out);
+        return same;
+}
+
+/*
+ * Whether admission A gives every container of P the CPUs and devices it holds, so that the
+ * node the admission left is the node as it is (a removed container, admitted again, would
+ * not be: it holds nothing now).
+ */
+static bool same_as_held(const ncm_map_pod *p, const ncm_node_admission *a)
+{
+        if (!a->admitted)
+                return false;
         for (size_t i = 0; i < a->n_containers; i++) {
                 const ncm_node_container_result *r = &a->containers[i];
                 int k = find_container(p, r->name);
                 const ncm_map_container *c = k >= 0 ? &p->containers[k] : NULL;
                 ncm_autofree char *cpus = NULL;
-                if (!c || c->removed)
-                        continue;
-                if (c->exclusive != r->exclusive)
+                if (!c || c->removed || c->exclusive != r->exclusive ||
+                    !same_devices(c->devices, r->devices, r->n_devices))
                         return false;
                 if (!r->exclusive)
                         continue;
@@ -705,27 +724,37 @@ static bool same_cpus(const ncm_map_pod *p, const ncm_node_admission *a)
 }
 
 /*
- * Decide pod POD again on a copy of the node without it; the explanation that gives, and
- * whether the CPUs came out as they are. Failures leave the pod unexplained.
+ * Decide pod POD again on *COPY (a copy of the node, made here when NULL) without it: the
+ * explanation that gives, and whether it gave the CPUs and devices the pod holds. Copying a
+ * node rebuilds its managers (milliseconds on a big machine), so one copy serves every pod
+ * whose admission comes out as it is -- the copy is then the node again -- and is dropped
+ * after one that does not. Failures leave the pod unexplained.
  */
-static void replay(build *b, const ncm_pod *pod, ncm_map_pod *p)
+static void replay(build *b, ncm_node **copy, const ncm_pod *pod, ncm_map_pod *p)
 {
-        ncm_autoptr(ncm_node) c = NULL;
         ncm_autoptr(ncm_node_admission) a = NULL;
         ncm_buf out = NCM_BUF_INIT;
+        bool same;
 
-        if (ncm_node_copy(b->n, &c, NULL) < 0 || ncm_node_remove_pod(c, pod->uid, NULL, NULL) < 0 ||
-            ncm_node_admit(c, pod, NCM_NODE_EXPLAIN, &a, NULL) < 0)
+        if (!*copy && ncm_node_copy(b->n, copy, NULL) < 0)
                 return;
+        if (ncm_node_remove_pod(*copy, pod->uid, NULL, NULL) < 0 ||
+            ncm_node_admit(*copy, pod, NCM_NODE_EXPLAIN, &a, NULL) < 0) {
+                *copy = ncm_node_free(*copy);
+                return;
+        }
+        same = same_as_held(p, a);
+        if (!same)
+                *copy = ncm_node_free(*copy);
         if (!a->admitted)
                 ncm_buf_puts(&out, "Decided again now, with its CPUs and devices free, it "
                                    "would be refused: the node has changed since.\n");
-        else if (same_cpus(p, a))
+        else if (same)
                 ncm_buf_puts(&out, "Decided again now, with its CPUs and devices free: the "
-                                   "same CPUs.\n");
+                                   "same CPUs and devices.\n");
         else
                 ncm_buf_puts(&out, "Decided again now, with its CPUs and devices free, it "
-                                   "would get other CPUs: it holds what was decided when the "
+                                   "would get others: it holds what was decided when the "
                                    "node was different.\n");
         ncm_node_format_admission_text(&out, -1, pod, a, true);
         if (ncm_buf_failed(&out)) {
@@ -742,6 +771,7 @@ static void replay(build *b, const ncm_pod *pod, ncm_map_pod *p)
 static void add_explanations(build *b, const ncm_map_scene_options *o)
 {
         ncm_map_scene *s = b->s;
+        ncm_autoptr(ncm_node) copy = NULL;
 
         for (size_t i = 0; i < s->n_pods && !b->oom; i++) {
                 ncm_map_pod *p = &s->pods[i];
@@ -754,7 +784,7 @@ static void add_explanations(build *b, const ncm_map_scene_options *o)
                 }
                 pod = ncm_node_pod(b->n, p->uid);
                 if ((o->flags & NCM_MAP_REPLAY) && pod)
-                        replay(b, pod, p);
+                        replay(b, &copy, pod, p);
         }
         if (o->history && o->history->n_steps && !b->oom) {
                 const ncm_map_history *h = o->history;
@@ -810,6 +840,33 @@ int ncm_map_scene_from_node(const ncm_node *n, const ncm_map_scene_options *o, n
                 return ncm_error_set(err, ENOMEM, "out of memory");
         *ret = NCM_TAKE_PTR(s);
         return 0;
+}
+
+int ncm_map_explain_pod(const ncm_node *n, const char *pod_uid, ncm_buf *out, ncm_error *err)
+{
+        ncm_autoptr(ncm_map_scene) s = NULL;
+        ncm_autoptr(ncm_node) copy = NULL;
+        const ncm_pod *pod = ncm_node_pod(n, pod_uid);
+        build b = {.n = n};
+        int r, i;
+
+        if (!pod)
+                return ncm_error_set(err, ENOENT, "pod %s: the node has no spec of it", pod_uid);
+        r = ncm_map_scene_from_node(n, NULL, &s, err);
+        if (r < 0)
+                return r;
+        i = find_pod(s, pod_uid);
+        if (i < 0)
+                return ncm_error_set(err, ENOENT, "pod %s: not on the node", pod_uid);
+        b.s = s;
+        replay(&b, &copy, pod, &s->pods[i]);
+        if (b.oom)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        if (!s->pods[i].explain)
+                return ncm_error_set(err, EIO, "pod %s: its admission could not be replayed",
+                                     pod_uid);
+        ncm_buf_puts(out, s->pods[i].explain);
+        return ncm_buf_failed(out) ? ncm_error_set(err, ENOMEM, "out of memory") : 0;
 }
 
 int ncm_map_node_html(const ncm_node *n, const ncm_map_scene_options *so,

@@ -91,8 +91,12 @@ static int request_line(const char *l, size_t n, ncm_http_request *r)
         {
                 size_t plen = i - t;
                 const char *q = memchr(l + t, '?', plen);
-                if (q)
+                if (q) {
+                        size_t qlen = (size_t)(l + i - (q + 1));
                         plen = (size_t)(q - (l + t));
+                        memcpy(r->query, q + 1, qlen);
+                        r->query[qlen] = '\0';
+                }
                 memcpy(r->path, l + t, plen);
                 r->path[plen] = '\0';
         }
@@ -202,4 +206,51 @@ void ncm_http_sse_event(ncm_buf *b, uint64_t id, const char *data)
                         p++;
         } while (*p);
         ncm_buf_putc(b, '\n');
+}
+
+static int hex(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+int ncm_http_query_param(const char *query, const char *name, char *out, size_t size)
+{
+        size_t nl = strlen(name);
+        const char *p = query;
+
+        while (p && *p) {
+                const char *end = strchr(p, '&');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                if (len > nl && p[nl] == '=' && memcmp(p, name, nl) == 0) {
+                        size_t k = 0;
+                        for (size_t i = nl + 1; i < len; i++) {
+                                char c = p[i];
+                                if (c == '%') {
+                                        int hi = i + 2 < len ? hex(p[i + 1]) : -1;
+                                        int lo = hi >= 0 ? hex(p[i + 2]) : -1;
+                                        if (lo < 0 || (hi == 0 && lo == 0))
+                                                return -EINVAL;
+                                        c = (char)(hi << 4 | lo);
+                                        i += 2;
+                                } else if (c == '+') {
+                                        c = ' ';
+                                }
+                                if (k + 1 >= size)
+                                        return -ENAMETOOLONG;
+                                out[k++] = c;
+                        }
+                        if (!size)
+                                return -ENAMETOOLONG;
+                        out[k] = '\0';
+                        return (int)k;
+                }
+                p = end ? end + 1 : NULL;
+        }
+        return -ENOENT;
 }

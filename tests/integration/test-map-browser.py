@@ -6,10 +6,11 @@ every CPU of the node drawn once, with its holder as the node's own JSON says, i
 the browser computes for its holder's legend swatch; every pod has its card, and every pod that
 holds CPUs or devices its legend entry; the hover panel shows the pod; no script error. Each scene
 is also screenshotted (into the build directory; tools/map-screenshots.sh makes docs/'s). Then
-the live page's event stream: one event after a change, carrying the count of changes, and the
-page made again once."""
+the live page's explanations (/map/explain, which its hover panel fetches) and its event stream:
+one event after changes, carrying their count, and the page made again once."""
 import html.parser
 import http.client
+import http.server
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 NODECM = os.environ.get("NCM_NODECM", "")
@@ -140,6 +142,10 @@ if (g) {
 } else {
   document.documentElement.setAttribute('data-tip', 'no pod');
 }
+setTimeout(function () {
+  var p = tip.querySelector('pre');
+  document.documentElement.setAttribute('data-explained', p ? p.textContent.slice(0, 60) : '');
+}, 2000);
 </script>"""
 
 CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -166,14 +172,18 @@ def png_size(path):
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
-def check_scene(name, page, holders, pods, tmp, window, url=None):
-    """Load PAGE (a file) with the probe; check it against HOLDERS and PODS; screenshot it."""
-    with open(page) as f:
-        text = f.read()
-    probed = os.path.join(tmp, name + "-probed.html")
-    with open(probed, "w") as f:
-        f.write(text.replace("</body>", PROBE + "</body>"))
-    out, errors = chromium("file://" + probed, tmp, "--dump-dom")
+def check_scene(name, page, holders, pods, tmp, window, url=None, probed_url=None):
+    """Load PAGE (a file; PROBED_URL serves it with the probe) with the probe; check it
+    against HOLDERS and PODS; screenshot it (URL, else PAGE)."""
+    if not probed_url:
+        with open(page) as f:
+            text = f.read()
+        probed = os.path.join(tmp, name + "-probed.html")
+        with open(probed, "w") as f:
+            f.write(text.replace("</body>", PROBE + "</body>"))
+        probed_url = "file://" + probed
+    # virtual time: the probe's timer fires, after the explanation a live page fetches
+    out, errors = chromium(probed_url, tmp, "--dump-dom", "--virtual-time-budget=5000")
     check(name + ": no script error", not errors, errors)
     dom = Dom()
     dom.feed(out)
@@ -204,6 +214,10 @@ def check_scene(name, page, holders, pods, tmp, window, url=None):
     if holding:
         check(name + ": hovering a CPU shows its pod", dom.attrs.get("data-tip") == "shown",
               dom.attrs.get("data-tip"))
+        explained = dom.attrs.get("data-explained", "")
+        check(name + ": ... and why it holds what it holds",
+              explained.startswith("admit ") or explained.startswith("Decided again now"),
+              explained)
     shot = os.path.join(OUT, "map-%s.png" % name)
     if os.path.exists(shot):
         os.unlink(shot)
@@ -257,6 +271,33 @@ def metric(addr, name):
     return float(m.group(1)) if m else None
 
 
+def start_proxy(addr):
+    """A server on another loopback port that serves the daemon's /map with the probe in it,
+    forwards the rest, and ends event streams at once (204: EventSource does not retry)."""
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path.startswith("/map/events"):
+                self.send_response(204)
+                self.end_headers()
+                return
+            code, body = get(addr, self.path)
+            if self.path == "/map":
+                body = body.replace(b"</body>", PROBE.encode() + b"</body>")
+            self.send_response(code)
+            self.send_header("Content-Type", "text/html; charset=utf-8" if self.path == "/map"
+                             else "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
 def scene_live(tmp):
     """nodecmd with the web/database node, its pods admitted through the control socket."""
     if not NODECMD:
@@ -305,13 +346,26 @@ def scene_live(tmp):
               for c, h in holders.items()), (sorted(dom.cpus.items())[:5], holders))
     check("live /map: every pod has its card", set(pods) <= dom.cards, set(pods) - dom.cards)
     check("live /map: it follows the node's events", "new EventSource('/map/events')" in out)
-    # the same bytes, saved, through the colour and hover checks
+    # the same page through the colour and hover checks, served with the probe by a proxy of
+    # the daemon (same origin: the hover fetches the pod's explanation from /map/explain)
     status_code, body = get(addr, "/map")
     page = os.path.join(tmp, "live.html")
     with open(page, "wb") as f:
         f.write(body)
     check("live /map: 200", status_code == 200)
-    check_scene("live", page, holders, pods, tmp, (1200, 900), url=url)
+    proxy = start_proxy(addr)
+    check_scene("live", page, holders, pods, tmp, (1200, 900), url=url,
+                probed_url="http://127.0.0.1:%d/map" % proxy.server_address[1])
+    proxy.shutdown()
+    uid = next(iter(sorted(pods)))
+    code, text = get(addr, "/map/explain?pod=" + uid)
+    check("live /map/explain: the pod's explanation", code == 200 and
+          text.startswith(b"Decided again now") and b"admit " in text, (code, text[:200]))
+    code2, text2 = get(addr, "/map/explain?pod=" + uid)
+    check("live /map/explain: the same until the node changes", (code2, text2) == (code, text))
+    check("live /map/explain: an unknown pod", get(addr, "/map/explain?pod=nope")[0] == 404)
+    check("live /map/explain: no pod", get(addr, "/map/explain")[0] == 400)
+    check("live /map/explain: a bad escape", get(addr, "/map/explain?pod=%zz")[0] == 400)
 
     # the event stream: one event after changes, carrying how many there were
     host, port = addr.rsplit(":", 1)

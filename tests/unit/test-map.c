@@ -253,13 +253,44 @@ static void test_map_explanations(void **state)
         /* replayed: both, and the node did not change */
         assert_int_equal(ncm_map_scene_from_node(f.n, &replay, &r, NULL), 0);
         assert_string_equal(r->pods[0].explain_from, "replay");
-        assert_non_null(strstr(r->pods[0].explain, "the same CPUs"));
+        assert_non_null(strstr(r->pods[0].explain, "the same CPUs and devices"));
         assert_non_null(r->pods[1].explain);
         assert_int_equal(ncm_node_num_pods(f.n), 2);
         assert_int_equal(ncm_map_scene_from_node(f.n, NULL, &none, NULL), 0);
         for (size_t i = 0; i < none->n_cpus; i++)
                 assert_int_equal(none->cpus[i].use, r->cpus[i].use);
         assert_null(none->pods[0].explain);
+        fx_done(&f);
+}
+
+/* One pod's explanation on its own (nodecmd's /map/explain), and a page that fetches it. */
+static void test_map_explain_pod(void **state)
+{
+        fx f;
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_autoptr(ncm_map_scene) s = NULL;
+        ncm_autofree char *page = NULL;
+        ncm_map_html_options o = {.explain_url = "/map/explain?pod="};
+
+        fx_new(&f, SMALL, kubelet_full, true);
+        assert_true(admit(&f, NULL, db_pod));
+        assert_true(admit(&f, NULL,
+                          "{\"metadata\": {\"uid\": \"a b/c\"}, \"spec\": {\"containers\": "
+                          "[{\"name\": \"c\"}]}}"));
+        assert_int_equal(ncm_map_explain_pod(f.n, "u-db", &b, &err), 0);
+        assert_non_null(strstr(b.data, "Decided again now, with its CPUs and devices free: the "
+                                       "same CPUs and devices."));
+        assert_non_null(strstr(b.data, "admit db: admitted: app exclusive"));
+        ncm_buf_done(&b);
+        assert_int_equal(ncm_map_explain_pod(f.n, "nope", &b, &err), -ENOENT);
+        assert_null(b.data);
+        assert_int_equal(ncm_node_num_pods(f.n), 2);
+        /* a page without the explanations asks for them, the UID encoded */
+        assert_int_equal(ncm_map_scene_from_node(f.n, NULL, &s, NULL), 0);
+        page = render(s, &o);
+        assert_non_null(strstr(page, "<details data-explain=\"/map/explain?pod=u-db\">"));
+        assert_non_null(strstr(page, "<details data-explain=\"/map/explain?pod=a%20b%2Fc\">"));
         fx_done(&f);
 }
 
@@ -516,6 +547,7 @@ int main(void)
                         cmocka_unit_test(test_map_scene_room_without_full_pcpus),
                         cmocka_unit_test(test_map_scene_none_policy),
                         cmocka_unit_test(test_map_explanations),
+                        cmocka_unit_test(test_map_explain_pod),
                         cmocka_unit_test(test_map_explanation_cut),
                         cmocka_unit_test(test_map_page_small),
                         cmocka_unit_test(test_map_page_hooks),
