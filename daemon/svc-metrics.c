@@ -865,25 +865,28 @@ static void metrics_free(void *data)
         free(m);
 }
 
+/* One metric of the service: its HELP and TYPE, and its sample. */
+static void metric(ncm_buf *out, const char *name, const char *type, const char *help, double v)
+{
+        ncm_metrics_header(out, name, type, help);
+        ncm_metrics_sample(out, name, NULL, v);
+}
+
 static void metrics_metrics(void *data, ncm_buf *out)
 {
         metrics *m = data;
 
-        ncm_metrics_header(out, "nodecm_metrics_requests_total", "counter",
-                           "HTTP requests to the metrics endpoint.");
-        ncm_metrics_sample(out, "nodecm_metrics_requests_total", NULL, (double)m->requests);
-        ncm_metrics_header(out, "nodecm_map_renders_total", "counter",
-                           "Node map pages made (once after each change a client asked for).");
-        ncm_metrics_sample(out, "nodecm_map_renders_total", NULL, (double)m->map_renders);
-        ncm_metrics_header(out, "nodecm_map_changes_total", "counter",
-                           "Changes of the node the map heard of (the events' data).");
-        ncm_metrics_sample(out, "nodecm_map_changes_total", NULL, (double)m->map_changes);
-        ncm_metrics_header(out, "nodecm_map_events_total", "counter",
-                           "Change events sent to the node map's streams.");
-        ncm_metrics_sample(out, "nodecm_map_events_total", NULL, (double)m->map_events);
-        ncm_metrics_header(out, "nodecm_map_streams", "gauge",
-                           "Open event streams of the node map (/map/events).");
-        ncm_metrics_sample(out, "nodecm_map_streams", NULL, (double)m->n_streams);
+        metric(out, "nodecm_metrics_requests_total", "counter",
+               "HTTP requests to the metrics endpoint.", (double)m->requests);
+        metric(out, "nodecm_map_renders_total", "counter",
+               "Node map pages made (once after each change a client asked for).",
+               (double)m->map_renders);
+        metric(out, "nodecm_map_changes_total", "counter",
+               "Changes of the node the map heard of (the events' data).", (double)m->map_changes);
+        metric(out, "nodecm_map_events_total", "counter",
+               "Change events sent to the node map's streams.", (double)m->map_events);
+        metric(out, "nodecm_map_streams", "gauge",
+               "Open event streams of the node map (/map/events).", (double)m->n_streams);
 }
 
 const nodecmd_service_ops nodecmd_metrics_service = {

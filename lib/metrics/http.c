@@ -5,7 +5,9 @@
  * and the events of a text/event-stream (the node map's /map/events). Pure: the caller owns
  * the bytes and the socket.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -208,17 +210,6 @@ void ncm_http_sse_event(ncm_buf *b, uint64_t id, const char *data)
         ncm_buf_putc(b, '\n');
 }
 
-static int hex(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 int ncm_http_query_param(const char *query, const char *name, char *out, size_t size)
 {
         size_t nl = strlen(name);
@@ -232,11 +223,14 @@ int ncm_http_query_param(const char *query, const char *name, char *out, size_t 
                         for (size_t i = nl + 1; i < len; i++) {
                                 char c = p[i];
                                 if (c == '%') {
-                                        int hi = i + 2 < len ? hex(p[i + 1]) : -1;
-                                        int lo = hi >= 0 ? hex(p[i + 2]) : -1;
-                                        if (lo < 0 || (hi == 0 && lo == 0))
+                                        char h[3] = {0};
+                                        if (i + 2 >= len || !isxdigit((unsigned char)p[i + 1]) ||
+                                            !isxdigit((unsigned char)p[i + 2]))
                                                 return -EINVAL;
-                                        c = (char)(hi << 4 | lo);
+                                        memcpy(h, p + i + 1, 2);
+                                        c = (char)strtol(h, NULL, 16);
+                                        if (!c)
+                                                return -EINVAL;
                                         i += 2;
                                 } else if (c == '+') {
                                         c = ' ';
