@@ -432,10 +432,10 @@ static int chips(const layout *l, const size_t *dev, size_t nd, const size_t *pc
 static void numa_header(const layout *l, const lnuma *nm, char *buf, size_t size)
 {
         const ncm_map_numa *m = nm->m;
-        if (l->g.compact)
+        if (!l->s->pinning)
+                snprintf(buf, size, l->g.compact ? "N%d" : "NUMA %d", nm->id);
+        else if (l->g.compact)
                 snprintf(buf, size, "N%d · room %d", nm->id, m ? m->room : 0);
-        else if (!l->s->pinning)
-                snprintf(buf, size, "NUMA %d", nm->id);
         else
                 snprintf(buf, size, "NUMA %d · room for %d exclusive CPU%s", nm->id,
                          m ? m->room : 0, m && m->room == 1 ? "" : "s");
@@ -925,8 +925,9 @@ static void draw_numa(const layout *l, ncm_buf *b, const lnuma *nm, int x, int y
                        "</title><rect class=\"bx nm\" x=\"%d\" y=\"%d\" width=\"%d\" "
                        "height=\"%d\" rx=\"%d\"/>",
                        x, y, nm->w, nm->h, g->compact ? 3 : 6);
-        ncm_buf_printf(b, "<text class=\"h%s\" x=\"%d\" y=\"%d\">", m && m->room ? "" : " full",
-                       x + g->pad, y + g->pad + g->font);
+        ncm_buf_printf(b, "<text class=\"h%s\" x=\"%d\" y=\"%d\">",
+                       !l->s->pinning || (m && m->room) ? "" : " full", x + g->pad,
+                       y + g->pad + g->font);
         esc(b, head);
         ncm_buf_puts(b, "</text>");
         if (mem.len && !g->compact) {

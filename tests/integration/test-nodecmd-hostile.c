@@ -379,6 +379,8 @@ int main(void)
 
         /* the node map's routes: more event streams than allowed, hostile queries */
         {
+                static const char events[] = "GET /map/events HTTP/1.1\r\n\r\n";
+                static const char page[] = "GET /map HTTP/1.1\r\nConnection: close\r\n\r\n";
                 int streams[40], g;
                 int got200 = 0, got503 = 0;
                 char resp[512] = "";
@@ -395,7 +397,7 @@ int main(void)
                 };
                 for (size_t i = 0; i < 40; i++) {
                         streams[i] = connect_to(msock);
-                        send(streams[i], "GET /map/events HTTP/1.1\r\n\r\n", 30, MSG_NOSIGNAL);
+                        send(streams[i], events, strlen(events), MSG_NOSIGNAL);
                         n = recv(streams[i], resp, sizeof(resp) - 1, 0);
                         resp[n > 0 ? n : 0] = '\0';
                         got200 += n > 0 && strstr(resp, " 200 ") != NULL;
@@ -405,7 +407,7 @@ int main(void)
                 check("map: at most 32 event streams, the others refused",
                       got200 == 32 && got503 == 8, d);
                 g = connect_to(msock);
-                send(g, "GET /map HTTP/1.1\r\nConnection: close\r\n\r\n", 42, MSG_NOSIGNAL);
+                send(g, page, strlen(page), MSG_NOSIGNAL);
                 n = recv(g, resp, sizeof(resp) - 1, 0);
                 resp[n > 0 ? n : 0] = '\0';
                 check("map: the page served beside the streams", n > 0 && strstr(resp, " 200 "),
