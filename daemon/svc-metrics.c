@@ -13,7 +13,7 @@
  * The same listener serves the node map (docs/map.md), read-only: GET /map is the page
  * (ncm_ctl_map_html, as `nodecm node status --html` writes it), made when the node is idle
  * and kept until the node changes. Its pods' explanations are not in it: replaying every
- * pod's admission takes a copy of the node each (about 200 ms for 100 pods on 1,024 CPUs, the
+ * pod's admission takes a copy of the node each (about 150 ms for 100 pods on 1,024 CPUs, the
  * loop's time), so the page asks GET /map/explain?pod=UID for the one looked at, made when
  * the node is idle and kept until it changes. GET /map/events is a server-sent event stream that
  * says "changed" after the node's changes -- those the Watch stream reports, and reloads -- at most
