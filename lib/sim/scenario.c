@@ -42,6 +42,7 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s)
         for (size_t i = 0; i < s->n_steps; i++)
                 step_done(&s->steps[i]);
         free(s->steps);
+        free(s->description);
         free(s);
         return NULL;
 }
@@ -49,6 +50,11 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s)
 size_t ncm_scenario_num_steps(const ncm_scenario *s)
 {
         return s->n_steps;
+}
+
+const char *ncm_scenario_description(const ncm_scenario *s)
+{
+        return s->description;
 }
 
 const ncm_topo *ncm_scenario_topo(const ncm_scenario *s)
@@ -476,6 +482,8 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
         if (desc && !json_object_is_type(desc, json_type_string))
                 return ncm_error_set(err, EINVAL, "description: expected string, got %s",
                                      ncm__json_type_name(desc));
+        if (desc && !(s->description = strdup(json_object_get_string(desc))))
+                return ncm_error_set(err, ENOMEM, "out of memory");
         node = ncm__json_get(doc, "node");
         if (!node)
                 return ncm_error_set(err, EINVAL, "node: required");

@@ -34,6 +34,7 @@ struct ncm_scenario {
         ncm_node_devices devices; /* the same, as a table */
         ncm__step *steps;
         size_t n_steps;
+        char *description; /* the scenario's description, or NULL */
 };
 
 #endif

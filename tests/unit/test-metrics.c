@@ -95,6 +95,57 @@ static void test_metrics_http_bad(void **state)
         assert_int_equal(ncm_http_parse_request(big, sizeof(big), 512, &r), -EMSGSIZE);
 }
 
+static void test_metrics_http_query(void **state)
+{
+        ncm_http_request r;
+        char v[8];
+
+        assert_int_equal(parse("GET /map/explain?pod=a%2Fb+c&x=1 HTTP/1.1\r\n\r\n", &r), 1);
+        assert_string_equal(r.path, "/map/explain");
+        assert_string_equal(r.query, "pod=a%2Fb+c&x=1");
+        assert_int_equal(ncm_http_query_param(r.query, "pod", v, sizeof(v)), 5);
+        assert_string_equal(v, "a/b c");
+        assert_int_equal(ncm_http_query_param(r.query, "x", v, sizeof(v)), 1);
+        assert_string_equal(v, "1");
+        assert_int_equal(ncm_http_query_param(r.query, "po", v, sizeof(v)), -ENOENT);
+        assert_int_equal(ncm_http_query_param("", "pod", v, sizeof(v)), -ENOENT);
+        assert_int_equal(ncm_http_query_param("pod", "pod", v, sizeof(v)), -ENOENT);
+        assert_int_equal(ncm_http_query_param("pod=", "pod", v, sizeof(v)), 0);
+        assert_string_equal(v, "");
+        assert_int_equal(ncm_http_query_param("pod=1&pod=2", "pod", v, sizeof(v)), 1);
+        assert_string_equal(v, "1");
+        assert_int_equal(ncm_http_query_param("pod=%zz", "pod", v, sizeof(v)), -EINVAL);
+        assert_int_equal(ncm_http_query_param("pod=%4", "pod", v, sizeof(v)), -EINVAL);
+        assert_int_equal(ncm_http_query_param("pod=a%00", "pod", v, sizeof(v)), -EINVAL);
+        assert_int_equal(ncm_http_query_param("pod=12345678", "pod", v, sizeof(v)), -ENAMETOOLONG);
+        assert_int_equal(ncm_http_query_param("pod=1234567", "pod", v, sizeof(v)), 7);
+        assert_int_equal(parse("GET /map HTTP/1.1\r\n\r\n", &r), 1);
+        assert_string_equal(r.query, "");
+}
+
+/* Server-sent events: each line of the data is a data: line, whatever ends it. */
+static void test_metrics_sse_event(void **state)
+{
+        static const struct {
+                const char *data;
+                const char *out;
+        } cases[] = {
+                        {"7", "id: 3\ndata: 7\n\n"},
+                        {"", "id: 3\ndata: \n\n"},
+                        {NULL, "id: 3\ndata: \n\n"},
+                        {"a\nb", "id: 3\ndata: a\ndata: b\n\n"},
+                        {"a\r\nb\rc\n", "id: 3\ndata: a\ndata: b\ndata: c\n\n"},
+                        {"\n\n", "id: 3\ndata: \ndata: \n\n"},
+        };
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_http_sse_event(&b, 3, cases[i].data);
+                assert_string_equal(b.data, cases[i].out);
+                ncm_buf_done(&b);
+        }
+}
+
 static void test_metrics_text(void **state)
 {
         static const double bounds[] = {0.05, 0.1, 1};
@@ -191,6 +242,8 @@ int main(void)
                         cmocka_unit_test(test_metrics_http_good),
                         cmocka_unit_test(test_metrics_http_incomplete),
                         cmocka_unit_test(test_metrics_http_bad),
+                        cmocka_unit_test(test_metrics_http_query),
+                        cmocka_unit_test(test_metrics_sse_event),
                         cmocka_unit_test(test_metrics_text),
                         cmocka_unit_test(test_metrics_node),
         };
