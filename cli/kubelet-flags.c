@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet's flags, as KubeletConfiguration fields laid over the --config file. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -388,7 +389,15 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
                 name_flag(f, &err);
                 return cli_fail(r, &err);
         }
+        cli_config_warnings(*ret, f->config);
         return 0;
+}
+
+void cli_config_warnings(const ncm_node_config *c, const char *file)
+{
+        for (size_t i = 0; i < ncm_node_config_n_warnings(c); i++)
+                fprintf(stderr, "nodecm: warning: %s%s%s\n", file ? file : "", file ? ": " : "",
+                        ncm_node_config_warning(c, i));
 }
 
 int cli_capacity_option(ncm_resource_list *l, const char *cmd, const char *val)

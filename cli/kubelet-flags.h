@@ -92,6 +92,10 @@ bool cli_kubelet_flag_given(const cli_kubelet_flags *f, const char *name);
  */
 int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret);
 
+/* Print C's warnings on stderr, one line each: "nodecm: warning: FILE: ..." (FILE may be
+ * NULL). */
+void cli_config_warnings(const ncm_node_config *c, const char *file);
+
 /*
  * A --capacity LIST (cpu=4,memory=16Gi,...): added to L (a repeated flag adds, as the kubelet's
  * map flags do). 0, or a usage error for CMD printed and 2.

@@ -91,6 +91,16 @@ NCM_API int ncm_node_config_load_file(const char *path, ncm_node_config **ret, n
 NCM_API ncm_node_config *ncm_node_config_free(ncm_node_config *c);
 NCM_DEFINE_AUTOPTR(ncm_node_config, ncm_node_config_free)
 
+/*
+ * What reading the configuration would make the kubelet log or do without refusing it, one
+ * line each in the order met: a field its lenient decoding ignored and what it does instead,
+ * a duplicate key and the value that won, a YAML document after the first, reservedSystemCPUs
+ * replacing the reserved cpu, a deprecated or GA feature gate set. Front ends print them
+ * ("nodecm: warning: FILE: ..."), the library never does. Valid while C lives.
+ */
+NCM_API size_t ncm_node_config_n_warnings(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_warning(const ncm_node_config *c, size_t i) NCM_PURE;
+
 /* The effective names: "none"/"static"; "none"/"best-effort"/...; "container"/"pod". */
 NCM_API const char *ncm_node_config_cpu_policy(const ncm_node_config *c) NCM_PURE;
 NCM_API const char *ncm_node_config_tm_policy(const ncm_node_config *c) NCM_PURE;

@@ -7,6 +7,7 @@
  * the machine are ncm_node_new()'s.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,8 +149,41 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
         ncm_resource_list_done(&c->system_reserved);
         free(c->root_dir);
         free(c->enforcement);
+        for (size_t i = 0; i < c->n_warnings; i++)
+                free(c->warnings[i]);
+        free(c->warnings);
         free(c);
         return NULL;
+}
+
+size_t ncm_node_config_n_warnings(const ncm_node_config *c)
+{
+        return c->n_warnings;
+}
+
+const char *ncm_node_config_warning(const ncm_node_config *c, size_t i)
+{
+        return i < c->n_warnings ? c->warnings[i] : NULL;
+}
+
+/* Record a warning (what the kubelet would log, or nodecm's word on what it does). */
+static int warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...) NCM_PRINTF(3, 4);
+static int warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
+{
+        char *s = NULL;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (n < 0 || ncm__array_grow(c->warnings, c->cap_warnings, c->n_warnings) < 0) {
+                if (n >= 0)
+                        free(s);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        c->warnings[c->n_warnings++] = s;
+        return 0;
 }
 
 const char *ncm_node_config_cpu_policy(const ncm_node_config *c)
@@ -326,6 +360,12 @@ static int parse_reserved(ncm_node_config *c, json_object *o, const char *field,
         for (size_t i = 0; i < n && r >= 0; i++) {
                 ncm_quantity q;
                 ncm_error e = NCM_ERROR_INIT;
+                /* server.go replaces the cpu entries before it parses the lists: a value there
+                 * is never read (override_reserved_cpu) */
+                if (c->reserved_cpus && strcmp(p[i].key, "cpu") == 0) {
+                        c->reserved_cpu_given = true;
+                        continue;
+                }
                 if (strcmp(p[i].key, "cpu") != 0 && strcmp(p[i].key, "memory") != 0 &&
                     strcmp(p[i].key, "ephemeral-storage") != 0 && strcmp(p[i].key, "pid") != 0) {
                         r = ncm_error_set(err, EINVAL, "%s: cannot reserve \"%s\" resource", path,
@@ -365,6 +405,48 @@ static int parse_reserved(ncm_node_config *c, json_object *o, const char *field,
         }
         kv_free(p, n);
         return r;
+}
+
+static void resource_list_del(ncm_resource_list *l, const char *name)
+{
+        for (size_t i = 0; i < l->n; i++) {
+                if (strcmp(l->items[i].name, name) != 0)
+                        continue;
+                free(l->items[i].name);
+                memmove(&l->items[i], &l->items[i + 1], (l->n - i - 1) * sizeof(*l->items));
+                l->n--;
+                return;
+        }
+}
+
+/*
+ * server.go, before it parses the reservations: "Option --reserved-cpus is specified, it will
+ * overwrite the cpu setting in KubeReserved and SystemReserved" -- kubeReserved.cpu is
+ * deleted and systemReserved.cpu becomes the number of reserved CPUs, so that node
+ * allocatable, the kubepods limits and the static policy's reservation all count exactly the
+ * reserved CPUs.
+ */
+static int override_reserved_cpu(ncm_node_config *c, ncm_error *err)
+{
+        unsigned count = ncm_cpuset_weight(c->reserved_cpus);
+        char text[24];
+        ncm_quantity q;
+
+        snprintf(text, sizeof(text), "%u", count);
+        if (ncm_quantity_parse(text, &q, err) < 0)
+                return -EINVAL;
+        resource_list_del(&c->kube_reserved, "cpu");
+        if (ncm_cgroup_resource_list_set(&c->system_reserved, "cpu", &q) < 0)
+                return oom(err);
+        c->has_system_reserved = true;
+        c->reserved_milli_set = true;
+        c->reserved_milli = (int64_t)count * 1000;
+        if (c->reserved_cpu_given)
+                return warn(c, err,
+                            "reservedSystemCPUs \"%s\" overrides the cpu of kubeReserved "
+                            "(removed) and systemReserved (set to %u), as the kubelet does",
+                            c->reserved_cpus_text, count);
+        return 0;
 }
 
 #define NS_PER_MS INT64_C(1000000)
@@ -711,6 +793,8 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
         if (r < 0)
                 return r;
         r = parse_reserved(c, o, "systemReserved", err);
+        if (r >= 0 && c->reserved_cpus)
+                r = override_reserved_cpu(c, err);
         if (r < 0)
                 return r;
 

@@ -59,6 +59,12 @@ struct ncm_node_config {
         int64_t reconcile_period_ns; /* cpuManagerReconcilePeriod */
         char *root_dir;              /* nodecm's rootDirectory */
         char *enforcement;           /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+
+        /* what reading it would make the kubelet log (ncm_node_config_warning) */
+        char **warnings;
+        size_t n_warnings, cap_warnings;
+        bool reserved_cpu_given; /* kubeReserved or systemReserved named cpu beside
+                                    reservedSystemCPUs */
 };
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */

@@ -44,6 +44,29 @@ run node-allocatable $CAP $RES --enforce-node-allocatable=kube-reserved,system-r
 expect_rc 0 "plan v2 cgroupfs"
 expect_golden cgroups/node-allocatable-plan-v2-cgroupfs.txt "plan v2 cgroupfs"
 
+# reservedSystemCPUs replaces the reserved cpu (cmd/kubelet/app/server.go): 128 CPUs with
+# "0-1" reserved leave 126 allocatable, and kubepods gets the shares and weight of 126 CPUs
+# (the file is ours; the public file that showed it is named in it).
+RCPU="--config $DATA/kubelet/reserved-cpus.yaml --capacity cpu=128,memory=256Gi"
+run node-allocatable $RCPU --json
+expect_rc 0 "reserved cpus"
+case "$OUT" in
+*'"kubeReserved": {"memory": "1Gi"}, "systemReserved": {"cpu": "2", "memory": "500Mi"}'*'"allocatable": {"cpu": "126", '*'"kubepodsLimits": {"cpu": "126", '*) ;;
+*) fail "reserved cpus: [$OUT]" ;;
+esac
+expect_err_contains 'reservedSystemCPUs "0-1" overrides the cpu of kubeReserved (removed) and systemReserved (set to 2)' \
+        "reserved cpus warning"
+run node-allocatable $RCPU --plan --cgroup-version 1
+expect_rc 0 "reserved cpus v1"
+case "$OUT" in *"/sys/fs/cgroup/cpu/kubepods/cpu.shares 129024"*) ;; *) fail "v1 shares: [$OUT]" ;; esac
+run node-allocatable $RCPU --plan --cgroup-version 2
+expect_rc 0 "reserved cpus v2"
+case "$OUT" in *"/sys/fs/cgroup/kubepods/cpu.weight 4922"*) ;; *) fail "v2 weight: [$OUT]" ;; esac
+# --reserved-cpus, the flag, does the same over kube-reserved given as a flag
+run node-allocatable --capacity cpu=128,memory=256Gi --reserved-cpus 0-1 --kube-reserved cpu=4 --json
+expect_rc 0 "--reserved-cpus"
+case "$OUT" in *'"allocatable": {"cpu": "126", '*) ;; *) fail "--reserved-cpus: [$OUT]" ;; esac
+
 # This machine: the capacity is read from /sys and /proc.
 run node-allocatable
 expect_rc 0 "this machine"

@@ -50,8 +50,9 @@ static void test_node_config_kubeadm_file(void **state)
         assert_string_equal(ncm_node_config_cgroup_root(c), "/");
         assert_true(ncm_node_config_cgroups_per_qos(c));
         assert_int_equal(ncm_node_config_enforce(c), NCM_ENFORCE_PODS);
-        assert_int_equal(ncm_node_config_kube_reserved(c)->n, 2);
-        assert_int_equal(ncm_node_config_system_reserved(c)->n, 1);
+        /* reservedSystemCPUs "0" replaces kubeReserved's cpu: 1 in systemReserved */
+        assert_int_equal(ncm_node_config_kube_reserved(c)->n, 1);
+        assert_int_equal(ncm_node_config_system_reserved(c)->n, 2);
         /* a partial evictionHard replaces the defaults */
         ev = ncm_node_config_eviction_hard(c);
         assert_int_equal(ev->n, 1);
@@ -66,6 +67,48 @@ static void test_node_config_kubeadm_file(void **state)
         assert_int_equal(o.pod_pids_limit, 4096);
         assert_true(o.static_cpu_manager);
         assert_true(o.disable_cpu_quota_with_exclusive_cpus);
+}
+
+/*
+ * cmd/kubelet/app/server.go: with reservedSystemCPUs the kubelet deletes kubeReserved.cpu and
+ * sets systemReserved.cpu to the number of reserved CPUs before it parses either list, so a
+ * value there is never read, not even a malformed one.
+ */
+static void test_node_config_reserved_cpus_replace_reserved_cpu(void **state)
+{
+        ncm_autofree char *path = tu_data_path("kubelet/reserved-cpus.yaml");
+        ncm_autoptr(ncm_node_config) c = NULL;
+        ncm_autoptr(ncm_node_config) bad = NULL;
+        ncm_autoptr(ncm_node_config) none = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        const ncm_resource_list *kube, *sys;
+        (void)state;
+
+        assert_int_equal(ncm_node_config_load_file(path, &c, &err), 0);
+        kube = ncm_node_config_kube_reserved(c);
+        sys = ncm_node_config_system_reserved(c);
+        assert_non_null(kube);
+        assert_null(ncm_resource_list_get(kube, "cpu"));
+        assert_non_null(ncm_resource_list_get(kube, "memory"));
+        assert_int_equal(ncm_quantity_milli_value(ncm_resource_list_get(sys, "cpu")), 2000);
+        assert_non_null(ncm_resource_list_get(sys, "memory"));
+        assert_int_equal(ncm_node_config_n_warnings(c), 1);
+        assert_non_null(strstr(ncm_node_config_warning(c, 0),
+                               "reservedSystemCPUs \"0-1\" overrides the cpu of kubeReserved"));
+
+        /* the cpu values are not parsed at all */
+        bad = parse_ok("{\"reservedSystemCPUs\": \"3\", \"kubeReserved\": {\"cpu\": \"1x\"}}");
+        assert_int_equal(ncm_quantity_milli_value(ncm_resource_list_get(
+                                         ncm_node_config_system_reserved(bad), "cpu")),
+                         1000);
+        assert_int_equal(ncm_node_config_kube_reserved(bad)->n, 0);
+        /* no reservation named: systemReserved appears with the cpu alone, no warning */
+        none = parse_ok("{\"reservedSystemCPUs\": \"0,2-3\"}");
+        assert_null(ncm_node_config_kube_reserved(none));
+        assert_int_equal(ncm_quantity_milli_value(ncm_resource_list_get(
+                                         ncm_node_config_system_reserved(none), "cpu")),
+                         3000);
+        assert_int_equal(ncm_node_config_n_warnings(none), 0);
 }
 
 static void test_node_config_defaults(void **state)
@@ -229,6 +272,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_node_config_kubeadm_file),
+                        cmocka_unit_test(test_node_config_reserved_cpus_replace_reserved_cpu),
                         cmocka_unit_test(test_node_config_defaults),
                         cmocka_unit_test(test_node_config_cgroup_fields),
                         cmocka_unit_test(test_node_config_errors),
