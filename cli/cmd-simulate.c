@@ -13,6 +13,7 @@
 #include <nodecm/sim.h>
 #include "cli.h"
 #include "cpu-args.h"
+#include "kubelet-flags.h"
 
 static void usage(FILE *f)
 {
@@ -48,6 +49,11 @@ static void usage(FILE *f)
               "                     does (same results, slow with many NUMA "
               "nodes)\n" CLI_KUBELET_VERSION_HELP
               "                     (over node.kubelet.kubeletVersion)\n"
+              "  --config-decoding strict|lenient\n"
+              "                     strict (default): a field of node.kubelet the kubelet\n"
+              "                     does not know refuses the scenario; lenient: it is a\n"
+              "                     warning and ignored, as the kubelet's lenient decoding\n"
+              "                     does with its file\n"
               "  -h, --help         show this help\n\n"
               "Exit status: 0 the scenario ran (refused admissions are results), 1 a starting\n"
               "state or a restart the kubelet would refuse (or a refusal with --fail-on-reject),\n"
@@ -57,7 +63,13 @@ static void usage(FILE *f)
 
 int cmd_simulate(int argc, char **argv)
 {
-        enum { OPT_STATE_DIR = 0x100, OPT_FAIL_ON_REJECT, OPT_REFERENCE, OPT_KUBELET_VERSION };
+        enum {
+                OPT_STATE_DIR = 0x100,
+                OPT_FAIL_ON_REJECT,
+                OPT_REFERENCE,
+                OPT_KUBELET_VERSION,
+                OPT_CONFIG_DECODING
+        };
         static const struct option opts[] = {
                         {"json", no_argument, NULL, 'j'},
                         {"explain", no_argument, NULL, 'e'},
@@ -65,6 +77,7 @@ int cmd_simulate(int argc, char **argv)
                         {"fail-on-reject", no_argument, NULL, OPT_FAIL_ON_REJECT},
                         {"reference-merge", no_argument, NULL, OPT_REFERENCE},
                         {"kubelet-version", required_argument, NULL, OPT_KUBELET_VERSION},
+                        {"config-decoding", required_argument, NULL, OPT_CONFIG_DECODING},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
@@ -75,6 +88,7 @@ int cmd_simulate(int argc, char **argv)
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
         bool fail_on_reject = false;
+        unsigned flags = 0;
         int c, r, rc;
 
         opterr = 0;
@@ -100,6 +114,16 @@ int cmd_simulate(int argc, char **argv)
                 case OPT_REFERENCE:
                         so.reference_merge = true;
                         break;
+                case OPT_CONFIG_DECODING: {
+                        ncm_node_config_decoding dec;
+                        if (ncm_node_config_decoding_parse(optarg, &dec) < 0)
+                                return cli_usage_error("simulate",
+                                                       "--config-decoding: expected strict or "
+                                                       "lenient, got '%s'",
+                                                       optarg);
+                        flags = dec == NCM_NODE_CONFIG_LENIENT ? NCM_SCENARIO_LENIENT_CONFIG : 0;
+                        break;
+                }
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -115,9 +139,10 @@ int cmd_simulate(int argc, char **argv)
         if (optind + 1 < argc)
                 return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind + 1]);
 
-        r = ncm_scenario_load_file(argv[optind], 0, &sc, &err);
+        r = ncm_scenario_load_file(argv[optind], flags, &sc, &err);
         if (r < 0)
                 return cli_fail(r, &err);
+        cli_config_warnings(ncm_scenario_config(sc), argv[optind]);
         /* the state directory is a node's: no two runs (nor a node command) write it at once */
         if (so.state_dir && (lockfd = ncm_node_dir_lock(so.state_dir, 0, &err)) < 0)
                 return cli_fail(lockfd, &err);

@@ -69,7 +69,8 @@ typedef struct value {
 } value;
 
 struct cli_kubelet_flags {
-        const char *config; /* --config FILE */
+        const char *config;                /* --config FILE */
+        ncm_node_config_decoding decoding; /* --config-decoding */
         value v[NCM_ELEMENTSOF(defs)];
 };
 
@@ -186,6 +187,14 @@ int cli_kubelet_flag(cli_kubelet_flags *f, const char *cmd, const char *name, co
 
         if (strcmp(name, "config") == 0) {
                 f->config = val;
+                return 0;
+        }
+        if (strcmp(name, "config-decoding") == 0) {
+                if (ncm_node_config_decoding_parse(val, &f->decoding) < 0)
+                        return cli_usage_error(cmd,
+                                               "--config-decoding: expected lenient or strict, "
+                                               "got '%s'",
+                                               val);
                 return 0;
         }
         i = def_index(name);
@@ -373,7 +382,8 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
         ncm_buf b = NCM_BUF_INIT;
         int r;
 
-        if (f->config && (r = ncm_node_config_load_file(f->config, &base, &err)) < 0)
+        if (f->config &&
+            (r = ncm_node_config_load_file_ex(f->config, f->decoding, &base, &err)) < 0)
                 return cli_fail(r, &err);
         overlay(f, &b);
         if (ncm_buf_failed(&b)) {

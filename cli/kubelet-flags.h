@@ -26,7 +26,8 @@
  * --config FILE.
  */
 #define CLI_KUBELET_FLAG_OPTIONS(val)                                                              \
-        CLI_KUBELET_FLAG("config", val), CLI_KUBELET_FLAG("kube-reserved", val),                   \
+        CLI_KUBELET_FLAG("config", val), CLI_KUBELET_FLAG("config-decoding", val),                 \
+                        CLI_KUBELET_FLAG("kube-reserved", val),                                    \
                         CLI_KUBELET_FLAG("system-reserved", val),                                  \
                         CLI_KUBELET_FLAG("eviction-hard", val),                                    \
                         CLI_KUBELET_FLAG("enforce-node-allocatable", val),                         \
@@ -51,6 +52,9 @@
 #define CLI_KUBELET_FLAGS_HELP                                                                     \
         "Kubelet settings (KubeletConfiguration; flags override the file):\n"                      \
         "  --config FILE             a kubelet configuration file (YAML or JSON)\n"                \
+        "  --config-decoding lenient|strict\n"                                                     \
+        "                            lenient (default): read FILE as the kubelet does, a field\n"  \
+        "                            it does not know a warning; strict: refuse it\n"              \
         "  --cpu-manager-policy none|static, --reserved-cpus LIST,\n"                              \
         "  --topology-manager-policy P, --topology-manager-scope container|pod\n"                  \
         "  --kube-reserved LIST, --system-reserved LIST (cpu=500m,memory=1Gi)\n"                   \

@@ -673,6 +673,11 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
         if (r < 0)
                 return r;
         nodecmd_apply_log_level(d);
+        /* what the kubelet would log reading the file (an ignored field, a repeated key) */
+        for (size_t i = 0; i < ncm_node_config_n_warnings(d->cfg); i++)
+                nodecmd_log(d, NODECMD_WARN, "configuration", "config=%s warning=%s",
+                            nodecmd_q(d, 0, opts->config),
+                            nodecmd_q(d, 1, ncm_node_config_warning(d->cfg, i)));
         if (opts->root_dir)
                 d->root_dir = strdup(opts->root_dir);
         else if (ncm_node_config_root_dir(d->cfg)[0])

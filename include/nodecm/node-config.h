@@ -24,6 +24,25 @@ struct json_object;
 typedef struct ncm_node_config ncm_node_config;
 
 /*
+ * How a document is decoded, after the kubelet's codec (DecodeKubeletConfiguration): it tries
+ * strict decoding first, which refuses an unknown field (case-sensitively: "CPUManagerPolicy"
+ * is not cpuManagerPolicy) or a repeated key, and when those are the only errors it decodes
+ * leniently (unknown fields ignored, the last value of a repeated YAML key, a repeated JSON
+ * object merged as Go merges it), logs "Using lenient decoding as strict decoding failed" and
+ * starts. LENIENT does what the kubelet does, each strict error becoming a warning naming the
+ * field and what the kubelet does with it; STRICT refuses them with the kubelet's strict texts
+ * ("strict decoding error: unknown field \"CPUManagerPolicy\""), for documents written for
+ * nodecm where an unknown field is a mistake.
+ */
+typedef enum ncm_node_config_decoding {
+        NCM_NODE_CONFIG_LENIENT = 0,
+        NCM_NODE_CONFIG_STRICT = 1,
+} ncm_node_config_decoding;
+
+/* "lenient" or "strict" into *RET. 0, or -EINVAL. */
+NCM_API int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decoding *ret);
+
+/*
  * Read the KubeletConfiguration fields the node uses from the JSON object O (as decoded from
  * JSON or YAML), so that a real kubelet config file's values can be pasted in (kubelet
  * defaults in parentheses):
@@ -43,10 +62,14 @@ typedef struct ncm_node_config ncm_node_config;
  *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; "") and
  *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none").
  *
- * Other KubeletConfiguration fields are accepted and ignored, except names within a small
- * edit distance of the fields above, which are refused as probable typos ("unknown field (did
- * you mean "cpuManagerPolicy"?)"). Values are checked as the kubelet's decoder and its
- * start-up do, with its texts: string maps of strings, policy and scope names (`unknown
+ * The document is decoded strictly (NCM_NODE_CONFIG_STRICT: a field the kubelet does not
+ * have, for the chosen kubeletVersion, is refused; nested structs the kubelet checks are
+ * checked too) -- ncm_node_config_from_json_ex() chooses. Other KubeletConfiguration fields
+ * are accepted and not read; nodecm's own fields (kubeletVersion, rootDirectory, enforcement,
+ * the nodecmd section, fitAdmission) are never unknown. "kind" and "apiVersion", when given,
+ * must be KubeletConfiguration and kubelet.config.k8s.io/v1beta1 (the only version the
+ * kubelet's scheme registers), with the kubelet's text. Values are checked as the kubelet's decoder
+ * and its start-up do, with its texts: string maps of strings, policy and scope names (`unknown
  * policy: "foo"`, `unknown scope: "foo"`), option names, values and maturity against the
  * feature gates (CPUManagerPolicyAlphaOptions, ...BetaOptions,
  * TopologyManagerPolicyAlphaOptions, ...BetaOptions; the GA gates CPUManagerPolicyOptions and
@@ -64,13 +87,19 @@ typedef struct ncm_node_config ncm_node_config;
 NCM_API int ncm_node_config_from_json(struct json_object *o, const char *path,
                                       ncm_node_config **ret, ncm_error *err);
 
+/* The same with the decoding chosen (a scenario's node.kubelet, with simulate's setting). */
+NCM_API int ncm_node_config_from_json_ex(struct json_object *o, const char *path,
+                                         ncm_node_config_decoding decoding, ncm_node_config **ret,
+                                         ncm_error *err);
+
 /* The same from JSON or YAML text (NAME starts syntax errors; PATH as above, may be ""). */
 NCM_API int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
                                   ncm_node_config **ret, ncm_error *err);
 
 /*
  * Apply the fields of O over a copy of BASE (a shallow merge by field: each field present in O
- * replaces BASE's). Used for a restart with a changed configuration. PATH as above.
+ * replaces BASE's), decoded as BASE was, BASE's document warnings kept. Used for a restart with
+ * a changed configuration, and for flags over a file. PATH as above.
  */
 NCM_API int ncm_node_config_merge(const ncm_node_config *base, struct json_object *o,
                                   const char *path, ncm_node_config **ret, ncm_error *err);
@@ -81,12 +110,26 @@ NCM_API int ncm_node_config_merge_text(const ncm_node_config *base, const char *
                                        ncm_error *err);
 
 /*
- * Read a kubelet configuration file (YAML or JSON; "-" for standard input), as the kubelet's
- * --config: "kind", when present, must be KubeletConfiguration and "apiVersion"
- * kubelet.config.k8s.io/v1beta1 (or v1alpha1, v1); the fields as ncm_node_config_from_json(),
- * unknown ones ignored. Errors start with PATH.
+ * Read a kubelet configuration file (YAML or JSON; "-" for standard input) as the kubelet's
+ * --config reads it (pkg/kubelet/kubeletconfig/configfiles and util/codec), with DECODING
+ * (ncm_node_config_load_file: lenient, what the kubelet does):
+ *  - an empty file is refused: `kubelet config file "PATH" was empty`; a document of nothing
+ *    (comments, "---") is the kubelet's `failed to decode: Object 'Kind' is missing in 'null'`;
+ *  - kind and apiVersion are required: KubeletConfiguration, kubelet.config.k8s.io/v1beta1
+ *    (`Object 'apiVersion' is missing in '...'`, `no kind "KubeletConfiguration" is registered
+ *    for version "kubelet.config.k8s.io/v1" ...`);
+ *  - YAML: the first document only (go-yaml's Unmarshal ignores the rest: warned about),
+ *    anchors, aliases and merge keys resolved; a repeated key keeps its last value; JSON:
+ *    repeated objects merge as Go's decoder merges them; repeats are strict errors;
+ *  - the fields as ncm_node_config_from_json().
+ * Errors start with PATH.
  */
+NCM_API int ncm_node_config_load_file_ex(const char *path, ncm_node_config_decoding decoding,
+                                         ncm_node_config **ret, ncm_error *err);
 NCM_API int ncm_node_config_load_file(const char *path, ncm_node_config **ret, ncm_error *err);
+
+/* How C was decoded. */
+NCM_API ncm_node_config_decoding ncm_node_config_get_decoding(const ncm_node_config *c) NCM_PURE;
 
 NCM_API ncm_node_config *ncm_node_config_free(ncm_node_config *c);
 NCM_DEFINE_AUTOPTR(ncm_node_config, ncm_node_config_free)

@@ -190,8 +190,8 @@ static int fail_at(ybuild *b, const yaml_mark_t *m, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
-        return ncm_error_set(b->err, EINVAL, "%s:%zu:%zu: invalid YAML: %s", b->name,
-                             m->line + 1, m->column + 1, what);
+        return ncm_error_set(b->err, EINVAL, "%s:%zu:%zu: invalid YAML: %s", b->name, m->line + 1,
+                             m->column + 1, what);
 }
 
 static int parser_error(ybuild *b, const yaml_parser_t *p)
@@ -383,8 +383,8 @@ static int on_scalar(ybuild *b, const yaml_event_t *ev)
                 return fail_at(b, &ev->start_mark, "NUL in scalar");
         count(b, 1);
         o = plain ? resolve_plain(v) : json_object_new_string(v);
-        if (!o && !(plain && str_in(v, (const char *const[]){"", "~", "null", "Null", "NULL",
-                                                            NULL})))
+        if (!o &&
+            !(plain && str_in(v, (const char *const[]){"", "~", "null", "Null", "NULL", NULL})))
                 return oom(b);
         if (ev->data.scalar.anchor) {
                 ssize_t a = anchor_add(b, (const char *)ev->data.scalar.anchor, o);

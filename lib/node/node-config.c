@@ -48,12 +48,6 @@ static const char *const known_fields[] = {
                 "enforcement",
 };
 
-/* Real KubeletConfiguration fields close to the ones above (not typos). */
-static const char *const other_fields[] = {
-                "reservedMemory",         "systemCgroups", "kubeletCgroups", "evictionSoft",
-                "evictionMinimumReclaim", "podsPerCore",   "kubeAPIQPS",     "kubeAPIBurst",
-};
-
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size)
 {
         if (!c->path || !c->path[0])
@@ -61,59 +55,6 @@ const char *ncm__node_field(const ncm_node_config *c, const char *field, char *b
         else
                 snprintf(buf, size, "%s.%s", c->path, field);
         return buf;
-}
-
-static int edit_distance(const char *a, const char *b)
-{
-        size_t la = strlen(a), lb = strlen(b);
-        int row[64];
-
-        if (la >= 63 || lb >= 63)
-                return 99;
-        for (size_t j = 0; j <= lb; j++)
-                row[j] = (int)j;
-        for (size_t i = 1; i <= la; i++) {
-                int prev = row[0];
-                row[0] = (int)i;
-                for (size_t j = 1; j <= lb; j++) {
-                        int cur = row[j];
-                        int best = prev + (a[i - 1] != b[j - 1]);
-                        if (row[j] + 1 < best)
-                                best = row[j] + 1;
-                        if (row[j - 1] + 1 < best)
-                                best = row[j - 1] + 1;
-                        row[j] = best;
-                        prev = cur;
-                }
-        }
-        return row[lb];
-}
-
-static bool is_known(const char *key)
-{
-        for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++)
-                if (strcmp(key, known_fields[i]) == 0)
-                        return true;
-        for (size_t i = 0; i < NCM_ELEMENTSOF(other_fields); i++)
-                if (strcmp(key, other_fields[i]) == 0)
-                        return true;
-        return false;
-}
-
-/* A probable misspelling of a field we read, or NULL. */
-static const char *typo_of(const char *key)
-{
-        if (is_known(key))
-                return NULL;
-        for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++) {
-                int d;
-                if (strcasecmp(key, known_fields[i]) == 0)
-                        return known_fields[i];
-                d = edit_distance(key, known_fields[i]);
-                if (d <= 2 && strlen(key) > 6)
-                        return known_fields[i];
-        }
-        return NULL;
 }
 
 ncm_node_config *ncm_node_config_free(ncm_node_config *c)
@@ -166,9 +107,7 @@ const char *ncm_node_config_warning(const ncm_node_config *c, size_t i)
         return i < c->n_warnings ? c->warnings[i] : NULL;
 }
 
-/* Record a warning (what the kubelet would log, or nodecm's word on what it does). */
-static int warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...) NCM_PRINTF(3, 4);
-static int warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
+int ncm__node_config_warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
 {
         char *s = NULL;
         va_list ap;
@@ -442,10 +381,11 @@ static int override_reserved_cpu(ncm_node_config *c, ncm_error *err)
         c->reserved_milli_set = true;
         c->reserved_milli = (int64_t)count * 1000;
         if (c->reserved_cpu_given)
-                return warn(c, err,
-                            "reservedSystemCPUs \"%s\" overrides the cpu of kubeReserved "
-                            "(removed) and systemReserved (set to %u), as the kubelet does",
-                            c->reserved_cpus_text, count);
+                return ncm__node_config_warn(
+                                c, err,
+                                "reservedSystemCPUs \"%s\" overrides the cpu of kubeReserved "
+                                "(removed) and systemReserved (set to %u), as the kubelet does",
+                                c->reserved_cpus_text, count);
         return 0;
 }
 
@@ -726,15 +666,6 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                 return ncm_error_set(err, EINVAL, "%s: expected object, got %s",
                                      c->path[0] ? c->path : "kubelet configuration",
                                      ncm__json_type_name(o));
-        json_object_object_foreach(o, key, val)
-        {
-                const char *t = typo_of(key);
-                (void)val;
-                if (t)
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: unknown field (did you mean \"%s\"?)",
-                                             ncm__node_field(c, key, path, sizeof(path)), t);
-        }
 
         /* ValidateKubeletConfiguration: gates first */
         r = parse_gates(c, o, err);
@@ -906,9 +837,12 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
         return parse_cgroup_fields(c, o, err);
 }
 
-static int config_from_json(json_object *o, const char *path, ncm_node_config **ret, ncm_error *err)
+static int config_from_json(json_object *o, const char *path, ncm_node_config_decoding decoding,
+                            const ncm_json_info *info, const ncm_node_config *base,
+                            ncm_node_config **ret, ncm_error *err)
 {
         ncm_autoptr(ncm_node_config) c = calloc(1, sizeof(*c));
+        ncm_autojson view = NULL;
         int r;
 
         if (!c)
@@ -916,7 +850,24 @@ static int config_from_json(json_object *o, const char *path, ncm_node_config **
         c->path = strdup(path ? path : "");
         if (!c->path)
                 return oom(err);
+        c->decoding = decoding;
         c->src = json_object_get(o);
+        /* a merge keeps what the base's document said (its repeats, its other documents) */
+        for (size_t i = 0; base && i < base->n_doc_warnings; i++) {
+                r = ncm__node_config_warn(c, err, "%s", base->warnings[i]);
+                if (r < 0)
+                        return r;
+                c->n_doc_warnings = c->n_warnings;
+        }
+        if (json_object_is_type(o, json_type_object)) {
+                r = ncm__node_config_check_kind(o, false, err);
+                if (r < 0)
+                        return c->path[0] ? ncm_error_prefix(err, "%s", c->path) : r;
+                r = ncm__node_config_decode(c, o, info, &view, err);
+                if (r < 0)
+                        return r;
+                o = view;
+        }
         r = parse(c, o, err);
         if (r < 0)
                 return r;
@@ -924,8 +875,9 @@ static int config_from_json(json_object *o, const char *path, ncm_node_config **
         return 0;
 }
 
-int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config **ret,
-                              ncm_error *err)
+int ncm_node_config_from_json_ex(json_object *o, const char *path,
+                                 ncm_node_config_decoding decoding, ncm_node_config **ret,
+                                 ncm_error *err)
 {
         ncm_autojson empty = NULL;
 
@@ -935,7 +887,13 @@ int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config 
                         return oom(err);
                 o = empty;
         }
-        return config_from_json(o, path, ret, err);
+        return config_from_json(o, path, decoding, NULL, NULL, ret, err);
+}
+
+int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config **ret,
+                              ncm_error *err)
+{
+        return ncm_node_config_from_json_ex(o, path, NCM_NODE_CONFIG_STRICT, ret, err);
 }
 
 int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
@@ -994,7 +952,7 @@ int ncm_node_config_merge(const ncm_node_config *base, json_object *o, const cha
                                 return oom(err);
                 }
         }
-        return config_from_json(merged, path, ret, err);
+        return config_from_json(merged, path, base->decoding, NULL, base, ret, err);
 }
 
 int ncm_node_config_merge_text(const ncm_node_config *base, const char *text, size_t len,
@@ -1009,46 +967,56 @@ int ncm_node_config_merge_text(const ncm_node_config *base, const char *text, si
                                      path, ret, err);
 }
 
-int ncm_node_config_load_file(const char *path, ncm_node_config **ret, ncm_error *err)
+int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decoding *ret)
 {
-        static const char *const versions[] = {"kubelet.config.k8s.io/v1beta1",
-                                               "kubelet.config.k8s.io/v1alpha1",
-                                               "kubelet.config.k8s.io/v1"};
+        if (strcmp(s, "lenient") == 0)
+                *ret = NCM_NODE_CONFIG_LENIENT;
+        else if (strcmp(s, "strict") == 0)
+                *ret = NCM_NODE_CONFIG_STRICT;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+int ncm_node_config_load_file_ex(const char *path, ncm_node_config_decoding decoding,
+                                 ncm_node_config **ret, ncm_error *err)
+{
         const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+        ncm_json_info info = {0};
         ncm_autojson o = NULL;
-        json_object *v;
+        size_t len = 0;
         int r;
 
-        r = ncm__json_load_file(path, &o, err);
+        /* the first YAML document, repeats reported, JSON as Go decodes it
+         * (sigs.k8s.io/yaml and sigs.k8s.io/json under the kubelet's codec) */
+        r = ncm__json_load_file_ex(path, NCM_JSON_FIRST_DOCUMENT | NCM_JSON_GO, &o, &len, &info,
+                                   err);
         if (r < 0)
                 return r;
-        if (!o || json_object_is_type(o, json_type_null))
-                return ncm_node_config_from_json(NULL, "", ret, err);
-        if (!json_object_is_type(o, json_type_object))
-                return ncm_error_set(err, EINVAL,
-                                     "%s: expected a KubeletConfiguration object, got %s", name,
-                                     ncm__json_type_name(o));
-        v = ncm__json_get(o, "kind");
-        if (v && (!json_object_is_type(v, json_type_string) ||
-                  strcmp(json_object_get_string(v), "KubeletConfiguration") != 0))
-                return ncm_error_set(err, EINVAL, "%s: kind: expected KubeletConfiguration, got %s",
-                                     name, json_object_to_json_string(v));
-        v = ncm__json_get(o, "apiVersion");
-        if (v) {
-                bool ok = false;
-                for (size_t i = 0;
-                     i < NCM_ELEMENTSOF(versions) && json_object_is_type(v, json_type_string); i++)
-                        ok = ok || strcmp(json_object_get_string(v), versions[i]) == 0;
-                if (!ok)
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: apiVersion: expected "
-                                             "kubelet.config.k8s.io/v1beta1, got %s",
-                                             name, json_object_to_json_string(v));
+        /* pkg/kubelet/kubeletconfig/configfiles: "no configuration is an error" */
+        if (len == 0)
+                r = ncm_error_set(err, EINVAL, "kubelet config file \"%s\" was empty", name);
+        if (r >= 0)
+                r = ncm__node_config_check_kind(o, true, err);
+        if (r < 0) {
+                ncm__json_info_done(&info);
+                return r == -ENOMEM || len == 0 ? r : ncm_error_prefix(err, "%s", name);
         }
-        r = ncm_node_config_from_json(o, "", ret, err);
+        r = config_from_json(o, "", decoding, &info, NULL, ret, err);
+        ncm__json_info_done(&info);
         if (r < 0 && r != -ENOMEM)
                 ncm_error_prefix(err, "%s", name);
         return r;
+}
+
+int ncm_node_config_load_file(const char *path, ncm_node_config **ret, ncm_error *err)
+{
+        return ncm_node_config_load_file_ex(path, NCM_NODE_CONFIG_LENIENT, ret, err);
+}
+
+ncm_node_config_decoding ncm_node_config_get_decoding(const ncm_node_config *c)
+{
+        return c->decoding;
 }
 
 const char *ncm_node_config_cgroup_root(const ncm_node_config *c)

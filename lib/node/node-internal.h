@@ -65,7 +65,31 @@ struct ncm_node_config {
         size_t n_warnings, cap_warnings;
         bool reserved_cpu_given; /* kubeReserved or systemReserved named cpu beside
                                     reservedSystemCPUs */
+        size_t n_doc_warnings;   /* the first warnings are the document's (repeats, more
+                                    documents): a merge keeps them */
+        ncm_node_config_decoding decoding;
 };
+
+/* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
+int ncm__node_config_warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
+                NCM_PRINTF(3, 4);
+
+struct ncm_json_info;
+/*
+ * The kubelet codec's strict-then-lenient decoding of O (node-config-decode.c): repeated keys
+ * (INFO, may be NULL) and unknown fields warned about (lenient) or refused with the kubelet's
+ * strict texts (strict). *RET_VIEW: the object to read the fields from (a reference): O, or a
+ * copy without the fields the chosen kubelet does not have yet.
+ */
+int ncm__node_config_decode(ncm_node_config *c, json_object *o, const struct ncm_json_info *info,
+                            json_object **ret_view, ncm_error *err);
+
+/* kind and apiVersion as the kubelet's scheme checks them (REQUIRED: a file; else only when
+ * given). O may be NULL (an empty document). -EINVAL with the kubelet's text. */
+int ncm__node_config_check_kind(json_object *o, bool required, ncm_error *err);
+
+/* Whether NAME is one of nodecm's own top-level fields. */
+bool ncm__node_config_is_nodecm_field(const char *name);
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);

@@ -51,6 +51,11 @@ size_t ncm_scenario_num_steps(const ncm_scenario *s)
         return s->n_steps;
 }
 
+const ncm_node_config *ncm_scenario_config(const ncm_scenario *s)
+{
+        return s->cfg;
+}
+
 const ncm_topo *ncm_scenario_topo(const ncm_scenario *s)
 {
         return s->topo;
@@ -487,7 +492,11 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
         r = parse_topology(s, ncm__json_get(node, "topology"), base, flags, err);
         if (r < 0)
                 return r;
-        r = ncm_node_config_from_json(ncm__json_get(node, "kubelet"), "node.kubelet", &s->cfg, err);
+        r = ncm_node_config_from_json_ex(ncm__json_get(node, "kubelet"), "node.kubelet",
+                                         (flags & NCM_SCENARIO_LENIENT_CONFIG)
+                                                         ? NCM_NODE_CONFIG_LENIENT
+                                                         : NCM_NODE_CONFIG_STRICT,
+                                         &s->cfg, err);
         if (r < 0)
                 return r;
         if (ncm__json_get(node, "state")) {

@@ -67,6 +67,32 @@ run node-allocatable --capacity cpu=128,memory=256Gi --reserved-cpus 0-1 --kube-
 expect_rc 0 "--reserved-cpus"
 case "$OUT" in *'"allocatable": {"cpu": "126", '*) ;; *) fail "--reserved-cpus: [$OUT]" ;; esac
 
+# A kubelet file is read as the kubelet reads it (our files; tests/data/kubelet/README.md names
+# the public files that showed each case): amazon-eks-ami's capitalised "CPUManagerPolicy" is
+# an unknown field the kubelet ignores after strict decoding fails; --config-decoding strict
+# refuses it with the kubelet's strict text.
+run node-allocatable --config "$DATA/kubelet/eks-case.json" --capacity cpu=4,memory=8Gi --json
+expect_rc 0 "lenient decoding"
+expect_err_contains 'eks-case.json: unknown field "CPUManagerPolicy" (the kubelet'"'"'s decoder is case-sensitive: it does not read it as "cpuManagerPolicy"): the kubelet ignores it' \
+        "lenient decoding warning"
+run node-allocatable --config "$DATA/kubelet/eks-case.json" --capacity cpu=4 --config-decoding strict
+expect_rc 2 "strict decoding"
+expect_err_contains 'eks-case.json: strict decoding error: unknown field "CPUManagerPolicy"' \
+        "strict decoding"
+run node-allocatable --config "$DATA/kubelet/apiversion-v1.yaml" --capacity cpu=4
+expect_rc 2 "apiVersion v1"
+expect_err_contains 'no kind "KubeletConfiguration" is registered for version "kubelet.config.k8s.io/v1"' \
+        "apiVersion v1"
+run node-allocatable --config "$DATA/kubelet/empty.yaml" --capacity cpu=4
+expect_rc 2 "empty file"
+expect_err_contains 'empty.yaml" was empty' "empty file"
+run node-allocatable --config "$DATA/kubelet/no-kind.yaml" --capacity cpu=4
+expect_rc 2 "no kind"
+expect_err_contains "failed to decode: Object 'Kind' is missing in" "no kind"
+run node-allocatable --config-decoding loose
+expect_rc 2 "bad decoding"
+expect_err_contains "--config-decoding: expected lenient or strict, got 'loose'" "bad decoding"
+
 # This machine: the capacity is read from /sys and /proc.
 run node-allocatable
 expect_rc 0 "this machine"

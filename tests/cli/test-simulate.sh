@@ -191,10 +191,28 @@ bad "locked gate" 2 'node.kubelet.featureGates: cannot set feature gate CPUManag
 $NODE
   kubelet: {featureGates: {CPUManagerPolicyOptions: false}}
 EOF
-bad "misspelt field" 2 'node.kubelet.cpuManagerPolcy: unknown field (did you mean "cpuManagerPolicy"?)' <<EOF
+bad "misspelt field" 2 'node.kubelet: strict decoding error: unknown field "cpuManagerPolcy" (did you mean "cpuManagerPolicy"?)' <<EOF
 $NODE
   kubelet: {cpuManagerPolcy: static}
 EOF
+# a scenario's node.kubelet is decoded strictly; --config-decoding lenient reads it as the
+# kubelet reads its file (amazon-eks-ami's "CPUManagerPolicy": ignored, the none policy)
+cat >"$TMPD/eks.yaml" <<EOF
+$NODE
+  kubelet: {CPUManagerPolicy: static}
+steps: [{admit: $POD}]
+EOF
+run simulate "$TMPD/eks.yaml"
+expect_rc 2 "strict node.kubelet"
+expect_err_contains 'node.kubelet: strict decoding error: unknown field "CPUManagerPolicy"' \
+        "strict node.kubelet"
+run simulate --config-decoding lenient "$TMPD/eks.yaml"
+expect_rc 0 "lenient node.kubelet"
+case "$OUT" in *"p1"*) ;; *) fail "lenient node.kubelet: [$OUT]" ;; esac
+expect_err_contains 'node.kubelet: unknown field "CPUManagerPolicy"' "lenient node.kubelet warning"
+run simulate --config-decoding sloppy "$TMPD/eks.yaml"
+expect_rc 2 "bad --config-decoding"
+
 bad "align-by-socket with single-numa-node" 2 'Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option' <<EOF
 $NODE
   kubelet:

@@ -186,7 +186,8 @@ static void test_node_config_errors(void **state)
         expect_error("{\"memoryReservationPolicy\": \"Static\"}", EINVAL,
                      "k.memoryReservationPolicy: unknown policy: \"Static\"");
         expect_error("{\"cgroupRot\": \"/\"}", EINVAL,
-                     "k.cgroupRot: unknown field (did you mean \"cgroupRoot\"?)");
+                     "k: strict decoding error: unknown field \"cgroupRot\" (did you mean "
+                     "\"cgroupRoot\"?)");
         /* a partial list with cgroupsPerQOS off is fine when empty */
         {
                 ncm_autoptr(ncm_node_config) c = parse_ok(
@@ -195,6 +196,32 @@ static void test_node_config_errors(void **state)
         }
 }
 
+static ncm_node_config *load(const char *file, ncm_node_config_decoding dec, int expect,
+                             ncm_error *err)
+{
+        ncm_autofree char *path = tu_data_path(file);
+        ncm_node_config *c = NULL;
+        int r = ncm_node_config_load_file_ex(path, dec, &c, err);
+        if (r != expect)
+                fail_msg("%s: got %d (%s), expected %d", file, r, err->msg, expect);
+        return c;
+}
+
+static void expect_warning(const ncm_node_config *c, size_t i, const char *text)
+{
+        if (i >= ncm_node_config_n_warnings(c) || !strstr(ncm_node_config_warning(c, i), text))
+                fail_msg("warning %zu of %zu: '%s', expected '%s'", i,
+                         ncm_node_config_n_warnings(c),
+                         i < ncm_node_config_n_warnings(c) ? ncm_node_config_warning(c, i) : "-",
+                         text);
+}
+
+/*
+ * The kubelet's codec: the only registered version is v1beta1; kind and apiVersion are
+ * required; an empty file or an empty document is no configuration. The texts are the
+ * kubelet's (configfiles.go, the json serializer's missing-kind error, the scheme's
+ * not-registered error).
+ */
 static void test_node_config_file_kind(void **state)
 {
         ncm_autofree char *dir = tu_mkdtemp();
@@ -202,18 +229,155 @@ static void test_node_config_file_kind(void **state)
         ncm_node_config *c = NULL;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
+
         snprintf(path, sizeof(path), "%s/pod.yaml", dir);
         tu_write_file(path, "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n");
         assert_int_equal(ncm_node_config_load_file(path, &c, &err), -EINVAL);
-        assert_non_null(strstr(err.msg, "kind: expected KubeletConfiguration, got \"Pod\""));
+        assert_non_null(strstr(err.msg, "no kind \"Pod\" is registered for version \"v1\""));
         assert_int_equal(strncmp(err.msg, path, strlen(path)), 0);
         tu_write_file(path, "apiVersion: kubelet.config.k8s.io/v2\nkind: KubeletConfiguration\n");
         assert_int_equal(ncm_node_config_load_file(path, &c, &err), -EINVAL);
-        assert_non_null(strstr(err.msg, "apiVersion: expected kubelet.config.k8s.io/v1beta1"));
+        assert_non_null(strstr(err.msg, "for version \"kubelet.config.k8s.io/v2\""));
         tu_write_file(path, "kind: KubeletConfiguration\ncgroupDriver: nope\n");
         assert_int_equal(ncm_node_config_load_file(path, &c, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "Object 'apiVersion' is missing in "
+                                        "'{\"kind\":\"KubeletConfiguration\",\"cgroupDriver\":"
+                                        "\"nope\"}'"));
+        tu_write_file(path, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: "
+                            "KubeletConfiguration\ncgroupDriver: nope\n");
+        assert_int_equal(ncm_node_config_load_file(path, &c, &err), -EINVAL);
         assert_non_null(strstr(err.msg, ": cgroupDriver: unknown cgroup driver"));
+        tu_write_file(path, "- 1\n");
+        assert_int_equal(ncm_node_config_load_file(path, &c, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "couldn't get version/kind"));
+        tu_write_file(path, "apiVersion: 1\nkind: KubeletConfiguration\n");
+        assert_int_equal(ncm_node_config_load_file(path, &c, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "cannot unmarshal number into Go struct field "
+                                        ".apiVersion of type string"));
         assert_null(c);
+        tu_rm_rf(dir);
+
+        c = load("kubelet/apiversion-v1.yaml", NCM_NODE_CONFIG_LENIENT, -EINVAL, &err);
+        assert_non_null(strstr(err.msg, "failed to decode: no kind \"KubeletConfiguration\" is "
+                                        "registered for version \"kubelet.config.k8s.io/v1\""));
+        c = load("kubelet/no-kind.yaml", NCM_NODE_CONFIG_LENIENT, -EINVAL, &err);
+        assert_non_null(strstr(err.msg, "failed to decode: Object 'Kind' is missing in "
+                                        "'{\"cpuManagerPolicy\":\"static\",\"reservedSystemCPUs\":"
+                                        "\"0\"}'"));
+        c = load("kubelet/empty.yaml", NCM_NODE_CONFIG_LENIENT, -EINVAL, &err);
+        assert_non_null(strstr(err.msg, "kubelet config file \""));
+        assert_non_null(strstr(err.msg, "empty.yaml\" was empty"));
+        c = load("kubelet/comments-only.yaml", NCM_NODE_CONFIG_LENIENT, -EINVAL, &err);
+        assert_non_null(strstr(err.msg, "failed to decode: Object 'Kind' is missing in 'null'"));
+        assert_null(c);
+}
+
+/*
+ * A field the kubelet does not know (amazon-eks-ami's "CPUManagerPolicy", capitalised: the
+ * decoder is case-sensitive) fails strict decoding; the kubelet then decodes leniently, ignores
+ * it and starts with the none policy. nodecm: the same with a warning naming the field, or a
+ * refusal with the kubelet's strict text.
+ */
+static void test_node_config_lenient_decoding(void **state)
+{
+        ncm_autoptr(ncm_node_config) c = NULL;
+        ncm_autoptr(ncm_node_config) anchors = NULL;
+        ncm_autoptr(ncm_node_config) two = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        c = load("kubelet/eks-case.json", NCM_NODE_CONFIG_LENIENT, 0, &err);
+        assert_string_equal(ncm_node_config_cpu_policy(c), "none");
+        assert_int_equal(ncm_node_config_n_warnings(c), 1);
+        expect_warning(c, 0,
+                       "unknown field \"CPUManagerPolicy\" (the kubelet's decoder is "
+                       "case-sensitive: it does not read it as \"cpuManagerPolicy\"): the kubelet "
+                       "ignores it (lenient decoding, after strict decoding failed)");
+        assert_null(load("kubelet/eks-case.json", NCM_NODE_CONFIG_STRICT, -EINVAL, &err));
+        assert_non_null(strstr(err.msg, "eks-case.json: strict decoding error: unknown field "
+                                        "\"CPUManagerPolicy\""));
+
+        /* anchors, aliases and a merge key read; the repeats go-yaml's strict mode refuses */
+        anchors = load("kubelet/anchors-repeats.yaml", NCM_NODE_CONFIG_LENIENT, 0, &err);
+        assert_string_equal(ncm_node_config_cpu_policy(anchors), "static");
+        assert_int_equal(ncm_quantity_value(ncm_resource_list_get(
+                                         ncm_node_config_system_reserved(anchors), "memory")),
+                         512 << 20);
+        assert_int_equal(ncm_quantity_value(ncm_resource_list_get(
+                                         ncm_node_config_kube_reserved(anchors), "memory")),
+                         1 << 30);
+        expect_warning(anchors, 0,
+                       "line 11: key \"memory\" (systemReserved.memory) already set in map: the "
+                       "kubelet keeps the last value");
+        expect_warning(anchors, 1, "line 14: key \"cpuManagerPolicy\" already set in map");
+        assert_null(load("kubelet/anchors-repeats.yaml", NCM_NODE_CONFIG_STRICT, -EINVAL, &err));
+        assert_non_null(strstr(err.msg, "strict decoding error: line 11: key \"memory\" already "
+                                        "set in map, line 14: key \"cpuManagerPolicy\" already "
+                                        "set in map"));
+
+        /* the first document only, whatever follows */
+        two = load("kubelet/two-documents.yaml", NCM_NODE_CONFIG_STRICT, 0, &err);
+        assert_string_equal(ncm_node_config_cpu_policy(two), "static");
+        expect_warning(two, 0,
+                       "line 8: a second YAML document: the kubelet reads the first "
+                       "one only");
+}
+
+/* Unknown, misspelt and nested unknown fields; a field newer than the chosen kubelet; JSON
+ * repeats merge as Go merges them. */
+static void test_node_config_unknown_fields(void **state)
+{
+        ncm_autofree char *dir = tu_mkdtemp();
+        char path[4096];
+        ncm_autoptr(ncm_node_config) c = NULL;
+        ncm_autoptr(ncm_node_config) old = NULL;
+        ncm_autoptr(ncm_node_config) j = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        snprintf(path, sizeof(path), "%s/k.yaml", dir);
+        tu_write_file(path, "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+                            "kind: KubeletConfiguration\n"
+                            "cpuManagerPolcy: static\n"
+                            "authentication: {x509: {clientCAFiel: /ca}}\n"
+                            "logging: {format: json, options: {json: {infoBufferSize: \"0\"}}}\n"
+                            "nodecmd: {logLevel: info}\n"
+                            "kubeletVersion: \"1.35\"\n"
+                            "memoryReservationPolicy: TieredReservation\n");
+        assert_int_equal(ncm_node_config_load_file(path, &c, &err), 0);
+        assert_int_equal(ncm_node_config_n_warnings(c), 3);
+        expect_warning(c, 0,
+                       "unknown field \"cpuManagerPolcy\" (did you mean "
+                       "\"cpuManagerPolicy\"?): the kubelet ignores it");
+        expect_warning(c, 1, "unknown field \"authentication.x509.clientCAFiel\"");
+        expect_warning(c, 2,
+                       "unknown field \"memoryReservationPolicy\" (kubelet 1.35 has no such "
+                       "field: it came in 1.36)");
+        /* not read either: kubelet 1.35 has no memory reservation policy */
+        {
+                ncm_cgroup_pod_options o;
+                ncm_node_config_pod_options(c, &o);
+                assert_int_equal(o.memory_qos, NCM_CGROUP_MEMORY_QOS_NONE);
+        }
+        assert_int_equal(ncm_node_config_load_file_ex(path, NCM_NODE_CONFIG_STRICT, &old, &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.msg, "unknown field \"cpuManagerPolcy\" (did you mean "
+                                        "\"cpuManagerPolicy\"?), unknown field "
+                                        "\"authentication.x509.clientCAFiel\" (did you mean "
+                                        "\"clientCAFile\"?), unknown field "
+                                        "\"memoryReservationPolicy\" (kubelet 1.35 has no such "
+                                        "field: it came in 1.36)"));
+
+        snprintf(path, sizeof(path), "%s/k.json", dir);
+        tu_write_file(path, "{\"apiVersion\": \"kubelet.config.k8s.io/v1beta1\", \"kind\": "
+                            "\"KubeletConfiguration\",\n \"kubeReserved\": {\"cpu\": \"1\"},\n "
+                            "\"kubeReserved\": {\"memory\": \"1Gi\"}}");
+        assert_int_equal(ncm_node_config_load_file(path, &j, &err), 0);
+        assert_int_equal(ncm_node_config_kube_reserved(j)->n, 2);
+        expect_warning(j, 0, "line 3: duplicate field \"kubeReserved\": the kubelet decodes both");
+        assert_int_equal(ncm_node_config_load_file_ex(path, NCM_NODE_CONFIG_STRICT, &old, &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.msg, "strict decoding error: duplicate field \"kubeReserved\""));
         tu_rm_rf(dir);
 }
 
@@ -277,6 +441,8 @@ int main(void)
                         cmocka_unit_test(test_node_config_cgroup_fields),
                         cmocka_unit_test(test_node_config_errors),
                         cmocka_unit_test(test_node_config_file_kind),
+                        cmocka_unit_test(test_node_config_lenient_decoding),
+                        cmocka_unit_test(test_node_config_unknown_fields),
                         cmocka_unit_test(test_node_config_compare),
                         cmocka_unit_test(test_node_config_merge_text),
         };

@@ -355,12 +355,16 @@ static const cfg_case cfg_cases[] = {
                  "{\"memory.available\": \"100Mi\"}, \"memoryManagerPolicy\": \"None\"}",
                  NULL, 0},
                 {"{\"CPUManagerPolicy\": \"static\"}",
-                 "node.kubelet.CPUManagerPolicy: unknown field (did you mean "
-                 "\"cpuManagerPolicy\"?)",
+                 "node.kubelet: strict decoding error: unknown field \"CPUManagerPolicy\" (the "
+                 "kubelet's decoder is case-sensitive: it does not read it as "
+                 "\"cpuManagerPolicy\") (the kubelet would decode it leniently and start; nodecm "
+                 "does with --config-decoding lenient)",
                  EINVAL},
                 {"{\"topologyManagerPolicyOption\": {}}",
-                 "node.kubelet.topologyManagerPolicyOption: unknown field (did you mean "
-                 "\"topologyManagerPolicyOptions\"?)",
+                 "node.kubelet: strict decoding error: unknown field "
+                 "\"topologyManagerPolicyOption\" (did you mean \"topologyManagerPolicyOptions\"?) "
+                 "(the kubelet would decode it leniently and start; nodecm does with "
+                 "--config-decoding lenient)",
                  EINVAL},
                 {"{\"memoryManagerPolicy\": \"Static\"}",
                  "node.kubelet.memoryManagerPolicy: \"Static\": nodecm has no memory manager "
