@@ -37,17 +37,19 @@
 
 typedef struct field {
         const char *name;
-        int since;                    /* minor release that added it, 0: before 1.32 */
-        const struct field *members;  /* an object's (or a list's objects') fields, or NULL */
-        bool list;                    /* a list of such objects */
+        int since;                   /* minor release that added it, 0: before 1.32 */
+        const struct field *members; /* an object's (or a list's objects') fields, or NULL */
+        bool list;                   /* a list of such objects */
 } field;
 
-#define END {NULL, 0, NULL, false}
+#define END                                                                                        \
+        {                                                                                          \
+                NULL, 0, NULL, false                                                               \
+        }
 
 static const field f_x509[] = {{"clientCAFile", 0, NULL, false}, END};
-static const field f_authn_webhook[] = {{"enabled", 0, NULL, false},
-                                        {"cacheTTL", 0, NULL, false},
-                                        END};
+static const field f_authn_webhook[] = {
+                {"enabled", 0, NULL, false}, {"cacheTTL", 0, NULL, false}, END};
 static const field f_anonymous[] = {{"enabled", 0, NULL, false}, END};
 static const field f_authentication[] = {{"x509", 0, f_x509, false},
                                          {"webhook", 0, f_authn_webhook, false},
@@ -56,36 +58,27 @@ static const field f_authentication[] = {{"x509", 0, f_x509, false},
 static const field f_authz_webhook[] = {{"cacheAuthorizedTTL", 0, NULL, false},
                                         {"cacheUnauthorizedTTL", 0, NULL, false},
                                         END};
-static const field f_authorization[] = {{"mode", 0, NULL, false},
-                                        {"webhook", 0, f_authz_webhook, false},
-                                        END};
+static const field f_authorization[] = {
+                {"mode", 0, NULL, false}, {"webhook", 0, f_authz_webhook, false}, END};
 static const field f_memory_swap[] = {{"swapBehavior", 0, NULL, false}, END};
 static const field f_crash_loop[] = {{"maxContainerRestartPeriod", 0, NULL, false}, END};
 static const field f_userns[] = {{"idsPerPod", 0, NULL, false}, END};
-static const field f_tracing[] = {{"endpoint", 0, NULL, false},
-                                  {"samplingRatePerMillion", 0, NULL, false},
-                                  END};
-static const field f_output[] = {{"splitStream", 0, NULL, false},
-                                 {"infoBufferSize", 0, NULL, false},
-                                 END};
-static const field f_log_options[] = {{"text", 0, f_output, false},
-                                      {"json", 0, f_output, false},
-                                      END};
-static const field f_vmodule[] = {{"filePattern", 0, NULL, false},
-                                  {"verbosity", 0, NULL, false},
-                                  END};
-static const field f_logging[] = {{"format", 0, NULL, false},
-                                  {"flushFrequency", 0, NULL, false},
-                                  {"verbosity", 0, NULL, false},
-                                  {"vmodule", 0, f_vmodule, true},
-                                  {"options", 0, f_log_options, false},
-                                  END};
-static const field f_shutdown_prio[] = {{"priority", 0, NULL, false},
-                                        {"shutdownGracePeriodSeconds", 0, NULL, false},
-                                        END};
-static const field f_reserved_memory[] = {{"numaNode", 0, NULL, false},
-                                          {"limits", 0, NULL, false},
-                                          END};
+static const field f_tracing[] = {
+                {"endpoint", 0, NULL, false}, {"samplingRatePerMillion", 0, NULL, false}, END};
+static const field f_output[] = {
+                {"splitStream", 0, NULL, false}, {"infoBufferSize", 0, NULL, false}, END};
+static const field f_log_options[] = {
+                {"text", 0, f_output, false}, {"json", 0, f_output, false}, END};
+static const field f_vmodule[] = {
+                {"filePattern", 0, NULL, false}, {"verbosity", 0, NULL, false}, END};
+static const field f_logging[] = {
+                {"format", 0, NULL, false},           {"flushFrequency", 0, NULL, false},
+                {"verbosity", 0, NULL, false},        {"vmodule", 0, f_vmodule, true},
+                {"options", 0, f_log_options, false}, END};
+static const field f_shutdown_prio[] = {
+                {"priority", 0, NULL, false}, {"shutdownGracePeriodSeconds", 0, NULL, false}, END};
+static const field f_reserved_memory[] = {
+                {"numaNode", 0, NULL, false}, {"limits", 0, NULL, false}, END};
 static const field f_taint[] = {{"key", 0, NULL, false},
                                 {"value", 0, NULL, false},
                                 {"effect", 0, NULL, false},
@@ -354,8 +347,7 @@ static void check_value(decode *d, json_object *v, const field *f, const char *p
                 for (size_t i = 0; i < json_object_array_length(v); i++) {
                         char p[560];
                         (void)!snprintf(p, sizeof(p), "%.500s[%zu]", path, i);
-                        check_members(d, json_object_array_get_idx(v, i), f->members, p,
-                                      depth + 1);
+                        check_members(d, json_object_array_get_idx(v, i), f->members, p, depth + 1);
                 }
                 return;
         }
@@ -455,8 +447,7 @@ int ncm__node_config_decode(ncm_node_config *c, json_object *o, const ncm_json_i
                                     "%s%sstrict decoding error: %s (the kubelet would decode it "
                                     "leniently and start; nodecm does with --config-decoding "
                                     "lenient)",
-                                    c->path[0] ? c->path : "", c->path[0] ? ": " : "",
-                                    d.errs.data);
+                                    c->path[0] ? c->path : "", c->path[0] ? ": " : "", d.errs.data);
         ncm_buf_done(&d.errs);
         if (d.r < 0)
                 return d.r;
@@ -493,8 +484,9 @@ int ncm__node_config_decode(ncm_node_config *c, json_object *o, const ncm_json_i
 /* The document's compact JSON for a message, cut to fit. */
 static void doc_text(json_object *o, char *buf, size_t size)
 {
-        const char *t = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-                                                                      JSON_C_TO_STRING_NOSLASHESCAPE)
+        const char *t = o ? json_object_to_json_string_ext(
+                                            o,
+                                            JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
                           : "null";
         size_t n = strlen(t);
 
@@ -532,17 +524,18 @@ int ncm__node_config_check_kind(json_object *o, bool required, ncm_error *err)
                 return 0;
         if ((kind && !json_object_is_type(kind, json_type_string)) ||
             (av && !json_object_is_type(av, json_type_string)))
-                return ncm_error_set(err, EINVAL,
-                                     "failed to decode: couldn't get version/kind; json parse "
-                                     "error: json: cannot unmarshal %s into Go struct field "
-                                     ".%s of type string",
-                                     ncm__json_type_name(kind && !json_object_is_type(
-                                                                         kind, json_type_string)
-                                                                 ? kind
-                                                                 : av),
-                                     kind && !json_object_is_type(kind, json_type_string)
-                                                     ? "kind"
-                                                     : "apiVersion");
+                return ncm_error_set(
+                                err, EINVAL,
+                                "failed to decode: couldn't get version/kind; json parse "
+                                "error: json: cannot unmarshal %s into Go struct field "
+                                ".%s of type string",
+                                ncm__json_type_name(
+                                                kind && !json_object_is_type(kind, json_type_string)
+                                                                ? kind
+                                                                : av),
+                                kind && !json_object_is_type(kind, json_type_string)
+                                                ? "kind"
+                                                : "apiVersion");
         if (!kind || !json_object_get_string_len(kind)) {
                 doc_text(o, text, sizeof(text));
                 return ncm_error_set(err, EINVAL,

@@ -228,52 +228,147 @@ static int get_string_map(const ncm_node_config *c, json_object *o, const char *
         return 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The minor release of the kubelet C reproduces. */
+static int kubelet_minor(const ncm_node_config *c)
+{
+        if (c->kubelet_version.major == 0)
+                return NCM_KUBELET_DEFAULT_MINOR;
+        return c->kubelet_version.minor > NCM_KUBELET_NEWEST_MINOR ? NCM_KUBELET_NEWEST_MINOR
+                                                                   : c->kubelet_version.minor;
+}
+
+/* The Go map text of an option map ("map[a:b c:d]", keys sorted), as %v prints it. */
+static void go_map_text(json_object *m, ncm_buf *b)
+{
+        const char *keys[256];
+        size_t n = 0;
+
+        json_object_object_foreach(m, k, v)
+        {
+                (void)v;
+                if (n < NCM_ELEMENTSOF(keys))
+                        keys[n++] = k;
+        }
+        qsort(keys, n, sizeof(*keys), cmp_str);
+        ncm_buf_puts(b, "map[");
+        for (size_t i = 0; i < n; i++) {
+                json_object *val = ncm__json_get(m, keys[i]);
+                ncm_buf_printf(b, "%s%s:%s", i ? " " : "", keys[i],
+                               val && json_object_is_type(val, json_type_string)
+                                               ? json_object_get_string(val)
+                                               : "");
+        }
+        ncm_buf_putc(b, ']');
+}
+
 /*
- * featureGates (component-base SetFromMap): booleans. The option gates are applied; the GA
- * gates of the option maps are locked to true; other names are accepted and ignored (nodecm
- * does not know every kubelet gate).
+ * featureGates, as the kubelet's SetFromMap sets them for its release (node-config-gates.c:
+ * unknown and locked gates refused, GA and deprecated ones warned about), in name order (Go's
+ * map order is random: the first error of several is then the first by name). The option gates
+ * are applied, AllAlpha and AllBeta included for the option gates that are always alpha or
+ * beta; other gates are kept by name for the readers that need them (gate()).
  */
 static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
 {
         json_object *v = ncm__json_get(o, "featureGates");
-        size_t cap = c->n_gates;
+        size_t cap = c->n_gates, n = 0;
+        ncm_autofree const char **names = NULL;
+        bool set_alpha = false, set_beta = false, set_tm_alpha = false, set_tm_beta = false;
+        bool all_alpha = false, all_beta = false;
+        bool cpu_opts = true, tm_opts = true;
+        int minor = kubelet_minor(c);
         char path[256];
 
         c->cpu_gates = NCM_CPU_GATES_DEFAULT;
         c->tm_gates = NCM_TM_GATES_DEFAULT;
-        if (!v)
-                return 0;
         ncm__node_field(c, "featureGates", path, sizeof(path));
-        if (!json_object_is_type(v, json_type_object))
+        if (v && !json_object_is_type(v, json_type_object))
                 return ncm_error_set(err, EINVAL, "%s: expected object, got %s", path,
                                      ncm__json_type_name(v));
-        json_object_object_foreach(v, key, val)
-        {
+        if (v) {
+                names = calloc((size_t)json_object_object_length(v) + 1, sizeof(*names));
+                if (!names)
+                        return oom(err);
+                json_object_object_foreach(v, key, val)
+                {
+                        (void)val;
+                        names[n++] = key;
+                }
+                qsort(names, n, sizeof(*names), cmp_str);
+        }
+        for (size_t i = 0; i < n; i++) {
+                const char *key = names[i];
+                json_object *val = ncm__json_get(v, key);
                 bool on;
+                int r;
                 if (!val || !json_object_is_type(val, json_type_boolean))
                         return ncm_error_set(err, EINVAL, "%s.%s: expected boolean, got %s", path,
                                              key, val ? ncm__json_type_name(val) : "null");
                 on = json_object_get_boolean(val);
+                r = ncm__node_gate_set(c, path, key, on, minor, err);
+                if (r < 0)
+                        return r;
                 if (ncm__array_grow(c->gates, cap, c->n_gates) < 0 ||
                     !(c->gates[c->n_gates].name = strdup(key)))
                         return oom(err);
                 c->gates[c->n_gates++].on = on;
                 if (strcmp(key, "CPUManagerPolicyAlphaOptions") == 0)
-                        c->cpu_gates.alpha_options = on;
+                        c->cpu_gates.alpha_options = on, set_alpha = true;
                 else if (strcmp(key, "CPUManagerPolicyBetaOptions") == 0)
-                        c->cpu_gates.beta_options = on;
+                        c->cpu_gates.beta_options = on, set_beta = true;
                 else if (strcmp(key, "TopologyManagerPolicyAlphaOptions") == 0)
-                        c->tm_gates.alpha_options = on;
+                        c->tm_gates.alpha_options = on, set_tm_alpha = true;
                 else if (strcmp(key, "TopologyManagerPolicyBetaOptions") == 0)
-                        c->tm_gates.beta_options = on;
-                else if ((strcmp(key, "CPUManagerPolicyOptions") == 0 ||
-                          strcmp(key, "TopologyManagerPolicyOptions") == 0 ||
-                          strcmp(key, "CPUManager") == 0 || strcmp(key, "TopologyManager") == 0) &&
-                         !on)
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: cannot set feature gate %s to false, feature "
-                                             "is locked to true",
-                                             path, key);
+                        c->tm_gates.beta_options = on, set_tm_beta = true;
+                else if (strcmp(key, "AllAlpha") == 0)
+                        all_alpha = on;
+                else if (strcmp(key, "AllBeta") == 0)
+                        all_beta = on;
+                else if (strcmp(key, "CPUManagerPolicyOptions") == 0)
+                        cpu_opts = on;
+                else if (strcmp(key, "TopologyManagerPolicyOptions") == 0)
+                        tm_opts = on;
+        }
+        /* AllAlpha/AllBeta set every alpha/beta gate not set by name */
+        if (all_alpha && !set_alpha)
+                c->cpu_gates.alpha_options = true;
+        if (all_alpha && !set_tm_alpha)
+                c->tm_gates.alpha_options = true;
+        if (all_beta && !set_beta)
+                c->cpu_gates.beta_options = true;
+        if (all_beta && !set_tm_beta)
+                c->tm_gates.beta_options = true;
+
+        /* server.go: the option maps need their (GA, not always locked) gates */
+        if (!cpu_opts && ncm__json_get(o, "cpuManagerPolicyOptions")) {
+                ncm_buf b = NCM_BUF_INIT;
+                int r;
+                go_map_text(ncm__json_get(o, "cpuManagerPolicyOptions"), &b);
+                r = ncm_error_set(err, EINVAL,
+                                  "%s: CPU Manager policy options %s require feature gates "
+                                  "\"CPUManager\", \"CPUManagerPolicyOptions\" enabled",
+                                  ncm__node_field(c, "cpuManagerPolicyOptions", path, sizeof(path)),
+                                  b.data ? b.data : "map[]");
+                ncm_buf_done(&b);
+                return r;
+        }
+        if (!tm_opts && ncm__json_get(o, "topologyManagerPolicyOptions")) {
+                ncm_buf b = NCM_BUF_INIT;
+                int r;
+                go_map_text(ncm__json_get(o, "topologyManagerPolicyOptions"), &b);
+                r = ncm_error_set(err, EINVAL,
+                                  "%s: topology manager policy options %s require feature gates "
+                                  "\"TopologyManagerPolicyOptions\" enabled",
+                                  ncm__node_field(c, "topologyManagerPolicyOptions", path,
+                                                  sizeof(path)),
+                                  b.data ? b.data : "map[]");
+                ncm_buf_done(&b);
+                return r;
         }
         return 0;
 }
@@ -667,6 +762,24 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                                      c->path[0] ? c->path : "kubelet configuration",
                                      ncm__json_type_name(o));
 
+        /* nodecm's own field: which kubelet release to reproduce (a string: 1.30 as a YAML
+         * number would read as 1.3) */
+        {
+                ncm_autofree char *text = NULL;
+                json_object *v = ncm__json_get(o, "kubeletVersion");
+                ncm__node_field(c, "kubeletVersion", path, sizeof(path));
+                if (v && !json_object_is_type(v, json_type_string))
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: expected string, got %s (quote it, e.g. "
+                                             "\"1.35\")",
+                                             path, ncm__json_type_name(v));
+                r = get_string(c, o, "kubeletVersion", NULL, &text, err);
+                if (r < 0)
+                        return r;
+                if (text && ncm_kubelet_version_parse(text, &c->kubelet_version, err) < 0)
+                        return ncm_error_prefix(err, "%s", path);
+        }
+
         /* ValidateKubeletConfiguration: gates first */
         r = parse_gates(c, o, err);
         if (r < 0)
@@ -778,24 +891,6 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                         return ncm_error_prefix(err, "%s",
                                                 ncm__node_field(c, "topologyManagerPolicyOptions",
                                                                 path, sizeof(path)));
-        }
-
-        /* nodecm's own field: which kubelet release to reproduce (a string: 1.30 as a YAML
-         * number would read as 1.3) */
-        {
-                ncm_autofree char *text = NULL;
-                json_object *v = ncm__json_get(o, "kubeletVersion");
-                ncm__node_field(c, "kubeletVersion", path, sizeof(path));
-                if (v && !json_object_is_type(v, json_type_string))
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: expected string, got %s (quote it, e.g. "
-                                             "\"1.35\")",
-                                             path, ncm__json_type_name(v));
-                r = get_string(c, o, "kubeletVersion", NULL, &text, err);
-                if (r < 0)
-                        return r;
-                if (text && ncm_kubelet_version_parse(text, &c->kubelet_version, err) < 0)
-                        return ncm_error_prefix(err, "%s", path);
         }
 
         /* CPU manager: policy name, then its options (NewManager / NewStaticPolicy) */

@@ -88,6 +88,16 @@ int ncm__node_config_decode(ncm_node_config *c, json_object *o, const struct ncm
  * given). O may be NULL (an empty document). -EINVAL with the kubelet's text. */
 int ncm__node_config_check_kind(json_object *o, bool required, ncm_error *err);
 
+/*
+ * Set feature gate NAME to VALUE as kubelet 1.MINOR's SetFromMap does (node-config-gates.c):
+ * -EINVAL "PATH: ... unrecognized feature gate: NAME" or "cannot set feature gate ...,
+ * feature is locked to ..."; a GA or deprecated gate is a warning on C.
+ */
+int ncm__node_gate_set(ncm_node_config *c, const char *path, const char *name, bool value,
+                       int minor, ncm_error *err);
+/* Whether kubelet 1.MINOR knows gate NAME. */
+bool ncm__node_gate_known(const char *name, int minor);
+
 /* Whether NAME is one of nodecm's own top-level fields. */
 bool ncm__node_config_is_nodecm_field(const char *name);
 

@@ -381,6 +381,77 @@ static void test_node_config_unknown_fields(void **state)
         tu_rm_rf(dir);
 }
 
+static void expect_parse_error(const char *text, const char *msg)
+{
+        ncm_node_config *c = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        int r = ncm_node_config_parse(text, strlen(text), "t", "", &c, &err);
+        if (r != -EINVAL || !strstr(err.msg, msg))
+                fail_msg("%s: got %d '%s', expected '%s'", text, r, err.msg, msg);
+        assert_null(c);
+}
+
+/*
+ * featureGates as each kubelet release's SetFromMap sets them: the gates it knows (the table in
+ * node-config-gates.c), the ones locked to their default, the GA and deprecated ones logged.
+ */
+static void test_node_config_feature_gates_per_release(void **state)
+{
+        ncm_autoptr(ncm_node_config) c32 = NULL;
+        ncm_autoptr(ncm_node_config) opts32 = NULL;
+        ncm_autoptr(ncm_node_config) alpha = NULL;
+        (void)state;
+
+        /* CPUManager: GA and locked in 1.32, its last release */
+        c32 = parse_ok("{\"kubeletVersion\": \"1.32\", \"featureGates\": {\"CPUManager\": true}}");
+        assert_int_equal(ncm_node_config_n_warnings(c32), 1);
+        assert_string_equal(ncm_node_config_warning(c32, 0),
+                            "featureGates: Setting GA feature gate CPUManager=true. It will be "
+                            "removed in a future release.");
+        expect_parse_error("{\"kubeletVersion\": \"1.32\", \"featureGates\": {\"CPUManager\": "
+                           "false}}",
+                           "featureGates: cannot set feature gate CPUManager to false, feature is "
+                           "locked to true");
+        expect_parse_error("{\"kubeletVersion\": \"1.33\", \"featureGates\": {\"CPUManager\": "
+                           "true}}",
+                           "featureGates: failed to set feature gates from initial flags-based "
+                           "config: unrecognized feature gate: CPUManager (kubelet 1.33: 1.32 was "
+                           "the last to know it)");
+        /* the newest release by default; a gate newer than the chosen one */
+        expect_parse_error("{\"featureGates\": {\"CPUManager\": true}}",
+                           "unrecognized feature gate: CPUManager (kubelet 1.37");
+        expect_parse_error("{\"kubeletVersion\": \"1.33\", \"featureGates\": "
+                           "{\"DRAConsumableCapacity\": true}}",
+                           "unrecognized feature gate: DRAConsumableCapacity (kubelet 1.33: it "
+                           "came in 1.34)");
+        /* several: the first by name (Go's map order is random) */
+        expect_parse_error("{\"featureGates\": {\"Zzz\": true, \"Aaa\": true}}",
+                           "unrecognized feature gate: Aaa");
+        /* CPUManagerPolicyOptions is locked from 1.33; in 1.32, off, it refuses the options as
+         * server.go did */
+        expect_parse_error("{\"featureGates\": {\"CPUManagerPolicyOptions\": false}}",
+                           "cannot set feature gate CPUManagerPolicyOptions to false, feature is "
+                           "locked to true");
+        opts32 = parse_ok("{\"kubeletVersion\": \"1.32\", \"featureGates\": "
+                          "{\"CPUManagerPolicyOptions\": false}}");
+        expect_parse_error(
+                        "{\"kubeletVersion\": \"1.32\", \"featureGates\": "
+                        "{\"CPUManagerPolicyOptions\": false}, \"cpuManagerPolicy\": "
+                        "\"static\", \"reservedSystemCPUs\": \"0\", \"cpuManagerPolicyOptions\": "
+                        "{\"full-pcpus-only\": \"true\"}}",
+                        "cpuManagerPolicyOptions: CPU Manager policy options "
+                        "map[full-pcpus-only:true] require feature gates \"CPUManager\", "
+                        "\"CPUManagerPolicyOptions\" enabled");
+        /* AllAlpha turns the alpha option gates on */
+        alpha = parse_ok("{\"featureGates\": {\"AllAlpha\": true}, \"cpuManagerPolicy\": "
+                         "\"static\", \"reservedSystemCPUs\": \"0\", \"cpuManagerPolicyOptions\": "
+                         "{\"distribute-cpus-across-cores\": \"true\"}}");
+        expect_parse_error("{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                           "\"cpuManagerPolicyOptions\": {\"distribute-cpus-across-cores\": "
+                           "\"true\"}}",
+                           "Alpha-level Options not enabled");
+}
+
 static void test_node_config_compare(void **state)
 {
         static const struct {
@@ -443,6 +514,7 @@ int main(void)
                         cmocka_unit_test(test_node_config_file_kind),
                         cmocka_unit_test(test_node_config_lenient_decoding),
                         cmocka_unit_test(test_node_config_unknown_fields),
+                        cmocka_unit_test(test_node_config_feature_gates_per_release),
                         cmocka_unit_test(test_node_config_compare),
                         cmocka_unit_test(test_node_config_merge_text),
         };
