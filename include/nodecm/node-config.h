@@ -176,6 +176,19 @@ NCM_API int64_t ncm_node_config_reconcile_period_ns(const ncm_node_config *c) NC
 /* nodecm's rootDirectory, "" when not set. */
 NCM_API const char *ncm_node_config_root_dir(const ncm_node_config *c) NCM_PURE;
 
+/*
+ * The kubelet's start-up checks of the configuration against the cgroups of the host it runs
+ * on (ValidateKubeletConfiguration's validateKubeletOSConfiguration), for a host of layout L:
+ * on cgroup v1 (hybrid included, as runc's IsCgroup2UnifiedMode says) failCgroupV1 refuses to
+ * start -- it defaults to true from kubelet 1.35 (KEP-5573), false before -- with the
+ * kubelet's text for the release ("... cgroup v1 support is in maintenance mode" up to 1.34,
+ * "... is unsupported and will be removed in a future release" from 1.35), and
+ * singleProcessOOMKill: false is refused there. 0, or -EINVAL naming the field. The node's
+ * enforcers check it when they start; calculators (node-allocatable, cgroup) warn.
+ */
+NCM_API int ncm_node_config_check_host(const ncm_node_config *c, const ncm_cgroup_layout *l,
+                                       ncm_error *err);
+
 /* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
  * "none". */
 NCM_API const char *ncm_node_config_enforcement(const ncm_node_config *c) NCM_PURE;

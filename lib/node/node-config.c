@@ -712,6 +712,15 @@ static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *er
         r = parse_eviction(c, o, err);
         if (r < 0)
                 return r;
+        /* failCgroupV1 defaults to true from 1.35 (KEP-5573, cgroup v1 unsupported) */
+        r = get_bool(c, o, "failCgroupV1", kubelet_minor(c) >= 35, &c->fail_cgroup_v1, err);
+        if (r >= 0) {
+                bool single = true;
+                r = get_bool(c, o, "singleProcessOOMKill", true, &single, err);
+                c->single_oom_kill_off = ncm__json_get(o, "singleProcessOOMKill") && !single;
+        }
+        if (r < 0)
+                return r;
         r = get_string(c, o, "rootDirectory", "", &c->root_dir, err);
         if (r >= 0)
                 r = get_string(c, o, "enforcement", "cgroupfs", &c->enforcement, err);
@@ -1172,6 +1181,36 @@ int64_t ncm_node_config_reconcile_period_ns(const ncm_node_config *c)
 const char *ncm_node_config_root_dir(const ncm_node_config *c)
 {
         return c->root_dir;
+}
+
+int ncm_node_config_check_host(const ncm_node_config *c, const ncm_cgroup_layout *l, ncm_error *err)
+{
+        char path[256];
+
+        if (ncm_cgroup_layout_version(l) != 1)
+                return 0;
+        if (c->fail_cgroup_v1)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: failed to validate kubelet configuration, error: "
+                                     "kubelet is configured to not run on a host using cgroup "
+                                     "v1. cgroup v1 support is %s (kubelet %s%d refuses %s; "
+                                     "failCgroupV1: false lets it start)",
+                                     ncm__node_field(c, "failCgroupV1", path, sizeof(path)),
+                                     kubelet_minor(c) >= 35
+                                                     ? "unsupported and will be removed in a "
+                                                       "future release"
+                                                     : "in maintenance mode",
+                                     "1.", kubelet_minor(c),
+                                     l->mode == NCM_CGROUP_MODE_HYBRID ? "cgroup v1 (hybrid)"
+                                                                       : "cgroup v1");
+        if (c->single_oom_kill_off)
+                return ncm_error_set(
+                                err, EINVAL,
+                                "%s: failed to validate kubelet configuration, error: "
+                                "invalid configuration: singleProcessOOMKill must not be "
+                                "explicitly set to false when using cgroup v1",
+                                ncm__node_field(c, "singleProcessOOMKill", path, sizeof(path)));
+        return 0;
 }
 
 const char *ncm_node_config_enforcement(const ncm_node_config *c)

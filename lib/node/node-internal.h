@@ -68,6 +68,8 @@ struct ncm_node_config {
         size_t n_doc_warnings;   /* the first warnings are the document's (repeats, more
                                     documents): a merge keeps them */
         ncm_node_config_decoding decoding;
+        bool fail_cgroup_v1;      /* failCgroupV1, defaulted for the release */
+        bool single_oom_kill_off; /* singleProcessOOMKill given as false */
 };
 
 /* Record a warning on C (ncm_node_config_warning). -ENOMEM. */

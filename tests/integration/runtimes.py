@@ -208,7 +208,9 @@ def cpus_allowed_of(status_text):
 def kubelet_config(path, reserved="0"):
     with open(path, "w") as f:
         f.write("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-                "cpuManagerPolicy: static\nreservedSystemCPUs: \"%s\"\n" % reserved)
+                "cpuManagerPolicy: static\nreservedSystemCPUs: \"%s\"\n"
+                # a kubelet from 1.35 on refuses cgroup v1 (this machine's) unless told otherwise
+                "failCgroupV1: false\n" % reserved)
 
 
 def scene(prefix):

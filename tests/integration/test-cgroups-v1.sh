@@ -277,6 +277,8 @@ cpuManagerPolicy: static
 reservedSystemCPUs: "0"
 cgroupRoot: /$NAME
 podPidsLimit: 64
+# this machine is cgroup v1, which a kubelet refuses from 1.35 unless told otherwise
+failCgroupV1: false
 EOF
 node() {
         "$NODECM" node "$@" --root-dir "$NODE" --config "$TMPD/kubelet.yaml" \

@@ -87,6 +87,8 @@ reservedSystemCPUs: "0"
 cpuManagerReconcilePeriod: 1s
 cgroupRoot: /$NAME
 enforcement: cgroupfs
+# this machine is cgroup v1, which a kubelet refuses from 1.35 unless told otherwise
+failCgroupV1: false
 EOF
 G_UID=11111111-2222-3333-4444-$(printf '%012d' $$)
 B_UID=2a5f6c1e-0d6b-4c1a-9a55-$(printf '%012d' $$)
