@@ -635,12 +635,24 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
 static int open_node(nodecmd *d, ncm_error *err)
 {
         ncm_node_dir_options o = {0};
+        ncm_resource_list machine = {0};
         int r;
 
         o.enforcer = d->enforcer;
+        /* the resource-fit admission's capacity: this machine's, when the topology is */
+        if (!d->opts->topo_arg) {
+                ncm_autoclose int rootfd = ncm_fs_open_root("/", err);
+                if (rootfd < 0)
+                        return rootfd;
+                r = ncm_cgroup_machine_capacity(rootfd, d->root_dir, &machine, err);
+                if (r < 0)
+                        return r;
+                o.capacity = &machine;
+        }
         /* a second daemon on the same directory must not wait for the first one to end */
         o.flags = NCM_NODE_DIR_INIT | NCM_NODE_DIR_NOWAIT | NCM_NODE_DIR_START;
         r = ncm_node_dir_open(d->root_dir, d->topo, d->cfg, &o, &d->dir, err);
+        ncm_resource_list_done(&machine);
         if (r == -EWOULDBLOCK)
                 return ncm_error_prefix(err,
                                         "root directory '%s' is in use by another nodecmd "

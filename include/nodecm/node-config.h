@@ -58,9 +58,12 @@ NCM_API int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decodi
  *   cgroups: cgroupRoot ("" = "/"), cgroupDriver ("cgroupfs"), cgroupsPerQOS (true),
  *   cpuCFSQuota (true), cpuCFSQuotaPeriod ("100ms"), podPidsLimit (-1),
  *   memoryReservationPolicy ("None");
+ *   admission and host checks: maxPods (110), podsPerCore (0), failCgroupV1 (true from
+ *   1.35, false before), singleProcessOOMKill;
  *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent),
- *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; "") and
- *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none").
+ *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; ""),
+ *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none") and
+ *   fitAdmission ("auto", "always", "never": ncm_node_config_fit_admission).
  *
  * The document is decoded strictly (NCM_NODE_CONFIG_STRICT: a field the kubelet does not
  * have, for the chosen kubeletVersion, is refused; nested structs the kubelet checks are
@@ -188,6 +191,23 @@ NCM_API const char *ncm_node_config_root_dir(const ncm_node_config *c) NCM_PURE;
  */
 NCM_API int ncm_node_config_check_host(const ncm_node_config *c, const ncm_cgroup_layout *l,
                                        ncm_error *err);
+
+/* maxPods (110) and podsPerCore (0: no per-CPU limit): the node's pod capacity. */
+NCM_API int64_t ncm_node_config_max_pods(const ncm_node_config *c) NCM_PURE;
+NCM_API int64_t ncm_node_config_pods_per_core(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * nodecm's fitAdmission: when an admission checks the kubelet's resource-fit predicates
+ * (nodecm/node-fit.h). AUTO (the default, "auto"): where no kubelet stands in front (the
+ * control API, `nodecm node`, the OCI hook, simulate), not behind one (the CRI proxy, which
+ * admits with NCM_NODE_KUBELET_ADMITTED); ALWAYS ("always"), NEVER ("never").
+ */
+typedef enum ncm_node_fit_admission {
+        NCM_NODE_FIT_AUTO = 0,
+        NCM_NODE_FIT_ALWAYS = 1,
+        NCM_NODE_FIT_NEVER = 2,
+} ncm_node_fit_admission;
+NCM_API ncm_node_fit_admission ncm_node_config_fit_admission(const ncm_node_config *c) NCM_PURE;
 
 /* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
  * "none". */

@@ -46,6 +46,11 @@ static const char *const known_fields[] = {
                 "memoryReservationPolicy",
                 "rootDirectory",
                 "enforcement",
+                "maxPods",
+                "podsPerCore",
+                "failCgroupV1",
+                "singleProcessOOMKill",
+                "fitAdmission",
 };
 
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size)
@@ -712,6 +717,51 @@ static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *er
         r = parse_eviction(c, o, err);
         if (r < 0)
                 return r;
+        /* the node's pod capacity (ValidateKubeletConfiguration's texts) */
+        r = get_int64(c, o, "maxPods", 110, &c->max_pods, err);
+        if (r >= 0)
+                r = get_int64(c, o, "podsPerCore", 0, &c->pods_per_core, err);
+        if (r < 0)
+                return r;
+        if (c->max_pods < INT32_MIN || c->max_pods > INT32_MAX || c->pods_per_core < INT32_MIN ||
+            c->pods_per_core > INT32_MAX)
+                return ncm_error_set(
+                                err, ERANGE, "%s: out of range for an int32",
+                                ncm__node_field(c,
+                                                c->max_pods < INT32_MIN || c->max_pods > INT32_MAX
+                                                                ? "maxPods"
+                                                                : "podsPerCore",
+                                                path, sizeof(path)));
+        if (c->max_pods < 0)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: invalid configuration: maxPods (--max-pods) %lld must "
+                                     "not be a negative number",
+                                     ncm__node_field(c, "maxPods", path, sizeof(path)),
+                                     (long long)c->max_pods);
+        if (c->pods_per_core < 0)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: invalid configuration: podsPerCore (--pods-per-core) "
+                                     "%lld must not be a negative number",
+                                     ncm__node_field(c, "podsPerCore", path, sizeof(path)),
+                                     (long long)c->pods_per_core);
+        {
+                ncm_autofree char *fit = NULL;
+                r = get_string(c, o, "fitAdmission", "auto", &fit, err);
+                if (r < 0)
+                        return r;
+                if (strcmp(fit, "auto") == 0)
+                        c->fit_admission = NCM_NODE_FIT_AUTO;
+                else if (strcmp(fit, "always") == 0)
+                        c->fit_admission = NCM_NODE_FIT_ALWAYS;
+                else if (strcmp(fit, "never") == 0)
+                        c->fit_admission = NCM_NODE_FIT_NEVER;
+                else
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: unknown fitAdmission \"%s\" (auto, always or "
+                                             "never)",
+                                             ncm__node_field(c, "fitAdmission", path, sizeof(path)),
+                                             fit);
+        }
         /* failCgroupV1 defaults to true from 1.35 (KEP-5573, cgroup v1 unsupported) */
         r = get_bool(c, o, "failCgroupV1", kubelet_minor(c) >= 35, &c->fail_cgroup_v1, err);
         if (r >= 0) {
@@ -1183,6 +1233,21 @@ const char *ncm_node_config_root_dir(const ncm_node_config *c)
         return c->root_dir;
 }
 
+int64_t ncm_node_config_max_pods(const ncm_node_config *c)
+{
+        return c->max_pods;
+}
+
+int64_t ncm_node_config_pods_per_core(const ncm_node_config *c)
+{
+        return c->pods_per_core;
+}
+
+ncm_node_fit_admission ncm_node_config_fit_admission(const ncm_node_config *c)
+{
+        return c->fit_admission;
+}
+
 int ncm_node_config_check_host(const ncm_node_config *c, const ncm_cgroup_layout *l, ncm_error *err)
 {
         char path[256];
@@ -1224,7 +1289,7 @@ void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_option
         ret->enforce_cpu_limits = c->cpu_cfs_quota;
         ret->cpu_period = (uint64_t)(c->cpu_cfs_quota_period_ns / 1000);
         ret->custom_cpu_period = gate(c, "CustomCPUCFSQuotaPeriod", false);
-        ret->pod_level_resources = gate(c, "PodLevelResources", true);
+        ret->pod_level_resources = gate(c, "PodLevelResources", kubelet_minor(c) >= 34);
         ret->memory_qos = c->memory_qos;
         ret->pod_pids_limit = c->pod_pids_limit;
         ret->static_cpu_manager = strcmp(c->cpu_policy, "static") == 0;
@@ -1235,6 +1300,7 @@ void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_option
 /* Fields a running node takes without a restart; every other known field needs one. */
 static const char *const live_fields[] = {
                 "cpuManagerReconcilePeriod",
+                "fitAdmission",
                 "cpuCFSQuota",
                 "cpuCFSQuotaPeriod",
                 "podPidsLimit",

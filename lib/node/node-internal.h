@@ -68,8 +68,11 @@ struct ncm_node_config {
         size_t n_doc_warnings;   /* the first warnings are the document's (repeats, more
                                     documents): a merge keeps them */
         ncm_node_config_decoding decoding;
-        bool fail_cgroup_v1;      /* failCgroupV1, defaulted for the release */
-        bool single_oom_kill_off; /* singleProcessOOMKill given as false */
+        bool fail_cgroup_v1;                  /* failCgroupV1, defaulted for the release */
+        bool single_oom_kill_off;             /* singleProcessOOMKill given as false */
+        int64_t max_pods;                     /* maxPods */
+        int64_t pods_per_core;                /* podsPerCore */
+        ncm_node_fit_admission fit_admission; /* nodecm's fitAdmission */
 };
 
 /* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
@@ -191,7 +194,24 @@ struct ncm_node {
         bool cpu_nodirsync;  /* cpu_manager_state's rename synced by nodecm_pods' write */
         ncm_fs_batch *stage; /* the owner's batch the writes join (ncm_node_stage_writes) */
         bool attach;         /* started before: the enforcer writes nothing at start */
+        ncm_resource_list fit_capacity; /* ncm_node_options.capacity, for the fit admission */
 };
+
+/* Copy CAPACITY (may be NULL) into N's (node-fit.c). -ENOMEM. */
+int ncm__node_fit_set_capacity(ncm_node *n, const ncm_resource_list *capacity, ncm_error *err);
+/* Whether an admission with FLAGS checks resource fit (the configuration's fitAdmission). */
+bool ncm__node_fit_wanted(const ncm_node *n, unsigned flags);
+/* ncm_node_admit() flag of the node's own: no resource-fit check (it was done). */
+#define NCM__NODE_NO_FIT (1u << 31)
+/*
+ * The resource-fit admission of POD on N (node-fit.c), before anything changes: 0 when it
+ * fits (the admission goes on), 1 with *RET the refusal, or -errno. The refusal carries the
+ * kubelet's reason: the resource managers' when they refuse too (their admit handler runs
+ * first), found on a copy of N so that nothing of N changes, else the first resource that
+ * does not fit.
+ */
+int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
+                        ncm_error *err);
 
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
