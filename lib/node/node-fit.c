@@ -134,69 +134,102 @@ static bool fits_one(const ncm_resource_list *alloc, const char *name, int64_t r
         return false;
 }
 
-int ncm_node_fit_check(const ncm_pod *pod, const ncm_pod *const *others, size_t n_others,
-                       const ncm_resource_list *allocatable, unsigned flags, ncm_node_fit *ret,
-                       ncm_error *err)
+/* Add the scalars and amounts of FROM to TO. -ENOMEM. */
+static int res_merge(fit_res *to, const fit_res *from)
+{
+        to->milli_cpu = add_sat(to->milli_cpu, from->milli_cpu);
+        to->memory = add_sat(to->memory, from->memory);
+        to->ephemeral = add_sat(to->ephemeral, from->ephemeral);
+        for (size_t i = 0; i < from->n; i++) {
+                int64_t *v = scalar_of(to, from->scalars[i].name, true);
+                if (!v)
+                        return -ENOMEM;
+                *v = add_sat(*v, from->scalars[i].value);
+        }
+        return 0;
+}
+
+/* The requests of POD as the framework's Resource. */
+static int pod_res(const ncm_pod *pod, unsigned flags, fit_res *ret, ncm_error *err)
 {
         unsigned rf = (flags & NCM_NODE_FIT_NO_POD_LEVEL) ? NCM_POD_SKIP_POD_LEVEL : 0;
         ncm_resource_list reqs = {0};
-        fit_res want = {0}, used = {0};
-        ncm_node_fit res = {.fit = true};
-        const ncm_quantity *pods = ncm_resource_list_get(allocatable, RESOURCE_PODS);
-        int r;
+        int r = ncm_pod_requests(pod, rf, &reqs, err);
 
-        /* fitsRequest: the pod count first, whatever the pod asks for */
-        if (pods && (int64_t)n_others + 1 > ncm_quantity_value(pods)) {
-                refuse(&res, RESOURCE_PODS, 1, (int64_t)n_others, ncm_quantity_value(pods));
-                *ret = res;
-                return 0;
-        }
-        r = ncm_pod_requests(pod, rf, &reqs, err);
         if (r < 0)
                 return r;
-        /* removeMissingExtendedResources: a resource the node does not have is not checked */
-        r = res_add(&want, &reqs);
-        for (size_t i = 0; r >= 0 && i < n_others; i++) {
-                ncm_resource_list o = {0};
-                r = ncm_pod_requests(others[i], rf, &o, err);
-                if (r >= 0)
-                        r = res_add(&used, &o);
-                ncm_resource_list_done(&o);
+        r = res_add(ret, &reqs);
+        ncm_resource_list_done(&reqs);
+        if (r < 0) {
+                res_done(ret);
+                return ncm_error_set(err, ENOMEM, "out of memory");
         }
-        if (r == -ENOMEM)
-                r = ncm_error_set(err, ENOMEM, "out of memory");
-        if (r < 0)
+        return 0;
+}
+
+/* fitsRequest for WANT beside USED (N_USED pods) in ALLOCATABLE. */
+static void decide(fit_res *want, const fit_res *used, size_t n_used,
+                   const ncm_resource_list *allocatable, ncm_node_fit *ret)
+{
+        const ncm_quantity *pods = ncm_resource_list_get(allocatable, RESOURCE_PODS);
+        ncm_node_fit res = {.fit = true};
+
+        /* the pod count first, whatever the pod asks for */
+        if (pods && (int64_t)n_used + 1 > ncm_quantity_value(pods)) {
+                refuse(&res, RESOURCE_PODS, 1, (int64_t)n_used, ncm_quantity_value(pods));
+                *ret = res;
+                return;
+        }
+        if (want->milli_cpu == 0 && want->memory == 0 && want->ephemeral == 0 && want->n == 0)
                 goto out;
-        if (want.milli_cpu == 0 && want.memory == 0 && want.ephemeral == 0 && want.n == 0)
-                goto out;
-        if (!fits_one(allocatable, NCM_RESOURCE_CPU, want.milli_cpu, used.milli_cpu, true, &res) ||
-            !fits_one(allocatable, NCM_RESOURCE_MEMORY, want.memory, used.memory, false, &res) ||
-            !fits_one(allocatable, RESOURCE_EPHEMERAL, want.ephemeral, used.ephemeral, false,
+        if (!fits_one(allocatable, NCM_RESOURCE_CPU, want->milli_cpu, used->milli_cpu, true,
+                      &res) ||
+            !fits_one(allocatable, NCM_RESOURCE_MEMORY, want->memory, used->memory, false, &res) ||
+            !fits_one(allocatable, RESOURCE_EPHEMERAL, want->ephemeral, used->ephemeral, false,
                       &res))
                 goto out;
         /* the kubelet ranges over a map: a fixed order, by name, for a stable first failure */
-        qsort(want.scalars, want.n, sizeof(*want.scalars), cmp_scalar);
-        for (size_t i = 0; i < want.n; i++) {
-                const struct scalar *s = &want.scalars[i];
-                const ncm_quantity *a = ncm_resource_list_get(allocatable, s->name);
-                int64_t *u = scalar_of(&used, s->name, false);
-                int64_t cap, in_use = u ? *u : 0;
-                if (s->value == 0 || !a)
+        qsort(want->scalars, want->n, sizeof(*want->scalars), cmp_scalar);
+        for (size_t i = 0; i < want->n; i++) {
+                const struct scalar *sc = &want->scalars[i];
+                /* removeMissingExtendedResources: a resource the node does not have is not
+                 * checked (nor, here, any other whose amount nodecm does not know) */
+                const ncm_quantity *a = ncm_resource_list_get(allocatable, sc->name);
+                int64_t in_use = 0, cap;
+                for (size_t j = 0; j < used->n; j++)
+                        if (strcmp(used->scalars[j].name, sc->name) == 0)
+                                in_use = used->scalars[j].value;
+                if (sc->value == 0 || !a)
                         continue;
                 cap = ncm_quantity_value(a);
-                if (s->value > cap - in_use) {
-                        refuse(&res, s->name, s->value, in_use, cap);
+                if (sc->value > cap - in_use) {
+                        refuse(&res, sc->name, sc->value, in_use, cap);
                         break;
                 }
         }
 out:
-        ncm_resource_list_done(&reqs);
+        *ret = res;
+}
+
+int ncm_node_fit_check(const ncm_pod *pod, const ncm_pod *const *others, size_t n_others,
+                       const ncm_resource_list *allocatable, unsigned flags, ncm_node_fit *ret,
+                       ncm_error *err)
+{
+        fit_res want = {0}, used = {0};
+        int r = pod_res(pod, flags, &want, err);
+
+        for (size_t i = 0; r >= 0 && i < n_others; i++) {
+                fit_res o = {0};
+                r = pod_res(others[i], flags, &o, err);
+                if (r >= 0 && res_merge(&used, &o) < 0)
+                        r = ncm_error_set(err, ENOMEM, "out of memory");
+                res_done(&o);
+        }
+        if (r >= 0)
+                decide(&want, &used, n_others, allocatable, ret);
         res_done(&want);
         res_done(&used);
-        if (r < 0)
-                return r;
-        *ret = res;
-        return 0;
+        return r;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -272,30 +305,68 @@ static int node_allocatable(const ncm_node *n, ncm_resource_list *ret, ncm_error
         return 0;
 }
 
-static int node_fit(const ncm_node *n, const ncm_pod *pod, ncm_node_fit *ret, ncm_error *err)
+/* What a pod the node holds asks for, computed once for its record (node_pod.fit). */
+struct ncm__node_fit_req {
+        unsigned flags;
+        fit_res res;
+};
+
+void ncm__node_fit_req_free(struct ncm__node_fit_req *q)
+{
+        if (!q)
+                return;
+        res_done(&q->res);
+        free(q);
+}
+
+static int node_fit(ncm_node *n, const ncm_pod *pod, ncm_node_fit *ret, ncm_error *err)
 {
         ncm_resource_list alloc = {0};
-        const ncm_pod **others = calloc(n->n_pods + 1, sizeof(*others));
+        fit_res want = {0}, used = {0};
+        ncm_cgroup_pod_options po;
+        unsigned flags;
         size_t k = 0;
         int r;
 
-        if (!others)
-                return ncm_error_set(err, ENOMEM, "out of memory");
-        /* the pods the node holds (the kubelet's active pods), the pod itself left out: a
-         * re-admission after a restart */
-        for (size_t i = 0; i < n->n_pods; i++)
-                if (n->pods[i].spec && strcmp(n->pods[i].uid, pod->uid) != 0)
-                        others[k++] = n->pods[i].spec;
-        r = node_allocatable(n, &alloc, err);
-        if (r >= 0) {
-                ncm_cgroup_pod_options po;
-                ncm_node_config_pod_options(n->cfg, &po);
-                r = ncm_node_fit_check(pod, others, k, &alloc,
-                                       po.pod_level_resources ? 0 : NCM_NODE_FIT_NO_POD_LEVEL, ret,
-                                       err);
+        ncm_node_config_pod_options(n->cfg, &po);
+        flags = po.pod_level_resources ? 0 : NCM_NODE_FIT_NO_POD_LEVEL;
+        r = pod_res(pod, flags, &want, err);
+        /*
+         * The pods the node holds (the kubelet's active pods), the pod itself left out (a
+         * re-admission after a restart). Their requests are computed once per record: the sum
+         * is then a few additions per pod.
+         */
+        for (size_t i = 0; r >= 0 && i < n->n_pods; i++) {
+                node_pod *p = &n->pods[i];
+                if (!p->spec || strcmp(p->uid, pod->uid) == 0)
+                        continue;
+                if (p->fit && p->fit->flags != flags)
+                        p->fit = (ncm__node_fit_req_free(p->fit), NULL);
+                if (!p->fit) {
+                        struct ncm__node_fit_req *q = calloc(1, sizeof(*q));
+                        if (!q) {
+                                r = ncm_error_set(err, ENOMEM, "out of memory");
+                                break;
+                        }
+                        q->flags = flags;
+                        r = pod_res(p->spec, flags, &q->res, err);
+                        if (r < 0) {
+                                free(q);
+                                break;
+                        }
+                        p->fit = q;
+                }
+                if (res_merge(&used, &p->fit->res) < 0)
+                        r = ncm_error_set(err, ENOMEM, "out of memory");
+                k++;
         }
+        if (r >= 0)
+                r = node_allocatable(n, &alloc, err);
+        if (r >= 0)
+                decide(&want, &used, k, &alloc, ret);
         ncm_resource_list_done(&alloc);
-        free(others);
+        res_done(&want);
+        res_done(&used);
         return r;
 }
 
@@ -312,8 +383,8 @@ static void add_counters(ncm_node_counters *to, const ncm_node_counters *from)
                 }
 }
 
-int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags,
-                        ncm_node_admission **ret, ncm_error *err)
+int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
+                        ncm_error *err)
 {
         ncm_autoptr(ncm_node) copy = NULL;
         ncm_autoptr(ncm_node_admission) a = NULL;

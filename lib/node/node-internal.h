@@ -121,9 +121,13 @@ typedef struct node_pod {
         char *uid;
         char *name;
         size_t n;
-        node_container *c; /* init containers, then app containers */
-        ncm_pod *spec;     /* the pod as admitted */
+        node_container *c;             /* init containers, then app containers */
+        ncm_pod *spec;                 /* the pod as admitted */
+        struct ncm__node_fit_req *fit; /* its requests, for the fit admission (node-fit.c) */
 } node_pod;
+
+/* Free a node_pod's fit cache (NULL is fine). */
+void ncm__node_fit_req_free(struct ncm__node_fit_req *q);
 
 /* The node's hint providers, in the kubelet's registration order. */
 enum {

@@ -35,6 +35,7 @@ static int oom(ncm_error *err)
 
 static void pod_done(node_pod *p)
 {
+        ncm__node_fit_req_free(p->fit);
         ncm_pod_free(p->spec);
         free(p->uid);
         free(p->name);

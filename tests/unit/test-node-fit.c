@@ -25,8 +25,9 @@ static ncm_pod *pod(const char *uid, const char *spec)
         ncm_pod *p = NULL;
         ncm_error err = NCM_ERROR_INIT;
 
-        snprintf(text, sizeof(text), "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": %s}",
-                 uid, uid, spec);
+        snprintf(text, sizeof(text),
+                 "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": %s}", uid, uid,
+                 spec);
         if (ncm_pod_parse(text, strlen(text), NULL, &p, &err) < 0)
                 fail_msg("pod %s: %s", text, err.msg);
         return p;
@@ -64,7 +65,7 @@ typedef struct fit_case {
 /* extended resources and hugepages cannot be overcommitted: a limit, copied to the request */
 #define APPL(lim) "{\"containers\": [{\"name\": \"a\", \"resources\": {\"limits\": {" lim "}}}]}"
 #define INIT(ireq, req)                                                                            \
-        "{\"initContainers\": [{\"name\": \"i\", \"resources\": {\"requests\": {" ireq "}}}], "  \
+        "{\"initContainers\": [{\"name\": \"i\", \"resources\": {\"requests\": {" ireq "}}}], "    \
         "\"containers\": [{\"name\": \"a\", \"resources\": {\"requests\": {" req "}}}]}"
 
 static const fit_case cases[] = {
@@ -115,24 +116,29 @@ static const fit_case cases[] = {
                  "OutOfephemeral-storage",
                  "Node didn't have enough resource: ephemeral-storage, requested: 10737418240, "
                  "used: 102005473280, capacity: 107374182400"},
-                {"too many pods, whatever the pod requests", "{\"containers\": [{\"name\": \"a\"}]}",
-                 "\"cpu\": \"1\"", "cpu=10,pods=1", "OutOfpods",
+                {"too many pods, whatever the pod requests",
+                 "{\"containers\": [{\"name\": \"a\"}]}", "\"cpu\": \"1\"", "cpu=10,pods=1",
+                 "OutOfpods",
                  "Node didn't have enough resource: pods, requested: 1, used: 1, capacity: 1"},
                 {"the first failure: cpu before memory", APP("\"cpu\": \"20\", \"memory\": \"40\""),
                  NULL, "cpu=10,memory=20,pods=32", "OutOfcpu",
-                 "Node didn't have enough resource: cpu, requested: 20000, used: 0, capacity: 10000"},
-                {"scalars in name order", APPL("\"example.com/zzz\": \"9\", \"example.com/aaa\": \"9\""),
-                 NULL, "example.com/aaa=1,example.com/zzz=1,pods=32", "OutOfexample.com/aaa",
+                 "Node didn't have enough resource: cpu, requested: 20000, used: 0, capacity: "
+                 "10000"},
+                {"scalars in name order",
+                 APPL("\"example.com/zzz\": \"9\", \"example.com/aaa\": \"9\""), NULL,
+                 "example.com/aaa=1,example.com/zzz=1,pods=32", "OutOfexample.com/aaa",
                  "Node didn't have enough resource: example.com/aaa, requested: 9, used: 0, "
                  "capacity: 1"},
                 {"a resource nodecm does not know the amount of is not checked",
                  APP("\"cpu\": \"1\", \"memory\": \"100Gi\""), NULL, "cpu=10,pods=32", NULL, NULL},
-                {"fractions round up as Quantity.Value() does", APPL("\"example.com/aaa\": \"1500m\""),
-                 NULL, "example.com/aaa=1,pods=32", "OutOfexample.com/aaa",
+                {"fractions round up as Quantity.Value() does",
+                 APPL("\"example.com/aaa\": \"1500m\""), NULL, "example.com/aaa=1,pods=32",
+                 "OutOfexample.com/aaa",
                  "Node didn't have enough resource: example.com/aaa, requested: 2, used: 0, "
                  "capacity: 1"},
-                {"overhead counts", "{\"overhead\": {\"cpu\": \"500m\"}, \"containers\": [{\"name\": "
-                                    "\"a\", \"resources\": {\"requests\": {\"cpu\": \"1\"}}}]}",
+                {"overhead counts",
+                 "{\"overhead\": {\"cpu\": \"500m\"}, \"containers\": [{\"name\": "
+                 "\"a\", \"resources\": {\"requests\": {\"cpu\": \"1\"}}}]}",
                  NULL, "cpu=1200m,pods=32", "OutOfcpu",
                  "Node didn't have enough resource: cpu, requested: 1500, used: 0, capacity: 1200"},
                 {"sidecars add to the app containers",
@@ -167,8 +173,8 @@ static void test_node_fit_predicate_table(void **state)
                 if (fit.fit)
                         fail_msg("%s: fits, expected %s", c->name, c->reason);
                 if (strcmp(fit.reason, c->reason) != 0 || strcmp(fit.message, c->message) != 0)
-                        fail_msg("%s: %s '%s', expected %s '%s'", c->name, fit.reason,
-                                 fit.message, c->reason, c->message);
+                        fail_msg("%s: %s '%s', expected %s '%s'", c->name, fit.reason, fit.message,
+                                 c->reason, c->message);
         }
 }
 
@@ -270,8 +276,8 @@ static void test_node_fit_node_refuses(void **state)
         nfx_done(&f);
 
         /* kubeReserved and the memory capacity given */
-        nfx_new(&f, "package:1 core:4 pu:1", "{\"kubeReserved\": {\"cpu\": \"1\", \"memory\": \"1Gi\"}}",
-                "memory=4Gi", NULL);
+        nfx_new(&f, "package:1 core:4 pu:1",
+                "{\"kubeReserved\": {\"cpu\": \"1\", \"memory\": \"1Gi\"}}", "memory=4Gi", NULL);
         assert_string_equal(admit(&f, "a", "\"cpu\": \"3\", \"memory\": \"2Gi\"", 0), "");
         assert_string_equal(admit(&f, "b", "\"memory\": \"1Gi\"", 0),
                             "OutOfmemory: Node didn't have enough resource: memory, requested: "
@@ -285,16 +291,18 @@ static void test_node_fit_node_refuses(void **state)
         nfx_new(&f, "package:1 core:4 pu:1", "{\"maxPods\": 2}", NULL, NULL);
         assert_string_equal(admit(&f, "a", "", 0), "");
         assert_string_equal(admit(&f, "b", "", 0), "");
-        assert_string_equal(admit(&f, "c", "", 0),
-                            "OutOfpods: Node didn't have enough resource: pods, requested: 1, used: "
-                            "2, capacity: 2");
+        assert_string_equal(
+                        admit(&f, "c", "", 0),
+                        "OutOfpods: Node didn't have enough resource: pods, requested: 1, used: "
+                        "2, capacity: 2");
         nfx_done(&f);
         nfx_new(&f, "package:1 core:2 pu:1", "{\"podsPerCore\": 1, \"maxPods\": 10}", NULL, NULL);
         assert_string_equal(admit(&f, "a", "", 0), "");
         assert_string_equal(admit(&f, "b", "", 0), "");
-        assert_string_equal(admit(&f, "c", "", 0),
-                            "OutOfpods: Node didn't have enough resource: pods, requested: 1, used: "
-                            "2, capacity: 2");
+        assert_string_equal(
+                        admit(&f, "c", "", 0),
+                        "OutOfpods: Node didn't have enough resource: pods, requested: 1, used: "
+                        "2, capacity: 2");
         nfx_done(&f);
 }
 
@@ -348,9 +356,10 @@ static void test_node_fit_managers_first_and_nothing_changes(void **state)
                 "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\"}", NULL, dir);
         /* a Guaranteed pod holds CPUs 1-2: one CPU is left in the shared pool */
         {
-                ncm_autoptr(ncm_pod) g = pod("a", "{\"containers\": [{\"name\": \"c\", \"resources\": "
-                                                  "{\"limits\": {\"cpu\": \"2\", \"memory\": "
-                                                  "\"1Gi\"}}}]}");
+                ncm_autoptr(ncm_pod) g =
+                                pod("a", "{\"containers\": [{\"name\": \"c\", \"resources\": "
+                                         "{\"limits\": {\"cpu\": \"2\", \"memory\": "
+                                         "\"1Gi\"}}}]}");
                 ncm_node_admission *a = NULL;
                 assert_int_equal(ncm_node_admit(f.n, g, 0, &a, NULL), 0);
                 assert_true(a->admitted);
