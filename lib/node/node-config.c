@@ -272,6 +272,28 @@ static void go_map_text(json_object *m, ncm_buf *b)
 }
 
 /*
+ * An option map FIELD set while its gate is off: the kubelet's error, "WHAT map[...] require
+ * feature gates GATES enabled"; 0 when the field is not set.
+ */
+static int option_map_refused(const ncm_node_config *c, json_object *o, const char *field,
+                              const char *what, const char *gates, ncm_error *err)
+{
+        json_object *m = ncm__json_get(o, field);
+        ncm_buf b = NCM_BUF_INIT;
+        char path[256];
+        int r;
+
+        if (!m)
+                return 0;
+        go_map_text(m, &b);
+        r = ncm_error_set(err, EINVAL, "%s: %s %s require feature gates %s enabled",
+                          ncm__node_field(c, field, path, sizeof(path)), what,
+                          b.data ? b.data : "map[]", gates);
+        ncm_buf_done(&b);
+        return r;
+}
+
+/*
  * featureGates, as the kubelet's SetFromMap sets them for its release (node-config-gates.c:
  * unknown and locked gates refused, GA and deprecated ones warned about), in name order (Go's
  * map order is random: the first error of several is then the first by name). The option gates
@@ -288,6 +310,7 @@ static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
         bool cpu_opts = true, tm_opts = true;
         int minor = kubelet_minor(c);
         char path[256];
+        int r;
 
         c->cpu_gates = NCM_CPU_GATES_DEFAULT;
         c->tm_gates = NCM_TM_GATES_DEFAULT;
@@ -310,7 +333,6 @@ static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
                 const char *key = names[i];
                 json_object *val = ncm__json_get(v, key);
                 bool on;
-                int r;
                 if (!val || !json_object_is_type(val, json_type_boolean))
                         return ncm_error_set(err, EINVAL, "%s.%s: expected boolean, got %s", path,
                                              key, val ? ncm__json_type_name(val) : "null");
@@ -350,32 +372,15 @@ static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
                 c->tm_gates.beta_options = true;
 
         /* server.go: the option maps need their (GA, not always locked) gates */
-        if (!cpu_opts && ncm__json_get(o, "cpuManagerPolicyOptions")) {
-                ncm_buf b = NCM_BUF_INIT;
-                int r;
-                go_map_text(ncm__json_get(o, "cpuManagerPolicyOptions"), &b);
-                r = ncm_error_set(err, EINVAL,
-                                  "%s: CPU Manager policy options %s require feature gates "
-                                  "\"CPUManager\", \"CPUManagerPolicyOptions\" enabled",
-                                  ncm__node_field(c, "cpuManagerPolicyOptions", path, sizeof(path)),
-                                  b.data ? b.data : "map[]");
-                ncm_buf_done(&b);
-                return r;
-        }
-        if (!tm_opts && ncm__json_get(o, "topologyManagerPolicyOptions")) {
-                ncm_buf b = NCM_BUF_INIT;
-                int r;
-                go_map_text(ncm__json_get(o, "topologyManagerPolicyOptions"), &b);
-                r = ncm_error_set(err, EINVAL,
-                                  "%s: topology manager policy options %s require feature gates "
-                                  "\"TopologyManagerPolicyOptions\" enabled",
-                                  ncm__node_field(c, "topologyManagerPolicyOptions", path,
-                                                  sizeof(path)),
-                                  b.data ? b.data : "map[]");
-                ncm_buf_done(&b);
-                return r;
-        }
-        return 0;
+        r = cpu_opts ? 0
+                     : option_map_refused(c, o, "cpuManagerPolicyOptions",
+                                          "CPU Manager policy options",
+                                          "\"CPUManager\", \"CPUManagerPolicyOptions\"", err);
+        if (r == 0 && !tm_opts)
+                r = option_map_refused(c, o, "topologyManagerPolicyOptions",
+                                       "topology manager policy options",
+                                       "\"TopologyManagerPolicyOptions\"", err);
+        return r;
 }
 
 /* parseResourceList (kubelet server.go) for kubeReserved / systemReserved; adds the cpu. */

@@ -366,35 +366,6 @@ static void test_node_enforce_required_controllers(void **state)
                                      "cpuset, pids");
 }
 
-static void test_node_enforce_systemd_driver_refused(void **state)
-{
-        ncm_enforcer_cgroup_options o = {0};
-        ncm_enforcer *e = NULL;
-        ncm_node_config *cfg = NULL;
-        ncm_topo *t = NULL;
-        ncm_node *n = NULL;
-        ncm_node_options no = {0};
-        ncm_error err = NCM_ERROR_INIT;
-        fake fk;
-        static const char k[] = "{\"cgroupDriver\": \"systemd\"}";
-        (void)state;
-
-        fake_init(&fk, 1, false);
-        o.mount_root = fk.dir;
-        o.cgroup_version = 1;
-        assert_int_equal(ncm_topo_from_synthetic("package:1 core:2 pu:1", &t, NULL), 0);
-        assert_int_equal(ncm_node_config_parse(k, strlen(k), "k", "", &cfg, NULL), 0);
-        assert_int_equal(ncm_enforcer_cgroupfs_new(&o, &e, &err), 0);
-        no.enforcer = e;
-        assert_int_equal(ncm_node_new(t, cfg, &no, &n, &err), -EINVAL);
-        assert_non_null(strstr(err.msg, "start cgroupfs enforcer: cgroupDriver systemd"));
-        assert_null(n);
-        ncm_enforcer_free(e);
-        ncm_node_config_free(cfg);
-        ncm_topo_free(t);
-        fake_done(&fk);
-}
-
 /* Start a node on a fake tree of VERSION with configuration K; the enforcer's start result. */
 static int start_with(int version, const char *k, ncm_error *err)
 {
@@ -428,6 +399,17 @@ static int start_with(int version, const char *k, ncm_error *err)
         ncm_resource_list_done(&cap);
         fake_done(&fk);
         return r;
+}
+
+static void test_node_enforce_systemd_driver_refused(void **state)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        assert_int_equal(start_with(1, "{\"cgroupDriver\": \"systemd\", \"failCgroupV1\": false}",
+                                    &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.msg, "start cgroupfs enforcer: cgroupDriver systemd"));
 }
 
 /*

@@ -253,6 +253,20 @@ static const char *admit(nfx *f, const char *uid, const char *req, unsigned flag
         return out;
 }
 
+/* On TOPOLOGY with configuration K, two empty pods fit and a third is refused for pods. */
+static void two_pods_fit(const char *topology, const char *k)
+{
+        nfx f;
+
+        nfx_new(&f, topology, k, NULL, NULL);
+        assert_string_equal(admit(&f, "a", "", 0), "");
+        assert_string_equal(admit(&f, "b", "", 0), "");
+        assert_string_equal(admit(&f, "c", "", 0),
+                            "OutOfpods: Node didn't have enough resource: pods, requested: 1, "
+                            "used: 2, capacity: 2");
+        nfx_done(&f);
+}
+
 /*
  * The none policy pins nothing, so only the predicates stop a pod that does not fit: 4 CPUs,
  * two pods of 2, the third is OutOfcpu. The reservations count (allocatable), as do maxPods
@@ -288,22 +302,8 @@ static void test_node_fit_node_refuses(void **state)
         nfx_done(&f);
 
         /* maxPods, and podsPerCore when it allows fewer */
-        nfx_new(&f, "package:1 core:4 pu:1", "{\"maxPods\": 2}", NULL, NULL);
-        assert_string_equal(admit(&f, "a", "", 0), "");
-        assert_string_equal(admit(&f, "b", "", 0), "");
-        assert_string_equal(
-                        admit(&f, "c", "", 0),
-                        "OutOfpods: Node didn't have enough resource: pods, requested: 1, used: "
-                        "2, capacity: 2");
-        nfx_done(&f);
-        nfx_new(&f, "package:1 core:2 pu:1", "{\"podsPerCore\": 1, \"maxPods\": 10}", NULL, NULL);
-        assert_string_equal(admit(&f, "a", "", 0), "");
-        assert_string_equal(admit(&f, "b", "", 0), "");
-        assert_string_equal(
-                        admit(&f, "c", "", 0),
-                        "OutOfpods: Node didn't have enough resource: pods, requested: 1, used: "
-                        "2, capacity: 2");
-        nfx_done(&f);
+        two_pods_fit("package:1 core:4 pu:1", "{\"maxPods\": 2}");
+        two_pods_fit("package:1 core:2 pu:1", "{\"podsPerCore\": 1, \"maxPods\": 10}");
 }
 
 /* fitAdmission: never checks, always checks even behind a kubelet */
