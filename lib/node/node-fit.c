@@ -189,7 +189,8 @@ static void decide(fit_res *want, const fit_res *used, size_t n_used,
                       &res))
                 goto out;
         /* the kubelet ranges over a map: a fixed order, by name, for a stable first failure */
-        qsort(want->scalars, want->n, sizeof(*want->scalars), cmp_scalar);
+        if (want->n > 1)
+                qsort(want->scalars, want->n, sizeof(*want->scalars), cmp_scalar);
         for (size_t i = 0; i < want->n; i++) {
                 const struct scalar *sc = &want->scalars[i];
                 /* removeMissingExtendedResources: a resource the node does not have is not
