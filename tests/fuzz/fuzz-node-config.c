@@ -23,20 +23,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort();
                 /* a kubelet file: strict errors become warnings, each a line */
                 {
-                        json_object *o = NULL;
+                        json_object *doc = NULL;
                         ncm_error e2 = NCM_ERROR_INIT;
                         if (ncm__json_or_yaml_parse_ex((const char *)data, size, "fuzz",
-                                                       NCM_JSON_FIRST_DOCUMENT | NCM_JSON_GO, &o,
+                                                       NCM_JSON_FIRST_DOCUMENT | NCM_JSON_GO, &doc,
                                                        NULL, NULL) == 0 &&
-                            ncm_node_config_from_json_ex(o, "k", NCM_NODE_CONFIG_LENIENT, &c,
+                            ncm_node_config_from_json_ex(doc, "k", NCM_NODE_CONFIG_LENIENT, &c,
                                                          &e2) == 0) {
                                 for (size_t i = 0; i < ncm_node_config_n_warnings(c); i++)
                                         if (!ncm_node_config_warning(c, i)[0])
                                                 abort();
                                 c = ncm_node_config_free(c);
                         }
-                        if (o)
-                                json_object_put(o);
+                        if (doc)
+                                json_object_put(doc);
                 }
                 return 0;
         }
