@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet's flags, as KubeletConfiguration fields laid over the --config file. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,15 +48,6 @@ static const struct flag_def {
                 {"enforce", "enforcement", K_STRING},
 };
 
-/* The feature gates these commands know; the kubelet refuses others ("unrecognized"). */
-static const char *const known_gates[] = {
-                "CPUManagerPolicyAlphaOptions",     "CPUManagerPolicyBetaOptions",
-                "CPUManagerPolicyOptions",          "TopologyManagerPolicyAlphaOptions",
-                "TopologyManagerPolicyBetaOptions", "TopologyManagerPolicyOptions",
-                "CustomCPUCFSQuotaPeriod",          "PodLevelResources",
-                "DisableCPUQuotaWithExclusiveCPUs", "MemoryQoS",
-};
-
 typedef struct kv {
         char *k, *v;
 } kv;
@@ -68,7 +60,8 @@ typedef struct value {
 } value;
 
 struct cli_kubelet_flags {
-        const char *config; /* --config FILE */
+        const char *config;                /* --config FILE */
+        ncm_node_config_decoding decoding; /* --config-decoding */
         value v[NCM_ELEMENTSOF(defs)];
 };
 
@@ -158,21 +151,17 @@ static int parse_bool(const char *s, bool *ret)
         return -EINVAL;
 }
 
+/* The values (the names are checked with the configuration: which gates exist depends on the
+ * kubelet release, --kubelet-version). */
 static int check_gates(const value *v, const char *cmd)
 {
         for (size_t i = 0; i < v->n; i++) {
-                bool on, known = false;
+                bool on;
                 if (parse_bool(v->pairs[i].v, &on) < 0)
                         return cli_usage_error(cmd,
                                                "--feature-gates: invalid value of %s=%s, err: "
                                                "strconv.ParseBool: parsing \"%s\": invalid syntax",
                                                v->pairs[i].k, v->pairs[i].v, v->pairs[i].v);
-                for (size_t g = 0; g < NCM_ELEMENTSOF(known_gates); g++)
-                        known = known || strcmp(v->pairs[i].k, known_gates[g]) == 0;
-                if (!known)
-                        return cli_usage_error(cmd,
-                                               "--feature-gates: unrecognized feature gate: %s",
-                                               v->pairs[i].k);
         }
         return 0;
 }
@@ -185,6 +174,14 @@ int cli_kubelet_flag(cli_kubelet_flags *f, const char *cmd, const char *name, co
 
         if (strcmp(name, "config") == 0) {
                 f->config = val;
+                return 0;
+        }
+        if (strcmp(name, "config-decoding") == 0) {
+                if (ncm_node_config_decoding_parse(val, &f->decoding) < 0)
+                        return cli_usage_error(cmd,
+                                               "--config-decoding: expected lenient or strict, "
+                                               "got '%s'",
+                                               val);
                 return 0;
         }
         i = def_index(name);
@@ -372,7 +369,8 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
         ncm_buf b = NCM_BUF_INIT;
         int r;
 
-        if (f->config && (r = ncm_node_config_load_file(f->config, &base, &err)) < 0)
+        if (f->config &&
+            (r = ncm_node_config_load_file_ex(f->config, f->decoding, &base, &err)) < 0)
                 return cli_fail(r, &err);
         overlay(f, &b);
         if (ncm_buf_failed(&b)) {
@@ -388,7 +386,15 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
                 name_flag(f, &err);
                 return cli_fail(r, &err);
         }
+        cli_config_warnings(*ret, f->config);
         return 0;
+}
+
+void cli_config_warnings(const ncm_node_config *c, const char *file)
+{
+        for (size_t i = 0; i < ncm_node_config_n_warnings(c); i++)
+                fprintf(stderr, "nodecm: warning: %s%s%s\n", file ? file : "", file ? ": " : "",
+                        ncm_node_config_warning(c, i));
 }
 
 int cli_capacity_option(ncm_resource_list *l, const char *cmd, const char *val)

@@ -130,6 +130,12 @@ typedef struct ncm_node_options {
          * checks and sets up but writes nothing at start (node allocatable is in place).
          */
         bool attach;
+        /*
+         * The node's capacity for the resource-fit admission (copied): cpu, memory,
+         * ephemeral-storage, hugepages-<size>, extended resources. NULL: the topology's CPUs
+         * only, and resources nodecm does not know the amount of are not checked.
+         */
+        const ncm_resource_list *capacity;
 } ncm_node_options;
 
 /*
@@ -214,17 +220,26 @@ NCM_DEFINE_AUTOPTR(ncm_node_admission, ncm_node_admission_free)
 
 enum {
         NCM_NODE_EXPLAIN = 1 << 0, /* record hints, merges and allocation steps */
+        /*
+         * A kubelet admitted the pod already (the CRI proxy stands behind one): its
+         * resource-fit predicates ran there, so under fitAdmission "auto" the node does not
+         * run them again (nodecm/node-fit.h).
+         */
+        NCM_NODE_KUBELET_ADMITTED = 1 << 1,
 };
 
 /*
  * The kubelet's pod admission by the topology manager: for each container (init containers
  * first) or once for the pod (pod scope), every provider's hints, the merge, the policy's
- * decision, then each provider's allocate with the chosen affinity. A refusal is a result, not
- * an error: *RET says admitted or not, with the kubelet's reason and message
+ * decision, then each provider's allocate with the chosen affinity; then, as the kubelet's
+ * next admit handler does, its resource-fit predicates (nodecm/node-fit.h: OutOfcpu,
+ * OutOfmemory, OutOfpods, ..., against the node's allocatable and the pods it holds) unless
+ * the configuration's fitAdmission or NCM_NODE_KUBELET_ADMITTED says not. A refusal is a
+ * result, not an error: *RET says admitted or not, with the kubelet's reason and message
  * (TopologyAffinityError, SMTAlignmentError, UnexpectedAdmissionError "Allocate failed due to
- * <err>, which is unexpected"). A refused pod leaves the node exactly as before. Admitting a
- * UID the node already holds is the kubelet's re-admission (after a restart): containers that
- * hold CPUs keep them.
+ * <err>, which is unexpected", OutOfcpu "Node didn't have enough resource: cpu, ..."). A refused
+ * pod leaves the node exactly as before. Admitting a UID the node already holds is the kubelet's
+ * re-admission (after a restart): containers that hold CPUs keep them.
  *
  * Returns 0 with *RET set, or -errno for failures that are not decisions (out of memory, a
  * checkpoint that cannot be written); the node is then restored as well, except that a failed
@@ -359,6 +374,7 @@ typedef struct ncm_node_dir_options {
         const char *devices;    /* as ncm_node_options.devices */
         size_t devices_len;
         ncm_kubelet_version kubelet_version; /* as ncm_node_options.kubelet_version */
+        const ncm_resource_list *capacity;   /* as ncm_node_options.capacity */
 } ncm_node_dir_options;
 
 /*

@@ -538,13 +538,22 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 /* decided on a copy: the node itself, its files and cgroups stay as they are */
                 r = ncm_node_copy(t->node, &copy, err);
                 if (r >= 0)
-                        r = ncm_node_admit(copy, pod, NCM_NODE_EXPLAIN, &adm, err);
+                        r = ncm_node_admit(
+                                        copy, pod,
+                                        NCM_NODE_EXPLAIN |
+                                                        (t->kubelet_admitted
+                                                                         ? NCM_NODE_KUBELET_ADMITTED
+                                                                         : 0),
+                                        &adm, err);
                 if (r < 0)
                         return r;
                 return admit_reply(pod, adm, f, true, &res->reply) < 0 ? oom(err) : 0;
         }
         ncm_node_shared_pool(t->node, before);
-        r = ncm_node_admit(t->node, pod, explain ? NCM_NODE_EXPLAIN : 0, &adm, err);
+        r = ncm_node_admit(t->node, pod,
+                           (explain ? NCM_NODE_EXPLAIN : 0) |
+                                           (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0),
+                           &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);

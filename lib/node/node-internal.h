@@ -59,7 +59,52 @@ struct ncm_node_config {
         int64_t reconcile_period_ns; /* cpuManagerReconcilePeriod */
         char *root_dir;              /* nodecm's rootDirectory */
         char *enforcement;           /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+
+        /* what reading it would make the kubelet log (ncm_node_config_warning) */
+        char **warnings;
+        size_t n_warnings, cap_warnings;
+        bool reserved_cpu_given; /* kubeReserved or systemReserved named cpu beside
+                                    reservedSystemCPUs */
+        size_t n_doc_warnings;   /* the first warnings are the document's (repeats, more
+                                    documents): a merge keeps them */
+        ncm_node_config_decoding decoding;
+        bool fail_cgroup_v1;                  /* failCgroupV1, defaulted for the release */
+        bool single_oom_kill_off;             /* singleProcessOOMKill given as false */
+        int64_t max_pods;                     /* maxPods */
+        int64_t pods_per_core;                /* podsPerCore */
+        ncm_node_fit_admission fit_admission; /* nodecm's fitAdmission */
 };
+
+/* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
+int ncm__node_config_warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
+                NCM_PRINTF(3, 4);
+
+struct ncm_json_info;
+/*
+ * The kubelet codec's strict-then-lenient decoding of O (node-config-decode.c): repeated keys
+ * (INFO, may be NULL) and unknown fields warned about (lenient) or refused with the kubelet's
+ * strict texts (strict). *RET_VIEW: the object to read the fields from (a reference): O, or a
+ * copy without the fields the chosen kubelet does not have yet.
+ */
+int ncm__node_config_decode(ncm_node_config *c, json_object *o, const struct ncm_json_info *info,
+                            json_object **ret_view, ncm_error *err);
+
+/* kind and apiVersion as the kubelet's scheme checks them (REQUIRED: a file; else only when
+ * given). O may be NULL (an empty document). -EINVAL with the kubelet's text. */
+int ncm__node_config_check_kind(json_object *o, bool required, ncm_error *err);
+
+/*
+ * Set feature gate NAME to VALUE as kubelet 1.MINOR's SetFromMap does (node-config-gates.c):
+ * -EINVAL "PATH: ... unrecognized feature gate: NAME" or "cannot set feature gate ...,
+ * feature is locked to ..."; a GA or deprecated gate is a warning on C.
+ */
+int ncm__node_gate_set(ncm_node_config *c, const char *path, const char *name, bool value,
+                       int minor, ncm_error *err);
+/* Whether kubelet 1.MINOR knows gate NAME. */
+bool ncm__node_gate_known(const char *name, int minor);
+
+/* Whether NAME is one of nodecm's own top-level fields. */
+bool ncm__node_config_is_nodecm_field(const char *name);
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
@@ -76,9 +121,13 @@ typedef struct node_pod {
         char *uid;
         char *name;
         size_t n;
-        node_container *c; /* init containers, then app containers */
-        ncm_pod *spec;     /* the pod as admitted */
+        node_container *c;             /* init containers, then app containers */
+        ncm_pod *spec;                 /* the pod as admitted */
+        struct ncm__node_fit_req *fit; /* its requests, for the fit admission (node-fit.c) */
 } node_pod;
+
+/* Free a node_pod's fit cache (NULL is fine). */
+void ncm__node_fit_req_free(struct ncm__node_fit_req *q);
 
 /* The node's hint providers, in the kubelet's registration order. */
 enum {
@@ -149,7 +198,24 @@ struct ncm_node {
         bool cpu_nodirsync;  /* cpu_manager_state's rename synced by nodecm_pods' write */
         ncm_fs_batch *stage; /* the owner's batch the writes join (ncm_node_stage_writes) */
         bool attach;         /* started before: the enforcer writes nothing at start */
+        ncm_resource_list fit_capacity; /* ncm_node_options.capacity, for the fit admission */
 };
+
+/* Copy CAPACITY (may be NULL) into N's (node-fit.c). -ENOMEM. */
+int ncm__node_fit_set_capacity(ncm_node *n, const ncm_resource_list *capacity, ncm_error *err);
+/* Whether an admission with FLAGS checks resource fit (the configuration's fitAdmission). */
+bool ncm__node_fit_wanted(const ncm_node *n, unsigned flags);
+/* ncm_node_admit() flag of the node's own: no resource-fit check (it was done). */
+#define NCM__NODE_NO_FIT (1u << 31)
+/*
+ * The resource-fit admission of POD on N (node-fit.c), before anything changes: 0 when it
+ * fits (the admission goes on), 1 with *RET the refusal, or -errno. The refusal carries the
+ * kubelet's reason: the resource managers' when they refuse too (their admit handler runs
+ * first), found on a copy of N so that nothing of N changes, else the first resource that
+ * does not fit.
+ */
+int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
+                        ncm_error *err);
 
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);

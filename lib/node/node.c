@@ -35,6 +35,7 @@ static int oom(ncm_error *err)
 
 static void pod_done(node_pod *p)
 {
+        ncm__node_fit_req_free(p->fit);
         ncm_pod_free(p->spec);
         free(p->uid);
         free(p->name);
@@ -464,6 +465,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 n->enforcer = opts->enforcer;
                 n->persist_pods = opts->persist_pods && opts->state_dir;
                 n->attach = opts->attach;
+                if ((r = ncm__node_fit_set_capacity(n, opts->capacity, err)) < 0)
+                        return r;
         }
         n->all_cpus = ncm_cpuset_new();
         if (!n->all_cpus)
@@ -541,6 +544,7 @@ ncm_node *ncm_node_free(ncm_node *n)
                 pod_done(&n->pods[i]);
         free(n->pods);
         free(n->dir);
+        ncm_resource_list_done(&n->fit_capacity);
         free(n);
         return NULL;
 }
@@ -591,7 +595,7 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
         c->reference_merge = n->reference_merge;
         c->kubelet_override = n->kubelet_override;
         c->all_cpus = ncm_cpuset_dup(n->all_cpus);
-        if (!c->all_cpus)
+        if (!c->all_cpus || ncm__node_fit_set_capacity(c, &n->fit_capacity, err) < 0)
                 return oom(err);
         if (n->devices_json) {
                 c->devices_json = strndup(n->devices_json, n->devices_len);
@@ -1018,6 +1022,12 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
 
         if (!a)
                 return oom(err);
+        /* the kubelet's resource-fit predicates, before anything changes (node-fit.c) */
+        if (!(flags & NCM__NODE_NO_FIT) && ncm__node_fit_wanted(n, flags)) {
+                r = ncm__node_fit_admit(n, pod, flags, ret, err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
         r = snapshot_take(n, pod, &snap, err);
         if (r < 0)
                 return r;
@@ -1037,6 +1047,7 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         ncm_tm_set_trace(n->tm, NULL);
         if (r >= 0)
                 count_admission(n, &res);
+
         if (r >= 0 && txn.trace_err < 0)
                 r = oom(err);
         if (r >= 0 && res.admit) {
