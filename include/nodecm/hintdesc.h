@@ -81,6 +81,13 @@ NCM_API int ncm_hint_desc_set_socket_alignment(ncm_hint_desc *d, int per_socket,
 NCM_API int ncm_hint_desc_add_socket(ncm_hint_desc *d, int node, int socket);
 
 /*
+ * Give the preferred size (minAffinitySize) instead of computing it from the capacity: for a
+ * provider whose smallest mask is decided over nodes it does not walk (the memory manager
+ * walks only nodes without assignments). K > 0; before ncm_hint_desc_seal().
+ */
+NCM_API void ncm_hint_desc_set_preferred_size(ncm_hint_desc *d, int k);
+
+/*
  * Compute what queries need (the preferred size and the narrowest hint). Call once, after the
  * last resource. 0, or -ENOMEM.
  */

@@ -43,6 +43,7 @@ struct ncm_hint_desc {
         /* set by ncm_hint_desc_seal() */
         bool sealed;
         int pref_size;          /* the kubelet's minAffinitySize */
+        int pref_given;         /* ncm_hint_desc_set_preferred_size(), 0: computed */
         int min_sockets;        /* align-by-socket's socket count, 0 when off */
         int narrowest;          /* node count of the narrowest hint, 0: no hint */
         ncm_bitmask free_nodes; /* nodes whose presence never changes whether a mask is a hint */

@@ -350,6 +350,12 @@ static void order_by_weight(ncm__hd_count *c, const int *ids, int n)
         }
 }
 
+void ncm_hint_desc_set_preferred_size(ncm_hint_desc *d, int k)
+{
+        if (!d->sealed && k > 0)
+                d->pref_given = k;
+}
+
 int ncm_hint_desc_seal(ncm_hint_desc *d, ncm_error *err)
 {
         if (d->sealed)
@@ -358,8 +364,8 @@ int ncm_hint_desc_seal(ncm_hint_desc *d, ncm_error *err)
         order_by_weight(&d->cap, d->ids, d->n);
         /* minAffinitySize starts at the number of walked nodes and shrinks to the smallest
          * mask whose capacity holds the request. */
-        d->pref_size = d->n;
-        for (int c = 1; c < d->n; c++) {
+        d->pref_size = d->pref_given ? d->pref_given : d->n;
+        for (int c = 1; !d->pref_given && c < d->n; c++) {
                 if (count_feasible(&d->cap, d->request, d->cap.order, d->n, 0, d->nodes, c)) {
                         d->pref_size = c;
                         break;

@@ -259,8 +259,8 @@ static int apply_entry(ncm_topo *t, const char *s, size_t len, ncm_error *err)
                         const char *eq = memchr(p, '=', ilen);
                         uint64_t page, count;
                         if (ilen < 11 || memcmp(p, "hugepages-", 10) != 0 || !eq ||
-                            quantity_u64(p + 10, (size_t)(eq - p - 10), &page) < 0 ||
-                            page < 1024 || page % 1024 != 0 ||
+                            quantity_u64(p + 10, (size_t)(eq - p - 10), &page) < 0 || page < 1024 ||
+                            page % 1024 != 0 ||
                             quantity_u64(eq + 1, (size_t)(item_end - eq - 1), &count) < 0)
                                 return ncm_error_set(err, EINVAL,
                                                      "\"%.*s\": expected hugepages-PAGE=COUNT "

@@ -22,15 +22,16 @@ static void test_topology_memory_meminfo_parser(void **state)
                 int r;
                 uint64_t bytes;
         } cases[] = {
-                {"Node 0 MemTotal:        2096684 kB\nNode 0 MemFree: 1 kB\n", 0, 2096684ull * 1024},
-                {"MemTotal:5 kB", 0, 5120},
-                {"MemTotal:\n\t 7 kB", 0, 7168},   /* \s* crosses lines */
-                {"MemTotal: 7kB", -EINVAL, 0},     /* the space is part of the regexp */
-                {"MemTotal: 7 KB", -EINVAL, 0},    /* so is the case of kB */
-                {"MemTotal: x kB MemTotal: 9 kB", 0, 9216}, /* the first match, not line */
-                {"memtotal: 7 kB", -EINVAL, 0},
-                {"", -EINVAL, 0},
-                {"MemTotal: 99999999999999999999 kB", -ERANGE, 0},
+                        {"Node 0 MemTotal:        2096684 kB\nNode 0 MemFree: 1 kB\n", 0,
+                         2096684ull * 1024},
+                        {"MemTotal:5 kB", 0, 5120},
+                        {"MemTotal:\n\t 7 kB", 0, 7168}, /* \s* crosses lines */
+                        {"MemTotal: 7kB", -EINVAL, 0},   /* the space is part of the regexp */
+                        {"MemTotal: 7 KB", -EINVAL, 0},  /* so is the case of kB */
+                        {"MemTotal: x kB MemTotal: 9 kB", 0, 9216}, /* the first match, not line */
+                        {"memtotal: 7 kB", -EINVAL, 0},
+                        {"", -EINVAL, 0},
+                        {"MemTotal: 99999999999999999999 kB", -ERANGE, 0},
         };
         (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -139,11 +140,12 @@ static void test_topology_memory_damaged(void **state)
 static void test_topology_memory_json_round_trip(void **state)
 {
         static const char text[] =
-                "{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 0, \"uncore\": 0},"
-                "{\"cpu\": 1, \"core\": 1, \"socket\": 0, \"numa\": 1, \"uncore\": 0}],"
-                "\"numa\": [{\"id\": 0, \"memory\": 1024, \"hugepages\": [{\"page_size\": "
-                "1048576, \"num_pages\": 4}, {\"page_size\": 2048, \"num_pages\": 8}]},"
-                "{\"id\": 1, \"memory\": 2048}]}";
+                        "{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 0, "
+                        "\"uncore\": 0},"
+                        "{\"cpu\": 1, \"core\": 1, \"socket\": 0, \"numa\": 1, \"uncore\": 0}],"
+                        "\"numa\": [{\"id\": 0, \"memory\": 1024, \"hugepages\": [{\"page_size\": "
+                        "1048576, \"num_pages\": 4}, {\"page_size\": 2048, \"num_pages\": 8}]},"
+                        "{\"id\": 1, \"memory\": 2048}]}";
         ncm_error err = NCM_ERROR_INIT;
         ncm_topo *t = NULL, *u = NULL;
         ncm_buf b = NCM_BUF_INIT;
@@ -175,18 +177,19 @@ static void test_topology_memory_json_errors(void **state)
                 const char *numa;
                 const char *msg;
         } cases[] = {
-                {"[{\"id\": 0, \"memory\": -1}]", "numa[0].memory"},
-                {"[{\"id\": 0, \"memory\": \"1Gi\"}]", "numa[0].memory"},
-                {"[{\"id\": 0, \"hugepages\": {}}]", "numa[0].hugepages"},
-                {"[{\"id\": 0, \"hugepages\": [{\"page_size\": 0, \"num_pages\": 1}]}]",
-                 "numa[0].hugepages[0].page_size"},
-                {"[{\"id\": 0, \"hugepages\": [{\"page_size\": 4}]}]",
-                 "numa[0].hugepages[0].num_pages: missing"},
-                {"[{\"id\": 0, \"hugepages\": [{\"page_size\": 4, \"num_pages\": 1, \"x\": 1}]}]",
-                 "numa[0].hugepages[0].x: unknown field"},
-                {"[{\"id\": 0, \"hugepages\": [{\"page_size\": 4, \"num_pages\": 1}, "
-                 "{\"page_size\": 4, \"num_pages\": 2}]}]",
-                 "page size 4 also in [0]"},
+                        {"[{\"id\": 0, \"memory\": -1}]", "numa[0].memory"},
+                        {"[{\"id\": 0, \"memory\": \"1Gi\"}]", "numa[0].memory"},
+                        {"[{\"id\": 0, \"hugepages\": {}}]", "numa[0].hugepages"},
+                        {"[{\"id\": 0, \"hugepages\": [{\"page_size\": 0, \"num_pages\": 1}]}]",
+                         "numa[0].hugepages[0].page_size"},
+                        {"[{\"id\": 0, \"hugepages\": [{\"page_size\": 4}]}]",
+                         "numa[0].hugepages[0].num_pages: missing"},
+                        {"[{\"id\": 0, \"hugepages\": [{\"page_size\": 4, \"num_pages\": 1, \"x\": "
+                         "1}]}]",
+                         "numa[0].hugepages[0].x: unknown field"},
+                        {"[{\"id\": 0, \"hugepages\": [{\"page_size\": 4, \"num_pages\": 1}, "
+                         "{\"page_size\": 4, \"num_pages\": 2}]}]",
+                         "page size 4 also in [0]"},
         };
         (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -214,13 +217,13 @@ static void test_topology_memory_synthetic_and_spec(void **state)
         assert_false(ncm_topo_has_memory(t));
         assert_int_equal(ncm_topo_numa_memory(t, 0, NULL, NULL), 0);
         t = ncm_topo_free(t);
-        assert_int_equal(
-                ncm_topo_from_synthetic("package:2 numa:1(memory=8GiB) core:2 pu:1", &t, &err), 0);
+        assert_int_equal(ncm_topo_from_synthetic("package:2 numa:1(memory=8GiB) core:2 pu:1", &t,
+                                                 &err),
+                         0);
         assert_int_equal(ncm_topo_numa_memory(t, 1, &hp, &n), 8ull << 30);
         assert_int_equal(n, 0);
 
-        if (ncm_topo_apply_memory_spec(t, "16Gi,hugepages-2Mi=512/1:4Gi,hugepages-1Gi=2", &err) <
-            0)
+        if (ncm_topo_apply_memory_spec(t, "16Gi,hugepages-2Mi=512/1:4Gi,hugepages-1Gi=2", &err) < 0)
                 fail_msg("%s", err.msg);
         assert_int_equal(ncm_topo_numa_memory(t, 0, &hp, &n), 16ull << 30);
         assert_int_equal(n, 1);
@@ -245,13 +248,13 @@ static void test_topology_memory_synthetic_and_spec(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_topology_memory_meminfo_parser),
-                cmocka_unit_test(test_topology_memory_hugepages_name),
-                cmocka_unit_test(test_topology_memory_real_dump),
-                cmocka_unit_test(test_topology_memory_damaged),
-                cmocka_unit_test(test_topology_memory_json_round_trip),
-                cmocka_unit_test(test_topology_memory_json_errors),
-                cmocka_unit_test(test_topology_memory_synthetic_and_spec),
+                        cmocka_unit_test(test_topology_memory_meminfo_parser),
+                        cmocka_unit_test(test_topology_memory_hugepages_name),
+                        cmocka_unit_test(test_topology_memory_real_dump),
+                        cmocka_unit_test(test_topology_memory_damaged),
+                        cmocka_unit_test(test_topology_memory_json_round_trip),
+                        cmocka_unit_test(test_topology_memory_json_errors),
+                        cmocka_unit_test(test_topology_memory_synthetic_and_spec),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
