@@ -180,8 +180,7 @@ NCM_API void ncm_mem_reservations_done(ncm_mem_reservations *l);
  * incorrect format, expected numaNodeID:type=quantity[,type=quantity...], got ..."). An empty
  * value clears L. -EINVAL.
  */
-NCM_API int ncm_mem_reservations_parse_flag(const char *s, ncm_mem_reservations *l,
-                                            ncm_error *err);
+NCM_API int ncm_mem_reservations_parse_flag(const char *s, ncm_mem_reservations *l, ncm_error *err);
 
 /*
  * The kubelet's validateReservedMemoryConfiguration (apis/config/validation): each error as the
@@ -206,7 +205,7 @@ typedef struct ncm_mem_policy_config {
          * The node allocatable reservation (GetNodeAllocatableReservation: system-reserved +
          * kube-reserved + the hard eviction threshold, per resource), which reservedMemory
          * must add up to for memory and each hugepage size (validateReservedMemory). NULL:
-         * nothing reserved.
+         * not checked (the kubelet's NewPolicyStatic alone, as its unit tests build it).
          */
         const ncm_resource_list *node_allocatable;
         /* KEP-6232, nodecm's opt-in: tolerate this many bytes of per-node memory drift at start
@@ -273,8 +272,8 @@ NCM_API void ncm_mem_request_done(ncm_mem_request *r);
 
 /* One memory type's hints (all types of a fresh calculation share one list). */
 typedef struct ncm_mem_type_hints {
-        const char *type;   /* points into the request */
-        ncm_hint_list list; /* explicit, in the kubelet's order */
+        const char *type;    /* points into the request */
+        ncm_hint_list list;  /* explicit, in the kubelet's order */
         ncm_hint_desc *desc; /* or described (then LIST is unused) */
 } ncm_mem_type_hints;
 
@@ -352,12 +351,12 @@ NCM_API ncm_mem_checkpoint_version ncm_mem_checkpoint_version_of(ncm_kubelet_ver
 /* A decoded file: the state it restores, and what verification found. */
 typedef struct ncm_mem_checkpoint_info {
         ncm_mem_checkpoint_version version; /* the layout the state came from */
-        uint64_t checksum;                   /* the file's checksum */
-        uint64_t data_checksum;              /* V3: the file's dataChecksum */
-        bool verified;                       /* the checksum that decided matched (or was 0) */
-        uint32_t legacy_sum;                 /* the V1-part checksum nodecm computes */
-        uint32_t v2_sum;                     /* ... with podEntries (V2 rendering) */
-        uint32_t data_sum;                   /* V3: FNV-1a of the data string */
+        uint64_t checksum;                  /* the file's checksum */
+        uint64_t data_checksum;             /* V3: the file's dataChecksum */
+        bool verified;                      /* the checksum that decided matched (or was 0) */
+        uint32_t legacy_sum;                /* the V1-part checksum nodecm computes */
+        uint32_t v2_sum;                    /* ... with podEntries (V2 rendering) */
+        uint32_t data_sum;                  /* V3: FNV-1a of the data string */
         bool has_pod_entries;
 } ncm_mem_checkpoint_info;
 

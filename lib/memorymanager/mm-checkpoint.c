@@ -472,8 +472,8 @@ void ncm_mem_checkpoint_format(const ncm_mem_state *s, ncm_mem_checkpoint_versio
         }
 }
 
-int ncm_mem_checkpoint_write(const ncm_mem_state *s, ncm_mem_checkpoint_version version,
-                             int dirfd, const char *path, ncm_error *err)
+int ncm_mem_checkpoint_write(const ncm_mem_state *s, ncm_mem_checkpoint_version version, int dirfd,
+                             const char *path, ncm_error *err)
 {
         ncm_buf b = NCM_BUF_INIT;
         int r;
@@ -557,8 +557,7 @@ static char *take_string(decoder *d, const char *field)
                 free(s);
                 if (!d->code) {
                         d->code = EINVAL;
-                        snprintf(d->msg, sizeof(d->msg), "%s: string holds a NUL character",
-                                 field);
+                        snprintf(d->msg, sizeof(d->msg), "%s: string holds a NUL character", field);
                 }
                 return NULL;
         }
@@ -778,8 +777,8 @@ static void decode_memory_map(decoder *d, const char *field, ncm_mem_node *n)
                         ncm__gojson_skip(d->g);
                         if (!d->code) {
                                 d->code = EINVAL;
-                                snprintf(d->msg, sizeof(d->msg),
-                                         "%s: key holds a NUL character", field);
+                                snprintf(d->msg, sizeof(d->msg), "%s: key holds a NUL character",
+                                         field);
                         }
                         break;
                 }
@@ -835,15 +834,13 @@ static void decode_node(decoder *d, const char *field, ncm_mem_node *n)
                 if (f == 1) {
                         decode_memory_map(d, path, n);
                 } else if (f == 2) {
-                        decode_ints(d, "NUMANodeState", path, &n->cells, &n->ncells,
-                                    &n->cells_nil);
+                        decode_ints(d, "NUMANodeState", path, &n->cells, &n->ncells, &n->cells_nil);
                 } else if (k == NCM_GOJSON_NULL) {
                         ncm__gojson_skip(d->g);
                 } else if (k != NCM_GOJSON_NUMBER) {
                         kind_error(d, k, "NUMANodeState", path, "int");
                 } else {
-                        (void)number(d, false, "NUMANodeState", path, "int", NULL,
-                                     &n->assignments);
+                        (void)number(d, false, "NUMANodeState", path, "int", NULL, &n->assignments);
                 }
         }
         if (r < 0)
@@ -1114,8 +1111,8 @@ static void decode_pod_entries(decoder *d, ncm_mem_state *s)
                 } else if (k != NCM_GOJSON_OBJECT) {
                         kind_error(d, k, d->top, "podEntries", "state.PodEntry");
                 } else {
-                        while (!failed(d) && (r = ncm__ckpt_next_field(d->g, &ffirst, fields, 1,
-                                                                      &f, NULL)) > 0) {
+                        while (!failed(d) &&
+                               (r = ncm__ckpt_next_field(d->g, &ffirst, fields, 1, &f, NULL)) > 0) {
                                 if (f < 0)
                                         ncm__gojson_skip(d->g);
                                 else
@@ -1163,8 +1160,8 @@ typedef struct top_fields {
  */
 static void decode_struct(decoder *d, ncm_mem_state *s, bool pods, bool v3, top_fields *top)
 {
-        static const char *const fields[] = {"policyName", "machineState", "entries",
-                                             "checksum",   "podEntries",   "data",
+        static const char *const fields[] = {"policyName",  "machineState", "entries",
+                                             "checksum",    "podEntries",   "data",
                                              "dataChecksum"};
         ncm_gojson_kind k = ncm__gojson_peek(d->g);
         bool first = true;
@@ -1398,9 +1395,9 @@ int ncm_mem_checkpoint_probe(const char *text, size_t len, const char *name, ncm
         return ncm__ckpt_probe(text, len, name, CKPT_MAX, fields, 1, err);
 }
 
-int ncm_mem_checkpoint_parse(const char *text, size_t len, const char *name,
-                             ncm_kubelet_version v, const char *policy, bool pod_level,
-                             ncm_mem_state **ret, ncm_mem_checkpoint_info *info, ncm_error *err)
+int ncm_mem_checkpoint_parse(const char *text, size_t len, const char *name, ncm_kubelet_version v,
+                             const char *policy, bool pod_level, ncm_mem_state **ret,
+                             ncm_mem_checkpoint_info *info, ncm_error *err)
 {
         ncm_mem_checkpoint_version gen = ncm_mem_checkpoint_version_of(v);
         attempt a = {0};
@@ -1419,10 +1416,8 @@ int ncm_mem_checkpoint_parse(const char *text, size_t len, const char *name,
                         /* the file is a V3 one: its failure is final */
                         char msg[MSG_MAX];
                         snprintf(msg, sizeof(msg), "%s", a.msg);
-                        snprintf(a.msg, sizeof(a.msg), "could not load v3 checkpoint: %.450s",
-                                 msg);
-                }
-                else if (a.code) {
+                        snprintf(a.msg, sizeof(a.msg), "could not load v3 checkpoint: %.450s", msg);
+                } else if (a.code) {
                         attempt_done(&a);
                         r = try_load(text, len, TRY_V2_137, &a);
                         if (r < 0)

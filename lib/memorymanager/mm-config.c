@@ -138,7 +138,7 @@ int ncm_mem_reservations_parse_flag(const char *s, ncm_mem_reservations *l, ncm_
                                                 r->q = qty;
                                                 r->fits = ncm_quantity_is_integer(&qty);
                                                 r->bytes = r->fits ? (uint64_t)ncm_quantity_value(
-                                                                             &qty)
+                                                                                     &qty)
                                                                    : 0;
                                                 replaced = true;
                                         }

@@ -205,7 +205,8 @@ int ncm_mem_policy_new(const ncm_topo *t, const ncm_mem_policy_config *c, ncm_me
         p->is_static = true;
         p->max_drift = c->max_drift;
         p->pod_level = c->pod_level_resource_managers;
-        r = validate_reserved(t, c->reserved, c->node_allocatable, err);
+        /* NewManager validates against Node Allocatable; NewPolicyStatic alone (NULL) does not */
+        r = c->node_allocatable ? validate_reserved(t, c->reserved, c->node_allocatable, err) : 0;
         if (r < 0)
                 return r;
         if (c->reserved && c->reserved->n) {
@@ -395,8 +396,9 @@ static int request_set(ncm_mem_request *r, const char *type, uint64_t bytes, boo
         if (i == r->n) {
                 size_t k;
                 if (r->n == NCM_ELEMENTSOF(r->types))
-                        return ncm_error_set(err, E2BIG, "[memorymanager] more than %zu memory "
-                                                         "types requested",
+                        return ncm_error_set(err, E2BIG,
+                                             "[memorymanager] more than %zu memory "
+                                             "types requested",
                                              NCM_ELEMENTSOF(r->types));
                 for (k = r->n; k > 0 && strcmp(r->types[k - 1], type) > 0; k--) {
                         r->types[k] = r->types[k - 1];
@@ -444,8 +446,7 @@ static int container_request(const ncm_container *c, ncm_mem_request *ret, ncm_e
                         return ncm_error_set(err, EINVAL,
                                              "[memorymanager] failed to represent quantity as "
                                              "int64");
-                r = request_set(ret, l->items[i].name, (uint64_t)ncm_quantity_value(q), false,
-                                err);
+                r = request_set(ret, l->items[i].name, (uint64_t)ncm_quantity_value(q), false, err);
                 if (r < 0)
                         return r;
         }
@@ -554,8 +555,8 @@ static void calc_init(calc *c, const ncm_mem_policy *p, const ncm_mem_state *s,
                         continue; /* the kubelet's bitmasks hold ids 0..63 */
                 c->ids[k] = nd->id;
                 for (size_t r = 0; r < req->n; r++) {
-                        const ncm_mem_table *t = nd->nil ? NULL : ncm_mem_node_table(nd,
-                                                                                     req->types[r]);
+                        const ncm_mem_table *t =
+                                        nd->nil ? NULL : ncm_mem_node_table(nd, req->types[r]);
                         c->alloc[r][k] = t ? t->allocatable : 0;
                         c->free[r][k] = t ? t->free : 0;
                 }
@@ -941,8 +942,8 @@ static int hints_described(const calc *c, ncm_mem_hints *h, ncm_error *err)
                 if ((c->unused & bit(c->ids[k])) &&
                     ncm_hint_desc_add_available(d, bit(c->ids[k]),
                                                 c->free[0][k] > INT64_MAX
-                                                        ? INT64_MAX
-                                                        : (int64_t)c->free[0][k]) < 0) {
+                                                                ? INT64_MAX
+                                                                : (int64_t)c->free[0][k]) < 0) {
                         ncm_hint_desc_free(d);
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 }
@@ -1034,9 +1035,11 @@ int ncm_mem_policy_hints(ncm_mem_policy *p, const ncm_mem_state *s, const ncm_po
                 }
         } else {
                 for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
-                        const ncm_container *ct = i < pod->n_init_containers
-                                                          ? &pod->init_containers[i]
-                                                          : &pod->containers[i - pod->n_init_containers];
+                        const ncm_container *ct =
+                                        i < pod->n_init_containers
+                                                        ? &pod->init_containers[i]
+                                                        : &pod->containers[i -
+                                                                           pod->n_init_containers];
                         const ncm_mem_container *b = ncm_mem_state_container(s, pod->uid, ct->name);
                         if (b) {
                                 r = regenerate(b, &h);
@@ -1155,8 +1158,8 @@ static int best_hint(calc *c, ncm_bitmask within, ncm_hint *ret, bool *found)
                                 for (size_t t = 0; ps >= 0 && t < c->req->n; t++)
                                         sum[t] = add_sat(sum[t], c->free[t][ps]);
                         }
-                        if (smallest_subset(c, c->n - 1, k - nb, within, sum, &x) &&
-                            kept(c, x) && (!have || x < best)) {
+                        if (smallest_subset(c, c->n - 1, k - nb, within, sum, &x) && kept(c, x) &&
+                            (!have || x < best)) {
                                 best = x;
                                 have = true;
                         }
@@ -1198,8 +1201,7 @@ bool ncm_mem_explain_mask(const ncm_mem_state *s, ncm_bitmask mask, ncm_buf *b)
                 if (!nd || nd->nil)
                         continue;
                 if (single && nd->ncells > 1) {
-                        ncm_buf_printf(b,
-                                       "NUMA node %d is in the multi-node group [", bits[i]);
+                        ncm_buf_printf(b, "NUMA node %d is in the multi-node group [", bits[i]);
                         for (size_t k = 0; k < nd->ncells; k++)
                                 ncm_buf_printf(b, k ? ",%d" : "%d", nd->cells[k]);
                         ncm_buf_puts(b, "], so it cannot serve a single-node allocation (the "
@@ -1240,9 +1242,9 @@ static bool satisfies(const ncm_mem_state *s, ncm_bitmask mask, const ncm_mem_re
                 int nb = ncm_bitmask_to_bits(mask, bits);
                 for (int i = 0; i < nb; i++) {
                         const ncm_mem_node *nd = ncm_mem_state_node(s, bits[i]);
-                        const ncm_mem_table *t = nd && !nd->nil
-                                                         ? ncm_mem_node_table(nd, req->types[r])
-                                                         : NULL;
+                        const ncm_mem_table *t =
+                                        nd && !nd->nil ? ncm_mem_node_table(nd, req->types[r])
+                                                       : NULL;
                         sum = add_sat(sum, t ? t->free : 0);
                 }
                 if (sum < req->bytes[r])
@@ -1421,8 +1423,8 @@ int ncm_mem_policy_allocate(ncm_mem_policy *p, ncm_mem_state *s, const ncm_pod *
         have = ncm_mem_state_container(s, pod->uid, container->name);
         if (have)
                 return update_reuse(p, pod, container->name, have->blocks, have->n) < 0
-                               ? ncm_error_set(err, ENOMEM, "out of memory")
-                               : 0;
+                                       ? ncm_error_set(err, ENOMEM, "out of memory")
+                                       : 0;
         r = ncm_mem_request_of(pod, container, &req, err);
         if (r < 0)
                 return r == -ENOMEM ? r : -NCM_E_ADMISSION;
@@ -1575,8 +1577,8 @@ int ncm_mem_policy_remove(ncm_mem_policy *p, ncm_mem_state *s, const char *pod_u
         return 1;
 }
 
-int ncm_mem_policy_allocatable(const ncm_mem_policy *p, const ncm_mem_state *s,
-                               ncm_mem_block **ret, size_t *ret_n)
+int ncm_mem_policy_allocatable(const ncm_mem_policy *p, const ncm_mem_state *s, ncm_mem_block **ret,
+                               size_t *ret_n)
 {
         ncm_mem_block *v = NULL;
         size_t n = 0, cap = 0;
@@ -1627,8 +1629,8 @@ static int replay(const ncm_mem_state *s, ncm_mem_state *expected, bool strict, 
                                 const ncm_mem_block *bl = &ct->blocks[b];
                                 uint64_t size = bl->size;
                                 for (size_t x = 0; x < bl->nnuma; x++) {
-                                        ncm_mem_node *nd = ncm_mem_state_node(expected,
-                                                                              bl->numa[x]);
+                                        ncm_mem_node *nd =
+                                                        ncm_mem_state_node(expected, bl->numa[x]);
                                         ncm_mem_table *t;
                                         int *cells;
                                         if (!nd)
@@ -1642,8 +1644,7 @@ static int replay(const ncm_mem_state *s, ncm_mem_state *expected, bool strict, 
                                         nd->assignments++;
                                         cells = malloc((bl->nnuma ? bl->nnuma : 1) * sizeof(int));
                                         if (!cells)
-                                                return ncm_error_set(err, ENOMEM,
-                                                                     "out of memory");
+                                                return ncm_error_set(err, ENOMEM, "out of memory");
                                         if (bl->nnuma)
                                                 memcpy(cells, bl->numa, bl->nnuma * sizeof(int));
                                         free(nd->cells);
@@ -1672,13 +1673,13 @@ static int replay(const ncm_mem_state *s, ncm_mem_state *expected, bool strict, 
                                         t->free = 0;
                                 }
                                 if (strict && size > 0)
-                                        return ncm_error_set(
-                                                        err, NCM_E_INVALID_STATE,
-                                                        "[memorymanager] (pod: %s, container: "
-                                                        "%s) the memory assignment of %" PRIu64
-                                                        " bytes of %s no longer fits on its "
-                                                        "NUMA nodes",
-                                                        pod->uid, ct->name, bl->size, bl->type);
+                                        return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                                             "[memorymanager] (pod: %s, container: "
+                                                             "%s) the memory assignment of %" PRIu64
+                                                             " bytes of %s no longer fits on its "
+                                                             "NUMA nodes",
+                                                             pod->uid, ct->name, bl->size,
+                                                             bl->type);
                         }
                 }
         }

@@ -16,24 +16,33 @@
 #include "testutil.h"
 
 #define MS_V2                                                                                      \
-        "\"machineState\":{\"0\":{\"numberOfAssignments\":0,\"memoryMap\":{\"memory\":{"         \
-        "\"total\":2048,\"systemReserved\":512,\"allocatable\":1536,\"reserved\":512,\"free\":"   \
+        "\"machineState\":{\"0\":{\"numberOfAssignments\":0,\"memoryMap\":{\"memory\":{"           \
+        "\"total\":2048,\"systemReserved\":512,\"allocatable\":1536,\"reserved\":512,\"free\":"    \
         "1024}},\"cells\":[]}}"
 #define MS_BAD                                                                                     \
-        "\"machineState\":{\"0\":{\"numberOfAssignments\":5,\"memoryMap\":{\"memory\":{"         \
-        "\"total\":1024,\"systemReserved\":256,\"allocatable\":768,\"reserved\":256,\"free\":"    \
+        "\"machineState\":{\"0\":{\"numberOfAssignments\":5,\"memoryMap\":{\"memory\":{"           \
+        "\"total\":1024,\"systemReserved\":256,\"allocatable\":768,\"reserved\":256,\"free\":"     \
         "512}},\"cells\":[]}}"
-#define ENTRIES "\"entries\":{\"pod\":{\"container1\":[{\"numaAffinity\":[0],\"type\":\"memory\",\"size\":512}]}}"
-#define ENTRIES_X "\"entries\":{\"pod\":{\"containerX\":[{\"numaAffinity\":[0],\"type\":\"memory\",\"size\":128}]}}"
-#define PODENTRIES "\"podEntries\":{\"pod\":{\"memoryBlocks\":[{\"numaAffinity\":[0],\"type\":\"memory\",\"size\":512}]}}"
-#define PODENTRIES_Y "\"podEntries\":{\"podY\":{\"memoryBlocks\":[{\"numaAffinity\":[0],\"type\":\"memory\",\"size\":64}]}}"
+#define ENTRIES                                                                                    \
+        "\"entries\":{\"pod\":{\"container1\":[{\"numaAffinity\":[0],\"type\":\"memory\","         \
+        "\"size\":512}]}}"
+#define ENTRIES_X                                                                                  \
+        "\"entries\":{\"pod\":{\"containerX\":[{\"numaAffinity\":[0],\"type\":\"memory\","         \
+        "\"size\":128}]}}"
+#define PODENTRIES                                                                                 \
+        "\"podEntries\":{\"pod\":{\"memoryBlocks\":[{\"numaAffinity\":[0],\"type\":\"memory\","    \
+        "\"size\":512}]}}"
+#define PODENTRIES_Y                                                                               \
+        "\"podEntries\":{\"podY\":{\"memoryBlocks\":[{\"numaAffinity\":[0],\"type\":\"memory\","   \
+        "\"size\":64}]}}"
 /* the data strings, as JSON string contents */
 #define D_MS                                                                                       \
-        "\\\"machineState\\\":{\\\"0\\\":{\\\"numberOfAssignments\\\":0,\\\"memoryMap\\\":{"      \
+        "\\\"machineState\\\":{\\\"0\\\":{\\\"numberOfAssignments\\\":0,\\\"memoryMap\\\":{"       \
         "\\\"memory\\\":{\\\"total\\\":2048,\\\"systemReserved\\\":512,\\\"allocatable\\\":1536,"  \
         "\\\"reserved\\\":512,\\\"free\\\":1024}},\\\"cells\\\":[]}}"
 #define D_ENTRIES                                                                                  \
-        "\\\"entries\\\":{\\\"pod\\\":{\\\"container1\\\":[{\\\"numaAffinity\\\":[0],\\\"type\\\":" \
+        "\\\"entries\\\":{\\\"pod\\\":{\\\"container1\\\":[{\\\"numaAffinity\\\":[0],"             \
+        "\\\"type\\\":"                                                                            \
         "\\\"memory\\\",\\\"size\\\":512}]}}"
 #define D_PODENTRIES                                                                               \
         "\\\"podEntries\\\":{\\\"pod\\\":{\\\"memoryBlocks\\\":[{\\\"numaAffinity\\\":[0],"        \
@@ -42,7 +51,9 @@
 #define DATA_UNKNOWN                                                                               \
         "\"data\": \"{\\\"unknownField\\\":\\\"value\\\",\\\"policyName\\\":\\\"static\\\"," D_MS  \
         "," D_ENTRIES "}\""
-#define DATA_PODS "\"data\": \"{\\\"policyName\\\":\\\"static\\\"," D_MS "," D_ENTRIES "," D_PODENTRIES "}\""
+#define DATA_PODS                                                                                  \
+        "\"data\": \"{\\\"policyName\\\":\\\"static\\\"," D_MS "," D_ENTRIES "," D_PODENTRIES "}"  \
+                                                                                              "\""
 
 /* What a restore gives, as nodecm writes its body (policy, machine state, entries, pods). */
 #define STATE_OK "{\"policyName\":\"static\"," MS_V2 "," ENTRIES
@@ -57,76 +68,85 @@ static const struct restore_case {
         const char *state; /* the restored state's body (gate off / on) */
         const char *state_gate;
 } restore_cases[] = {
-        {"Fail to restore checkpoint without data section", -1,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881,"
-         "\"dataChecksum\": 1234}",
-         "none",
-         "could not load v3 checkpoint: failed to deserialize memory manager checkpoint data: "
-         "unexpected end of JSON input",
-         NULL, NULL},
-        {"Fail to restore checkpoint without dataChecksum section", -1,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881," DATA "}",
-         "none", "could not load v3 checkpoint: checkpoint is corrupted", NULL, NULL},
-        {"Restore valid checkpoint", -1,
-         "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X ",\"checksum\": 1234," DATA
-         ",\"dataChecksum\": 1849615440}",
-         "static", NULL, STATE_OK, STATE_OK},
-        {"Fail to restore checkpoint with invalid dataChecksum", -1,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881," DATA
-         ",\"dataChecksum\": 1234}",
-         "none", "could not load v3 checkpoint: checkpoint is corrupted", NULL, NULL},
-        {"Fail to restore checkpoint with invalid data JSON", -1,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881,"
-         "\"data\": \"{\",\"dataChecksum\": 1234}",
-         "none",
-         "could not load v3 checkpoint: failed to deserialize memory manager checkpoint data: "
-         "unexpected end of JSON input",
-         NULL, NULL},
-        {"Fail to restore checkpoint with invalid JSON", -1, "{", "none",
-         "unexpected end of JSON input", NULL, NULL},
-        {"Fail to restore checkpoint with invalid policy name", -1,
-         "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X ",\"checksum\": 1234," DATA
-         ",\"dataChecksum\": 1849615440}",
-         "none",
-         "[memorymanager] configured policy \"none\" differs from state checkpoint policy "
-         "\"static\"",
-         NULL, NULL},
-        {"Restore checkpoint ignoring unknown fields in data section", -1,
-         "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X ",\"checksum\": 1234," DATA_UNKNOWN
-         ",\"dataChecksum\": 2100279793}",
-         "static", NULL, STATE_OK, STATE_OK},
-        {"Restore checkpoint from v1 (migration)", -1,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881}", "static",
-         NULL, STATE_OK, STATE_OK},
-        {"Restore checkpoint from v1 (migration) with checksum zeroed", -1,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 0}", "static", NULL,
-         STATE_OK, STATE_OK},
-        {"Fail to restore checkpoint from v1 with invalid checksum", -1,
-         "{\"policyName\":\"static\"," MS_V2
-         ",\"entries\":{\"pod\":{\"container1\":[{\"affinity\":[0],\"type\":\"memory\",\"size\":"
-         "512}]}},\"checksum\": 101010}",
-         "static", "checkpoint is corrupted", NULL, NULL},
-        {"Restore checkpoint from v2 with PodLevelResourceManagers enabled", 1,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES "," PODENTRIES ",\"checksum\": 1278640530}",
-         "static", NULL, NULL, STATE_OK_PODS},
-        {"Restore checkpoint from v2 with PodLevelResourceManagers disabled", 0,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES "," PODENTRIES ",\"checksum\": 1278640530}",
-         "static", NULL, STATE_OK, NULL},
-        {"Restore checkpoint from v2 with zeroed checksum and with PodLevelResourceManagers "
-         "disabled",
-         0, "{\"policyName\":\"static\"," MS_V2 "," ENTRIES "," PODENTRIES ",\"checksum\": 0}",
-         "static", NULL, STATE_OK, NULL},
-        {"Fail to restore checkpoint from v2 with invalid checksum", -1,
-         "{\"policyName\":\"static\"," MS_V2 "," ENTRIES "," PODENTRIES ",\"checksum\": 101010}",
-         "static", "checkpoint is corrupted", NULL, NULL},
-        {"Restore checkpoint from v3 with PodLevelResourceManagers enabled", 1,
-         "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X "," PODENTRIES_Y ",\"checksum\": 1234,"
-         DATA_PODS ",\"dataChecksum\": 637296054}",
-         "static", NULL, NULL, STATE_OK_PODS},
-        {"Restore checkpoint from v3 with PodLevelResourceManagers disabled", 0,
-         "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X "," PODENTRIES_Y ",\"checksum\": 1234,"
-         DATA_PODS ",\"dataChecksum\": 637296054}",
-         "static", NULL, STATE_OK, NULL},
+                {"Fail to restore checkpoint without data section", -1,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881,"
+                 "\"dataChecksum\": 1234}",
+                 "none",
+                 "could not load v3 checkpoint: failed to deserialize memory manager checkpoint "
+                 "data: "
+                 "unexpected end of JSON input",
+                 NULL, NULL},
+                {"Fail to restore checkpoint without dataChecksum section", -1,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881," DATA
+                 "}",
+                 "none", "could not load v3 checkpoint: checkpoint is corrupted", NULL, NULL},
+                {"Restore valid checkpoint", -1,
+                 "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X ",\"checksum\": 1234," DATA
+                 ",\"dataChecksum\": 1849615440}",
+                 "static", NULL, STATE_OK, STATE_OK},
+                {"Fail to restore checkpoint with invalid dataChecksum", -1,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881," DATA
+                 ",\"dataChecksum\": 1234}",
+                 "none", "could not load v3 checkpoint: checkpoint is corrupted", NULL, NULL},
+                {"Fail to restore checkpoint with invalid data JSON", -1,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881,"
+                 "\"data\": \"{\",\"dataChecksum\": 1234}",
+                 "none",
+                 "could not load v3 checkpoint: failed to deserialize memory manager checkpoint "
+                 "data: "
+                 "unexpected end of JSON input",
+                 NULL, NULL},
+                {"Fail to restore checkpoint with invalid JSON", -1, "{", "none",
+                 "unexpected end of JSON input", NULL, NULL},
+                {"Fail to restore checkpoint with invalid policy name", -1,
+                 "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X ",\"checksum\": 1234," DATA
+                 ",\"dataChecksum\": 1849615440}",
+                 "none",
+                 "[memorymanager] configured policy \"none\" differs from state checkpoint policy "
+                 "\"static\"",
+                 NULL, NULL},
+                {"Restore checkpoint ignoring unknown fields in data section", -1,
+                 "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X
+                 ",\"checksum\": 1234," DATA_UNKNOWN ",\"dataChecksum\": 2100279793}",
+                 "static", NULL, STATE_OK, STATE_OK},
+                {"Restore checkpoint from v1 (migration)", -1,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 4215593881}",
+                 "static", NULL, STATE_OK, STATE_OK},
+                {"Restore checkpoint from v1 (migration) with checksum zeroed", -1,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES ",\"checksum\": 0}", "static",
+                 NULL, STATE_OK, STATE_OK},
+                {"Fail to restore checkpoint from v1 with invalid checksum", -1,
+                 "{\"policyName\":\"static\"," MS_V2
+                 ",\"entries\":{\"pod\":{\"container1\":[{\"affinity\":[0],\"type\":\"memory\","
+                 "\"size\":"
+                 "512}]}},\"checksum\": 101010}",
+                 "static", "checkpoint is corrupted", NULL, NULL},
+                {"Restore checkpoint from v2 with PodLevelResourceManagers enabled", 1,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES "," PODENTRIES
+                 ",\"checksum\": 1278640530}",
+                 "static", NULL, NULL, STATE_OK_PODS},
+                {"Restore checkpoint from v2 with PodLevelResourceManagers disabled", 0,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES "," PODENTRIES
+                 ",\"checksum\": 1278640530}",
+                 "static", NULL, STATE_OK, NULL},
+                {"Restore checkpoint from v2 with zeroed checksum and with "
+                 "PodLevelResourceManagers "
+                 "disabled",
+                 0,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES "," PODENTRIES ",\"checksum\": 0}",
+                 "static", NULL, STATE_OK, NULL},
+                {"Fail to restore checkpoint from v2 with invalid checksum", -1,
+                 "{\"policyName\":\"static\"," MS_V2 "," ENTRIES "," PODENTRIES
+                 ",\"checksum\": 101010}",
+                 "static", "checkpoint is corrupted", NULL, NULL},
+                {"Restore checkpoint from v3 with PodLevelResourceManagers enabled", 1,
+                 "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X "," PODENTRIES_Y
+                 ",\"checksum\": 1234," DATA_PODS ",\"dataChecksum\": 637296054}",
+                 "static", NULL, NULL, STATE_OK_PODS},
+                {"Restore checkpoint from v3 with PodLevelResourceManagers disabled", 0,
+                 "{\"policyName\":\"other\"," MS_BAD "," ENTRIES_X "," PODENTRIES_Y
+                 ",\"checksum\": 1234," DATA_PODS ",\"dataChecksum\": 637296054}",
+                 "static", NULL, STATE_OK, NULL},
 };
 
 /* The state's body as nodecm writes it (no checksum, no closing brace). */
@@ -155,8 +175,8 @@ static void test_mem_checkpoint_kubelet_restore_table(void **state)
                         if (c->gate >= 0 && c->gate != gate)
                                 continue;
                         r = ncm_mem_checkpoint_parse(c->content, strlen(c->content), "f",
-                                                     (ncm_kubelet_version){0, 0}, c->policy,
-                                                     gate, &s, NULL, &err);
+                                                     (ncm_kubelet_version){0, 0}, c->policy, gate,
+                                                     &s, NULL, &err);
                         if (c->error) {
                                 if (r >= 0 || !strstr(err.msg, c->error))
                                         fail_msg("%s (gate %d): got %d \"%s\", expected \"%s\"",
@@ -286,9 +306,10 @@ static void test_mem_checkpoint_write_generations(void **state)
 static void test_mem_checkpoint_key_order(void **state)
 {
         static const char text[] =
-                "{\"policyName\":\"Static\",\"machineState\":{\"2\":{\"numberOfAssignments\":0,"
-                "\"memoryMap\":null,\"cells\":null},\"10\":{\"numberOfAssignments\":0,"
-                "\"memoryMap\":{},\"cells\":[10]}},\"checksum\":0}";
+                        "{\"policyName\":\"Static\",\"machineState\":{\"2\":{"
+                        "\"numberOfAssignments\":0,"
+                        "\"memoryMap\":null,\"cells\":null},\"10\":{\"numberOfAssignments\":0,"
+                        "\"memoryMap\":{},\"cells\":[10]}},\"checksum\":0}";
         ncm_error err = NCM_ERROR_INIT;
         ncm_mem_state *s = NULL;
         ncm_buf b = NCM_BUF_INIT;
@@ -309,30 +330,30 @@ static void test_mem_checkpoint_key_order(void **state)
 static void test_mem_checkpoint_hostile(void **state)
 {
         static const char *const bad[] = {
-                "",
-                "[]",
-                "null x",
-                "{\"policyName\":5}",
-                "{\"machineState\":{\"x\":{}}}",
-                "{\"machineState\":{\"0\":{\"memoryMap\":{\"memory\":{\"total\":-1}}}}}",
-                "{\"machineState\":{\"0\":{\"memoryMap\":{\"memory\":{\"total\":1.5}}}}}",
-                "{\"machineState\":{\"0\":{\"cells\":\"0\"}}}",
-                "{\"machineState\":{\"99999999999\":{}}}",
-                "{\"entries\":{\"p\":{\"c\":[{\"numaAffinity\":\"x\"}]}}}",
-                "{\"entries\":{\"p\":{\"c\":{}}}}",
-                "{\"entries\":[]}",
-                "{\"checksum\":\"1\"}",
-                "{\"checksum\":-1}",
-                "{\"policyName\":\"a\\u0000b\"}",
-                "{\"data\":5,\"dataChecksum\":1}",
+                        "",
+                        "[]",
+                        "null x",
+                        "{\"policyName\":5}",
+                        "{\"machineState\":{\"x\":{}}}",
+                        "{\"machineState\":{\"0\":{\"memoryMap\":{\"memory\":{\"total\":-1}}}}}",
+                        "{\"machineState\":{\"0\":{\"memoryMap\":{\"memory\":{\"total\":1.5}}}}}",
+                        "{\"machineState\":{\"0\":{\"cells\":\"0\"}}}",
+                        "{\"machineState\":{\"99999999999\":{}}}",
+                        "{\"entries\":{\"p\":{\"c\":[{\"numaAffinity\":\"x\"}]}}}",
+                        "{\"entries\":{\"p\":{\"c\":{}}}}",
+                        "{\"entries\":[]}",
+                        "{\"checksum\":\"1\"}",
+                        "{\"checksum\":-1}",
+                        "{\"policyName\":\"a\\u0000b\"}",
+                        "{\"data\":5,\"dataChecksum\":1}",
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(bad); i++) {
                 ncm_error err = NCM_ERROR_INIT;
                 ncm_mem_state *s = NULL;
                 int r = ncm_mem_checkpoint_parse(bad[i], strlen(bad[i]), "f",
-                                                 (ncm_kubelet_version){0, 0}, NULL, false, &s,
-                                                 NULL, &err);
+                                                 (ncm_kubelet_version){0, 0}, NULL, false, &s, NULL,
+                                                 &err);
                 if (r >= 0) {
                         /* some decode (Go accepts "null" fields); they must not verify as
                          * anything but a clean state */
@@ -343,7 +364,8 @@ static void test_mem_checkpoint_hostile(void **state)
         }
         {
                 /* the type error names Go's struct and field */
-                static const char t[] = "{\"machineState\":{\"0\":{\"cells\":\"0\"}},\"checksum\":0}";
+                static const char t[] =
+                                "{\"machineState\":{\"0\":{\"cells\":\"0\"}},\"checksum\":0}";
                 ncm_error err = NCM_ERROR_INIT;
                 ncm_mem_state *s = NULL;
                 assert_true(ncm_mem_checkpoint_parse(t, sizeof(t) - 1, "f",
@@ -358,11 +380,11 @@ static void test_mem_checkpoint_hostile(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_mem_checkpoint_kubelet_restore_table),
-                cmocka_unit_test(test_mem_checkpoint_known_checksums),
-                cmocka_unit_test(test_mem_checkpoint_write_generations),
-                cmocka_unit_test(test_mem_checkpoint_key_order),
-                cmocka_unit_test(test_mem_checkpoint_hostile),
+                        cmocka_unit_test(test_mem_checkpoint_kubelet_restore_table),
+                        cmocka_unit_test(test_mem_checkpoint_known_checksums),
+                        cmocka_unit_test(test_mem_checkpoint_write_generations),
+                        cmocka_unit_test(test_mem_checkpoint_key_order),
+                        cmocka_unit_test(test_mem_checkpoint_hostile),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
