@@ -334,6 +334,15 @@ NCM_API void ncm_mem_blocks_free(ncm_mem_block *b, size_t n);
  */
 NCM_API bool ncm_mem_explain_mask(const ncm_mem_state *s, ncm_bitmask mask, ncm_buf *b);
 
+/*
+ * KEP-6232's derived drift bound: the span of the running kernel image in /proc/iomem TEXT
+ * (LEN bytes), from the lowest start to the highest end of its "Kernel code", "Kernel data" and
+ * "Kernel bss" lines. -ENOENT when there are none or all read as zero (a reader without
+ * CAP_SYS_ADMIN sees zeroed addresses). The bound is that span plus NCM_MEM_DRIFT_GRACE.
+ */
+NCM_API int ncm_mem_kernel_image_span(const char *text, size_t len, uint64_t *ret);
+#define NCM_MEM_DRIFT_GRACE ((uint64_t)64 << 20)
+
 /* ------------------------------------------------------------------------------------------
  * memory_manager_state
  */

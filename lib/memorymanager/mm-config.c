@@ -181,3 +181,95 @@ int ncm_mem_reservations_validate(const ncm_mem_reservations *l, ncm_error *err)
         }
         return 0;
 }
+
+/* One "start-end : name" line of /proc/iomem, NUL-free, into its parts. */
+static bool iomem_line(const char *s, size_t n, uint64_t *start, uint64_t *end, const char **name,
+                       size_t *name_len)
+{
+        const char *colon = NULL, *dash, *p;
+        uint64_t a = 0, b = 0;
+
+        for (size_t i = n; i > 0; i--)
+                if (s[i - 1] == ':') {
+                        colon = s + i - 1;
+                        break;
+                }
+        if (!colon)
+                return false;
+        dash = memchr(s, '-', (size_t)(colon - s));
+        if (!dash)
+                return false;
+        p = s;
+        while (p < dash && *p == ' ')
+                p++;
+        if (p == dash)
+                return false;
+        for (; p < dash && *p != ' '; p++) {
+                int d = *p >= '0' && *p <= '9'   ? *p - '0'
+                        : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                        : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                                 : -1;
+                if (d < 0 || a >> 60)
+                        return false;
+                a = a * 16 + (uint64_t)d;
+        }
+        p = dash + 1;
+        while (p < colon && *p == ' ')
+                p++;
+        if (p == colon)
+                return false;
+        for (; p < colon && *p != ' '; p++) {
+                int d = *p >= '0' && *p <= '9'   ? *p - '0'
+                        : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                        : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                                 : -1;
+                if (d < 0 || b >> 60)
+                        return false;
+                b = b * 16 + (uint64_t)d;
+        }
+        if (b < a)
+                return false;
+        *start = a;
+        *end = b;
+        p = colon + 1;
+        while (p < s + n && *p == ' ')
+                p++;
+        *name = p;
+        *name_len = (size_t)(s + n - p);
+        while (*name_len > 0 && (p[*name_len - 1] == ' ' || p[*name_len - 1] == '\r'))
+                (*name_len)--;
+        return true;
+}
+
+int ncm_mem_kernel_image_span(const char *text, size_t len, uint64_t *ret)
+{
+        static const char *const names[] = {"Kernel code", "Kernel data", "Kernel bss"};
+        uint64_t lo = 0, hi = 0;
+        bool found = false, nonzero = false;
+
+        for (size_t i = 0; i < len;) {
+                const char *nl = memchr(text + i, '\n', len - i);
+                size_t n = nl ? (size_t)(nl - (text + i)) : len - i;
+                uint64_t a, b;
+                const char *name;
+                size_t nlen;
+                if (iomem_line(text + i, n, &a, &b, &name, &nlen)) {
+                        for (size_t k = 0; k < 3; k++) {
+                                if (nlen != strlen(names[k]) || memcmp(name, names[k], nlen))
+                                        continue;
+                                if (a || b)
+                                        nonzero = true;
+                                if (!found || a < lo)
+                                        lo = a;
+                                if (!found || b > hi)
+                                        hi = b;
+                                found = true;
+                        }
+                }
+                i += n + 1;
+        }
+        if (!found || !nonzero)
+                return -ENOENT;
+        *ret = hi - lo + 1;
+        return 0;
+}

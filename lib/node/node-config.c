@@ -32,6 +32,8 @@ static const char *const known_fields[] = {
                 "topologyManagerPolicyOptions",
                 "featureGates",
                 "memoryManagerPolicy",
+                "reservedMemory",
+                "memoryManagerPolicyOptions",
                 "kubeletVersion",
                 "cgroupRoot",
                 "cgroupDriver",
@@ -49,8 +51,8 @@ static const char *const known_fields[] = {
 
 /* Real KubeletConfiguration fields close to the ones above (not typos). */
 static const char *const other_fields[] = {
-                "reservedMemory",         "systemCgroups", "kubeletCgroups", "evictionSoft",
-                "evictionMinimumReclaim", "podsPerCore",   "kubeAPIQPS",     "kubeAPIBurst",
+                "systemCgroups", "kubeletCgroups", "evictionSoft", "evictionMinimumReclaim",
+                "podsPerCore",   "kubeAPIQPS",     "kubeAPIBurst",
 };
 
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size)
@@ -123,6 +125,7 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
                 json_object_put(c->src);
         free(c->path);
         free(c->cpu_policy);
+        ncm__node_mem_config_done(c);
         for (size_t i = 0; i < c->n_cpu_opts; i++) {
                 free((char *)c->cpu_opts[i].key);
                 free((char *)c->cpu_opts[i].value);
@@ -714,22 +717,11 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
         if (r < 0)
                 return r;
 
-        {
-                ncm_autofree char *mm = NULL;
-                r = get_string(c, o, "memoryManagerPolicy", "None", &mm, err);
-                if (r < 0)
-                        return r;
-                if (strcmp(mm, "None") != 0)
-                        return ncm_error_set(
-                                        err, EINVAL,
-                                        strcmp(mm, "Static") == 0
-                                                        ? "%s: \"%s\": nodecm has no memory "
-                                                          "manager (only \"None\" is supported)"
-                                                        : "%s: unknown policy: \"%s\"",
-                                        ncm__node_field(c, "memoryManagerPolicy", path,
-                                                        sizeof(path)),
-                                        mm);
-        }
+        /* memory manager: memoryManagerPolicy, reservedMemory
+         * (validateReservedMemoryConfiguration), memoryManagerPolicyOptions (node-memory.c) */
+        r = ncm__node_mem_config(c, o, gate(c, "MemoryManagerDriftTolerance", false), err);
+        if (r < 0)
+                return r;
 
         /* cpuManagerReconcilePeriod: a duration (the reconcile loop of a running node) */
         r = get_duration(c, o, "cpuManagerReconcilePeriod", 10 * NS_PER_S, &c->reconcile_period_ns,

@@ -206,6 +206,10 @@ void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
                         json_idlist(b, c->numa, c->n_numa);
                         ncm_buf_puts(b, ", \"devices\": ");
                         json_devices(b, c->devices, c->n_devices);
+                        if (c->n_memory) {
+                                ncm_buf_puts(b, ", \"memory\": ");
+                                ncm__node_mem_format_blocks_json(b, c->memory, c->n_memory);
+                        }
                         ncm_buf_putc(b, '}');
                 }
                 ncm_buf_putc(b, ']');
@@ -330,6 +334,7 @@ void ncm_node_format_admission_text(ncm_buf *b, long step, const ncm_pod *pod,
                                         ncm_buf_printf(b, "%s%s", q ? "," : "",
                                                        c->devices[k].ids[q]);
                         }
+                        ncm__node_mem_format_blocks_text(b, c->memory, c->n_memory);
                 }
                 ncm_buf_putc(b, '\n');
         }
@@ -465,6 +470,7 @@ void ncm_node_format_state_json(const ncm_node *n, ncm_buf *b)
                 ncm_buf_puts(b, ", \"devices\": ");
                 json_state_devices(b, n);
         }
+        ncm__node_mem_format_state_json(n, b);
         ncm_buf_puts(b, "}\n");
 }
 
@@ -666,6 +672,7 @@ int ncm_node_format_cpu_map(const ncm_node *n, ncm_buf *b)
                                                                   : " (reserved CPUs included)");
                 ncm_buf_putc(b, '\n');
         }
+        ncm__node_mem_format_map(n, b);
         human_devices(b, n);
 out:
         for (size_t i = 0; i < max_cpu; i++)

@@ -53,7 +53,7 @@
         "," D_ENTRIES "}\""
 #define DATA_PODS                                                                                  \
         "\"data\": \"{\\\"policyName\\\":\\\"static\\\"," D_MS "," D_ENTRIES "," D_PODENTRIES "}"  \
-                                                                                              "\""
+        "\""
 
 /* What a restore gives, as nodecm writes its body (policy, machine state, entries, pods). */
 #define STATE_OK "{\"policyName\":\"static\"," MS_V2 "," ENTRIES

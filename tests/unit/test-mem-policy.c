@@ -109,7 +109,8 @@ static void fill_assignments(ncm_mem_state *s, json_object *o)
                                 b[i].size = qty(json_object_get_string(
                                                 json_object_array_get_idx(e, 2)));
                         }
-                        /* the kubelet's tables compare blocks as sets; nodecm orders them by type */
+                        /* the kubelet's tables compare blocks as sets; nodecm orders them by type
+                         */
                         qsort(b, n, sizeof(*b), cmp_block);
                         assert_int_equal(ncm__mem_state_set(s, pod, name, b, n), 0);
                 }
@@ -178,15 +179,16 @@ static ncm_topo *machine_of(json_object *tc)
                 size_t np = hp ? json_object_array_length(hp) : 0;
                 for (size_t k = 0; k < np; k++) {
                         json_object *p = json_object_array_get_idx(hp, k);
-                        pools[k].page_size =
-                                        (uint64_t)json_object_get_int64(json_object_array_get_idx(p, 0));
-                        pools[k].num_pages =
-                                        (uint64_t)json_object_get_int64(json_object_array_get_idx(p, 1));
+                        pools[k].page_size = (uint64_t)json_object_get_int64(
+                                        json_object_array_get_idx(p, 0));
+                        pools[k].num_pages = (uint64_t)json_object_get_int64(
+                                        json_object_array_get_idx(p, 1));
                 }
                 assert_int_equal(ncm_topo_set_numa_memory(
-                                         t, json_object_get_int(ncm__json_get(e, "id")),
-                                         qty(json_object_get_string(ncm__json_get(e, "memory"))),
-                                         pools, np, NULL),
+                                                 t, json_object_get_int(ncm__json_get(e, "id")),
+                                                 qty(json_object_get_string(
+                                                                 ncm__json_get(e, "memory"))),
+                                                 pools, np, NULL),
                                  0);
         }
         return t;
@@ -401,14 +403,13 @@ static void run_allocate(const char *section, bool all_containers)
                  * the first call drops; a fresh policy has none to drop */
                 if (all_containers) {
                         for (size_t k = 0; r >= 0 && k < pod->n_init_containers; k++)
-                                r = ncm_mem_policy_allocate(p, s, pod, &pod->init_containers[k],
-                                                            &h, NULL, &err);
+                                r = ncm_mem_policy_allocate(p, s, pod, &pod->init_containers[k], &h,
+                                                            NULL, &err);
                         for (size_t k = 0; r >= 0 && k < pod->n_containers; k++)
                                 r = ncm_mem_policy_allocate(p, s, pod, &pod->containers[k], &h,
                                                             NULL, &err);
                 } else {
-                        r = ncm_mem_policy_allocate(p, s, pod, &pod->containers[0], &h, NULL,
-                                                    &err);
+                        r = ncm_mem_policy_allocate(p, s, pod, &pod->containers[0], &h, NULL, &err);
                 }
                 if (experr) {
                         if (r >= 0 || strcmp(err.msg, json_object_get_string(experr)) != 0)
@@ -555,12 +556,12 @@ static void test_mem_policy_kubelet_new(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_mem_policy_kubelet_new),
-                cmocka_unit_test(test_mem_policy_kubelet_start),
-                cmocka_unit_test(test_mem_policy_kubelet_allocate),
-                cmocka_unit_test(test_mem_policy_kubelet_allocate_init),
-                cmocka_unit_test(test_mem_policy_kubelet_remove),
-                cmocka_unit_test(test_mem_policy_kubelet_hints),
+                        cmocka_unit_test(test_mem_policy_kubelet_new),
+                        cmocka_unit_test(test_mem_policy_kubelet_start),
+                        cmocka_unit_test(test_mem_policy_kubelet_allocate),
+                        cmocka_unit_test(test_mem_policy_kubelet_allocate_init),
+                        cmocka_unit_test(test_mem_policy_kubelet_remove),
+                        cmocka_unit_test(test_mem_policy_kubelet_hints),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
