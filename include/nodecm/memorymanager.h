@@ -253,6 +253,15 @@ NCM_API int ncm_mem_policy_default_machine(const ncm_mem_policy *p, ncm_mem_stat
 NCM_API int ncm_mem_policy_start(ncm_mem_policy *p, ncm_mem_state *s, bool *ret_drifted,
                                  ncm_error *err);
 
+/*
+ * nodecm's repair (`nodecm checkpoint rewrite --fit`): the machine state S would have had the
+ * kubelet started on this machine with this reservation and admitted the same containers: the
+ * default machine state with every assignment replayed on it. Refused, naming the container,
+ * when an assignment uses a node or a memory type the machine does not have, or no longer fits
+ * on its nodes (-NCM_E_INVALID_STATE). S is changed only on success. Static only.
+ */
+NCM_API int ncm_mem_policy_fit(const ncm_mem_policy *p, ncm_mem_state *s, ncm_error *err);
+
 /* What a request asks for: bytes per memory type (sorted by name). */
 typedef struct ncm_mem_request {
         size_t n;
@@ -382,6 +391,16 @@ NCM_API int ncm_mem_checkpoint_parse(const char *text, size_t len, const char *n
                                      ncm_kubelet_version v, const char *policy, bool pod_level,
                                      ncm_mem_state **ret, ncm_mem_checkpoint_info *info,
                                      ncm_error *err);
+
+/*
+ * Decode TEXT without verifying anything (show, rewrite --fix-checksum): the data section when
+ * the file has one, else the top-level fields with podEntries. *INFO gets the file's checksums,
+ * the layout it looks like, and the computed sums (verified says whether they match). Errors
+ * as ncm_mem_checkpoint_parse() for what cannot be decoded.
+ */
+NCM_API int ncm_mem_checkpoint_decode(const char *text, size_t len, const char *name,
+                                      ncm_mem_state **ret, ncm_mem_checkpoint_info *info,
+                                      ncm_error *err);
 
 /* Whether TEXT looks like memory_manager_state (a JSON object with machineState). 1/0/-errno. */
 NCM_API int ncm_mem_checkpoint_probe(const char *text, size_t len, const char *name,

@@ -1477,3 +1477,59 @@ oom:
         attempt_done(&a);
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
+
+int ncm_mem_checkpoint_decode(const char *text, size_t len, const char *name, ncm_mem_state **ret,
+                              ncm_mem_checkpoint_info *info, ncm_error *err)
+{
+        attempt a = {0};
+        uint32_t legacy = 0, v2 = 0;
+        int r;
+
+        if (!name)
+                name = NCM_MEM_CHECKPOINT_NAME;
+        if (len > CKPT_MAX)
+                return ncm_error_set(err, EFBIG, "%s: checkpoint larger than %u bytes", name,
+                                     CKPT_MAX);
+        r = try_decode(text, len, TRY_V3, &a);
+        if (r >= 0 && !a.code && (a.top.data || a.top.data_checksum)) {
+                r = decode_data(&a);
+                a.info.version = NCM_MEM_CHECKPOINT_V3;
+        } else if (r >= 0) {
+                attempt_done(&a);
+                r = try_decode(text, len, TRY_V2_137, &a);
+                a.info.version = a.s && a.s->npod_entries ? NCM_MEM_CHECKPOINT_V2
+                                                          : NCM_MEM_CHECKPOINT_V1;
+        }
+        if (r < 0) {
+                attempt_done(&a);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        if (a.code) {
+                int code = a.code;
+                ncm_error_set(err, code, "%s: %s", name, a.msg);
+                attempt_done(&a);
+                return -code;
+        }
+        if (ncm_mem_checkpoint_sums(a.s, &legacy, &v2, NULL) < 0) {
+                attempt_done(&a);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        a.info.checksum = a.top.checksum;
+        a.info.data_checksum = a.top.data_checksum;
+        a.info.legacy_sum = legacy;
+        a.info.v2_sum = v2;
+        a.info.has_pod_entries = a.s->npod_entries > 0;
+        if (a.info.version == NCM_MEM_CHECKPOINT_V3) {
+                a.info.data_sum = string_sum(a.top.data ? a.top.data : "",
+                                             a.top.data ? a.top.data_len : 0);
+                a.info.verified = a.info.data_sum == a.top.data_checksum;
+        } else {
+                a.info.verified = a.top.checksum == 0 || a.top.checksum == legacy ||
+                                  a.top.checksum == v2;
+        }
+        if (info)
+                *info = a.info;
+        *ret = NCM_TAKE_PTR(a.s);
+        attempt_done(&a);
+        return 0;
+}

@@ -1824,3 +1824,36 @@ int ncm_mem_policy_start(ncm_mem_policy *p, ncm_mem_state *s, bool *ret_drifted,
                              "[memorymanager] the expected machine state is different from the "
                              "real one");
 }
+
+int ncm_mem_policy_fit(const ncm_mem_policy *p, ncm_mem_state *s, ncm_error *err)
+{
+        ncm_autoptr(ncm_mem_state) fitted = NULL;
+        int r;
+
+        if (!p->is_static)
+                return ncm_error_set(err, EINVAL, "--fit needs the Static policy");
+        fitted = ncm_mem_state_new(s->policy);
+        if (!fitted || ncm_mem_policy_default_machine(p, fitted) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        /* the kubelet's uint64 arithmetic wraps; a repair must not write such a machine */
+        for (size_t i = 0; i < fitted->nnodes; i++)
+                for (size_t k = 0; k < fitted->nodes[i].ntypes; k++) {
+                        const ncm_mem_table *t = &fitted->nodes[i].types[k].t;
+                        if (t->allocatable > t->total)
+                                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                                     "NUMA node %d: %s: the reservation (and "
+                                                     "the hugepages) exceed the node's %" PRIu64
+                                                     " bytes",
+                                                     fitted->nodes[i].id,
+                                                     fitted->nodes[i].types[k].name, t->total);
+                }
+        r = replay(s, fitted, true, err);
+        if (r < 0)
+                return r;
+        ncm__mem_nodes_free(s->nodes, s->nnodes);
+        s->nodes = NCM_TAKE_PTR(fitted->nodes);
+        s->nnodes = fitted->nnodes;
+        s->nodes_nil = false;
+        fitted->nnodes = 0;
+        return 0;
+}

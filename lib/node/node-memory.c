@@ -163,8 +163,7 @@ int ncm__node_mem_config(ncm_node_config *c, json_object *o, bool drift_gate, nc
                 if (!*text)
                         text = "None";
                 if (strcmp(text, "None") != 0 && strcmp(text, "Static") != 0)
-                        return ncm_error_set(err, EINVAL, "%s: unknown policy: \"%s\"", path,
-                                             text);
+                        return ncm_error_set(err, EINVAL, "%s: unknown policy: \"%s\"", path, text);
                 c->mem_policy = strdup(text);
                 if (!c->mem_policy)
                         return oom(err);
@@ -180,8 +179,7 @@ int ncm__node_mem_config(ncm_node_config *c, json_object *o, bool drift_gate, nc
         if (r < 0)
                 return r;
         if (c->mem_drift && strcmp(c->mem_policy, "Static") != 0)
-                return ncm_error_set(err, EINVAL,
-                                     "%s: the option \"%s\" needs the Static policy",
+                return ncm_error_set(err, EINVAL, "%s: the option \"%s\" needs the Static policy",
                                      ncm__node_field(c, "memoryManagerPolicyOptions", path,
                                                      sizeof(path)),
                                      DRIFT_OPTION);
@@ -239,9 +237,9 @@ static int allocatable_reservation(const ncm_node *n, const ncm_node_config *cfg
         for (size_t i = 0; i < nn; i++)
                 total += ncm_topo_numa_memory(n->topo, ids[i], NULL, NULL);
         for (size_t k = 0; k < 2; k++) {
-                const ncm_quantity *q = lists[k] ? ncm_resource_list_get(lists[k],
-                                                                         NCM_RESOURCE_MEMORY)
-                                                 : NULL;
+                const ncm_quantity *q =
+                                lists[k] ? ncm_resource_list_get(lists[k], NCM_RESOURCE_MEMORY)
+                                         : NULL;
                 if (q && ncm_quantity_add(&sum, q) < 0)
                         return -ERANGE;
         }
@@ -250,10 +248,10 @@ static int allocatable_reservation(const ncm_node *n, const ncm_node_config *cfg
                 ncm_quantity q;
                 if (strcmp(t->signal, "memory.available") != 0)
                         continue;
-                q = t->is_percentage
-                            ? ncm_quantity_from_int((int64_t)((double)total * t->percentage),
-                                                    NCM_QUANTITY_BINARY_SI)
-                            : t->quantity;
+                q = t->is_percentage ? ncm_quantity_from_int(
+                                                       (int64_t)((double)total * t->percentage),
+                                                       NCM_QUANTITY_BINARY_SI)
+                                     : t->quantity;
                 if (ncm_quantity_add(&sum, &q) < 0)
                         return -ERANGE;
         }
@@ -498,9 +496,10 @@ int ncm__node_mem_release_pod(ncm_node *n, const ncm_pod *spec, const char *uid,
 
         /* the pod's containers in spec order, then what the state holds that the spec lacks */
         for (size_t i = 0; spec && i < spec->n_init_containers + spec->n_containers; i++) {
-                const ncm_container *c = i < spec->n_init_containers
-                                                 ? &spec->init_containers[i]
-                                                 : &spec->containers[i - spec->n_init_containers];
+                const ncm_container *c =
+                                i < spec->n_init_containers
+                                                ? &spec->init_containers[i]
+                                                : &spec->containers[i - spec->n_init_containers];
                 int r = ncm__node_mem_release(n, uid, c->name, err);
                 if (r < 0)
                         return r;
@@ -560,8 +559,8 @@ static int to_tm_hints(ncm_mem_hints *h, ncm_tm_hints *ret, ncm_error *err)
                         r = ncm_tm_hints_add_desc(ret, h->t[i].type, h->t[i].desc, err);
                         h->t[i].desc = NULL; /* taken over */
                 } else {
-                        r = ncm_tm_hints_add(ret, h->t[i].type, h->t[i].list.hints,
-                                             h->t[i].list.n, false, NULL, err);
+                        r = ncm_tm_hints_add(ret, h->t[i].type, h->t[i].list.hints, h->t[i].list.n,
+                                             false, NULL, err);
                 }
         }
         return r;
@@ -591,8 +590,8 @@ static int mem_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
 }
 
 /* --explain: what the memory manager did, and why a mask was refused under its group rule. */
-static void explain(ncm_node *n, node_txn *t, const ncm_tm_call *call, const ncm_hint *aff,
-                    int r, const ncm_error *err)
+static void explain(ncm_node *n, node_txn *t, const ncm_tm_call *call, const ncm_hint *aff, int r,
+                    const ncm_error *err)
 {
         ncm_node_event *e;
         const ncm_mem_container *c;
@@ -600,8 +599,8 @@ static void explain(ncm_node *n, node_txn *t, const ncm_tm_call *call, const ncm
 
         if (!t || !t->explain || !ncm_mem_policy_is_static(n->mem->policy))
                 return;
-        if (r >= 0 && !ncm_mem_state_container(n->mem->state, call->pod->uid,
-                                               call->container->name))
+        if (r >= 0 &&
+            !ncm_mem_state_container(n->mem->state, call->pod->uid, call->container->name))
                 return; /* not pinned: nothing to tell, as for a container without devices */
         e = ncm__node_event_add(t, NCM_NODE_EVENT_ALLOCATE, call->container->name, "memory");
         if (!e)
