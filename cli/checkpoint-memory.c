@@ -88,8 +88,7 @@ static void machine_json(const ncm_mem_state *s, ncm_buf *out)
         ncm_buf_putc(out, '[');
         for (size_t i = 0; i < s->nnodes; i++) {
                 const ncm_mem_node *nd = &s->nodes[i];
-                ncm_buf_printf(out, "%s{\"id\":%d,\"numberOfAssignments\":%" PRId64
-                                    ",\"cells\":[",
+                ncm_buf_printf(out, "%s{\"id\":%d,\"numberOfAssignments\":%" PRId64 ",\"cells\":[",
                                i ? "," : "", nd->id, nd->assignments);
                 for (size_t k = 0; k < nd->ncells; k++)
                         ncm_buf_printf(out, "%s%d", k ? "," : "", nd->cells[k]);
@@ -212,8 +211,8 @@ static int memory_show(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
         (void)ncm_mem_checkpoint_sums(s, &legacy, &v2, &data);
         if (a->json) {
                 ncm_buf_printf(out,
-                               "{\"kind\":\"%s\",\"layout\":\"V%d\",\"verified\":%s,\"checksum\":%" PRIu64
-                               ",\"computed\":{\"legacy\":%" PRIu32 ",\"v2\":%" PRIu32
+                               "{\"kind\":\"%s\",\"layout\":\"V%d\",\"verified\":%s,\"checksum\":"
+                               "%" PRIu64 ",\"computed\":{\"legacy\":%" PRIu32 ",\"v2\":%" PRIu32
                                ",\"data\":%" PRIu32 "},\"policyName\":",
                                NCM_MEM_CHECKPOINT_NAME, (int)info.version,
                                r == 0 ? "true" : "false", info.checksum, legacy, v2, data);

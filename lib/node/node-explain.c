@@ -255,6 +255,8 @@ static int on_hints(node_txn *t, const ncm_tm_trace_event *ev)
         e = ncm__node_event_add(t, NCM_NODE_EVENT_HINTS, container, provider_names[ev->provider]);
         if (!e)
                 return -ENOMEM;
+        if (ev->provider == NODE_PROVIDER_MEMORY)
+                ncm__node_mem_explain_hints(t->n, e);
         for (size_t i = 0; i < ev->hints->n; i++) {
                 const ncm_tm_resource_hints *rh = &ev->hints->res[i];
                 int r;

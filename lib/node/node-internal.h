@@ -228,6 +228,9 @@ void ncm__node_mem_format_blocks_json(ncm_buf *b, const ncm_mem_block *v, size_t
 void ncm__node_mem_format_blocks_text(ncm_buf *b, const ncm_mem_block *v, size_t n);
 void ncm__node_mem_format_state_json(const ncm_node *n, ncm_buf *b);
 void ncm__node_mem_format_map(const ncm_node *n, ncm_buf *b);
+/* --explain: the memory manager's HINTS event E gets, as steps, the nodes its group rule keeps
+ * out of the hints. */
+void ncm__node_mem_explain_hints(const ncm_node *n, ncm_node_event *e);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -589,7 +590,21 @@ static int mem_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
         return mem_hints(data, call->pod, NULL, ret, err);
 }
 
-/* --explain: what the memory manager did, and why a mask was refused under its group rule. */
+static void set_text(ncm_node_event *e, const char *fmt, ...) NCM_PRINTF(2, 3);
+static void set_text(ncm_node_event *e, const char *fmt, ...)
+{
+        va_list ap;
+        char *t = NULL;
+
+        va_start(ap, fmt);
+        if (vasprintf(&t, fmt, ap) < 0)
+                t = NULL;
+        va_end(ap);
+        free(e->text);
+        e->text = t;
+}
+
+/* --explain: what the memory manager pinned, or why it refused (its group rule named). */
 static void explain(ncm_node *n, node_txn *t, const ncm_tm_call *call, const ncm_hint *aff, int r,
                     const ncm_error *err)
 {
@@ -599,35 +614,59 @@ static void explain(ncm_node *n, node_txn *t, const ncm_tm_call *call, const ncm
 
         if (!t || !t->explain || !ncm_mem_policy_is_static(n->mem->policy))
                 return;
-        if (r >= 0 &&
-            !ncm_mem_state_container(n->mem->state, call->pod->uid, call->container->name))
+        c = ncm_mem_state_container(n->mem->state, call->pod->uid, call->container->name);
+        if (r >= 0 && !c)
                 return; /* not pinned: nothing to tell, as for a container without devices */
         e = ncm__node_event_add(t, NCM_NODE_EVENT_ALLOCATE, call->container->name, "memory");
         if (!e)
                 return;
+        e->hint = *aff;
+        e->ok = r >= 0;
         if (r < 0) {
-                ncm__node_event_step(e, "refused: %s", err ? err->msg : "");
+                set_text(e, "%s", err ? err->msg : "");
                 if (!aff->any && ncm_mem_explain_mask(n->mem->state, aff->numa, &b) &&
                     !ncm_buf_failed(&b))
                         ncm__node_event_step(e, "%s", b.data);
                 ncm_buf_done(&b);
                 return;
         }
-        c = ncm_mem_state_container(n->mem->state, call->pod->uid, call->container->name);
-        for (size_t i = 0; c && i < c->n; i++) {
+        for (size_t i = 0; i < c->n; i++) {
                 ncm_bitmask m = 0;
                 for (size_t k = 0; k < c->blocks[i].nnuma; k++)
                         if (c->blocks[i].numa[k] >= 0 && c->blocks[i].numa[k] < 64)
                                 m |= UINT64_C(1) << c->blocks[i].numa[k];
-                ncm_buf_reset(&b);
+                ncm_buf_printf(&b, "%s%s %" PRIu64 " on NUMA ", i ? ", " : "", c->blocks[i].type,
+                               c->blocks[i].size);
                 ncm_bitmask_format_ids(m, &b);
-                ncm__node_event_step(e, "%s %" PRIu64 " bytes on NUMA %s", c->blocks[i].type,
-                                     c->blocks[i].size, b.data ? b.data : "");
         }
-        if (!c)
-                ncm__node_event_step(e, "not pinned (not a Guaranteed container, or policy %s)",
-                                     ncm_mem_policy_name(n->mem->policy));
+        set_text(e, "%s", b.data ? b.data : "");
         ncm_buf_done(&b);
+}
+
+void ncm__node_mem_explain_hints(const ncm_node *n, ncm_node_event *e)
+{
+        const ncm_mem_state *s = n->mem->state;
+
+        if (!ncm_mem_policy_is_static(n->mem->policy))
+                return;
+        /* the nodes the group rule keeps out, so a refusal the hints lead to can be read */
+        for (size_t i = 0; i < s->nnodes; i++) {
+                const ncm_mem_node *nd = &s->nodes[i];
+                ncm_buf b = NCM_BUF_INIT;
+                if (nd->nil || nd->id < 0 || nd->id >= 64)
+                        continue;
+                if (nd->ncells > 1) {
+                        if (ncm_mem_explain_mask(s, UINT64_C(1) << nd->id, &b) && b.data)
+                                ncm__node_event_step(e, "no hint [%d]: %s", nd->id, b.data);
+                } else if (nd->assignments > 0) {
+                        ncm__node_event_step(e,
+                                             "NUMA node %d serves single-node allocations: no "
+                                             "hint of several nodes includes it (the memory "
+                                             "manager's group rule)",
+                                             nd->id);
+                }
+                ncm_buf_done(&b);
+        }
 }
 
 static int mem_allocate(void *data, const ncm_tm_call *call, const ncm_hint *affinity,
@@ -649,9 +688,8 @@ static int mem_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
         if (r >= 0 && pinned)
                 m->dirty = true;
         explain(n, call->txn, call, affinity, r, err);
-        /* the kubelet's memory manager errors are admission errors (UnexpectedAdmissionError) */
-        if (r == -NCM_E_ADMISSION)
-                return ncm_error_set(err, NCM_E_ADMISSION, "%s", err ? err->msg : "");
+        /* a refusal is NCM_E_ADMISSION: the kubelet's UnexpectedAdmissionError with the
+         * policy's text */
         return r;
 }
 

@@ -135,6 +135,13 @@ static void json_events(ncm_buf *b, const ncm_node_admission *a)
                 case NCM_NODE_EVENT_HINTS:
                         ncm_buf_puts(b, ", \"hints\": ");
                         json_hints(b, &e->hints);
+                        /* notes on the hints (the memory manager's group rule) */
+                        for (size_t k = 0; k < e->n_steps; k++) {
+                                ncm_buf_puts(b, k ? ", " : ", \"notes\": [");
+                                json_str(b, e->steps[k]);
+                        }
+                        if (e->n_steps)
+                                ncm_buf_putc(b, ']');
                         break;
                 case NCM_NODE_EVENT_MERGE:
                         ncm_buf_puts(b, ", \"merged\": ");
@@ -288,6 +295,8 @@ static void human_events(ncm_buf *b, const ncm_node_admission *a)
                         ncm_buf_printf(b, "    %s: %s hints: ", who, e->provider);
                         put_hints(b, &e->hints);
                         ncm_buf_putc(b, '\n');
+                        for (size_t k = 0; k < e->n_steps; k++)
+                                ncm_buf_printf(b, "      %s\n", e->steps[k]);
                         break;
                 case NCM_NODE_EVENT_MERGE:
                         ncm_buf_printf(b, "    %s: merged ", who);
