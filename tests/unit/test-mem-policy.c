@@ -553,6 +553,323 @@ static void test_mem_policy_kubelet_new(void **state)
         ncm_topo_free(t);
 }
 
+/* A machine of N NUMA nodes (one CPU each), MEM bytes per node, HP 1Gi pages per node. */
+static ncm_topo *machine_n(int n, uint64_t mem, uint64_t hp)
+{
+        ncm_cpu_info cpus[64];
+        ncm_topo *t = NULL;
+        ncm_hugepages pool = {1048576, hp};
+        for (int i = 0; i < n; i++)
+                cpus[i] = (ncm_cpu_info){i, i, i, i, i};
+        assert_int_equal(ncm_topo_new(cpus, (size_t)n, NULL, 0, NULL, &t, NULL), 0);
+        for (int i = 0; i < n; i++)
+                assert_int_equal(ncm_topo_set_numa_memory(t, i, mem, &pool, hp ? 1 : 0, NULL), 0);
+        return t;
+}
+
+static ncm_mem_policy *static_policy(const ncm_topo *t, int n, const char *reserved, uint64_t drift)
+{
+        ncm_mem_reservations l = {0};
+        ncm_mem_policy_config c = {.policy = "Static", .reserved = &l, .max_drift = drift};
+        ncm_mem_policy *p = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_quantity q;
+        assert_int_equal(ncm_quantity_parse(reserved, &q, NULL), 0);
+        for (int i = 0; i < n; i++)
+                assert_int_equal(ncm_mem_reservations_add(&l, i, "memory", &q), 0);
+        if (ncm_mem_policy_new(t, &c, &p, &err) < 0)
+                fail_msg("%s", err.msg);
+        ncm_mem_reservations_done(&l);
+        return p;
+}
+
+static ncm_pod *simple_pod(const char *uid, const char *mem, const char *hp)
+{
+        char text[1024];
+        ncm_pod *pod = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        snprintf(text, sizeof(text),
+                 "{\"metadata\": {\"uid\": \"%s\"}, \"spec\": {\"containers\": [{\"name\": "
+                 "\"c\", \"resources\": {\"limits\": {\"cpu\": \"1\", \"memory\": "
+                 "\"%s\"%s%s%s}}}]}}",
+                 uid, mem, hp ? ", \"hugepages-1Gi\": \"" : "", hp ? hp : "", hp ? "\"" : "");
+        if (ncm_pod_parse(text, strlen(text), uid, &pod, &err) < 0)
+                fail_msg("%s", err.msg);
+        return pod;
+}
+
+/* 64 NUMA nodes: the hints of a fresh machine are described, not 2^64 masks listed. */
+static void test_mem_policy_many_numa(void **state)
+{
+        ncm_topo *t = machine_n(64, 8ull << 30, 0);
+        ncm_mem_policy *p = static_policy(t, 64, "512Mi", 0);
+        ncm_mem_state *s = ncm_mem_state_new("Static");
+        ncm_pod *pod = simple_pod("p", "1Gi", NULL), *big = simple_pod("b", "20Gi", NULL);
+        ncm_mem_hints h;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_hint any = {.any = true}, mine = {0};
+        (void)state;
+        assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+        assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 0, &h, &err), 0);
+        assert_int_equal(h.n, 1);
+        assert_non_null(h.t[0].desc);
+        assert_int_equal(ncm_hint_desc_preferred_size(h.t[0].desc), 1);
+        assert_true(ncm_hint_desc_contains(h.t[0].desc, UINT64_C(1) << 63, NULL));
+        ncm_mem_hints_done(&h);
+        /* 20Gi needs 3 nodes (7.5Gi each): the default hint is the lowest such mask */
+        assert_int_equal(ncm_mem_policy_allocate(p, s, big, &big->containers[0], &any, NULL, &err),
+                         0);
+        assert_int_equal(ncm_mem_state_container_numa(s, "b", "c"), 7);
+        /* node 0 is in the group [0,1,2]: a hint [0] widens to the whole group, which is not
+         * preferred (one node would do) */
+        mine.numa = 1;
+        mine.preferred = true;
+        assert_int_equal(ncm_mem_policy_allocate(p, s, pod, &pod->containers[0], &mine, NULL, &err),
+                         -NCM_E_ADMISSION);
+        assert_string_equal(err.msg, "[memorymanager] failed to find the extended preferred hint");
+        mine.numa = UINT64_C(1) << 40;
+        assert_int_equal(ncm_mem_policy_allocate(p, s, pod, &pod->containers[0], &mine, NULL, &err),
+                         0);
+        assert_int_equal(ncm_mem_state_container_numa(s, "p", "c"), UINT64_C(1) << 40);
+        ncm_pod_free(pod);
+        ncm_pod_free(big);
+        ncm_mem_state_free(s);
+        ncm_mem_policy_free(p);
+        ncm_topo_free(t);
+}
+
+/* The group rule refuses a mask, and says why. */
+static void test_mem_policy_group_rule_explained(void **state)
+{
+        ncm_topo *t = machine_n(2, 4ull << 30, 0);
+        ncm_mem_policy *p = static_policy(t, 2, "512Mi", 0);
+        ncm_mem_state *s = ncm_mem_state_new("Static");
+        ncm_pod *a = simple_pod("a", "1Gi", NULL), *b = simple_pod("b", "1Gi", NULL);
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_hint h0 = {.numa = 1, .preferred = true}, h01 = {.numa = 3};
+        ncm_buf why = NCM_BUF_INIT;
+        (void)state;
+        assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+        assert_int_equal(ncm_mem_policy_allocate(p, s, a, &a->containers[0], &h0, NULL, &err), 0);
+        assert_int_equal(ncm_mem_policy_allocate(p, s, b, &b->containers[0], &h01, NULL, &err),
+                         -NCM_E_ADMISSION);
+        assert_string_equal(err.msg,
+                            "[memorymanager] preferred hint violates NUMA node allocation");
+        assert_true(ncm_mem_explain_mask(s, 3, &why));
+        assert_string_equal(why.data, "NUMA node 0 serves 1 single-node allocation(s), so it "
+                                      "cannot join the multi-node group [0,1] (the memory "
+                                      "manager's group rule)");
+        ncm_buf_done(&why);
+        assert_false(ncm_mem_explain_mask(s, 2, NULL));
+        ncm_pod_free(a);
+        ncm_pod_free(b);
+        ncm_mem_state_free(s);
+        ncm_mem_policy_free(p);
+        ncm_topo_free(t);
+}
+
+/* Sidecars count as long-running in pod-scope requests; pod-scope hints use the pod's sum. */
+static void test_mem_policy_pod_scope_sidecar(void **state)
+{
+        static const char text[] =
+                        "{\"metadata\": {\"uid\": \"s\"}, \"spec\": {\"initContainers\": ["
+                        "{\"name\": \"init\", \"resources\": {\"limits\": {\"cpu\": \"1\", "
+                        "\"memory\": "
+                        "\"3Gi\"}}},"
+                        "{\"name\": \"side\", \"restartPolicy\": \"Always\", \"resources\": "
+                        "{\"limits\": "
+                        "{\"cpu\": \"1\", \"memory\": \"1Gi\"}}}],"
+                        "\"containers\": [{\"name\": \"app\", \"resources\": {\"limits\": "
+                        "{\"cpu\": "
+                        "\"1\", \"memory\": \"2Gi\"}}}]}}";
+        ncm_pod *pod = NULL;
+        ncm_mem_request r;
+        ncm_topo *t = machine_n(2, 4ull << 30, 0);
+        ncm_mem_policy *p = static_policy(t, 2, "512Mi", 0);
+        ncm_mem_state *s = ncm_mem_state_new("Static");
+        ncm_mem_hints h;
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+        assert_int_equal(ncm_pod_parse(text, sizeof(text) - 1, "pod", &pod, &err), 0);
+        assert_int_equal(ncm_mem_request_of(pod, NULL, &r, &err), 0);
+        /* max(init 3Gi, app 2Gi + sidecar 1Gi) = 3Gi */
+        assert_int_equal(r.n, 1);
+        assert_int_equal(r.bytes[0], 3ull << 30);
+        ncm_mem_request_done(&r);
+        assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+        assert_int_equal(ncm_mem_policy_hints(p, s, pod, NULL, 0, &h, &err), 0);
+        /* 3Gi fits one node (3.5Gi allocatable): [0]* [1]* [0,1] */
+        assert_int_equal(h.n, 1);
+        assert_int_equal(h.t[0].list.n, 3);
+        assert_true(h.t[0].list.hints[0].preferred);
+        assert_false(h.t[0].list.hints[2].preferred);
+        ncm_mem_hints_done(&h);
+        ncm_pod_free(pod);
+        ncm_mem_state_free(s);
+        ncm_mem_policy_free(p);
+        ncm_topo_free(t);
+}
+
+/* KEP-6232: a drift within the bound is accepted and re-baselined; beyond it, or an assignment
+ * that no longer fits, the start fails; without the option the kubelet's exact comparison. */
+static void test_mem_policy_drift(void **state)
+{
+        ncm_topo *t = machine_n(2, 4ull << 30, 1), *t2 = machine_n(2, (4ull << 30) - 12288, 1);
+        ncm_topo *t3 = machine_n(2, (4ull << 30) - (512ull << 20), 1);
+        ncm_mem_policy *p = static_policy(t, 2, "512Mi", 0);
+        ncm_mem_policy *exact = static_policy(t2, 2, "512Mi", 0);
+        ncm_mem_policy *tolerant = static_policy(t2, 2, "512Mi", 128ull << 20);
+        ncm_mem_policy *tolerant3 = static_policy(t3, 2, "512Mi", 128ull << 20);
+        ncm_mem_state *s = ncm_mem_state_new("Static"), *c;
+        ncm_pod *pod = simple_pod("p", "2Gi", "1Gi");
+        ncm_hint h0 = {.numa = 1, .preferred = true};
+        ncm_error err = NCM_ERROR_INIT;
+        bool drifted = false;
+        (void)state;
+        assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+        assert_int_equal(ncm_mem_policy_allocate(p, s, pod, &pod->containers[0], &h0, NULL, &err),
+                         0);
+        c = ncm_mem_state_dup(s);
+        assert_int_equal(ncm_mem_policy_start(exact, c, NULL, &err), -NCM_E_INVALID_STATE);
+        assert_string_equal(err.msg, "[memorymanager] the expected machine state is different "
+                                     "from the real one");
+        assert_int_equal(ncm_mem_policy_start(tolerant, c, &drifted, &err), 0);
+        assert_true(drifted);
+        assert_int_equal(ncm_mem_node_table(ncm_mem_state_node(c, 0), "memory")->total,
+                         (4ull << 30) - 12288);
+        assert_int_equal(ncm_mem_node_table(ncm_mem_state_node(c, 0), "memory")->reserved,
+                         2ull << 30);
+        /* re-baselined: an exact start on that machine now passes */
+        assert_int_equal(ncm_mem_policy_start(exact, c, &drifted, &err), 0);
+        assert_false(drifted);
+        ncm_mem_state_free(c);
+        /* 512Mi less: beyond the 128Mi bound */
+        c = ncm_mem_state_dup(s);
+        assert_int_equal(ncm_mem_policy_start(tolerant3, c, &drifted, &err), -NCM_E_INVALID_STATE);
+        ncm_mem_state_free(c);
+        ncm_pod_free(pod);
+        ncm_mem_state_free(s);
+        ncm_mem_policy_free(p);
+        ncm_mem_policy_free(exact);
+        ncm_mem_policy_free(tolerant);
+        ncm_mem_policy_free(tolerant3);
+        ncm_topo_free(t);
+        ncm_topo_free(t2);
+        ncm_topo_free(t3);
+}
+
+/* KEP-6232's derived bound from /proc/iomem: the kernel image's span. */
+static void test_mem_policy_kernel_image_span(void **state)
+{
+        static const char iomem[] = "00000000-00000fff : Reserved\n"
+                                    "00100000-bffdffff : System RAM\n"
+                                    "  1c000000-1d0031d6 : Kernel code\n"
+                                    "  1d200000-1d9fffff : Kernel rodata\n"
+                                    "  1da00000-1dd7e5ff : Kernel data\n"
+                                    "  1e2f3000-1e5fffff : Kernel bss\n";
+        static const char zeroed[] = "00000000-00000000 : System RAM\n"
+                                     "  00000000-00000000 : Kernel code\n"
+                                     "  00000000-00000000 : Kernel bss\n";
+        uint64_t span = 0;
+        (void)state;
+        assert_int_equal(ncm_mem_kernel_image_span(iomem, sizeof(iomem) - 1, &span), 0);
+        assert_int_equal(span, 0x1e5fffffull - 0x1c000000ull + 1);
+        assert_int_equal(ncm_mem_kernel_image_span(zeroed, sizeof(zeroed) - 1, &span), -ENOENT);
+        assert_int_equal(ncm_mem_kernel_image_span("", 0, &span), -ENOENT);
+        assert_int_equal(ncm_mem_kernel_image_span("garbage : Kernel code\n", 22, &span), -ENOENT);
+}
+
+/* --reserved-memory and reservedMemory's validation, with the kubelet's texts. */
+static void test_mem_policy_reservations(void **state)
+{
+        static const struct {
+                const char *flag;
+                const char *msg;
+        } bad[] = {
+                        {"0", "the reserved memory has incorrect format, expected "
+                              "numaNodeID:type=quantity[,type=quantity...], got 0"},
+                        {"0:1:memory=1Gi", "the reserved memory has incorrect format"},
+                        {"x:memory=1Gi",
+                         "failed to convert the NUMA node ID, exptected integer, got x"},
+                        {"0:memory",
+                         "the reserved limit has incorrect value, expected type=quantatity, "
+                         "got memory"},
+                        {"0:cpu=1", "memory type conversion error, unknown type: \"cpu\""},
+                        {"0:memory=lots",
+                         "failed to parse the quantatity, expected quantatity, got lots"},
+        };
+        ncm_mem_reservations l = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_quantity q;
+        (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(bad); i++) {
+                assert_int_equal(ncm_mem_reservations_parse_flag(bad[i].flag, &l, &err), -EINVAL);
+                if (!strstr(err.msg, bad[i].msg))
+                        fail_msg("%s: %s", bad[i].flag, err.msg);
+        }
+        ncm_mem_reservations_done(&l);
+        assert_int_equal(ncm_mem_reservations_parse_flag(
+                                         "0:memory=1Gi,hugepages-1Gi=2Gi;1:memory=2Gi", &l, &err),
+                         0);
+        assert_int_equal(l.n, 3);
+        assert_int_equal(l.r[1].bytes, 2ull << 30);
+        assert_int_equal(l.r[2].numa, 1);
+        assert_int_equal(ncm_mem_reservations_validate(&l, &err), 0);
+        assert_int_equal(ncm_mem_reservations_parse_flag("1:memory=1Gi", &l, &err), 0);
+        assert_int_equal(ncm_mem_reservations_validate(&l, &err), -EINVAL);
+        assert_string_equal(err.msg, "invalid configuration: the reserved memory has a duplicate "
+                                     "value for NUMA node 1 and resource \"memory\"");
+        assert_int_equal(ncm_mem_reservations_parse_flag("", &l, &err), 0);
+        assert_int_equal(l.n, 0);
+        assert_int_equal(ncm_quantity_parse("0", &q, NULL), 0);
+        assert_int_equal(ncm_mem_reservations_add(&l, 0, "memory", &q), 0);
+        assert_int_equal(ncm_mem_reservations_validate(&l, &err), -EINVAL);
+        assert_string_equal(err.msg, "invalid configuration: reserved memory may not be zero for "
+                                     "NUMA node 0 and resource \"memory\"");
+        ncm_mem_reservations_done(&l);
+        assert_int_equal(ncm_quantity_parse("1", &q, NULL), 0);
+        assert_int_equal(ncm_mem_reservations_add(&l, 0, "blabla", &q), 0);
+        assert_int_equal(ncm_mem_reservations_validate(&l, &err), -EINVAL);
+        assert_string_equal(err.msg, "invalid configuration: the limit type \"blabla\" for NUMA "
+                                     "node 0 is not supported, only [memory "
+                                     "hugepages-<HugePageSize>] is accepted");
+        ncm_mem_reservations_done(&l);
+}
+
+/* validateReservedMemory against Node Allocatable: the sum must be equal, with the kubelet's
+ * quantities in its message; a node the machine lacks is refused first. */
+static void test_mem_policy_reserved_vs_allocatable(void **state)
+{
+        ncm_topo *t = machine_n(2, 4ull << 30, 0);
+        ncm_mem_reservations l = {0};
+        ncm_resource item = {.name = (char *)"memory"};
+        ncm_resource_list na = {&item, 1};
+        ncm_mem_policy_config c = {.policy = "Static", .reserved = &l, .node_allocatable = &na};
+        ncm_mem_policy *p = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+        assert_int_equal(ncm_quantity_parse("1124Mi", &item.quantity, NULL), 0);
+        assert_int_equal(ncm_mem_reservations_parse_flag("0:memory=562Mi;1:memory=500Mi", &l, &err),
+                         0);
+        assert_int_equal(ncm_mem_policy_new(t, &c, &p, &err), -EINVAL);
+        assert_string_equal(err.msg, "the total amount \"1062Mi\" of type \"memory\" is not equal "
+                                     "to the value \"1124Mi\" determined by Node Allocatable "
+                                     "feature");
+        ncm_mem_reservations_done(&l);
+        assert_int_equal(ncm_mem_reservations_parse_flag("0:memory=562Mi;3:memory=562Mi", &l, &err),
+                         0);
+        assert_int_equal(ncm_mem_policy_new(t, &c, &p, &err), -EINVAL);
+        assert_string_equal(err.msg, "the reserved memory configuration references a NUMA node 3 "
+                                     "that does not exist on this machine");
+        ncm_mem_reservations_done(&l);
+        assert_int_equal(ncm_mem_reservations_parse_flag("0:memory=562Mi;1:memory=562Mi", &l, &err),
+                         0);
+        assert_int_equal(ncm_mem_policy_new(t, &c, &p, &err), 0);
+        ncm_mem_policy_free(p);
+        ncm_mem_reservations_done(&l);
+        ncm_topo_free(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -562,6 +879,13 @@ int main(void)
                         cmocka_unit_test(test_mem_policy_kubelet_allocate_init),
                         cmocka_unit_test(test_mem_policy_kubelet_remove),
                         cmocka_unit_test(test_mem_policy_kubelet_hints),
+                        cmocka_unit_test(test_mem_policy_many_numa),
+                        cmocka_unit_test(test_mem_policy_group_rule_explained),
+                        cmocka_unit_test(test_mem_policy_pod_scope_sidecar),
+                        cmocka_unit_test(test_mem_policy_drift),
+                        cmocka_unit_test(test_mem_policy_kernel_image_span),
+                        cmocka_unit_test(test_mem_policy_reservations),
+                        cmocka_unit_test(test_mem_policy_reserved_vs_allocatable),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
