@@ -32,15 +32,14 @@ static void check_round_trip(const ncm_mem_state *s)
                         ncm_buf_done(&a);
                         continue;
                 }
-                if (ncm_mem_checkpoint_parse(a.data, a.len, "out", gens[i].k, NULL, true, &t,
-                                             NULL, NULL) != 0)
+                if (ncm_mem_checkpoint_parse(a.data, a.len, "out", gens[i].k, NULL, true, &t, NULL,
+                                             NULL) != 0)
                         abort();
                 /* V1 has no podEntries: compare what it holds */
                 if (gens[i].v != NCM_MEM_CHECKPOINT_V1 && !ncm_mem_state_equal(s, t))
                         abort();
                 ncm_mem_checkpoint_format(t, gens[i].v, &b);
-                if (!ncm_buf_failed(&b) &&
-                    gens[i].v != NCM_MEM_CHECKPOINT_V1 &&
+                if (!ncm_buf_failed(&b) && gens[i].v != NCM_MEM_CHECKPOINT_V1 &&
                     (a.len != b.len || memcmp(a.data, b.data, a.len) != 0))
                         abort();
                 ncm_mem_state_free(t);
