@@ -826,16 +826,16 @@ static int cmp_mask_order(const void *a, const void *b)
 
 /*
  * calculateHints: the kept masks in the kubelet's order into *RET (malloc'd), their count, and
- * whether the list would pass MAX (then only the count matters: *OVER). DESC_OK: whether the
- * kept masks are exactly the subsets of U whose free memory holds the request, so that a
- * description can stand for the list.
+ * whether the list would pass MAX (*OVER). DESC_OK (with *OVER): whether the kept masks are
+ * the subsets of U whose free memory holds the request plus a few others, so that a
+ * description with those as extras can stand for the list; *RET then holds the others.
  */
 static int calculate(calc *c, size_t max, ncm_bitmask **ret, size_t *ret_n, bool *over,
                      bool *desc_ok)
 {
         collector cand = {0}, out = {.max = max};
         uint64_t zero[16] = {0};
-        bool extra_kept = false;
+        size_t n_extra;
         int r = 0;
 
         *ret = NULL;
@@ -850,19 +850,14 @@ static int calculate(calc *c, size_t max, ncm_bitmask **ret, size_t *ret_n, bool
         r = extra_candidates(c, &cand);
         if (r < 0)
                 goto oom;
-        /* an extra is a hint the subsets of U do not give: outside U, or kept only thanks to
-         * reusable memory */
-        for (size_t i = 0; i < cand.n; i++)
-                if (kept(c, cand.v[i]) &&
-                    ((cand.v[i] & ~c->unused) != 0 || !free_ok_plain(c, cand.v[i])))
-                        extra_kept = true;
+        n_extra = cand.n;
         for (int k = 1; k <= c->n && !cand.over; k++) {
                 r = subsets_of_unused(c, 0, k, 0, zero, &cand);
                 if (r < 0)
                         goto oom;
         }
         if (cand.over) {
-                bool pure = c->req->n == 1 && !extra_kept;
+                bool pure = c->req->n == 1;
                 for (int k = 0; pure && k < c->n; k++) {
                         if (!(c->unused & bit(c->ids[k])))
                                 continue;
@@ -872,7 +867,16 @@ static int calculate(calc *c, size_t max, ncm_bitmask **ret, size_t *ret_n, bool
                 }
                 *over = true;
                 *desc_ok = pure;
+                /* the extras kept: hints the subsets of U do not give (outside U, or kept
+                 * only thanks to reusable memory); the description drops repeats */
+                for (size_t i = 0; pure && i < n_extra; i++)
+                        if (kept(c, cand.v[i]) &&
+                            ((cand.v[i] & ~c->unused) != 0 || !free_ok_plain(c, cand.v[i])) &&
+                            collect(&out, cand.v[i]) < 0)
+                                goto oom;
                 free(cand.v);
+                *ret = out.v;
+                *ret_n = out.n;
                 return 0;
         }
         qsort(cand.v, cand.n, sizeof(*cand.v), cmp_mask_order);
@@ -924,7 +928,8 @@ static int hints_from_masks(const calc *c, const ncm_bitmask *m, size_t n, ncm_m
         return 0;
 }
 
-static int hints_described(const calc *c, ncm_mem_hints *h, ncm_error *err)
+static int hints_described(const calc *c, const ncm_bitmask *extras, size_t n_extras,
+                           ncm_mem_hints *h, ncm_error *err)
 {
         int ids[NCM_BITMASK_MAX_BITS];
         int n = 0, r;
@@ -944,6 +949,11 @@ static int hints_described(const calc *c, ncm_mem_hints *h, ncm_error *err)
                                                 c->free[0][k] > INT64_MAX
                                                                 ? INT64_MAX
                                                                 : (int64_t)c->free[0][k]) < 0) {
+                        ncm_hint_desc_free(d);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+        for (size_t i = 0; i < n_extras; i++)
+                if (ncm_hint_desc_add_extra(d, extras[i]) < 0) {
                         ncm_hint_desc_free(d);
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 }
@@ -1057,7 +1067,7 @@ int ncm_mem_policy_hints(ncm_mem_policy *p, const ncm_mem_state *s, const ncm_po
         if (r < 0)
                 goto out;
         if (over && desc_ok)
-                r = hints_described(c, &h, err);
+                r = hints_described(c, masks, n, &h, err);
         else if (over)
                 r = ncm_error_set(err, E2BIG,
                                   "[memorymanager] more than %zu NUMA masks can serve the request "

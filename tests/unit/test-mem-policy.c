@@ -638,6 +638,105 @@ static void test_mem_policy_many_numa(void **state)
         ncm_topo_free(t);
 }
 
+/* The hints of POD as listed (no cap) and as described (a cap of 4 forces the description):
+ * the description, extras and walked subsets together, is the same list in the same order. */
+static void same_hints_listed_and_described(ncm_mem_policy *p, ncm_mem_state *s, ncm_pod *pod)
+{
+        ncm_mem_hints listed, described;
+        ncm_hint_list l = NCM_HINT_LIST_INIT;
+        ncm_error err = NCM_ERROR_INIT;
+
+        assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 0, &listed, &err), 0);
+        assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 4, &described, &err),
+                         0);
+        assert_int_equal(listed.n, 1);
+        assert_int_equal(described.n, 1);
+        if (listed.t[0].list.n <= 4) {
+                assert_null(described.t[0].desc);
+        } else {
+                assert_non_null(described.t[0].desc);
+                assert_int_equal(ncm_hint_desc_materialize(described.t[0].desc, 1000, &l, &err), 0);
+                assert_int_equal(l.n, listed.t[0].list.n);
+                for (size_t i = 0; i < l.n; i++) {
+                        assert_int_equal(l.hints[i].numa, listed.t[0].list.hints[i].numa);
+                        assert_int_equal(l.hints[i].preferred, listed.t[0].list.hints[i].preferred);
+                }
+                ncm_hint_list_done(&l);
+        }
+        ncm_mem_hints_done(&listed);
+        ncm_mem_hints_done(&described);
+}
+
+/* Used nodes and groups beside unused nodes: described with extras, listed alike. */
+static void test_mem_policy_described_extras(void **state)
+{
+        ncm_topo *t = machine_n(7, 4ull << 30, 0);
+        ncm_mem_policy *p = static_policy(t, 7, "512Mi", 0);
+        ncm_mem_state *s = ncm_mem_state_new("Static");
+        ncm_pod *a = simple_pod("a", "1Gi", NULL), *g = simple_pod("g", "5Gi", NULL);
+        ncm_pod *small = simple_pod("s", "1Gi", NULL), *mid = simple_pod("m", "2500Mi", NULL);
+        ncm_pod *big = simple_pod("b", "4Gi", NULL);
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_hint h1 = {.numa = 2, .preferred = true}, h56 = {.numa = 0x60};
+        (void)state;
+        assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+        same_hints_listed_and_described(p, s, small);
+        /* node 1 serves a single-node allocation, [5,6] a group */
+        assert_int_equal(ncm_mem_policy_allocate(p, s, a, &a->containers[0], &h1, NULL, &err), 0);
+        assert_int_equal(ncm_mem_policy_allocate(p, s, g, &g->containers[0], &h56, NULL, &err), 0);
+        same_hints_listed_and_described(p, s, small);
+        same_hints_listed_and_described(p, s, mid);
+        same_hints_listed_and_described(p, s, big);
+        ncm_pod_free(a);
+        ncm_pod_free(g);
+        ncm_pod_free(small);
+        ncm_pod_free(mid);
+        ncm_pod_free(big);
+        ncm_mem_state_free(s);
+        ncm_mem_policy_free(p);
+        ncm_topo_free(t);
+}
+
+/* 64 NUMA nodes, half of them serving pods: the hints are still described (the used nodes as
+ * extras), not refused for their number. */
+static void test_mem_policy_many_numa_half_used(void **state)
+{
+        ncm_topo *t = machine_n(64, 8ull << 30, 0);
+        ncm_mem_policy *p = static_policy(t, 64, "512Mi", 0);
+        ncm_mem_state *s = ncm_mem_state_new("Static");
+        ncm_pod *pod = simple_pod("p", "1Gi", NULL);
+        ncm_mem_hints h;
+        ncm_error err = NCM_ERROR_INIT;
+        bool pref;
+        (void)state;
+        assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+        for (int i = 0; i < 32; i++) {
+                char uid[16];
+                ncm_pod *f;
+                ncm_hint one = {.numa = UINT64_C(1) << (2 * i), .preferred = true};
+                snprintf(uid, sizeof(uid), "f%d", i);
+                f = simple_pod(uid, "2Gi", NULL);
+                assert_int_equal(ncm_mem_policy_allocate(p, s, f, &f->containers[0], &one, NULL,
+                                                         &err),
+                                 0);
+                ncm_pod_free(f);
+        }
+        assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 0, &h, &err), 0);
+        assert_int_equal(h.n, 1);
+        assert_non_null(h.t[0].desc);
+        assert_int_equal(ncm_hint_desc_n_extras(h.t[0].desc), 32);
+        assert_int_equal(ncm_hint_desc_narrowest(h.t[0].desc), 1);
+        assert_true(ncm_hint_desc_contains(h.t[0].desc, 1, &pref) && pref);
+        /* a used node cannot join a multi-node hint; two unused ones can */
+        assert_false(ncm_hint_desc_contains(h.t[0].desc, 3, NULL));
+        assert_true(ncm_hint_desc_contains(h.t[0].desc, 0xa, &pref) && !pref);
+        ncm_mem_hints_done(&h);
+        ncm_pod_free(pod);
+        ncm_mem_state_free(s);
+        ncm_mem_policy_free(p);
+        ncm_topo_free(t);
+}
+
 /* The group rule refuses a mask, and says why. */
 static void test_mem_policy_group_rule_explained(void **state)
 {
@@ -882,6 +981,8 @@ int main(void)
                         cmocka_unit_test(test_mem_policy_many_numa),
                         cmocka_unit_test(test_mem_policy_group_rule_explained),
                         cmocka_unit_test(test_mem_policy_pod_scope_sidecar),
+                        cmocka_unit_test(test_mem_policy_described_extras),
+                        cmocka_unit_test(test_mem_policy_many_numa_half_used),
                         cmocka_unit_test(test_mem_policy_drift),
                         cmocka_unit_test(test_mem_policy_kernel_image_span),
                         cmocka_unit_test(test_mem_policy_reservations),
