@@ -137,6 +137,19 @@ NCM_API ncm_mem_state *ncm_mem_state_dup(const ncm_mem_state *s);
 /* Whether both hold the same values (nil flags included). */
 NCM_API bool ncm_mem_state_equal(const ncm_mem_state *a, const ncm_mem_state *b) NCM_PURE;
 
+/*
+ * A mark: the part of S that an admission of pod UID changes (the machine state and UID's
+ * entry), saved, so that a refused admission puts it back without copying every pod's
+ * blocks. Restoring takes the saved values over (the mark then only needs freeing). -ENOMEM.
+ */
+typedef struct ncm_mem_state_mark ncm_mem_state_mark;
+NCM_API int ncm_mem_state_mark_pod(const ncm_mem_state *s, const char *uid,
+                                   ncm_mem_state_mark **ret);
+/* Whether S holds what M saved (nothing to put back). */
+NCM_API bool ncm_mem_state_mark_unchanged(const ncm_mem_state *s, const ncm_mem_state_mark *m);
+NCM_API void ncm_mem_state_mark_restore(ncm_mem_state *s, ncm_mem_state_mark *m);
+NCM_API ncm_mem_state_mark *ncm_mem_state_mark_free(ncm_mem_state_mark *m);
+
 /* Node ID's state, or NULL. */
 NCM_API ncm_mem_node *ncm_mem_state_node(const ncm_mem_state *s, int id) NCM_PURE;
 /* Memory type NAME of node N, or NULL (also for a nil table). */
@@ -297,10 +310,11 @@ NCM_API void ncm_mem_hints_done(ncm_mem_hints *h);
 
 /*
  * GetTopologyHints (CONTAINER) or GetPodTopologyHints (CONTAINER NULL) for POD against S. The
- * lists are explicit unless they would be long; then, when the masks form the kind of list a
- * description holds (one memory type, no node used for a single-node allocation that could
- * serve it alone, no existing group that could, no reusable init-container memory), they are
- * described; otherwise -E2BIG past MAX_HINTS hints (0: nodecm's default, 2^20). -ENOMEM.
+ * lists are explicit unless they have more than MAX_HINTS hints (0: nodecm's default, 32);
+ * then, when the masks form the kind of list a description holds (one memory type: the
+ * unused nodes' subsets whose free memory holds the request, plus extras: used nodes and
+ * groups that can still serve it, masks kept thanks to reusable init-container memory), they
+ * are described; otherwise listed up to 2^20 hints, -E2BIG past that. -ENOMEM.
  */
 NCM_API int ncm_mem_policy_hints(ncm_mem_policy *p, const ncm_mem_state *s, const ncm_pod *pod,
                                  const ncm_container *container, size_t max_hints,

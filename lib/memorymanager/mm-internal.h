@@ -21,6 +21,18 @@ int ncm__mem_nodes_copy(const ncm_mem_node *src, size_t n, ncm_mem_node **ret);
 int ncm__mem_state_set(ncm_mem_state *s, const char *pod_uid, const char *container,
                        ncm_mem_block *blocks, size_t n);
 
+/* One pod's entry as it was (for undoing a change to it without copying the whole state). */
+typedef struct ncm__mem_pod_saved {
+        bool found, pods_nil;
+        ncm_mem_pod pod;
+} ncm__mem_pod_saved;
+
+/* Save pod UID's entry (or that it has none). -ENOMEM. */
+int ncm__mem_pod_save(const ncm_mem_state *s, const char *uid, ncm__mem_pod_saved *ret);
+/* Put it back as saved (SAVED is taken over; no allocation). */
+void ncm__mem_pod_restore(ncm_mem_state *s, const char *uid, ncm__mem_pod_saved *saved);
+void ncm__mem_pod_saved_done(ncm__mem_pod_saved *saved);
+
 /* The machine-state part of the checkpoint as encoding/json writes it. */
 void ncm__mem_format_machine(const ncm_mem_state *s, ncm_buf *b);
 

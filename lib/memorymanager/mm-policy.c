@@ -37,6 +37,8 @@
 #include "memorymanager/mm-internal.h"
 
 #define DEFAULT_MAX_HINTS ((size_t)1 << 20)
+/* Lists longer than this are described when their shape allows (the search stops there). */
+#define DESCRIBE_AFTER ((size_t)32)
 
 typedef struct reserved_entry {
         int numa;
@@ -1063,7 +1065,17 @@ int ncm_mem_policy_hints(ncm_mem_policy *p, const ncm_mem_state *s, const ncm_po
                 goto out;
         }
         calc_init(c, p, s, &h.req, container ? pod->uid : NULL);
-        r = calculate(c, max_hints ? max_hints : DEFAULT_MAX_HINTS, &masks, &n, &over, &desc_ok);
+        {
+                size_t limit = DEFAULT_MAX_HINTS;
+                size_t first = max_hints ? max_hints : DESCRIBE_AFTER;
+                r = calculate(c, first, &masks, &n, &over, &desc_ok);
+                if (r >= 0 && over && !desc_ok && first < limit) {
+                        /* not of a description's shape: listed after all, up to the limit */
+                        free(masks);
+                        masks = NULL;
+                        r = calculate(c, limit, &masks, &n, &over, &desc_ok);
+                }
+        }
         if (r < 0)
                 goto out;
         if (over && desc_ok)
@@ -1072,7 +1084,7 @@ int ncm_mem_policy_hints(ncm_mem_policy *p, const ncm_mem_state *s, const ncm_po
                 r = ncm_error_set(err, E2BIG,
                                   "[memorymanager] more than %zu NUMA masks can serve the request "
                                   "of pod %s: nodecm lists at most that many",
-                                  max_hints ? max_hints : DEFAULT_MAX_HINTS, pod->uid);
+                                  DEFAULT_MAX_HINTS, pod->uid);
         else
                 r = hints_from_masks(c, masks, n, &h);
 out:
@@ -1415,7 +1427,9 @@ int ncm_mem_policy_allocate(ncm_mem_policy *p, ncm_mem_state *s, const ncm_pod *
                             const ncm_container *container, const ncm_hint *affinity,
                             bool *ret_pinned, ncm_error *err)
 {
-        ncm_autoptr(ncm_mem_state) work = NULL;
+        ncm_mem_node *nodes = NULL; /* the machine state being changed */
+        ncm_mem_state view = {0};
+        ncm__mem_pod_saved saved = {0};
         ncm_mem_request req = {0};
         const ncm_mem_container *have;
         ncm_mem_block *blocks = NULL;
@@ -1484,9 +1498,16 @@ int ncm_mem_policy_allocate(ncm_mem_policy *p, ncm_mem_state *s, const ncm_pod *
                 r = refuse(err, "[memorymanager] preferred hint violates NUMA node allocation");
                 goto out;
         }
-        work = ncm_mem_state_dup(s);
+        /* the machine state is copied and changed, the pod's entry saved and changed in place:
+         * not the whole state copied for every container */
+        if (ncm__mem_nodes_copy(s->nodes, s->nnodes, &nodes) < 0) {
+                nodes = NULL;
+                goto oom;
+        }
+        view.nodes = nodes;
+        view.nnodes = s->nnodes;
         blocks = calloc(req.n ? req.n : 1, sizeof(*blocks));
-        if (!work || !blocks)
+        if (!blocks)
                 goto oom;
         nb = ncm_bitmask_to_bits(best.numa, bits);
         for (size_t i = 0; i < req.n; i++) {
@@ -1500,33 +1521,40 @@ int ncm_mem_policy_allocate(ncm_mem_policy *p, ncm_mem_state *s, const ncm_pod *
                 blocks[i].size = size;
                 reuse = reusable(c, best.numa, req.types[i]);
                 size = reuse >= size ? 0 : size - reuse;
-                if (consume(work, bits, nb, req.types[i], size) < 0)
+                if (consume(&view, bits, nb, req.types[i], size) < 0)
                         goto oom;
         }
-        if (update_reuse(p, pod, container->name, blocks, req.n) < 0)
+        if (ncm__mem_pod_save(s, pod->uid, &saved) < 0)
                 goto oom;
+        if (update_reuse(p, pod, container->name, blocks, req.n) < 0)
+                goto undo;
         {
                 ncm_mem_block *copy = NULL;
                 if (ncm__mem_blocks_copy(blocks, req.n, &copy) < 0)
-                        goto oom;
-                if (ncm__mem_state_set(work, pod->uid, container->name, copy, req.n) < 0) {
+                        goto undo;
+                if (ncm__mem_state_set(s, pod->uid, container->name, copy, req.n) < 0) {
                         ncm_mem_blocks_free(copy, req.n);
-                        goto oom;
+                        goto undo;
                 }
         }
-        if (update_init_blocks(work, pod, container->name, blocks, req.n) < 0)
-                goto oom;
-        /* commit: the state takes the work copy's contents */
+        if (update_init_blocks(s, pod, container->name, blocks, req.n) < 0)
+                goto undo;
+        /* commit: the machine state changed */
         {
-                ncm_mem_state tmp = *s;
-                *s = *work;
-                *work = tmp;
+                ncm_mem_node *old = s->nodes;
+                s->nodes = nodes;
+                nodes = old;
         }
         r = 0;
         goto out;
+undo:
+        ncm__mem_pod_restore(s, pod->uid, &saved);
 oom:
         r = ncm_error_set(err, ENOMEM, "out of memory");
 out:
+        if (nodes)
+                ncm__mem_nodes_free(nodes, s->nnodes);
+        ncm__mem_pod_saved_done(&saved);
         ncm_mem_blocks_free(blocks, req.n);
         ncm_mem_request_done(&req);
         free(c);

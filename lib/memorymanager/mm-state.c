@@ -165,6 +165,73 @@ int ncm__mem_nodes_copy(const ncm_mem_node *src, size_t n, ncm_mem_node **ret)
         return 0;
 }
 
+/* A deep copy of P into Q (Q zeroed; on failure Q holds what was copied, for
+ * ncm__mem_pod_done). */
+static int pod_copy(const ncm_mem_pod *p, ncm_mem_pod *q)
+{
+        q->nil = p->nil;
+        q->uid = strdup(p->uid);
+        q->c = calloc(p->n ? p->n : 1, sizeof(*q->c));
+        if (!q->uid || !q->c)
+                return -ENOMEM;
+        for (size_t k = 0; k < p->n; k++) {
+                q->n = k + 1;
+                q->c[k].nil = p->c[k].nil;
+                q->c[k].name = strdup(p->c[k].name);
+                if (!q->c[k].name ||
+                    ncm__mem_blocks_copy(p->c[k].blocks, p->c[k].n, &q->c[k].blocks) < 0)
+                        return -ENOMEM;
+                q->c[k].n = p->c[k].n;
+        }
+        return 0;
+}
+
+static size_t pod_pos(const ncm_mem_state *s, const char *uid, bool *found);
+
+int ncm__mem_pod_save(const ncm_mem_state *s, const char *uid, ncm__mem_pod_saved *ret)
+{
+        bool found;
+        size_t i = pod_pos(s, uid, &found);
+
+        memset(ret, 0, sizeof(*ret));
+        ret->pods_nil = s->pods_nil;
+        ret->found = found;
+        if (found && pod_copy(&s->pods[i], &ret->pod) < 0) {
+                ncm__mem_pod_done(&ret->pod);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+void ncm__mem_pod_restore(ncm_mem_state *s, const char *uid, ncm__mem_pod_saved *saved)
+{
+        bool found;
+        size_t i = pod_pos(s, uid, &found);
+
+        if (found) {
+                ncm__mem_pod_done(&s->pods[i]);
+                if (saved->found) {
+                        s->pods[i] = saved->pod; /* taken over */
+                } else {
+                        memmove(&s->pods[i], &s->pods[i + 1],
+                                (s->npods - i - 1) * sizeof(*s->pods));
+                        s->npods--;
+                }
+        } else if (saved->found) {
+                /* not reached: the entry is only ever added to or changed in between */
+                ncm__mem_pod_done(&saved->pod);
+        }
+        s->pods_nil = saved->pods_nil;
+        memset(saved, 0, sizeof(*saved));
+}
+
+void ncm__mem_pod_saved_done(ncm__mem_pod_saved *saved)
+{
+        if (saved->found)
+                ncm__mem_pod_done(&saved->pod);
+        memset(saved, 0, sizeof(*saved));
+}
+
 ncm_mem_state *ncm_mem_state_dup(const ncm_mem_state *s)
 {
         ncm_autoptr(ncm_mem_state) c = ncm_mem_state_new(s->policy);
@@ -183,22 +250,9 @@ ncm_mem_state *ncm_mem_state_dup(const ncm_mem_state *s)
                 return NULL;
         for (size_t i = 0; i < s->npods; i++) {
                 const ncm_mem_pod *p = &s->pods[i];
-                ncm_mem_pod *q = &c->pods[i];
                 c->npods = i + 1;
-                q->nil = p->nil;
-                q->uid = strdup(p->uid);
-                q->c = calloc(p->n ? p->n : 1, sizeof(*q->c));
-                if (!q->uid || !q->c)
+                if (pod_copy(p, &c->pods[i]) < 0)
                         return NULL;
-                for (size_t k = 0; k < p->n; k++) {
-                        q->n = k + 1;
-                        q->c[k].nil = p->c[k].nil;
-                        q->c[k].name = strdup(p->c[k].name);
-                        if (!q->c[k].name ||
-                            ncm__mem_blocks_copy(p->c[k].blocks, p->c[k].n, &q->c[k].blocks) < 0)
-                                return NULL;
-                        q->c[k].n = p->c[k].n;
-                }
         }
         for (size_t i = 0; i < s->npod_entries; i++) {
                 const ncm_mem_pod_entry *e = &s->pod_entries[i];
@@ -225,14 +279,10 @@ static bool blocks_equal(const ncm_mem_block *a, size_t na, const ncm_mem_block 
         return true;
 }
 
-bool ncm_mem_state_equal(const ncm_mem_state *a, const ncm_mem_state *b)
+static bool nodes_equal(const ncm_mem_node *a, const ncm_mem_node *b, size_t n)
 {
-        if (strcmp(a->policy, b->policy) != 0 || a->nnodes != b->nnodes ||
-            a->nodes_nil != b->nodes_nil || a->npods != b->npods || a->pods_nil != b->pods_nil ||
-            a->npod_entries != b->npod_entries || a->pod_entries_nil != b->pod_entries_nil)
-                return false;
-        for (size_t i = 0; i < a->nnodes; i++) {
-                const ncm_mem_node *x = &a->nodes[i], *y = &b->nodes[i];
+        for (size_t i = 0; i < n; i++) {
+                const ncm_mem_node *x = &a[i], *y = &b[i];
                 if (x->id != y->id || x->nil != y->nil || x->assignments != y->assignments ||
                     x->ntypes != y->ntypes || x->types_nil != y->types_nil ||
                     x->ncells != y->ncells || x->cells_nil != y->cells_nil ||
@@ -244,15 +294,31 @@ bool ncm_mem_state_equal(const ncm_mem_state *a, const ncm_mem_state *b)
                             memcmp(&x->types[k].t, &y->types[k].t, sizeof(ncm_mem_table)) != 0)
                                 return false;
         }
-        for (size_t i = 0; i < a->npods; i++) {
-                const ncm_mem_pod *x = &a->pods[i], *y = &b->pods[i];
-                if (strcmp(x->uid, y->uid) != 0 || x->nil != y->nil || x->n != y->n)
+        return true;
+}
+
+static bool pod_equal(const ncm_mem_pod *x, const ncm_mem_pod *y)
+{
+        if (strcmp(x->uid, y->uid) != 0 || x->nil != y->nil || x->n != y->n)
+                return false;
+        for (size_t k = 0; k < x->n; k++)
+                if (strcmp(x->c[k].name, y->c[k].name) != 0 || x->c[k].nil != y->c[k].nil ||
+                    !blocks_equal(x->c[k].blocks, x->c[k].n, y->c[k].blocks, y->c[k].n))
                         return false;
-                for (size_t k = 0; k < x->n; k++)
-                        if (strcmp(x->c[k].name, y->c[k].name) != 0 || x->c[k].nil != y->c[k].nil ||
-                            !blocks_equal(x->c[k].blocks, x->c[k].n, y->c[k].blocks, y->c[k].n))
-                                return false;
-        }
+        return true;
+}
+
+bool ncm_mem_state_equal(const ncm_mem_state *a, const ncm_mem_state *b)
+{
+        if (strcmp(a->policy, b->policy) != 0 || a->nnodes != b->nnodes ||
+            a->nodes_nil != b->nodes_nil || a->npods != b->npods || a->pods_nil != b->pods_nil ||
+            a->npod_entries != b->npod_entries || a->pod_entries_nil != b->pod_entries_nil)
+                return false;
+        if (!nodes_equal(a->nodes, b->nodes, a->nnodes))
+                return false;
+        for (size_t i = 0; i < a->npods; i++)
+                if (!pod_equal(&a->pods[i], &b->pods[i]))
+                        return false;
         for (size_t i = 0; i < a->npod_entries; i++) {
                 const ncm_mem_pod_entry *x = &a->pod_entries[i], *y = &b->pod_entries[i];
                 if (strcmp(x->uid, y->uid) != 0 || x->nil != y->nil ||
@@ -426,4 +492,71 @@ int ncm_mem_state_delete_pod(ncm_mem_state *s, const char *pod_uid)
         memmove(&s->pods[i], &s->pods[i + 1], (s->npods - i - 1) * sizeof(*s->pods));
         s->npods--;
         return n;
+}
+
+/* ---- marks: the part of a state one pod's admission changes ---- */
+
+struct ncm_mem_state_mark {
+        char *uid;
+        ncm_mem_node *nodes;
+        size_t nnodes;
+        bool nodes_nil;
+        ncm__mem_pod_saved pod;
+};
+
+int ncm_mem_state_mark_pod(const ncm_mem_state *s, const char *uid, ncm_mem_state_mark **ret)
+{
+        ncm_mem_state_mark *m = calloc(1, sizeof(*m));
+
+        if (!m)
+                return -ENOMEM;
+        m->uid = strdup(uid);
+        if (!m->uid || ncm__mem_nodes_copy(s->nodes, s->nnodes, &m->nodes) < 0 ||
+            ncm__mem_pod_save(s, uid, &m->pod) < 0) {
+                if (m->uid && m->nodes)
+                        ncm__mem_nodes_free(m->nodes, s->nnodes);
+                free(m->uid);
+                free(m);
+                return -ENOMEM;
+        }
+        m->nnodes = s->nnodes;
+        m->nodes_nil = s->nodes_nil;
+        *ret = m;
+        return 0;
+}
+
+bool ncm_mem_state_mark_unchanged(const ncm_mem_state *s, const ncm_mem_state_mark *m)
+{
+        bool found;
+        size_t i = pod_pos(s, m->uid, &found);
+
+        if (s->nnodes != m->nnodes || s->nodes_nil != m->nodes_nil ||
+            !nodes_equal(s->nodes, m->nodes, s->nnodes) || s->pods_nil != m->pod.pods_nil ||
+            found != m->pod.found)
+                return false;
+        return !found || pod_equal(&s->pods[i], &m->pod.pod);
+}
+
+void ncm_mem_state_mark_restore(ncm_mem_state *s, ncm_mem_state_mark *m)
+{
+        ncm_mem_node *nodes = s->nodes;
+        size_t n = s->nnodes;
+
+        s->nodes = m->nodes;
+        s->nnodes = m->nnodes;
+        s->nodes_nil = m->nodes_nil;
+        m->nodes = nodes; /* freed with the mark */
+        m->nnodes = n;
+        ncm__mem_pod_restore(s, m->uid, &m->pod);
+}
+
+ncm_mem_state_mark *ncm_mem_state_mark_free(ncm_mem_state_mark *m)
+{
+        if (m) {
+                ncm__mem_nodes_free(m->nodes, m->nnodes);
+                ncm__mem_pod_saved_done(&m->pod);
+                free(m->uid);
+                free(m);
+        }
+        return NULL;
 }

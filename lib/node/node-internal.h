@@ -210,9 +210,9 @@ void ncm__node_mem_text(const node_mem *m, ncm_buf *b);
 bool ncm__node_mem_drifted(const node_mem *m);
 char *ncm__node_mem_checkpoint_path(const ncm_node *n);
 /* What an admission may change: saved before, put back (and written) on a refusal. */
-int ncm__node_mem_save(const node_mem *m, node_mem_saved **ret);
+int ncm__node_mem_save(const node_mem *m, const char *uid, node_mem_saved **ret);
 node_mem_saved *ncm__node_mem_saved_free(node_mem_saved *s);
-int ncm__node_mem_restore(ncm_node *n, const node_mem_saved *s, ncm_error *err);
+int ncm__node_mem_restore(ncm_node *n, node_mem_saved *s, ncm_error *err);
 /* Write memory_manager_state when a decision changed it. */
 int ncm__node_mem_flush(ncm_node *n, ncm_error *err);
 /* RemoveContainer; the whole pod (SPEC may be NULL). 1 when memory was released. */

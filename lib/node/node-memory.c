@@ -431,16 +431,17 @@ bool ncm__node_mem_drifted(const node_mem *m)
  */
 
 struct node_mem_saved {
-        ncm_mem_state *state;
+        ncm_mem_state_mark *mark; /* the machine state and the pod's entry */
 };
 
-int ncm__node_mem_save(const node_mem *m, node_mem_saved **ret)
+int ncm__node_mem_save(const node_mem *m, const char *uid, node_mem_saved **ret)
 {
         node_mem_saved *s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         /* only a pinning policy changes anything */
-        if (ncm_mem_policy_is_static(m->policy) && !(s->state = ncm_mem_state_dup(m->state))) {
+        if (ncm_mem_policy_is_static(m->policy) &&
+            ncm_mem_state_mark_pod(m->state, uid, &s->mark) < 0) {
                 free(s);
                 return -ENOMEM;
         }
@@ -451,24 +452,19 @@ int ncm__node_mem_save(const node_mem *m, node_mem_saved **ret)
 node_mem_saved *ncm__node_mem_saved_free(node_mem_saved *s)
 {
         if (s) {
-                ncm_mem_state_free(s->state);
+                ncm_mem_state_mark_free(s->mark);
                 free(s);
         }
         return NULL;
 }
 
-int ncm__node_mem_restore(ncm_node *n, const node_mem_saved *s, ncm_error *err)
+int ncm__node_mem_restore(ncm_node *n, node_mem_saved *s, ncm_error *err)
 {
         node_mem *m = n->mem;
-        ncm_mem_state *c;
 
-        if (!s || !s->state || ncm_mem_state_equal(m->state, s->state))
+        if (!s || !s->mark || ncm_mem_state_mark_unchanged(m->state, s->mark))
                 return 0;
-        c = ncm_mem_state_dup(s->state);
-        if (!c)
-                return oom(err);
-        ncm_mem_state_free(m->state);
-        m->state = c;
+        ncm_mem_state_mark_restore(m->state, s->mark);
         m->dirty = true;
         return write_file(n, m, err);
 }

@@ -880,7 +880,7 @@ static int snapshot_take(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error
                 goto fail;
         if (containers_with_devices(n, pod, &s->dev_had) < 0)
                 goto fail;
-        if (ncm__node_mem_save(n->mem, &s->mem) < 0)
+        if (ncm__node_mem_save(n->mem, uid, &s->mem) < 0)
                 goto fail;
         return 0;
 fail:

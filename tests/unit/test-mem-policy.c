@@ -510,7 +510,7 @@ static void test_mem_policy_kubelet_hints(void **state)
                 ncm_mem_hints h;
                 ncm_error err = NCM_ERROR_INIT;
                 char *got, *want;
-                if (ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 0, &h, &err) < 0)
+                if (ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 1 << 20, &h, &err) < 0)
                         fail_msg("%s: %s", desc, err.msg);
                 got = hints_text(&h);
                 want = expected_hints_text(ncm__json_get(tc, "expect_hints"));
@@ -638,15 +638,18 @@ static void test_mem_policy_many_numa(void **state)
         ncm_topo_free(t);
 }
 
-/* The hints of POD as listed (no cap) and as described (a cap of 4 forces the description):
- * the description, extras and walked subsets together, is the same list in the same order. */
+/* The hints of POD as listed (no cap) and as described (a threshold of 4 forces the description;
+ * 2^20, the list): the description, extras and walked subsets together, is the same list in the
+ * same order. */
 static void same_hints_listed_and_described(ncm_mem_policy *p, ncm_mem_state *s, ncm_pod *pod)
 {
         ncm_mem_hints listed, described;
         ncm_hint_list l = NCM_HINT_LIST_INIT;
         ncm_error err = NCM_ERROR_INIT;
 
-        assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 0, &listed, &err), 0);
+        assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 1 << 20, &listed,
+                                              &err),
+                         0);
         assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 4, &described, &err),
                          0);
         assert_int_equal(listed.n, 1);
@@ -732,6 +735,44 @@ static void test_mem_policy_many_numa_half_used(void **state)
         assert_true(ncm_hint_desc_contains(h.t[0].desc, 0xa, &pref) && !pref);
         ncm_mem_hints_done(&h);
         ncm_pod_free(pod);
+        ncm_mem_state_free(s);
+        ncm_mem_policy_free(p);
+        ncm_topo_free(t);
+}
+
+/* A mark puts back the machine state and the pod's entry, for a new pod and a known one. */
+static void test_mem_state_mark(void **state)
+{
+        ncm_topo *t = machine_n(2, 4ull << 30, 0);
+        ncm_mem_policy *p = static_policy(t, 2, "512Mi", 0);
+        ncm_mem_state *s = ncm_mem_state_new("Static"), *before;
+        ncm_pod *a = simple_pod("a", "1Gi", NULL), *b = simple_pod("b", "1Gi", NULL);
+        ncm_mem_state_mark *m = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_hint h0 = {.numa = 1, .preferred = true}, h1 = {.numa = 2, .preferred = true};
+        (void)state;
+        assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+        assert_int_equal(ncm_mem_policy_allocate(p, s, a, &a->containers[0], &h0, NULL, &err), 0);
+        for (int known = 0; known < 2; known++) {
+                ncm_pod *x = known ? a : b;
+                before = ncm_mem_state_dup(s);
+                assert_non_null(before);
+                assert_int_equal(ncm_mem_state_mark_pod(s, x->uid, &m), 0);
+                assert_true(ncm_mem_state_mark_unchanged(s, m));
+                if (known) /* the known pod's container gets other blocks */
+                        assert_int_equal(ncm_mem_policy_remove(p, s, "a", "c"), 1);
+                assert_int_equal(ncm_mem_policy_allocate(p, s, x, &x->containers[0], &h1, NULL,
+                                                         &err),
+                                 0);
+                assert_false(ncm_mem_state_mark_unchanged(s, m));
+                assert_false(ncm_mem_state_equal(s, before));
+                ncm_mem_state_mark_restore(s, m);
+                m = ncm_mem_state_mark_free(m);
+                assert_true(ncm_mem_state_equal(s, before));
+                ncm_mem_state_free(before);
+        }
+        ncm_pod_free(a);
+        ncm_pod_free(b);
         ncm_mem_state_free(s);
         ncm_mem_policy_free(p);
         ncm_topo_free(t);
@@ -983,6 +1024,7 @@ int main(void)
                         cmocka_unit_test(test_mem_policy_pod_scope_sidecar),
                         cmocka_unit_test(test_mem_policy_described_extras),
                         cmocka_unit_test(test_mem_policy_many_numa_half_used),
+                        cmocka_unit_test(test_mem_state_mark),
                         cmocka_unit_test(test_mem_policy_drift),
                         cmocka_unit_test(test_mem_policy_kernel_image_span),
                         cmocka_unit_test(test_mem_policy_reservations),
