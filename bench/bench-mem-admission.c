@@ -12,9 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <nodecm/node-config.h>
 #include <nodecm/node.h>
@@ -165,37 +162,27 @@ typedef struct row_result {
         long maxrss_kb;
 } row_result;
 
+typedef struct row_arg {
+        int numa;
+        bool memory;
+} row_arg;
+
+static void row_child(void *arg, void *out)
+{
+        const row_arg *a = arg;
+        row_result *r = out;
+        bnode b;
+        bnode_init(&b, a->numa, a->memory);
+        r->ns = bench_median_ns(admit_remove, &b, 100000);
+        r->fill = b.fill;
+        r->fill_admitted = b.fill_admitted;
+        bnode_done(&b);
+}
+
 static bool row_in_child(int numa, bool memory, row_result *out)
 {
-        int fd[2], status;
-        pid_t pid;
-        struct rusage ru;
-        ssize_t got;
-
-        if (pipe(fd) < 0)
-                return false;
-        fflush(stdout);
-        pid = fork();
-        if (pid == 0) {
-                row_result r = {0};
-                bnode b;
-                close(fd[0]);
-                bnode_init(&b, numa, memory);
-                r.ns = bench_median_ns(admit_remove, &b, 100000);
-                r.fill = b.fill;
-                r.fill_admitted = b.fill_admitted;
-                bnode_done(&b);
-                if (write(fd[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
-                        _exit(1);
-                _exit(0);
-        }
-        close(fd[1]);
-        got = read(fd[0], out, sizeof(*out));
-        close(fd[0]);
-        if (pid < 0 || wait4(pid, &status, 0, &ru) < 0)
-                return false;
-        out->maxrss_kb = ru.ru_maxrss;
-        return got == (ssize_t)sizeof(*out) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        row_arg a = {numa, memory};
+        return bench_in_child(row_child, &a, out, sizeof(*out), &out->maxrss_kb);
 }
 
 int main(int argc, char **argv)

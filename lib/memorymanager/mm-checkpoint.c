@@ -565,6 +565,21 @@ static char *take_string(decoder *d, const char *field)
 }
 
 /* []int at the cursor. */
+/* A map key holding a NUL (which the kubelet's strings cannot): the member is skipped, KEY
+ * freed, and the decode fails with "FIELD: WHAT holds a NUL character". */
+static bool key_refused(decoder *d, char *key, size_t klen, const char *field, const char *what)
+{
+        if (ncm__ckpt_c_string(key, klen))
+                return false;
+        free(key);
+        ncm__gojson_skip(d->g);
+        if (!d->code) {
+                d->code = EINVAL;
+                snprintf(d->msg, sizeof(d->msg), "%s: %s holds a NUL character", field, what);
+        }
+        return true;
+}
+
 static void decode_ints(decoder *d, const char *strct, const char *field, int **v, size_t *n,
                         bool *nil)
 {
@@ -772,16 +787,8 @@ static void decode_memory_map(decoder *d, const char *field, ncm_mem_node *n)
         while (!failed(d) && (r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
                 ncm_mem_type t = {0};
                 size_t cap = n->ntypes, i;
-                if (!ncm__ckpt_c_string(key, klen)) {
-                        free(key);
-                        ncm__gojson_skip(d->g);
-                        if (!d->code) {
-                                d->code = EINVAL;
-                                snprintf(d->msg, sizeof(d->msg), "%s: key holds a NUL character",
-                                         field);
-                        }
+                if (key_refused(d, key, klen, field, "key"))
                         break;
-                }
                 t.name = key;
                 k = ncm__gojson_peek(d->g);
                 if (k == NCM_GOJSON_NULL) {
@@ -959,16 +966,8 @@ static void decode_pod(decoder *d, ncm_mem_pod *p)
         while (!failed(d) && (r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
                 ncm_mem_container c = {0};
                 size_t cap = p->n, i;
-                if (!ncm__ckpt_c_string(key, klen)) {
-                        free(key);
-                        ncm__gojson_skip(d->g);
-                        if (!d->code) {
-                                d->code = EINVAL;
-                                snprintf(d->msg, sizeof(d->msg),
-                                         "entries: container name holds a NUL character");
-                        }
+                if (key_refused(d, key, klen, "entries", "container name"))
                         break;
-                }
                 c.name = key;
                 decode_blocks(d, d->top, "entries", &c.blocks, &c.n, &c.nil);
                 if (failed(d)) {
@@ -1021,16 +1020,8 @@ static void decode_entries(decoder *d, ncm_mem_state *s)
         while (!failed(d) && (r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
                 ncm_mem_pod p = {0};
                 size_t cap = s->npods, i;
-                if (!ncm__ckpt_c_string(key, klen)) {
-                        free(key);
-                        ncm__gojson_skip(d->g);
-                        if (!d->code) {
-                                d->code = EINVAL;
-                                snprintf(d->msg, sizeof(d->msg),
-                                         "entries: pod UID holds a NUL character");
-                        }
+                if (key_refused(d, key, klen, "entries", "pod UID"))
                         break;
-                }
                 p.uid = key;
                 k = ncm__gojson_peek(d->g);
                 if (k == NCM_GOJSON_NULL) {
@@ -1094,16 +1085,8 @@ static void decode_pod_entries(decoder *d, ncm_mem_state *s)
                 size_t cap = s->npod_entries, i;
                 bool ffirst = true;
                 int f;
-                if (!ncm__ckpt_c_string(key, klen)) {
-                        free(key);
-                        ncm__gojson_skip(d->g);
-                        if (!d->code) {
-                                d->code = EINVAL;
-                                snprintf(d->msg, sizeof(d->msg),
-                                         "podEntries: pod UID holds a NUL character");
-                        }
+                if (key_refused(d, key, klen, "podEntries", "pod UID"))
                         break;
-                }
                 e.uid = key;
                 k = ncm__gojson_peek(d->g);
                 if (k == NCM_GOJSON_NULL) {

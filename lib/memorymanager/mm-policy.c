@@ -582,44 +582,36 @@ static uint64_t reusable(const calc *c, ncm_bitmask mask, const char *type)
         return 0;
 }
 
-static bool alloc_ok(const calc *c, ncm_bitmask mask)
+/* Whether MASK's nodes hold every request in TABLE (allocatable or free memory), with the
+ * pod's reusable memory when REUSE. */
+static bool mask_holds(const calc *c, const uint64_t (*table)[NCM_BITMASK_MAX_BITS],
+                       ncm_bitmask mask, bool reuse)
 {
         for (size_t r = 0; r < c->req->n; r++) {
-                uint64_t sum = 0;
+                uint64_t sum = reuse ? reusable(c, mask, c->req->types[r]) : 0;
                 for (int k = 0; k < c->n; k++)
                         if (mask & bit(c->ids[k]))
-                                sum = add_sat(sum, c->alloc[r][k]);
+                                sum = add_sat(sum, table[r][k]);
                 if (sum < c->req->bytes[r])
                         return false;
         }
         return true;
 }
 
+static bool alloc_ok(const calc *c, ncm_bitmask mask)
+{
+        return mask_holds(c, c->alloc, mask, false);
+}
+
 static bool free_ok(const calc *c, ncm_bitmask mask)
 {
-        for (size_t r = 0; r < c->req->n; r++) {
-                uint64_t sum = reusable(c, mask, c->req->types[r]);
-                for (int k = 0; k < c->n; k++)
-                        if (mask & bit(c->ids[k]))
-                                sum = add_sat(sum, c->free[r][k]);
-                if (sum < c->req->bytes[r])
-                        return false;
-        }
-        return true;
+        return mask_holds(c, c->free, mask, true);
 }
 
 /* (c) without reusable memory. */
 static bool free_ok_plain(const calc *c, ncm_bitmask mask)
 {
-        for (size_t r = 0; r < c->req->n; r++) {
-                uint64_t sum = 0;
-                for (int k = 0; k < c->n; k++)
-                        if (mask & bit(c->ids[k]))
-                                sum = add_sat(sum, c->free[r][k]);
-                if (sum < c->req->bytes[r])
-                        return false;
-        }
-        return true;
+        return mask_holds(c, c->free, mask, false);
 }
 
 /* areGroupsEqual(Cells, maskBits): the sorted lists are equal. */
