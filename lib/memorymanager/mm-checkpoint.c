@@ -134,7 +134,8 @@ void ncm__mem_format_machine(const ncm_mem_state *s, ncm_buf *b)
         }
         for (size_t i = 0; i < s->nnodes; i++)
                 order[i] = &s->nodes[i];
-        qsort(order, s->nnodes, sizeof(*order), cmp_id_text);
+        if (s->nnodes > 1)
+                qsort(order, s->nnodes, sizeof(*order), cmp_id_text);
         ncm_buf_putc(b, '{');
         for (size_t i = 0; i < s->nnodes; i++) {
                 const ncm_mem_node *n = order[i];
@@ -821,7 +822,8 @@ static void decode_memory_map(decoder *d, const char *field, ncm_mem_node *n)
         }
         if (r < 0)
                 fail_oom(d);
-        qsort(n->types, n->ntypes, sizeof(*n->types), cmp_type);
+        if (n->ntypes > 1)
+                qsort(n->types, n->ntypes, sizeof(*n->types), cmp_type);
 }
 
 static void decode_node(decoder *d, const char *field, ncm_mem_node *n)
@@ -937,7 +939,8 @@ static void decode_machine(decoder *d, ncm_mem_state *s)
         }
         if (r < 0)
                 fail_oom(d);
-        qsort(s->nodes, s->nnodes, sizeof(*s->nodes), cmp_node);
+        if (s->nnodes > 1)
+                qsort(s->nodes, s->nnodes, sizeof(*s->nodes), cmp_node);
 }
 
 static int cmp_container(const void *a, const void *b)
@@ -991,7 +994,8 @@ static void decode_pod(decoder *d, ncm_mem_pod *p)
         }
         if (r < 0)
                 fail_oom(d);
-        qsort(p->c, p->n, sizeof(*p->c), cmp_container);
+        if (p->n > 1)
+                qsort(p->c, p->n, sizeof(*p->c), cmp_container);
 }
 
 static void decode_entries(decoder *d, ncm_mem_state *s)
@@ -1053,7 +1057,8 @@ static void decode_entries(decoder *d, ncm_mem_state *s)
         }
         if (r < 0)
                 fail_oom(d);
-        qsort(s->pods, s->npods, sizeof(*s->pods), cmp_pod);
+        if (s->npods > 1)
+                qsort(s->pods, s->npods, sizeof(*s->pods), cmp_pod);
 }
 
 static void decode_pod_entries(decoder *d, ncm_mem_state *s)
@@ -1126,7 +1131,8 @@ static void decode_pod_entries(decoder *d, ncm_mem_state *s)
         }
         if (r < 0)
                 fail_oom(d);
-        qsort(s->pod_entries, s->npod_entries, sizeof(*s->pod_entries), cmp_pod_entry);
+        if (s->npod_entries > 1)
+                qsort(s->pod_entries, s->npod_entries, sizeof(*s->pod_entries), cmp_pod_entry);
 }
 
 /* What one decode of the top-level object found besides the state. */

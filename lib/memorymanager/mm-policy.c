@@ -873,7 +873,8 @@ static int calculate(calc *c, size_t max, ncm_bitmask **ret, size_t *ret_n, bool
                 *ret_n = out.n;
                 return 0;
         }
-        qsort(cand.v, cand.n, sizeof(*cand.v), cmp_mask_order);
+        if (cand.n > 1)
+                qsort(cand.v, cand.n, sizeof(*cand.v), cmp_mask_order);
         for (size_t i = 0; i < cand.n; i++) {
                 if (i > 0 && cand.v[i] == cand.v[i - 1])
                         continue;
