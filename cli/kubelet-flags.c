@@ -18,6 +18,7 @@ typedef enum kind {
         K_EVICTION /* k<v,... -> map, a repeated flag replaces */,
         K_GATES, /* K=BOOL,... -> map of booleans, repeated flags add */
         K_MEMORY_QOS,
+        K_RESERVED_MEMORY, /* the kubelet's --reserved-memory syntax -> reservedMemory list */
 } kind;
 
 static const struct flag_def {
@@ -43,6 +44,8 @@ static const struct flag_def {
                 {"pod-pids-limit", "podPidsLimit", K_INT},
                 {"feature-gates", "featureGates", K_GATES},
                 {"memory-qos", "memoryReservationPolicy", K_MEMORY_QOS},
+                {"memory-manager-policy", "memoryManagerPolicy", K_STRING},
+                {"reserved-memory", "reservedMemory", K_RESERVED_MEMORY},
                 {"kubelet-version", "kubeletVersion", K_STRING},
                 {"root-dir", "rootDirectory", K_STRING},
                 {"enforce", "enforcement", K_STRING},
@@ -63,6 +66,7 @@ struct cli_kubelet_flags {
         const char *config;                /* --config FILE */
         ncm_node_config_decoding decoding; /* --config-decoding */
         value v[NCM_ELEMENTSOF(defs)];
+        ncm_mem_reservations reserved_memory; /* --reserved-memory, every flag appended */
 };
 
 cli_kubelet_flags *cli_kubelet_flags_new(void)
@@ -87,6 +91,7 @@ void cli_kubelet_flags_free(cli_kubelet_flags *f)
                 return;
         for (size_t i = 0; i < NCM_ELEMENTSOF(defs); i++)
                 value_clear(&f->v[i]);
+        ncm_mem_reservations_done(&f->reserved_memory);
         free(f);
 }
 
@@ -221,6 +226,14 @@ int cli_kubelet_flag(cli_kubelet_flags *f, const char *cmd, const char *name, co
                 if (!v->scalar)
                         r = -ENOMEM;
                 break;
+        case K_RESERVED_MEMORY:
+                /* ReservedMemoryVar: repeated flags append, an empty one clears */
+                r = ncm_mem_reservations_parse_flag(val, &f->reserved_memory, &err);
+                if (r == -ENOMEM)
+                        break;
+                if (r < 0)
+                        return cli_usage_error(cmd, "--%s: %s", name, err.msg);
+                break;
         case K_LIST:
                 value_clear(v);
                 v->given = true;
@@ -317,6 +330,20 @@ static void overlay(const cli_kubelet_flags *f, ncm_buf *b)
                         for (size_t k = 0; k < v->n; k++) {
                                 ncm_buf_puts(b, k ? ", " : "");
                                 put_str(b, v->pairs[k].k);
+                        }
+                        ncm_buf_putc(b, ']');
+                        break;
+                case K_RESERVED_MEMORY:
+                        ncm_buf_putc(b, '[');
+                        for (size_t k = 0; k < f->reserved_memory.n; k++) {
+                                const ncm_mem_reservation *rm = &f->reserved_memory.r[k];
+                                char q[NCM_QUANTITY_STRLEN];
+                                ncm_buf_printf(b, "%s{\"numaNode\": %d, \"limits\": {",
+                                               k ? ", " : "", rm->numa);
+                                put_str(b, rm->type);
+                                ncm_buf_puts(b, ": ");
+                                put_str(b, ncm_quantity_to_string(&rm->q, q));
+                                ncm_buf_puts(b, "}}");
                         }
                         ncm_buf_putc(b, ']');
                         break;

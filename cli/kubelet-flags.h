@@ -13,6 +13,7 @@
 #include <nodecm/buf.h>
 #include <nodecm/error.h>
 #include <nodecm/kubelet-version.h>
+#include <nodecm/memorymanager.h>
 #include <nodecm/node-config.h>
 
 #define CLI_KUBELET_FLAG(name, val)                                                                \
@@ -45,6 +46,8 @@
                         CLI_KUBELET_FLAG("pod-pids-limit", val),                                   \
                         CLI_KUBELET_FLAG("feature-gates", val),                                    \
                         CLI_KUBELET_FLAG("memory-qos", val),                                       \
+                        CLI_KUBELET_FLAG("memory-manager-policy", val),                            \
+                        CLI_KUBELET_FLAG("reserved-memory", val),                                  \
                         CLI_KUBELET_FLAG("kubelet-version", val),                                  \
                         CLI_KUBELET_FLAG("root-dir", val), CLI_KUBELET_FLAG("enforce", val)
 
@@ -68,6 +71,7 @@
         "                            CustomCPUCFSQuotaPeriod feature gate)\n"                      \
         "  --pod-pids-limit N        pids.max of pod cgroups (default -1: unset)\n"                \
         "  --memory-qos none|tiered  memoryReservationPolicy None or TieredReservation\n"          \
+        "  --memory-manager-policy None|Static, --reserved-memory 0:memory=1Gi[;1:...]\n"          \
         "  --feature-gates LIST      K=BOOL,...\n"                                                 \
         "  --kubelet-version X.Y     the kubelet release to reproduce (default: the newest\n"      \
         "                            released, 1." NCM_KUBELET_MINOR_STR(                          \

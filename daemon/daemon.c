@@ -716,6 +716,9 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         r = ncm_topo_load_rules(opts->topo_kind, opts->topo_arg ? opts->topo_arg : "/",
                                 opts->topo_rules, &d->topo, err);
+        if (r >= 0 && opts->topo_memory &&
+            (r = ncm_topo_apply_memory_spec(d->topo, opts->topo_memory, err)) < 0)
+                ncm_error_prefix(err, "--numa-memory");
         if (r < 0)
                 return r;
         r = make_enforcer(d, err);

@@ -50,7 +50,8 @@ NCM_API int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decodi
  *   CPU and topology managers: cpuManagerPolicy ("none"), cpuManagerPolicyOptions ({}),
  *   cpuManagerReconcilePeriod ("10s"), reservedSystemCPUs (""), topologyManagerPolicy
  *   ("none"), topologyManagerScope ("container"), topologyManagerPolicyOptions ({}),
- *   memoryManagerPolicy ("None"), featureGates ({});
+ *   memoryManagerPolicy ("None"), reservedMemory ([]), memoryManagerPolicyOptions ({}),
+ *   featureGates ({});
  *   reservations and node allocatable: kubeReserved / systemReserved ({}: cpu, memory,
  *   ephemeral-storage, pid), evictionHard (the kubelet's Linux defaults when absent; with
  *   mergeDefaultEvictionSettings the defaults fill in the signals not given),
@@ -79,8 +80,9 @@ NCM_API int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decodi
  * TopologyManagerPolicyOptions cannot be turned off), reservedSystemCPUs syntax, the reserved
  * resource lists (`cannot reserve "gpu" resource`, bad or negative quantities), eviction
  * signals and thresholds, enforceNodeAllocatable options and their cgroups, Go durations, the
- * CFS period against CustomCPUCFSQuotaPeriod. A memory manager policy other than "None" is
- * refused: nodecm has no memory manager, and the kubelet's would take part in the merge.
+ * CFS period against CustomCPUCFSQuotaPeriod, the memory manager's policy ("None", "Static"),
+ * reservedMemory (validateReservedMemoryConfiguration's texts) and its options.
+ * The reservation against node allocatable is checked in ncm_node_new().
  * Checks that need the machine (reserved CPUs on it, the static policy's reservation,
  * align-by-socket) happen in ncm_node_new().
  *

@@ -40,6 +40,7 @@
 #include <nodecm/error.h>
 #include <nodecm/fs.h>
 #include <nodecm/hint.h>
+#include <nodecm/memorymanager.h>
 #include <nodecm/node-config.h>
 #include <nodecm/pod.h>
 #include <nodecm/topology.h>
@@ -136,6 +137,12 @@ typedef struct ncm_node_options {
          * only, and resources nodecm does not know the amount of are not checked.
          */
         const ncm_resource_list *capacity;
+        /*
+         * A memory_manager_state to start from (with CPU_CHECKPOINT, not from a directory):
+         * restored and validated as the kubelet does. NULL: a fresh state.
+         */
+        const char *mem_checkpoint;
+        size_t mem_checkpoint_len;
 } ncm_node_options;
 
 /*
@@ -203,6 +210,10 @@ typedef struct ncm_node_container_result {
          * (ncm_devmgr_container_options); NULL when it holds no devices.
          */
         ncm_devmgr_alloc_resp *device_options;
+        /* The memory manager's blocks (its Static policy pins Guaranteed containers): the
+         * kubelet's memory_manager_state entry of the container; NULL when none. */
+        ncm_mem_block *memory;
+        size_t n_memory;
 } ncm_node_container_result;
 
 typedef struct ncm_node_admission {
@@ -323,6 +334,8 @@ typedef struct ncm_node_counters {
         uint64_t tm_admission_errors;
         uint64_t aligned[NCM_NODE_N_SCOPES][NCM_NODE_N_ALIGN];
         uint64_t aligned_failures[NCM_NODE_N_SCOPES][NCM_NODE_N_ALIGN];
+        uint64_t mem_pinning_requests; /* memory_manager_pinning_requests_total */
+        uint64_t mem_pinning_errors;   /* memory_manager_pinning_errors_total */
 } ncm_node_counters;
 
 NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
@@ -470,6 +483,17 @@ NCM_API const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_tm *ncm_node_tm(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) NCM_PURE;
+/* The memory manager's state and policy (include/nodecm/memorymanager.h). */
+NCM_API const ncm_mem_state *ncm_node_memory_state(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_mem_policy *ncm_node_memory_policy(const ncm_node *n) NCM_PURE;
+/*
+ * The NUMA nodes the memory of container CONTAINER of POD_UID lives on, as the memory manager
+ * pinned it (GetMemoryNUMANodes: the nodes of its blocks) into *RET: 1 when it has blocks, 0
+ * when the memory manager did not pin it (then the kubelet's rule applies: the nodes of its
+ * CPUs, or every node). The one answer every enforcer takes cpuset.mems from.
+ */
+NCM_API int ncm_node_container_mems(const ncm_node *n, const char *pod_uid, const char *container,
+                                    ncm_bitmask *ret);
 /*
  * The node's device manager, for a device-plugin host that feeds it (registrations,
  * snapshots, disconnects; include/nodecm/deviceplugin.h). Valid until the node is freed or

@@ -311,6 +311,20 @@ static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node
                 }
                 if (r->device_options)
                         c->device_options = alloc_resp_msg(a, r->device_options);
+                c->memory = ncm__ctl_alloc(a, (r->n_memory + 1) * sizeof(*c->memory));
+                for (size_t k = 0; c->memory && k < r->n_memory; k++) {
+                        Nodecm__V1__MemoryBlock *mb = ncm__ctl_alloc(a, sizeof(*mb));
+                        if (!mb)
+                                break;
+                        nodecm__v1__memory_block__init(mb);
+                        mb->type = ncm__ctl_str(a, r->memory[k].type);
+                        mb->size = r->memory[k].size;
+                        mb->numa_affinity = ncm__ctl_alloc(
+                                        a, (r->memory[k].nnuma + 1) * sizeof(*mb->numa_affinity));
+                        for (size_t q = 0; mb->numa_affinity && q < r->memory[k].nnuma; q++)
+                                mb->numa_affinity[mb->n_numa_affinity++] = r->memory[k].numa[q];
+                        c->memory[c->n_memory++] = mb;
+                }
                 v[i] = c;
         }
         return v;

@@ -206,6 +206,7 @@ static const gate_spec gates[] = {
                 {"MatchLabelKeysInPodTopologySpreadSelectorMerge", 34, 0, 0, false, 0, 0},
                 {"MaxUnavailableStatefulSet", 0, 0, 0, false, 0, 0},
                 {"MemoryManager", 0, 0, 32, true, 32, 0},
+                {"MemoryManagerDriftTolerance", 38, 0, 0, false, 0, 0},
                 {"MemoryQoS", 0, 0, 0, false, 0, 0},
                 {"MultiCIDRServiceAllocator", 0, 0, 34, true, 33, 0},
                 {"MutableCSINodeAllocatableCount", 33, 0, 0, false, 36, 0},

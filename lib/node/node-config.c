@@ -33,6 +33,8 @@ static const char *const known_fields[] = {
                 "topologyManagerPolicyOptions",
                 "featureGates",
                 "memoryManagerPolicy",
+                "reservedMemory",
+                "memoryManagerPolicyOptions",
                 "kubeletVersion",
                 "cgroupRoot",
                 "cgroupDriver",
@@ -70,6 +72,7 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
                 json_object_put(c->src);
         free(c->path);
         free(c->cpu_policy);
+        ncm__node_mem_config_done(c);
         for (size_t i = 0; i < c->n_cpu_opts; i++) {
                 free((char *)c->cpu_opts[i].key);
                 free((char *)c->cpu_opts[i].value);
@@ -906,22 +909,11 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
         if (r < 0)
                 return r;
 
-        {
-                ncm_autofree char *mm = NULL;
-                r = get_string(c, o, "memoryManagerPolicy", "None", &mm, err);
-                if (r < 0)
-                        return r;
-                if (strcmp(mm, "None") != 0)
-                        return ncm_error_set(
-                                        err, EINVAL,
-                                        strcmp(mm, "Static") == 0
-                                                        ? "%s: \"%s\": nodecm has no memory "
-                                                          "manager (only \"None\" is supported)"
-                                                        : "%s: unknown policy: \"%s\"",
-                                        ncm__node_field(c, "memoryManagerPolicy", path,
-                                                        sizeof(path)),
-                                        mm);
-        }
+        /* memory manager: memoryManagerPolicy, reservedMemory
+         * (validateReservedMemoryConfiguration), memoryManagerPolicyOptions (node-memory.c) */
+        r = ncm__node_mem_config(c, o, gate(c, "MemoryManagerDriftTolerance", false), err);
+        if (r < 0)
+                return r;
 
         /* cpuManagerReconcilePeriod: a duration (the reconcile loop of a running node) */
         r = get_duration(c, o, "cpuManagerReconcilePeriod", 10 * NS_PER_S, &c->reconcile_period_ns,

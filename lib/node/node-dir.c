@@ -24,7 +24,8 @@ struct ncm_node_dir {
 };
 
 static const char *const files[] = {NCM_CPU_CHECKPOINT_NAME, NCM_DEVMGR_CHECKPOINT_NAME,
-                                    NCM_NODE_PODS_NAME, NCM_NODE_PODS_JOURNAL_NAME, NULL};
+                                    NCM_NODE_PODS_NAME,      NCM_NODE_PODS_JOURNAL_NAME,
+                                    NCM_MEM_CHECKPOINT_NAME, NULL};
 
 int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err)
 {

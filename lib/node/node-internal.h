@@ -14,6 +14,7 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/devicemanager.h>
 #include <nodecm/enforcer.h>
+#include <nodecm/memorymanager.h>
 #include <nodecm/node.h>
 
 /* The KubeletConfiguration subset, parsed. Strings are owned. */
@@ -73,6 +74,10 @@ struct ncm_node_config {
         int64_t max_pods;                     /* maxPods */
         int64_t pods_per_core;                /* podsPerCore */
         ncm_node_fit_admission fit_admission; /* nodecm's fitAdmission */
+        /* the memory manager (node-memory.c) */
+        char *mem_policy; /* memoryManagerPolicy: "None" or "Static" */
+        ncm_mem_reservations reserved_memory;
+        char *mem_drift;   /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
 };
 
 /* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
@@ -133,7 +138,8 @@ void ncm__node_fit_req_free(struct ncm__node_fit_req *q);
 enum {
         NODE_PROVIDER_DEVICES = 0,
         NODE_PROVIDER_CPU = 1,
-        NODE_N_PROVIDERS = 2,
+        NODE_PROVIDER_MEMORY = 2,
+        NODE_N_PROVIDERS = 3,
 };
 
 /* One list of a merge, as the topology manager's trace reported it (for --explain). */
@@ -179,6 +185,7 @@ struct ncm_node {
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
         ncm_cpuset *all_cpus;
+        struct node_mem *mem; /* the memory manager (node-memory.c) */
 
         char *devices_json; /* the devices section, NULL: none */
         size_t devices_len;
@@ -246,6 +253,50 @@ int ncm__node_dev_start(ncm_node *n, ncm_devmgr *dev, const char *text, size_t l
 int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *err);
 int ncm__node_dev_copy_live(const ncm_devmgr *src, ncm_devmgr *dst, ncm_error *err);
 char *ncm__node_dev_checkpoint_path(const ncm_node *n);
+
+/*
+ * The memory manager (node-memory.c): configuration, start, the hint provider registered
+ * after the CPU manager's, and its part of an admission's or a removal's transaction.
+ */
+typedef struct node_mem node_mem;
+typedef struct node_mem_saved node_mem_saved;
+enum { NODE_MEM_FRESH, NODE_MEM_TEXT, NODE_MEM_FROM_FILE };
+extern const ncm_tm_provider_ops ncm__node_memory_provider;
+/* Parse memoryManagerPolicy, reservedMemory and memoryManagerPolicyOptions of O into C;
+ * DRIFT_GATE: the MemoryManagerDriftTolerance feature gate. */
+int ncm__node_mem_config(ncm_node_config *c, json_object *o, bool drift_gate, ncm_error *err);
+void ncm__node_mem_config_done(ncm_node_config *c);
+/* NewManager + Start for N: state FRESH, from TEXT (LEN bytes) or FROM_FILE (the directory's
+ * memory_manager_state, fresh when absent). */
+int ncm__node_mem_new(ncm_node *n, const ncm_node_config *cfg, int src, const char *text,
+                      size_t len, node_mem **ret, ncm_error *err);
+node_mem *ncm__node_mem_free(node_mem *m);
+/* The checkpoint's bytes (restart and copy in memory). */
+void ncm__node_mem_text(const node_mem *m, ncm_buf *b);
+bool ncm__node_mem_drifted(const node_mem *m);
+char *ncm__node_mem_checkpoint_path(const ncm_node *n);
+/* What an admission may change: saved before, put back (and written) on a refusal. */
+int ncm__node_mem_save(const node_mem *m, const char *uid, node_mem_saved **ret);
+node_mem_saved *ncm__node_mem_saved_free(node_mem_saved *s);
+int ncm__node_mem_restore(ncm_node *n, node_mem_saved *s, ncm_error *err);
+/* Write memory_manager_state when a decision changed it. */
+int ncm__node_mem_flush(ncm_node *n, ncm_error *err);
+/* RemoveContainer; the whole pod (SPEC may be NULL). 1 when memory was released. */
+int ncm__node_mem_release(ncm_node *n, const char *uid, const char *name, ncm_error *err);
+int ncm__node_mem_release_pod(ncm_node *n, const ncm_pod *spec, const char *uid, ncm_error *err);
+/* The container's blocks into CR. */
+int ncm__node_mem_result(const ncm_node *n, const char *uid, const char *name,
+                         ncm_node_container_result *cr);
+
+/* Output: blocks as the simulation's "memory" JSON and as text; the state's "memory" member
+ * and the status map's memory section (nothing under the None policy). */
+void ncm__node_mem_format_blocks_json(ncm_buf *b, const ncm_mem_block *v, size_t n);
+void ncm__node_mem_format_blocks_text(ncm_buf *b, const ncm_mem_block *v, size_t n);
+void ncm__node_mem_format_state_json(const ncm_node *n, ncm_buf *b);
+void ncm__node_mem_format_map(const ncm_node *n, ncm_buf *b);
+/* --explain: the memory manager's HINTS event E gets, as steps, the nodes its group rule keeps
+ * out of the hints. */
+void ncm__node_mem_explain_hints(const ncm_node *n, ncm_node_event *e);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err);

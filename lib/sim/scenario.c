@@ -158,11 +158,34 @@ static int check_synthetic(const char *desc, const char *path, ncm_error *err)
         return 0;
 }
 
+static int parse_topology_source(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
+                                 ncm_error *err);
+
+/*
+ * node.topology: a source, and optionally "memory", nodecm's memory override (the syntax of
+ * --numa-memory: "[ID:]SIZE[,hugepages-PAGE=COUNT]...[/...]") applied to the machine it gives.
+ */
 static int parse_topology(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
                           ncm_error *err)
 {
-        static const char *const keys[] = {"synthetic", "fsroot", "xml",   "file",
-                                           "cpus",      "numa",   "rules", NULL};
+        const char *spec = NULL;
+        int r = parse_topology_source(s, o, base, flags, err);
+
+        if (r < 0 || !o)
+                return r;
+        r = get_string(o, "memory", "node.topology", false, &spec, err);
+        if (r < 0)
+                return r;
+        if (spec && (r = ncm_topo_apply_memory_spec(s->topo, spec, err)) < 0)
+                return ncm_error_prefix(err, "node.topology.memory");
+        return 0;
+}
+
+static int parse_topology_source(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
+                                 ncm_error *err)
+{
+        static const char *const keys[] = {"synthetic", "fsroot", "xml",    "file", "cpus",
+                                           "numa",      "rules",  "memory", NULL};
         static const char *const sources[] = {"synthetic", "fsroot", "xml", "file"};
         const char *path = "node.topology";
         const char *which = NULL, *rules_name = NULL;
@@ -200,7 +223,7 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
                                              "%s: give one of synthetic, fsroot, xml, file or "
                                              "inline cpus/numa",
                                              path);
-                r = ncm_topo_from_json_value(o, path, false, &s->topo, err);
+                r = ncm_topo_from_json_value(o, path, true, &s->topo, err);
                 if (r >= 0 && ncm_topo_num_cpus(s->topo) == 0)
                         /* a table may be empty; a node without CPUs is what the kubelet
                          * refuses to start on */

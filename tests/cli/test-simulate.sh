@@ -249,7 +249,7 @@ $NODE
     featureGates: {CPUManagerPolicyAlphaOptions: true}
     topologyManagerPolicy: single-numa-node
 EOF
-bad "memory manager" 2 'node.kubelet.memoryManagerPolicy: "Static": nodecm has no memory manager' <<EOF
+bad "memory manager" 2 'node.kubelet.memoryManagerPolicy: the total amount "0" of type "memory" is not equal to the value "100Mi" determined by Node Allocatable feature' <<EOF
 $NODE
   kubelet: {memoryManagerPolicy: Static}
 EOF

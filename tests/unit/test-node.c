@@ -379,10 +379,17 @@ static const cfg_case cfg_cases[] = {
                  "(the kubelet would decode it leniently and start; nodecm does with "
                  "--config-decoding lenient)",
                  EINVAL},
+                /* validateReservedMemory: the default hard eviction reserves 100Mi of memory */
                 {"{\"memoryManagerPolicy\": \"Static\"}",
-                 "node.kubelet.memoryManagerPolicy: \"Static\": nodecm has no memory manager "
-                 "(only \"None\" is supported)",
+                 "node.kubelet.memoryManagerPolicy: the total amount \"0\" of type \"memory\" "
+                 "is not equal to the value \"100Mi\" determined by Node Allocatable feature",
                  EINVAL},
+                {"{\"memoryManagerPolicy\": \"Static\", \"evictionHard\": {}}",
+                 "node.kubelet.memoryManagerPolicy: [memorymanager] you should specify the system "
+                 "reserved memory",
+                 EINVAL},
+                {"{\"memoryManagerPolicy\": \"static\"}",
+                 "node.kubelet.memoryManagerPolicy: unknown policy: \"static\"", EINVAL},
                 {"[]", "node.kubelet: expected object, got array", EINVAL},
 };
 
