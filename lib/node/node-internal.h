@@ -77,7 +77,7 @@ struct ncm_node_config {
         /* the memory manager (node-memory.c) */
         char *mem_policy; /* memoryManagerPolicy: "None" or "Static" */
         ncm_mem_reservations reserved_memory;
-        char *mem_drift;   /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
+        char *mem_drift; /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
 };
 
 /* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
