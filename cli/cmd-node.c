@@ -8,6 +8,7 @@
  * output and the exit status are the same. Output is built in memory and written once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include <nodecm/ctl.h>
 #include <nodecm/enforcer.h>
+#include <nodecm/fs.h>
 #include <nodecm/node.h>
 #include "cli.h"
 #include "kubelet-flags.h"
@@ -25,7 +27,7 @@ static void usage(FILE *f)
         fputs("Usage: nodecm node init [OPTIONS]\n"
               "       nodecm node admit POD [--explain] [OPTIONS]\n"
               "       nodecm node remove POD_UID [CONTAINER] [OPTIONS]\n"
-              "       nodecm node status [OPTIONS]\n"
+              "       nodecm node status [--json | --html FILE] [OPTIONS]\n"
               "       nodecm node reconcile [OPTIONS]\n"
               "       nodecm node pods [--json] [OPTIONS]\n"
               "       nodecm node explain POD [--json] [OPTIONS]\n"
@@ -65,6 +67,8 @@ static void usage(FILE *f)
               "  --explain                 admit: the hints, the merge and the allocator's steps\n"
               "  --json                    one JSON line (admit, remove: as simulate's step;\n"
               "                            status: the state line plus the CPU map and pods)\n"
+              "  --html FILE               status: write the node map to FILE, one\n"
+              "                            self-contained page (docs/map.md)\n"
               "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
               "\n" CLI_SOURCE_HELP
               "\nExit status: 0 done, 1 refused (the kubelet's reason on stderr), the state does\n"
@@ -82,7 +86,8 @@ enum {
         OPT_JSON,
         OPT_CONNECT,
         OPT_TIMEOUT,
-        OPT_KUBELET
+        OPT_KUBELET,
+        OPT_HTML
 };
 
 typedef struct args {
@@ -93,6 +98,7 @@ typedef struct args {
         ncm_enforcer_cgroup_options eo;
         ncm_resource_list capacity;
         const char *connect;
+        const char *html; /* status --html FILE */
         unsigned timeout_s;
         bool no_wait, explain, json;
 } args;
@@ -127,6 +133,9 @@ static int option(void *ud, int c, const char *name, const char *val)
                 return 0;
         case OPT_CONNECT:
                 a->connect = val;
+                return 0;
+        case OPT_HTML:
+                a->html = val;
                 return 0;
         case OPT_TIMEOUT: {
                 char *end;
@@ -165,7 +174,9 @@ static int request(args *a, const char *const *pos, ncm_ctl_method *ret_m, ncm_b
         ncm_ctl_method m;
         int r;
 
-        q.format = a->json ? NCM_CTL_FORMAT_JSON : NCM_CTL_FORMAT_TEXT;
+        q.format = a->json   ? NCM_CTL_FORMAT_JSON
+                   : a->html ? NCM_CTL_FORMAT_HTML
+                             : NCM_CTL_FORMAT_TEXT;
         if (strcmp(a->cmd, "admit") == 0 || strcmp(a->cmd, "explain") == 0) {
                 m = a->cmd[0] == 'a' ? NCM_CTL_ADMIT : NCM_CTL_EXPLAIN;
                 r = ncm_ctl_read_pod(pos[0], pod_text, &q.pod_len, &q.source, err);
@@ -255,6 +266,20 @@ static int finish(int r, ncm_buf *out, ncm_error *err)
         return cli_emit_buf(out);
 }
 
+/* status --html FILE: the page goes to FILE (whole or not at all), nothing to stdout. */
+static int finish_html(const args *a, int r, ncm_buf *out, ncm_error *err)
+{
+        if (r >= 0 && ncm_buf_failed(out))
+                r = ncm_error_set(err, ENOMEM, "out of memory");
+        if (r >= 0)
+                r = ncm_fs_write_atomic(AT_FDCWD, a->html, out->data ? out->data : "", out->len,
+                                        0644, err);
+        if (r < 0 && err->code != ENOMEM)
+                ncm_error_prefix(err, "--html");
+        ncm_buf_done(out);
+        return r < 0 ? cli_fail(r, err) : 0;
+}
+
 /* nodecm node ... --connect SOCKET: the daemon does the work. */
 static int run_connected(args *a, const char *const *pos)
 {
@@ -267,7 +292,12 @@ static int run_connected(args *a, const char *const *pos)
                 return r < 0 ? cli_fail(r, &err) : 0;
         }
         r = act(a, NULL, pos, &out, &err);
-        return finish(r, &out, &err);
+        return a->html ? finish_html(a, r, &out, &err) : finish(r, &out, &err);
+}
+
+static void list_cleanup(ncm_resource_list *l)
+{
+        ncm_resource_list_done(l);
 }
 
 static int run(args *a, const char *const *pos)
@@ -282,6 +312,7 @@ static int run(args *a, const char *const *pos)
         const char *dir;
         const ncm_cgroup_plan *plan;
         ncm_ctl_target t = {0};
+        __attribute__((cleanup(list_cleanup))) ncm_resource_list machine = {0};
         int r;
 
         if (a->connect)
@@ -294,6 +325,16 @@ static int run(args *a, const char *const *pos)
             (r = make_enforcer(a, cfg, &e, &err)) < 0)
                 return cli_fail(r, &err);
         o.enforcer = e;
+        /* the resource-fit admission's capacity: --capacity, else this machine's when the
+         * topology is this machine's (a synthetic one has no memory to speak of) */
+        o.capacity = a->eo.capacity;
+        if (!o.capacity && !a->src.arg) {
+                ncm_autoclose int rootfd = ncm_fs_open_root("/", &err);
+                if (rootfd < 0 ||
+                    (r = ncm_cgroup_machine_capacity(rootfd, dir, &machine, &err)) < 0)
+                        return cli_fail(rootfd < 0 ? rootfd : r, &err);
+                o.capacity = &machine;
+        }
         /* device locality reads the machine the topology came from */
         if (a->src.arg && a->src.kind == NCM_TOPO_SOURCE_FSROOT)
                 o.machine_root = a->src.arg;
@@ -321,7 +362,7 @@ static int run(args *a, const char *const *pos)
                         ncm_buf_printf(&out, "\n%s", p.data ? p.data : "");
                 ncm_buf_done(&p);
         }
-        return finish(r, &out, &err);
+        return a->html ? finish_html(a, r, &out, &err) : finish(r, &out, &err);
 }
 
 int cmd_node(int argc, char **argv)
@@ -342,6 +383,7 @@ int cmd_node(int argc, char **argv)
                         {"json", no_argument, NULL, OPT_JSON},
                         {"connect", required_argument, NULL, OPT_CONNECT},
                         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+                        {"html", required_argument, NULL, OPT_HTML},
                         CLI_KUBELET_FLAG_OPTIONS(OPT_KUBELET),
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
@@ -359,6 +401,10 @@ int cmd_node(int argc, char **argv)
                 a.cmd = subs[p.sub].name;
                 if (a.explain && strcmp(a.cmd, "admit") != 0)
                         r = cli_usage_error(a.name, "--explain is for admit only");
+                else if (a.html && strcmp(a.cmd, "status") != 0)
+                        r = cli_usage_error(a.name, "--html is for status only");
+                else if (a.html && a.json)
+                        r = cli_usage_error(a.name, "--html and --json: one or the other");
                 else if (a.connect && strcmp(a.cmd, "init") == 0)
                         r = cli_usage_error(a.name, "--connect: a running nodecmd has started "
                                                     "its node already");

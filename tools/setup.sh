@@ -9,7 +9,8 @@ libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libuv1-dev
 python3 python3-grpcio python3-grpc-tools python3-protobuf curl
 groff-base bzip2 git hwloc-nox
 containerd runc podman busybox-static
-golang-go golang-google-grpc-dev golang-goprotobuf-dev protobuf-compiler"
+golang-go golang-google-grpc-dev golang-goprotobuf-dev protobuf-compiler
+chromium fonts-dejavu-core"
 
 missing=""
 for p in $PKGS; do

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <nodecm/map.h>
 #include "ctl-internal.h"
 
 static const struct {
@@ -144,6 +147,8 @@ ncm_ctl_format ncm__ctl_format(Nodecm__V1__Format f)
                 return NCM_CTL_FORMAT_JSON;
         case NODECM__V1__FORMAT__FORMAT_TEXT:
                 return NCM_CTL_FORMAT_TEXT;
+        case NODECM__V1__FORMAT__FORMAT_HTML:
+                return NCM_CTL_FORMAT_HTML;
         default:
                 return NCM_CTL_FORMAT_NONE;
         }
@@ -306,6 +311,20 @@ static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node
                 }
                 if (r->device_options)
                         c->device_options = alloc_resp_msg(a, r->device_options);
+                c->memory = ncm__ctl_alloc(a, (r->n_memory + 1) * sizeof(*c->memory));
+                for (size_t k = 0; c->memory && k < r->n_memory; k++) {
+                        Nodecm__V1__MemoryBlock *mb = ncm__ctl_alloc(a, sizeof(*mb));
+                        if (!mb)
+                                break;
+                        nodecm__v1__memory_block__init(mb);
+                        mb->type = ncm__ctl_str(a, r->memory[k].type);
+                        mb->size = r->memory[k].size;
+                        mb->numa_affinity = ncm__ctl_alloc(
+                                        a, (r->memory[k].nnuma + 1) * sizeof(*mb->numa_affinity));
+                        for (size_t q = 0; mb->numa_affinity && q < r->memory[k].nnuma; q++)
+                                mb->numa_affinity[mb->n_numa_affinity++] = r->memory[k].numa[q];
+                        c->memory[c->n_memory++] = mb;
+                }
                 v[i] = c;
         }
         return v;
@@ -320,6 +339,8 @@ static Nodecm__V1__Format proto_format(ncm_ctl_format f)
                 return NODECM__V1__FORMAT__FORMAT_JSON;
         case NCM_CTL_FORMAT_TEXT:
                 return NODECM__V1__FORMAT__FORMAT_TEXT;
+        case NCM_CTL_FORMAT_HTML:
+                return NODECM__V1__FORMAT__FORMAT_HTML;
         default:
                 return NODECM__V1__FORMAT__FORMAT_NONE;
         }
@@ -532,13 +553,22 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 /* decided on a copy: the node itself, its files and cgroups stay as they are */
                 r = ncm_node_copy(t->node, &copy, err);
                 if (r >= 0)
-                        r = ncm_node_admit(copy, pod, NCM_NODE_EXPLAIN, &adm, err);
+                        r = ncm_node_admit(
+                                        copy, pod,
+                                        NCM_NODE_EXPLAIN |
+                                                        (t->kubelet_admitted
+                                                                         ? NCM_NODE_KUBELET_ADMITTED
+                                                                         : 0),
+                                        &adm, err);
                 if (r < 0)
                         return r;
                 return admit_reply(pod, adm, f, true, &res->reply) < 0 ? oom(err) : 0;
         }
         ncm_node_shared_pool(t->node, before);
-        r = ncm_node_admit(t->node, pod, explain ? NCM_NODE_EXPLAIN : 0, &adm, err);
+        r = ncm_node_admit(t->node, pod,
+                           (explain ? NCM_NODE_EXPLAIN : 0) |
+                                           (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0),
+                           &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);
@@ -776,7 +806,31 @@ static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t 
                 ncm_node_format_status_json(t->node, &text);
         else if (f == NCM_CTL_FORMAT_TEXT && ncm_node_format_cpu_map(t->node, &text) < 0)
                 a.failed = true;
+        else if (f == NCM_CTL_FORMAT_HTML && ncm_ctl_map_html(t, &text, NULL, NULL) < 0)
+                a.failed = true;
         return pack_reply(&a, &rep.base, &rep.output, f, &text, &res->reply) < 0 ? oom(err) : 0;
+}
+
+int ncm_ctl_map_html(const ncm_ctl_target *t, ncm_buf *out, const char *events_url,
+                     const char *explain_url)
+{
+        char host[256] = "", when[64] = "", caption[512];
+        ncm_map_scene_options so = {.step = -1, .flags = explain_url ? 0 : NCM_MAP_REPLAY};
+        ncm_map_html_options ho = {.events_url = events_url, .explain_url = explain_url};
+        time_t now = time(NULL);
+        struct tm tm;
+
+        if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+                snprintf(host, sizeof(host), "node");
+        if (gmtime_r(&now, &tm))
+                strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+        snprintf(caption, sizeof(caption), "%s%s%s", t->dir ? t->dir : "",
+                 t->dir && t->enforcer ? " · enforcer " : "",
+                 t->dir && t->enforcer ? t->enforcer : "");
+        so.title = host;
+        so.caption = caption[0] ? caption : NULL;
+        ho.generated = when[0] ? when : NULL;
+        return ncm_map_node_html(t->node, &so, &ho, out, NULL);
 }
 
 static int handle_reconcile(const ncm_ctl_target *t, const uint8_t *req, size_t len,
