@@ -172,6 +172,8 @@ done
 
 # nodecm node: the --fsroot machine is the one whose devices are located
 cat >"$TMPD/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
 rootDirectory: $TMPD/node
 enforcement: none
 cpuManagerPolicy: static
