@@ -543,6 +543,11 @@ NCM_API int ncm_locator_plugin(ncm_locator *l, const char *resource, const char 
 NCM_API int ncm_locator_registry(ncm_locator *l, const ncm_cdi_registry **ret, ncm_error *err);
 /* The PCI devices it reads (discovered now if needed). */
 NCM_API int ncm_locator_pci(ncm_locator *l, const ncm_pci **ret, ncm_error *err);
+/*
+ * The PCI devices N knows without reading anything: its topology's when it carries some, else
+ * those its device locality has discovered already (NULL: none yet). For the node map.
+ */
+NCM_API const ncm_pci *ncm_node_pci(const ncm_node *n) NCM_PURE;
 
 /*
  * Append LOCS for people, one line each ("example.com/nic=vf0: PCI 0000:c1:00.2 (NUMA 1, local

@@ -746,6 +746,13 @@ void ncm_device_locations_json(const ncm_device_location *v, size_t n, ncm_buf *
  * The node's
  */
 
+const ncm_pci *ncm_node_pci(const ncm_node *n)
+{
+        if (ncm_topo_pci(n->topo))
+                return ncm_topo_pci(n->topo);
+        return n->locator ? n->locator->pci : NULL;
+}
+
 int ncm__node_locator(ncm_node *n, ncm_locator **ret, ncm_error *err)
 {
         if (!n->locator) {
