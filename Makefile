@@ -26,13 +26,14 @@ $(BUILD)/build.ninja:
 	meson setup $(BUILD) >/dev/null
 
 # The demo: this machine as the kubelet sees it, then a web/db node simulated pod by pod, then
-# the same node served by nodecmd (tools/demo-nodecmd.sh).
+# the same node served by nodecmd (tools/demo-nodecmd.sh), which ends by writing the node's map
+# (docs/map.md) to $(BUILD)/demo-map.html and printing its path.
 run: all
 	./$(BUILD)/nodecm topology
 	@echo
 	./$(BUILD)/nodecm simulate examples/web-db.yaml
 	@echo
-	@./tools/demo-nodecmd.sh $(BUILD)
+	@./tools/demo-nodecmd.sh $(BUILD) $(BUILD)/demo-map.html
 
 test: all
 	meson test -C $(BUILD) --print-errorlogs

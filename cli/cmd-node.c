@@ -8,6 +8,7 @@
  * output and the exit status are the same. Output is built in memory and written once.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 
 #include <nodecm/ctl.h>
 #include <nodecm/enforcer.h>
+#include <nodecm/fs.h>
 #include <nodecm/node.h>
 #include "cli.h"
 #include "kubelet-flags.h"
@@ -27,17 +29,18 @@ static void usage(FILE *f)
         fputs("Usage: nodecm node init [OPTIONS]\n"
               "       nodecm node admit POD [--explain] [OPTIONS]\n"
               "       nodecm node remove POD_UID [CONTAINER] [OPTIONS]\n"
-              "       nodecm node status [OPTIONS]\n"
+              "       nodecm node status [--json | --html FILE] [OPTIONS]\n"
               "       nodecm node reconcile [OPTIONS]\n"
               "       nodecm node pods [--json] [OPTIONS]\n"
               "       nodecm node explain POD [--json] [OPTIONS]\n"
               "       nodecm node watch --connect SOCKET\n\n"
               "A node whose state lives in --root-dir DIR, as the kubelet's lives in its root\n"
-              "directory: cpu_manager_state and kubelet_internal_checkpoint (the kubelet's\n"
-              "format, 0600), nodecm_pods and nodecm_pods_journal (the pods it holds) and\n"
-              "nodecm.lock. Every command takes the lock (a second one waits), restores and\n"
-              "validates the state as the kubelet does at start, acts, persists and enforces,\n"
-              "all or nothing.\n\n"
+              "directory: cpu_manager_state, kubelet_internal_checkpoint and\n"
+              "memory_manager_state (the kubelet's format, 0600), nodecm_pods and\n"
+              "nodecm_pods_journal (the pods it holds), nodecm_config (the configuration init\n"
+              "recorded) and nodecm.lock. Every command takes the lock (a second one waits),\n"
+              "restores and validates the state as the kubelet does at start, acts, persists\n"
+              "and enforces, all or nothing.\n\n"
               "  init       create DIR and a fresh state (or validate the one there) and enforce\n"
               "             node allocatable and the QoS tiers\n"
               "  admit      admit POD (JSON or YAML, '-' for stdin): its containers' CPUs, NUMA\n"
@@ -73,6 +76,8 @@ static void options(FILE *f)
               "  --explain                 admit: the hints, the merge and the allocator's steps\n"
               "  --json                    one JSON line (admit, remove: as simulate's step;\n"
               "                            status: the state line plus the CPU map and pods)\n"
+              "  --html FILE               status: write the node map to FILE, one\n"
+              "                            self-contained page (docs/map.md)\n"
               "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
               "\n" CLI_SOURCE_HELP
               "\nExit status: 0 done, 1 refused (the kubelet's reason on stderr), the state does\n"
@@ -92,7 +97,8 @@ enum {
         OPT_JSON,
         OPT_CONNECT,
         OPT_TIMEOUT,
-        OPT_KUBELET
+        OPT_KUBELET,
+        OPT_HTML
 };
 
 typedef struct args {
@@ -103,6 +109,7 @@ typedef struct args {
         ncm_enforcer_cgroup_options eo;
         ncm_resource_list capacity;
         const char *connect;
+        const char *html; /* status --html FILE */
         unsigned timeout_s;
         bool no_wait, explain, json;
 } args;
@@ -138,6 +145,9 @@ static int option(void *ud, int c, const char *name, const char *val)
         case OPT_CONNECT:
                 a->connect = val;
                 return 0;
+        case OPT_HTML:
+                a->html = val;
+                return 0;
         case OPT_TIMEOUT: {
                 char *end;
                 unsigned long v = strtoul(val, &end, 10);
@@ -155,6 +165,13 @@ static int option(void *ud, int c, const char *name, const char *val)
         }
 }
 
+/* The topology is this machine's. */
+static bool source_is_here(const args *a)
+{
+        return !a->src.arg ||
+               (a->src.kind == NCM_TOPO_SOURCE_FSROOT && strcmp(a->src.arg, "/") == 0);
+}
+
 /*
  * Node allocatable of the machine the command is given, not of this one: without --capacity, a
  * machine of another source has its own CPUs (the topology's), and, from a dump, its own
@@ -163,8 +180,7 @@ static int option(void *ud, int c, const char *name, const char *val)
  */
 static int source_capacity(args *a, const ncm_topo *topo, ncm_error *err)
 {
-        bool here = !a->src.arg ||
-                    (a->src.kind == NCM_TOPO_SOURCE_FSROOT && strcmp(a->src.arg, "/") == 0);
+        bool here = source_is_here(a);
         ncm_quantity cpus = ncm_quantity_from_int((int64_t)ncm_topo_num_cpus(topo),
                                                   NCM_QUANTITY_DECIMAL_SI);
         int r;
@@ -211,7 +227,9 @@ static int request(args *a, const char *const *pos, ncm_ctl_method *ret_m, ncm_b
         ncm_ctl_method m;
         int r;
 
-        q.format = a->json ? NCM_CTL_FORMAT_JSON : NCM_CTL_FORMAT_TEXT;
+        q.format = a->json   ? NCM_CTL_FORMAT_JSON
+                   : a->html ? NCM_CTL_FORMAT_HTML
+                             : NCM_CTL_FORMAT_TEXT;
         if (strcmp(a->cmd, "admit") == 0 || strcmp(a->cmd, "explain") == 0) {
                 m = a->cmd[0] == 'a' ? NCM_CTL_ADMIT : NCM_CTL_EXPLAIN;
                 /* to a daemon, what it reads of the pod: requests are bounded */
@@ -304,6 +322,20 @@ static int finish(int r, ncm_buf *out, ncm_error *err)
         return cli_emit_buf(out);
 }
 
+/* status --html FILE: the page goes to FILE (whole or not at all), nothing to stdout. */
+static int finish_html(const args *a, int r, ncm_buf *out, ncm_error *err)
+{
+        if (r >= 0 && ncm_buf_failed(out))
+                r = ncm_error_set(err, ENOMEM, "out of memory");
+        if (r >= 0)
+                r = ncm_fs_write_atomic(AT_FDCWD, a->html, out->data ? out->data : "", out->len,
+                                        0644, err);
+        if (r < 0 && err->code != ENOMEM)
+                ncm_error_prefix(err, "--html");
+        ncm_buf_done(out);
+        return r < 0 ? cli_fail(r, err) : 0;
+}
+
 /* nodecm node ... --connect SOCKET: the daemon does the work. */
 static int run_connected(args *a, const char *const *pos)
 {
@@ -316,7 +348,12 @@ static int run_connected(args *a, const char *const *pos)
                 return r < 0 ? cli_fail(r, &err) : 0;
         }
         r = act(a, NULL, pos, &out, &err);
-        return finish(r, &out, &err);
+        return a->html ? finish_html(a, r, &out, &err) : finish(r, &out, &err);
+}
+
+static void list_cleanup(ncm_resource_list *l)
+{
+        ncm_resource_list_done(l);
 }
 
 static int run(args *a, const char *const *pos)
@@ -332,11 +369,13 @@ static int run(args *a, const char *const *pos)
         const char *dir;
         const ncm_cgroup_plan *plan;
         ncm_ctl_target t = {0};
+        __attribute__((cleanup(list_cleanup))) ncm_resource_list machine = {0};
         int r;
 
         if (a->connect)
                 return run_connected(a, pos);
-        r = cli_kubelet_config(a->flags, &cfg);
+        r = cli_kubelet_config_given(a->flags) ? cli_kubelet_config(a->flags, &cfg)
+                                               : cli_kubelet_config_quiet(a->flags, &cfg);
         if (r != 0)
                 return r;
         dir_owned = strdup(ncm_node_config_root_dir(cfg)[0] ? ncm_node_config_root_dir(cfg)
@@ -356,12 +395,27 @@ static int run(args *a, const char *const *pos)
                         r = cli_kubelet_config_over(a->flags, rec, &cfg);
                         if (r != 0)
                                 return r;
+                } else {
+                        cli_config_warnings(cfg, NULL); /* no record: the flags' is the one */
                 }
         }
         if ((r = cli_source_load(&a->src, &topo, &err)) < 0 ||
             (r = source_capacity(a, topo, &err)) < 0 || (r = make_enforcer(a, cfg, &e, &err)) < 0)
                 return cli_fail(r, &err);
         o.enforcer = e;
+        /* the resource-fit admission's capacity: --capacity, else this machine's when the
+         * topology is this machine's (a synthetic one has no memory to speak of) */
+        o.capacity = a->eo.capacity;
+        if (!o.capacity && source_is_here(a)) {
+                ncm_autoclose int rootfd = ncm_fs_open_root("/", &err);
+                if (rootfd < 0 ||
+                    (r = ncm_cgroup_machine_capacity(rootfd, dir, &machine, &err)) < 0)
+                        return cli_fail(rootfd < 0 ? rootfd : r, &err);
+                o.capacity = &machine;
+        }
+        /* device locality reads the machine the topology came from */
+        if (a->src.arg && a->src.kind == NCM_TOPO_SOURCE_FSROOT)
+                o.machine_root = a->src.arg;
         o.flags = (a->no_wait ? NCM_NODE_DIR_NOWAIT : 0) |
                   (strcmp(a->cmd, "init") == 0 ? NCM_NODE_DIR_INIT : 0) |
                   (strcmp(a->cmd, "reconcile") == 0 ? NCM_NODE_DIR_START : 0) |
@@ -387,7 +441,7 @@ static int run(args *a, const char *const *pos)
                         ncm_buf_printf(&out, "\n%s", p.data ? p.data : "");
                 ncm_buf_done(&p);
         }
-        return finish(r, &out, &err);
+        return a->html ? finish_html(a, r, &out, &err) : finish(r, &out, &err);
 }
 
 int cmd_node(int argc, char **argv)
@@ -414,10 +468,11 @@ int cmd_node(int argc, char **argv)
                          "left in them) or only its container CONTAINER; the shared pool grows\n"
                          "back for every shared container. A pod the node does not hold: nothing\n"
                          "to remove (exit 0), as for a second remove.\n"},
-                        {"status", 0, 0, "no argument", "status [--json] [OPTIONS]",
+                        {"status", 0, 0, "no argument", "status [--json | --html FILE] [OPTIONS]",
                          "The CPU map: who holds each CPU, the shared pool and the reserved\n"
                          "CPUs; with --json the state line, each CPU's use and holders, and the\n"
-                         "pods.\n"},
+                         "pods; with --html FILE the node's map, one self-contained page written\n"
+                         "to FILE (docs/map.md).\n"},
                         {"reconcile", 0, 0, "no argument", "reconcile [OPTIONS]",
                          "Write every running container's cpuset again from the state, as the\n"
                          "kubelet's reconcileState does.\n"},
@@ -441,6 +496,7 @@ int cmd_node(int argc, char **argv)
                         {"json", no_argument, NULL, OPT_JSON},
                         {"connect", required_argument, NULL, OPT_CONNECT},
                         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+                        {"html", required_argument, NULL, OPT_HTML},
                         CLI_KUBELET_FLAG_OPTIONS(OPT_KUBELET),
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
@@ -458,6 +514,10 @@ int cmd_node(int argc, char **argv)
                 a.cmd = subs[p.sub].name;
                 if (a.explain && strcmp(a.cmd, "admit") != 0)
                         r = cli_usage_error(a.name, "--explain is for admit only");
+                else if (a.html && strcmp(a.cmd, "status") != 0)
+                        r = cli_usage_error(a.name, "--html is for status only");
+                else if (a.html && a.json)
+                        r = cli_usage_error(a.name, "--html and --json: one or the other");
                 else if (a.connect && strcmp(a.cmd, "init") == 0)
                         r = cli_usage_error(a.name, "--connect: a running nodecmd has started "
                                                     "its node already");

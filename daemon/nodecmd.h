@@ -80,9 +80,9 @@ uint64_t nodecmd_reconcile_period_ms(const nodecmd *d);
 
 /*
  * Options every gRPC server of the daemon uses (limits, timeouts; docs/rpc.md), for
- * ncm_rpc_server_new().
+ * ncm_rpc_server_new(); what lib/rpc refuses or catches goes to the daemon's log.
  */
-void nodecmd_rpc_opts(const nodecmd *d, ncm_rpc_opts *ret);
+void nodecmd_rpc_opts(nodecmd *d, ncm_rpc_opts *ret);
 
 /*
  * The CRI runtime nodecmd works with (--runtime-endpoint, else the section's runtimeEndpoint)

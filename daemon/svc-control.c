@@ -403,7 +403,11 @@ static int control_start(nodecmd *d, void **ret, ncm_error *err)
         if (!c->srv)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         for (int m = 0; m < NCM_CTL_N_METHODS; m++) {
-                r = ncm_rpc_server_add(c->srv, ncm_ctl_method_path((ncm_ctl_method)m), on_call, c);
+                const char *path = ncm_ctl_method_path((ncm_ctl_method)m);
+                /* Watch streams events; every other method answers one message (lib/rpc
+                 * holds them to it) */
+                r = m == NCM_CTL_WATCH ? ncm_rpc_server_add_streaming(c->srv, path, on_call, c)
+                                       : ncm_rpc_server_add(c->srv, path, on_call, c);
                 if (r < 0)
                         return ncm_error_set(err, -r, "control API: %s", strerror(-r));
         }

@@ -9,6 +9,18 @@
  *
  * The node's metrics are computed when no job is at work on the node (between transactions),
  * else the last ones are served: a scrape never sees half a transaction.
+ *
+ * The same listener serves the node map (docs/map.md), read-only: GET /map is the page
+ * (ncm_ctl_map_html, as `nodecm node status --html` writes it), made when the node is idle
+ * and kept until the node changes. Its pods' explanations are not in it: replaying every
+ * pod's admission takes a copy of the node each (about 150 ms for 100 pods on 1,024 CPUs, the
+ * loop's time), so the page asks GET /map/explain?pod=UID for the one looked at, made when
+ * the node is idle and kept until it changes. GET /map/events is a server-sent event stream that
+ * says "changed" after the node's changes -- those the Watch stream reports, and reloads -- at most
+ * once a second (a burst of admissions is one event, sent when the node is idle again, with
+ * the new page already made), so that open pages load again once per change and never poll.
+ * At most 32 streams; each hears a comment every 30 s, which finds the ones whose client left,
+ * and one whose client reads nothing is closed once 64 KiB wait for it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,12 +33,18 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <nodecm/map.h>
 #include <nodecm/metrics.h>
 #include "nodecmd.h"
 
 #define CONNECTIONS_MAX 64
 #define HEAD_MAX 8192
 #define REQUEST_TIMEOUT_MS 10000
+#define STREAMS_MAX 32
+#define EVENT_INTERVAL_MS 1000 /* at most one map event a second */
+#define BUSY_RETRY_MS 100      /* the node is at work: look again after this */
+#define KEEPALIVE_MS 30000
+#define STREAM_PENDING_MAX 65536 /* a stream's events not yet taken by the kernel */
 
 typedef struct metrics metrics;
 
@@ -44,8 +62,10 @@ typedef struct conn {
         char head[HEAD_MAX];
         size_t len;
         ncm_buf out;
+        ncm_buf pending; /* a stream's events waiting for the write before them */
         bool writing, closing, close_after;
-        int handles; /* open handles: the stream and the timer */
+        bool streaming; /* answering GET /map/events: open until the client leaves */
+        int handles;    /* open handles: the stream and the timer */
 } conn;
 
 struct metrics {
@@ -72,6 +92,23 @@ struct metrics {
         ncm_histogram admission; /* nodecm_admission_duration_seconds */
         uint64_t requests, refused;
         double start_time;
+
+        /* the node map */
+        ncm_buf map_page;       /* the page as of the last idle moment after a change */
+        bool map_dirty;         /* the node changed since it was made */
+        uint64_t map_changes;   /* changes so far (the events' data) */
+        uint64_t map_sent;      /* the change the last event told */
+        uint64_t map_sent_ns;   /* when */
+        uv_timer_t map_timer;   /* the next event */
+        uv_timer_t alive_timer; /* keepalive comments */
+        int timers;             /* timers open */
+        size_t n_streams;
+        uint64_t map_renders, map_events;
+        struct {
+                char *uid, *text;
+        } * explained; /* /map/explain's answers since the last change */
+        size_t n_explained, cap_explained;
+        uint64_t explained_at; /* the change they are of */
 };
 
 /* nodecm's own admission latency buckets: 50 us to 2.5 s */
@@ -121,7 +158,36 @@ static void body(metrics *m, ncm_buf *b)
         process_metrics(m, b);
 }
 
+/* ---- the node map ---------------------------------------------------------------------------- */
+
+/* Make the page again if the node changed and is idle now. Returns whether it is current. */
+static bool map_refresh(metrics *m)
+{
+        ncm_buf b = NCM_BUF_INIT;
+
+        if (!m->map_dirty)
+                return true;
+        if (nodecmd_queue_length(m->d) > 0)
+                return false;
+        if (ncm_ctl_map_html(nodecmd_target(m->d), &b, "/map/events", "/map/explain?pod=") < 0 ||
+            ncm_buf_failed(&b)) {
+                ncm_buf_done(&b);
+                return false;
+        }
+        ncm_buf_done(&m->map_page);
+        m->map_page = b;
+        m->map_dirty = false;
+        m->map_renders++;
+        return true;
+}
+
 /* ---- connections ----------------------------------------------------------------------------- */
+
+static void maybe_stopped(metrics *m)
+{
+        if (m->stopping && !m->listening && !m->conns && !m->timers)
+                nodecmd_service_stopped(m->d, m);
+}
 
 static void conn_handle_closed(uv_handle_t *h)
 {
@@ -136,10 +202,12 @@ static void conn_handle_closed(uv_handle_t *h)
                         break;
                 }
         m->n_conns--;
+        if (c->streaming)
+                m->n_streams--;
         ncm_buf_done(&c->out);
+        ncm_buf_done(&c->pending);
         free(c);
-        if (m->stopping && !m->listening && !m->conns)
-                nodecmd_service_stopped(m->d, m);
+        maybe_stopped(m);
 }
 
 static void conn_close(conn *c)
@@ -157,6 +225,7 @@ static void on_timeout(uv_timer_t *t)
 }
 
 static void serve_next(conn *c);
+static void stream_flush(conn *c);
 
 static void on_written(uv_write_t *w, int status)
 {
@@ -168,8 +237,105 @@ static void on_written(uv_write_t *w, int status)
                 conn_close(c);
                 return;
         }
+        if (c->streaming) {
+                stream_flush(c);
+                return;
+        }
         uv_timer_start(&c->timer, on_timeout, REQUEST_TIMEOUT_MS, 0);
         serve_next(c);
+}
+
+/* Write what a stream has pending, unless a write is under way (it comes back here). */
+static void stream_flush(conn *c)
+{
+        uv_buf_t buf;
+        ncm_buf t;
+
+        if (c->writing || c->closing || !c->pending.len)
+                return;
+        t = c->out;
+        c->out = c->pending;
+        c->pending = t;
+        ncm_buf_reset(&c->pending);
+        buf = uv_buf_init(c->out.data, (unsigned)c->out.len);
+        c->wr.data = c;
+        c->writing = true;
+        if (uv_write(&c->wr, &c->h.stream, &buf, 1, on_written) < 0) {
+                c->writing = false;
+                conn_close(c);
+        }
+}
+
+static void stream_send(conn *c, const ncm_buf *ev)
+{
+        ncm_buf_append(&c->pending, ev->data, ev->len);
+        /* a client that reads nothing is dropped before it costs more than a few pages */
+        if (ncm_buf_failed(&c->pending) || c->pending.len > STREAM_PENDING_MAX) {
+                conn_close(c);
+                return;
+        }
+        stream_flush(c);
+}
+
+/* Tell every stream about change number M->map_changes. */
+static void map_broadcast(metrics *m)
+{
+        ncm_buf ev = NCM_BUF_INIT;
+        char data[32];
+
+        snprintf(data, sizeof(data), "%llu", (unsigned long long)m->map_changes);
+        ncm_http_sse_event(&ev, m->map_changes, data);
+        for (conn *c = m->conns; c; c = c->next)
+                if (c->streaming)
+                        stream_send(c, &ev);
+        ncm_buf_done(&ev);
+        m->map_sent = m->map_changes;
+        m->map_sent_ns = nodecmd_now_ns();
+        m->map_events++;
+}
+
+static void map_tick(uv_timer_t *t)
+{
+        metrics *m = t->data;
+
+        if (m->stopping || m->map_sent == m->map_changes)
+                return;
+        if (!m->n_streams) {
+                /* nobody to tell: the page is made when someone asks for it */
+                m->map_sent = m->map_changes;
+                return;
+        }
+        /* after a burst the page is made once, before the pages that are told come for it */
+        if (!map_refresh(m)) {
+                uv_timer_start(&m->map_timer, map_tick, BUSY_RETRY_MS, 0);
+                return;
+        }
+        map_broadcast(m);
+}
+
+/* The node changed: an event follows, a second after the last one at the soonest. */
+static void map_changed(metrics *m)
+{
+        uint64_t now = nodecmd_now_ns(), next = m->map_sent_ns + EVENT_INTERVAL_MS * 1000000ull;
+
+        m->map_dirty = true;
+        m->map_changes++;
+        if (!m->timers || m->stopping || uv_is_active((uv_handle_t *)&m->map_timer))
+                return;
+        uv_timer_start(&m->map_timer, map_tick,
+                       m->map_sent_ns && next > now ? (next - now) / 1000000 + 1 : 0, 0);
+}
+
+static void alive_tick(uv_timer_t *t)
+{
+        metrics *m = t->data;
+        ncm_buf ev = NCM_BUF_INIT;
+
+        ncm_buf_puts(&ev, ": alive\n\n");
+        for (conn *c = m->conns; c; c = c->next)
+                if (c->streaming)
+                        stream_send(c, &ev);
+        ncm_buf_done(&ev);
 }
 
 static void respond(conn *c, int status, const char *reason, const char *ctype, const char *extra,
@@ -212,6 +378,129 @@ static void text_response(conn *c, int status, const char *reason, const char *t
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+
+/* GET /map: the page as of the node's last idle moment (made now when it changed since). */
+static void serve_map(conn *c, bool head_only)
+{
+        metrics *m = c->m;
+
+        if (!map_refresh(m) && !m->map_page.len) {
+                /* never made yet, and the node is at work: the client comes back */
+                text_response(c, 503, "Service Unavailable", "the node is busy; try again\n",
+                              "Retry-After: 1\r\n");
+                return;
+        }
+        respond(c, 200, "OK", "text/html; charset=utf-8", "Cache-Control: no-store\r\n",
+                &m->map_page, head_only);
+}
+
+/* Room for one more answer in M->explained. 0, -ENOMEM. */
+static int explained_room(metrics *m)
+{
+        size_t cap = m->cap_explained ? m->cap_explained * 2 : 16;
+        void *v;
+
+        if (m->n_explained < m->cap_explained)
+                return 0;
+        v = realloc(m->explained, cap * sizeof(*m->explained));
+        if (!v)
+                return -ENOMEM;
+        m->explained = v;
+        m->cap_explained = cap;
+        return 0;
+}
+
+static void explained_clear(metrics *m)
+{
+        for (size_t i = 0; i < m->n_explained; i++) {
+                free(m->explained[i].uid);
+                free(m->explained[i].text);
+        }
+        m->n_explained = 0;
+}
+
+/* GET /map/explain?pod=UID: why the pod holds what it holds, decided again on a copy. */
+static void serve_explain(conn *c, const char *query, bool head_only)
+{
+        metrics *m = c->m;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf b = NCM_BUF_INIT;
+        char uid[256];
+        int r;
+
+        if (ncm_http_query_param(query, "pod", uid, sizeof(uid)) <= 0) {
+                m->refused++;
+                text_response(c, 400, "Bad Request", "expected /map/explain?pod=UID\n", NULL);
+                return;
+        }
+        if (m->explained_at != m->map_changes) {
+                explained_clear(m);
+                m->explained_at = m->map_changes;
+        }
+        for (size_t i = 0; i < m->n_explained; i++)
+                if (strcmp(m->explained[i].uid, uid) == 0) {
+                        text_response(c, 200, "OK", m->explained[i].text,
+                                      "Cache-Control: no-store\r\n");
+                        return;
+                }
+        if (nodecmd_queue_length(m->d) > 0) {
+                text_response(c, 503, "Service Unavailable", "the node is busy; try again\n",
+                              "Retry-After: 1\r\n");
+                return;
+        }
+        r = ncm_map_explain_pod(nodecmd_node(m->d), uid, &b, &err);
+        if (r == -ENOENT) {
+                m->refused++;
+                text_response(c, 404, "Not Found", "no such pod on the node\n", NULL);
+        } else if (r < 0) {
+                c->close_after = true;
+                text_response(c, 500, "Internal Server Error", err.msg, NULL);
+        } else {
+                /* kept until the node changes; a client asking for ever new UIDs finds none */
+                if (m->n_explained < 4096 && explained_room(m) == 0) {
+                        m->explained[m->n_explained].uid = strdup(uid);
+                        m->explained[m->n_explained].text = strdup(b.data ? b.data : "");
+                        if (m->explained[m->n_explained].uid && m->explained[m->n_explained].text)
+                                m->n_explained++;
+                        else {
+                                free(m->explained[m->n_explained].uid);
+                                free(m->explained[m->n_explained].text);
+                        }
+                }
+                respond(c, 200, "OK", "text/plain; charset=utf-8", "Cache-Control: no-store\r\n",
+                        &b, head_only);
+        }
+        ncm_buf_done(&b);
+}
+
+/* GET /map/events: a stream that stays open; events come from map_broadcast(). */
+static void serve_events(conn *c, bool head_only)
+{
+        metrics *m = c->m;
+        ncm_buf b = NCM_BUF_INIT;
+
+        if (head_only) {
+                respond(c, 200, "OK", "text/event-stream", "Cache-Control: no-store\r\n", NULL,
+                        true);
+                return;
+        }
+        if (m->n_streams >= STREAMS_MAX || !m->timers) {
+                c->close_after = true;
+                text_response(c, 503, "Service Unavailable", "too many event streams\n",
+                              "Retry-After: 10\r\n");
+                return;
+        }
+        /* no Content-Length: the body is the stream; the client's retry after a drop is 2 s */
+        ncm_buf_puts(&b, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                         "Cache-Control: no-store\r\nConnection: close\r\n\r\nretry: 2000\n\n");
+        c->streaming = true;
+        c->close_after = false;
+        m->n_streams++;
+        uv_timer_stop(&c->timer);
+        c->len = 0; /* what the client sends from now on is read and dropped */
+        stream_send(c, &b);
+        ncm_buf_done(&b);
+}
 
 /* Answer the request at the head of the buffer, if it is complete. */
 static void serve_next(conn *c)
@@ -269,9 +558,15 @@ static void serve_next(conn *c)
                 ncm_buf_done(&b);
         } else if (strcmp(r.path, "/healthz") == 0) {
                 text_response(c, 200, "OK", "ok\n", NULL);
+        } else if (strcmp(r.path, "/map") == 0) {
+                serve_map(c, strcmp(r.method, "HEAD") == 0);
+        } else if (strcmp(r.path, "/map/events") == 0) {
+                serve_events(c, strcmp(r.method, "HEAD") == 0);
+        } else if (strcmp(r.path, "/map/explain") == 0) {
+                serve_explain(c, r.query, strcmp(r.method, "HEAD") == 0);
         } else {
                 m->refused++;
-                text_response(c, 404, "Not Found", "try /metrics\n", NULL);
+                text_response(c, 404, "Not Found", "try /metrics or /map\n", NULL);
         }
 }
 
@@ -291,6 +586,10 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
                 return;
         }
         c->len += (size_t)n;
+        if (c->streaming) {
+                c->len = 0;
+                return;
+        }
         if (c->writing)
                 return;
         serve_next(c);
@@ -454,6 +753,7 @@ static int metrics_start(nodecmd *d, void **ret, ncm_error *err)
         *ret = m;
         m->d = d;
         m->dirty = true;
+        m->map_dirty = true;
         gettimeofday(&tv, NULL);
         m->start_time = (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
         ncm_histogram_init(&m->tm_ms, tmb, nb);
@@ -476,7 +776,12 @@ static int metrics_start(nodecmd *d, void **ret, ncm_error *err)
         if (r < 0)
                 return r;
         m->listener.handle.data = m;
-        nodecmd_log(d, NODECMD_INFO, "metrics endpoint listening", "address=%s",
+        uv_timer_init(nodecmd_loop(d), &m->map_timer);
+        uv_timer_init(nodecmd_loop(d), &m->alive_timer);
+        m->map_timer.data = m->alive_timer.data = m;
+        m->timers = 2;
+        uv_timer_start(&m->alive_timer, alive_tick, KEEPALIVE_MS, KEEPALIVE_MS);
+        nodecmd_log(d, NODECMD_INFO, "metrics endpoint listening", "address=%s map=/map",
                     nodecmd_q(d, 0, m->address));
         return 0;
 }
@@ -486,6 +791,8 @@ static void metrics_changed(void *data, const nodecmd_change *c)
         metrics *m = data;
 
         m->dirty = true;
+        if (!c->error && (c->sequence || (c->res && c->res->changed)))
+                map_changed(m);
         if (c->method == NCM_CTL_ADMIT && !c->error && c->res && c->res->admission) {
                 /* the kubelet observes time.Since(start).Milliseconds(): whole milliseconds */
                 ncm_histogram_observe(&m->tm_ms, floor((double)c->duration_ns / 1e6));
@@ -493,13 +800,29 @@ static void metrics_changed(void *data, const nodecmd_change *c)
         }
 }
 
+static void metrics_reload(void *data)
+{
+        metrics *m = data;
+
+        /* the node was rebuilt with the new configuration: its policies may read otherwise */
+        m->dirty = true;
+        map_changed(m);
+}
+
 static void listener_closed(uv_handle_t *h)
 {
         metrics *m = h->data;
 
         m->listening = false;
-        if (!m->conns)
-                nodecmd_service_stopped(m->d, m);
+        maybe_stopped(m);
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+        metrics *m = h->data;
+
+        m->timers--;
+        maybe_stopped(m);
 }
 
 static void metrics_stop(void *data)
@@ -511,6 +834,10 @@ static void metrics_stop(void *data)
         for (conn *c = m->conns; c; c = c->next)
                 if (!c->writing)
                         conn_close(c);
+        if (m->timers) {
+                uv_close((uv_handle_t *)&m->map_timer, timer_closed);
+                uv_close((uv_handle_t *)&m->alive_timer, timer_closed);
+        }
         if (m->listening) {
                 if (m->is_unix) {
                         const char *path = strncmp(m->address, "unix:", 5) == 0 ? m->address + 5
@@ -518,8 +845,8 @@ static void metrics_stop(void *data)
                         (void)unlink(path);
                 }
                 uv_close(&m->listener.handle, listener_closed);
-        } else if (!m->conns) {
-                nodecmd_service_stopped(m->d, m);
+        } else {
+                maybe_stopped(m);
         }
 }
 
@@ -530,24 +857,43 @@ static void metrics_free(void *data)
         if (!m)
                 return;
         ncm_buf_done(&m->node_text);
+        ncm_buf_done(&m->map_page);
+        explained_clear(m);
+        free(m->explained);
         free(m->ever);
         free(m->address);
         free(m);
+}
+
+/* One metric of the service: its HELP and TYPE, and its sample. */
+static void metric(ncm_buf *out, const char *name, const char *type, const char *help, double v)
+{
+        ncm_metrics_header(out, name, type, help);
+        ncm_metrics_sample(out, name, NULL, v);
 }
 
 static void metrics_metrics(void *data, ncm_buf *out)
 {
         metrics *m = data;
 
-        ncm_metrics_header(out, "nodecm_metrics_requests_total", "counter",
-                           "HTTP requests to the metrics endpoint.");
-        ncm_metrics_sample(out, "nodecm_metrics_requests_total", NULL, (double)m->requests);
+        metric(out, "nodecm_metrics_requests_total", "counter",
+               "HTTP requests to the metrics endpoint.", (double)m->requests);
+        metric(out, "nodecm_map_renders_total", "counter",
+               "Node map pages made (once after each change a client asked for).",
+               (double)m->map_renders);
+        metric(out, "nodecm_map_changes_total", "counter",
+               "Changes of the node the map heard of (the events' data).", (double)m->map_changes);
+        metric(out, "nodecm_map_events_total", "counter",
+               "Change events sent to the node map's streams.", (double)m->map_events);
+        metric(out, "nodecm_map_streams", "gauge",
+               "Open event streams of the node map (/map/events).", (double)m->n_streams);
 }
 
 const nodecmd_service_ops nodecmd_metrics_service = {
                 .name = "metrics",
                 .start = metrics_start,
                 .changed = metrics_changed,
+                .reload = metrics_reload,
                 .stop = metrics_stop,
                 .free = metrics_free,
                 .metrics = metrics_metrics,

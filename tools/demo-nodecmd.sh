@@ -1,9 +1,13 @@
 #!/bin/sh
 # make run's daemon part: nodecmd on a temporary root directory with the web/database machine
 # of examples/web-db.yaml, the pods of examples/nodecmd/web-db/ admitted through
-# `nodecm node admit --connect`, the CPU map and the kubelet's metrics, then SIGTERM.
+# `nodecm node admit --connect`, the CPU map and the kubelet's metrics, then SIGTERM; last, the
+# node map of the demo node (docs/map.md), written to MAP (default BUILD/demo-map.html), whose
+# path is the last line printed.
+#   tools/demo-nodecmd.sh [BUILD [MAP]]
 set -eu
 build=${1:-build}
+map=${2:-$build/demo-map.html}
 src=$(cd "$(dirname "$0")/.." && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/nodecm-demo.XXXXXX")
 pid=""
@@ -41,9 +45,16 @@ if command -v curl >/dev/null 2>&1; then
                 grep -v '_bucket{'
 fi
 echo
+echo "\$ nodecm node status --html $map --connect $dir/nodecm.sock"
+"$build/nodecm" node status --html "$map" --connect "$dir/nodecm.sock"
+echo "(nodecmd serves the same page live: curl --unix-socket $dir/metrics.sock http://localhost/map)"
+echo
 echo "\$ kill -TERM $pid"
 kill -TERM "$pid"
 wait "$pid"
 pid=""
 echo "nodecmd exited $?; its log:"
 cat "$dir/nodecmd.log"
+echo
+echo "The node map of the demo node (open it in a browser):"
+echo "$(cd "$(dirname "$map")" && pwd)/$(basename "$map")"

@@ -17,7 +17,9 @@ trap 'rm -f "$tmp"' EXIT
         echo "100x faster than the kubelet on every row, with the same results; topology-manager"
         echo "admission with 3 providers offering every hint at most 1 ms at 8 NUMA nodes and 50 ms at"
         echo "16; on many NUMA nodes (issue 14, bench-admission) one admission at most 200 µs at 16 NUMA"
-        echo "nodes, 500 µs and 8 MB at 32, 1 ms and 8 MB at 64, \`simulate --explain\` of 1,000 pods at 16"
+        echo "nodes, 500 µs and 8 MB at 32, 1 ms and 8 MB at 64 (issue 21, bench-mem-admission: the same"
+        echo "bounds with the memory manager and a device plugin beside the CPU manager),"
+        echo "\`simulate --explain\` of 1,000 pods at 16"
         echo "NUMA nodes at most 2 s and 100 MB, the 32-NUMA example under 1 s and 50 MB; nodecmd"
         echo "(issue 11, bench-nodecmd) at most 8 MB of RSS with 100 pods on 384 CPUs, a start-up of at"
         echo "most 20 ms on this machine and 50 ms on the 256-CPU dump, an Admit round trip over the"
@@ -30,11 +32,14 @@ trap 'rm -f "$tmp"' EXIT
         echo "device recorded beside the same one without; real runtimes (issue 13): the OCI hook's wall"
         echo "time at most 15 ms (bench-oci-hook), CreateContainer through nodecmd's CRI proxy at most"
         echo "1 ms slower than directly to containerd (median), and a reconcile of 500 containers"
-        echo "(bench-cri). The tables below say where each stands. On a 2-CPU"
+        echo "(bench-cri); PCI discovery on a 256-CPU dump at least 5x faster than lstopo, and an"
+        echo "admission that locates its devices within those bounds (issue 24, bench-topology,"
+        echo "bench-locality); the node map (issue 26, bench-map): the 64-NUMA machine's page at most"
+        echo "1 MB and quick to render. The tables below say where each stands. On a 2-CPU"
         echo "VM shared with other work, single rows can move"
         echo "by up to 2x between runs (disk-bound rows, with fsync, by far more)."
         echo
-        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission rpc nodecmd bigpod oci-hook deviceplugin cri; do
+        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission mem-admission locality rpc nodecmd bigpod oci-hook deviceplugin cri map; do
                 exe="$build/bench/bench-$name"
                 [ -x "$exe" ] || continue
                 "$exe"

@@ -8,7 +8,9 @@ libjson-c-dev libyaml-dev libhwloc-dev libcmocka-dev
 libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev libuv1-dev
 python3 python3-grpcio python3-grpc-tools python3-protobuf curl
 groff-base bzip2 git hwloc-nox
-containerd runc podman busybox-static"
+containerd runc podman busybox-static
+golang-go golang-google-grpc-dev golang-goprotobuf-dev protobuf-compiler
+chromium fonts-dejavu-core"
 
 missing=""
 for p in $PKGS; do

@@ -59,6 +59,7 @@ typedef enum ncm_ctl_format {
         NCM_CTL_FORMAT_NONE = 0,
         NCM_CTL_FORMAT_JSON = 1,
         NCM_CTL_FORMAT_TEXT = 2,
+        NCM_CTL_FORMAT_HTML = 3, /* GetState: the node map (nodecm/map.h), one page */
 } ncm_ctl_format;
 
 /* The fields of a request; each method reads the ones it takes. */
@@ -70,6 +71,8 @@ typedef struct ncm_ctl_request {
         const char *pod_uid;   /* RemoveContainer, RemovePod */
         const char *container; /* RemoveContainer */
         ncm_ctl_format format;
+        bool locations; /* ListDevices: where each device is, also when the node's configuration
+                           uses no device locality (docs/devices.md) */
 } ncm_ctl_request;
 
 /* Append the packed request message of M to OUT. -EINVAL (M out of range), -ENOMEM. */
@@ -121,6 +124,11 @@ typedef struct ncm_ctl_target {
          * -EEXIST: the kubelet treats a pod's UID as immutable.
          */
         bool respec;
+        /*
+         * a kubelet stands in front of this caller (the CRI proxy): admissions are made with
+         * NCM_NODE_KUBELET_ADMITTED
+         */
+        bool kubelet_admitted;
 } ncm_ctl_target;
 
 /* One handled call. */
@@ -169,6 +177,16 @@ NCM_API int ncm_ctl_event_sequence(const uint8_t *ev, size_t len, uint64_t seq, 
  */
 NCM_API int ncm_ctl_status_of_error(int code) NCM_PURE;
 #define NCM_CTL_ERROR_CODE_MD "nodecm-error-code"
+
+/*
+ * The node map of T's node (nodecm/map.h), appended to OUT: what GetState writes for
+ * FORMAT_HTML, and nodecmd serves at /map. Titled with the host name and T's directory and
+ * enforcer, dated now (UTC), each pod's admission replayed on a copy of the node to explain
+ * it (NCM_MAP_REPLAY) -- or, with EXPLAIN_URL, left to the page to fetch when it is looked at
+ * (ncm_map_explain_pod). EVENTS_URL: a live page. Both as ncm_map_html_options. 0, -ENOMEM.
+ */
+NCM_API int ncm_ctl_map_html(const ncm_ctl_target *t, ncm_buf *out, const char *events_url,
+                             const char *explain_url);
 
 /* ---- client ------------------------------------------------------------------------------- */
 

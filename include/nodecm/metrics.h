@@ -55,6 +55,7 @@ NCM_API const double *ncm_metrics_tm_duration_buckets(size_t *n);
 /*
  * Append the kubelet's CPU and topology manager metrics of N (HELP and TYPE included):
  * cpu_manager_pinning_requests_total, cpu_manager_pinning_errors_total,
+ * memory_manager_pinning_requests_total, memory_manager_pinning_errors_total,
  * cpu_manager_shared_pool_size_millicores, cpu_manager_exclusive_cpu_allocation_count,
  * cpu_manager_allocation_per_numa{numa_node}, container_aligned_compute_resources_count and
  * _failure_count{scope,boundary}, topology_manager_admission_requests_total and _errors_total,
@@ -76,6 +77,7 @@ typedef struct ncm_http_request {
         int minor;      /* HTTP/1.MINOR */
         bool keep_alive;
         size_t head_len; /* bytes of the head, the final CRLF CRLF included */
+        char query[256]; /* the request target after '?' (without it), "" when none */
 } ncm_http_request;
 
 /*
@@ -87,6 +89,21 @@ typedef struct ncm_http_request {
  */
 NCM_API int ncm_http_parse_request(const char *buf, size_t len, size_t max_head,
                                    ncm_http_request *ret);
+
+/*
+ * The value of parameter NAME in QUERY ("pod=a%2Fb&x=1", as ncm_http_request.query holds it),
+ * percent-decoded ('+' is a space) into OUT (SIZE bytes, NUL-terminated). Returns its length,
+ * -ENOENT when QUERY has no NAME (the first one counts), -EINVAL for a bad escape or a NUL in
+ * it, -ENAMETOOLONG when it does not fit. Pure.
+ */
+NCM_API int ncm_http_query_param(const char *query, const char *name, char *out, size_t size);
+
+/*
+ * Append one server-sent event (the HTML standard's text/event-stream): "id: ID", then DATA
+ * as "data:" lines (one per line of DATA: a bare CR, LF or CRLF ends a line; an event cannot
+ * carry a line break otherwise), then the empty line that dispatches it.
+ */
+NCM_API void ncm_http_sse_event(ncm_buf *b, uint64_t id, const char *data);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <nodecm/buf.h>
+#include <nodecm/cdi.h>
 #include <nodecm/common.h>
 #include <nodecm/cpumanager.h>
 #include <nodecm/cpuset.h>
@@ -40,6 +41,7 @@
 #include <nodecm/error.h>
 #include <nodecm/fs.h>
 #include <nodecm/hint.h>
+#include <nodecm/memorymanager.h>
 #include <nodecm/node-config.h>
 #include <nodecm/pod.h>
 #include <nodecm/topology.h>
@@ -147,6 +149,24 @@ typedef struct ncm_node_options {
          * Admissions and removals are -EROFS.
          */
         bool read_only;
+        /*
+         * The node's capacity for the resource-fit admission (copied): cpu, memory,
+         * ephemeral-storage, hugepages-<size>, extended resources. NULL: the topology's CPUs
+         * only, and resources nodecm does not know the amount of are not checked.
+         */
+        const ncm_resource_list *capacity;
+        /*
+         * A memory_manager_state to start from (with CPU_CHECKPOINT, not from a directory):
+         * restored and validated as the kubelet does. NULL: a fresh state.
+         */
+        const char *mem_checkpoint;
+        size_t mem_checkpoint_len;
+        /*
+         * The machine's root for device locality (ncm_locator): where its PCI devices (unless
+         * the topology carries them), /sys/dev and the CDI spec directories are read. NULL:
+         * "/". Only read when the configuration asks for locality.
+         */
+        const char *machine_root;
 } ncm_node_options;
 
 /*
@@ -214,6 +234,10 @@ typedef struct ncm_node_container_result {
          * (ncm_devmgr_container_options); NULL when it holds no devices.
          */
         ncm_devmgr_alloc_resp *device_options;
+        /* The memory manager's blocks (its Static policy pins Guaranteed containers): the
+         * kubelet's memory_manager_state entry of the container; NULL when none. */
+        ncm_mem_block *memory;
+        size_t n_memory;
 } ncm_node_container_result;
 
 typedef struct ncm_node_admission {
@@ -231,25 +255,34 @@ NCM_DEFINE_AUTOPTR(ncm_node_admission, ncm_node_admission_free)
 
 enum {
         NCM_NODE_EXPLAIN = 1 << 0, /* record hints, merges and allocation steps */
+        /*
+         * A kubelet admitted the pod already (the CRI proxy stands behind one): its
+         * resource-fit predicates ran there, so under fitAdmission "auto" the node does not
+         * run them again (nodecm/node-fit.h).
+         */
+        NCM_NODE_KUBELET_ADMITTED = 1 << 1,
 };
 
 /*
  * The kubelet's pod admission by the topology manager: for each container (init containers
  * first) or once for the pod (pod scope), every provider's hints, the merge, the policy's
- * decision, then each provider's allocate with the chosen affinity. A refusal is a result, not
- * an error: *RET says admitted or not, with the kubelet's reason and message
+ * decision, then each provider's allocate with the chosen affinity; then, as the kubelet's
+ * next admit handler does, its resource-fit predicates (nodecm/node-fit.h: OutOfcpu,
+ * OutOfmemory, OutOfpods, ..., against the node's allocatable and the pods it holds) unless
+ * the configuration's fitAdmission or NCM_NODE_KUBELET_ADMITTED says not. A refusal is a
+ * result, not an error: *RET says admitted or not, with the kubelet's reason and message
  * (TopologyAffinityError, SMTAlignmentError, UnexpectedAdmissionError "Allocate failed due to
- * <err>, which is unexpected"). A refused pod leaves the node exactly as before. Admitting a
- * UID the node already holds is the kubelet's re-admission (after a restart): containers that
- * hold CPUs keep them.
+ * <err>, which is unexpected", OutOfcpu "Node didn't have enough resource: cpu, ..."). A refused
+ * pod leaves the node exactly as before. Admitting a UID the node already holds is the kubelet's
+ * re-admission (after a restart): containers that hold CPUs keep them.
  *
  * Returns 0 with *RET set, or -errno for failures that are not decisions (out of memory, a
  * checkpoint that cannot be written: ENOSPC, EROFS, EIO); the node, its files and the
  * enforcer's writes are then as they were. A refusal writes nothing at all. The files of one
- * admission (cpu_manager_state, the device manager's checkpoint, nodecm_pods' journal line)
- * are one commit with an undo record (ncm_fs_batch_set_undo), made after the enforcer's writes
- * and before its commit: a process killed anywhere leaves the directory as it was before the
- * admission (the next open rolls back) or as after it.
+ * admission (cpu_manager_state, the device manager's checkpoint, memory_manager_state,
+ * nodecm_pods' journal line) are one commit with an undo record (ncm_fs_batch_set_undo), made after
+ * the enforcer's writes and before its commit: a process killed anywhere leaves the directory as it
+ * was before the admission (the next open rolls back) or as after it.
  */
 NCM_API int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags,
                            ncm_node_admission **ret, ncm_error *err);
@@ -329,6 +362,8 @@ typedef struct ncm_node_counters {
         uint64_t tm_admission_errors;
         uint64_t aligned[NCM_NODE_N_SCOPES][NCM_NODE_N_ALIGN];
         uint64_t aligned_failures[NCM_NODE_N_SCOPES][NCM_NODE_N_ALIGN];
+        uint64_t mem_pinning_requests; /* memory_manager_pinning_requests_total */
+        uint64_t mem_pinning_errors;   /* memory_manager_pinning_errors_total */
 } ncm_node_counters;
 
 NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
@@ -389,6 +424,8 @@ typedef struct ncm_node_dir_options {
         size_t devices_len;
         ncm_kubelet_version kubelet_version; /* as ncm_node_options.kubelet_version */
         const ncm_fs_faults *faults;         /* as ncm_node_options.faults (tests) */
+        const ncm_resource_list *capacity;   /* as ncm_node_options.capacity */
+        const char *machine_root;            /* as ncm_node_options.machine_root */
 } ncm_node_dir_options;
 
 /*
@@ -488,6 +525,92 @@ NCM_API int ncm_node_devices_check_pod(const ncm_node_devices *d, const ncm_pod 
 /* The devices of the node (none without a devices option). */
 NCM_API const ncm_node_devices *ncm_node_get_devices(const ncm_node *n) NCM_PURE;
 
+/* --- device locality (docs/devices.md, "Device locality") --- */
+
+/*
+ * Where a device is: its PCI functions, their NUMA nodes and local CPUs. A device is found,
+ * in this order, by the configuration's devicePCI, by its id or name when that is a PCI address
+ * (the SR-IOV plugin's ids, "0000:3b:00.2"), by the device nodes a plugin's Allocate answer
+ * gives it (DeviceSpec host paths; its CDI devices) or a CDI spec gives it (deviceNodes: the
+ * node's major:minor, or the node itself, traced through /sys/dev; ncm_pci_resolve_node()).
+ */
+typedef struct ncm_device_location {
+        char *device; /* "RESOURCE=ID" (a plugin's device; "RESOURCE=A,B" for several
+                         found together) or a CDI name */
+        bool located; /* its PCI functions are known */
+        char *how;    /* how they were found ("devicePCI", "device ID", "device node
+                         /dev/vfio/40", "CDI /etc/cdi/x.yaml: /dev/dri/renderD128"), or why
+                         not */
+        char **pci;   /* its PCI functions, canonical, sorted */
+        size_t n_pci;
+        ncm_bitmask numa;       /* their NUMA nodes (the kernel's numa_node; -1 adds none) */
+        ncm_cpuset *local_cpus; /* their local CPUs on the machine; NULL when none is known */
+} ncm_device_location;
+
+NCM_API void ncm_device_location_done(ncm_device_location *d);
+NCM_API void ncm_device_locations_free(ncm_device_location *v, size_t n);
+
+typedef struct ncm_locator ncm_locator;
+
+/*
+ * A locator for machine T with configuration CFG (devicePCI, cdiSpecDirs; both must outlive
+ * it), reading under MACHINE_ROOT (NULL: "/"): T's PCI devices when T carries some, else the
+ * machine's (read at the first use), /sys/dev, the CDI spec directories (checked at the first
+ * use after ncm_locator_refresh(), read again when they changed). -ENOMEM, or the root's open
+ * error.
+ */
+NCM_API int ncm_locator_new(const ncm_topo *t, const ncm_node_config *cfg, const char *machine_root,
+                            ncm_locator **ret, ncm_error *err);
+NCM_API ncm_locator *ncm_locator_free(ncm_locator *l);
+NCM_DEFINE_AUTOPTR(ncm_locator, ncm_locator_free)
+/*
+ * Forget the CDI devices located so far: the next use checks the spec directories again
+ * (ncm_cdi_stamp) and reads them when a spec file changed, appeared or went.
+ */
+NCM_API void ncm_locator_refresh(ncm_locator *l);
+
+/*
+ * Locate CDI device NAME into *RET. Not finding it is a result (RET->located false, RET->how
+ * says why); errors are -ENOMEM and the machine's PCI devices or spec directories that cannot
+ * be read. Until the next refresh, NAME is located the same without reading again.
+ */
+NCM_API int ncm_locator_cdi(ncm_locator *l, const char *name, ncm_device_location *ret,
+                            ncm_error *err);
+/*
+ * Locate devices IDS[0..N) of RESOURCE, which one Allocate answered with RESP (may be NULL):
+ * each by devicePCI or its id; those left are found together through RESP's device nodes and
+ * CDI devices (one location for all of them). *RET / *RET_N: the locations, in IDS order.
+ */
+NCM_API int ncm_locator_plugin(ncm_locator *l, const char *resource, const char *const *ids,
+                               size_t n, const ncm_devmgr_alloc_resp *resp,
+                               ncm_device_location **ret, size_t *ret_n, ncm_error *err);
+/* The CDI registry the locator reads (scanned now if needed), for listings. */
+NCM_API int ncm_locator_registry(ncm_locator *l, const ncm_cdi_registry **ret, ncm_error *err);
+/* The PCI devices it reads (discovered now if needed). */
+NCM_API int ncm_locator_pci(ncm_locator *l, const ncm_pci **ret, ncm_error *err);
+/*
+ * The PCI devices N knows without reading anything: its topology's when it carries some, else
+ * those its device locality has discovered already (NULL: none yet). For the node map.
+ */
+NCM_API const ncm_pci *ncm_node_pci(const ncm_node *n) NCM_PURE;
+
+/*
+ * Append LOCS for people, one line each ("example.com/nic=vf0: PCI 0000:c1:00.2 (NUMA 1, local
+ * CPUs 12-15,28-31) by device node /dev/vfio/40"), or as a JSON array of {"device", "located",
+ * "how", "pci", "numa", "local_cpus"} ("numa" null without a node, "local_cpus" null when
+ * unknown).
+ */
+NCM_API void ncm_device_locations_text(const ncm_device_location *v, size_t n, ncm_buf *b);
+NCM_API void ncm_device_locations_json(const ncm_device_location *v, size_t n, ncm_buf *b);
+
+/*
+ * Every device N knows, located: each device plugin device (with its allocation's answer when
+ * a container holds it), then each CDI device of the spec directories and each CDI device a
+ * held pod's container names, by name. For `nodecm devices`. -ENOMEM or the locator's errors.
+ */
+NCM_API int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *ret_n,
+                                      ncm_error *err);
+
 /* --- inspection --- */
 
 NCM_API const ncm_topo *ncm_node_topo(const ncm_node *n) NCM_PURE;
@@ -499,6 +622,17 @@ NCM_API const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_tm *ncm_node_tm(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) NCM_PURE;
+/* The memory manager's state and policy (include/nodecm/memorymanager.h). */
+NCM_API const ncm_mem_state *ncm_node_memory_state(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_mem_policy *ncm_node_memory_policy(const ncm_node *n) NCM_PURE;
+/*
+ * The NUMA nodes the memory of container CONTAINER of POD_UID lives on, as the memory manager
+ * pinned it (GetMemoryNUMANodes: the nodes of its blocks) into *RET: 1 when it has blocks, 0
+ * when the memory manager did not pin it (then the kubelet's rule applies: the nodes of its
+ * CPUs, or every node). The one answer every enforcer takes cpuset.mems from.
+ */
+NCM_API int ncm_node_container_mems(const ncm_node *n, const char *pod_uid, const char *container,
+                                    ncm_bitmask *ret);
 /*
  * The node's device manager, for a device-plugin host that feeds it (registrations,
  * snapshots, disconnects; include/nodecm/deviceplugin.h). Valid until the node is freed or

@@ -84,7 +84,25 @@ typedef struct ncm_rpc_opts {
         uint32_t stall_timeout_ms;       /* the peer takes none of our output; default 30 s */
         uint32_t idle_timeout_ms;        /* no call open for this long: GOAWAY; 0 = never */
         const char *user_agent;          /* client; default "nodecm-rpc/VERSION"; copied */
+        /*
+         * What the connection refuses or catches, for its owner's log (the library prints
+         * nothing): a server request refused for its headers (RST_STREAM PROTOCOL_ERROR), a
+         * connection broken by the peer's protocol error, a unary handler that finished OK
+         * without its one response message or sent a second one. LEVEL is
+         * NCM_RPC_LOG_ERROR for our own bugs, NCM_RPC_LOG_WARN for the peer's; PATH is the
+         * method path ("" when not known yet); WHAT says what and why. Runs on the
+         * connection's thread, never inside nghttp2; it must not call into the connection.
+         * NULL: nothing is told. Members below are appended, never reordered.
+         */
+        void (*log)(void *data, int level, const char *path, const char *what);
+        void *log_data;
 } ncm_rpc_opts;
+
+/* Levels of ncm_rpc_opts.log. */
+enum {
+        NCM_RPC_LOG_ERROR = 0,
+        NCM_RPC_LOG_WARN = 1,
+};
 
 /* The defaults above. */
 NCM_API void ncm_rpc_opts_default(ncm_rpc_opts *opts);
@@ -136,16 +154,27 @@ NCM_API ncm_rpc_server *ncm_rpc_server_new(const ncm_rpc_opts *opts);
 NCM_API ncm_rpc_server *ncm_rpc_server_free(ncm_rpc_server *srv);
 
 /*
- * Route path ("/package.Service/Method") to fn. Returns 0, -EEXIST for a path already routed,
- * -EINVAL for a path not of that form, -ENOMEM.
+ * Route path ("/package.Service/Method") of a unary method to fn. A unary call that succeeds
+ * carries exactly one response message, even an empty one (gRPC; grpc-go clients fail a call
+ * without it: "EOF", or "cardinality violation" from 2025): the connection holds every unary
+ * handler to it. A second ncm_rpc_call_send() returns -EPROTO and sends nothing;
+ * ncm_rpc_call_finish(NCM_RPC_OK) without a message sent ends the call with INTERNAL
+ * "grpc: unary handler finished OK without a response message" instead. Both are told to
+ * opts.log as errors. Returns 0, -EEXIST for a path already routed, -EINVAL for a path not of
+ * that form, -ENOMEM.
  */
 NCM_API int ncm_rpc_server_add(ncm_rpc_server *srv, const char *path, ncm_rpc_handler_fn fn,
                                void *data);
 
+/* As ncm_rpc_server_add() for a server-streaming method: any number of response messages. */
+NCM_API int ncm_rpc_server_add_streaming(ncm_rpc_server *srv, const char *path,
+                                         ncm_rpc_handler_fn fn, void *data);
+
 /*
  * Route every path without a handler of its own to fn (a proxy forwarding unknown methods).
  * Without one, such calls end with UNIMPLEMENTED "unknown service S" or "unknown method M for
- * service S", as grpc-go answers.
+ * service S", as grpc-go answers. The fallback's calls are of no known kind: the message count
+ * is the handler's business (a proxy relays what the upstream server sent).
  */
 NCM_API void ncm_rpc_server_set_fallback(ncm_rpc_server *srv, ncm_rpc_handler_fn fn, void *data);
 
@@ -198,7 +227,8 @@ NCM_API int ncm_rpc_call_send_headers(ncm_rpc_call *call);
  * Queue one response message msg[0..len) (copied). Returns 0 when queued; 1 when queued and the
  * call's queue is now above send_queue_high (wait for on_writable before sending more); -ENOBUFS
  * when the connection's queue is above send_queue_max (not queued); -EMSGSIZE above max_send_msg;
- * -EPIPE when the call has ended; -ENOMEM.
+ * -EPROTO for a second message of a unary call (not queued); -EPIPE when the call has ended;
+ * -ENOMEM.
  */
 NCM_API int ncm_rpc_call_send(ncm_rpc_call *call, const uint8_t *msg, size_t len);
 
@@ -208,8 +238,9 @@ NCM_API int ncm_rpc_call_send_pb(ncm_rpc_call *call, const ProtobufCMessage *msg
 /*
  * End the call with a status (message may be NULL; any bytes, percent-encoded on the wire) and
  * release it: the handle is invalid afterwards. Queued messages are sent first. Without a
- * message sent before, an error goes out "trailers-only". Finishing a cancelled call only
- * releases it. Never fails.
+ * message sent before, an error goes out "trailers-only"; so does OK on a streaming call, while
+ * OK on a unary call without its message becomes INTERNAL (ncm_rpc_server_add). Finishing a
+ * cancelled call only releases it. Never fails.
  */
 NCM_API void ncm_rpc_call_finish(ncm_rpc_call *call, ncm_rpc_code code, const char *message);
 

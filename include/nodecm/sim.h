@@ -26,6 +26,10 @@ enum {
         /* Refuse topology sources and state files read from disk (fsroot, xml, file): for
          * fuzzing and for scenarios from untrusted places. */
         NCM_SCENARIO_NO_FILES = 1 << 0,
+        /* Decode node.kubelet as the kubelet decodes its file (NCM_NODE_CONFIG_LENIENT: an
+         * unknown field or a repeated key is a warning) instead of strictly (the default: a
+         * scenario is written for nodecm, where an unknown field is a mistake). */
+        NCM_SCENARIO_LENIENT_CONFIG = 1 << 1,
 };
 
 /*
@@ -49,7 +53,29 @@ NCM_API ncm_scenario *ncm_scenario_free(ncm_scenario *s);
 NCM_DEFINE_AUTOPTR(ncm_scenario, ncm_scenario_free)
 
 NCM_API size_t ncm_scenario_num_steps(const ncm_scenario *s) NCM_PURE;
+/* The node's configuration (node.kubelet), for its warnings (ncm_node_config_warning). */
+NCM_API const ncm_node_config *ncm_scenario_config(const ncm_scenario *s) NCM_PURE;
 NCM_API const ncm_topo *ncm_scenario_topo(const ncm_scenario *s) NCM_PURE;
+/* The scenario's description, or NULL when it has none. */
+NCM_API const char *ncm_scenario_description(const ncm_scenario *s) NCM_PURE;
+
+/* One step as it ran, for ncm_simulate_options.step_fn. */
+typedef struct ncm_simulate_step {
+        size_t index;       /* the scenario's step number; the end: the number of steps run */
+        const char *op;     /* "admit", "remove", "removePod", "restart"; "end" after the last */
+        const char *text;   /* what the step did, one line for people (no newline); "" at the end */
+        const ncm_pod *pod; /* admit: the pod */
+        const ncm_node_admission *admission; /* admit: the decision */
+} ncm_simulate_step;
+
+/*
+ * Called after each step with the node as the step left it, and once more at the end ("end"),
+ * before the node goes. With one, admissions record their explanation (NCM_NODE_EXPLAIN) for
+ * it; the output shows them only with `explain`. A negative return stops the simulation with
+ * that error.
+ */
+typedef int (*ncm_simulate_step_fn)(const ncm_simulate_step *st, const ncm_node *n, void *data,
+                                    ncm_error *err);
 
 typedef struct ncm_simulate_options {
         bool json;             /* one JSON line per step, then the state line */
@@ -58,6 +84,8 @@ typedef struct ncm_simulate_options {
         size_t max_steps;      /* run at most this many steps (0: all) */
         bool reference_merge;  /* the topology manager's reference merge */
         ncm_kubelet_version kubelet_version; /* over node.kubelet.kubeletVersion; {0, 0}: its */
+        ncm_simulate_step_fn step_fn;        /* NULL: none */
+        void *step_data;
 } ncm_simulate_options;
 
 typedef struct ncm_simulate_summary {

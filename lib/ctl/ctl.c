@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <nodecm/map.h>
 #include "api/pb-strings.h"
 #include "ctl-internal.h"
 
@@ -145,6 +148,8 @@ ncm_ctl_format ncm__ctl_format(Nodecm__V1__Format f)
                 return NCM_CTL_FORMAT_JSON;
         case NODECM__V1__FORMAT__FORMAT_TEXT:
                 return NCM_CTL_FORMAT_TEXT;
+        case NODECM__V1__FORMAT__FORMAT_HTML:
+                return NCM_CTL_FORMAT_HTML;
         default:
                 return NCM_CTL_FORMAT_NONE;
         }
@@ -321,6 +326,20 @@ static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node
                 }
                 if (r->device_options)
                         c->device_options = alloc_resp_msg(a, r->device_options);
+                c->memory = ncm__ctl_alloc(a, (r->n_memory + 1) * sizeof(*c->memory));
+                for (size_t k = 0; c->memory && k < r->n_memory; k++) {
+                        Nodecm__V1__MemoryBlock *mb = ncm__ctl_alloc(a, sizeof(*mb));
+                        if (!mb)
+                                break;
+                        nodecm__v1__memory_block__init(mb);
+                        mb->type = ncm__ctl_str(a, r->memory[k].type);
+                        mb->size = r->memory[k].size;
+                        mb->numa_affinity = ncm__ctl_alloc(
+                                        a, (r->memory[k].nnuma + 1) * sizeof(*mb->numa_affinity));
+                        for (size_t q = 0; mb->numa_affinity && q < r->memory[k].nnuma; q++)
+                                mb->numa_affinity[mb->n_numa_affinity++] = r->memory[k].numa[q];
+                        c->memory[c->n_memory++] = mb;
+                }
                 v[i] = c;
         }
         return v;
@@ -335,6 +354,8 @@ static Nodecm__V1__Format proto_format(ncm_ctl_format f)
                 return NODECM__V1__FORMAT__FORMAT_JSON;
         case NCM_CTL_FORMAT_TEXT:
                 return NODECM__V1__FORMAT__FORMAT_TEXT;
+        case NCM_CTL_FORMAT_HTML:
+                return NODECM__V1__FORMAT__FORMAT_HTML;
         default:
                 return NODECM__V1__FORMAT__FORMAT_NONE;
         }
@@ -400,6 +421,7 @@ int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *ou
         case NCM_CTL_LIST_DEVICES: {
                 Nodecm__V1__ListDevicesRequest q = NODECM__V1__LIST_DEVICES_REQUEST__INIT;
                 q.format = proto_format(r->format);
+                q.locations = r->locations;
                 return ncm__ctl_pack(&q.base, out);
         }
         default:
@@ -486,8 +508,40 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
 }
 
 /*
+ * To the admission's JSON line B (the node's, as simulate prints a step), what the device
+ * plugins' Allocate answers give each container (envs, mounts, device specs, annotations, CDI
+ * devices: ncm_devmgr_alloc_resp_json) as "deviceOptions": {"<container>": {...}}, keyed by
+ * container name (unique in a pod), in container order, and absent when no container holds
+ * a device. The key goes at the end of the node's object, whose line ends in "}\n".
+ */
+static void admission_device_options(ncm_buf *b, const ncm_node_admission *adm)
+{
+        bool any = false;
+
+        for (size_t i = 0; i < adm->n_containers; i++)
+                any = any || adm->containers[i].device_options;
+        if (!any || ncm_buf_failed(b) || b->len < 2 || memcmp(b->data + b->len - 2, "}\n", 2))
+                return;
+        b->len -= 2;
+        ncm_buf_puts(b, ", \"deviceOptions\": {");
+        any = false;
+        for (size_t i = 0; i < adm->n_containers; i++) {
+                const ncm_node_container_result *c = &adm->containers[i];
+                if (!c->device_options)
+                        continue;
+                if (any)
+                        ncm_buf_puts(b, ", ");
+                any = true;
+                ncm_buf_json_string(b, c->name, strlen(c->name));
+                ncm_buf_puts(b, ": ");
+                ncm_devmgr_alloc_resp_json(c->device_options, b);
+        }
+        ncm_buf_puts(b, "}}\n");
+}
+
+/*
  * The Admission reply for output format F; *JSON_LINE (may be NULL) gets a copy of the JSON
- * line when that is the output, for the event (explain off).
+ * line when that is the output, for the event (explain off), which carries no plugin answers.
  */
 static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ctl_format f,
                        bool explain, Nodecm__V1__Container **cs, ncm_buf *json_line, ncm_buf *out)
@@ -503,12 +557,14 @@ static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ct
         rep.message = (char *)adm->message;
         rep.containers = cs;
         rep.n_containers = cs ? adm->n_containers : 0;
-        if (f == NCM_CTL_FORMAT_JSON)
+        if (f == NCM_CTL_FORMAT_JSON) {
                 ncm_node_format_admission_json(&text, -1, pod, adm, explain);
-        else if (f == NCM_CTL_FORMAT_TEXT)
+                if (json_line && !explain)
+                        ncm_buf_append(json_line, text.data, text.len);
+                admission_device_options(&text, adm);
+        } else if (f == NCM_CTL_FORMAT_TEXT) {
                 ncm_node_format_admission_text(&text, -1, pod, adm, explain);
-        if (json_line && f == NCM_CTL_FORMAT_JSON && !explain)
-                ncm_buf_append(json_line, text.data, text.len);
+        }
         return pack_reply(&a, &rep.base, &rep.output, f, &text, out);
 }
 
@@ -555,7 +611,13 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 /* decided on a copy: the node itself, its files and cgroups stay as they are */
                 r = ncm_node_copy(t->node, &copy, err);
                 if (r >= 0)
-                        r = ncm_node_admit(copy, pod, NCM_NODE_EXPLAIN, &adm, err);
+                        r = ncm_node_admit(
+                                        copy, pod,
+                                        NCM_NODE_EXPLAIN |
+                                                        (t->kubelet_admitted
+                                                                         ? NCM_NODE_KUBELET_ADMITTED
+                                                                         : 0),
+                                        &adm, err);
                 if (r < 0)
                         return r;
                 {
@@ -571,7 +633,10 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, before);
-        r = ncm_node_admit(t->node, pod, explain ? NCM_NODE_EXPLAIN : 0, &adm, err);
+        r = ncm_node_admit(t->node, pod,
+                           (explain ? NCM_NODE_EXPLAIN : 0) |
+                                           (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0),
+                           &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);
@@ -853,7 +918,31 @@ static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t 
                 ncm_node_format_status_json(t->node, &text);
         else if (f == NCM_CTL_FORMAT_TEXT && ncm_node_format_cpu_map(t->node, &text) < 0)
                 a.failed = true;
+        else if (f == NCM_CTL_FORMAT_HTML && ncm_ctl_map_html(t, &text, NULL, NULL) < 0)
+                a.failed = true;
         return pack_reply(&a, &rep.base, &rep.output, f, &text, &res->reply) < 0 ? oom(err) : 0;
+}
+
+int ncm_ctl_map_html(const ncm_ctl_target *t, ncm_buf *out, const char *events_url,
+                     const char *explain_url)
+{
+        char host[256] = "", when[64] = "", caption[512];
+        ncm_map_scene_options so = {.step = -1, .flags = explain_url ? 0 : NCM_MAP_REPLAY};
+        ncm_map_html_options ho = {.events_url = events_url, .explain_url = explain_url};
+        time_t now = time(NULL);
+        struct tm tm;
+
+        if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+                snprintf(host, sizeof(host), "node");
+        if (gmtime_r(&now, &tm))
+                strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+        snprintf(caption, sizeof(caption), "%s%s%s", t->dir ? t->dir : "",
+                 t->dir && t->enforcer ? " · enforcer " : "",
+                 t->dir && t->enforcer ? t->enforcer : "");
+        so.title = host;
+        so.caption = caption[0] ? caption : NULL;
+        ho.generated = when[0] ? when : NULL;
+        return ncm_map_node_html(t->node, &so, &ho, out, NULL);
 }
 
 static int handle_reconcile(const ncm_ctl_target *t, const uint8_t *req, size_t len,
@@ -891,6 +980,47 @@ static const char *endpoint_state(ncm_devmgr_endpoint_state s)
                                                   : "none";
 }
 
+/*
+ * Where each device is (docs/devices.md, "Device locality"), after the inventory: a JSON
+ * "locations" list (the inventory's object reopened), or lines for people. A machine whose PCI
+ * devices or CDI specs cannot be read says so instead: the inventory stands without it.
+ */
+static void append_locations(ncm_node *n, ncm_ctl_format f, ncm_buf *text)
+{
+        ncm_device_location *locs = NULL;
+        ncm_error e = NCM_ERROR_INIT;
+        size_t nl = 0;
+        int r = ncm_node_device_locations(n, &locs, &nl, &e);
+
+        if (f == NCM_CTL_FORMAT_JSON) {
+                /* the inventory ends "}\n" */
+                if (text->len >= 2)
+                        text->len -= 2;
+                if (r >= 0) {
+                        ncm_buf_puts(text, ", \"locations\": ");
+                        ncm_device_locations_json(locs, nl, text);
+                } else {
+                        ncm_buf_puts(text, ", \"locationsError\": ");
+                        ncm_buf_json_string(text, e.msg, strlen(e.msg));
+                }
+                ncm_buf_puts(text, "}\n");
+        } else if (r >= 0) {
+                if (nl)
+                        ncm_buf_puts(text, "device locations:\n");
+                ncm_device_locations_text(locs, nl, text);
+        } else {
+                ncm_buf_printf(text, "device locations: %s\n", e.msg);
+        }
+        ncm_device_locations_free(locs, nl);
+}
+
+static bool uses_locality(const ncm_node_config *c)
+{
+        size_t n = 0;
+        return ncm_node_config_device_local_cpus(c) || ncm_node_config_dra_hints(c) ||
+               ncm_node_config_cdi_dirs(c, &n);
+}
+
 static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                                ncm_ctl_result *res, ncm_error *err)
 {
@@ -901,11 +1031,14 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
         ctl_arena a = {0};
         ncm_buf text = NCM_BUF_INIT;
         ncm_ctl_format f;
+        bool locations;
         int r;
 
         if (!q)
                 return bad_request(NCM_CTL_LIST_DEVICES, err);
         f = ncm__ctl_format(q->format);
+        /* asked for, or the node's configuration uses device locality */
+        locations = q->locations || uses_locality(ncm_node_get_config(t->node));
         nodecm__v1__list_devices_request__free_unpacked(q, NULL);
         if (ncm_devmgr_inventory_get(ncm_node_devmgr(t->node), &inv) < 0)
                 return oom(err);
@@ -952,6 +1085,8 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
                 ncm_devmgr_inventory_json(&inv, &text);
         else if (f == NCM_CTL_FORMAT_TEXT)
                 ncm_devmgr_inventory_text(&inv, &text);
+        if (locations && (f == NCM_CTL_FORMAT_JSON || f == NCM_CTL_FORMAT_TEXT))
+                append_locations(t->node, f, &text);
         r = pack_reply(&a, &rep.base, &rep.output, f, &text, &res->reply);
         ncm_devmgr_inventory_done(&inv);
         return r < 0 ? oom(err) : 0;

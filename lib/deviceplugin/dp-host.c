@@ -272,6 +272,12 @@ static void ep_answer(dp_endpoint *ep, ncm_rpc_code code, const char *message)
         if (!call)
                 return;
         ep->reg_call = NULL;
+        /* Register returns Empty: a success carries that one (zero-byte) message, or grpc-go
+         * plugins see EOF and register again every 5 s */
+        if (code == NCM_RPC_OK && ncm_rpc_call_send(call, NULL, 0) < 0) {
+                code = NCM_RPC_INTERNAL;
+                message = "cannot send the response";
+        }
         ncm_rpc_call_finish(call, code, code == NCM_RPC_OK ? NULL : message);
 }
 
@@ -710,9 +716,21 @@ static int listen_socket(ncm_dp_host *h, ncm_error *err)
         return 0;
 }
 
-/* kubelet.sock is gone or another file: listen again, so plugins re-register. */
+static int cleanup_dir(ncm_dp_host *h, size_t *ret_removed, ncm_error *err);
+
+/*
+ * kubelet.sock is gone or another file: start over as a restarted kubelet does, so that every
+ * kind of plugin registers again. The kubelet, starting, removes every socket in the
+ * directory and listens anew; plugins are written for that: some watch for kubelet.sock being
+ * created (NVIDIA's), others for their own socket disappearing (the kubelet's sample plugin,
+ * generic-device-plugin) and then serve and register again. Connections already made stay up:
+ * a plugin that watches nothing keeps serving its ListAndWatch stream, and one that registers
+ * again replaces its endpoint as any new registration does (docs/devices.md).
+ */
 static void check_socket(ncm_dp_host *h)
 {
+        size_t removed = 0;
+        char n[32];
         struct stat st;
         ncm_error err = NCM_ERROR_INIT;
         ncm_rpc_uv_server *old = h->listener;
@@ -725,13 +743,21 @@ static void check_socket(ncm_dp_host *h)
         /* the old listener's close unlinks the path: close it first, then listen anew */
         h->listener = NULL;
         ncm_rpc_uv_server_close(old, true, NULL, NULL);
+        if (cleanup_dir(h, &removed, &err) < 0) {
+                ncm__dp_log(h, NCM_DP_ERROR, "could not remove the plugin sockets", "directory",
+                            h->dir, "error", err.msg, NULL, NULL);
+                err = (ncm_error)NCM_ERROR_INIT;
+        }
         if (listen_socket(h, &err) < 0) {
                 ncm__dp_log(h, NCM_DP_ERROR, "could not listen on the registration socket again",
                             "socket", h->sock, "error", err.msg, NULL, NULL);
                 return;
         }
-        ncm__dp_log(h, NCM_DP_INFO, "registration socket re-created: plugins register again",
-                    "socket", h->sock, NULL, NULL, NULL, NULL);
+        snprintf(n, sizeof(n), "%zu", removed);
+        ncm__dp_log(h, NCM_DP_INFO,
+                    "registration socket re-created and plugin sockets removed, as at a kubelet "
+                    "restart: plugins that watch either register again",
+                    "socket", h->sock, "removed", n, NULL, NULL);
 }
 
 static void on_dir_event(uv_fs_event_t *w, const char *filename, int events, int status)
@@ -744,8 +770,9 @@ static void on_dir_event(uv_fs_event_t *w, const char *filename, int events, int
                 check_socket(h);
 }
 
-/* The kubelet's CleanupPluginDirectory: every socket but the checkpoint goes. */
-static int cleanup_dir(ncm_dp_host *h, ncm_error *err)
+/* The kubelet's CleanupPluginDirectory: every socket but the checkpoint goes; *RET_REMOVED
+ * (may be NULL) counts them. */
+static int cleanup_dir(ncm_dp_host *h, size_t *ret_removed, ncm_error *err)
 {
         DIR *d = opendir(h->dir);
         struct dirent *e;
@@ -764,8 +791,14 @@ static int cleanup_dir(ncm_dp_host *h, ncm_error *err)
                         break;
                 }
                 /* os.Stat: follows a symlink; the link itself is what goes */
-                if (stat(p, &st) == 0 && S_ISSOCK(st.st_mode) && unlink(p) < 0 && errno != ENOENT)
-                        r = ncm_error_errno(err, errno, "remove '%s'", p);
+                if (stat(p, &st) == 0 && S_ISSOCK(st.st_mode)) {
+                        if (unlink(p) == 0) {
+                                if (ret_removed)
+                                        (*ret_removed)++;
+                        } else if (errno != ENOENT) {
+                                r = ncm_error_errno(err, errno, "remove '%s'", p);
+                        }
+                }
                 free(p);
                 if (r < 0)
                         break;
@@ -859,7 +892,7 @@ int ncm_dp_host_start(ncm_dp_host *h, ncm_error *err)
 
         if (mkdir(h->dir, 0750) < 0 && errno != EEXIST)
                 return ncm_error_errno(err, errno, "create '%s'", h->dir);
-        r = cleanup_dir(h, err);
+        r = cleanup_dir(h, NULL, err);
         if (r < 0)
                 return r;
         r = listen_socket(h, err);

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The head of an HTTP/1.x request, for a metrics endpoint that serves GET and nothing else
- * (RFC 9112 sections 2-5, read strictly where leniency would let a request smuggle a body).
- * Pure: the caller owns the bytes and the socket.
+ * (RFC 9112 sections 2-5, read strictly where leniency would let a request smuggle a body),
+ * and the events of a text/event-stream (the node map's /map/events). Pure: the caller owns
+ * the bytes and the socket.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -90,8 +93,12 @@ static int request_line(const char *l, size_t n, ncm_http_request *r)
         {
                 size_t plen = i - t;
                 const char *q = memchr(l + t, '?', plen);
-                if (q)
+                if (q) {
+                        size_t qlen = (size_t)(l + i - (q + 1));
                         plen = (size_t)(q - (l + t));
+                        memcpy(r->query, q + 1, qlen);
+                        r->query[qlen] = '\0';
+                }
                 memcpy(r->path, l + t, plen);
                 r->path[plen] = '\0';
         }
@@ -182,4 +189,62 @@ int ncm_http_parse_request(const char *buf, size_t len, size_t max_head, ncm_htt
         r.head_len = hl;
         *ret = r;
         return 1;
+}
+
+void ncm_http_sse_event(ncm_buf *b, uint64_t id, const char *data)
+{
+        const char *p = data ? data : "";
+
+        ncm_buf_printf(b, "id: %llu\n", (unsigned long long)id);
+        do {
+                size_t n = strcspn(p, "\r\n");
+                ncm_buf_puts(b, "data: ");
+                ncm_buf_append(b, p, n);
+                ncm_buf_putc(b, '\n');
+                p += n;
+                if (*p == '\r' && p[1] == '\n')
+                        p++;
+                if (*p)
+                        p++;
+        } while (*p);
+        ncm_buf_putc(b, '\n');
+}
+
+int ncm_http_query_param(const char *query, const char *name, char *out, size_t size)
+{
+        size_t nl = strlen(name);
+        const char *p = query;
+
+        while (p && *p) {
+                const char *end = strchr(p, '&');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                if (len > nl && p[nl] == '=' && memcmp(p, name, nl) == 0) {
+                        size_t k = 0;
+                        for (size_t i = nl + 1; i < len; i++) {
+                                char c = p[i];
+                                if (c == '%') {
+                                        char h[3] = {0};
+                                        if (i + 2 >= len || !isxdigit((unsigned char)p[i + 1]) ||
+                                            !isxdigit((unsigned char)p[i + 2]))
+                                                return -EINVAL;
+                                        memcpy(h, p + i + 1, 2);
+                                        c = (char)strtol(h, NULL, 16);
+                                        if (!c)
+                                                return -EINVAL;
+                                        i += 2;
+                                } else if (c == '+') {
+                                        c = ' ';
+                                }
+                                if (k + 1 >= size)
+                                        return -ENAMETOOLONG;
+                                out[k++] = c;
+                        }
+                        if (!size)
+                                return -ENAMETOOLONG;
+                        out[k] = '\0';
+                        return (int)k;
+                }
+                p = end ? end + 1 : NULL;
+        }
+        return -ENOENT;
 }

@@ -24,13 +24,10 @@ struct ncm_node_dir {
         size_t n_pods;
 };
 
-static const char *const files[] = {NCM_CPU_CHECKPOINT_NAME,
-                                    NCM_DEVMGR_CHECKPOINT_NAME,
-                                    NCM_NODE_PODS_NAME,
-                                    NCM_NODE_PODS_JOURNAL_NAME,
-                                    NCM_NODE_UNDO_NAME,
-                                    NCM_NODE_CONFIG_NAME,
-                                    NULL};
+static const char *const files[] = {NCM_CPU_CHECKPOINT_NAME,    NCM_DEVMGR_CHECKPOINT_NAME,
+                                    NCM_MEM_CHECKPOINT_NAME,    NCM_NODE_PODS_NAME,
+                                    NCM_NODE_PODS_JOURNAL_NAME, NCM_NODE_UNDO_NAME,
+                                    NCM_NODE_CONFIG_NAME,       NULL};
 
 int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err)
 {
@@ -285,6 +282,8 @@ static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *c
         no.kubelet_version = o->kubelet_version;
         no.faults = o->faults;
         no.read_only = o->flags & NCM_NODE_DIR_READ_ONLY;
+        no.machine_root = o->machine_root;
+        no.capacity = o->capacity;
         r = ncm_node_new(t, cfg, &no, &d->node, err);
         if (r < 0)
                 return r;

@@ -150,6 +150,10 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
                 return r;
         e->m = ncm_node_cgroups_manager(e->cg);
         e->layout = ncm_node_cgroups_layout(e->cg);
+        /* the kubelet on this host would not start: neither does the node */
+        r = ncm_node_config_check_host(cfg, e->layout, err);
+        if (r < 0)
+                return r;
         e->rootfd = e->m->rootfd;
 
         /* the controllers the kubelet requires, named as it names kubepods */

@@ -36,6 +36,7 @@ static int oom(ncm_error *err)
 
 static void pod_done(node_pod *p)
 {
+        ncm__node_fit_req_free(p->fit);
         ncm_pod_free(p->spec);
         free(p->uid);
         free(p->name);
@@ -152,10 +153,12 @@ typedef struct managers {
         ncm_devmgr *dev;
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
+        node_mem *mem;
 } managers;
 
 static void managers_done(managers *m)
 {
+        m->mem = ncm__node_mem_free(m->mem);
         m->tm = ncm_tm_free(m->tm);
         m->dev = ncm_devmgr_free(m->dev);
         m->cpu = ncm_cpu_policy_free(m->cpu);
@@ -310,8 +313,8 @@ static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **r
  * Registers providers with N as their data; N's own fields are not changed.
  */
 static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, const char *text,
-                 size_t len, const char *name, const char *dev_text, size_t dev_len, managers *ret,
-                 ncm_error *err)
+                 size_t len, const char *name, const char *dev_text, size_t dev_len,
+                 const char *mem_text, size_t mem_len, managers *ret, ncm_error *err)
 {
         managers m = {0};
         ncm_autofree char *file = NULL;
@@ -335,9 +338,12 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         r = build_cpu(n, cfg, &m.cpu, err);
         if (r < 0)
                 goto fail;
-        /* kubelet's order: device manager, CPU manager (, memory manager) */
+        /* kubelet's order: device manager, CPU manager (, memory manager); then nodecm's */
         if (ncm_tm_add_provider(m.tm, &ncm__node_device_provider, n) < 0 ||
-            ncm_tm_add_provider(m.tm, &ncm__node_cpu_provider, n) < 0) {
+            ncm_tm_add_provider(m.tm, &ncm__node_cpu_provider, n) < 0 ||
+            ncm_tm_add_provider(m.tm, &ncm__node_memory_provider, n) < 0 ||
+            (ncm_node_config_dra_hints(cfg) &&
+             ncm_tm_add_provider(m.tm, &ncm__node_dra_provider, n) < 0)) {
                 r = oom(err);
                 goto fail;
         }
@@ -397,6 +403,14 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         r = ncm__node_dev_start(n, m.dev, dev_text, dev_len, src == SOURCE_DIRECTORY, err);
         if (r < 0)
                 goto fail;
+        /* then the memory manager's (memory_manager_state beside cpu_manager_state) */
+        r = ncm__node_mem_new(n, cfg,
+                              src == SOURCE_DIRECTORY ? NODE_MEM_FROM_FILE
+                              : mem_text              ? NODE_MEM_TEXT
+                                                      : NODE_MEM_FRESH,
+                              mem_text, mem_len, &m.mem, err);
+        if (r < 0)
+                goto fail;
         *ret = m;
         return 0;
 fail:
@@ -406,11 +420,12 @@ fail:
 
 static void install(ncm_node *n, managers *m)
 {
-        managers old = {n->tm, n->dev, n->cpu, n->cpu_state};
+        managers old = {n->tm, n->dev, n->cpu, n->cpu_state, n->mem};
         n->tm = m->tm;
         n->dev = m->dev;
         n->cpu = m->cpu;
         n->cpu_state = m->cpu_state;
+        n->mem = m->mem;
         *m = (managers){0};
         managers_done(&old);
 }
@@ -458,6 +473,10 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 n->attach = opts->attach;
                 n->faults = opts->faults;
                 n->read_only = opts->read_only;
+                if (opts->machine_root && !(n->machine_root = strdup(opts->machine_root)))
+                        return oom(err);
+                if ((r = ncm__node_fit_set_capacity(n, opts->capacity, err)) < 0)
+                        return r;
         }
         n->all_cpus = ncm_cpuset_new();
         if (!n->all_cpus)
@@ -490,7 +509,7 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 const char *name = opts->cpu_checkpoint_name ? opts->cpu_checkpoint_name
                                                              : NCM_CPU_CHECKPOINT_NAME;
                 r = build(n, cfg, SOURCE_TEXT, opts->cpu_checkpoint, opts->cpu_checkpoint_len, name,
-                          NULL, 0, &m, err);
+                          NULL, 0, opts->mem_checkpoint, opts->mem_checkpoint_len, &m, err);
                 if (r < 0 && r != -ENOMEM && (r == -NCM_E_INVALID_STATE || r == -NCM_E_CHECKSUM))
                         ncm_error_prefix(err, "%s", name);
         } else if (opts && opts->restore && n->dir) {
@@ -501,10 +520,10 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 r = ncm_fs_exists(AT_FDCWD, file);
                 if (r < 0)
                         return ncm_error_errno(err, -r, "%s", file);
-                r = build(n, cfg, r ? SOURCE_DIRECTORY : SOURCE_FRESH, NULL, 0, NULL, NULL, 0, &m,
-                          err);
+                r = build(n, cfg, r ? SOURCE_DIRECTORY : SOURCE_FRESH, NULL, 0, NULL, NULL, 0, NULL,
+                          0, &m, err);
         } else {
-                r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, &m, err);
+                r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, NULL, 0, &m, err);
         }
         if (r < 0)
                 return r;
@@ -527,7 +546,7 @@ ncm_node *ncm_node_free(ncm_node *n)
 
         if (!n)
                 return NULL;
-        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state};
+        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state, n->mem};
         managers_done(&m);
         free(n->devices_json);
         ncm_node_devices_done(&n->devices);
@@ -538,6 +557,9 @@ ncm_node *ncm_node_free(ncm_node *n)
         free(n->dir);
         free(n->undo_path);
         ncm_fs_batch_free(n->own);
+        free(n->machine_root);
+        ncm_locator_free(n->locator);
+        ncm_resource_list_done(&n->fit_capacity);
         free(n);
         return NULL;
 }
@@ -549,27 +571,33 @@ int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err)
         int r;
 
         r = ncm_cpu_state_persist(n->cpu_state, err);
+        if (r >= 0)
+                r = ncm__node_mem_flush(n, err);
         if (r < 0)
                 return r;
         if (n->dir) {
                 /* the device manager has written its file on every change already */
-                r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, NULL, 0, &m, err);
+                r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, NULL, 0, NULL, 0, &m, err);
         } else {
-                ncm_buf b = NCM_BUF_INIT, d = NCM_BUF_INIT;
+                ncm_buf b = NCM_BUF_INIT, d = NCM_BUF_INIT, mb = NCM_BUF_INIT;
                 ncm_cpu_checkpoint_format_state(n->cpu_state, &b);
+                ncm__node_mem_text(n->mem, &mb);
                 r = ncm__node_dev_checkpoint_text(n->dev, &d, err);
-                if (r >= 0 && ncm_buf_failed(&b))
+                if (r >= 0 && (ncm_buf_failed(&b) || ncm_buf_failed(&mb)))
                         r = oom(err);
                 if (r >= 0)
                         r = build(n, use, SOURCE_TEXT, b.data, b.len, NCM_CPU_CHECKPOINT_NAME,
-                                  d.data, d.len, &m, err);
+                                  d.data, d.len, mb.data, mb.len, &m, err);
                 ncm_buf_done(&b);
                 ncm_buf_done(&d);
+                ncm_buf_done(&mb);
         }
         if (r < 0)
                 return r;
         install(n, &m);
         n->cfg = use;
+        /* the locator reads the configuration: the new one's at its next use */
+        n->locator = ncm_locator_free(n->locator);
         return 0;
 }
 
@@ -588,7 +616,9 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
         c->reference_merge = n->reference_merge;
         c->kubelet_override = n->kubelet_override;
         c->all_cpus = ncm_cpuset_dup(n->all_cpus);
-        if (!c->all_cpus)
+        if (!c->all_cpus || ncm__node_fit_set_capacity(c, &n->fit_capacity, err) < 0)
+                return oom(err);
+        if (n->machine_root && !(c->machine_root = strdup(n->machine_root)))
                 return oom(err);
         if (n->devices_json) {
                 c->devices_json = strndup(n->devices_json, n->devices_len);
@@ -599,16 +629,19 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
                 if (r < 0)
                         return r;
         }
-        /* the state as a restart would read it back: both checkpoints, in memory */
+        /* the state as a restart would read it back: the checkpoints, in memory */
+        ncm_buf mb = NCM_BUF_INIT;
         ncm_cpu_checkpoint_format_state(n->cpu_state, &b);
+        ncm__node_mem_text(n->mem, &mb);
         r = ncm__node_dev_checkpoint_text(n->dev, &d, err);
-        if (r >= 0 && ncm_buf_failed(&b))
+        if (r >= 0 && (ncm_buf_failed(&b) || ncm_buf_failed(&mb)))
                 r = oom(err);
         if (r >= 0)
                 r = build(c, c->cfg, SOURCE_TEXT, b.data, b.len, NCM_CPU_CHECKPOINT_NAME, d.data,
-                          d.len, &m, err);
+                          d.len, mb.data, mb.len, &m, err);
         ncm_buf_done(&b);
         ncm_buf_done(&d);
+        ncm_buf_done(&mb);
         if (r < 0)
                 return r;
         install(c, &m);
@@ -753,6 +786,7 @@ ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a)
                 free(a->containers[i].numa);
                 ncm_devmgr_assignments_free(a->containers[i].devices, a->containers[i].n_devices);
                 ncm_devmgr_alloc_resp_free(a->containers[i].device_options);
+                ncm_mem_blocks_free(a->containers[i].memory, a->containers[i].n_memory);
         }
         free(a->containers);
         for (size_t i = 0; i < a->n_events; i++)
@@ -786,6 +820,7 @@ typedef struct snapshot {
         ncm_tm_pod_hints *tm_hints; /* only when known */
         ncm_cpu_policy_reuse *policy_reuse;
         char **dev_had; /* the pod's containers that held devices, NULL-terminated */
+        node_mem_saved *mem;
 } snapshot;
 
 static void strv_free(char **v)
@@ -810,6 +845,7 @@ static void snapshot_done(snapshot *s)
         ncm_tm_pod_hints_free(s->tm_hints);
         ncm_cpu_policy_reuse_free(s->policy_reuse);
         strv_free(s->dev_had);
+        ncm__node_mem_saved_free(s->mem);
 }
 
 /* The containers of POD that hold devices now, into *RET (NULL-terminated). */
@@ -855,6 +891,8 @@ static int snapshot_take(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error
                 goto fail;
         if (containers_with_devices(n, pod, &s->dev_had) < 0)
                 goto fail;
+        if (ncm__node_mem_save(n->mem, uid, &s->mem) < 0)
+                goto fail;
         return 0;
 fail:
         snapshot_done(s);
@@ -897,6 +935,8 @@ static int rollback(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error *err
                 r = ncm_tm_pod_hints_restore(n->tm, s->tm_hints, err);
         if (r >= 0)
                 r = ncm_cpu_policy_reuse_restore(n->cpu, s->policy_reuse, err);
+        if (r >= 0)
+                r = ncm__node_mem_restore(n, s->mem, err);
         return r;
 }
 
@@ -959,7 +999,8 @@ static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission
                 if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &cr->devices,
                                                  &cr->n_devices) < 0 ||
                     ncm_devmgr_container_options(n->dev, pod->uid, c->name, &cr->device_options) <
-                                    0)
+                                    0 ||
+                    ncm__node_mem_result(n, pod->uid, c->name, cr) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -1134,9 +1175,25 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 return oom(err);
         if (n->read_only)
                 return ncm_error_set(err, EROFS, "%s: opened read-only", n->dir ? n->dir : "node");
+        /* a DRA driver writes a claim's CDI spec just before its container is created */
+        if (n->locator)
+                ncm_locator_refresh(n->locator);
         r = ncm__node_txn_begin(n, err);
         if (r < 0)
                 return r;
+        /*
+         * The kubelet's resource-fit predicates, before anything changes (node-fit.c). Inside
+         * the transaction: a refusal here, as any refusal, drops the owner's staged writes
+         * with the node's (nothing written at all).
+         */
+        if (!(flags & NCM__NODE_NO_FIT) && ncm__node_fit_wanted(n, flags)) {
+                r = ncm__node_fit_admit(n, pod, flags, ret, err);
+                if (r != 0) {
+                        n->txn_doomed = n->txn != NULL;
+                        ncm__node_txn_end(n);
+                        return r < 0 ? r : 0;
+                }
+        }
         r = snapshot_take(n, pod, &snap, err);
         if (r < 0) {
                 ncm__node_txn_end(n);
@@ -1160,10 +1217,13 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         ncm_tm_set_trace(n->tm, NULL);
         if (r >= 0)
                 count_admission(n, &res);
+
         if (r >= 0 && txn.trace_err < 0)
                 r = oom(err);
         if (r >= 0 && res.admit) {
                 r = ncm_cpu_state_flush(n->cpu_state, err);
+                if (r >= 0)
+                        r = ncm__node_mem_flush(n, err);
                 if (r < 0)
                         ncm_cpu_state_hold(n->cpu_state); /* the rollback below writes once */
         }
@@ -1557,6 +1617,7 @@ typedef struct removal {
         ncm_cpu_state *state;
         ncm_cpu_policy_reuse *reuse;
         ncm_cpuset *default_before;
+        node_mem_saved *mem; /* the memory manager's state of the pod */
 } removal;
 
 static void removal_done(removal *rm)
@@ -1564,9 +1625,10 @@ static void removal_done(removal *rm)
         ncm_cpu_state_free(rm->state);
         ncm_cpu_policy_reuse_free(rm->reuse);
         ncm_cpuset_free(rm->default_before);
+        ncm__node_mem_saved_free(rm->mem);
 }
 
-static int removal_begin(ncm_node *n, removal *rm, ncm_error *err)
+static int removal_begin(ncm_node *n, const char *uid, removal *rm, ncm_error *err)
 {
         *rm = (removal){0};
         rm->default_before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
@@ -1575,14 +1637,18 @@ static int removal_begin(ncm_node *n, removal *rm, ncm_error *err)
         if (!n->enforcer && !n->txn)
                 return 0; /* nothing after the decision can fail but memory */
         rm->state = ncm_cpu_state_dup(n->cpu_state);
-        if (!rm->state || ncm_cpu_policy_reuse_save(n->cpu, &rm->reuse, NULL) < 0) {
+        if (!rm->state || ncm_cpu_policy_reuse_save(n->cpu, &rm->reuse, NULL) < 0 ||
+            ncm__node_mem_save(n->mem, uid, &rm->mem) < 0) {
                 removal_done(rm);
                 return oom(err);
         }
         return 0;
 }
 
-/* Undo the CPU manager's part of a removal whose enforcement or files failed. */
+/*
+ * Undo the CPU and memory managers' part of a removal whose enforcement or files failed (the
+ * transaction doomed first: the disk holds the state as it was).
+ */
 static void removal_undo(ncm_node *n, removal *rm)
 {
         if (!rm->state)
@@ -1590,6 +1656,7 @@ static void removal_undo(ncm_node *n, removal *rm)
         if (!ncm_cpu_state_equal(n->cpu_state, rm->state))
                 (void)ncm_cpu_state_assign(n->cpu_state, rm->state, NULL);
         (void)ncm_cpu_policy_reuse_restore(n->cpu, rm->reuse, NULL);
+        (void)ncm__node_mem_restore(n, rm->mem, NULL);
 }
 
 /* The CPU manager's RemoveContainer for (UID, NAME); adds the CPUs it freed to RELEASED. */
@@ -1689,7 +1756,7 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
                 return r;
         r = rec ? persist_pod(n, pod_uid, name, false, err) : 0;
         if (r >= 0)
-                r = removal_begin(n, &rm, err);
+                r = removal_begin(n, pod_uid, &rm, err);
         if (r < 0) {
                 ncm__node_txn_end(n);
                 return r;
@@ -1698,6 +1765,16 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         had = release_cpus(n, pod_uid, name, released, err);
         r = ncm_cpu_state_flush(n->cpu_state, had < 0 ? NULL : err);
         r = had < 0 ? had : r < 0 ? r : had;
+        if (r >= 0) {
+                /* the memory manager's RemoveContainer, in the same commit */
+                int mr = ncm__node_mem_release(n, pod_uid, name, err);
+                if (mr >= 0)
+                        mr = ncm__node_mem_flush(n, err);
+                if (mr < 0)
+                        r = mr;
+                else if (mr > 0 && had == 0)
+                        had = 1;
+        }
         if (r >= 0 && n->enforcer) {
                 snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name, pod_uid);
                 r = enforce_removal(n, NULL, NULL, rm.default_before, what, err);
@@ -1764,7 +1841,7 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                 return r;
         r = n->persist_pods && p ? persist_pod(n, pod_uid, NULL, true, err) : 0;
         if (r >= 0)
-                r = removal_begin(n, &rm, err);
+                r = removal_begin(n, pod_uid, &rm, err);
         if (r < 0) {
                 ncm__node_txn_end(n);
                 return r;
@@ -1787,6 +1864,15 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                 int w = ncm_cpu_state_flush(n->cpu_state, r < 0 ? NULL : err);
                 if (r >= 0 && w < 0)
                         r = w;
+        }
+        if (r >= 0) {
+                int mr = ncm__node_mem_release_pod(n, p ? p->spec : NULL, pod_uid, err);
+                if (mr >= 0)
+                        mr = ncm__node_mem_flush(n, err);
+                if (mr < 0)
+                        r = mr;
+                else
+                        any |= mr;
         }
         if (r >= 0 && n->enforcer) {
                 snprintf(what, sizeof(what), "remove pod '%s'", pod_uid);

@@ -6,6 +6,14 @@
  * from dispatch() once nghttp2 has returned, because nghttp2 must not be re-entered (no
  * mem_send, no session free from inside its callbacks). Calls are reference counted: the open
  * HTTP/2 stream, the user's handle and each queued event hold one.
+ *
+ * A server session runs with nghttp2's HTTP messaging checks off: they refuse an :authority
+ * holding '/', which grpc-go before 1.57 sends when it dials a bare socket path (and the
+ * kubelet's grpc-go server takes), and nghttp2 has no switch for that one check. The checks
+ * themselves (RFC 9113 8.2 and 8.3: pseudo-headers, connection-specific headers, field names and
+ * values) are made here instead, in check_header(), with any :authority allowed; a refused request
+ * is reset with PROTOCOL_ERROR, as nghttp2 did, and told to opts.log. Client sessions keep
+ * nghttp2's checks.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,6 +59,24 @@ typedef struct md_list {
 
 enum ev_type { EV_DISPATCH, EV_CANCEL, EV_WRITABLE, EV_HEADERS, EV_MESSAGE, EV_CLOSE };
 
+/* What a server method's calls may send (ncm_rpc_server_add): one message, any, unchecked. */
+enum call_kind { KIND_ANY, KIND_UNARY, KIND_STREAMING };
+
+/* Request pseudo-headers seen (a request must have the first three, each at most once). */
+enum {
+        PH_METHOD = 1 << 0,
+        PH_SCHEME = 1 << 1,
+        PH_PATH = 1 << 2,
+        PH_AUTHORITY = 1 << 3,
+};
+
+/* A line for opts.log, kept until the connection is out of nghttp2. */
+typedef struct log_entry {
+        int level;
+        char *path;
+        char *what;
+} log_entry;
+
 typedef struct event {
         enum ev_type type;
         ncm_rpc_call *call;
@@ -78,6 +104,12 @@ struct ncm_rpc_call {
         md_list md_resp;    /* server: response header metadata */
 
         /* server */
+        enum call_kind kind;
+        size_t n_sent;     /* response messages queued */
+        unsigned pseudo;   /* PH_* seen in the request headers */
+        bool regular_seen; /* a regular header came: no pseudo-header after it */
+        char refused[128]; /* why the request headers are refused (the first reason); "" */
+        bool reset_sent;   /* ... and the stream was reset for it */
         char *path;
         char *content_type;
         char *encoding;
@@ -114,6 +146,7 @@ struct ncm_rpc_call {
 typedef struct route {
         char *path;
         size_t service_len; /* "/pkg.Service" */
+        enum call_kind kind;
         ncm_rpc_handler_fn fn;
         void *data;
 } route;
@@ -141,6 +174,9 @@ struct ncm_rpc_conn {
 
         event *ev;
         size_t n_ev, cap_ev;
+
+        log_entry *logq;
+        size_t n_log;
 
         ncm_rpc_call *calls;
         size_t n_open;
@@ -316,6 +352,46 @@ static int push_event(ncm_rpc_conn *c, enum ev_type type, ncm_rpc_call *call, nc
         call->refs++;
         c->ev[c->n_ev++] = (event){type, call, msg};
         return 0;
+}
+
+/*
+ * Tell opts.log WHAT about PATH (may be NULL) once the connection is out of nghttp2. A line
+ * that cannot be kept (out of memory, or a flood of refusals within one read) is dropped:
+ * a log must not cost a connection its memory bound.
+ */
+static void log_later(ncm_rpc_conn *c, int level, const char *path, const char *what)
+{
+        if (!c->opts.log || c->n_log >= 64)
+                return;
+        if (c->n_log == 0) {
+                c->logq = calloc(64, sizeof(*c->logq));
+                if (!c->logq)
+                        return;
+        }
+        char *p = strdup(path ? path : ""), *w = strdup(what);
+        if (!p || !w) {
+                free(p);
+                free(w);
+                return;
+        }
+        c->logq[c->n_log++] = (log_entry){level, p, w};
+}
+
+/* Deliver the kept lines (deliver false: only drop them). */
+static void log_flush(ncm_rpc_conn *c, bool deliver)
+{
+        log_entry *q = c->logq;
+        size_t n = c->n_log;
+
+        c->logq = NULL;
+        c->n_log = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (deliver && c->opts.log)
+                        c->opts.log(c->opts.log_data, q[i].level, q[i].path, q[i].what);
+                free(q[i].path);
+                free(q[i].what);
+        }
+        free(q);
 }
 
 static void stream_closed(ncm_rpc_conn *c, ncm_rpc_call *call)
@@ -692,6 +768,92 @@ static bool name_is(const uint8_t *n, size_t nl, const char *s)
         return nl == strlen(s) && memcmp(n, s, nl) == 0;
 }
 
+/* Refuse CALL's request for the first reason found (WHY, about the header NAME, if any). */
+static void refuse(ncm_rpc_call *call, const char *why, const uint8_t *name, size_t namelen)
+{
+        ncm_buf m = NCM_BUF_INIT;
+
+        if (call->refused[0])
+                return;
+        ncm_buf_puts(&m, why);
+        if (name) {
+                ncm_buf_putc(&m, ' ');
+                ncm_buf_go_quote(&m, (const char *)name, namelen < 64 ? namelen : 64);
+        }
+        ncm_buf_putc(&m, 0);
+        snprintf(call->refused, sizeof(call->refused), "%s", ncm_buf_failed(&m) ? why : m.data);
+        ncm_buf_done(&m);
+}
+
+static bool is_connection_specific(const uint8_t *n, size_t nl)
+{
+        static const char *const names[] = {"connection", "keep-alive", "proxy-connection",
+                                            "transfer-encoding", "upgrade"};
+        for (size_t i = 0; i < NCM_ELEMENTSOF(names); i++)
+                if (nl == strlen(names[i]) && memcmp(n, names[i], nl) == 0)
+                        return true;
+        return false;
+}
+
+/* Why nghttp2's HTTP messaging would refuse the pseudo-header NAME, or NULL. */
+static const char *check_pseudo(ncm_rpc_call *call, bool trailer, const uint8_t *name,
+                                size_t namelen, size_t valuelen)
+{
+        static const struct {
+                const char *name;
+                unsigned bit;
+        } pseudo[] = {{":method", PH_METHOD},
+                      {":scheme", PH_SCHEME},
+                      {":path", PH_PATH},
+                      {":authority", PH_AUTHORITY}};
+        unsigned bit = 0;
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(pseudo); i++)
+                if (namelen == strlen(pseudo[i].name) && memcmp(name, pseudo[i].name, namelen) == 0)
+                        bit = pseudo[i].bit;
+        if (trailer)
+                return "pseudo-header in trailers:";
+        if (!bit)
+                return "unknown pseudo-header";
+        if (call->regular_seen)
+                return "pseudo-header after a regular header:";
+        if (call->pseudo & bit)
+                return "repeated pseudo-header";
+        call->pseudo |= bit;
+        /* any :authority, even empty: grpc-go's server does not look at it */
+        if (bit != PH_AUTHORITY && valuelen == 0)
+                return "empty pseudo-header";
+        return NULL;
+}
+
+/*
+ * What nghttp2's HTTP messaging checked of a request header (see the top of this file), with
+ * any :authority allowed. TRAILER: a header of the request's trailers, where no pseudo-header
+ * may be. Records the first refusal in the call.
+ */
+static void check_header(ncm_rpc_call *call, bool trailer, const uint8_t *name, size_t namelen,
+                         const uint8_t *value, size_t valuelen)
+{
+        const char *why = NULL;
+
+        if (namelen > 0 && name[0] == ':') {
+                why = check_pseudo(call, trailer, name, namelen, valuelen);
+        } else {
+                call->regular_seen = true;
+                if (namelen == 0 || !nghttp2_check_header_name(name, namelen))
+                        why = "invalid header name";
+                else if (is_connection_specific(name, namelen))
+                        why = "connection-specific header";
+                else if (namelen == 2 && memcmp(name, "te", 2) == 0 &&
+                         !(valuelen == 8 && memcmp(value, "trailers", 8) == 0))
+                        why = "te other than \"trailers\":";
+        }
+        if (!why && !nghttp2_check_header_value(value, valuelen))
+                why = "invalid value of header";
+        if (why)
+                refuse(call, why, name, namelen);
+}
+
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                      void *user)
@@ -701,11 +863,19 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
         if (!call || f->hd.type != NGHTTP2_HEADERS)
                 return 0;
         call->header_bytes += namelen + valuelen + 32;
-        if (call->header_bytes > c->opts.max_header_list)
+        if (call->header_bytes > c->opts.max_header_list) {
+                if (c->server)
+                        log_later(c, NCM_RPC_LOG_WARN, call->path,
+                                  "request refused: header list larger than max_header_list");
                 return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
         const char *n = (const char *)name, *v = (const char *)value;
         int r = 0;
         if (c->server) {
+                check_header(call, f->headers.cat != NGHTTP2_HCAT_REQUEST, name, namelen, value,
+                             valuelen);
+                if (call->refused[0] || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+                        return 0;
                 if (name_is(name, namelen, ":path")) {
                         free(call->path);
                         call->path = dupn(v, valuelen);
@@ -775,7 +945,30 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *user)
                 return 0;
         bool end = f->hd.flags & NGHTTP2_FLAG_END_STREAM;
         if (c->server) {
-                if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST)
+                bool request = f->hd.type == NGHTTP2_HEADERS &&
+                               f->headers.cat == NGHTTP2_HCAT_REQUEST;
+                if (request && !call->refused[0] &&
+                    (call->pseudo & (PH_METHOD | PH_SCHEME | PH_PATH)) !=
+                                    (PH_METHOD | PH_SCHEME | PH_PATH))
+                        refuse(call, "missing :method, :scheme or :path", NULL, 0);
+                if (f->hd.type == NGHTTP2_HEADERS && !request && !end && !call->refused[0])
+                        refuse(call, "trailers without END_STREAM", NULL, 0);
+                if (call->refused[0] && !call->reset_sent) {
+                        call->reset_sent = true;
+                        ncm_buf m = NCM_BUF_INIT;
+                        ncm_buf_printf(&m, "request refused: %s", call->refused);
+                        log_later(c, NCM_RPC_LOG_WARN, call->path,
+                                  ncm_buf_failed(&m) ? "request refused" : m.data);
+                        ncm_buf_done(&m);
+                        /* as nghttp2's own checks reset it; a handler already running hears
+                         * on_cancel when the stream closes */
+                        if (!call->dispatched)
+                                call->wire_done = true;
+                        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id,
+                                                  NGHTTP2_PROTOCOL_ERROR);
+                        return 0;
+                }
+                if (request)
                         srv_headers_done(c, call);
                 if (end) {
                         call->peer_half_closed = true;
@@ -863,6 +1056,19 @@ static int on_data_chunk(nghttp2_session *s, uint8_t flags, int32_t stream_id, c
         return 0;
 }
 
+/* A frame nghttp2 refused (its own checks: flow control, stream states, ...): told to the log. */
+static int on_invalid_frame(nghttp2_session *s, const nghttp2_frame *f, int lib_error, void *user)
+{
+        ncm_rpc_conn *c = user;
+        ncm_rpc_call *call = stream_call(s, f->hd.stream_id);
+        char m[160];
+
+        snprintf(m, sizeof(m), "HTTP/2 frame (type %u, stream %d) refused: %s",
+                 (unsigned)f->hd.type, f->hd.stream_id, nghttp2_strerror(lib_error));
+        log_later(c, NCM_RPC_LOG_WARN, call ? call->path : NULL, m);
+        return 0;
+}
+
 static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *user)
 {
         ncm_rpc_conn *c = user;
@@ -937,6 +1143,10 @@ static int conn_init(ncm_rpc_conn *c, const ncm_rpc_opts *opts, const ncm_rpc_en
         nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
         nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
         nghttp2_option_set_no_auto_window_update(opt, 1);
+        if (c->server) {
+                nghttp2_option_set_no_http_messaging(opt, 1);
+                nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, on_invalid_frame);
+        }
         nghttp2_option_set_max_send_header_block_length(opt, c->opts.max_header_list + 1024);
         int r = c->server ? nghttp2_session_server_new2(&c->h2, cb, c, opt)
                           : nghttp2_session_client_new2(&c->h2, cb, c, opt);
@@ -1045,6 +1255,7 @@ static bool dispatch(ncm_rpc_conn *c)
                         rt = find_route(c->srv, call->path, &known);
                         ncm_rpc_handler_fn fn = rt ? rt->fn : c->srv->fallback;
                         void *data = rt ? rt->data : c->srv->fallback_data;
+                        call->kind = rt ? rt->kind : KIND_ANY;
                         call->user_holds = true;
                         call->refs++;
                         ncm__rpc_message req = call->req;
@@ -1101,6 +1312,8 @@ static bool dispatch(ncm_rpc_conn *c)
  */
 static bool leave(ncm_rpc_conn *c)
 {
+        if (c->depth == 0 && c->n_log > 0)
+                log_flush(c, true);
         if (c->depth > 0 || (c->n_ev == 0 && !c->free_pending))
                 return true;
         return dispatch(c);
@@ -1122,6 +1335,12 @@ int ncm_rpc_conn_recv(ncm_rpc_conn *c, const uint8_t *data, size_t len, ncm_erro
         int r = 0;
         if (n < 0) {
                 r = ncm_error_set(err, EPROTO, "HTTP/2: %s", nghttp2_strerror((int)n));
+                if (c->server) {
+                        char m[128];
+                        snprintf(m, sizeof(m), "connection refused: HTTP/2: %s",
+                                 nghttp2_strerror((int)n));
+                        log_later(c, NCM_RPC_LOG_WARN, NULL, m);
+                }
                 /* nghttp2 queued a GOAWAY for protocol errors; send it, then close. */
                 set_dead(c, "HTTP/2 protocol error");
                 end_all_calls(c);
@@ -1376,6 +1595,7 @@ static void really_free(ncm_rpc_conn *c)
         while (c->calls)
                 call_unlink(c->calls);
         free(c->ev);
+        log_flush(c, false);
         nghttp2_session_del(c->h2);
         free(c->out);
         free(c->user_agent);
@@ -1429,7 +1649,8 @@ ncm_rpc_server *ncm_rpc_server_free(ncm_rpc_server *srv)
         return NULL;
 }
 
-int ncm_rpc_server_add(ncm_rpc_server *srv, const char *path, ncm_rpc_handler_fn fn, void *data)
+static int server_add(ncm_rpc_server *srv, const char *path, enum call_kind kind,
+                      ncm_rpc_handler_fn fn, void *data)
 {
         const char *slash = path[0] == '/' ? strrchr(path, '/') : NULL;
         if (!slash || slash == path || slash[1] == 0 || !fn)
@@ -1444,8 +1665,19 @@ int ncm_rpc_server_add(ncm_rpc_server *srv, const char *path, ncm_rpc_handler_fn
         char *p = strdup(path);
         if (!p)
                 return -ENOMEM;
-        srv->routes[srv->n_routes++] = (route){p, (size_t)(slash - path), fn, data};
+        srv->routes[srv->n_routes++] = (route){p, (size_t)(slash - path), kind, fn, data};
         return 0;
+}
+
+int ncm_rpc_server_add(ncm_rpc_server *srv, const char *path, ncm_rpc_handler_fn fn, void *data)
+{
+        return server_add(srv, path, KIND_UNARY, fn, data);
+}
+
+int ncm_rpc_server_add_streaming(ncm_rpc_server *srv, const char *path, ncm_rpc_handler_fn fn,
+                                 void *data)
+{
+        return server_add(srv, path, KIND_STREAMING, fn, data);
 }
 
 void ncm_rpc_server_set_fallback(ncm_rpc_server *srv, ncm_rpc_handler_fn fn, void *data)
@@ -1519,6 +1751,12 @@ int ncm_rpc_call_send(ncm_rpc_call *call, const uint8_t *msg, size_t len)
         ncm_rpc_conn *c = call->conn;
         if (!c || call->ended || call->wire_done || !call->user_holds)
                 return -EPIPE;
+        if (call->kind == KIND_UNARY && call->n_sent > 0) {
+                if (c->opts.log)
+                        c->opts.log(c->opts.log_data, NCM_RPC_LOG_ERROR, call->path,
+                                    "unary handler sent a second response message: not sent");
+                return -EPROTO;
+        }
         if (len > c->opts.max_send_msg)
                 return -EMSGSIZE;
         if (c->queued_total > c->opts.send_queue_max)
@@ -1544,6 +1782,7 @@ int ncm_rpc_call_send(ncm_rpc_call *call, const uint8_t *msg, size_t len)
                 call->qhead = ch;
         call->qtail = ch;
         call->queued += ch->len;
+        call->n_sent++;
         c->queued_total += ch->len;
         nghttp2_session_resume_data(c->h2, call->stream_id);
         wake(c);
@@ -1572,6 +1811,16 @@ void ncm_rpc_call_finish(ncm_rpc_call *call, ncm_rpc_code code, const char *mess
         if (!call->user_holds)
                 return;
         if (c && !call->ended) {
+                if (code == NCM_RPC_OK && call->kind == KIND_UNARY && call->n_sent == 0 &&
+                    !call->wire_done) {
+                        /* a Trailers-Only OK would be a protocol violation the client sees as
+                         * EOF or a cardinality violation: a bug of ours, said as such */
+                        code = NCM_RPC_INTERNAL;
+                        message = "grpc: unary handler finished OK without a response message";
+                        if (c->opts.log)
+                                c->opts.log(c->opts.log_data, NCM_RPC_LOG_ERROR, call->path,
+                                            message);
+                }
                 wire_status(c, call, code, message, NULL);
                 wake(c);
         }

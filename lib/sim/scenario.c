@@ -37,11 +37,14 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s)
         ncm_topo_free(s->topo);
         ncm_node_config_free(s->cfg);
         free(s->state_text);
+        free(s->machine_root);
         free(s->devices_text);
         ncm_node_devices_done(&s->devices);
+        ncm_resource_list_done(&s->capacity);
         for (size_t i = 0; i < s->n_steps; i++)
                 step_done(&s->steps[i]);
         free(s->steps);
+        free(s->description);
         free(s);
         return NULL;
 }
@@ -49,6 +52,16 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s)
 size_t ncm_scenario_num_steps(const ncm_scenario *s)
 {
         return s->n_steps;
+}
+
+const char *ncm_scenario_description(const ncm_scenario *s)
+{
+        return s->description;
+}
+
+const ncm_node_config *ncm_scenario_config(const ncm_scenario *s)
+{
+        return s->cfg;
 }
 
 const ncm_topo *ncm_scenario_topo(const ncm_scenario *s)
@@ -146,11 +159,35 @@ static int check_synthetic(const char *desc, const char *path, ncm_error *err)
         return 0;
 }
 
+static int parse_topology_source(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
+                                 ncm_error *err);
+
+/*
+ * node.topology: a source, and optionally "memory", nodecm's memory override (the syntax of
+ * --numa-memory: "[ID:]SIZE[,hugepages-PAGE=COUNT]...[/...]") applied to the machine it gives.
+ */
 static int parse_topology(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
                           ncm_error *err)
 {
+        const char *spec = NULL;
+        int r = parse_topology_source(s, o, base, flags, err);
+
+        if (r < 0 || !o)
+                return r;
+        r = get_string(o, "memory", "node.topology", false, &spec, err);
+        if (r < 0)
+                return r;
+        if (spec && (r = ncm_topo_apply_memory_spec(s->topo, spec, err)) < 0)
+                return ncm_error_prefix(err, "node.topology.memory");
+        return 0;
+}
+
+static int parse_topology_source(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
+                                 ncm_error *err)
+{
         static const char *const keys[] = {"synthetic", "fsroot", "xml",   "file",
-                                           "cpus",      "numa",   "rules", NULL};
+                                           "cpus",      "numa",   "rules", "pci",
+                                           "machine",   "memory", NULL};
         static const char *const sources[] = {"synthetic", "fsroot", "xml", "file"};
         const char *path = "node.topology";
         const char *which = NULL, *rules_name = NULL;
@@ -182,13 +219,30 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
                         n++;
                 }
         }
+        /* the machine whose PCI devices, /sys/dev and CDI specs locate devices (docs/devices.md):
+         * named, else the fsroot */
+        {
+                const char *m = NULL;
+                r = get_string(o, "machine", path, false, &m, err);
+                if (r < 0)
+                        return r;
+                if (m && (flags & NCM_SCENARIO_NO_FILES))
+                        return ncm_error_set(err, EINVAL,
+                                             "%s.machine: files are not read in this mode", path);
+                if (!m && ncm__json_get(o, "fsroot") && !(flags & NCM_SCENARIO_NO_FILES))
+                        (void)get_string(o, "fsroot", path, false, &m, NULL);
+                if (m && !(s->machine_root = resolve(base, m)))
+                        return oom(err);
+        }
         if (ncm__json_get(o, "cpus") || ncm__json_get(o, "numa")) {
                 if (n > 0)
                         return ncm_error_set(err, EINVAL,
                                              "%s: give one of synthetic, fsroot, xml, file or "
                                              "inline cpus/numa",
                                              path);
-                r = ncm_topo_from_json_value(o, path, false, &s->topo, err);
+                /* its keys were checked above: "pci" is read with the table, "machine" and
+                 * "memory" by the callers */
+                r = ncm_topo_from_json_value(o, path, true, &s->topo, err);
                 if (r >= 0 && ncm_topo_num_cpus(s->topo) == 0)
                         /* a table may be empty; a node without CPUs is what the kubelet
                          * refuses to start on */
@@ -231,6 +285,16 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
                                         &s->topo, err);
                 if (r < 0)
                         return ncm_error_prefix(err, "%s.%s", path, which);
+        }
+        /* PCI devices given with any source replace the ones it would read */
+        if (ncm__json_get(o, "pci")) {
+                ncm_pci *pci = NULL;
+                char pp[64];
+                snprintf(pp, sizeof(pp), "%s.pci", path);
+                r = ncm_pci_from_json_value(ncm__json_get(o, "pci"), pp, &pci, err);
+                if (r < 0)
+                        return r;
+                ncm_topo_set_pci(s->topo, pci);
         }
         return 0;
 }
@@ -348,6 +412,34 @@ static int parse_devices(ncm_scenario *s, json_object *o, ncm_error *err)
         return ncm_node_devices_parse(s->devices_text, s->devices_len, &s->devices, err);
 }
 
+/* node.capacity: the node's capacity ({"cpu": "16", "memory": "64Gi"}), as the kubelet reports
+ * it, for the resource-fit admission (ncm_node_options.capacity). */
+static int parse_capacity(ncm_scenario *s, json_object *o, ncm_error *err)
+{
+        int r = ncm__json_expect(o, json_type_object, "node.capacity", err);
+
+        if (r < 0)
+                return r;
+        json_object_object_foreach(o, k, v)
+        {
+                const char *text;
+                ncm_quantity q;
+                char path[256];
+                snprintf(path, sizeof(path), "node.capacity.%s", k);
+                r = ncm__json_scalar_text(v, path, &text, err);
+                if (r >= 0 && ncm_quantity_parse(text, &q, err) < 0)
+                        r = ncm_error_prefix(err, "%s", path);
+                if (r >= 0 && ncm_quantity_sign(&q) < 0)
+                        r = ncm_error_set(err, EINVAL, "%s: %s: must not be negative", path, text);
+                if (r < 0)
+                        return r;
+                if (ncm_cgroup_resource_list_set(&s->capacity, k, &q) < 0)
+                        return oom(err);
+        }
+        s->has_capacity = true;
+        return 0;
+}
+
 /* --- steps --- */
 
 static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx, ncm_error *err)
@@ -462,7 +554,8 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
                      ncm_error *err)
 {
         static const char *const top_keys[] = {"node", "steps", "description", NULL};
-        static const char *const node_keys[] = {"topology", "kubelet", "state", "devices", NULL};
+        static const char *const node_keys[] = {"topology", "kubelet",  "state",
+                                                "devices",  "capacity", NULL};
         json_object *node, *steps, *desc;
         int r;
 
@@ -476,6 +569,8 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
         if (desc && !json_object_is_type(desc, json_type_string))
                 return ncm_error_set(err, EINVAL, "description: expected string, got %s",
                                      ncm__json_type_name(desc));
+        if (desc && !(s->description = strdup(json_object_get_string(desc))))
+                return ncm_error_set(err, ENOMEM, "out of memory");
         node = ncm__json_get(doc, "node");
         if (!node)
                 return ncm_error_set(err, EINVAL, "node: required");
@@ -487,11 +582,20 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
         r = parse_topology(s, ncm__json_get(node, "topology"), base, flags, err);
         if (r < 0)
                 return r;
-        r = ncm_node_config_from_json(ncm__json_get(node, "kubelet"), "node.kubelet", &s->cfg, err);
+        r = ncm_node_config_from_json_ex(ncm__json_get(node, "kubelet"), "node.kubelet",
+                                         (flags & NCM_SCENARIO_LENIENT_CONFIG)
+                                                         ? NCM_NODE_CONFIG_LENIENT
+                                                         : NCM_NODE_CONFIG_STRICT,
+                                         &s->cfg, err);
         if (r < 0)
                 return r;
         if (ncm__json_get(node, "state")) {
                 r = parse_state(s, ncm__json_get(node, "state"), base, flags, err);
+                if (r < 0)
+                        return r;
+        }
+        if (ncm__json_get(node, "capacity")) {
+                r = parse_capacity(s, ncm__json_get(node, "capacity"), err);
                 if (r < 0)
                         return r;
         }

@@ -14,6 +14,24 @@
  * The run
  */
 
+/* Hand step ST, whose line LINE holds (freed here), to the caller's step function. */
+static int step_done(const ncm_simulate_options *o, ncm_simulate_step *st, ncm_buf *line,
+                     const ncm_node *n, ncm_error *err)
+{
+        int r;
+
+        if (line->len && line->data[line->len - 1] == '\n')
+                line->data[--line->len] = '\0';
+        if (ncm_buf_failed(line)) {
+                ncm_buf_done(line);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        st->text = line->data ? line->data : "";
+        r = o->step_fn(st, n, o->step_data, err);
+        ncm_buf_done(line);
+        return r;
+}
+
 int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *out,
                  ncm_simulate_summary *summary, ncm_error *err)
 {
@@ -35,6 +53,8 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
         nopts.devices_len = s->devices_len;
         nopts.reference_merge = o->reference_merge;
         nopts.kubelet_version = o->kubelet_version;
+        nopts.capacity = s->has_capacity ? &s->capacity : NULL;
+        nopts.machine_root = s->machine_root;
         /* a simulation enforces nothing */
         r = ncm_enforcer_none_new(&none, err);
         if (r < 0)
@@ -52,10 +72,14 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
         limit = o->max_steps && o->max_steps < s->n_steps ? o->max_steps : s->n_steps;
         for (size_t i = 0; i < limit; i++) {
                 const ncm__step *st = &s->steps[i];
+                ncm_simulate_step done = {.index = i};
+                ncm_buf line = NCM_BUF_INIT;
                 switch (st->kind) {
                 case NCM__STEP_ADMIT: {
                         ncm_autoptr(ncm_node_admission) a = NULL;
-                        r = ncm_node_admit(n, st->pod, o->explain ? NCM_NODE_EXPLAIN : 0, &a, err);
+                        r = ncm_node_admit(n, st->pod,
+                                           o->explain || o->step_fn ? NCM_NODE_EXPLAIN : 0, &a,
+                                           err);
                         if (r < 0)
                                 return ncm_error_prefix(err, "%s.admit", st->path);
                         if (a->admitted)
@@ -68,6 +92,16 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
                         else
                                 ncm_node_format_admission_text(out, (long)i, st->pod, a,
                                                                o->explain);
+                        if (o->step_fn) {
+                                ncm_node_format_admission_text(&line, -1, st->pod, a, false);
+                                done = (ncm_simulate_step){.index = i,
+                                                           .op = "admit",
+                                                           .pod = st->pod,
+                                                           .admission = a};
+                                r = step_done(o, &done, &line, n, err);
+                                if (r < 0)
+                                        return r;
+                        }
                         break;
                 }
                 case NCM__STEP_REMOVE:
@@ -88,6 +122,14 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
                         else
                                 ncm_node_format_removal_text(out, (long)i, st->pod_uid, pname,
                                                              container, r, released);
+                        if (o->step_fn) {
+                                ncm_node_format_removal_text(&line, -1, st->pod_uid, pname,
+                                                             container, r, released);
+                                done.op = container ? "remove" : "removePod";
+                                r = step_done(o, &done, &line, n, err);
+                                if (r < 0)
+                                        return r;
+                        }
                         break;
                 }
                 case NCM__STEP_RESTART: {
@@ -112,10 +154,25 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
                                                ncm_cpu_state_num_entries(cs),
                                                ncm_cpu_state_num_entries(cs) == 1 ? "" : "s");
                         }
+                        if (o->step_fn) {
+                                ncm_buf_puts(&line, "restart: restored from cpu_manager_state "
+                                                    "and validated");
+                                done.op = "restart";
+                                r = step_done(o, &done, &line, n, err);
+                                if (r < 0)
+                                        return r;
+                        }
                         break;
                 }
                 }
                 sum.steps++;
+        }
+        if (o->step_fn) {
+                ncm_buf line = NCM_BUF_INIT;
+                ncm_simulate_step end = {.index = sum.steps, .op = "end"};
+                r = step_done(o, &end, &line, n, err);
+                if (r < 0)
+                        return r;
         }
         if (o->json) {
                 ncm_node_format_state_json(n, out);

@@ -1416,7 +1416,21 @@ int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err)
 
 int ncm_topo_discover_sysfs_rules(int rootfd, ncm_topo_rules rules, ncm_topo **ret, ncm_error *err)
 {
+        ncm_topo *t = NULL;
+        int r;
+
         if (rules == NCM_TOPO_RULES_NODECM)
-                return discover_nodecm(rootfd, ret, err);
-        return discover_cadvisor(rootfd, ret, err);
+                r = discover_nodecm(rootfd, &t, err);
+        else
+                r = discover_cadvisor(rootfd, &t, err);
+        if (r < 0)
+                return r;
+        /* cadvisor reads each node's memory with its CPUs (GetNodesInfo) */
+        r = ncm_topo_read_memory_sysfs(t, rootfd, err);
+        if (r < 0) {
+                ncm_topo_free(t);
+                return r;
+        }
+        *ret = t;
+        return 0;
 }

@@ -13,6 +13,7 @@
  * table.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,13 @@ typedef struct level {
         int32_t *of_row;   /* row of the CPU table -> dense index */
         ncm_cpuset **cpus; /* dense index -> its CPUs */
 } level;
+
+/* A NUMA node's memory (cadvisor's Node.Memory and Node.HugePages). */
+typedef struct numa_mem {
+        uint64_t bytes;
+        ncm_hugepages *hp; /* ascending page size */
+        size_t nhp;
+} numa_mem;
 
 struct ncm_topo {
         ncm_cpu_info *cpus; /* sorted by cpu */
@@ -49,8 +57,11 @@ struct ncm_topo {
          * kernel's `distance` file as cadvisor keeps it); NULL when there is none */
         uint32_t **rows;
         size_t *nrows;
+        numa_mem *mem; /* per node (numa_ids order); NULL: no source attached memory */
 
         ncm_cpuset *all;
+
+        ncm_pci *pci; /* PCI devices, when a source attached them (ncm_topo_set_pci) */
 };
 
 static int cmp_cpu(const void *a, const void *b)
@@ -98,7 +109,11 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
                 free(t->rows[i]);
         free(t->rows);
         free(t->nrows);
+        for (size_t i = 0; t->mem && i < t->nnuma; i++)
+                free(t->mem[i].hp);
+        free(t->mem);
         ncm_cpuset_free(t->all);
+        ncm_pci_free(t->pci);
         free(t);
         return NULL;
 }
@@ -485,6 +500,67 @@ int ncm__topo_mark_no_distances(ncm_topo *t, int id)
         return 0;
 }
 
+bool ncm_topo_has_memory(const ncm_topo *t)
+{
+        return t->mem != NULL;
+}
+
+uint64_t ncm_topo_numa_memory(const ncm_topo *t, int id, const ncm_hugepages **hp, size_t *n)
+{
+        int i = t->mem ? numa_pos(t, id) : -1;
+        if (hp)
+                *hp = i < 0 ? NULL : t->mem[i].hp;
+        if (n)
+                *n = i < 0 ? 0 : t->mem[i].nhp;
+        return i < 0 ? 0 : t->mem[i].bytes;
+}
+
+static int cmp_hugepages(const void *a, const void *b)
+{
+        const ncm_hugepages *x = a, *y = b;
+        return (x->page_size > y->page_size) - (x->page_size < y->page_size);
+}
+
+int ncm_topo_set_numa_memory(ncm_topo *t, int id, uint64_t memory, const ncm_hugepages *hp,
+                             size_t n, ncm_error *err)
+{
+        int i = numa_pos(t, id);
+        ncm_hugepages *copy = NULL;
+
+        if (i < 0)
+                return ncm_error_set(err, ENOENT, "NUMA node %d: not in the topology", id);
+        if (n) {
+                copy = malloc(n * sizeof(*copy));
+                if (!copy)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                memcpy(copy, hp, n * sizeof(*copy));
+                qsort(copy, n, sizeof(*copy), cmp_hugepages);
+                for (size_t k = 0; k < n; k++) {
+                        if (copy[k].page_size == 0 ||
+                            (k > 0 && copy[k].page_size == copy[k - 1].page_size)) {
+                                uint64_t ps = copy[k].page_size;
+                                free(copy);
+                                return ncm_error_set(err, EINVAL,
+                                                     "NUMA node %d: %s hugepage size %" PRIu64
+                                                     " kB",
+                                                     id, ps ? "repeated" : "zero", ps);
+                        }
+                }
+        }
+        if (!t->mem) {
+                t->mem = calloc(t->nnuma ? t->nnuma : 1, sizeof(*t->mem));
+                if (!t->mem) {
+                        free(copy);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+        }
+        free(t->mem[i].hp);
+        t->mem[i].bytes = memory;
+        t->mem[i].hp = copy;
+        t->mem[i].nhp = n;
+        return 0;
+}
+
 void ncm_topo_all_cpus(const ncm_topo *t, ncm_cpuset *out)
 {
         ncm_cpuset_copy(out, t->all);
@@ -639,7 +715,8 @@ bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)
                         return false;
         }
         if (memcmp(a->numa_ids, b->numa_ids, a->nnuma * sizeof(*a->numa_ids)) != 0 ||
-            memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) != 0)
+            memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) != 0 ||
+            !a->mem != !b->mem)
                 return false;
         for (size_t i = 0; i < a->nnuma; i++) {
                 size_t na = a->rows && a->rows[i] ? a->nrows[i] : 0;
@@ -647,5 +724,22 @@ bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)
                 if (na != nb || (na && memcmp(a->rows[i], b->rows[i], na * sizeof(uint32_t))))
                         return false;
         }
-        return true;
+        for (size_t i = 0; a->mem && i < a->nnuma; i++)
+                if (a->mem[i].bytes != b->mem[i].bytes || a->mem[i].nhp != b->mem[i].nhp ||
+                    (a->mem[i].nhp &&
+                     memcmp(a->mem[i].hp, b->mem[i].hp, a->mem[i].nhp * sizeof(*a->mem[i].hp))))
+                        return false;
+        return ncm__pci_equal(a->pci, b->pci);
+}
+
+int ncm_topo_set_pci(ncm_topo *t, ncm_pci *p)
+{
+        ncm_pci_free(t->pci);
+        t->pci = p;
+        return 0;
+}
+
+const ncm_pci *ncm_topo_pci(const ncm_topo *t)
+{
+        return t->pci;
 }

@@ -13,6 +13,8 @@ kind: KubeletConfiguration
 cpuManagerPolicy: static
 reservedSystemCPUs: "0"
 enforcement: none
+# the plan enforcer's cgroup v1 layout below: a 1.35+ kubelet refuses v1 unless told otherwise
+failCgroupV1: false
 EOF
 N() {
         run node "$@" --root-dir "$D" --config "$TMPD/k.yaml" --synthetic "$T"
@@ -100,7 +102,18 @@ big() {
 }
 printf '{"generation": 7, "pods": [\n%s,\n%s]}\n' "$(big b1)" "$(big b2)" >"$P/nodecm_pods"
 : >"$P/nodecm_pods_journal"
+# The kubelet's resource-fit admission counts them too (saturated): the node is full, a
+# refusal (exit 1) with the kubelet's reason, not a failure naming another pod.
 run node admit "$TMPD/ok.json" --root-dir "$P" --config "$TMPD/k.yaml" --synthetic "$T" \
+        --enforce plan --cgroup-version 1 --capacity cpu=8,memory=16Gi
+expect_rc 1 "the fit admission beside pods whose requests overflow"
+expect_err_contains "OutOfcpu: Node didn't have enough resource: cpu" "fit beside overflowing pods"
+# Without it (as behind a kubelet), the admission itself: the QoS tiers' sums saturate.
+sed 's/^enforcement: none$/enforcement: none\nfitAdmission: never/' "$TMPD/k.yaml" >"$TMPD/kp.yaml"
+run node init --root-dir "$P" --config "$TMPD/kp.yaml" --synthetic "$T" --enforce plan \
+        --cgroup-version 1 --capacity cpu=8,memory=16Gi
+expect_rc 0 "init poison, fitAdmission: never"
+run node admit "$TMPD/ok.json" --root-dir "$P" --synthetic "$T" \
         --enforce plan --cgroup-version 1 --capacity cpu=8,memory=16Gi
 expect_rc 0 "an admission beside pods whose requests overflow"
 case "$OUT" in *"admit p: admitted"*"cpu.shares"*) ;; *) fail "poison: [$OUT]" ;; esac
@@ -108,12 +121,13 @@ run node status --root-dir "$P" --synthetic "$T"
 expect_rc 0 "status beside them"
 
 # ---- the machine given is the machine enforced: no capacity of this one for another ----
-# a synthetic machine of 6 CPUs: kubepods gets 6 CPUs' shares (6144), whatever this one has;
+# a synthetic machine of 6 CPUs: kubepods gets its allocatable's shares, whatever this one has:
+# 5 CPUs (5120), reservedSystemCPUs "0" taking one as the kubelet's systemReserved cpu;
 # each file is written once (hugetlb limits of kubepods were written twice, 0 then unbounded)
 run node init --root-dir "$TMPD/syn" --config "$TMPD/k.yaml" --synthetic "package:1 core:3 pu:2" \
         --enforce plan --cgroup-version 1
 expect_rc 0 "init, a synthetic machine"
-case "$OUT" in *"/cpu/kubepods/cpu.shares 6144"*) ;; *) fail "synthetic capacity: [$OUT]" ;; esac
+case "$OUT" in *"/cpu/kubepods/cpu.shares 5120"*) ;; *) fail "synthetic capacity: [$OUT]" ;; esac
 dups=$(printf '%s\n' "$OUT" | awk '$1 == "write" || $1 == "mkdir" {print $1, $2}' | sort | uniq -d)
 [ -z "$dups" ] || fail "init writes these twice: $dups"
 pod s.json s 1

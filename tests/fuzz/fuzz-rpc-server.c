@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         opts.max_recv_msg = 1 << 16;
         ncm_rpc_server *srv = ncm_rpc_server_new(&opts);
         ncm_rpc_server_add(srv, "/t.S/Echo", h_echo, &c);
-        ncm_rpc_server_add(srv, "/t.S/Hold", h_hold, &c);
+        ncm_rpc_server_add_streaming(srv, "/t.S/Hold", h_hold, &c);
         ncm_rpc_env env = {.now_ms = now_ms, .data = &c};
         ncm_rpc_conn *conn = ncm_rpc_conn_new_server(srv, &env);
         if (!conn) {

@@ -224,7 +224,7 @@ static int serve(int argc, char **argv)
         uv_loop_t *loop = uv_default_loop();
         ncm_rpc_server *srv = ncm_rpc_server_new(&opts);
         ncm_rpc_server_add(srv, "/nodecm.test.Echo/Unary", handle, NULL);
-        ncm_rpc_server_add(srv, "/nodecm.test.Echo/Stream", handle, (void *)1);
+        ncm_rpc_server_add_streaming(srv, "/nodecm.test.Echo/Stream", handle, (void *)1);
         ncm_error err = NCM_ERROR_INIT;
         if (ncm_rpc_uv_listen(loop, srv, argv[2], 0600, &server, &err) < 0) {
                 fprintf(stderr, "rpc-echo: %s\n", err.msg);

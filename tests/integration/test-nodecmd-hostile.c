@@ -6,7 +6,8 @@
  *   garbage bytes; a connection that says nothing, one that stops after the preface, one that
  *   stops in the middle of a frame; 200 half-open connections held while 1,000 clients call
  *   at once; a 100 MiB message; a client that pipelines requests for large replies and never
- *   reads them; garbage and a never-ending head on the metrics endpoint.
+ *   reads them; garbage and a never-ending head on the metrics endpoint; more node-map event
+ *   streams than it takes, and bad node-map queries.
  *
  * After each, a well-behaved call is still served. At the end: the daemon's peak RSS grew by
  * less than a bound far below what buffering the 100 MiB message or the unread replies would
@@ -374,6 +375,54 @@ int main(void)
                 resp[n > 0 ? n : 0] = '\0';
                 check("metrics: still served", n > 0 && strstr(resp, " 200 "), resp);
                 close(g);
+        }
+
+        /* the node map's routes: more event streams than allowed, hostile queries */
+        {
+                static const char events[] = "GET /map/events HTTP/1.1\r\n\r\n";
+                static const char page[] = "GET /map HTTP/1.1\r\nConnection: close\r\n\r\n";
+                int streams[40], g;
+                int got200 = 0, got503 = 0;
+                char resp[512] = "";
+                ssize_t n;
+                static const struct {
+                        const char *req, *status;
+                } bad[] = {
+                                {"GET /map/explain HTTP/1.1\r\n\r\n", " 400 "},
+                                {"GET /map/explain?pod=%zz HTTP/1.1\r\n\r\n", " 400 "},
+                                {"GET /map/explain?pod=a%00b HTTP/1.1\r\n\r\n", " 400 "},
+                                {"GET /map/explain?pod=nobody HTTP/1.1\r\n\r\n", " 404 "},
+                                {"POST /map HTTP/1.1\r\nContent-Length: 0\r\n\r\n", " 405 "},
+                                {"GET /map/events?x HTTP/1.0\r\n\r\n", " 200 "},
+                };
+                for (size_t i = 0; i < 40; i++) {
+                        streams[i] = connect_to(msock);
+                        send(streams[i], events, strlen(events), MSG_NOSIGNAL);
+                        n = recv(streams[i], resp, sizeof(resp) - 1, 0);
+                        resp[n > 0 ? n : 0] = '\0';
+                        got200 += n > 0 && strstr(resp, " 200 ") != NULL;
+                        got503 += n > 0 && strstr(resp, " 503 ") != NULL;
+                }
+                snprintf(d, sizeof(d), "(%d streams, %d refused)", got200, got503);
+                check("map: at most 32 event streams, the others refused",
+                      got200 == 32 && got503 == 8, d);
+                g = connect_to(msock);
+                send(g, page, strlen(page), MSG_NOSIGNAL);
+                n = recv(g, resp, sizeof(resp) - 1, 0);
+                resp[n > 0 ? n : 0] = '\0';
+                check("map: the page served beside the streams", n > 0 && strstr(resp, " 200 "),
+                      resp);
+                close(g);
+                for (size_t i = 0; i < 40; i++)
+                        close(streams[i]);
+                for (size_t i = 0; i < NCM_ELEMENTSOF(bad); i++) {
+                        g = connect_to(msock);
+                        send(g, bad[i].req, strlen(bad[i].req), MSG_NOSIGNAL);
+                        n = recv(g, resp, sizeof(resp) - 1, 0);
+                        resp[n > 0 ? n : 0] = '\0';
+                        check(bad[i].req, n > 0 && strstr(resp, bad[i].status), resp);
+                        close(g);
+                }
         }
 
         check("after everything: still serving", still_serving(), NULL);

@@ -142,8 +142,8 @@ static int run_server(const char *self)
         opts.stall_timeout_ms = 1000;
         ncm_rpc_server *srv = ncm_rpc_server_new(&opts);
         ncm_rpc_server_add(srv, "/t.H/Unary", h_unary, NULL);
-        ncm_rpc_server_add(srv, "/t.H/Stream", h_stream, NULL);
-        ncm_rpc_server_add(srv, "/t.H/Greedy", h_stream, (void *)1);
+        ncm_rpc_server_add_streaming(srv, "/t.H/Stream", h_stream, NULL);
+        ncm_rpc_server_add_streaming(srv, "/t.H/Greedy", h_stream, (void *)1);
         ncm_error err = NCM_ERROR_INIT;
         if (ncm_rpc_uv_listen(&loop, srv, sock, 0600, &server, &err) < 0) {
                 fprintf(stderr, "listen: %s\n", err.msg);

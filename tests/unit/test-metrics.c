@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,57 @@ static void test_metrics_http_bad(void **state)
         assert_int_equal(ncm_http_parse_request(big, sizeof(big), 512, &r), -EMSGSIZE);
         memset(big, '\n', sizeof(big));
         assert_int_equal(ncm_http_parse_request(big, sizeof(big), 512, &r), -EMSGSIZE);
+}
+
+static void test_metrics_http_query(void **state)
+{
+        ncm_http_request r;
+        char v[8];
+
+        assert_int_equal(parse("GET /map/explain?pod=a%2Fb+c&x=1 HTTP/1.1\r\n\r\n", &r), 1);
+        assert_string_equal(r.path, "/map/explain");
+        assert_string_equal(r.query, "pod=a%2Fb+c&x=1");
+        assert_int_equal(ncm_http_query_param(r.query, "pod", v, sizeof(v)), 5);
+        assert_string_equal(v, "a/b c");
+        assert_int_equal(ncm_http_query_param(r.query, "x", v, sizeof(v)), 1);
+        assert_string_equal(v, "1");
+        assert_int_equal(ncm_http_query_param(r.query, "po", v, sizeof(v)), -ENOENT);
+        assert_int_equal(ncm_http_query_param("", "pod", v, sizeof(v)), -ENOENT);
+        assert_int_equal(ncm_http_query_param("pod", "pod", v, sizeof(v)), -ENOENT);
+        assert_int_equal(ncm_http_query_param("pod=", "pod", v, sizeof(v)), 0);
+        assert_string_equal(v, "");
+        assert_int_equal(ncm_http_query_param("pod=1&pod=2", "pod", v, sizeof(v)), 1);
+        assert_string_equal(v, "1");
+        assert_int_equal(ncm_http_query_param("pod=%zz", "pod", v, sizeof(v)), -EINVAL);
+        assert_int_equal(ncm_http_query_param("pod=%4", "pod", v, sizeof(v)), -EINVAL);
+        assert_int_equal(ncm_http_query_param("pod=a%00", "pod", v, sizeof(v)), -EINVAL);
+        assert_int_equal(ncm_http_query_param("pod=12345678", "pod", v, sizeof(v)), -ENAMETOOLONG);
+        assert_int_equal(ncm_http_query_param("pod=1234567", "pod", v, sizeof(v)), 7);
+        assert_int_equal(parse("GET /map HTTP/1.1\r\n\r\n", &r), 1);
+        assert_string_equal(r.query, "");
+}
+
+/* Server-sent events: each line of the data is a data: line, whatever ends it. */
+static void test_metrics_sse_event(void **state)
+{
+        static const struct {
+                const char *data;
+                const char *out;
+        } cases[] = {
+                        {"7", "id: 3\ndata: 7\n\n"},
+                        {"", "id: 3\ndata: \n\n"},
+                        {NULL, "id: 3\ndata: \n\n"},
+                        {"a\nb", "id: 3\ndata: a\ndata: b\n\n"},
+                        {"a\r\nb\rc\n", "id: 3\ndata: a\ndata: b\ndata: c\n\n"},
+                        {"\n\n", "id: 3\ndata: \ndata: \n\n"},
+        };
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_http_sse_event(&b, 3, cases[i].data);
+                assert_string_equal(b.data, cases[i].out);
+                ncm_buf_done(&b);
+        }
 }
 
 static void test_metrics_text(void **state)
@@ -185,14 +237,69 @@ static void test_metrics_node(void **state)
         ncm_buf_done(&b);
 }
 
+/* The memory manager's counters (examples/memory-hugepages-db.yaml): two Guaranteed pods
+ * pinned, a third refused by the memory manager's Allocate (its hugepages fit no node). */
+static void test_metrics_memory(void **state)
+{
+        static const char cfgtext[] =
+                        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                        "\"topologyManagerPolicy\": \"single-numa-node\", "
+                        "\"memoryManagerPolicy\": \"Static\", \"kubeReserved\": {\"memory\": "
+                        "\"512Mi\"}, \"systemReserved\": {\"memory\": \"512Mi\"}, "
+                        "\"evictionHard\": {\"memory.available\": \"100Mi\"}, "
+                        "\"reservedMemory\": [{\"numaNode\": 0, \"limits\": {\"memory\": "
+                        "\"562Mi\"}}, {\"numaNode\": 1, \"limits\": {\"memory\": \"562Mi\"}}]}";
+        static const char *const hp[] = {"4Gi", "6Gi", "5Gi"};
+        ncm_autoptr(ncm_topo) t = NULL;
+        ncm_autoptr(ncm_node_config) cfg = NULL;
+        ncm_autoptr(ncm_node) n = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        bool ever[2] = {false, false};
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        assert_int_equal(ncm_topo_load(NCM_TOPO_SOURCE_SYNTHETIC, "package:2 numa:1 core:4 pu:2",
+                                       &t, NULL),
+                         0);
+        assert_int_equal(ncm_topo_apply_memory_spec(t, "16Gi,hugepages-1Gi=8", NULL), 0);
+        assert_int_equal(ncm_node_config_parse(cfgtext, strlen(cfgtext), "k", "", &cfg, NULL), 0);
+        if (ncm_node_new(t, cfg, NULL, &n, &err) < 0)
+                fail_msg("%s", err.msg);
+        for (int i = 0; i < 3; i++) {
+                char text[512];
+                ncm_autoptr(ncm_pod) p = NULL;
+                ncm_node_admission *a = NULL;
+                snprintf(text, sizeof(text),
+                         "{\"metadata\": {\"uid\": \"p%d\"}, \"spec\": {\"containers\": "
+                         "[{\"name\": "
+                         "\"c\", \"resources\": {\"limits\": {\"cpu\": \"2\", \"memory\": \"%s\", "
+                         "\"hugepages-1Gi\": \"%s\"}}}]}}",
+                         i, i == 2 ? "2Gi" : "4Gi", hp[i]);
+                p = pod_of(text);
+                assert_int_equal(ncm_node_admit(n, p, 0, &a, NULL), 0);
+                assert_int_equal(a->admitted, i < 2);
+                if (i == 2)
+                        assert_string_equal(a->reason, "UnexpectedAdmissionError");
+                ncm_node_admission_free(a);
+        }
+        ncm_node_metrics_format(n, ever, 2, &b);
+        assert_false(ncm_buf_failed(&b));
+        assert_non_null(strstr(b.data, "\nkubelet_memory_manager_pinning_requests_total 3\n"));
+        assert_non_null(strstr(b.data, "\nkubelet_memory_manager_pinning_errors_total 1\n"));
+        ncm_buf_done(&b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_metrics_http_good),
                         cmocka_unit_test(test_metrics_http_incomplete),
                         cmocka_unit_test(test_metrics_http_bad),
+                        cmocka_unit_test(test_metrics_http_query),
+                        cmocka_unit_test(test_metrics_sse_event),
                         cmocka_unit_test(test_metrics_text),
                         cmocka_unit_test(test_metrics_node),
+                        cmocka_unit_test(test_metrics_memory),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
 /*
  * Issue 20: a full disk, a read-only remount, an I/O error, a short write or a kill -9 at any
  * step of a change must leave a node's directory as it was before the change or as after it,
- * with nodecm_pods and cpu_manager_state agreeing, and the call's result must say which.
+ * with nodecm_pods and cpu_manager_state agreeing (and memory_manager_state, under the Static
+ * memory manager), and the call's result must say which.
  *
  * Each case runs once without faults, counting the filesystem operations of the change (every
  * create, write, fsync, rename, link, unlink, truncation and directory fsync, through the
@@ -24,6 +25,7 @@
 
 #include <nodecm/cpustate.h>
 #include <nodecm/fs.h>
+#include <nodecm/memorymanager.h>
 #include <nodecm/node.h>
 #include "testutil.h"
 
@@ -60,6 +62,7 @@ typedef struct fx {
         char *dir;  /* the node's, inside it */
         ncm_topo *topo;
         ncm_node_config *cfg;
+        bool memory; /* memoryManagerPolicy Static: memory_manager_state joins every change */
         hook h;
         ncm_fs_faults faults;
 } fx;
@@ -156,12 +159,23 @@ static char *load_view(fx *f)
                         if (ncm_node_container_removed(n, p->uid, p->containers[k].name))
                                 ncm_buf_printf(&b, "-%s", p->containers[k].name);
         }
-        /* the two files agree: no CPU is held by a pod no record names */
+        /* the files agree: no CPU is held by a pod no record names */
         s = ncm_node_cpu_state(n);
         for (size_t i = 0; i < ncm_cpu_state_num_pods(s); i++)
                 if (!ncm_node_pod(n, ncm_cpu_state_pod_uid(s, i)))
                         fail_msg("%s: CPUs held by pod '%s', which no record names", context,
                                  ncm_cpu_state_pod_uid(s, i));
+        if (f->memory) {
+                /* nor memory: the memory manager's state (its machine state too) is part of
+                 * the view, as the kubelet writes it */
+                const ncm_mem_state *ms = ncm_node_memory_state(n);
+                for (size_t i = 0; i < ms->npods; i++)
+                        if (ms->pods[i].n && !ncm_node_pod(n, ms->pods[i].uid))
+                                fail_msg("%s: memory held by pod '%s', which no record names",
+                                         context, ms->pods[i].uid);
+                ncm_buf_puts(&b, " memory:");
+                ncm_mem_checkpoint_format(ms, NCM_MEM_CHECKPOINT_V3, &b);
+        }
         ncm_node_dir_close(d);
         /* nothing left behind: no temporary file, no undo record or link */
         dd = opendir(f->dir);
@@ -432,18 +446,36 @@ static void run_case(fx *f, const char *name, void (*prepare)(fx *), change_fn c
         saved_done(&s);
 }
 
-static int setup(void **state)
+static int setup_with(void **state, bool memory)
 {
         fx *f = calloc(1, sizeof(*f));
         const char *k = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\"}";
+        /* the Static memory manager: the default hard eviction's 100Mi reserved on node 0 */
+        const char *km = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                         "\"memoryManagerPolicy\": \"Static\", \"reservedMemory\": "
+                         "[{\"numaNode\": 0, \"limits\": {\"memory\": \"100Mi\"}}]}";
 
         f->root = tu_mkdtemp();
+        f->memory = memory;
         assert_true(asprintf(&f->dir, "%s/node", f->root) > 0);
         assert_int_equal(ncm_topo_from_synthetic("package:1 core:8 pu:1", &f->topo, NULL), 0);
+        if (memory)
+                assert_int_equal(ncm_topo_apply_memory_spec(f->topo, "8Gi", NULL), 0);
+        k = memory ? km : k;
         assert_int_equal(ncm_node_config_parse(k, strlen(k), NULL, "", &f->cfg, NULL), 0);
         f->faults = (ncm_fs_faults){hook_fn, &f->h};
         *state = f;
         return 0;
+}
+
+static int setup(void **state)
+{
+        return setup_with(state, false);
+}
+
+static int setup_memory(void **state)
+{
+        return setup_with(state, true);
 }
 
 static int teardown(void **state)
@@ -499,6 +531,62 @@ static void test_node_faults_staged(void **state)
         run_case(*state, "nodecmd's staged commit", prepare_held, change_staged, true);
 }
 
+/*
+ * The same changes under the Static memory manager: memory_manager_state is one more file of
+ * each commit (the pods are Guaranteed, so every change moves memory too).
+ */
+static void memory_case(fx *f, const char *name, void (*prepare)(fx *), change_fn change,
+                        bool strict)
+{
+        char *text;
+
+        run_case(f, name, prepare, change, strict);
+        /* the case was the one meant: the memory manager pinned the pods it holds */
+        text = tu_file_text(f->dir, NCM_MEM_CHECKPOINT_NAME);
+        assert_non_null(strstr(text, "\"policyName\":\"Static\""));
+        assert_non_null(strstr(text, "\"held\""));
+        free(text);
+}
+
+static void test_node_faults_memory_admit(void **state)
+{
+        memory_case(*state, "admit (memory manager)", prepare_held, change_admit, true);
+}
+
+static void test_node_faults_memory_remove_pod(void **state)
+{
+        fx *f = *state;
+        char *text;
+
+        run_case(f, "remove pod (memory manager)", prepare_held, change_remove_pod, true);
+        text = tu_file_text(f->dir, NCM_MEM_CHECKPOINT_NAME);
+        assert_null(strstr(text, "\"held\""));
+        free(text);
+}
+
+static void test_node_faults_memory_remove_container(void **state)
+{
+        memory_case(*state, "remove container (memory manager)", prepare_held,
+                    change_remove_container, true);
+}
+
+static void test_node_faults_memory_init(void **state)
+{
+        fx *f = *state;
+        char *text;
+
+        run_case(f, "init (memory manager)", prepare_none, change_init, false);
+        text = tu_file_text(f->dir, NCM_MEM_CHECKPOINT_NAME);
+        assert_non_null(strstr(text, "\"policyName\":\"Static\""));
+        free(text);
+}
+
+static void test_node_faults_memory_staged(void **state)
+{
+        memory_case(*state, "nodecmd's staged commit (memory manager)", prepare_held, change_staged,
+                    true);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -513,6 +601,16 @@ int main(void)
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_node_faults_init, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_node_faults_staged, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_node_faults_memory_admit, setup_memory,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_node_faults_memory_remove_pod,
+                                                        setup_memory, teardown),
+                        cmocka_unit_test_setup_teardown(test_node_faults_memory_remove_container,
+                                                        setup_memory, teardown),
+                        cmocka_unit_test_setup_teardown(test_node_faults_memory_init, setup_memory,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_node_faults_memory_staged,
+                                                        setup_memory, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

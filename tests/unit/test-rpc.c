@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <nghttp2/nghttp2.h>
 #include <nodecm/rpc.h>
 
 #include "rpc/rpc-internal.h"
@@ -300,7 +301,7 @@ static pair *pair_new(const ncm_rpc_opts *opts)
         p->now = 1000;
         p->srv = ncm_rpc_server_new(opts);
         assert_int_equal(ncm_rpc_server_add(p->srv, "/t.S/Echo", h_echo, p), 0);
-        assert_int_equal(ncm_rpc_server_add(p->srv, "/t.S/Hold", h_hold, p), 0);
+        assert_int_equal(ncm_rpc_server_add_streaming(p->srv, "/t.S/Hold", h_hold, p), 0);
         assert_int_equal(ncm_rpc_server_add(p->srv, "/t.S/Echo", h_echo, p), -EEXIST);
         assert_int_equal(ncm_rpc_server_add(p->srv, "nope", h_echo, p), -EINVAL);
         ncm_rpc_env env = {clock_now, clock_wake, p};
@@ -627,6 +628,294 @@ static void test_rpc_garbage_breaks_the_connection(void **state)
         pair_free(p);
 }
 
+/* ---- what lib/rpc holds handlers and peers to --------------------------------------------- */
+
+/* What opts.log heard. */
+typedef struct logbook {
+        int lines;
+        int level;
+        char path[64];
+        char what[256];
+} logbook;
+
+static void log_line(void *data, int level, const char *path, const char *what)
+{
+        logbook *l = data;
+        l->lines++;
+        l->level = level;
+        snprintf(l->path, sizeof(l->path), "%s", path);
+        snprintf(l->what, sizeof(l->what), "%s", what);
+}
+
+static void h_no_message(ncm_rpc_call *call, const uint8_t *req, size_t len, void *data)
+{
+        ncm_rpc_call_finish(call, NCM_RPC_OK, NULL);
+}
+
+static void h_two_messages(ncm_rpc_call *call, const uint8_t *req, size_t len, void *data)
+{
+        assert_int_equal(ncm_rpc_call_send(call, req, len), 0);
+        assert_int_equal(ncm_rpc_call_send(call, req, len), -EPROTO);
+        ncm_rpc_call_finish(call, NCM_RPC_OK, NULL);
+}
+
+static void h_stream_none(ncm_rpc_call *call, const uint8_t *req, size_t len, void *data)
+{
+        ncm_rpc_call_finish(call, NCM_RPC_OK, NULL);
+}
+
+/* The bug of issue 29: a unary handler ending OK without its message went out Trailers-Only,
+ * which grpc-go clients take for EOF. lib/rpc catches it for every unary method. */
+static void test_rpc_unary_ok_carries_exactly_one_message(void **state)
+{
+        (void)state;
+        logbook lb = {0};
+        ncm_rpc_opts o;
+        ncm_rpc_opts_default(&o);
+        o.log = log_line;
+        o.log_data = &lb;
+        pair *p = pair_new(&o);
+        assert_int_equal(ncm_rpc_server_add(p->srv, "/t.S/Empty", h_no_message, p), 0);
+        assert_int_equal(ncm_rpc_server_add(p->srv, "/t.S/Twice", h_two_messages, p), 0);
+        assert_int_equal(ncm_rpc_server_add_streaming(p->srv, "/t.S/None", h_stream_none, p), 0);
+        assert_int_equal(ncm_rpc_server_add_streaming(p->srv, "/t.S/None", h_stream_none, p),
+                         -EEXIST);
+
+        start(p, "/t.S/Empty", 0, "q");
+        pump(p);
+        assert_int_equal(p->closes, 1);
+        assert_int_equal(p->code, NCM_RPC_INTERNAL);
+        assert_string_equal(p->message,
+                            "grpc: unary handler finished OK without a response message");
+        assert_int_equal(p->messages, 0);
+        assert_int_equal(lb.lines, 1);
+        assert_int_equal(lb.level, NCM_RPC_LOG_ERROR);
+        assert_string_equal(lb.path, "/t.S/Empty");
+
+        start(p, "/t.S/Twice", 0, "q");
+        pump(p);
+        assert_int_equal(p->closes, 2);
+        assert_int_equal(p->code, NCM_RPC_OK);
+        assert_int_equal(p->messages, 1);
+        assert_int_equal(lb.lines, 2);
+        assert_string_equal(lb.what, "unary handler sent a second response message: not sent");
+
+        /* an empty message is a message (Register's Empty: the 5 bytes 00 00 00 00 00) */
+        start(p, "/t.S/Echo", 0, "");
+        pump(p);
+        assert_int_equal(p->code, NCM_RPC_OK);
+        assert_int_equal(p->messages, 2);
+
+        /* a server-streaming call may end OK with no message at all */
+        start(p, "/t.S/None", 0, "q");
+        pump(p);
+        assert_int_equal(p->closes, 4);
+        assert_int_equal(p->code, NCM_RPC_OK);
+        assert_int_equal(p->messages, 2);
+        assert_int_equal(lb.lines, 2);
+        pair_free(p);
+}
+
+/* A raw nghttp2 client: sends whatever headers it is given, as peers in the field do. */
+typedef struct raw {
+        nghttp2_session *h2;
+        int closed;
+        uint32_t close_code;
+        char status[8];
+        size_t data;
+        const uint8_t *body;
+        size_t body_len, body_off;
+} raw;
+
+static int raw_close(nghttp2_session *s, int32_t id, uint32_t code, void *user)
+{
+        raw *r = user;
+        r->closed++;
+        r->close_code = code;
+        return 0;
+}
+
+static int raw_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name,
+                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                      void *user)
+{
+        raw *r = user;
+        if (namelen == 11 && memcmp(name, "grpc-status", 11) == 0)
+                snprintf(r->status, sizeof(r->status), "%.*s", (int)valuelen, value);
+        return 0;
+}
+
+static int raw_data(nghttp2_session *s, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
+                    void *user)
+{
+        ((raw *)user)->data += len;
+        return 0;
+}
+
+static ssize_t raw_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length,
+                        uint32_t *flags, nghttp2_data_source *src, void *user)
+{
+        raw *r = user;
+        size_t n = r->body_len - r->body_off;
+        if (n > length)
+                n = length;
+        memcpy(buf, r->body + r->body_off, n);
+        r->body_off += n;
+        if (r->body_off == r->body_len)
+                *flags |= NGHTTP2_DATA_FLAG_EOF;
+        return (ssize_t)n;
+}
+
+/* Send one request with the headers nva[0..n) and a 5-byte Empty message; pump until the
+ * server is done with it. */
+static void raw_call(pair *p, raw *r, const nghttp2_nv *nva, size_t n)
+{
+        static const uint8_t empty[5] = {0};
+        nghttp2_session_callbacks *cb;
+        nghttp2_session_callbacks_new(&cb);
+        nghttp2_session_callbacks_set_on_stream_close_callback(cb, raw_close);
+        nghttp2_session_callbacks_set_on_header_callback(cb, raw_header);
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, raw_data);
+        *r = (raw){.body = empty, .body_len = sizeof(empty)};
+        assert_int_equal(nghttp2_session_client_new(&r->h2, cb, r), 0);
+        nghttp2_session_callbacks_del(cb);
+        nghttp2_submit_settings(r->h2, NGHTTP2_FLAG_NONE, NULL, 0);
+        nghttp2_data_provider prd = {.read_callback = raw_body};
+        assert_true(nghttp2_submit_request(r->h2, NULL, nva, n, &prd, NULL) > 0);
+        ncm_rpc_env env = {clock_now, clock_wake, p};
+        ncm_rpc_conn *s = ncm_rpc_conn_new_server(p->srv, &env);
+        for (int round = 0; round < 100; round++) {
+                const uint8_t *d;
+                ssize_t k;
+                bool moved = false;
+                while ((k = nghttp2_session_mem_send(r->h2, &d)) > 0) {
+                        ncm_rpc_conn_recv(s, d, (size_t)k, NULL);
+                        moved = true;
+                }
+                size_t len;
+                ncm_rpc_conn_pull(s, &d, &len);
+                if (len) {
+                        ncm_rpc_conn_sent(s, len);
+                        assert_int_equal(nghttp2_session_mem_recv(r->h2, d, len), (ssize_t)len);
+                        moved = true;
+                }
+                if (!moved)
+                        break;
+        }
+        ncm_rpc_conn_free(s);
+        nghttp2_session_del(r->h2);
+}
+
+#define NV(k, v)                                                                                   \
+        {                                                                                          \
+                (uint8_t *)(k), (uint8_t *)(v), sizeof(k) - 1, sizeof(v) - 1, NGHTTP2_NV_FLAG_NONE \
+        }
+
+/*
+ * grpc-go before 1.57 sends the socket path as :authority when it dials a bare path; the
+ * kubelet's grpc-go server takes it, so must ours. nghttp2's own checks are off on servers:
+ * lib/rpc makes the rest of them and logs what it refuses.
+ */
+static void test_rpc_any_authority_and_the_header_checks(void **state)
+{
+        (void)state;
+        logbook lb = {0};
+        ncm_rpc_opts o;
+        ncm_rpc_opts_default(&o);
+        o.log = log_line;
+        o.log_data = &lb;
+        pair *p = pair_new(&o);
+        raw r;
+
+        const char *authorities[] = {"/var/lib/kubelet/device-plugins/kubelet.sock",
+                                     "%2Fvar%2Flib%2Fkubelet%2Fpod-resources%2Fkubelet.sock",
+                                     "localhost", "", "unix:/run/x.sock"};
+        for (size_t i = 0; i < NCM_ELEMENTSOF(authorities); i++) {
+                nghttp2_nv nva[] = {NV(":method", "POST"),
+                                    NV(":scheme", "http"),
+                                    NV(":path", "/t.S/Echo"),
+                                    {(uint8_t *)":authority", (uint8_t *)authorities[i], 10,
+                                     strlen(authorities[i]), NGHTTP2_NV_FLAG_NONE},
+                                    NV("content-type", "application/grpc"),
+                                    NV("te", "trailers")};
+                raw_call(p, &r, nva, NCM_ELEMENTSOF(nva));
+                assert_string_equal(r.status, "0");
+                assert_int_equal(r.data, 5); /* the echoed Empty */
+                assert_int_equal(r.close_code, NGHTTP2_NO_ERROR);
+        }
+        /* no :authority at all (HTTP/2 makes it optional) */
+        {
+                nghttp2_nv nva[] = {NV(":method", "POST"), NV(":scheme", "http"),
+                                    NV(":path", "/t.S/Echo"),
+                                    NV("content-type", "application/grpc")};
+                raw_call(p, &r, nva, NCM_ELEMENTSOF(nva));
+                assert_string_equal(r.status, "0");
+        }
+        assert_int_equal(lb.lines, 0);
+
+        /* what nghttp2 refused before, refused still: reset, and told */
+        static const struct {
+                nghttp2_nv nva[7];
+                size_t n;
+                const char *why;
+        } bad[] = {
+                        {{NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.S/Echo"),
+                          NV(":path", "/t.S/Hold"), NV("content-type", "application/grpc")},
+                         5,
+                         "request refused: repeated pseudo-header \":path\""},
+                        {{NV(":method", "POST"), NV(":scheme", "http"),
+                          NV("content-type", "application/grpc")},
+                         3,
+                         "request refused: missing :method, :scheme or :path"},
+                        {{NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.S/Echo"),
+                          NV("content-type", "application/grpc"), NV(":authority", "x")},
+                         5,
+                         "request refused: pseudo-header after a regular header: \":authority\""},
+                        {{NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.S/Echo"),
+                          NV(":protocol", "x"), NV("content-type", "application/grpc")},
+                         5,
+                         "request refused: unknown pseudo-header \":protocol\""},
+                        {{NV(":method", "POST"), NV(":scheme", "http"), NV(":path", ""),
+                          NV("content-type", "application/grpc")},
+                         4,
+                         "request refused: empty pseudo-header \":path\""},
+                        {{NV(":method", "POST"),
+                          NV(":scheme", "http"),
+                          NV(":path", "/t.S/Echo"),
+                          /* nghttp2 lower-cases the names it copies */
+                          {(uint8_t *)"Content-Type", (uint8_t *)"application/grpc", 12, 16,
+                           NGHTTP2_NV_FLAG_NO_COPY_NAME}},
+                         4,
+                         "request refused: invalid header name \"Content-Type\""},
+                        {{NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.S/Echo"),
+                          NV("content-type", "application/grpc"), NV("connection", "close")},
+                         5,
+                         "request refused: connection-specific header \"connection\""},
+                        {{NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.S/Echo"),
+                          NV("content-type", "application/grpc"), NV("te", "gzip")},
+                         5,
+                         "request refused: te other than \"trailers\": \"te\""},
+                        {{NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.S/Echo"),
+                          NV("content-type", "application/grpc"), NV("x-a", "a\r\nb")},
+                         5,
+                         "request refused: invalid value of header \"x-a\""},
+                        {{NV(":method", "POST"), NV(":scheme", "http"), NV(":path", "/t.S/Echo"),
+                          NV(":authority", "a\nb"), NV("content-type", "application/grpc")},
+                         5,
+                         "request refused: invalid value of header \":authority\""},
+        };
+        for (size_t i = 0; i < NCM_ELEMENTSOF(bad); i++) {
+                raw_call(p, &r, bad[i].nva, bad[i].n);
+                assert_int_equal(r.closed, 1);
+                assert_int_equal(r.close_code, NGHTTP2_PROTOCOL_ERROR);
+                assert_string_equal(r.status, "");
+                assert_int_equal(lb.lines, (int)i + 1);
+                assert_int_equal(lb.level, NCM_RPC_LOG_WARN);
+                assert_string_equal(lb.what, bad[i].why);
+        }
+        pair_free(p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -649,6 +938,8 @@ int main(void)
                         cmocka_unit_test(test_rpc_trickled_frame_and_stalled_output),
                         cmocka_unit_test(test_rpc_goaway_refuses_new_calls),
                         cmocka_unit_test(test_rpc_garbage_breaks_the_connection),
+                        cmocka_unit_test(test_rpc_unary_ok_carries_exactly_one_message),
+                        cmocka_unit_test(test_rpc_any_authority_and_the_header_checks),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
