@@ -29,9 +29,12 @@ static int cpu_container_hints(void *data, const ncm_tm_call *call, ncm_tm_hints
 {
         ncm_node *n = data;
         ncm_hint_desc *d = NULL;
-        int r = ncm_cpu_policy_hints_describe(n->cpu, n->cpu_state, call->pod, call->container, &d,
-                                              err);
+        int r;
 
+        if (call->op == NCM_TM_OP_RESIZE)
+                return ncm__node_cpu_resize_hints(n, call, ret, err);
+        r = ncm_cpu_policy_hints_describe(n->cpu, n->cpu_state, call->pod, call->container, &d,
+                                          err);
         return r < 0 ? r : to_tm_hints(d, ret, err);
 }
 
@@ -39,8 +42,11 @@ static int cpu_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
 {
         ncm_node *n = data;
         ncm_hint_desc *d = NULL;
-        int r = ncm_cpu_policy_pod_hints_describe(n->cpu, n->cpu_state, call->pod, &d, err);
+        int r;
 
+        if (call->op == NCM_TM_OP_RESIZE)
+                return ncm__node_cpu_resize_hints(n, call, ret, err);
+        r = ncm_cpu_policy_pod_hints_describe(n->cpu, n->cpu_state, call->pod, &d, err);
         return r < 0 ? r : to_tm_hints(d, ret, err);
 }
 
@@ -314,6 +320,8 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
         char reason[160];
         int r;
 
+        if (call->op == NCM_TM_OP_RESIZE)
+                return ncm__node_cpu_resize_allocate(n, call, affinity, ret_type, err);
         if (txn && txn->explain) {
                 const ncm_cpuset *ru = ncm_cpu_policy_reuse_get(n->cpu, pod->uid);
                 before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
@@ -342,6 +350,8 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                 return r;
         }
         now = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
+        if (now && !had && (r = ncm__node_cpu_promise(n, pod, c, err)) < 0)
+                return r;
         if (e) {
                 ncm_autofree char *s = now ? fmt_set(now) : NULL;
                 e->ok = true;

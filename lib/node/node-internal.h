@@ -77,7 +77,7 @@ struct ncm_node_config {
         /* the memory manager (node-memory.c) */
         char *mem_policy; /* memoryManagerPolicy: "None" or "Static" */
         ncm_mem_reservations reserved_memory;
-        char *mem_drift;   /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
+        char *mem_drift; /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
 };
 
 /* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
@@ -159,6 +159,7 @@ typedef struct node_merge_list {
 typedef struct node_txn {
         ncm_node *n;
         const ncm_pod *pod;
+        const ncm_pod *before; /* a resize: the pod as the node held it */
         bool explain;
         int trace_err; /* -ENOMEM met while recording (a trace callback cannot fail) */
         ncm_node_event *ev;
@@ -223,6 +224,10 @@ bool ncm__node_fit_wanted(const ncm_node *n, unsigned flags);
  */
 int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
                         ncm_error *err);
+
+/* Whether POD fits beside the node's other pods (a resize's predicates, node-fit.c). */
+struct ncm_node_fit;
+int ncm__node_fit_of(ncm_node *n, const ncm_pod *pod, struct ncm_node_fit *ret, ncm_error *err);
 
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
@@ -297,6 +302,42 @@ void ncm__node_mem_format_map(const ncm_node *n, ncm_buf *b);
 /* --explain: the memory manager's HINTS event E gets, as steps, the nodes its group rule keeps
  * out of the hints. */
 void ncm__node_mem_explain_hints(const ncm_node *n, ncm_node_event *e);
+
+/*
+ * The parts of an admission's transaction, for the resize (node.c; node-resize.c uses them):
+ * what the admission of POD may change, saved (and put back, with one checkpoint write); its
+ * containers as a result lists them; its registry record given POD's spec (persisted; the old
+ * spec returned, to put back the same way); and the enforcer's transaction steps.
+ */
+typedef struct ncm__node_saved ncm__node_saved;
+int ncm__node_save(ncm_node *n, const ncm_pod *pod, ncm__node_saved **ret, ncm_error *err);
+ncm__node_saved *ncm__node_saved_free(ncm__node_saved *s);
+int ncm__node_restore(ncm_node *n, const ncm_pod *pod, ncm__node_saved *s, ncm_error *err);
+const ncm_cpuset *ncm__node_saved_default(const ncm__node_saved *s);
+int ncm__node_result(ncm_node *n, const ncm_pod *pod, ncm_node_admission *a);
+int ncm__node_pod_respec(ncm_node *n, const ncm_pod *pod, ncm_pod **ret_old, ncm_error *err);
+int ncm__node_enforce_begin(ncm_node *n, ncm_error *err);
+int ncm__node_enforce_commit(ncm_node *n, ncm_error *err);
+int ncm__node_enforce_fail(ncm_node *n, int r, const char *what, ncm_error *err);
+/* Every running container on the shared pool follows it (every pod's). */
+int ncm__node_enforce_shared(ncm_node *n, ncm_error *err);
+/* POD's containers as the enforcer sees them, SHARED (borrowed) for those on the pool. */
+int ncm__node_enforce_view(const ncm_node *n, const ncm_pod *pod, const ncm_cpuset *shared,
+                           ncm_enforce_container **ret, size_t *ret_n);
+int ncm__node_usage_of(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
+                       ncm_error *err);
+
+/*
+ * The resize's side of the providers (node-resize.c): a provider call with op
+ * NCM_TM_OP_RESIZE goes here. The CPU manager's hints and allocation; the memory manager's.
+ */
+int ncm__node_cpu_resize_hints(ncm_node *n, const ncm_tm_call *call, ncm_tm_hints *ret,
+                               ncm_error *err);
+int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const ncm_hint *affinity,
+                                  const char **ret_type, ncm_error *err);
+/* After an admission gave container C of POD exclusive CPUs: keep them as its promise when
+ * InPlacePodVerticalScalingExclusiveCPUs is on. */
+int ncm__node_cpu_promise(ncm_node *n, const ncm_pod *pod, const ncm_container *c, ncm_error *err);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err);

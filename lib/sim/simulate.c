@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nodecm/node-resize.h>
 #include "sim-internal.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -95,6 +96,33 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
                                 ncm_node_format_admission_text(&line, -1, st->pod, a, false);
                                 done = (ncm_simulate_step){.index = i,
                                                            .op = "admit",
+                                                           .pod = st->pod,
+                                                           .admission = a};
+                                r = step_done(o, &done, &line, n, err);
+                                if (r < 0)
+                                        return r;
+                        }
+                        break;
+                }
+                case NCM__STEP_RESIZE: {
+                        ncm_autoptr(ncm_node_admission) a = NULL;
+                        r = ncm_node_resize(n, st->pod,
+                                            o->explain || o->step_fn ? NCM_NODE_EXPLAIN : 0, &a,
+                                            err);
+                        if (r < 0)
+                                return ncm_error_prefix(err, "%s.resize", st->path);
+                        if (a->admitted)
+                                sum.resized++;
+                        else
+                                sum.resize_refused++;
+                        if (o->json)
+                                ncm_node_format_resize_json(out, (long)i, st->pod, a, o->explain);
+                        else
+                                ncm_node_format_resize_text(out, (long)i, st->pod, a, o->explain);
+                        if (o->step_fn) {
+                                ncm_node_format_resize_text(&line, -1, st->pod, a, false);
+                                done = (ncm_simulate_step){.index = i,
+                                                           .op = "resize",
                                                            .pod = st->pod,
                                                            .admission = a};
                                 r = step_done(o, &done, &line, n, err);
