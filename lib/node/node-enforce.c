@@ -422,7 +422,8 @@ static int resize_container(cg_enforcer *e, const ncm_enforce_resize *rz, size_t
         const ncm_container *co = ncm_pod_find_container(rz->before, ec->name);
         const ncm_cpuset *was = rz->cpus_before ? rz->cpus_before[i] : NULL;
         bool grow = rz->phase == NCM_ENFORCE_RESIZE_GROW;
-        bool cpus_move = was && !ncm_cpuset_equal(was, ec->cpus) &&
+        /* a container on the shared pool follows the pool (the node's pod_cpus calls) */
+        bool cpus_move = ec->exclusive && was && !ncm_cpuset_equal(was, ec->cpus) &&
                          (grow ? !ncm_cpuset_is_subset(ec->cpus, was)
                                : ncm_cpuset_is_subset(ec->cpus, was));
         ncm_cgroup_resources rn, ro, mv;
