@@ -209,12 +209,17 @@ int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const nc
                 e->text = strdup(err && err->msg[0] ? err->msg : ncm_strerror(-r));
                 explain_cpu_resize(n, e, c, ncm_cpu_guaranteed_cpus(pod, c), have, promised,
                                    free_before, NULL);
-                if (*ret_type && strcmp(*ret_type, NCM_CPU_REASON_PROHIBITED) == 0 && promised)
+                if (*ret_type && strcmp(*ret_type, NCM_CPU_REASON_PROHIBITED) == 0 && promised) {
+                        ncm_autofree char *ps = ncm_cpuset_format_list(promised);
                         ncm__node_event_step(e,
-                                             "below the promise: %d requested, the %d promised "
-                                             "CPUs must all stay",
+                                             "below the promise: %d requested, but every one of "
+                                             "the %d promised CPUs %s stays with the container",
                                              ncm_cpu_guaranteed_cpus(pod, c),
-                                             ncm_cpuset_weight(promised));
+                                             ncm_cpuset_weight(promised), ps ? ps : "");
+                }
+                if (*ret_type && strcmp(*ret_type, NCM_CPU_REASON_PROMISED_MISSING) == 0)
+                        ncm__node_event_step(e, "no promise is kept for it: it was admitted while "
+                                                "InPlacePodVerticalScalingExclusiveCPUs was off");
                 return r;
         }
         e->text = now ? ncm_cpuset_format_list(now) : strdup("shared pool");

@@ -149,6 +149,13 @@ static void json_events(ncm_buf *b, const ncm_node_admission *a)
                         json_hint(b, &e->hint);
                         ncm_buf_printf(b, ", \"admit\": %s, \"why\": ", e->ok ? "true" : "false");
                         json_str(b, e->text);
+                        /* notes on a refusal (a resize's: what the containers would need) */
+                        for (size_t k = 0; k < e->n_steps; k++) {
+                                ncm_buf_puts(b, k ? ", " : ", \"notes\": [");
+                                json_str(b, e->steps[k]);
+                        }
+                        if (e->n_steps)
+                                ncm_buf_putc(b, ']');
                         break;
                 case NCM_NODE_EVENT_ALLOCATE:
                         ncm_buf_puts(b, ", \"affinity\": ");
@@ -320,6 +327,8 @@ static void human_events(ncm_buf *b, const ncm_node_admission *a)
                         ncm_buf_printf(b, "    %s: merged ", who);
                         ncm_hint_format(&e->hint, true, b);
                         ncm_buf_printf(b, ": %s\n", e->text ? e->text : "");
+                        for (size_t k = 0; k < e->n_steps; k++)
+                                ncm_buf_printf(b, "      %s\n", e->steps[k]);
                         break;
                 case NCM_NODE_EVENT_ALLOCATE:
                         ncm_buf_printf(b, "    %s: %s allocate with affinity ", who, e->provider);
