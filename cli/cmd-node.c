@@ -72,8 +72,8 @@ static void usage(FILE *f)
               "  --explain                 admit, resize: the hints, the merge and the\n"
               "                            allocator's steps (resize: why a refusal refused)\n"
               "  --json                    one JSON line (admit, resize, remove: as simulate's\n"
-              "                            step;\n"
-              "                            status: the state line plus the CPU map and pods)\n"
+              "                            step; status: the state line plus the CPU map and\n"
+              "                            pods)\n"
               "  --html FILE               status: write the node map to FILE, one\n"
               "                            self-contained page (docs/map.md)\n"
               "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
