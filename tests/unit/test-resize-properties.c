@@ -29,12 +29,9 @@
 #define STEPS 40
 
 static const char *const option_names[] = {
-                "full-pcpus-only",
-                "distribute-cpus-across-numa",
-                "align-by-socket",
-                "distribute-cpus-across-cores",
-                "strict-cpu-reservation",
-                "prefer-align-cpus-by-uncorecache",
+                "full-pcpus-only",        "distribute-cpus-across-numa",
+                "align-by-socket",        "distribute-cpus-across-cores",
+                "strict-cpu-reservation", "prefer-align-cpus-by-uncorecache",
 };
 
 static unsigned rnd(unsigned *s)
@@ -62,8 +59,9 @@ static ncm_pod *make_pod(const char *uid, int nc, const int *cpus)
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *p = NULL;
 
-        ncm_buf_printf(&b, "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
-                           "{\"containers\": [",
+        ncm_buf_printf(&b,
+                       "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
+                       "{\"containers\": [",
                        uid, uid);
         for (int i = 0; i < nc; i++) {
                 char q[16];
@@ -382,7 +380,7 @@ static void test_resize_properties_every_combination(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_resize_properties_every_combination),
+                        cmocka_unit_test(test_resize_properties_every_combination),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
