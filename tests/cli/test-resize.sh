@@ -66,6 +66,12 @@ case "$(cat "$D/cpu_manager_state")" in
 esac
 run checkpoint verify "$D/cpu_manager_state"
 expect_rc 0 "the checkpoint with a promise verifies"
+run checkpoint show "$D/cpu_manager_state"
+case "$OUT" in *"PROMISED (nodecm, in-place resize)"*"dpdk  fwd        2-5 (4 CPUs)"*) ;; *) fail "show: no promise: $OUT" ;; esac
+run checkpoint show "$D/cpu_manager_state" --json
+case "$OUT" in *',"promised":[{"pod":"dpdk","container":"fwd","cpuSet":{"text":"2-5",'*) ;; *) fail "show --json: no promise: $OUT" ;; esac
+run checkpoint rewrite "$D/cpu_manager_state" --output "$TMPD/rewritten"
+cmp -s "$D/cpu_manager_state" "$TMPD/rewritten" || fail "rewrite does not keep the promise"
 N resize "$TMPD/d12.yaml" --json
 expect_rc 0 "resize to 12"
 expect_out '{"op": "resize", "pod": "dpdk", "resized": true, "containers": [{"name": "fwd", "exclusive": true, "cpus": "2-13", "numa": [0], "devices": {}}]}' "resize to 12 --json"
@@ -173,6 +179,11 @@ M() { # M CONFIG ARGS...
         shift
         run node "$@" --root-dir "$D" --config "$c" --synthetic "$T" --numa-memory 8Gi
 }
+# the gates as each release knows them
+run node init --root-dir "$TMPD/old" --config "$TMPD/mem-on.yaml" --synthetic "$T" --kubelet-version 1.33
+expect_rc 2 "a 1.33 kubelet does not know InPlacePodVerticalScalingExclusiveMemory"
+expect_err_contains "featureGates: failed to set feature gates from initial flags-based config: unrecognized feature gate: InPlacePodVerticalScalingExclusiveMemory (kubelet 1.33: it came in 1.34)" "1.33 and the memory gate"
+[ -e "$TMPD/old" ] && fail "a refused configuration wrote the directory"
 D="$TMPD/mem-off"
 M "$TMPD/mem.yaml" init
 expect_rc 0 "memory: init"
