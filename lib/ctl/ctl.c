@@ -436,9 +436,9 @@ static int parse_pod(const ProtobufCBinaryData *text, const char *source, ncm_po
         return ncm_pod_parse((const char *)text->data, text->len, name, ret, err);
 }
 
-/* The event of an admission (admitted or refused). */
-static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
-                           ncm_buf *out)
+/* The event of an admission or (RESIZE) a resize, done or refused. */
+static int pod_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
+                     bool resize, ncm_buf *out)
 {
         Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
         ctl_arena a = {0};
@@ -449,11 +449,17 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         if (!pool)
                 return -ENOMEM;
         ncm_node_shared_pool(n, pool);
-        ncm_node_format_admission_json(&line, -1, pod, adm, false);
-        ev.op = (char *)"admit";
+        if (resize) {
+                ncm_node_format_resize_json(&line, -1, pod, adm, false);
+                ev.op = (char *)"resize";
+                ev.resized = adm->admitted;
+        } else {
+                ncm_node_format_admission_json(&line, -1, pod, adm, false);
+                ev.op = (char *)"admit";
+                ev.admitted = adm->admitted;
+        }
         ev.pod_uid = pod->uid;
         ev.pod_name = pod->name;
-        ev.admitted = adm->admitted;
         ev.reason = (char *)adm->reason;
         ev.message = (char *)adm->message;
         ev.containers = admission_containers(&a, adm);
@@ -463,6 +469,13 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         r = a.failed ? -ENOMEM : ncm__ctl_pack(&ev.base, out);
         ncm__ctl_arena_done(&a);
         return r;
+}
+
+/* The node's flags for a decision of T, with or without EXPLAIN. */
+static unsigned node_flags(const ncm_ctl_target *t, bool explain)
+{
+        return (explain ? NCM_NODE_EXPLAIN : 0) |
+               (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0);
 }
 
 /*
@@ -563,22 +576,13 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 /* decided on a copy: the node itself, its files and cgroups stay as they are */
                 r = ncm_node_copy(t->node, &copy, err);
                 if (r >= 0)
-                        r = ncm_node_admit(
-                                        copy, pod,
-                                        NCM_NODE_EXPLAIN |
-                                                        (t->kubelet_admitted
-                                                                         ? NCM_NODE_KUBELET_ADMITTED
-                                                                         : 0),
-                                        &adm, err);
+                        r = ncm_node_admit(copy, pod, node_flags(t, true), &adm, err);
                 if (r < 0)
                         return r;
                 return admit_reply(pod, adm, f, true, &res->reply) < 0 ? oom(err) : 0;
         }
         ncm_node_shared_pool(t->node, before);
-        r = ncm_node_admit(t->node, pod,
-                           (explain ? NCM_NODE_EXPLAIN : 0) |
-                                           (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0),
-                           &adm, err);
+        r = ncm_node_admit(t->node, pod, node_flags(t, explain), &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);
@@ -587,40 +591,12 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
         res->changed = adm->admitted;
         res->pool_changed = !ncm_cpuset_equal(before, after);
         if (admit_reply(pod, adm, f, explain, &res->reply) < 0 ||
-            admission_event(t->node, pod, adm, &res->event) < 0)
+            pod_event(t->node, pod, adm, false, &res->event) < 0)
                 return oom(err);
         return 0;
 }
 
 /* ---- Resize ---- */
-
-static int resize_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
-                        ncm_buf *out)
-{
-        Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
-        ctl_arena a = {0};
-        ncm_buf line = NCM_BUF_INIT;
-        ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
-        int r;
-
-        if (!pool)
-                return -ENOMEM;
-        ncm_node_shared_pool(n, pool);
-        ncm_node_format_resize_json(&line, -1, pod, adm, false);
-        ev.op = (char *)"resize";
-        ev.pod_uid = pod->uid;
-        ev.pod_name = pod->name;
-        ev.resized = adm->admitted;
-        ev.reason = (char *)adm->reason;
-        ev.message = (char *)adm->message;
-        ev.containers = admission_containers(&a, adm);
-        ev.n_containers = ev.containers ? adm->n_containers : 0;
-        ev.shared_pool = cpus_str(&a, pool);
-        ev.json = ncm__ctl_take(&a, ncm_buf_steal(&line));
-        r = a.failed ? -ENOMEM : ncm__ctl_pack(&ev.base, out);
-        ncm__ctl_arena_done(&a);
-        return r;
-}
 
 static int resize_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ctl_format f,
                         bool explain, ncm_buf *out)
@@ -654,10 +630,7 @@ int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, nc
         if (!before || !after)
                 return oom(err);
         ncm_node_shared_pool(t->node, before);
-        r = ncm_node_resize(t->node, pod,
-                            (explain ? NCM_NODE_EXPLAIN : 0) |
-                                            (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0),
-                            &adm, err);
+        r = ncm_node_resize(t->node, pod, node_flags(t, explain), &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);
@@ -666,7 +639,7 @@ int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, nc
         res->changed = adm->admitted;
         res->pool_changed = !ncm_cpuset_equal(before, after);
         if (resize_reply(pod, adm, f, explain, &res->reply) < 0 ||
-            resize_event(t->node, pod, adm, &res->event) < 0)
+            pod_event(t->node, pod, adm, true, &res->event) < 0)
                 return oom(err);
         if (ret_adm)
                 *ret_adm = NCM_TAKE_PTR(adm);
