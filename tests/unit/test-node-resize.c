@@ -377,19 +377,20 @@ static void test_node_resize_restart_keeps_the_promise(void **state)
         fx_done(&f);
 }
 
+#define KUBELET_MEM_FMT                                                                            \
+        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "                       \
+        "\"topologyManagerPolicy\": \"single-numa-node\", \"memoryManagerPolicy\": "               \
+        "\"Static\", \"kubeReserved\": {\"memory\": \"512Mi\"}, "                                  \
+        "\"systemReserved\": "                                                                     \
+        "{\"memory\": \"512Mi\"}, \"evictionHard\": {\"memory.available\": "                       \
+        "\"100Mi\"}, \"reservedMemory\": [{\"numaNode\": 0, \"limits\": "                          \
+        "{\"memory\": \"562Mi\"}}, {\"numaNode\": 1, \"limits\": {\"memory\": "                    \
+        "\"562Mi\"}}], \"featureGates\": "                                                         \
+        "{\"InPlacePodVerticalScalingExclusiveCPUs\": true%s}}"
+
 /* Pinned memory: the kubelet's refusal with its gate off, then KEP-5554's rules with it on. */
 static void test_node_resize_memory(void **state)
 {
-        static const char *const kubelet_fmt =
-                        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
-                        "\"topologyManagerPolicy\": \"single-numa-node\", \"memoryManagerPolicy\": "
-                        "\"Static\", \"kubeReserved\": {\"memory\": \"512Mi\"}, "
-                        "\"systemReserved\": "
-                        "{\"memory\": \"512Mi\"}, \"evictionHard\": {\"memory.available\": "
-                        "\"100Mi\"}, \"reservedMemory\": [{\"numaNode\": 0, \"limits\": "
-                        "{\"memory\": \"562Mi\"}}, {\"numaNode\": 1, \"limits\": {\"memory\": "
-                        "\"562Mi\"}}], \"featureGates\": "
-                        "{\"InPlacePodVerticalScalingExclusiveCPUs\": true%s}}";
         const char *const m4[] = {"app=2/2/4Gi", NULL}, *const m6[] = {"app=2/2/6Gi", NULL};
         const char *const m3[] = {"app=2/2/3Gi", NULL}, *const m16[] = {"app=2/2/16Gi", NULL};
         char kubelet[1024];
@@ -397,7 +398,7 @@ static void test_node_resize_memory(void **state)
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
 
-        snprintf(kubelet, sizeof(kubelet), kubelet_fmt, "");
+        snprintf(kubelet, sizeof(kubelet), KUBELET_MEM_FMT, "");
         fx_new(&f, TWO_NUMA, kubelet, false, false, NULL);
         admit(&f, "m", m4);
         expect_refused(&f, "m", m6, "Infeasible",
@@ -405,7 +406,7 @@ static void test_node_resize_memory(void **state)
                        "\"Static\"");
         fx_done(&f);
 
-        snprintf(kubelet, sizeof(kubelet), kubelet_fmt,
+        snprintf(kubelet, sizeof(kubelet), KUBELET_MEM_FMT,
                  ", \"InPlacePodVerticalScalingExclusiveMemory\": true");
         fx_new(&f, TWO_NUMA, kubelet, true, false, NULL);
         admit(&f, "m", m4);
