@@ -329,6 +329,7 @@ static void test_node_resize_pod_scope_and_sidecar(void **state)
         const char *const p1[] = {"+log=1/1", "app=2/2", NULL};
         const char *const p2[] = {"+log=1/1", "app=4/4", NULL};
         const char *const p3[] = {"+log=2/2", "app=2/2", NULL};
+        char *promise;
         (void)state;
 
         fx_new(&f, TWO_NUMA,
@@ -342,9 +343,10 @@ static void test_node_resize_pod_scope_and_sidecar(void **state)
         /* a sidecar is resized too; the app back to its promise */
         expect_resized(&f, "p", p3, NULL);
         assert_int_equal(ncm_cpuset_weight(entry(&f, "p", "log")), 2);
-        tu_assert_cpuset(entry(&f, "p", "app"),
-                         ncm_cpuset_format_list(ncm_cpu_state_promised(ncm_node_cpu_state(f.n), "p",
-                                                                       "app")));
+        promise = ncm_cpuset_format_list(
+                        ncm_cpu_state_promised(ncm_node_cpu_state(f.n), "p", "app"));
+        tu_assert_cpuset(entry(&f, "p", "app"), promise);
+        free(promise);
         fx_done(&f);
 }
 
