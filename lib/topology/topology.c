@@ -56,6 +56,8 @@ struct ncm_topo {
         numa_mem *mem;  /* per node (numa_ids order); NULL: no source attached memory */
 
         ncm_cpuset *all;
+
+        ncm_pci *pci; /* PCI devices, when a source attached them (ncm_topo_set_pci) */
 };
 
 static int cmp_cpu(const void *a, const void *b)
@@ -103,6 +105,7 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
                 free(t->mem[i].hp);
         free(t->mem);
         ncm_cpuset_free(t->all);
+        ncm_pci_free(t->pci);
         free(t);
         return NULL;
 }
@@ -671,5 +674,17 @@ bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)
                     (a->mem[i].nhp &&
                      memcmp(a->mem[i].hp, b->mem[i].hp, a->mem[i].nhp * sizeof(*a->mem[i].hp))))
                         return false;
-        return true;
+        return ncm__pci_equal(a->pci, b->pci);
+}
+
+int ncm_topo_set_pci(ncm_topo *t, ncm_pci *p)
+{
+        ncm_pci_free(t->pci);
+        t->pci = p;
+        return 0;
+}
+
+const ncm_pci *ncm_topo_pci(const ncm_topo *t)
+{
+        return t->pci;
 }
