@@ -524,6 +524,18 @@ NCM_API int ncm_cpu_policy_resize(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm
                                   const char *before_text, const char **ret_type, ncm_error *err);
 
 /*
+ * ncm_cpu_policy_resize() preferring CPUs near NEAR[0..N) (deviceLocalCPUs: prefer) as
+ * ncm_cpu_policy_allocate_near() does, for the CPUs the resize chooses: within the hint's CPUs
+ * (every CPU it may take without a hint) an upsize adds first the devices' local CPUs, then
+ * those sharing their uncore caches; a downsize keeps, beyond the promise, its CPUs near them
+ * first. What is kept is kept either way. N == 0 is ncm_cpu_policy_resize() exactly.
+ */
+NCM_API int ncm_cpu_policy_resize_near(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                                       const ncm_container *c, const ncm_hint *affinity,
+                                       const ncm_cpu_near *near, size_t n, const char *before_text,
+                                       const char **ret_type, ncm_error *err);
+
+/*
  * The hints of a resize of container C (NULL: the whole pod, pod scope): no preference when
  * nothing is exclusive or the policy will refuse the resize (its Allocate says why); else the
  * masks that hold every CPU the container keeps and enough CPUs it may take (upsize: its CPUs

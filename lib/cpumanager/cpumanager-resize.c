@@ -16,8 +16,12 @@
  * The resize itself follows the shape of the static policy's allocateCPUs: the CPUs of the
  * topology manager's hint first (its sockets with align-by-socket), then any. An upsize keeps
  * every current CPU and adds free ones; a downsize keeps the promised CPUs and chooses the rest
- * among the current ones. The texts of refusals are KEP-5554's error types as its
- * implementation branch words them (kubernetes PR #129719, carried into PR #140629).
+ * among the current ones. With CPUs near the container's devices (deviceLocalCPUs: prefer,
+ * cpumanager-near.c) the CPUs a resize chooses follow the admission's preference: the devices'
+ * local CPUs, then their uncore caches, in front of the hint's part; so an upsize adds CPUs near
+ * the devices first and a downsize keeps, beyond the promise, those near them. The texts of
+ * refusals are KEP-5554's error types as its implementation branch words them (kubernetes PR
+ * #129719, carried into PR #140629).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -235,6 +239,15 @@ int ncm_cpu_policy_resize(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *po
                           const ncm_container *c, const ncm_hint *affinity, const char *before_text,
                           const char **ret_type, ncm_error *err)
 {
+        return ncm_cpu_policy_resize_near(p, s, pod, c, affinity, NULL, 0, before_text, ret_type,
+                                          err);
+}
+
+int ncm_cpu_policy_resize_near(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                               const ncm_container *c, const ncm_hint *affinity,
+                               const ncm_cpu_near *near, size_t n_near, const char *before_text,
+                               const char **ret_type, ncm_error *err)
+{
         const ncm_cpu_options *o = &p->opts;
         const ncm_cpu_trace *trace = p->trace.fn ? &p->trace : NULL;
         ncm_autoptr(ncm_cpuset) have = NULL;
@@ -302,11 +315,24 @@ int ncm_cpu_policy_resize(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *po
                 int k;
                 if (aligned_part(p, pool, affinity, aligned) < 0)
                         return oom(err);
+                /* deviceLocalCPUs: the devices' CPUs first, inside the hint as at admission */
+                if (n_near) {
+                        r = ncm__cpu_take_near(p, ncm_cpu_index_topo(p->ix), aligned, near, n_near,
+                                               n, result, err);
+                        if (r < 0)
+                                return r;
+                        ncm_cpuset_andnot(aligned, aligned, result);
+                }
                 k = ncm_cpuset_weight(aligned);
-                if (n - ncm_cpuset_weight(keep) < k)
-                        k = n - ncm_cpuset_weight(keep);
-                r = take_keep(p->ix, o, aligned, result, NULL, ncm_cpuset_weight(keep) + k, trace,
+                if (n - ncm_cpuset_weight(result) < k)
+                        k = n - ncm_cpuset_weight(result);
+                r = take_keep(p->ix, o, aligned, result, NULL, ncm_cpuset_weight(result) + k, trace,
                               result, err);
+                if (r < 0)
+                        return r;
+        } else if (n_near) {
+                r = ncm__cpu_take_near(p, ncm_cpu_index_topo(p->ix), pool, near, n_near, n, result,
+                                       err);
                 if (r < 0)
                         return r;
         }

@@ -323,6 +323,70 @@ static void test_cpu_resize_policy_full_pcpus(void **state)
         pfx_done(&f);
 }
 
+static int resize_near(pfx *f, ncm_pod *pod, const ncm_hint *aff, const char *local,
+                       const char *before, ncm_error *err)
+{
+        ncm_cpuset *l = tu_cpuset(local);
+        ncm_cpu_near near = {"example.com/nic=vf0", l};
+        const char *type = NULL;
+        int r = ncm_cpu_policy_resize_near(f->p, f->s, pod, &pod->containers[0], aff, &near, 1,
+                                           before, &type, err);
+        ncm_cpuset_free(l);
+        return r;
+}
+
+/*
+ * deviceLocalCPUs on a resize: the CPUs a resize chooses follow the admission's preference (the
+ * devices' local CPUs, then their uncore caches, inside the hint); what is kept is kept.
+ */
+static void test_cpu_resize_policy_near(void **state)
+{
+        static const ncm_cpu_option full[] = {{NCM_CPU_OPT_FULL_PCPUS_ONLY, "true"}};
+        pfx f;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_hint any = {.any = true}, node0 = {.numa = 1, .preferred = true};
+        ncm_pod *p2 = pod_cpu("p", "2"), *p4 = pod_cpu("p", "4"), *p8 = pod_cpu("p", "8");
+        (void)state;
+
+        pfx_new(&f, TWO_NUMA, NULL, 0);
+        admit(&f, p2);
+        tu_assert_cpuset(ncm_cpu_state_get(f.s, "p", "c"), "2-3");
+        /* upsize: the device's CPUs first, then its socket (the synthetic machine's uncore) */
+        assert_int_equal(resize_near(&f, p4, &any, "12-13", "2", &err), 0);
+        tu_assert_cpuset(ncm_cpu_state_get(f.s, "p", "c"), "2-3,12-13");
+        assert_int_equal(resize_near(&f, p8, &any, "12-13", "4", &err), 0);
+        tu_assert_cpuset(ncm_cpu_state_get(f.s, "p", "c"), "2-3,8-13");
+        tu_assert_cpuset(ncm_cpu_state_default(f.s), "0-1,4-7,14-15");
+        /* downsize: the promise, then its own CPUs near the device */
+        assert_int_equal(resize_near(&f, p4, &any, "12-13", "8", &err), 0);
+        tu_assert_cpuset(ncm_cpu_state_get(f.s, "p", "c"), "2-3,12-13");
+        tu_assert_cpuset(ncm_cpu_state_promised(f.s, "p", "c"), "2-3");
+        tu_assert_cpuset(ncm_cpu_state_default(f.s), "0-1,4-11,14-15");
+        /* a device outside the hint adds nothing: the hint's CPUs, as without one */
+        assert_int_equal(resize_near(&f, p8, &node0, "14-15", "4", &err), 0);
+        tu_assert_cpuset(ncm_cpu_state_get(f.s, "p", "c"), "2-7,12-13");
+        pfx_done(&f);
+
+        /* without a device the resize is ncm_cpu_policy_resize()'s: the kubelet's 2-5 */
+        pfx_new(&f, TWO_NUMA, NULL, 0);
+        admit(&f, p2);
+        assert_int_equal(ncm_cpu_policy_resize_near(f.p, f.s, p4, &p4->containers[0], &any, NULL, 0,
+                                                    "2", &(const char *){NULL}, &err),
+                         0);
+        tu_assert_cpuset(ncm_cpu_state_get(f.s, "p", "c"), "2-5");
+        pfx_done(&f);
+
+        /* full-pcpus-only: a device's half core is not taken alone; whole cores near it are */
+        pfx_new(&f, TWO_NUMA, full, 1);
+        admit(&f, p2);
+        assert_int_equal(resize_near(&f, p4, &any, "13", "2", &err), 0);
+        tu_assert_cpuset(ncm_cpu_state_get(f.s, "p", "c"), "2-3,8-9");
+        pfx_done(&f);
+        ncm_pod_free(p2);
+        ncm_pod_free(p4);
+        ncm_pod_free(p8);
+}
+
 /* Resize hints: the masks hold the CPUs the container keeps. */
 static void test_cpu_resize_hints(void **state)
 {
@@ -498,6 +562,7 @@ int main(void)
                         cmocka_unit_test(test_cpu_resize_policy_kep_example),
                         cmocka_unit_test(test_cpu_resize_policy_refusals),
                         cmocka_unit_test(test_cpu_resize_policy_full_pcpus),
+                        cmocka_unit_test(test_cpu_resize_policy_near),
                         cmocka_unit_test(test_cpu_resize_hints),
                         cmocka_unit_test(test_cpu_resize_state_promised),
                         cmocka_unit_test(test_cpu_resize_checkpoint_promised),
