@@ -58,10 +58,14 @@ extern "C" {
  * the re-admission, and why a refusal refused: which promised CPU, which NUMA node),
  * NCM_NODE_KUBELET_ADMITTED (a kubelet decided the fit already).
  *
+ * A container keeps the CDI devices it was admitted with (docs/devices.md, "Device locality"):
+ * where POD names none they are carried over from the pod the node holds, so that their hints
+ * (draTopologyHints) and the CPUs near them (deviceLocalCPUs) count as at admission.
+ *
  * Errors, with nothing changed: -ENOENT (the node holds no such pod), -EINVAL (a change the API
  * server would refuse to forward: containers added, removed or renamed, init containers or
- * resources other than cpu and memory changed, pod-level resources changed), -ENOTSUP
- * (InPlacePodVerticalScaling is off), and failures that are not decisions, as
+ * resources other than cpu and memory changed, pod-level resources changed, other CDI devices
+ * named), -ENOTSUP (InPlacePodVerticalScaling is off), and failures that are not decisions, as
  * ncm_node_admit().
  */
 NCM_API int ncm_node_resize(ncm_node *n, const ncm_pod *pod, unsigned flags,

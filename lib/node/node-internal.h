@@ -373,6 +373,19 @@ int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const nc
 /* After an admission gave container C of POD exclusive CPUs: keep them as its promise when
  * InPlacePodVerticalScalingExclusiveCPUs is on. */
 int ncm__node_cpu_promise(ncm_node *n, const ncm_pod *pod, const ncm_container *c, ncm_error *err);
+/*
+ * deviceLocalCPUs: prefer (node-cpu.c): where the devices of container C of POD are
+ * (*RET_LOCS[0..*RET_NL), ncm_device_locations_free) and the CPUs near them (*RET_NEAR[0..
+ * *RET_NN), pointing into the locations; free()). Nothing when the option is off or C gets no
+ * exclusive CPUs. An admission's and a resize's allocation both prefer them.
+ */
+int ncm__node_cpu_near(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
+                       ncm_device_location **ret_locs, size_t *ret_nl, ncm_cpu_near **ret_near,
+                       size_t *ret_nn, ncm_error *err);
+/* --explain: which of LOCS drew which CPUs of RESULT (node-cpu.c). */
+void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_location *locs,
+                            size_t nl, const ncm_cpu_near *near, size_t nn,
+                            const ncm_cpuset *result);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err);

@@ -182,6 +182,9 @@ int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const nc
         ncm_autoptr(ncm_cpuset) free_before = ncm_cpuset_new();
         ncm_node_event *e = NULL;
         const ncm_cpuset *h, *p, *now;
+        ncm_device_location *locs = NULL;
+        ncm_autofree ncm_cpu_near *near = NULL;
+        size_t nl = 0, nn = 0;
         char bt[NCM_QUANTITY_STRLEN];
         int r;
 
@@ -199,11 +202,16 @@ int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const nc
                         return oom(err);
                 e->hint = *affinity;
         }
-        r = ncm_cpu_policy_resize(n->cpu, n->cpu_state, pod, c, affinity,
-                                  before_text(txn, c->name, bt), ret_type, err);
-        now = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
-        if (!e)
+        /* deviceLocalCPUs: prefer: the CPUs the resize chooses are chosen as at admission */
+        if (h && (r = ncm__node_cpu_near(n, pod, c, &locs, &nl, &near, &nn, err)) < 0)
                 return r;
+        r = ncm_cpu_policy_resize_near(n->cpu, n->cpu_state, pod, c, affinity, near, nn,
+                                       before_text(txn, c->name, bt), ret_type, err);
+        now = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
+        if (!e) {
+                ncm_device_locations_free(locs, nl);
+                return r;
+        }
         e->ok = r >= 0;
         if (r < 0) {
                 e->text = strdup(err && err->msg[0] ? err->msg : ncm_strerror(-r));
@@ -220,12 +228,27 @@ int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const nc
                 if (*ret_type && strcmp(*ret_type, NCM_CPU_REASON_PROMISED_MISSING) == 0)
                         ncm__node_event_step(e, "no promise is kept for it: it was admitted while "
                                                 "InPlacePodVerticalScalingExclusiveCPUs was off");
+                ncm_device_locations_free(locs, nl);
                 return r;
         }
         e->text = now ? ncm_cpuset_format_list(now) : strdup("shared pool");
         if (now)
                 explain_cpu_resize(n, e, c, ncm_cpu_guaranteed_cpus(pod, c), have, promised,
                                    free_before, now);
+        if (now && have && nl && ncm_cpuset_weight(now) != ncm_cpuset_weight(have)) {
+                /* the CPUs this resize chose: an upsize's added ones, a downsize's kept beyond
+                 * the promise */
+                ncm_autoptr(ncm_cpuset) chose = ncm_cpuset_new();
+                const ncm_cpuset *kept =
+                                ncm_cpuset_weight(now) > ncm_cpuset_weight(have) ? have : promised;
+                if (chose) {
+                        ncm_cpuset_copy(chose, now);
+                        if (kept)
+                                ncm_cpuset_andnot(chose, chose, kept);
+                        ncm__node_explain_near(n, e, locs, nl, near, nn, chose);
+                }
+        }
+        ncm_device_locations_free(locs, nl);
         return 0;
 }
 
@@ -326,6 +349,43 @@ static bool resources_equal(const ncm_resources *a, const ncm_resources *b, bool
                lists_equal(&a->limits, &b->limits, skip_cpu_mem);
 }
 
+static bool same_cdi(const ncm_container *a, const ncm_container *b)
+{
+        if (a->n_cdi_devices != b->n_cdi_devices)
+                return false;
+        for (size_t i = 0; i < a->n_cdi_devices; i++)
+                if (strcmp(a->cdi_devices[i], b->cdi_devices[i]) != 0)
+                        return false;
+        return true;
+}
+
+/*
+ * POD with the CDI devices HELD's containers were admitted with, where POD names none (the CRI
+ * proxy's UpdateContainerResources carries none): a resize keeps a container's DRA devices, so
+ * that their hints and locality count as at admission, and the registry keeps them. *RET is
+ * NULL when POD already names them all.
+ */
+static int keep_cdi(const ncm_pod *held, const ncm_pod *pod, ncm_pod **ret, ncm_error *err)
+{
+        ncm_autoptr(ncm_pod) copy = NULL;
+
+        *ret = NULL;
+        for (size_t i = 0; i < n_all(pod); i++) {
+                const ncm_container *a = nth(held, i), *b = nth(pod, i);
+                int r;
+                if (!a->n_cdi_devices || b->n_cdi_devices)
+                        continue;
+                if (!copy && !(copy = ncm_pod_dup(pod)))
+                        return oom(err);
+                r = ncm_pod_set_cdi_devices(copy, a->name, (const char *const *)a->cdi_devices,
+                                            a->n_cdi_devices, err);
+                if (r < 0)
+                        return r;
+        }
+        *ret = NCM_TAKE_PTR(copy);
+        return 0;
+}
+
 /* What the API server accepts as a resize of OLD into NEW (the subresource's rules). */
 static int check_request(const ncm_pod *old, const ncm_pod *new, ncm_error *err)
 {
@@ -346,6 +406,11 @@ static int check_request(const ncm_pod *old, const ncm_pod *new, ncm_error *err)
                                              "resize of pod '%s': container '%s': only the cpu "
                                              "and memory of app containers and sidecars can be "
                                              "resized",
+                                             new->uid, b->name);
+                if (b->n_cdi_devices && !same_cdi(a, b))
+                        return ncm_error_set(err, EINVAL,
+                                             "resize of pod '%s': container '%s': its CDI "
+                                             "devices may not change",
                                              new->uid, b->name);
         }
         if (old->has_pod_resources != new->has_pod_resources ||
@@ -677,6 +742,7 @@ int ncm_node_resize(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_ad
 {
         ncm_autoptr(ncm_node_admission) a = calloc(1, sizeof(*a));
         ncm_autoptr(ncm_pod) old = NULL;
+        ncm_autoptr(ncm_pod) with_cdi = NULL;
         const ncm_pod *held = ncm_node_pod(n, pod->uid);
         int r;
 
@@ -693,6 +759,11 @@ int ncm_node_resize(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_ad
         r = check_request(held, pod, err);
         if (r < 0)
                 return r;
+        r = keep_cdi(held, pod, &with_cdi, err);
+        if (r < 0)
+                return r;
+        if (with_cdi)
+                pod = with_cdi;
         /* the registry's spec is replaced on success: keep the one decided against */
         old = ncm_pod_dup(held);
         if (!old)
