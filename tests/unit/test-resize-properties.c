@@ -13,6 +13,10 @@
  *    pods or both held and shared;
  *  - the checkpoint verifies and restores to the same state, promises included;
  *  - a restart in the middle keeps every entry and promise.
+ * Half the configurations also run with device locality on (deviceLocalCPUs: prefer,
+ * draTopologyHints: align): two PCI functions on NUMA nodes 1 and 2, named by their addresses
+ * as CDI devices of some pods' first containers, so admissions and resizes prefer CPUs near
+ * them and the DRA provider answers every re-admission; the properties are the same.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -45,24 +49,58 @@ typedef struct run {
         ncm_node_config *cfg;
         ncm_node *n;
         unsigned seed;
-        int group; /* whole cores only: requests in multiples of it */
-        int pods;  /* pods admitted so far (uids p0, p1, ...) */
+        int group;     /* whole cores only: requests in multiples of it */
+        bool locality; /* deviceLocalCPUs and draTopologyHints on, CDI devices in pods */
+        int pods;      /* pods admitted so far (uids p0, p1, ...) */
         char held[64][8];
         int ctrs[64]; /* containers of each held pod */
         int cpus[64][2];
         int n_held;
 } run;
 
-static ncm_pod *make_pod(const char *uid, int nc, const int *cpus)
+/* The PCI functions of the locality runs: part of NUMA node 1, part of NUMA node 2. */
+static const char *const pci_addr[] = {"0000:3b:00.0", "0000:86:00.0"};
+static const char *const pci_local[] = {"12-15", "16-17,20-21"};
+
+static void add_pci(ncm_topo *t)
+{
+        ncm_pci_device d[2] = {{0}};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pci *p = NULL;
+
+        for (int i = 0; i < 2; i++) {
+                d[i] = (ncm_pci_device){.address = (char *)pci_addr[i],
+                                        .class_code = 0x020000,
+                                        .vendor = 0x15b3,
+                                        .device = 0x1018,
+                                        .numa = i + 1,
+                                        .local_cpus = tu_cpuset(pci_local[i])};
+        }
+        if (ncm_pci_new(d, 2, &p, &err) < 0)
+                fail_msg("pci: %s", err.msg);
+        ncm_topo_set_pci(t, p);
+        for (int i = 0; i < 2; i++)
+                ncm_cpuset_free(d[i].local_cpus);
+}
+
+/*
+ * Pod UID's first container names a CDI device (which, from the uid: the same for its
+ * admission and every resize) when LOCALITY is on.
+ */
+static ncm_pod *make_pod(const char *uid, int nc, const int *cpus, bool locality)
 {
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *p = NULL;
+        unsigned which = (unsigned)strtoul(uid + 1, NULL, 10) % 3;
 
-        ncm_buf_printf(&b,
-                       "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
-                       "{\"containers\": [",
-                       uid, uid);
+        ncm_buf_printf(&b, "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"", uid, uid);
+        if (locality && which > 0)
+                ncm_buf_printf(&b,
+                               ", \"annotations\": {\"nodecm.io/cdi-devices\": "
+                               "\"{\\\"c0\\\": [\\\"vendor.com/nic=%s\\\"]}\"}",
+                               pci_addr[which - 1]);
+        ncm_buf_puts(&b, "}, \"spec\": {\"containers\": [");
         for (int i = 0; i < nc; i++) {
                 char q[16];
                 if (cpus[i] > 0)
@@ -176,7 +214,7 @@ static void step_admit(run *r)
         snprintf(uid, sizeof(uid), "p%d", r->pods++);
         for (int i = 0; i < nc; i++)
                 cpus[i] = some_cpus(r);
-        p = make_pod(uid, nc, cpus);
+        p = make_pod(uid, nc, cpus, r->locality);
         if (ncm_node_admit(r->n, p, 0, &a, &err) < 0)
                 fail_msg("admit: %s", err.msg);
         if (a->admitted) {
@@ -229,7 +267,7 @@ static void step_resize(run *r)
                 before[i] = h ? ncm_cpuset_dup(h) : NULL;
         }
         text_before = checkpoint(r);
-        p = make_pod(r->held[k], nc, cpus);
+        p = make_pod(r->held[k], nc, cpus, r->locality);
         if (ncm_node_resize(r->n, p, 0, &a, &err) < 0)
                 fail_msg("resize: %s", err.msg);
         text_after = checkpoint(r);
@@ -302,19 +340,45 @@ static void step_restart(run *r)
 }
 
 /* One configuration: its options (a bit per option_names), policy and scope. */
-static int run_one(unsigned opts, const char *policy, const char *scope, unsigned seed)
+/* The CDI devices of the pods the node holds, each located on the PCI table. */
+static int located_devices(run *r)
+{
+        ncm_device_location *v = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        size_t n = 0;
+        int found = 0;
+
+        if (ncm_node_device_locations(r->n, &v, &n, &err) < 0)
+                fail_msg("locations: %s", err.msg);
+        for (size_t i = 0; i < n; i++) {
+                if (strncmp(v[i].device, "vendor.com/nic=", 15) != 0)
+                        continue;
+                if (!v[i].located)
+                        fail_msg("%s: not located: %s", v[i].device, v[i].how);
+                found++;
+        }
+        ncm_device_locations_free(v, n);
+        return found;
+}
+
+static int run_one(unsigned opts, const char *policy, const char *scope, unsigned seed,
+                   bool locality, int *located)
 {
         ncm_buf k = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
-        run r = {.seed = seed, .group = 1};
+        run r = {.seed = seed, .group = 1, .locality = locality};
         int rc;
 
         ncm_buf_printf(&k,
                        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0-1\", "
                        "\"topologyManagerPolicy\": \"%s\", \"topologyManagerScope\": \"%s\", "
+                       "%s"
                        "\"featureGates\": {\"InPlacePodVerticalScalingExclusiveCPUs\": true, "
                        "\"CPUManagerPolicyAlphaOptions\": true}, \"cpuManagerPolicyOptions\": {",
-                       policy, scope);
+                       policy, scope,
+                       locality ? "\"deviceLocalCPUs\": \"prefer\", \"draTopologyHints\": "
+                                  "\"align\", \"cdiSpecDirs\": [], "
+                                : "");
         for (unsigned i = 0, first = 1; i < NCM_ELEMENTSOF(option_names); i++)
                 if (opts & (1u << i)) {
                         ncm_buf_printf(&k, "%s\"%s\": \"true\"", first ? "" : ", ",
@@ -324,6 +388,8 @@ static int run_one(unsigned opts, const char *policy, const char *scope, unsigne
         ncm_buf_puts(&k, "}}");
         if (ncm_topo_from_synthetic(MACHINE, &r.t, &err) < 0)
                 fail_msg("%s", err.msg);
+        if (locality)
+                add_pci(r.t);
         rc = ncm_node_config_parse(k.data, k.len, "kubelet", "node.kubelet", &r.cfg, &err);
         if (rc >= 0)
                 rc = ncm_node_new(r.t, r.cfg, NULL, &r.n, &err);
@@ -350,6 +416,8 @@ static int run_one(unsigned opts, const char *policy, const char *scope, unsigne
                 snprintf(what, sizeof(what), "%s, step %d (op %u)", k.data, i, op);
                 check_state(&r, what);
         }
+        if (locality)
+                *located += located_devices(&r);
         ncm_node_free(r.n);
         ncm_node_config_free(r.cfg);
         ncm_topo_free(r.t);
@@ -362,19 +430,22 @@ static void test_resize_properties_every_combination(void **state)
         static const char *const policies[] = {"none", "best-effort", "restricted",
                                                "single-numa-node"};
         static const char *const scopes[] = {"container", "pod"};
-        int valid = 0;
+        int valid = 0, located = 0;
         (void)state;
 
         for (unsigned opts = 0; opts < 64; opts++)
                 for (size_t p = 0; p < NCM_ELEMENTSOF(policies); p++)
                         for (size_t s = 0; s < NCM_ELEMENTSOF(scopes); s++)
                                 valid += run_one(opts, policies[p], scopes[s],
-                                                 opts * 131u + (unsigned)p * 17u + (unsigned)s);
+                                                 opts * 131u + (unsigned)p * 17u + (unsigned)s,
+                                                 (opts + p + s) % 2 == 1, &located);
         /* of the 512, the kubelet refuses 316: distribute-cpus-across-cores with
          * full-pcpus-only, distribute-cpus-across-numa or prefer-align-cpus-by-uncorecache;
          * prefer-align-cpus-by-uncorecache with distribute-cpus-across-numa; align-by-socket
          * with single-numa-node. Every other one ran. */
         assert_int_equal(valid, 196);
+        /* the locality runs ended holding pods with CDI devices, every one located */
+        assert_true(located > 0);
 }
 
 int main(void)
