@@ -13,7 +13,9 @@
  *   pod_cpus    the cpusets of a pod's containers (the shared pool moved, or reconcile);
  *               it may return how many it had to write (> 0), what a reconcile fixed;
  *   pod_remove  a removed pod: its cgroups go (always the last call before commit, as a
- *               removal cannot be undone).
+ *               removal cannot be undone);
+ *   pod_resize  a pod resized in place: its new limits and cpusets, in two phases around
+ *               the shared pool's pod_cpus (see ncm_enforce_resize).
  *
  * Built in: "none" (does nothing: the simulator), "plan" (records the writes it would make),
  * "cgroupfs" (cgroup v1 or v2 through a cgroup mount root). Later enforcers (CRI
@@ -51,6 +53,25 @@ typedef struct ncm_enforce_pod {
         size_t n_containers;
 } ncm_enforce_pod;
 
+/*
+ * An in-place resize (pod_resize): the pod as it was and as it is now. AFTER lists the
+ * containers with their new cpusets; CPUS_BEFORE[i] is the cpuset AFTER's container i had.
+ * The node calls pod_resize twice in one transaction, around the shared pool's pod_cpus calls:
+ * PHASE SHRINK, for what goes down (containers whose limits fall get them first, then their
+ * cpusets narrowed), and PHASE GROW, for what goes up (the pod cgroup, then containers whose
+ * cpusets widen, then their limits). So a container never runs outside both its old and its
+ * new cpuset, a parent's limit is never below a child's, and the shared containers leave the
+ * CPUs a grown container takes before it gets them.
+ */
+enum { NCM_ENFORCE_RESIZE_SHRINK = 0, NCM_ENFORCE_RESIZE_GROW = 1 };
+
+typedef struct ncm_enforce_resize {
+        const ncm_pod *before;
+        const ncm_enforce_pod *after;
+        const ncm_cpuset *const *cpus_before;
+        int phase;
+} ncm_enforce_resize;
+
 /* What start() is given. */
 typedef struct ncm_enforce_start {
         const ncm_node_config *cfg;
@@ -76,6 +97,10 @@ typedef struct ncm_enforcer_ops {
         int (*commit)(void *data, ncm_error *err);
         int (*rollback)(void *data, ncm_error *err);
         void (*free)(void *data);
+        /* a resized pod, in two phases (ncm_enforce_resize); NULL: the enforcer cannot see a
+         * resize (the OCI hook's), the reconcile loop keeps the cpusets */
+        int (*pod_resize)(void *data, const ncm_enforce_resize *r,
+                          const ncm_cgroup_qos_usage *usage, ncm_error *err);
 } ncm_enforcer_ops;
 
 typedef struct ncm_enforcer ncm_enforcer;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <nodecm/map.h>
+#include <nodecm/node-resize.h>
 #include "api/pb-strings.h"
 #include "ctl-internal.h"
 
@@ -31,6 +32,7 @@ static const struct {
                 /* it writes cgroups, and must not run in the middle of an admission */
                 [NCM_CTL_RECONCILE] = {"/nodecm.v1.Node/Reconcile", "Reconcile", true},
                 [NCM_CTL_LIST_DEVICES] = {"/nodecm.v1.Node/ListDevices", "ListDevices", false},
+                [NCM_CTL_RESIZE] = {"/nodecm.v1.Node/Resize", "Resize", true},
 };
 
 const char *ncm_ctl_method_path(ncm_ctl_method m)
@@ -378,6 +380,15 @@ int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *ou
                 q.format = proto_format(r->format);
                 return ncm__ctl_pack(&q.base, out);
         }
+        case NCM_CTL_RESIZE: {
+                Nodecm__V1__ResizeRequest q = NODECM__V1__RESIZE_REQUEST__INIT;
+                q.pod.data = (uint8_t *)r->pod;
+                q.pod.len = r->pod ? r->pod_len : 0;
+                q.source = r->source ? (char *)r->source : empty;
+                q.explain = r->explain;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
         case NCM_CTL_EXPLAIN: {
                 Nodecm__V1__ExplainRequest q = NODECM__V1__EXPLAIN_REQUEST__INIT;
                 q.pod.data = (uint8_t *)r->pod;
@@ -474,9 +485,12 @@ static int check_readmission(const ncm_node *n, const ncm_pod *pod, ncm_error *e
                              pod->uid);
 }
 
-/* The event of an admission (admitted or refused). */
-static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
-                           Nodecm__V1__Container **cs, const ncm_buf *json, ncm_buf *out)
+/*
+ * The event of an admission or (RESIZE) a resize, done or refused: CS, the containers'
+ * messages, and JSON (may be NULL), the step's JSON line, made once for the reply and the event.
+ */
+static int pod_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
+                     bool resize, Nodecm__V1__Container **cs, const ncm_buf *json, ncm_buf *out)
 {
         Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
         ctl_arena a = {0};
@@ -490,12 +504,19 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         /* the reply's JSON when it is that one already */
         if (json)
                 ncm_buf_append(&line, json->data, json->len);
+        else if (resize)
+                ncm_node_format_resize_json(&line, -1, pod, adm, false);
         else
                 ncm_node_format_admission_json(&line, -1, pod, adm, false);
-        ev.op = (char *)"admit";
+        if (resize) {
+                ev.op = (char *)"resize";
+                ev.resized = adm->admitted;
+        } else {
+                ev.op = (char *)"admit";
+                ev.admitted = adm->admitted;
+        }
         ev.pod_uid = pod->uid;
         ev.pod_name = pod->name;
-        ev.admitted = adm->admitted;
         ev.reason = (char *)adm->reason;
         ev.message = (char *)adm->message;
         ev.containers = cs;
@@ -505,6 +526,13 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         r = a.failed ? -ENOMEM : ncm__ctl_pack(&ev.base, out);
         ncm__ctl_arena_done(&a);
         return r;
+}
+
+/* The node's flags for a decision of T, with or without EXPLAIN. */
+static unsigned node_flags(const ncm_ctl_target *t, bool explain)
+{
+        return (explain ? NCM_NODE_EXPLAIN : 0) |
+               (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0);
 }
 
 /*
@@ -539,33 +567,105 @@ static void admission_device_options(ncm_buf *b, const ncm_node_admission *adm)
         ncm_buf_puts(b, "}}\n");
 }
 
+/* The fields an Admission and a ResizeResult share (VERDICT: admitted, resized). */
+#define DECISION_FIELDS(rep, verdict, pod, adm, cs)                                                \
+        do {                                                                                       \
+                (rep).pod_uid = (pod)->uid;                                                        \
+                (rep).pod_name = (pod)->name;                                                      \
+                (rep).verdict = (adm)->admitted;                                                   \
+                (rep).reason = (char *)(adm)->reason;                                              \
+                (rep).message = (char *)(adm)->message;                                            \
+                (rep).containers = (cs);                                                           \
+                (rep).n_containers = (cs) ? (adm)->n_containers : 0;                               \
+        } while (0)
+
 /*
- * The Admission reply for output format F; *JSON_LINE (may be NULL) gets a copy of the JSON
- * line when that is the output, for the event (explain off), which carries no plugin answers.
+ * The reply to an admission (Admission) or, RESIZE, to a resize (ResizeResult) for output
+ * format F, CS its containers' messages; *JSON_LINE (may be NULL) gets a copy of the JSON line
+ * when that is the output, for the event (explain off), which carries no plugin answers.
  */
-static int admit_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ctl_format f,
-                       bool explain, Nodecm__V1__Container **cs, ncm_buf *json_line, ncm_buf *out)
+static int decision_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ctl_format f,
+                          bool explain, bool resize, Nodecm__V1__Container **cs, ncm_buf *json_line,
+                          ncm_buf *out)
 {
-        Nodecm__V1__Admission rep = NODECM__V1__ADMISSION__INIT;
+        Nodecm__V1__Admission ar = NODECM__V1__ADMISSION__INIT;
+        Nodecm__V1__ResizeResult rr = NODECM__V1__RESIZE_RESULT__INIT;
         ctl_arena a = {0};
         ncm_buf text = NCM_BUF_INIT;
 
-        rep.pod_uid = pod->uid;
-        rep.pod_name = pod->name;
-        rep.admitted = adm->admitted;
-        rep.reason = (char *)adm->reason;
-        rep.message = (char *)adm->message;
-        rep.containers = cs;
-        rep.n_containers = cs ? adm->n_containers : 0;
         if (f == NCM_CTL_FORMAT_JSON) {
-                ncm_node_format_admission_json(&text, -1, pod, adm, explain);
+                if (resize)
+                        ncm_node_format_resize_json(&text, -1, pod, adm, explain);
+                else
+                        ncm_node_format_admission_json(&text, -1, pod, adm, explain);
                 if (json_line && !explain)
                         ncm_buf_append(json_line, text.data, text.len);
-                admission_device_options(&text, adm);
+                if (!resize)
+                        admission_device_options(&text, adm);
         } else if (f == NCM_CTL_FORMAT_TEXT) {
-                ncm_node_format_admission_text(&text, -1, pod, adm, explain);
+                if (resize)
+                        ncm_node_format_resize_text(&text, -1, pod, adm, explain);
+                else
+                        ncm_node_format_admission_text(&text, -1, pod, adm, explain);
         }
-        return pack_reply(&a, &rep.base, &rep.output, f, &text, out);
+        if (resize) {
+                DECISION_FIELDS(rr, resized, pod, adm, cs);
+                return pack_reply(&a, &rr.base, &rr.output, f, &text, out);
+        }
+        DECISION_FIELDS(ar, admitted, pod, adm, cs);
+        return pack_reply(&a, &ar.base, &ar.output, f, &text, out);
+}
+
+/*
+ * The reply to a decision of the node (RESIZE: a resize) and, unless DRY_RUN, its event: the
+ * containers' messages and the JSON line made once for both. -ENOMEM.
+ */
+static int decision_answer(const ncm_ctl_target *t, const ncm_pod *pod,
+                           const ncm_node_admission *adm, ncm_ctl_format f, bool explain,
+                           bool resize, bool dry_run, ncm_ctl_result *res)
+{
+        ctl_arena a = {0};
+        ncm_buf json = NCM_BUF_INIT;
+        Nodecm__V1__Container **cs = admission_containers(&a, adm);
+        int r = a.failed ? -ENOMEM
+                         : decision_reply(pod, adm, f, explain, resize, cs, dry_run ? NULL : &json,
+                                          &res->reply);
+
+        if (r >= 0 && !dry_run)
+                r = pod_event(t->node, pod, adm, resize, cs, json.len ? &json : NULL, &res->event);
+        ncm_buf_done(&json);
+        ncm__ctl_arena_done(&a);
+        return r;
+}
+
+/* The node's decision on POD, an admission or (RESIZE) a resize, and what RES says of it. */
+static int decide(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, bool resize,
+                  ncm_ctl_result *res, ncm_node_admission **ret, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpuset) before = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) after = ncm_cpuset_new();
+        ncm_node_admission *adm = NULL;
+        int r;
+
+        if (!before || !after)
+                return oom(err);
+        ncm_node_shared_pool(t->node, before);
+        r = resize ? ncm_node_resize(t->node, pod, node_flags(t, explain), &adm, err)
+                   : ncm_node_admit(t->node, pod, node_flags(t, explain), &adm, err);
+        if (r < 0)
+                return r;
+        ncm_node_shared_pool(t->node, after);
+        if (resize) {
+                res->resize = true;
+                res->resized = adm->admitted;
+        } else {
+                res->admission = true;
+                res->admitted = adm->admitted;
+        }
+        res->changed = adm->admitted;
+        res->pool_changed = !ncm_cpuset_equal(before, after);
+        *ret = adm;
+        return 0;
 }
 
 static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len, bool dry_run,
@@ -574,16 +674,12 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
         ncm_autoptr(ncm_pod) pod = NULL;
         ncm_autoptr(ncm_node_admission) adm = NULL;
         ncm_autoptr(ncm_node) copy = NULL;
-        ncm_autoptr(ncm_cpuset) before = ncm_cpuset_new();
-        ncm_autoptr(ncm_cpuset) after = ncm_cpuset_new();
         ProtobufCBinaryData text;
         const char *source;
         ncm_ctl_format f;
         bool explain;
         int r;
 
-        if (!before || !after)
-                return oom(err);
         if (dry_run) {
                 Nodecm__V1__ExplainRequest *q = nodecm__v1__explain_request__unpack(NULL, len, req);
                 if (!q)
@@ -611,54 +707,55 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 /* decided on a copy: the node itself, its files and cgroups stay as they are */
                 r = ncm_node_copy(t->node, &copy, err);
                 if (r >= 0)
-                        r = ncm_node_admit(
-                                        copy, pod,
-                                        NCM_NODE_EXPLAIN |
-                                                        (t->kubelet_admitted
-                                                                         ? NCM_NODE_KUBELET_ADMITTED
-                                                                         : 0),
-                                        &adm, err);
+                        r = ncm_node_admit(copy, pod, node_flags(t, true), &adm, err);
                 if (r < 0)
                         return r;
-                {
-                        ctl_arena a = {0};
-                        Nodecm__V1__Container **cs = admission_containers(&a, adm);
-                        r = a.failed ? -ENOMEM
-                                     : admit_reply(pod, adm, f, true, cs, NULL, &res->reply);
-                        ncm__ctl_arena_done(&a);
-                        return r < 0 ? oom(err) : 0;
-                }
+                r = decision_answer(t, pod, adm, f, true, false, true, res);
+                return r < 0 ? oom(err) : 0;
         }
         r = t->respec ? 0 : check_readmission(t->node, pod, err);
+        if (r >= 0)
+                r = decide(t, pod, explain, false, res, &adm, err);
         if (r < 0)
                 return r;
-        ncm_node_shared_pool(t->node, before);
-        r = ncm_node_admit(t->node, pod,
-                           (explain ? NCM_NODE_EXPLAIN : 0) |
-                                           (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0),
-                           &adm, err);
+        return decision_answer(t, pod, adm, f, explain, false, false, res) < 0 ? oom(err) : 0;
+}
+
+/* ---- Resize ---- */
+
+int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, ncm_ctl_format f,
+                   ncm_ctl_result *res, ncm_node_admission **ret_adm, ncm_error *err)
+{
+        ncm_autoptr(ncm_node_admission) adm = NULL;
+        int r = decide(t, pod, explain, true, res, &adm, err);
+
         if (r < 0)
                 return r;
-        ncm_node_shared_pool(t->node, after);
-        res->admission = true;
-        res->admitted = adm->admitted;
-        res->changed = adm->admitted;
-        res->pool_changed = !ncm_cpuset_equal(before, after);
-        {
-                /* the containers' messages, and the JSON line, made once for reply and event */
-                ctl_arena a = {0};
-                ncm_buf json = NCM_BUF_INIT;
-                Nodecm__V1__Container **cs = admission_containers(&a, adm);
-                r = a.failed ? -ENOMEM : admit_reply(pod, adm, f, explain, cs, &json, &res->reply);
-                if (r >= 0)
-                        r = admission_event(t->node, pod, adm, cs, json.len ? &json : NULL,
-                                            &res->event);
-                ncm_buf_done(&json);
-                ncm__ctl_arena_done(&a);
-                if (r < 0)
-                        return oom(err);
-        }
+        if (decision_answer(t, pod, adm, f, explain, true, false, res) < 0)
+                return oom(err);
+        if (ret_adm)
+                *ret_adm = NCM_TAKE_PTR(adm);
         return 0;
+}
+
+static int handle_resize(const ncm_ctl_target *t, const uint8_t *req, size_t len,
+                         ncm_ctl_result *res, ncm_error *err)
+{
+        Nodecm__V1__ResizeRequest *q = nodecm__v1__resize_request__unpack(NULL, len, req);
+        ncm_autoptr(ncm_pod) pod = NULL;
+        ncm_ctl_format f;
+        bool explain;
+        int r;
+
+        if (!q)
+                return bad_request(NCM_CTL_RESIZE, err);
+        f = ncm__ctl_format(q->format);
+        explain = q->explain;
+        r = parse_pod(&q->pod, q->source, &pod, err);
+        nodecm__v1__resize_request__free_unpacked(q, NULL);
+        if (r < 0)
+                return r;
+        return ncm_ctl_resize(t, pod, explain, f, res, NULL, err);
 }
 
 /* Whether the node's CPU state holds entries of pod UID (a pod known from a checkpoint). */
@@ -1151,6 +1248,9 @@ int ncm_ctl_handle(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req
                 break;
         case NCM_CTL_LIST_DEVICES:
                 r = handle_list_devices(t, req, len, &res, err);
+                break;
+        case NCM_CTL_RESIZE:
+                r = handle_resize(t, req, len, &res, err);
                 break;
         case NCM_CTL_WATCH: {
                 Nodecm__V1__WatchRequest *q = nodecm__v1__watch_request__unpack(NULL, len, req);

@@ -202,6 +202,14 @@ if mount -t tmpfs -o size=64k,mode=0700 nodecm-test "$M" 2>/dev/null; then
         expect_rc 0 "init on the small disk"
         Ns admit "$TMPD/ok.json"
         expect_rc 0 "admit on the small disk"
+        # a Burstable pod, whose in-place resize (its shares) the kubelet's gates allow
+        burstable() {
+                printf '{"metadata": {"uid": "bu", "name": "bu"}, "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "%s"}}}]}}\n' "$2" >"$TMPD/$1"
+        }
+        burstable bu.json 100m
+        burstable bu2.json 200m
+        Ns admit "$TMPD/bu.json"
+        expect_rc 0 "admit a Burstable pod on the small disk"
         dd if=/dev/zero of="$M/fill" bs=1k count=256 2>/dev/null
         D="$S"
         FULL=$(snapshot)
@@ -215,9 +223,13 @@ if mount -t tmpfs -o size=64k,mode=0700 nodecm-test "$M" 2>/dev/null; then
         Ns admit "$TMPD/b.json"
         expect_rc 3 "admit on a full disk"
         [ "$(snapshot)" = "$FULL" ] || fail "admit on a full disk changed the directory"
+        Ns resize "$TMPD/bu2.json"
+        expect_rc 3 "resize on a full disk"
+        expect_err_contains "No space left on device" "resize on a full disk"
+        [ "$(snapshot)" = "$FULL" ] || fail "resize on a full disk changed the directory"
         Ns status --json
         expect_rc 0 "status on a full disk"
-        case "$OUT" in *'"entries": {"ok": {"app": "1"}}'*'"pods": [{"uid": "ok"'*) ;;
+        case "$OUT" in *'"entries": {"ok": {"app": "1"}}'*'"pods": ['*'{"uid": "ok"'*) ;;
         *) fail "the pod and its CPU, as before the failed removals: [$OUT]" ;; esac
         rm -f "$M/fill"
         Ns remove ok
@@ -235,6 +247,9 @@ if mount -t tmpfs -o size=64k,mode=0700 nodecm-test "$M" 2>/dev/null; then
         Ns remove ok
         expect_rc 3 "remove on a read-only disk"
         expect_err_contains "Read-only file system" "remove on a read-only disk"
+        Ns resize "$TMPD/bu2.json"
+        expect_rc 3 "resize on a read-only disk"
+        expect_err_contains "Read-only file system" "resize on a read-only disk"
         # every command that writes says the same of the same disk (exit 3, as its --help says)
         run checkpoint rewrite "$S/cpu_manager_state" --output "$M/rewritten"
         expect_rc 3 "checkpoint rewrite onto a read-only disk"

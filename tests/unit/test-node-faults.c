@@ -3,7 +3,8 @@
  * Issue 20: a full disk, a read-only remount, an I/O error, a short write or a kill -9 at any
  * step of a change must leave a node's directory as it was before the change or as after it,
  * with nodecm_pods and cpu_manager_state agreeing (and memory_manager_state, under the Static
- * memory manager), and the call's result must say which.
+ * memory manager), and the call's result must say which. An in-place resize (issue 22) is one
+ * such change too.
  *
  * Each case runs once without faults, counting the filesystem operations of the change (every
  * create, write, fsync, rename, link, unlink, truncation and directory fsync, through the
@@ -26,6 +27,7 @@
 #include <nodecm/cpustate.h>
 #include <nodecm/fs.h>
 #include <nodecm/memorymanager.h>
+#include <nodecm/node-resize.h>
 #include <nodecm/node.h>
 #include "testutil.h"
 
@@ -158,6 +160,14 @@ static char *load_view(fx *f)
                 for (size_t k = 0; k < p->n_containers; k++)
                         if (ncm_node_container_removed(n, p->uid, p->containers[k].name))
                                 ncm_buf_printf(&b, "-%s", p->containers[k].name);
+                /* the spec as recorded: a resize changes it, and only it with the CPUs */
+                ncm_pod_format_json(p, &b);
+        }
+        {
+                /* the checkpoint as written: promised CPUs (a resize's) are in no other view */
+                char *text = tu_file_text(f->dir, NCM_CPU_CHECKPOINT_NAME);
+                ncm_buf_printf(&b, " cpu_manager_state:%s", text);
+                free(text);
         }
         /* the files agree: no CPU is held by a pod no record names */
         s = ncm_node_cpu_state(n);
@@ -216,6 +226,29 @@ static ncm_pod *pod(const char *uid, const char *cpu, int containers)
         return p;
 }
 
+/* POD_UID's pod again, its containers' CPUs CPUS[0..N) ("" for none), each MEMORY. */
+static ncm_pod *pod_resized(const char *uid, const char *const *cpus, int n, const char *memory)
+{
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_pod *p = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+
+        ncm_buf_printf(&b,
+                       "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
+                       "{\"containers\": [",
+                       uid, uid);
+        for (int i = 0; i < n; i++)
+                ncm_buf_printf(&b,
+                               "%s{\"name\": \"c%d\", \"resources\": {\"limits\": {\"cpu\": "
+                               "\"%s\", \"memory\": \"%s\"}}}",
+                               i ? ", " : "", i, cpus[i], memory);
+        ncm_buf_puts(&b, "]}}");
+        if (ncm_pod_parse(b.data, b.len, NULL, &p, &err) < 0)
+                fail_msg("%s", err.msg);
+        ncm_buf_done(&b);
+        return p;
+}
+
 static int open_dir(fx *f, unsigned flags, ncm_node_dir **ret, ncm_error *err)
 {
         ncm_node_dir_options o = {.flags = flags, .faults = &f->faults};
@@ -239,17 +272,25 @@ static int admit_on(fx *f, ncm_node *n, const ncm_pod *p, ncm_error *err)
 /* The case's change, on the directory as restored: its result. */
 typedef int (*change_fn)(fx *f, ncm_error *err);
 
-static int change_with(fx *f, const char *uid, const char *cpu, int containers, ncm_error *err)
+static int resize_on(fx *f, ncm_node *n, const ncm_pod *p, ncm_error *err);
+
+/* P (taken) admitted, or (RESIZE) the pod it holds resized to P, on the directory. */
+static int change_on(fx *f, ncm_pod *p, bool resize, ncm_error *err)
 {
         ncm_node_dir *d = NULL;
-        ncm_pod *p = pod(uid, cpu, containers);
         int r = open_dir(f, 0, &d, err);
 
         if (r >= 0)
-                r = admit_on(f, ncm_node_dir_node(d), p, err);
+                r = resize ? resize_on(f, ncm_node_dir_node(d), p, err)
+                           : admit_on(f, ncm_node_dir_node(d), p, err);
         ncm_node_dir_close(d);
         ncm_pod_free(p);
         return r;
+}
+
+static int change_with(fx *f, const char *uid, const char *cpu, int containers, ncm_error *err)
+{
+        return change_on(f, pod(uid, cpu, containers), false, err);
 }
 
 static int change_admit(fx *f, ncm_error *err)
@@ -300,12 +341,44 @@ static int change_init(fx *f, ncm_error *err)
         return r;
 }
 
+static int resize_on(fx *f, ncm_node *n, const ncm_pod *p, ncm_error *err)
+{
+        ncm_node_admission *a = NULL;
+        int r;
+
+        f->h.armed = true;
+        r = ncm_node_resize(n, p, 0, &a, err);
+        f->h.armed = false;
+        if (r >= 0 && !a->admitted)
+                fail_msg("resize refused: %s: %s", a->reason, a->message);
+        ncm_node_admission_free(a);
+        return r;
+}
+
+/* "held" with its first container resized in place: 2 -> 3 CPUs, its memory MEMORY */
+static ncm_pod *held_resized(const char *memory)
+{
+        static const char *const cpus[] = {"3", "2"};
+        return pod_resized("held", cpus, 2, memory);
+}
+
+static int change_resize(fx *f, ncm_error *err)
+{
+        return change_on(f, held_resized("1Gi"), true, err);
+}
+
+/* with InPlacePodVerticalScalingExclusiveMemory, pinned memory grows with the CPUs */
+static int change_resize_memory(fx *f, ncm_error *err)
+{
+        return change_on(f, held_resized("2Gi"), true, err);
+}
+
 /* nodecmd's CRI proxy: its own journal line staged with the node's writes, one commit */
-static int change_staged(fx *f, ncm_error *err)
+static int staged_with(fx *f, bool resize, ncm_error *err)
 {
         ncm_node_dir *d = NULL;
         ncm_fs_batch *b = ncm_fs_batch_new();
-        ncm_pod *p = pod("new", "2", 1);
+        ncm_pod *p = resize ? held_resized("1Gi") : pod("new", "2", 1);
         char path[4096];
         int r = open_dir(f, 0, &d, err);
 
@@ -315,7 +388,7 @@ static int change_staged(fx *f, ncm_error *err)
                 ncm_node_stage_writes(n, b);
                 r = ncm_fs_batch_append(b, AT_FDCWD, path, "new\n", 4, 0600, err);
                 if (r >= 0)
-                        r = admit_on(f, n, p, err);
+                        r = resize ? resize_on(f, n, p, err) : admit_on(f, n, p, err);
                 ncm_node_stage_writes(n, NULL);
                 f->h.armed = true;
                 if (r >= 0)
@@ -326,6 +399,17 @@ static int change_staged(fx *f, ncm_error *err)
         ncm_node_dir_close(d);
         ncm_pod_free(p);
         return r;
+}
+
+static int change_staged(fx *f, ncm_error *err)
+{
+        return staged_with(f, false, err);
+}
+
+/* the CRI proxy's resize (UpdateContainerResources): its record's line staged the same way */
+static int change_staged_resize(fx *f, ncm_error *err)
+{
+        return staged_with(f, true, err);
 }
 
 /* ---- the cases ---- */
@@ -382,7 +466,7 @@ static void run_case(fx *f, const char *name, void (*prepare)(fx *), change_fn c
         saved s;
         long n_ops;
         int runs = 0;
-        bool owner = change == change_staged;
+        bool owner = change == change_staged || change == change_staged_resize;
 
         snprintf(context, sizeof(context), "%s", name);
         prepare(f);
@@ -446,23 +530,50 @@ static void run_case(fx *f, const char *name, void (*prepare)(fx *), change_fn c
         saved_done(&s);
 }
 
-static int setup_with(void **state, bool memory)
+/* The kubelet configuration of a case: the static policy, and with MEMORY the Static memory
+ * manager (the default hard eviction's 100Mi reserved on node 0), with GATES the resize's. */
+static void config_of(bool memory, const char *gates, ncm_buf *b)
+{
+        ncm_buf_puts(b, "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\"");
+        if (memory)
+                ncm_buf_puts(b, ", \"memoryManagerPolicy\": \"Static\", \"reservedMemory\": "
+                                "[{\"numaNode\": 0, \"limits\": {\"memory\": \"100Mi\"}}]");
+        if (gates)
+                ncm_buf_printf(b, ", \"featureGates\": {%s}", gates);
+        ncm_buf_putc(b, '}');
+}
+
+/*
+ * The test's directory: on tmpfs when there is one. The failures are the hook's, not the
+ * disk's, and some 2,000 runs each restore, change and reopen a directory: their fsyncs on a
+ * real disk cost a minute on a shared VM, on tmpfs nothing.
+ */
+static char *scratch_dir(void)
+{
+        char *p = strdup("/dev/shm/nodecm-faults-XXXXXX");
+
+        if (p && mkdtemp(p))
+                return p;
+        free(p);
+        return tu_mkdtemp();
+}
+
+static int setup_with(void **state, bool memory, const char *gates)
 {
         fx *f = calloc(1, sizeof(*f));
-        const char *k = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\"}";
-        /* the Static memory manager: the default hard eviction's 100Mi reserved on node 0 */
-        const char *km = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
-                         "\"memoryManagerPolicy\": \"Static\", \"reservedMemory\": "
-                         "[{\"numaNode\": 0, \"limits\": {\"memory\": \"100Mi\"}}]}";
+        ncm_buf k = NCM_BUF_INIT;
+        ncm_error err = NCM_ERROR_INIT;
 
-        f->root = tu_mkdtemp();
+        f->root = scratch_dir();
         f->memory = memory;
         assert_true(asprintf(&f->dir, "%s/node", f->root) > 0);
         assert_int_equal(ncm_topo_from_synthetic("package:1 core:8 pu:1", &f->topo, NULL), 0);
         if (memory)
                 assert_int_equal(ncm_topo_apply_memory_spec(f->topo, "8Gi", NULL), 0);
-        k = memory ? km : k;
-        assert_int_equal(ncm_node_config_parse(k, strlen(k), NULL, "", &f->cfg, NULL), 0);
+        config_of(memory, gates, &k);
+        if (ncm_node_config_parse(k.data, k.len, NULL, "", &f->cfg, &err) < 0)
+                fail_msg("%s: %s", k.data, err.msg);
+        ncm_buf_done(&k);
         f->faults = (ncm_fs_faults){hook_fn, &f->h};
         *state = f;
         return 0;
@@ -470,12 +581,24 @@ static int setup_with(void **state, bool memory)
 
 static int setup(void **state)
 {
-        return setup_with(state, false);
+        return setup_with(state, false, NULL);
 }
 
 static int setup_memory(void **state)
 {
-        return setup_with(state, true);
+        return setup_with(state, true, NULL);
+}
+
+static int setup_resize(void **state)
+{
+        return setup_with(state, false, "\"InPlacePodVerticalScalingExclusiveCPUs\": true");
+}
+
+static int setup_resize_memory(void **state)
+{
+        return setup_with(state, true,
+                          "\"InPlacePodVerticalScalingExclusiveCPUs\": true, "
+                          "\"InPlacePodVerticalScalingExclusiveMemory\": true");
 }
 
 static int teardown(void **state)
@@ -533,57 +656,72 @@ static void test_node_faults_staged(void **state)
 
 /*
  * The same changes under the Static memory manager: memory_manager_state is one more file of
- * each commit (the pods are Guaranteed, so every change moves memory too).
+ * each commit (the pods are Guaranteed, so every change moves memory too). HELD: whether the
+ * file pins memory for "held" after the change (the case was the one meant).
  */
 static void memory_case(fx *f, const char *name, void (*prepare)(fx *), change_fn change,
-                        bool strict)
+                        bool strict, bool held)
 {
         char *text;
 
         run_case(f, name, prepare, change, strict);
-        /* the case was the one meant: the memory manager pinned the pods it holds */
         text = tu_file_text(f->dir, NCM_MEM_CHECKPOINT_NAME);
-        assert_non_null(strstr(text, "\"policyName\":\"Static\""));
-        assert_non_null(strstr(text, "\"held\""));
+        if (!strstr(text, "\"policyName\":\"Static\"") || (!strstr(text, "\"held\"") != !held))
+                fail_msg("%s: %s", name, text);
         free(text);
 }
 
 static void test_node_faults_memory_admit(void **state)
 {
-        memory_case(*state, "admit (memory manager)", prepare_held, change_admit, true);
+        memory_case(*state, "admit (memory manager)", prepare_held, change_admit, true, true);
 }
 
 static void test_node_faults_memory_remove_pod(void **state)
 {
-        fx *f = *state;
-        char *text;
-
-        run_case(f, "remove pod (memory manager)", prepare_held, change_remove_pod, true);
-        text = tu_file_text(f->dir, NCM_MEM_CHECKPOINT_NAME);
-        assert_null(strstr(text, "\"held\""));
-        free(text);
+        memory_case(*state, "remove pod (memory manager)", prepare_held, change_remove_pod, true,
+                    false);
 }
 
 static void test_node_faults_memory_remove_container(void **state)
 {
         memory_case(*state, "remove container (memory manager)", prepare_held,
-                    change_remove_container, true);
+                    change_remove_container, true, true);
 }
 
 static void test_node_faults_memory_init(void **state)
 {
-        fx *f = *state;
-        char *text;
-
-        run_case(f, "init (memory manager)", prepare_none, change_init, false);
-        text = tu_file_text(f->dir, NCM_MEM_CHECKPOINT_NAME);
-        assert_non_null(strstr(text, "\"policyName\":\"Static\""));
-        free(text);
+        memory_case(*state, "init (memory manager)", prepare_none, change_init, false, false);
 }
 
 static void test_node_faults_memory_staged(void **state)
 {
         memory_case(*state, "nodecmd's staged commit (memory manager)", prepare_held, change_staged,
+                    true, true);
+}
+
+/* An in-place resize (issue 22): the CPU state (promised CPUs included) and the record. */
+static void test_node_faults_resize(void **state)
+{
+        fx *f = *state;
+        char *text;
+
+        run_case(f, "resize", prepare_held, change_resize, true);
+        /* the case was the one meant: c0 holds 3 CPUs now, its promise the 2 it was given */
+        text = tu_file_text(f->dir, NCM_CPU_CHECKPOINT_NAME);
+        if (!strstr(text, "\"entries\":{\"held\":{\"c0\":\"1-2,5\"") ||
+            !strstr(text, "\"promised\":{\"held\":{\"c0\":\"1-2\""))
+                fail_msg("%s", text);
+        free(text);
+}
+
+static void test_node_faults_resize_staged(void **state)
+{
+        run_case(*state, "nodecmd's staged resize", prepare_held, change_staged_resize, true);
+}
+
+static void test_node_faults_resize_memory(void **state)
+{
+        memory_case(*state, "resize (memory manager)", prepare_held, change_resize_memory, true,
                     true);
 }
 
@@ -611,6 +749,12 @@ int main(void)
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_node_faults_memory_staged,
                                                         setup_memory, teardown),
+                        cmocka_unit_test_setup_teardown(test_node_faults_resize, setup_resize,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_node_faults_resize_staged,
+                                                        setup_resize, teardown),
+                        cmocka_unit_test_setup_teardown(test_node_faults_resize_memory,
+                                                        setup_resize_memory, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
