@@ -2,7 +2,8 @@
 """nodecmd against real gRPC clients (Debian's python3-grpcio, a gRPC core stack) and against
 `nodecm node ... --connect`: every call of nodecm.v1.Node, Watch, errors, the same output as the
 daemon-less commands, two daemons on one root directory, SIGHUP reloads, SIGTERM with calls in
-flight or as the socket appears, and a restart that restores what was acknowledged. Run with /usr/bin/python3."""
+flight or as the socket appears, and a restart that restores what was acknowledged. Run with
+/usr/bin/python3."""
 import json
 import os
 import signal
