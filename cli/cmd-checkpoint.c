@@ -432,6 +432,39 @@ static void pad(ncm_buf *b, const char *s, size_t width)
                 ncm_buf_putc(b, ' ');
 }
 
+/* A table of promises (nodecm's promised member or V4's baselines) under TITLE. */
+static void show_promises(ncm_buf *b, const char *title, const ncm_cpu_checkpoint_pod *pods,
+                          size_t n, size_t w1, size_t w2)
+{
+        ncm_buf_printf(b, "\n%s\n", title);
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < pods[i].n; j++) {
+                        pad(b, pods[i].uid, w1 + 2);
+                        pad(b, pods[i].entries[j].name, w2 + 2);
+                        show_cpus_text(b, pods[i].entries[j].cpus);
+                        ncm_buf_putc(b, '\n');
+                }
+}
+
+/* ,"KEY":[{"pod":…,"container":…,"cpuSet":…}…] for promises. */
+static void json_promises(ncm_buf *b, const char *key, const ncm_cpu_checkpoint_pod *pods, size_t n)
+{
+        bool first = true;
+        ncm_buf_printf(b, ",\"%s\":[", key);
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < pods[i].n; j++) {
+                        ncm_buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
+                        json_str(b, pods[i].uid);
+                        ncm_buf_puts(b, ",\"container\":");
+                        json_str(b, pods[i].entries[j].name);
+                        ncm_buf_puts(b, ",\"cpuSet\":");
+                        json_cpus_text(b, pods[i].entries[j].cpus);
+                        ncm_buf_putc(b, '}');
+                        first = false;
+                }
+        ncm_buf_putc(b, ']');
+}
+
 static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *file, ncm_buf *b)
 {
         ncm_autoptr(ncm_cpuset) held = ncm_cpuset_new();
@@ -586,28 +619,14 @@ static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *fi
                         }
                 }
         }
-        if (file->npromised) {
-                /* nodecm's member: what in-place resizes never take away (KEP-5554) */
-                ncm_buf_puts(b, "\nPROMISED (nodecm, in-place resize)\n");
-                for (size_t i = 0; i < file->npromised; i++)
-                        for (size_t j = 0; j < file->promised[i].n; j++) {
-                                pad(b, file->promised[i].uid, w1 + 2);
-                                pad(b, file->promised[i].entries[j].name, w2 + 2);
-                                show_cpus_text(b, file->promised[i].entries[j].cpus);
-                                ncm_buf_putc(b, '\n');
-                        }
-        }
-        if (c->nbaselines) {
-                /* the kubelet's own place for the promise, in V4 data */
-                ncm_buf_puts(b, "\nBASELINE (in-place resize: the CPUs of the first admission)\n");
-                for (size_t i = 0; i < c->nbaselines; i++)
-                        for (size_t j = 0; j < c->baselines[i].n; j++) {
-                                pad(b, c->baselines[i].uid, w1 + 2);
-                                pad(b, c->baselines[i].entries[j].name, w2 + 2);
-                                show_cpus_text(b, c->baselines[i].entries[j].cpus);
-                                ncm_buf_putc(b, '\n');
-                        }
-        }
+        /* nodecm's member: what in-place resizes never take away (KEP-5554) */
+        if (file->npromised)
+                show_promises(b, "PROMISED (nodecm, in-place resize)", file->promised,
+                              file->npromised, w1, w2);
+        /* the kubelet's own place for the promise, in V4 data */
+        if (c->nbaselines)
+                show_promises(b, "BASELINE (in-place resize: the CPUs of the first admission)",
+                              c->baselines, c->nbaselines, w1, w2);
         if (c->npod_entries) {
                 ncm_buf_puts(b, c->format == NCM_CPU_CHECKPOINT_V4 ? "\nPOD-LEVEL (podEntries)\n"
                                                                    : "\nPOD-LEVEL (V3)\n");
@@ -713,38 +732,10 @@ static void show_json(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
                 }
         }
         ncm_buf_putc(b, ']');
-        if (c->npromised) {
-                ncm_buf_puts(b, ",\"promised\":[");
-                first = true;
-                for (size_t i = 0; i < c->npromised; i++)
-                        for (size_t j = 0; j < c->promised[i].n; j++) {
-                                ncm_buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
-                                json_str(b, c->promised[i].uid);
-                                ncm_buf_puts(b, ",\"container\":");
-                                json_str(b, c->promised[i].entries[j].name);
-                                ncm_buf_puts(b, ",\"cpuSet\":");
-                                json_cpus_text(b, c->promised[i].entries[j].cpus);
-                                ncm_buf_putc(b, '}');
-                                first = false;
-                        }
-                ncm_buf_putc(b, ']');
-        }
-        if (c->format == NCM_CPU_CHECKPOINT_V4) {
-                ncm_buf_puts(b, ",\"baselines\":[");
-                first = true;
-                for (size_t i = 0; i < c->nbaselines; i++)
-                        for (size_t j = 0; j < c->baselines[i].n; j++) {
-                                ncm_buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
-                                json_str(b, c->baselines[i].uid);
-                                ncm_buf_puts(b, ",\"container\":");
-                                json_str(b, c->baselines[i].entries[j].name);
-                                ncm_buf_puts(b, ",\"cpuSet\":");
-                                json_cpus_text(b, c->baselines[i].entries[j].cpus);
-                                ncm_buf_putc(b, '}');
-                                first = false;
-                        }
-                ncm_buf_putc(b, ']');
-        }
+        if (c->npromised)
+                json_promises(b, "promised", c->promised, c->npromised);
+        if (c->format == NCM_CPU_CHECKPOINT_V4)
+                json_promises(b, "baselines", c->baselines, c->nbaselines);
         if (c->format == NCM_CPU_CHECKPOINT_V1) {
                 ncm_buf_puts(b, ",\"v1Entries\":[");
                 for (size_t i = 0; i < c->nv1; i++) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Internal: what the cpu_manager_state reader (checkpoint.c) lends its writer (checkpoint-write.c). */
+/* Internal: what the cpu_manager_state reader (checkpoint.c) lends its writer (checkpoint-write.c).
+ */
 #ifndef NCM_CPUMANAGER_CHECKPOINT_INTERNAL_H
 #define NCM_CPUMANAGER_CHECKPOINT_INTERNAL_H
 

@@ -338,11 +338,75 @@ static void decode_checksum(decoder *d, const char *field, uint64_t *dst)
 }
 
 /*
- * The map[string]string object at the cursor into a sorted entry array (map keys unique, the
- * later winning). FIELD names the struct field in errors. A null element is the zero value "".
+ * One container's value, of the Go type FIELD's map holds: a string (entries, promised) or
+ * data's ContainerCPUs (baselines). NULL on failure (D says why).
  */
-static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_entry **ret,
-                              size_t *ret_n)
+typedef char *(*value_fn)(decoder *d, const char *field);
+
+/* A string element; null is the zero value "". */
+static char *string_value(decoder *d, const char *field)
+{
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        char *v = NULL;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
+                if (!(v = strdup("")))
+                        fail_oom(d);
+        } else if (k != NCM_GOJSON_STRING) {
+                type_error_at(d, k, field, "string");
+        } else {
+                v = take_string(d, field);
+        }
+        return v;
+}
+
+/*
+ * One ContainerCPUs of V4 data's baselines: {"baseline": "<cpus>"} (kubernetes PR #140314). A
+ * null element is the zero value; a null or absent baseline is "".
+ */
+static char *container_cpus_value(decoder *d, const char *field)
+{
+        static const char *const fields[] = {"baseline"};
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        const char *outer = d->struct_name;
+        char *baseline = NULL;
+        bool first = true;
+        int r, f;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
+        } else if (k != NCM_GOJSON_OBJECT) {
+                type_error_at(d, k, field, "state.ContainerCPUs");
+        } else {
+                /* Go names the innermost struct in a type error inside it. */
+                d->struct_name = "ContainerCPUs";
+                while (!failed(d) &&
+                       (r = ncm__ckpt_next_field(d->g, &first, fields, 1, &f, NULL)) > 0) {
+                        if (f < 0)
+                                ncm__gojson_skip(d->g);
+                        else
+                                decode_string_field(d, "baselines.baseline", &baseline);
+                }
+                if (!failed(d) && r < 0)
+                        fail_oom(d);
+                d->struct_name = outer;
+        }
+        if (!failed(d) && !baseline && !(baseline = strdup("")))
+                fail_oom(d);
+        if (failed(d)) {
+                free(baseline);
+                return NULL;
+        }
+        return baseline;
+}
+
+/*
+ * The map[string]<value> object at the cursor into a sorted entry array (map keys unique, the
+ * later winning), each value decoded by VALUE. FIELD names the struct field in errors.
+ */
+static bool decode_string_map(decoder *d, const char *field, value_fn value,
+                              ncm_cpu_checkpoint_entry **ret, size_t *ret_n)
 {
         ncm_cpu_checkpoint_entry *e = NULL;
         size_t n = 0, cap = 0, klen;
@@ -351,18 +415,7 @@ static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_
         int r;
 
         while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
-                ncm_gojson_kind k = ncm__gojson_peek(d->g);
-                char *cpus = NULL, *name = NULL;
-                if (k == NCM_GOJSON_NULL) {
-                        ncm__gojson_skip(d->g);
-                        cpus = strdup("");
-                        if (!cpus)
-                                fail_oom(d);
-                } else if (k != NCM_GOJSON_STRING) {
-                        type_error_at(d, k, field, "string");
-                } else {
-                        cpus = take_string(d, field);
-                }
+                char *cpus = value(d, field), *name = NULL;
                 if (cpus)
                         name = c_string(d, key, klen, "key");
                 else
@@ -389,12 +442,23 @@ static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_
         return true;
 }
 
+/* A pod -> container -> value map: its Go types (for errors) and how a value decodes. */
+typedef struct pod_map_type {
+        const char *outer, *inner;
+        value_fn value;
+} pod_map_type;
+
+static const pod_map_type string_maps = {"map[string]map[string]string", "map[string]string",
+                                         string_value};
+static const pod_map_type baseline_maps = {"map[string]map[string]state.ContainerCPUs",
+                                           "map[string]state.ContainerCPUs", container_cpus_value};
+
 /*
- * A map[string]map[string]string member into *PODS / *NPODS (FIELD names it in errors); a
- * repeated member merges into what is there, null empties it (*NIL, may be NULL).
+ * A pod -> container -> value member of type T into *PODS / *NPODS (FIELD names it in errors);
+ * a repeated member merges into what is there, null empties it (*NIL, may be NULL).
  */
-static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod **dst,
-                           size_t *ndst, bool *nil)
+static void decode_pod_map(decoder *d, const char *field, const pod_map_type *t,
+                           ncm_cpu_checkpoint_pod **dst, size_t *ndst, bool *nil)
 {
         ncm_gojson_kind k = ncm__gojson_peek(d->g);
         ncm_cpu_checkpoint_pod *pods = NULL;
@@ -413,7 +477,7 @@ static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod
                 return;
         }
         if (k != NCM_GOJSON_OBJECT) {
-                type_error_at(d, k, field, "map[string]map[string]string");
+                type_error_at(d, k, field, t->outer);
                 return;
         }
         if (nil)
@@ -425,9 +489,9 @@ static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod
                         ncm__gojson_skip(d->g);
                         p.nil = true;
                 } else if (k != NCM_GOJSON_OBJECT) {
-                        type_error_at(d, k, field, "map[string]string");
+                        type_error_at(d, k, field, t->inner);
                 } else {
-                        decode_string_map(d, field, &p.entries, &p.n);
+                        decode_string_map(d, field, t->value, &p.entries, &p.n);
                 }
                 if (!failed(d))
                         p.uid = c_string(d, key, klen, "key");
@@ -454,7 +518,7 @@ static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod
 
 static void decode_entries_v2(decoder *d)
 {
-        decode_pod_map(d, "entries", &d->c->pods, &d->c->npods, &d->c->entries_nil);
+        decode_pod_map(d, "entries", &string_maps, &d->c->pods, &d->c->npods, &d->c->entries_nil);
 }
 
 static void decode_entries_v1(decoder *d)
@@ -477,7 +541,7 @@ static void decode_entries_v1(decoder *d)
                 return;
         }
         c->entries_nil = false;
-        if (!decode_string_map(d, "entries", &e, &n))
+        if (!decode_string_map(d, "entries", string_value, &e, &n))
                 return;
         if (!merge_sorted((void **)&c->v1, &c->nv1, e, n, sizeof(*e), entry_free_fields))
                 fail_oom(d);
@@ -590,126 +654,10 @@ static void decode_pod_entries(decoder *d)
                 fail_oom(d);
 }
 
-/*
- * One ContainerCPUs of V4 data's baselines: {"baseline": "<cpus>"} (kubernetes PR #140314). A
- * null element is the zero value; a null or absent baseline is "".
- */
-static char *decode_container_cpus(decoder *d)
-{
-        static const char *const fields[] = {"baseline"};
-        ncm_gojson_kind k = ncm__gojson_peek(d->g);
-        const char *outer = d->struct_name;
-        char *baseline = NULL;
-        bool first = true;
-        int r, f;
-
-        if (k == NCM_GOJSON_NULL) {
-                ncm__gojson_skip(d->g);
-        } else if (k != NCM_GOJSON_OBJECT) {
-                type_error_at(d, k, "baselines", "state.ContainerCPUs");
-        } else {
-                /* Go names the innermost struct in a type error inside it. */
-                d->struct_name = "ContainerCPUs";
-                while (!failed(d) &&
-                       (r = ncm__ckpt_next_field(d->g, &first, fields, 1, &f, NULL)) > 0) {
-                        if (f < 0)
-                                ncm__gojson_skip(d->g);
-                        else
-                                decode_string_field(d, "baselines.baseline", &baseline);
-                }
-                if (!failed(d) && r < 0)
-                        fail_oom(d);
-                d->struct_name = outer;
-        }
-        if (!failed(d) && !baseline && !(baseline = strdup("")))
-                fail_oom(d);
-        if (failed(d)) {
-                free(baseline);
-                return NULL;
-        }
-        return baseline;
-}
-
-/*
- * V4 data's baselines, map[string]map[string]ContainerCPUs, into C->baselines: a repeated
- * member merges into the map, null empties it.
- */
+/* V4 data's baselines, map[string]map[string]ContainerCPUs, into the checkpoint. */
 static void decode_baselines(decoder *d)
 {
-        ncm_cpu_checkpoint *c = d->c;
-        ncm_gojson_kind k = ncm__gojson_peek(d->g);
-        ncm_cpu_checkpoint_pod *pods = NULL;
-        size_t n = 0, cap = 0, klen;
-        bool first = true;
-        char *key;
-        int r;
-
-        if (k == NCM_GOJSON_NULL) {
-                ncm__gojson_skip(d->g);
-                pods_free(c->baselines, c->nbaselines);
-                c->baselines = NULL;
-                c->nbaselines = 0;
-                return;
-        }
-        if (k != NCM_GOJSON_OBJECT) {
-                type_error_at(d, k, "baselines", "map[string]map[string]state.ContainerCPUs");
-                return;
-        }
-        while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
-                ncm_cpu_checkpoint_pod p = {0};
-                size_t cap2 = 0, klen2;
-                bool first2 = true;
-                char *key2;
-                int r2 = 0;
-
-                k = ncm__gojson_peek(d->g);
-                if (k == NCM_GOJSON_NULL) {
-                        ncm__gojson_skip(d->g);
-                        p.nil = true;
-                } else if (k != NCM_GOJSON_OBJECT) {
-                        type_error_at(d, k, "baselines", "map[string]state.ContainerCPUs");
-                } else {
-                        while (!failed(d) && (r2 = ncm__gojson_next_member(d->g, &first2, &key2,
-                                                                           &klen2, NULL)) > 0) {
-                                char *cpus = decode_container_cpus(d);
-                                char *name = cpus ? c_string(d, key2, klen2, "key") : NULL;
-                                if (!cpus)
-                                        free(key2);
-                                if (!failed(d) && ncm__array_grow(p.entries, cap2, p.n) < 0)
-                                        fail_oom(d);
-                                if (failed(d)) {
-                                        free(cpus);
-                                        free(name);
-                                        break;
-                                }
-                                p.entries[p.n++] = (ncm_cpu_checkpoint_entry){name, cpus};
-                        }
-                        if (!failed(d) &&
-                            (r2 < 0 ||
-                             !sort_dedupe(p.entries, &p.n, sizeof(*p.entries), entry_free_fields)))
-                                fail_oom(d);
-                }
-                if (!failed(d))
-                        p.uid = c_string(d, key, klen, "key");
-                else
-                        free(key);
-                if (!failed(d) && ncm__array_grow(pods, cap, n) < 0)
-                        fail_oom(d);
-                if (failed(d)) {
-                        pod_free_fields(&p);
-                        pods_free(pods, n);
-                        return;
-                }
-                pods[n++] = p;
-        }
-        if (r < 0 || !sort_dedupe(pods, &n, sizeof(*pods), pod_free_fields_v)) {
-                pods_free(pods, n);
-                fail_oom(d);
-                return;
-        }
-        if (!merge_sorted((void **)&c->baselines, &c->nbaselines, pods, n, sizeof(*pods),
-                          pod_free_fields_v))
-                fail_oom(d);
+        decode_pod_map(d, "baselines", &baseline_maps, &d->c->baselines, &d->c->nbaselines, NULL);
 }
 
 /* The struct fields each kind decodes, in declaration order, and their JSON names. */
@@ -1026,7 +974,8 @@ static int decode_promised(ncm_gojson *g, ncm_cpu_checkpoint *c, const char *nam
                 return 0;
         while (!failed(&d) && (r = ncm__ckpt_next_field(g, &first, fields, 1, &f, NULL)) > 0) {
                 if (f == 0)
-                        decode_pod_map(&d, "promised", &c->promised, &c->npromised, NULL);
+                        decode_pod_map(&d, "promised", &string_maps, &c->promised, &c->npromised,
+                                       NULL);
                 else
                         ncm__gojson_skip(g);
         }
