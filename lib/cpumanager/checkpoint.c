@@ -1180,7 +1180,7 @@ int ncm__cpu_checkpoint_parse_full(const char *text, size_t len, const char *nam
         attempts t = {0};
         ncm_cpu_checkpoint **pick = NULL;
         ncm_cpu_checkpoint_format as;
-        char kmsg[CKPT_MSG_MAX + 64] = "";
+        char kmsg[CKPT_MSG_MAX] = "";
         int r;
 
         r = ncm_kubelet_version_check(v, err);
