@@ -215,12 +215,12 @@ static int restore_error(ncm_error *err, const char *file)
 }
 
 static int state_from_text(const char *text, size_t len, const char *name, const char *policy,
-                           ncm_cpu_state **ret, ncm_error *err)
+                           ncm_kubelet_version v, ncm_cpu_state **ret, ncm_error *err)
 {
         ncm_autoptr(ncm_cpu_checkpoint) cp = NULL;
         int r;
 
-        r = ncm_cpu_checkpoint_parse(text, len, name, &cp, err);
+        r = ncm_cpu_checkpoint_parse_version(text, len, name, v, &cp, err);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -318,6 +318,9 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
 {
         managers m = {0};
         ncm_autofree char *file = NULL;
+        /* cpu_manager_state is read and written as this release does */
+        ncm_kubelet_version kv =
+                        n->kubelet_override.major ? n->kubelet_override : cfg->kubelet_version;
         char path[256];
         int r;
 
@@ -363,6 +366,7 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
                         r = oom(err);
                         goto fail;
                 }
+                ncm_cpu_state_set_kubelet_version(m.cpu_state, kv);
                 if (file) {
                         r = persist_cpu(m.cpu_state, n, err);
                         if (r < 0)
@@ -374,19 +378,19 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
                         /* as if the kubelet found it in its root directory */
                         r = ncm__node_write(n, file, text, len, err);
                         if (r >= 0)
-                                r = ncm_cpu_checkpoint_load(AT_FDCWD, file,
-                                                            ncm_cpu_policy_name(m.cpu), NULL, 0,
-                                                            &m.cpu_state, err);
+                                r = ncm_cpu_checkpoint_load_version(AT_FDCWD, file,
+                                                                    ncm_cpu_policy_name(m.cpu),
+                                                                    NULL, 0, kv, &m.cpu_state, err);
                 } else {
-                        r = state_from_text(text, len, name, ncm_cpu_policy_name(m.cpu),
+                        r = state_from_text(text, len, name, ncm_cpu_policy_name(m.cpu), kv,
                                             &m.cpu_state, err);
                 }
                 if (r < 0)
                         goto fail;
                 break;
         case SOURCE_DIRECTORY:
-                r = ncm_cpu_checkpoint_load(AT_FDCWD, file, ncm_cpu_policy_name(m.cpu), NULL, 0,
-                                            &m.cpu_state, err);
+                r = ncm_cpu_checkpoint_load_version(AT_FDCWD, file, ncm_cpu_policy_name(m.cpu),
+                                                    NULL, 0, kv, &m.cpu_state, err);
                 if (r < 0)
                         goto fail;
                 break;

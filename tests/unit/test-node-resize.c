@@ -350,33 +350,53 @@ static void test_node_resize_pod_scope_and_sidecar(void **state)
         fx_done(&f);
 }
 
-/* The promise is kept in cpu_manager_state and survives a restart; the file restores as V2. */
+/*
+ * The promise is kept in cpu_manager_state and survives a restart: as the kubelet's baseline
+ * inside V4 data (1.37, the default), as nodecm's own member of a V2 file (1.36).
+ */
 static void test_node_resize_restart_keeps_the_promise(void **state)
 {
-        fx f;
-        ncm_error err = NCM_ERROR_INIT;
-        const char *const g4[] = {"app=4/4", NULL}, *const g8[] = {"app=8/8", NULL};
-        const char *const g2[] = {"app=2/2", NULL};
-        char *text;
+        static const struct {
+                const char *version; /* kubeletVersion, "" for the default */
+                const char *where;   /* the promise in the file */
+        } gens[] = {
+                        {"", "\\\"baselines\\\":{\\\"g\\\":{\\\"app\\\":{\\\"baseline\\\":"
+                             "\\\"2-5\\\"}}}"},
+                        {"\"kubeletVersion\": \"1.36\", ",
+                         "\"promised\":{\"g\":{\"app\":\"2-5\"}}"},
+        };
         (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(gens); i++) {
+                fx f;
+                ncm_error err = NCM_ERROR_INIT;
+                const char *const g4[] = {"app=4/4", NULL}, *const g8[] = {"app=8/8", NULL};
+                const char *const g2[] = {"app=2/2", NULL};
+                char cfg[512];
+                char *text;
 
-        fx_new(&f, TWO_NUMA,
-               "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", " GATE_CPUS "}",
-               true, false, NULL);
-        admit(&f, "g", g4);
-        expect_resized(&f, "g", g8, "2-9");
-        text = tu_file_text(f.dir, "cpu_manager_state");
-        assert_non_null(strstr(text, "\"promised\":{\"g\":{\"app\":\"2-5\"}}"));
-        free(text);
-        assert_int_equal(ncm_node_restart(f.n, NULL, &err), 0);
-        tu_assert_cpuset(ncm_cpu_state_promised(ncm_node_cpu_state(f.n), "g", "app"), "2-5");
-        tu_assert_cpuset(entry(&f, "g", "app"), "2-9");
-        expect_refused(&f, "g", g2, "Infeasible",
-                       "prohibitedCPUAllocation Error: Skip resize, Not allowed to reduce "
-                       "container exclusively allocated pool below promised, (requested CPUs = "
-                       "2, allocated CPUs = 8, promised CPUs = 4, guaranteed CPUs = 2)");
-        expect_resized(&f, "g", g4, "2-5");
-        fx_done(&f);
+                snprintf(cfg, sizeof(cfg),
+                         "{%s\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                         "" GATE_CPUS "}",
+                         gens[i].version);
+                fx_new(&f, TWO_NUMA, cfg, true, false, NULL);
+                admit(&f, "g", g4);
+                expect_resized(&f, "g", g8, "2-9");
+                text = tu_file_text(f.dir, "cpu_manager_state");
+                if (!strstr(text, gens[i].where))
+                        fail_msg("%s: no %s in %s", cfg, gens[i].where, text);
+                free(text);
+                assert_int_equal(ncm_node_restart(f.n, NULL, &err), 0);
+                tu_assert_cpuset(ncm_cpu_state_promised(ncm_node_cpu_state(f.n), "g", "app"),
+                                 "2-5");
+                tu_assert_cpuset(entry(&f, "g", "app"), "2-9");
+                expect_refused(&f, "g", g2, "Infeasible",
+                               "prohibitedCPUAllocation Error: Skip resize, Not allowed to reduce "
+                               "container exclusively allocated pool below promised, (requested "
+                               "CPUs = 2, allocated CPUs = 8, promised CPUs = 4, guaranteed CPUs "
+                               "= 2)");
+                expect_resized(&f, "g", g4, "2-5");
+                fx_done(&f);
+        }
 }
 
 #define KUBELET_MEM_FMT                                                                            \
