@@ -753,11 +753,12 @@ static int each_entry(int fd, int (*fn)(void *data, const char *name), void *dat
  * -errno with rd->err set. */
 static int open_listing(reader *rd)
 {
-        ncm_error e = NCM_ERROR_INIT;
-        int fd = rd_open(rd, O_RDONLY | O_DIRECTORY, &e);
+        /* the message only when it is one: a directory that is absent is common (a core's
+         * cache), and formatting its message cost more than the failed open */
+        int fd = rd_open(rd, O_RDONLY | O_DIRECTORY, NULL);
 
-        if (fd < 0 && fd != -ENOENT && rd->err)
-                *rd->err = e;
+        if (fd < 0 && fd != -ENOENT)
+                return ncm_error_errno(rd->err, -fd, "open '%s'", rd->path);
         return fd;
 }
 
