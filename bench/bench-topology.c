@@ -282,8 +282,8 @@ static void processes(const char *data)
                "nodecm at\nleast 5x faster on the 256-CPU dump (issue 14), and with PCI devices "
                "on it (issue 24:\nfakepci-256, the dump with 16 PCI roots grafted on).%s\n\n",
                version, ROUNDS,
-               before ? " Rows marked \"before\" ran another build of nodecm in the same "
-                        "rounds\n(NCM_BENCH_NODECM_BEFORE)."
+               before ? "\nRows marked \"before\" ran another build of nodecm in the same "
+                        "rounds (NCM_BENCH_NODECM_BEFORE)."
                       : "");
         printf("| machine | nodecm | lstopo | lstopo / nodecm | spread | CPU time |\n"
                "|---|---|---|---|---|---|\n");
