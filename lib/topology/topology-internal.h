@@ -185,6 +185,22 @@ int ncm__mem_meminfo_total(const char *s, size_t len, uint64_t *ret);
  * -EINVAL / -ERANGE as ParseUint fails. */
 int ncm__mem_hugepages_size(const char *name, uint64_t *ret);
 
+/* What a listing of node ID's directory showed: whether it has meminfo and hugepages. */
+typedef struct ncm__mem_listed {
+        int id;
+        bool meminfo, hugepages;
+} ncm__mem_listed;
+
+/*
+ * ncm_topo_read_memory_sysfs() for a discovery that listed the node directories already: a node
+ * LISTED covers is known to exist and only the files its listing showed are opened (the same
+ * results: a file that is absent reads as nothing either way); the other nodes are probed as
+ * ncm_topo_read_memory_sysfs() probes them. NODESFD: /sys/devices/system/node opened inside
+ * ROOTFD (the files are opened from it, base/fs-beneath.h), or -1.
+ */
+int ncm__topo_read_memory_listed(ncm_topo *t, int rootfd, int nodesfd,
+                                 const ncm__mem_listed *listed, size_t n, ncm_error *err);
+
 /* Append V in decimal, right-aligned to WIDTH (0: no padding): printf's "%*lld" without
  * printf, which dominated the output of large tables. */
 void ncm__put_int(ncm_buf *b, int64_t v, int width);

@@ -480,6 +480,9 @@ void ncm__put_int(ncm_buf *b, int64_t v, int width)
         } while (u);
         if (v < 0)
                 tmp[sizeof(tmp) - 1 - n++] = '-';
+        /* the padding in the same append (a distance table is thousands of these) */
+        for (; (int)n < width && n < sizeof(tmp); n++)
+                tmp[sizeof(tmp) - 1 - n] = ' ';
         for (int pad = width - (int)n; pad > 0; pad--)
                 ncm_buf_putc(b, ' ');
         ncm_buf_append(b, tmp + sizeof(tmp) - n, n);
