@@ -430,3 +430,63 @@ class Kubelet:
             self.rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=s.id),
                                      timeout=self.timeout)
         self.pods.clear()
+
+
+def nodecmd_config(path, endpoint, proxy_sock, extra=""):
+    """examples/cri/nodecmd.yaml as shipped, pointed at ENDPOINT (containerd) and PROXY_SOCK,
+    reconciling every second, with EXTRA (YAML lines) after it, written to PATH."""
+    with open(os.path.join(rt.SRC, "examples", "cri", "nodecmd.yaml")) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace("unix:///run/containerd/containerd.sock", endpoint)
+                .replace("/var/lib/nodecm/cri.sock", proxy_sock)
+                .replace("cpuManagerReconcilePeriod: 10s", "cpuManagerReconcilePeriod: 1s")
+                + extra)
+
+
+class Nodecmd:
+    """nodecmd (NCM_NODECMD) with its CRI proxy on PROXY_SOCK in front of ENDPOINT, its node in
+    NODE_DIR, logging to LOG; stopped on every exit path (CLEANUPS)."""
+
+    def __init__(self, cleanups, config, node_dir, endpoint, proxy_sock, log, extra_args=()):
+        self.args = [os.environ["NCM_NODECMD"], "--config", config, "--root-dir", node_dir,
+                     "--runtime-endpoint", endpoint, "--cri-listen", proxy_sock,
+                     "--log-level", "debug"] + list(extra_args)
+        self.node_dir = node_dir
+        self.proxy_sock = proxy_sock
+        self.log = log
+        self.proc = None
+        cleanups.push(self.stop)
+
+    def start(self):
+        with open(self.log, "a") as log:
+            self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+        for _ in range(400):
+            if self.proc.poll() is not None:
+                raise RuntimeError("nodecmd exited: %s" % self.tail())
+            if os.path.exists(self.proxy_sock) and \
+                    os.path.exists(os.path.join(self.node_dir, "nodecm.sock")):
+                return
+            time.sleep(0.025)
+        raise RuntimeError("nodecmd did not start: %s" % self.tail())
+
+    def tail(self):
+        try:
+            with open(self.log) as f:
+                return f.read()[-4000:]
+        except OSError:
+            return ""
+
+    def stop(self, sig=signal.SIGTERM):
+        """The exit status (SIGTERM: 0, and under ASan no leak), or None."""
+        rc = None
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                rc = self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        return rc

@@ -16,7 +16,6 @@ Everything is torn down on every exit path.
 """
 import json
 import os
-import signal
 import subprocess
 import time
 
@@ -43,55 +42,11 @@ if len(ALL) < 2 or 0 not in ALL:
 node_dir = os.path.join(tmp, "node")
 proxy_sock = os.path.join(tmp, "cri.sock")
 kubelet_yaml = os.path.join(tmp, "kubelet.yaml")
-with open(os.path.join(rt.SRC, "examples", "cri", "nodecmd.yaml")) as f:
-    text = f.read()
-with open(kubelet_yaml, "w") as f:
-    f.write(text.replace("unix:///run/containerd/containerd.sock", c.endpoint)
-            .replace("/var/lib/nodecm/cri.sock", proxy_sock)
-            .replace("cpuManagerReconcilePeriod: 10s", "cpuManagerReconcilePeriod: 1s")
-            + "featureGates: {InPlacePodVerticalScalingExclusiveCPUs: true}\n")
-
-log_path = os.path.join(tmp, "nodecmd.log")
-proc = [None]
-
-
-def start():
-    with open(log_path, "a") as log:
-        proc[0] = subprocess.Popen([NODECMD, "--config", kubelet_yaml, "--root-dir", node_dir,
-                                    "--runtime-endpoint", c.endpoint, "--cri-listen",
-                                    proxy_sock, "--log-level", "debug"],
-                                   stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    for _ in range(400):
-        if proc[0].poll() is not None:
-            raise RuntimeError("nodecmd exited: %s" % tail())
-        if os.path.exists(proxy_sock) and os.path.exists(os.path.join(node_dir, "nodecm.sock")):
-            return
-        time.sleep(0.025)
-    raise RuntimeError("nodecmd did not start: %s" % tail())
-
-
-def tail():
-    try:
-        with open(log_path) as f:
-            return f.read()[-4000:]
-    except OSError:
-        return ""
-
-
-def stop(sig=signal.SIGTERM):
-    rc = None
-    if proc[0] and proc[0].poll() is None:
-        proc[0].send_signal(sig)
-        try:
-            rc = proc[0].wait(30)
-        except subprocess.TimeoutExpired:
-            proc[0].kill()
-            proc[0].wait()
-    proc[0] = None
-    return rc
-
-
-cl.push(stop)
+ctd.nodecmd_config(kubelet_yaml, c.endpoint, proxy_sock,
+                   "featureGates: {InPlacePodVerticalScalingExclusiveCPUs: true}\n")
+daemon = ctd.Nodecmd(cl, kubelet_yaml, node_dir, c.endpoint, proxy_sock,
+                     os.path.join(tmp, "nodecmd.log"))
+start, stop, tail = daemon.start, daemon.stop, daemon.tail
 start()
 kl = ctd.Kubelet(pb, svc, "unix:" + proxy_sock, os.path.join(tmp, "logs"), cg.path())
 direct = ctd.Kubelet(pb, svc, "unix:" + c.sock, os.path.join(tmp, "logs"), cg.path())

@@ -46,8 +46,8 @@ typedef struct mpod {
 typedef struct mcase {
         const char *name;
         const char *synthetic;
-        const char *memory; /* --numa-memory's syntax */
-        const char *all;    /* every NUMA node with memory: what a container left alone has */
+        const char *memory;  /* --numa-memory's syntax */
+        const char *all;     /* every NUMA node with memory: what a container left alone has */
         const char *kubelet; /* fields beside the common ones */
         mpod pods[MAX_PODS];
 } mcase;
@@ -75,15 +75,13 @@ static const mcase cases[] = {
                  "4Gi",
                  "0",
                  STATIC,
-                 {{"s", 0, 0, 0, ""}, {"a", 1, 256 * MI, 0, "0"}}},
+                 {{"s", 0, 0, 0, ""}, {"a", 1, 256 * MI + 4097, 0, "0"}}},
                 {"2 NUMA nodes, Static: memory and hugepages blocks on the CPUs' node",
                  "package:1 numa:2 core:2 pu:1",
                  "2Gi,hugepages-2Mi=256",
                  "0-1",
                  STATIC ", \"topologyManagerPolicy\": \"best-effort\"",
-                 {{"s", 0, 0, 0, ""},
-                  {"a", 1, 1 * GI, 0, "0"},
-                  {"h", 1, 256 * MI, 256 * MI, "1"}}},
+                 {{"s", 0, 0, 0, ""}, {"a", 1, 1 * GI, 0, "0"}, {"h", 1, 256 * MI, 256 * MI, "1"}}},
                 {"2 NUMA nodes, Static: a cross-NUMA group, though the CPUs are on one node",
                  "package:1 numa:2 core:2 pu:1",
                  "2Gi,hugepages-2Mi=256",
@@ -179,6 +177,26 @@ static ncm_pod *pod_of(const mpod *p)
         if (ncm_pod_parse(text, strlen(text), p->uid, &pod, &err) < 0)
                 fail_msg("pod %s: %s", p->uid, err.msg);
         return pod;
+}
+
+/*
+ * A Guaranteed container's memory request is its limit to the byte (the runtimes send only the
+ * limit): under the Static policy its "memory" block has exactly P's size.
+ */
+static void assert_exact_block(const mcase *c, const ncm_node *n, const mpod *p)
+{
+        const ncm_mem_container *mc =
+                        ncm_mem_state_container(ncm_node_memory_state(n), p->uid, "c");
+        bool found = false;
+
+        if (!strstr(c->kubelet, "Static") || !p->cpus)
+                return;
+        for (size_t i = 0; mc && i < mc->n; i++)
+                if (strcmp(mc->blocks[i].type, "memory") == 0)
+                        found = mc->blocks[i].size == (uint64_t)p->memory;
+        if (!found)
+                fail_msg("%s: pod %s: no memory block of %lld bytes", c->name, p->uid,
+                         (long long)p->memory);
 }
 
 /* The container's mems as the node decides them now, in the kubelet's form. */
@@ -436,6 +454,20 @@ static void run_oci(const mcase *c)
         o.proc_root = f.proc;
         for (size_t i = 0; i < MAX_PODS && c->pods[i].uid; i++)
                 oci_create(&f, &o, c, &c->pods[i], all_cpus);
+        {
+                /* the node the hooks kept, read back */
+                ncm_node_dir_options dopt = {0};
+                ncm_autoptr(ncm_enforcer) none = NULL;
+                ncm_node_dir *nd = NULL;
+                ncm_error err = NCM_ERROR_INIT;
+                assert_int_equal(ncm_enforcer_none_new(&none, NULL), 0);
+                dopt.enforcer = none;
+                if (ncm_node_dir_open(p, t, cfg, &dopt, &nd, &err) < 0)
+                        fail_msg("%s: %s", c->name, err.msg);
+                for (size_t i = 0; i < MAX_PODS && c->pods[i].uid; i++)
+                        assert_exact_block(c, ncm_node_dir_node(nd), &c->pods[i]);
+                ncm_node_dir_close(nd);
+        }
         for (size_t i = 0; i < MAX_PODS && c->pods[i].uid; i++) {
                 const mpod *pd = &c->pods[i];
                 char path[1024], what[512];
@@ -519,6 +551,7 @@ static void run_cri(const mcase *c)
                         fail_msg("%s: CreateContainer %s: cpuset_mems \"%s\", the node's \"%s\"",
                                  c->name, p->uid, d.cpuset_mems ? d.cpuset_mems : "", now);
                 free(now);
+                assert_exact_block(c, tg.node, p);
                 assert_int_equal(ncm_cri_node_created(cn, p->uid, "c", p->uid, &res, &err), 0);
                 assert_int_equal(ncm_cri_node_sync(cn, &err), 0);
                 ncm_ctl_result_done(&res);
