@@ -25,35 +25,15 @@ import time
 import runtimes as rt
 import containerd as ctd
 
-rt.require_root()
-rt.require_cgroup_v1_cpuset()
-rt.static_busybox()
-if not os.environ.get("NCM_NODECMD"):
-    rt.skip("run through meson test (NCM_NODECMD is not set)")
-try:
-    import grpc
-except ImportError:
-    rt.skip("python3-grpcio is not importable by /usr/bin/python3")
-os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+cl, tmp, cg, pb, svc, c, ALL = ctd.proxy_scene("nodecm-cri-memory-")
+import grpc  # noqa: E402 (proxy_scene skips the test without it)
 
-cl, tmp, cg, pb, svc, c = ctd.scene("nodecm-cri-memory-")
 check = rt.check
-ALL = rt.parse_list(rt.machine_cpus())
-if len(ALL) < 2 or 0 not in ALL:
-    rt.skip("needs CPU 0 and at least one more (have %s)" % rt.machine_cpus())
-node_dir = os.path.join(tmp, "node")
-proxy_sock = os.path.join(tmp, "cri.sock")
-config = os.path.join(tmp, "nodecmd.yaml")
-ctd.nodecmd_config(config, c.endpoint, proxy_sock,
-                   "memoryManagerPolicy: Static\n"
-                   "evictionHard: {memory.available: 100Mi}\n"
-                   "reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]\n")
-daemon = ctd.Nodecmd(cl, config, node_dir, c.endpoint, proxy_sock,
-                     os.path.join(tmp, "nodecmd.log"))
-daemon.start()
-kl = ctd.Kubelet(pb, svc, "unix:" + proxy_sock, os.path.join(tmp, "logs"), cg.path())
-direct = ctd.Kubelet(pb, svc, "unix:" + c.sock, os.path.join(tmp, "logs"), cg.path())
-c.cri = direct
+daemon, kl, direct = ctd.proxy_node(cl, tmp, cg, pb, svc, c,
+                                    "memoryManagerPolicy: Static\n"
+                                    "evictionHard: {memory.available: 100Mi}\n"
+                                    "reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]\n")
+node_dir = daemon.node_dir
 CMD = "exec sleep 100000"
 EXACT = 100000000  # bytes: a request no kubelet quantity rounds
 
