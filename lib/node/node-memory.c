@@ -819,13 +819,17 @@ int ncm_node_container_mems(const ncm_node *n, const char *pod_uid, const char *
 
         if (!m && ncm_node_config_cpuset_mems(n->cfg) == NCM_NODE_MEMS_CPUS && cpus) {
                 bool known = ncm_topo_has_memory(n->topo);
-                NCM_CPUSET_FOREACH(cpu, cpus)
-                {
-                        const ncm_cpu_info *ci = ncm_topo_cpu(n->topo, cpu);
+                size_t nn;
+                const int *ids = ncm_topo_numa_ids(n->topo, &nn);
+                /* node by node, not CPU by CPU: the shared pool of a big machine follows every
+                 * move of the pool in each shared container */
+                for (size_t i = 0; i < nn; i++) {
+                        const ncm_cpuset *on = ncm_topo_numa_cpus(n->topo, ids[i]);
                         /* a node without memory is in no cpuset's mems (not even the root's) */
-                        if (ci && ci->numa >= 0 && ci->numa < NCM_BITMASK_MAX_BITS &&
-                            (!known || ncm_topo_numa_memory(n->topo, ci->numa, NULL, NULL) > 0))
-                                m |= UINT64_C(1) << ci->numa;
+                        if (ids[i] >= 0 && ids[i] < NCM_BITMASK_MAX_BITS && on &&
+                            ncm_cpuset_intersects(cpus, on) &&
+                            (!known || ncm_topo_numa_memory(n->topo, ids[i], NULL, NULL) > 0))
+                                m |= UINT64_C(1) << ids[i];
                 }
         }
         if (!m)
