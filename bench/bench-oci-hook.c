@@ -267,9 +267,10 @@ static bool env_init(env *e, bool fake)
         {
                 char p[256];
                 snprintf(p, sizeof(p), "%s/kubelet.yaml", e->tmp);
+                /* failCgroupV1: false, or a kubelet from 1.35 on refuses this v1 host */
                 put_file(p, "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: "
                             "KubeletConfiguration\ncpuManagerPolicy: static\n"
-                            "reservedSystemCPUs: \"0\"\n");
+                            "reservedSystemCPUs: \"0\"\nfailCgroupV1: false\n");
         }
         return true;
 }

@@ -907,6 +907,7 @@ NCM_API int ncm_cgroup_manager_path(const ncm_cgroup_manager *m, const ncm_cgrou
 typedef struct ncm_cgroup_container_cpus {
         const char *container;
         const ncm_cpuset *cpus;
+        const ncm_cpuset *mems; /* its memory nodes (ncm_node_container_mems); NULL: MEMS */
 } ncm_cgroup_container_cpus;
 
 enum {
@@ -929,7 +930,8 @@ enum {
  * once so that re-applying never lowers them for a moment), the burstable and besteffort
  * tiers (from USAGE plus this pod; USAGE may be NULL), the pod cgroup (ResourceConfigForPod +
  * podPidsLimit), then one cgroup per sidecar and app container with the values the kubelet
- * sends through CRI and the cpusets of CPUS (N_CPUS entries) and MEMS. Containers are named
+ * sends through CRI and the cpusets of CPUS (N_CPUS entries; an entry's mems, else MEMS).
+ * Containers are named
  * by their container name (a runtime would use the container ID). Every step creates what is
  * missing and writes every value.
  */

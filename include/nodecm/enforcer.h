@@ -26,6 +26,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <nodecm/bitmask.h>
 #include <nodecm/cgroups.h>
 #include <nodecm/common.h>
 #include <nodecm/cpuset.h>
@@ -44,6 +45,9 @@ typedef struct ncm_enforce_container {
         bool sidecar;           /* restartable init container */
         bool exclusive;         /* CPUS are its own */
         const ncm_cpuset *cpus; /* its exclusive CPUs, or the shared pool */
+        /* its cpuset.mems as the node decided it (ncm_node_container_mems): NUMA node i is
+         * bit i; 0: leave cpuset.mems as it is */
+        ncm_bitmask mems;
 } ncm_enforce_container;
 
 /* A pod and its containers (init containers, then app containers, in spec order). */

@@ -64,7 +64,8 @@ NCM_API int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decodi
  *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent),
  *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; ""),
  *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none"),
- *   fitAdmission ("auto", "always", "never": ncm_node_config_fit_admission), and device
+ *   fitAdmission ("auto", "always", "never": ncm_node_config_fit_admission), cpusetMems
+ *   ("inherit", "cpus": ncm_node_config_cpuset_mems), and device
  *   locality's deviceLocalCPUs ("ignore"), draTopologyHints ("ignore"), cdiSpecDirs (CDI's)
  *   and devicePCI ({}), below.
  *
@@ -212,6 +213,20 @@ typedef enum ncm_node_fit_admission {
         NCM_NODE_FIT_NEVER = 2,
 } ncm_node_fit_admission;
 NCM_API ncm_node_fit_admission ncm_node_config_fit_admission(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * nodecm's cpusetMems: the cpuset.mems of a container the memory manager did not pin (one it
+ * pinned always gets the NUMA nodes of its blocks, as the kubelet's PreCreateContainer gives
+ * it; ncm_node_container_mems). INHERIT (the default, "inherit"): left alone, so the
+ * container has its parent's (the runtime's) memory nodes, as with the kubelet; CPUS
+ * ("cpus"): the NUMA nodes of the container's CPUs that have memory, nodecm's OCI hook and
+ * CRI proxy rule before the memory manager came.
+ */
+typedef enum ncm_node_mems_rule {
+        NCM_NODE_MEMS_INHERIT = 0,
+        NCM_NODE_MEMS_CPUS = 1,
+} ncm_node_mems_rule;
+NCM_API ncm_node_mems_rule ncm_node_config_cpuset_mems(const ncm_node_config *c) NCM_PURE;
 
 /*
  * nodecm's device locality (docs/devices.md, "Device locality"; all beyond the kubelet, off by

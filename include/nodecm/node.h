@@ -626,13 +626,21 @@ NCM_API const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_mem_state *ncm_node_memory_state(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_mem_policy *ncm_node_memory_policy(const ncm_node *n) NCM_PURE;
 /*
- * The NUMA nodes the memory of container CONTAINER of POD_UID lives on, as the memory manager
- * pinned it (GetMemoryNUMANodes: the nodes of its blocks) into *RET: 1 when it has blocks, 0
- * when the memory manager did not pin it (then the kubelet's rule applies: the nodes of its
- * CPUs, or every node). The one answer every enforcer takes cpuset.mems from.
+ * The cpuset.mems of container CONTAINER of POD_UID, decided once for every enforcer and front
+ * end (the cgroupfs and plan enforcers, the OCI hook, the CRI proxy and its reconcile), into
+ * *RET as a mask of NUMA node ids:
+ *  - the memory manager pinned it: the NUMA nodes of its blocks (the kubelet's
+ *    GetMemoryNUMANodes, which PreCreateContainer puts in the CRI's cpuset_mems);
+ *  - otherwise by the configuration's cpusetMems (ncm_node_config_cpuset_mems): "inherit"
+ *    (the kubelet's rule) leaves it alone; "cpus" takes the NUMA nodes of CPUS (the cpuset
+ *    the container gets: its exclusive CPUs or the shared pool) that have memory.
+ * Returns 1 with *RET set, 0 when cpuset.mems is to be left alone (*RET untouched). NUMA ids
+ * outside 0..63 (which no kubelet mask holds) are left out.
  */
 NCM_API int ncm_node_container_mems(const ncm_node *n, const char *pod_uid, const char *container,
-                                    ncm_bitmask *ret);
+                                    const ncm_cpuset *cpus, ncm_bitmask *ret);
+/* MASK as the kubelet writes a cpuset_mems: the node ids ascending, joined by "," ("0,1"). */
+NCM_API void ncm_node_format_mems(ncm_bitmask mask, ncm_buf *b);
 /*
  * The node's device manager, for a device-plugin host that feeds it (registrations,
  * snapshots, disconnects; include/nodecm/deviceplugin.h). Valid until the node is freed or

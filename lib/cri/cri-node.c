@@ -160,20 +160,24 @@ static int ctl(ncm_cri_node *cn, ncm_ctl_method m, const ncm_ctl_request *q, ncm
         return r;
 }
 
-/* The cpusets container NAME of POD must have: its CPUs, and the NUMA nodes of those CPUs.
- * Returns 0 with both NULL when nodecm pins nothing (the none policy). */
+/*
+ * The cpusets container NAME of POD must have: its CPUs, and its memory nodes as the node
+ * decides them (ncm_node_container_mems), in the kubelet's form ("0,1"); *RET_MEMS is NULL when
+ * cpuset.mems is left to the runtime, as the kubelet leaves it. Returns 0 with both NULL when
+ * nodecm pins nothing (the none policy).
+ */
 static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name, char **ret_cpus,
                       char **ret_mems)
 {
         const ncm_node *n = cn->t.node;
-        const ncm_topo *topo = ncm_node_topo(n);
         ncm_autoptr(ncm_cpuset) cpus = ncm_cpuset_new();
-        ncm_autoptr(ncm_cpuset) mems = ncm_cpuset_new();
-        char *c, *m;
+        ncm_buf mems = NCM_BUF_INIT;
+        ncm_bitmask m;
+        char *c;
         int own;
 
         *ret_cpus = *ret_mems = NULL;
-        if (!cpus || !mems)
+        if (!cpus)
                 return -ENOMEM;
         own = ncm_node_container_cpus(n, pod, name, cpus);
         /* the none policy pins nothing: its containers keep what the runtime gives them */
@@ -181,21 +185,18 @@ static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name,
                 return 0;
         if (ncm_cpuset_is_empty(cpus))
                 return 0;
-        NCM_CPUSET_FOREACH(cpu, cpus)
-        {
-                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
-                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
-                        (void)ncm_cpuset_set(mems, ci->numa);
+        if (ncm_node_container_mems(n, pod, name, cpus, &m) > 0) {
+                ncm_node_format_mems(m, &mems);
+                if (ncm_buf_failed(&mems))
+                        return -ENOMEM;
         }
         c = ncm_cpuset_format_list(cpus);
-        m = ncm_cpuset_is_empty(mems) ? strdup("") : ncm_cpuset_format_list(mems);
-        if (!c || !m) {
-                free(c);
-                free(m);
+        if (!c) {
+                ncm_buf_done(&mems);
                 return -ENOMEM;
         }
         *ret_cpus = c;
-        *ret_mems = m;
+        *ret_mems = mems.len ? ncm_buf_steal(&mems) : NULL;
         return 1;
 }
 

@@ -35,6 +35,7 @@ static const char *const known_fields[] = {
                 "memoryManagerPolicy",
                 "reservedMemory",
                 "memoryManagerPolicyOptions",
+                "cpusetMems",
                 "kubeletVersion",
                 "cgroupRoot",
                 "cgroupDriver",

@@ -233,16 +233,35 @@ static bool wants_hugepages(const ncm_pod *pod, const ncm_cgroup_manager *m)
         return t.n_hugepages > 0;
 }
 
+/* The node's cpuset.mems for a container as a set of NUMA node ids; NULL in *RET for none. */
+static int mems_set(ncm_bitmask m, ncm_cpuset **ret, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpuset) s = NULL;
+
+        *ret = NULL;
+        if (!m)
+                return 0;
+        s = ncm_cpuset_new();
+        if (!s)
+                return oom(err);
+        for (int i = 0; i < NCM_BITMASK_MAX_BITS; i++)
+                if (ncm_bitmask_isset(m, i) && ncm_cpuset_set(s, i) < 0)
+                        return oom(err);
+        *ret = NCM_TAKE_PTR(s);
+        return 0;
+}
+
 static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
                       ncm_error *err)
 {
         cg_enforcer *e = data;
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_autofree ncm_cgroup_container_cpus *cpus = calloc(p->n_containers + 1, sizeof(*cpus));
+        ncm_autofree ncm_cpuset **mems = calloc(p->n_containers + 1, sizeof(*mems));
         size_t n = 0;
-        int r;
+        int r = 0;
 
-        if (!cpus)
+        if (!cpus || !mems)
                 return oom(err);
         if (wants_hugepages(p->pod, e->m)) {
                 r = ncm_cgroup_layout_check_controllers(e->layout, NCM_CGROUP_CTRL_HUGETLB, NULL,
@@ -250,35 +269,41 @@ static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos
                 if (r < 0)
                         return ncm_error_prefix(err, "pod '%s' requests hugepages", p->pod->uid);
         }
-        for (size_t i = 0; i < p->n_containers; i++) {
+        for (size_t i = 0; i < p->n_containers && r >= 0; i++) {
                 if (p->containers[i].init && !p->containers[i].sidecar)
                         continue;
+                r = mems_set(p->containers[i].mems, &mems[n], err);
                 cpus[n].container = p->containers[i].name;
                 cpus[n].cpus = p->containers[i].cpus;
+                cpus[n].mems = mems[n];
                 n++;
         }
-        r = ncm_cgroup_manager_plan_pod(e->m, p->pod, usage, cpus, n, NULL, NCM_CGROUP_PLAN_STARTED,
-                                        &plan, err);
+        if (r >= 0)
+                r = ncm_cgroup_manager_plan_pod(e->m, p->pod, usage, cpus, n, NULL,
+                                                NCM_CGROUP_PLAN_STARTED, &plan, err);
         if (r >= 0)
                 r = run_plan(e, &plan, err);
         ncm_cgroup_plan_done(&plan);
+        for (size_t i = 0; i < n; i++)
+                ncm_cpuset_free(mems[i]);
         return r;
 }
 
-/* Whether the cpuset cgroup DIR holds CPUS already (the kernel's list, one trailing newline). */
-static bool cpuset_is(cg_enforcer *e, const char *dir, const ncm_cpuset *cpus)
+/* Whether the cpuset cgroup DIR's FILE holds SET already (the kernel's list, one trailing
+ * newline). */
+static bool cpuset_is(cg_enforcer *e, const char *dir, const char *file, const ncm_cpuset *set)
 {
         char path[4200], buf[4096];
         ncm_autoptr(ncm_cpuset) now = NULL;
         ssize_t n;
 
-        snprintf(path, sizeof(path), "%s/cpuset.cpus", dir);
+        snprintf(path, sizeof(path), "%s/%s", dir, file);
         n = ncm_fs_read(e->rootfd, path, buf, sizeof(buf), NULL);
         if (n < 0)
                 return false;
         if (n > 0 && buf[n - 1] == '\n')
                 buf[n - 1] = '\0';
-        return ncm_cpuset_parse_list(buf, &now, NULL) >= 0 && ncm_cpuset_equal(now, cpus);
+        return ncm_cpuset_parse_list(buf, &now, NULL) >= 0 && ncm_cpuset_equal(now, set);
 }
 
 /*
@@ -296,8 +321,12 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
                 const ncm_enforce_container *c = &p->containers[i];
                 ncm_autofree char *cpath = NULL;
                 char dir[4096] = "";
+                ncm_autoptr(ncm_cpuset) mems = NULL;
                 if (c->init && !c->sidecar)
                         continue;
+                r = mems_set(c->mems, &mems, err);
+                if (r < 0)
+                        break;
                 if (!e->record && h) {
                         /* a container that is not running has no cgroup to update (the
                          * kubelet's reconcile skips it too) */
@@ -306,11 +335,13 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
                         if (r < 0)
                                 break;
                         snprintf(dir, sizeof(dir), "%s%s", h->dir, cpath);
-                        if (ncm_fs_exists(e->rootfd, dir) <= 0 || cpuset_is(e, dir, c->cpus))
+                        if (ncm_fs_exists(e->rootfd, dir) <= 0 ||
+                            (cpuset_is(e, dir, "cpuset.cpus", c->cpus) &&
+                             (!mems || cpuset_is(e, dir, "cpuset.mems", mems))))
                                 continue;
                 }
                 r = ncm_cgroup_manager_plan_container_cpuset(e->m, p->pod->uid, p->pod->qos,
-                                                             c->name, c->cpus, NULL, &plan, err);
+                                                             c->name, c->cpus, mems, &plan, err);
                 if (r < 0)
                         break;
                 if (!e->record) {
@@ -444,12 +475,16 @@ static int resize_container(cg_enforcer *e, const ncm_enforce_resize *rz, size_t
         bool cpus_move = ec->exclusive && was && !ncm_cpuset_equal(was, ec->cpus) &&
                          (grow ? !ncm_cpuset_is_subset(ec->cpus, was)
                                : ncm_cpuset_is_subset(ec->cpus, was));
+        ncm_autoptr(ncm_cpuset) mems = NULL;
         ncm_cgroup_resources rn, ro, mv;
         bool any;
         int r;
 
         if ((ec->init && !ec->sidecar) || !cn || !co || !has_cgroup(e, pod, ec->name))
                 return 0;
+        r = mems_set(ec->mems, &mems, err);
+        if (r < 0)
+                return r;
         r = ncm_cgroup_config_for_container(pod, cn, &e->m->options, NULL, NULL, &rn, err);
         if (r < 0)
                 return r;
@@ -465,7 +500,7 @@ static int resize_container(cg_enforcer *e, const ncm_enforce_resize *rz, size_t
                                                                 &mv, plan, err);
         if (r >= 0 && cpus_move)
                 r = ncm_cgroup_manager_plan_container_cpuset(e->m, pod->uid, pod->qos, ec->name,
-                                                             ec->cpus, NULL, plan, err);
+                                                             ec->cpus, mems, plan, err);
         if (r >= 0 && grow && any)
                 r = ncm_cgroup_manager_plan_container_resources(e->m, pod->uid, pod->qos, ec->name,
                                                                 &mv, plan, err);

@@ -78,6 +78,7 @@ struct ncm_node_config {
         char *mem_policy; /* memoryManagerPolicy: "None" or "Static" */
         ncm_mem_reservations reserved_memory;
         char *mem_drift; /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
+        ncm_node_mems_rule mems_rule; /* nodecm's cpusetMems */
 
         /* nodecm's device locality (node-locality.c) */
         struct node_locality_config {

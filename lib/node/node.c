@@ -1461,7 +1461,8 @@ static bool is_removed_at(const node_pod *rec, size_t i, const char *name)
 
 /*
  * POD's containers as the enforcer sees them: exclusive CPUs from the state, the shared pool
- * SHARED for the others. With ONLY_SHARED, just the running containers on the shared pool.
+ * SHARED for the others, and each one's cpuset.mems. With ONLY_SHARED, just the running
+ * containers on the shared pool.
  */
 static int enforce_view(const ncm_node *n, const ncm_pod *pod, const node_pod *rec,
                         const ncm_cpuset *shared, bool only_shared, ncm_enforce_container **ret,
@@ -1478,11 +1479,13 @@ static int enforce_view(const ncm_node *n, const ncm_pod *pod, const node_pod *r
                 if (only_shared &&
                     (own || (c->init && !c->sidecar) || is_removed_at(rec, i, c->name)))
                         continue;
-                v[k++] = (ncm_enforce_container){.name = c->name,
-                                                 .init = c->init,
-                                                 .sidecar = c->sidecar,
-                                                 .exclusive = own != NULL,
-                                                 .cpus = own ? own : shared};
+                v[k] = (ncm_enforce_container){.name = c->name,
+                                               .init = c->init,
+                                               .sidecar = c->sidecar,
+                                               .exclusive = own != NULL,
+                                               .cpus = own ? own : shared};
+                (void)ncm_node_container_mems(n, pod->uid, c->name, v[k].cpus, &v[k].mems);
+                k++;
         }
         *ret = v;
         *ret_n = k;

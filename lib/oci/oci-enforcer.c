@@ -3,8 +3,9 @@
  * The OCI hook's enforcer: the runtime made each container's cgroup, so the only thing to
  * write is its cpuset. For every container of a pod the node hands over (admission, the shared
  * pool moving, reconcile) that the hook placed, cpuset.cpus gets the container's CPUs and
- * cpuset.mems the NUMA nodes of those CPUs that the parent cgroup allows. Every write first
- * reads the old value, so that rollback() puts it back, last write first.
+ * cpuset.mems the memory nodes the node decided (ncm_node_container_mems; left alone when it
+ * decided none). Every write first reads the old value, so that rollback() puts it back, last
+ * write first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,6 @@ typedef struct undo_step {
 struct oci_enforcer {
         int rootfd; /* borrowed */
         char hier[64];
-        const ncm_topo *topo;
         const oci_registry *reg;
         undo_step *undo;
         size_t n_undo, cap_undo;
@@ -76,54 +76,6 @@ static int read_line(int rootfd, const char *path, char *buf, size_t size, ncm_e
         return 0;
 }
 
-int ncm__oci_mems_for(int rootfd, const char *hier, const ncm_topo *topo, const char *cgroup,
-                      const ncm_cpuset *cpus, char *buf, size_t size)
-{
-        ncm_autoptr(ncm_cpuset) want = ncm_cpuset_new();
-        ncm_autoptr(ncm_cpuset) allowed = NULL;
-        ncm_autofree char *text = NULL;
-        char path[4096], parent[4096], line[4096];
-        const char *slash;
-        size_t n;
-        int r;
-
-        if (!want)
-                return -ENOMEM;
-        buf[0] = '\0';
-        NCM_CPUSET_FOREACH(cpu, cpus)
-        {
-                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
-                /* NUMA ids are the kernel's; a cpuset of nodes holds only small ones */
-                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
-                        (void)ncm_cpuset_set(want, ci->numa);
-        }
-        if (ncm_cpuset_is_empty(want))
-                return 0;
-        /* the parent's mems bound what a child may have (memory-less nodes are not in it) */
-        snprintf(path, sizeof(path), "%s%s", hier, cgroup);
-        slash = strrchr(path, '/');
-        n = slash ? (size_t)(slash - path) : 0;
-        if (n >= sizeof(parent))
-                return -ENAMETOOLONG;
-        memcpy(parent, path, n);
-        snprintf(parent + n, sizeof(parent) - n, "/cpuset.mems");
-        r = read_line(rootfd, parent, line, sizeof(line), NULL);
-        if (r < 0)
-                return r == -ENOENT ? 0 : r;
-        if (ncm_cpuset_parse_list(line, &allowed, NULL) < 0)
-                return 0;
-        ncm_cpuset_and(want, want, allowed);
-        if (ncm_cpuset_is_empty(want))
-                return 0;
-        text = ncm_cpuset_format_list(want);
-        if (!text)
-                return -ENOMEM;
-        if (strlen(text) + 1 > size)
-                return -ENAMETOOLONG;
-        strcpy(buf, text);
-        return 0;
-}
-
 /* Write VALUE to PATH, keeping the old value for rollback. ENOENT: the cgroup has gone. */
 static int write_undo(oci_enforcer *e, const char *path, const char *value, ncm_error *err)
 {
@@ -147,11 +99,13 @@ static int write_undo(oci_enforcer *e, const char *path, const char *value, ncm_
         return ncm_fs_write(e->rootfd, path, value, err);
 }
 
-/* Give container CGROUP the CPUs CPUS (and their NUMA nodes). */
-static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpus, ncm_error *err)
+/* Give container CGROUP the CPUs CPUS and, unless MEMS is 0, the memory nodes MEMS. */
+static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpus, ncm_bitmask mems,
+                      ncm_error *err)
 {
         ncm_autofree char *list = NULL;
-        char path[4096], mems[4096];
+        ncm_buf nodes = NCM_BUF_INIT;
+        char path[4096];
         int r;
 
         /* an empty pool is not written, as the kubelet leaves an empty cpuset unset */
@@ -165,9 +119,6 @@ static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpu
         list = ncm_cpuset_format_list(cpus);
         if (!list)
                 return oom(err);
-        r = ncm__oci_mems_for(e->rootfd, e->hier, e->topo, cgroup, cpus, mems, sizeof(mems));
-        if (r < 0)
-                return ncm_error_errno(err, -r, "cgroup '%s%s': cpuset.mems", e->hier, cgroup);
         if (snprintf(path, sizeof(path), "%s%s/cpuset.cpus", e->hier, cgroup) >= (int)sizeof(path))
                 return ncm_error_set(err, ENAMETOOLONG, "cgroup '%s': path too long", cgroup);
         r = write_undo(e, path, list, err);
@@ -180,10 +131,12 @@ static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpu
                                      "cgroup '%s%s' has no cpuset.cpus (the cpuset controller "
                                      "is not enabled for it)",
                                      e->hier, cgroup);
-        if (r < 0 || !mems[0])
+        if (r < 0 || !mems)
                 return r;
+        ncm_node_format_mems(mems, &nodes);
         snprintf(path, sizeof(path), "%s%s/cpuset.mems", e->hier, cgroup);
-        r = write_undo(e, path, mems, err);
+        r = ncm_buf_failed(&nodes) ? oom(err) : write_undo(e, path, nodes.data, err);
+        ncm_buf_done(&nodes);
         if (r == -ENOENT) {
                 ncm_error_clear(err);
                 return 0;
@@ -201,7 +154,7 @@ static int enf_pod(void *data, const ncm_enforce_pod *p, ncm_error *err)
                 int r;
                 if (k < 0)
                         continue;
-                r = set_cpuset(e, e->reg->v[k].cgroup, c->cpus, err);
+                r = set_cpuset(e, e->reg->v[k].cgroup, c->cpus, c->mems, err);
                 if (r < 0)
                         return ncm_error_prefix(err, "container '%s' of pod '%s'", c->name,
                                                 p->pod->uid);
@@ -270,8 +223,8 @@ static const ncm_enforcer_ops oci_ops = {
                 .free = enf_free,
 };
 
-int ncm__oci_enforcer_new(int rootfd, const char *hier, const ncm_topo *topo,
-                          const oci_registry *reg, ncm_enforcer **ret, ncm_error *err)
+int ncm__oci_enforcer_new(int rootfd, const char *hier, const oci_registry *reg, ncm_enforcer **ret,
+                          ncm_error *err)
 {
         oci_enforcer *e = calloc(1, sizeof(*e));
 
@@ -279,7 +232,6 @@ int ncm__oci_enforcer_new(int rootfd, const char *hier, const ncm_topo *topo,
                 return oom(err);
         e->rootfd = rootfd;
         snprintf(e->hier, sizeof(e->hier), "%s", hier);
-        e->topo = topo;
         e->reg = reg;
         if (ncm_enforcer_new(&oci_ops, e, ret) < 0) {
                 free(e);

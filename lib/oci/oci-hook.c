@@ -96,7 +96,7 @@ static int env_open(const ncm_oci_hook_options *o, unsigned flags, hook_env *env
         ncm_node_dir_options dopt = {0};
         int r;
 
-        r = ncm__oci_enforcer_new(env->rootfd, env->hier, o->topo, &env->reg, &env->enf, err);
+        r = ncm__oci_enforcer_new(env->rootfd, env->hier, &env->reg, &env->enf, err);
         if (r < 0)
                 return r;
         dopt.flags = flags | (o->no_wait ? NCM_NODE_DIR_NOWAIT : 0);
@@ -271,9 +271,9 @@ static int make_entry(const ncm_oci_state *st, const ncm_oci_config *cfg,
 }
 
 static int result_fill(const hook_env *env, const oci_entry *e, const ncm_node_admission *a,
-                       ncm_oci_hook_result *res, const ncm_topo *topo, ncm_error *err)
+                       ncm_oci_hook_result *res, ncm_error *err)
 {
-        char mems[4096] = "";
+        ncm_buf mems = NCM_BUF_INIT;
 
         res->action = NCM_OCI_ADMITTED;
         res->pod_uid = strdup(e->pod);
@@ -282,18 +282,21 @@ static int result_fill(const hook_env *env, const oci_entry *e, const ncm_node_a
         if (!res->pod_uid || !res->container || !res->cgroup)
                 return oom(err);
         for (size_t i = 0; i < a->n_containers; i++) {
+                ncm_bitmask m;
                 if (strcmp(a->containers[i].name, e->name) != 0)
                         continue;
                 res->exclusive = a->containers[i].exclusive;
                 res->cpus = ncm_cpuset_format_list(a->containers[i].cpus);
                 if (!res->cpus)
                         return oom(err);
-                (void)ncm__oci_mems_for(env->rootfd, env->hier, topo, e->cgroup,
-                                        a->containers[i].cpus, mems, sizeof(mems));
+                /* what the enforcer wrote: the node's one answer */
+                if (ncm_node_container_mems(env->node, e->pod, e->name, a->containers[i].cpus, &m) >
+                    0)
+                        ncm_node_format_mems(m, &mems);
         }
         if (!res->cpus && !(res->cpus = strdup("")))
                 return oom(err);
-        res->mems = strdup(mems);
+        res->mems = ncm_buf_steal(&mems);
         return res->mems ? 0 : oom(err);
 }
 
@@ -404,7 +407,7 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
         if (r < 0)
                 goto out;
         k = ncm__rt_record_find_id(&env->reg, st->id);
-        r = result_fill(env, &env->reg.v[k], adm, res, o->topo, err);
+        r = result_fill(env, &env->reg.v[k], adm, res, err);
 out:
         if (had_old)
                 ncm__rt_container_done(&old);

@@ -24,13 +24,8 @@ typedef ncm__rt_record oci_registry;
  * rollback. A container whose cgroup has gone is passed over (it is stale, not an error).
  */
 typedef struct oci_enforcer oci_enforcer;
-int ncm__oci_enforcer_new(int rootfd, const char *hier, const ncm_topo *topo,
-                          const oci_registry *reg, ncm_enforcer **ret, ncm_error *err);
+int ncm__oci_enforcer_new(int rootfd, const char *hier, const oci_registry *reg, ncm_enforcer **ret,
+                          ncm_error *err);
 /* Whether CGROUP (below the hierarchy) exists: 1, 0, or -errno. */
 int ncm__oci_cgroup_exists(int rootfd, const char *hier, const char *cgroup);
-/* The cpuset.mems the enforcer writes for CPUS into CGROUP: the NUMA nodes of CPUS that its
- * parent allows; "" when it would leave mems alone. */
-int ncm__oci_mems_for(int rootfd, const char *hier, const ncm_topo *topo, const char *cgroup,
-                      const ncm_cpuset *cpus, char *buf, size_t size);
-
 #endif

@@ -29,83 +29,12 @@ import time
 import runtimes as rt
 import containerd as ctd
 
-rt.require_root()
-rt.require_cgroup_v1_cpuset()
-rt.static_busybox()
-NODECMD = os.environ.get("NCM_NODECMD", "")
-if not NODECMD:
-    rt.skip("run through meson test (NCM_NODECMD is not set)")
-try:
-    import grpc
-except ImportError:
-    rt.skip("python3-grpcio is not importable by /usr/bin/python3")
-os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+cl, tmp, cg, pb, svc, c, ALL = ctd.proxy_scene("nodecm-cri-proxy-")
+import grpc  # noqa: E402 (proxy_scene skips the test without it)
 
-cl, tmp, cg, pb, svc, c = ctd.scene("nodecm-cri-proxy-")
 check = rt.check
-ALL = rt.parse_list(rt.machine_cpus())
-if len(ALL) < 2 or 0 not in ALL:
-    rt.skip("needs CPU 0 and at least one more (have %s)" % rt.machine_cpus())
-node_dir = os.path.join(tmp, "node")
-proxy_sock = os.path.join(tmp, "cri.sock")
-kubelet_yaml = os.path.join(tmp, "kubelet.yaml")
-# the shipped configuration, pointed at this test's sockets, reconciling every second
-with open(os.path.join(rt.SRC, "examples", "cri", "nodecmd.yaml")) as f:
-    text = f.read()
-with open(kubelet_yaml, "w") as f:
-    f.write(text.replace("unix:///run/containerd/containerd.sock", c.endpoint)
-            .replace("/var/lib/nodecm/cri.sock", proxy_sock)
-            .replace("cpuManagerReconcilePeriod: 10s", "cpuManagerReconcilePeriod: 1s"))
-
-
-class Daemon:
-    def __init__(self):
-        self.proc = None
-        self.log = os.path.join(tmp, "nodecmd.log")
-        cl.push(self.stop)
-
-    def start(self, flags=True):
-        """FLAGS: the sockets on the command line too (else the configuration's section)."""
-        args = [NODECMD, "--config", kubelet_yaml, "--root-dir", node_dir, "--log-level", "debug"]
-        if flags:
-            args += ["--runtime-endpoint", c.endpoint, "--cri-listen", proxy_sock]
-        with open(self.log, "a") as log:
-            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL)
-        for _ in range(400):
-            if self.proc.poll() is not None:
-                raise RuntimeError("nodecmd exited: %s" % self.tail())
-            if os.path.exists(proxy_sock) and os.path.exists(os.path.join(node_dir, "nodecm.sock")):
-                return
-            time.sleep(0.025)
-        raise RuntimeError("nodecmd did not start: %s" % self.tail())
-
-    def tail(self):
-        try:
-            with open(self.log) as f:
-                return f.read()[-4000:]
-        except OSError:
-            return ""
-
-    def stop(self, sig=signal.SIGTERM):
-        """The exit status (SIGTERM: 0, and under ASan no leak), or None."""
-        rc = None
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                rc = self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        return rc
-
-
-daemon = Daemon()
-daemon.start()
-kl = ctd.Kubelet(pb, svc, "unix:" + proxy_sock, os.path.join(tmp, "logs"), cg.path())
-direct = ctd.Kubelet(pb, svc, "unix:" + c.sock, os.path.join(tmp, "logs"), cg.path())
-c.cri = direct
+daemon, kl, direct = ctd.proxy_node(cl, tmp, cg, pb, svc, c)
+node_dir = daemon.node_dir
 # the kubelet's decisions with the configuration nodecmd has (examples/cri/nodecmd.yaml)
 exp = rt.Expect({"reserved": "0", "kubelet": {"topologyManagerPolicy": "single-numa-node"}})
 live = {}  # container id -> (pod uid, container name)

@@ -157,4 +157,47 @@ if check(st.returncode == 0, "node status: %s" % st.stderr):
     s = json.loads(st.stdout)
     check(s["pods"] == [] and s["entries"] == {}, "the node holds nothing at the end: %s"
           % st.stdout)
+
+# The memory manager's Static policy behind the hook (its own node and hooks directory): a
+# Guaranteed container's memory request is podman's --memory to the byte, its blocks' NUMA node
+# is its cpuset.mems; a Burstable one keeps the runtime's (the kubelet leaves it alone).
+mm_dir = os.path.join(tmp, "node-mm")
+mm_kubelet = os.path.join(tmp, "kubelet-mm.yaml")
+with open(kubelet) as f, open(mm_kubelet, "w") as out:
+    out.write(f.read() + "memoryManagerPolicy: Static\nevictionHard: {memory.available: 100Mi}\n"
+              "reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]\n")
+mm_hooks = os.path.join(tmp, "hooks-mm.d")
+os.makedirs(mm_hooks)
+with open(os.path.join(mm_hooks, "nodecm.json"), "w") as f:
+    f.write(rt.shipped_hook(os.path.join("hooks.d", "nodecm.json"), mm_dir, mm_kubelet))
+GLOBAL[GLOBAL.index(hooks_dir)] = mm_hooks
+EXACT = 100000000
+
+
+def mems_inside(name):
+    out = podman("exec", name, "grep", "Mems_allowed_list", "/proc/self/status").stdout
+    return out.split(":", 1)[1].strip() if ":" in out else None
+
+
+def mm_blocks(uid):
+    with open(os.path.join(mm_dir, "memory_manager_state")) as f:
+        return json.load(f).get("entries", {}).get(uid, {}).get("app", [])
+
+
+r = run("pm-mg", ["--cpus", "1", "--memory", "%db" % EXACT], ann("mg"))
+if check(r.returncode == 0, "podman run pm-mg: %s" % r.stderr):
+    b = mm_blocks("mg")
+    print("pm-mg: blocks %s, Mems_allowed_list %s" % (b, mems_inside("pm-mg")))
+    check(b == [{"numaAffinity": [0], "type": "memory", "size": EXACT}],
+          "the memory manager pinned exactly --memory on NUMA node 0: %s" % b)
+    check(mems_inside("pm-mg") == "0", "pm-mg's memory is on NUMA node 0")
+r = run("pm-mb", ["--cpu-shares", "512", "--memory", "64m"], ann("mb"))
+if check(r.returncode == 0, "podman run pm-mb: %s" % r.stderr):
+    with open("/sys/fs/cgroup/cpuset/cpuset.mems") as f:
+        machine = f.read().strip()
+    check(mm_blocks("mb") == [] and mems_inside("pm-mb") == machine,
+          "a Burstable container has no blocks and the runtime's memory nodes: %s"
+          % mems_inside("pm-mb"))
+for name in ("pm-mg", "pm-mb"):
+    podman("rm", "-f", "-t", "0", name)
 rt.finish()

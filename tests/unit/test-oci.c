@@ -98,9 +98,10 @@ static int fake_process(fx *f, const char *cg)
 static int setup(void **state)
 {
         fx *f = calloc(1, sizeof(*f));
-        /* the fake mount is cgroup v1: a kubelet from 1.35 on must be told to run there */
+        /* the fake mount is cgroup v1: a kubelet from 1.35 on must be told to run there; the
+         * hook's examples/oci/kubelet.yaml gives the NUMA nodes of the CPUs as cpuset.mems */
         const char *kubelet = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
-                              "\"failCgroupV1\": false}";
+                              "\"failCgroupV1\": false, \"cpusetMems\": \"cpus\"}";
         assert_non_null(f);
         f->tmp = tu_mkdtemp();
         snprintf(f->cg, sizeof(f->cg), "%s/cgroup", f->tmp);
