@@ -1416,7 +1416,18 @@ int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err)
 
 int ncm_topo_discover_sysfs_rules(int rootfd, ncm_topo_rules rules, ncm_topo **ret, ncm_error *err)
 {
+        ncm_autoptr(ncm_topo) t = NULL;
+        int r;
+
         if (rules == NCM_TOPO_RULES_NODECM)
-                return discover_nodecm(rootfd, ret, err);
-        return discover_cadvisor(rootfd, ret, err);
+                r = discover_nodecm(rootfd, &t, err);
+        else
+                r = discover_cadvisor(rootfd, &t, err);
+        /* nodecm's own reading: the kubelet's table has no isolation */
+        if (r >= 0)
+                r = ncm_topo_read_isolation(t, rootfd, err);
+        if (r < 0)
+                return r;
+        *ret = NCM_TAKE_PTR(t);
+        return 0;
 }
