@@ -441,6 +441,43 @@ NCM_API int ncm_cpu_guaranteed_cpus(const ncm_pod *pod, const ncm_container *c) 
  * accounted as kubelet does). */
 NCM_API int ncm_cpu_pod_guaranteed_cpus(const ncm_pod *pod) NCM_PURE;
 
+/* ------------------------------------------------------------------------------------------
+ * Isolated CPUs (nodecm's isolatedCPUs, docs/isolation.md; the kubelet has none of this)
+ *
+ * What the static policy does with the machine's isolated CPUs (ncm_topo_isolated_cpus):
+ *   IGNORE          the kubelet's behaviour: they are CPUs like any other (the default);
+ *   EXCLUDE         handed to nobody: out of the allocatable and available CPUs and the hints;
+ *   EXCLUSIVE_ONLY  only exclusive containers get them: a pod annotated nodecm.io/isolated-cpus
+ *                   "prefer" takes them when enough are free, "require" only them (else a
+ *                   refusal); other pods take non-isolated CPUs when enough are free.
+ * The policy's state stays the kubelet's (isolated CPUs remain in the default set, so the
+ * checkpoint is the kubelet's); keeping them out of the shared pool is the node's part
+ * (ncm_node_shared_pool). With either mode, "require" on a container that gets no exclusive
+ * CPUs, or under EXCLUDE, is refused.
+ */
+typedef enum ncm_cpu_isolation {
+        NCM_CPU_ISOLATION_IGNORE = 0,
+        NCM_CPU_ISOLATION_EXCLUDE,
+        NCM_CPU_ISOLATION_EXCLUSIVE_ONLY,
+        NCM_CPU_ISOLATION_N_MODES
+} ncm_cpu_isolation;
+
+/* "ignore", "exclude", "exclusive-only" (the isolatedCPUs values); NULL when unknown. */
+NCM_API const char *ncm_cpu_isolation_name(ncm_cpu_isolation m) NCM_PURE;
+/* The mode named NAME, or -1. */
+NCM_API int ncm_cpu_isolation_from_name(const char *name) NCM_PURE;
+
+/*
+ * Give P the isolation MODE over ISOLATED (copied; NULL: none), before it allocates anything.
+ * -ENOMEM, P unchanged.
+ */
+NCM_API int ncm_cpu_policy_set_isolation(ncm_cpu_policy *p, ncm_cpu_isolation mode,
+                                         const ncm_cpuset *isolated, ncm_error *err);
+/* P's isolation mode; *ISOLATED (may be NULL) receives its isolated CPUs, owned by P (NULL
+ * under IGNORE). */
+NCM_API ncm_cpu_isolation ncm_cpu_policy_isolation(const ncm_cpu_policy *p,
+                                                   const ncm_cpuset **isolated);
+
 #ifdef __cplusplus
 }
 #endif

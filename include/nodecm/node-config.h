@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <nodecm/cgroups.h>
 #include <nodecm/common.h>
+#include <nodecm/cpumanager.h>
 #include <nodecm/error.h>
 #include <nodecm/pod.h>
 
@@ -40,8 +41,10 @@ typedef struct ncm_node_config ncm_node_config;
  *   cpuCFSQuota (true), cpuCFSQuotaPeriod ("100ms"), podPidsLimit (-1),
  *   memoryReservationPolicy ("None");
  *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent),
- *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; "") and
- *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none").
+ *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; ""),
+ *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none"),
+ *   isolatedCPUs ("ignore", "exclude", "exclusive-only"; docs/isolation.md) and
+ *   irqBalanceConfigFile ("": found; "none"; a path).
  *
  * Other KubeletConfiguration fields are accepted and ignored, except names within a small
  * edit distance of the fields above, which are refused as probable typos ("unknown field (did
@@ -126,6 +129,19 @@ NCM_API const char *ncm_node_config_root_dir(const ncm_node_config *c) NCM_PURE;
 /* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
  * "none". */
 NCM_API const char *ncm_node_config_enforcement(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * nodecm's isolatedCPUs (docs/isolation.md): what the node does with the machine's isolated
+ * CPUs, "ignore" (the kubelet's behaviour, the default), "exclude" or "exclusive-only".
+ */
+NCM_API ncm_cpu_isolation ncm_node_config_isolated_cpus(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * nodecm's irqBalanceConfigFile: the irqbalance environment file whose IRQBALANCE_BANNED_CPUS
+ * the node keeps (a path on the machine); "" (the default): the first of
+ * /etc/sysconfig/irqbalance and /etc/default/irqbalance that exists; "none": none.
+ */
+NCM_API const char *ncm_node_config_irqbalance_config(const ncm_node_config *c) NCM_PURE;
 
 /*
  * The settings that shape pod and container cgroups (cpuCFSQuota, cpuCFSQuotaPeriod,

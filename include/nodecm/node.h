@@ -531,10 +531,13 @@ NCM_API void ncm_node_format_removal_text(ncm_buf *b, long step, const char *pod
 
 /*
  * Append the status line: the state line's fields, then "policy", "reserved" (CPUs),
- * "sharedPool", "cpus" (each CPU with its socket, NUMA node and core, its use -- "reserved",
- * "shared", "exclusive" or "free" -- and, when exclusive, its holders {"pod", "name",
- * "container"}), and "pods" (each held pod: uid, name, namespace, qos, and its containers with
- * "exclusive", "cpus" and, when removed, "removed": true). One line, then a newline.
+ * "sharedPool", under isolatedCPUs exclude or exclusive-only "isolatedCPUs" (the mode) and
+ * "isolated" (the CPUs), "cpus" (each CPU with its socket, NUMA node and core, "isolated": true
+ * and "nohz_full": true when the machine says so, its use -- "reserved", "shared", "exclusive",
+ * "isolated" (out of the shared pool by isolatedCPUs) or "free" -- and, when exclusive, its
+ * holders {"pod", "name", "container"}), and "pods" (each held pod: uid, name, namespace, qos, and
+ * its containers with "exclusive", "cpus" and, when removed, "removed": true). One line, then a
+ * newline.
  */
 NCM_API void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b);
 

@@ -45,6 +45,8 @@ static const char *const known_fields[] = {
                 "memoryReservationPolicy",
                 "rootDirectory",
                 "enforcement",
+                "isolatedCPUs",
+                "irqBalanceConfigFile",
 };
 
 /* Real KubeletConfiguration fields close to the ones above (not typos). */
@@ -148,6 +150,7 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
         ncm_resource_list_done(&c->system_reserved);
         free(c->root_dir);
         free(c->enforcement);
+        free(c->irqbalance_config);
         free(c);
         return NULL;
 }
@@ -606,7 +609,7 @@ static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *er
                                      "%s: unknown enforcement \"%s\" (cgroupfs, plan or none)",
                                      ncm__node_field(c, "enforcement", path, sizeof(path)),
                                      c->enforcement);
-        return 0;
+        return ncm__node_config_isolation(c, o, err);
 }
 
 static int check_tm_names(ncm_node_config *c, ncm_error *err)

@@ -56,10 +56,15 @@ struct ncm_node_config {
         bool has_kube_reserved, has_system_reserved;
         ncm_resource_list kube_reserved, system_reserved;
         ncm_eviction_thresholds eviction_hard;
-        int64_t reconcile_period_ns; /* cpuManagerReconcilePeriod */
-        char *root_dir;              /* nodecm's rootDirectory */
-        char *enforcement;           /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+        int64_t reconcile_period_ns;     /* cpuManagerReconcilePeriod */
+        char *root_dir;                  /* nodecm's rootDirectory */
+        char *enforcement;               /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+        ncm_cpu_isolation isolated_cpus; /* nodecm's isolatedCPUs (node-isolation.c) */
+        char *irqbalance_config;         /* nodecm's irqBalanceConfigFile: "" auto, "none" */
 };
+
+/* nodecm's isolation fields of O into C (node-isolation.c), after the kubelet's. */
+int ncm__node_config_isolation(ncm_node_config *c, json_object *o, ncm_error *err);
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
@@ -149,7 +154,27 @@ struct ncm_node {
         bool cpu_nodirsync;  /* cpu_manager_state's rename synced by nodecm_pods' write */
         ncm_fs_batch *stage; /* the owner's batch the writes join (ncm_node_stage_writes) */
         bool attach;         /* started before: the enforcer writes nothing at start */
+
+        /* isolatedCPUs (node-isolation.c): the CPUs counted as isolated, NULL under ignore */
+        ncm_cpuset *isolated;
+        const ncm_node_pod_record *restoring; /* ncm_node_new: the pods being restored */
+        size_t n_restoring;
 };
+
+/* Whether POD asks CRI-O's ANNOTATION to be "disable" (or its older "true"). */
+bool ncm__node_knob_on(const ncm_pod *pod, const char *annotation);
+/*
+ * isolatedCPUs for a node being built with CFG, CPU and ST: the CPUs it counts as isolated
+ * (*RET, NULL under ignore), given to the CPU policy; a configuration that leaves the shared
+ * pool empty or on isolated CPUs only is -EINVAL naming isolatedCPUs.
+ */
+int ncm__node_isolation_setup(const ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy *cpu,
+                              const ncm_cpu_state *st, ncm_cpuset **ret, ncm_error *err);
+
+/* The isolation lines of the CPU map, and the status line's "isolatedCPUs" and "isolated"
+ * (under ignore: nothing). */
+int ncm__node_format_isolation_text(const ncm_node *n, ncm_buf *b);
+void ncm__node_format_isolation_json(const ncm_node *n, ncm_buf *b);
 
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);

@@ -151,6 +151,7 @@ typedef struct managers {
         ncm_devmgr *dev;
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
+        ncm_cpuset *isolated; /* isolatedCPUs' CPUs, NULL under ignore */
 } managers;
 
 static void managers_done(managers *m)
@@ -159,6 +160,7 @@ static void managers_done(managers *m)
         m->dev = ncm_devmgr_free(m->dev);
         m->cpu = ncm_cpu_policy_free(m->cpu);
         m->cpu_state = ncm_cpu_state_free(m->cpu_state);
+        m->isolated = ncm_cpuset_free(m->isolated);
 }
 
 /* Where the CPU state comes from. */
@@ -395,6 +397,9 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         }
         if (file)
                 ncm_cpu_state_set_persist(m.cpu_state, persist_cpu, n, NULL);
+        r = ncm__node_isolation_setup(n, cfg, m.cpu, m.cpu_state, &m.isolated, err);
+        if (r < 0)
+                goto fail;
         r = ncm_cpu_policy_start(m.cpu, m.cpu_state, err);
         if (r < 0) {
                 if (r != -ENOMEM)
@@ -414,11 +419,12 @@ fail:
 
 static void install(ncm_node *n, managers *m)
 {
-        managers old = {n->tm, n->dev, n->cpu, n->cpu_state};
+        managers old = {n->tm, n->dev, n->cpu, n->cpu_state, n->isolated};
         n->tm = m->tm;
         n->dev = m->dev;
         n->cpu = m->cpu;
         n->cpu_state = m->cpu_state;
+        n->isolated = m->isolated;
         *m = (managers){0};
         managers_done(&old);
 }
@@ -491,6 +497,10 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                                 return ncm_error_set(err, ENOTDIR, "%s: not a directory", n->dir);
                 }
         }
+        if (opts) {
+                n->restoring = opts->pods;
+                n->n_restoring = opts->n_pods;
+        }
         if (opts && opts->cpu_checkpoint) {
                 const char *name = opts->cpu_checkpoint_name ? opts->cpu_checkpoint_name
                                                              : NCM_CPU_CHECKPOINT_NAME;
@@ -511,6 +521,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         } else {
                 r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, &m, err);
         }
+        n->restoring = NULL;
+        n->n_restoring = 0;
         if (r < 0)
                 return r;
         install(n, &m);
@@ -532,7 +544,7 @@ ncm_node *ncm_node_free(ncm_node *n)
 
         if (!n)
                 return NULL;
-        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state};
+        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state, n->isolated};
         managers_done(&m);
         free(n->devices_json);
         ncm_node_devices_done(&n->devices);
@@ -615,6 +627,16 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
         if (r < 0)
                 return r;
         install(c, &m);
+        /* the pods come after the build: the isolated CPUs are N's, own partitions known */
+        if (n->isolated) {
+                ncm_cpuset_free(c->isolated);
+                c->isolated = ncm_cpuset_dup(n->isolated);
+                if (!c->isolated)
+                        return oom(err);
+                r = ncm_cpu_policy_set_isolation(c->cpu, c->cfg->isolated_cpus, n->isolated, err);
+                if (r < 0)
+                        return r;
+        }
         r = ncm__node_dev_copy_live(n->dev, c->dev, err);
         if (r < 0)
                 return r;
@@ -682,6 +704,9 @@ void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out)
                 ncm_cpuset_copy(out, n->all_cpus);
         else
                 ncm_cpuset_copy(out, ncm_cpu_state_default(n->cpu_state));
+        /* isolatedCPUs: the kubelet's default set keeps them; the shared pool does not */
+        if (n->isolated)
+                ncm_cpuset_andnot(out, out, n->isolated);
 }
 
 const ncm_node_devices *ncm_node_get_devices(const ncm_node *n)

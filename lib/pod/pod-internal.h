@@ -63,6 +63,17 @@ int ncm__resource_list_max(ncm_resource_list *l, const ncm_resource_list *add);
  */
 int ncm__pod_aggregate(const ncm_pod *pod, bool limits, ncm_resource_list *ret, ncm_error *err);
 
+/*
+ * metadata.annotations of META (at META_PATH): the ones nodecm reads, checked against their
+ * words, into POD (pod-annotations.c). Their copy, release and JSON form (", \"annotations\":
+ * {...}" when any).
+ */
+int ncm__pod_read_annotations(json_object *meta, const char *meta_path, ncm_pod *pod,
+                              ncm_error *err);
+int ncm__pod_annotations_copy(const ncm_pod *src, ncm_pod *dst);
+void ncm__pod_annotations_free(ncm_pod_annotation *v, size_t n);
+void ncm__pod_annotations_format(const ncm_pod *pod, ncm_buf *b);
+
 /* resourceQOS of one set of requirements. */
 ncm_qos_class ncm__resources_qos(const ncm_resources *r);
 

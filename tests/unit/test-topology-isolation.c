@@ -171,8 +171,8 @@ static void test_topology_isolation_cmdline(void **state)
         for (size_t i = 0; i < NCM_ELEMENTSOF(cmdline_cases); i++) {
                 const cmdline_case *c = &cmdline_cases[i];
                 ncm_cpuset *v[NCM_ISO_N_SOURCES] = {0};
-                assert_int_equal(ncm__iso_parse_cmdline(c->cmdline, strlen(c->cmdline),
-                                                        c->nr_cpus, v),
+                assert_int_equal(ncm__iso_parse_cmdline(c->cmdline, strlen(c->cmdline), c->nr_cpus,
+                                                        v),
                                  0);
                 expect_set(v[NCM_ISO_ISOLCPUS_DOMAIN], c->domain, "domain", c->cmdline);
                 expect_set(v[NCM_ISO_ISOLCPUS_MANAGED_IRQ], c->managed_irq, "managed_irq",
@@ -210,7 +210,8 @@ static void put(const machine *m, const char *rel, const char *text)
         char *slash;
 
         snprintf(path, sizeof(path), "%s%s", m->root, rel);
-        for (slash = strchr(path + strlen(m->root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        for (slash = strchr(path + strlen(m->root) + 1, '/'); slash;
+             slash = strchr(slash + 1, '/')) {
                 *slash = '\0';
                 (void)mkdir(path, 0755);
                 *slash = '/';
@@ -386,8 +387,8 @@ static void test_topology_isolation_json_errors(void **state)
         for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
                 ncm_topo *t = NULL;
                 ncm_error err = NCM_ERROR_INIT;
-                assert_int_equal(ncm_topo_parse_json(cases[i].text, strlen(cases[i].text),
-                                                     "x.json", &t, &err),
+                assert_int_equal(ncm_topo_parse_json(cases[i].text, strlen(cases[i].text), "x.json",
+                                                     &t, &err),
                                  -EINVAL);
                 assert_null(t);
                 assert_string_equal(err.msg, cases[i].msg);

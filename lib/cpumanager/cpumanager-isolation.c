@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * isolatedCPUs in the static policy (docs/isolation.md). The kubelet's pools stay as they are
+ * (the default set keeps isolated CPUs, so cpu_manager_state is the kubelet's file); what
+ * changes is which of the free CPUs a container may be given, decided here in one place for
+ * the allocation, the hints and the full-pcpus-only count alike, so that the hints describe
+ * where the allocation will land:
+ *
+ *   EXCLUDE         never an isolated CPU;
+ *   EXCLUSIVE_ONLY  "require": only isolated CPUs; "prefer": the isolated ones when they alone
+ *                   hold enough, else all; no annotation: the non-isolated ones when they alone
+ *                   hold enough, else all (an exclusive container may spill onto isolated CPUs,
+ *                   which are meant for exclusive containers anyway).
+ *
+ * "Enough" counts the pod's reusable CPUs too, as the hints' fit test does.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cpumanager-policy.h"
+
+static const char *const mode_names[NCM_CPU_ISOLATION_N_MODES] = {
+                [NCM_CPU_ISOLATION_IGNORE] = "ignore",
+                [NCM_CPU_ISOLATION_EXCLUDE] = "exclude",
+                [NCM_CPU_ISOLATION_EXCLUSIVE_ONLY] = "exclusive-only",
+};
+
+const char *ncm_cpu_isolation_name(ncm_cpu_isolation m)
+{
+        return (unsigned)m < NCM_CPU_ISOLATION_N_MODES ? mode_names[m] : NULL;
+}
+
+int ncm_cpu_isolation_from_name(const char *name)
+{
+        for (int k = 0; name && k < NCM_CPU_ISOLATION_N_MODES; k++)
+                if (strcmp(name, mode_names[k]) == 0)
+                        return k;
+        return -1;
+}
+
+int ncm_cpu_policy_set_isolation(ncm_cpu_policy *p, ncm_cpu_isolation mode,
+                                 const ncm_cpuset *isolated, ncm_error *err)
+{
+        ncm_cpuset *copy = NULL;
+
+        if ((unsigned)mode >= NCM_CPU_ISOLATION_N_MODES)
+                return ncm_error_set(err, EINVAL, "unknown isolation mode %d", (int)mode);
+        if (mode != NCM_CPU_ISOLATION_IGNORE) {
+                copy = isolated ? ncm_cpuset_dup(isolated) : ncm_cpuset_new();
+                if (!copy)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        ncm_cpuset_free(p->isolated);
+        p->isolated = copy;
+        p->iso = mode;
+        return 0;
+}
+
+ncm_cpu_isolation ncm_cpu_policy_isolation(const ncm_cpu_policy *p, const ncm_cpuset **isolated)
+{
+        if (isolated)
+                *isolated = p->isolated;
+        return p->iso;
+}
+
+int ncm__cpu_iso_want(const ncm_pod *pod)
+{
+        const char *v = pod ? ncm_pod_get_annotation(pod, NCM_POD_ANNOTATION_ISOLATED_CPUS) : NULL;
+
+        if (!v)
+                return 0;
+        return strcmp(v, "require") == 0 ? 2 : 1;
+}
+
+/* |SET ∪ REUSABLE| >= N */
+static bool enough(const ncm_cpuset *set, const ncm_cpuset *reusable, int n)
+{
+        int w = ncm_cpuset_weight(set);
+        if (reusable)
+                w += ncm_cpuset_weight(reusable) - ncm_cpuset_weight_and(set, reusable);
+        return w >= n;
+}
+
+void ncm__cpu_iso_restrict(const ncm_cpu_policy *p, const ncm_pod *pod, int n,
+                           const ncm_cpuset *reusable, ncm_cpuset *set)
+{
+        ncm_autoptr(ncm_cpuset) tier = NULL;
+        int want;
+
+        if (p->iso == NCM_CPU_ISOLATION_IGNORE || !p->isolated)
+                return;
+        if (p->iso == NCM_CPU_ISOLATION_EXCLUDE) {
+                ncm_cpuset_andnot(set, set, p->isolated);
+                return;
+        }
+        want = ncm__cpu_iso_want(pod);
+        tier = ncm_cpuset_new();
+        if (!tier) {
+                /* out of memory: the safe side of every tier is the isolated set's rule */
+                if (want == 2)
+                        ncm_cpuset_and(set, set, p->isolated);
+                return;
+        }
+        if (want == 2) {
+                ncm_cpuset_and(set, set, p->isolated);
+                return;
+        }
+        if (want == 1)
+                ncm_cpuset_and(tier, set, p->isolated);
+        else
+                ncm_cpuset_andnot(tier, set, p->isolated);
+        if (enough(tier, reusable, n))
+                ncm_cpuset_copy(set, tier);
+}
+
+int ncm__cpu_iso_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_container *c, int n,
+                       const ncm_cpuset *available, ncm_error *err)
+{
+        if (p->iso == NCM_CPU_ISOLATION_IGNORE || ncm__cpu_iso_want(pod) != 2)
+                return 0;
+        if (p->iso == NCM_CPU_ISOLATION_EXCLUDE)
+                return ncm_error_set(err, NCM_E_UNSATISFIABLE,
+                                     "%s: require: isolatedCPUs is exclude, which gives isolated "
+                                     "CPUs to no container",
+                                     NCM_POD_ANNOTATION_ISOLATED_CPUS);
+        if (n == 0)
+                return ncm_error_set(err, NCM_E_UNSATISFIABLE,
+                                     "%s: require: container \"%s\" gets no exclusive CPUs (a "
+                                     "%s pod, or not a whole number of CPUs), and only exclusive "
+                                     "containers run on isolated CPUs",
+                                     NCM_POD_ANNOTATION_ISOLATED_CPUS, c->name,
+                                     ncm_qos_class_name(pod->qos));
+        if (available && ncm_cpuset_weight(available) < n) {
+                ncm_autofree char *iso = ncm_cpuset_format_list(p->isolated);
+                return ncm_error_set(err, NCM_E_UNSATISFIABLE,
+                                     "%s: require: not enough free isolated CPUs: requested=%d, "
+                                     "available=%d (isolated CPUs %s)",
+                                     NCM_POD_ANNOTATION_ISOLATED_CPUS, n,
+                                     ncm_cpuset_weight(available), iso ? iso : "");
+        }
+        return 0;
+}
