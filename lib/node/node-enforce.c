@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nodecm/enforcer.h>
 #include <nodecm/fs.h>
@@ -86,6 +87,12 @@ typedef struct cg_enforcer {
         ncm_cgroup_undo *undo;   /* cgroupfs: what this transaction changed */
         ncm_cgroup_plan pending; /* plan: this transaction's writes */
         ncm_cgroup_plan done;    /* plan: the committed writes */
+        /* CRI-O's knobs: kubepods (the top the ancestors go up to), and the machine's writes
+         * (interrupts, irqbalance) through SYS_ROOT, undone and recorded apart */
+        char *kubepods;
+        int sysfd;
+        ncm_cgroup_undo *machine_undo;
+        ncm_cgroup_plan pending_machine, done_machine;
 } cg_enforcer;
 
 static int oom(ncm_error *err)
@@ -103,6 +110,12 @@ static void cg_free(void *data)
         ncm_cgroup_undo_free(e->undo);
         ncm_cgroup_plan_done(&e->pending);
         ncm_cgroup_plan_done(&e->done);
+        ncm_cgroup_undo_free(e->machine_undo);
+        ncm_cgroup_plan_done(&e->pending_machine);
+        ncm_cgroup_plan_done(&e->done_machine);
+        free(e->kubepods);
+        if (e->sysfd >= 0)
+                close(e->sysfd);
         ncm_resource_list_done(&e->capacity);
         free(e->mount_root);
         free(e->sys_root);
@@ -145,6 +158,7 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
         o.capacity = e->has_capacity ? &e->capacity : NULL;
         o.all_cpus = s->all_cpus;
         o.exec = &e->exec;
+        o.unallocatable_cpus = s->unallocatable;
         r = ncm_node_cgroups_open(cfg, &o, &e->cg, err);
         if (r < 0)
                 return r;
@@ -158,6 +172,9 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
         if (r >= 0)
                 for (size_t i = 0; i < kubepods.n; i++)
                         ncm_buf_printf(&kname, "%s%s", i ? "\" \"" : "", kubepods.parts[i]);
+        if (r >= 0 && !e->kubepods &&
+            ncm_cgroup_manager_path(e->m, &kubepods, &e->kubepods, err) < 0)
+                r = -ENOMEM;
         ncm_cgroup_name_done(&kubepods);
         if (r >= 0)
                 r = ncm_cgroup_layout_check_controllers(e->layout,
@@ -193,7 +210,9 @@ static int cg_begin(void *data, ncm_error *err)
         if (!e->cg)
                 return ncm_error_set(err, EINVAL, "enforcer not started");
         ncm_cgroup_undo_clear(e->undo);
+        ncm_cgroup_undo_clear(e->machine_undo);
         ncm_cgroup_plan_done(&e->pending);
+        ncm_cgroup_plan_done(&e->pending_machine);
         return 0;
 }
 
@@ -202,20 +221,104 @@ static int cg_commit(void *data, ncm_error *err)
         cg_enforcer *e = data;
 
         ncm_cgroup_undo_clear(e->undo);
-        if (e->record && ncm_cgroup_plan_append(&e->done, &e->pending) < 0)
+        ncm_cgroup_undo_clear(e->machine_undo);
+        if (e->record && (ncm_cgroup_plan_append(&e->done, &e->pending) < 0 ||
+                          ncm_cgroup_plan_append(&e->done_machine, &e->pending_machine) < 0))
                 return oom(err);
         ncm_cgroup_plan_done(&e->pending);
+        ncm_cgroup_plan_done(&e->pending_machine);
         return 0;
 }
 
 static int cg_rollback(void *data, ncm_error *err)
 {
         cg_enforcer *e = data;
+        ncm_error e2 = NCM_ERROR_INIT;
+        int r, rm;
 
         ncm_cgroup_plan_done(&e->pending);
+        ncm_cgroup_plan_done(&e->pending_machine);
         if (e->record)
                 return 0;
-        return ncm_cgroup_undo_run(e->undo, e->rootfd, &e->exec, err);
+        /* the machine's writes came last in every transaction: undone first */
+        rm = e->sysfd >= 0 ? ncm_cgroup_undo_run(e->machine_undo, e->sysfd, NULL, &e2) : 0;
+        r = ncm_cgroup_undo_run(e->undo, e->rootfd, &e->exec, err);
+        if (r >= 0 && rm < 0) {
+                if (err)
+                        *err = e2;
+                return rm;
+        }
+        return r;
+}
+
+/* irqBalanceConfigFile: the file to keep, NULL for none. */
+static const char *irqbalance_file(const cg_enforcer *e, const char *cfg)
+{
+        static const char *const found[] = {"/etc/sysconfig/irqbalance", "/etc/default/irqbalance"};
+
+        if (strcmp(cfg, "none") == 0)
+                return NULL;
+        if (*cfg)
+                return cfg;
+        for (size_t i = 0; e->sysfd >= 0 && i < NCM_ELEMENTSOF(found); i++)
+                if (ncm_fs_exists(e->sysfd, found[i]) > 0)
+                        return found[i];
+        return NULL;
+}
+
+/*
+ * CRI-O's knobs on the kubelet's cgroups (nodecm/cgroup-knobs.h): each container's cgroup as
+ * the manager names it, its pod's, kubepods as the top; then the interrupts. The memo is
+ * persisted once both plans are made and before either is applied.
+ */
+static int cg_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
+{
+        cg_enforcer *e = data;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT, mplan = NCM_CGROUP_PLAN_INIT;
+        ncm_knob_container *v = calloc(iso->n_containers + 1, sizeof(*v));
+        char **paths = calloc(2 * iso->n_containers + 1, sizeof(*paths));
+        int r = 0;
+
+        if (!v || !paths) {
+                r = oom(err);
+                goto out;
+        }
+        for (size_t i = 0; i < iso->n_containers && r >= 0; i++) {
+                const ncm_enforce_knobbed *k = &iso->containers[i];
+                r = ncm_cgroup_manager_container_path(e->m, k->pod->uid, k->pod->qos, k->name,
+                                                      &paths[2 * i], err);
+                if (r >= 0)
+                        r = ncm_cgroup_manager_container_path(e->m, k->pod->uid, k->pod->qos, NULL,
+                                                              &paths[2 * i + 1], err);
+                v[i] = (ncm_knob_container){paths[2 * i], paths[2 * i + 1], e->kubepods, k->cpus,
+                                            k->knobs};
+        }
+        snprintf(plan.display_root, sizeof(plan.display_root), "%s", e->layout->display_root);
+        snprintf(mplan.display_root, sizeof(mplan.display_root), "%s", e->sys_root);
+        if (r >= 0)
+                r = ncm_knobs_plan_cgroups(e->layout, e->record ? -1 : e->rootfd, v,
+                                           iso->n_containers, iso->all_cpus, iso->memo, &plan,
+                                           iso->fixed, err);
+        if (r >= 0)
+                r = ncm_knobs_plan_irqs(e->record ? -1 : e->sysfd, iso->irq_banned, iso->all_cpus,
+                                        irqbalance_file(e, iso->irqbalance), iso->memo, &mplan,
+                                        iso->fixed, err);
+        if (r >= 0 && iso->persist)
+                r = iso->persist(iso->persist_data, err);
+        if (r >= 0)
+                r = run_plan(e, &plan, err);
+        if (r >= 0 && e->record && ncm_cgroup_plan_append(&e->pending_machine, &mplan) < 0)
+                r = oom(err);
+        else if (r >= 0 && !e->record && mplan.n_ops)
+                r = ncm_cgroup_plan_apply_undo(&mplan, e->sysfd, NULL, e->machine_undo, err);
+out:
+        for (size_t i = 0; paths && i < 2 * iso->n_containers; i++)
+                free(paths[i]);
+        free(paths);
+        free(v);
+        ncm_cgroup_plan_done(&plan);
+        ncm_cgroup_plan_done(&mplan);
+        return r < 0 ? r : 0;
 }
 
 /* Does the pod ask for hugepages (a hugetlb limit is then written)? */
@@ -353,6 +456,7 @@ static const ncm_enforcer_ops cgroupfs_ops = {
                 .commit = cg_commit,
                 .rollback = cg_rollback,
                 .free = cg_free,
+                .isolation = cg_isolation,
 };
 
 static const ncm_enforcer_ops plan_ops = {
@@ -365,6 +469,7 @@ static const ncm_enforcer_ops plan_ops = {
                 .commit = cg_commit,
                 .rollback = cg_rollback,
                 .free = cg_free,
+                .isolation = cg_isolation,
 };
 
 static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforcer **ret,
@@ -377,11 +482,18 @@ static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforce
                 return oom(err);
         e->record = record;
         e->rootfd = -1;
+        e->sysfd = -1;
         e->mount_root = strdup(o && o->mount_root ? o->mount_root : "/sys/fs/cgroup");
         e->sys_root = strdup(o && o->sys_root ? o->sys_root : "/");
         e->undo = ncm_cgroup_undo_new();
-        if (!e->mount_root || !e->sys_root || !e->undo)
+        e->machine_undo = ncm_cgroup_undo_new();
+        if (!e->mount_root || !e->sys_root || !e->undo || !e->machine_undo)
                 r = oom(err);
+        if (r >= 0 && !record) {
+                e->sysfd = ncm_fs_open_root(e->sys_root, err);
+                if (e->sysfd < 0)
+                        r = e->sysfd;
+        }
         if (r >= 0 && o) {
                 e->version = o->cgroup_version;
                 if (o->exec)
@@ -420,4 +532,11 @@ const ncm_cgroup_plan *ncm_enforcer_plan_get(const ncm_enforcer *e)
         if (e->ops != &plan_ops)
                 return NULL;
         return &((const cg_enforcer *)e->data)->done;
+}
+
+const ncm_cgroup_plan *ncm_enforcer_plan_machine_get(const ncm_enforcer *e)
+{
+        if (e->ops != &plan_ops)
+                return NULL;
+        return &((const cg_enforcer *)e->data)->done_machine;
 }

@@ -69,6 +69,8 @@ int ncm__node_config_isolation(ncm_node_config *c, json_object *o, ncm_error *er
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
 
+typedef struct node_removing node_removing;
+
 /* A pod the node admitted: what removal and labels need. */
 typedef struct node_container {
         char *name;
@@ -157,6 +159,13 @@ struct ncm_node {
 
         /* isolatedCPUs (node-isolation.c): the CPUs counted as isolated, NULL under ignore */
         ncm_cpuset *isolated;
+        /* CRI-O's knobs (node-knobs.c): what to put back, and what DIR holds of it */
+        ncm_knob_memo *memo, *memo_written;
+        ncm_node_isolation_counters counters_iso;
+        /* a removal in progress: its containers count as gone (name NULL: the whole pod) */
+        struct node_removing {
+                const char *uid, *name;
+        } removing;
         const ncm_node_pod_record *restoring; /* ncm_node_new: the pods being restored */
         size_t n_restoring;
 };
@@ -170,6 +179,21 @@ bool ncm__node_knob_on(const ncm_pod *pod, const char *annotation);
  */
 int ncm__node_isolation_setup(const ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy *cpu,
                               const ncm_cpu_state *st, ncm_cpuset **ret, ncm_error *err);
+
+/* CRI-O's knobs POD asks for (NCM_KNOB_*), and those container NAME of POD_UID gets (a
+ * running container that holds exclusive CPUs; else 0) (node-knobs.c). */
+unsigned ncm__node_pod_knobs(const ncm_pod *pod);
+unsigned ncm__node_container_knobs(const ncm_node *n, const char *pod_uid, const char *name);
+/* Read DIR/nodecm_isolation into the node (missing: empty). */
+int ncm__node_memo_load(ncm_node *n, ncm_error *err);
+/* Whether the enforcer takes isolation() calls. */
+bool ncm__node_isolation_active(const ncm_node *n);
+/*
+ * The enforcer's isolation() for what the node holds now, inside the caller's transaction;
+ * with RECONCILE what it changed counts as found off (ncm_node_isolation_counters_get). The
+ * memo is written before the enforcer writes, and put back when it fails.
+ */
+int ncm__node_enforce_isolation(ncm_node *n, bool reconcile, ncm_error *err);
 
 /* The isolation lines of the CPU map, and the status line's "isolatedCPUs" and "isolated"
  * (under ignore: nothing). */

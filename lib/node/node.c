@@ -531,7 +531,9 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 if (r < 0)
                         return oom(err);
         }
-        r = ncm__node_enforce_start(n, err);
+        r = ncm__node_memo_load(n, err);
+        if (r >= 0)
+                r = ncm__node_enforce_start(n, err);
         if (r < 0)
                 return r;
         *ret = NCM_TAKE_PTR(n);
@@ -553,6 +555,8 @@ ncm_node *ncm_node_free(ncm_node *n)
                 pod_done(&n->pods[i]);
         free(n->pods);
         free(n->dir);
+        ncm_knob_memo_free(n->memo);
+        ncm_knob_memo_free(n->memo_written);
         free(n);
         return NULL;
 }
@@ -1319,6 +1323,8 @@ static int enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuset *
         if (r >= 0 && !ncm_cpuset_equal(default_before, ncm_cpu_state_default(n->cpu_state)))
                 r = enforce_shared(n, pod->uid, err);
         if (r >= 0)
+                r = ncm__node_enforce_isolation(n, false, err);
+        if (r >= 0)
                 r = enforce_commit(n, err);
         if (r < 0)
                 return enforce_fail(n, r, what, err);
@@ -1358,6 +1364,9 @@ int ncm_node_reconcile(ncm_node *n, ncm_error *err)
                 if (r > 0)
                         fixed += r;
         }
+        /* the knobs' fixes are counted apart (ncm_node_isolation_counters_get) */
+        if (r >= 0)
+                r = ncm__node_enforce_isolation(n, true, err);
         if (r >= 0)
                 r = enforce_commit(n, err);
         if (r < 0)
@@ -1372,15 +1381,34 @@ int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
         ncm_enforce_start st;
         int r;
 
-        if (!ops || !ops->start)
+        ncm_autoptr(ncm_cpuset) unalloc = NULL;
+
+        if (!ops)
                 return 0;
         r = usage_of(n, NULL, &usage, err);
         if (r < 0)
                 return r;
-        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage, n->attach};
-        r = ops->start(enforcer_data(n), &st, err);
+        /* isolatedCPUs exclude: no pod gets them, so node allocatable leaves them out */
+        if (n->isolated && n->cfg->isolated_cpus == NCM_CPU_ISOLATION_EXCLUDE) {
+                unalloc = ncm_cpuset_dup(n->isolated);
+                if (!unalloc)
+                        return oom(err);
+                ncm_cpuset_andnot(unalloc, unalloc, ncm_cpu_policy_reserved(n->cpu));
+        }
+        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage, n->attach, unalloc};
+        r = ops->start ? ops->start(enforcer_data(n), &st, err) : 0;
         if (r < 0 && r != -ENOMEM)
                 ncm_error_prefix(err, "start %s enforcer", ncm_enforcer_name(n->enforcer));
+        /* a start converges the knobs: what a crash left half done is finished or undone */
+        if (r >= 0 && !n->attach && ncm__node_isolation_active(n)) {
+                r = enforce_begin(n, err);
+                if (r >= 0)
+                        r = ncm__node_enforce_isolation(n, true, err);
+                if (r >= 0)
+                        r = enforce_commit(n, err);
+                if (r < 0)
+                        r = enforce_fail(n, r, "start: CRI-O's knobs", err);
+        }
         return r;
 }
 
@@ -1509,11 +1537,18 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         r = ncm_cpu_state_flush(n->cpu_state, had < 0 ? NULL : err);
         r = had < 0 ? had : r < 0 ? r : had;
         if (r >= 0 && n->enforcer &&
-            !ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state))) {
+            (!ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state)) ||
+             ncm__node_isolation_active(n))) {
                 snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name, pod_uid);
                 r = enforce_begin(n, err);
                 if (r >= 0)
                         r = enforce_shared(n, NULL, err);
+                /* the container counts as gone: its knobs are undone */
+                if (r >= 0)
+                        n->removing = (node_removing){pod_uid, name};
+                if (r >= 0)
+                        r = ncm__node_enforce_isolation(n, false, err);
+                n->removing = (node_removing){NULL, NULL};
                 if (r >= 0)
                         r = enforce_commit(n, err);
                 if (r < 0) {
@@ -1609,6 +1644,11 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                 if (r >= 0 &&
                     !ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state)))
                         r = enforce_shared(n, pod_uid, err);
+                if (r >= 0) {
+                        n->removing = (node_removing){pod_uid, NULL};
+                        r = ncm__node_enforce_isolation(n, false, err);
+                        n->removing = (node_removing){NULL, NULL};
+                }
                 /* the removal of its cgroups comes last: it cannot be undone */
                 if (r >= 0 && p && p->spec && ops->pod_remove)
                         r = ops->pod_remove(enforcer_data(n), p->spec, &usage, err);

@@ -269,8 +269,9 @@ static void test_node_isolation_refusals(void **state)
                         {"0-7", "{\"isolatedCPUs\": \"exclude\"}",
                          "isolatedCPUs: exclude: every CPU of the machine (0-7) is isolated: the "
                          "shared pool would be empty"},
-                        {"0-3", "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0-1\", "
-                                "\"isolatedCPUs\": \"exclusive-only\"}",
+                        {"0-3",
+                         "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0-1\", "
+                         "\"isolatedCPUs\": \"exclusive-only\"}",
                          "isolatedCPUs: exclusive-only: the reserved CPUs (0-1) are all isolated "
                          "(0-3): the shared pool would be left on isolated CPUs only, and empty "
                          "once exclusive CPUs are handed out; reserve at least one CPU that is "
@@ -411,8 +412,9 @@ static void test_node_isolation_property(void **state)
                                             "package:2 numa:2 core:3 pu:2", "core:8 pu:1",
                                             "package:2 numa:2 core:2 pu:4"};
         static const char *const tm[] = {"none", "best-effort", "restricted", "single-numa-node"};
-        static const char *const opts[] = {"", ", \"cpuManagerPolicyOptions\": "
-                                               "{\"full-pcpus-only\": \"true\"}",
+        static const char *const opts[] = {"",
+                                           ", \"cpuManagerPolicyOptions\": "
+                                           "{\"full-pcpus-only\": \"true\"}",
                                            ", \"cpuManagerPolicyOptions\": "
                                            "{\"distribute-cpus-across-numa\": \"true\"}"};
         static const char *const ann[] = {NULL, "prefer", "require"};
