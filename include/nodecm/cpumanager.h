@@ -473,6 +473,15 @@ NCM_API int ncm_cpu_isolation_from_name(const char *name) NCM_PURE;
  */
 NCM_API int ncm_cpu_policy_set_isolation(ncm_cpu_policy *p, ncm_cpu_isolation mode,
                                          const ncm_cpuset *isolated, ncm_error *err);
+/*
+ * SET holds the free CPUs a container of POD could take N of (REUSABLE, may be NULL, beside
+ * them): restrict it to those P's isolation lets it take, as allocation and hints do. Returns
+ * which tier it kept, for explanations: 0 nothing changed (IGNORE), 1 no isolated CPU
+ * (EXCLUDE, or EXCLUSIVE_ONLY's non-isolated tier), 2 isolated CPUs only ("require", or
+ * "prefer"'s tier), 3 all (EXCLUSIVE_ONLY's preferred tier holds too few).
+ */
+NCM_API int ncm_cpu_policy_isolation_restrict(const ncm_cpu_policy *p, const ncm_pod *pod, int n,
+                                              const ncm_cpuset *reusable, ncm_cpuset *set);
 /* P's isolation mode; *ISOLATED (may be NULL) receives its isolated CPUs, owned by P (NULL
  * under IGNORE). */
 NCM_API ncm_cpu_isolation ncm_cpu_policy_isolation(const ncm_cpu_policy *p,

@@ -560,7 +560,8 @@ NCM_API void ncm_node_format_removal_text(ncm_buf *b, long step, const char *pod
  * and "nohz_full": true when the machine says so, its use -- "reserved", "shared", "exclusive",
  * "isolated" (out of the shared pool by isolatedCPUs) or "free" -- and, when exclusive, its
  * holders {"pod", "name", "container"}), and "pods" (each held pod: uid, name, namespace, qos, and
- * its containers with "exclusive", "cpus" and, when removed, "removed": true). One line, then a
+ * its containers with "exclusive", "cpus", "knobs" (CRI-O's knobs it has: "cpu-load-balancing",
+ * "cpu-quota", "irq-load-balancing") and, when removed, "removed": true). One line, then a
  * newline.
  */
 NCM_API void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b);

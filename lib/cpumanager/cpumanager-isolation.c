@@ -84,33 +84,37 @@ static bool enough(const ncm_cpuset *set, const ncm_cpuset *reusable, int n)
 void ncm__cpu_iso_restrict(const ncm_cpu_policy *p, const ncm_pod *pod, int n,
                            const ncm_cpuset *reusable, ncm_cpuset *set)
 {
+        (void)ncm_cpu_policy_isolation_restrict(p, pod, n, reusable, set);
+}
+
+int ncm_cpu_policy_isolation_restrict(const ncm_cpu_policy *p, const ncm_pod *pod, int n,
+                                      const ncm_cpuset *reusable, ncm_cpuset *set)
+{
         ncm_autoptr(ncm_cpuset) tier = NULL;
         int want;
 
         if (p->iso == NCM_CPU_ISOLATION_IGNORE || !p->isolated)
-                return;
+                return 0;
         if (p->iso == NCM_CPU_ISOLATION_EXCLUDE) {
                 ncm_cpuset_andnot(set, set, p->isolated);
-                return;
+                return 1;
         }
         want = ncm__cpu_iso_want(pod);
-        tier = ncm_cpuset_new();
-        if (!tier) {
-                /* out of memory: the safe side of every tier is the isolated set's rule */
-                if (want == 2)
-                        ncm_cpuset_and(set, set, p->isolated);
-                return;
-        }
         if (want == 2) {
                 ncm_cpuset_and(set, set, p->isolated);
-                return;
+                return 2;
         }
+        tier = ncm_cpuset_new();
+        if (!tier)
+                return 3; /* out of memory: all of them, as when the tier holds too few */
         if (want == 1)
                 ncm_cpuset_and(tier, set, p->isolated);
         else
                 ncm_cpuset_andnot(tier, set, p->isolated);
-        if (enough(tier, reusable, n))
-                ncm_cpuset_copy(set, tier);
+        if (!enough(tier, reusable, n))
+                return 3;
+        ncm_cpuset_copy(set, tier);
+        return want == 1 ? 2 : 1;
 }
 
 int ncm__cpu_iso_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_container *c, int n,

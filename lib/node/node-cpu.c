@@ -182,6 +182,7 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
                 ncm_cpuset_or(avail, avail, reuse);
                 ncm__node_event_step(e, "init-container CPUs %s may be reused", rs ? rs : "");
         }
+        ncm__node_explain_isolation(n, e, pod, req, reuse, avail);
         ts = fmt_set(avail);
         ncm__node_event_step(e, "%d exclusive CPU%s from the free CPUs %s", req,
                              req == 1 ? "" : "s", ts ? ts : "");
@@ -355,6 +356,7 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                         set_text(e, "%s", s ? s : "");
                         explain_allocation(n, e, pod, c, affinity, before, reuse, now, &tr);
                 }
+                ncm__node_explain_knobs(n, e, pod, now != NULL);
         }
         ncm__node_event_done(&tr.lines);
         return 0;

@@ -195,10 +195,23 @@ bool ncm__node_isolation_active(const ncm_node *n);
  */
 int ncm__node_enforce_isolation(ncm_node *n, bool reconcile, ncm_error *err);
 
+/*
+ * Explanations (node-isolation.c): how isolatedCPUs narrowed AVAIL (the free CPUs, restricted
+ * in place) for a container of POD asking REQ CPUs; and CRI-O's knobs a container of POD gets
+ * (EXCLUSIVE: it holds exclusive CPUs), one step each.
+ */
+void ncm__node_explain_isolation(const ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int req,
+                                 const ncm_cpuset *reuse, ncm_cpuset *avail);
+void ncm__node_explain_knobs(const ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
+                             bool exclusive);
+
 /* The isolation lines of the CPU map, and the status line's "isolatedCPUs" and "isolated"
  * (under ignore: nothing). */
 int ncm__node_format_isolation_text(const ncm_node *n, ncm_buf *b);
 void ncm__node_format_isolation_json(const ncm_node *n, ncm_buf *b);
+/* A container's ", \"knobs\": [...]" of the status line, when it has any. */
+void ncm__node_format_knobs_json(const ncm_node *n, const char *pod_uid, const char *name,
+                                 ncm_buf *b);
 
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);

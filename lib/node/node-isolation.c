@@ -178,7 +178,39 @@ int ncm__node_format_isolation_text(const ncm_node *n, ncm_buf *b)
                 ncm_cpuset_format_list_buf(nohz, b);
                 ncm_buf_putc(b, '\n');
         }
+        for (size_t i = 0; i < n->n_pods; i++) {
+                const ncm_pod *pod = n->pods[i].spec;
+                for (size_t k = 0; pod && k < n->pods[i].n; k++) {
+                        const char *name = n->pods[i].c[k].name;
+                        unsigned knobs = ncm__node_container_knobs(n, pod->uid, name);
+                        if (!knobs)
+                                continue;
+                        ncm_buf_printf(b, "CRI-O's knobs: %s/%s (", pod->name[0] ? pod->name : pod->uid,
+                                       name);
+                        ncm_cpuset_format_list_buf(ncm_cpu_state_get(n->cpu_state, pod->uid, name),
+                                                   b);
+                        ncm_buf_puts(b, "):");
+                        for (int j = 0; j < NCM_KNOB_N; j++)
+                                if (knobs & (1u << j))
+                                        ncm_buf_printf(b, " %s", ncm_knob_name(1u << j));
+                        ncm_buf_putc(b, '\n');
+                }
+        }
         return ncm_buf_failed(b) ? -ENOMEM : 0;
+}
+
+void ncm__node_format_knobs_json(const ncm_node *n, const char *pod_uid, const char *name,
+                                 ncm_buf *b)
+{
+        unsigned knobs = ncm__node_container_knobs(n, pod_uid, name);
+
+        if (!knobs)
+                return;
+        ncm_buf_puts(b, ", \"knobs\": [");
+        for (int j = 0, k = 0; j < NCM_KNOB_N; j++)
+                if (knobs & (1u << j))
+                        ncm_buf_printf(b, "%s\"%s\"", k++ ? ", " : "", ncm_knob_name(1u << j));
+        ncm_buf_putc(b, ']');
 }
 
 void ncm__node_format_isolation_json(const ncm_node *n, ncm_buf *b)
@@ -189,4 +221,60 @@ void ncm__node_format_isolation_json(const ncm_node *n, ncm_buf *b)
                        ncm_cpu_isolation_name(n->cfg->isolated_cpus));
         ncm_cpuset_format_list_buf(n->isolated, b);
         ncm_buf_putc(b, '"');
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Explanations
+ */
+
+void ncm__node_explain_isolation(const ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int req,
+                                 const ncm_cpuset *reuse, ncm_cpuset *avail)
+{
+        const char *want = ncm_pod_get_annotation(pod, NCM_POD_ANNOTATION_ISOLATED_CPUS);
+        ncm_cpu_isolation mode = ncm_cpu_policy_isolation(n->cpu, NULL);
+        ncm_autofree char *before = NULL, *after = NULL, *iso = NULL;
+        int tier;
+
+        if (mode == NCM_CPU_ISOLATION_IGNORE || !n->isolated)
+                return;
+        before = ncm_cpuset_format_list(avail);
+        tier = ncm_cpu_policy_isolation_restrict(n->cpu, pod, req, reuse, avail);
+        after = ncm_cpuset_format_list(avail);
+        iso = ncm_cpuset_format_list(n->isolated);
+        if (!before || !after || !iso)
+                return;
+        if (mode == NCM_CPU_ISOLATION_EXCLUDE) {
+                ncm__node_event_step(e, "isolatedCPUs exclude: the isolated CPUs %s go to no "
+                                        "container: %s of %s",
+                                     iso, after, before);
+                return;
+        }
+        ncm__node_event_step(e, "isolatedCPUs exclusive-only (%s%s): %s %s of %s",
+                             want ? NCM_POD_ANNOTATION_ISOLATED_CPUS ": " : "no ",
+                             want ? want : NCM_POD_ANNOTATION_ISOLATED_CPUS,
+                             tier == 2   ? "the isolated CPUs"
+                             : tier == 1 ? "the CPUs that are not isolated, which hold enough:"
+                                         : "all of them, the preferred ones holding too few:",
+                             after, before);
+}
+
+void ncm__node_explain_knobs(const ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
+                             bool exclusive)
+{
+        unsigned k = ncm__node_pod_knobs(pod);
+        ncm_buf b = NCM_BUF_INIT;
+
+        (void)n;
+        if (!k)
+                return;
+        for (int i = 0; i < NCM_KNOB_N; i++)
+                if (k & (1u << i))
+                        ncm_buf_printf(&b, "%s%s", b.len ? ", " : "",
+                                       ncm_knob_annotation(1u << i));
+        if (!ncm_buf_failed(&b))
+                ncm__node_event_step(e, "%s: disable: %s", b.data,
+                                     exclusive ? "done with its cgroups (docs/isolation.md)"
+                                               : "not for a container on the shared pool, "
+                                                 "which it would harm: none");
+        ncm_buf_done(&b);
 }

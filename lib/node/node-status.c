@@ -789,6 +789,7 @@ void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b)
                         ncm_buf_printf(b, ", \"exclusive\": %s, \"cpus\": ",
                                        ex > 0 ? "true" : "false");
                         json_cpus(b, cpus);
+                        ncm__node_format_knobs_json(n, pod->uid, c->name, b);
                         if (ncm_node_container_removed(n, pod->uid, c->name))
                                 ncm_buf_puts(b, ", \"removed\": true");
                         ncm_buf_putc(b, '}');
