@@ -29,8 +29,11 @@ static void usage(FILE *f)
               "shared container the hook placed follows the shared pool. At poststop it is\n"
               "released. A container is nodecm's when its annotations say nodecm.io/managed\n"
               "\"true\" or give a pod UID (nodecm.io/pod-uid, io.kubernetes.pod.uid,\n"
-              "io.kubernetes.cri.sandbox-uid); others are left alone. docs/runtimes.md lists\n"
-              "the annotations.\n\n"
+              "io.kubernetes.cri.sandbox-uid); any other one is kept on the shared pool (no\n"
+              "stranger on an exclusive CPU) unless it says nodecm.io/managed \"false\" or\n"
+              "--no-confine is given. docs/runtimes.md lists the annotations; CRI-O's\n"
+              "cpu-load-balancing, cpu-quota and irq-load-balancing annotations are honoured\n"
+              "(docs/isolation.md).\n\n"
               "  --stage S                 createRuntime, prestart or poststop (default: from\n"
               "                            the state's status: \"stopped\" is poststop)\n"
               "  --root-dir DIR            the node's directory (default: the configuration's\n"
@@ -38,6 +41,9 @@ static void usage(FILE *f)
               "  --cgroup-mount DIR        the cgroup mount root (default /sys/fs/cgroup)\n"
               "  --cgroup-version 1|2      a typical v1 or v2 layout at --cgroup-mount (tests)\n"
               "  --proc DIR                where /proc is (default /; tests)\n"
+              "  --machine-root DIR        the machine's root for /proc/irq and irqbalance's\n"
+              "                            file (default /; tests)\n"
+              "  --no-confine              leave containers that are not nodecm's alone\n"
               "  --no-wait                 fail instead of waiting for the directory's lock\n"
               "  --json                    print what was done as one JSON line\n"
               "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
@@ -48,7 +54,17 @@ static void usage(FILE *f)
               f);
 }
 
-enum { OPT_STAGE = 2000, OPT_MOUNT, OPT_VERSION, OPT_PROC, OPT_NO_WAIT, OPT_JSON, OPT_KUBELET };
+enum {
+        OPT_STAGE = 2000,
+        OPT_MOUNT,
+        OPT_VERSION,
+        OPT_PROC,
+        OPT_NO_WAIT,
+        OPT_JSON,
+        OPT_MACHINE,
+        OPT_NO_CONFINE,
+        OPT_KUBELET
+};
 
 static int read_stdin(char **ret, size_t *ret_len)
 {
@@ -98,6 +114,8 @@ int cmd_oci_hook(int argc, char **argv)
                         {"cgroup-mount", required_argument, NULL, OPT_MOUNT},
                         {"cgroup-version", required_argument, NULL, OPT_VERSION},
                         {"proc", required_argument, NULL, OPT_PROC},
+                        {"machine-root", required_argument, NULL, OPT_MACHINE},
+                        {"no-confine", no_argument, NULL, OPT_NO_CONFINE},
                         {"no-wait", no_argument, NULL, OPT_NO_WAIT},
                         {"json", no_argument, NULL, OPT_JSON},
                         CLI_KUBELET_FLAG_OPTIONS(OPT_KUBELET),
@@ -148,6 +166,12 @@ int cmd_oci_hook(int argc, char **argv)
                         break;
                 case OPT_PROC:
                         o.proc_root = optarg;
+                        break;
+                case OPT_MACHINE:
+                        o.machine_root = optarg;
+                        break;
+                case OPT_NO_CONFINE:
+                        o.no_confine = true;
                         break;
                 case OPT_NO_WAIT:
                         o.no_wait = true;

@@ -98,8 +98,8 @@ NCM_API bool ncm_knob_memo_equal(const ncm_knob_memo *a, const ncm_knob_memo *b)
 /* {"KEY": "VALUE", ...} sorted, then a newline. */
 NCM_API void ncm_knob_memo_format(const ncm_knob_memo *m, ncm_buf *b);
 /* Read what ncm_knob_memo_format() writes (NAME starts errors). -EINVAL, -ENOMEM. */
-NCM_API int ncm_knob_memo_parse(const char *text, size_t len, const char *name,
-                                ncm_knob_memo **ret, ncm_error *err);
+NCM_API int ncm_knob_memo_parse(const char *text, size_t len, const char *name, ncm_knob_memo **ret,
+                                ncm_error *err);
 
 /* ------------------------------------------------------------------------------------------
  * cgroups
@@ -142,8 +142,8 @@ NCM_API int ncm_knobs_plan_cgroups(const ncm_cgroup_layout *l, int rootfd,
  * -errno naming the file (a /proc/irq that cannot be listed).
  */
 NCM_API int ncm_knobs_plan_irqs(int sysfd, const ncm_cpuset *banned, const ncm_cpuset *all_cpus,
-                                const char *irqbalance, ncm_knob_memo *memo,
-                                ncm_cgroup_plan *plan, unsigned *fixed, ncm_error *err);
+                                const char *irqbalance, ncm_knob_memo *memo, ncm_cgroup_plan *plan,
+                                unsigned *fixed, ncm_error *err);
 
 /*
  * The kernel's affinity masks ("ff,ffffffff\n": 32-bit hex groups, most significant first) and

@@ -196,8 +196,8 @@ static int plan_irqbalance(const iplan *k, const char *path)
                 /* nothing banned: the line as it was, or none */
                 if (!was)
                         return 0;
-                r = ncm_knobs_irqbalance_edit(text, len, strcmp(was, "-") == 0 ? NULL : was,
-                                              &out, NULL);
+                r = ncm_knobs_irqbalance_edit(text, len, strcmp(was, "-") == 0 ? NULL : was, &out,
+                                              NULL);
                 ncm_knob_memo_drop(k->memo, IRQBALANCE_KEY);
         } else {
                 ncm_autoptr(ncm_cpuset) want = ncm_cpuset_dup(k->banned);
@@ -271,7 +271,7 @@ int ncm_knobs_plan_irqs(int sysfd, const ncm_cpuset *banned, const ncm_cpuset *a
         ncm_autoptr(ncm_cpuset) released = ncm_cpuset_new();
         const char *last = ncm_knob_memo_get(memo, BANNED_KEY);
         iplan k = {sysfd, banned, released, all_cpus, ncm_cpuset_last(all_cpus) + 1,
-                   memo, plan, fixed, err};
+                   memo,  plan,   fixed,    err};
         DIR *d = NULL;
         struct dirent *de;
         int r;

@@ -228,6 +228,10 @@ static int plan_v1_balance(const kplan *k, const ncm_knob_container *v, size_t n
                         continue;
                 snprintf(path, sizeof(path), "%s/cpuset.sched_load_balance", dir);
                 if (k->rootfd >= 0 && (r = read_line(k, path, cur, sizeof(cur))) < 0) {
+                        if (r == -ENOENT) { /* a cgroup going away */
+                                r = 0;
+                                continue;
+                        }
                         r = ncm_error_errno(k->err, -r, "%s%s", k->l->display_root, path);
                         break;
                 }
@@ -370,14 +374,13 @@ static int plan_v2_partitions(const kplan *k, const ncm_knob_container *v, size_
                 if (ncm_fs_exists(k->rootfd, gone.v[i]) > 0) {
                         char cur[128];
                         snprintf(path, sizeof(path), "%s/cpuset.cpus.partition", gone.v[i]);
-                        if (read_line(k, path, cur, sizeof(cur)) == 0 &&
-                            strcmp(cur, "member") != 0)
+                        if (read_line(k, path, cur, sizeof(cur)) == 0 && strcmp(cur, "member") != 0)
                                 r = plan_write(k, "cpu-load-balancing: partition undone", path,
                                                "member", NULL, 0, NCM_KNOB_FIX_PARTITION);
                         snprintf(path, sizeof(path), "%s/cpuset.cpus.exclusive", gone.v[i]);
                         if (r >= 0)
-                                r = plan_set(k, "cpu-load-balancing: partition undone", path,
-                                             none, NULL, NCM_KNOB_FIX_PARTITION);
+                                r = plan_set(k, "cpu-load-balancing: partition undone", path, none,
+                                             NULL, NCM_KNOB_FIX_PARTITION);
                 }
                 ncm_knob_memo_drop(k->memo, key);
         }
@@ -404,8 +407,8 @@ static int plan_v2_partitions(const kplan *k, const ncm_knob_container *v, size_
                 excl x = {0};
                 char key[4300];
                 const char *orig;
-                if (i >= anc.n && (!(v[i - anc.n].knobs & NCM_KNOB_CPU_LOAD_BALANCING) ||
-                                   !cg_exists(k, cg)))
+                if (i >= anc.n &&
+                    (!(v[i - anc.n].knobs & NCM_KNOB_CPU_LOAD_BALANCING) || !cg_exists(k, cg)))
                         continue;
                 x.container = i >= anc.n;
                 x.path = strdup(cg);
@@ -469,8 +472,8 @@ static int plan_v2_partitions(const kplan *k, const ncm_knob_container *v, size_
                                 snprintf(path, sizeof(path), "%s/cpuset.cpus", e[i].path);
                                 r = read_set(k, path, &cpus);
                                 if (r < 0) {
-                                        r = ncm_error_errno(k->err, -r, "%s%s",
-                                                            k->l->display_root, path);
+                                        r = ncm_error_errno(k->err, -r, "%s%s", k->l->display_root,
+                                                            path);
                                         break;
                                 }
                                 if (!ncm_cpuset_is_subset(all, cpus)) {
@@ -562,8 +565,7 @@ static int plan_quota(const kplan *k, const ncm_knob_container *v, size_t n)
                         /* cpu.max reads "max PERIOD": the quota is its first word */
                         if (v2 && k->rootfd >= 0)
                                 cur[strcspn(cur, " ")] = '\0';
-                        r = plan_write(k,
-                                       j ? "cpu-quota: container" : "cpu-quota: pod", path,
+                        r = plan_write(k, j ? "cpu-quota: container" : "cpu-quota: pod", path,
                                        v2 ? "max" : "-1", k->rootfd >= 0 ? cur : NULL, 0,
                                        NCM_KNOB_FIX_CPU_QUOTA);
                 }

@@ -185,8 +185,8 @@ int ncm__node_format_isolation_text(const ncm_node *n, ncm_buf *b)
                         unsigned knobs = ncm__node_container_knobs(n, pod->uid, name);
                         if (!knobs)
                                 continue;
-                        ncm_buf_printf(b, "CRI-O's knobs: %s/%s (", pod->name[0] ? pod->name : pod->uid,
-                                       name);
+                        ncm_buf_printf(b, "CRI-O's knobs: %s/%s (",
+                                       pod->name[0] ? pod->name : pod->uid, name);
                         ncm_cpuset_format_list_buf(ncm_cpu_state_get(n->cpu_state, pod->uid, name),
                                                    b);
                         ncm_buf_puts(b, "):");
@@ -244,8 +244,9 @@ void ncm__node_explain_isolation(const ncm_node *n, ncm_node_event *e, const ncm
         if (!before || !after || !iso)
                 return;
         if (mode == NCM_CPU_ISOLATION_EXCLUDE) {
-                ncm__node_event_step(e, "isolatedCPUs exclude: the isolated CPUs %s go to no "
-                                        "container: %s of %s",
+                ncm__node_event_step(e,
+                                     "isolatedCPUs exclude: the isolated CPUs %s go to no "
+                                     "container: %s of %s",
                                      iso, after, before);
                 return;
         }
@@ -269,8 +270,7 @@ void ncm__node_explain_knobs(const ncm_node *n, ncm_node_event *e, const ncm_pod
                 return;
         for (int i = 0; i < NCM_KNOB_N; i++)
                 if (k & (1u << i))
-                        ncm_buf_printf(&b, "%s%s", b.len ? ", " : "",
-                                       ncm_knob_annotation(1u << i));
+                        ncm_buf_printf(&b, "%s%s", b.len ? ", " : "", ncm_knob_annotation(1u << i));
         if (!ncm_buf_failed(&b))
                 ncm__node_event_step(e, "%s: disable: %s", b.data,
                                      exclusive ? "done with its cgroups (docs/isolation.md)"

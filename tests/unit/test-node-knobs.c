@@ -34,7 +34,7 @@ typedef struct fx {
         fake fk;
         ncm_enforcer_cgroup_options o;
         bool plan;
-        char *sys;  /* the machine root: proc/irq, etc/default/irqbalance */
+        char *sys; /* the machine root: proc/irq, etc/default/irqbalance */
         int sysfd;
         char *dir; /* the node's directory, when kept */
         ncm_topo *t;
@@ -50,7 +50,8 @@ static void sys_put(fx *f, const char *path, const char *text)
         char *slash;
 
         snprintf(full, sizeof(full), "%s%s", f->sys, path);
-        for (slash = strchr(full + strlen(f->sys) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        for (slash = strchr(full + strlen(f->sys) + 1, '/'); slash;
+             slash = strchr(slash + 1, '/')) {
                 *slash = '\0';
                 (void)mkdir(full, 0755);
                 *slash = '/';
@@ -355,8 +356,7 @@ static void test_node_knobs_irqs(void **state)
         sys_put(&f, "/proc/irq/24/smp_affinity", "e\n");
         assert_true(ncm_node_reconcile(f.n, &err) >= 0);
         assert_sys(&f, "/proc/irq/24/smp_affinity", "8");
-        assert_int_equal(ncm_node_isolation_counters_get(f.n)->fixed[NCM_KNOB_FIX_IRQ_AFFINITY],
-                         1);
+        assert_int_equal(ncm_node_isolation_counters_get(f.n)->fixed[NCM_KNOB_FIX_IRQ_AFFINITY], 1);
         /* the container goes: its CPUs come back where they were, irqbalance as it was */
         remove_ok(&f, "rt");
         assert_sys(&f, "/proc/irq/default_smp_affinity", "f");
@@ -387,8 +387,7 @@ static void test_node_knobs_restart_converges(void **state)
         sys_put(&f, "/proc/irq/0/smp_affinity", "f\n");
         make_node(&f, &err, 0);
         assert_sys(&f, "/proc/irq/0/smp_affinity", "9");
-        assert_int_equal(ncm_node_isolation_counters_get(f.n)->fixed[NCM_KNOB_FIX_IRQ_AFFINITY],
-                         1);
+        assert_int_equal(ncm_node_isolation_counters_get(f.n)->fixed[NCM_KNOB_FIX_IRQ_AFFINITY], 1);
         /* the process dies again, and the pod with it: the next start restores */
         ncm_node_free(f.n);
         f.n = NULL;
@@ -445,9 +444,8 @@ static void test_node_knobs_best_effort(void **state)
         fake_init(&fk, 1, false);
         assert_int_equal(ncm_fs_mkdir(fk.rootfd, "/cpuset/d", 0755, NULL), 1);
         assert_int_equal(ncm_fs_mkdir(fk.rootfd, "/cpuset/d/smp_affinity", 0755, NULL), 1);
-        assert_int_equal(ncm_cgroup_plan_add(&plan, NCM_CGROUP_OP_WRITE,
-                                             NCM_CGROUP_OPF_BEST_EFFORT, "/cpuset/d/smp_affinity",
-                                             "1"),
+        assert_int_equal(ncm_cgroup_plan_add(&plan, NCM_CGROUP_OP_WRITE, NCM_CGROUP_OPF_BEST_EFFORT,
+                                             "/cpuset/d/smp_affinity", "1"),
                          0);
         assert_int_equal(ncm_cgroup_plan_apply(&plan, fk.rootfd, NULL, &err), 0);
         plan.ops[0].flags = 0;
