@@ -145,6 +145,14 @@ static void job_create(nodecmd *d, nodecmd_job *job, void *data)
                 ncm_cri_ticket_refuse(a->t,
                                       r == -ENOMEM ? NCM_RPC_RESOURCE_EXHAUSTED : NCM_RPC_INTERNAL,
                                       err.msg);
+        } else if (dec.action == NCM_CRI_PASS && dec.cpuset_cpus) {
+                /* not a pod nodecm holds: on the shared pool, off every exclusive CPU */
+                c->passed++;
+                r = ncm_cri_decision_apply(&dec, req, len, &patched, &err);
+                if (r < 0)
+                        ncm_cri_ticket_refuse(a->t, NCM_RPC_INTERNAL, err.msg);
+                else
+                        ncm_cri_ticket_forward(a->t, (const uint8_t *)patched.data, patched.len);
         } else if (dec.action == NCM_CRI_PASS) {
                 c->passed++;
                 ncm_cri_ticket_forward(a->t, req, len);

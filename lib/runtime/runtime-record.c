@@ -91,9 +91,23 @@ int ncm__rt_container_set_annotations(ncm__rt_container *e, const ncm_runtime_kv
         free(e->ann);
         e->ann = NULL;
         e->n_ann = 0;
-        for (size_t i = 0; i < n; i++)
-                if (ncm_pod_annotation_known(a[i].key) && ann_add(e, a[i].key, a[i].value) < 0)
+        for (size_t i = 0; i < n; i++) {
+                bool seen = false;
+                if (!ncm_pod_annotation_known(a[i].key))
+                        continue;
+                /* a later one of the same key wins (the container's over its sandbox's) */
+                for (size_t k = 0; k < e->n_ann && !seen; k++)
+                        if (strcmp(e->ann[k].key, a[i].key) == 0) {
+                                char *v = strdup(a[i].value);
+                                if (!v)
+                                        return -ENOMEM;
+                                free(e->ann[k].value);
+                                e->ann[k].value = v;
+                                seen = true;
+                        }
+                if (!seen && ann_add(e, a[i].key, a[i].value) < 0)
                         return -ENOMEM;
+        }
         return 0;
 }
 

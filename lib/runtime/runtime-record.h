@@ -39,7 +39,8 @@ typedef struct ncm__rt_container {
 
 /*
  * The annotations of A[0..N) that a pod's spec would carry for nodecm (ncm_pod_annotation_known)
- * into E, replacing any (values are checked when the pod is rebuilt). -ENOMEM.
+ * into E, replacing any; a later one of the same key wins (values are checked when the pod is
+ * rebuilt). -ENOMEM.
  */
 int ncm__rt_container_set_annotations(ncm__rt_container *e, const ncm_runtime_kv *a, size_t n);
 

@@ -10,6 +10,8 @@ StopContainer, RemoveContainer, RemovePodSandbox). Checked:
     `nodecm simulate` (the kubelet's static policy) gives the same pods on this machine:
     Guaranteed integer, Guaranteed fractional, Burstable, BestEffort; the shared pool shrinks
     and grows in every other container as containers come and go;
+  - a container made at containerd itself (nodecm cannot attribute it) is kept on the shared
+    pool by the next reconcile;
   - a refused admission fails CreateContainer with the kubelet's text, nothing created;
   - a client's UpdateContainerResources that would widen a cpuset keeps nodecm's;
   - a cpuset changed behind nodecm's back (directly at containerd) is put back by reconcile;
@@ -188,6 +190,22 @@ expect_all("after the pods came")
 pool = rt.parse_list(exp.cpus(tmp, "pb", "app"))
 check(pool == ALL - rt.parse_list(exp.cpus(tmp, "pg", "app")),
       "the shared pool is every CPU but the Guaranteed container's")
+
+# a container nodecm cannot attribute (made at containerd itself, not through the proxy): the
+# next reconcile keeps it on the shared pool, off the Guaranteed container's CPU (no stranger
+# on an exclusive CPU)
+direct.run_pod("ps", "stranger", [("app", {}, {})])
+stranger = direct.create("ps", "app", {}, {}, FIRST)
+direct.start(stranger)
+want = exp.cpus(tmp, "pb", "app")
+deadline = time.time() + 5.0
+while cpus_of(stranger) != want and time.time() < deadline:
+    time.sleep(0.1)
+check(cpus_of(stranger) == want, "the stranger runs on %s, not the shared pool %s"
+      % (cpus_of(stranger), want))
+direct.stop(stranger)
+direct.remove(stranger)
+direct.remove_pod("ps")
 
 # refused: the kubelet's text, nothing created
 free = len(ALL) - 1 - len(rt.parse_list(exp.cpus(tmp, "pg", "app")))
