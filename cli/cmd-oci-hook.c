@@ -35,7 +35,9 @@ static void usage(FILE *f)
               "cpu-load-balancing, cpu-quota and irq-load-balancing annotations are honoured\n"
               "(docs/isolation.md).\n\n"
               "  --stage S                 createRuntime, prestart or poststop (default: from\n"
-              "                            the state's status: \"stopped\" is poststop)\n"
+              "                            the state's status: \"stopped\" is poststop); or\n"
+              "                            reconcile (no state: the node the hooks keep gets\n"
+              "                            its cpusets, knobs and interrupts back; a timer)\n"
               "  --root-dir DIR            the node's directory (default: the configuration's\n"
               "                            rootDirectory, else /var/lib/nodecm)\n"
               "  --cgroup-mount DIR        the cgroup mount root (default /sys/fs/cgroup)\n"
@@ -106,6 +108,38 @@ static int read_stdin(char **ret, size_t *ret_len)
         return 0;
 }
 
+/* --stage reconcile: the node the hooks keep, reconciled (a timer runs it); no state. */
+static int reconcile_node(ncm_oci_hook_options *o, const cli_source *src,
+                          const ncm_node_config *cfg, bool json)
+{
+        ncm_autoptr(ncm_topo) topo = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf out = NCM_BUF_INIT;
+        unsigned knobs[NCM_KNOB_FIX_N] = {0};
+        size_t stale = 0;
+        int fixed = 0, r;
+
+        o->root_dir = ncm_node_config_root_dir(cfg)[0] ? ncm_node_config_root_dir(cfg)
+                                                       : "/var/lib/nodecm";
+        o->cfg = cfg;
+        r = cli_source_load(src, &topo, &err);
+        if (r < 0)
+                return cli_fail(r, &err);
+        o->topo = topo;
+        r = ncm_oci_reconcile(o, &fixed, knobs, &stale, &err);
+        if (r < 0)
+                return cli_fail(r, &err);
+        if (json) {
+                ncm_buf_printf(&out, "{\"stage\": \"reconcile\", \"cpusets\": %d, \"stale\": %zu",
+                               fixed, stale);
+                for (int k = 0; k < NCM_KNOB_FIX_N; k++)
+                        ncm_buf_printf(&out, ", \"%s\": %u", ncm_knob_fix_name((ncm_knob_fix)k),
+                                       knobs[k]);
+                ncm_buf_puts(&out, "}\n");
+        }
+        return cli_emit_buf(&out);
+}
+
 int cmd_oci_hook(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -131,7 +165,7 @@ int cmd_oci_hook(int argc, char **argv)
         ncm_oci_hook_result res = {0};
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
-        bool json = false;
+        bool json = false, reconcile = false;
         size_t len = 0;
         int c, idx = 0, r = 0;
 
@@ -148,10 +182,12 @@ int cmd_oci_hook(int argc, char **argv)
                                 o.stage = NCM_OCI_STAGE_CREATE;
                         else if (strcmp(optarg, "poststop") == 0)
                                 o.stage = NCM_OCI_STAGE_POSTSTOP;
+                        else if (strcmp(optarg, "reconcile") == 0)
+                                reconcile = true;
                         else
                                 r = cli_usage_error("oci-hook",
-                                                    "--stage: expected createRuntime, prestart "
-                                                    "or poststop, got '%s'",
+                                                    "--stage: expected createRuntime, prestart, "
+                                                    "poststop or reconcile, got '%s'",
                                                     optarg);
                         break;
                 case OPT_MOUNT:
@@ -204,6 +240,8 @@ int cmd_oci_hook(int argc, char **argv)
         cli_kubelet_flags_free(flags);
         if (r != 0)
                 return r;
+        if (reconcile)
+                return reconcile_node(&o, &src, cfg, json);
         r = read_stdin(&state, &len);
         if (r < 0)
                 return cli_fail(ncm_error_set(&err, -r, "reading the state on standard input: %s",

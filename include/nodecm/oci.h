@@ -161,6 +161,17 @@ NCM_API int ncm_oci_hook_run(const ncm_oci_hook_options *o, const char *state, s
                              ncm_oci_hook_result *ret, ncm_error *err);
 
 /*
+ * The kubelet's reconcileState for the node the hook keeps, for a timer (`nodecm oci-hook
+ * --stage reconcile`): containers whose cgroup has gone are released, every container the hook
+ * placed (confined ones included) gets its cpuset again, and CRI-O's knobs and the interrupts
+ * are put back where the machine changed them. *RET_FIXED: the cpusets written; *RET_KNOBS (may
+ * be NULL; NCM_KNOB_FIX_N entries): what the knobs found changed, by ncm_knob_fix; *RET_STALE:
+ * the containers released. No node directory: nothing to do (0).
+ */
+NCM_API int ncm_oci_reconcile(const ncm_oci_hook_options *o, int *ret_fixed, unsigned *ret_knobs,
+                              size_t *ret_stale, ncm_error *err);
+
+/*
  * RESULT as one JSON line: {"stage": "create"|"poststop", "id": ..., "action": "skipped"|
  * "admitted"|"released"|"unknown"|"confined", and what the action has: "reason"; "pod",
  * "container", "exclusive", "cpus", "mems", "cgroup"; "released"; "cpus" and "cgroup" of a

@@ -580,6 +580,50 @@ int ncm_oci_hook_run(const ncm_oci_hook_options *o, const char *state, size_t le
         return 0;
 }
 
+int ncm_oci_reconcile(const ncm_oci_hook_options *o, int *ret_fixed, unsigned *ret_knobs,
+                      size_t *ret_stale, ncm_error *err)
+{
+        hook_env env = {.rootfd = -1, .sysfd = -1};
+        ncm_autofree char *state = NULL;
+        ncm_node_isolation_counters before = {{0}};
+        size_t stale = 0;
+        int r;
+
+        *ret_fixed = 0;
+        if (ret_stale)
+                *ret_stale = 0;
+        if (asprintf(&state, "%s/%s", o->root_dir, NCM_CPU_CHECKPOINT_NAME) < 0)
+                return oom(err);
+        if (ncm_fs_exists(AT_FDCWD, state) <= 0)
+                return 0;
+        r = env_cgroups(o, &env, err);
+        if (r >= 0)
+                r = env_open(o, 0, &env, err);
+        if (r >= 0)
+                r = prune(&env, NULL, &stale, err);
+        if (r >= 0) {
+                before = *ncm_node_isolation_counters_get(env.node);
+                r = ncm_node_reconcile(env.node, err);
+        }
+        if (r >= 0) {
+                const ncm_node_isolation_counters *after =
+                                ncm_node_isolation_counters_get(env.node);
+                *ret_fixed = r;
+                for (int k = 0; ret_knobs && k < NCM_KNOB_FIX_N; k++)
+                        ret_knobs[k] = (unsigned)(after->fixed[k] - before.fixed[k]);
+                if (ret_stale)
+                        *ret_stale = stale;
+        }
+        if (env.dir) {
+                ncm_error e2 = NCM_ERROR_INIT;
+                int rs = save(o, &env, r < 0 ? &e2 : err);
+                if (r >= 0 && rs < 0)
+                        r = rs;
+        }
+        env_done(&env);
+        return r < 0 ? r : 0;
+}
+
 static void put(ncm_buf *b, const char *key, const char *v)
 {
         ncm_buf_printf(b, ", \"%s\": ", key);
