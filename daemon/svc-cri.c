@@ -573,6 +573,13 @@ static void arm(cri *c)
 
 /* ---- the service -------------------------------------------------------------------------- */
 
+/* The knobs enforcer's resolver: where containerd made a container's cgroup. */
+static int cgroup_of(void *data, const char *pod_uid, const char *name, char **ret)
+{
+        cri *c = data;
+        return c->cn ? ncm_cri_node_container_cgroup(c->cn, pod_uid, name, ret) : -ENOENT;
+}
+
 static int cri_start(nodecmd *d, void **ret, ncm_error *err)
 {
         cri *c = calloc(1, sizeof(*c));
@@ -596,6 +603,7 @@ static int cri_start(nodecmd *d, void **ret, ncm_error *err)
         r = ncm_cri_node_open(nodecmd_root_dir(d), nodecmd_target(d), &c->cn, err);
         if (r < 0)
                 return r;
+        ncm_enforcer_knobs_set_resolver(nodecmd_enforcer(d), cgroup_of, c);
         if (listen) {
                 ncm_cri_proxy_options o = {.listen = listen, .runtime_endpoint = c->endpoint};
                 ncm_rpc_opts ro;
@@ -682,6 +690,8 @@ static void cri_free(void *data)
                 return;
         if (c->client)
                 ncm_rpc_uv_client_close(c->client);
+        if (c->d)
+                ncm_enforcer_knobs_set_resolver(nodecmd_enforcer(c->d), NULL, NULL);
         ncm_cri_proxy_free(c->proxy);
         ncm_cri_updates_free(c->upd, c->n_upd);
         ncm_cri_node_free(c->cn);

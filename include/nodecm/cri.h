@@ -451,6 +451,15 @@ typedef struct ncm_cri_update {
 NCM_API void ncm_cri_updates_free(ncm_cri_update *v, size_t n);
 
 /*
+ * The cgroup the runtime made for container NAME of POD_UID, with the cgroupfs driver: its
+ * sandbox's cgroup parent, then its id (containerd's naming), below the hierarchies; for the
+ * knobs enforcer's resolver (nodecm/enforcer.h). 0 and *RET (malloc'd); -ENOENT when the
+ * container has no id yet or its parent is not a cgroupfs path; -ENOMEM.
+ */
+NCM_API int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *pod_uid,
+                                          const char *name, char **ret);
+
+/*
  * The kubelet's reconcileState over the runtime's containers LISTED[0..N) (ListContainers,
  * every state): containers of the record the runtime no longer has are released
  * (removeStaleState; RES tells whether the pool moved), and every running container the

@@ -163,6 +163,25 @@ NCM_API int ncm_enforcer_cgroupfs_new(const ncm_enforcer_cgroup_options *o, ncm_
 NCM_API int ncm_enforcer_plan_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
                                   ncm_error *err);
 
+/* Where a container's cgroup is (below the hierarchies: "/kubepods/pod<uid>/<id>"), as the
+ * runtime that made it names it: 0 and *RET (malloc'd), or -ENOENT when not known (yet). */
+typedef int (*ncm_enforcer_cgroup_fn)(void *data, const char *pod_uid, const char *name,
+                                      char **ret);
+
+/*
+ * "knobs": for nodes whose runtime makes the cgroups and sets the cpusets (a CRI runtime):
+ * only isolation() (CRI-O's knobs and the interrupts; nodecm/cgroup-knobs.h), on the cgroups
+ * RESOLVE finds (ncm_enforcer_knobs_set_resolver; a container's parent is its pod's cgroup,
+ * the ancestors go up to kubepods). Node allocatable, the QoS tiers and the pods' cgroups are
+ * left to the runtime and the kubelet. -ENOMEM, or the layout's errors at start.
+ */
+NCM_API int ncm_enforcer_knobs_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
+                                   ncm_error *err);
+/* Set the knobs enforcer's resolver (nothing for other enforcers). Until then no container's
+ * cgroup is known: the knobs wait for it. */
+NCM_API void ncm_enforcer_knobs_set_resolver(ncm_enforcer *e, ncm_enforcer_cgroup_fn fn,
+                                             void *data);
+
 /* The plan enforcer's record of committed writes (NULL for other enforcers). */
 NCM_API const ncm_cgroup_plan *ncm_enforcer_plan_get(const ncm_enforcer *e) NCM_PURE;
 /* ... and of its writes on the machine beside the cgroups (interrupts, irqbalance), paths

@@ -286,7 +286,10 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         e.pod_name = strdup(c->sandbox.name ? c->sandbox.name : "");
         e.pod_ns = strdup(c->sandbox.namespace ? c->sandbox.namespace : "");
         e.name = strdup(c->name);
-        e.cgroup = strdup("");
+        /* the pod's cgroup (cgroupfs driver), where the runtime makes the container's */
+        e.cgroup = strdup(c->sandbox.cgroup_parent && c->sandbox.cgroup_parent[0] == '/'
+                                          ? c->sandbox.cgroup_parent
+                                          : "");
         e.sandbox = strdup(c->pod_sandbox_id ? c->pod_sandbox_id : "");
         if (!e.id || !e.pod || !e.pod_name || !e.pod_ns || !e.name || !e.cgroup || !e.sandbox) {
                 ncm__rt_container_done(&e);
@@ -563,6 +566,19 @@ int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_resul
                 if (strcmp(cn->rec.sandboxes[i].pod, pod) == 0)
                         ncm__rt_record_remove_sandbox(&cn->rec, i);
         return save(cn, err);
+}
+
+int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *pod_uid, const char *name,
+                                  char **ret)
+{
+        ssize_t k = ncm__rt_record_find_name(&cn->rec, pod_uid, name);
+
+        /* containerd's cgroupfs naming: the container's id below its sandbox's parent */
+        if (k < 0 || !cn->rec.v[k].id[0] || !cn->rec.v[k].cgroup || !cn->rec.v[k].cgroup[0])
+                return -ENOENT;
+        if (asprintf(ret, "%s/%s", cn->rec.v[k].cgroup, cn->rec.v[k].id) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 int ncm_cri_node_cpusets(const ncm_cri_node *cn, const char *id, char **ret_cpus, char **ret_mems)

@@ -91,6 +91,10 @@ typedef struct cg_enforcer {
          * (interrupts, irqbalance) through SYS_ROOT, undone and recorded apart */
         char *kubepods;
         int sysfd;
+        /* knobs: only isolation(), on the cgroups a runtime made (ncm_enforcer_knobs_new) */
+        bool knobs_only;
+        ncm_enforcer_cgroup_fn resolve;
+        void *resolve_data;
         ncm_cgroup_undo *machine_undo;
         ncm_cgroup_plan pending_machine, done_machine;
 } cg_enforcer;
@@ -155,6 +159,7 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
         o.sys_root = e->sys_root;
         o.cgroup_version = e->version;
         o.act = !e->record;
+        o.no_allocatable = e->knobs_only;
         o.capacity = e->has_capacity ? &e->capacity : NULL;
         o.all_cpus = s->all_cpus;
         o.exec = &e->exec;
@@ -165,6 +170,8 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
         e->m = ncm_node_cgroups_manager(e->cg);
         e->layout = ncm_node_cgroups_layout(e->cg);
         e->rootfd = e->m->rootfd;
+        if (e->knobs_only)
+                return 0; /* the runtime and the kubelet make and limit every cgroup */
 
         /* the controllers the kubelet requires, named as it names kubepods */
         r = ncm_cgroup_qos_names(ncm_node_config_cgroup_root(cfg),
@@ -277,6 +284,7 @@ static int cg_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT, mplan = NCM_CGROUP_PLAN_INIT;
         ncm_knob_container *v = calloc(iso->n_containers + 1, sizeof(*v));
         char **paths = calloc(2 * iso->n_containers + 1, sizeof(*paths));
+        size_t nv = 0;
         int r = 0;
 
         if (!v || !paths) {
@@ -285,20 +293,43 @@ static int cg_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
         }
         for (size_t i = 0; i < iso->n_containers && r >= 0; i++) {
                 const ncm_enforce_knobbed *k = &iso->containers[i];
-                r = ncm_cgroup_manager_container_path(e->m, k->pod->uid, k->pod->qos, k->name,
-                                                      &paths[2 * i], err);
-                if (r >= 0)
-                        r = ncm_cgroup_manager_container_path(e->m, k->pod->uid, k->pod->qos, NULL,
-                                                              &paths[2 * i + 1], err);
-                v[i] = (ncm_knob_container){paths[2 * i], paths[2 * i + 1], e->kubepods, k->cpus,
-                                            k->knobs};
+                const char *top = e->kubepods;
+                if (e->knobs_only) {
+                        /* the runtime's names: its parent is the pod's, kubepods above */
+                        const char *slash, *kp;
+                        if (!e->resolve ||
+                            e->resolve(e->resolve_data, k->pod->uid, k->name, &paths[2 * i]) < 0)
+                                continue;
+                        slash = strrchr(paths[2 * i], '/');
+                        paths[2 * i + 1] = strndup(paths[2 * i],
+                                                   slash ? (size_t)(slash - paths[2 * i]) : 0);
+                        kp = strstr(paths[2 * i], "/kubepods");
+                        free(e->kubepods);
+                        e->kubepods = kp ? strndup(paths[2 * i],
+                                                   (size_t)(kp - paths[2 * i]) +
+                                                                   strcspn(kp + 1, "/") + 1)
+                                         : NULL;
+                        top = e->kubepods;
+                        if (!paths[2 * i + 1]) {
+                                r = oom(err);
+                                break;
+                        }
+                } else {
+                        r = ncm_cgroup_manager_container_path(e->m, k->pod->uid, k->pod->qos,
+                                                              k->name, &paths[2 * i], err);
+                        if (r >= 0)
+                                r = ncm_cgroup_manager_container_path(e->m, k->pod->uid,
+                                                                      k->pod->qos, NULL,
+                                                                      &paths[2 * i + 1], err);
+                }
+                v[nv++] = (ncm_knob_container){paths[2 * i], paths[2 * i + 1], top, k->cpus,
+                                               k->knobs};
         }
         snprintf(plan.display_root, sizeof(plan.display_root), "%s", e->layout->display_root);
         snprintf(mplan.display_root, sizeof(mplan.display_root), "%s", e->sys_root);
         if (r >= 0)
-                r = ncm_knobs_plan_cgroups(e->layout, e->record ? -1 : e->rootfd, v,
-                                           iso->n_containers, iso->all_cpus, iso->memo, &plan,
-                                           iso->fixed, err);
+                r = ncm_knobs_plan_cgroups(e->layout, e->record ? -1 : e->rootfd, v, nv,
+                                           iso->all_cpus, iso->memo, &plan, iso->fixed, err);
         if (r >= 0)
                 r = ncm_knobs_plan_irqs(e->record ? -1 : e->sysfd, iso->irq_banned, iso->all_cpus,
                                         irqbalance_file(e, iso->irqbalance), iso->memo, &mplan,
@@ -459,6 +490,33 @@ static const ncm_enforcer_ops cgroupfs_ops = {
                 .isolation = cg_isolation,
 };
 
+static int knobs_pod(void *data, const ncm_enforce_pod *p, ncm_error *err)
+{
+        (void)data;
+        (void)p;
+        (void)err;
+        return 0;
+}
+
+static int knobs_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
+                         ncm_error *err)
+{
+        (void)usage;
+        return knobs_pod(data, p, err);
+}
+
+static const ncm_enforcer_ops knobs_ops = {
+                .name = "knobs",
+                .start = cg_start,
+                .begin = cg_begin,
+                .pod_add = knobs_pod_add,
+                .pod_cpus = knobs_pod,
+                .commit = cg_commit,
+                .rollback = cg_rollback,
+                .free = cg_free,
+                .isolation = cg_isolation,
+};
+
 static const ncm_enforcer_ops plan_ops = {
                 .name = "plan",
                 .start = cg_start,
@@ -471,6 +529,33 @@ static const ncm_enforcer_ops plan_ops = {
                 .free = cg_free,
                 .isolation = cg_isolation,
 };
+
+static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforcer **ret,
+                  ncm_error *err);
+
+int ncm_enforcer_knobs_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret, ncm_error *err)
+{
+        int r = cg_new(o, false, ret, err);
+        cg_enforcer *e;
+
+        if (r < 0)
+                return r;
+        e = (*ret)->data;
+        e->knobs_only = true;
+        (*ret)->ops = &knobs_ops;
+        return 0;
+}
+
+void ncm_enforcer_knobs_set_resolver(ncm_enforcer *e, ncm_enforcer_cgroup_fn fn, void *data)
+{
+        cg_enforcer *c;
+
+        if (!e || e->ops != &knobs_ops)
+                return;
+        c = e->data;
+        c->resolve = fn;
+        c->resolve_data = data;
+}
 
 static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforcer **ret,
                   ncm_error *err)

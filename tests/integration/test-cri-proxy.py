@@ -12,6 +12,9 @@ StopContainer, RemoveContainer, RemovePodSandbox). Checked:
     and grows in every other container as containers come and go;
   - a container made at containerd itself (nodecm cannot attribute it) is kept on the shared
     pool by the next reconcile;
+  - CRI-O's cpu-load-balancing and cpu-quota annotations done on the cgroups containerd made
+    (sched_load_balance of the container, its pod and kubepods; no quota), put back by the
+    reconcile, undone when the pod goes;
   - a refused admission fails CreateContainer with the kubelet's text, nothing created;
   - a client's UpdateContainerResources that would widen a cpuset keeps nodecm's;
   - a cpuset changed behind nodecm's back (directly at containerd) is put back by reconcile;
@@ -151,10 +154,10 @@ def expect_all(when, wait=3.0):
         check(False, "%s: %s" % (when, b))
 
 
-def run_pod(uid, containers, qos=None):
+def run_pod(uid, containers, qos=None, annotations=None):
     """The kubelet's way: the sandbox, then each container created and started."""
     exp.admit(rt.pod(uid, containers))
-    kl.run_pod(uid, uid, containers, qos=qos)
+    kl.run_pod(uid, uid, containers, qos=qos, annotations=annotations)
     for name, req, lim in containers:
         want = exp.cpus(tmp, uid, name)
         cid = kl.create(uid, name, req, lim, FIRST)
@@ -252,6 +255,52 @@ exp.remove("pg", "app")
 kl.remove_pod("pg")
 exp.remove_pod("pg")
 expect_all("after the Guaranteed pod went")
+
+# CRI-O's knobs through the proxy (the pod's annotations come in its sandbox's config): done by
+# nodecmd on the cgroups containerd made, within a reconcile period; undone when it goes
+run_pod("pk", [("app", dict(cpu="1", **MEM), dict(cpu="1", **MEM))],
+        annotations={"cpu-load-balancing.crio.io": "disable", "cpu-quota.crio.io": "disable"})
+k = cid_of("pk", "app")
+pod_cg = kl.cgroup_parent("pk", "Guaranteed")
+kubepods = os.path.dirname(pod_cg)
+CPUSET = "/sys/fs/cgroup/cpuset"
+
+
+def knob_state():
+    def rd(p):
+        try:
+            with open(p) as f:
+                return f.read().strip()
+        except OSError as e:
+            return "error: %s" % e
+    return (rd("%s%s/%s/cpuset.sched_load_balance" % (CPUSET, pod_cg, k)),
+            rd("%s%s/cpuset.sched_load_balance" % (CPUSET, pod_cg)),
+            rd("%s%s/cpuset.sched_load_balance" % (CPUSET, kubepods)),
+            rd("/sys/fs/cgroup/cpu%s/%s/cpu.cfs_quota_us" % (pod_cg, k)))
+
+
+deadline = time.time() + 5.0
+while knob_state() != ("0", "0", "0", "-1") and time.time() < deadline:
+    time.sleep(0.1)
+check(knob_state() == ("0", "0", "0", "-1"),
+      "sched_load_balance of the container, its pod and kubepods, and its quota: %s"
+      % (knob_state(),))
+with open("%s%s/cpuset.sched_load_balance" % (CPUSET, kubepods), "w") as f:
+    f.write("1")
+deadline = time.time() + 5.0
+while knob_state()[2] != "0" and time.time() < deadline:
+    time.sleep(0.1)
+check(knob_state()[2] == "0", "the reconcile put kubepods' sched_load_balance back")
+kl.stop(k)
+kl.remove(k)
+live.pop(k)
+exp.remove("pk", "app")
+kl.remove_pod("pk")
+exp.remove_pod("pk")
+deadline = time.time() + 5.0
+while knob_state()[2] != "1" and time.time() < deadline:
+    time.sleep(0.1)
+check(knob_state()[2] == "1", "kubepods balances again once the pod went: %s" % (knob_state(),))
 
 # containerd restarts under the proxy: UNAVAILABLE meanwhile, then success, nothing lost
 c.stop()
