@@ -52,7 +52,7 @@ expect_rc 0 "--help"
 case "$OUT" in *createRuntime*poststop*) ;; *) fail "--help names the stages" ;; esac
 run oci-hook --stage start
 expect_rc 2 "an unknown stage"
-expect_err_contains "--stage: expected createRuntime, prestart or poststop, got 'start'" "an unknown stage"
+expect_err_contains "--stage: expected createRuntime, prestart, poststop or reconcile, got 'start'" "an unknown stage"
 
 hook 'not json'
 expect_rc 2 "a state that is not JSON"
