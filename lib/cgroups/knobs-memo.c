@@ -10,6 +10,7 @@
 #include <nodecm/cgroup-knobs.h>
 #include "base/array.h"
 #include "base/json.h"
+#include "base/utf8.h"
 
 typedef struct memo_kv {
         char *key;
@@ -177,6 +178,13 @@ int ncm_knob_memo_parse(const char *text, size_t len, const char *name, ncm_knob
                 if (!json_object_is_type(val, json_type_string))
                         return ncm_error_set(err, EINVAL, "%s: \"%s\": expected string, got %s",
                                              name, key, ncm__json_type_name(val));
+                /* paths and masks: what is not UTF-8 was not written by nodecm */
+                if (!ncm__utf8_valid(key, strlen(key)) ||
+                    !ncm__utf8_valid(json_object_get_string(val),
+                                     (size_t)json_object_get_string_len(val)) ||
+                    strlen(json_object_get_string(val)) != (size_t)json_object_get_string_len(val))
+                        return ncm_error_set(err, EINVAL, "%s: a key or value is not UTF-8 text",
+                                             name);
                 if (ncm_knob_memo_set(m, key, json_object_get_string(val)) < 0)
                         return ncm_error_set(err, ENOMEM, "out of memory");
         }
