@@ -343,6 +343,17 @@ static int run(args *a, const char *const *pos)
                         ncm_buf_printf(&out, "\n%s", p.data ? p.data : "");
                 ncm_buf_done(&p);
         }
+        plan = ncm_enforcer_plan_machine_get(e);
+        if (plan && plan->n_steps) {
+                /* CRI-O's irq-load-balancing: the machine's files beside the cgroups */
+                ncm_buf p = NCM_BUF_INIT;
+                ncm_cgroup_plan_format(plan, &p);
+                if (a->json)
+                        fputs(p.data ? p.data : "", stderr);
+                else
+                        ncm_buf_printf(&out, "\n%s", p.data ? p.data : "");
+                ncm_buf_done(&p);
+        }
         return a->html ? finish_html(a, r, &out, &err) : finish(r, &out, &err);
 }
 

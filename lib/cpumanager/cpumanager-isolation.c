@@ -117,6 +117,17 @@ int ncm_cpu_policy_isolation_restrict(const ncm_cpu_policy *p, const ncm_pod *po
         return want == 1 ? 2 : 1;
 }
 
+static bool pod_has_exclusive(const ncm_pod *pod)
+{
+        for (size_t i = 0; i < pod->n_init_containers; i++)
+                if (ncm_cpu_guaranteed_cpus(pod, &pod->init_containers[i]) > 0)
+                        return true;
+        for (size_t i = 0; i < pod->n_containers; i++)
+                if (ncm_cpu_guaranteed_cpus(pod, &pod->containers[i]) > 0)
+                        return true;
+        return false;
+}
+
 int ncm__cpu_iso_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_container *c, int n,
                        const ncm_cpuset *available, ncm_error *err)
 {
@@ -127,13 +138,19 @@ int ncm__cpu_iso_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_co
                                      "%s: require: isolatedCPUs is exclude, which gives isolated "
                                      "CPUs to no container",
                                      NCM_POD_ANNOTATION_ISOLATED_CPUS);
-        if (n == 0)
+        /* a pod whose exclusive containers get isolated CPUs may have others on the shared
+         * pool (a sidecar of 200m); one with none cannot run on isolated CPUs at all */
+        if (n == 0 && !pod_has_exclusive(pod))
                 return ncm_error_set(err, NCM_E_UNSATISFIABLE,
-                                     "%s: require: container \"%s\" gets no exclusive CPUs (a "
-                                     "%s pod, or not a whole number of CPUs), and only exclusive "
-                                     "containers run on isolated CPUs",
-                                     NCM_POD_ANNOTATION_ISOLATED_CPUS, c->name,
-                                     ncm_qos_class_name(pod->qos));
+                                     "%s: require: no container of the pod gets exclusive CPUs "
+                                     "(%s), and only exclusive containers run on isolated CPUs",
+                                     NCM_POD_ANNOTATION_ISOLATED_CPUS,
+                                     pod->qos == NCM_QOS_GUARANTEED
+                                                     ? "none asks for a whole number of CPUs"
+                                     : pod->qos == NCM_QOS_BURSTABLE ? "a Burstable pod"
+                                                                     : "a BestEffort pod");
+        if (n == 0)
+                return 0;
         if (available && ncm_cpuset_weight(available) < n) {
                 ncm_autofree char *iso = ncm_cpuset_format_list(p->isolated);
                 return ncm_error_set(err, NCM_E_UNSATISFIABLE,

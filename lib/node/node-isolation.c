@@ -250,11 +250,11 @@ void ncm__node_explain_isolation(const ncm_node *n, ncm_node_event *e, const ncm
                                      iso, after, before);
                 return;
         }
-        ncm__node_event_step(e, "isolatedCPUs exclusive-only (%s%s): %s %s of %s",
+        ncm__node_event_step(e, "isolatedCPUs exclusive-only (%s%s): %s %s of the free CPUs %s",
                              want ? NCM_POD_ANNOTATION_ISOLATED_CPUS ": " : "no ",
                              want ? want : NCM_POD_ANNOTATION_ISOLATED_CPUS,
-                             tier == 2   ? "the isolated CPUs"
-                             : tier == 1 ? "the CPUs that are not isolated, which hold enough:"
+                             tier == 2   ? "the isolated ones,"
+                             : tier == 1 ? "those that are not isolated, which hold enough:"
                                          : "all of them, the preferred ones holding too few:",
                              after, before);
 }

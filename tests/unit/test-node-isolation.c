@@ -120,8 +120,8 @@ static void test_node_isolation_issue_machine(void **state)
         a = admit(n, bad);
         assert_false(a->admitted);
         assert_string_equal(a->reason, "UnexpectedAdmissionError");
-        assert_non_null(strstr(a->message, "nodecm.io/isolated-cpus: require: container \"app\" "
-                                           "gets no exclusive CPUs (a Burstable pod"));
+        assert_non_null(strstr(a->message, "nodecm.io/isolated-cpus: require: no container of "
+                                           "the pod gets exclusive CPUs (a Burstable pod)"));
         ncm_node_admission_free(a);
         /* the Burstable pod's containers follow the pool; the status says it all */
         ncm_node_format_status_json(n, &b);
