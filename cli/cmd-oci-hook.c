@@ -20,7 +20,8 @@
 
 static void usage(FILE *f)
 {
-        fputs("Usage: nodecm oci-hook [--stage createRuntime|prestart|poststop] [OPTIONS]\n\n"
+        fputs("Usage: nodecm oci-hook [--stage createRuntime|prestart|poststop|reconcile] "
+              "[OPTIONS]\n\n"
               "An OCI runtime hook (runc, crun, podman): the container's state on standard\n"
               "input, as the runtime gives it. At createRuntime (or prestart) a container that\n"
               "is nodecm's is admitted on the node kept in the root directory, as the kubelet's\n"
