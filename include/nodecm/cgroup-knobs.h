@@ -116,6 +116,14 @@ typedef struct ncm_knob_container {
 } ncm_knob_container;
 
 /*
+ * A container's cgroup CG as a runtime made it, for ncm_knob_container: *POD its parent when
+ * the kubelet named that its pod's ("pod<uid>", "...-pod<uid>.slice"), else NULL; *TOP the
+ * kubelet's kubepods above it ("/x/kubepods"), else NULL (the parent is the last ancestor
+ * written). The caller frees both. -ENOMEM.
+ */
+NCM_API int ncm_knobs_runtime_cgroups(const char *cg, char **pod, char **top);
+
+/*
  * Append to PLAN what makes the cgroups of layout L match the containers V[0..N) and restores
  * what no container needs any more, reading through ROOTFD what the files hold (-1: read
  * nothing, plan every write, keep no memo: the plan enforcer). MEMO records originals before
@@ -141,6 +149,13 @@ NCM_API int ncm_knobs_plan_cgroups(const ncm_cgroup_layout *l, int rootfd,
  * ALL_CPUS bounds the masks. An empty BANNED with an empty memo plans nothing. FIXED as above.
  * -errno naming the file (a /proc/irq that cannot be listed).
  */
+/*
+ * irqBalanceConfigFile as a path: CFG itself, NULL for "none", and for "" the first of
+ * /etc/sysconfig/irqbalance and /etc/default/irqbalance that exists under SYSFD (NULL: none,
+ * or SYSFD < 0).
+ */
+NCM_API const char *ncm_knobs_irqbalance_file(int sysfd, const char *cfg);
+
 NCM_API int ncm_knobs_plan_irqs(int sysfd, const ncm_cpuset *banned, const ncm_cpuset *all_cpus,
                                 const char *irqbalance, ncm_knob_memo *memo, ncm_cgroup_plan *plan,
                                 unsigned *fixed, ncm_error *err);

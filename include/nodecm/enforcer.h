@@ -171,8 +171,8 @@ typedef int (*ncm_enforcer_cgroup_fn)(void *data, const char *pod_uid, const cha
 /*
  * "knobs": for nodes whose runtime makes the cgroups and sets the cpusets (a CRI runtime):
  * only isolation() (CRI-O's knobs and the interrupts; nodecm/cgroup-knobs.h), on the cgroups
- * RESOLVE finds (ncm_enforcer_knobs_set_resolver; a container's parent is its pod's cgroup,
- * the ancestors go up to kubepods). Node allocatable, the QoS tiers and the pods' cgroups are
+ * RESOLVE finds (ncm_enforcer_knobs_set_resolver; ncm_knobs_runtime_cgroups() finds its pod's
+ * cgroup and kubepods above). Node allocatable, the QoS tiers and the pods' cgroups are
  * left to the runtime and the kubelet. -ENOMEM, or the layout's errors at start.
  */
 NCM_API int ncm_enforcer_knobs_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,

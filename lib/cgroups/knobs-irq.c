@@ -264,6 +264,20 @@ static bool any_irq_key(const ncm_knob_memo *m)
         return false;
 }
 
+const char *ncm_knobs_irqbalance_file(int sysfd, const char *cfg)
+{
+        static const char *const found[] = {"/etc/sysconfig/irqbalance", "/etc/default/irqbalance"};
+
+        if (strcmp(cfg, "none") == 0)
+                return NULL;
+        if (*cfg)
+                return cfg;
+        for (size_t i = 0; sysfd >= 0 && i < NCM_ELEMENTSOF(found); i++)
+                if (ncm_fs_exists(sysfd, found[i]) > 0)
+                        return found[i];
+        return NULL;
+}
+
 int ncm_knobs_plan_irqs(int sysfd, const ncm_cpuset *banned, const ncm_cpuset *all_cpus,
                         const char *irqbalance, ncm_knob_memo *memo, ncm_cgroup_plan *plan,
                         unsigned *fixed, ncm_error *err)

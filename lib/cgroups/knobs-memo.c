@@ -4,12 +4,13 @@
  * key, kept sorted so that its file is the same whatever order the writes came in.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <nodecm/cgroup-knobs.h>
-#include "base/array.h"
 #include "base/json.h"
+#include "base/sorted.h"
 #include "base/utf8.h"
 
 typedef struct memo_kv {
@@ -19,7 +20,7 @@ typedef struct memo_kv {
 
 struct ncm_knob_memo {
         memo_kv *v;
-        size_t n, cap;
+        size_t n;
 };
 
 ncm_knob_memo *ncm_knob_memo_new(void)
@@ -40,55 +41,43 @@ ncm_knob_memo *ncm_knob_memo_free(ncm_knob_memo *m)
         return NULL;
 }
 
-/* The index of KEY, or of where it would go (*FOUND says which). */
-static size_t find(const ncm_knob_memo *m, const char *key, bool *found)
+/* The index of KEY, or -(where it would go) - 1. */
+static ssize_t find(const ncm_knob_memo *m, const char *key)
 {
-        size_t lo = 0, hi = m->n;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(m->v[mid].key, key);
-                if (c == 0) {
-                        *found = true;
-                        return mid;
-                }
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        *found = false;
-        return lo;
+        return ncm__sorted_find(m->v, m->n, sizeof(*m->v), offsetof(memo_kv, key), key);
 }
 
 const char *ncm_knob_memo_get(const ncm_knob_memo *m, const char *key)
 {
-        bool found;
-        size_t i = find(m, key, &found);
-        return found ? m->v[i].value : NULL;
+        ssize_t i = find(m, key);
+        return i >= 0 ? m->v[i].value : NULL;
 }
 
 int ncm_knob_memo_set(ncm_knob_memo *m, const char *key, const char *value)
 {
-        bool found;
-        size_t i = find(m, key, &found);
+        ssize_t i = find(m, key);
         char *v = strdup(value), *k = NULL;
+        memo_kv *nv = NULL;
+        size_t at;
 
         if (!v)
                 return -ENOMEM;
-        if (found) {
+        if (i >= 0) {
                 free(m->v[i].value);
                 m->v[i].value = v;
                 return 0;
         }
+        at = (size_t)(-i - 1);
         k = strdup(key);
-        if (!k || ncm__array_grow(m->v, m->cap, m->n) < 0) {
+        if (k)
+                nv = ncm__sorted_insert(m->v, m->n, sizeof(*m->v), at);
+        if (!nv) {
                 free(k);
                 free(v);
                 return -ENOMEM;
         }
-        memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
-        m->v[i] = (memo_kv){k, v};
+        m->v = nv;
+        m->v[at] = (memo_kv){k, v};
         m->n++;
         return 0;
 }
@@ -100,14 +89,13 @@ int ncm_knob_memo_keep(ncm_knob_memo *m, const char *key, const char *value)
 
 void ncm_knob_memo_drop(ncm_knob_memo *m, const char *key)
 {
-        bool found;
-        size_t i = find(m, key, &found);
+        ssize_t i = find(m, key);
 
-        if (!found)
+        if (i < 0)
                 return;
         free(m->v[i].key);
         free(m->v[i].value);
-        memmove(&m->v[i], &m->v[i + 1], (m->n - i - 1) * sizeof(*m->v));
+        memmove(&m->v[i], &m->v[i + 1], (m->n - (size_t)i - 1) * sizeof(*m->v));
         m->n--;
 }
 

@@ -574,6 +574,28 @@ static int plan_quota(const kplan *k, const ncm_knob_container *v, size_t n)
         return r;
 }
 
+int ncm_knobs_runtime_cgroups(const char *cg, char **pod, char **top)
+{
+        const char *slash = strrchr(cg, '/'), *base, *kp = strstr(cg, "/kubepods");
+
+        *pod = *top = NULL;
+        if (slash && slash > cg) {
+                base = slash;
+                while (base > cg && base[-1] != '/')
+                        base--;
+                if ((strncmp(base, "pod", 3) == 0 ||
+                     memmem(base, (size_t)(slash - base), "-pod", 4)) &&
+                    !(*pod = strndup(cg, (size_t)(slash - cg))))
+                        return -ENOMEM;
+        }
+        if (kp && !(*top = strndup(cg, (size_t)(kp - cg) + strcspn(kp + 1, "/") + 1))) {
+                free(*pod);
+                *pod = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 int ncm_knobs_plan_cgroups(const ncm_cgroup_layout *l, int rootfd, const ncm_knob_container *v,
                            size_t n, const ncm_cpuset *all_cpus, ncm_knob_memo *memo,
                            ncm_cgroup_plan *plan, unsigned *fixed, ncm_error *err)

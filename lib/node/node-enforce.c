@@ -258,21 +258,6 @@ static int cg_rollback(void *data, ncm_error *err)
         return r;
 }
 
-/* irqBalanceConfigFile: the file to keep, NULL for none. */
-static const char *irqbalance_file(const cg_enforcer *e, const char *cfg)
-{
-        static const char *const found[] = {"/etc/sysconfig/irqbalance", "/etc/default/irqbalance"};
-
-        if (strcmp(cfg, "none") == 0)
-                return NULL;
-        if (*cfg)
-                return cfg;
-        for (size_t i = 0; e->sysfd >= 0 && i < NCM_ELEMENTSOF(found); i++)
-                if (ncm_fs_exists(e->sysfd, found[i]) > 0)
-                        return found[i];
-        return NULL;
-}
-
 /*
  * CRI-O's knobs on the kubelet's cgroups (nodecm/cgroup-knobs.h): each container's cgroup as
  * the manager names it, its pod's, kubepods as the top; then the interrupts. The memo is
@@ -283,7 +268,7 @@ static int cg_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
         cg_enforcer *e = data;
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT, mplan = NCM_CGROUP_PLAN_INIT;
         ncm_knob_container *v = calloc(iso->n_containers + 1, sizeof(*v));
-        char **paths = calloc(2 * iso->n_containers + 1, sizeof(*paths));
+        char **paths = calloc(3 * iso->n_containers + 1, sizeof(*paths));
         size_t nv = 0;
         int r = 0;
 
@@ -293,37 +278,25 @@ static int cg_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
         }
         for (size_t i = 0; i < iso->n_containers && r >= 0; i++) {
                 const ncm_enforce_knobbed *k = &iso->containers[i];
-                const char *top = e->kubepods;
+                char **p = &paths[3 * i];
                 if (e->knobs_only) {
                         /* the runtime's names: its parent is the pod's, kubepods above */
-                        const char *slash, *kp;
                         if (!e->resolve ||
-                            e->resolve(e->resolve_data, k->pod->uid, k->name, &paths[2 * i]) < 0)
+                            e->resolve(e->resolve_data, k->pod->uid, k->name, &p[0]) < 0)
                                 continue;
-                        slash = strrchr(paths[2 * i], '/');
-                        paths[2 * i + 1] = strndup(paths[2 * i],
-                                                   slash ? (size_t)(slash - paths[2 * i]) : 0);
-                        kp = strstr(paths[2 * i], "/kubepods");
-                        free(e->kubepods);
-                        e->kubepods = kp ? strndup(paths[2 * i],
-                                                   (size_t)(kp - paths[2 * i]) +
-                                                                   strcspn(kp + 1, "/") + 1)
-                                         : NULL;
-                        top = e->kubepods;
-                        if (!paths[2 * i + 1]) {
+                        if (ncm_knobs_runtime_cgroups(p[0], &p[1], &p[2]) < 0) {
                                 r = oom(err);
                                 break;
                         }
                 } else {
                         r = ncm_cgroup_manager_container_path(e->m, k->pod->uid, k->pod->qos,
-                                                              k->name, &paths[2 * i], err);
+                                                              k->name, &p[0], err);
                         if (r >= 0)
-                                r = ncm_cgroup_manager_container_path(e->m, k->pod->uid,
-                                                                      k->pod->qos, NULL,
-                                                                      &paths[2 * i + 1], err);
+                                r = ncm_cgroup_manager_container_path(
+                                                e->m, k->pod->uid, k->pod->qos, NULL, &p[1], err);
                 }
-                v[nv++] = (ncm_knob_container){paths[2 * i], paths[2 * i + 1], top, k->cpus,
-                                               k->knobs};
+                v[nv++] = (ncm_knob_container){p[0], p[1], e->knobs_only ? p[2] : e->kubepods,
+                                               k->cpus, k->knobs};
         }
         snprintf(plan.display_root, sizeof(plan.display_root), "%s", e->layout->display_root);
         snprintf(mplan.display_root, sizeof(mplan.display_root), "%s", e->sys_root);
@@ -332,8 +305,8 @@ static int cg_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
                                            iso->all_cpus, iso->memo, &plan, iso->fixed, err);
         if (r >= 0)
                 r = ncm_knobs_plan_irqs(e->record ? -1 : e->sysfd, iso->irq_banned, iso->all_cpus,
-                                        irqbalance_file(e, iso->irqbalance), iso->memo, &mplan,
-                                        iso->fixed, err);
+                                        ncm_knobs_irqbalance_file(e->sysfd, iso->irqbalance),
+                                        iso->memo, &mplan, iso->fixed, err);
         if (r >= 0 && iso->persist)
                 r = iso->persist(iso->persist_data, err);
         if (r >= 0)
@@ -343,7 +316,7 @@ static int cg_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
         else if (r >= 0 && !e->record && mplan.n_ops)
                 r = ncm_cgroup_plan_apply_undo(&mplan, e->sysfd, NULL, e->machine_undo, err);
 out:
-        for (size_t i = 0; paths && i < 2 * iso->n_containers; i++)
+        for (size_t i = 0; paths && i < 3 * iso->n_containers; i++)
                 free(paths[i]);
         free(paths);
         free(v);

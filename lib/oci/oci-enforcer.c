@@ -273,14 +273,6 @@ static void enf_free(void *data)
         free(e);
 }
 
-/* The cgroup of a kubelet's pod ("pod<uid>", "...-pod<uid>.slice"): its last component. */
-static bool is_pod_cgroup(const char *dir)
-{
-        const char *base = strrchr(dir, '/');
-        base = base ? base + 1 : dir;
-        return strncmp(base, "pod", 3) == 0 || strstr(base, "-pod") != NULL;
-}
-
 /*
  * isolation(): the containers the node does not hold (CONFINED) on the shared pool, then CRI-O's
  * knobs on the containers' own cgroups, then the interrupts; a container whose cgroup has gone
@@ -291,7 +283,7 @@ static int enf_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
         oci_enforcer *e = data;
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT, mplan = NCM_CGROUP_PLAN_INIT;
         ncm_knob_container *v = calloc(iso->n_containers + 1, sizeof(*v));
-        char **paths = calloc(3 * iso->n_containers + 1, sizeof(*paths));
+        char **paths = calloc(2 * iso->n_containers + 1, sizeof(*paths));
         size_t nv = 0;
         int r = 0;
 
@@ -308,25 +300,16 @@ static int enf_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
         for (size_t i = 0; i < iso->n_containers && r >= 0; i++) {
                 const ncm_enforce_knobbed *k = &iso->containers[i];
                 ssize_t at = ncm__rt_record_find_name(e->reg, k->pod->uid, k->name);
-                const char *cg, *slash, *kp;
                 if (at < 0 || !e->reg->v[at].cgroup[0])
                         continue;
-                cg = e->reg->v[at].cgroup;
-                paths[3 * nv] = strdup(cg);
-                slash = strrchr(cg, '/');
-                paths[3 * nv + 1] = slash ? strndup(cg, (size_t)(slash - cg)) : strdup("");
                 /* up to the kubelet's kubepods when it is there, else the parent only */
-                kp = strstr(cg, "/kubepods");
-                paths[3 * nv + 2] = kp ? strndup(cg, (size_t)(kp - cg) + strcspn(kp + 1, "/") + 1)
-                                       : NULL;
-                if (!paths[3 * nv] || !paths[3 * nv + 1]) {
+                if (ncm_knobs_runtime_cgroups(e->reg->v[at].cgroup, &paths[2 * nv],
+                                              &paths[2 * nv + 1]) < 0) {
                         r = oom(err);
                         break;
                 }
-                v[nv] = (ncm_knob_container){paths[3 * nv],
-                                             is_pod_cgroup(paths[3 * nv + 1]) ? paths[3 * nv + 1]
-                                                                              : NULL,
-                                             paths[3 * nv + 2], k->cpus, k->knobs};
+                v[nv] = (ncm_knob_container){e->reg->v[at].cgroup, paths[2 * nv], paths[2 * nv + 1],
+                                             k->cpus, k->knobs};
                 nv++;
         }
         snprintf(plan.display_root, sizeof(plan.display_root), "%s", e->layout->display_root);
@@ -334,17 +317,9 @@ static int enf_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
                 r = ncm_knobs_plan_cgroups(e->layout, e->rootfd, v, nv, iso->all_cpus, iso->memo,
                                            &plan, iso->fixed, err);
         if (r >= 0 && e->sysfd >= 0) {
-                const char *irqb = iso->irqbalance;
-                if (strcmp(irqb, "none") == 0)
-                        irqb = NULL;
-                else if (!*irqb)
-                        irqb = ncm_fs_exists(e->sysfd, "/etc/sysconfig/irqbalance") > 0
-                                               ? "/etc/sysconfig/irqbalance"
-                               : ncm_fs_exists(e->sysfd, "/etc/default/irqbalance") > 0
-                                               ? "/etc/default/irqbalance"
-                                               : NULL;
-                r = ncm_knobs_plan_irqs(e->sysfd, iso->irq_banned, iso->all_cpus, irqb, iso->memo,
-                                        &mplan, iso->fixed, err);
+                r = ncm_knobs_plan_irqs(e->sysfd, iso->irq_banned, iso->all_cpus,
+                                        ncm_knobs_irqbalance_file(e->sysfd, iso->irqbalance),
+                                        iso->memo, &mplan, iso->fixed, err);
         }
         if (r >= 0 && iso->persist)
                 r = iso->persist(iso->persist_data, err);
@@ -352,7 +327,7 @@ static int enf_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
                 r = ncm_cgroup_plan_apply_undo(&plan, e->rootfd, NULL, e->plan_undo, err);
         if (r >= 0 && mplan.n_ops)
                 r = ncm_cgroup_plan_apply_undo(&mplan, e->sysfd, NULL, e->machine_undo, err);
-        for (size_t i = 0; i < 3 * iso->n_containers; i++)
+        for (size_t i = 0; i < 2 * iso->n_containers; i++)
                 free(paths[i]);
         free(paths);
         free(v);

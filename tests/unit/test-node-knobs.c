@@ -455,6 +455,91 @@ static void test_node_knobs_best_effort(void **state)
 }
 
 /* The pure pieces: masks, irqbalance's file, the memo. */
+/* containerd's names for the knobs enforcer: the sandbox's cgroup parent, then an id */
+static int resolve_cri(void *data, const char *uid, const char *name, char **ret)
+{
+        char path[256];
+
+        (void)data;
+        snprintf(path, sizeof(path), "/kubepods/pod%s/ctr-%s-%s", uid, uid, name);
+        *ret = strdup(path);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static void cri_cgroups(fx *f, const char *uid)
+{
+        static const char *const hiers[] = {"cpuset", "cpu"};
+        char p[256];
+
+        for (size_t i = 0; i < NCM_ELEMENTSOF(hiers); i++)
+                for (int d = 0; d < 3; d++) {
+                        if (d == 0)
+                                snprintf(p, sizeof(p), "/%s/kubepods", hiers[i]);
+                        else if (d == 1)
+                                snprintf(p, sizeof(p), "/%s/kubepods/pod%s", hiers[i], uid);
+                        else
+                                snprintf(p, sizeof(p), "/%s/kubepods/pod%s/ctr-%s-app", hiers[i],
+                                         uid, uid);
+                        if (ncm_fs_mkdir(f->fk.rootfd, p, 0755, NULL) == 1)
+                                fake_v1_files(&f->fk, p, hiers[i]);
+                }
+        snprintf(p, sizeof(p), "/cpu/kubepods/pod%s/ctr-%s-app", uid, uid);
+        fake_put(f->fk.rootfd, p, "cpu.cfs_quota_us", "200000\n");
+}
+
+/*
+ * The knobs enforcer (nodecmd in front of a CRI runtime): the knobs on the cgroups the runtime
+ * made, found through the resolver, for two pods at once, each with its own pod cgroup and
+ * kubepods shared; the runtime's cgroups are not created or given cpusets.
+ */
+static void test_node_knobs_cri_runtime_cgroups(void **state)
+{
+        fx f;
+        ncm_autoptr(ncm_pod) p = knob_pod("rt", "1",
+                                          "cpu-load-balancing.crio.io: disable, "
+                                          "cpu-quota.crio.io: disable");
+        ncm_autoptr(ncm_pod) q = knob_pod("rt2", "1", "cpu-load-balancing.crio.io: disable");
+        ncm_node_options no = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        char *memo = NULL;
+
+        (void)state;
+        fx_new(&f, 1, false);
+        ncm_node_free(f.n);
+        ncm_enforcer_free(f.e);
+        assert_int_equal(ncm_enforcer_knobs_new(&f.o, &f.e, &err), 0);
+        ncm_enforcer_knobs_set_resolver(f.e, resolve_cri, NULL);
+        no.enforcer = f.e;
+        if (ncm_node_new(f.t, f.cfg, &no, &f.n, &err) < 0)
+                fail_msg("node: %s", err.msg);
+        cri_cgroups(&f, "rt");
+        cri_cgroups(&f, "rt2");
+        admit_ok(&f, p);
+        admit_ok(&f, q);
+        for (int i = 0; i < 2; i++) {
+                const char *uid = i ? "rt2" : "rt";
+                char dir[128];
+                snprintf(dir, sizeof(dir),
+                         "/cpuset/kubepods/pod%s/ctr-%s-app/cpuset.sched_load_balance", uid, uid);
+                assert_file(&f.fk, dir, "0");
+                snprintf(dir, sizeof(dir), "/cpuset/kubepods/pod%s/cpuset.sched_load_balance", uid);
+                assert_file(&f.fk, dir, "0");
+        }
+        assert_file(&f.fk, "/cpuset/kubepods/cpuset.sched_load_balance", "0");
+        assert_file(&f.fk, "/cpu/kubepods/podrt/ctr-rt-app/cpu.cfs_quota_us", "-1");
+        assert_file(&f.fk, "/cpu/kubepods/podrt2/ctr-rt2-app/cpu.cfs_quota_us", "200000");
+        /* the runtime's cpusets are the CRI's to set */
+        assert_file(&f.fk, "/cpuset/kubepods/podrt/ctr-rt-app/cpuset.cpus", "");
+        remove_ok(&f, "rt");
+        assert_file(&f.fk, "/cpuset/kubepods/cpuset.sched_load_balance", "0");
+        remove_ok(&f, "rt2");
+        assert_file(&f.fk, "/cpuset/kubepods/cpuset.sched_load_balance", "1");
+        memo = memo_text(&f);
+        assert_string_equal(memo, "{}\n");
+        free(memo);
+        fx_done(&f);
+}
+
 static void test_node_knobs_pieces(void **state)
 {
         ncm_cpuset *s = NULL;
@@ -511,6 +596,37 @@ static void test_node_knobs_pieces(void **state)
         assert_string_equal(err.msg, "m: \"a\": expected string, got number");
         assert_int_equal(ncm_knob_memo_parse("[", 1, "m", &m, &err), -EINVAL);
         assert_string_equal(ncm_knob_annotation(NCM_KNOB_CPU_QUOTA), "cpu-quota.crio.io");
+        {
+                /* a runtime's cgroup: its pod's parent and kubepods, as the kubelet names them */
+                static const struct {
+                        const char *cg, *pod, *top;
+                } v[] = {
+                                {"/kubepods/burstable/podu/c", "/kubepods/burstable/podu",
+                                 "/kubepods"},
+                                {"/x/kubepods.slice/kubepods-podu.slice/cri-c.scope",
+                                 "/x/kubepods.slice/kubepods-podu.slice", "/x/kubepods.slice"},
+                                {"/machine.slice/libpod-c.scope", NULL, NULL},
+                                {"/c", NULL, NULL},
+                                {"c", NULL, NULL},
+                };
+                for (size_t i = 0; i < NCM_ELEMENTSOF(v); i++) {
+                        char *pod = NULL, *top = NULL;
+                        assert_int_equal(ncm_knobs_runtime_cgroups(v[i].cg, &pod, &top), 0);
+                        if (v[i].pod)
+                                assert_string_equal(pod, v[i].pod);
+                        else
+                                assert_null(pod);
+                        if (v[i].top)
+                                assert_string_equal(top, v[i].top);
+                        else
+                                assert_null(top);
+                        free(pod);
+                        free(top);
+                }
+        }
+        assert_null(ncm_knobs_irqbalance_file(-1, "none"));
+        assert_null(ncm_knobs_irqbalance_file(-1, ""));
+        assert_string_equal(ncm_knobs_irqbalance_file(-1, "/etc/x"), "/etc/x");
         assert_null(ncm_knob_name(3));
 }
 
@@ -524,6 +640,7 @@ int main(void)
                         cmocka_unit_test(test_node_knobs_restart_converges),
                         cmocka_unit_test(test_node_knobs_plan_enforcer),
                         cmocka_unit_test(test_node_knobs_best_effort),
+                        cmocka_unit_test(test_node_knobs_cri_runtime_cgroups),
                         cmocka_unit_test(test_node_knobs_pieces),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
