@@ -248,8 +248,10 @@ static int plan_v1_balance(const kplan *k, const ncm_knob_container *v, size_t n
                 snprintf(key, sizeof(key), SLB_KEY "%s", path);
                 if (k->rootfd >= 0) {
                         r = read_line(k, path, cur, sizeof(cur));
-                        if (r == -ENOENT)
+                        if (r == -ENOENT) { /* gone, or not a cpuset cgroup */
+                                r = 0;
                                 continue;
+                        }
                         if (r < 0) {
                                 r = ncm_error_errno(k->err, -r, "%s%s", k->l->display_root, path);
                                 break;

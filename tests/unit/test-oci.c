@@ -394,6 +394,28 @@ static void test_oci_hook_knobs(void **state)
         free(text);
 }
 
+/*
+ * An ancestor without cpuset.sched_load_balance (a cgroup going away, a tree the hook reads
+ * through a dump) is passed over: the container's own file is still written.
+ */
+static void test_oci_hook_knobs_ancestor_gone(void **state)
+{
+        fx *f = *state;
+        const ctr g = {"g1",
+                       "\"nodecm.io/pod-uid\": \"pg\", \"cpu-load-balancing.crio.io\": \"disable\"",
+                       GUARANTEED_2, NULL};
+        char p[1024], *text;
+
+        fake_cgroup(f, "/ctrs/g1", "0-3", "0");
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs/g1/cpuset.sched_load_balance", f->cg);
+        tu_write_file(p, "1\n");
+        create_ok(f, &g, "1-2", true);
+        text = read_file(p);
+        assert_string_equal(text, "0");
+        free(text);
+        poststop(f, &g, NCM_OCI_RELEASED);
+}
+
 static void test_oci_hook_refusal_changes_nothing(void **state)
 {
         fx *f = *state;
@@ -630,6 +652,8 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_oci_hook_confines_strangers, setup,
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_oci_hook_knobs, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_oci_hook_knobs_ancestor_gone, setup,
+                                                        teardown),
                         cmocka_unit_test_setup_teardown(test_oci_hook_refusal_changes_nothing,
                                                         setup, teardown),
                         cmocka_unit_test_setup_teardown(test_oci_hook_stale_containers_are_released,
