@@ -318,8 +318,9 @@ int ncm_knobs_plan_irqs(int sysfd, const ncm_cpuset *banned, const ncm_cpuset *a
                 char key[64], path[128];
                 if (!all_digits(de->d_name) || strlen(de->d_name) > 10)
                         continue;
-                snprintf(key, sizeof(key), "irq:%s", de->d_name);
-                snprintf(path, sizeof(path), "/proc/irq/%s/smp_affinity", de->d_name);
+                /* at most 10 digits (checked above): the precision tells the compiler */
+                snprintf(key, sizeof(key), "irq:%.10s", de->d_name);
+                snprintf(path, sizeof(path), "/proc/irq/%.10s/smp_affinity", de->d_name);
                 /* the kernel refuses to move some (per-CPU, managed): passed over */
                 r = one(&k, key, path, NCM_CGROUP_OPF_BEST_EFFORT);
                 if (r < 0)
