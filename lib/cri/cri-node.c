@@ -302,12 +302,13 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         {
                 size_t na = c->sandbox.annotations.n + c->annotations.n;
                 ncm_autofree ncm_runtime_kv *all = calloc(na + 1, sizeof(*all));
-                if (all) {
+                /* no memcpy from an empty list's NULL (UBSan) */
+                if (all && c->sandbox.annotations.n)
                         memcpy(all, c->sandbox.annotations.v,
                                c->sandbox.annotations.n * sizeof(*all));
+                if (all && c->annotations.n)
                         memcpy(all + c->sandbox.annotations.n, c->annotations.v,
                                c->annotations.n * sizeof(*all));
-                }
                 if (!all || ncm__rt_container_set_annotations(&e, all, na) < 0) {
                         ncm__rt_container_done(&e);
                         return oom(err);
