@@ -216,33 +216,21 @@ static void run_row(int numa, bool describe, row_result *out)
 }
 
 /* Run a row in a child: its peak RSS is the row's alone. false when it failed. */
+typedef struct row_arg {
+        int numa;
+        bool describe;
+} row_arg;
+
+static void row_child(void *arg, void *out)
+{
+        const row_arg *a = arg;
+        run_row(a->numa, a->describe, out);
+}
+
 static bool row_in_child(int numa, bool describe, row_result *out)
 {
-        int fd[2];
-        pid_t pid;
-        int status;
-        struct rusage ru;
-        ssize_t got;
-
-        if (pipe(fd) < 0)
-                return false;
-        fflush(stdout);
-        pid = fork();
-        if (pid == 0) {
-                row_result r = {0};
-                close(fd[0]);
-                run_row(numa, describe, &r);
-                if (write(fd[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
-                        _exit(1);
-                _exit(0);
-        }
-        close(fd[1]);
-        got = read(fd[0], out, sizeof(*out));
-        close(fd[0]);
-        if (pid < 0 || wait4(pid, &status, 0, &ru) < 0)
-                return false;
-        out->maxrss_kb = ru.ru_maxrss;
-        return got == (ssize_t)sizeof(*out) && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        row_arg a = {numa, describe};
+        return bench_in_child(row_child, &a, out, sizeof(*out), &out->maxrss_kb);
 }
 
 /* ---- the lazy merge alone, several described lists ---- */

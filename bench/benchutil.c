@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,4 +85,33 @@ const char *bench_fmt_ns(double ns, char buf[32])
         else
                 snprintf(buf, 32, "%.2f s", ns / 1e9);
         return buf;
+}
+
+bool bench_in_child(void (*fn)(void *arg, void *out), void *arg, void *out, size_t size,
+                    long *maxrss_kb)
+{
+        int fd[2], status;
+        pid_t pid;
+        struct rusage ru;
+        ssize_t got;
+
+        if (pipe(fd) < 0)
+                return false;
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+                close(fd[0]);
+                memset(out, 0, size);
+                fn(arg, out);
+                if (write(fd[1], out, size) != (ssize_t)size)
+                        _exit(1);
+                _exit(0);
+        }
+        close(fd[1]);
+        got = read(fd[0], out, size);
+        close(fd[0]);
+        if (pid < 0 || wait4(pid, &status, 0, &ru) < 0)
+                return false;
+        *maxrss_kb = ru.ru_maxrss;
+        return got == (ssize_t)size && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

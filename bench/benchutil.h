@@ -7,6 +7,8 @@
 #ifndef NCM_BENCHUTIL_H
 #define NCM_BENCHUTIL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Monotonic nanoseconds. */
@@ -26,6 +28,13 @@ int bench_cmp_double(const void *a, const void *b);
  * BUILD/NAME), malloc'd; NULL when it is not there or not executable.
  */
 char *bench_build_program(const char *name);
+
+/*
+ * Run FN(ARG, OUT) in a child process (so that its peak RSS is its own), OUT's SIZE bytes
+ * sent back through a pipe; *MAXRSS_KB gets the child's peak RSS. false when it failed.
+ */
+bool bench_in_child(void (*fn)(void *arg, void *out), void *arg, void *out, size_t size,
+                    long *maxrss_kb);
 
 /* "12.3 µs", "4.56 ms", "789 ns" into BUF. */
 const char *bench_fmt_ns(double ns, char buf[32]);

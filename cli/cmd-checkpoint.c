@@ -24,6 +24,9 @@
 
 /* Every kind of checkpoint file, tried in order. */
 static const cli_checkpoint_kind *const kinds[] = {
+                /* before the CPU manager's: a memory_manager_state has policyName and entries
+                 * too, but only it has machineState */
+                &cli_checkpoint_kind_memory,
                 &cli_checkpoint_kind_cpu,
                 &cli_checkpoint_kind_device,
                 NULL,
@@ -717,6 +720,8 @@ enum {
         OPT_FIX_CHECKSUM,
         OPT_FIT,
         OPT_DROP,
+        OPT_RESERVED_MEMORY,
+        OPT_KUBELET_VERSION,
 };
 
 typedef enum sub { SUB_VERIFY, SUB_SHOW, SUB_REWRITE } sub;
@@ -733,7 +738,8 @@ static void usage(FILE *f)
               "                                [--drop POD]... [--fit [SOURCE] [--reserved LIST]\n"
               "                                [--strict]]\n\n"
               "Read the kubelet's checkpoint files with their checksums. The kind of file is\n"
-              "recognised from its content: cpu_manager_state (V1, V2, V3) or\n"
+              "recognised from its content: cpu_manager_state (V1, V2, V3),\n"
+              "memory_manager_state (the layouts of 1.35 and before, 1.36 and 1.37) or\n"
               "kubelet_internal_checkpoint (the device manager's).\n\n"
               "  verify   check the file as the kubelet does when it starts: decoding, checksum,\n"
               "           cpusets, policy; with a machine, also the static policy's start-up\n"
@@ -766,6 +772,11 @@ static void usage_sub(sub which, FILE *f)
                       "  --strict               strict-cpu-reservation is on\n"
                       "  --container ID=POD/NAME  a running container, for migrating a V1 file\n"
                       "                         (repeat for each)\n"
+                      "  --reserved-memory SPEC memory_manager_state: the kubelet's "
+                      "reservedMemory\n"
+                      "                         (0:memory=1Gi;1:memory=1Gi), for validateState\n"
+                      "  --kubelet-version X.Y  read as that kubelet release does (default: the\n"
+                      "                         newest)\n"
                       "  -h, --help             show this help\n\n" CLI_SOURCE_HELP
                       "\nExit status: 0 valid, 1 invalid (the reason on stderr), 2 bad usage or a\n"
                       "file that cannot be read, is not JSON, or is of an unknown kind.\n",
@@ -806,6 +817,13 @@ static void usage_sub(sub which, FILE *f)
                       "  --reserved LIST        with --fit: the reserved CPUs "
                       "(reservedSystemCPUs)\n"
                       "  --strict               with --fit: strict-cpu-reservation is on\n"
+                      "  --reserved-memory SPEC memory_manager_state with --fit: the reservation\n"
+                      "                         (the kubelet's --reserved-memory syntax); --fit\n"
+                      "                         rebuilds the machine state for SOURCE keeping\n"
+                      "                         every assignment\n"
+                      "  --kubelet-version X.Y  write that release's layout "
+                      "(memory_manager_state;\n"
+                      "                         default: the file's own)\n"
                       "  -h, --help             show this help\n\n" CLI_SOURCE_HELP
                       "\nExit status: 0 written, 1 the file fails verification or cannot be\n"
                       "fitted, 2 bad usage or a file that cannot be read or written.\n",
@@ -836,6 +854,10 @@ static bool allowed(sub which, int opt)
         case OPT_FIT:
         case OPT_DROP:
                 return which == SUB_REWRITE;
+        case OPT_RESERVED_MEMORY:
+                return which != SUB_SHOW;
+        case OPT_KUBELET_VERSION:
+                return true;
         default:
                 return true;
         }
@@ -888,6 +910,8 @@ static int run_sub(sub which, int argc, char **argv)
                         {"fix-checksum", no_argument, NULL, OPT_FIX_CHECKSUM},
                         {"fit", no_argument, NULL, OPT_FIT},
                         {"drop", required_argument, NULL, OPT_DROP},
+                        {"reserved-memory", required_argument, NULL, OPT_RESERVED_MEMORY},
+                        {"kubelet-version", required_argument, NULL, OPT_KUBELET_VERSION},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
@@ -959,6 +983,17 @@ static int run_sub(sub which, int argc, char **argv)
                 case OPT_DROP:
                         drop[a.ndrop++] = optarg;
                         break;
+                case OPT_RESERVED_MEMORY:
+                        a.reserved_memory = optarg;
+                        want_machine = true;
+                        break;
+                case OPT_KUBELET_VERSION:
+                        if (ncm_kubelet_version_parse(optarg, &a.kubelet_version, &err) < 0 ||
+                            ncm_kubelet_version_check(a.kubelet_version, &err) < 0)
+                                return cli_usage_error(cmd, "--kubelet-version '%s': %s", optarg,
+                                                       err.msg);
+                        a.has_kubelet_version = true;
+                        break;
                 case 'h':
                         usage_sub(which, stdout);
                         return 0;
@@ -1002,10 +1037,16 @@ static int run_sub(sub which, int argc, char **argv)
         }
         if (!kind) {
                 ncm_error_set(&err, EINVAL, "%s: not a checkpoint file nodecm knows (%s)", a.path,
-                              "expected cpu_manager_state or kubelet_internal_checkpoint");
+                              "expected cpu_manager_state, memory_manager_state or "
+                              "kubelet_internal_checkpoint");
                 return cli_fail(-EINVAL, &err);
         }
 
+        if (a.reserved_memory && kind != &cli_checkpoint_kind_memory) {
+                ncm_error_set(&err, EINVAL, "%s: %s: --reserved-memory applies to %s files", a.path,
+                              kind->name, NCM_MEM_CHECKPOINT_NAME);
+                return cli_fail(-EINVAL, &err);
+        }
         if (want_machine) {
                 r = cli_source_load(&src, &topo, &err);
                 if (r < 0)

@@ -20,6 +20,7 @@
 #include <nodecm/cpuset.h>
 #include <nodecm/cpustate.h>
 #include <nodecm/error.h>
+#include <nodecm/kubelet-version.h>
 #include <nodecm/topology.h>
 
 /* The file and the options of the subcommand, parsed once for every kind. */
@@ -40,6 +41,9 @@ typedef struct cli_checkpoint_args {
         bool fit;           /* rewrite --fit: fit the state to the machine in TOPO */
         char *const *drop;  /* rewrite --drop POD: pods whose assignments are removed */
         size_t ndrop;
+        const char *reserved_memory;         /* --reserved-memory (the kubelet's flag syntax) */
+        ncm_kubelet_version kubelet_version; /* --kubelet-version ({0, 0}: the newest) */
+        bool has_kubelet_version;
 } cli_checkpoint_args;
 
 typedef struct cli_checkpoint_kind {
@@ -57,5 +61,6 @@ typedef struct cli_checkpoint_kind {
 
 extern const cli_checkpoint_kind cli_checkpoint_kind_cpu;
 extern const cli_checkpoint_kind cli_checkpoint_kind_device;
+extern const cli_checkpoint_kind cli_checkpoint_kind_memory;
 
 #endif

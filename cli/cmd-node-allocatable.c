@@ -248,6 +248,10 @@ int cmd_node_allocatable(int argc, char **argv)
         ncm_resource_list_done(&capacity);
         if (r < 0)
                 return cli_fail(r, &err);
+        /* the numbers stand; that the kubelet would not start on this host is worth a word */
+        if (!o.cgroup_version &&
+            ncm_node_config_check_host(cfg, ncm_node_cgroups_layout(cg), &err) < 0)
+                fprintf(stderr, "nodecm: warning: %s (this host)\n", err.msg);
         if (json)
                 format_json(cfg, ncm_node_cgroups_capacity(cg), ncm_node_cgroups_allocatable(cg),
                             &out);

@@ -295,6 +295,11 @@ static int run_connected(args *a, const char *const *pos)
         return a->html ? finish_html(a, r, &out, &err) : finish(r, &out, &err);
 }
 
+static void list_cleanup(ncm_resource_list *l)
+{
+        ncm_resource_list_done(l);
+}
+
 static int run(args *a, const char *const *pos)
 {
         ncm_autoptr(ncm_node_config) cfg = NULL;
@@ -307,6 +312,7 @@ static int run(args *a, const char *const *pos)
         const char *dir;
         const ncm_cgroup_plan *plan;
         ncm_ctl_target t = {0};
+        __attribute__((cleanup(list_cleanup))) ncm_resource_list machine = {0};
         int r;
 
         if (a->connect)
@@ -319,6 +325,16 @@ static int run(args *a, const char *const *pos)
             (r = make_enforcer(a, cfg, &e, &err)) < 0)
                 return cli_fail(r, &err);
         o.enforcer = e;
+        /* the resource-fit admission's capacity: --capacity, else this machine's when the
+         * topology is this machine's (a synthetic one has no memory to speak of) */
+        o.capacity = a->eo.capacity;
+        if (!o.capacity && !a->src.arg) {
+                ncm_autoclose int rootfd = ncm_fs_open_root("/", &err);
+                if (rootfd < 0 ||
+                    (r = ncm_cgroup_machine_capacity(rootfd, dir, &machine, &err)) < 0)
+                        return cli_fail(rootfd < 0 ? rootfd : r, &err);
+                o.capacity = &machine;
+        }
         o.flags = (a->no_wait ? NCM_NODE_DIR_NOWAIT : 0) |
                   (strcmp(a->cmd, "init") == 0 ? NCM_NODE_DIR_INIT : 0) |
                   (strcmp(a->cmd, "reconcile") == 0 ? NCM_NODE_DIR_START : 0);

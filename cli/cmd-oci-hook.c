@@ -49,7 +49,10 @@ static void usage(FILE *f)
               "  --no-confine              leave containers that are not nodecm's alone\n"
               "  --no-wait                 fail instead of waiting for the directory's lock\n"
               "  --json                    print what was done as one JSON line\n"
-              "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
+              "  -h, --help                show this help\n\n",
+              f);
+        /* apart: one literal would pass the 4095 characters C99 compilers must take */
+        fputs(CLI_KUBELET_FLAGS_HELP
               "\n" CLI_SOURCE_HELP
               "\nExit status: 0 done (or not nodecm's container), 1 the admission was refused\n"
               "(the kubelet's reason on stderr; the runtime fails the container) or the kernel\n"

@@ -17,6 +17,7 @@
 #include <nodecm/sim.h>
 #include "cli.h"
 #include "cpu-args.h"
+#include "kubelet-flags.h"
 
 static void usage(FILE *f)
 {
@@ -57,6 +58,11 @@ static void usage(FILE *f)
               "                     does (same results, slow with many NUMA "
               "nodes)\n" CLI_KUBELET_VERSION_HELP
               "                     (over node.kubelet.kubeletVersion)\n"
+              "  --config-decoding strict|lenient\n"
+              "                     strict (default): a field of node.kubelet the kubelet\n"
+              "                     does not know refuses the scenario; lenient: it is a\n"
+              "                     warning and ignored, as the kubelet's lenient decoding\n"
+              "                     does with its file\n"
               "  -h, --help         show this help\n\n"
               "Exit status: 0 the scenario ran (refused admissions are results), 1 a starting\n"
               "state or a restart the kubelet would refuse (or a refusal with --fail-on-reject),\n"
@@ -136,7 +142,8 @@ int cmd_simulate(int argc, char **argv)
                 OPT_REFERENCE,
                 OPT_KUBELET_VERSION,
                 OPT_HTML,
-                OPT_HTML_STEPS
+                OPT_HTML_STEPS,
+                OPT_CONFIG_DECODING
         };
         static const struct option opts[] = {
                         {"json", no_argument, NULL, 'j'},
@@ -147,6 +154,7 @@ int cmd_simulate(int argc, char **argv)
                         {"kubelet-version", required_argument, NULL, OPT_KUBELET_VERSION},
                         {"html", required_argument, NULL, OPT_HTML},
                         {"html-steps", required_argument, NULL, OPT_HTML_STEPS},
+                        {"config-decoding", required_argument, NULL, OPT_CONFIG_DECODING},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
@@ -159,6 +167,7 @@ int cmd_simulate(int argc, char **argv)
         ncm_buf out = NCM_BUF_INIT;
         html_run html = {0};
         bool fail_on_reject = false;
+        unsigned flags = 0;
         int c, r, rc;
 
         opterr = 0;
@@ -190,6 +199,16 @@ int cmd_simulate(int argc, char **argv)
                 case OPT_HTML_STEPS:
                         html.dir = optarg;
                         break;
+                case OPT_CONFIG_DECODING: {
+                        ncm_node_config_decoding dec;
+                        if (ncm_node_config_decoding_parse(optarg, &dec) < 0)
+                                return cli_usage_error("simulate",
+                                                       "--config-decoding: expected strict or "
+                                                       "lenient, got '%s'",
+                                                       optarg);
+                        flags = dec == NCM_NODE_CONFIG_LENIENT ? NCM_SCENARIO_LENIENT_CONFIG : 0;
+                        break;
+                }
                 case 'h':
                         usage(stdout);
                         return 0;
@@ -205,7 +224,7 @@ int cmd_simulate(int argc, char **argv)
         if (optind + 1 < argc)
                 return cli_usage_error("simulate", "unexpected argument '%s'", argv[optind + 1]);
 
-        r = ncm_scenario_load_file(argv[optind], 0, &sc, &err);
+        r = ncm_scenario_load_file(argv[optind], flags, &sc, &err);
         if (r < 0)
                 return cli_fail(r, &err);
         if (html.file || html.dir) {
@@ -221,6 +240,7 @@ int cmd_simulate(int argc, char **argv)
         }
         if (html.dir && mkdir(html.dir, 0755) < 0 && errno != EEXIST)
                 return cli_fail(ncm_error_errno(&err, errno, "--html-steps: '%s'", html.dir), &err);
+        cli_config_warnings(ncm_scenario_config(sc), argv[optind]);
         /* the state directory is a node's: no two runs (nor a node command) write it at once */
         if (so.state_dir && (lockfd = ncm_node_dir_lock(so.state_dir, 0, &err)) < 0)
                 return cli_fail(lockfd, &err);

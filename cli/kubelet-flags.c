@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The kubelet's flags, as KubeletConfiguration fields laid over the --config file. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ typedef enum kind {
         K_EVICTION /* k<v,... -> map, a repeated flag replaces */,
         K_GATES, /* K=BOOL,... -> map of booleans, repeated flags add */
         K_MEMORY_QOS,
+        K_RESERVED_MEMORY, /* the kubelet's --reserved-memory syntax -> reservedMemory list */
 } kind;
 
 static const struct flag_def {
@@ -42,18 +44,11 @@ static const struct flag_def {
                 {"pod-pids-limit", "podPidsLimit", K_INT},
                 {"feature-gates", "featureGates", K_GATES},
                 {"memory-qos", "memoryReservationPolicy", K_MEMORY_QOS},
+                {"memory-manager-policy", "memoryManagerPolicy", K_STRING},
+                {"reserved-memory", "reservedMemory", K_RESERVED_MEMORY},
                 {"kubelet-version", "kubeletVersion", K_STRING},
                 {"root-dir", "rootDirectory", K_STRING},
                 {"enforce", "enforcement", K_STRING},
-};
-
-/* The feature gates these commands know; the kubelet refuses others ("unrecognized"). */
-static const char *const known_gates[] = {
-                "CPUManagerPolicyAlphaOptions",     "CPUManagerPolicyBetaOptions",
-                "CPUManagerPolicyOptions",          "TopologyManagerPolicyAlphaOptions",
-                "TopologyManagerPolicyBetaOptions", "TopologyManagerPolicyOptions",
-                "CustomCPUCFSQuotaPeriod",          "PodLevelResources",
-                "DisableCPUQuotaWithExclusiveCPUs", "MemoryQoS",
 };
 
 typedef struct kv {
@@ -68,8 +63,10 @@ typedef struct value {
 } value;
 
 struct cli_kubelet_flags {
-        const char *config; /* --config FILE */
+        const char *config;                /* --config FILE */
+        ncm_node_config_decoding decoding; /* --config-decoding */
         value v[NCM_ELEMENTSOF(defs)];
+        ncm_mem_reservations reserved_memory; /* --reserved-memory, every flag appended */
 };
 
 cli_kubelet_flags *cli_kubelet_flags_new(void)
@@ -94,6 +91,7 @@ void cli_kubelet_flags_free(cli_kubelet_flags *f)
                 return;
         for (size_t i = 0; i < NCM_ELEMENTSOF(defs); i++)
                 value_clear(&f->v[i]);
+        ncm_mem_reservations_done(&f->reserved_memory);
         free(f);
 }
 
@@ -158,21 +156,17 @@ static int parse_bool(const char *s, bool *ret)
         return -EINVAL;
 }
 
+/* The values (the names are checked with the configuration: which gates exist depends on the
+ * kubelet release, --kubelet-version). */
 static int check_gates(const value *v, const char *cmd)
 {
         for (size_t i = 0; i < v->n; i++) {
-                bool on, known = false;
+                bool on;
                 if (parse_bool(v->pairs[i].v, &on) < 0)
                         return cli_usage_error(cmd,
                                                "--feature-gates: invalid value of %s=%s, err: "
                                                "strconv.ParseBool: parsing \"%s\": invalid syntax",
                                                v->pairs[i].k, v->pairs[i].v, v->pairs[i].v);
-                for (size_t g = 0; g < NCM_ELEMENTSOF(known_gates); g++)
-                        known = known || strcmp(v->pairs[i].k, known_gates[g]) == 0;
-                if (!known)
-                        return cli_usage_error(cmd,
-                                               "--feature-gates: unrecognized feature gate: %s",
-                                               v->pairs[i].k);
         }
         return 0;
 }
@@ -185,6 +179,14 @@ int cli_kubelet_flag(cli_kubelet_flags *f, const char *cmd, const char *name, co
 
         if (strcmp(name, "config") == 0) {
                 f->config = val;
+                return 0;
+        }
+        if (strcmp(name, "config-decoding") == 0) {
+                if (ncm_node_config_decoding_parse(val, &f->decoding) < 0)
+                        return cli_usage_error(cmd,
+                                               "--config-decoding: expected lenient or strict, "
+                                               "got '%s'",
+                                               val);
                 return 0;
         }
         i = def_index(name);
@@ -223,6 +225,14 @@ int cli_kubelet_flag(cli_kubelet_flags *f, const char *cmd, const char *name, co
                 v->scalar = strdup(val);
                 if (!v->scalar)
                         r = -ENOMEM;
+                break;
+        case K_RESERVED_MEMORY:
+                /* ReservedMemoryVar: repeated flags append, an empty one clears */
+                r = ncm_mem_reservations_parse_flag(val, &f->reserved_memory, &err);
+                if (r == -ENOMEM)
+                        break;
+                if (r < 0)
+                        return cli_usage_error(cmd, "--%s: %s", name, err.msg);
                 break;
         case K_LIST:
                 value_clear(v);
@@ -323,6 +333,20 @@ static void overlay(const cli_kubelet_flags *f, ncm_buf *b)
                         }
                         ncm_buf_putc(b, ']');
                         break;
+                case K_RESERVED_MEMORY:
+                        ncm_buf_putc(b, '[');
+                        for (size_t k = 0; k < f->reserved_memory.n; k++) {
+                                const ncm_mem_reservation *rm = &f->reserved_memory.r[k];
+                                char q[NCM_QUANTITY_STRLEN];
+                                ncm_buf_printf(b, "%s{\"numaNode\": %d, \"limits\": {",
+                                               k ? ", " : "", rm->numa);
+                                put_str(b, rm->type);
+                                ncm_buf_puts(b, ": ");
+                                put_str(b, ncm_quantity_to_string(&rm->q, q));
+                                ncm_buf_puts(b, "}}");
+                        }
+                        ncm_buf_putc(b, ']');
+                        break;
                 case K_MAP:
                 case K_EVICTION:
                 case K_GATES:
@@ -372,7 +396,8 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
         ncm_buf b = NCM_BUF_INIT;
         int r;
 
-        if (f->config && (r = ncm_node_config_load_file(f->config, &base, &err)) < 0)
+        if (f->config &&
+            (r = ncm_node_config_load_file_ex(f->config, f->decoding, &base, &err)) < 0)
                 return cli_fail(r, &err);
         overlay(f, &b);
         if (ncm_buf_failed(&b)) {
@@ -388,7 +413,15 @@ int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret)
                 name_flag(f, &err);
                 return cli_fail(r, &err);
         }
+        cli_config_warnings(*ret, f->config);
         return 0;
+}
+
+void cli_config_warnings(const ncm_node_config *c, const char *file)
+{
+        for (size_t i = 0; i < ncm_node_config_n_warnings(c); i++)
+                fprintf(stderr, "nodecm: warning: %s%s%s\n", file ? file : "", file ? ": " : "",
+                        ncm_node_config_warning(c, i));
 }
 
 int cli_capacity_option(ncm_resource_list *l, const char *cmd, const char *val)

@@ -13,6 +13,7 @@
 #include <nodecm/buf.h>
 #include <nodecm/error.h>
 #include <nodecm/kubelet-version.h>
+#include <nodecm/memorymanager.h>
 #include <nodecm/node-config.h>
 
 #define CLI_KUBELET_FLAG(name, val)                                                                \
@@ -26,7 +27,8 @@
  * --config FILE.
  */
 #define CLI_KUBELET_FLAG_OPTIONS(val)                                                              \
-        CLI_KUBELET_FLAG("config", val), CLI_KUBELET_FLAG("kube-reserved", val),                   \
+        CLI_KUBELET_FLAG("config", val), CLI_KUBELET_FLAG("config-decoding", val),                 \
+                        CLI_KUBELET_FLAG("kube-reserved", val),                                    \
                         CLI_KUBELET_FLAG("system-reserved", val),                                  \
                         CLI_KUBELET_FLAG("eviction-hard", val),                                    \
                         CLI_KUBELET_FLAG("enforce-node-allocatable", val),                         \
@@ -44,6 +46,8 @@
                         CLI_KUBELET_FLAG("pod-pids-limit", val),                                   \
                         CLI_KUBELET_FLAG("feature-gates", val),                                    \
                         CLI_KUBELET_FLAG("memory-qos", val),                                       \
+                        CLI_KUBELET_FLAG("memory-manager-policy", val),                            \
+                        CLI_KUBELET_FLAG("reserved-memory", val),                                  \
                         CLI_KUBELET_FLAG("kubelet-version", val),                                  \
                         CLI_KUBELET_FLAG("root-dir", val), CLI_KUBELET_FLAG("enforce", val)
 
@@ -51,6 +55,9 @@
 #define CLI_KUBELET_FLAGS_HELP                                                                     \
         "Kubelet settings (KubeletConfiguration; flags override the file):\n"                      \
         "  --config FILE             a kubelet configuration file (YAML or JSON)\n"                \
+        "  --config-decoding lenient|strict\n"                                                     \
+        "                            lenient (default): read FILE as the kubelet does, a field\n"  \
+        "                            it does not know a warning; strict: refuse it\n"              \
         "  --cpu-manager-policy none|static, --reserved-cpus LIST,\n"                              \
         "  --topology-manager-policy P, --topology-manager-scope container|pod\n"                  \
         "  --kube-reserved LIST, --system-reserved LIST (cpu=500m,memory=1Gi)\n"                   \
@@ -64,6 +71,7 @@
         "                            CustomCPUCFSQuotaPeriod feature gate)\n"                      \
         "  --pod-pids-limit N        pids.max of pod cgroups (default -1: unset)\n"                \
         "  --memory-qos none|tiered  memoryReservationPolicy None or TieredReservation\n"          \
+        "  --memory-manager-policy None|Static, --reserved-memory 0:memory=1Gi[;1:...]\n"          \
         "  --feature-gates LIST      K=BOOL,...\n"                                                 \
         "  --kubelet-version X.Y     the kubelet release to reproduce (default: the newest\n"      \
         "                            released, 1." NCM_KUBELET_MINOR_STR(                          \
@@ -91,6 +99,10 @@ bool cli_kubelet_flag_given(const cli_kubelet_flags *f, const char *name);
  * status; 0 with *RET set.
  */
 int cli_kubelet_config(const cli_kubelet_flags *f, ncm_node_config **ret);
+
+/* Print C's warnings on stderr, one line each: "nodecm: warning: FILE: ..." (FILE may be
+ * NULL). */
+void cli_config_warnings(const ncm_node_config *c, const char *file);
 
 /*
  * A --capacity LIST (cpu=4,memory=16Gi,...): added to L (a repeated flag adds, as the kubelet's

@@ -27,6 +27,10 @@ static const char *option_name(ncm_topo_source_kind kind)
 
 bool cli_source_option(cli_source *src, int opt, const char *arg)
 {
+        if (opt == CLI_OPT_NUMA_MEMORY) {
+                src->memory = arg;
+                return true;
+        }
         if (opt == CLI_OPT_TOPOLOGY_RULES) {
                 int rules = ncm_topo_rules_from_name(arg);
                 if (rules < 0)
@@ -74,11 +78,19 @@ int cli_source_load(const cli_source *src, ncm_topo **ret, ncm_error *err)
                                      "--topology-rules: unknown rules '%s' (cadvisor or nodecm)",
                                      src->bad_rules);
         if (!src->arg)
-                return ncm_topo_load_rules(NCM_TOPO_SOURCE_FSROOT, "/", src->rules, ret, err);
-        r = ncm_topo_load_rules(src->kind, src->arg, src->rules, ret, err);
-        if (r < 0 && err && src->kind == NCM_TOPO_SOURCE_FSROOT)
+                r = ncm_topo_load_rules(NCM_TOPO_SOURCE_FSROOT, "/", src->rules, ret, err);
+        else
+                r = ncm_topo_load_rules(src->kind, src->arg, src->rules, ret, err);
+        if (r < 0 && err && src->arg && src->kind == NCM_TOPO_SOURCE_FSROOT)
                 /* sysfs errors name kernel paths; say under which root they were read */
                 ncm_error_prefix(err, "--fsroot %s", src->arg);
+        if (r >= 0 && src->memory) {
+                r = ncm_topo_apply_memory_spec(*ret, src->memory, err);
+                if (r < 0) {
+                        *ret = ncm_topo_free(*ret);
+                        ncm_error_prefix(err, "--numa-memory");
+                }
+        }
         return r;
 }
 

@@ -40,6 +40,7 @@ enum {
         CLI_OPT_XML,
         CLI_OPT_TOPOLOGY,
         CLI_OPT_TOPOLOGY_RULES,
+        CLI_OPT_NUMA_MEMORY,
 };
 
 /* clang-format off */
@@ -48,7 +49,8 @@ enum {
         {"synthetic", required_argument, NULL, CLI_OPT_SYNTHETIC},                                 \
         {"xml", required_argument, NULL, CLI_OPT_XML},                                             \
         {"topology", required_argument, NULL, CLI_OPT_TOPOLOGY},                                   \
-        {"topology-rules", required_argument, NULL, CLI_OPT_TOPOLOGY_RULES}
+        {"topology-rules", required_argument, NULL, CLI_OPT_TOPOLOGY_RULES},                       \
+        {"numa-memory", required_argument, NULL, CLI_OPT_NUMA_MEMORY}
 /* clang-format on */
 
 #define CLI_SOURCE_HELP                                                                            \
@@ -62,7 +64,10 @@ enum {
         "is stdin)\n"                                                                              \
         "  --topology-rules R how a machine is read: cadvisor (default, the kubelet's table) or\n" \
         "                     nodecm (friendlier: keeps CPUs in no NUMA node, renumbers odd "      \
-        "ids)\n"
+        "ids)\n"                                                                                   \
+        "  --numa-memory SPEC memory per NUMA node, replacing what the source gives:\n"            \
+        "                     [ID:]SIZE[,hugepages-PAGE=COUNT]...[/...], e.g. \"64Gi,\n"           \
+        "                     hugepages-1Gi=8\" for every node (docs/memory-manager.md)\n"
 
 typedef struct cli_source {
         ncm_topo_source_kind kind; /* meaningful when arg != NULL */
@@ -72,6 +77,7 @@ typedef struct cli_source {
         const char *second;
         ncm_topo_rules rules;  /* --topology-rules */
         const char *bad_rules; /* an unknown --topology-rules value, refused by the check */
+        const char *memory;    /* --numa-memory, applied after the source (NULL: none) */
 } cli_source;
 
 #define CLI_SOURCE_INIT                                                                            \

@@ -661,12 +661,24 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
 static int open_node(nodecmd *d, ncm_error *err)
 {
         ncm_node_dir_options o = {0};
+        ncm_resource_list machine = {0};
         int r;
 
         o.enforcer = d->enforcer;
+        /* the resource-fit admission's capacity: this machine's, when the topology is */
+        if (!d->opts->topo_arg) {
+                ncm_autoclose int rootfd = ncm_fs_open_root("/", err);
+                if (rootfd < 0)
+                        return rootfd;
+                r = ncm_cgroup_machine_capacity(rootfd, d->root_dir, &machine, err);
+                if (r < 0)
+                        return r;
+                o.capacity = &machine;
+        }
         /* a second daemon on the same directory must not wait for the first one to end */
         o.flags = NCM_NODE_DIR_INIT | NCM_NODE_DIR_NOWAIT | NCM_NODE_DIR_START;
         r = ncm_node_dir_open(d->root_dir, d->topo, d->cfg, &o, &d->dir, err);
+        ncm_resource_list_done(&machine);
         if (r == -EWOULDBLOCK)
                 return ncm_error_prefix(err,
                                         "root directory '%s' is in use by another nodecmd "
@@ -699,6 +711,11 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
         if (r < 0)
                 return r;
         nodecmd_apply_log_level(d);
+        /* what the kubelet would log reading the file (an ignored field, a repeated key) */
+        for (size_t i = 0; i < ncm_node_config_n_warnings(d->cfg); i++)
+                nodecmd_log(d, NODECMD_WARN, "configuration", "config=%s warning=%s",
+                            nodecmd_q(d, 0, opts->config),
+                            nodecmd_q(d, 1, ncm_node_config_warning(d->cfg, i)));
         if (opts->root_dir)
                 d->root_dir = strdup(opts->root_dir);
         else if (ncm_node_config_root_dir(d->cfg)[0])
@@ -709,6 +726,9 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         r = ncm_topo_load_rules(opts->topo_kind, opts->topo_arg ? opts->topo_arg : "/",
                                 opts->topo_rules, &d->topo, err);
+        if (r >= 0 && opts->topo_memory &&
+            (r = ncm_topo_apply_memory_spec(d->topo, opts->topo_memory, err)) < 0)
+                ncm_error_prefix(err, "--numa-memory");
         if (r < 0)
                 return r;
         r = make_enforcer(d, err);

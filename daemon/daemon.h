@@ -17,6 +17,7 @@ typedef struct nodecmd_options {
         ncm_topo_source_kind topo_kind;
         const char *topo_arg; /* NULL: this machine */
         ncm_topo_rules topo_rules;
+        const char *topo_memory; /* --numa-memory: the NUMA nodes' memory (synthetic machines) */
 } nodecmd_options;
 
 /*

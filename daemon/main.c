@@ -47,6 +47,7 @@ static void usage(FILE *f)
               "  --fsroot DIR | --synthetic DESC | --xml FILE | --topology FILE\n"
               "                       the machine (default: this one), as for nodecm\n"
               "  --topology-rules R   cadvisor (default) or nodecm\n"
+              "  --numa-memory SPEC   the NUMA nodes' memory and hugepages, as for nodecm\n"
               "  -h, --help           show this help\n"
               "  --version            show the version\n\n"
               "Signals: SIGTERM or SIGINT stop (calls in flight finish, exit 0); SIGHUP\n"
@@ -66,6 +67,7 @@ enum {
         OPT_XML,
         OPT_TOPOLOGY,
         OPT_RULES,
+        OPT_NUMA_MEMORY,
         OPT_VERSION,
         OPT_RUNTIME_ENDPOINT,
         OPT_CRI_LISTEN,
@@ -96,6 +98,7 @@ int main(int argc, char **argv)
                         {"xml", required_argument, NULL, OPT_XML},
                         {"topology", required_argument, NULL, OPT_TOPOLOGY},
                         {"topology-rules", required_argument, NULL, OPT_RULES},
+                        {"numa-memory", required_argument, NULL, OPT_NUMA_MEMORY},
                         {"help", no_argument, NULL, 'h'},
                         {"version", no_argument, NULL, OPT_VERSION},
                         {"runtime-endpoint", required_argument, NULL, OPT_RUNTIME_ENDPOINT},
@@ -142,6 +145,9 @@ int main(int argc, char **argv)
                                                            : NCM_TOPO_SOURCE_JSON;
                         o.topo_arg = optarg;
                         sources++;
+                        break;
+                case OPT_NUMA_MEMORY:
+                        o.topo_memory = optarg;
                         break;
                 case OPT_RULES:
                         r = ncm_topo_rules_from_name(optarg);

@@ -17,7 +17,9 @@ trap 'rm -f "$tmp"' EXIT
         echo "100x faster than the kubelet on every row, with the same results; topology-manager"
         echo "admission with 3 providers offering every hint at most 1 ms at 8 NUMA nodes and 50 ms at"
         echo "16; on many NUMA nodes (issue 14, bench-admission) one admission at most 200 µs at 16 NUMA"
-        echo "nodes, 500 µs and 8 MB at 32, 1 ms and 8 MB at 64, \`simulate --explain\` of 1,000 pods at 16"
+        echo "nodes, 500 µs and 8 MB at 32, 1 ms and 8 MB at 64 (issue 21, bench-mem-admission: the same"
+        echo "bounds with the memory manager and a device plugin beside the CPU manager),"
+        echo "\`simulate --explain\` of 1,000 pods at 16"
         echo "NUMA nodes at most 2 s and 100 MB, the 32-NUMA example under 1 s and 50 MB; nodecmd"
         echo "(issue 11, bench-nodecmd) at most 8 MB of RSS with 100 pods on 384 CPUs, a start-up of at"
         echo "most 20 ms on this machine and 50 ms on the 256-CPU dump, an Admit round trip over the"
@@ -32,7 +34,7 @@ trap 'rm -f "$tmp"' EXIT
         echo "VM shared with other work, single rows can move"
         echo "by up to 2x between runs (disk-bound rows, with fsync, by far more)."
         echo
-        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission rpc nodecmd oci-hook deviceplugin cri map; do
+        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission mem-admission rpc nodecmd oci-hook deviceplugin cri map; do
                 exe="$build/bench/bench-$name"
                 [ -x "$exe" ] || continue
                 "$exe"

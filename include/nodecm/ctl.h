@@ -99,6 +99,9 @@ typedef struct ncm_ctl_target {
         ncm_node *node;
         const char *dir;      /* the node's root directory, for messages */
         const char *enforcer; /* the enforcer's name, for messages */
+        /* a kubelet stands in front of this caller (the CRI proxy): admissions are made with
+         * NCM_NODE_KUBELET_ADMITTED */
+        bool kubelet_admitted;
 } ncm_ctl_target;
 
 /* One handled call. */

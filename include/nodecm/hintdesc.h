@@ -81,6 +81,25 @@ NCM_API int ncm_hint_desc_set_socket_alignment(ncm_hint_desc *d, int per_socket,
 NCM_API int ncm_hint_desc_add_socket(ncm_hint_desc *d, int node, int socket);
 
 /*
+ * Give the preferred size (minAffinitySize) instead of computing it from the capacity: for a
+ * provider whose smallest mask is decided over nodes it does not walk (the memory manager
+ * walks only nodes without assignments). K > 0; before ncm_hint_desc_seal().
+ */
+NCM_API void ncm_hint_desc_set_preferred_size(ncm_hint_desc *d, int k);
+
+/*
+ * Add MASK to the list beside the walked subsets: a hint that is not of the generator's form
+ * (the memory manager's nodes that already hold allocations, its groups), preferred when it
+ * has the preferred size. The list is then the union, in the kubelet's order; this needs the
+ * ids walked in ascending order (the order extras are placed in). Ignored when the list is
+ * set empty. -EINVAL for an empty mask, -ENOMEM.
+ */
+NCM_API int ncm_hint_desc_add_extra(ncm_hint_desc *d, ncm_bitmask mask);
+
+/* How many extra masks the sealed list holds besides the walked subsets. */
+NCM_API size_t ncm_hint_desc_n_extras(const ncm_hint_desc *d) NCM_PURE;
+
+/*
  * Compute what queries need (the preferred size and the narrowest hint). Call once, after the
  * last resource. 0, or -ENOMEM.
  */
@@ -122,6 +141,10 @@ typedef struct ncm_hint_desc_iter {
         int depth;                     /* positions chosen so far */
         int pos[NCM_BITMASK_MAX_BITS]; /* chosen positions */
         bool started;                  /* a k-subset is in pos[] */
+        /* the extras, merged in: the next one, and the walked subsets' next hint */
+        size_t xi;
+        bool have_walked, walked_done;
+        ncm_hint walked;
 } ncm_hint_desc_iter;
 
 NCM_API void ncm_hint_desc_iter_init(ncm_hint_desc_iter *it, const ncm_hint_desc *d);

@@ -55,6 +55,7 @@ NCM_API const double *ncm_metrics_tm_duration_buckets(size_t *n);
 /*
  * Append the kubelet's CPU and topology manager metrics of N (HELP and TYPE included):
  * cpu_manager_pinning_requests_total, cpu_manager_pinning_errors_total,
+ * memory_manager_pinning_requests_total, memory_manager_pinning_errors_total,
  * cpu_manager_shared_pool_size_millicores, cpu_manager_exclusive_cpu_allocation_count,
  * cpu_manager_allocation_per_numa{numa_node}, container_aligned_compute_resources_count and
  * _failure_count{scope,boundary}, topology_manager_admission_requests_total and _errors_total,

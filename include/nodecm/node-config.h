@@ -25,6 +25,25 @@ struct json_object;
 typedef struct ncm_node_config ncm_node_config;
 
 /*
+ * How a document is decoded, after the kubelet's codec (DecodeKubeletConfiguration): it tries
+ * strict decoding first, which refuses an unknown field (case-sensitively: "CPUManagerPolicy"
+ * is not cpuManagerPolicy) or a repeated key, and when those are the only errors it decodes
+ * leniently (unknown fields ignored, the last value of a repeated YAML key, a repeated JSON
+ * object merged as Go merges it), logs "Using lenient decoding as strict decoding failed" and
+ * starts. LENIENT does what the kubelet does, each strict error becoming a warning naming the
+ * field and what the kubelet does with it; STRICT refuses them with the kubelet's strict texts
+ * ("strict decoding error: unknown field \"CPUManagerPolicy\""), for documents written for
+ * nodecm where an unknown field is a mistake.
+ */
+typedef enum ncm_node_config_decoding {
+        NCM_NODE_CONFIG_LENIENT = 0,
+        NCM_NODE_CONFIG_STRICT = 1,
+} ncm_node_config_decoding;
+
+/* "lenient" or "strict" into *RET. 0, or -EINVAL. */
+NCM_API int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decoding *ret);
+
+/*
  * Read the KubeletConfiguration fields the node uses from the JSON object O (as decoded from
  * JSON or YAML), so that a real kubelet config file's values can be pasted in (kubelet
  * defaults in parentheses):
@@ -32,7 +51,8 @@ typedef struct ncm_node_config ncm_node_config;
  *   CPU and topology managers: cpuManagerPolicy ("none"), cpuManagerPolicyOptions ({}),
  *   cpuManagerReconcilePeriod ("10s"), reservedSystemCPUs (""), topologyManagerPolicy
  *   ("none"), topologyManagerScope ("container"), topologyManagerPolicyOptions ({}),
- *   memoryManagerPolicy ("None"), featureGates ({});
+ *   memoryManagerPolicy ("None"), reservedMemory ([]), memoryManagerPolicyOptions ({}),
+ *   featureGates ({});
  *   reservations and node allocatable: kubeReserved / systemReserved ({}: cpu, memory,
  *   ephemeral-storage, pid), evictionHard (the kubelet's Linux defaults when absent; with
  *   mergeDefaultEvictionSettings the defaults fill in the signals not given),
@@ -40,24 +60,33 @@ typedef struct ncm_node_config ncm_node_config;
  *   cgroups: cgroupRoot ("" = "/"), cgroupDriver ("cgroupfs"), cgroupsPerQOS (true),
  *   cpuCFSQuota (true), cpuCFSQuotaPeriod ("100ms"), podPidsLimit (-1),
  *   memoryReservationPolicy ("None");
+ *   admission and host checks: maxPods (110), podsPerCore (0), failCgroupV1 (true from
+ *   1.35, false before), singleProcessOOMKill;
  *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent),
  *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; ""),
  *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none"),
+ *   fitAdmission ("auto", "always", "never": ncm_node_config_fit_admission),
  *   isolatedCPUs ("ignore", "exclude", "exclusive-only"; docs/isolation.md) and
  *   irqBalanceConfigFile ("": found; "none"; a path).
  *
- * Other KubeletConfiguration fields are accepted and ignored, except names within a small
- * edit distance of the fields above, which are refused as probable typos ("unknown field (did
- * you mean "cpuManagerPolicy"?)"). Values are checked as the kubelet's decoder and its
- * start-up do, with its texts: string maps of strings, policy and scope names (`unknown
+ * The document is decoded strictly (NCM_NODE_CONFIG_STRICT: a field the kubelet does not
+ * have, for the chosen kubeletVersion, is refused; nested structs the kubelet checks are
+ * checked too) -- ncm_node_config_from_json_ex() chooses. Other KubeletConfiguration fields
+ * are accepted and not read; nodecm's own fields (kubeletVersion, rootDirectory, enforcement,
+ * the nodecmd section, fitAdmission, isolatedCPUs, irqBalanceConfigFile) are never unknown.
+ * "kind" and "apiVersion", when given, must be KubeletConfiguration and
+ * kubelet.config.k8s.io/v1beta1 (the only version the kubelet's scheme registers), with the
+ * kubelet's text. Values are checked as the kubelet's decoder
+ * and its start-up do, with its texts: string maps of strings, policy and scope names (`unknown
  * policy: "foo"`, `unknown scope: "foo"`), option names, values and maturity against the
  * feature gates (CPUManagerPolicyAlphaOptions, ...BetaOptions,
  * TopologyManagerPolicyAlphaOptions, ...BetaOptions; the GA gates CPUManagerPolicyOptions and
  * TopologyManagerPolicyOptions cannot be turned off), reservedSystemCPUs syntax, the reserved
  * resource lists (`cannot reserve "gpu" resource`, bad or negative quantities), eviction
  * signals and thresholds, enforceNodeAllocatable options and their cgroups, Go durations, the
- * CFS period against CustomCPUCFSQuotaPeriod. A memory manager policy other than "None" is
- * refused: nodecm has no memory manager, and the kubelet's would take part in the merge.
+ * CFS period against CustomCPUCFSQuotaPeriod, the memory manager's policy ("None", "Static"),
+ * reservedMemory (validateReservedMemoryConfiguration's texts) and its options.
+ * The reservation against node allocatable is checked in ncm_node_new().
  * Checks that need the machine (reserved CPUs on it, the static policy's reservation,
  * align-by-socket) happen in ncm_node_new().
  *
@@ -67,13 +96,19 @@ typedef struct ncm_node_config ncm_node_config;
 NCM_API int ncm_node_config_from_json(struct json_object *o, const char *path,
                                       ncm_node_config **ret, ncm_error *err);
 
+/* The same with the decoding chosen (a scenario's node.kubelet, with simulate's setting). */
+NCM_API int ncm_node_config_from_json_ex(struct json_object *o, const char *path,
+                                         ncm_node_config_decoding decoding, ncm_node_config **ret,
+                                         ncm_error *err);
+
 /* The same from JSON or YAML text (NAME starts syntax errors; PATH as above, may be ""). */
 NCM_API int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
                                   ncm_node_config **ret, ncm_error *err);
 
 /*
  * Apply the fields of O over a copy of BASE (a shallow merge by field: each field present in O
- * replaces BASE's). Used for a restart with a changed configuration. PATH as above.
+ * replaces BASE's), decoded as BASE was, BASE's document warnings kept. Used for a restart with
+ * a changed configuration, and for flags over a file. PATH as above.
  */
 NCM_API int ncm_node_config_merge(const ncm_node_config *base, struct json_object *o,
                                   const char *path, ncm_node_config **ret, ncm_error *err);
@@ -84,15 +119,39 @@ NCM_API int ncm_node_config_merge_text(const ncm_node_config *base, const char *
                                        ncm_error *err);
 
 /*
- * Read a kubelet configuration file (YAML or JSON; "-" for standard input), as the kubelet's
- * --config: "kind", when present, must be KubeletConfiguration and "apiVersion"
- * kubelet.config.k8s.io/v1beta1 (or v1alpha1, v1); the fields as ncm_node_config_from_json(),
- * unknown ones ignored. Errors start with PATH.
+ * Read a kubelet configuration file (YAML or JSON; "-" for standard input) as the kubelet's
+ * --config reads it (pkg/kubelet/kubeletconfig/configfiles and util/codec), with DECODING
+ * (ncm_node_config_load_file: lenient, what the kubelet does):
+ *  - an empty file is refused: `kubelet config file "PATH" was empty`; a document of nothing
+ *    (comments, "---") is the kubelet's `failed to decode: Object 'Kind' is missing in 'null'`;
+ *  - kind and apiVersion are required: KubeletConfiguration, kubelet.config.k8s.io/v1beta1
+ *    (`Object 'apiVersion' is missing in '...'`, `no kind "KubeletConfiguration" is registered
+ *    for version "kubelet.config.k8s.io/v1" ...`);
+ *  - YAML: the first document only (go-yaml's Unmarshal ignores the rest: warned about),
+ *    anchors, aliases and merge keys resolved; a repeated key keeps its last value; JSON:
+ *    repeated objects merge as Go's decoder merges them; repeats are strict errors;
+ *  - the fields as ncm_node_config_from_json().
+ * Errors start with PATH.
  */
+NCM_API int ncm_node_config_load_file_ex(const char *path, ncm_node_config_decoding decoding,
+                                         ncm_node_config **ret, ncm_error *err);
 NCM_API int ncm_node_config_load_file(const char *path, ncm_node_config **ret, ncm_error *err);
+
+/* How C was decoded. */
+NCM_API ncm_node_config_decoding ncm_node_config_get_decoding(const ncm_node_config *c) NCM_PURE;
 
 NCM_API ncm_node_config *ncm_node_config_free(ncm_node_config *c);
 NCM_DEFINE_AUTOPTR(ncm_node_config, ncm_node_config_free)
+
+/*
+ * What reading the configuration would make the kubelet log or do without refusing it, one
+ * line each in the order met: a field its lenient decoding ignored and what it does instead,
+ * a duplicate key and the value that won, a YAML document after the first, reservedSystemCPUs
+ * replacing the reserved cpu, a deprecated or GA feature gate set. Front ends print them
+ * ("nodecm: warning: FILE: ..."), the library never does. Valid while C lives.
+ */
+NCM_API size_t ncm_node_config_n_warnings(const ncm_node_config *c) NCM_PURE;
+NCM_API const char *ncm_node_config_warning(const ncm_node_config *c, size_t i) NCM_PURE;
 
 /* The effective names: "none"/"static"; "none"/"best-effort"/...; "container"/"pod". */
 NCM_API const char *ncm_node_config_cpu_policy(const ncm_node_config *c) NCM_PURE;
@@ -125,6 +184,36 @@ NCM_API int64_t ncm_node_config_reconcile_period_ns(const ncm_node_config *c) NC
 
 /* nodecm's rootDirectory, "" when not set. */
 NCM_API const char *ncm_node_config_root_dir(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * The kubelet's start-up checks of the configuration against the cgroups of the host it runs
+ * on (ValidateKubeletConfiguration's validateKubeletOSConfiguration), for a host of layout L:
+ * on cgroup v1 (hybrid included, as runc's IsCgroup2UnifiedMode says) failCgroupV1 refuses to
+ * start -- it defaults to true from kubelet 1.35 (KEP-5573), false before -- with the
+ * kubelet's text for the release ("... cgroup v1 support is in maintenance mode" up to 1.34,
+ * "... is unsupported and will be removed in a future release" from 1.35), and
+ * singleProcessOOMKill: false is refused there. 0, or -EINVAL naming the field. The node's
+ * enforcers check it when they start; calculators (node-allocatable, cgroup) warn.
+ */
+NCM_API int ncm_node_config_check_host(const ncm_node_config *c, const ncm_cgroup_layout *l,
+                                       ncm_error *err);
+
+/* maxPods (110) and podsPerCore (0: no per-CPU limit): the node's pod capacity. */
+NCM_API int64_t ncm_node_config_max_pods(const ncm_node_config *c) NCM_PURE;
+NCM_API int64_t ncm_node_config_pods_per_core(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * nodecm's fitAdmission: when an admission checks the kubelet's resource-fit predicates
+ * (nodecm/node-fit.h). AUTO (the default, "auto"): where no kubelet stands in front (the
+ * control API, `nodecm node`, the OCI hook, simulate), not behind one (the CRI proxy, which
+ * admits with NCM_NODE_KUBELET_ADMITTED); ALWAYS ("always"), NEVER ("never").
+ */
+typedef enum ncm_node_fit_admission {
+        NCM_NODE_FIT_AUTO = 0,
+        NCM_NODE_FIT_ALWAYS = 1,
+        NCM_NODE_FIT_NEVER = 2,
+} ncm_node_fit_admission;
+NCM_API ncm_node_fit_admission ncm_node_config_fit_admission(const ncm_node_config *c) NCM_PURE;
 
 /* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
  * "none". */

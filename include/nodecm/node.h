@@ -40,6 +40,7 @@
 #include <nodecm/error.h>
 #include <nodecm/fs.h>
 #include <nodecm/hint.h>
+#include <nodecm/memorymanager.h>
 #include <nodecm/node-config.h>
 #include <nodecm/pod.h>
 #include <nodecm/topology.h>
@@ -132,6 +133,18 @@ typedef struct ncm_node_options {
          * checks and sets up but writes nothing at start (node allocatable is in place).
          */
         bool attach;
+        /*
+         * The node's capacity for the resource-fit admission (copied): cpu, memory,
+         * ephemeral-storage, hugepages-<size>, extended resources. NULL: the topology's CPUs
+         * only, and resources nodecm does not know the amount of are not checked.
+         */
+        const ncm_resource_list *capacity;
+        /*
+         * A memory_manager_state to start from (with CPU_CHECKPOINT, not from a directory):
+         * restored and validated as the kubelet does. NULL: a fresh state.
+         */
+        const char *mem_checkpoint;
+        size_t mem_checkpoint_len;
 } ncm_node_options;
 
 /*
@@ -199,6 +212,10 @@ typedef struct ncm_node_container_result {
          * (ncm_devmgr_container_options); NULL when it holds no devices.
          */
         ncm_devmgr_alloc_resp *device_options;
+        /* The memory manager's blocks (its Static policy pins Guaranteed containers): the
+         * kubelet's memory_manager_state entry of the container; NULL when none. */
+        ncm_mem_block *memory;
+        size_t n_memory;
 } ncm_node_container_result;
 
 typedef struct ncm_node_admission {
@@ -216,17 +233,26 @@ NCM_DEFINE_AUTOPTR(ncm_node_admission, ncm_node_admission_free)
 
 enum {
         NCM_NODE_EXPLAIN = 1 << 0, /* record hints, merges and allocation steps */
+        /*
+         * A kubelet admitted the pod already (the CRI proxy stands behind one): its
+         * resource-fit predicates ran there, so under fitAdmission "auto" the node does not
+         * run them again (nodecm/node-fit.h).
+         */
+        NCM_NODE_KUBELET_ADMITTED = 1 << 1,
 };
 
 /*
  * The kubelet's pod admission by the topology manager: for each container (init containers
  * first) or once for the pod (pod scope), every provider's hints, the merge, the policy's
- * decision, then each provider's allocate with the chosen affinity. A refusal is a result, not
- * an error: *RET says admitted or not, with the kubelet's reason and message
+ * decision, then each provider's allocate with the chosen affinity; then, as the kubelet's
+ * next admit handler does, its resource-fit predicates (nodecm/node-fit.h: OutOfcpu,
+ * OutOfmemory, OutOfpods, ..., against the node's allocatable and the pods it holds) unless
+ * the configuration's fitAdmission or NCM_NODE_KUBELET_ADMITTED says not. A refusal is a
+ * result, not an error: *RET says admitted or not, with the kubelet's reason and message
  * (TopologyAffinityError, SMTAlignmentError, UnexpectedAdmissionError "Allocate failed due to
- * <err>, which is unexpected"). A refused pod leaves the node exactly as before. Admitting a
- * UID the node already holds is the kubelet's re-admission (after a restart): containers that
- * hold CPUs keep them.
+ * <err>, which is unexpected", OutOfcpu "Node didn't have enough resource: cpu, ..."). A refused
+ * pod leaves the node exactly as before. Admitting a UID the node already holds is the kubelet's
+ * re-admission (after a restart): containers that hold CPUs keep them.
  *
  * Returns 0 with *RET set, or -errno for failures that are not decisions (out of memory, a
  * checkpoint that cannot be written); the node is then restored as well, except that a failed
@@ -310,6 +336,8 @@ typedef struct ncm_node_counters {
         uint64_t tm_admission_errors;
         uint64_t aligned[NCM_NODE_N_SCOPES][NCM_NODE_N_ALIGN];
         uint64_t aligned_failures[NCM_NODE_N_SCOPES][NCM_NODE_N_ALIGN];
+        uint64_t mem_pinning_requests; /* memory_manager_pinning_requests_total */
+        uint64_t mem_pinning_errors;   /* memory_manager_pinning_errors_total */
 } ncm_node_counters;
 
 NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
@@ -383,6 +411,7 @@ typedef struct ncm_node_dir_options {
         const char *devices;    /* as ncm_node_options.devices */
         size_t devices_len;
         ncm_kubelet_version kubelet_version; /* as ncm_node_options.kubelet_version */
+        const ncm_resource_list *capacity;   /* as ncm_node_options.capacity */
 } ncm_node_dir_options;
 
 /*
@@ -478,6 +507,17 @@ NCM_API const ncm_cpu_state *ncm_node_cpu_state(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_cpu_policy *ncm_node_cpu_policy(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_tm *ncm_node_tm(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) NCM_PURE;
+/* The memory manager's state and policy (include/nodecm/memorymanager.h). */
+NCM_API const ncm_mem_state *ncm_node_memory_state(const ncm_node *n) NCM_PURE;
+NCM_API const ncm_mem_policy *ncm_node_memory_policy(const ncm_node *n) NCM_PURE;
+/*
+ * The NUMA nodes the memory of container CONTAINER of POD_UID lives on, as the memory manager
+ * pinned it (GetMemoryNUMANodes: the nodes of its blocks) into *RET: 1 when it has blocks, 0
+ * when the memory manager did not pin it (then the kubelet's rule applies: the nodes of its
+ * CPUs, or every node). The one answer every enforcer takes cpuset.mems from.
+ */
+NCM_API int ncm_node_container_mems(const ncm_node *n, const char *pod_uid, const char *container,
+                                    ncm_bitmask *ret);
 /*
  * The node's device manager, for a device-plugin host that feeds it (registrations,
  * snapshots, disconnects; include/nodecm/deviceplugin.h). Valid until the node is freed or

@@ -8,8 +8,9 @@
  *
  *   v1        List, GetAllocatableResources, Get (Get behind the kubelet's feature gate
  *             KubeletPodResourcesGet: on by default from 1.34, the configuration's
- *             featureGates decide). Memory is always empty (nodecm has no memory manager),
- *             dynamic resources too (no DRA).
+ *             featureGates decide). Memory: the memory manager's blocks (Static policy;
+ *             empty with None), as the kubelet fills them; dynamic resources are
+ *             always empty (no DRA).
  *   v1alpha1  List, on the same socket, for older clients.
  *
  * Orders where the kubelet iterates Go maps (random) are fixed: pods in the node's order (by

@@ -26,6 +26,10 @@ enum {
         /* Refuse topology sources and state files read from disk (fsroot, xml, file): for
          * fuzzing and for scenarios from untrusted places. */
         NCM_SCENARIO_NO_FILES = 1 << 0,
+        /* Decode node.kubelet as the kubelet decodes its file (NCM_NODE_CONFIG_LENIENT: an
+         * unknown field or a repeated key is a warning) instead of strictly (the default: a
+         * scenario is written for nodecm, where an unknown field is a mistake). */
+        NCM_SCENARIO_LENIENT_CONFIG = 1 << 1,
 };
 
 /*
@@ -49,6 +53,8 @@ NCM_API ncm_scenario *ncm_scenario_free(ncm_scenario *s);
 NCM_DEFINE_AUTOPTR(ncm_scenario, ncm_scenario_free)
 
 NCM_API size_t ncm_scenario_num_steps(const ncm_scenario *s) NCM_PURE;
+/* The node's configuration (node.kubelet), for its warnings (ncm_node_config_warning). */
+NCM_API const ncm_node_config *ncm_scenario_config(const ncm_scenario *s) NCM_PURE;
 NCM_API const ncm_topo *ncm_scenario_topo(const ncm_scenario *s) NCM_PURE;
 /* The scenario's description, or NULL when it has none. */
 NCM_API const char *ncm_scenario_description(const ncm_scenario *s) NCM_PURE;

@@ -88,6 +88,55 @@ NCM_API const uint32_t *ncm_topo_numa_distances(const ncm_topo *t, size_t *n);
  */
 NCM_API int ncm_topo_numa_distances_missing(const ncm_topo *t, int *id);
 
+/*
+ * --- Memory per NUMA node --- (the memory manager's machine, cadvisor's MachineInfo.Topology
+ * Memory and HugePages; topology JSON "memory" and "hugepages" in each "numa" entry)
+ *
+ * A source that knows a node's memory attaches it while it builds the topology: sysfs reads
+ * nodeN/meminfo's MemTotal and nodeN/hugepages/hugepages-<size>kB/nr_hugepages as cadvisor
+ * does, hwloc XML its NUMA nodes' local memory and page types, JSON its "memory"/"hugepages".
+ * A topology without it (a synthetic description, a machine without node directories) reports
+ * 0 bytes and no hugepages for every node, as cadvisor's table would.
+ */
+typedef struct ncm_hugepages {
+        uint64_t page_size; /* KiB (cadvisor's PageSize) */
+        uint64_t num_pages; /* nr_hugepages */
+} ncm_hugepages;
+
+/* Whether a source attached memory to the topology (then JSON output carries it). */
+NCM_API bool ncm_topo_has_memory(const ncm_topo *t) NCM_PURE;
+/*
+ * NUMA node ID's memory in bytes (MemTotal), and its hugepage pools ascending by page size in
+ * *HP / *N (owned by the topology; either may be NULL). 0 bytes and no pools for a node without
+ * memory information or an unknown id.
+ */
+NCM_API uint64_t ncm_topo_numa_memory(const ncm_topo *t, int id, const ncm_hugepages **hp,
+                                      size_t *n);
+/*
+ * Attach node ID's memory (bytes) and N hugepage pools (copied; sorted by page size here). For
+ * sources, while the topology is being built and not yet shared (a topology is read-only
+ * afterwards). -ENOENT for a node the topology does not have, -EINVAL for a repeated or zero
+ * page size, -ENOMEM.
+ */
+NCM_API int ncm_topo_set_numa_memory(ncm_topo *t, int id, uint64_t memory, const ncm_hugepages *hp,
+                                     size_t n, ncm_error *err);
+/*
+ * Read the memory of every NUMA node directory of the machine under ROOTFD as cadvisor does
+ * (GetNodesInfo: getNodeMemInfo, GetHugePagesInfo) and attach it to T. A node without a
+ * meminfo file has 0 bytes, one without a hugepages directory no pools; a meminfo without a
+ * "MemTotal: N kB" line or a pool whose name or nr_hugepages does not parse is -EINVAL naming
+ * the file. A machine without node directories gets nothing attached. The sysfs discovery
+ * calls it; it is public for tools that build a table another way.
+ */
+NCM_API int ncm_topo_read_memory_sysfs(ncm_topo *t, int rootfd, ncm_error *err);
+/*
+ * Parse a memory override: "[ID:]SIZE[,hugepages-PAGE=COUNT]...", several separated by "/"
+ * ("0:64Gi,hugepages-1Gi=8/1:64Gi"); without "ID:" the entry applies to every NUMA node. SIZE
+ * and PAGE are Kubernetes quantities (bytes), COUNT a page count. Attach the result to T (for
+ * --synthetic machines and scenarios, docs/memory-manager.md). -EINVAL naming the entry.
+ */
+NCM_API int ncm_topo_apply_memory_spec(ncm_topo *t, const char *spec, ncm_error *err);
+
 /* All CPUs of the topology, copied into OUT. */
 NCM_API void ncm_topo_all_cpus(const ncm_topo *t, ncm_cpuset *out);
 /* All CPUs, as a set owned by the topology (valid until ncm_topo_free). */

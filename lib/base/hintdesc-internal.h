@@ -43,10 +43,16 @@ struct ncm_hint_desc {
         /* set by ncm_hint_desc_seal() */
         bool sealed;
         int pref_size;          /* the kubelet's minAffinitySize */
+        int pref_given;         /* ncm_hint_desc_set_preferred_size(), 0: computed */
         int min_sockets;        /* align-by-socket's socket count, 0 when off */
         int narrowest;          /* node count of the narrowest hint, 0: no hint */
         ncm_bitmask free_nodes; /* nodes whose presence never changes whether a mask is a hint */
         ncm_bitmask suffix[NCM_BITMASK_MAX_BITS + 1]; /* suffix[p]: the walked nodes from p on */
+        /* ncm_hint_desc_add_extra(): masks listed beside the walked subsets. Sealed: in the
+         * kubelet's order, none of them a hint of the walked subsets (BASE) */
+        ncm_bitmask *extras;
+        size_t n_extras, cap_extras;
+        int base_narrowest; /* NARROWEST of the walked subsets alone, 0: none */
 };
 
 /*
@@ -60,10 +66,13 @@ bool ncm__hd_feasible(const ncm_hint_desc *d, ncm_bitmask in, ncm_bitmask pool, 
 /* The number of distinct sockets of the nodes of MASK. */
 int ncm__hd_sockets(const ncm_hint_desc *d, ncm_bitmask mask);
 
-/* Whether MASK is a hint (preference ignored). */
+/* Whether MASK is a hint of the walked subsets (preference ignored; extras not looked at). */
 bool ncm__hd_is_hint(const ncm_hint_desc *d, ncm_bitmask mask);
 
-/* Whether a hint MASK is preferred. */
+/* Whether a hint MASK (walked or extra) is preferred. */
 bool ncm__hd_is_preferred(const ncm_hint_desc *d, ncm_bitmask mask);
+
+/* kubelet's IterateBitMasks order: fewer nodes first, then the lowest differing id. */
+int ncm__hd_cmp_order(ncm_bitmask a, ncm_bitmask b);
 
 #endif

@@ -68,6 +68,7 @@ ncm_hint_desc *ncm_hint_desc_free(ncm_hint_desc *d)
                 count_done(&d->avail);
                 count_done(&d->cap);
                 free(d->sockets);
+                free(d->extras);
                 free(d);
         }
         return NULL;
@@ -350,6 +351,56 @@ static void order_by_weight(ncm__hd_count *c, const int *ids, int n)
         }
 }
 
+int ncm__hd_cmp_order(ncm_bitmask a, ncm_bitmask b)
+{
+        int ca = ncm_popcount64(a), cb = ncm_popcount64(b);
+
+        if (ca != cb)
+                return ca < cb ? -1 : 1;
+        while (a != b) {
+                ncm_bitmask la = a & -a, lb = b & -b;
+                if (la != lb)
+                        return la < lb ? -1 : 1;
+                a &= ~la;
+                b &= ~lb;
+        }
+        return 0;
+}
+
+static int cmp_order(const void *a, const void *b)
+{
+        return ncm__hd_cmp_order(*(const ncm_bitmask *)a, *(const ncm_bitmask *)b);
+}
+
+int ncm_hint_desc_add_extra(ncm_hint_desc *d, ncm_bitmask mask)
+{
+        if (mask == 0)
+                return -EINVAL;
+        if (d->sealed)
+                return -EINVAL;
+        if (d->n_extras == d->cap_extras) {
+                size_t cap = d->cap_extras ? 2 * d->cap_extras : 8;
+                ncm_bitmask *v = realloc(d->extras, cap * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                d->extras = v;
+                d->cap_extras = cap;
+        }
+        d->extras[d->n_extras++] = mask;
+        return 0;
+}
+
+size_t ncm_hint_desc_n_extras(const ncm_hint_desc *d)
+{
+        return d->n_extras;
+}
+
+void ncm_hint_desc_set_preferred_size(ncm_hint_desc *d, int k)
+{
+        if (!d->sealed && k > 0)
+                d->pref_given = k;
+}
+
 int ncm_hint_desc_seal(ncm_hint_desc *d, ncm_error *err)
 {
         if (d->sealed)
@@ -358,8 +409,8 @@ int ncm_hint_desc_seal(ncm_hint_desc *d, ncm_error *err)
         order_by_weight(&d->cap, d->ids, d->n);
         /* minAffinitySize starts at the number of walked nodes and shrinks to the smallest
          * mask whose capacity holds the request. */
-        d->pref_size = d->n;
-        for (int c = 1; c < d->n; c++) {
+        d->pref_size = d->pref_given ? d->pref_given : d->n;
+        for (int c = 1; !d->pref_given && c < d->n; c++) {
                 if (count_feasible(&d->cap, d->request, d->cap.order, d->n, 0, d->nodes, c)) {
                         d->pref_size = c;
                         break;
@@ -373,6 +424,23 @@ int ncm_hint_desc_seal(ncm_hint_desc *d, ncm_error *err)
                         d->narrowest = c;
                         break;
                 }
+        }
+        d->base_narrowest = d->narrowest;
+        /* extras: sorted, without repeats and without the walked subsets' own hints */
+        if (d->empty)
+                d->n_extras = 0;
+        if (d->n_extras) {
+                size_t k = 0;
+                qsort(d->extras, d->n_extras, sizeof(*d->extras), cmp_order);
+                for (size_t i = 0; i < d->n_extras; i++) {
+                        if ((k && d->extras[k - 1] == d->extras[i]) ||
+                            ncm__hd_is_hint(d, d->extras[i]))
+                                continue;
+                        d->extras[k++] = d->extras[i];
+                }
+                d->n_extras = k;
+                if (k && (!d->narrowest || ncm_popcount64(d->extras[0]) < d->narrowest))
+                        d->narrowest = ncm_popcount64(d->extras[0]);
         }
         d->suffix[d->n] = 0;
         for (int p = d->n - 1; p >= 0; p--)
@@ -408,9 +476,25 @@ int ncm_hint_desc_narrowest(const ncm_hint_desc *d)
         return d->narrowest;
 }
 
+static bool is_extra(const ncm_hint_desc *d, ncm_bitmask mask)
+{
+        size_t lo = 0, hi = d->n_extras;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = ncm__hd_cmp_order(d->extras[mid], mask);
+                if (c == 0)
+                        return true;
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return false;
+}
+
 bool ncm_hint_desc_contains(const ncm_hint_desc *d, ncm_bitmask mask, bool *ret_preferred)
 {
-        bool in = ncm__hd_is_hint(d, mask);
+        bool in = ncm__hd_is_hint(d, mask) || (mask && is_extra(d, mask));
         if (ret_preferred)
                 *ret_preferred = in && ncm__hd_is_preferred(d, mask);
         return in;
@@ -426,6 +510,8 @@ ncm_hint_desc *ncm_hint_desc_dup(const ncm_hint_desc *d)
         c->avail.items = c->cap.items = NULL;
         c->avail.req_sets = c->cap.req_sets = NULL;
         c->sockets = NULL;
+        c->extras = NULL;
+        c->cap_extras = d->n_extras;
         c->avail.cap_items = c->avail.n_items;
         c->cap.cap_items = c->cap.n_items;
         c->avail.cap_req_sets = c->avail.n_req_sets;
@@ -440,6 +526,10 @@ ncm_hint_desc *ncm_hint_desc_dup(const ncm_hint_desc *d)
         if (d->sockets && !(c->sockets = malloc((size_t)NCM_BITMASK_MAX_BITS *
                                                 (size_t)d->sock_words * sizeof(uint64_t))))
                 return NULL;
+        if (d->n_extras && !(c->extras = malloc(d->n_extras * sizeof(ncm_bitmask))))
+                return NULL;
+        if (d->n_extras)
+                memcpy(c->extras, d->extras, d->n_extras * sizeof(ncm_bitmask));
         if (d->avail.n_items)
                 memcpy(c->avail.items, d->avail.items, d->avail.n_items * sizeof(ncm__hd_item));
         if (d->cap.n_items)
@@ -498,8 +588,12 @@ int ncm_hint_desc_count(const ncm_hint_desc *d, uint64_t *ret_total, ncm_error *
         ncm_bitmask wm = c->touched, rest = d->nodes & ~c->touched, sub = 0;
         uint64_t total = 0;
 
-        if (d->empty || d->n == 0) {
+        if (d->empty) {
                 *ret_total = 0;
+                return 0;
+        }
+        if (d->n == 0) {
+                *ret_total = d->n_extras;
                 return 0;
         }
         if (ncm_popcount64(wm) > COUNT_TOUCHED_MAX)
@@ -536,7 +630,7 @@ int ncm_hint_desc_count(const ncm_hint_desc *d, uint64_t *ret_total, ncm_error *
                         break;
                 sub = (sub - wm) & wm; /* next subset of WM */
         }
-        *ret_total = total;
+        *ret_total = total + d->n_extras; /* the extras are not among them */
         return 0;
 }
 
@@ -572,7 +666,7 @@ static bool descend(ncm_hint_desc_iter *it, int j, int start, ncm_bitmask in)
         return false;
 }
 
-bool ncm_hint_desc_iter_next(ncm_hint_desc_iter *it, ncm_hint *ret)
+static bool walked_next(ncm_hint_desc_iter *it, ncm_hint *ret)
 {
         const ncm_hint_desc *d = it->d;
         bool found = false;
@@ -601,6 +695,29 @@ bool ncm_hint_desc_iter_next(ncm_hint_desc_iter *it, ncm_hint *ret)
         for (int q = 0; q < it->k; q++)
                 mask |= bit(d->ids[it->pos[q]]);
         *ret = (ncm_hint){.numa = mask, .any = false, .preferred = ncm__hd_is_preferred(d, mask)};
+        return true;
+}
+
+bool ncm_hint_desc_iter_next(ncm_hint_desc_iter *it, ncm_hint *ret)
+{
+        const ncm_hint_desc *d = it->d;
+
+        if (d->n_extras == 0)
+                return walked_next(it, ret);
+        if (!it->have_walked && !it->walked_done) {
+                it->have_walked = walked_next(it, &it->walked);
+                it->walked_done = !it->have_walked;
+        }
+        if (it->xi < d->n_extras &&
+            (!it->have_walked || ncm__hd_cmp_order(d->extras[it->xi], it->walked.numa) < 0)) {
+                ncm_bitmask m = d->extras[it->xi++];
+                *ret = (ncm_hint){.numa = m, .any = false, .preferred = ncm__hd_is_preferred(d, m)};
+                return true;
+        }
+        if (!it->have_walked)
+                return false;
+        *ret = it->walked;
+        it->have_walked = false;
         return true;
 }
 

@@ -3,10 +3,13 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
+#include <nodecm/buf.h>
 #include <nodecm/fs.h>
+#include "base/array.h"
+#include "base/gojson.h"
 #include "base/json.h"
 
 void ncm__text_line_col(const char *text, size_t off, size_t *line, size_t *col)
@@ -74,265 +77,246 @@ int ncm__json_parse(const char *text, size_t len, const char *name, json_object 
         return 0;
 }
 
-/* --- YAML --- */
-
-static bool str_in(const char *s, const char *const *list)
+void ncm__json_info_done(ncm_json_info *info)
 {
-        for (; *list; list++)
-                if (strcmp(s, *list) == 0)
-                        return true;
-        return false;
+        for (size_t i = 0; i < info->n_dups; i++)
+                free(info->dups[i].path);
+        free(info->dups);
+        *info = (ncm_json_info){0};
 }
 
-static bool is_decimal_int(const char *s)
+/* --- JSON as Go decodes it into structs and maps (NCM_JSON_GO) --- */
+
+typedef struct gobuild {
+        ncm_gojson g;
+        ncm_json_info *info;
+        ncm_error *err;
+        ncm_buf path; /* the path of the value being read */
+} gobuild;
+
+static int go_oom(gobuild *b)
 {
-        if (*s == '+' || *s == '-')
-                s++;
-        if (!*s)
-                return false;
-        for (; *s; s++)
-                if ((*s < '0' || *s > '9') && *s != '_')
-                        return false;
-        return true;
+        return ncm_error_set(b->err, ENOMEM, "%s: out of memory", b->g.name);
 }
 
-static bool is_float(const char *s)
+static int go_fail(gobuild *b, size_t pos, const char *what)
 {
-        bool digits = false;
-        if (*s == '+' || *s == '-')
-                s++;
-        while (*s >= '0' && *s <= '9')
-                s++, digits = true;
-        if (*s == '.') {
-                s++;
-                while (*s >= '0' && *s <= '9')
-                        s++, digits = true;
-        }
-        if (!digits)
-                return false;
-        if (*s == 'e' || *s == 'E') {
-                s++;
-                if (*s == '+' || *s == '-')
-                        s++;
-                if (*s < '0' || *s > '9')
-                        return false;
-                while (*s >= '0' && *s <= '9')
-                        s++;
-        }
-        return *s == '\0';
+        size_t line, col;
+        ncm__text_line_col(b->g.text, pos, &line, &col);
+        return ncm_error_set(b->err, EINVAL, "%s:%zu:%zu: invalid JSON: %s", b->g.name, line, col,
+                             what);
 }
 
-/* A plain (unquoted, untagged) scalar, typed the way go-yaml v2 resolves it. */
-static json_object *resolve_plain(const char *s)
+/*
+ * What decoding LATER over the value EARLIER leaves (both taken), as encoding/json does for a
+ * repeated key: objects merge member by member (a map keeps its entries, a struct its fields),
+ * arrays element by element up to the later length, anything else is replaced.
+ */
+static json_object *go_merge(json_object *earlier, json_object *later)
 {
-        static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
-        static const char *const trues[] = {"y",    "Y",    "yes", "Yes", "YES", "true",
-                                            "True", "TRUE", "on",  "On",  "ON",  NULL};
-        static const char *const falses[] = {"n",     "N",     "no",  "No",  "NO",  "false",
-                                             "False", "FALSE", "off", "Off", "OFF", NULL};
-        char digits[64];
-        size_t n = 0;
-
-        if (str_in(s, nulls))
-                return NULL;
-        if (str_in(s, trues))
-                return json_object_new_boolean(1);
-        if (str_in(s, falses))
-                return json_object_new_boolean(0);
-        if (is_decimal_int(s) && strlen(s) < sizeof(digits)) {
-                long long v;
-                char *end;
-                for (const char *p = s; *p; p++)
-                        if (*p != '_')
-                                digits[n++] = *p;
-                digits[n] = '\0';
-                errno = 0;
-                v = strtoll(digits, &end, 10);
-                if (errno == 0 && *end == '\0')
-                        return json_object_new_int64(v);
-                return json_object_new_double_s(strtod(digits, NULL), digits);
-        }
-        if ((s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b')) && s[2]) {
-                int base = s[1] == 'x' ? 16 : s[1] == 'o' ? 8 : 2;
-                char *end;
-                long long v;
-                errno = 0;
-                v = strtoll(s + 2, &end, base);
-                if (errno == 0 && *end == '\0')
-                        return json_object_new_int64(v);
-        }
-        if (is_float(s))
-                return json_object_new_double_s(strtod(s, NULL), s);
-        return json_object_new_string(s);
-}
-
-typedef struct yaml_frame {
-        json_object *node;
-        char *key; /* pending mapping key, or NULL */
-} yaml_frame;
-
-static int yaml_error(ncm_error *err, const char *name, const yaml_parser_t *p)
-{
-        const char *what = p->problem ? p->problem : "invalid YAML";
-        if (p->context)
-                return ncm_error_set(err, EINVAL, "%s:%zu:%zu: invalid YAML: %s %s", name,
-                                     p->problem_mark.line + 1, p->problem_mark.column + 1, what,
-                                     p->context);
-        return ncm_error_set(err, EINVAL, "%s:%zu:%zu: invalid YAML: %s", name,
-                             p->problem_mark.line + 1, p->problem_mark.column + 1, what);
-}
-
-/* Attach CHILD (owned) to the innermost container, or make it the root. */
-static int attach(yaml_frame *stack, int depth, json_object **root, json_object *child,
-                  const char *scalar_text, const char *name, const yaml_mark_t *mark,
-                  ncm_error *err)
-{
-        yaml_frame *top;
-
-        if (depth == 0) {
-                *root = child;
-                return 0;
-        }
-        top = &stack[depth - 1];
-        if (json_object_is_type(top->node, json_type_array)) {
-                json_object_array_add(top->node, child);
-                return 0;
-        }
-        if (!top->key) {
-                /* This value is a key: keys must be scalars. */
-                if (!scalar_text) {
-                        json_object_put(child);
-                        return ncm_error_set(
-                                        err, EINVAL,
-                                        "%s:%zu:%zu: invalid YAML: mapping keys must be scalars",
-                                        name, mark->line + 1, mark->column + 1);
+        if (earlier && later && json_object_is_type(earlier, json_type_object) &&
+            json_object_is_type(later, json_type_object)) {
+                json_object_object_foreach(later, k, v)
+                {
+                        json_object *e = NULL;
+                        if (json_object_object_get_ex(earlier, k, &e) && e)
+                                v = go_merge(json_object_get(e), json_object_get(v));
+                        else if (v)
+                                json_object_get(v);
+                        json_object_object_add(earlier, k, v);
                 }
-                json_object_put(child);
-                top->key = strdup(scalar_text);
-                if (!top->key)
-                        return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
-                return 0;
+                json_object_put(later);
+                return earlier;
         }
-        json_object_object_add(top->node, top->key, child);
-        free(top->key);
-        top->key = NULL;
-        return 0;
+        if (earlier && later && json_object_is_type(earlier, json_type_array) &&
+            json_object_is_type(later, json_type_array)) {
+                size_t n = json_object_array_length(earlier);
+                for (size_t i = 0; i < json_object_array_length(later) && i < n; i++) {
+                        json_object *e = json_object_array_get_idx(earlier, i);
+                        json_object *l = json_object_array_get_idx(later, i);
+                        json_object_array_put_idx(later, i,
+                                                  go_merge(e ? json_object_get(e) : NULL,
+                                                           l ? json_object_get(l) : NULL));
+                }
+        }
+        if (earlier)
+                json_object_put(earlier);
+        return later;
 }
 
-int ncm__yaml_parse(const char *text, size_t len, const char *name, json_object **ret,
-                    ncm_error *err)
-{
-        yaml_parser_t parser;
-        yaml_event_t ev;
-        yaml_frame stack[NCM_JSON_MAX_DEPTH];
-        int depth = 0, docs = 0, r = 0;
-        json_object *root = NULL;
-        bool done = false;
+static int go_value(gobuild *b, int depth, json_object **ret);
 
-        if (!yaml_parser_initialize(&parser))
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
-        yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-        while (!done) {
-                if (!yaml_parser_parse(&parser, &ev)) {
-                        r = yaml_error(err, name, &parser);
+static int go_object(gobuild *b, int depth, json_object **ret)
+{
+        json_object *o = json_object_new_object();
+        size_t plen = b->path.len;
+        bool first = true;
+        int r;
+
+        if (!o)
+                return go_oom(b);
+        for (;;) {
+                char *key = NULL;
+                size_t klen = 0, at;
+                json_object *v = NULL, *e = NULL;
+                r = ncm__gojson_next_member(&b->g, &first, &key, &klen, b->err);
+                if (r <= 0)
+                        break;
+                at = b->g.pos;
+                if (strlen(key) != klen) {
+                        free(key);
+                        r = go_fail(b, at, "NUL in an object key");
                         break;
                 }
-                switch (ev.type) {
-                case YAML_STREAM_END_EVENT:
-                        done = true;
-                        break;
-                case YAML_DOCUMENT_START_EVENT:
-                        if (++docs > 1)
-                                r = ncm_error_set(
-                                                err, EINVAL,
-                                                "%s:%zu:%zu: invalid YAML: more than one document",
-                                                name, ev.start_mark.line + 1,
-                                                ev.start_mark.column + 1);
-                        break;
-                case YAML_ALIAS_EVENT:
-                        r = ncm_error_set(err, EINVAL,
-                                          "%s:%zu:%zu: invalid YAML: aliases are not supported",
-                                          name, ev.start_mark.line + 1, ev.start_mark.column + 1);
-                        break;
-                case YAML_SCALAR_EVENT: {
-                        const char *v = (const char *)ev.data.scalar.value;
-                        json_object *o;
-                        bool plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
-                                     ev.data.scalar.plain_implicit;
-                        if (strlen(v) != ev.data.scalar.length) {
-                                r = ncm_error_set(err, EINVAL,
-                                                  "%s:%zu:%zu: invalid YAML: NUL in scalar", name,
-                                                  ev.start_mark.line + 1, ev.start_mark.column + 1);
-                                break;
-                        }
-                        o = plain ? resolve_plain(v) : json_object_new_string(v);
-                        r = attach(stack, depth, &root, o, v, name, &ev.start_mark, err);
-                        break;
+                if (plen)
+                        ncm_buf_putc(&b->path, '.');
+                ncm_buf_puts(&b->path, key);
+                r = go_value(b, depth + 1, &v);
+                if (r >= 0 && json_object_object_get_ex(o, key, &e)) {
+                        ncm_json_info *in = b->info;
+                        size_t line, col;
+                        ncm__text_line_col(b->g.text, at, &line, &col);
+                        if (in && ncm__array_grow(in->dups, in->cap_dups, in->n_dups) >= 0 &&
+                            !ncm_buf_failed(&b->path) &&
+                            (in->dups[in->n_dups].path = strndup(b->path.data, b->path.len)))
+                                in->dups[in->n_dups++].line = line;
+                        else if (in)
+                                r = go_oom(b);
+                        v = go_merge(e ? json_object_get(e) : NULL, v);
                 }
-                case YAML_SEQUENCE_START_EVENT:
-                case YAML_MAPPING_START_EVENT: {
-                        json_object *o = ev.type == YAML_SEQUENCE_START_EVENT
-                                                         ? json_object_new_array()
-                                                         : json_object_new_object();
-                        if (!o) {
-                                r = ncm_error_set(err, ENOMEM, "%s: out of memory", name);
-                                break;
-                        }
-                        if (depth == NCM_JSON_MAX_DEPTH) {
-                                json_object_put(o);
-                                r = ncm_error_set(
-                                                err, EINVAL,
-                                                "%s:%zu:%zu: invalid YAML: nesting deeper than %d",
-                                                name, ev.start_mark.line + 1,
-                                                ev.start_mark.column + 1, NCM_JSON_MAX_DEPTH);
-                                break;
-                        }
-                        /* The parent (or root) takes the reference; the stack borrows it. */
-                        r = attach(stack, depth, &root, o, NULL, name, &ev.start_mark, err);
-                        if (r < 0)
-                                break;
-                        stack[depth].node = o;
-                        stack[depth].key = NULL;
-                        depth++;
-                        break;
-                }
-                case YAML_SEQUENCE_END_EVENT:
-                case YAML_MAPPING_END_EVENT:
-                        depth--;
-                        free(stack[depth].key);
-                        stack[depth].key = NULL;
-                        break;
-                default:
-                        break;
-                }
-                yaml_event_delete(&ev);
+                if (r >= 0 && json_object_object_add(o, key, v) < 0)
+                        r = go_oom(b);
+                else if (r < 0 && v)
+                        json_object_put(v);
+                free(key);
+                b->path.len = plen;
+                if (b->path.data)
+                        b->path.data[plen] = '\0';
                 if (r < 0)
                         break;
         }
-        for (int i = 0; i < depth; i++)
-                free(stack[i].key);
-        yaml_parser_delete(&parser);
         if (r < 0) {
-                if (root)
-                        json_object_put(root);
+                json_object_put(o);
                 return r;
         }
-        *ret = root;
+        *ret = o;
         return 0;
+}
+
+static int go_value(gobuild *b, int depth, json_object **ret)
+{
+        ncm_gojson_kind k = ncm__gojson_peek(&b->g);
+        size_t at = b->g.pos;
+
+        *ret = NULL;
+        if ((k == NCM_GOJSON_OBJECT || k == NCM_GOJSON_ARRAY) && depth >= NCM_JSON_MAX_DEPTH)
+                return go_fail(b, at, "nesting deeper than the reader's limit");
+        switch (k) {
+        case NCM_GOJSON_OBJECT:
+                return go_object(b, depth, ret);
+        case NCM_GOJSON_ARRAY: {
+                json_object *a = json_object_new_array();
+                size_t plen = b->path.len, i = 0;
+                bool first = true;
+                if (!a)
+                        return go_oom(b);
+                while (ncm__gojson_next_element(&b->g, &first)) {
+                        json_object *v = NULL;
+                        int r;
+                        ncm_buf_printf(&b->path, "[%zu]", i++);
+                        r = go_value(b, depth + 1, &v);
+                        b->path.len = plen;
+                        if (r >= 0 && json_object_array_add(a, v) < 0)
+                                r = go_oom(b);
+                        if (r < 0) {
+                                json_object_put(a);
+                                return r;
+                        }
+                }
+                *ret = a;
+                return 0;
+        }
+        case NCM_GOJSON_STRING: {
+                char *s = NULL;
+                size_t n = 0;
+                int r = ncm__gojson_string(&b->g, &s, &n, b->err);
+                if (r < 0)
+                        return r;
+                if (strlen(s) != n) {
+                        free(s);
+                        return go_fail(b, at, "NUL in a string");
+                }
+                *ret = json_object_new_string_len(s, (int)n);
+                free(s);
+                return *ret ? 0 : go_oom(b);
+        }
+        case NCM_GOJSON_NUMBER: {
+                const char *t = NULL;
+                size_t n = ncm__gojson_number(&b->g, &t);
+                char lit[64];
+                int64_t v;
+                if (ncm__gojson_parse_int64(t, n, &v)) {
+                        *ret = json_object_new_int64(v);
+                } else {
+                        if (n >= sizeof(lit))
+                                n = sizeof(lit) - 1;
+                        memcpy(lit, t, n);
+                        lit[n] = '\0';
+                        *ret = json_object_new_double_s(strtod(lit, NULL), lit);
+                }
+                return *ret ? 0 : go_oom(b);
+        }
+        case NCM_GOJSON_BOOL:
+                *ret = json_object_new_boolean(ncm__gojson_bool(&b->g));
+                return *ret ? 0 : go_oom(b);
+        default:
+                ncm__gojson_skip(&b->g);
+                return 0;
+        }
+}
+
+static int json_parse_go(const char *text, size_t len, const char *name, json_object **ret,
+                         ncm_json_info *info, ncm_error *err)
+{
+        gobuild b = {.info = info, .err = err};
+        json_object *o = NULL;
+        int r;
+
+        if (len > INT32_MAX)
+                return ncm_error_set(err, EFBIG, "%s: document too large", name);
+        r = ncm__gojson_init(&b.g, text, len, name, err);
+        if (r < 0)
+                return r;
+        r = go_value(&b, 0, &o);
+        ncm_buf_done(&b.path);
+        if (r < 0)
+                return r;
+        *ret = o;
+        return 0;
+}
+
+int ncm__json_or_yaml_parse_ex(const char *text, size_t len, const char *name, unsigned flags,
+                               json_object **ret, ncm_json_info *info, ncm_error *err)
+{
+        size_t i = 0;
+        while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+                i++;
+        if (i < len && (text[i] == '{' || text[i] == '[')) {
+                if (flags & NCM_JSON_GO)
+                        return json_parse_go(text, len, name, ret, info, err);
+                return ncm__json_parse(text, len, name, ret, err);
+        }
+        return ncm__yaml_parse_ex(text, len, name, flags, ret, info, err);
 }
 
 int ncm__json_or_yaml_parse(const char *text, size_t len, const char *name, json_object **ret,
                             ncm_error *err)
 {
-        size_t i = 0;
-        while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
-                i++;
-        if (i < len && (text[i] == '{' || text[i] == '['))
-                return ncm__json_parse(text, len, name, ret, err);
-        return ncm__yaml_parse(text, len, name, ret, err);
+        return ncm__json_or_yaml_parse_ex(text, len, name, 0, ret, NULL, err);
 }
 
-int ncm__json_load_file(const char *path, json_object **ret, ncm_error *err)
+int ncm__json_load_file_ex(const char *path, unsigned flags, json_object **ret, size_t *ret_len,
+                           ncm_json_info *info, ncm_error *err)
 {
         ncm_autofree char *text = NULL;
         size_t len;
@@ -344,8 +328,15 @@ int ncm__json_load_file(const char *path, json_object **ret, ncm_error *err)
                 r = ncm_fs_read_all(AT_FDCWD, path, NCM_JSON_MAX_FILE, &text, &len, err);
         if (r < 0)
                 return r;
-        return ncm__json_or_yaml_parse(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, ret,
-                                       err);
+        if (ret_len)
+                *ret_len = len;
+        return ncm__json_or_yaml_parse_ex(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path,
+                                          flags, ret, info, err);
+}
+
+int ncm__json_load_file(const char *path, json_object **ret, ncm_error *err)
+{
+        return ncm__json_load_file_ex(path, 0, ret, NULL, NULL, err);
 }
 
 const char *ncm__json_type_name(json_object *o)

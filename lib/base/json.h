@@ -35,22 +35,71 @@ void ncm__text_line_col(const char *text, size_t off, size_t *line, size_t *col)
 int ncm__json_parse(const char *text, size_t len, const char *name, json_object **ret,
                     ncm_error *err);
 
+/* A key that was given twice in one object (ncm_json_info). */
+typedef struct ncm_json_dup {
+        char *path;  /* the key's path: "featureGates.Foo", "a[2].b" */
+        size_t line; /* 1-based line of the repeat */
+} ncm_json_dup;
+
+/* What a read saw beside the tree, for readers that must act on it (a kubelet file). */
+typedef struct ncm_json_info {
+        bool yaml;          /* read as YAML */
+        bool more;          /* text followed the first YAML document (NCM_JSON_FIRST_DOCUMENT) */
+        size_t more_line;   /* ... starting on this line */
+        ncm_json_dup *dups; /* repeated keys, in the order met (merge keys that overwrite too) */
+        size_t n_dups, cap_dups;
+        uint64_t aliased; /* YAML nodes an alias stood for */
+} ncm_json_info;
+
+/* Free what INFO holds (INFO itself is caller storage, zeroed before use). */
+void ncm__json_info_done(ncm_json_info *info);
+
+enum {
+        /*
+         * YAML: decode the first document and ignore whatever follows, as go-yaml v2's
+         * Unmarshal (sigs.k8s.io/yaml, so the kubelet's --config) does; without it a second
+         * document is an error.
+         */
+        NCM_JSON_FIRST_DOCUMENT = 1 << 0,
+        /*
+         * JSON: read as Go's decoder reads it into structs and maps (lib/base/gojson.h): Go's
+         * syntax errors; a repeated key merges into the earlier value the way encoding/json
+         * merges (an object into the map or struct it decoded before, member by member; an
+         * array element by element; anything else replaced) instead of json-c's replace.
+         */
+        NCM_JSON_GO = 1 << 1,
+};
+
 /*
- * Parse TEXT as a single YAML document into the same tree. Plain scalars are typed the way
- * go-yaml v2 (used by sigs.k8s.io/yaml) types them: null/~, YAML 1.1 booleans, integers,
- * floats (number text preserved); anything quoted is a string. Aliases, multiple documents and
- * non-scalar mapping keys are rejected.
+ * Parse TEXT as a YAML stream into the same tree, as sigs.k8s.io/yaml's YAMLToJSON does
+ * (lib/base/yaml.c): plain scalars typed the way go-yaml v2 types them (null/~, YAML 1.1
+ * booleans, integers, floats with their text preserved; anything quoted is a string), anchors
+ * and aliases resolved (an alias shares the anchor's subtree), merge keys ("<<") applied, a
+ * repeated key keeping its last value, aliasing bounded as go-yaml bounds it ("document
+ * contains excessive aliasing"). One document unless FLAGS has NCM_JSON_FIRST_DOCUMENT;
+ * non-scalar mapping keys are rejected. INFO (may be NULL) receives the repeats and what
+ * followed the first document.
  */
+int ncm__yaml_parse_ex(const char *text, size_t len, const char *name, unsigned flags,
+                       json_object **ret, ncm_json_info *info, ncm_error *err);
 int ncm__yaml_parse(const char *text, size_t len, const char *name, json_object **ret,
                     ncm_error *err);
 
 /*
- * JSON when the first non-blank byte is '{' or '[', else YAML.
+ * JSON when the first non-blank byte is '{' or '[', else YAML. FLAGS and INFO as above (JSON
+ * repeats are reported only with NCM_JSON_GO).
  */
+int ncm__json_or_yaml_parse_ex(const char *text, size_t len, const char *name, unsigned flags,
+                               json_object **ret, ncm_json_info *info, ncm_error *err);
 int ncm__json_or_yaml_parse(const char *text, size_t len, const char *name, json_object **ret,
                             ncm_error *err);
 
-/* Read PATH (a host path, or "-" for stdin) and parse it with ncm__json_or_yaml_parse(). */
+/*
+ * Read PATH (a host path, or "-" for stdin) and parse it with ncm__json_or_yaml_parse_ex().
+ * *RET_LEN (may be NULL) receives the file's length (a kubelet refuses an empty file).
+ */
+int ncm__json_load_file_ex(const char *path, unsigned flags, json_object **ret, size_t *ret_len,
+                           ncm_json_info *info, ncm_error *err);
 int ncm__json_load_file(const char *path, json_object **ret, ncm_error *err);
 
 /* "object", "array", "string", "number", "boolean" or "null". */

@@ -101,6 +101,8 @@ int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **r
                 return oom(err);
         }
         cn->t = *t;
+        /* the kubelet in front ran its admission predicates already */
+        cn->t.kubelet_admitted = true;
         /* the node's directory is locked by its owner: a temporary file there is a crash's */
         r = ncm_fs_clean_tmp(AT_FDCWD, dir, names, err);
         if (r >= 0)

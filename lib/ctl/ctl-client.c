@@ -40,7 +40,9 @@ int ncm_ctl_config_section(const char *path, const char *name, char **ret, ncm_e
 
         if (strcmp(path, "-") == 0)
                 return ncm_error_set(err, EINVAL, "the configuration must be a file, not '-'");
-        r = ncm__json_load_file(path, &doc, err);
+        /* read as the configuration itself is read (ncm_node_config_load_file) */
+        r = ncm__json_load_file_ex(path, NCM_JSON_FIRST_DOCUMENT | NCM_JSON_GO, &doc, NULL, NULL,
+                                   err);
         if (r < 0)
                 return r;
         if (!doc || !json_object_is_type(doc, json_type_object))

@@ -311,6 +311,20 @@ static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node
                 }
                 if (r->device_options)
                         c->device_options = alloc_resp_msg(a, r->device_options);
+                c->memory = ncm__ctl_alloc(a, (r->n_memory + 1) * sizeof(*c->memory));
+                for (size_t k = 0; c->memory && k < r->n_memory; k++) {
+                        Nodecm__V1__MemoryBlock *mb = ncm__ctl_alloc(a, sizeof(*mb));
+                        if (!mb)
+                                break;
+                        nodecm__v1__memory_block__init(mb);
+                        mb->type = ncm__ctl_str(a, r->memory[k].type);
+                        mb->size = r->memory[k].size;
+                        mb->numa_affinity = ncm__ctl_alloc(
+                                        a, (r->memory[k].nnuma + 1) * sizeof(*mb->numa_affinity));
+                        for (size_t q = 0; mb->numa_affinity && q < r->memory[k].nnuma; q++)
+                                mb->numa_affinity[mb->n_numa_affinity++] = r->memory[k].numa[q];
+                        c->memory[c->n_memory++] = mb;
+                }
                 v[i] = c;
         }
         return v;
@@ -538,13 +552,22 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 /* decided on a copy: the node itself, its files and cgroups stay as they are */
                 r = ncm_node_copy(t->node, &copy, err);
                 if (r >= 0)
-                        r = ncm_node_admit(copy, pod, NCM_NODE_EXPLAIN, &adm, err);
+                        r = ncm_node_admit(
+                                        copy, pod,
+                                        NCM_NODE_EXPLAIN |
+                                                        (t->kubelet_admitted
+                                                                         ? NCM_NODE_KUBELET_ADMITTED
+                                                                         : 0),
+                                        &adm, err);
                 if (r < 0)
                         return r;
                 return admit_reply(pod, adm, f, true, &res->reply) < 0 ? oom(err) : 0;
         }
         ncm_node_shared_pool(t->node, before);
-        r = ncm_node_admit(t->node, pod, explain ? NCM_NODE_EXPLAIN : 0, &adm, err);
+        r = ncm_node_admit(t->node, pod,
+                           (explain ? NCM_NODE_EXPLAIN : 0) |
+                                           (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0),
+                           &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);

@@ -196,6 +196,16 @@ void ncm_node_metrics_format(const ncm_node *n, bool *ever, size_t n_ever, ncm_b
                            "The number of cpu core allocations which required pinning failed.");
         ncm_metrics_sample(b, "kubelet_cpu_manager_pinning_errors_total", NULL,
                            (double)k->pinning_errors);
+        /* the memory manager's (a Guaranteed container under the Static policy) */
+        ncm_metrics_header(b, "kubelet_memory_manager_pinning_requests_total", "counter",
+                           "The number of memory pages allocations which required pinning.");
+        ncm_metrics_sample(b, "kubelet_memory_manager_pinning_requests_total", NULL,
+                           (double)k->mem_pinning_requests);
+        ncm_metrics_header(b, "kubelet_memory_manager_pinning_errors_total", "counter",
+                           "The number of memory pages allocations which required pinning that "
+                           "failed.");
+        ncm_metrics_sample(b, "kubelet_memory_manager_pinning_errors_total", NULL,
+                           (double)k->mem_pinning_errors);
         /* the static policy's gauges; under the none policy the kubelet never sets them */
         ncm_metrics_header(b, "kubelet_cpu_manager_shared_pool_size_millicores", "gauge",
                            "The size of the shared CPU pool for non-guaranteed QoS pods, in "

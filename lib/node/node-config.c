@@ -7,6 +7,7 @@
  * the machine are ncm_node_new()'s.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@ static const char *const known_fields[] = {
                 "topologyManagerPolicyOptions",
                 "featureGates",
                 "memoryManagerPolicy",
+                "reservedMemory",
+                "memoryManagerPolicyOptions",
                 "kubeletVersion",
                 "cgroupRoot",
                 "cgroupDriver",
@@ -45,14 +48,13 @@ static const char *const known_fields[] = {
                 "memoryReservationPolicy",
                 "rootDirectory",
                 "enforcement",
+                "maxPods",
+                "podsPerCore",
+                "failCgroupV1",
+                "singleProcessOOMKill",
+                "fitAdmission",
                 "isolatedCPUs",
                 "irqBalanceConfigFile",
-};
-
-/* Real KubeletConfiguration fields close to the ones above (not typos). */
-static const char *const other_fields[] = {
-                "reservedMemory",         "systemCgroups", "kubeletCgroups", "evictionSoft",
-                "evictionMinimumReclaim", "podsPerCore",   "kubeAPIQPS",     "kubeAPIBurst",
 };
 
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size)
@@ -64,59 +66,6 @@ const char *ncm__node_field(const ncm_node_config *c, const char *field, char *b
         return buf;
 }
 
-static int edit_distance(const char *a, const char *b)
-{
-        size_t la = strlen(a), lb = strlen(b);
-        int row[64];
-
-        if (la >= 63 || lb >= 63)
-                return 99;
-        for (size_t j = 0; j <= lb; j++)
-                row[j] = (int)j;
-        for (size_t i = 1; i <= la; i++) {
-                int prev = row[0];
-                row[0] = (int)i;
-                for (size_t j = 1; j <= lb; j++) {
-                        int cur = row[j];
-                        int best = prev + (a[i - 1] != b[j - 1]);
-                        if (row[j] + 1 < best)
-                                best = row[j] + 1;
-                        if (row[j - 1] + 1 < best)
-                                best = row[j - 1] + 1;
-                        row[j] = best;
-                        prev = cur;
-                }
-        }
-        return row[lb];
-}
-
-static bool is_known(const char *key)
-{
-        for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++)
-                if (strcmp(key, known_fields[i]) == 0)
-                        return true;
-        for (size_t i = 0; i < NCM_ELEMENTSOF(other_fields); i++)
-                if (strcmp(key, other_fields[i]) == 0)
-                        return true;
-        return false;
-}
-
-/* A probable misspelling of a field we read, or NULL. */
-static const char *typo_of(const char *key)
-{
-        if (is_known(key))
-                return NULL;
-        for (size_t i = 0; i < NCM_ELEMENTSOF(known_fields); i++) {
-                int d;
-                if (strcasecmp(key, known_fields[i]) == 0)
-                        return known_fields[i];
-                d = edit_distance(key, known_fields[i]);
-                if (d <= 2 && strlen(key) > 6)
-                        return known_fields[i];
-        }
-        return NULL;
-}
-
 ncm_node_config *ncm_node_config_free(ncm_node_config *c)
 {
         if (!c)
@@ -125,6 +74,7 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
                 json_object_put(c->src);
         free(c->path);
         free(c->cpu_policy);
+        ncm__node_mem_config_done(c);
         for (size_t i = 0; i < c->n_cpu_opts; i++) {
                 free((char *)c->cpu_opts[i].key);
                 free((char *)c->cpu_opts[i].value);
@@ -151,8 +101,39 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
         free(c->root_dir);
         free(c->enforcement);
         free(c->irqbalance_config);
+        for (size_t i = 0; i < c->n_warnings; i++)
+                free(c->warnings[i]);
+        free(c->warnings);
         free(c);
         return NULL;
+}
+
+size_t ncm_node_config_n_warnings(const ncm_node_config *c)
+{
+        return c->n_warnings;
+}
+
+const char *ncm_node_config_warning(const ncm_node_config *c, size_t i)
+{
+        return i < c->n_warnings ? c->warnings[i] : NULL;
+}
+
+int ncm__node_config_warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
+{
+        char *s = NULL;
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (n < 0 || ncm__array_grow(c->warnings, c->cap_warnings, c->n_warnings) < 0) {
+                if (n >= 0)
+                        free(s);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        c->warnings[c->n_warnings++] = s;
+        return 0;
 }
 
 const char *ncm_node_config_cpu_policy(const ncm_node_config *c)
@@ -258,54 +239,154 @@ static int get_string_map(const ncm_node_config *c, json_object *o, const char *
         return 0;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The minor release of the kubelet C reproduces. */
+static int kubelet_minor(const ncm_node_config *c)
+{
+        if (c->kubelet_version.major == 0)
+                return NCM_KUBELET_DEFAULT_MINOR;
+        return c->kubelet_version.minor > NCM_KUBELET_NEWEST_MINOR ? NCM_KUBELET_NEWEST_MINOR
+                                                                   : c->kubelet_version.minor;
+}
+
+/* The Go map text of an option map ("map[a:b c:d]", keys sorted), as %v prints it. */
+static void go_map_text(json_object *m, ncm_buf *b)
+{
+        const char *keys[256];
+        size_t n = 0;
+
+        json_object_object_foreach(m, k, v)
+        {
+                (void)v;
+                if (n < NCM_ELEMENTSOF(keys))
+                        keys[n++] = k;
+        }
+        qsort(keys, n, sizeof(*keys), cmp_str);
+        ncm_buf_puts(b, "map[");
+        for (size_t i = 0; i < n; i++) {
+                json_object *val = ncm__json_get(m, keys[i]);
+                ncm_buf_printf(b, "%s%s:%s", i ? " " : "", keys[i],
+                               val && json_object_is_type(val, json_type_string)
+                                               ? json_object_get_string(val)
+                                               : "");
+        }
+        ncm_buf_putc(b, ']');
+}
+
 /*
- * featureGates (component-base SetFromMap): booleans. The option gates are applied; the GA
- * gates of the option maps are locked to true; other names are accepted and ignored (nodecm
- * does not know every kubelet gate).
+ * An option map FIELD set while its gate is off: the kubelet's error, "WHAT map[...] require
+ * feature gates GATES enabled"; 0 when the field is not set.
+ */
+static int option_map_refused(const ncm_node_config *c, json_object *o, const char *field,
+                              const char *what, const char *gates, ncm_error *err)
+{
+        json_object *m = ncm__json_get(o, field);
+        ncm_buf b = NCM_BUF_INIT;
+        char path[256];
+        int r;
+
+        if (!m)
+                return 0;
+        go_map_text(m, &b);
+        r = ncm_error_set(err, EINVAL, "%s: %s %s require feature gates %s enabled",
+                          ncm__node_field(c, field, path, sizeof(path)), what,
+                          b.data ? b.data : "map[]", gates);
+        ncm_buf_done(&b);
+        return r;
+}
+
+/*
+ * featureGates, as the kubelet's SetFromMap sets them for its release (node-config-gates.c:
+ * unknown and locked gates refused, GA and deprecated ones warned about), in name order (Go's
+ * map order is random: the first error of several is then the first by name). The option gates
+ * are applied, AllAlpha and AllBeta included for the option gates that are always alpha or
+ * beta; other gates are kept by name for the readers that need them (gate()).
  */
 static int parse_gates(ncm_node_config *c, json_object *o, ncm_error *err)
 {
         json_object *v = ncm__json_get(o, "featureGates");
-        size_t cap = c->n_gates;
+        size_t cap = c->n_gates, n = 0;
+        ncm_autofree const char **names = NULL;
+        bool set_alpha = false, set_beta = false, set_tm_alpha = false, set_tm_beta = false;
+        bool all_alpha = false, all_beta = false;
+        bool cpu_opts = true, tm_opts = true;
+        int minor = kubelet_minor(c);
         char path[256];
+        int r;
 
         c->cpu_gates = NCM_CPU_GATES_DEFAULT;
         c->tm_gates = NCM_TM_GATES_DEFAULT;
-        if (!v)
-                return 0;
         ncm__node_field(c, "featureGates", path, sizeof(path));
-        if (!json_object_is_type(v, json_type_object))
+        if (v && !json_object_is_type(v, json_type_object))
                 return ncm_error_set(err, EINVAL, "%s: expected object, got %s", path,
                                      ncm__json_type_name(v));
-        json_object_object_foreach(v, key, val)
-        {
+        if (v) {
+                names = calloc((size_t)json_object_object_length(v) + 1, sizeof(*names));
+                if (!names)
+                        return oom(err);
+                json_object_object_foreach(v, key, val)
+                {
+                        (void)val;
+                        names[n++] = key;
+                }
+                qsort(names, n, sizeof(*names), cmp_str);
+        }
+        for (size_t i = 0; i < n; i++) {
+                const char *key = names[i];
+                json_object *val = ncm__json_get(v, key);
                 bool on;
                 if (!val || !json_object_is_type(val, json_type_boolean))
                         return ncm_error_set(err, EINVAL, "%s.%s: expected boolean, got %s", path,
                                              key, val ? ncm__json_type_name(val) : "null");
                 on = json_object_get_boolean(val);
+                r = ncm__node_gate_set(c, path, key, on, minor, err);
+                if (r < 0)
+                        return r;
                 if (ncm__array_grow(c->gates, cap, c->n_gates) < 0 ||
                     !(c->gates[c->n_gates].name = strdup(key)))
                         return oom(err);
                 c->gates[c->n_gates++].on = on;
                 if (strcmp(key, "CPUManagerPolicyAlphaOptions") == 0)
-                        c->cpu_gates.alpha_options = on;
+                        c->cpu_gates.alpha_options = on, set_alpha = true;
                 else if (strcmp(key, "CPUManagerPolicyBetaOptions") == 0)
-                        c->cpu_gates.beta_options = on;
+                        c->cpu_gates.beta_options = on, set_beta = true;
                 else if (strcmp(key, "TopologyManagerPolicyAlphaOptions") == 0)
-                        c->tm_gates.alpha_options = on;
+                        c->tm_gates.alpha_options = on, set_tm_alpha = true;
                 else if (strcmp(key, "TopologyManagerPolicyBetaOptions") == 0)
-                        c->tm_gates.beta_options = on;
-                else if ((strcmp(key, "CPUManagerPolicyOptions") == 0 ||
-                          strcmp(key, "TopologyManagerPolicyOptions") == 0 ||
-                          strcmp(key, "CPUManager") == 0 || strcmp(key, "TopologyManager") == 0) &&
-                         !on)
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: cannot set feature gate %s to false, feature "
-                                             "is locked to true",
-                                             path, key);
+                        c->tm_gates.beta_options = on, set_tm_beta = true;
+                else if (strcmp(key, "AllAlpha") == 0)
+                        all_alpha = on;
+                else if (strcmp(key, "AllBeta") == 0)
+                        all_beta = on;
+                else if (strcmp(key, "CPUManagerPolicyOptions") == 0)
+                        cpu_opts = on;
+                else if (strcmp(key, "TopologyManagerPolicyOptions") == 0)
+                        tm_opts = on;
         }
-        return 0;
+        /* AllAlpha/AllBeta set every alpha/beta gate not set by name */
+        if (all_alpha && !set_alpha)
+                c->cpu_gates.alpha_options = true;
+        if (all_alpha && !set_tm_alpha)
+                c->tm_gates.alpha_options = true;
+        if (all_beta && !set_beta)
+                c->cpu_gates.beta_options = true;
+        if (all_beta && !set_tm_beta)
+                c->tm_gates.beta_options = true;
+
+        /* server.go: the option maps need their (GA, not always locked) gates */
+        r = cpu_opts ? 0
+                     : option_map_refused(c, o, "cpuManagerPolicyOptions",
+                                          "CPU Manager policy options",
+                                          "\"CPUManager\", \"CPUManagerPolicyOptions\"", err);
+        if (r == 0 && !tm_opts)
+                r = option_map_refused(c, o, "topologyManagerPolicyOptions",
+                                       "topology manager policy options",
+                                       "\"TopologyManagerPolicyOptions\"", err);
+        return r;
 }
 
 /* parseResourceList (kubelet server.go) for kubeReserved / systemReserved; adds the cpu. */
@@ -329,6 +410,12 @@ static int parse_reserved(ncm_node_config *c, json_object *o, const char *field,
         for (size_t i = 0; i < n && r >= 0; i++) {
                 ncm_quantity q;
                 ncm_error e = NCM_ERROR_INIT;
+                /* server.go replaces the cpu entries before it parses the lists: a value there
+                 * is never read (override_reserved_cpu) */
+                if (c->reserved_cpus && strcmp(p[i].key, "cpu") == 0) {
+                        c->reserved_cpu_given = true;
+                        continue;
+                }
                 if (strcmp(p[i].key, "cpu") != 0 && strcmp(p[i].key, "memory") != 0 &&
                     strcmp(p[i].key, "ephemeral-storage") != 0 && strcmp(p[i].key, "pid") != 0) {
                         r = ncm_error_set(err, EINVAL, "%s: cannot reserve \"%s\" resource", path,
@@ -368,6 +455,49 @@ static int parse_reserved(ncm_node_config *c, json_object *o, const char *field,
         }
         kv_free(p, n);
         return r;
+}
+
+static void resource_list_del(ncm_resource_list *l, const char *name)
+{
+        for (size_t i = 0; i < l->n; i++) {
+                if (strcmp(l->items[i].name, name) != 0)
+                        continue;
+                free(l->items[i].name);
+                memmove(&l->items[i], &l->items[i + 1], (l->n - i - 1) * sizeof(*l->items));
+                l->n--;
+                return;
+        }
+}
+
+/*
+ * server.go, before it parses the reservations: "Option --reserved-cpus is specified, it will
+ * overwrite the cpu setting in KubeReserved and SystemReserved" -- kubeReserved.cpu is
+ * deleted and systemReserved.cpu becomes the number of reserved CPUs, so that node
+ * allocatable, the kubepods limits and the static policy's reservation all count exactly the
+ * reserved CPUs.
+ */
+static int override_reserved_cpu(ncm_node_config *c, ncm_error *err)
+{
+        unsigned count = ncm_cpuset_weight(c->reserved_cpus);
+        char text[24];
+        ncm_quantity q;
+
+        snprintf(text, sizeof(text), "%u", count);
+        if (ncm_quantity_parse(text, &q, err) < 0)
+                return -EINVAL;
+        resource_list_del(&c->kube_reserved, "cpu");
+        if (ncm_cgroup_resource_list_set(&c->system_reserved, "cpu", &q) < 0)
+                return oom(err);
+        c->has_system_reserved = true;
+        c->reserved_milli_set = true;
+        c->reserved_milli = (int64_t)count * 1000;
+        if (c->reserved_cpu_given)
+                return ncm__node_config_warn(
+                                c, err,
+                                "reservedSystemCPUs \"%s\" overrides the cpu of kubeReserved "
+                                "(removed) and systemReserved (set to %u), as the kubelet does",
+                                c->reserved_cpus_text, count);
+        return 0;
 }
 
 #define NS_PER_MS INT64_C(1000000)
@@ -598,6 +728,60 @@ static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *er
         r = parse_eviction(c, o, err);
         if (r < 0)
                 return r;
+        /* the node's pod capacity (ValidateKubeletConfiguration's texts) */
+        r = get_int64(c, o, "maxPods", 110, &c->max_pods, err);
+        if (r >= 0)
+                r = get_int64(c, o, "podsPerCore", 0, &c->pods_per_core, err);
+        if (r < 0)
+                return r;
+        if (c->max_pods < INT32_MIN || c->max_pods > INT32_MAX || c->pods_per_core < INT32_MIN ||
+            c->pods_per_core > INT32_MAX)
+                return ncm_error_set(
+                                err, ERANGE, "%s: out of range for an int32",
+                                ncm__node_field(c,
+                                                c->max_pods < INT32_MIN || c->max_pods > INT32_MAX
+                                                                ? "maxPods"
+                                                                : "podsPerCore",
+                                                path, sizeof(path)));
+        if (c->max_pods < 0)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: invalid configuration: maxPods (--max-pods) %lld must "
+                                     "not be a negative number",
+                                     ncm__node_field(c, "maxPods", path, sizeof(path)),
+                                     (long long)c->max_pods);
+        if (c->pods_per_core < 0)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: invalid configuration: podsPerCore (--pods-per-core) "
+                                     "%lld must not be a negative number",
+                                     ncm__node_field(c, "podsPerCore", path, sizeof(path)),
+                                     (long long)c->pods_per_core);
+        {
+                ncm_autofree char *fit = NULL;
+                r = get_string(c, o, "fitAdmission", "auto", &fit, err);
+                if (r < 0)
+                        return r;
+                if (strcmp(fit, "auto") == 0)
+                        c->fit_admission = NCM_NODE_FIT_AUTO;
+                else if (strcmp(fit, "always") == 0)
+                        c->fit_admission = NCM_NODE_FIT_ALWAYS;
+                else if (strcmp(fit, "never") == 0)
+                        c->fit_admission = NCM_NODE_FIT_NEVER;
+                else
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: unknown fitAdmission \"%s\" (auto, always or "
+                                             "never)",
+                                             ncm__node_field(c, "fitAdmission", path, sizeof(path)),
+                                             fit);
+        }
+        /* failCgroupV1 defaults to true from 1.35 (KEP-5573, cgroup v1 unsupported) */
+        r = get_bool(c, o, "failCgroupV1", kubelet_minor(c) >= 35, &c->fail_cgroup_v1, err);
+        if (r >= 0) {
+                bool single = true;
+                r = get_bool(c, o, "singleProcessOOMKill", true, &single, err);
+                c->single_oom_kill_off = ncm__json_get(o, "singleProcessOOMKill") && !single;
+        }
+        if (r < 0)
+                return r;
         r = get_string(c, o, "rootDirectory", "", &c->root_dir, err);
         if (r >= 0)
                 r = get_string(c, o, "enforcement", "cgroupfs", &c->enforcement, err);
@@ -647,14 +831,23 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                 return ncm_error_set(err, EINVAL, "%s: expected object, got %s",
                                      c->path[0] ? c->path : "kubelet configuration",
                                      ncm__json_type_name(o));
-        json_object_object_foreach(o, key, val)
+
+        /* nodecm's own field: which kubelet release to reproduce (a string: 1.30 as a YAML
+         * number would read as 1.3) */
         {
-                const char *t = typo_of(key);
-                (void)val;
-                if (t)
+                ncm_autofree char *text = NULL;
+                json_object *v = ncm__json_get(o, "kubeletVersion");
+                ncm__node_field(c, "kubeletVersion", path, sizeof(path));
+                if (v && !json_object_is_type(v, json_type_string))
                         return ncm_error_set(err, EINVAL,
-                                             "%s: unknown field (did you mean \"%s\"?)",
-                                             ncm__node_field(c, key, path, sizeof(path)), t);
+                                             "%s: expected string, got %s (quote it, e.g. "
+                                             "\"1.35\")",
+                                             path, ncm__json_type_name(v));
+                r = get_string(c, o, "kubeletVersion", NULL, &text, err);
+                if (r < 0)
+                        return r;
+                if (text && ncm_kubelet_version_parse(text, &c->kubelet_version, err) < 0)
+                        return ncm_error_prefix(err, "%s", path);
         }
 
         /* ValidateKubeletConfiguration: gates first */
@@ -714,25 +907,16 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
         if (r < 0)
                 return r;
         r = parse_reserved(c, o, "systemReserved", err);
+        if (r >= 0 && c->reserved_cpus)
+                r = override_reserved_cpu(c, err);
         if (r < 0)
                 return r;
 
-        {
-                ncm_autofree char *mm = NULL;
-                r = get_string(c, o, "memoryManagerPolicy", "None", &mm, err);
-                if (r < 0)
-                        return r;
-                if (strcmp(mm, "None") != 0)
-                        return ncm_error_set(
-                                        err, EINVAL,
-                                        strcmp(mm, "Static") == 0
-                                                        ? "%s: \"%s\": nodecm has no memory "
-                                                          "manager (only \"None\" is supported)"
-                                                        : "%s: unknown policy: \"%s\"",
-                                        ncm__node_field(c, "memoryManagerPolicy", path,
-                                                        sizeof(path)),
-                                        mm);
-        }
+        /* memory manager: memoryManagerPolicy, reservedMemory
+         * (validateReservedMemoryConfiguration), memoryManagerPolicyOptions (node-memory.c) */
+        r = ncm__node_mem_config(c, o, gate(c, "MemoryManagerDriftTolerance", false), err);
+        if (r < 0)
+                return r;
 
         /* cpuManagerReconcilePeriod: a duration (the reconcile loop of a running node) */
         r = get_duration(c, o, "cpuManagerReconcilePeriod", 10 * NS_PER_S, &c->reconcile_period_ns,
@@ -766,24 +950,6 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
                         return ncm_error_prefix(err, "%s",
                                                 ncm__node_field(c, "topologyManagerPolicyOptions",
                                                                 path, sizeof(path)));
-        }
-
-        /* nodecm's own field: which kubelet release to reproduce (a string: 1.30 as a YAML
-         * number would read as 1.3) */
-        {
-                ncm_autofree char *text = NULL;
-                json_object *v = ncm__json_get(o, "kubeletVersion");
-                ncm__node_field(c, "kubeletVersion", path, sizeof(path));
-                if (v && !json_object_is_type(v, json_type_string))
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: expected string, got %s (quote it, e.g. "
-                                             "\"1.35\")",
-                                             path, ncm__json_type_name(v));
-                r = get_string(c, o, "kubeletVersion", NULL, &text, err);
-                if (r < 0)
-                        return r;
-                if (text && ncm_kubelet_version_parse(text, &c->kubelet_version, err) < 0)
-                        return ncm_error_prefix(err, "%s", path);
         }
 
         /* CPU manager: policy name, then its options (NewManager / NewStaticPolicy) */
@@ -825,9 +991,12 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
         return parse_cgroup_fields(c, o, err);
 }
 
-static int config_from_json(json_object *o, const char *path, ncm_node_config **ret, ncm_error *err)
+static int config_from_json(json_object *o, const char *path, ncm_node_config_decoding decoding,
+                            const ncm_json_info *info, const ncm_node_config *base,
+                            ncm_node_config **ret, ncm_error *err)
 {
         ncm_autoptr(ncm_node_config) c = calloc(1, sizeof(*c));
+        ncm_autojson view = NULL;
         int r;
 
         if (!c)
@@ -835,7 +1004,24 @@ static int config_from_json(json_object *o, const char *path, ncm_node_config **
         c->path = strdup(path ? path : "");
         if (!c->path)
                 return oom(err);
+        c->decoding = decoding;
         c->src = json_object_get(o);
+        /* a merge keeps what the base's document said (its repeats, its other documents) */
+        for (size_t i = 0; base && i < base->n_doc_warnings; i++) {
+                r = ncm__node_config_warn(c, err, "%s", base->warnings[i]);
+                if (r < 0)
+                        return r;
+                c->n_doc_warnings = c->n_warnings;
+        }
+        if (json_object_is_type(o, json_type_object)) {
+                r = ncm__node_config_check_kind(o, false, err);
+                if (r < 0)
+                        return c->path[0] ? ncm_error_prefix(err, "%s", c->path) : r;
+                r = ncm__node_config_decode(c, o, info, &view, err);
+                if (r < 0)
+                        return r;
+                o = view;
+        }
         r = parse(c, o, err);
         if (r < 0)
                 return r;
@@ -843,8 +1029,9 @@ static int config_from_json(json_object *o, const char *path, ncm_node_config **
         return 0;
 }
 
-int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config **ret,
-                              ncm_error *err)
+int ncm_node_config_from_json_ex(json_object *o, const char *path,
+                                 ncm_node_config_decoding decoding, ncm_node_config **ret,
+                                 ncm_error *err)
 {
         ncm_autojson empty = NULL;
 
@@ -854,7 +1041,13 @@ int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config 
                         return oom(err);
                 o = empty;
         }
-        return config_from_json(o, path, ret, err);
+        return config_from_json(o, path, decoding, NULL, NULL, ret, err);
+}
+
+int ncm_node_config_from_json(json_object *o, const char *path, ncm_node_config **ret,
+                              ncm_error *err)
+{
+        return ncm_node_config_from_json_ex(o, path, NCM_NODE_CONFIG_STRICT, ret, err);
 }
 
 int ncm_node_config_parse(const char *text, size_t len, const char *name, const char *path,
@@ -913,7 +1106,7 @@ int ncm_node_config_merge(const ncm_node_config *base, json_object *o, const cha
                                 return oom(err);
                 }
         }
-        return config_from_json(merged, path, ret, err);
+        return config_from_json(merged, path, base->decoding, NULL, base, ret, err);
 }
 
 int ncm_node_config_merge_text(const ncm_node_config *base, const char *text, size_t len,
@@ -928,46 +1121,56 @@ int ncm_node_config_merge_text(const ncm_node_config *base, const char *text, si
                                      path, ret, err);
 }
 
-int ncm_node_config_load_file(const char *path, ncm_node_config **ret, ncm_error *err)
+int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decoding *ret)
 {
-        static const char *const versions[] = {"kubelet.config.k8s.io/v1beta1",
-                                               "kubelet.config.k8s.io/v1alpha1",
-                                               "kubelet.config.k8s.io/v1"};
+        if (strcmp(s, "lenient") == 0)
+                *ret = NCM_NODE_CONFIG_LENIENT;
+        else if (strcmp(s, "strict") == 0)
+                *ret = NCM_NODE_CONFIG_STRICT;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+int ncm_node_config_load_file_ex(const char *path, ncm_node_config_decoding decoding,
+                                 ncm_node_config **ret, ncm_error *err)
+{
         const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+        ncm_json_info info = {0};
         ncm_autojson o = NULL;
-        json_object *v;
+        size_t len = 0;
         int r;
 
-        r = ncm__json_load_file(path, &o, err);
+        /* the first YAML document, repeats reported, JSON as Go decodes it
+         * (sigs.k8s.io/yaml and sigs.k8s.io/json under the kubelet's codec) */
+        r = ncm__json_load_file_ex(path, NCM_JSON_FIRST_DOCUMENT | NCM_JSON_GO, &o, &len, &info,
+                                   err);
         if (r < 0)
                 return r;
-        if (!o || json_object_is_type(o, json_type_null))
-                return ncm_node_config_from_json(NULL, "", ret, err);
-        if (!json_object_is_type(o, json_type_object))
-                return ncm_error_set(err, EINVAL,
-                                     "%s: expected a KubeletConfiguration object, got %s", name,
-                                     ncm__json_type_name(o));
-        v = ncm__json_get(o, "kind");
-        if (v && (!json_object_is_type(v, json_type_string) ||
-                  strcmp(json_object_get_string(v), "KubeletConfiguration") != 0))
-                return ncm_error_set(err, EINVAL, "%s: kind: expected KubeletConfiguration, got %s",
-                                     name, json_object_to_json_string(v));
-        v = ncm__json_get(o, "apiVersion");
-        if (v) {
-                bool ok = false;
-                for (size_t i = 0;
-                     i < NCM_ELEMENTSOF(versions) && json_object_is_type(v, json_type_string); i++)
-                        ok = ok || strcmp(json_object_get_string(v), versions[i]) == 0;
-                if (!ok)
-                        return ncm_error_set(err, EINVAL,
-                                             "%s: apiVersion: expected "
-                                             "kubelet.config.k8s.io/v1beta1, got %s",
-                                             name, json_object_to_json_string(v));
+        /* pkg/kubelet/kubeletconfig/configfiles: "no configuration is an error" */
+        if (len == 0)
+                r = ncm_error_set(err, EINVAL, "kubelet config file \"%s\" was empty", name);
+        if (r >= 0)
+                r = ncm__node_config_check_kind(o, true, err);
+        if (r < 0) {
+                ncm__json_info_done(&info);
+                return r == -ENOMEM || len == 0 ? r : ncm_error_prefix(err, "%s", name);
         }
-        r = ncm_node_config_from_json(o, "", ret, err);
+        r = config_from_json(o, "", decoding, &info, NULL, ret, err);
+        ncm__json_info_done(&info);
         if (r < 0 && r != -ENOMEM)
                 ncm_error_prefix(err, "%s", name);
         return r;
+}
+
+int ncm_node_config_load_file(const char *path, ncm_node_config **ret, ncm_error *err)
+{
+        return ncm_node_config_load_file_ex(path, NCM_NODE_CONFIG_LENIENT, ret, err);
+}
+
+ncm_node_config_decoding ncm_node_config_get_decoding(const ncm_node_config *c)
+{
+        return c->decoding;
 }
 
 const char *ncm_node_config_cgroup_root(const ncm_node_config *c)
@@ -1030,6 +1233,51 @@ const char *ncm_node_config_root_dir(const ncm_node_config *c)
         return c->root_dir;
 }
 
+int64_t ncm_node_config_max_pods(const ncm_node_config *c)
+{
+        return c->max_pods;
+}
+
+int64_t ncm_node_config_pods_per_core(const ncm_node_config *c)
+{
+        return c->pods_per_core;
+}
+
+ncm_node_fit_admission ncm_node_config_fit_admission(const ncm_node_config *c)
+{
+        return c->fit_admission;
+}
+
+int ncm_node_config_check_host(const ncm_node_config *c, const ncm_cgroup_layout *l, ncm_error *err)
+{
+        char path[256];
+
+        if (ncm_cgroup_layout_version(l) != 1)
+                return 0;
+        if (c->fail_cgroup_v1)
+                return ncm_error_set(err, EINVAL,
+                                     "%s: failed to validate kubelet configuration, error: "
+                                     "kubelet is configured to not run on a host using cgroup "
+                                     "v1. cgroup v1 support is %s (kubelet %s%d refuses %s; "
+                                     "failCgroupV1: false lets it start)",
+                                     ncm__node_field(c, "failCgroupV1", path, sizeof(path)),
+                                     kubelet_minor(c) >= 35
+                                                     ? "unsupported and will be removed in a "
+                                                       "future release"
+                                                     : "in maintenance mode",
+                                     "1.", kubelet_minor(c),
+                                     l->mode == NCM_CGROUP_MODE_HYBRID ? "cgroup v1 (hybrid)"
+                                                                       : "cgroup v1");
+        if (c->single_oom_kill_off)
+                return ncm_error_set(
+                                err, EINVAL,
+                                "%s: failed to validate kubelet configuration, error: "
+                                "invalid configuration: singleProcessOOMKill must not be "
+                                "explicitly set to false when using cgroup v1",
+                                ncm__node_field(c, "singleProcessOOMKill", path, sizeof(path)));
+        return 0;
+}
+
 const char *ncm_node_config_enforcement(const ncm_node_config *c)
 {
         return c->enforcement;
@@ -1041,7 +1289,7 @@ void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_option
         ret->enforce_cpu_limits = c->cpu_cfs_quota;
         ret->cpu_period = (uint64_t)(c->cpu_cfs_quota_period_ns / 1000);
         ret->custom_cpu_period = gate(c, "CustomCPUCFSQuotaPeriod", false);
-        ret->pod_level_resources = gate(c, "PodLevelResources", true);
+        ret->pod_level_resources = gate(c, "PodLevelResources", kubelet_minor(c) >= 34);
         ret->memory_qos = c->memory_qos;
         ret->pod_pids_limit = c->pod_pids_limit;
         ret->static_cpu_manager = strcmp(c->cpu_policy, "static") == 0;
@@ -1052,6 +1300,7 @@ void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_option
 /* Fields a running node takes without a restart; every other known field needs one. */
 static const char *const live_fields[] = {
                 "cpuManagerReconcilePeriod",
+                "fitAdmission",
                 "cpuCFSQuota",
                 "cpuCFSQuotaPeriod",
                 "podPidsLimit",

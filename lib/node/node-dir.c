@@ -24,7 +24,8 @@ struct ncm_node_dir {
 };
 
 static const char *const files[] = {NCM_CPU_CHECKPOINT_NAME, NCM_DEVMGR_CHECKPOINT_NAME,
-                                    NCM_NODE_PODS_NAME, NCM_NODE_PODS_JOURNAL_NAME, NULL};
+                                    NCM_NODE_PODS_NAME,      NCM_NODE_PODS_JOURNAL_NAME,
+                                    NCM_MEM_CHECKPOINT_NAME, NULL};
 
 int ncm_node_dir_lock(const char *dir, unsigned flags, ncm_error *err)
 {
@@ -104,6 +105,7 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
         no.devices = o->devices;
         no.devices_len = o->devices_len;
         no.kubelet_version = o->kubelet_version;
+        no.capacity = o->capacity;
         r = ncm_node_new(t, cfg, &no, &d->node, err);
         if (r < 0)
                 return r;

@@ -169,6 +169,12 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
                 return r;
         e->m = ncm_node_cgroups_manager(e->cg);
         e->layout = ncm_node_cgroups_layout(e->cg);
+        /* the kubelet on this host would not start: neither does the node. Behind the CRI
+         * proxy the kubelet in front made that check itself, with its own file (as it ran its
+         * predicates, so the fit admission is off there too). */
+        r = e->knobs_only ? 0 : ncm_node_config_check_host(cfg, e->layout, err);
+        if (r < 0)
+                return r;
         e->rootfd = e->m->rootfd;
         if (e->knobs_only)
                 return 0; /* the runtime and the kubelet make and limit every cgroup */

@@ -69,6 +69,7 @@ int ncm__node_event_step(ncm_node_event *e, const char *fmt, ...)
 static const char *const provider_names[NODE_N_PROVIDERS] = {
                 [NODE_PROVIDER_DEVICES] = "devices",
                 [NODE_PROVIDER_CPU] = "cpu",
+                [NODE_PROVIDER_MEMORY] = "memory",
 };
 
 static void merge_reset(node_txn *t)
@@ -247,10 +248,15 @@ static int on_hints(node_txn *t, const ncm_tm_trace_event *ev)
          * (neither its hints nor its list in the merge's account). */
         if (ev->provider == NODE_PROVIDER_DEVICES && ev->hints->n == 0)
                 return 0;
+        /* Likewise the memory manager for a container it does not pin (and its None policy). */
+        if (ev->provider == NODE_PROVIDER_MEMORY && ev->hints->n == 0)
+                return 0;
         t->shown[ev->provider] = true;
         e = ncm__node_event_add(t, NCM_NODE_EVENT_HINTS, container, provider_names[ev->provider]);
         if (!e)
                 return -ENOMEM;
+        if (ev->provider == NODE_PROVIDER_MEMORY)
+                ncm__node_mem_explain_hints(t->n, e);
         for (size_t i = 0; i < ev->hints->n; i++) {
                 const ncm_tm_resource_hints *rh = &ev->hints->res[i];
                 int r;

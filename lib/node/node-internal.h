@@ -14,6 +14,7 @@
 #include <nodecm/cgroups.h>
 #include <nodecm/devicemanager.h>
 #include <nodecm/enforcer.h>
+#include <nodecm/memorymanager.h>
 #include <nodecm/node.h>
 
 /* The KubeletConfiguration subset, parsed. Strings are owned. */
@@ -61,10 +62,59 @@ struct ncm_node_config {
         char *enforcement;               /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
         ncm_cpu_isolation isolated_cpus; /* nodecm's isolatedCPUs (node-isolation.c) */
         char *irqbalance_config;         /* nodecm's irqBalanceConfigFile: "" auto, "none" */
+
+        /* what reading it would make the kubelet log (ncm_node_config_warning) */
+        char **warnings;
+        size_t n_warnings, cap_warnings;
+        bool reserved_cpu_given; /* kubeReserved or systemReserved named cpu beside
+                                    reservedSystemCPUs */
+        size_t n_doc_warnings;   /* the first warnings are the document's (repeats, more
+                                    documents): a merge keeps them */
+        ncm_node_config_decoding decoding;
+        bool fail_cgroup_v1;                  /* failCgroupV1, defaulted for the release */
+        bool single_oom_kill_off;             /* singleProcessOOMKill given as false */
+        int64_t max_pods;                     /* maxPods */
+        int64_t pods_per_core;                /* podsPerCore */
+        ncm_node_fit_admission fit_admission; /* nodecm's fitAdmission */
+        /* the memory manager (node-memory.c) */
+        char *mem_policy; /* memoryManagerPolicy: "None" or "Static" */
+        ncm_mem_reservations reserved_memory;
+        char *mem_drift; /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
 };
 
 /* nodecm's isolation fields of O into C (node-isolation.c), after the kubelet's. */
 int ncm__node_config_isolation(ncm_node_config *c, json_object *o, ncm_error *err);
+
+/* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
+int ncm__node_config_warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
+                NCM_PRINTF(3, 4);
+
+struct ncm_json_info;
+/*
+ * The kubelet codec's strict-then-lenient decoding of O (node-config-decode.c): repeated keys
+ * (INFO, may be NULL) and unknown fields warned about (lenient) or refused with the kubelet's
+ * strict texts (strict). *RET_VIEW: the object to read the fields from (a reference): O, or a
+ * copy without the fields the chosen kubelet does not have yet.
+ */
+int ncm__node_config_decode(ncm_node_config *c, json_object *o, const struct ncm_json_info *info,
+                            json_object **ret_view, ncm_error *err);
+
+/* kind and apiVersion as the kubelet's scheme checks them (REQUIRED: a file; else only when
+ * given). O may be NULL (an empty document). -EINVAL with the kubelet's text. */
+int ncm__node_config_check_kind(json_object *o, bool required, ncm_error *err);
+
+/*
+ * Set feature gate NAME to VALUE as kubelet 1.MINOR's SetFromMap does (node-config-gates.c):
+ * -EINVAL "PATH: ... unrecognized feature gate: NAME" or "cannot set feature gate ...,
+ * feature is locked to ..."; a GA or deprecated gate is a warning on C.
+ */
+int ncm__node_gate_set(ncm_node_config *c, const char *path, const char *name, bool value,
+                       int minor, ncm_error *err);
+/* Whether kubelet 1.MINOR knows gate NAME. */
+bool ncm__node_gate_known(const char *name, int minor);
+
+/* Whether NAME is one of nodecm's own top-level fields. */
+bool ncm__node_config_is_nodecm_field(const char *name);
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
@@ -83,15 +133,20 @@ typedef struct node_pod {
         char *uid;
         char *name;
         size_t n;
-        node_container *c; /* init containers, then app containers */
-        ncm_pod *spec;     /* the pod as admitted */
+        node_container *c;             /* init containers, then app containers */
+        ncm_pod *spec;                 /* the pod as admitted */
+        struct ncm__node_fit_req *fit; /* its requests, for the fit admission (node-fit.c) */
 } node_pod;
+
+/* Free a node_pod's fit cache (NULL is fine). */
+void ncm__node_fit_req_free(struct ncm__node_fit_req *q);
 
 /* The node's hint providers, in the kubelet's registration order. */
 enum {
         NODE_PROVIDER_DEVICES = 0,
         NODE_PROVIDER_CPU = 1,
-        NODE_N_PROVIDERS = 2,
+        NODE_PROVIDER_MEMORY = 2,
+        NODE_N_PROVIDERS = 3,
 };
 
 /* One list of a merge, as the topology manager's trace reported it (for --explain). */
@@ -137,6 +192,7 @@ struct ncm_node {
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
         ncm_cpuset *all_cpus;
+        struct node_mem *mem; /* the memory manager (node-memory.c) */
 
         char *devices_json; /* the devices section, NULL: none */
         size_t devices_len;
@@ -168,6 +224,7 @@ struct ncm_node {
         } removing;
         const ncm_node_pod_record *restoring; /* ncm_node_new: the pods being restored */
         size_t n_restoring;
+        ncm_resource_list fit_capacity; /* ncm_node_options.capacity, for the fit admission */
 };
 
 /* Whether POD asks CRI-O's ANNOTATION to be "disable" (or its older "true"). */
@@ -213,6 +270,22 @@ void ncm__node_format_isolation_json(const ncm_node *n, ncm_buf *b);
 void ncm__node_format_knobs_json(const ncm_node *n, const char *pod_uid, const char *name,
                                  ncm_buf *b);
 
+/* Copy CAPACITY (may be NULL) into N's (node-fit.c). -ENOMEM. */
+int ncm__node_fit_set_capacity(ncm_node *n, const ncm_resource_list *capacity, ncm_error *err);
+/* Whether an admission with FLAGS checks resource fit (the configuration's fitAdmission). */
+bool ncm__node_fit_wanted(const ncm_node *n, unsigned flags);
+/* ncm_node_admit() flag of the node's own: no resource-fit check (it was done). */
+#define NCM__NODE_NO_FIT (1u << 31)
+/*
+ * The resource-fit admission of POD on N (node-fit.c), before anything changes: 0 when it
+ * fits (the admission goes on), 1 with *RET the refusal, or -errno. The refusal carries the
+ * kubelet's reason: the resource managers' when they refuse too (their admit handler runs
+ * first), found on a copy of N so that nothing of N changes, else the first resource that
+ * does not fit.
+ */
+int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
+                        ncm_error *err);
+
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
 /* ncm_node_pods_load(), and nodecm_pods' generation, its journal's lines and whether the last
@@ -242,6 +315,50 @@ int ncm__node_dev_start(ncm_node *n, ncm_devmgr *dev, const char *text, size_t l
 int ncm__node_dev_checkpoint_text(const ncm_devmgr *dev, ncm_buf *b, ncm_error *err);
 int ncm__node_dev_copy_live(const ncm_devmgr *src, ncm_devmgr *dst, ncm_error *err);
 char *ncm__node_dev_checkpoint_path(const ncm_node *n);
+
+/*
+ * The memory manager (node-memory.c): configuration, start, the hint provider registered
+ * after the CPU manager's, and its part of an admission's or a removal's transaction.
+ */
+typedef struct node_mem node_mem;
+typedef struct node_mem_saved node_mem_saved;
+enum { NODE_MEM_FRESH, NODE_MEM_TEXT, NODE_MEM_FROM_FILE };
+extern const ncm_tm_provider_ops ncm__node_memory_provider;
+/* Parse memoryManagerPolicy, reservedMemory and memoryManagerPolicyOptions of O into C;
+ * DRIFT_GATE: the MemoryManagerDriftTolerance feature gate. */
+int ncm__node_mem_config(ncm_node_config *c, json_object *o, bool drift_gate, ncm_error *err);
+void ncm__node_mem_config_done(ncm_node_config *c);
+/* NewManager + Start for N: state FRESH, from TEXT (LEN bytes) or FROM_FILE (the directory's
+ * memory_manager_state, fresh when absent). */
+int ncm__node_mem_new(ncm_node *n, const ncm_node_config *cfg, int src, const char *text,
+                      size_t len, node_mem **ret, ncm_error *err);
+node_mem *ncm__node_mem_free(node_mem *m);
+/* The checkpoint's bytes (restart and copy in memory). */
+void ncm__node_mem_text(const node_mem *m, ncm_buf *b);
+bool ncm__node_mem_drifted(const node_mem *m);
+char *ncm__node_mem_checkpoint_path(const ncm_node *n);
+/* What an admission may change: saved before, put back (and written) on a refusal. */
+int ncm__node_mem_save(const node_mem *m, const char *uid, node_mem_saved **ret);
+node_mem_saved *ncm__node_mem_saved_free(node_mem_saved *s);
+int ncm__node_mem_restore(ncm_node *n, node_mem_saved *s, ncm_error *err);
+/* Write memory_manager_state when a decision changed it. */
+int ncm__node_mem_flush(ncm_node *n, ncm_error *err);
+/* RemoveContainer; the whole pod (SPEC may be NULL). 1 when memory was released. */
+int ncm__node_mem_release(ncm_node *n, const char *uid, const char *name, ncm_error *err);
+int ncm__node_mem_release_pod(ncm_node *n, const ncm_pod *spec, const char *uid, ncm_error *err);
+/* The container's blocks into CR. */
+int ncm__node_mem_result(const ncm_node *n, const char *uid, const char *name,
+                         ncm_node_container_result *cr);
+
+/* Output: blocks as the simulation's "memory" JSON and as text; the state's "memory" member
+ * and the status map's memory section (nothing under the None policy). */
+void ncm__node_mem_format_blocks_json(ncm_buf *b, const ncm_mem_block *v, size_t n);
+void ncm__node_mem_format_blocks_text(ncm_buf *b, const ncm_mem_block *v, size_t n);
+void ncm__node_mem_format_state_json(const ncm_node *n, ncm_buf *b);
+void ncm__node_mem_format_map(const ncm_node *n, ncm_buf *b);
+/* --explain: the memory manager's HINTS event E gets, as steps, the nodes its group rule keeps
+ * out of the hints. */
+void ncm__node_mem_explain_hints(const ncm_node *n, ncm_node_event *e);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err);

@@ -135,6 +135,13 @@ static void json_events(ncm_buf *b, const ncm_node_admission *a)
                 case NCM_NODE_EVENT_HINTS:
                         ncm_buf_puts(b, ", \"hints\": ");
                         json_hints(b, &e->hints);
+                        /* notes on the hints (the memory manager's group rule) */
+                        for (size_t k = 0; k < e->n_steps; k++) {
+                                ncm_buf_puts(b, k ? ", " : ", \"notes\": [");
+                                json_str(b, e->steps[k]);
+                        }
+                        if (e->n_steps)
+                                ncm_buf_putc(b, ']');
                         break;
                 case NCM_NODE_EVENT_MERGE:
                         ncm_buf_puts(b, ", \"merged\": ");
@@ -206,6 +213,10 @@ void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
                         json_idlist(b, c->numa, c->n_numa);
                         ncm_buf_puts(b, ", \"devices\": ");
                         json_devices(b, c->devices, c->n_devices);
+                        if (c->n_memory) {
+                                ncm_buf_puts(b, ", \"memory\": ");
+                                ncm__node_mem_format_blocks_json(b, c->memory, c->n_memory);
+                        }
                         ncm_buf_putc(b, '}');
                 }
                 ncm_buf_putc(b, ']');
@@ -284,6 +295,8 @@ static void human_events(ncm_buf *b, const ncm_node_admission *a)
                         ncm_buf_printf(b, "    %s: %s hints: ", who, e->provider);
                         put_hints(b, &e->hints);
                         ncm_buf_putc(b, '\n');
+                        for (size_t k = 0; k < e->n_steps; k++)
+                                ncm_buf_printf(b, "      %s\n", e->steps[k]);
                         break;
                 case NCM_NODE_EVENT_MERGE:
                         ncm_buf_printf(b, "    %s: merged ", who);
@@ -330,6 +343,7 @@ void ncm_node_format_admission_text(ncm_buf *b, long step, const ncm_pod *pod,
                                         ncm_buf_printf(b, "%s%s", q ? "," : "",
                                                        c->devices[k].ids[q]);
                         }
+                        ncm__node_mem_format_blocks_text(b, c->memory, c->n_memory);
                 }
                 ncm_buf_putc(b, '\n');
         }
@@ -465,6 +479,7 @@ void ncm_node_format_state_json(const ncm_node *n, ncm_buf *b)
                 ncm_buf_puts(b, ", \"devices\": ");
                 json_state_devices(b, n);
         }
+        ncm__node_mem_format_state_json(n, b);
         ncm_buf_puts(b, "}\n");
 }
 
@@ -687,6 +702,7 @@ int ncm_node_format_cpu_map(const ncm_node *n, ncm_buf *b)
         r = ncm__node_format_isolation_text(n, b);
         if (r < 0)
                 goto out;
+        ncm__node_mem_format_map(n, b);
         human_devices(b, n);
 out:
         for (size_t i = 0; i < max_cpu; i++)

@@ -35,6 +35,7 @@ static int oom(ncm_error *err)
 
 static void pod_done(node_pod *p)
 {
+        ncm__node_fit_req_free(p->fit);
         ncm_pod_free(p->spec);
         free(p->uid);
         free(p->name);
@@ -152,10 +153,12 @@ typedef struct managers {
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
         ncm_cpuset *isolated; /* isolatedCPUs' CPUs, NULL under ignore */
+        node_mem *mem;
 } managers;
 
 static void managers_done(managers *m)
 {
+        m->mem = ncm__node_mem_free(m->mem);
         m->tm = ncm_tm_free(m->tm);
         m->dev = ncm_devmgr_free(m->dev);
         m->cpu = ncm_cpu_policy_free(m->cpu);
@@ -320,8 +323,8 @@ static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **r
  * Registers providers with N as their data; N's own fields are not changed.
  */
 static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, const char *text,
-                 size_t len, const char *name, const char *dev_text, size_t dev_len, managers *ret,
-                 ncm_error *err)
+                 size_t len, const char *name, const char *dev_text, size_t dev_len,
+                 const char *mem_text, size_t mem_len, managers *ret, ncm_error *err)
 {
         managers m = {0};
         ncm_autofree char *file = NULL;
@@ -347,7 +350,8 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
                 goto fail;
         /* kubelet's order: device manager, CPU manager (, memory manager) */
         if (ncm_tm_add_provider(m.tm, &ncm__node_device_provider, n) < 0 ||
-            ncm_tm_add_provider(m.tm, &ncm__node_cpu_provider, n) < 0) {
+            ncm_tm_add_provider(m.tm, &ncm__node_cpu_provider, n) < 0 ||
+            ncm_tm_add_provider(m.tm, &ncm__node_memory_provider, n) < 0) {
                 r = oom(err);
                 goto fail;
         }
@@ -410,6 +414,14 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         r = ncm__node_dev_start(n, m.dev, dev_text, dev_len, src == SOURCE_DIRECTORY, err);
         if (r < 0)
                 goto fail;
+        /* then the memory manager's (memory_manager_state beside cpu_manager_state) */
+        r = ncm__node_mem_new(n, cfg,
+                              src == SOURCE_DIRECTORY ? NODE_MEM_FROM_FILE
+                              : mem_text              ? NODE_MEM_TEXT
+                                                      : NODE_MEM_FRESH,
+                              mem_text, mem_len, &m.mem, err);
+        if (r < 0)
+                goto fail;
         *ret = m;
         return 0;
 fail:
@@ -419,12 +431,13 @@ fail:
 
 static void install(ncm_node *n, managers *m)
 {
-        managers old = {n->tm, n->dev, n->cpu, n->cpu_state, n->isolated};
+        managers old = {n->tm, n->dev, n->cpu, n->cpu_state, n->isolated, n->mem};
         n->tm = m->tm;
         n->dev = m->dev;
         n->cpu = m->cpu;
         n->cpu_state = m->cpu_state;
         n->isolated = m->isolated;
+        n->mem = m->mem;
         *m = (managers){0};
         managers_done(&old);
 }
@@ -470,6 +483,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 n->enforcer = opts->enforcer;
                 n->persist_pods = opts->persist_pods && opts->state_dir;
                 n->attach = opts->attach;
+                if ((r = ncm__node_fit_set_capacity(n, opts->capacity, err)) < 0)
+                        return r;
         }
         n->all_cpus = ncm_cpuset_new();
         if (!n->all_cpus)
@@ -505,7 +520,7 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 const char *name = opts->cpu_checkpoint_name ? opts->cpu_checkpoint_name
                                                              : NCM_CPU_CHECKPOINT_NAME;
                 r = build(n, cfg, SOURCE_TEXT, opts->cpu_checkpoint, opts->cpu_checkpoint_len, name,
-                          NULL, 0, &m, err);
+                          NULL, 0, opts->mem_checkpoint, opts->mem_checkpoint_len, &m, err);
                 if (r < 0 && r != -ENOMEM && (r == -NCM_E_INVALID_STATE || r == -NCM_E_CHECKSUM))
                         ncm_error_prefix(err, "%s", name);
         } else if (opts && opts->restore && n->dir) {
@@ -516,10 +531,10 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 r = ncm_fs_exists(AT_FDCWD, file);
                 if (r < 0)
                         return ncm_error_errno(err, -r, "%s", file);
-                r = build(n, cfg, r ? SOURCE_DIRECTORY : SOURCE_FRESH, NULL, 0, NULL, NULL, 0, &m,
-                          err);
+                r = build(n, cfg, r ? SOURCE_DIRECTORY : SOURCE_FRESH, NULL, 0, NULL, NULL, 0, NULL,
+                          0, &m, err);
         } else {
-                r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, &m, err);
+                r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, NULL, 0, &m, err);
         }
         n->restoring = NULL;
         n->n_restoring = 0;
@@ -546,7 +561,7 @@ ncm_node *ncm_node_free(ncm_node *n)
 
         if (!n)
                 return NULL;
-        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state, n->isolated};
+        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state, n->isolated, n->mem};
         managers_done(&m);
         free(n->devices_json);
         ncm_node_devices_done(&n->devices);
@@ -557,6 +572,7 @@ ncm_node *ncm_node_free(ncm_node *n)
         free(n->dir);
         ncm_knob_memo_free(n->memo);
         ncm_knob_memo_free(n->memo_written);
+        ncm_resource_list_done(&n->fit_capacity);
         free(n);
         return NULL;
 }
@@ -568,22 +584,26 @@ int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err)
         int r;
 
         r = ncm_cpu_state_persist(n->cpu_state, err);
+        if (r >= 0)
+                r = ncm__node_mem_flush(n, err);
         if (r < 0)
                 return r;
         if (n->dir) {
                 /* the device manager has written its file on every change already */
-                r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, NULL, 0, &m, err);
+                r = build(n, use, SOURCE_DIRECTORY, NULL, 0, NULL, NULL, 0, NULL, 0, &m, err);
         } else {
-                ncm_buf b = NCM_BUF_INIT, d = NCM_BUF_INIT;
+                ncm_buf b = NCM_BUF_INIT, d = NCM_BUF_INIT, mb = NCM_BUF_INIT;
                 ncm_cpu_checkpoint_format_state(n->cpu_state, &b);
+                ncm__node_mem_text(n->mem, &mb);
                 r = ncm__node_dev_checkpoint_text(n->dev, &d, err);
-                if (r >= 0 && ncm_buf_failed(&b))
+                if (r >= 0 && (ncm_buf_failed(&b) || ncm_buf_failed(&mb)))
                         r = oom(err);
                 if (r >= 0)
                         r = build(n, use, SOURCE_TEXT, b.data, b.len, NCM_CPU_CHECKPOINT_NAME,
-                                  d.data, d.len, &m, err);
+                                  d.data, d.len, mb.data, mb.len, &m, err);
                 ncm_buf_done(&b);
                 ncm_buf_done(&d);
+                ncm_buf_done(&mb);
         }
         if (r < 0)
                 return r;
@@ -607,7 +627,7 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
         c->reference_merge = n->reference_merge;
         c->kubelet_override = n->kubelet_override;
         c->all_cpus = ncm_cpuset_dup(n->all_cpus);
-        if (!c->all_cpus)
+        if (!c->all_cpus || ncm__node_fit_set_capacity(c, &n->fit_capacity, err) < 0)
                 return oom(err);
         if (n->devices_json) {
                 c->devices_json = strndup(n->devices_json, n->devices_len);
@@ -618,16 +638,19 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
                 if (r < 0)
                         return r;
         }
-        /* the state as a restart would read it back: both checkpoints, in memory */
+        /* the state as a restart would read it back: the checkpoints, in memory */
+        ncm_buf mb = NCM_BUF_INIT;
         ncm_cpu_checkpoint_format_state(n->cpu_state, &b);
+        ncm__node_mem_text(n->mem, &mb);
         r = ncm__node_dev_checkpoint_text(n->dev, &d, err);
-        if (r >= 0 && ncm_buf_failed(&b))
+        if (r >= 0 && (ncm_buf_failed(&b) || ncm_buf_failed(&mb)))
                 r = oom(err);
         if (r >= 0)
                 r = build(c, c->cfg, SOURCE_TEXT, b.data, b.len, NCM_CPU_CHECKPOINT_NAME, d.data,
-                          d.len, &m, err);
+                          d.len, mb.data, mb.len, &m, err);
         ncm_buf_done(&b);
         ncm_buf_done(&d);
+        ncm_buf_done(&mb);
         if (r < 0)
                 return r;
         install(c, &m);
@@ -785,6 +808,7 @@ ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a)
                 free(a->containers[i].numa);
                 ncm_devmgr_assignments_free(a->containers[i].devices, a->containers[i].n_devices);
                 ncm_devmgr_alloc_resp_free(a->containers[i].device_options);
+                ncm_mem_blocks_free(a->containers[i].memory, a->containers[i].n_memory);
         }
         free(a->containers);
         for (size_t i = 0; i < a->n_events; i++)
@@ -818,6 +842,7 @@ typedef struct snapshot {
         ncm_tm_pod_hints *tm_hints; /* only when known */
         ncm_cpu_policy_reuse *policy_reuse;
         char **dev_had; /* the pod's containers that held devices, NULL-terminated */
+        node_mem_saved *mem;
 } snapshot;
 
 static void strv_free(char **v)
@@ -842,6 +867,7 @@ static void snapshot_done(snapshot *s)
         ncm_tm_pod_hints_free(s->tm_hints);
         ncm_cpu_policy_reuse_free(s->policy_reuse);
         strv_free(s->dev_had);
+        ncm__node_mem_saved_free(s->mem);
 }
 
 /* The containers of POD that hold devices now, into *RET (NULL-terminated). */
@@ -887,6 +913,8 @@ static int snapshot_take(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error
                 goto fail;
         if (containers_with_devices(n, pod, &s->dev_had) < 0)
                 goto fail;
+        if (ncm__node_mem_save(n->mem, uid, &s->mem) < 0)
+                goto fail;
         return 0;
 fail:
         snapshot_done(s);
@@ -929,6 +957,8 @@ static int rollback(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error *err
                 r = ncm_tm_pod_hints_restore(n->tm, s->tm_hints, err);
         if (r >= 0)
                 r = ncm_cpu_policy_reuse_restore(n->cpu, s->policy_reuse, err);
+        if (r >= 0)
+                r = ncm__node_mem_restore(n, s->mem, err);
         return r;
 }
 
@@ -973,7 +1003,8 @@ static int result_containers(ncm_node *n, const ncm_pod *pod, ncm_node_admission
                 if (ncm_devmgr_container_devices(n->dev, pod->uid, c->name, &cr->devices,
                                                  &cr->n_devices) < 0 ||
                     ncm_devmgr_container_options(n->dev, pod->uid, c->name, &cr->device_options) <
-                                    0)
+                                    0 ||
+                    ncm__node_mem_result(n, pod->uid, c->name, cr) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -1047,6 +1078,12 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
 
         if (!a)
                 return oom(err);
+        /* the kubelet's resource-fit predicates, before anything changes (node-fit.c) */
+        if (!(flags & NCM__NODE_NO_FIT) && ncm__node_fit_wanted(n, flags)) {
+                r = ncm__node_fit_admit(n, pod, flags, ret, err);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
         r = snapshot_take(n, pod, &snap, err);
         if (r < 0)
                 return r;
@@ -1066,6 +1103,7 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         ncm_tm_set_trace(n->tm, NULL);
         if (r >= 0)
                 count_admission(n, &res);
+
         if (r >= 0 && txn.trace_err < 0)
                 r = oom(err);
         if (r >= 0 && res.admit) {
@@ -1073,6 +1111,8 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 n->cpu_nodirsync = n->persist_pods;
                 r = ncm_cpu_state_flush(n->cpu_state, err);
                 n->cpu_nodirsync = false;
+                if (r >= 0)
+                        r = ncm__node_mem_flush(n, err);
                 if (r < 0)
                         ncm_cpu_state_hold(n->cpu_state); /* the rollback below writes once */
         }
@@ -1536,6 +1576,16 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         had = release_cpus(n, pod_uid, name, released, err);
         r = ncm_cpu_state_flush(n->cpu_state, had < 0 ? NULL : err);
         r = had < 0 ? had : r < 0 ? r : had;
+        if (r >= 0) {
+                /* the memory manager's RemoveContainer, written at once */
+                int mr = ncm__node_mem_release(n, pod_uid, name, err);
+                if (mr >= 0)
+                        mr = ncm__node_mem_flush(n, err);
+                if (mr < 0)
+                        r = mr;
+                else if (mr > 0 && had == 0)
+                        had = 1;
+        }
         if (r >= 0 && n->enforcer &&
             (!ncm_cpuset_equal(rm.default_before, ncm_cpu_state_default(n->cpu_state)) ||
              ncm__node_isolation_active(n))) {
@@ -1634,6 +1684,15 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                 int w = ncm_cpu_state_flush(n->cpu_state, r < 0 ? NULL : err);
                 if (r >= 0 && w < 0)
                         r = w;
+        }
+        if (r >= 0) {
+                int mr = ncm__node_mem_release_pod(n, p ? p->spec : NULL, pod_uid, err);
+                if (mr >= 0)
+                        mr = ncm__node_mem_flush(n, err);
+                if (mr < 0)
+                        r = mr;
+                else
+                        any |= mr;
         }
         if (r >= 0 && ops) {
                 ncm_cgroup_qos_usage usage;

@@ -83,6 +83,9 @@ static int env_cgroups(const ncm_oci_hook_options *o, hook_env *env, ncm_error *
                 if (r >= 0)
                         r = ncm_cgroup_layout_detect(env->rootfd, root, mi, -1, &env->layout, err);
         }
+        /* the kubelet's start-up check of its configuration against this host */
+        if (r >= 0)
+                r = ncm_node_config_check_host(o->cfg, &env->layout, err);
         if (r < 0)
                 return r;
         h = ncm_cgroup_layout_find(&env->layout, NCM_CGROUP_CTRL_CPUSET);

@@ -228,6 +228,41 @@ static void cpu_ids(pool *p, const ncm_cpuset *s, int64_t **ret, size_t *ret_n)
         *ret_n = (size_t)k;
 }
 
+/*
+ * The memory manager's blocks as ContainerMemory (containerMemoryFromBlock): its type, its size
+ * and every NUMA node of its affinity; a block with no node still has an (empty) topology.
+ */
+static void container_memory(pool *p, const ncm_mem_block *b, size_t n, V1__ContainerMemory ***ret,
+                             size_t *ret_n)
+{
+        size_t cap = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
+        for (size_t i = 0; i < n; i++) {
+                V1__ContainerMemory *m = palloc(p, sizeof(*m));
+                V1__TopologyInfo *t = palloc(p, sizeof(*t));
+                V1__NUMANode **nodes = b[i].nnuma ? palloc(p, b[i].nnuma * sizeof(*nodes)) : NULL;
+                if (!m || !t || (b[i].nnuma && !nodes))
+                        return;
+                v1__container_memory__init(m);
+                v1__topology_info__init(t);
+                m->memory_type = pstrdup(p, b[i].type);
+                m->size = b[i].size;
+                for (size_t k = 0; k < b[i].nnuma; k++) {
+                        nodes[k] = palloc(p, sizeof(*nodes[k]));
+                        if (!nodes[k])
+                                return;
+                        v1__numanode__init(nodes[k]);
+                        nodes[k]->id = b[i].numa[k];
+                }
+                t->nodes = nodes;
+                t->n_nodes = b[i].nnuma;
+                m->topology = t;
+                push(p, (void ***)ret, ret_n, &cap, m);
+        }
+}
+
 /* ---- v1 ---- */
 
 static V1__ContainerResources *container_resources(pool *p, const ncm_node *n, const ncm_pod *pod,
@@ -242,6 +277,13 @@ static V1__ContainerResources *container_resources(pool *p, const ncm_node *n, c
         /* the CPU manager's GetCPUs: the container's own CPUs, none when it shares the pool */
         cpu_ids(p, ncm_cpu_state_get(ncm_node_cpu_state(n), pod->uid, c->name), &r->cpu_ids,
                 &r->n_cpu_ids);
+        /* the memory manager's GetMemory: its blocks (Static policy only) */
+        {
+                const ncm_mem_container *mc = ncm_mem_state_container(ncm_node_memory_state(n),
+                                                                      pod->uid, c->name);
+                if (mc)
+                        container_memory(p, mc->blocks, mc->n, &r->memory, &r->n_memory);
+        }
         return r;
 }
 
@@ -326,6 +368,16 @@ static int get_allocatable(pool *p, const ncm_node *n, ncm_buf *reply, ncm_error
         ncm_devmgr_inventory_done(&inv);
         ncm_cpu_policy_allocatable(ncm_node_cpu_policy(n), cpus);
         cpu_ids(p, cpus, &resp.cpu_ids, &resp.n_cpu_ids);
+        /* the memory manager's GetAllocatableMemory: per node and type (Static policy only) */
+        {
+                ncm_mem_block *blocks = NULL;
+                size_t nb = 0;
+                if (ncm_mem_policy_allocatable(ncm_node_memory_policy(n), ncm_node_memory_state(n),
+                                               &blocks, &nb) < 0)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                container_memory(p, blocks, nb, &resp.memory, &resp.n_memory);
+                ncm_mem_blocks_free(blocks, nb);
+        }
         return pack(p, &resp.base, reply, err);
 }
 

@@ -39,6 +39,7 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s)
         free(s->state_text);
         free(s->devices_text);
         ncm_node_devices_done(&s->devices);
+        ncm_resource_list_done(&s->capacity);
         for (size_t i = 0; i < s->n_steps; i++)
                 step_done(&s->steps[i]);
         free(s->steps);
@@ -55,6 +56,11 @@ size_t ncm_scenario_num_steps(const ncm_scenario *s)
 const char *ncm_scenario_description(const ncm_scenario *s)
 {
         return s->description;
+}
+
+const ncm_node_config *ncm_scenario_config(const ncm_scenario *s)
+{
+        return s->cfg;
 }
 
 const ncm_topo *ncm_scenario_topo(const ncm_scenario *s)
@@ -152,11 +158,34 @@ static int check_synthetic(const char *desc, const char *path, ncm_error *err)
         return 0;
 }
 
+static int parse_topology_source(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
+                                 ncm_error *err);
+
+/*
+ * node.topology: a source, and optionally "memory", nodecm's memory override (the syntax of
+ * --numa-memory: "[ID:]SIZE[,hugepages-PAGE=COUNT]...[/...]") applied to the machine it gives.
+ */
 static int parse_topology(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
                           ncm_error *err)
 {
-        static const char *const keys[] = {"synthetic", "fsroot", "xml",   "file",
-                                           "cpus",      "numa",   "rules", NULL};
+        const char *spec = NULL;
+        int r = parse_topology_source(s, o, base, flags, err);
+
+        if (r < 0 || !o)
+                return r;
+        r = get_string(o, "memory", "node.topology", false, &spec, err);
+        if (r < 0)
+                return r;
+        if (spec && (r = ncm_topo_apply_memory_spec(s->topo, spec, err)) < 0)
+                return ncm_error_prefix(err, "node.topology.memory");
+        return 0;
+}
+
+static int parse_topology_source(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
+                                 ncm_error *err)
+{
+        static const char *const keys[] = {"synthetic", "fsroot", "xml",    "file", "cpus",
+                                           "numa",      "rules",  "memory", NULL};
         static const char *const sources[] = {"synthetic", "fsroot", "xml", "file"};
         const char *path = "node.topology";
         const char *which = NULL, *rules_name = NULL;
@@ -194,7 +223,7 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
                                              "%s: give one of synthetic, fsroot, xml, file or "
                                              "inline cpus/numa",
                                              path);
-                r = ncm_topo_from_json_value(o, path, false, &s->topo, err);
+                r = ncm_topo_from_json_value(o, path, true, &s->topo, err);
                 if (r >= 0 && ncm_topo_num_cpus(s->topo) == 0)
                         /* a table may be empty; a node without CPUs is what the kubelet
                          * refuses to start on */
@@ -354,6 +383,34 @@ static int parse_devices(ncm_scenario *s, json_object *o, ncm_error *err)
         return ncm_node_devices_parse(s->devices_text, s->devices_len, &s->devices, err);
 }
 
+/* node.capacity: the node's capacity ({"cpu": "16", "memory": "64Gi"}), as the kubelet reports
+ * it, for the resource-fit admission (ncm_node_options.capacity). */
+static int parse_capacity(ncm_scenario *s, json_object *o, ncm_error *err)
+{
+        int r = ncm__json_expect(o, json_type_object, "node.capacity", err);
+
+        if (r < 0)
+                return r;
+        json_object_object_foreach(o, k, v)
+        {
+                const char *text;
+                ncm_quantity q;
+                char path[256];
+                snprintf(path, sizeof(path), "node.capacity.%s", k);
+                r = ncm__json_scalar_text(v, path, &text, err);
+                if (r >= 0 && ncm_quantity_parse(text, &q, err) < 0)
+                        r = ncm_error_prefix(err, "%s", path);
+                if (r >= 0 && ncm_quantity_sign(&q) < 0)
+                        r = ncm_error_set(err, EINVAL, "%s: %s: must not be negative", path, text);
+                if (r < 0)
+                        return r;
+                if (ncm_cgroup_resource_list_set(&s->capacity, k, &q) < 0)
+                        return oom(err);
+        }
+        s->has_capacity = true;
+        return 0;
+}
+
 /* --- steps --- */
 
 static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx, ncm_error *err)
@@ -468,7 +525,8 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
                      ncm_error *err)
 {
         static const char *const top_keys[] = {"node", "steps", "description", NULL};
-        static const char *const node_keys[] = {"topology", "kubelet", "state", "devices", NULL};
+        static const char *const node_keys[] = {"topology", "kubelet",  "state",
+                                                "devices",  "capacity", NULL};
         json_object *node, *steps, *desc;
         int r;
 
@@ -495,11 +553,20 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
         r = parse_topology(s, ncm__json_get(node, "topology"), base, flags, err);
         if (r < 0)
                 return r;
-        r = ncm_node_config_from_json(ncm__json_get(node, "kubelet"), "node.kubelet", &s->cfg, err);
+        r = ncm_node_config_from_json_ex(ncm__json_get(node, "kubelet"), "node.kubelet",
+                                         (flags & NCM_SCENARIO_LENIENT_CONFIG)
+                                                         ? NCM_NODE_CONFIG_LENIENT
+                                                         : NCM_NODE_CONFIG_STRICT,
+                                         &s->cfg, err);
         if (r < 0)
                 return r;
         if (ncm__json_get(node, "state")) {
                 r = parse_state(s, ncm__json_get(node, "state"), base, flags, err);
+                if (r < 0)
+                        return r;
+        }
+        if (ncm__json_get(node, "capacity")) {
+                r = parse_capacity(s, ncm__json_get(node, "capacity"), err);
                 if (r < 0)
                         return r;
         }

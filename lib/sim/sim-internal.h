@@ -32,6 +32,8 @@ struct ncm_scenario {
         char *devices_text; /* node.devices as JSON, or NULL */
         size_t devices_len;
         ncm_node_devices devices; /* the same, as a table */
+        bool has_capacity;        /* node.capacity given */
+        ncm_resource_list capacity;
         ncm__step *steps;
         size_t n_steps;
         char *description; /* the scenario's description, or NULL */

@@ -53,6 +53,7 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
         nopts.devices_len = s->devices_len;
         nopts.reference_merge = o->reference_merge;
         nopts.kubelet_version = o->kubelet_version;
+        nopts.capacity = s->has_capacity ? &s->capacity : NULL;
         /* a simulation enforces nothing */
         r = ncm_enforcer_none_new(&none, err);
         if (r < 0)

@@ -324,13 +324,59 @@ out:
 
 static int from_hwloc_nodecm(hwloc_topology_t topo, const char *what, ncm_topo **ret,
                              ncm_error *err);
+static int from_hwloc_memory(hwloc_topology_t topo, const char *what, ncm_topo_rules rules,
+                             bool memory, ncm_topo **ret, ncm_error *err);
 
-static int from_hwloc(hwloc_topology_t topo, const char *what, ncm_topo_rules rules, ncm_topo **ret,
-                      ncm_error *err)
+/*
+ * The NUMA nodes' memory as hwloc holds it: local_memory is the node's MemTotal, the first page
+ * type the normal pages, the others the hugepage pools (sizes in bytes there, KiB here).
+ */
+static int attach_memory(hwloc_topology_t topo, ncm_topo *t, ncm_error *err)
 {
+        int nn = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+
+        for (int k = 0; k < nn; k++) {
+                hwloc_obj_t o = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, (unsigned)k);
+                ncm_hugepages hp[16];
+                size_t nhp = 0;
+                int r;
+
+                if (!o || !o->attr || o->os_index == HWLOC_UNKNOWN_INDEX)
+                        continue;
+                for (unsigned i = 1; i < o->attr->numanode.page_types_len && nhp < 16; i++) {
+                        if (o->attr->numanode.page_types[i].size < 1024)
+                                continue;
+                        hp[nhp].page_size = o->attr->numanode.page_types[i].size / 1024;
+                        hp[nhp].num_pages = o->attr->numanode.page_types[i].count;
+                        nhp++;
+                }
+                r = ncm_topo_set_numa_memory(t, (int)o->os_index, o->attr->numanode.local_memory,
+                                             hp, nhp, NULL);
+                if (r == -ENOMEM)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        return 0;
+}
+
+/* From TOPO; with MEMORY, the NUMA nodes' memory attached too. */
+static int from_hwloc_memory(hwloc_topology_t topo, const char *what, ncm_topo_rules rules,
+                             bool memory, ncm_topo **ret, ncm_error *err)
+{
+        ncm_topo *t = NULL;
+        int r;
+
         if (rules != NCM_TOPO_RULES_NODECM)
-                return from_hwloc_cadvisor(topo, what, ret, err);
-        return from_hwloc_nodecm(topo, what, ret, err);
+                r = from_hwloc_cadvisor(topo, what, &t, err);
+        else
+                r = from_hwloc_nodecm(topo, what, &t, err);
+        if (r < 0)
+                return r;
+        if (memory && (r = attach_memory(topo, t, err)) < 0) {
+                ncm_topo_free(t);
+                return r;
+        }
+        *ret = t;
+        return 0;
 }
 
 static int from_hwloc_nodecm(hwloc_topology_t topo, const char *what, ncm_topo **ret,
@@ -448,7 +494,10 @@ int ncm__topo_from_synthetic_rules(const char *desc, ncm_topo_rules rules, ncm_t
         if (hwloc_topology_load(topo) < 0)
                 return ncm_error_errno(err, errno,
                                        "synthetic topology \"%s\": hwloc cannot load it", desc);
-        return from_hwloc(topo, "synthetic topology", rules, ret, err);
+        /* hwloc gives every synthetic node 1 GB; only a description that says "memory=" means
+         * it (docs/memory-manager.md), so other tables stay without memory */
+        return from_hwloc_memory(topo, "synthetic topology", rules, strstr(desc, "memory=") != NULL,
+                                 ret, err);
 }
 
 /* hwloc 2.x refuses XML version 3 (written by hwloc 3.x lstopo) outright. */
@@ -461,6 +510,12 @@ static bool declares_version3(const char *xml, size_t len)
                 if (memcmp(xml + i, tag, tl) == 0)
                         return true;
         return false;
+}
+
+/* An lstopo export of a real machine carries its NUMA nodes' memory. */
+static bool xml_has_memory(const char *xml)
+{
+        return strstr(xml, "local_memory=\"") != NULL;
 }
 
 static int load_xml(const char *xml, size_t len, const char *what, ncm_topo_rules rules,
@@ -489,7 +544,7 @@ static int load_xml(const char *xml, size_t len, const char *what, ncm_topo_rule
                 (void)hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
                 if (hwloc_topology_set_xmlbuffer(topo, copy, (int)len + 1) == 0 &&
                     hwloc_topology_load(topo) == 0)
-                        return from_hwloc(topo, what, rules, ret, err);
+                        return from_hwloc_memory(topo, what, rules, xml_has_memory(copy), ret, err);
                 hwloc_topology_destroy(topo);
                 topo = NULL;
                 if (attempt > 0 || !declares_version3(copy, len))

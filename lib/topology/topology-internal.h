@@ -180,6 +180,17 @@ int ncm__topo_from_xml_buffer_rules(const char *xml, size_t len, ncm_topo_rules 
  */
 int ncm__iso_parse_cmdline(const char *text, size_t len, int nr_cpus, ncm_cpuset **ret);
 
+/* ------------------------------------------------------------------------------------------
+ * Memory per NUMA node (topology-memory.c): cadvisor's parsers, pure, for the fuzz target.
+ */
+
+/* getNodeMemInfo: the first `MemTotal:\s*([0-9]+) kB` of S (LEN bytes) times 1024 into *RET.
+ * -EINVAL when there is no match, -ERANGE when the digits overflow ParseUint. */
+int ncm__mem_meminfo_total(const char *s, size_t len, uint64_t *ret);
+/* GetHugePagesInfo's page size (KiB) of a hugepages directory entry ("hugepages-2048kB").
+ * -EINVAL / -ERANGE as ParseUint fails. */
+int ncm__mem_hugepages_size(const char *name, uint64_t *ret);
+
 /* Append V in decimal, right-aligned to WIDTH (0: no padding): printf's "%*lld" without
  * printf, which dominated the output of large tables. */
 void ncm__put_int(ncm_buf *b, int64_t v, int width);

@@ -14,9 +14,13 @@
  * may be left out of every entry (then 10/20), not of some. Every CPU's numa must be listed.
  * A CPU entry may say "isolated": true and "nohz_full": true (docs/isolation.md); the writer
  * gives them only when true.
+ * A "numa" entry may give its memory (cadvisor's names): "memory" (bytes) and "hugepages", a
+ * list of {"page_size": KiB, "num_pages": N}; the writer gives both for every node of a topology
+ * with memory, nothing otherwise.
  * Other keys are errors, so a typo cannot pass silently.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -149,16 +153,94 @@ static int read_cpus(json_object *arr, const char *path, ncm_cpu_info **ret, siz
         return 0;
 }
 
+typedef struct numa_mem_entry {
+        bool given;
+        uint64_t memory;
+        ncm_hugepages *hp;
+        size_t nhp;
+} numa_mem_entry;
+
 typedef struct numa_list {
         int *ids;
         uint32_t *dist; /* NULL when no entry gives distances */
         size_t n;
+        numa_mem_entry *mem; /* per entry; NULL when no entry gives memory */
 } numa_list;
+
+static void numa_list_done(numa_list *l)
+{
+        for (size_t i = 0; l->mem && i < l->n; i++)
+                free(l->mem[i].hp);
+        free(l->mem);
+        free(l->ids);
+        free(l->dist);
+        *l = (numa_list){0};
+}
+
+/* An entry's "memory" (bytes) and "hugepages" [{"page_size": KiB, "num_pages": N}]. */
+static int read_memory(json_object *e, const char *p, numa_mem_entry *m, ncm_error *err)
+{
+        static const char *const keys[] = {"page_size", "num_pages", NULL};
+        json_object *v = NULL, *h = NULL;
+        char pm[540];
+        int64_t x;
+        int r;
+
+        if (json_object_object_get_ex(e, "memory", &v)) {
+                pathf(pm, sizeof(pm), "%s.memory", p);
+                r = ncm__json_int(v, pm, 0, INT64_MAX, &x, err);
+                if (r < 0)
+                        return r;
+                m->memory = (uint64_t)x;
+                m->given = true;
+        }
+        if (!json_object_object_get_ex(e, "hugepages", &h))
+                return 0;
+        m->given = true;
+        pathf(pm, sizeof(pm), "%s.hugepages", p);
+        r = ncm__json_expect(h, json_type_array, pm, err);
+        if (r < 0)
+                return r;
+        m->nhp = json_object_array_length(h);
+        if (m->nhp > 64)
+                return ncm_error_set(err, ERANGE, "%s: %zu pools, more than 64", pm, m->nhp);
+        m->hp = calloc(m->nhp ? m->nhp : 1, sizeof(*m->hp));
+        if (!m->hp)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t k = 0; k < m->nhp; k++) {
+                json_object *pe = json_object_array_get_idx(h, k);
+                char pk[560];
+                pathf(pk, sizeof(pk), "%s[%zu]", pm, k);
+                if ((r = ncm__json_expect(pe, json_type_object, pk, err)) < 0 ||
+                    (r = check_keys(pe, pk, keys, err)) < 0)
+                        return r;
+                if (!json_object_object_get_ex(pe, "page_size", &v))
+                        return ncm_error_set(err, EINVAL, "%s.page_size: missing", pk);
+                pathf(pm, sizeof(pm), "%s.page_size", pk);
+                if ((r = ncm__json_int(v, pm, 1, INT64_MAX, &x, err)) < 0)
+                        return r;
+                m->hp[k].page_size = (uint64_t)x;
+                for (size_t j = 0; j < k; j++)
+                        if (m->hp[j].page_size == m->hp[k].page_size)
+                                return ncm_error_set(err, EINVAL,
+                                                     "%s: page size %" PRId64 " also in [%zu]", pm,
+                                                     x, j);
+                if (!json_object_object_get_ex(pe, "num_pages", &v))
+                        return ncm_error_set(err, EINVAL, "%s.num_pages: missing", pk);
+                pathf(pm, sizeof(pm), "%s.num_pages", pk);
+                if ((r = ncm__json_int(v, pm, 0, INT64_MAX, &x, err)) < 0)
+                        return r;
+                m->hp[k].num_pages = (uint64_t)x;
+        }
+        return 0;
+}
 
 static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_error *err)
 {
-        static const char *const keys[] = {"id", "distances", NULL};
+        static const char *const keys[] = {"id", "distances", "memory", "hugepages", NULL};
         size_t n;
+        ncm_autofree numa_mem_entry *mem = NULL;
+        bool any_mem = false;
         int given = -1; /* whether entries give distances: -1 not yet known */
         ncm_autofree int *ids = NULL;
         ncm_autofree uint32_t *dist = NULL;
@@ -173,7 +255,8 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                                      NCM_CPUSET_MAX_CPUS);
         ids = malloc((n ? n : 1) * sizeof(*ids));
         dist = malloc((n ? n * n : 1) * sizeof(*dist));
-        if (!ids || !dist)
+        mem = calloc(n ? n : 1, sizeof(*mem));
+        if (!ids || !dist || !mem)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         for (size_t i = 0; i < n; i++) {
                 json_object *e = json_object_array_get_idx(arr, i);
@@ -221,9 +304,27 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
                         dist[i * n + j] = (uint32_t)v;
                 }
         }
+        /* memory after the rest, so that every failure above has nothing of it to free */
+        for (size_t i = 0; i < n; i++) {
+                char p[512];
+                pathf(p, sizeof(p), "%s[%zu]", path, i);
+                r = read_memory(json_object_array_get_idx(arr, i), p, &mem[i], err);
+                if (r < 0) {
+                        for (size_t k = 0; k <= i; k++)
+                                free(mem[k].hp);
+                        return r;
+                }
+                any_mem |= mem[i].given;
+        }
         ret->ids = NCM_TAKE_PTR(ids);
         ret->dist = given == 1 ? NCM_TAKE_PTR(dist) : NULL;
         ret->n = n;
+        if (any_mem) {
+                ret->mem = NCM_TAKE_PTR(mem);
+        } else {
+                for (size_t k = 0; k < n; k++)
+                        free(mem[k].hp);
+        }
         return 0;
 }
 
@@ -268,6 +369,14 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
         }
         if (r >= 0)
                 r = ncm_topo_new(cpus, ncpus, numa.ids, numa.n, numa.dist, ret, err);
+        for (size_t i = 0; r >= 0 && numa.mem && i < numa.n; i++) {
+                r = ncm_topo_set_numa_memory(*ret, numa.ids[i], numa.mem[i].memory, numa.mem[i].hp,
+                                             numa.mem[i].nhp, err);
+                if (r < 0) {
+                        ncm_error_prefix(err, "%s[%zu].hugepages", pn, i);
+                        *ret = ncm_topo_free(*ret);
+                }
+        }
         for (int k = 0; k < 2 && r >= 0; k++)
                 if (flags[k] &&
                     (r = ncm_topo_set_isolation(
@@ -275,8 +384,7 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
                                      flags[k], err)) < 0)
                         *ret = ncm_topo_free(*ret);
 out:
-        free(numa.ids);
-        free(numa.dist);
+        numa_list_done(&numa);
         ncm_cpuset_free(flags[0]);
         ncm_cpuset_free(flags[1]);
         if (r < 0 && err && strncmp(err->msg, "cpus[", 5) == 0 && *root) {
@@ -365,7 +473,28 @@ void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
                                 ncm_buf_puts(b, ", ");
                         ncm__put_int(b, d[i * nn + j], 0);
                 }
-                ncm_buf_puts(b, "]}");
+                ncm_buf_putc(b, ']');
+                if (ncm_topo_has_memory(t)) {
+                        const ncm_hugepages *hp;
+                        size_t nhp;
+                        char tmp[24];
+                        uint64_t mem = ncm_topo_numa_memory(t, ids[i], &hp, &nhp);
+                        snprintf(tmp, sizeof(tmp), "%" PRIu64, mem);
+                        ncm_buf_puts(b, ", \"memory\": ");
+                        ncm_buf_puts(b, tmp);
+                        ncm_buf_puts(b, ", \"hugepages\": [");
+                        for (size_t k = 0; k < nhp; k++) {
+                                ncm_buf_puts(b, k ? ", {\"page_size\": " : "{\"page_size\": ");
+                                snprintf(tmp, sizeof(tmp), "%" PRIu64, hp[k].page_size);
+                                ncm_buf_puts(b, tmp);
+                                ncm_buf_puts(b, ", \"num_pages\": ");
+                                snprintf(tmp, sizeof(tmp), "%" PRIu64, hp[k].num_pages);
+                                ncm_buf_puts(b, tmp);
+                                ncm_buf_putc(b, '}');
+                        }
+                        ncm_buf_putc(b, ']');
+                }
+                ncm_buf_putc(b, '}');
         }
         ncm_buf_puts(b, "]}\n");
 }

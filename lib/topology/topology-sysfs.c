@@ -1423,6 +1423,9 @@ int ncm_topo_discover_sysfs_rules(int rootfd, ncm_topo_rules rules, ncm_topo **r
                 r = discover_nodecm(rootfd, &t, err);
         else
                 r = discover_cadvisor(rootfd, &t, err);
+        /* cadvisor reads each node's memory with its CPUs (GetNodesInfo) */
+        if (r >= 0)
+                r = ncm_topo_read_memory_sysfs(t, rootfd, err);
         /* nodecm's own reading: the kubelet's table has no isolation */
         if (r >= 0)
                 r = ncm_topo_read_isolation(t, rootfd, err);

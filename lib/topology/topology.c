@@ -13,6 +13,7 @@
  * table.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,13 @@ typedef struct level {
         int32_t *of_row;   /* row of the CPU table -> dense index */
         ncm_cpuset **cpus; /* dense index -> its CPUs */
 } level;
+
+/* A NUMA node's memory (cadvisor's Node.Memory and Node.HugePages). */
+typedef struct numa_mem {
+        uint64_t bytes;
+        ncm_hugepages *hp; /* ascending page size */
+        size_t nhp;
+} numa_mem;
 
 struct ncm_topo {
         ncm_cpu_info *cpus; /* sorted by cpu */
@@ -45,6 +53,7 @@ struct ncm_topo {
         size_t nnuma;
         uint32_t *dist; /* nnuma x nnuma, in numa_ids order */
         bool *no_row;   /* per node (numa_ids order): the machine gave no distance row */
+        numa_mem *mem;  /* per node (numa_ids order); NULL: no source attached memory */
 
         ncm_cpuset *all;
 
@@ -94,6 +103,9 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
         free(t->numa_ids);
         free(t->dist);
         free(t->no_row);
+        for (size_t i = 0; t->mem && i < t->nnuma; i++)
+                free(t->mem[i].hp);
+        free(t->mem);
         ncm_cpuset_free(t->all);
         for (int k = 0; k < NCM_ISO_N_SOURCES; k++)
                 ncm_cpuset_free(t->iso[k]);
@@ -446,6 +458,67 @@ int ncm__topo_mark_no_distances(ncm_topo *t, int id)
         return 0;
 }
 
+bool ncm_topo_has_memory(const ncm_topo *t)
+{
+        return t->mem != NULL;
+}
+
+uint64_t ncm_topo_numa_memory(const ncm_topo *t, int id, const ncm_hugepages **hp, size_t *n)
+{
+        int i = t->mem ? numa_pos(t, id) : -1;
+        if (hp)
+                *hp = i < 0 ? NULL : t->mem[i].hp;
+        if (n)
+                *n = i < 0 ? 0 : t->mem[i].nhp;
+        return i < 0 ? 0 : t->mem[i].bytes;
+}
+
+static int cmp_hugepages(const void *a, const void *b)
+{
+        const ncm_hugepages *x = a, *y = b;
+        return (x->page_size > y->page_size) - (x->page_size < y->page_size);
+}
+
+int ncm_topo_set_numa_memory(ncm_topo *t, int id, uint64_t memory, const ncm_hugepages *hp,
+                             size_t n, ncm_error *err)
+{
+        int i = numa_pos(t, id);
+        ncm_hugepages *copy = NULL;
+
+        if (i < 0)
+                return ncm_error_set(err, ENOENT, "NUMA node %d: not in the topology", id);
+        if (n) {
+                copy = malloc(n * sizeof(*copy));
+                if (!copy)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                memcpy(copy, hp, n * sizeof(*copy));
+                qsort(copy, n, sizeof(*copy), cmp_hugepages);
+                for (size_t k = 0; k < n; k++) {
+                        if (copy[k].page_size == 0 ||
+                            (k > 0 && copy[k].page_size == copy[k - 1].page_size)) {
+                                uint64_t ps = copy[k].page_size;
+                                free(copy);
+                                return ncm_error_set(err, EINVAL,
+                                                     "NUMA node %d: %s hugepage size %" PRIu64
+                                                     " kB",
+                                                     id, ps ? "repeated" : "zero", ps);
+                        }
+                }
+        }
+        if (!t->mem) {
+                t->mem = calloc(t->nnuma ? t->nnuma : 1, sizeof(*t->mem));
+                if (!t->mem) {
+                        free(copy);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+        }
+        free(t->mem[i].hp);
+        t->mem[i].bytes = memory;
+        t->mem[i].hp = copy;
+        t->mem[i].nhp = n;
+        return 0;
+}
+
 void ncm_topo_all_cpus(const ncm_topo *t, ncm_cpuset *out)
 {
         ncm_cpuset_copy(out, t->all);
@@ -599,10 +672,17 @@ bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)
                     x->numa != y->numa || x->uncore != y->uncore)
                         return false;
         }
-        return memcmp(a->numa_ids, b->numa_ids, a->nnuma * sizeof(*a->numa_ids)) == 0 &&
-               memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) == 0 &&
-               ncm_cpuset_equal(a->isolated, b->isolated) &&
-               ncm_cpuset_equal(a->nohz_full, b->nohz_full);
+        if (memcmp(a->numa_ids, b->numa_ids, a->nnuma * sizeof(*a->numa_ids)) != 0 ||
+            memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) != 0 ||
+            !a->mem != !b->mem || !ncm_cpuset_equal(a->isolated, b->isolated) ||
+            !ncm_cpuset_equal(a->nohz_full, b->nohz_full))
+                return false;
+        for (size_t i = 0; a->mem && i < a->nnuma; i++)
+                if (a->mem[i].bytes != b->mem[i].bytes || a->mem[i].nhp != b->mem[i].nhp ||
+                    (a->mem[i].nhp &&
+                     memcmp(a->mem[i].hp, b->mem[i].hp, a->mem[i].nhp * sizeof(*a->mem[i].hp))))
+                        return false;
+        return true;
 }
 
 /* Which union a source feeds: 1 isolated, 2 nohz_full, 0 none (managed_irq). */

@@ -130,7 +130,7 @@ int ncm__tm_filter_providers_desc(const ncm_tm_hints *providers, size_t n, bool 
                                 /* single-numa-node keeps at most one hint per node; a list
                                  * without hints is "cannot be satisfied" */
                                 if (single_numa)
-                                        nstore += (size_t)d->n;
+                                        nstore += (size_t)d->n + d->n_extras;
                                 else if (d->narrowest == 0)
                                         nstore++;
                                 continue;
@@ -180,6 +180,17 @@ int ncm__tm_filter_providers_desc(const ncm_tm_hints *providers, size_t n, bool 
                                 if (descs)
                                         descs[k] = d;
                                 l.lists[k++] = (ncm__tm_list){NULL, 0};
+                                continue;
+                        }
+                        if (d && d->n_extras) {
+                                /* extras: the list is in ascending ids, singletons too */
+                                for (int id = 0; id < NCM_BITMASK_MAX_BITS; id++) {
+                                        ncm_bitmask m = UINT64_C(1) << id;
+                                        bool pref;
+                                        if (ncm_hint_desc_contains(d, m, &pref) && pref)
+                                                l.storage[used++] = (ncm_hint){m, false, true};
+                                }
+                                l.lists[k++] = (ncm__tm_list){&l.storage[start], used - start};
                                 continue;
                         }
                         if (d) {

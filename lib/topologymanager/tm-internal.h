@@ -166,6 +166,8 @@ int ncm__tm_merge_reference(const ncm__tm_merger *m, ncm_hint *ret);
 
 /* The same result without the cross product (tm-merge-fast.c). -ENOMEM. */
 int ncm__tm_merge_fast(const ncm__tm_merger *m, ncm_hint *ret);
+/* The same; *RET_HAVE: some merged hint was not empty (else *RET is {D, not preferred}). */
+int ncm__tm_merge_fast_have(const ncm__tm_merger *m, ncm_hint *ret, bool *ret_have);
 
 /*
  * The same result from lists some of which are described (tm-merge-lazy.c): no list is

@@ -340,11 +340,18 @@ static int nonpreferred_phase(const ncm__tm_merger *m, ncm_hint *best, bool *hav
 
 int ncm__tm_merge_fast(const ncm__tm_merger *m, ncm_hint *ret)
 {
+        bool have;
+        return ncm__tm_merge_fast_have(m, ret, &have);
+}
+
+int ncm__tm_merge_fast_have(const ncm__tm_merger *m, ncm_hint *ret, bool *ret_have)
+{
         const ncm_hint none = {.numa = m->numa->all, .any = false, .preferred = false};
         ncm_hint best = {0};
         bool have = false;
         int r;
 
+        *ret_have = false;
         for (size_t i = 0; i < m->n; i++) {
                 if (m->lists[i].n == 0) {
                         *ret = none;
@@ -360,5 +367,6 @@ int ncm__tm_merge_fast(const ncm__tm_merger *m, ncm_hint *ret)
                         return r;
         }
         *ret = have ? best : none;
+        *ret_have = have;
         return 0;
 }

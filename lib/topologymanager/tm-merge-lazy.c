@@ -76,6 +76,18 @@
  * 7. Described lists reaching outside D break step 3(b)'s "m inside D"; the merge refuses them
  *    (-EDOM). The node never builds one (its CPU and device nodes are the machine's).
  *
+ * 8. Extras (ncm_hint_desc_add_extra: the memory manager's used nodes and groups) make a list
+ *    the union of its walked subsets and a few explicit masks, which is not up-closed. By
+ *    step 0 the answer is the key-minimal element of the set of merged hints, and that set is
+ *    the union, over the choices "walked subsets" or "extras" for each such list, of the sets
+ *    with that list replaced by the one part: so each choice is merged on its own, with the
+ *    B of the whole lists (the list's narrowest counts both parts), and the key-minimal
+ *    result wins. With that B a walked part may be narrower than B no longer holds for the
+ *    only described list of a choice; the claim of step 4 then needs |h| <= B for some
+ *    described list, and when none has it the non-preferred answer can have more than B
+ *    nodes: class 3 is searched too (sizes from B + 1 up, every achievable set being
+ *    up-closed inside its W and W achievable).
+ *
  * Cost: steps 3(b) and 4 with per-node counts only decide each node once per size tried with
  * an O(N) test, O(N^2) per search (64 nodes: a few thousand steps); resources spanning
  * several nodes, several described lists, align-by-socket and Closest can backtrack, bounded
@@ -489,12 +501,31 @@ static int nonpreferred(lz *z, ncm_hint *best, bool *have)
                         }
                 }
         }
+        /* class 3: only when no described list has a hint of at most B nodes (step 8) */
+        for (int c = b + 1; !found && c <= 64; c++) {
+                bool any = false;
+                for (size_t i = 0; i < ny; i++) {
+                        ncm_bitmask x;
+                        z->y = ys[i];
+                        z->w = ys[i] & inter;
+                        if (ncm_popcount64(z->w) < c)
+                                continue;
+                        any = true;
+                        if (search(z, z->w, c, ach_region, ach_leaf, &x) &&
+                            (!found || t_before(z, x, found_mask))) {
+                                found = true;
+                                found_mask = x;
+                        }
+                }
+                if (!any)
+                        break;
+        }
         if (found)
                 ncm__tm_fold(z->m, best, have, (ncm_hint){.numa = found_mask, .preferred = false});
         return 0;
 }
 
-int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
+static int merge_lazy_one(const ncm__tm_merger *m, ncm_hint *ret, bool *ret_have)
 {
         const ncm_hint none = {.numa = m->numa->all, .any = false, .preferred = false};
         ncm_autofree const ncm_hint_desc **desc = NULL;
@@ -503,6 +534,7 @@ int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
         bool have = false, explicit_gen = false;
         int r;
 
+        *ret_have = false;
         desc = calloc(m->n + 1, sizeof(*desc));
         if (!desc)
                 return -ENOMEM;
@@ -528,7 +560,7 @@ int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
                         explicit_gen = true;
         }
         if (z.k == 0)
-                return ncm__tm_merge_fast(m, ret);
+                return ncm__tm_merge_fast_have(m, ret, ret_have);
         if (z.k > 64)
                 return -ENOMEM; /* more described lists than the split test tracks */
         z.desc = desc;
@@ -568,10 +600,117 @@ int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
         }
         if (have) {
                 *ret = best;
+                *ret_have = true;
                 return 0;
         }
         /* step 4 */
         r = nonpreferred(&z, &best, &have);
+        if (r < 0)
+                return r;
+        *ret = have ? best : none;
+        *ret_have = have;
+        return 0;
+}
+
+/* ---- lists with extras (step 8) ---- */
+
+/* At most this many lists with extras (2^N merges). */
+#define SPLIT_MAX 6
+
+typedef struct xsplit {
+        ncm__tm_merger sub;
+        ncm__tm_list *lists;
+        const ncm_hint_desc **descs;
+        ncm_hint_desc *walked; /* per split list: its walked part alone (a shallow copy) */
+        ncm_hint *extras;      /* per split list: its extras, listed */
+        size_t idx[SPLIT_MAX], n;
+} xsplit;
+
+static void split_done(xsplit *s)
+{
+        free(s->lists);
+        free(s->descs);
+        free(s->walked);
+        free(s->extras);
+}
+
+/* 0 when M has no list with extras, 1 when S is set up, -errno. */
+static int split_init(const ncm__tm_merger *m, xsplit *s)
+{
+        size_t nx = 0, at = 0;
+
+        memset(s, 0, sizeof(*s));
+        for (size_t i = 0; m->descs && i < m->n; i++) {
+                if (!m->descs[i] || m->descs[i]->n_extras == 0)
+                        continue;
+                if (s->n == SPLIT_MAX)
+                        return -E2BIG;
+                s->idx[s->n++] = i;
+                nx += m->descs[i]->n_extras;
+        }
+        if (s->n == 0)
+                return 0;
+        s->lists = calloc(m->n, sizeof(*s->lists));
+        s->descs = calloc(m->n, sizeof(*s->descs));
+        s->walked = calloc(s->n, sizeof(*s->walked));
+        s->extras = calloc(nx, sizeof(*s->extras));
+        if (!s->lists || !s->descs || !s->walked || !s->extras) {
+                split_done(s);
+                return -ENOMEM;
+        }
+        memcpy(s->lists, m->lists, m->n * sizeof(*s->lists));
+        memcpy(s->descs, m->descs, m->n * sizeof(*s->descs));
+        for (size_t j = 0; j < s->n; j++) {
+                const ncm_hint_desc *d = m->descs[s->idx[j]];
+                s->walked[j] = *d;
+                s->walked[j].extras = NULL;
+                s->walked[j].n_extras = s->walked[j].cap_extras = 0;
+                s->walked[j].narrowest = d->base_narrowest;
+                for (size_t k = 0; k < d->n_extras; k++)
+                        s->extras[at + k] = (ncm_hint){
+                                        .numa = d->extras[k],
+                                        .preferred = ncm__hd_is_preferred(d, d->extras[k])};
+                s->lists[s->idx[j]] = (ncm__tm_list){&s->extras[at], d->n_extras};
+                at += d->n_extras;
+        }
+        s->sub = *m; /* B stays the whole lists' */
+        s->sub.lists = s->lists;
+        s->sub.descs = s->descs;
+        return 1;
+}
+
+/* Set the choice CHOICE (bit j: split list j takes its walked part); false when a walked part
+ * chosen has no hint (that choice has no permutation). */
+static bool split_choose(xsplit *s, unsigned choice)
+{
+        for (size_t j = 0; j < s->n; j++) {
+                size_t i = s->idx[j];
+                bool walked = choice & (1u << j);
+                if (walked && s->walked[j].base_narrowest == 0)
+                        return false;
+                s->descs[i] = walked ? &s->walked[j] : NULL;
+        }
+        return true;
+}
+
+int ncm__tm_merge_lazy(const ncm__tm_merger *m, ncm_hint *ret)
+{
+        const ncm_hint none = {.numa = m->numa->all, .any = false, .preferred = false};
+        xsplit s;
+        ncm_hint best = {0}, h;
+        bool have = false, one;
+        int r = split_init(m, &s);
+
+        if (r <= 0)
+                return r < 0 ? r : merge_lazy_one(m, ret, &one);
+        for (unsigned choice = 0; choice < (1u << s.n) && r >= 0; choice++) {
+                if (!split_choose(&s, choice))
+                        continue;
+                r = merge_lazy_one(&s.sub, &h, &one);
+                if (r >= 0 && one)
+                        ncm__tm_fold(m, &best, &have, h);
+        }
+        split_done(&s);
         if (r < 0)
                 return r;
         *ret = have ? best : none;
@@ -610,7 +749,8 @@ static bool enum_dfs(enum_ctx *e, int idx, ncm_bitmask in, int c)
         return enum_dfs(e, idx + 1, in, c);
 }
 
-int ncm__tm_lazy_candidates(const ncm__tm_merger *m, ncm_bitmask *out, size_t max, bool *ret_more)
+static int lazy_candidates_one(const ncm__tm_merger *m, ncm_bitmask *out, size_t max,
+                               bool *ret_more)
 {
         ncm_autofree const ncm_hint_desc **desc = calloc(m->n + 1, sizeof(*desc));
         lz z = {.m = m, .all = m->numa->all};
@@ -664,4 +804,50 @@ int ncm__tm_lazy_candidates(const ncm__tm_merger *m, ncm_bitmask *out, size_t ma
                 }
         }
         return (int)(e.found < max ? e.found : max);
+}
+
+int ncm__tm_lazy_candidates(const ncm__tm_merger *m, ncm_bitmask *out, size_t max, bool *ret_more)
+{
+        xsplit s;
+        ncm_autofree ncm_bitmask *all = NULL, *one = NULL;
+        size_t n = 0;
+        int r = split_init(m, &s);
+
+        if (r <= 0)
+                return r < 0 ? r : lazy_candidates_one(m, out, max, ret_more);
+        *ret_more = false;
+        all = calloc(((size_t)1 << s.n) * (max + 1) + 1, sizeof(*all));
+        one = calloc(max + 1, sizeof(*one));
+        if (!all || !one) {
+                split_done(&s);
+                return -ENOMEM;
+        }
+        /* the union of every choice's candidates, in the trace's order */
+        for (unsigned choice = 0; choice < (1u << s.n); choice++) {
+                bool more = false;
+                if (!split_choose(&s, choice))
+                        continue;
+                r = lazy_candidates_one(&s.sub, one, max, &more);
+                if (r < 0)
+                        break;
+                memcpy(all + n, one, (size_t)r * sizeof(*one));
+                n += (size_t)r;
+                *ret_more = *ret_more || more;
+        }
+        split_done(&s);
+        if (r < 0)
+                return r;
+        qsort(all, n, sizeof(*all), ncm__tm_cmp_trace_order);
+        {
+                size_t k = 0;
+                for (size_t i = 0; i < n; i++)
+                        if (k == 0 || all[k - 1] != all[i])
+                                all[k++] = all[i];
+                n = k;
+        }
+        if (n > max)
+                *ret_more = true;
+        n = n < max ? n : max;
+        memcpy(out, all, n * sizeof(*out));
+        return (int)n;
 }

@@ -16,6 +16,7 @@
 #
 # Usage: kubelet-topology.py ROOT   prints the table as nodecm's JSON, or "error: TEXT".
 import os
+import re
 import sys
 
 ROOT = sys.argv[1]
@@ -266,8 +267,38 @@ def node_cpus(nid):
     return sorted(cpus, key=glob_key)
 
 
+MEMTOTAL = re.compile(r"MemTotal:[\t\n\f\r ]*([0-9]+) kB")
+
+
+def node_memory(d):
+    """cadvisor's getNodeMemInfo and GetHugePagesInfo: (bytes, [(page KiB, pages)])."""
+    mem = 0
+    if exists(d + "/meminfo"):
+        m = MEMTOTAL.search(read(d + "/meminfo"))
+        if not m:
+            raise ValueError("meminfo without MemTotal")
+        mem = int(m.group(1)) * 1024
+    pools = []
+    hd = d + "/hugepages"
+    if os.path.isdir(path(hd)):
+        for name in os.listdir(path(hd)):
+            size = int(name.split("-")[1].split("kB")[0])
+            raw = read(hd + "/" + name + "/nr_hugepages").strip()
+            pools.append((size, int(raw)))
+    return mem, sorted(pools)
+
+
+def memory_json(memory, nid):
+    if not memory:
+        return ""
+    mem, pools = memory.get(nid, (0, []))
+    return ', "memory": %d, "hugepages": [%s]' % (mem, ", ".join(
+        '{"page_size": %d, "num_pages": %d}' % p for p in pools))
+
+
 def main():
     nodes = []  # (id, cores, distance row)
+    memory = {}  # node id -> (bytes, pools), only with node directories
     node_dir = "/sys/devices/system/node"
     names = []
     if os.path.isdir(path(node_dir)):
@@ -284,6 +315,7 @@ def main():
             if exists(dp):
                 dist = [parse_uint(x, 2**32 - 1) for x in trim_space(read(dp)).split(" ")]
             nodes.append((nid, cores, dist))
+            memory[nid] = node_memory(node_dir + "/" + name)
         if found == 0:
             print("error: could not detect number of cpus")
             return
@@ -332,7 +364,8 @@ def main():
         % (c["cpu"], c["core"], c["socket"], c["numa"], c["uncore"]) for c in cpus)
     out += '],\n "numa": ['
     out += ",\n          ".join(
-        '{"id": %d, "distances": [%s]}' % (nid, ", ".join(str(v) for v in matrix[i]))
+        '{"id": %d, "distances": [%s]%s}' % (nid, ", ".join(str(v) for v in matrix[i]),
+                                             memory_json(memory, nid))
         for i, nid in enumerate(ids))
     out += "]}"
     print(out)

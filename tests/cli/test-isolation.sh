@@ -58,11 +58,13 @@ case "$OUT" in
 esac
 
 # refused configurations
-printf 'isolatedCPUs: exclusive\n' >"$TMPD/bad.yaml"
+printf '%s\n' "apiVersion: kubelet.config.k8s.io/v1beta1" "kind: KubeletConfiguration" \
+        "isolatedCPUs: exclusive" >"$TMPD/bad.yaml"
 run node status --root-dir "$TMPD/d" --config "$TMPD/bad.yaml" --topology "$TMPD/t.json"
 expect_rc 2 "an unknown isolatedCPUs"
 expect_err_contains 'isolatedCPUs: unknown value "exclusive" (ignore, exclude or exclusive-only)' "an unknown isolatedCPUs"
-printf 'cpuManagerPolicy: static\nreservedSystemCPUs: "2"\nisolatedCPUs: exclude\n' >"$TMPD/iso.yaml"
+printf '%s\n' "apiVersion: kubelet.config.k8s.io/v1beta1" "kind: KubeletConfiguration" \
+        "cpuManagerPolicy: static" 'reservedSystemCPUs: "2"' "isolatedCPUs: exclude" >"$TMPD/iso.yaml"
 run node init --root-dir "$TMPD/e" --config "$TMPD/iso.yaml" --topology "$TMPD/t.json" --enforce none
 expect_rc 2 "every reserved CPU isolated"
 expect_err_contains "isolatedCPUs: exclude: the reserved CPUs (2) are all isolated (2-7)" "every reserved CPU isolated"

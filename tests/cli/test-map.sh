@@ -93,7 +93,8 @@ expect_rc 2 "--html without FILE"
 # ---- node status --html ---------------------------------------------------------------------------
 
 CFG="$TMPD/kubelet.yaml"
-printf '%s\n' "cpuManagerPolicy: static" "reservedSystemCPUs: \"0\"" \
+printf '%s\n' "apiVersion: kubelet.config.k8s.io/v1beta1" "kind: KubeletConfiguration" \
+        "cpuManagerPolicy: static" "reservedSystemCPUs: \"0\"" \
         "topologyManagerPolicy: single-numa-node" "enforcement: none" >"$CFG"
 SYN="package:2 numa:1 core:4 pu:2"
 run node init --root-dir "$TMPD/node" --config "$CFG" --synthetic "$SYN"

@@ -44,6 +44,55 @@ run node-allocatable $CAP $RES --enforce-node-allocatable=kube-reserved,system-r
 expect_rc 0 "plan v2 cgroupfs"
 expect_golden cgroups/node-allocatable-plan-v2-cgroupfs.txt "plan v2 cgroupfs"
 
+# reservedSystemCPUs replaces the reserved cpu (cmd/kubelet/app/server.go): 128 CPUs with
+# "0-1" reserved leave 126 allocatable, and kubepods gets the shares and weight of 126 CPUs
+# (the file is ours; the public file that showed it is named in it).
+RCPU="--config $DATA/kubelet/reserved-cpus.yaml --capacity cpu=128,memory=256Gi"
+run node-allocatable $RCPU --json
+expect_rc 0 "reserved cpus"
+case "$OUT" in
+*'"kubeReserved": {"memory": "1Gi"}, "systemReserved": {"cpu": "2", "memory": "500Mi"}'*'"allocatable": {"cpu": "126", '*'"kubepodsLimits": {"cpu": "126", '*) ;;
+*) fail "reserved cpus: [$OUT]" ;;
+esac
+expect_err_contains 'reservedSystemCPUs "0-1" overrides the cpu of kubeReserved (removed) and systemReserved (set to 2)' \
+        "reserved cpus warning"
+run node-allocatable $RCPU --plan --cgroup-version 1
+expect_rc 0 "reserved cpus v1"
+case "$OUT" in *"/sys/fs/cgroup/cpu/kubepods/cpu.shares 129024"*) ;; *) fail "v1 shares: [$OUT]" ;; esac
+run node-allocatable $RCPU --plan --cgroup-version 2
+expect_rc 0 "reserved cpus v2"
+case "$OUT" in *"/sys/fs/cgroup/kubepods/cpu.weight 4922"*) ;; *) fail "v2 weight: [$OUT]" ;; esac
+# --reserved-cpus, the flag, does the same over kube-reserved given as a flag
+run node-allocatable --capacity cpu=128,memory=256Gi --reserved-cpus 0-1 --kube-reserved cpu=4 --json
+expect_rc 0 "--reserved-cpus"
+case "$OUT" in *'"allocatable": {"cpu": "126", '*) ;; *) fail "--reserved-cpus: [$OUT]" ;; esac
+
+# A kubelet file is read as the kubelet reads it (our files; tests/data/kubelet/README.md names
+# the public files that showed each case): amazon-eks-ami's capitalised "CPUManagerPolicy" is
+# an unknown field the kubelet ignores after strict decoding fails; --config-decoding strict
+# refuses it with the kubelet's strict text.
+run node-allocatable --config "$DATA/kubelet/eks-case.json" --capacity cpu=4,memory=8Gi --json
+expect_rc 0 "lenient decoding"
+expect_err_contains 'eks-case.json: unknown field "CPUManagerPolicy" (the kubelet'"'"'s decoder is case-sensitive: it does not read it as "cpuManagerPolicy"): the kubelet ignores it' \
+        "lenient decoding warning"
+run node-allocatable --config "$DATA/kubelet/eks-case.json" --capacity cpu=4 --config-decoding strict
+expect_rc 2 "strict decoding"
+expect_err_contains 'eks-case.json: strict decoding error: unknown field "CPUManagerPolicy"' \
+        "strict decoding"
+run node-allocatable --config "$DATA/kubelet/apiversion-v1.yaml" --capacity cpu=4
+expect_rc 2 "apiVersion v1"
+expect_err_contains 'no kind "KubeletConfiguration" is registered for version "kubelet.config.k8s.io/v1"' \
+        "apiVersion v1"
+run node-allocatable --config "$DATA/kubelet/empty.yaml" --capacity cpu=4
+expect_rc 2 "empty file"
+expect_err_contains 'empty.yaml" was empty' "empty file"
+run node-allocatable --config "$DATA/kubelet/no-kind.yaml" --capacity cpu=4
+expect_rc 2 "no kind"
+expect_err_contains "failed to decode: Object 'Kind' is missing in" "no kind"
+run node-allocatable --config-decoding loose
+expect_rc 2 "bad decoding"
+expect_err_contains "--config-decoding: expected lenient or strict, got 'loose'" "bad decoding"
+
 # This machine: the capacity is read from /sys and /proc.
 run node-allocatable
 expect_rc 0 "this machine"

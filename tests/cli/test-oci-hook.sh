@@ -18,6 +18,7 @@ apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cpuManagerPolicy: static
 reservedSystemCPUs: "0"
+failCgroupV1: false
 EOF
 HOOK="oci-hook --root-dir $D --config $TMPD/k.yaml --synthetic \"$T\" --cgroup-mount $CG --cgroup-version 1 --proc $PROC"
 GUARANTEED='{"cpu": {"shares": 1024, "quota": 100000, "period": 100000}, "memory": {"limit": 268435456}}'

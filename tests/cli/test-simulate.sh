@@ -191,10 +191,55 @@ bad "locked gate" 2 'node.kubelet.featureGates: cannot set feature gate CPUManag
 $NODE
   kubelet: {featureGates: {CPUManagerPolicyOptions: false}}
 EOF
-bad "misspelt field" 2 'node.kubelet.cpuManagerPolcy: unknown field (did you mean "cpuManagerPolicy"?)' <<EOF
+bad "misspelt field" 2 'node.kubelet: strict decoding error: unknown field "cpuManagerPolcy" (did you mean "cpuManagerPolicy"?)' <<EOF
 $NODE
   kubelet: {cpuManagerPolcy: static}
 EOF
+# a scenario's node.kubelet is decoded strictly; --config-decoding lenient reads it as the
+# kubelet reads its file (amazon-eks-ami's "CPUManagerPolicy": ignored, the none policy)
+cat >"$TMPD/eks.yaml" <<EOF
+$NODE
+  kubelet: {CPUManagerPolicy: static}
+steps: [{admit: $POD}]
+EOF
+run simulate "$TMPD/eks.yaml"
+expect_rc 2 "strict node.kubelet"
+expect_err_contains 'node.kubelet: strict decoding error: unknown field "CPUManagerPolicy"' \
+        "strict node.kubelet"
+run simulate --config-decoding lenient "$TMPD/eks.yaml"
+expect_rc 0 "lenient node.kubelet"
+case "$OUT" in *"p1"*) ;; *) fail "lenient node.kubelet: [$OUT]" ;; esac
+expect_err_contains 'node.kubelet: unknown field "CPUManagerPolicy"' "lenient node.kubelet warning"
+run simulate --config-decoding sloppy "$TMPD/eks.yaml"
+expect_rc 2 "bad --config-decoding"
+
+# The kubelet's resource-fit admission runs in a simulation as in the kubelet: with the none
+# policy nothing else stops a pod that does not fit; node.capacity gives what the topology
+# does not know (memory), less evictionHard's 100Mi.
+cat >"$TMPD/fit.yaml" <<EOF
+node:
+  topology: {synthetic: "package:1 core:4 pu:1"}
+  capacity: {memory: 4Gi}
+steps:
+- admit: {metadata: {uid: a}, spec: {containers: [{name: c, resources: {requests: {cpu: "3", memory: 3Gi}}}]}}
+- admit: {metadata: {uid: b}, spec: {containers: [{name: c, resources: {requests: {memory: 2Gi}}}]}}
+- admit: {metadata: {uid: c}, spec: {containers: [{name: c, resources: {requests: {cpu: "2"}}}]}}
+EOF
+run simulate --json "$TMPD/fit.yaml"
+expect_rc 0 "resource fit"
+case "$OUT" in
+*'"pod": "b", "admitted": false, "reason": "OutOfmemory", "message": "Node didn'"'"'t have enough resource: memory, requested: 2147483648, used: 3221225472, capacity: 4190109696"'*'"pod": "c", "admitted": false, "reason": "OutOfcpu", "message": "Node didn'"'"'t have enough resource: cpu, requested: 2000, used: 3000, capacity: 4000"'*) ;;
+*) fail "resource fit: [$OUT]" ;;
+esac
+# fitAdmission: never, as behind a kubelet
+sed 's/^  capacity: {memory: 4Gi}$/  capacity: {memory: 4Gi}\n  kubelet: {fitAdmission: never}/' "$TMPD/fit.yaml" >"$TMPD/fit-never.yaml"
+run simulate --json "$TMPD/fit-never.yaml"
+case "$OUT" in *'"pod": "c", "admitted": true'*) ;; *) fail "fitAdmission never: [$OUT]" ;; esac
+bad "negative capacity" 2 'node.capacity.memory: -1: must not be negative' <<EOF
+$NODE
+  capacity: {memory: "-1"}
+EOF
+
 bad "align-by-socket with single-numa-node" 2 'Topolgy manager single-numa-node policy is incompatible with CPUManager align-by-socket policy option' <<EOF
 $NODE
   kubelet:
@@ -204,7 +249,7 @@ $NODE
     featureGates: {CPUManagerPolicyAlphaOptions: true}
     topologyManagerPolicy: single-numa-node
 EOF
-bad "memory manager" 2 'node.kubelet.memoryManagerPolicy: "Static": nodecm has no memory manager' <<EOF
+bad "memory manager" 2 'node.kubelet.memoryManagerPolicy: the total amount "0" of type "memory" is not equal to the value "100Mi" determined by Node Allocatable feature' <<EOF
 $NODE
   kubelet: {memoryManagerPolicy: Static}
 EOF

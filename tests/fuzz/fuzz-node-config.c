@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <nodecm/node-config.h>
+#include "base/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -20,6 +21,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ncm_node_config_parse((const char *)data, size, "fuzz", "k", &c, &err) < 0) {
                 if (!err.msg[0])
                         abort();
+                /* a kubelet file: strict errors become warnings, each a line */
+                {
+                        json_object *doc = NULL;
+                        ncm_error e2 = NCM_ERROR_INIT;
+                        if (ncm__json_or_yaml_parse_ex((const char *)data, size, "fuzz",
+                                                       NCM_JSON_FIRST_DOCUMENT | NCM_JSON_GO, &doc,
+                                                       NULL, NULL) == 0 &&
+                            ncm_node_config_from_json_ex(doc, "k", NCM_NODE_CONFIG_LENIENT, &c,
+                                                         &e2) == 0) {
+                                for (size_t i = 0; i < ncm_node_config_n_warnings(c); i++)
+                                        if (!ncm_node_config_warning(c, i)[0])
+                                                abort();
+                                c = ncm_node_config_free(c);
+                        }
+                        if (doc)
+                                json_object_put(doc);
+                }
                 return 0;
         }
         ncm_node_config_pod_options(c, &o);

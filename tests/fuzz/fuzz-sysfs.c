@@ -12,6 +12,8 @@
  * on a machine decoded from the bytes, with caches from the bytes too. There CPUs listed in
  * several nodes may split a core across nodes, so only sorting, core <= cpu and listed NUMA
  * ids are checked.
+ * A first byte of 0x40..0x7f picks the memory readers (topology-memory.c): even
+ * ncm__mem_meminfo_total on the raw bytes, odd ncm__mem_hugepages_size on them as a name.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -296,6 +298,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         if (data[0] >= 0x80) {
                 fuzz_cad(data[0], &r);
+                return 0;
+        }
+        if (data[0] >= 0x40) {
+                uint64_t b;
+                if (data[0] % 2 == 0) {
+                        (void)ncm__mem_meminfo_total((const char *)data + 1, size - 1, &b);
+                        return 0;
+                }
+                s = malloc(size);
+                if (!s)
+                        return 0;
+                memcpy(s, data + 1, size - 1);
+                s[size - 1] = '\0';
+                (void)ncm__mem_hugepages_size(s, &b);
+                free(s);
                 return 0;
         }
         if (data[0] % 4 == 3) {

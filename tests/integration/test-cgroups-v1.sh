@@ -277,6 +277,8 @@ cpuManagerPolicy: static
 reservedSystemCPUs: "0"
 cgroupRoot: /$NAME
 podPidsLimit: 64
+# this machine is cgroup v1, which a kubelet refuses from 1.35 unless told otherwise
+failCgroupV1: false
 EOF
 node() {
         "$NODECM" node "$@" --root-dir "$NODE" --config "$TMPD/kubelet.yaml" \
@@ -293,6 +295,22 @@ expect_rc 0 "node admit Burstable"
 start "$B_POD/app"
 BPID=$STARTED
 [ "$(cpus_of "$BPID")" = 0-1 ] || fail "node: Burstable on $(cpus_of "$BPID"), expected 0-1"
+# No kubelet in front, so the kubelet's resource-fit predicates run: with CPU 0 reserved this
+# machine's allocatable is one CPU, and the Burstable pod's 100m leaves no room for a whole
+# one. Refused with the kubelet's text, before anything is written.
+before=$(cat "$NODE/cpu_manager_state")
+node admit "$TMPD/g.yaml"
+expect_rc 1 "node admit Guaranteed past allocatable"
+case "$ERR" in
+*"OutOfcpu: Node didn't have enough resource: cpu, requested: 1000, used: 100, capacity: 1000"*) ;;
+*) fail "node admit past allocatable: [$ERR]" ;;
+esac
+[ "$(cat "$NODE/cpu_manager_state")" = "$before" ] || fail "a fit refusal changed the state"
+for h in $HIERS; do
+        [ -e "$h/$NAME/kubepods/pod$G_UID" ] && fail "a fit refusal left $h/$NAME/kubepods/pod$G_UID"
+done
+# the rest is about the CPU manager on two CPUs: the check off, as behind a kubelet
+echo "fitAdmission: never" >>"$TMPD/kubelet.yaml"
 node admit "$TMPD/g.yaml" --json
 expect_rc 0 "node admit Guaranteed"
 case "$OUT" in

@@ -233,7 +233,8 @@ def scene_vm(tmp):
     """This machine, as `nodecm node` sees it, with a pod when it has room."""
     cfg = os.path.join(tmp, "vm.yaml")
     with open(cfg, "w") as f:
-        f.write("cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\nenforcement: none\n")
+        f.write("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                "cpuManagerPolicy: static\nreservedSystemCPUs: \"0\"\nenforcement: none\n")
     root = os.path.join(tmp, "vm-root")
     common = ["--root-dir", root, "--config", cfg]
     nodecm("node", "init", *common)

@@ -87,6 +87,11 @@ reservedSystemCPUs: "0"
 cpuManagerReconcilePeriod: 1s
 cgroupRoot: /$NAME
 enforcement: cgroupfs
+# this machine is cgroup v1, which a kubelet refuses from 1.35 unless told otherwise
+failCgroupV1: false
+# with CPU 0 reserved, one CPU is allocatable: the kubelet's resource-fit predicates would
+# refuse the Guaranteed pod next to the Burstable one; this test is about the CPU manager
+fitAdmission: never
 EOF
 G_UID=11111111-2222-3333-4444-$(printf '%012d' $$)
 B_UID=2a5f6c1e-0d6b-4c1a-9a55-$(printf '%012d' $$)

@@ -308,6 +308,39 @@ static void test_cri_node_admits_as_containers_come(void **state)
         }
 }
 
+/*
+ * Behind a kubelet the kubelet ran its resource-fit predicates: the CRI proxy's admissions do
+ * not run them again (NCM_NODE_KUBELET_ADMITTED), while the node's own callers do: allocatable
+ * cpu is 3 (CPU 0 reserved), and three Burstable pods of 1.5 CPU each are the kubelet's to
+ * allow.
+ */
+static void test_cri_node_kubelet_ran_the_predicates(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config a =
+                        request("sa", "ua", "/kubepods/burstable/podua", "a", 1500, 0, 0);
+        ncm_cri_container_config b =
+                        request("sb", "ub", "/kubepods/burstable/podub", "b", 1500, 0, 0);
+        ncm_cri_container_config c =
+                        request("sc", "uc", "/kubepods/burstable/poduc", "c", 1500, 0, 0);
+        const char *text = "{\"metadata\": {\"uid\": \"ud\", \"name\": \"d\"}, \"spec\": "
+                           "{\"containers\": [{\"name\": \"d\", \"resources\": {\"requests\": "
+                           "{\"cpu\": \"100m\"}}}]}}";
+        ncm_autoptr(ncm_pod) d = NULL;
+        ncm_node_admission *adm = NULL;
+
+        create(f, &a, NCM_CRI_ADMIT, "0-3", "ca");
+        create(f, &b, NCM_CRI_ADMIT, "0-3", "cb");
+        create(f, &c, NCM_CRI_ADMIT, "0-3", "cc");
+        assert_int_equal(ncm_pod_parse(text, strlen(text), NULL, &d, NULL), 0);
+        assert_int_equal(ncm_node_admit(f->t.node, d, 0, &adm, NULL), 0);
+        assert_false(adm->admitted);
+        assert_string_equal(adm->reason, "OutOfcpu");
+        assert_string_equal(adm->message, "Node didn't have enough resource: cpu, requested: 100, "
+                                          "used: 4500, capacity: 3000");
+        ncm_node_admission_free(adm);
+}
+
 /* DIR/NAME replaced by TEXT (what a crash, or a person, may leave). */
 static void put_new(fx *f, const char *name, const char *text)
 {
@@ -629,6 +662,8 @@ int main(void)
                                                         setup, teardown),
                         cmocka_unit_test_setup_teardown(test_cri_node_reconcile, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_cri_node_journal, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_cri_node_kubelet_ran_the_predicates,
+                                                        setup, teardown),
                         cmocka_unit_test(test_cri_decision_apply_and_differs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,6 +209,91 @@ static void test_hint_desc_iter_pages(void **state)
 }
 
 /* Pages of a described list are pages of the listed one; a listed list pages the same way. */
+/* Extras beside the walked subsets: the union, in the kubelet's order, counted and found. */
+static void test_hint_desc_extras(void **state)
+{
+        lg_rng r = {.s = 21};
+        (void)state;
+        for (int iter = 0; iter < 500; iter++) {
+                int n = 1 + (int)lg_below(&r, 8), ids[8], nu = 0, pref = 1 + (int)lg_below(&r, 3);
+                int64_t w[64] = {0}, req = 1 + (int64_t)lg_below(&r, 10);
+                ncm_bitmask all = (UINT64_C(1) << n) - 1, unused = 0, extras[6];
+                unsigned nx = lg_below(&r, 7);
+                ncm_hint_desc *d = NULL, *c;
+                ncm_hint_list got = NCM_HINT_LIST_INIT, want = NCM_HINT_LIST_INIT;
+                ncm_bitmask_iter it;
+                ncm_bitmask mask;
+                int all_ids[8], narrowest = 0;
+                uint64_t total;
+
+                for (int i = 0; i < n; i++) {
+                        all_ids[i] = i;
+                        if (lg_chance(&r, 70)) {
+                                ids[nu++] = i;
+                                unused |= UINT64_C(1) << i;
+                                w[i] = (int64_t)lg_below(&r, 6);
+                        }
+                }
+                assert_int_equal(ncm_hint_desc_new(ids, (size_t)nu, req, &d, NULL), 0);
+                for (int i = 0; i < nu; i++)
+                        assert_int_equal(ncm_hint_desc_add_available(d, UINT64_C(1) << ids[i],
+                                                                     w[ids[i]]),
+                                         0);
+                for (unsigned i = 0; i < nx; i++) {
+                        extras[i] = (lg_next(&r) & all) |
+                                    (UINT64_C(1) << lg_below(&r, (unsigned)n));
+                        assert_int_equal(ncm_hint_desc_add_extra(d, extras[i]), 0);
+                }
+                assert_int_equal(ncm_hint_desc_add_extra(d, 0), -EINVAL);
+                ncm_hint_desc_set_preferred_size(d, pref);
+                assert_int_equal(ncm_hint_desc_seal(d, NULL), 0);
+                /* the reference: every mask of the machine in IterateBitMasks order */
+                assert_int_equal(ncm_bitmask_iter_init(&it, all_ids, (size_t)n, NULL), 0);
+                while (ncm_bitmask_iter_next(&it, &mask)) {
+                        int64_t sum = 0;
+                        bool keep = false;
+                        for (ncm_bitmask m = mask; m; m &= m - 1)
+                                sum += w[__builtin_ctzll(m)];
+                        keep = (mask & ~unused) == 0 && sum >= req;
+                        for (unsigned i = 0; i < nx; i++)
+                                keep = keep || extras[i] == mask;
+                        if (!keep)
+                                continue;
+                        assert_int_equal(
+                                        ncm_hint_list_append(
+                                                        &want,
+                                                        (ncm_hint){.numa = mask,
+                                                                   .preferred = ncm_bitmask_count(
+                                                                                                mask) ==
+                                                                                pref}),
+                                        0);
+                        if (!narrowest)
+                                narrowest = ncm_bitmask_count(mask);
+                }
+                assert_int_equal(ncm_hint_desc_materialize(d, 1 << 20, &got, NULL), 0);
+                assert_int_equal(got.n, want.n);
+                for (size_t i = 0; i < got.n; i++) {
+                        bool p;
+                        assert_int_equal(got.hints[i].numa, want.hints[i].numa);
+                        assert_int_equal(got.hints[i].preferred, want.hints[i].preferred);
+                        assert_true(ncm_hint_desc_contains(d, want.hints[i].numa, &p));
+                        assert_int_equal(p, want.hints[i].preferred);
+                }
+                assert_int_equal(ncm_hint_desc_count(d, &total, NULL), 0);
+                assert_int_equal(total, want.n);
+                assert_int_equal(ncm_hint_desc_narrowest(d), narrowest);
+                c = ncm_hint_desc_dup(d);
+                assert_non_null(c);
+                ncm_hint_list_done(&got);
+                assert_int_equal(ncm_hint_desc_materialize(c, 1 << 20, &got, NULL), 0);
+                assert_int_equal(got.n, want.n);
+                ncm_hint_desc_free(c);
+                ncm_hint_list_done(&got);
+                ncm_hint_list_done(&want);
+                ncm_hint_desc_free(d);
+        }
+}
+
 static void test_hint_desc_page(void **state)
 {
         lg_rng r = {.s = 13};
@@ -318,6 +403,7 @@ int main(void)
                         cmocka_unit_test(test_hint_desc_random),
                         cmocka_unit_test(test_hint_desc_feasible),
                         cmocka_unit_test(test_hint_desc_iter_pages),
+                        cmocka_unit_test(test_hint_desc_extras),
                         cmocka_unit_test(test_hint_desc_page),
                         cmocka_unit_test(test_hint_desc_uncountable),
                         cmocka_unit_test(test_hint_desc_build),

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,58 @@ static void test_metrics_isolation(void **state)
         ncm_buf_done(&b);
 }
 
+/* The memory manager's counters (examples/memory-hugepages-db.yaml): two Guaranteed pods
+ * pinned, a third refused by the memory manager's Allocate (its hugepages fit no node). */
+static void test_metrics_memory(void **state)
+{
+        static const char cfgtext[] =
+                        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                        "\"topologyManagerPolicy\": \"single-numa-node\", "
+                        "\"memoryManagerPolicy\": \"Static\", \"kubeReserved\": {\"memory\": "
+                        "\"512Mi\"}, \"systemReserved\": {\"memory\": \"512Mi\"}, "
+                        "\"evictionHard\": {\"memory.available\": \"100Mi\"}, "
+                        "\"reservedMemory\": [{\"numaNode\": 0, \"limits\": {\"memory\": "
+                        "\"562Mi\"}}, {\"numaNode\": 1, \"limits\": {\"memory\": \"562Mi\"}}]}";
+        static const char *const hp[] = {"4Gi", "6Gi", "5Gi"};
+        ncm_autoptr(ncm_topo) t = NULL;
+        ncm_autoptr(ncm_node_config) cfg = NULL;
+        ncm_autoptr(ncm_node) n = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        bool ever[2] = {false, false};
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        assert_int_equal(ncm_topo_load(NCM_TOPO_SOURCE_SYNTHETIC, "package:2 numa:1 core:4 pu:2",
+                                       &t, NULL),
+                         0);
+        assert_int_equal(ncm_topo_apply_memory_spec(t, "16Gi,hugepages-1Gi=8", NULL), 0);
+        assert_int_equal(ncm_node_config_parse(cfgtext, strlen(cfgtext), "k", "", &cfg, NULL), 0);
+        if (ncm_node_new(t, cfg, NULL, &n, &err) < 0)
+                fail_msg("%s", err.msg);
+        for (int i = 0; i < 3; i++) {
+                char text[512];
+                ncm_autoptr(ncm_pod) p = NULL;
+                ncm_node_admission *a = NULL;
+                snprintf(text, sizeof(text),
+                         "{\"metadata\": {\"uid\": \"p%d\"}, \"spec\": {\"containers\": "
+                         "[{\"name\": "
+                         "\"c\", \"resources\": {\"limits\": {\"cpu\": \"2\", \"memory\": \"%s\", "
+                         "\"hugepages-1Gi\": \"%s\"}}}]}}",
+                         i, i == 2 ? "2Gi" : "4Gi", hp[i]);
+                p = pod_of(text);
+                assert_int_equal(ncm_node_admit(n, p, 0, &a, NULL), 0);
+                assert_int_equal(a->admitted, i < 2);
+                if (i == 2)
+                        assert_string_equal(a->reason, "UnexpectedAdmissionError");
+                ncm_node_admission_free(a);
+        }
+        ncm_node_metrics_format(n, ever, 2, &b);
+        assert_false(ncm_buf_failed(&b));
+        assert_non_null(strstr(b.data, "\nkubelet_memory_manager_pinning_requests_total 3\n"));
+        assert_non_null(strstr(b.data, "\nkubelet_memory_manager_pinning_errors_total 1\n"));
+        ncm_buf_done(&b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -285,6 +338,7 @@ int main(void)
                         cmocka_unit_test(test_metrics_text),
                         cmocka_unit_test(test_metrics_node),
                         cmocka_unit_test(test_metrics_isolation),
+                        cmocka_unit_test(test_metrics_memory),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,9 +18,10 @@
 #include "fakecg.h"
 #include "testutil.h"
 
+/* failCgroupV1: false, or a kubelet from 1.35 on would not start on the v1 trees */
 #define KUBELET                                                                                    \
         "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "                       \
-        "\"topologyManagerPolicy\": \"single-numa-node\"}"
+        "\"topologyManagerPolicy\": \"single-numa-node\", \"failCgroupV1\": false}"
 
 typedef struct fx {
         fake fk;
@@ -365,7 +366,8 @@ static void test_node_enforce_required_controllers(void **state)
                                      "cpuset, pids");
 }
 
-static void test_node_enforce_systemd_driver_refused(void **state)
+/* Start a node on a fake tree of VERSION with configuration K; the enforcer's start result. */
+static int start_with(int version, const char *k, ncm_error *err)
 {
         ncm_enforcer_cgroup_options o = {0};
         ncm_enforcer *e = NULL;
@@ -373,25 +375,71 @@ static void test_node_enforce_systemd_driver_refused(void **state)
         ncm_topo *t = NULL;
         ncm_node *n = NULL;
         ncm_node_options no = {0};
-        ncm_error err = NCM_ERROR_INIT;
+        ncm_resource_list cap = {0};
+        ncm_quantity q;
         fake fk;
-        static const char k[] = "{\"cgroupDriver\": \"systemd\"}";
-        (void)state;
+        int r;
 
-        fake_init(&fk, 1, false);
+        fake_init(&fk, version, false);
         o.mount_root = fk.dir;
-        o.cgroup_version = 1;
+        o.cgroup_version = version;
+        o.exec = &fk.exec;
+        assert_int_equal(ncm_quantity_parse("2", &q, NULL), 0);
+        assert_int_equal(ncm_cgroup_resource_list_set(&cap, "cpu", &q), 0);
+        o.capacity = &cap;
         assert_int_equal(ncm_topo_from_synthetic("package:1 core:2 pu:1", &t, NULL), 0);
         assert_int_equal(ncm_node_config_parse(k, strlen(k), "k", "", &cfg, NULL), 0);
-        assert_int_equal(ncm_enforcer_cgroupfs_new(&o, &e, &err), 0);
+        assert_int_equal(ncm_enforcer_cgroupfs_new(&o, &e, err), 0);
         no.enforcer = e;
-        assert_int_equal(ncm_node_new(t, cfg, &no, &n, &err), -EINVAL);
-        assert_non_null(strstr(err.msg, "start cgroupfs enforcer: cgroupDriver systemd"));
-        assert_null(n);
+        r = ncm_node_new(t, cfg, &no, &n, err);
+        ncm_node_free(n);
         ncm_enforcer_free(e);
         ncm_node_config_free(cfg);
         ncm_topo_free(t);
+        ncm_resource_list_done(&cap);
         fake_done(&fk);
+        return r;
+}
+
+static void test_node_enforce_systemd_driver_refused(void **state)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        assert_int_equal(start_with(1, "{\"cgroupDriver\": \"systemd\", \"failCgroupV1\": false}",
+                                    &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.msg, "start cgroupfs enforcer: cgroupDriver systemd"));
+}
+
+/*
+ * validation_linux.go: the kubelet refuses cgroup v1 when failCgroupV1 is set, which it is by
+ * default from 1.35 (KEP-5573); singleProcessOOMKill: false is refused there too.
+ */
+static void test_node_enforce_fail_cgroup_v1(void **state)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        assert_int_equal(start_with(1, "{}", &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "failCgroupV1: failed to validate kubelet configuration, "
+                                        "error: kubelet is configured to not run on a host "
+                                        "using cgroup v1. cgroup v1 support is unsupported and "
+                                        "will be removed in a future release"));
+        assert_int_equal(start_with(2, "{}", &err), 0);
+        assert_int_equal(start_with(1, "{\"failCgroupV1\": false}", &err), 0);
+        /* 1.34 did not refuse by default; set, it words it as maintenance mode */
+        assert_int_equal(start_with(1, "{\"kubeletVersion\": \"1.34\"}", &err), 0);
+        assert_int_equal(start_with(1, "{\"kubeletVersion\": \"1.34\", \"failCgroupV1\": true}",
+                                    &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.msg, "cgroup v1 support is in maintenance mode"));
+        assert_int_equal(start_with(1, "{\"failCgroupV1\": false, \"singleProcessOOMKill\": false}",
+                                    &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.msg, "invalid configuration: singleProcessOOMKill must not be "
+                                        "explicitly set to false when using cgroup v1"));
+        assert_int_equal(start_with(2, "{\"singleProcessOOMKill\": false}", &err), 0);
 }
 
 int main(void)
@@ -404,6 +452,7 @@ int main(void)
                         cmocka_unit_test(test_node_enforce_plan_and_none),
                         cmocka_unit_test(test_node_enforce_required_controllers),
                         cmocka_unit_test(test_node_enforce_systemd_driver_refused),
+                        cmocka_unit_test(test_node_enforce_fail_cgroup_v1),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

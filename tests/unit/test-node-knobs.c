@@ -24,11 +24,15 @@
 #include "fakecg.h"
 #include "testutil.h"
 
-/* the kubelet's own quota stays on for exclusive containers, so the knob's effect shows */
+/* the kubelet's own quota stays on for exclusive containers, so the knob's effect shows;
+ * failCgroupV1: false, or a kubelet from 1.35 on would not start on the v1 trees; no
+ * resource-fit admission, which would refuse the sidecars' 100m past the 3 allocatable CPUs
+ * these tests fill with exclusive ones */
 #define KUBELET                                                                                    \
         "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "                       \
         "\"featureGates\": {\"DisableCPUQuotaWithExclusiveCPUs\": false}, "                        \
-        "\"irqBalanceConfigFile\": \"/etc/default/irqbalance\"}"
+        "\"irqBalanceConfigFile\": \"/etc/default/irqbalance\", \"failCgroupV1\": false, "         \
+        "\"fitAdmission\": \"never\"}"
 
 typedef struct fx {
         fake fk;

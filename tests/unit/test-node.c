@@ -338,16 +338,29 @@ static const cfg_case cfg_cases[] = {
                 {"{\"topologyManagerPolicy\": \"best-effort\", \"topologyManagerPolicyOptions\": "
                  "{\"prefer-closest-numa-nodes\": \"true\"}}",
                  NULL, 0},
-                /* feature gates */
-                {"{\"featureGates\": {\"TopologyManagerPolicyOptions\": false}}",
-                 "node.kubelet.featureGates: cannot set feature gate TopologyManagerPolicyOptions "
-                 "to false, feature is locked to true",
+                /* feature gates: TopologyManagerPolicyOptions is GA but not locked
+                 * (feature_list.md); off, it refuses the options map, as server.go does */
+                {"{\"featureGates\": {\"TopologyManagerPolicyOptions\": false}}", NULL, 0},
+                {"{\"featureGates\": {\"TopologyManagerPolicyOptions\": false}, "
+                 "\"topologyManagerPolicyOptions\": {\"prefer-closest-numa-nodes\": \"true\", "
+                 "\"max-allowable-numa-nodes\": \"8\"}}",
+                 "node.kubelet.topologyManagerPolicyOptions: topology manager policy options "
+                 "map[max-allowable-numa-nodes:8 prefer-closest-numa-nodes:true] require feature "
+                 "gates \"TopologyManagerPolicyOptions\" enabled",
+                 EINVAL},
+                {"{\"featureGates\": {\"CPUManagerPolicyOptions\": false}}",
+                 "node.kubelet.featureGates: cannot set feature gate CPUManagerPolicyOptions to "
+                 "false, feature is locked to true",
                  EINVAL},
                 {"{\"featureGates\": {\"CPUManagerPolicyAlphaOptions\": \"true\"}}",
                  "node.kubelet.featureGates.CPUManagerPolicyAlphaOptions: expected boolean, got "
                  "string",
                  EINVAL},
-                {"{\"featureGates\": {\"SomeOtherGate\": true}}", NULL, 0},
+                {"{\"featureGates\": {\"SomeOtherGate\": true}}",
+                 "node.kubelet.featureGates: failed to set feature gates from initial flags-based "
+                 "config: unrecognized feature gate: SomeOtherGate",
+                 EINVAL},
+                {"{\"featureGates\": {\"KubeletInUserNamespace\": true}}", NULL, 0},
                 /* the rest of a real kubelet configuration is accepted */
                 {"{\"apiVersion\": \"kubelet.config.k8s.io/v1beta1\", \"kind\": "
                  "\"KubeletConfiguration\", \"clusterDNS\": [\"10.96.0.10\"], "
@@ -355,17 +368,28 @@ static const cfg_case cfg_cases[] = {
                  "{\"memory.available\": \"100Mi\"}, \"memoryManagerPolicy\": \"None\"}",
                  NULL, 0},
                 {"{\"CPUManagerPolicy\": \"static\"}",
-                 "node.kubelet.CPUManagerPolicy: unknown field (did you mean "
-                 "\"cpuManagerPolicy\"?)",
+                 "node.kubelet: strict decoding error: unknown field \"CPUManagerPolicy\" (the "
+                 "kubelet's decoder is case-sensitive: it does not read it as "
+                 "\"cpuManagerPolicy\") (the kubelet would decode it leniently and start; nodecm "
+                 "does with --config-decoding lenient)",
                  EINVAL},
                 {"{\"topologyManagerPolicyOption\": {}}",
-                 "node.kubelet.topologyManagerPolicyOption: unknown field (did you mean "
-                 "\"topologyManagerPolicyOptions\"?)",
+                 "node.kubelet: strict decoding error: unknown field "
+                 "\"topologyManagerPolicyOption\" (did you mean \"topologyManagerPolicyOptions\"?) "
+                 "(the kubelet would decode it leniently and start; nodecm does with "
+                 "--config-decoding lenient)",
                  EINVAL},
+                /* validateReservedMemory: the default hard eviction reserves 100Mi of memory */
                 {"{\"memoryManagerPolicy\": \"Static\"}",
-                 "node.kubelet.memoryManagerPolicy: \"Static\": nodecm has no memory manager "
-                 "(only \"None\" is supported)",
+                 "node.kubelet.memoryManagerPolicy: the total amount \"0\" of type \"memory\" "
+                 "is not equal to the value \"100Mi\" determined by Node Allocatable feature",
                  EINVAL},
+                {"{\"memoryManagerPolicy\": \"Static\", \"evictionHard\": {}}",
+                 "node.kubelet.memoryManagerPolicy: [memorymanager] you should specify the system "
+                 "reserved memory",
+                 EINVAL},
+                {"{\"memoryManagerPolicy\": \"static\"}",
+                 "node.kubelet.memoryManagerPolicy: unknown policy: \"static\"", EINVAL},
                 {"[]", "node.kubelet: expected object, got array", EINVAL},
 };
 

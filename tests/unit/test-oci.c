@@ -98,7 +98,9 @@ static int fake_process(fx *f, const char *cg)
 static int setup(void **state)
 {
         fx *f = calloc(1, sizeof(*f));
-        const char *kubelet = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\"}";
+        /* the fake mount is cgroup v1: a kubelet from 1.35 on must be told to run there */
+        const char *kubelet = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                              "\"failCgroupV1\": false}";
         assert_non_null(f);
         f->tmp = tu_mkdtemp();
         snprintf(f->cg, sizeof(f->cg), "%s/cgroup", f->tmp);

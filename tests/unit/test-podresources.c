@@ -195,6 +195,76 @@ static void test_podresources_allocatable_isolated(void **state)
         teardown(&f);
 }
 
+/* The memory manager's Static policy: List gives each container its blocks (ContainerMemory),
+ * GetAllocatableResources every node's allocatable memory per type, as the kubelet does. */
+static void test_podresources_memory(void **state)
+{
+        static const char cfgtext[] =
+                        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                        "\"memoryManagerPolicy\": \"Static\", \"kubeReserved\": {\"memory\": "
+                        "\"156Mi\"}, \"evictionHard\": {\"memory.available\": \"100Mi\"}, "
+                        "\"reservedMemory\": [{\"numaNode\": 0, \"limits\": {\"memory\": "
+                        "\"128Mi\"}}, {\"numaNode\": 1, \"limits\": {\"memory\": \"128Mi\"}}]}";
+        fixture f;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_node_options o = {.devices = devices, .devices_len = sizeof(devices) - 1};
+        ncm_pod *pod = NULL;
+        ncm_node_admission *a = NULL;
+        ncm_buf r;
+        V1__ListPodResourcesResponse *m;
+        V1__AllocatableResourcesResponse *al;
+        const V1__ContainerResources *app;
+        (void)state;
+
+        memset(&f, 0, sizeof(f));
+        assert_int_equal(ncm_topo_from_synthetic("package:2 numa:1 core:4 pu:1", &f.t, &err), 0);
+        assert_int_equal(ncm_topo_apply_memory_spec(f.t, "4Gi", &err), 0);
+        assert_int_equal(ncm_node_config_parse(cfgtext, sizeof(cfgtext) - 1, "cfg", "", &f.cfg,
+                                               &err),
+                         0);
+        if (ncm_node_new(f.t, f.cfg, &o, &f.n, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(ncm_pod_parse(pod_text, sizeof(pod_text) - 1, "pod", &pod, &err), 0);
+        assert_int_equal(ncm_node_admit(f.n, pod, 0, &a, &err), 0);
+        assert_true(a->admitted);
+        ncm_node_admission_free(a);
+        ncm_pod_free(pod);
+
+        r = call(&f, NCM_PODRES_LIST, true, NULL, 0, NCM_RPC_OK, &err);
+        m = v1__list_pod_resources_response__unpack(NULL, r.len, (const uint8_t *)r.data);
+        assert_non_null(m);
+        assert_int_equal(m->pod_resources[0]->n_containers, 3);
+        /* every container of the Guaranteed pod is pinned: one block of 1Gi of memory each */
+        for (size_t i = 0; i < 3; i++) {
+                const V1__ContainerResources *c = m->pod_resources[0]->containers[i];
+                assert_int_equal(c->n_memory, 1);
+                assert_string_equal(c->memory[0]->memory_type, "memory");
+                assert_int_equal(c->memory[0]->size, 1ull << 30);
+                assert_non_null(c->memory[0]->topology);
+                assert_true(c->memory[0]->topology->n_nodes >= 1);
+        }
+        /* the app's block lies where its GPUs and CPUs are */
+        app = m->pod_resources[0]->containers[1];
+        assert_string_equal(app->name, "app");
+        v1__list_pod_resources_response__free_unpacked(m, NULL);
+        ncm_buf_done(&r);
+
+        r = call(&f, NCM_PODRES_GET_ALLOCATABLE, true, NULL, 0, NCM_RPC_OK, &err);
+        al = v1__allocatable_resources_response__unpack(NULL, r.len, (const uint8_t *)r.data);
+        assert_non_null(al);
+        /* one block per node: 4Gi less the 128Mi reserved on it */
+        assert_int_equal(al->n_memory, 2);
+        for (size_t i = 0; i < 2; i++) {
+                assert_string_equal(al->memory[i]->memory_type, "memory");
+                assert_int_equal(al->memory[i]->size, (4ull << 30) - (128ull << 20));
+                assert_int_equal(al->memory[i]->topology->n_nodes, 1);
+                assert_int_equal(al->memory[i]->topology->nodes[0]->id, (int64_t)i);
+        }
+        v1__allocatable_resources_response__free_unpacked(al, NULL);
+        ncm_buf_done(&r);
+        teardown(&f);
+}
+
 static void test_podresources_get(void **state)
 {
         fixture f;
@@ -273,6 +343,7 @@ int main(void)
                         cmocka_unit_test(test_podresources_list),
                         cmocka_unit_test(test_podresources_allocatable),
                         cmocka_unit_test(test_podresources_allocatable_isolated),
+                        cmocka_unit_test(test_podresources_memory),
                         cmocka_unit_test(test_podresources_get),
                         cmocka_unit_test(test_podresources_v1alpha1_and_garbage),
         };

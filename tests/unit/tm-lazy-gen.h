@@ -128,6 +128,36 @@ static inline ncm_bitmask lg_some_of(lg_rng *r, const int *ids, size_t n, unsign
         return x;
 }
 
+/*
+ * A description shaped like the memory manager's: the nodes without assignments (ascending),
+ * their free memory against the request, the preferred size given, and extras: the used
+ * nodes and groups that can still serve the request (any masks here, preferred by their size).
+ */
+static inline ncm_hint_desc *lg_desc_memory(lg_rng *r, const lg_machine *m)
+{
+        int ids[LG_MAX_NODES];
+        size_t n = 0;
+        int64_t req = 1 + (int64_t)lg_below(r, 12);
+        unsigned nx = lg_below(r, 5);
+        ncm_hint_desc *d = NULL;
+
+        for (int id = 0; id < 64; id++)
+                if ((m->all & (UINT64_C(1) << id)) && lg_chance(r, 70))
+                        ids[n++] = id;
+        if (ncm_hint_desc_new(ids, n, req, &d, NULL) < 0)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                (void)ncm_hint_desc_add_available(d, UINT64_C(1) << ids[i],
+                                                  (int64_t)lg_below(r, 9));
+        for (unsigned i = 0; i < nx; i++)
+                (void)ncm_hint_desc_add_extra(
+                                d, lg_some_of(r, m->ids, m->n, lg_chance(r, 60) ? 1 : 3));
+        ncm_hint_desc_set_preferred_size(d, 1 + (int)lg_below(r, 3));
+        if (ncm_hint_desc_seal(d, NULL) < 0)
+                return ncm_hint_desc_free(d);
+        return d;
+}
+
 /* A description shaped like the CPU manager's or the device manager's. NULL on failure. */
 static inline ncm_hint_desc *lg_desc_random(lg_rng *r, const lg_machine *m)
 {
@@ -293,7 +323,8 @@ static inline int lg_scenario_random(lg_rng *r, lg_scenario *s, size_t min_nodes
                                 rc = ncm_tm_hints_add(&s->prov[p], name, hints, n, false, NULL,
                                                       NULL);
                         } else {
-                                ncm_hint_desc *d = lg_desc_random(r, &s->m);
+                                ncm_hint_desc *d = lg_chance(r, 20) ? lg_desc_memory(r, &s->m)
+                                                                    : lg_desc_random(r, &s->m);
                                 if (!d)
                                         return -1;
                                 rc = ncm_tm_hints_add_desc(&s->prov[p], name, d, NULL);
