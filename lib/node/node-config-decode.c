@@ -275,7 +275,10 @@ static int edit_distance(const char *a, const char *b)
         return row[lb];
 }
 
-/* The closest field of SET within an edit distance of 2 (a probable typo), or NULL. */
+/*
+ * The closest field of SET within an edit distance of 2 (a probable typo), or NULL. At the top
+ * level nodecm's own fields are candidates too: "deviceLocalCPU" is a typo of one of them.
+ */
 static const char *near_field(const field *set, const char *name)
 {
         const char *best = NULL;
@@ -283,11 +286,18 @@ static const char *near_field(const field *set, const char *name)
 
         if (strlen(name) <= 6)
                 return NULL;
-        for (; set->name; set++) {
-                int d = edit_distance(name, set->name);
+        for (const field *f = set; f->name; f++) {
+                int d = edit_distance(name, f->name);
                 if (d < bd) {
                         bd = d;
-                        best = set->name;
+                        best = f->name;
+                }
+        }
+        for (size_t i = 0; set == kubelet_fields && nodecm_fields[i]; i++) {
+                int d = edit_distance(name, nodecm_fields[i]);
+                if (d < bd) {
+                        bd = d;
+                        best = nodecm_fields[i];
                 }
         }
         return best;

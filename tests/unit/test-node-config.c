@@ -188,6 +188,10 @@ static void test_node_config_errors(void **state)
         expect_error("{\"cgroupRot\": \"/\"}", EINVAL,
                      "k: strict decoding error: unknown field \"cgroupRot\" (did you mean "
                      "\"cgroupRoot\"?)");
+        /* nodecm's own fields are near misses too */
+        expect_error("{\"fitAdmision\": \"never\"}", EINVAL,
+                     "k: strict decoding error: unknown field \"fitAdmision\" (did you mean "
+                     "\"fitAdmission\"?)");
         /* a partial list with cgroupsPerQOS off is fine when empty */
         {
                 ncm_autoptr(ncm_node_config) c = parse_ok(
