@@ -304,9 +304,9 @@ static void test_node_isolation_config_fields(void **state)
                          "irqBalanceConfigFile: \"etc/x\": expected an absolute path, \"none\" "
                          "or \"\""},
                         {"{\"isolatedCPU\": \"exclude\"}",
-                         "strict decoding error: unknown field \"isolatedCPU\" (the kubelet "
-                         "would decode it leniently and start; nodecm does with "
-                         "--config-decoding lenient)"},
+                         "strict decoding error: unknown field \"isolatedCPU\" (did you mean "
+                         "\"isolatedCPUs\"?) (the kubelet would decode it leniently and start; "
+                         "nodecm does with --config-decoding lenient)"},
         };
         ncm_node_config *c;
         (void)state;
