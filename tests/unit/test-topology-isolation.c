@@ -368,20 +368,76 @@ static void test_topology_isolation_json(void **state)
         ncm_topo_free(t);
 }
 
+/* A CPU's marks and its NUMA node's memory in one file: the reader keeps both, the writer
+ * gives both back, and equality sees each. */
+static void test_topology_isolation_json_memory(void **state)
+{
+        static const char text[] =
+                        "{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 0, "
+                        "\"uncore\": 0},\n"
+                        "          {\"cpu\": 1, \"core\": 1, \"socket\": 0, \"numa\": 0, "
+                        "\"uncore\": 0, \"isolated\": true, \"nohz_full\": true}],\n"
+                        " \"numa\": [{\"id\": 0, \"distances\": [10], \"memory\": 4096, "
+                        "\"hugepages\": [{\"page_size\": 2048, \"num_pages\": 8}]}]}\n";
+        ncm_topo *t = NULL, *u = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf b = NCM_BUF_INIT;
+        size_t nhp = 0;
+
+        (void)state;
+        assert_int_equal(ncm_topo_parse_json(text, strlen(text), "t.json", &t, &err), 0);
+        tu_assert_cpuset(ncm_topo_isolated_cpus(t), "1");
+        tu_assert_cpuset(ncm_topo_nohz_full_cpus(t), "1");
+        assert_int_equal(ncm_topo_numa_memory(t, 0, NULL, &nhp), 4096);
+        assert_int_equal(nhp, 1);
+        ncm_topo_format_json(t, &b);
+        assert_string_equal(b.data, text);
+        assert_int_equal(ncm_topo_parse_json(b.data, b.len, "back", &u, &err), 0);
+        assert_true(ncm_topo_equal(t, u));
+        /* the marks differ, the memory does not: a different machine */
+        assert_int_equal(ncm_topo_set_isolation(u, NCM_ISO_GIVEN_NOHZ_FULL, NULL, &err), 0);
+        assert_false(ncm_topo_equal(t, u));
+        ncm_topo_free(u);
+        /* the memory differs, the marks do not */
+        assert_int_equal(ncm_topo_parse_json(b.data, b.len, "back", &u, &err), 0);
+        assert_int_equal(ncm_topo_set_numa_memory(u, 0, 8192, NULL, 0, &err), 0);
+        assert_false(ncm_topo_equal(t, u));
+        ncm_topo_free(u);
+        ncm_buf_done(&b);
+        ncm_topo_free(t);
+}
+
+/* Bad marks; and marks read, then the file refused further on: nothing is kept (ASan sees
+ * any leak). */
 static void test_topology_isolation_json_errors(void **state)
 {
         static const struct {
-                const char *text, *msg;
+                const char *text;
+                int code;
+                const char *msg;
         } cases[] = {
                         {"{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 0, "
                          "\"uncore\": 0, \"isolated\": 1}]}",
-                         "x.json: cpus[0].isolated: expected a boolean, got number"},
+                         EINVAL, "x.json: cpus[0].isolated: expected a boolean, got number"},
                         {"{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 0, "
                          "\"uncore\": 0, \"nohz_full\": \"yes\"}]}",
-                         "x.json: cpus[0].nohz_full: expected a boolean, got string"},
+                         EINVAL, "x.json: cpus[0].nohz_full: expected a boolean, got string"},
                         {"{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 0, "
                          "\"uncore\": 0, \"isolate\": true}]}",
-                         "x.json: cpus[0].isolate: unknown field"},
+                         EINVAL, "x.json: cpus[0].isolate: unknown field"},
+                        {"{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 0, "
+                         "\"uncore\": 0, \"isolated\": true}, {\"cpu\": 1, \"core\": 1, "
+                         "\"socket\": 0, \"numa\": 0, \"uncore\": 0, \"nohz_full\": 1}]}",
+                         EINVAL, "x.json: cpus[1].nohz_full: expected a boolean, got number"},
+                        {"{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 0, "
+                         "\"uncore\": 0, \"isolated\": true}], \"numa\": [{\"id\": 0, "
+                         "\"memory\": -1}]}",
+                         ERANGE,
+                         "x.json: numa[0].memory: -1 is out of range [0, 9223372036854775807]"},
+                        {"{\"cpus\": [{\"cpu\": 0, \"core\": 0, \"socket\": 0, \"numa\": 1, "
+                         "\"uncore\": 0, \"nohz_full\": true}], \"numa\": [{\"id\": 0, "
+                         "\"memory\": 1024}]}",
+                         EINVAL, "x.json: cpus[0].numa: NUMA node 1 is not listed in numa"},
         };
         (void)state;
         for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
@@ -389,7 +445,7 @@ static void test_topology_isolation_json_errors(void **state)
                 ncm_error err = NCM_ERROR_INIT;
                 assert_int_equal(ncm_topo_parse_json(cases[i].text, strlen(cases[i].text), "x.json",
                                                      &t, &err),
-                                 -EINVAL);
+                                 -cases[i].code);
                 assert_null(t);
                 assert_string_equal(err.msg, cases[i].msg);
         }
@@ -430,6 +486,7 @@ int main(void)
                         cmocka_unit_test(test_topology_isolation_dumps),
                         cmocka_unit_test(test_topology_isolation_json),
                         cmocka_unit_test(test_topology_isolation_json_errors),
+                        cmocka_unit_test(test_topology_isolation_json_memory),
                         cmocka_unit_test(test_topology_isolation_set),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
