@@ -15,7 +15,8 @@
 
 static void usage(FILE *f)
 {
-        fputs("Usage: nodecm devices --connect SOCKET [--json] [--timeout SECONDS]\n\n"
+        fputs("Usage: nodecm devices --connect SOCKET [--json] [--locations] [--timeout "
+              "SECONDS]\n\n"
               "The device plugin resources of the nodecmd serving SOCKET (its DIR/nodecm.sock):\n"
               "for each resource its plugin (running; stopped, with the time left before the\n"
               "resource is removed unless the plugin registers again; none), what the plugin\n"
@@ -28,6 +29,13 @@ static void usage(FILE *f)
               "                      \"options\", \"capacity\", \"allocatable\", \"allocated\",\n"
               "                      \"devices\": [{\"id\", \"health\", \"healthy\", \"numa\",\n"
               "                      \"allocated\", \"pod\", \"container\"}]}]}\n"
+              "  --locations         also where each device is: its PCI functions, NUMA nodes and\n"
+              "                      local CPUs, and how nodecm found them (device ids, device\n"
+              "                      nodes, CDI specs, devicePCI), for the plugins' devices and\n"
+              "                      the CDI devices of the machine (shown anyway when the\n"
+              "                      daemon's configuration uses device locality); with --json\n"
+              "                      a \"locations\" list: [{\"device\", \"located\", \"how\",\n"
+              "                      \"pci\", \"numa\", \"local_cpus\"}]\n"
               "  --timeout SECONDS   how long to wait for an answer (default 30; 0 for ever)\n"
               "  -h, --help          show this help\n\n"
               "Exit status: 0 done, 2 bad usage or the daemon cannot be reached.\n",
@@ -39,6 +47,7 @@ int cmd_devices(int argc, char **argv)
         static const struct option opts[] = {
                         {"connect", required_argument, NULL, 'c'},
                         {"json", no_argument, NULL, 'j'},
+                        {"locations", no_argument, NULL, 'l'},
                         {"timeout", required_argument, NULL, 't'},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
@@ -60,6 +69,9 @@ int cmd_devices(int argc, char **argv)
                         break;
                 case 'j':
                         json = true;
+                        break;
+                case 'l':
+                        q.locations = true;
                         break;
                 case 't': {
                         char *end;

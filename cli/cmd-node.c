@@ -335,6 +335,9 @@ static int run(args *a, const char *const *pos)
                         return cli_fail(rootfd < 0 ? rootfd : r, &err);
                 o.capacity = &machine;
         }
+        /* device locality reads the machine the topology came from */
+        if (a->src.arg && a->src.kind == NCM_TOPO_SOURCE_FSROOT)
+                o.machine_root = a->src.arg;
         o.flags = (a->no_wait ? NCM_NODE_DIR_NOWAIT : 0) |
                   (strcmp(a->cmd, "init") == 0 ? NCM_NODE_DIR_INIT : 0) |
                   (strcmp(a->cmd, "reconcile") == 0 ? NCM_NODE_DIR_START : 0);

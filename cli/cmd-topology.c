@@ -13,12 +13,16 @@
 
 static void usage(FILE *f)
 {
-        fputs("Usage: nodecm topology [SOURCE] [--json]\n\n"
+        fputs("Usage: nodecm topology [SOURCE] [--json] [--no-pci]\n\n"
               "Show the CPUs, cores, sockets, NUMA nodes and uncore (L3) caches of a machine with\n"
               "the kubelet's meaning of each id, as a tree (socket, NUMA node, uncore cache, "
               "core,\n"
-              "CPU threads) followed by the totals.\n\n"
-              "  --json             print nodecm topology JSON instead (read back by --topology)\n"
+              "CPU threads) followed by the totals, then its PCI devices by locality (NUMA node\n"
+              "and local CPUs as the kernel reports them; PCI root, bridges, devices).\n\n"
+              "  --json             print nodecm topology JSON instead (read back by --topology);\n"
+              "                     its \"pci\" lists the PCI devices\n"
+              "  --no-pci           leave the PCI devices out (the CPU table only, as the kubelet\n"
+              "                     sees it)\n"
               "  -h, --help         show this help\n\n" CLI_SOURCE_HELP
               "\nExit status: 0 done, 2 bad usage or a source that cannot be read.\n",
               f);
@@ -29,6 +33,7 @@ int cmd_topology(int argc, char **argv)
         static const struct option opts[] = {
                         CLI_SOURCE_OPTIONS,
                         {"json", no_argument, NULL, 'j'},
+                        {"no-pci", no_argument, NULL, 'P'},
                         {"help", no_argument, NULL, 'h'},
                         {NULL, 0, NULL, 0},
         };
@@ -36,7 +41,7 @@ int cmd_topology(int argc, char **argv)
         ncm_autoptr(ncm_topo) topo = NULL;
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf out = NCM_BUF_INIT;
-        bool json = false;
+        bool json = false, pci = true;
         int c, r, rc;
 
         opterr = 0;
@@ -47,6 +52,9 @@ int cmd_topology(int argc, char **argv)
                 switch (c) {
                 case 'j':
                         json = true;
+                        break;
+                case 'P':
+                        pci = false;
                         break;
                 case 'h':
                         usage(stdout);
@@ -64,10 +72,16 @@ int cmd_topology(int argc, char **argv)
                 return 2;
         if ((r = cli_source_load(&src, &topo, &err)) < 0)
                 return cli_fail(r, &err);
-        if (json)
+        if (pci && (r = cli_source_load_pci(&src, topo, &err)) < 0)
+                return cli_fail(r, &err);
+        if (!pci)
+                ncm_topo_set_pci(topo, NULL); /* a --topology file's too */
+        if (json) {
                 ncm_topo_format_json(topo, &out);
-        else
+        } else {
                 ncm_topo_format_tree(topo, &out);
+                ncm_pci_format_tree(ncm_topo_pci(topo), &out);
+        }
         rc = cli_emit_buf(&out);
         return rc;
 }

@@ -94,6 +94,15 @@ int cli_source_load(const cli_source *src, ncm_topo **ret, ncm_error *err)
         return r;
 }
 
+int cli_source_load_pci(const cli_source *src, ncm_topo *t, ncm_error *err)
+{
+        int r = ncm_topo_load_pci(src->arg ? src->kind : NCM_TOPO_SOURCE_FSROOT,
+                                  src->arg ? src->arg : "/", t, err);
+        if (r < 0 && err && src->arg && src->kind == NCM_TOPO_SOURCE_FSROOT)
+                ncm_error_prefix(err, "--fsroot %s", src->arg);
+        return r;
+}
+
 const char *cli_source_describe(const cli_source *src, char *buf, size_t size)
 {
         if (!src->arg)

@@ -102,6 +102,12 @@ int cli_source_check(const cli_source *src, const char *cmd);
  */
 int cli_source_load(const cli_source *src, ncm_topo **ret, ncm_error *err);
 
+/*
+ * Attach the source's PCI devices to T (ncm_topo_load_pci: this machine's or --fsroot's sysfs;
+ * a --topology file carries its own). Errors are prefixed as cli_source_load()'s.
+ */
+int cli_source_load_pci(const cli_source *src, ncm_topo *t, ncm_error *err);
+
 /* "--fsroot DIR" etc. describing the chosen source, for messages; "this machine" for none. */
 const char *cli_source_describe(const cli_source *src, char *buf, size_t size);
 

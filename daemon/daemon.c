@@ -675,6 +675,9 @@ static int open_node(nodecmd *d, ncm_error *err)
                         return r;
                 o.capacity = &machine;
         }
+        /* device locality reads the machine the topology came from (--fsroot), else this one */
+        if (d->opts->topo_kind == NCM_TOPO_SOURCE_FSROOT)
+                o.machine_root = d->opts->topo_arg;
         /* a second daemon on the same directory must not wait for the first one to end */
         o.flags = NCM_NODE_DIR_INIT | NCM_NODE_DIR_NOWAIT | NCM_NODE_DIR_START;
         r = ncm_node_dir_open(d->root_dir, d->topo, d->cfg, &o, &d->dir, err);

@@ -29,12 +29,14 @@ trap 'rm -f "$tmp"' EXIT
         echo "device recorded beside the same one without; real runtimes (issue 13): the OCI hook's wall"
         echo "time at most 15 ms (bench-oci-hook), CreateContainer through nodecmd's CRI proxy at most"
         echo "1 ms slower than directly to containerd (median), and a reconcile of 500 containers"
-        echo "(bench-cri); the node map (issue 26, bench-map): the 64-NUMA machine's page at most 1 MB"
-        echo "and quick to render. The tables below say where each stands. On a 2-CPU"
+        echo "(bench-cri); PCI discovery on a 256-CPU dump at least 5x faster than lstopo, and an"
+        echo "admission that locates its devices within those bounds (issue 24, bench-topology,"
+        echo "bench-locality); the node map (issue 26, bench-map): the 64-NUMA machine's page at most"
+        echo "1 MB and quick to render. The tables below say where each stands. On a 2-CPU"
         echo "VM shared with other work, single rows can move"
         echo "by up to 2x between runs (disk-bound rows, with fsync, by far more)."
         echo
-        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission mem-admission rpc nodecmd oci-hook deviceplugin cri map; do
+        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission mem-admission locality rpc nodecmd oci-hook deviceplugin cri map; do
                 exe="$build/bench/bench-$name"
                 [ -x "$exe" ] || continue
                 "$exe"

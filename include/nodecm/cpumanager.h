@@ -332,6 +332,41 @@ NCM_API int ncm_cpu_policy_allocate(ncm_cpu_policy *p, ncm_cpu_state *s, const n
                                     ncm_error *err);
 
 /*
+ * --- CPUs near the container's devices (nodecm's deviceLocalCPUs: prefer; beyond the kubelet,
+ * docs/cpu-manager.md "CPUs near the devices") ---
+ *
+ * One device of the container and the CPUs the kernel calls local to it (its PCI function's
+ * local_cpulist; lib/node finds them).
+ */
+typedef struct ncm_cpu_near {
+        const char *device;      /* for explanations: "example.com/nic=vf0" */
+        const ncm_cpuset *local; /* its local CPUs */
+} ncm_cpu_near;
+
+/*
+ * Allocate as ncm_cpu_policy_allocate(), preferring CPUs near NEAR[0..N): within the CPUs the
+ * topology manager allows (the hint's NUMA nodes, their sockets with align-by-socket; every
+ * free CPU without a hint) the allocator takes first from the devices' local CPUs, then from
+ * the CPUs that share an uncore (L3) cache with them (the socket where the machine reports no
+ * L3), then from the rest of the allowed CPUs, then from anywhere as the kubelet spills over;
+ * each step is the same takeByTopology with the same options (whole cores first, the options'
+ * algorithm). Under full-pcpus-only a step takes only the free whole cores inside it, so every
+ * core is taken whole. N == 0 is ncm_cpu_policy_allocate() exactly. The none policy ignores
+ * NEAR. Errors as ncm_cpu_policy_allocate().
+ */
+NCM_API int ncm_cpu_policy_allocate_near(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                                         const ncm_container *c, const ncm_hint *affinity,
+                                         const ncm_cpu_near *near, size_t n, ncm_error *err);
+
+/*
+ * The CPUs NEAR[0..N) draw from: *RET_LOCAL the union of their local CPUs, *RET_UNCORE the
+ * CPUs sharing an uncore cache with one of those (local ones included); both within T. What
+ * ncm_cpu_policy_allocate_near() prefers, for explanations.
+ */
+NCM_API void ncm_cpu_near_sets(const ncm_topo *t, const ncm_cpu_near *near, size_t n,
+                               ncm_cpuset *ret_local, ncm_cpuset *ret_uncore);
+
+/*
  * RemoveContainer: give (POD_UID, NAME)'s CPUs back to the shared pool, except those another
  * container of the pod still holds (an app container may own its init container's CPUs).
  * 0 (also when there was no entry) or the state hook's error.

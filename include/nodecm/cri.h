@@ -112,6 +112,10 @@ typedef struct ncm_cri_container_config {
         ncm_cri_resources resources; /* linux.resources */
         bool has_sandbox;            /* the request carried the sandbox's config */
         ncm_cri_sandbox_config sandbox;
+        /* the CDI devices the runtime is to add (DRA's): config.CDI_devices (field 17, kubelet
+         * 1.31+) and, first, the values of "cdi.k8s.io/..." annotations (older kubelets) */
+        char **cdi_devices;
+        size_t n_cdi_devices;
 } ncm_cri_container_config;
 
 /* A sandbox as ListPodSandbox tells it. */

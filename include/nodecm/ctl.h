@@ -71,6 +71,8 @@ typedef struct ncm_ctl_request {
         const char *pod_uid;   /* RemoveContainer, RemovePod */
         const char *container; /* RemoveContainer */
         ncm_ctl_format format;
+        bool locations; /* ListDevices: where each device is, also when the node's configuration
+                           uses no device locality (docs/devices.md) */
 } ncm_ctl_request;
 
 /* Append the packed request message of M to OUT. -EINVAL (M out of range), -ENOMEM. */

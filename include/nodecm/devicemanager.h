@@ -519,6 +519,21 @@ NCM_API int ncm_devmgr_container_hints_describe(ncm_devmgr *m, const char *pod_u
 NCM_API int ncm_devmgr_pod_hints_describe(ncm_devmgr *m, const ncm_devmgr_pod *pod,
                                           ncm_devmgr_hints *ret, ncm_error *err);
 
+/*
+ * The hints of N devices a container holds already, as the kubelet's GetTopologyHints gives
+ * them for a device-plugin resource whose allocated devices are these: the list
+ * generateDeviceTopologyHints(resource, held, {}, N) makes, described (include/nodecm/
+ * hintdesc.h), DEVICES[i] being each device's NUMA mask, over the machine's nodes NUMA_NODES
+ * (from kubelet 1.37, V's default, only the nodes of the devices). A device on several nodes
+ * counts in every mask that holds one of them (kubelet's AnySet), so its preferred hints are each
+ * of its nodes alone. For devices the kubelet never sees (DRA's, nodecm's DRA hints): the caller
+ * leaves out devices without a NUMA node; none at all is no preference (*RET NULL). -EINVAL for
+ * a node id above 63, -ENOMEM.
+ */
+NCM_API int ncm_devmgr_held_hints_describe(const int *numa_nodes, size_t n_numa,
+                                           ncm_kubelet_version v, const ncm_bitmask *devices,
+                                           size_t n, ncm_hint_desc **ret, ncm_error *err);
+
 /* The effective pod-level count of RESOURCE as ncm_devmgr_pod_hints() computes it. */
 NCM_API int64_t ncm_devmgr_pod_limit(const ncm_devmgr_pod *pod, const char *resource);
 
@@ -760,6 +775,15 @@ NCM_API size_t ncm_devmgr_num_held(const ncm_devmgr *m) NCM_PURE;
  */
 NCM_API int ncm_devmgr_container_options(const ncm_devmgr *m, const char *pod_uid,
                                          const char *container, ncm_devmgr_alloc_resp **ret);
+
+/*
+ * The Allocate answer (POD_UID, CONTAINER) got for RESOURCE, copied into *RET; NULL when it
+ * holds none of RESOURCE (or the answer is unknown, as after a restart from a checkpoint whose
+ * entry had none). Where its devices are (ncm_locator_plugin). 0 or -ENOMEM.
+ */
+NCM_API int ncm_devmgr_allocation_resp(const ncm_devmgr *m, const char *pod_uid,
+                                       const char *container, const char *resource,
+                                       ncm_devmgr_alloc_resp **ret);
 
 /* One device of a resource, for listings (`nodecm devices`, pod resources). */
 typedef struct ncm_devmgr_device_info {

@@ -138,7 +138,7 @@ typedef struct ncm_map_numa {
         size_t n_hugepages;
 } ncm_map_numa;
 
-/* A PCI device and where it sits (hook: the topology's "pci" list). */
+/* A PCI device and where it sits (hook: the node's PCI devices, ncm_node_pci; no bridges). */
 typedef struct ncm_map_pci {
         char *address;    /* "0000:3b:00.0" */
         char *class_id;   /* "0x020000" */

@@ -65,21 +65,22 @@ NCM_API int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decodi
  *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent),
  *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; ""),
  *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none"),
- *   fitAdmission ("auto", "always", "never": ncm_node_config_fit_admission),
+ *   fitAdmission ("auto", "always", "never": ncm_node_config_fit_admission), isolation's
  *   isolatedCPUs ("ignore", "exclude", "exclusive-only"; docs/isolation.md) and
- *   irqBalanceConfigFile ("": found; "none"; a path).
+ *   irqBalanceConfigFile ("": found; "none"; a path), and device locality's deviceLocalCPUs
+ *   ("ignore"), draTopologyHints ("ignore"), cdiSpecDirs (CDI's) and devicePCI ({}), below.
  *
  * The document is decoded strictly (NCM_NODE_CONFIG_STRICT: a field the kubelet does not
  * have, for the chosen kubeletVersion, is refused; nested structs the kubelet checks are
  * checked too) -- ncm_node_config_from_json_ex() chooses. Other KubeletConfiguration fields
  * are accepted and not read; nodecm's own fields (kubeletVersion, rootDirectory, enforcement,
- * the nodecmd section, fitAdmission, isolatedCPUs, irqBalanceConfigFile) are never unknown.
- * "kind" and "apiVersion", when given, must be KubeletConfiguration and
- * kubelet.config.k8s.io/v1beta1 (the only version the kubelet's scheme registers), with the
- * kubelet's text. Values are checked as the kubelet's decoder
- * and its start-up do, with its texts: string maps of strings, policy and scope names (`unknown
- * policy: "foo"`, `unknown scope: "foo"`), option names, values and maturity against the
- * feature gates (CPUManagerPolicyAlphaOptions, ...BetaOptions,
+ * the nodecmd section, fitAdmission, isolatedCPUs, irqBalanceConfigFile, the device locality
+ * fields) are never unknown. "kind" and "apiVersion", when given, must be KubeletConfiguration
+ * and kubelet.config.k8s.io/v1beta1 (the only version the kubelet's scheme registers), with the
+ * kubelet's text. Values are checked as the kubelet's decoder and its start-up do, with its
+ * texts: string maps of strings, policy and scope names (`unknown policy: "foo"`, `unknown
+ * scope: "foo"`), option names, values and maturity against the feature gates
+ * (CPUManagerPolicyAlphaOptions, ...BetaOptions,
  * TopologyManagerPolicyAlphaOptions, ...BetaOptions; the GA gates CPUManagerPolicyOptions and
  * TopologyManagerPolicyOptions cannot be turned off), reservedSystemCPUs syntax, the reserved
  * resource lists (`cannot reserve "gpu" resource`, bad or negative quantities), eviction
@@ -214,6 +215,26 @@ typedef enum ncm_node_fit_admission {
         NCM_NODE_FIT_NEVER = 2,
 } ncm_node_fit_admission;
 NCM_API ncm_node_fit_admission ncm_node_config_fit_admission(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * nodecm's device locality (docs/devices.md, "Device locality"; all beyond the kubelet, off by
+ * default):
+ *   deviceLocalCPUs: "ignore" (default, the kubelet's choice) or "prefer": exclusive CPUs near
+ *     the container's devices first (ncm_cpu_policy_allocate_near);
+ *   draTopologyHints: "ignore" (default: the kubelet gives DRA devices no hints) or "align": a
+ *     container's CDI devices become a hint provider at admission;
+ *   cdiSpecDirs: the CDI spec directories, lowest priority first (default /etc/cdi,
+ *     /var/run/cdi), read under the node's machine root;
+ *   devicePCI: {"RESOURCE=ID" or a CDI name: "0000:3b:00.0" or a list of them}, the PCI
+ *     functions of devices nodecm cannot find by itself.
+ */
+NCM_API bool ncm_node_config_device_local_cpus(const ncm_node_config *c) NCM_PURE;
+NCM_API bool ncm_node_config_dra_hints(const ncm_node_config *c) NCM_PURE;
+/* The CDI spec directories (*N of them), or NULL for CDI's defaults. */
+NCM_API const char *const *ncm_node_config_cdi_dirs(const ncm_node_config *c, size_t *n);
+/* devicePCI's functions for DEVICE (canonical addresses, *N of them), or NULL. */
+NCM_API const char *const *ncm_node_config_device_pci(const ncm_node_config *c, const char *device,
+                                                      size_t *n);
 
 /* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
  * "none". */

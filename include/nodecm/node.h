@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <nodecm/buf.h>
+#include <nodecm/cdi.h>
 #include <nodecm/common.h>
 #include <nodecm/cpumanager.h>
 #include <nodecm/cpuset.h>
@@ -145,6 +146,12 @@ typedef struct ncm_node_options {
          */
         const char *mem_checkpoint;
         size_t mem_checkpoint_len;
+        /*
+         * The machine's root for device locality (ncm_locator): where its PCI devices (unless
+         * the topology carries them), /sys/dev and the CDI spec directories are read. NULL:
+         * "/". Only read when the configuration asks for locality.
+         */
+        const char *machine_root;
 } ncm_node_options;
 
 /*
@@ -412,6 +419,7 @@ typedef struct ncm_node_dir_options {
         size_t devices_len;
         ncm_kubelet_version kubelet_version; /* as ncm_node_options.kubelet_version */
         const ncm_resource_list *capacity;   /* as ncm_node_options.capacity */
+        const char *machine_root;            /* as ncm_node_options.machine_root */
 } ncm_node_dir_options;
 
 /*
@@ -495,6 +503,92 @@ NCM_API int ncm_node_devices_check_pod(const ncm_node_devices *d, const ncm_pod 
 
 /* The devices of the node (none without a devices option). */
 NCM_API const ncm_node_devices *ncm_node_get_devices(const ncm_node *n) NCM_PURE;
+
+/* --- device locality (docs/devices.md, "Device locality") --- */
+
+/*
+ * Where a device is: its PCI functions, their NUMA nodes and local CPUs. A device is found,
+ * in this order, by the configuration's devicePCI, by its id or name when that is a PCI address
+ * (the SR-IOV plugin's ids, "0000:3b:00.2"), by the device nodes a plugin's Allocate answer
+ * gives it (DeviceSpec host paths; its CDI devices) or a CDI spec gives it (deviceNodes: the
+ * node's major:minor, or the node itself, traced through /sys/dev; ncm_pci_resolve_node()).
+ */
+typedef struct ncm_device_location {
+        char *device; /* "RESOURCE=ID" (a plugin's device; "RESOURCE=A,B" for several
+                         found together) or a CDI name */
+        bool located; /* its PCI functions are known */
+        char *how;    /* how they were found ("devicePCI", "device ID", "device node
+                         /dev/vfio/40", "CDI /etc/cdi/x.yaml: /dev/dri/renderD128"), or why
+                         not */
+        char **pci;   /* its PCI functions, canonical, sorted */
+        size_t n_pci;
+        ncm_bitmask numa;       /* their NUMA nodes (the kernel's numa_node; -1 adds none) */
+        ncm_cpuset *local_cpus; /* their local CPUs on the machine; NULL when none is known */
+} ncm_device_location;
+
+NCM_API void ncm_device_location_done(ncm_device_location *d);
+NCM_API void ncm_device_locations_free(ncm_device_location *v, size_t n);
+
+typedef struct ncm_locator ncm_locator;
+
+/*
+ * A locator for machine T with configuration CFG (devicePCI, cdiSpecDirs; both must outlive
+ * it), reading under MACHINE_ROOT (NULL: "/"): T's PCI devices when T carries some, else the
+ * machine's (read at the first use), /sys/dev, the CDI spec directories (checked at the first
+ * use after ncm_locator_refresh(), read again when they changed). -ENOMEM, or the root's open
+ * error.
+ */
+NCM_API int ncm_locator_new(const ncm_topo *t, const ncm_node_config *cfg, const char *machine_root,
+                            ncm_locator **ret, ncm_error *err);
+NCM_API ncm_locator *ncm_locator_free(ncm_locator *l);
+NCM_DEFINE_AUTOPTR(ncm_locator, ncm_locator_free)
+/*
+ * Forget the CDI devices located so far: the next use checks the spec directories again
+ * (ncm_cdi_stamp) and reads them when a spec file changed, appeared or went.
+ */
+NCM_API void ncm_locator_refresh(ncm_locator *l);
+
+/*
+ * Locate CDI device NAME into *RET. Not finding it is a result (RET->located false, RET->how
+ * says why); errors are -ENOMEM and the machine's PCI devices or spec directories that cannot
+ * be read. Until the next refresh, NAME is located the same without reading again.
+ */
+NCM_API int ncm_locator_cdi(ncm_locator *l, const char *name, ncm_device_location *ret,
+                            ncm_error *err);
+/*
+ * Locate devices IDS[0..N) of RESOURCE, which one Allocate answered with RESP (may be NULL):
+ * each by devicePCI or its id; those left are found together through RESP's device nodes and
+ * CDI devices (one location for all of them). *RET / *RET_N: the locations, in IDS order.
+ */
+NCM_API int ncm_locator_plugin(ncm_locator *l, const char *resource, const char *const *ids,
+                               size_t n, const ncm_devmgr_alloc_resp *resp,
+                               ncm_device_location **ret, size_t *ret_n, ncm_error *err);
+/* The CDI registry the locator reads (scanned now if needed), for listings. */
+NCM_API int ncm_locator_registry(ncm_locator *l, const ncm_cdi_registry **ret, ncm_error *err);
+/* The PCI devices it reads (discovered now if needed). */
+NCM_API int ncm_locator_pci(ncm_locator *l, const ncm_pci **ret, ncm_error *err);
+/*
+ * The PCI devices N knows without reading anything: its topology's when it carries some, else
+ * those its device locality has discovered already (NULL: none yet). For the node map.
+ */
+NCM_API const ncm_pci *ncm_node_pci(const ncm_node *n) NCM_PURE;
+
+/*
+ * Append LOCS for people, one line each ("example.com/nic=vf0: PCI 0000:c1:00.2 (NUMA 1, local
+ * CPUs 12-15,28-31) by device node /dev/vfio/40"), or as a JSON array of {"device", "located",
+ * "how", "pci", "numa", "local_cpus"} ("numa" null without a node, "local_cpus" null when
+ * unknown).
+ */
+NCM_API void ncm_device_locations_text(const ncm_device_location *v, size_t n, ncm_buf *b);
+NCM_API void ncm_device_locations_json(const ncm_device_location *v, size_t n, ncm_buf *b);
+
+/*
+ * Every device N knows, located: each device plugin device (with its allocation's answer when
+ * a container holds it), then each CDI device of the spec directories and each CDI device a
+ * held pod's container names, by name. For `nodecm devices`. -ENOMEM or the locator's errors.
+ */
+NCM_API int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *ret_n,
+                                      ncm_error *err);
 
 /* --- inspection --- */
 

@@ -62,7 +62,26 @@ typedef struct ncm_container {
         bool init;    /* listed in spec.initContainers */
         bool sidecar; /* init container with restartPolicy: Always (restartable) */
         ncm_resources resources;
+        /*
+         * The CDI devices the runtime adds to it besides the device plugins' (DRA's: what the
+         * kubelet sends in CreateContainer; in a Pod object the NCM_POD_CDI_ANNOTATION), as
+         * fully qualified names, in the order given; NULL / 0 for none.
+         */
+        char **cdi_devices;
+        size_t n_cdi_devices;
 } ncm_container;
+
+/*
+ * The annotation that carries the containers' CDI devices in a Pod object (docs/pod.md):
+ * a JSON object, container name -> array of CDI names, e.g.
+ *   nodecm.io/cdi-devices: '{"app": ["k8s.gpu.example.com/gpu=claim-1-gpu0"]}'
+ * The kubelet knows a container's DRA devices only once the drivers prepared them; nodecm's
+ * CRI proxy takes them from CreateContainer, and a scenario or a `nodecm node admit` pod says
+ * them here.
+ */
+#define NCM_POD_CDI_ANNOTATION "nodecm.io/cdi-devices"
+/* Most CDI devices a container may name. */
+#define NCM_POD_CDI_MAX 256
 
 /* v1.PodQOSClass. */
 typedef enum ncm_qos_class {
@@ -78,7 +97,8 @@ typedef struct ncm_pod_annotation {
 } ncm_pod_annotation;
 
 /*
- * The pod annotations nodecm acts on (docs/isolation.md); every other annotation is read past.
+ * The pod annotations nodecm acts on (docs/isolation.md); every other annotation but
+ * NCM_POD_CDI_ANNOTATION (above) is read past.
  * nodecm.io/isolated-cpus: "prefer" | "require" (isolatedCPUs: exclusive-only). CRI-O's
  * runtime-class annotations, for Guaranteed pods' containers with whole CPUs: "disable" (or
  * CRI-O's older "true") turns the feature off for them, "enable" is the default.
@@ -148,8 +168,20 @@ NCM_API const char *ncm_pod_get_annotation(const ncm_pod *pod, const char *key) 
 NCM_API int ncm_pod_set_annotation(ncm_pod *pod, const char *key, const char *value,
                                    ncm_error *err);
 
-/* Whether KEY is an annotation nodecm reads. */
+/*
+ * Whether KEY is one of the NCM_POD_ANNOTATION_* annotations the pod keeps (NCM_POD_CDI_ANNOTATION
+ * is read into the containers instead: ncm_pod_set_cdi_devices()).
+ */
 NCM_API bool ncm_pod_annotation_known(const char *key) NCM_PURE;
+
+/*
+ * Give container NAME of POD the CDI devices NAMES[0..N) (copied, replacing any), for a front
+ * end that learns them outside the Pod object (the CRI's CreateContainer). Each must be a
+ * qualified CDI name (-EINVAL with CDI's text), at most NCM_POD_CDI_MAX (-E2BIG); -ENOENT when
+ * POD has no such container; -ENOMEM. POD is unchanged on failure.
+ */
+NCM_API int ncm_pod_set_cdi_devices(ncm_pod *pod, const char *name, const char *const *names,
+                                    size_t n, ncm_error *err);
 
 /* The container named NAME, init containers first, or NULL. */
 NCM_API const ncm_container *ncm_pod_find_container(const ncm_pod *pod, const char *name) NCM_PURE;

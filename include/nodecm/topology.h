@@ -343,8 +343,114 @@ NCM_API void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b);
 NCM_API void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b);
 
 /* true when both topologies have the same CPU table, NUMA nodes, distances and isolated and
- * nohz_full CPUs. */
+ * nohz_full CPUs (and the same PCI devices, when either has some attached). */
 NCM_API bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b) NCM_PURE;
+
+/*
+ * --- PCI devices --- (docs/topology.md "PCI devices"; topology JSON "pci")
+ *
+ * The PCI functions of a machine as lstopo finds them in /sys/bus/pci/devices: each one's
+ * class, vendor and device ids, the kernel's numa_node (-1 kept: the kernel knows none) and
+ * local_cpulist (local_cpus' mask on older kernels), and where it hangs: its host bridge
+ * ("pci0000:3a", the PCI root) and the PCI bridges from the root port down to it. The table is
+ * a separate object, read only when asked for (ncm_topo_load_pci()): commands that need no PCI
+ * devices never read them. A topology may carry one (topology JSON's "pci", attached by the
+ * source that read it); it is immutable like the topology once shared.
+ */
+typedef struct ncm_pci_device {
+        char *address;          /* "0000:3b:00.0": domain (4+ hex digits):bus:device.function */
+        int64_t class_code;     /* the class file (0x020000: class, subclass, interface); -1 */
+        int32_t vendor;         /* vendor id (0x15b3); -1 when the kernel gave none */
+        int32_t device;         /* device id; -1 likewise */
+        int numa;               /* numa_node as the kernel wrote it: -1 for none */
+        ncm_cpuset *local_cpus; /* local_cpulist (or local_cpus); NULL when neither exists */
+        char *root;             /* its host bridge ("pci0000:3a"); NULL when sysfs shows none */
+        char **bridges;         /* the PCI bridges from the root port down to its parent */
+        size_t n_bridges;
+} ncm_pci_device;
+
+typedef struct ncm_pci ncm_pci;
+
+/*
+ * A table of N devices (copied; any order, sorted here by domain, bus, device, function).
+ * Addresses must be valid and unique (-EINVAL "pci[I].address: ..."), bridges valid addresses,
+ * a root "pciDDDD:BB". -ENOMEM.
+ */
+NCM_API int ncm_pci_new(const ncm_pci_device *devs, size_t n, ncm_pci **ret, ncm_error *err);
+NCM_API ncm_pci *ncm_pci_free(ncm_pci *p);
+NCM_DEFINE_AUTOPTR(ncm_pci, ncm_pci_free)
+
+/* The devices, sorted by address; *N receives their count. */
+NCM_API const ncm_pci_device *ncm_pci_devices(const ncm_pci *p, size_t *n);
+/* The device at ADDRESS (any spelling ncm_pci_parse_address() takes), or NULL. */
+NCM_API const ncm_pci_device *ncm_pci_find(const ncm_pci *p, const char *address) NCM_PURE;
+
+/*
+ * Read /sys/bus/pci/devices under ROOTFD. A machine without that directory has no PCI
+ * devices (an empty table, not an error). A file that is missing leaves its field unknown; a
+ * file that exists but does not parse is -EINVAL naming it. -ENOMEM.
+ */
+NCM_API int ncm_pci_discover_sysfs(int rootfd, ncm_pci **ret, ncm_error *err);
+
+/*
+ * Parse a PCI address: "0000:3b:00.0" or, domain 0, "3b:00.0"; hex digits in either case.
+ * Writes the canonical form (the kernel's: lower case, domain 4 or more digits) into OUT
+ * (NCM_PCI_ADDRESS_MAX bytes). 0, or -EINVAL.
+ */
+#define NCM_PCI_ADDRESS_MAX 20
+NCM_API int ncm_pci_parse_address(const char *s, char *out);
+
+/* What a class code is, for people ("Ethernet", "NVMe", "3D", "PCI bridge", ...). */
+NCM_API const char *ncm_pci_class_name(int64_t class_code) NCM_PURE;
+
+/*
+ * The PCI functions behind the device node PATH ("/dev/infiniband/uverbs0", "/dev/vfio/12"),
+ * looked up under ROOTFD as the kernel links them: a character or block device's
+ * /sys/dev/{char,block}/MAJ:MIN points into the device tree, whose last PCI address is the
+ * function; a VFIO group (/dev/vfio/N) holds the functions of /sys/kernel/iommu_groups/N; an
+ * NVIDIA GPU node (major 195) is found by its minor in /proc/driver/nvidia/gpus/ADDR/
+ * information. *RET is a malloc'd array of *RET_N malloc'd canonical addresses (free with
+ * ncm_pci_strv_free). -ENOENT: the node does not exist; -ENODEV: it is no PCI function's (a
+ * virtual device, a regular file); -ENOMEM.
+ */
+NCM_API int ncm_pci_resolve_node(int rootfd, const char *path, char ***ret, size_t *ret_n,
+                                 ncm_error *err);
+NCM_API void ncm_pci_strv_free(char **v, size_t n);
+/* The same for a device number (BLOCK: a block device, else a character device): what a CDI
+ * spec's deviceNodes give as major and minor. -ENODEV when no function is found. */
+NCM_API int ncm_pci_resolve_devnum(int rootfd, bool block, unsigned major, unsigned minor,
+                                   char ***ret, size_t *ret_n, ncm_error *err);
+
+/*
+ * Append the table as a JSON array, one device per line (topology JSON's "pci"):
+ *   [{"address": "0000:3b:00.0", "class": "0x020000", "vendor": "0x15b3", "device": "0x1017",
+ *     "numa": 1, "local_cpus": "10-19,30-39", "root": "pci0000:3a", "bridges": ["0000:3a:00.0"]}]
+ * Unknown values are null.
+ */
+NCM_API void ncm_pci_format_json(const ncm_pci *p, ncm_buf *b);
+
+/*
+ * Read such an array (an already parsed json-c value). Only "address" is required; "numa"
+ * defaults to -1, everything else to unknown. PATH prefixes field paths ("pci[2].numa");
+ * unknown keys are refused. -EINVAL, -ENOMEM.
+ */
+NCM_API int ncm_pci_from_json_value(struct json_object *arr, const char *path, ncm_pci **ret,
+                                    ncm_error *err);
+
+/*
+ * Append the devices by locality, for people: one heading per NUMA node and local CPU set
+ * (ascending; "no NUMA node" last), under it each PCI root and its tree of bridges and devices
+ * with their class and ids. Nothing for an empty table.
+ */
+NCM_API void ncm_pci_format_tree(const ncm_pci *p, ncm_buf *b);
+
+/*
+ * Attach P to T (which takes it; a previous table is freed), for a source building T before
+ * it is shared. Returns 0.
+ */
+NCM_API int ncm_topo_set_pci(ncm_topo *t, ncm_pci *p);
+/* The PCI table attached to T, or NULL when none was read. */
+NCM_API const ncm_pci *ncm_topo_pci(const ncm_topo *t) NCM_PURE;
 
 /*
  * The topology sources, by kind, for commands and scenarios that let the user pick one.
@@ -365,6 +471,14 @@ NCM_API int ncm_topo_load(ncm_topo_source_kind kind, const char *arg, ncm_topo *
 /* The same with the chosen rules (a JSON table is taken as it is, whatever the rules). */
 NCM_API int ncm_topo_load_rules(ncm_topo_source_kind kind, const char *arg, ncm_topo_rules rules,
                                 ncm_topo **ret, ncm_error *err);
+/*
+ * Attach the PCI devices of the source to T, which it built (the second, optional step:
+ * discovery is lazy): FSROOT reads ARG's /sys/bus/pci (ncm_pci_discover_sysfs); a JSON table
+ * carries its own "pci" already (nothing is read); a synthetic machine has none and an lstopo
+ * XML file's are not read (both: an empty table). 0 or the discovery's error.
+ */
+NCM_API int ncm_topo_load_pci(ncm_topo_source_kind kind, const char *arg, ncm_topo *t,
+                              ncm_error *err);
 /* The source's name: "fsroot", "synthetic", "xml", "topology" (the CLI option names). */
 NCM_API const char *ncm_topo_source_name(ncm_topo_source_kind kind) NCM_PURE;
 /* Kind for a name above (also "file" for JSON, the scenario key); -1 when unknown. */

@@ -165,6 +165,16 @@ int ncm__take_distributed_dense_traced(const ncm_cpu_index *ix, ncm__gen gen, co
 int ncm__cpu_take_traced(const ncm_cpu_index *ix, const ncm_cpu_options *o,
                          const ncm_cpuset *available, int n, const ncm_cpu_trace *trace,
                          ncm_cpuset *ret, ncm_error *err);
+/*
+ * The near steps of ncm_cpu_policy_allocate_near() (cpumanager-near.c): take up to WANT CPUs
+ * in all (RESULT counts) from SCOPE's CPUs local to NEAR, then from those sharing their uncore
+ * caches, by P's takeByTopology, adding them to RESULT. 0 or the allocator's error.
+ */
+struct ncm_cpu_policy;
+int ncm__cpu_take_near(const struct ncm_cpu_policy *p, const ncm_topo *t, const ncm_cpuset *scope,
+                       const ncm_cpu_near *near, size_t n_near, int want, ncm_cpuset *result,
+                       ncm_error *err);
+
 /* Report the start of a take (dense AVAIL) or a taken element of KIND to A's trace. */
 void ncm__trace_start(const ncm_cpu_index *ix, const ncm_cpu_trace *trace, ncm_cpu_trace_level l,
                       int n, const uint64_t *avail);

@@ -63,6 +63,15 @@ int ncm_cpu_policy_allocate(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *
         return p->ops->allocate(p, s, pod, c, affinity, err);
 }
 
+int ncm_cpu_policy_allocate_near(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                                 const ncm_container *c, const ncm_hint *affinity,
+                                 const ncm_cpu_near *near, size_t n, ncm_error *err)
+{
+        if (n == 0 || !p->ops->allocate_near)
+                return p->ops->allocate(p, s, pod, c, affinity, err);
+        return p->ops->allocate_near(p, s, pod, c, affinity, near, n, err);
+}
+
 int ncm_cpu_policy_remove_container(ncm_cpu_policy *p, ncm_cpu_state *s, const char *pod_uid,
                                     const char *name, ncm_error *err)
 {

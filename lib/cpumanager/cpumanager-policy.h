@@ -14,6 +14,10 @@ typedef struct ncm_cpu_policy_ops {
         int (*start)(ncm_cpu_policy *p, ncm_cpu_state *s, ncm_error *err);
         int (*allocate)(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
                         const ncm_container *c, const ncm_hint *affinity, ncm_error *err);
+        /* the same preferring CPUs near devices (NULL: NEAR is ignored, as by none) */
+        int (*allocate_near)(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                             const ncm_container *c, const ncm_hint *affinity,
+                             const ncm_cpu_near *near, size_t n, ncm_error *err);
         int (*remove_container)(ncm_cpu_policy *p, ncm_cpu_state *s, const char *pod_uid,
                                 const char *name, ncm_error *err);
         int (*hints)(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,

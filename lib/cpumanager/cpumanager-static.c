@@ -148,10 +148,20 @@ static bool pod_level_skipped(const ncm_pod *pod)
         return ncm_pod_level_resources_set(pod);
 }
 
-/* allocateCPUs: the hint's CPUs first, the rest from anywhere; updates the default set. */
+/*
+ * allocateCPUs: the hint's CPUs first, the rest from anywhere; updates the default set. With
+ * NEAR (ncm_cpu_policy_allocate_near) the CPUs near those devices come first within the hint's
+ * (within all, without a hint); with none every call is the kubelet's.
+ *
+ * isolatedCPUs and NEAR compose in that order: isolation decides which free CPUs are
+ * candidates at all (ncm__cpu_iso_restrict, before anything is taken), locality only orders
+ * preference among those candidates. A device's local CPUs outside the container's isolation
+ * pool are never taken for it; the pool's CPUs nearest the devices are taken first.
+ */
 static int allocate_cpus(static_policy *s, ncm_cpu_state *st, const ncm_pod *pod,
                          const ncm_container *c, int n, const ncm_hint *affinity,
-                         const ncm_cpuset *reusable, ncm_cpuset *result, ncm_error *err)
+                         const ncm_cpuset *reusable, const ncm_cpu_near *near, size_t n_near,
+                         ncm_cpuset *result, ncm_error *err)
 {
         const ncm_cpu_index *ix = s->base.ix;
         const ncm_cpu_options *o = &s->base.opts;
@@ -193,14 +203,26 @@ static int allocate_cpus(static_policy *s, ncm_cpu_state *st, const ncm_pod *pod
                                 ncm_cpuset_or(aligned, aligned, tmp);
                         }
                 }
+                if (n_near) {
+                        r = ncm__cpu_take_near(&s->base, s->topo, aligned, near, n_near, n, result,
+                                               err);
+                        if (r < 0)
+                                return r;
+                        ncm_cpuset_andnot(aligned, aligned, result);
+                }
                 int k = ncm_cpuset_weight(aligned);
-                if (n < k)
-                        k = n;
+                if (n - ncm_cpuset_weight(result) < k)
+                        k = n - ncm_cpuset_weight(result);
                 r = ncm__cpu_take_traced(ix, o, aligned, k,
                                          s->base.trace.fn ? &s->base.trace : NULL, part, err);
                 if (r < 0)
                         return r;
                 ncm_cpuset_or(result, result, part);
+        } else if (n_near) {
+                r = ncm__cpu_take_near(&s->base, s->topo, allocatable, near, n_near, n, result,
+                                       err);
+                if (r < 0)
+                        return r;
         }
         ncm_cpuset_andnot(tmp, allocatable, result);
         r = ncm__cpu_take_traced(ix, o, tmp, n - ncm_cpuset_weight(result),
@@ -221,8 +243,9 @@ static int smt_not_multiple(ncm_error *err, int n, int group)
                              n, group);
 }
 
-static int static_allocate(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_pod *pod,
-                           const ncm_container *c, const ncm_hint *affinity, ncm_error *err)
+static int static_allocate_near(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_pod *pod,
+                                const ncm_container *c, const ncm_hint *affinity,
+                                const ncm_cpu_near *near, size_t n_near, ncm_error *err)
 {
         static_policy *s = sp(p);
         const ncm_cpuset *have;
@@ -258,13 +281,20 @@ static int static_allocate(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_pod *
         result = ncm_cpuset_new();
         if (!result)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        r = allocate_cpus(s, st, pod, c, n, affinity, reusable_for(s, pod->uid), result, err);
+        r = allocate_cpus(s, st, pod, c, n, affinity, reusable_for(s, pod->uid), near, n_near,
+                          result, err);
         if (r < 0)
                 return r;
         r = ncm_cpu_state_set(st, pod->uid, c->name, result, err);
         if (r < 0)
                 return r;
         return update_reuse(s, pod, c, result, err);
+}
+
+static int static_allocate(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_pod *pod,
+                           const ncm_container *c, const ncm_hint *affinity, ncm_error *err)
+{
+        return static_allocate_near(p, st, pod, c, affinity, NULL, 0, err);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -455,6 +485,7 @@ static const ncm_cpu_policy_ops static_ops = {
                 .destroy = static_destroy,
                 .start = static_start,
                 .allocate = static_allocate,
+                .allocate_near = static_allocate_near,
                 .remove_container = static_remove,
                 .hints = static_hints,
                 .pod_hints = static_pod_hints,

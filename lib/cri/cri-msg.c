@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nodecm/cdi.h>
 #include <nodecm/cri.h>
 #include "cri-runtime-v1.pb-c.h"
 #include "cri-internal.h"
@@ -109,6 +110,9 @@ void ncm_cri_container_config_done(ncm_cri_container_config *c)
         ncm_cri_kvs_done(&c->annotations);
         ncm_cri_resources_done(&c->resources);
         ncm_cri_sandbox_config_done(&c->sandbox);
+        for (size_t i = 0; i < c->n_cdi_devices; i++)
+                free(c->cdi_devices[i]);
+        free(c->cdi_devices);
         *c = (ncm_cri_container_config){0};
 }
 
@@ -323,6 +327,47 @@ int ncm_cri_decode_create_container_response(const uint8_t *msg, size_t len, cha
         return ncm_cri_decode_id(msg, len, ret_id, err);
 }
 
+static int cdi_push(ncm_cri_container_config *c, const char *name, size_t len)
+{
+        char **v;
+        for (size_t i = 0; i < c->n_cdi_devices; i++)
+                if (strlen(c->cdi_devices[i]) == len && memcmp(c->cdi_devices[i], name, len) == 0)
+                        return 0;
+        v = realloc(c->cdi_devices, (c->n_cdi_devices + 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        c->cdi_devices = v;
+        if (!(v[c->n_cdi_devices] = strndup(name, len)))
+                return -ENOMEM;
+        c->n_cdi_devices++;
+        return 0;
+}
+
+/* The CDI names of CC: annotations "cdi.k8s.io/<key>: a,b" (CDI's convention), then field 17;
+ * each name once. */
+static int cdi_devices_copy(const Runtime__V1__ContainerConfig *cc, ncm_cri_container_config *c)
+{
+        int r = 0;
+
+        for (size_t i = 0; i < cc->n_annotations && r >= 0; i++) {
+                const Runtime__V1__ContainerConfig__AnnotationsEntry *a = cc->annotations[i];
+                const char *p;
+                if (!a->key || !a->value ||
+                    strncmp(a->key, NCM_CDI_ANNOTATION_PREFIX, strlen(NCM_CDI_ANNOTATION_PREFIX)))
+                        continue;
+                for (p = a->value; *p && r >= 0;) {
+                        size_t len = strcspn(p, ",");
+                        if (len)
+                                r = cdi_push(c, p, len);
+                        p += len + (p[len] == ',');
+                }
+        }
+        for (size_t i = 0; i < cc->n_cdi_devices && r >= 0; i++)
+                if (cc->cdi_devices[i] && cc->cdi_devices[i]->name && cc->cdi_devices[i]->name[0])
+                        r = cdi_push(c, cc->cdi_devices[i]->name, strlen(cc->cdi_devices[i]->name));
+        return r;
+}
+
 int ncm_cri_decode_create_container(const uint8_t *msg, size_t len, ncm_cri_container_config *ret,
                                     ncm_error *err)
 {
@@ -347,6 +392,8 @@ int ncm_cri_decode_create_container(const uint8_t *msg, size_t len, ncm_cri_cont
         c.has_sandbox = m->sandbox_config != NULL;
         if (r >= 0)
                 r = sandbox_config_copy(m->sandbox_config, &c.sandbox);
+        if (r >= 0 && cc)
+                r = cdi_devices_copy(cc, &c);
         protobuf_c_message_free_unpacked(&m->base, NULL);
         if (r < 0) {
                 ncm_cri_container_config_done(&c);

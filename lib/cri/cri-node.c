@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nodecm/cdi.h>
 #include <nodecm/cri.h>
 #include <nodecm/fs.h>
 #include "runtime/runtime-record.h"
@@ -248,6 +249,25 @@ static const char *pod_of(const ncm_cri_node *cn, const ncm_cri_container_config
 
 static int release(ncm_cri_node *cn, size_t k, ncm_ctl_result *res, ncm_error *err);
 
+/*
+ * C's CDI devices into its container of POD, the names CDI would resolve only (the runtime
+ * fails the others itself). Not kept in the record: they only matter to this admission.
+ */
+static int carry_cdi_devices(ncm_pod *pod, const ncm_cri_container_config *c, ncm_error *err)
+{
+        ncm_autofree const char **ok = calloc(c->n_cdi_devices + 1, sizeof(*ok));
+        size_t n = 0;
+
+        if (!ok)
+                return oom(err);
+        for (size_t i = 0; i < c->n_cdi_devices && n < NCM_POD_CDI_MAX; i++)
+                if (ncm_cdi_check_name(c->cdi_devices[i], NULL) == 0)
+                        ok[n++] = c->cdi_devices[i];
+        if (n == 0)
+                return 0;
+        return ncm_pod_set_cdi_devices(pod, c->name, ok, n, err) == -ENOMEM ? oom(err) : 0;
+}
+
 int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm_cri_decision *ret,
                         ncm_error *err)
 {
@@ -347,6 +367,9 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
             ncm__rt_record_add_sandbox(&cn->rec, cn->rec.v[k].sandbox, cn->rec.v[k].pod) < 0)
                 new_sandbox = false;
         r = ncm__rt_record_pod(&cn->rec, &cn->rec.v[k], &pod, err);
+        /* its CDI devices (DRA's) take part in the admission: the node locates them */
+        if (r >= 0)
+                r = carry_cdi_devices(pod, c, err);
         /*
          * One batch for the journal's line and the node's writes, in that order: every line
          * and file on disk before any file is renamed, about one journal commit for all, and

@@ -406,6 +406,7 @@ int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *ou
         case NCM_CTL_LIST_DEVICES: {
                 Nodecm__V1__ListDevicesRequest q = NODECM__V1__LIST_DEVICES_REQUEST__INIT;
                 q.format = proto_format(r->format);
+                q.locations = r->locations;
                 return ncm__ctl_pack(&q.base, out);
         }
         default:
@@ -867,6 +868,47 @@ static const char *endpoint_state(ncm_devmgr_endpoint_state s)
                                                   : "none";
 }
 
+/*
+ * Where each device is (docs/devices.md, "Device locality"), after the inventory: a JSON
+ * "locations" list (the inventory's object reopened), or lines for people. A machine whose PCI
+ * devices or CDI specs cannot be read says so instead: the inventory stands without it.
+ */
+static void append_locations(ncm_node *n, ncm_ctl_format f, ncm_buf *text)
+{
+        ncm_device_location *locs = NULL;
+        ncm_error e = NCM_ERROR_INIT;
+        size_t nl = 0;
+        int r = ncm_node_device_locations(n, &locs, &nl, &e);
+
+        if (f == NCM_CTL_FORMAT_JSON) {
+                /* the inventory ends "}\n" */
+                if (text->len >= 2)
+                        text->len -= 2;
+                if (r >= 0) {
+                        ncm_buf_puts(text, ", \"locations\": ");
+                        ncm_device_locations_json(locs, nl, text);
+                } else {
+                        ncm_buf_puts(text, ", \"locationsError\": ");
+                        ncm_buf_json_string(text, e.msg, strlen(e.msg));
+                }
+                ncm_buf_puts(text, "}\n");
+        } else if (r >= 0) {
+                if (nl)
+                        ncm_buf_puts(text, "device locations:\n");
+                ncm_device_locations_text(locs, nl, text);
+        } else {
+                ncm_buf_printf(text, "device locations: %s\n", e.msg);
+        }
+        ncm_device_locations_free(locs, nl);
+}
+
+static bool uses_locality(const ncm_node_config *c)
+{
+        size_t n = 0;
+        return ncm_node_config_device_local_cpus(c) || ncm_node_config_dra_hints(c) ||
+               ncm_node_config_cdi_dirs(c, &n);
+}
+
 static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                                ncm_ctl_result *res, ncm_error *err)
 {
@@ -877,11 +919,14 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
         ctl_arena a = {0};
         ncm_buf text = NCM_BUF_INIT;
         ncm_ctl_format f;
+        bool locations;
         int r;
 
         if (!q)
                 return bad_request(NCM_CTL_LIST_DEVICES, err);
         f = ncm__ctl_format(q->format);
+        /* asked for, or the node's configuration uses device locality */
+        locations = q->locations || uses_locality(ncm_node_get_config(t->node));
         nodecm__v1__list_devices_request__free_unpacked(q, NULL);
         if (ncm_devmgr_inventory_get(ncm_node_devmgr(t->node), &inv) < 0)
                 return oom(err);
@@ -928,6 +973,8 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
                 ncm_devmgr_inventory_json(&inv, &text);
         else if (f == NCM_CTL_FORMAT_TEXT)
                 ncm_devmgr_inventory_text(&inv, &text);
+        if (locations && (f == NCM_CTL_FORMAT_JSON || f == NCM_CTL_FORMAT_TEXT))
+                append_locations(t->node, f, &text);
         r = pack_reply(&a, &rep.base, &rep.output, f, &text, &res->reply);
         ncm_devmgr_inventory_done(&inv);
         return r < 0 ? oom(err) : 0;

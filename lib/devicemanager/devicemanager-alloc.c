@@ -765,6 +765,21 @@ int ncm_devmgr_container_options(const ncm_devmgr *m, const char *pod_uid, const
         return merge_options(m, pod_uid, container, ret);
 }
 
+int ncm_devmgr_allocation_resp(const ncm_devmgr *m, const char *pod_uid, const char *container,
+                               const char *resource, ncm_devmgr_alloc_resp **ret)
+{
+        *ret = NULL;
+        for (size_t i = 0; i < m->st.n_entries; i++) {
+                const dm_entry *e = &m->st.entries[i];
+                if (strcmp(e->pod, pod_uid) != 0 || strcmp(e->container, container) != 0 ||
+                    strcmp(e->resource, resource) != 0 || !e->resp)
+                        continue;
+                *ret = ncm_devmgr_alloc_resp_dup(e->resp);
+                return *ret ? 0 : -ENOMEM;
+        }
+        return 0;
+}
+
 /* ---- the stand-in plugin ---- */
 
 static int standin_allocate(void *data, const char *resource, const char *const *ids, size_t n,

@@ -168,6 +168,45 @@ static int describe(const ncm_devmgr *m, const dm_resource *r, const ncm__strset
         return 0;
 }
 
+int ncm_devmgr_held_hints_describe(const int *numa_nodes, size_t n_numa, ncm_kubelet_version v,
+                                   const ncm_bitmask *devices, size_t n, ncm_hint_desc **ret,
+                                   ncm_error *err)
+{
+        ncm_autoptr(ncm_hint_desc) d = NULL;
+        int ids[NCM_BITMASK_MAX_BITS];
+        size_t nids = 0;
+        ncm_bitmask on = 0;
+        bool walk_devices = ncm_kubelet_version_at_least(v, 1, 37);
+        int k;
+
+        *ret = NULL;
+        if (n == 0)
+                return 0;
+        if (n_numa > NCM_BITMASK_MAX_BITS)
+                return ncm_error_set(err, EINVAL, "more than %d NUMA nodes", NCM_BITMASK_MAX_BITS);
+        for (size_t i = 0; i < n; i++)
+                on |= devices[i];
+        for (size_t i = 0; i < n_numa; i++) {
+                if (numa_nodes[i] < 0 || numa_nodes[i] >= NCM_BITMASK_MAX_BITS)
+                        return ncm_error_set(err, EINVAL, "NUMA node %d: above %d", numa_nodes[i],
+                                             NCM_BITMASK_MAX_BITS - 1);
+                if (!walk_devices || (on & ((ncm_bitmask)1 << numa_nodes[i])))
+                        ids[nids++] = numa_nodes[i];
+        }
+        k = ncm_hint_desc_new(ids, nids, (int64_t)n, &d, err);
+        /* the resource's devices are the held ones: capacity and availability alike */
+        for (size_t i = 0; i < n && k >= 0; i++)
+                k = ncm_hint_desc_add_capacity(d, devices[i], 1);
+        for (size_t i = 0; i < n && k >= 0; i++)
+                k = ncm_hint_desc_add_available(d, devices[i], 1);
+        if (k >= 0)
+                k = ncm_hint_desc_seal(d, err);
+        if (k < 0)
+                return k == -ENOMEM ? ncm_error_set(err, ENOMEM, "out of memory") : k;
+        *ret = NCM_TAKE_PTR(d);
+        return 0;
+}
+
 static int add_result(ncm_devmgr_hints *h, const char *res, ncm_hint_list *l, ncm_hint_desc **desc)
 {
         ncm_devmgr_resource_hints *v = realloc(h->v, (h->n + 1) * sizeof(*v));

@@ -632,6 +632,50 @@ static void add_devices(build *b)
         qsort(s->devices, s->n_devices, sizeof(*s->devices), cmp_device);
 }
 
+/*
+ * The PCI devices the node knows (ncm_node_pci; sorted by address), bridges left out: they are
+ * the way to a device, not something a container gets. Named by class and bus address.
+ */
+static void add_pci(build *b)
+{
+        ncm_map_scene *s = b->s;
+        const ncm_pci *pci = ncm_node_pci(b->n);
+        const ncm_pci_device *v;
+        size_t n = 0;
+
+        if (!pci)
+                return;
+        v = ncm_pci_devices(pci, &n);
+        s->pci = calloc(n + 1, sizeof(*s->pci));
+        if (!s->pci) {
+                b->oom = 1;
+                return;
+        }
+        for (size_t i = 0; i < n && !b->oom; i++) {
+                const ncm_pci_device *d = &v[i];
+                ncm_map_pci *m;
+                const char *bus = strchr(d->address, ':');
+                char cls[24];
+
+                if (d->class_code >= 0 && (d->class_code >> 16) == 0x06)
+                        continue;
+                m = &s->pci[s->n_pci++];
+                m->address = dup_or_oom(b, d->address);
+                m->numa = d->numa;
+                if (d->class_code >= 0) {
+                        snprintf(cls, sizeof(cls), "0x%06llx", (unsigned long long)d->class_code);
+                        m->class_id = dup_or_oom(b, cls);
+                }
+                if (d->local_cpus)
+                        m->local_cpus = cpus_string(b, d->local_cpus);
+                if (asprintf(&m->label, "%s %s", ncm_pci_class_name(d->class_code),
+                             bus ? bus + 1 : d->address) < 0) {
+                        m->label = NULL;
+                        b->oom = 1;
+                }
+        }
+}
+
 /* The policies in force, and how room is counted under them. */
 static void add_settings(build *b)
 {
@@ -839,6 +883,8 @@ int ncm_map_scene_from_node(const ncm_node *n, const ncm_map_scene_options *o, n
                 add_numa(&b);
         if (!b.oom)
                 add_devices(&b);
+        if (!b.oom)
+                add_pci(&b);
         if (!b.oom)
                 add_explanations(&b, o);
         if (b.oom)

@@ -221,8 +221,18 @@ static const field kubelet_fields[] = {
  * about. A module that adds one lists it here.
  */
 static const char *const nodecm_fields[] = {
-                "kubeletVersion", "rootDirectory", "enforcement",          "nodecmd",
-                "fitAdmission",   "isolatedCPUs",  "irqBalanceConfigFile", NULL,
+                "kubeletVersion",
+                "rootDirectory",
+                "enforcement",
+                "nodecmd",
+                "fitAdmission",
+                "isolatedCPUs",
+                "irqBalanceConfigFile",
+                "deviceLocalCPUs",
+                "draTopologyHints",
+                "cdiSpecDirs",
+                "devicePCI",
+                NULL,
 };
 
 bool ncm__node_config_is_nodecm_field(const char *name)

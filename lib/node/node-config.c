@@ -55,6 +55,10 @@ static const char *const known_fields[] = {
                 "fitAdmission",
                 "isolatedCPUs",
                 "irqBalanceConfigFile",
+                "deviceLocalCPUs",
+                "draTopologyHints",
+                "cdiSpecDirs",
+                "devicePCI",
 };
 
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size)
@@ -104,6 +108,7 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
         for (size_t i = 0; i < c->n_warnings; i++)
                 free(c->warnings[i]);
         free(c->warnings);
+        ncm__node_locality_config_done(c);
         free(c);
         return NULL;
 }
@@ -793,7 +798,8 @@ static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *er
                                      "%s: unknown enforcement \"%s\" (cgroupfs, plan or none)",
                                      ncm__node_field(c, "enforcement", path, sizeof(path)),
                                      c->enforcement);
-        return ncm__node_config_isolation(c, o, err);
+        r = ncm__node_config_isolation(c, o, err);
+        return r < 0 ? r : ncm__node_locality_config(c, o, err);
 }
 
 static int check_tm_names(ncm_node_config *c, ncm_error *err)

@@ -160,6 +160,47 @@ static void move_steps(ncm_node_event *e, ncm_node_event *tr)
  * (their sockets with align-by-socket) first, then the rest from anywhere; each part chosen by
  * takeByTopology, described level by level.
  */
+/*
+ * Which device drew which CPUs (deviceLocalCPUs: prefer): each device's local CPUs, the CPUs of
+ * the result among them, and the ones that came from their uncore caches.
+ */
+static void explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_location *locs, size_t nl,
+                         const ncm_cpu_near *near, size_t nn, const ncm_cpuset *result)
+{
+        ncm_autoptr(ncm_cpuset) local = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) uncore = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) part = ncm_cpuset_new();
+
+        if (!local || !uncore || !part)
+                return;
+        for (size_t i = 0; i < nl; i++) {
+                const ncm_device_location *d = &locs[i];
+                ncm_autofree char *ls = NULL, *drew = NULL;
+                if (!d->located) {
+                        ncm__node_event_step(e, "device %s: not located (%s)", d->device, d->how);
+                        continue;
+                }
+                if (!d->local_cpus) {
+                        ncm__node_event_step(e, "device %s: PCI %s by %s: no local CPUs known",
+                                             d->device, d->pci[0], d->how);
+                        continue;
+                }
+                ncm_cpuset_and(part, result, d->local_cpus);
+                ls = ncm_cpuset_format_list(d->local_cpus);
+                drew = ncm_cpuset_format_list(part);
+                ncm__node_event_step(e, "device %s: PCI %s%s by %s, local CPUs %s: drew %s",
+                                     d->device, d->pci[0], d->n_pci > 1 ? ",..." : "", d->how,
+                                     ls ? ls : "", drew && drew[0] ? drew : "none");
+        }
+        ncm_cpu_near_sets(n->topo, near, nn, local, uncore);
+        ncm_cpuset_andnot(uncore, uncore, local);
+        ncm_cpuset_and(part, result, uncore);
+        if (!ncm_cpuset_is_empty(part)) {
+                ncm_autofree char *s = ncm_cpuset_format_list(part);
+                ncm__node_event_step(e, "their uncore caches drew %s", s ? s : "");
+        }
+}
+
 static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
                                const ncm_container *c, const ncm_hint *aff,
                                const ncm_cpuset *default_before, const ncm_cpuset *reuse,
@@ -312,23 +353,45 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
         ncm_autoptr(ncm_cpuset) reuse = NULL;
         bool had = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name) != NULL;
         const ncm_cpuset *now;
+        ncm_device_location *locs = NULL;
+        ncm_autofree ncm_cpu_near *near = NULL;
+        size_t nl = 0, nn = 0;
         char reason[160];
         int r;
+
+        /* deviceLocalCPUs: prefer: where the container's devices are (the device manager has
+         * allocated its plugin devices already: the kubelet's provider order) */
+        if (ncm_node_config_device_local_cpus(n->cfg) && !had &&
+            ncm_cpu_guaranteed_cpus(pod, c) > 0 && !ncm_pod_level_resources_set(pod)) {
+                r = ncm__node_container_locations(n, pod, c, true, true, &locs, &nl, err);
+                if (r < 0)
+                        return r;
+                near = calloc(nl + 1, sizeof(*near));
+                if (!near) {
+                        ncm_device_locations_free(locs, nl);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                }
+                for (size_t i = 0; i < nl; i++)
+                        if (locs[i].located && locs[i].local_cpus)
+                                near[nn++] = (ncm_cpu_near){locs[i].device, locs[i].local_cpus};
+        }
 
         if (txn && txn->explain) {
                 const ncm_cpuset *ru = ncm_cpu_policy_reuse_get(n->cpu, pod->uid);
                 before = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
                 reuse = ru ? ncm_cpuset_dup(ru) : ncm_cpuset_new();
                 e = ncm__node_event_add(txn, NCM_NODE_EVENT_ALLOCATE, c->name, "cpu");
-                if (!before || !reuse || !e)
+                if (!before || !reuse || !e) {
+                        ncm_device_locations_free(locs, nl);
                         return ncm_error_set(err, ENOMEM, "out of memory");
+                }
                 e->hint = *affinity;
         }
         if (e) {
                 ncm_cpu_trace t = {on_trace, &tr};
                 ncm_cpu_policy_set_trace(n->cpu, &t);
         }
-        r = ncm_cpu_policy_allocate(n->cpu, n->cpu_state, pod, c, affinity, err);
+        r = ncm_cpu_policy_allocate_near(n->cpu, n->cpu_state, pod, c, affinity, near, nn, err);
         if (e)
                 ncm_cpu_policy_set_trace(n->cpu, NULL);
         count_allocation(n, pod, c, had, r);
@@ -340,6 +403,7 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                         e->ok = false;
                         set_text(e, "%s", err && err->msg[0] ? err->msg : ncm_strerror(-r));
                 }
+                ncm_device_locations_free(locs, nl);
                 return r;
         }
         now = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
@@ -354,11 +418,14 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                                              s ? s : "");
                 } else {
                         set_text(e, "%s", s ? s : "");
+                        if (nl)
+                                explain_near(n, e, locs, nl, near, nn, now);
                         explain_allocation(n, e, pod, c, affinity, before, reuse, now, &tr);
                 }
                 ncm__node_explain_knobs(n, e, pod, now != NULL);
         }
         ncm__node_event_done(&tr.lines);
+        ncm_device_locations_free(locs, nl);
         return 0;
 }
 

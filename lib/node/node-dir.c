@@ -105,6 +105,7 @@ int ncm_node_dir_open(const char *dir, const ncm_topo *t, const ncm_node_config 
         no.devices = o->devices;
         no.devices_len = o->devices_len;
         no.kubelet_version = o->kubelet_version;
+        no.machine_root = o->machine_root;
         no.capacity = o->capacity;
         r = ncm_node_new(t, cfg, &no, &d->node, err);
         if (r < 0)

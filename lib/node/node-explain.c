@@ -70,6 +70,7 @@ static const char *const provider_names[NODE_N_PROVIDERS] = {
                 [NODE_PROVIDER_DEVICES] = "devices",
                 [NODE_PROVIDER_CPU] = "cpu",
                 [NODE_PROVIDER_MEMORY] = "memory",
+                [NODE_PROVIDER_DRA] = "dra",
 };
 
 static void merge_reset(node_txn *t)
@@ -244,9 +245,10 @@ static int on_hints(node_txn *t, const ncm_tm_trace_event *ev)
 
         if (ev->provider >= NODE_N_PROVIDERS)
                 return 0;
-        /* A container without devices: the device manager has no preference, nothing to show
-         * (neither its hints nor its list in the merge's account). */
-        if (ev->provider == NODE_PROVIDER_DEVICES && ev->hints->n == 0)
+        /* A container without devices (or DRA devices): the device manager has no preference,
+         * nothing to show (neither its hints nor its list in the merge's account). */
+        if ((ev->provider == NODE_PROVIDER_DEVICES || ev->provider == NODE_PROVIDER_DRA) &&
+            ev->hints->n == 0)
                 return 0;
         /* Likewise the memory manager for a container it does not pin (and its None policy). */
         if (ev->provider == NODE_PROVIDER_MEMORY && ev->hints->n == 0)

@@ -80,6 +80,20 @@ struct ncm_node_config {
         char *mem_policy; /* memoryManagerPolicy: "None" or "Static" */
         ncm_mem_reservations reserved_memory;
         char *mem_drift; /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
+
+        /* nodecm's device locality (node-locality.c) */
+        struct node_locality_config {
+                bool local_cpus; /* deviceLocalCPUs: prefer */
+                bool dra_hints;  /* draTopologyHints: align */
+                char **cdi_dirs; /* cdiSpecDirs; NULL: CDI's defaults */
+                size_t n_cdi_dirs;
+                struct node_pci_map {
+                        char *device; /* "RESOURCE=ID" or a CDI name */
+                        char **pci;   /* canonical addresses */
+                        size_t n_pci;
+                } * pci_map; /* devicePCI, sorted by device */
+                size_t n_pci_map;
+        } loc;
 };
 
 /* nodecm's isolation fields of O into C (node-isolation.c), after the kubelet's. */
@@ -116,6 +130,10 @@ bool ncm__node_gate_known(const char *name, int minor);
 /* Whether NAME is one of nodecm's own top-level fields. */
 bool ncm__node_config_is_nodecm_field(const char *name);
 
+/* devicePCI, cdiSpecDirs, deviceLocalCPUs, draTopologyHints of O into C (node-locality.c). */
+int ncm__node_locality_config(ncm_node_config *c, json_object *o, ncm_error *err);
+void ncm__node_locality_config_done(ncm_node_config *c);
+
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
 
@@ -141,12 +159,13 @@ typedef struct node_pod {
 /* Free a node_pod's fit cache (NULL is fine). */
 void ncm__node_fit_req_free(struct ncm__node_fit_req *q);
 
-/* The node's hint providers, in the kubelet's registration order. */
+/* The node's hint providers, in the kubelet's registration order (then nodecm's own). */
 enum {
         NODE_PROVIDER_DEVICES = 0,
         NODE_PROVIDER_CPU = 1,
         NODE_PROVIDER_MEMORY = 2,
-        NODE_N_PROVIDERS = 3,
+        NODE_PROVIDER_DRA = 3, /* draTopologyHints: align (node-dra.c) */
+        NODE_N_PROVIDERS = 4,
 };
 
 /* One list of a merge, as the topology manager's trace reported it (for --explain). */
@@ -225,6 +244,9 @@ struct ncm_node {
         const ncm_node_pod_record *restoring; /* ncm_node_new: the pods being restored */
         size_t n_restoring;
         ncm_resource_list fit_capacity; /* ncm_node_options.capacity, for the fit admission */
+
+        char *machine_root;   /* for device locality; NULL: "/" */
+        ncm_locator *locator; /* made at the first need (ncm__node_locator) */
 };
 
 /* Whether POD asks CRI-O's ANNOTATION to be "disable" (or its older "true"). */
@@ -286,6 +308,16 @@ bool ncm__node_fit_wanted(const ncm_node *n, unsigned flags);
 int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
                         ncm_error *err);
 
+/* The node's locator, made now if needed (node-locality.c). */
+int ncm__node_locator(ncm_node *n, ncm_locator **ret, ncm_error *err);
+/*
+ * The locations of what container C of POD holds: its device plugin devices (their Allocate
+ * answers) and its CDI devices (DRA's), in that order. *RET / *RET_N. Errors as the locator's.
+ */
+int ncm__node_container_locations(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
+                                  bool plugins, bool cdi, ncm_device_location **ret, size_t *ret_n,
+                                  ncm_error *err);
+
 /* Write dir/nodecm_pods from the registry, whole, its journal emptied (node.c). */
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
 /* ncm_node_pods_load(), and nodecm_pods' generation, its journal's lines and whether the last
@@ -306,6 +338,9 @@ int ncm__node_write(ncm_node *n, const char *path, const void *data, size_t len,
 
 /* The CPU manager as a topology-manager hint provider (node-cpu.c). */
 extern const ncm_tm_provider_ops ncm__node_cpu_provider;
+
+/* The CDI devices of a pod's containers as a hint provider (node-dra.c). */
+extern const ncm_tm_provider_ops ncm__node_dra_provider;
 
 /* The device manager as a topology-manager hint provider, and its set-up (node-devices.c). */
 extern const ncm_tm_provider_ops ncm__node_device_provider;

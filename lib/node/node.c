@@ -348,10 +348,12 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         r = build_cpu(n, cfg, &m.cpu, err);
         if (r < 0)
                 goto fail;
-        /* kubelet's order: device manager, CPU manager (, memory manager) */
+        /* kubelet's order: device manager, CPU manager (, memory manager); then nodecm's */
         if (ncm_tm_add_provider(m.tm, &ncm__node_device_provider, n) < 0 ||
             ncm_tm_add_provider(m.tm, &ncm__node_cpu_provider, n) < 0 ||
-            ncm_tm_add_provider(m.tm, &ncm__node_memory_provider, n) < 0) {
+            ncm_tm_add_provider(m.tm, &ncm__node_memory_provider, n) < 0 ||
+            (ncm_node_config_dra_hints(cfg) &&
+             ncm_tm_add_provider(m.tm, &ncm__node_dra_provider, n) < 0)) {
                 r = oom(err);
                 goto fail;
         }
@@ -483,6 +485,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 n->enforcer = opts->enforcer;
                 n->persist_pods = opts->persist_pods && opts->state_dir;
                 n->attach = opts->attach;
+                if (opts->machine_root && !(n->machine_root = strdup(opts->machine_root)))
+                        return oom(err);
                 if ((r = ncm__node_fit_set_capacity(n, opts->capacity, err)) < 0)
                         return r;
         }
@@ -572,6 +576,8 @@ ncm_node *ncm_node_free(ncm_node *n)
         free(n->dir);
         ncm_knob_memo_free(n->memo);
         ncm_knob_memo_free(n->memo_written);
+        free(n->machine_root);
+        ncm_locator_free(n->locator);
         ncm_resource_list_done(&n->fit_capacity);
         free(n);
         return NULL;
@@ -609,6 +615,8 @@ int ncm_node_restart(ncm_node *n, const ncm_node_config *cfg, ncm_error *err)
                 return r;
         install(n, &m);
         n->cfg = use;
+        /* the locator reads the configuration: the new one's at its next use */
+        n->locator = ncm_locator_free(n->locator);
         return 0;
 }
 
@@ -628,6 +636,8 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
         c->kubelet_override = n->kubelet_override;
         c->all_cpus = ncm_cpuset_dup(n->all_cpus);
         if (!c->all_cpus || ncm__node_fit_set_capacity(c, &n->fit_capacity, err) < 0)
+                return oom(err);
+        if (n->machine_root && !(c->machine_root = strdup(n->machine_root)))
                 return oom(err);
         if (n->devices_json) {
                 c->devices_json = strndup(n->devices_json, n->devices_len);
@@ -1078,6 +1088,9 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
 
         if (!a)
                 return oom(err);
+        /* a DRA driver writes a claim's CDI spec just before its container is created */
+        if (n->locator)
+                ncm_locator_refresh(n->locator);
         /* the kubelet's resource-fit predicates, before anything changes (node-fit.c) */
         if (!(flags & NCM__NODE_NO_FIT) && ncm__node_fit_wanted(n, flags)) {
                 r = ncm__node_fit_admit(n, pod, flags, ret, err);

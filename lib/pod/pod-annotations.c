@@ -151,15 +151,26 @@ int ncm__pod_annotations_copy(const ncm_pod *src, ncm_pod *dst)
 
 void ncm__pod_annotations_format(const ncm_pod *pod, ncm_buf *b)
 {
-        if (!pod->n_annotations)
-                return;
-        ncm_buf_puts(b, ", \"annotations\": {");
+        ncm_buf inner = NCM_BUF_INIT;
+        bool first = true;
+
         for (size_t i = 0; i < pod->n_annotations; i++) {
-                ncm_buf_puts(b, i ? ", " : "");
-                ncm_buf_json_string(b, pod->annotations[i].key, strlen(pod->annotations[i].key));
-                ncm_buf_puts(b, ": ");
-                ncm_buf_json_string(b, pod->annotations[i].value,
+                ncm_buf_puts(&inner, first ? "" : ", ");
+                first = false;
+                ncm_buf_json_string(&inner, pod->annotations[i].key,
+                                    strlen(pod->annotations[i].key));
+                ncm_buf_puts(&inner, ": ");
+                ncm_buf_json_string(&inner, pod->annotations[i].value,
                                     strlen(pod->annotations[i].value));
         }
-        ncm_buf_putc(b, '}');
+        /* the CDI devices live in the containers, not in this list, but share the object */
+        ncm__pod_put_cdi(pod, &first, &inner);
+        if (ncm_buf_failed(&inner)) {
+                b->oom = true;
+        } else if (!first) {
+                ncm_buf_puts(b, ", \"annotations\": {");
+                ncm_buf_append(b, inner.data, inner.len);
+                ncm_buf_putc(b, '}');
+        }
+        ncm_buf_done(&inner);
 }

@@ -39,11 +39,14 @@ static int containers_copy(ncm_container **dst, const ncm_container *src, size_t
                 v[i] = src[i];
                 v[i].name = NULL;
                 v[i].resources = (ncm_resources){{NULL, 0}, {NULL, 0}};
+                v[i].cdi_devices = NULL;
+                v[i].n_cdi_devices = 0;
         }
         for (size_t i = 0; i < n; i++) {
                 v[i].name = strdup(src[i].name);
                 if (!v[i].name || list_copy(&v[i].resources.requests, &src[i].resources.requests) ||
-                    list_copy(&v[i].resources.limits, &src[i].resources.limits))
+                    list_copy(&v[i].resources.limits, &src[i].resources.limits) ||
+                    ncm__container_cdi_copy(&v[i], &src[i]) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -55,6 +58,7 @@ static void containers_free(ncm_container *v, size_t n)
                 free(v[i].name);
                 ncm_resource_list_done(&v[i].resources.requests);
                 ncm_resource_list_done(&v[i].resources.limits);
+                ncm__container_cdi_free(&v[i]);
         }
         free(v);
 }

@@ -8,6 +8,7 @@
 #define NCM_POD_INTERNAL_H
 
 #include <json-c/json.h>
+#include <nodecm/buf.h>
 #include <nodecm/pod.h>
 
 /*
@@ -28,6 +29,21 @@ enum { NCM__POD_AS_GIVEN = 1 << 0 };
 
 int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags, ncm_pod **ret,
                              ncm_error *err);
+
+/*
+ * The containers' CDI devices from metadata.annotations[NCM_POD_CDI_ANNOTATION] of META (PATH
+ * its field path) into POD's containers (pod-cdi.c): -EINVAL naming the annotation for a value
+ * that is not such an object, a container the pod does not have, a name that is not qualified.
+ */
+int ncm__pod_read_cdi(ncm_pod *pod, json_object *meta, const char *path, ncm_error *err);
+/*
+ * POD's CDI devices as one member of the annotations object (`"nodecm.io/cdi-devices": "..."`,
+ * after ", " unless *FIRST, which it then clears), nothing when it has none.
+ */
+void ncm__pod_put_cdi(const ncm_pod *pod, bool *first, ncm_buf *b);
+/* Copy and free a container's CDI devices. */
+int ncm__container_cdi_copy(ncm_container *dst, const ncm_container *src);
+void ncm__container_cdi_free(ncm_container *c);
 
 /*
  * A quantity as Quantity.UnmarshalJSON reads it: a JSON string (surrounding Unicode white
@@ -66,7 +82,7 @@ int ncm__pod_aggregate(const ncm_pod *pod, bool limits, ncm_resource_list *ret, 
 /*
  * metadata.annotations of META (at META_PATH): the ones nodecm reads, checked against their
  * words, into POD (pod-annotations.c). Their copy, release and JSON form (", \"annotations\":
- * {...}" when any).
+ * {...}" when any, the CDI devices' member included: one object, never a repeated key).
  */
 int ncm__pod_read_annotations(json_object *meta, const char *meta_path, ncm_pod *pod,
                               ncm_error *err);

@@ -474,6 +474,9 @@ int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags,
         r = check_names(pod, path, err);
         if (r < 0)
                 return r;
+        r = ncm__pod_read_cdi(pod, meta, meta_path, err);
+        if (r < 0)
+                return r;
 
         if ((r = get_object(spec, "resources", spec_path, &res, err)) < 0 ||
             (r = get_object(spec, "overhead", spec_path, &overhead, err)) < 0)
@@ -541,6 +544,7 @@ static void containers_free(ncm_container *cs, size_t n)
         for (size_t i = 0; i < n; i++) {
                 free(cs[i].name);
                 resources_done(&cs[i].resources);
+                ncm__container_cdi_free(&cs[i]);
         }
         free(cs);
 }

@@ -37,6 +37,7 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s)
         ncm_topo_free(s->topo);
         ncm_node_config_free(s->cfg);
         free(s->state_text);
+        free(s->machine_root);
         free(s->devices_text);
         ncm_node_devices_done(&s->devices);
         ncm_resource_list_done(&s->capacity);
@@ -184,8 +185,9 @@ static int parse_topology(ncm_scenario *s, json_object *o, const char *base, uns
 static int parse_topology_source(ncm_scenario *s, json_object *o, const char *base, unsigned flags,
                                  ncm_error *err)
 {
-        static const char *const keys[] = {"synthetic", "fsroot", "xml",    "file", "cpus",
-                                           "numa",      "rules",  "memory", NULL};
+        static const char *const keys[] = {"synthetic", "fsroot", "xml",   "file",
+                                           "cpus",      "numa",   "rules", "pci",
+                                           "machine",   "memory", NULL};
         static const char *const sources[] = {"synthetic", "fsroot", "xml", "file"};
         const char *path = "node.topology";
         const char *which = NULL, *rules_name = NULL;
@@ -217,12 +219,29 @@ static int parse_topology_source(ncm_scenario *s, json_object *o, const char *ba
                         n++;
                 }
         }
+        /* the machine whose PCI devices, /sys/dev and CDI specs locate devices (docs/devices.md):
+         * named, else the fsroot */
+        {
+                const char *m = NULL;
+                r = get_string(o, "machine", path, false, &m, err);
+                if (r < 0)
+                        return r;
+                if (m && (flags & NCM_SCENARIO_NO_FILES))
+                        return ncm_error_set(err, EINVAL,
+                                             "%s.machine: files are not read in this mode", path);
+                if (!m && ncm__json_get(o, "fsroot") && !(flags & NCM_SCENARIO_NO_FILES))
+                        (void)get_string(o, "fsroot", path, false, &m, NULL);
+                if (m && !(s->machine_root = resolve(base, m)))
+                        return oom(err);
+        }
         if (ncm__json_get(o, "cpus") || ncm__json_get(o, "numa")) {
                 if (n > 0)
                         return ncm_error_set(err, EINVAL,
                                              "%s: give one of synthetic, fsroot, xml, file or "
                                              "inline cpus/numa",
                                              path);
+                /* its keys were checked above: "pci" is read with the table, "machine" and
+                 * "memory" by the callers */
                 r = ncm_topo_from_json_value(o, path, true, &s->topo, err);
                 if (r >= 0 && ncm_topo_num_cpus(s->topo) == 0)
                         /* a table may be empty; a node without CPUs is what the kubelet
@@ -266,6 +285,16 @@ static int parse_topology_source(ncm_scenario *s, json_object *o, const char *ba
                                         &s->topo, err);
                 if (r < 0)
                         return ncm_error_prefix(err, "%s.%s", path, which);
+        }
+        /* PCI devices given with any source replace the ones it would read */
+        if (ncm__json_get(o, "pci")) {
+                ncm_pci *pci = NULL;
+                char pp[64];
+                snprintf(pp, sizeof(pp), "%s.pci", path);
+                r = ncm_pci_from_json_value(ncm__json_get(o, "pci"), pp, &pci, err);
+                if (r < 0)
+                        return r;
+                ncm_topo_set_pci(s->topo, pci);
         }
         return 0;
 }

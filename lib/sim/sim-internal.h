@@ -34,6 +34,7 @@ struct ncm_scenario {
         ncm_node_devices devices; /* the same, as a table */
         bool has_capacity;        /* node.capacity given */
         ncm_resource_list capacity;
+        char *machine_root; /* node.topology's machine (its fsroot by default), or NULL */
         ncm__step *steps;
         size_t n_steps;
         char *description; /* the scenario's description, or NULL */

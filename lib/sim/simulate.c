@@ -54,6 +54,7 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
         nopts.reference_merge = o->reference_merge;
         nopts.kubelet_version = o->kubelet_version;
         nopts.capacity = s->has_capacity ? &s->capacity : NULL;
+        nopts.machine_root = s->machine_root;
         /* a simulation enforces nothing */
         r = ncm_enforcer_none_new(&none, err);
         if (r < 0)

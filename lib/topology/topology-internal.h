@@ -195,6 +195,32 @@ int ncm__mem_hugepages_size(const char *name, uint64_t *ret);
  * printf, which dominated the output of large tables. */
 void ncm__put_int(ncm_buf *b, int64_t v, int width);
 
+/* --- PCI devices (topology-pci.c) --- */
+
+/* Whether two PCI tables hold the same devices (NULL is the empty table). */
+bool ncm__pci_equal(const ncm_pci *a, const ncm_pci *b) NCM_PURE;
+/*
+ * A sysfs hex file ("0x020000\n"): "0x" and 1 to 8 hex digits, then only whitespace/NULs, at
+ * most MAX. 0, -EINVAL (garbage) or -ERANGE.
+ */
+int ncm__pci_parse_hex(const char *s, int64_t max, int64_t *ret);
+/*
+ * A function's uevent file: its PCI_CLASS (hex, 1 to 6 digits) and PCI_ID ("VVVV:DDDD") into
+ * *RET_CLASS, *RET_VENDOR, *RET_DEVICE. 0; -ENOENT when either line is missing (the caller
+ * reads the class, vendor and device files then); -EINVAL for a line that does not parse.
+ */
+int ncm__pci_parse_uevent(const char *s, int64_t *ret_class, int32_t *ret_vendor,
+                          int32_t *ret_device);
+/*
+ * The PCI functions a sysfs device path names ("/sys/devices/pci0000:00/0000:00:03.0/
+ * 0000:01:00.0/net/eth0" -> the last address in it, 0000:01:00.0), and the root and bridges
+ * above the function when WANT_CHAIN: *ROOT (malloc'd "pci0000:00", NULL when the path has
+ * none) and *BRIDGES / *N_BRIDGES. 1 when an address was found (ADDR filled, canonical), 0
+ * when none, -ENOMEM. Pure.
+ */
+int ncm__pci_path_chain(const char *path, char *addr, bool want_chain, char **root, char ***bridges,
+                        size_t *n_bridges);
+
 /* Order two directory-name numbers as Go's filepath.Glob orders "cpu10" and "cpu2". */
 int ncm__glob_cmp(int a, int b);
 /* The same as qsort comparators: of ints, and of ncm__cad_node by id. */

@@ -17,7 +17,8 @@
  * A "numa" entry may give its memory (cadvisor's names): "memory" (bytes) and "hugepages", a
  * list of {"page_size": KiB, "num_pages": N}; the writer gives both for every node of a topology
  * with memory, nothing otherwise.
- * Other keys are errors, so a typo cannot pass silently.
+ * "pci" is optional: the machine's PCI devices (ncm_pci_from_json_value; written only when
+ * there are some). Other keys are errors, so a typo cannot pass silently.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -331,10 +332,11 @@ static int read_numa(json_object *arr, const char *path, numa_list *ret, ncm_err
 int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignore_other_keys,
                              ncm_topo **ret, ncm_error *err)
 {
-        static const char *const keys[] = {"cpus", "numa", NULL};
+        static const char *const keys[] = {"cpus", "numa", "pci", NULL};
         const char *root = path ? path : "";
-        char pc[512], pn[512];
-        json_object *jc = NULL, *jn = NULL;
+        char pc[512], pn[512], pp[512];
+        json_object *jc = NULL, *jn = NULL, *jp = NULL;
+        ncm_autoptr(ncm_pci) pci = NULL;
         ncm_autofree ncm_cpu_info *cpus = NULL;
         size_t ncpus = 0;
         numa_list numa = {0};
@@ -348,6 +350,11 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
                 return r;
         join(pc, sizeof(pc), root, "cpus");
         join(pn, sizeof(pn), root, "numa");
+        join(pp, sizeof(pp), root, "pci");
+        /* the PCI devices (optional) first: nothing to free once the table is built */
+        if (json_object_object_get_ex(o, "pci", &jp) && !json_object_is_type(jp, json_type_null) &&
+            (r = ncm_pci_from_json_value(jp, pp, &pci, err)) < 0)
+                return r;
         if (!json_object_object_get_ex(o, "cpus", &jc))
                 return ncm_error_set(err, EINVAL, "%s: missing", pc);
         r = read_cpus(jc, pc, &cpus, &ncpus, flags, err);
@@ -387,6 +394,8 @@ out:
         numa_list_done(&numa);
         ncm_cpuset_free(flags[0]);
         ncm_cpuset_free(flags[1]);
+        if (r >= 0 && pci)
+                ncm_topo_set_pci(*ret, NCM_TAKE_PTR(pci));
         if (r < 0 && err && strncmp(err->msg, "cpus[", 5) == 0 && *root) {
                 /* ncm_topo_new names entries relative to the table; add our prefix */
                 char tmp[NCM_ERROR_MSG_MAX];
@@ -496,5 +505,11 @@ void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
                 }
                 ncm_buf_putc(b, '}');
         }
-        ncm_buf_puts(b, "]}\n");
+        ncm_buf_putc(b, ']');
+        /* only when there are some: a table without PCI devices prints as it always has */
+        if (ncm_topo_pci(t) && (ncm_pci_devices(ncm_topo_pci(t), &n), n > 0)) {
+                ncm_buf_puts(b, ",\n \"pci\": ");
+                ncm_pci_format_json(ncm_topo_pci(t), b);
+        }
+        ncm_buf_puts(b, "}\n");
 }

@@ -60,6 +60,8 @@ struct ncm_topo {
         /* isolation: what each source said (NULL: nothing), and the unions */
         ncm_cpuset *iso[NCM_ISO_N_SOURCES];
         ncm_cpuset *isolated, *nohz_full;
+
+        ncm_pci *pci; /* PCI devices, when a source attached them (ncm_topo_set_pci) */
 };
 
 static int cmp_cpu(const void *a, const void *b)
@@ -111,6 +113,7 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
                 ncm_cpuset_free(t->iso[k]);
         ncm_cpuset_free(t->isolated);
         ncm_cpuset_free(t->nohz_full);
+        ncm_pci_free(t->pci);
         free(t);
         return NULL;
 }
@@ -682,7 +685,19 @@ bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)
                     (a->mem[i].nhp &&
                      memcmp(a->mem[i].hp, b->mem[i].hp, a->mem[i].nhp * sizeof(*a->mem[i].hp))))
                         return false;
-        return true;
+        return ncm__pci_equal(a->pci, b->pci);
+}
+
+int ncm_topo_set_pci(ncm_topo *t, ncm_pci *p)
+{
+        ncm_pci_free(t->pci);
+        t->pci = p;
+        return 0;
+}
+
+const ncm_pci *ncm_topo_pci(const ncm_topo *t)
+{
+        return t->pci;
 }
 
 /* Which union a source feeds: 1 isolated, 2 nohz_full, 0 none (managed_irq). */

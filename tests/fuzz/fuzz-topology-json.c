@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The nodecm topology JSON reader. Whatever it accepts must write back (ncm_topo_format_json)
- * to text that reads to an equal topology and writes identically, and must format as a tree.
+ * to text that reads to an equal topology and writes identically, and must format as a tree
+ * (its PCI devices too).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ncm_buf_failed(&b) || a.len != b.len || memcmp(a.data, b.data, a.len) != 0)
                 abort();
         ncm_topo_format_tree(t, &tree);
+        ncm_pci_format_tree(ncm_topo_pci(t), &tree);
         ncm_buf_done(&a);
         ncm_buf_done(&b);
         ncm_buf_done(&tree);

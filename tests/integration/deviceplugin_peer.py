@@ -45,9 +45,11 @@ def emit(event, **kw):
 
 
 def parse_devices(spec):
+    """ "id:numa[,numa]:health;..." ("id@numa@health" for ids with a ':' of their own, such as
+    the PCI addresses the SR-IOV plugin names its devices by)."""
     out = []
     for item in filter(None, spec.split(";")):
-        parts = item.split(":")
+        parts = item.split("@") if "@" in item else item.split(":")
         numa = None
         if len(parts) > 1 and parts[1] != "-":
             numa = [int(x) for x in parts[1].split(",") if x != ""]

@@ -219,6 +219,72 @@ static ino_t inode_of(const char *dir, const char *name)
         return st.st_ino;
 }
 
+/*
+ * DRA's devices through the CRI (draTopologyHints: align): the CDI devices CreateContainer
+ * carries are located on the machine the node reads (issue 24's fake machine) and align the
+ * container's CPUs with them; the same request without aligns with nothing.
+ */
+static void test_cri_node_dra_devices(void **state)
+{
+        const char *k = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0,16\", "
+                        "\"topologyManagerPolicy\": \"single-numa-node\", "
+                        "\"draTopologyHints\": \"align\"}";
+        char *tmp = NULL, *root = tu_extract_topology("fakepci-2s4r", &tmp);
+        char *dir = tu_mkdtemp();
+        ncm_topo *topo = NULL;
+        ncm_node_config *cfg = NULL;
+        ncm_enforcer *enf = NULL;
+        ncm_node_dir *nd = NULL;
+        ncm_cri_node *cn = NULL;
+        ncm_ctl_target t = {0};
+        ncm_node_dir_options o = {.flags = NCM_NODE_DIR_INIT};
+        ncm_error err = NCM_ERROR_INIT;
+        char *cdi[] = {(char *)"example.com/gpu=gpu1", (char *)"not a name"};
+        ncm_cri_container_config c =
+                        request("sb1", "u1", "/kubepods/podu1", "app", 2000, 2000, 1 << 30);
+        ncm_cri_container_config plain =
+                        request("sb2", "u2", "/kubepods/podu2", "app", 2000, 2000, 1 << 30);
+        ncm_cri_decision d;
+        (void)state;
+
+        assert_int_equal(ncm_topo_load(NCM_TOPO_SOURCE_FSROOT, root, &topo, &err), 0);
+        assert_int_equal(ncm_node_config_parse(k, strlen(k), NULL, "", &cfg, &err), 0);
+        assert_int_equal(ncm_enforcer_none_new(&enf, NULL), 0);
+        o.enforcer = enf;
+        o.machine_root = root;
+        if (ncm_node_dir_open(dir, topo, cfg, &o, &nd, &err) < 0)
+                fail_msg("%s", err.msg);
+        t.node = ncm_node_dir_node(nd);
+        t.dir = dir;
+        t.enforcer = "none";
+        assert_int_equal(ncm_cri_node_open(dir, &t, &cn, &err), 0);
+
+        /* a name CDI would refuse is left to the runtime; the GPU's node 1 holds the CPUs */
+        c.cdi_devices = cdi;
+        c.n_cdi_devices = 2;
+        if (ncm_cri_node_create(cn, &c, &d, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(d.action, NCM_CRI_ADMIT);
+        assert_string_equal(d.cpuset_cpus, "8,24");
+        ncm_cri_decision_done(&d);
+        /* without devices, the kubelet's choice: node 0 */
+        assert_int_equal(ncm_cri_node_create(cn, &plain, &d, &err), 0);
+        assert_int_equal(d.action, NCM_CRI_ADMIT);
+        assert_string_equal(d.cpuset_cpus, "1,17");
+        ncm_cri_decision_done(&d);
+
+        ncm_cri_node_free(cn);
+        ncm_node_dir_close(nd);
+        ncm_enforcer_free(enf);
+        ncm_node_config_free(cfg);
+        ncm_topo_free(topo);
+        tu_rm_rf(dir);
+        free(dir);
+        tu_rm_rf(tmp);
+        free(tmp);
+        free(root);
+}
+
 static void test_cri_node_writes(void **state)
 {
         fx *f = *state;
@@ -665,6 +731,7 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_cri_node_kubelet_ran_the_predicates,
                                                         setup, teardown),
                         cmocka_unit_test(test_cri_decision_apply_and_differs),
+                        cmocka_unit_test(test_cri_node_dra_devices),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

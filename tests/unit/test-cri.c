@@ -135,6 +135,51 @@ static void test_cri_decode_create_container(void **state)
         free(msg);
 }
 
+/* DRA's CDI devices: field 17 (kubelet 1.31+), and before it "cdi.k8s.io/" annotations. */
+static void test_cri_decode_cdi_devices(void **state)
+{
+        Runtime__V1__CreateContainerRequest req = RUNTIME__V1__CREATE_CONTAINER_REQUEST__INIT;
+        Runtime__V1__ContainerConfig cfg = RUNTIME__V1__CONTAINER_CONFIG__INIT;
+        Runtime__V1__ContainerMetadata md = RUNTIME__V1__CONTAINER_METADATA__INIT;
+        Runtime__V1__CDIDevice d1 = RUNTIME__V1__CDIDEVICE__INIT;
+        Runtime__V1__CDIDevice d2 = RUNTIME__V1__CDIDEVICE__INIT;
+        Runtime__V1__CDIDevice d3 = RUNTIME__V1__CDIDEVICE__INIT;
+        Runtime__V1__CDIDevice *dp[] = {&d1, &d2, &d3};
+        ann_entry a1 = RUNTIME__V1__CONTAINER_CONFIG__ANNOTATIONS_ENTRY__INIT;
+        ann_entry a2 = RUNTIME__V1__CONTAINER_CONFIG__ANNOTATIONS_ENTRY__INIT;
+        ann_entry *ap[] = {&a1, &a2};
+        ncm_cri_container_config c;
+        uint8_t *buf;
+        size_t n;
+        (void)state;
+
+        md.name = "app";
+        d1.name = "k8s.gpu.example.com/gpu=claim-1-gpu0";
+        d2.name = "vendor.com/nic=vf0";
+        d3.name = "";
+        a1.key = "cdi.k8s.io/vendor.nic_vf0";
+        a1.value = "vendor.com/nic=vf0,vendor.com/nic=vf1";
+        a2.key = "cdi.k8s.io.other/x";
+        a2.value = "not=cdi";
+        cfg.metadata = &md;
+        cfg.n_cdi_devices = 3;
+        cfg.cdi_devices = dp;
+        cfg.n_annotations = 2;
+        cfg.annotations = ap;
+        req.config = &cfg;
+        n = protobuf_c_message_get_packed_size(&req.base);
+        buf = malloc(n);
+        assert_non_null(buf);
+        protobuf_c_message_pack(&req.base, buf);
+        assert_int_equal(ncm_cri_decode_create_container(buf, n, &c, NULL), 0);
+        assert_int_equal(c.n_cdi_devices, 3);
+        assert_string_equal(c.cdi_devices[0], "vendor.com/nic=vf0");
+        assert_string_equal(c.cdi_devices[1], "vendor.com/nic=vf1");
+        assert_string_equal(c.cdi_devices[2], "k8s.gpu.example.com/gpu=claim-1-gpu0");
+        ncm_cri_container_config_done(&c);
+        free(buf);
+}
+
 static void test_cri_patch_create_container(void **state)
 {
         size_t len;
@@ -392,6 +437,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_cri_method_paths),
                         cmocka_unit_test(test_cri_decode_create_container),
+                        cmocka_unit_test(test_cri_decode_cdi_devices),
                         cmocka_unit_test(test_cri_patch_create_container),
                         cmocka_unit_test(test_cri_patch_keeps_unknown_fields),
                         cmocka_unit_test(test_cri_patch_update_resources),

@@ -4,7 +4,8 @@
  * full-pcpus-only, devices and their holders, pods known only from the checkpoint, explanations
  * from a history or replayed), and the page: every CPU drawn once with its holder, both
  * scales, hostile names escaped, the hooks (memory, hugepages, isolated and nohz_full CPUs, PCI
- * devices) absent when empty and drawn when filled, the steps and their links.
+ * devices) absent when empty and drawn when filled, the node's PCI devices in their hook, the
+ * steps and their links.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -434,6 +435,55 @@ static void test_map_page_hooks(void **state)
         fx_done(&f);
 }
 
+/* The node's PCI devices feed the hook: bridges left out, the others by class and address. */
+static void test_map_scene_pci(void **state)
+{
+        ncm_autoptr(ncm_cpuset) local = NULL;
+        ncm_pci_device devs[] = {
+                        {.address = "0000:00:00.0", .class_code = 0x060000, .numa = 0},
+                        {.address = "0000:3b:00.0", .class_code = 0x020000, .numa = 1},
+                        {.address = "0000:3c:00.0", .class_code = -1, .numa = -1},
+        };
+        ncm_autoptr(ncm_map_scene) s = NULL;
+        ncm_autofree char *page = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pci *pci = NULL;
+        fx f;
+        (void)state;
+
+        /* without PCI devices the hook stays empty */
+        fx_new(&f, SMALL, kubelet_plain, false);
+        assert_null(ncm_node_pci(f.n));
+        assert_int_equal(ncm_map_scene_from_node(f.n, NULL, &s, NULL), 0);
+        assert_int_equal(s->n_pci, 0);
+        s = ncm_map_scene_free(s);
+        ncm_node_free(f.n);
+
+        assert_int_equal(ncm_cpuset_parse_list("8-15", &local, NULL), 0);
+        devs[1].local_cpus = local;
+        assert_int_equal(ncm_pci_new(devs, 3, &pci, &err), 0);
+        ncm_topo_set_pci(f.t, pci);
+        assert_int_equal(ncm_node_new(f.t, f.cfg, NULL, &f.n, &err), 0);
+        assert_ptr_equal(ncm_node_pci(f.n), pci);
+        assert_int_equal(ncm_map_scene_from_node(f.n, NULL, &s, NULL), 0);
+        assert_int_equal(s->n_pci, 2);
+        assert_string_equal(s->pci[0].address, "0000:3b:00.0");
+        assert_string_equal(s->pci[0].class_id, "0x020000");
+        assert_int_equal(s->pci[0].numa, 1);
+        assert_string_equal(s->pci[0].local_cpus, "8-15");
+        assert_string_equal(s->pci[0].label, "Ethernet 3b:00.0");
+        assert_string_equal(s->pci[1].address, "0000:3c:00.0");
+        assert_null(s->pci[1].class_id);
+        assert_int_equal(s->pci[1].numa, -1);
+        assert_null(s->pci[1].local_cpus);
+        page = render(s, NULL);
+        assert_non_null(strstr(page, "data-pci=\"0000:3b:00.0\""));
+        assert_non_null(strstr(page, ">Ethernet 3b:00.0</text>"));
+        assert_null(strstr(page, "data-pci=\"0000:00:00.0\""));
+        assert_non_null(strstr(page, "devices without NUMA affinity"));
+        fx_done(&f);
+}
+
 /* Names come from pod files: whatever they hold is text on the page, never markup. */
 static void test_map_page_escapes(void **state)
 {
@@ -576,6 +626,7 @@ int main(void)
                         cmocka_unit_test(test_map_explanation_cut),
                         cmocka_unit_test(test_map_page_small),
                         cmocka_unit_test(test_map_page_hooks),
+                        cmocka_unit_test(test_map_scene_pci),
                         cmocka_unit_test(test_map_page_escapes),
                         cmocka_unit_test(test_map_page_compact),
                         cmocka_unit_test(test_map_page_steps),

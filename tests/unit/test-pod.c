@@ -1239,9 +1239,102 @@ static void test_pod_dup_and_format_round_trip(void **state)
         }
 }
 
+/* The containers' CDI devices: the annotation, set by a front end, copied, written back. */
+static void test_pod_cdi_devices(void **state)
+{
+        static const char text[] =
+                        "metadata:\n"
+                        "  uid: u1\n"
+                        "  annotations:\n"
+                        "    other: x\n"
+                        "    nodecm.io/cdi-devices: '{\"app\": [\"example.com/gpu=gpu1\", "
+                        "\"example.com/gpu=common\"], \"init\": []}'\n"
+                        "spec:\n"
+                        "  initContainers: [{name: init}]\n"
+                        "  containers: [{name: app}, {name: side}]\n";
+        static const char *const names[] = {"vendor.com/nic=vf0"};
+        static const char *const bad[] = {"nic0"};
+        ncm_autoptr(ncm_pod) pod = load(text);
+        ncm_autoptr(ncm_pod) copy = NULL;
+        ncm_autoptr(ncm_pod) back = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        assert_int_equal(pod->containers[0].n_cdi_devices, 2);
+        assert_string_equal(pod->containers[0].cdi_devices[1], "example.com/gpu=common");
+        assert_int_equal(pod->init_containers[0].n_cdi_devices, 0);
+        assert_int_equal(pod->containers[1].n_cdi_devices, 0);
+
+        assert_int_equal(ncm_pod_set_cdi_devices(pod, "side", names, 1, &err), 0);
+        assert_int_equal(ncm_pod_set_cdi_devices(pod, "side", bad, 1, &err), -EINVAL);
+        assert_string_equal(err.msg, "unqualified device \"nic0\", missing vendor");
+        assert_int_equal(ncm_pod_set_cdi_devices(pod, "nope", names, 1, &err), -ENOENT);
+        assert_string_equal(pod->containers[1].cdi_devices[0], "vendor.com/nic=vf0");
+
+        copy = ncm_pod_dup(pod);
+        assert_non_null(copy);
+        assert_string_equal(copy->containers[1].cdi_devices[0], "vendor.com/nic=vf0");
+        ncm_pod_format_json(copy, &b);
+        assert_non_null(strstr(b.data, "\"annotations\": {\"nodecm.io/cdi-devices\": "
+                                       "\"{\\\"app\\\": [\\\"example.com/gpu=gpu1\\\", "));
+        back = load(b.data);
+        assert_int_equal(back->containers[0].n_cdi_devices, 2);
+        assert_string_equal(back->containers[1].cdi_devices[0], "vendor.com/nic=vf0");
+        ncm_buf_done(&b);
+
+        /* a pod without any writes no annotation */
+        assert_int_equal(ncm_pod_set_cdi_devices(copy, "app", NULL, 0, &err), 0);
+        assert_int_equal(ncm_pod_set_cdi_devices(copy, "side", NULL, 0, &err), 0);
+        ncm_pod_format_json(copy, &b);
+        assert_null(strstr(b.data, "annotations"));
+        ncm_buf_done(&b);
+}
+
+static void test_pod_cdi_errors(void **state)
+{
+        (void)state;
+        expect_error("{\"metadata\": {\"uid\": \"u\", \"annotations\": []}, \"spec\": "
+                     "{\"containers\": [{\"name\": \"app\"}]}}",
+                     EINVAL, "metadata.annotations: expected object, got array");
+        expect_error("{\"metadata\": {\"uid\": \"u\", \"annotations\": {\"nodecm.io/cdi-devices\": "
+                     "1}}, \"spec\": {\"containers\": [{\"name\": \"app\"}]}}",
+                     EINVAL,
+                     "metadata.annotations[nodecm.io/cdi-devices]: expected string, got number");
+        expect_error("{\"metadata\": {\"uid\": \"u\", \"annotations\": {\"nodecm.io/cdi-devices\": "
+                     "\"[\\\"a/b=c\\\"]\"}}, \"spec\": {\"containers\": [{\"name\": \"app\"}]}}",
+                     EINVAL,
+                     "metadata.annotations[nodecm.io/cdi-devices]: expected object, got array");
+        expect_error("{\"metadata\": {\"uid\": \"u\", \"annotations\": {\"nodecm.io/cdi-devices\": "
+                     "\"{\\\"db\\\": [\\\"a/b=c\\\"]}\"}}, \"spec\": {\"containers\": "
+                     "[{\"name\": \"app\"}]}}",
+                     EINVAL,
+                     "metadata.annotations[nodecm.io/cdi-devices]: the pod has no container "
+                     "\"db\"");
+        expect_error("{\"metadata\": {\"uid\": \"u\", \"annotations\": {\"nodecm.io/cdi-devices\": "
+                     "\"{\\\"app\\\": [\\\"a/b=-c\\\"]}\"}}, \"spec\": {\"containers\": "
+                     "[{\"name\": \"app\"}]}}",
+                     EINVAL,
+                     "metadata.annotations[nodecm.io/cdi-devices]: container \"app\": invalid "
+                     "device \"a/b=-c\": invalid class \"-c\", should start with a letter or "
+                     "digit");
+        expect_error("{\"metadata\": {\"uid\": \"u\", \"annotations\": {\"nodecm.io/cdi-devices\": "
+                     "\"{\\\"app\\\": [7]}\"}}, \"spec\": {\"containers\": [{\"name\": \"app\"}]}}",
+                     EINVAL,
+                     "metadata.annotations[nodecm.io/cdi-devices]: container \"app\": [0]: "
+                     "expected a CDI device name");
+        expect_error("{\"metadata\": {\"uid\": \"u\", \"annotations\": {\"nodecm.io/cdi-devices\": "
+                     "\"{oops\"}}, \"spec\": {\"containers\": [{\"name\": \"app\"}]}}",
+                     EINVAL,
+                     "metadata.annotations[nodecm.io/cdi-devices]:1:2: invalid JSON: quoted object "
+                     "property name expected");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                        cmocka_unit_test(test_pod_cdi_devices),
+                        cmocka_unit_test(test_pod_cdi_errors),
                         cmocka_unit_test(test_pod_qos_table),
                         cmocka_unit_test(test_pod_qos_table_defaulted),
                         cmocka_unit_test(test_pod_qos_names),
