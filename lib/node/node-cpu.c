@@ -156,26 +156,35 @@ static void move_steps(ncm_node_event *e, ncm_node_event *tr)
 }
 
 /*
- * The allocation's story, as the static policy's allocateCPUs runs it: the hint's NUMA nodes
- * (their sockets with align-by-socket) first, then the rest from anywhere; each part chosen by
- * takeByTopology, described level by level.
- */
-/*
  * Which device drew which CPUs (deviceLocalCPUs: prefer): each device's local CPUs, the CPUs of
- * the result among them, and the ones that came from their uncore caches.
+ * the result among them, and the ones that came from their uncore caches. Locality only orders
+ * the CPUs isolatedCPUs lets the container have: a device's free local CPUs it keeps from the
+ * container are named, so "drew none" next to free local CPUs says why.
  */
-static void explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_location *locs, size_t nl,
-                         const ncm_cpu_near *near, size_t nn, const ncm_cpuset *result)
+static void explain_near(ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int req,
+                         const ncm_cpuset *default_before, const ncm_cpuset *reuse,
+                         const ncm_device_location *locs, size_t nl, const ncm_cpu_near *near,
+                         size_t nn, const ncm_cpuset *result)
 {
         ncm_autoptr(ncm_cpuset) local = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) uncore = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) part = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) kept = ncm_cpuset_new(); /* free, but not the container's */
+        ncm_autoptr(ncm_cpuset) cand = NULL;
 
-        if (!local || !uncore || !part)
+        if (!local || !uncore || !part || !kept)
                 return;
+        ncm_cpuset_andnot(kept, default_before, ncm_cpu_policy_reserved(n->cpu));
+        if (reuse)
+                ncm_cpuset_or(kept, kept, reuse);
+        cand = ncm_cpuset_dup(kept);
+        if (!cand)
+                return;
+        (void)ncm_cpu_policy_isolation_restrict(n->cpu, pod, req, reuse, cand);
+        ncm_cpuset_andnot(kept, kept, cand);
         for (size_t i = 0; i < nl; i++) {
                 const ncm_device_location *d = &locs[i];
-                ncm_autofree char *ls = NULL, *drew = NULL;
+                ncm_autofree char *ls = NULL, *drew = NULL, *ks = NULL;
                 if (!d->located) {
                         ncm__node_event_step(e, "device %s: not located (%s)", d->device, d->how);
                         continue;
@@ -188,9 +197,13 @@ static void explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_locati
                 ncm_cpuset_and(part, result, d->local_cpus);
                 ls = ncm_cpuset_format_list(d->local_cpus);
                 drew = ncm_cpuset_format_list(part);
-                ncm__node_event_step(e, "device %s: PCI %s%s by %s, local CPUs %s: drew %s",
+                ncm_cpuset_and(part, kept, d->local_cpus);
+                ks = ncm_cpuset_format_list(part);
+                ncm__node_event_step(e, "device %s: PCI %s%s by %s, local CPUs %s: drew %s%s%s%s",
                                      d->device, d->pci[0], d->n_pci > 1 ? ",..." : "", d->how,
-                                     ls ? ls : "", drew && drew[0] ? drew : "none");
+                                     ls ? ls : "", drew && drew[0] ? drew : "none",
+                                     ks && ks[0] ? " (isolatedCPUs keeps " : "",
+                                     ks && ks[0] ? ks : "", ks && ks[0] ? " from it)" : "");
         }
         ncm_cpu_near_sets(n->topo, near, nn, local, uncore);
         ncm_cpuset_andnot(uncore, uncore, local);
@@ -201,6 +214,11 @@ static void explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_locati
         }
 }
 
+/*
+ * The allocation's story, as the static policy's allocateCPUs runs it: the hint's NUMA nodes
+ * (their sockets with align-by-socket) first, then the rest from anywhere; each part chosen by
+ * takeByTopology, described level by level.
+ */
 static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
                                const ncm_container *c, const ncm_hint *aff,
                                const ncm_cpuset *default_before, const ncm_cpuset *reuse,
@@ -419,7 +437,8 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                 } else {
                         set_text(e, "%s", s ? s : "");
                         if (nl)
-                                explain_near(n, e, locs, nl, near, nn, now);
+                                explain_near(n, e, pod, ncm_cpu_guaranteed_cpus(pod, c), before,
+                                             reuse, locs, nl, near, nn, now);
                         explain_allocation(n, e, pod, c, affinity, before, reuse, now, &tr);
                 }
                 ncm__node_explain_knobs(n, e, pod, now != NULL);

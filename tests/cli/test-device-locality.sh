@@ -6,7 +6,7 @@
 # deviceLocalCPUs: prefer and the kubelet's CPUs without, under every topology manager policy;
 # a DRA GPU on NUMA node 1 under single-numa-node draws its CPUs from node 1 with
 # draTopologyHints: align (node 0, the kubelet's choice, without). Then devices spanning NUMA
-# nodes, the pod scope, --explain, nodecm node, and bad input.
+# nodes, the pod scope, --explain, nodecm node, isolated CPUs near the devices, and bad input.
 . "$(dirname "$0")/lib.sh"
 
 X=$(mktemp -d /dev/shm/nodecm-loc-XXXXXX 2>/dev/null || mktemp -d "$TMPD/x-XXXXXX")
@@ -193,6 +193,50 @@ case "$OUT" in *"app exclusive 8,24 (NUMA 1)"*) ;; *) fail "node admit: $OUT" ;;
 # the record keeps the pod's CDI devices
 grep -q 'nodecm.io/cdi-devices' "$TMPD/node/nodecm_pods" "$TMPD/node/nodecm_pods_journal" 2>/dev/null ||
         fail "node admit: nodecm_pods lost the CDI devices"
+
+# isolatedCPUs with deviceLocalCPUs: prefer (docs/cpu-manager.md, "With isolated CPUs"):
+# isolation restricts the candidates, locality orders them
+# iso_scenario ISOLATED MODE ANNOTATION CPUS: the NIC's VF, single-numa-node
+iso_scenario() {
+        printf '%s\n' "$1" >"$R/sys/devices/system/cpu/isolated"
+        ann=
+        [ -z "$3" ] || ann=", annotations: {nodecm.io/isolated-cpus: $3}"
+        cat >"$TMPD/s.yaml" <<EOF
+node:
+  topology: {fsroot: $R}
+  kubelet:
+    cpuManagerPolicy: static
+    reservedSystemCPUs: "0,16"
+    topologyManagerPolicy: single-numa-node
+    deviceLocalCPUs: prefer
+    isolatedCPUs: $2
+  devices: $NIC
+steps:
+- admit:
+    metadata: {uid: p1, name: p$ann}
+    spec:
+      containers:
+      - name: app
+        resources:
+          limits: {cpu: "$4", memory: 1Gi$ONE_NIC}
+EOF
+}
+# the NIC's L3 is isolated: a container that asks gets it, one that does not never does
+iso_scenario 12-15,28-31 exclusive-only require 4
+expect_cpus "NIC on isolated CPUs, require" "12-13,28-29" 1
+iso_scenario 12-15,28-31 exclusive-only '' 4
+expect_cpus "NIC on isolated CPUs, not asking" "8-9,24-25" 1
+run simulate --explain "$TMPD/s.yaml"
+case "$OUT" in *"local CPUs 12-15,28-31: drew none (isolatedCPUs keeps 12-15,28-31 from it)"*) ;;
+*) fail "NIC on isolated CPUs: explain: $OUT" ;; esac
+iso_scenario 12-15,28-31 exclude prefer 4
+expect_cpus "NIC on isolated CPUs, exclude" "8-9,24-25" 1
+# the pool is node 1's other L3: an isolated container never takes the NIC's CPUs
+iso_scenario 8-11,24-27 exclusive-only require 4
+expect_cpus "NIC off the isolated pool, require" "8-9,24-25" 1
+iso_scenario 8-11,24-27 exclusive-only '' 4
+expect_cpus "NIC off the isolated pool, not asking" "12-13,28-29" 1
+rm -f "$R/sys/devices/system/cpu/isolated"
 
 # bad input: one line naming the field
 scenario "$R" single-numa-node maybe ignore '{}' '{}' 2 ''
