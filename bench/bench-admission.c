@@ -165,7 +165,7 @@ static void hints_only(void *arg)
 {
         node *n = arg;
         ncm_tm_hints h = NCM_TM_HINTS_INIT;
-        ncm_tm_call call = {NULL, n->pod, &n->pod->containers[0]};
+        ncm_tm_call call = {.pod = n->pod, .container = &n->pod->containers[0]};
         if (cpu_hints(n, &call, &h, NULL) < 0)
                 abort();
         ncm_tm_hints_done(&h);
@@ -205,7 +205,7 @@ static void run_row(int numa, bool describe, row_result *out)
         m.n = &n;
         m.h = (ncm_tm_hints)NCM_TM_HINTS_INIT;
         {
-                ncm_tm_call call = {NULL, n.pod, &n.pod->containers[0]};
+                ncm_tm_call call = {.pod = n.pod, .container = &n.pod->containers[0]};
                 if (cpu_hints(&n, &call, &m.h, NULL) < 0)
                         abort();
         }

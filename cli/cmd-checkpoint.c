@@ -456,6 +456,17 @@ static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
                         }
                 }
         }
+        if (c->npromised) {
+                /* nodecm's member: what in-place resizes never take away (KEP-5554) */
+                ncm_buf_puts(b, "\nPROMISED (nodecm, in-place resize)\n");
+                for (size_t i = 0; i < c->npromised; i++)
+                        for (size_t j = 0; j < c->promised[i].n; j++) {
+                                pad(b, c->promised[i].uid, w1 + 2);
+                                pad(b, c->promised[i].entries[j].name, w2 + 2);
+                                show_cpus_text(b, c->promised[i].entries[j].cpus);
+                                ncm_buf_putc(b, '\n');
+                        }
+        }
         if (c->npod_entries) {
                 ncm_buf_puts(b, "\nPOD-LEVEL (V3)\n");
                 for (size_t i = 0; i < c->npod_entries; i++) {
@@ -535,6 +546,22 @@ static void show_json(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
                 }
         }
         ncm_buf_putc(b, ']');
+        if (c->npromised) {
+                ncm_buf_puts(b, ",\"promised\":[");
+                first = true;
+                for (size_t i = 0; i < c->npromised; i++)
+                        for (size_t j = 0; j < c->promised[i].n; j++) {
+                                ncm_buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
+                                json_str(b, c->promised[i].uid);
+                                ncm_buf_puts(b, ",\"container\":");
+                                json_str(b, c->promised[i].entries[j].name);
+                                ncm_buf_puts(b, ",\"cpuSet\":");
+                                json_cpus_text(b, c->promised[i].entries[j].cpus);
+                                ncm_buf_putc(b, '}');
+                                first = false;
+                        }
+                ncm_buf_putc(b, ']');
+        }
         if (c->format == NCM_CPU_CHECKPOINT_V1) {
                 ncm_buf_puts(b, ",\"v1Entries\":[");
                 for (size_t i = 0; i < c->nv1; i++) {

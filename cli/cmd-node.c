@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * nodecm node init|admit|remove|status|reconcile|pods|explain --root-dir DIR: a node kept in a
- * directory, driven from the shell one command at a time (lib/node's ncm_node_dir does the work:
+ * nodecm node init|admit|resize|remove|status|reconcile|pods|explain --root-dir DIR: a node kept in
+ * a directory, driven from the shell one command at a time (lib/node's ncm_node_dir does the work:
  * the lock, the kubelet's start, persistence, the enforcer). With --connect SOCKET the same
  * commands (and watch) go to a running nodecmd instead. Either way the command is one call of
  * the control API (lib/ctl), run in this process on the opened node or by the daemon, so the
@@ -26,6 +26,7 @@ static void usage(FILE *f)
 {
         fputs("Usage: nodecm node init [OPTIONS]\n"
               "       nodecm node admit POD [--explain] [OPTIONS]\n"
+              "       nodecm node resize POD [--explain] [OPTIONS]\n"
               "       nodecm node remove POD_UID [CONTAINER] [OPTIONS]\n"
               "       nodecm node status [--json | --html FILE] [OPTIONS]\n"
               "       nodecm node reconcile [OPTIONS]\n"
@@ -43,6 +44,10 @@ static void usage(FILE *f)
               "  admit      admit POD (JSON or YAML, '-' for stdin): its containers' CPUs, NUMA\n"
               "             nodes and devices; the pod and container cgroups and every shared\n"
               "             container's cpuset follow\n"
+              "  resize     resize POD in place: the whole pod again (the same UID) with new\n"
+              "             cpu and memory; exclusive CPUs and pinned memory move only with the\n"
+              "             kubelet's gates (InPlacePodVerticalScalingExclusiveCPUs, ...Memory);\n"
+              "             refused: the reason (Infeasible, Deferred, Invalid) on stderr\n"
               "  remove     release a pod (or one of its containers) and its cgroups\n"
               "  status     the CPU map: who holds each CPU, the shared pool, reserved CPUs\n"
               "  reconcile  write every container's cpuset again from the state\n"
@@ -64,9 +69,11 @@ static void usage(FILE *f)
               "  --cgroup-version 1|2      a typical v1 or v2 layout at --root (plan, tests)\n"
               "  --capacity LIST           node capacity (default: this machine)\n"
               "  --no-wait                 fail instead of waiting for another command's lock\n"
-              "  --explain                 admit: the hints, the merge and the allocator's steps\n"
-              "  --json                    one JSON line (admit, remove: as simulate's step;\n"
-              "                            status: the state line plus the CPU map and pods)\n"
+              "  --explain                 admit, resize: the hints, the merge and the\n"
+              "                            allocator's steps (resize: why a refusal refused)\n"
+              "  --json                    one JSON line (admit, resize, remove: as simulate's\n"
+              "                            step; status: the state line plus the CPU map and\n"
+              "                            pods)\n"
               "  --html FILE               status: write the node map to FILE, one\n"
               "                            self-contained page (docs/map.md)\n"
               "  -h, --help                show this help\n\n" CLI_KUBELET_FLAGS_HELP
@@ -179,6 +186,13 @@ static int request(args *a, const char *const *pos, ncm_ctl_method *ret_m, ncm_b
                              : NCM_CTL_FORMAT_TEXT;
         if (strcmp(a->cmd, "admit") == 0 || strcmp(a->cmd, "explain") == 0) {
                 m = a->cmd[0] == 'a' ? NCM_CTL_ADMIT : NCM_CTL_EXPLAIN;
+                r = ncm_ctl_read_pod(pos[0], pod_text, &q.pod_len, &q.source, err);
+                if (r < 0)
+                        return r;
+                q.pod = *pod_text;
+                q.explain = a->explain;
+        } else if (strcmp(a->cmd, "resize") == 0) {
+                m = NCM_CTL_RESIZE;
                 r = ncm_ctl_read_pod(pos[0], pod_text, &q.pod_len, &q.source, err);
                 if (r < 0)
                         return r;
@@ -375,6 +389,7 @@ int cmd_node(int argc, char **argv)
                         {"remove", 1, 2, "POD_UID [CONTAINER]"}, {"status", 0, 0, "no argument"},
                         {"reconcile", 0, 0, "no argument"},      {"pods", 0, 0, "no argument"},
                         {"explain", 1, 1, "one POD file"},       {"watch", 0, 0, "no argument"},
+                        {"resize", 1, 1, "one POD file"},
         };
         static const struct option opts[] = {
                         CLI_SOURCE_OPTIONS,
@@ -402,8 +417,8 @@ int cmd_node(int argc, char **argv)
                                       &a, usage, &p);
         if (r == 0) {
                 a.cmd = subs[p.sub].name;
-                if (a.explain && strcmp(a.cmd, "admit") != 0)
-                        r = cli_usage_error(a.name, "--explain is for admit only");
+                if (a.explain && strcmp(a.cmd, "admit") != 0 && strcmp(a.cmd, "resize") != 0)
+                        r = cli_usage_error(a.name, "--explain is for admit and resize only");
                 else if (a.html && strcmp(a.cmd, "status") != 0)
                         r = cli_usage_error(a.name, "--html is for status only");
                 else if (a.html && a.json)

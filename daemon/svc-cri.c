@@ -336,6 +336,84 @@ static void on_sandbox_removed(void *data, const char *id)
         submit_removed(data, id, true);
 }
 
+/*
+ * UpdateContainerResources: for a container nodecm placed, new shares, quota or memory are an
+ * in-place resize, decided on the node (ncm_cri_node_update): forwarded with the new cpusets,
+ * or refused with the kubelet's reason, nothing changed. The shared pool follows through the
+ * reconcile a pool change starts.
+ */
+static void job_update(nodecmd *d, nodecmd_job *job, void *data)
+{
+        job_arg *a = data;
+        cri *c = a->c;
+        ncm_cri_resources res = {0};
+        ncm_cri_decision dec = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf patched = NCM_BUF_INIT;
+        ncm_autofree char *id = NULL;
+        size_t len;
+        const uint8_t *req = ncm_cri_ticket_request(a->t, &len);
+        uint64_t t0 = nodecmd_now_ns();
+        int r;
+
+        dec.ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
+        r = ncm_cri_decode_update_resources(req, len, &id, &res, &err);
+        if (r >= 0)
+                r = ncm_cri_node_update(c->cn, id, &res, &dec, &err);
+        free(res.cpuset_cpus);
+        free(res.cpuset_mems);
+        if (r < 0) {
+                nodecmd_log(d, NODECMD_WARN, "UpdateContainerResources failed", "error=%s",
+                            nodecmd_q(d, 0, err.msg));
+                ncm_cri_ticket_refuse(a->t,
+                                      r == -ENOMEM ? NCM_RPC_RESOURCE_EXHAUSTED : NCM_RPC_INTERNAL,
+                                      err.msg);
+        } else if (dec.action == NCM_CRI_REFUSE) {
+                nodecmd_log(d, NODECMD_INFO, "resize refused", "pod=%s container=%s error=%s",
+                            nodecmd_q(d, 0, dec.pod_uid), nodecmd_q(d, 1, dec.container),
+                            nodecmd_q(d, 2, dec.message));
+                changed(c, NCM_CTL_RESIZE, &dec.ctl, 0, t0);
+                ncm_cri_ticket_refuse(a->t, dec.code, dec.message);
+        } else if (dec.action == NCM_CRI_ADMIT && dec.cpuset_cpus &&
+                   ncm_cri_patch_update_resources(req, len, dec.cpuset_cpus, dec.cpuset_mems,
+                                                  &patched, NULL) == 0) {
+                if (dec.ctl.resize) {
+                        nodecmd_log(d, NODECMD_INFO, "container resized",
+                                    "pod=%s container=%s cpus=%s", nodecmd_q(d, 0, dec.pod_uid),
+                                    nodecmd_q(d, 1, dec.container),
+                                    nodecmd_q(d, 2, dec.cpuset_cpus));
+                        changed(c, NCM_CTL_RESIZE, &dec.ctl, 0, t0);
+                }
+                ncm_cri_ticket_forward(a->t, (const uint8_t *)patched.data, patched.len);
+        } else {
+                if (dec.ctl.resize)
+                        changed(c, NCM_CTL_RESIZE, &dec.ctl, 0, t0);
+                ncm_cri_ticket_forward(a->t, req, len);
+        }
+        ncm_buf_done(&patched);
+        ncm_cri_decision_done(&dec);
+        arg_free(a);
+        nodecmd_job_done(d, job);
+}
+
+static void on_update(void *data, ncm_cri_ticket *t, const char *id)
+{
+        cri *c = data;
+        job_arg *a;
+
+        (void)id; /* decoded again in the job, with the resources */
+        if (c->stopping || nodecmd_stopping(c->d)) {
+                ncm_cri_ticket_refuse(t, NCM_RPC_UNAVAILABLE, "nodecmd is stopping");
+                return;
+        }
+        a = arg_new(c, t, NULL, NULL, NULL);
+        if (!a || !nodecmd_submit(c->d, "UpdateContainerResources", job_update, a)) {
+                if (a)
+                        arg_free(a);
+                ncm_cri_ticket_refuse(t, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
+        }
+}
+
 static int on_cpusets(void *data, const char *id, char **ret_cpus, char **ret_mems)
 {
         cri *c = data;
@@ -350,6 +428,7 @@ static const ncm_cri_proxy_ops proxy_ops = {
                 .container_removed = on_container_removed,
                 .sandbox_removed = on_sandbox_removed,
                 .container_cpusets = on_cpusets,
+                .container_update = on_update,
 };
 
 /* ---- reconcile ---------------------------------------------------------------------------- */

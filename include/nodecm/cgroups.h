@@ -981,6 +981,16 @@ NCM_API int ncm_cgroup_manager_container_path(const ncm_cgroup_manager *m, const
                                               char **ret, ncm_error *err);
 
 /*
+ * Append to PLAN the values RES (written as they are, nothing created) for the existing
+ * container cgroup CONTAINER_LEAF of POD_UID (tier QOS): what an in-place resize changes.
+ */
+NCM_API int ncm_cgroup_manager_plan_container_resources(const ncm_cgroup_manager *m,
+                                                        const char *pod_uid, ncm_qos_class qos,
+                                                        const char *container_leaf,
+                                                        const ncm_cgroup_resources *res,
+                                                        ncm_cgroup_plan *plan, ncm_error *err);
+
+/*
  * Append to PLAN the cpuset of the container cgroup CONTAINER_LEAF of POD_UID (tier QOS):
  * cpuset.cpus = CPUS and, when MEMS is given, cpuset.mems. Nothing is created.
  */

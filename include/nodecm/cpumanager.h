@@ -470,6 +470,87 @@ NCM_API void ncm_cpu_policy_available(const ncm_cpu_policy *p, const ncm_cpu_sta
 NCM_API void ncm_cpu_policy_available_physical(const ncm_cpu_policy *p, const ncm_cpu_state *s,
                                                ncm_cpuset *out);
 
+/* ------------------------------------------------------------------------------------------
+ * In-place resize of exclusive CPUs (KEP-5554, gate InPlacePodVerticalScalingExclusiveCPUs;
+ * docs/cpu-manager.md "Resize")
+ *
+ * A container's promised CPUs (ncm_cpu_state_promised) are those of its first admission: an
+ * upsize keeps every CPU it holds and adds free ones (its NUMA affinity only grows), a
+ * downsize keeps the promise and gives back others, and nothing goes below the promise.
+ */
+
+/* KEP-5554's error types (the admission result's reason of a refused resize's allocation). */
+#define NCM_CPU_REASON_PROHIBITED "prohibitedCPUAllocationError"
+#define NCM_CPU_REASON_INCONSISTENT "inconsistentCPUAllocationError"
+#define NCM_CPU_REASON_PROMISED_MISSING "getPromisedCPUSetError"
+
+/*
+ * takeByTopology with must-keep CPUs: N CPUs holding all of MUST_KEEP (may be NULL), the
+ * others chosen by the allocator O configures (as ncm_cpu_take()) first out of REUSABLE (may be
+ * NULL: CPUs to prefer, such as a container's own when it shrinks), then out of AVAILABLE (may
+ * be NULL). The packed algorithm runs as the kubelet's accumulator would had it taken MUST_KEEP
+ * first; the distributed one spreads what it adds over MUST_KEEP's NUMA nodes when they have
+ * room. Errors: NCM_E_UNSATISFIABLE with `requested number of CPUs ( N ) are less than number of
+ * retained CPUs ( K )`, or the allocator's. RET is untouched on error.
+ */
+NCM_API int ncm_cpu_take_keep(const ncm_cpu_index *ix, const ncm_cpu_options *o,
+                              const ncm_cpuset *available, const ncm_cpuset *must_keep,
+                              const ncm_cpuset *reusable, int n, ncm_cpuset *ret, ncm_error *err);
+
+/*
+ * Whether container C of POD (its new resources; BEFORE_TEXT the cpu request it was admitted
+ * with, for messages) can be resized by the policy: 1 when its exclusive CPUs must change, 0
+ * when nothing of the CPU manager's changes (shared before and after, the same count, the
+ * none policy, pod-level resources), or -NCM_E_ADMISSION with *RET_TYPE one of the reasons
+ * above and KEP-5554's text: a container moving between the shared pool and exclusive CPUs
+ * (inconsistent), one without a promise (getPromisedCPUSet), one below its promise
+ * (prohibited).
+ */
+NCM_API int ncm_cpu_resize_check(const ncm_cpu_policy *p, const ncm_cpu_state *s,
+                                 const ncm_pod *pod, const ncm_container *c,
+                                 const char *before_text, const char **ret_type, ncm_error *err);
+
+/*
+ * Allocate for a resize of container C of POD (its new resources) with the topology manager's
+ * AFFINITY: after ncm_cpu_resize_check(), an upsize takes the missing CPUs inside the hint
+ * first (ncm_cpu_take_keep with the current CPUs kept), a downsize keeps the promise and the
+ * hint's part of the current CPUs; the default set takes or gives the difference (CPUs a
+ * sibling still holds stay out of it). full-pcpus-only: SMTAlignmentError as for an admission
+ * (the container's own CPUs count as available). With isolatedCPUs an upsize takes only free
+ * CPUs of the container's pool (ncm_cpu_policy_isolation_resize_pool), NCM_E_UNSATISFIABLE
+ * naming the pool when it holds too few. 0, or -errno with *RET_TYPE set for a typed refusal;
+ * on error the state is unchanged.
+ */
+NCM_API int ncm_cpu_policy_resize(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                                  const ncm_container *c, const ncm_hint *affinity,
+                                  const char *before_text, const char **ret_type, ncm_error *err);
+
+/*
+ * ncm_cpu_policy_resize() preferring CPUs near NEAR[0..N) (deviceLocalCPUs: prefer) as
+ * ncm_cpu_policy_allocate_near() does, for the CPUs the resize chooses: within the hint's CPUs
+ * (every CPU it may take without a hint) an upsize adds first the devices' local CPUs, then
+ * those sharing their uncore caches; a downsize keeps, beyond the promise, its CPUs near them
+ * first. What is kept is kept either way. N == 0 is ncm_cpu_policy_resize() exactly.
+ */
+NCM_API int ncm_cpu_policy_resize_near(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
+                                       const ncm_container *c, const ncm_hint *affinity,
+                                       const ncm_cpu_near *near, size_t n, const char *before_text,
+                                       const char **ret_type, ncm_error *err);
+
+/*
+ * The hints of a resize of container C (NULL: the whole pod, pod scope): no preference when
+ * nothing is exclusive or the policy will refuse the resize (its Allocate says why); else the
+ * masks that hold every CPU the container keeps and enough CPUs it may take (upsize: its CPUs
+ * and the free ones, so the affinity only grows; downsize: its promise and its other CPUs),
+ * ordered and preferred as ncm_cpu_hints_generate(). As a list or a description.
+ */
+NCM_API int ncm_cpu_policy_resize_hints(ncm_cpu_policy *p, const ncm_cpu_state *s,
+                                        const ncm_pod *pod, const ncm_container *c,
+                                        ncm_hint_list *out, ncm_error *err);
+NCM_API int ncm_cpu_policy_resize_hints_describe(ncm_cpu_policy *p, const ncm_cpu_state *s,
+                                                 const ncm_pod *pod, const ncm_container *c,
+                                                 ncm_hint_desc **ret, ncm_error *err);
+
 /* guaranteedCPUs: exclusive CPUs container C would get (0: shared pool). */
 NCM_API int ncm_cpu_guaranteed_cpus(const ncm_pod *pod, const ncm_container *c) NCM_PURE;
 /* podGuaranteedCPUs: the pod's total for pod-scope hints (init containers and sidecars
@@ -517,6 +598,14 @@ NCM_API int ncm_cpu_policy_set_isolation(ncm_cpu_policy *p, ncm_cpu_isolation mo
  */
 NCM_API int ncm_cpu_policy_isolation_restrict(const ncm_cpu_policy *p, const ncm_pod *pod, int n,
                                               const ncm_cpuset *reusable, ncm_cpuset *set);
+/*
+ * SET holds the free CPUs an in-place resize of a container of POD now holding HAVE could grow
+ * into: restrict it to the container's pool (EXCLUDE: no isolated CPU; EXCLUSIVE_ONLY: the
+ * isolated ones when it holds only isolated CPUs or POD says "require", the others when it
+ * holds none, all when it holds both). Returns the tier as ncm_cpu_policy_isolation_restrict().
+ */
+NCM_API int ncm_cpu_policy_isolation_resize_pool(const ncm_cpu_policy *p, const ncm_pod *pod,
+                                                 const ncm_cpuset *have, ncm_cpuset *set);
 /* P's isolation mode; *ISOLATED (may be NULL) receives its isolated CPUs, owned by P (NULL
  * under IGNORE). */
 NCM_API ncm_cpu_isolation ncm_cpu_policy_isolation(const ncm_cpu_policy *p,

@@ -196,6 +196,30 @@ NCM_API bool ncm_cpu_state_next(const ncm_cpu_state *s, ncm_cpu_state_iter *it, 
 /* OUT = union of every container's set (all exclusively assigned CPUs). */
 NCM_API void ncm_cpu_state_assigned(const ncm_cpu_state *s, ncm_cpuset *out);
 
+/*
+ * Promised CPUs (KEP-5554, in-place resize of exclusive CPUs): the CPUs a container got at its
+ * first admission, which a resize never takes away. Not a kubelet 1.37 state field (the
+ * kubelet's development branch keeps them as "baselines", docs/cpu-manager.md "Resize"); nodecm
+ * records them only with the InPlacePodVerticalScalingExclusiveCPUs gate on, so that a state
+ * without them is the kubelet's own. A promise lives and dies with its container's entry (set,
+ * delete, delete_pod and clear drop it with the entry; dup, equal and assign include it).
+ */
+
+/* The promised CPUs of (POD, CONTAINER), or NULL when none are kept. Owned by S. */
+NCM_API const ncm_cpuset *ncm_cpu_state_promised(const ncm_cpu_state *s, const char *pod,
+                                                 const char *container) NCM_PURE;
+/* The same by index (as ncm_cpu_state_container_cpus). */
+NCM_API const ncm_cpuset *ncm_cpu_state_container_promised(const ncm_cpu_state *s, size_t pod,
+                                                           size_t ctr) NCM_PURE;
+/* Whether any container has promised CPUs. */
+NCM_API bool ncm_cpu_state_has_promised(const ncm_cpu_state *s) NCM_PURE;
+/*
+ * Keep a copy of CPUS as the promise of (POD, CONTAINER), which must hold CPUs (-ENOENT
+ * otherwise); NULL forgets it. Persists. -ENOMEM leaves S unchanged.
+ */
+NCM_API int ncm_cpu_state_set_promised(ncm_cpu_state *s, const char *pod, const char *container,
+                                       const ncm_cpuset *cpus, ncm_error *err);
+
 /* ------------------------------------------------------------------------------------------ */
 /* 2. Start-up validation                                                                      */
 /* ------------------------------------------------------------------------------------------ */
@@ -318,6 +342,13 @@ typedef struct ncm_cpu_checkpoint {
          * else "checkpoint is corrupted".
          */
         char *kubelet_error;
+        /*
+         * nodecm's "promised" member (pod UID -> container -> CPUs at first admission), read
+         * beside the kubelet's fields and outside its checksum; sorted as PODS. No kubelet reads
+         * it (an unknown field to encoding/json).
+         */
+        size_t npromised;
+        ncm_cpu_checkpoint_pod *promised;
 } ncm_cpu_checkpoint;
 
 /*
@@ -394,6 +425,9 @@ NCM_API int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *
  * {"policyName":…,"defaultCpuSet":…,"entries":{…},"checksum":N} with canonical cpuset strings,
  * map keys sorted bytewise, "entries" omitted when there is no pod key, no trailing newline.
  * The checksum is the legacy (CPUManagerCheckpoint) rendering's, which every kubelet accepts.
+ * When S keeps promised CPUs (ncm_cpu_state_set_promised), nodecm's "promised" member follows
+ * "entries" (same shape); the checksum does not cover it and every kubelet ignores it, so the
+ * file still verifies and restores as V2. Without promises the bytes are the kubelet's.
  */
 NCM_API void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b);
 

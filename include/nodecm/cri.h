@@ -300,6 +300,10 @@ typedef struct ncm_cri_ticket ncm_cri_ticket;
  *   sandbox_removed    RemovePodSandbox ID answered OK
  *   container_cpusets  a client's UpdateContainerResources for ID: return 1 with the cpusets
  *                      nodecm keeps (*RET_CPUS, *RET_MEMS malloc'd), 0 to forward it unchanged
+ *   container_update   instead of container_cpusets: a client's UpdateContainerResources for ID
+ *                      waits for the owner, who answers through T (its request:
+ *                      ncm_cri_ticket_request) with ncm_cri_ticket_forward() (patched or as it
+ *                      came) or ncm_cri_ticket_refuse(), now or later (an in-place resize)
  */
 typedef struct ncm_cri_proxy_ops {
         void (*sandbox_ran)(void *data, const char *id, const ncm_cri_sandbox_config *cfg);
@@ -308,6 +312,7 @@ typedef struct ncm_cri_proxy_ops {
         void (*container_removed)(void *data, const char *id);
         void (*sandbox_removed)(void *data, const char *id);
         int (*container_cpusets)(void *data, const char *id, char **ret_cpus, char **ret_mems);
+        void (*container_update)(void *data, ncm_cri_ticket *t, const char *id);
 } ncm_cri_proxy_ops;
 
 typedef struct ncm_cri_proxy_options {
@@ -440,6 +445,20 @@ NCM_API int ncm_cri_node_container_removed(ncm_cri_node *cn, const char *id, ncm
                                            ncm_error *err);
 NCM_API int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_result *res,
                                          ncm_error *err);
+/*
+ * A client's UpdateContainerResources for container ID with RES (its linux resources). A
+ * container nodecm did not place: NCM_CRI_PASS. One whose cpu shares, quota or memory limit
+ * differ from the recorded ones is the kubelet resizing its pod in place (KEP-1287; the
+ * kubelet's own CPU manager policy is none, nodecm decides): the pod rebuilt from the record
+ * with the container's new values is resized (ncm_ctl_resize; RET->ctl reports it), the record
+ * and the node's files written in one batch. NCM_CRI_ADMIT: forward the update with
+ * RET->cpuset_cpus / cpuset_mems (the new ones after a resize; NULL: nodecm pins nothing);
+ * NCM_CRI_REFUSE: end the call with RET->code and "REASON: MESSAGE" (Infeasible, ...), nothing
+ * changed. -errno for failures that are not decisions (nothing changed either).
+ */
+NCM_API int ncm_cri_node_update(ncm_cri_node *cn, const char *id, const ncm_cri_resources *res,
+                                ncm_cri_decision *ret, ncm_error *err);
+
 /* The cpusets container ID must keep: 1 with *RET_CPUS and *RET_MEMS (malloc'd), 0 when nodecm
  * does not manage it, -ENOMEM. */
 NCM_API int ncm_cri_node_cpusets(const ncm_cri_node *cn, const char *id, char **ret_cpus,

@@ -42,6 +42,7 @@ typedef enum ncm_ctl_method {
         NCM_CTL_WATCH, /* server streaming: events, see ncm_ctl_result.event */
         NCM_CTL_RECONCILE,
         NCM_CTL_LIST_DEVICES, /* the device manager's resources and devices (`nodecm devices`) */
+        NCM_CTL_RESIZE,       /* an in-place resize (nodecm/node-resize.h) */
         NCM_CTL_N_METHODS,
 } ncm_ctl_method;
 
@@ -64,10 +65,10 @@ typedef enum ncm_ctl_format {
 
 /* The fields of a request; each method reads the ones it takes. */
 typedef struct ncm_ctl_request {
-        const char *pod; /* Admit, Explain: the pod's text (JSON or YAML) */
+        const char *pod; /* Admit, Explain, Resize: the pod's text (JSON or YAML) */
         size_t pod_len;
-        const char *source;    /* Admit, Explain: its file name for errors ("pod.yaml") */
-        bool explain;          /* Admit */
+        const char *source;    /* Admit, Explain, Resize: its file name for errors */
+        bool explain;          /* Admit, Resize */
         const char *pod_uid;   /* RemoveContainer, RemovePod */
         const char *container; /* RemoveContainer */
         ncm_ctl_format format;
@@ -115,11 +116,13 @@ typedef struct ncm_ctl_result {
         bool admission;     /* an admission was decided (Admit; counts for metrics) */
         bool admitted;      /* ... and admitted */
         int64_t reconciled; /* Reconcile: containers whose cpuset was written again */
+        bool resize;        /* a resize was decided (Resize) */
+        bool resized;       /* ... and resized */
 } ncm_ctl_result;
 
 #define NCM_CTL_RESULT_INIT                                                                        \
         {                                                                                          \
-                NCM_BUF_INIT, NCM_BUF_INIT, false, false, false, false, 0                          \
+                NCM_BUF_INIT, NCM_BUF_INIT, false, false, false, false, 0, false, false            \
         }
 
 NCM_API void ncm_ctl_result_done(ncm_ctl_result *r);
@@ -138,6 +141,18 @@ NCM_API void ncm_ctl_result_done(ncm_ctl_result *r);
  */
 NCM_API int ncm_ctl_handle(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req,
                            size_t len, ncm_ctl_result *ret, ncm_error *err);
+
+/*
+ * The typed entry behind Resize, for callers that hold the pod already (the CRI proxy's
+ * UpdateContainerResources): ncm_node_resize() of POD on T's node (with T's kubelet flag;
+ * EXPLAIN records the re-admission), reported as the Resize call reports it: RES gets the
+ * packed ResizeResult (with FORMAT's output), the event, and whether the node and its shared
+ * pool changed; *RET_ADM (may be NULL) the outcome itself (ncm_node_admission_free). Errors as
+ * ncm_node_resize().
+ */
+NCM_API int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, bool explain,
+                           ncm_ctl_format format, ncm_ctl_result *res, ncm_node_admission **ret_adm,
+                           ncm_error *err);
 
 /*
  * The packed Event EV[0..LEN) with its sequence number set, appended to OUT (protobuf's
@@ -183,8 +198,9 @@ NCM_API int ncm_ctl_watch(const char *socket, int (*fn)(const uint8_t *ev, size_
 
 /*
  * What a command prints for reply REPLY[0..LEN) of M: its output appended to OUT, and the
- * verdict: 0, or for an Admit that was refused -NCM_E_ADMISSION with ERR "REASON: MESSAGE"
- * (exit status 1, as the daemon-less command). -EINVAL when REPLY does not decode.
+ * verdict: 0, or for an Admit or a Resize that was refused -NCM_E_ADMISSION with ERR
+ * "REASON: MESSAGE" (exit status 1, as the daemon-less command). -EINVAL when REPLY does not
+ * decode.
  */
 NCM_API int ncm_ctl_reply_output(ncm_ctl_method m, const uint8_t *reply, size_t len, ncm_buf *out,
                                  ncm_error *err);

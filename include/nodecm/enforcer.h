@@ -15,7 +15,9 @@
  *   isolation   CRI-O's knobs and the interrupts made to match every container that asks
  *               (nodecm/cgroup-knobs.h), in every transaction of a node that has any;
  *   pod_remove  a removed pod: its cgroups go (always the last call before commit, as a
- *               removal cannot be undone).
+ *               removal cannot be undone);
+ *   pod_resize  a pod resized in place: its new limits and cpusets, in two phases around
+ *               the shared pool's pod_cpus (see ncm_enforce_resize).
  *
  * Built in: "none" (does nothing: the simulator), "plan" (records the writes it would make),
  * "cgroupfs" (cgroup v1 or v2 through a cgroup mount root). Later enforcers (CRI
@@ -81,6 +83,25 @@ typedef struct ncm_enforce_isolation {
         unsigned fixed[NCM_KNOB_FIX_N]; /* out: what the call changed, by kind */
 } ncm_enforce_isolation;
 
+/*
+ * An in-place resize (pod_resize): the pod as it was and as it is now. AFTER lists the
+ * containers with their new cpusets; CPUS_BEFORE[i] is the cpuset AFTER's container i had.
+ * The node calls pod_resize twice in one transaction, around the shared pool's pod_cpus calls:
+ * PHASE SHRINK, for what goes down (containers whose limits fall get them first, then their
+ * cpusets narrowed), and PHASE GROW, for what goes up (the pod cgroup, then containers whose
+ * cpusets widen, then their limits). So a container never runs outside both its old and its
+ * new cpuset, a parent's limit is never below a child's, and the shared containers leave the
+ * CPUs a grown container takes before it gets them.
+ */
+enum { NCM_ENFORCE_RESIZE_SHRINK = 0, NCM_ENFORCE_RESIZE_GROW = 1 };
+
+typedef struct ncm_enforce_resize {
+        const ncm_pod *before;
+        const ncm_enforce_pod *after;
+        const ncm_cpuset *const *cpus_before;
+        int phase;
+} ncm_enforce_resize;
+
 /* What start() is given. */
 typedef struct ncm_enforce_start {
         const ncm_node_config *cfg;
@@ -115,6 +136,10 @@ typedef struct ncm_enforcer_ops {
          * rollback like the rest. Counts what it changed in ISO->fixed.
          */
         int (*isolation)(void *data, ncm_enforce_isolation *iso, ncm_error *err);
+        /* a resized pod, in two phases (ncm_enforce_resize); NULL: the enforcer cannot see a
+         * resize (the OCI hook's), the reconcile loop keeps the cpusets */
+        int (*pod_resize)(void *data, const ncm_enforce_resize *r,
+                          const ncm_cgroup_qos_usage *usage, ncm_error *err);
 } ncm_enforcer_ops;
 
 typedef struct ncm_enforcer ncm_enforcer;

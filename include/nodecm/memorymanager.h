@@ -96,6 +96,11 @@ typedef struct ncm_mem_container {
         ncm_mem_block *blocks;
         size_t n;
         bool nil;
+        /* nodecm's, not the kubelet's: the bytes of "memory" the container got at its first
+         * admission, which an in-place resize never goes below (InPlacePodVerticalScaling-
+         * ExclusiveMemory; ncm_mem_state_set_promised) */
+        bool has_promised;
+        uint64_t promised;
 } ncm_mem_container;
 
 /* A pod's containers (sorted by name) with their blocks. */
@@ -161,6 +166,12 @@ NCM_API const ncm_mem_container *ncm_mem_state_container(const ncm_mem_state *s,
 /* The NUMA nodes the container's blocks lie on (GetMemoryNUMANodes); 0 when it has none. */
 NCM_API ncm_bitmask ncm_mem_state_container_numa(const ncm_mem_state *s, const char *pod_uid,
                                                  const char *container) NCM_PURE;
+/* Keep BYTES as the promise of the container, which must have blocks (-ENOENT). */
+NCM_API int ncm_mem_state_set_promised(ncm_mem_state *s, const char *pod_uid, const char *container,
+                                       uint64_t bytes);
+/* Whether any container has a promise. */
+NCM_API bool ncm_mem_state_has_promised(const ncm_mem_state *s) NCM_PURE;
+
 /* Delete: forget the container's blocks (and the pod when it was its last). 1 when found. */
 NCM_API int ncm_mem_state_delete(ncm_mem_state *s, const char *pod_uid, const char *container);
 /* Forget every block of POD_UID (and its pod entry). Returns how many containers went. */
@@ -334,6 +345,27 @@ NCM_API int ncm_mem_policy_allocate(ncm_mem_policy *p, ncm_mem_state *s, const n
                                     const ncm_container *container, const ncm_hint *affinity,
                                     bool *ret_pinned, ncm_error *err);
 
+/*
+ * In-place resize of CONTAINER of POD (its new resources), KEP-5554's rules for memory blocks
+ * (gate InPlacePodVerticalScalingExclusiveMemory): the container's "memory" block takes its new
+ * size on the NUMA nodes it spans (its affinity does not move: a group spanning more nodes
+ * would change what every other container's hints may use), an upsize out of their free
+ * memory, a downsize never below the promise; then the machine state is what the kubelet's
+ * start-up replay of every assignment gives (ncm_mem_policy_fit), so that it validates after a
+ * restart. 0 when nothing is pinned or nothing changes; -NCM_E_ADMISSION with the reason in
+ * ERR (and *RET_TYPE) ("[memorymanager] ... NUMA node(s) 0 have N bytes of memory free, M more are
+ * needed", "prohibitedMemoryAllocation Error: ...", "getPromisedMemory Error: ..."); -ENOMEM. S is
+ * unchanged on error.
+ */
+NCM_API int ncm_mem_policy_resize(ncm_mem_policy *p, ncm_mem_state *s, const ncm_pod *pod,
+                                  const ncm_container *container, const char **ret_type,
+                                  ncm_error *err);
+
+/* The types of the refusals above (*RET_TYPE; NULL for the others, which the topology manager
+ * reports as unexpected, as it does the memory manager's admission errors). */
+#define NCM_MEM_REASON_PROHIBITED "prohibitedMemoryAllocationError"
+#define NCM_MEM_REASON_PROMISED_MISSING "getPromisedMemoryError"
+
 /* RemoveContainer: release the container's blocks node by node. 1 when it had blocks. */
 NCM_API int ncm_mem_policy_remove(ncm_mem_policy *p, ncm_mem_state *s, const char *pod_uid,
                                   const char *container);
@@ -420,7 +452,9 @@ NCM_API int ncm_mem_checkpoint_decode(const char *text, size_t len, const char *
 NCM_API int ncm_mem_checkpoint_probe(const char *text, size_t len, const char *name,
                                      ncm_error *err);
 
-/* Append the file the kubelet writes for S in layout VERSION, checksums included. */
+/* Append the file the kubelet writes for S in layout VERSION, checksums included. With
+ * promises (ncm_mem_state_set_promised), nodecm's "promised" member ({"<pod>": {"<container>":
+ * bytes}}) precedes "checksum", outside every checksum: the kubelet ignores it. */
 NCM_API void ncm_mem_checkpoint_format(const ncm_mem_state *s, ncm_mem_checkpoint_version version,
                                        ncm_buf *b);
 

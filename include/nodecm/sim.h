@@ -62,10 +62,11 @@ NCM_API const char *ncm_scenario_description(const ncm_scenario *s) NCM_PURE;
 /* One step as it ran, for ncm_simulate_options.step_fn. */
 typedef struct ncm_simulate_step {
         size_t index;       /* the scenario's step number; the end: the number of steps run */
-        const char *op;     /* "admit", "remove", "removePod", "restart"; "end" after the last */
+        const char *op;     /* "admit", "remove", "removePod", "restart", "resize"; "end" after
+                               the last */
         const char *text;   /* what the step did, one line for people (no newline); "" at the end */
-        const ncm_pod *pod; /* admit: the pod */
-        const ncm_node_admission *admission; /* admit: the decision */
+        const ncm_pod *pod; /* admit, resize: the pod */
+        const ncm_node_admission *admission; /* admit, resize: the decision */
 } ncm_simulate_step;
 
 /*
@@ -89,9 +90,11 @@ typedef struct ncm_simulate_options {
 } ncm_simulate_options;
 
 typedef struct ncm_simulate_summary {
-        size_t steps;    /* steps run */
-        size_t admitted; /* admissions admitted */
-        size_t rejected; /* admissions refused */
+        size_t steps;          /* steps run */
+        size_t admitted;       /* admissions admitted */
+        size_t rejected;       /* admissions refused */
+        size_t resized;        /* resize steps that resized */
+        size_t resize_refused; /* resize steps refused (Infeasible, Deferred, Invalid) */
 } ncm_simulate_summary;
 
 /*

@@ -260,10 +260,21 @@ NCM_API void ncm_tm_admit_result_set(ncm_tm_admit_result *r, const char *type, c
  * record an explanation, to know what to undo) through the call itself, never through state
  * kept on the side. More fields may be added at the end.
  */
+/*
+ * What an admission is for (the kubelet's newest code passes an operation through Admit and
+ * the hint calls): a pod being added, or the in-place resize of one it holds (KEP-5554), for
+ * which the providers answer with the hints and allocations of a resize.
+ */
+typedef enum ncm_tm_op {
+        NCM_TM_OP_ADMIT = 0,
+        NCM_TM_OP_RESIZE,
+} ncm_tm_op;
+
 typedef struct ncm_tm_call {
         void *txn;                      /* the TXN given to ncm_tm_admit() (may be NULL) */
         const ncm_pod *pod;             /* the pod being admitted */
         const ncm_container *container; /* NULL: the whole pod (get_pod_hints, pod scope) */
+        ncm_tm_op op;                   /* what the admission is for */
 } ncm_tm_call;
 
 /*
@@ -433,6 +444,15 @@ NCM_API int ncm_tm_add_provider(ncm_tm *tm, const ncm_tm_provider_ops *ops, void
  */
 NCM_API int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, void *txn, ncm_tm_admit_result *ret,
                          ncm_error *err);
+
+/*
+ * ncm_tm_admit() for operation OP: every provider call carries it (ncm_tm_call.op), so that a
+ * resize (NCM_TM_OP_RESIZE, POD with its new resources) gets the providers' resize hints,
+ * merged and judged by the policy as an admission's are, and their resize allocations.
+ * NCM_TM_OP_ADMIT is ncm_tm_admit().
+ */
+NCM_API int ncm_tm_admit_op(ncm_tm *tm, const ncm_pod *pod, ncm_tm_op op, void *txn,
+                            ncm_tm_admit_result *ret, ncm_error *err);
 
 /*
  * kubelet's GetAffinity: the hint stored for (POD_UID, CONTAINER), or the zero hint

@@ -625,6 +625,23 @@ int ncm_cgroup_manager_plan_container_cpuset(const ncm_cgroup_manager *m, const 
         return r;
 }
 
+int ncm_cgroup_manager_plan_container_resources(const ncm_cgroup_manager *m, const char *pod_uid,
+                                                ncm_qos_class qos, const char *container_leaf,
+                                                const ncm_cgroup_resources *res,
+                                                ncm_cgroup_plan *plan, ncm_error *err)
+{
+        ncm_autofree char *cpath = NULL;
+        char title[512];
+        int r;
+
+        r = ncm_cgroup_manager_container_path(m, pod_uid, qos, container_leaf, &cpath, err);
+        if (r < 0)
+                return r;
+        snprintf(plan->display_root, sizeof(plan->display_root), "%s", m->layout.display_root);
+        snprintf(title, sizeof(title), "container %s (resized)", container_leaf);
+        return plan_cgroup(m, plan, title, cpath, res, false, err);
+}
+
 int ncm_cgroup_manager_plan_start(const ncm_cgroup_manager *m, const ncm_cgroup_qos_usage *usage,
                                   ncm_cgroup_plan *plan, ncm_error *err)
 {

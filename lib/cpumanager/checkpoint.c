@@ -93,6 +93,7 @@ ncm_cpu_checkpoint *ncm_cpu_checkpoint_free(ncm_cpu_checkpoint *c)
         pods_free(c->pods, c->npods);
         entries_free(c->v1, c->nv1);
         pod_entries_free(c->pod_entries, c->npod_entries);
+        pods_free(c->promised, c->npromised);
         free(c->kubelet_error);
         free(c);
         return NULL;
@@ -370,9 +371,13 @@ static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_
         return true;
 }
 
-static void decode_entries_v2(decoder *d)
+/*
+ * A map[string]map[string]string member into *PODS / *NPODS (FIELD names it in errors); a
+ * repeated member merges into what is there, null empties it (*NIL, may be NULL).
+ */
+static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod **dst,
+                           size_t *ndst, bool *nil)
 {
-        ncm_cpu_checkpoint *c = d->c;
         ncm_gojson_kind k = ncm__gojson_peek(d->g);
         ncm_cpu_checkpoint_pod *pods = NULL;
         size_t n = 0, cap = 0, klen;
@@ -382,17 +387,19 @@ static void decode_entries_v2(decoder *d)
 
         if (k == NCM_GOJSON_NULL) {
                 ncm__gojson_skip(d->g);
-                pods_free(c->pods, c->npods);
-                c->pods = NULL;
-                c->npods = 0;
-                c->entries_nil = true;
+                pods_free(*dst, *ndst);
+                *dst = NULL;
+                *ndst = 0;
+                if (nil)
+                        *nil = true;
                 return;
         }
         if (k != NCM_GOJSON_OBJECT) {
-                type_error_at(d, k, "entries", "map[string]map[string]string");
+                type_error_at(d, k, field, "map[string]map[string]string");
                 return;
         }
-        c->entries_nil = false;
+        if (nil)
+                *nil = false;
         while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
                 ncm_cpu_checkpoint_pod p = {0};
                 k = ncm__gojson_peek(d->g);
@@ -400,9 +407,9 @@ static void decode_entries_v2(decoder *d)
                         ncm__gojson_skip(d->g);
                         p.nil = true;
                 } else if (k != NCM_GOJSON_OBJECT) {
-                        type_error_at(d, k, "entries", "map[string]string");
+                        type_error_at(d, k, field, "map[string]string");
                 } else {
-                        decode_string_map(d, "entries", &p.entries, &p.n);
+                        decode_string_map(d, field, &p.entries, &p.n);
                 }
                 if (!failed(d))
                         p.uid = c_string(d, key, klen, "key");
@@ -422,9 +429,14 @@ static void decode_entries_v2(decoder *d)
                 fail_oom(d);
                 return;
         }
-        /* A repeated "entries" decodes into the map it already has. */
-        if (!merge_sorted((void **)&c->pods, &c->npods, pods, n, sizeof(*pods), pod_free_fields_v))
+        /* A repeated member decodes into the map it already has. */
+        if (!merge_sorted((void **)dst, ndst, pods, n, sizeof(*pods), pod_free_fields_v))
                 fail_oom(d);
+}
+
+static void decode_entries_v2(decoder *d)
+{
+        decode_pod_map(d, "entries", &d->c->pods, &d->c->npods, &d->c->entries_nil);
 }
 
 static void decode_entries_v1(decoder *d)
@@ -766,6 +778,38 @@ int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm
 }
 
 /*
+ * nodecm's "promised" member of a V2 file into C (docs/checkpoints.md): the kubelet ignores
+ * it, so it is read in a pass of its own, after the kubelet's decoding decided the file.
+ * Returns 0, or -NCM_E_INVALID_STATE naming the member when it is not a promised map.
+ */
+static int decode_promised(ncm_gojson *g, ncm_cpu_checkpoint *c, const char *name, ncm_error *err)
+{
+        static const char *const fields[] = {"promised"};
+        decoder d = {0};
+        bool first = true;
+        int r, f;
+
+        d.g = g;
+        d.fmt = NCM_CPU_CHECKPOINT_V2;
+        d.struct_name = "CPUManagerCheckpoint";
+        d.c = c;
+        ncm__gojson_rewind(g);
+        if (ncm__gojson_peek(g) != NCM_GOJSON_OBJECT)
+                return 0;
+        while (!failed(&d) && (r = ncm__ckpt_next_field(g, &first, fields, 1, &f, NULL)) > 0) {
+                if (f == 0)
+                        decode_pod_map(&d, "promised", &c->promised, &c->npromised, NULL);
+                else
+                        ncm__gojson_skip(g);
+        }
+        if (d.code == ENOMEM || (!failed(&d) && r < 0))
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        if (failed(&d))
+                return ncm_error_set(err, NCM_E_INVALID_STATE, "%s: promised: %s", name, d.msg);
+        return 0;
+}
+
+/*
  * The whole classification. On a decode failure in every format returns -NCM_E_INVALID_STATE
  * with ERR describing it and, when KUBELET_MSG is not NULL, the kubelet's own text copied there.
  */
@@ -793,6 +837,9 @@ static int parse_full(const char *text, size_t len, const char *name, ncm_cpu_ch
         if (c2 && !classify(c2))
                 return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
         if (c2 && c2->match != NCM_CPU_CHECKSUM_MISMATCH) {
+                r = decode_promised(&g, c2, name, err);
+                if (r < 0)
+                        return r;
                 *ret = NCM_TAKE_PTR(c2);
                 return 0;
         }
@@ -962,6 +1009,42 @@ static int restore_items(const ncm_cpu_checkpoint *c, const ncm_container_ref *r
         return 0;
 }
 
+/*
+ * nodecm's promises into S, whose entries are restored: each must name a container that holds
+ * CPUs and be part of them (a resize never takes a promised CPU away), else the state is
+ * inconsistent (-NCM_E_INVALID_STATE naming the container).
+ */
+static int restore_promised(const ncm_cpu_checkpoint *c, ncm_cpu_state *s, ncm_error *err)
+{
+        for (size_t i = 0; i < c->npromised; i++) {
+                const ncm_cpu_checkpoint_pod *p = &c->promised[i];
+                for (size_t j = 0; j < p->n; j++) {
+                        const ncm_cpu_checkpoint_entry *e = &p->entries[j];
+                        const ncm_cpuset *have = ncm_cpu_state_get(s, p->uid, e->name);
+                        ncm_autoptr(ncm_cpuset) set = NULL;
+                        ncm_error pe = NCM_ERROR_INIT;
+                        int r;
+                        if (parse_cpus(e->cpus, &set, &pe) < 0)
+                                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                                     "promised: could not parse cpuset \"%s\" "
+                                                     "for container \"%s\" in pod \"%s\": %s",
+                                                     e->cpus, e->name, p->uid, pe.msg);
+                        if (!have || !ncm_cpuset_is_subset(set, have)) {
+                                ncm_autofree char *hs = have ? ncm_cpuset_format_list(have) : NULL;
+                                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                                     "promised: cpuset \"%s\" of container \"%s\" "
+                                                     "in pod \"%s\" is not part of its CPUs "
+                                                     "\"%s\"",
+                                                     e->cpus, e->name, p->uid, hs ? hs : "");
+                        }
+                        r = ncm__cpu_state_set_promised_nopersist(s, p->uid, e->name, set);
+                        if (r < 0)
+                                return ncm_error_set(err, -r, "restore CPU state: out of memory");
+                }
+        }
+        return 0;
+}
+
 int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_name,
                                const ncm_container_ref *refs, size_t nrefs, ncm_cpu_state **ret,
                                ncm_error *err)
@@ -1039,6 +1122,9 @@ int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_n
                 if (r < 0)
                         return ncm_error_set(err, -r, "restore CPU state: out of memory");
         }
+        r = restore_promised(c, s, err);
+        if (r < 0)
+                return r;
         *ret = NCM_TAKE_PTR(s);
         return 0;
 }
@@ -1098,6 +1184,39 @@ static void json_str(ncm_buf *b, const char *s)
         ncm_buf_json_string(b, s, strlen(s));
 }
 
+/* ,"promised":{"<pod>":{"<container>":"<cpus>"}}: the pods and containers that keep one. */
+static void format_promised(const ncm_cpu_state *s, ncm_buf *b)
+{
+        bool first_pod = true;
+
+        ncm_buf_puts(b, ",\"promised\":{");
+        for (size_t i = 0; i < ncm_cpu_state_num_pods(s); i++) {
+                bool first = true;
+                for (size_t j = 0; j < ncm_cpu_state_pod_num_containers(s, i); j++) {
+                        const ncm_cpuset *p = ncm_cpu_state_container_promised(s, i, j);
+                        if (!p)
+                                continue;
+                        if (first) {
+                                if (!first_pod)
+                                        ncm_buf_putc(b, ',');
+                                json_str(b, ncm_cpu_state_pod_uid(s, i));
+                                ncm_buf_puts(b, ":{");
+                                first_pod = first = false;
+                        } else {
+                                ncm_buf_putc(b, ',');
+                        }
+                        json_str(b, ncm_cpu_state_container_name(s, i, j));
+                        ncm_buf_putc(b, ':');
+                        ncm_buf_putc(b, '"');
+                        ncm_cpuset_format_list_buf(p, b);
+                        ncm_buf_putc(b, '"');
+                }
+                if (!first)
+                        ncm_buf_putc(b, '}');
+        }
+        ncm_buf_putc(b, '}');
+}
+
 void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b)
 {
         ncm_autoptr(ncm_cpu_checkpoint) c = state_to_checkpoint(s);
@@ -1130,6 +1249,8 @@ void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b)
                 }
                 ncm_buf_putc(b, '}');
         }
+        if (ncm_cpu_state_has_promised(s))
+                format_promised(s, b);
         ncm_buf_printf(b, ",\"checksum\":%" PRIu64 "}", c->checksum);
 }
 

@@ -13,6 +13,12 @@
  *                   which are meant for exclusive containers anyway).
  *
  * "Enough" counts the pod's reusable CPUs too, as the hints' fit test does.
+ *
+ * An in-place resize (cpumanager-resize.c) stays in the pool the container is in: one that
+ * holds only isolated CPUs (or asks "require") grows only onto isolated CPUs, one that holds
+ * none never grows onto one, and one that holds both (exclusive-only's spill put it there) may
+ * take either, as its admission could. A downsize chooses among the container's own CPUs, so
+ * it stays in its pool by itself.
  */
 #include <errno.h>
 #include <string.h>
@@ -160,4 +166,57 @@ int ncm__cpu_iso_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_co
                                      ncm_cpuset_weight(available), iso ? iso : "");
         }
         return 0;
+}
+
+/* Which pool a resize of a container of POD holding HAVE grows in (the restrict tiers). */
+static int resize_tier(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_cpuset *have)
+{
+        if (p->iso == NCM_CPU_ISOLATION_IGNORE || !p->isolated)
+                return 0;
+        if (p->iso == NCM_CPU_ISOLATION_EXCLUDE)
+                return 1;
+        if (ncm__cpu_iso_want(pod) == 2 ||
+            (have && !ncm_cpuset_is_empty(have) && ncm_cpuset_is_subset(have, p->isolated)))
+                return 2;
+        if (!have || !ncm_cpuset_intersects(have, p->isolated))
+                return 1;
+        return 3;
+}
+
+int ncm_cpu_policy_isolation_resize_pool(const ncm_cpu_policy *p, const ncm_pod *pod,
+                                         const ncm_cpuset *have, ncm_cpuset *set)
+{
+        int tier = resize_tier(p, pod, have);
+
+        if (tier == 1)
+                ncm_cpuset_andnot(set, set, p->isolated);
+        else if (tier == 2)
+                ncm_cpuset_and(set, set, p->isolated);
+        return tier;
+}
+
+int ncm__cpu_iso_resize_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_container *c,
+                              const ncm_cpuset *have, int more, const ncm_cpuset *pool,
+                              ncm_error *err)
+{
+        ncm_autofree char *iso = NULL, *hs = NULL;
+        int tier = resize_tier(p, pod, have), free_n = ncm_cpuset_weight(pool);
+
+        /* both pools (or none): the allocator's own refusal, if any */
+        if ((tier != 1 && tier != 2) || more <= free_n)
+                return 0;
+        iso = ncm_cpuset_format_list(p->isolated);
+        hs = have ? ncm_cpuset_format_list(have) : NULL;
+        if (tier == 2)
+                return ncm_error_set(err, NCM_E_UNSATISFIABLE,
+                                     "isolatedCPUs %s: resize of %s: it is in the isolated pool "
+                                     "(holds %s) and grows only onto isolated CPUs: %d more "
+                                     "requested, %d free isolated (isolated CPUs %s)",
+                                     ncm_cpu_isolation_name(p->iso), c->name, hs ? hs : "", more,
+                                     free_n, iso ? iso : "");
+        return ncm_error_set(err, NCM_E_UNSATISFIABLE,
+                             "isolatedCPUs %s: resize of %s: it holds no isolated CPU and never "
+                             "grows onto one: %d more requested, %d free that are not isolated "
+                             "(isolated CPUs %s)",
+                             ncm_cpu_isolation_name(p->iso), c->name, more, free_n, iso ? iso : "");
 }

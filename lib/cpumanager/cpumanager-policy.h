@@ -66,5 +66,13 @@ void ncm__cpu_iso_restrict(const ncm_cpu_policy *p, const ncm_pod *pod, int n,
  */
 int ncm__cpu_iso_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_container *c, int n,
                        const ncm_cpuset *available, ncm_error *err);
+/*
+ * A resize's refusal: container C of POD holding HAVE needs MORE CPUs out of POOL (the free
+ * CPUs ncm_cpu_policy_isolation_resize_pool() left it); when its pool is one of the two and
+ * holds too few, a text naming the pool. 0 or -NCM_E_UNSATISFIABLE.
+ */
+int ncm__cpu_iso_resize_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_container *c,
+                              const ncm_cpuset *have, int more, const ncm_cpuset *pool,
+                              ncm_error *err);
 
 #endif

@@ -17,4 +17,8 @@ int ncm__cpu_state_add_pod(ncm_cpu_state *s, const char *pod, size_t *ret_index)
 int ncm__cpu_state_set_nopersist(ncm_cpu_state *s, const char *pod, const char *container,
                                  const ncm_cpuset *cpus);
 
+/* ncm_cpu_state_set_promised() without the hook: -ENOENT (no entry), -ENOMEM. */
+int ncm__cpu_state_set_promised_nopersist(ncm_cpu_state *s, const char *pod, const char *container,
+                                          const ncm_cpuset *cpus);
+
 #endif

@@ -20,6 +20,7 @@
 typedef struct ctr_entry {
         char *name;
         ncm_cpuset *cpus;
+        ncm_cpuset *promised; /* its CPUs at first admission (KEP-5554); NULL: none kept */
 } ctr_entry;
 
 typedef struct pod_entry {
@@ -66,6 +67,7 @@ static void pod_done(pod_entry *p)
         for (size_t i = 0; i < p->n; i++) {
                 free(p->ctrs[i].name);
                 ncm_cpuset_free(p->ctrs[i].cpus);
+                ncm_cpuset_free(p->ctrs[i].promised);
         }
         free(p->ctrs);
         free(p->uid);
@@ -132,8 +134,10 @@ static bool copy_pods(const ncm_cpu_state *src, pod_entry **ret, size_t *ret_n)
                         ctr_entry *dc = &dp->ctrs[j];
                         dc->name = strdup(sp->ctrs[j].name);
                         dc->cpus = ncm_cpuset_dup(sp->ctrs[j].cpus);
+                        dc->promised = sp->ctrs[j].promised ? ncm_cpuset_dup(sp->ctrs[j].promised)
+                                                            : NULL;
                         dp->n = j + 1;
-                        if (!dc->name || !dc->cpus)
+                        if (!dc->name || !dc->cpus || (sp->ctrs[j].promised && !dc->promised))
                                 goto fail;
                 }
         }
@@ -168,10 +172,13 @@ bool ncm_cpu_state_equal(const ncm_cpu_state *a, const ncm_cpu_state *b)
                 const pod_entry *pa = &a->pods[i], *pb = &b->pods[i];
                 if (strcmp(pa->uid, pb->uid) != 0 || pa->n != pb->n)
                         return false;
-                for (size_t j = 0; j < pa->n; j++)
+                for (size_t j = 0; j < pa->n; j++) {
+                        const ncm_cpuset *xa = pa->ctrs[j].promised, *xb = pb->ctrs[j].promised;
                         if (strcmp(pa->ctrs[j].name, pb->ctrs[j].name) != 0 ||
-                            !ncm_cpuset_equal(pa->ctrs[j].cpus, pb->ctrs[j].cpus))
+                            !ncm_cpuset_equal(pa->ctrs[j].cpus, pb->ctrs[j].cpus) || !xa != !xb ||
+                            (xa && !ncm_cpuset_equal(xa, xb)))
                                 return false;
+                }
         }
         return true;
 }
@@ -325,6 +332,7 @@ int ncm_cpu_state_delete(ncm_cpu_state *s, const char *pod, const char *containe
                 if (found) {
                         free(p->ctrs[ci].name);
                         ncm_cpuset_free(p->ctrs[ci].cpus);
+                        ncm_cpuset_free(p->ctrs[ci].promised);
                         memmove(&p->ctrs[ci], &p->ctrs[ci + 1], (p->n - ci - 1) * sizeof(*p->ctrs));
                         p->n--;
                         removed = 1;
@@ -441,4 +449,69 @@ void ncm_cpu_state_assigned(const ncm_cpu_state *s, ncm_cpuset *out)
         for (size_t i = 0; i < s->n; i++)
                 for (size_t j = 0; j < s->pods[i].n; j++)
                         ncm_cpuset_or(out, out, s->pods[i].ctrs[j].cpus);
+}
+
+/* ---- promised CPUs (KEP-5554) -------------------------------------------------------------- */
+
+static ctr_entry *find_entry(const ncm_cpu_state *s, const char *pod, const char *container)
+{
+        bool found;
+        size_t i = find_pod(s, pod, &found), j;
+
+        if (!found)
+                return NULL;
+        j = find_ctr(&s->pods[i], container, &found);
+        return found ? &s->pods[i].ctrs[j] : NULL;
+}
+
+const ncm_cpuset *ncm_cpu_state_promised(const ncm_cpu_state *s, const char *pod,
+                                         const char *container)
+{
+        const ctr_entry *e = find_entry(s, pod, container);
+        return e ? e->promised : NULL;
+}
+
+const ncm_cpuset *ncm_cpu_state_container_promised(const ncm_cpu_state *s, size_t pod, size_t ctr)
+{
+        return s->pods[pod].ctrs[ctr].promised;
+}
+
+bool ncm_cpu_state_has_promised(const ncm_cpu_state *s)
+{
+        for (size_t i = 0; i < s->n; i++)
+                for (size_t j = 0; j < s->pods[i].n; j++)
+                        if (s->pods[i].ctrs[j].promised)
+                                return true;
+        return false;
+}
+
+int ncm__cpu_state_set_promised_nopersist(ncm_cpu_state *s, const char *pod, const char *container,
+                                          const ncm_cpuset *cpus)
+{
+        ctr_entry *e = find_entry(s, pod, container);
+        ncm_cpuset *copy = NULL;
+
+        if (!e)
+                return -ENOENT;
+        if (cpus && !(copy = ncm_cpuset_dup(cpus)))
+                return -ENOMEM;
+        ncm_cpuset_free(e->promised);
+        e->promised = copy;
+        return 0;
+}
+
+int ncm_cpu_state_set_promised(ncm_cpu_state *s, const char *pod, const char *container,
+                               const ncm_cpuset *cpus, ncm_error *err)
+{
+        int r = ncm__cpu_state_set_promised_nopersist(s, pod, container, cpus);
+
+        if (r == -ENOENT)
+                return ncm_error_set(err, ENOENT, "container '%s' of pod '%s' holds no CPUs",
+                                     container, pod);
+        if (r < 0)
+                return ncm_error_set(err, -r,
+                                     "set promised CPUs of container '%s' in pod '%s': "
+                                     "out of memory",
+                                     container, pod);
+        return persist_change(s, err);
 }

@@ -19,6 +19,7 @@
 #include <nodecm/cdi.h>
 #include <nodecm/cri.h>
 #include <nodecm/fs.h>
+#include <nodecm/node-resize.h>
 #include "runtime/runtime-record.h"
 
 struct ncm_cri_node {
@@ -604,6 +605,105 @@ int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *pod_uid, c
                 return -ENOENT;
         if (asprintf(ret, "%s/%s", cn->rec.v[k].cgroup, cn->rec.v[k].id) < 0)
                 return -ENOMEM;
+        return 0;
+}
+
+/*
+ * An update's resources over the recorded ones: a value the update leaves at 0 (the CRI's "not
+ * given") keeps the recorded one, so that a client setting only a cpuset changes nothing else.
+ * Whether a cpu or memory value differs.
+ */
+static bool merge_resources(const ncm_runtime_resources *had, const ncm_runtime_resources *upd,
+                            ncm_runtime_resources *ret)
+{
+        *ret = *had;
+        if (upd->cpu_shares)
+                ret->cpu_shares = upd->cpu_shares;
+        if (upd->cpu_quota)
+                ret->cpu_quota = upd->cpu_quota;
+        if (upd->cpu_period)
+                ret->cpu_period = upd->cpu_period;
+        if (upd->memory_limit)
+                ret->memory_limit = upd->memory_limit;
+        return ret->cpu_shares != had->cpu_shares || ret->cpu_quota != had->cpu_quota ||
+               ret->cpu_period != had->cpu_period || ret->memory_limit != had->memory_limit;
+}
+
+int ncm_cri_node_update(ncm_cri_node *cn, const char *id, const ncm_cri_resources *res,
+                        ncm_cri_decision *ret, ncm_error *err)
+{
+        ncm_cri_decision d = {0};
+        ncm__rt_container old = {0};
+        ncm_autoptr(ncm_pod) pod = NULL;
+        ncm_autoptr(ncm_node_admission) adm = NULL;
+        ncm_runtime_resources merged;
+        ssize_t k = ncm__rt_record_find_id(&cn->rec, id);
+        int r;
+
+        d.ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
+        if (k < 0) {
+                /* not a container nodecm placed: forwarded as it came */
+                d.action = NCM_CRI_PASS;
+                *ret = d;
+                return 0;
+        }
+        d.pod_uid = strdup(cn->rec.v[k].pod);
+        d.container = strdup(cn->rec.v[k].name);
+        if (!d.pod_uid || !d.container) {
+                ncm_cri_decision_done(&d);
+                return oom(err);
+        }
+        if (res->present && merge_resources(&cn->rec.v[k].resources, &res->r, &merged)) {
+                /* new shares, quota or memory limit: the kubelet resizes the pod in place */
+                if (ncm__rt_container_dup(&cn->rec.v[k], &old) < 0) {
+                        ncm_cri_decision_done(&d);
+                        return oom(err);
+                }
+                cn->rec.v[k].resources = merged;
+                r = ncm__rt_record_pod(&cn->rec, &cn->rec.v[k], &pod, err);
+                if (r >= 0) {
+                        ncm_buf line = NCM_BUF_INIT;
+                        /* the journal's line first, the node's files after it, one batch */
+                        ncm__rt_journal_add(&line, cn->rec.generation, &cn->rec.v[k], NULL);
+                        r = journal(cn, &line, err);
+                }
+                if (r >= 0) {
+                        ncm_node_stage_writes(cn->t.node, cn->batch);
+                        r = ncm_ctl_resize(&cn->t, pod, false, NCM_CTL_FORMAT_NONE, &d.ctl, &adm,
+                                           err);
+                        ncm_node_stage_writes(cn->t.node, NULL);
+                }
+                if (r >= 0 && !adm->admitted) {
+                        d.action = NCM_CRI_REFUSE;
+                        d.code = NCM_RPC_RESOURCE_EXHAUSTED;
+                        snprintf(d.message, sizeof(d.message), "%.63s: %.900s", adm->reason,
+                                 adm->message);
+                }
+                if (r < 0 || d.action == NCM_CRI_REFUSE) {
+                        /* nothing written: the record as it was */
+                        ncm_fs_batch_drop(cn->batch);
+                        ncm__rt_container_done(&cn->rec.v[k]);
+                        cn->rec.v[k] = old;
+                        if (r < 0) {
+                                ncm_cri_decision_done(&d);
+                                return r;
+                        }
+                        *ret = d;
+                        return 0;
+                }
+                ncm__rt_container_done(&old);
+                r = ncm_fs_batch_commit(cn->batch, 0, err);
+                if (r < 0) {
+                        ncm_cri_decision_done(&d);
+                        return r;
+                }
+        }
+        d.action = NCM_CRI_ADMIT;
+        if (cpusets_of(cn, d.pod_uid, d.container, &d.cpuset_cpus, &d.cpuset_mems) < 0) {
+                ncm_cri_decision_done(&d);
+                return oom(err);
+        }
+        *ret = d;
         return 0;
 }
 

@@ -11,7 +11,8 @@
  * (nodecm/cri.h): RunPodSandbox and CreateContainer are decoded; a CreateContainer waits for the
  * owner's decision (admit with a patch, or refuse with the kubelet's text) before it is
  * forwarded; the runtime's answer to it, RemoveContainer and RemovePodSandbox are reported;
- * UpdateContainerResources gets the owner's cpusets.
+ * UpdateContainerResources waits for the owner's decision too (an in-place resize: forwarded
+ * with the new cpusets, or refused) or, without one, gets the owner's cpusets.
  *
  * One connection to the runtime serves every call; when it breaks (the runtime restarted) the
  * next call opens another. Calls made while the runtime cannot be reached end with UNAVAILABLE,
@@ -65,7 +66,7 @@ struct relay {
         uint8_t *reply;
         size_t reply_len;
         char *id;              /* RemoveContainer, RemovePodSandbox, UpdateContainerResources */
-        ncm_cri_ticket ticket; /* CreateContainer */
+        ncm_cri_ticket ticket; /* CreateContainer, UpdateContainerResources */
         bool ticket_open;      /* the owner holds the ticket (decision or report pending) */
 };
 
@@ -305,8 +306,9 @@ const uint8_t *ncm_cri_ticket_request(const ncm_cri_ticket *t, size_t *ret_len)
 void ncm_cri_ticket_forward(ncm_cri_ticket *t, const uint8_t *req, size_t len)
 {
         relay *r = t->r;
+        bool create = r->method == NCM_CRI_CREATE_CONTAINER;
 
-        if (r->down_gone) {
+        if (r->down_gone && create) {
                 /* the client gave up before the decision: nothing is created for no one */
                 r->ticket_open = false;
                 if (r->p->ops && r->p->ops->container_created)
@@ -314,8 +316,12 @@ void ncm_cri_ticket_forward(ncm_cri_ticket *t, const uint8_t *req, size_t len)
                 finish(r, NCM_RPC_CANCELLED, "Cancelled");
                 return;
         }
+        /* an update goes on without its client: the runtime then holds what nodecm decided */
         if (req != r->req)
                 r->p->stats.patched++;
+        /* only a creation reports its answer back (container_created): an update is done */
+        if (!create)
+                r->ticket_open = false;
         forward(r, req, len);
 }
 
@@ -371,7 +377,11 @@ static void handle(ncm_rpc_call *call, const uint8_t *req, size_t len, void *dat
         default:
                 break;
         }
-        if (r->method == NCM_CRI_RUN_POD_SANDBOX || r->method == NCM_CRI_CREATE_CONTAINER) {
+        if (r->method == NCM_CRI_UPDATE_CONTAINER_RESOURCES && !ops->container_update &&
+            !ops->container_cpusets)
+                r->method = -1;
+        if (r->method == NCM_CRI_RUN_POD_SANDBOX || r->method == NCM_CRI_CREATE_CONTAINER ||
+            (r->method == NCM_CRI_UPDATE_CONTAINER_RESOURCES && ops->container_update)) {
                 r->req = malloc(len ? len : 1);
                 if (!r->req) {
                         finish(r, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
@@ -396,6 +406,14 @@ static void handle(ncm_rpc_call *call, const uint8_t *req, size_t len, void *dat
                 p->stats.intercepted++;
                 ops->container_create(p->data, &r->ticket, &c);
                 ncm_cri_container_config_done(&c);
+                return;
+        }
+        if (r->method == NCM_CRI_UPDATE_CONTAINER_RESOURCES && ops->container_update) {
+                /* the owner decides (a resize may be refused): the call waits for it */
+                r->ticket.r = r;
+                r->ticket_open = true;
+                p->stats.intercepted++;
+                ops->container_update(p->data, &r->ticket, r->id);
                 return;
         }
         if (r->method == NCM_CRI_UPDATE_CONTAINER_RESOURCES && ops->container_cpusets) {

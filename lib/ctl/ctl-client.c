@@ -215,6 +215,16 @@ int ncm_ctl_reply_output(ncm_ctl_method m, const uint8_t *reply, size_t len, ncm
                 nodecm__v1__admission__free_unpacked(a, NULL);
                 break;
         }
+        case NCM_CTL_RESIZE: {
+                Nodecm__V1__ResizeResult *a = nodecm__v1__resize_result__unpack(NULL, len, reply);
+                if (!a)
+                        return undecodable(m, err);
+                ncm_buf_puts(out, a->output);
+                if (!a->resized)
+                        r = ncm_error_set(err, NCM_E_ADMISSION, "%s: %s", a->reason, a->message);
+                nodecm__v1__resize_result__free_unpacked(a, NULL);
+                break;
+        }
         case NCM_CTL_REMOVE_CONTAINER:
         case NCM_CTL_REMOVE_POD: {
                 Nodecm__V1__Removal *a = nodecm__v1__removal__unpack(NULL, len, reply);

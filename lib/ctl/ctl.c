@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <nodecm/map.h>
+#include <nodecm/node-resize.h>
 #include "ctl-internal.h"
 
 static const struct {
@@ -30,6 +31,7 @@ static const struct {
                 /* it writes cgroups, and must not run in the middle of an admission */
                 [NCM_CTL_RECONCILE] = {"/nodecm.v1.Node/Reconcile", "Reconcile", true},
                 [NCM_CTL_LIST_DEVICES] = {"/nodecm.v1.Node/ListDevices", "ListDevices", false},
+                [NCM_CTL_RESIZE] = {"/nodecm.v1.Node/Resize", "Resize", true},
 };
 
 const char *ncm_ctl_method_path(ncm_ctl_method m)
@@ -363,6 +365,15 @@ int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *ou
                 q.format = proto_format(r->format);
                 return ncm__ctl_pack(&q.base, out);
         }
+        case NCM_CTL_RESIZE: {
+                Nodecm__V1__ResizeRequest q = NODECM__V1__RESIZE_REQUEST__INIT;
+                q.pod.data = (uint8_t *)r->pod;
+                q.pod.len = r->pod ? r->pod_len : 0;
+                q.source = r->source ? (char *)r->source : empty;
+                q.explain = r->explain;
+                q.format = proto_format(r->format);
+                return ncm__ctl_pack(&q.base, out);
+        }
         case NCM_CTL_EXPLAIN: {
                 Nodecm__V1__ExplainRequest q = NODECM__V1__EXPLAIN_REQUEST__INIT;
                 q.pod.data = (uint8_t *)r->pod;
@@ -426,9 +437,9 @@ static int parse_pod(const ProtobufCBinaryData *text, const char *source, ncm_po
         return ncm_pod_parse((const char *)text->data, text->len, name, ret, err);
 }
 
-/* The event of an admission (admitted or refused). */
-static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
-                           ncm_buf *out)
+/* The event of an admission or (RESIZE) a resize, done or refused. */
+static int pod_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admission *adm,
+                     bool resize, ncm_buf *out)
 {
         Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
         ctl_arena a = {0};
@@ -439,11 +450,17 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         if (!pool)
                 return -ENOMEM;
         ncm_node_shared_pool(n, pool);
-        ncm_node_format_admission_json(&line, -1, pod, adm, false);
-        ev.op = (char *)"admit";
+        if (resize) {
+                ncm_node_format_resize_json(&line, -1, pod, adm, false);
+                ev.op = (char *)"resize";
+                ev.resized = adm->admitted;
+        } else {
+                ncm_node_format_admission_json(&line, -1, pod, adm, false);
+                ev.op = (char *)"admit";
+                ev.admitted = adm->admitted;
+        }
         ev.pod_uid = pod->uid;
         ev.pod_name = pod->name;
-        ev.admitted = adm->admitted;
         ev.reason = (char *)adm->reason;
         ev.message = (char *)adm->message;
         ev.containers = admission_containers(&a, adm);
@@ -453,6 +470,13 @@ static int admission_event(const ncm_node *n, const ncm_pod *pod, const ncm_node
         r = a.failed ? -ENOMEM : ncm__ctl_pack(&ev.base, out);
         ncm__ctl_arena_done(&a);
         return r;
+}
+
+/* The node's flags for a decision of T, with or without EXPLAIN. */
+static unsigned node_flags(const ncm_ctl_target *t, bool explain)
+{
+        return (explain ? NCM_NODE_EXPLAIN : 0) |
+               (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0);
 }
 
 /*
@@ -553,22 +577,13 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 /* decided on a copy: the node itself, its files and cgroups stay as they are */
                 r = ncm_node_copy(t->node, &copy, err);
                 if (r >= 0)
-                        r = ncm_node_admit(
-                                        copy, pod,
-                                        NCM_NODE_EXPLAIN |
-                                                        (t->kubelet_admitted
-                                                                         ? NCM_NODE_KUBELET_ADMITTED
-                                                                         : 0),
-                                        &adm, err);
+                        r = ncm_node_admit(copy, pod, node_flags(t, true), &adm, err);
                 if (r < 0)
                         return r;
                 return admit_reply(pod, adm, f, true, &res->reply) < 0 ? oom(err) : 0;
         }
         ncm_node_shared_pool(t->node, before);
-        r = ncm_node_admit(t->node, pod,
-                           (explain ? NCM_NODE_EXPLAIN : 0) |
-                                           (t->kubelet_admitted ? NCM_NODE_KUBELET_ADMITTED : 0),
-                           &adm, err);
+        r = ncm_node_admit(t->node, pod, node_flags(t, explain), &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);
@@ -577,9 +592,79 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
         res->changed = adm->admitted;
         res->pool_changed = !ncm_cpuset_equal(before, after);
         if (admit_reply(pod, adm, f, explain, &res->reply) < 0 ||
-            admission_event(t->node, pod, adm, &res->event) < 0)
+            pod_event(t->node, pod, adm, false, &res->event) < 0)
                 return oom(err);
         return 0;
+}
+
+/* ---- Resize ---- */
+
+static int resize_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm_ctl_format f,
+                        bool explain, ncm_buf *out)
+{
+        Nodecm__V1__ResizeResult rep = NODECM__V1__RESIZE_RESULT__INIT;
+        ctl_arena a = {0};
+        ncm_buf text = NCM_BUF_INIT;
+
+        rep.pod_uid = pod->uid;
+        rep.pod_name = pod->name;
+        rep.resized = adm->admitted;
+        rep.reason = (char *)adm->reason;
+        rep.message = (char *)adm->message;
+        rep.containers = admission_containers(&a, adm);
+        rep.n_containers = rep.containers ? adm->n_containers : 0;
+        if (f == NCM_CTL_FORMAT_JSON)
+                ncm_node_format_resize_json(&text, -1, pod, adm, explain);
+        else if (f == NCM_CTL_FORMAT_TEXT)
+                ncm_node_format_resize_text(&text, -1, pod, adm, explain);
+        return pack_reply(&a, &rep.base, &rep.output, f, &text, out);
+}
+
+int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, ncm_ctl_format f,
+                   ncm_ctl_result *res, ncm_node_admission **ret_adm, ncm_error *err)
+{
+        ncm_autoptr(ncm_node_admission) adm = NULL;
+        ncm_autoptr(ncm_cpuset) before = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) after = ncm_cpuset_new();
+        int r;
+
+        if (!before || !after)
+                return oom(err);
+        ncm_node_shared_pool(t->node, before);
+        r = ncm_node_resize(t->node, pod, node_flags(t, explain), &adm, err);
+        if (r < 0)
+                return r;
+        ncm_node_shared_pool(t->node, after);
+        res->resize = true;
+        res->resized = adm->admitted;
+        res->changed = adm->admitted;
+        res->pool_changed = !ncm_cpuset_equal(before, after);
+        if (resize_reply(pod, adm, f, explain, &res->reply) < 0 ||
+            pod_event(t->node, pod, adm, true, &res->event) < 0)
+                return oom(err);
+        if (ret_adm)
+                *ret_adm = NCM_TAKE_PTR(adm);
+        return 0;
+}
+
+static int handle_resize(const ncm_ctl_target *t, const uint8_t *req, size_t len,
+                         ncm_ctl_result *res, ncm_error *err)
+{
+        Nodecm__V1__ResizeRequest *q = nodecm__v1__resize_request__unpack(NULL, len, req);
+        ncm_autoptr(ncm_pod) pod = NULL;
+        ncm_ctl_format f;
+        bool explain;
+        int r;
+
+        if (!q)
+                return bad_request(NCM_CTL_RESIZE, err);
+        f = ncm__ctl_format(q->format);
+        explain = q->explain;
+        r = parse_pod(&q->pod, q->source, &pod, err);
+        nodecm__v1__resize_request__free_unpacked(q, NULL);
+        if (r < 0)
+                return r;
+        return ncm_ctl_resize(t, pod, explain, f, res, NULL, err);
 }
 
 static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
@@ -1008,6 +1093,9 @@ int ncm_ctl_handle(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req
                 break;
         case NCM_CTL_LIST_DEVICES:
                 r = handle_list_devices(t, req, len, &res, err);
+                break;
+        case NCM_CTL_RESIZE:
+                r = handle_resize(t, req, len, &res, err);
                 break;
         case NCM_CTL_WATCH: {
                 Nodecm__V1__WatchRequest *q = nodecm__v1__watch_request__unpack(NULL, len, req);

@@ -443,6 +443,7 @@ void ncm_mem_checkpoint_format(const ncm_mem_state *s, ncm_mem_checkpoint_versio
         switch (version) {
         case NCM_MEM_CHECKPOINT_V2:
                 json_body(s, true, b);
+                ncm__mem_promised_format(s, b);
                 ncm_buf_puts(b, ",\"checksum\":");
                 put_u64(b, v2);
                 ncm_buf_putc(b, '}');
@@ -450,6 +451,7 @@ void ncm_mem_checkpoint_format(const ncm_mem_state *s, ncm_mem_checkpoint_versio
         case NCM_MEM_CHECKPOINT_V3: {
                 ncm_buf d = NCM_BUF_INIT;
                 json_body(s, false, b);
+                ncm__mem_promised_format(s, b);
                 ncm_buf_puts(b, ",\"checksum\":");
                 put_u64(b, legacy);
                 data_text(s, &d);
@@ -466,6 +468,7 @@ void ncm_mem_checkpoint_format(const ncm_mem_state *s, ncm_mem_checkpoint_versio
         }
         default:
                 json_body(s, false, b);
+                ncm__mem_promised_format(s, b);
                 ncm_buf_puts(b, ",\"checksum\":");
                 put_u64(b, legacy);
                 ncm_buf_putc(b, '}');
@@ -1456,6 +1459,13 @@ int ncm_mem_checkpoint_parse(const char *text, size_t len, const char *name, ncm
                         *info = a.info;
                 attempt_done(&a);
                 return -NCM_E_INVALID_STATE;
+        }
+        r = ncm__mem_promised_parse(text, len, name, a.s, err);
+        if (r < 0) {
+                if (info)
+                        *info = a.info;
+                attempt_done(&a);
+                return r;
         }
         if (info)
                 *info = a.info;

@@ -36,4 +36,10 @@ void ncm__mem_pod_saved_done(ncm__mem_pod_saved *saved);
 /* The machine-state part of the checkpoint as encoding/json writes it. */
 void ncm__mem_format_machine(const ncm_mem_state *s, ncm_buf *b);
 
+/* nodecm's "promised" member (mm-resize.c): appended to B before the checksum when S has
+ * promises; read back from TEXT into S (-NCM_E_INVALID_STATE naming NAME and the member). */
+void ncm__mem_promised_format(const ncm_mem_state *s, ncm_buf *b);
+int ncm__mem_promised_parse(const char *text, size_t len, const char *name, ncm_mem_state *s,
+                            ncm_error *err);
+
 #endif

@@ -182,6 +182,8 @@ static int pod_copy(const ncm_mem_pod *p, ncm_mem_pod *q)
                     ncm__mem_blocks_copy(p->c[k].blocks, p->c[k].n, &q->c[k].blocks) < 0)
                         return -ENOMEM;
                 q->c[k].n = p->c[k].n;
+                q->c[k].has_promised = p->c[k].has_promised;
+                q->c[k].promised = p->c[k].promised;
         }
         return 0;
 }
@@ -303,7 +305,9 @@ static bool pod_equal(const ncm_mem_pod *x, const ncm_mem_pod *y)
                 return false;
         for (size_t k = 0; k < x->n; k++)
                 if (strcmp(x->c[k].name, y->c[k].name) != 0 || x->c[k].nil != y->c[k].nil ||
-                    !blocks_equal(x->c[k].blocks, x->c[k].n, y->c[k].blocks, y->c[k].n))
+                    !blocks_equal(x->c[k].blocks, x->c[k].n, y->c[k].blocks, y->c[k].n) ||
+                    x->c[k].has_promised != y->c[k].has_promised ||
+                    x->c[k].promised != y->c[k].promised)
                         return false;
         return true;
 }
@@ -445,6 +449,31 @@ int ncm__mem_state_set(ncm_mem_state *s, const char *pod_uid, const char *contai
         p->c[k].n = n;
         p->c[k].nil = false;
         return 0;
+}
+
+int ncm_mem_state_set_promised(ncm_mem_state *s, const char *pod_uid, const char *container,
+                               uint64_t bytes)
+{
+        bool found;
+        size_t i = pod_pos(s, pod_uid, &found), k;
+
+        if (!found)
+                return -ENOENT;
+        k = container_pos(&s->pods[i], container, &found);
+        if (!found)
+                return -ENOENT;
+        s->pods[i].c[k].has_promised = true;
+        s->pods[i].c[k].promised = bytes;
+        return 0;
+}
+
+bool ncm_mem_state_has_promised(const ncm_mem_state *s)
+{
+        for (size_t i = 0; i < s->npods; i++)
+                for (size_t k = 0; k < s->pods[i].n; k++)
+                        if (s->pods[i].c[k].has_promised)
+                                return true;
+        return false;
 }
 
 int ncm_mem_state_delete(ncm_mem_state *s, const char *pod_uid, const char *container)

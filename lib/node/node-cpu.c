@@ -29,9 +29,12 @@ static int cpu_container_hints(void *data, const ncm_tm_call *call, ncm_tm_hints
 {
         ncm_node *n = data;
         ncm_hint_desc *d = NULL;
-        int r = ncm_cpu_policy_hints_describe(n->cpu, n->cpu_state, call->pod, call->container, &d,
-                                              err);
+        int r;
 
+        if (call->op == NCM_TM_OP_RESIZE)
+                return ncm__node_cpu_resize_hints(n, call, ret, err);
+        r = ncm_cpu_policy_hints_describe(n->cpu, n->cpu_state, call->pod, call->container, &d,
+                                          err);
         return r < 0 ? r : to_tm_hints(d, ret, err);
 }
 
@@ -39,8 +42,11 @@ static int cpu_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
 {
         ncm_node *n = data;
         ncm_hint_desc *d = NULL;
-        int r = ncm_cpu_policy_pod_hints_describe(n->cpu, n->cpu_state, call->pod, &d, err);
+        int r;
 
+        if (call->op == NCM_TM_OP_RESIZE)
+                return ncm__node_cpu_resize_hints(n, call, ret, err);
+        r = ncm_cpu_policy_pod_hints_describe(n->cpu, n->cpu_state, call->pod, &d, err);
         return r < 0 ? r : to_tm_hints(d, ret, err);
 }
 
@@ -158,30 +164,20 @@ static void move_steps(ncm_node_event *e, ncm_node_event *tr)
 /*
  * Which device drew which CPUs (deviceLocalCPUs: prefer): each device's local CPUs, the CPUs of
  * the result among them, and the ones that came from their uncore caches. Locality only orders
- * the CPUs isolatedCPUs lets the container have: a device's free local CPUs it keeps from the
- * container are named, so "drew none" next to free local CPUs says why.
+ * the CPUs isolatedCPUs lets the container have: a device's local CPUs among KEPT (free, but
+ * kept from the container by its isolation; may be NULL) are named, so "drew none" next to
+ * free local CPUs says why.
  */
-static void explain_near(ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int req,
-                         const ncm_cpuset *default_before, const ncm_cpuset *reuse,
-                         const ncm_device_location *locs, size_t nl, const ncm_cpu_near *near,
-                         size_t nn, const ncm_cpuset *result)
+void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_location *locs,
+                            size_t nl, const ncm_cpu_near *near, size_t nn,
+                            const ncm_cpuset *result, const ncm_cpuset *kept)
 {
         ncm_autoptr(ncm_cpuset) local = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) uncore = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) part = ncm_cpuset_new();
-        ncm_autoptr(ncm_cpuset) kept = ncm_cpuset_new(); /* free, but not the container's */
-        ncm_autoptr(ncm_cpuset) cand = NULL;
 
-        if (!local || !uncore || !part || !kept)
+        if (!local || !uncore || !part)
                 return;
-        ncm_cpuset_andnot(kept, default_before, ncm_cpu_policy_reserved(n->cpu));
-        if (reuse)
-                ncm_cpuset_or(kept, kept, reuse);
-        cand = ncm_cpuset_dup(kept);
-        if (!cand)
-                return;
-        (void)ncm_cpu_policy_isolation_restrict(n->cpu, pod, req, reuse, cand);
-        ncm_cpuset_andnot(kept, kept, cand);
         for (size_t i = 0; i < nl; i++) {
                 const ncm_device_location *d = &locs[i];
                 ncm_autofree char *ls = NULL, *drew = NULL, *ks = NULL;
@@ -197,8 +193,10 @@ static void explain_near(ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int
                 ncm_cpuset_and(part, result, d->local_cpus);
                 ls = ncm_cpuset_format_list(d->local_cpus);
                 drew = ncm_cpuset_format_list(part);
-                ncm_cpuset_and(part, kept, d->local_cpus);
-                ks = ncm_cpuset_format_list(part);
+                if (kept) {
+                        ncm_cpuset_and(part, kept, d->local_cpus);
+                        ks = ncm_cpuset_format_list(part);
+                }
                 ncm__node_event_step(e, "device %s: PCI %s%s by %s, local CPUs %s: drew %s%s%s%s",
                                      d->device, d->pci[0], d->n_pci > 1 ? ",..." : "", d->how,
                                      ls ? ls : "", drew && drew[0] ? drew : "none",
@@ -212,6 +210,29 @@ static void explain_near(ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int
                 ncm_autofree char *s = ncm_cpuset_format_list(part);
                 ncm__node_event_step(e, "their uncore caches drew %s", s ? s : "");
         }
+}
+
+/* ncm__node_explain_near() for an admission: the free CPUs were DEFAULT_BEFORE less the
+ * reserved ones, with REUSE; the container's isolation kept some of them from it. */
+static void explain_near_admit(ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int req,
+                               const ncm_cpuset *default_before, const ncm_cpuset *reuse,
+                               const ncm_device_location *locs, size_t nl, const ncm_cpu_near *near,
+                               size_t nn, const ncm_cpuset *result)
+{
+        ncm_autoptr(ncm_cpuset) kept = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) cand = NULL;
+
+        if (!kept)
+                return;
+        ncm_cpuset_andnot(kept, default_before, ncm_cpu_policy_reserved(n->cpu));
+        if (reuse)
+                ncm_cpuset_or(kept, kept, reuse);
+        cand = ncm_cpuset_dup(kept);
+        if (!cand)
+                return;
+        (void)ncm_cpu_policy_isolation_restrict(n->cpu, pod, req, reuse, cand);
+        ncm_cpuset_andnot(kept, kept, cand);
+        ncm__node_explain_near(n, e, locs, nl, near, nn, result, kept);
 }
 
 /*
@@ -358,6 +379,39 @@ static void count_allocation(ncm_node *n, const ncm_pod *pod, const ncm_containe
         }
 }
 
+int ncm__node_cpu_near(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
+                       ncm_device_location **ret_locs, size_t *ret_nl, ncm_cpu_near **ret_near,
+                       size_t *ret_nn, ncm_error *err)
+{
+        ncm_device_location *locs = NULL;
+        ncm_cpu_near *near;
+        size_t nl = 0, nn = 0;
+        int r;
+
+        *ret_locs = NULL;
+        *ret_near = NULL;
+        *ret_nl = *ret_nn = 0;
+        if (!ncm_node_config_device_local_cpus(n->cfg) || ncm_cpu_guaranteed_cpus(pod, c) <= 0 ||
+            ncm_pod_level_resources_set(pod))
+                return 0;
+        r = ncm__node_container_locations(n, pod, c, true, true, &locs, &nl, err);
+        if (r < 0)
+                return r;
+        near = calloc(nl + 1, sizeof(*near));
+        if (!near) {
+                ncm_device_locations_free(locs, nl);
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < nl; i++)
+                if (locs[i].located && locs[i].local_cpus)
+                        near[nn++] = (ncm_cpu_near){locs[i].device, locs[i].local_cpus};
+        *ret_locs = locs;
+        *ret_nl = nl;
+        *ret_near = near;
+        *ret_nn = nn;
+        return 0;
+}
+
 static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *affinity,
                         const char **ret_type, ncm_error *err)
 {
@@ -377,22 +431,12 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
         char reason[160];
         int r;
 
+        if (call->op == NCM_TM_OP_RESIZE)
+                return ncm__node_cpu_resize_allocate(n, call, affinity, ret_type, err);
         /* deviceLocalCPUs: prefer: where the container's devices are (the device manager has
          * allocated its plugin devices already: the kubelet's provider order) */
-        if (ncm_node_config_device_local_cpus(n->cfg) && !had &&
-            ncm_cpu_guaranteed_cpus(pod, c) > 0 && !ncm_pod_level_resources_set(pod)) {
-                r = ncm__node_container_locations(n, pod, c, true, true, &locs, &nl, err);
-                if (r < 0)
-                        return r;
-                near = calloc(nl + 1, sizeof(*near));
-                if (!near) {
-                        ncm_device_locations_free(locs, nl);
-                        return ncm_error_set(err, ENOMEM, "out of memory");
-                }
-                for (size_t i = 0; i < nl; i++)
-                        if (locs[i].located && locs[i].local_cpus)
-                                near[nn++] = (ncm_cpu_near){locs[i].device, locs[i].local_cpus};
-        }
+        if (!had && (r = ncm__node_cpu_near(n, pod, c, &locs, &nl, &near, &nn, err)) < 0)
+                return r;
 
         if (txn && txn->explain) {
                 const ncm_cpuset *ru = ncm_cpu_policy_reuse_get(n->cpu, pod->uid);
@@ -425,6 +469,11 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                 return r;
         }
         now = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
+        if (now && !had && (r = ncm__node_cpu_promise(n, pod, c, err)) < 0) {
+                ncm__node_event_done(&tr.lines);
+                ncm_device_locations_free(locs, nl);
+                return r;
+        }
         if (e) {
                 ncm_autofree char *s = now ? fmt_set(now) : NULL;
                 e->ok = true;
@@ -437,8 +486,8 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                 } else {
                         set_text(e, "%s", s ? s : "");
                         if (nl)
-                                explain_near(n, e, pod, ncm_cpu_guaranteed_cpus(pod, c), before,
-                                             reuse, locs, nl, near, nn, now);
+                                explain_near_admit(n, e, pod, ncm_cpu_guaranteed_cpus(pod, c),
+                                                   before, reuse, locs, nl, near, nn, now);
                         explain_allocation(n, e, pod, c, affinity, before, reuse, now, &tr);
                 }
                 ncm__node_explain_knobs(n, e, pod, now != NULL);

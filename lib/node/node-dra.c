@@ -15,6 +15,11 @@
  * Registered after the kubelet's providers, so with the option off nothing changes, and the
  * merge sees the kubelet's lists in the kubelet's order first. It allocates nothing: the
  * devices were allocated by the scheduler and prepared by their driver.
+ *
+ * A resize (NCM_TM_OP_RESIZE) changes cpu and memory only: a container keeps the CDI devices it
+ * was admitted with (ncm_node_resize), so its hints are the admission's and the re-admission's
+ * affinity still holds the devices' nodes (under single-numa-node an upsize grows on the
+ * devices' node or is refused, as the device manager's held devices make it).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -151,6 +156,8 @@ static int dra_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
         }
         e->hint = *affinity;
         e->ok = true;
+        if (call->op == NCM_TM_OP_RESIZE)
+                ncm__node_event_step(e, "resize: the devices stay (DRA devices are not resized)");
         for (size_t i = 0; i < nl; i++) {
                 const ncm_device_location *d = &locs[i];
                 ncm_buf mb = NCM_BUF_INIT;

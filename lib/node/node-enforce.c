@@ -456,6 +456,135 @@ static int cg_pod_remove(void *data, const ncm_pod *pod, const ncm_cgroup_qos_us
         return r;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * In-place resize
+ */
+
+/* A limit where 0 and -1 mean none (cfs quota, memory), as a number that orders them. */
+static int64_t limit_of(bool has, int64_t v)
+{
+        return !has || v <= 0 ? INT64_MAX : v;
+}
+
+/*
+ * The values of NEW that move in the direction UP (true: they rise, false: they fall) against
+ * OLD, into *RET; false when none does. The quota travels with its period.
+ */
+static bool moving(const ncm_cgroup_resources *old, const ncm_cgroup_resources *new, bool up,
+                   ncm_cgroup_resources *ret)
+{
+        int64_t a, b;
+        bool any = false;
+
+        ncm_cgroup_resources_init(ret);
+        ret->oci_weight = new->oci_weight;
+        if (new->has_cpu_shares && old->cpu_shares != new->cpu_shares &&
+            (new->cpu_shares > old->cpu_shares) == up) {
+                ret->has_cpu_shares = true;
+                ret->cpu_shares = new->cpu_shares;
+                any = true;
+        }
+        a = limit_of(old->has_cpu_quota, old->cpu_quota);
+        b = limit_of(new->has_cpu_quota, new->cpu_quota);
+        if (new->has_cpu_quota && a != b && (b > a) == up) {
+                ret->has_cpu_quota = true;
+                ret->cpu_quota = new->cpu_quota;
+                ret->has_cpu_period = new->has_cpu_period;
+                ret->cpu_period = new->cpu_period;
+                any = true;
+        }
+        a = limit_of(old->has_memory, old->memory);
+        b = limit_of(new->has_memory, new->memory);
+        if (new->has_memory && a != b && (b > a) == up) {
+                ret->has_memory = true;
+                ret->memory = new->memory;
+                any = true;
+        }
+        return any;
+}
+
+/* Whether container NAME of POD has a cgroup (cgroupfs; the plan enforcer plans every one). */
+static bool has_cgroup(cg_enforcer *e, const ncm_pod *pod, const char *name)
+{
+        const ncm_cgroup_hierarchy *h = ncm_cgroup_layout_find(e->layout, NCM_CGROUP_CTRL_CPU);
+        ncm_autofree char *cpath = NULL;
+        char dir[4096];
+
+        if (e->record)
+                return true;
+        if (!h)
+                h = ncm_cgroup_layout_find(e->layout, NCM_CGROUP_CTRL_CPUSET);
+        if (!h ||
+            ncm_cgroup_manager_container_path(e->m, pod->uid, pod->qos, name, &cpath, NULL) < 0)
+                return false;
+        snprintf(dir, sizeof(dir), "%s%s", h->dir, cpath);
+        return ncm_fs_exists(e->rootfd, dir) > 0;
+}
+
+/* One container's part of a resize phase (ncm_enforce_resize): limits and cpuset, ordered. */
+static int resize_container(cg_enforcer *e, const ncm_enforce_resize *rz, size_t i,
+                            ncm_cgroup_plan *plan, ncm_error *err)
+{
+        const ncm_pod *pod = rz->after->pod;
+        const ncm_enforce_container *ec = &rz->after->containers[i];
+        const ncm_container *cn = ncm_pod_find_container(pod, ec->name);
+        const ncm_container *co = ncm_pod_find_container(rz->before, ec->name);
+        const ncm_cpuset *was = rz->cpus_before ? rz->cpus_before[i] : NULL;
+        bool grow = rz->phase == NCM_ENFORCE_RESIZE_GROW;
+        /* a container on the shared pool follows the pool (the node's pod_cpus calls) */
+        bool cpus_move = ec->exclusive && was && !ncm_cpuset_equal(was, ec->cpus) &&
+                         (grow ? !ncm_cpuset_is_subset(ec->cpus, was)
+                               : ncm_cpuset_is_subset(ec->cpus, was));
+        ncm_cgroup_resources rn, ro, mv;
+        bool any;
+        int r;
+
+        if ((ec->init && !ec->sidecar) || !cn || !co || !has_cgroup(e, pod, ec->name))
+                return 0;
+        r = ncm_cgroup_config_for_container(pod, cn, &e->m->options, NULL, NULL, &rn, err);
+        if (r < 0)
+                return r;
+        r = ncm_cgroup_config_for_container(rz->before, co, &e->m->options, NULL, NULL, &ro, err);
+        if (r < 0) {
+                ncm_cgroup_resources_done(&rn);
+                return r;
+        }
+        any = moving(&ro, &rn, grow, &mv);
+        /* shrink: the limits fall, then the cpuset narrows; grow: the other way round */
+        if (!grow && any)
+                r = ncm_cgroup_manager_plan_container_resources(e->m, pod->uid, pod->qos, ec->name,
+                                                                &mv, plan, err);
+        if (r >= 0 && cpus_move)
+                r = ncm_cgroup_manager_plan_container_cpuset(e->m, pod->uid, pod->qos, ec->name,
+                                                             ec->cpus, NULL, plan, err);
+        if (r >= 0 && grow && any)
+                r = ncm_cgroup_manager_plan_container_resources(e->m, pod->uid, pod->qos, ec->name,
+                                                                &mv, plan, err);
+        ncm_cgroup_resources_done(&mv);
+        ncm_cgroup_resources_done(&ro);
+        ncm_cgroup_resources_done(&rn);
+        return r;
+}
+
+static int cg_pod_resize(void *data, const ncm_enforce_resize *rz,
+                         const ncm_cgroup_qos_usage *usage, ncm_error *err)
+{
+        cg_enforcer *e = data;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
+        int r = 0;
+
+        /* grow: the pod cgroup (and the tiers it counts in) first, above its containers */
+        if (rz->phase == NCM_ENFORCE_RESIZE_GROW)
+                r = ncm_cgroup_manager_plan_pod(e->m, rz->after->pod, usage, NULL, 0, NULL,
+                                                NCM_CGROUP_PLAN_NO_CONTAINERS, &plan, err);
+        for (size_t i = 0; r >= 0 && i < rz->after->n_containers; i++)
+                r = resize_container(e, rz, i, &plan, err);
+        if (r >= 0)
+                r = run_plan(e, &plan, err);
+        ncm_cgroup_plan_done(&plan);
+        return r;
+}
+
 static const ncm_enforcer_ops cgroupfs_ops = {
                 .name = "cgroupfs",
                 .start = cg_start,
@@ -467,6 +596,7 @@ static const ncm_enforcer_ops cgroupfs_ops = {
                 .rollback = cg_rollback,
                 .free = cg_free,
                 .isolation = cg_isolation,
+                .pod_resize = cg_pod_resize,
 };
 
 static int knobs_pod(void *data, const ncm_enforce_pod *p, ncm_error *err)
@@ -507,6 +637,7 @@ static const ncm_enforcer_ops plan_ops = {
                 .rollback = cg_rollback,
                 .free = cg_free,
                 .isolation = cg_isolation,
+                .pod_resize = cg_pod_resize,
 };
 
 static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforcer **ret,

@@ -425,3 +425,8 @@ int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_nod
         *ret = NCM_TAKE_PTR(a);
         return 1;
 }
+
+int ncm__node_fit_of(ncm_node *n, const ncm_pod *pod, ncm_node_fit *ret, ncm_error *err)
+{
+        return node_fit(n, pod, ret, err);
+}

@@ -185,6 +185,7 @@ typedef struct node_merge_list {
 typedef struct node_txn {
         ncm_node *n;
         const ncm_pod *pod;
+        const ncm_pod *before; /* a resize: the pod as the node held it */
         bool explain;
         int trace_err; /* -ENOMEM met while recording (a trace callback cannot fail) */
         ncm_node_event *ev;
@@ -308,6 +309,10 @@ bool ncm__node_fit_wanted(const ncm_node *n, unsigned flags);
 int ncm__node_fit_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_admission **ret,
                         ncm_error *err);
 
+/* Whether POD fits beside the node's other pods (a resize's predicates, node-fit.c). */
+struct ncm_node_fit;
+int ncm__node_fit_of(ncm_node *n, const ncm_pod *pod, struct ncm_node_fit *ret, ncm_error *err);
+
 /* The node's locator, made now if needed (node-locality.c). */
 int ncm__node_locator(ncm_node *n, ncm_locator **ret, ncm_error *err);
 /*
@@ -394,6 +399,56 @@ void ncm__node_mem_format_map(const ncm_node *n, ncm_buf *b);
 /* --explain: the memory manager's HINTS event E gets, as steps, the nodes its group rule keeps
  * out of the hints. */
 void ncm__node_mem_explain_hints(const ncm_node *n, ncm_node_event *e);
+
+/*
+ * The parts of an admission's transaction, for the resize (node.c; node-resize.c uses them):
+ * what the admission of POD may change, saved (and put back, with one checkpoint write); its
+ * containers as a result lists them; its registry record given POD's spec (persisted; the old
+ * spec returned, to put back the same way); and the enforcer's transaction steps.
+ */
+typedef struct ncm__node_saved ncm__node_saved;
+int ncm__node_save(ncm_node *n, const ncm_pod *pod, ncm__node_saved **ret, ncm_error *err);
+ncm__node_saved *ncm__node_saved_free(ncm__node_saved *s);
+int ncm__node_restore(ncm_node *n, const ncm_pod *pod, ncm__node_saved *s, ncm_error *err);
+const ncm_cpuset *ncm__node_saved_default(const ncm__node_saved *s);
+int ncm__node_result(ncm_node *n, const ncm_pod *pod, ncm_node_admission *a);
+int ncm__node_pod_respec(ncm_node *n, const ncm_pod *pod, ncm_pod **ret_old, ncm_error *err);
+int ncm__node_enforce_begin(ncm_node *n, ncm_error *err);
+int ncm__node_enforce_commit(ncm_node *n, ncm_error *err);
+int ncm__node_enforce_fail(ncm_node *n, int r, const char *what, ncm_error *err);
+/* Every running container on the shared pool follows it (every pod's). */
+int ncm__node_enforce_shared(ncm_node *n, ncm_error *err);
+/* POD's containers as the enforcer sees them, SHARED (borrowed) for those on the pool. */
+int ncm__node_enforce_view(const ncm_node *n, const ncm_pod *pod, const ncm_cpuset *shared,
+                           ncm_enforce_container **ret, size_t *ret_n);
+int ncm__node_usage_of(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
+                       ncm_error *err);
+
+/*
+ * The resize's side of the providers (node-resize.c): a provider call with op
+ * NCM_TM_OP_RESIZE goes here. The CPU manager's hints and allocation; the memory manager's.
+ */
+int ncm__node_cpu_resize_hints(ncm_node *n, const ncm_tm_call *call, ncm_tm_hints *ret,
+                               ncm_error *err);
+int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const ncm_hint *affinity,
+                                  const char **ret_type, ncm_error *err);
+/* After an admission gave container C of POD exclusive CPUs: keep them as its promise when
+ * InPlacePodVerticalScalingExclusiveCPUs is on. */
+int ncm__node_cpu_promise(ncm_node *n, const ncm_pod *pod, const ncm_container *c, ncm_error *err);
+/*
+ * deviceLocalCPUs: prefer (node-cpu.c): where the devices of container C of POD are
+ * (*RET_LOCS[0..*RET_NL), ncm_device_locations_free) and the CPUs near them (*RET_NEAR[0..
+ * *RET_NN), pointing into the locations; free()). Nothing when the option is off or C gets no
+ * exclusive CPUs. An admission's and a resize's allocation both prefer them.
+ */
+int ncm__node_cpu_near(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
+                       ncm_device_location **ret_locs, size_t *ret_nl, ncm_cpu_near **ret_near,
+                       size_t *ret_nn, ncm_error *err);
+/* --explain: which of LOCS drew which CPUs of RESULT, and which of their local CPUs the
+ * container's isolation kept from it (KEPT: free CPUs it may not have; NULL: none) (node-cpu.c). */
+void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_location *locs,
+                            size_t nl, const ncm_cpu_near *near, size_t nn,
+                            const ncm_cpuset *result, const ncm_cpuset *kept);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err);

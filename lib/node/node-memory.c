@@ -575,14 +575,58 @@ static int mem_hints(ncm_node *n, const ncm_pod *pod, const ncm_container *c, nc
         return r;
 }
 
+/*
+ * A resize's hints: pinned memory stays on its NUMA nodes (ncm_mem_policy_resize), so each
+ * memory type the container (or, CONTAINER NULL, the pod) holds has one preferred hint, the
+ * nodes of its blocks; nothing pinned, no preference.
+ */
+static int mem_resize_hints(ncm_node *n, const ncm_pod *pod, const ncm_container *container,
+                            ncm_tm_hints *ret, ncm_error *err)
+{
+        const ncm_mem_state *s = n->mem->state;
+
+        for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
+                const ncm_container *c =
+                                i < pod->n_init_containers
+                                                ? &pod->init_containers[i]
+                                                : &pod->containers[i - pod->n_init_containers];
+                const ncm_mem_container *mc = ncm_mem_state_container(s, pod->uid, c->name);
+                if ((container && c != container) || !mc)
+                        continue;
+                for (size_t k = 0; k < mc->n; k++) {
+                        const ncm_mem_block *b = &mc->blocks[k];
+                        ncm_hint h = {.preferred = true};
+                        ncm_hint_list *l = NULL;
+                        for (size_t x = 0; x < b->nnuma; x++)
+                                if (b->numa[x] >= 0 && b->numa[x] < 64)
+                                        h.numa |= UINT64_C(1) << b->numa[x];
+                        if (ncm_tm_hints_get(ret, b->type)) {
+                                /* the pod's: the nodes of every container's block of the type */
+                                for (size_t q = 0; q < ret->n; q++)
+                                        if (strcmp(ret->res[q].resource, b->type) == 0 &&
+                                            ret->res[q].list.n)
+                                                ret->res[q].list.hints[0].numa |= h.numa;
+                                continue;
+                        }
+                        if (ncm_tm_hints_add(ret, b->type, &h, 1, false, &l, err) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 static int mem_container_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret,
                                ncm_error *err)
 {
+        if (call->op == NCM_TM_OP_RESIZE)
+                return mem_resize_hints(data, call->pod, call->container, ret, err);
         return mem_hints(data, call->pod, call->container, ret, err);
 }
 
 static int mem_pod_hints(void *data, const ncm_tm_call *call, ncm_tm_hints *ret, ncm_error *err)
 {
+        if (call->op == NCM_TM_OP_RESIZE)
+                return mem_resize_hints(data, call->pod, NULL, ret, err);
         return mem_hints(data, call->pod, NULL, ret, err);
 }
 
@@ -670,12 +714,36 @@ static int mem_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
 {
         ncm_node *n = data;
         node_mem *m = n->mem;
+        bool gate = ncm_node_config_feature_gate(n->cfg, "InPlacePodVerticalScalingExclusiveMemory",
+                                                 false);
+        bool had = ncm_mem_state_container(m->state, call->pod->uid, call->container->name);
         bool pinned = false;
         int r;
 
+        if (call->op == NCM_TM_OP_RESIZE) {
+                /* pinned memory moves only with the gate on (else it did not change) */
+                if (!gate || (call->container->init && !call->container->sidecar))
+                        return 0;
+                r = ncm_mem_policy_resize(m->policy, m->state, call->pod, call->container, ret_type,
+                                          err);
+                if (r >= 0)
+                        m->dirty = true;
+                explain(n, call->txn, call, affinity, r, err);
+                return r;
+        }
         (void)ret_type;
         r = ncm_mem_policy_allocate(m->policy, m->state, call->pod, call->container, affinity,
                                     &pinned, err);
+        if (r >= 0 && pinned && !had && gate) {
+                /* the promise a resize keeps: what the container got at its first admission */
+                const ncm_mem_container *mc = ncm_mem_state_container(m->state, call->pod->uid,
+                                                                      call->container->name);
+                for (size_t k = 0; mc && k < mc->n; k++)
+                        if (strcmp(mc->blocks[k].type, NCM_RESOURCE_MEMORY) == 0)
+                                (void)ncm_mem_state_set_promised(m->state, call->pod->uid,
+                                                                 call->container->name,
+                                                                 mc->blocks[k].size);
+        }
         if (pinned) {
                 n->counters.mem_pinning_requests++;
                 if (r < 0)

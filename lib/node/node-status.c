@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nodecm/node-resize.h>
 #include "node-internal.h"
 
 static void json_str(ncm_buf *b, const char *s)
@@ -148,6 +149,13 @@ static void json_events(ncm_buf *b, const ncm_node_admission *a)
                         json_hint(b, &e->hint);
                         ncm_buf_printf(b, ", \"admit\": %s, \"why\": ", e->ok ? "true" : "false");
                         json_str(b, e->text);
+                        /* notes on a refusal (a resize's: what the containers would need) */
+                        for (size_t k = 0; k < e->n_steps; k++) {
+                                ncm_buf_puts(b, k ? ", " : ", \"notes\": [");
+                                json_str(b, e->steps[k]);
+                        }
+                        if (e->n_steps)
+                                ncm_buf_putc(b, ']');
                         break;
                 case NCM_NODE_EVENT_ALLOCATE:
                         ncm_buf_puts(b, ", \"affinity\": ");
@@ -185,16 +193,26 @@ static void json_devices(ncm_buf *b, const ncm_devmgr_assignment *as, size_t n)
         ncm_buf_putc(b, '}');
 }
 
-void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
-                                    const ncm_node_admission *a, bool explain)
+/* An admission's or a resize's line: OP, its verdict under KEY; a resize always lists its
+ * containers (as they stand after it, or as before it when refused). */
+static void format_decision_json(ncm_buf *b, long step, const char *op, const char *key,
+                                 const ncm_pod *pod, const ncm_node_admission *a, bool explain)
 {
+        bool list = a->admitted || strcmp(op, "resize") == 0;
+
         if (step >= 0)
-                ncm_buf_printf(b, "{\"step\": %ld, \"op\": \"admit\", \"pod\": ", step);
+                ncm_buf_printf(b, "{\"step\": %ld, \"op\": \"%s\", \"pod\": ", step, op);
         else
-                ncm_buf_puts(b, "{\"op\": \"admit\", \"pod\": ");
+                ncm_buf_printf(b, "{\"op\": \"%s\", \"pod\": ", op);
         json_str(b, pod->uid);
-        ncm_buf_printf(b, ", \"admitted\": %s", a->admitted ? "true" : "false");
-        if (a->admitted) {
+        ncm_buf_printf(b, ", \"%s\": %s", key, a->admitted ? "true" : "false");
+        if (!a->admitted) {
+                ncm_buf_puts(b, ", \"reason\": ");
+                json_str(b, a->reason);
+                ncm_buf_puts(b, ", \"message\": ");
+                json_str(b, a->message);
+        }
+        if (list) {
                 ncm_buf_puts(b, ", \"containers\": [");
                 for (size_t i = 0; i < a->n_containers; i++) {
                         const ncm_node_container_result *c = &a->containers[i];
@@ -220,15 +238,22 @@ void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
                         ncm_buf_putc(b, '}');
                 }
                 ncm_buf_putc(b, ']');
-        } else {
-                ncm_buf_puts(b, ", \"reason\": ");
-                json_str(b, a->reason);
-                ncm_buf_puts(b, ", \"message\": ");
-                json_str(b, a->message);
         }
         if (explain)
                 json_events(b, a);
         ncm_buf_puts(b, "}\n");
+}
+
+void ncm_node_format_admission_json(ncm_buf *b, long step, const ncm_pod *pod,
+                                    const ncm_node_admission *a, bool explain)
+{
+        format_decision_json(b, step, "admit", "admitted", pod, a, explain);
+}
+
+void ncm_node_format_resize_json(ncm_buf *b, long step, const ncm_pod *pod,
+                                 const ncm_node_admission *a, bool explain)
+{
+        format_decision_json(b, step, "resize", "resized", pod, a, explain);
 }
 
 /* People read pod names; the JSON lines carry the UIDs. */
@@ -302,6 +327,8 @@ static void human_events(ncm_buf *b, const ncm_node_admission *a)
                         ncm_buf_printf(b, "    %s: merged ", who);
                         ncm_hint_format(&e->hint, true, b);
                         ncm_buf_printf(b, ": %s\n", e->text ? e->text : "");
+                        for (size_t k = 0; k < e->n_steps; k++)
+                                ncm_buf_printf(b, "      %s\n", e->steps[k]);
                         break;
                 case NCM_NODE_EVENT_ALLOCATE:
                         ncm_buf_printf(b, "    %s: %s allocate with affinity ", who, e->provider);
@@ -312,6 +339,29 @@ static void human_events(ncm_buf *b, const ncm_node_admission *a)
                                 ncm_buf_printf(b, "      %s\n", e->steps[k]);
                         break;
                 }
+        }
+}
+
+/* The containers of A for people: "; app exclusive 2-3 (NUMA 0) ..." */
+static void containers_text(ncm_buf *b, const ncm_node_admission *a)
+{
+        for (size_t i = 0; i < a->n_containers; i++) {
+                const ncm_node_container_result *c = &a->containers[i];
+                ncm_buf_printf(b, "%s %s%s %s ", i ? ";" : "", c->name,
+                               c->sidecar ? " (sidecar)"
+                               : c->init  ? " (init)"
+                                          : "",
+                               c->exclusive ? "exclusive" : "shared");
+                ncm_cpuset_format_list_buf(c->cpus, b);
+                ncm_buf_puts(b, " (");
+                put_numa(b, c->numa, c->n_numa);
+                ncm_buf_putc(b, ')');
+                for (size_t k = 0; k < c->n_devices; k++) {
+                        ncm_buf_printf(b, " %s=", c->devices[k].resource);
+                        for (size_t q = 0; q < c->devices[k].n_ids; q++)
+                                ncm_buf_printf(b, "%s%s", q ? "," : "", c->devices[k].ids[q]);
+                }
+                ncm__node_mem_format_blocks_text(b, c->memory, c->n_memory);
         }
 }
 
@@ -326,25 +376,25 @@ void ncm_node_format_admission_text(ncm_buf *b, long step, const ncm_pod *pod,
                 ncm_buf_printf(b, ": rejected: %s: %s\n", a->reason, a->message);
         } else {
                 ncm_buf_puts(b, ": admitted:");
-                for (size_t i = 0; i < a->n_containers; i++) {
-                        const ncm_node_container_result *c = &a->containers[i];
-                        ncm_buf_printf(b, "%s %s%s %s ", i ? ";" : "", c->name,
-                                       c->sidecar ? " (sidecar)"
-                                       : c->init  ? " (init)"
-                                                  : "",
-                                       c->exclusive ? "exclusive" : "shared");
-                        ncm_cpuset_format_list_buf(c->cpus, b);
-                        ncm_buf_puts(b, " (");
-                        put_numa(b, c->numa, c->n_numa);
-                        ncm_buf_putc(b, ')');
-                        for (size_t k = 0; k < c->n_devices; k++) {
-                                ncm_buf_printf(b, " %s=", c->devices[k].resource);
-                                for (size_t q = 0; q < c->devices[k].n_ids; q++)
-                                        ncm_buf_printf(b, "%s%s", q ? "," : "",
-                                                       c->devices[k].ids[q]);
-                        }
-                        ncm__node_mem_format_blocks_text(b, c->memory, c->n_memory);
-                }
+                containers_text(b, a);
+                ncm_buf_putc(b, '\n');
+        }
+        if (explain)
+                human_events(b, a);
+}
+
+void ncm_node_format_resize_text(ncm_buf *b, long step, const ncm_pod *pod,
+                                 const ncm_node_admission *a, bool explain)
+{
+        if (step >= 0)
+                ncm_buf_printf(b, "step %ld: ", step);
+        ncm_buf_puts(b, "resize ");
+        put_pod(b, pod->name, pod->uid);
+        if (!a->admitted)
+                ncm_buf_printf(b, ": not resized: %s: %s\n", a->reason, a->message);
+        else {
+                ncm_buf_puts(b, ": resized:");
+                containers_text(b, a);
                 ncm_buf_putc(b, '\n');
         }
         if (explain)

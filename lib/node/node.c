@@ -1208,6 +1208,89 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Hooks for the resize (node-resize.c): an admission's transaction, made of the same parts
+ */
+
+struct ncm__node_saved {
+        snapshot snap;
+};
+
+int ncm__node_save(ncm_node *n, const ncm_pod *pod, ncm__node_saved **ret, ncm_error *err)
+{
+        ncm__node_saved *s = calloc(1, sizeof(*s));
+        int r;
+
+        if (!s)
+                return oom(err);
+        r = snapshot_take(n, pod, &s->snap, err);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+ncm__node_saved *ncm__node_saved_free(ncm__node_saved *s)
+{
+        if (s) {
+                snapshot_done(&s->snap);
+                free(s);
+        }
+        return NULL;
+}
+
+int ncm__node_restore(ncm_node *n, const ncm_pod *pod, ncm__node_saved *s, ncm_error *err)
+{
+        int r;
+
+        ncm_cpu_state_hold(n->cpu_state);
+        r = rollback(n, pod, &s->snap, err);
+        if (r >= 0)
+                r = ncm_cpu_state_flush(n->cpu_state, err);
+        else
+                (void)ncm_cpu_state_flush(n->cpu_state, NULL);
+        return r;
+}
+
+const ncm_cpuset *ncm__node_saved_default(const ncm__node_saved *s)
+{
+        return s->snap.default_set;
+}
+
+int ncm__node_result(ncm_node *n, const ncm_pod *pod, ncm_node_admission *a)
+{
+        return result_containers(n, pod, a);
+}
+
+int ncm__node_pod_respec(ncm_node *n, const ncm_pod *pod, ncm_pod **ret_old, ncm_error *err)
+{
+        node_pod *p = pod_find(n, pod->uid);
+        ncm_pod *spec, *old;
+        int r = 0;
+
+        if (!p)
+                return ncm_error_set(err, ENOENT, "pod '%s' is not on the node", pod->uid);
+        spec = ncm_pod_dup(pod);
+        if (!spec)
+                return oom(err);
+        old = p->spec;
+        p->spec = spec;
+        p->fit = (ncm__node_fit_req_free(p->fit), NULL);
+        if (n->persist_pods)
+                r = persist_pod(n, pod->uid, NULL, false, err);
+        if (r < 0) {
+                p->spec = old;
+                ncm_pod_free(spec);
+                if (n->persist_pods)
+                        (void)persist_pod(n, pod->uid, NULL, false, NULL);
+                return r;
+        }
+        *ret_old = old;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
  * Enforcement: the node's side of the enforcer's transactions
  */
 
@@ -1463,6 +1546,38 @@ int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
                         r = enforce_fail(n, r, "start: CRI-O's knobs", err);
         }
         return r;
+}
+
+int ncm__node_enforce_shared(ncm_node *n, ncm_error *err)
+{
+        return enforcer_ops(n) ? enforce_shared(n, NULL, err) : 0;
+}
+
+int ncm__node_enforce_begin(ncm_node *n, ncm_error *err)
+{
+        return enforcer_ops(n) ? enforce_begin(n, err) : 0;
+}
+
+int ncm__node_enforce_commit(ncm_node *n, ncm_error *err)
+{
+        return enforcer_ops(n) ? enforce_commit(n, err) : 0;
+}
+
+int ncm__node_enforce_fail(ncm_node *n, int r, const char *what, ncm_error *err)
+{
+        return enforcer_ops(n) ? enforce_fail(n, r, what, err) : r;
+}
+
+int ncm__node_enforce_view(const ncm_node *n, const ncm_pod *pod, const ncm_cpuset *shared,
+                           ncm_enforce_container **ret, size_t *ret_n)
+{
+        return enforce_view(n, pod, pod_find(n, pod->uid), shared, false, ret, ret_n);
+}
+
+int ncm__node_usage_of(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
+                       ncm_error *err)
+{
+        return usage_of(n, except_uid, ret, err);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -444,7 +444,7 @@ static int parse_capacity(ncm_scenario *s, json_object *o, ncm_error *err)
 
 static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx, ncm_error *err)
 {
-        static const char *const kinds[] = {"admit", "remove", "removePod", "restart"};
+        static const char *const kinds[] = {"admit", "remove", "removePod", "restart", "resize"};
         char path[64];
         const char *kind = NULL;
         json_object *v = NULL;
@@ -460,7 +460,7 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
         if (json_object_object_length(o) != 1)
                 return ncm_error_set(err, EINVAL,
                                      "%s: a step is an object with one key: admit, remove, "
-                                     "removePod or restart",
+                                     "removePod, restart or resize",
                                      path);
         {
                 json_object_object_foreach(o, key, val)
@@ -469,10 +469,12 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
                         v = val;
                 }
         }
-        if (strcmp(kind, kinds[0]) == 0) {
+        if (strcmp(kind, kinds[0]) == 0 || strcmp(kind, kinds[4]) == 0) {
+                /* a resize is the whole pod again, the same UID, its new resources */
+                bool rz = strcmp(kind, kinds[4]) == 0;
                 char sub[96];
-                st->kind = NCM__STEP_ADMIT;
-                snprintf(sub, sizeof(sub), "%s.admit", path);
+                st->kind = rz ? NCM__STEP_RESIZE : NCM__STEP_ADMIT;
+                snprintf(sub, sizeof(sub), "%s.%s", path, rz ? "resize" : "admit");
                 if (!v)
                         return ncm_error_set(err, EINVAL, "%s: expected a Pod object, got null",
                                              sub);
@@ -545,8 +547,8 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
                 return 0;
         }
         return ncm_error_set(err, EINVAL,
-                             "%s: unknown step \"%s\" (expected admit, remove, removePod or "
-                             "restart)",
+                             "%s: unknown step \"%s\" (expected admit, remove, removePod, "
+                             "restart or resize)",
                              path, kind);
 }
 

@@ -13,12 +13,13 @@ typedef enum ncm__step_kind {
         NCM__STEP_REMOVE,
         NCM__STEP_REMOVE_POD,
         NCM__STEP_RESTART,
+        NCM__STEP_RESIZE,
 } ncm__step_kind;
 
 typedef struct ncm__step {
         ncm__step_kind kind;
         char *path;           /* "steps[3]" */
-        ncm_pod *pod;         /* admit */
+        ncm_pod *pod;         /* admit, resize */
         char *pod_uid;        /* remove, removePod */
         char *container;      /* remove */
         ncm_node_config *cfg; /* restart with a changed configuration; NULL: the same */

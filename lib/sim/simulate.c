@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nodecm/node-resize.h>
 #include "sim-internal.h"
 
 /* ------------------------------------------------------------------------------------------
@@ -75,27 +76,32 @@ int ncm_simulate(const ncm_scenario *s, const ncm_simulate_options *o, ncm_buf *
                 ncm_simulate_step done = {.index = i};
                 ncm_buf line = NCM_BUF_INIT;
                 switch (st->kind) {
-                case NCM__STEP_ADMIT: {
+                case NCM__STEP_ADMIT:
+                case NCM__STEP_RESIZE: {
+                        /* a resize is the pod admitted again, counted and printed as a resize */
+                        bool rz = st->kind == NCM__STEP_RESIZE;
+                        unsigned flags = o->explain || o->step_fn ? NCM_NODE_EXPLAIN : 0;
+                        void (*json)(ncm_buf *, long, const ncm_pod *, const ncm_node_admission *,
+                                     bool) = rz ? ncm_node_format_resize_json
+                                                : ncm_node_format_admission_json;
+                        void (*text)(ncm_buf *, long, const ncm_pod *, const ncm_node_admission *,
+                                     bool) = rz ? ncm_node_format_resize_text
+                                                : ncm_node_format_admission_text;
                         ncm_autoptr(ncm_node_admission) a = NULL;
-                        r = ncm_node_admit(n, st->pod,
-                                           o->explain || o->step_fn ? NCM_NODE_EXPLAIN : 0, &a,
-                                           err);
+                        r = rz ? ncm_node_resize(n, st->pod, flags, &a, err)
+                               : ncm_node_admit(n, st->pod, flags, &a, err);
                         if (r < 0)
-                                return ncm_error_prefix(err, "%s.admit", st->path);
-                        if (a->admitted)
-                                sum.admitted++;
+                                return ncm_error_prefix(err, "%s.%s", st->path,
+                                                        rz ? "resize" : "admit");
+                        if (rz)
+                                *(a->admitted ? &sum.resized : &sum.resize_refused) += 1;
                         else
-                                sum.rejected++;
-                        if (o->json)
-                                ncm_node_format_admission_json(out, (long)i, st->pod, a,
-                                                               o->explain);
-                        else
-                                ncm_node_format_admission_text(out, (long)i, st->pod, a,
-                                                               o->explain);
+                                *(a->admitted ? &sum.admitted : &sum.rejected) += 1;
+                        (o->json ? json : text)(out, (long)i, st->pod, a, o->explain);
                         if (o->step_fn) {
-                                ncm_node_format_admission_text(&line, -1, st->pod, a, false);
+                                text(&line, -1, st->pod, a, false);
                                 done = (ncm_simulate_step){.index = i,
-                                                           .op = "admit",
+                                                           .op = rz ? "resize" : "admit",
                                                            .pod = st->pod,
                                                            .admission = a};
                                 r = step_done(o, &done, &line, n, err);

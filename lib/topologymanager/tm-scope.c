@@ -46,6 +46,7 @@ struct ncm_tm {
         size_t n_refs, cap_refs;
         ncm_tm_metrics metrics;
         ncm_tm_trace trace; /* fn NULL: none */
+        ncm_tm_op op;       /* of the admission under way */
 };
 
 /* --- the affinity store --- */
@@ -342,7 +343,7 @@ static int allocate_aligned(ncm_tm *tm, const ncm_pod *pod, const ncm_container 
                             ncm_tm_admit_result *ret, ncm_error *err)
 {
         ncm_hint affinity = ncm_tm_get_affinity(tm, pod->uid, c->name);
-        ncm_tm_call call = {.txn = txn, .pod = pod, .container = c};
+        ncm_tm_call call = {.txn = txn, .pod = pod, .container = c, .op = tm->op};
 
         for (size_t i = 0; i < tm->n_providers; i++) {
                 const provider *p = &tm->providers[i];
@@ -387,7 +388,7 @@ static int admit_container_scope(ncm_tm *tm, const ncm_pod *pod, void *txn,
 
         for (size_t i = 0; i < pod->n_init_containers + pod->n_containers; i++) {
                 const ncm_container *c = nth_container(pod, i);
-                ncm_tm_call call = {.txn = txn, .pod = pod, .container = c};
+                ncm_tm_call call = {.txn = txn, .pod = pod, .container = c, .op = tm->op};
                 ncm_hint best;
                 bool admit;
                 int r = calculate_affinity(tm, &call, &best, &admit, err);
@@ -418,7 +419,7 @@ static int admit_pod_scope(ncm_tm *tm, const ncm_pod *pod, void *txn, ncm_tm_adm
                            ncm_error *err)
 {
         bool aligned = ncm_tm_policy_alignment_guaranteed(tm->policy);
-        ncm_tm_call call = {.txn = txn, .pod = pod, .container = NULL};
+        ncm_tm_call call = {.txn = txn, .pod = pod, .container = NULL, .op = tm->op};
         ncm_hint best;
         bool admit;
         int r = calculate_affinity(tm, &call, &best, &admit, err);
@@ -468,11 +469,19 @@ static const scope_ops scope_none = {NCM_TM_SCOPE_NONE, admit_none_scope};
 int ncm_tm_admit(ncm_tm *tm, const ncm_pod *pod, void *txn, ncm_tm_admit_result *ret,
                  ncm_error *err)
 {
+        return ncm_tm_admit_op(tm, pod, NCM_TM_OP_ADMIT, txn, ret, err);
+}
+
+int ncm_tm_admit_op(ncm_tm *tm, const ncm_pod *pod, ncm_tm_op op, void *txn,
+                    ncm_tm_admit_result *ret, ncm_error *err)
+{
         ncm_tm_admit_result res;
         int r;
 
         tm->metrics.admission_requests_total++;
+        tm->op = op;
         r = tm->scope->admit(tm, pod, txn, &res, err);
+        tm->op = NCM_TM_OP_ADMIT;
         if (r < 0)
                 return r;
         *ret = res;

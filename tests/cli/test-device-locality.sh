@@ -6,7 +6,8 @@
 # deviceLocalCPUs: prefer and the kubelet's CPUs without, under every topology manager policy;
 # a DRA GPU on NUMA node 1 under single-numa-node draws its CPUs from node 1 with
 # draTopologyHints: align (node 0, the kubelet's choice, without). Then devices spanning NUMA
-# nodes, the pod scope, --explain, nodecm node, isolated CPUs near the devices, and bad input.
+# nodes, the pod scope, --explain, nodecm node, resize, isolated CPUs near the devices, and bad
+# input.
 . "$(dirname "$0")/lib.sh"
 
 X=$(mktemp -d /dev/shm/nodecm-loc-XXXXXX 2>/dev/null || mktemp -d "$TMPD/x-XXXXXX")
@@ -193,6 +194,120 @@ case "$OUT" in *"app exclusive 8,24 (NUMA 1)"*) ;; *) fail "node admit: $OUT" ;;
 # the record keeps the pod's CDI devices
 grep -q 'nodecm.io/cdi-devices' "$TMPD/node/nodecm_pods" "$TMPD/node/nodecm_pods_journal" 2>/dev/null ||
         fail "node admit: nodecm_pods lost the CDI devices"
+
+# nodecm node resize: a pod that names no CDI devices (as the CRI proxy's updates name none)
+# keeps its own, in the decision and in the record
+sed -e "s|rootDirectory: .*|rootDirectory: $TMPD/node2|" "$TMPD/kubelet.yaml" >"$TMPD/kubelet2.yaml"
+printf 'deviceLocalCPUs: prefer\nfeatureGates: {InPlacePodVerticalScalingExclusiveCPUs: true}\n' >>"$TMPD/kubelet2.yaml"
+cat >"$TMPD/pod4.yaml" <<EOF
+metadata: {uid: p1, name: train}
+spec: {containers: [{name: app, resources: {limits: {cpu: "4", memory: 1Gi}}}]}
+EOF
+run node init --fsroot "$R" --config "$TMPD/kubelet2.yaml"
+expect_rc 0 "node init, resize"
+run node admit --fsroot "$R" --config "$TMPD/kubelet2.yaml" "$TMPD/pod.yaml"
+expect_rc 0 "node admit, resize"
+run node resize --fsroot "$R" --config "$TMPD/kubelet2.yaml" --explain "$TMPD/pod4.yaml"
+expect_rc 0 "node resize"
+for want in "resize train: resized: app exclusive 8-9,24-25 (NUMA 1)" \
+        "app: dra hints: example.com/gpu: [1]*" "drew 9,25"; do
+        case "$OUT" in *"$want"*) ;; *) fail "node resize: no \"$want\" in: $OUT" ;; esac
+done
+last=$(tail -n 1 "$TMPD/node2/nodecm_pods_journal" 2>/dev/null)
+case "$last" in *'nodecm.io/cdi-devices'*'"cpu": "4"'*) ;;
+*) fail "node resize: the record lost the CDI devices: $last" ;; esac
+
+# in-place resize with locality on (docs/cpu-manager.md "CPUs near the devices"): the CPUs a
+# resize chooses are chosen as at admission. 2 -> 10 adds the NIC's CPUs first, then the rest of
+# its node; 10 -> 6 keeps the promise and, of the others, those near the NIC. The kubelet's
+# choice (ignore) packs from the node's first cores instead.
+# resize_scenario deviceLocalCPUs
+resize_scenario() {
+        cat >"$TMPD/s.yaml" <<EOF
+node:
+  topology: {fsroot: $R}
+  kubelet:
+    cpuManagerPolicy: static
+    reservedSystemCPUs: "0,16"
+    topologyManagerPolicy: single-numa-node
+    deviceLocalCPUs: $1
+    featureGates: {InPlacePodVerticalScalingExclusiveCPUs: true}
+  devices: $NIC
+steps:
+- admit:
+    metadata: {uid: p1, name: p}
+    spec: {containers: [{name: app, resources: {limits: {cpu: "2", memory: 1Gi$ONE_NIC}}}]}
+- resize:
+    metadata: {uid: p1, name: p}
+    spec: {containers: [{name: app, resources: {limits: {cpu: "10", memory: 1Gi$ONE_NIC}}}]}
+- resize:
+    metadata: {uid: p1, name: p}
+    spec: {containers: [{name: app, resources: {limits: {cpu: "6", memory: 1Gi$ONE_NIC}}}]}
+EOF
+}
+resize_scenario prefer
+run simulate "$TMPD/s.yaml"
+expect_rc 0 "resize, prefer"
+for want in "step 0: admit p: admitted: app exclusive 12,28 (NUMA 1)" \
+        "step 1: resize p: resized: app exclusive 8,12-15,24,28-31 (NUMA 1)" \
+        "step 2: resize p: resized: app exclusive 12-14,28-30 (NUMA 1)"; do
+        case "$OUT" in *"$want"*) ;; *) fail "resize, prefer: no \"$want\" in: $OUT" ;; esac
+done
+run simulate --explain "$TMPD/s.yaml"
+expect_rc 0 "resize, prefer, explain"
+for want in "upsize: keeps 12,28, adds 8,13-15,24,29-31 (NUMA 1)" \
+        "device example.com/nic=0000:c1:00.2: PCI 0000:c1:00.2 by device ID, local CPUs 12-15,28-31: drew 13-15,29-31" \
+        "downsize: keeps the promise and 12-14,28-30 in all, gives back 8,15,24,31" \
+        "device example.com/nic=0000:c1:00.2: PCI 0000:c1:00.2 by device ID, local CPUs 12-15,28-31: drew 13-14,29-30"; do
+        case "$OUT" in *"$want"*) ;; *) fail "resize, prefer, explain: no \"$want\" in: $OUT" ;; esac
+done
+resize_scenario ignore
+run simulate "$TMPD/s.yaml"
+expect_rc 0 "resize, ignore"
+for want in "step 0: admit p: admitted: app exclusive 8,24 (NUMA 1)" \
+        "step 1: resize p: resized: app exclusive 8-12,24-28 (NUMA 1)" \
+        "step 2: resize p: resized: app exclusive 8-10,24-26 (NUMA 1)"; do
+        case "$OUT" in *"$want"*) ;; *) fail "resize, ignore: no \"$want\" in: $OUT" ;; esac
+done
+
+# a resize keeps the DRA devices: a resized pod that names none keeps its own (their hints
+# still count: an upsize beyond the GPU's node is refused), one naming others is an error
+cat >"$TMPD/s.yaml" <<EOF
+node:
+  topology: {fsroot: $R}
+  kubelet:
+    cpuManagerPolicy: static
+    reservedSystemCPUs: "0,16"
+    topologyManagerPolicy: single-numa-node
+    draTopologyHints: align
+    deviceLocalCPUs: prefer
+    featureGates: {InPlacePodVerticalScalingExclusiveCPUs: true}
+steps:
+- admit:
+    metadata: {uid: p1, name: train, annotations: {nodecm.io/cdi-devices: '{"app": ["example.com/gpu=gpu1"]}'}}
+    spec: {containers: [{name: app, resources: {limits: {cpu: "2", memory: 1Gi}}}]}
+- resize:
+    metadata: {uid: p1, name: train}
+    spec: {containers: [{name: app, resources: {limits: {cpu: "6", memory: 1Gi}}}]}
+- resize:
+    metadata: {uid: p1, name: train}
+    spec: {containers: [{name: app, resources: {limits: {cpu: "18", memory: 1Gi}}}]}
+EOF
+run simulate --explain "$TMPD/s.yaml"
+expect_rc 0 "resize with a DRA GPU"
+step1=$(printf '%s\n' "$OUT" | sed -n '/^step 1:/,/^step 2:/p')
+for want in "step 1: resize train: resized: app exclusive 8-10,24-26 (NUMA 1)" \
+        "    app: dra hints: example.com/gpu: [1]*
+    app: merged [1]*" \
+        "device example.com/gpu=gpu1: PCI 0000:81:00.0 by CDI /etc/cdi/example-gpu.yaml: /dev/dri/renderD129, local CPUs 8-11,24-27: drew 9-10,25-26" \
+        "resize: the devices stay (DRA devices are not resized)" \
+        "step 2: resize train: not resized: Infeasible: Resources cannot be allocated with Topology locality"; do
+        case "$step1" in *"$want"*) ;; *) fail "resize with a DRA GPU: no \"$want\" in: $step1" ;; esac
+done
+sed -i 's|metadata: {uid: p1, name: train}$|metadata: {uid: p1, name: train, annotations: {nodecm.io/cdi-devices: '"'"'{"app": ["example.com/gpu=gpu0"]}'"'"'}}|' "$TMPD/s.yaml"
+run simulate "$TMPD/s.yaml"
+expect_rc 2 "resize naming other DRA devices"
+expect_err_contains "steps[1].resize: resize of pod 'p1': container 'app': its CDI devices may not change" "resize naming other DRA devices"
 
 # isolatedCPUs with deviceLocalCPUs: prefer (docs/cpu-manager.md, "With isolated CPUs"):
 # isolation restricts the candidates, locality orders them

@@ -269,7 +269,7 @@ $NODE
 steps:
   - admit: {metadata: {uid: p1}, spec: {containers: [{name: a}, {name: a}]}}
 EOF
-bad "unknown step" 2 'steps[1]: unknown step "evict" (expected admit, remove, removePod or restart)' <<EOF
+bad "unknown step" 2 'steps[1]: unknown step "evict" (expected admit, remove, removePod, restart or resize)' <<EOF
 $NODE
 steps:
   - admit: $POD

@@ -2,14 +2,16 @@
 /*
  * Scenarios: the reader (JSON or YAML, no files), then a bounded simulation through the node
  * API, checking after every step what must always hold: the CPU state still passes the
- * kubelet's start-up validation (no CPU lost, none given twice), a refused admission changed
- * nothing, and the simulator's own run (JSON and human output, explanations) completes.
+ * kubelet's start-up validation (no CPU lost, none given twice), a refused admission or resize
+ * changed nothing, and the simulator's own run (JSON and human output, explanations) completes.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <nodecm/node-resize.h>
 #include <nodecm/node.h>
 #include <nodecm/sim.h>
 #include "sim/sim-internal.h"
@@ -49,6 +51,11 @@ static void check_state(const ncm_node *n)
         ncm_autoptr(ncm_cpuset) all = ncm_cpuset_new();
 
         if (strcmp(ncm_cpu_policy_name(p), "static") != 0 || !all || !regular(ncm_node_topo(n)))
+                return;
+        /* strict-cpu-reservation lets exclusive CPUs empty the shared pool, which validateState
+         * then refuses, as in the kubelet (kubernetes#141196) */
+        if (ncm_cpu_policy_options(p)->strict_cpu_reservation &&
+            ncm_cpuset_is_empty(ncm_cpu_state_default(ncm_node_cpu_state(n))))
                 return;
         copy = ncm_cpu_state_dup(ncm_node_cpu_state(n));
         if (!copy)
@@ -96,6 +103,17 @@ static void run_steps(const ncm_scenario *s)
                         break;
                 case NCM__STEP_REMOVE_POD:
                         r = ncm_node_remove_pod(n, st->pod_uid, NULL, NULL);
+                        break;
+                case NCM__STEP_RESIZE:
+                        /* refused, or not a resize at all (no such pod, a change the API
+                         * server would refuse): nothing changed */
+                        r = ncm_node_resize(n, st->pod, NCM_NODE_EXPLAIN, &a, NULL);
+                        if ((r < 0 || !a->admitted) &&
+                            !ncm_cpu_state_equal(before, ncm_node_cpu_state(n)))
+                                abort();
+                        ncm_node_admission_free(a);
+                        if (r != -ENOMEM)
+                                r = 0;
                         break;
                 case NCM__STEP_RESTART:
                         r = ncm_node_restart(n, st->cfg, NULL);

@@ -39,6 +39,23 @@ def main():
     T.check("admit --explain: the hints and the merge", e.admitted and "cpu hints" in e.output
             and "merged" in e.output, e.output)
 
+    # ---- Resize (InPlacePodVerticalScalingExclusiveCPUs off: the kubelet's refusal) --------
+    before = stub.GetState(pb.GetStateRequest(), timeout=30).checkpoint
+    rz = stub.Resize(pb.ResizeRequest(pod=T.pod_json("p1", "3").encode(), source="p1.json"),
+                     timeout=30)
+    T.check("resize: refused as the kubelet refuses it",
+            not rz.resized and rz.pod_uid == "p1" and rz.reason == "Infeasible"
+            and rz.message == 'Resize is infeasible for Guaranteed Pods alongside CPU Manager '
+            'policy "static"' and rz.containers[0].cpus == "2-3", repr(rz))
+    T.check("resize: a refusal changes nothing",
+            stub.GetState(pb.GetStateRequest(), timeout=30).checkpoint == before)
+    rz = stub.Resize(pb.ResizeRequest(pod=T.pod_json("p1", qos_guaranteed=False).encode()),
+                     timeout=30)
+    T.check("resize: a QoS class change is the API server's refusal",
+            not rz.resized and rz.reason == "Invalid" and rz.message == 'The Pod "p1" is '
+            'invalid: spec: Invalid value: "Guaranteed": Pod QOS Class may not change as a '
+            'result of resizing', repr(rz))
+
     # ---- reads ----------------------------------------------------------------------------
     pods = stub.ListPods(pb.ListPodsRequest(), timeout=30)
     T.check("ListPods", sorted(p.uid for p in pods.pods) == ["p1", "p2"], repr(pods))
@@ -117,14 +134,23 @@ def main():
     T.check("removing an unknown pod: removed false", not rm.removed)
 
     # ---- nodecm node --connect prints what nodecm node --root-dir prints ------------------
+    # (with the resize gate on: a resize that grows, one below the promise, one that is
+    # invalid, and a refusal explained)
     cli_root = os.path.join(tmp, "cli-root")
-    d2 = T.Daemon(cfg, os.path.join(tmp, "root2"), os.path.join(tmp, "nodecmd2.log")).start()
-    rc, _, err = T.nodecm("node", "init", "--root-dir", cli_root, "--config", cfg,
+    cfg_rz = os.path.join(tmp, "kubelet-resize.yaml")
+    T.write_config(cfg_rz, featureGates={"InPlacePodVerticalScalingExclusiveCPUs": "true"})
+    d2 = T.Daemon(cfg_rz, os.path.join(tmp, "root2"), os.path.join(tmp, "nodecmd2.log")).start()
+    rc, _, err = T.nodecm("node", "init", "--root-dir", cli_root, "--config", cfg_rz,
                           "--synthetic", T.TOPOLOGY)
     T.check("cli init", rc == 0, err)
     for uid, cpu in (("c1", "2"), ("c2", "1"), ("c3", "64")):
         with open(os.path.join(tmp, uid + ".json"), "w") as f:
             f.write(T.pod_json(uid, cpu))
+    for name, cpu in (("c2-grow", "3"), ("c2-shrink", "1")):
+        with open(os.path.join(tmp, name + ".json"), "w") as f:
+            f.write(T.pod_json("c2", cpu))
+    with open(os.path.join(tmp, "c1-burstable.json"), "w") as f:
+        f.write(T.pod_json("c1", qos_guaranteed=False))
     with open(os.path.join(tmp, "bad.yaml"), "w") as f:
         f.write("spec: {containers: [}\n")
     steps = [
@@ -133,13 +159,16 @@ def main():
         ["explain", "c1.json", "--json"], ["pods"], ["pods", "--json"], ["status"],
         ["status", "--json"], ["remove", "c1", "app"], ["remove", "c1"], ["remove", "nobody"],
         ["admit", "c1.json", "--explain"], ["admit", "-"],
+        ["resize", "c2-grow.json", "--json"], ["resize", "c2-shrink.json"],
+        ["resize", "c2-shrink.json", "--explain"], ["resize", "c1-burstable.json"],
+        ["resize", "c3.json"], ["pods"],
     ]
     same = True
     for s in steps:
         stdin = T.pod_json("c4", "1") if s[-1] == "-" else None
         args = ["node"] + [os.path.join(tmp, a) if a.endswith((".json", ".yaml")) else a
                            for a in s]
-        local = T.nodecm(*args, "--root-dir", cli_root, "--config", cfg, "--synthetic",
+        local = T.nodecm(*args, "--root-dir", cli_root, "--config", cfg_rz, "--synthetic",
                          T.TOPOLOGY, stdin=stdin)
         remote = T.nodecm(*args, "--connect", d2.socket, stdin=stdin)
         ok = local == remote

@@ -285,6 +285,83 @@ static void test_cri_node_dra_devices(void **state)
         free(root);
 }
 
+/*
+ * An UpdateContainerResources that resizes a container with DRA devices: the record does not
+ * keep its CDI devices, so the pod the proxy rebuilds names none; the node's resize keeps the
+ * ones it was admitted with (their hints and the CPUs near them count again, and the held pod
+ * still names them afterwards).
+ */
+static void test_cri_node_dra_resize(void **state)
+{
+        const char *k = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0,16\", "
+                        "\"topologyManagerPolicy\": \"single-numa-node\", "
+                        "\"draTopologyHints\": \"align\", \"deviceLocalCPUs\": \"prefer\", "
+                        "\"featureGates\": {\"InPlacePodVerticalScalingExclusiveCPUs\": true}}";
+        char *tmp = NULL, *root = tu_extract_topology("fakepci-2s4r", &tmp);
+        char *dir = tu_mkdtemp();
+        ncm_topo *topo = NULL;
+        ncm_node_config *cfg = NULL;
+        ncm_enforcer *enf = NULL;
+        ncm_node_dir *nd = NULL;
+        ncm_cri_node *cn = NULL;
+        ncm_ctl_target t = {0};
+        ncm_node_dir_options o = {.flags = NCM_NODE_DIR_INIT};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+        char *cdi[] = {(char *)"example.com/gpu=gpu1"};
+        ncm_cri_container_config c =
+                        request("sb1", "u1", "/kubepods/podu1", "app", 2000, 2000, 1 << 30);
+        ncm_cri_container_config up =
+                        request("sb1", "u1", "/kubepods/podu1", "app", 4000, 4000, 1 << 30);
+        const ncm_pod *held;
+        ncm_cri_decision d;
+        (void)state;
+
+        assert_int_equal(ncm_topo_load(NCM_TOPO_SOURCE_FSROOT, root, &topo, &err), 0);
+        assert_int_equal(ncm_node_config_parse(k, strlen(k), NULL, "", &cfg, &err), 0);
+        assert_int_equal(ncm_enforcer_none_new(&enf, NULL), 0);
+        o.enforcer = enf;
+        o.machine_root = root;
+        if (ncm_node_dir_open(dir, topo, cfg, &o, &nd, &err) < 0)
+                fail_msg("%s", err.msg);
+        t.node = ncm_node_dir_node(nd);
+        t.dir = dir;
+        t.enforcer = "none";
+        assert_int_equal(ncm_cri_node_open(dir, &t, &cn, &err), 0);
+
+        c.cdi_devices = cdi;
+        c.n_cdi_devices = 1;
+        if (ncm_cri_node_create(cn, &c, &d, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(d.action, NCM_CRI_ADMIT);
+        assert_string_equal(d.cpuset_cpus, "8,24");
+        ncm_cri_decision_done(&d);
+        assert_int_equal(ncm_cri_node_created(cn, "u1", "app", "c1", &res, NULL), 0);
+        ncm_ctl_result_done(&res);
+
+        /* 2 -> 4 CPUs: grown on the GPU's L3, the GPU still the container's */
+        if (ncm_cri_node_update(cn, "c1", &up.resources, &d, &err) < 0)
+                fail_msg("%s", err.msg);
+        assert_int_equal(d.action, NCM_CRI_ADMIT);
+        assert_string_equal(d.cpuset_cpus, "8-9,24-25");
+        ncm_cri_decision_done(&d);
+        held = ncm_node_pod(t.node, "u1");
+        assert_non_null(held);
+        assert_int_equal(held->containers[0].n_cdi_devices, 1);
+        assert_string_equal(held->containers[0].cdi_devices[0], "example.com/gpu=gpu1");
+
+        ncm_cri_node_free(cn);
+        ncm_node_dir_close(nd);
+        ncm_enforcer_free(enf);
+        ncm_node_config_free(cfg);
+        ncm_topo_free(topo);
+        tu_rm_rf(dir);
+        free(dir);
+        tu_rm_rf(tmp);
+        free(tmp);
+        free(root);
+}
+
 static void test_cri_node_writes(void **state)
 {
         fx *f = *state;
@@ -732,6 +809,7 @@ int main(void)
                                                         setup, teardown),
                         cmocka_unit_test(test_cri_decision_apply_and_differs),
                         cmocka_unit_test(test_cri_node_dra_devices),
+                        cmocka_unit_test(test_cri_node_dra_resize),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

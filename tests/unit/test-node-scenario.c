@@ -45,8 +45,8 @@ static const bad_case bad_cases[] = {
                 {NODE "kubelet: {}}\nsteps: {}", 0, "steps: expected array, got object"},
                 {NODE "kubelet: {}}\nsteps: [3]", 0, "steps[0]: expected object, got number"},
                 {NODE "kubelet: {}}\nsteps: [{}]", 0,
-                 "steps[0]: a step is an object with one key: admit, remove, removePod or "
-                 "restart"},
+                 "steps[0]: a step is an object with one key: admit, remove, removePod, restart "
+                 "or resize"},
                 {NODE "kubelet: {}}\nsteps: [{admit: null}]", 0,
                  "steps[0].admit: expected a Pod object, got null"},
                 {NODE "kubelet: {}}\nsteps: [{admit: {metadata: {uid: a}, spec: {containers: "
