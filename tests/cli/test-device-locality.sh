@@ -314,27 +314,9 @@ expect_err_contains "steps[1].resize: resize of pod 'p1': container 'app': its C
 # iso_scenario ISOLATED MODE ANNOTATION CPUS: the NIC's VF, single-numa-node
 iso_scenario() {
         printf '%s\n' "$1" >"$R/sys/devices/system/cpu/isolated"
-        ann=
-        [ -z "$3" ] || ann=", annotations: {nodecm.io/isolated-cpus: $3}"
-        cat >"$TMPD/s.yaml" <<EOF
-node:
-  topology: {fsroot: $R}
-  kubelet:
-    cpuManagerPolicy: static
-    reservedSystemCPUs: "0,16"
-    topologyManagerPolicy: single-numa-node
-    deviceLocalCPUs: prefer
-    isolatedCPUs: $2
-  devices: $NIC
-steps:
-- admit:
-    metadata: {uid: p1, name: p$ann}
-    spec:
-      containers:
-      - name: app
-        resources:
-          limits: {cpu: "$4", memory: 1Gi$ONE_NIC}
-EOF
+        scenario "$R" single-numa-node prefer ignore "$NIC" '{}' "$4" "$ONE_NIC"
+        sed -i "s/^    deviceLocalCPUs: prefer\$/&\n    isolatedCPUs: $2/" "$TMPD/s.yaml"
+        [ -z "$3" ] || sed -i "s|annotations: {|&nodecm.io/isolated-cpus: $3, |" "$TMPD/s.yaml"
 }
 # the NIC's L3 is isolated: a container that asks gets it, one that does not never does
 iso_scenario 12-15,28-31 exclusive-only require 4
