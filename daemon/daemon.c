@@ -183,6 +183,11 @@ const ncm_ctl_target *nodecmd_target(nodecmd *d)
         return &d->target;
 }
 
+ncm_enforcer *nodecmd_enforcer(nodecmd *d)
+{
+        return d->enforcer;
+}
+
 const char *nodecmd_root_dir(const nodecmd *d)
 {
         return d->root_dir;
@@ -641,9 +646,14 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
         const char *kind = ncm_node_config_enforcement(d->cfg);
         ncm_enforcer_cgroup_options eo = {0};
 
-        /* with a CRI runtime the runtime makes the cgroups and the CRI service sets cpusets */
-        if (strcmp(kind, "none") == 0 || nodecmd_runtime_endpoint(d))
+        if (strcmp(kind, "none") == 0)
                 return ncm_enforcer_none_new(&d->enforcer, err);
+        /* with a CRI runtime the runtime makes the cgroups and the CRI service sets cpusets;
+         * CRI-O's knobs are still nodecm's to make, on the runtime's cgroups */
+        if (nodecmd_runtime_endpoint(d)) {
+                eo.mount_root = d->opts->cgroup_mount;
+                return ncm_enforcer_knobs_new(&eo, &d->enforcer, err);
+        }
         if (strcmp(kind, "cgroupfs") == 0) {
                 eo.mount_root = d->opts->cgroup_mount;
                 return ncm_enforcer_cgroupfs_new(&eo, &d->enforcer, err);

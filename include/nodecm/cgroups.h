@@ -568,6 +568,8 @@ enum {
         NCM_CGROUP_OPF_SUBTREE = 1u << 3,
         /* Part of making the directory: undone with it, never restored on its own. */
         NCM_CGROUP_OPF_CREATE = 1u << 4,
+        /* A write the kernel refuses is passed over (an interrupt it will not move). */
+        NCM_CGROUP_OPF_BEST_EFFORT = 1u << 5,
 };
 
 typedef struct ncm_cgroup_op {

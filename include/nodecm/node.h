@@ -67,6 +67,8 @@ typedef struct ncm_node_pod_record {
  * journal of what changed since it was last written whole (docs/node.md). */
 #define NCM_NODE_PODS_NAME "nodecm_pods"
 #define NCM_NODE_PODS_JOURNAL_NAME "nodecm_pods_journal"
+/* What CRI-O's knobs must put back (nodecm/cgroup-knobs.h's memo), beside them. */
+#define NCM_NODE_ISOLATION_NAME "nodecm_isolation"
 /* The lock file of a node's directory. */
 #define NCM_NODE_LOCK_NAME "nodecm.lock"
 /* The undo record of a change in flight (ncm_fs_batch_set_undo): present only while a change is
@@ -367,6 +369,28 @@ typedef struct ncm_node_counters {
 } ncm_node_counters;
 
 NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
+
+/*
+ * What the node's enforcer found changed on the machine and put back, by kind
+ * (ncm_knob_fix: a reset sched_load_balance, a partition, a quota, an interrupt's affinity,
+ * irqbalance's line), over every transaction and reconcile since the node was made (a restart
+ * keeps them); the cpusets a reconcile rewrote are ncm_node_reconcile()'s return.
+ */
+typedef struct ncm_node_isolation_counters {
+        uint64_t fixed[NCM_KNOB_FIX_N];
+} ncm_node_isolation_counters;
+
+NCM_API const ncm_node_isolation_counters *
+ncm_node_isolation_counters_get(const ncm_node *n) NCM_PURE;
+
+/* CRI-O's knobs (NCM_KNOB_*) container NAME of POD_UID has now: a running container that holds
+ * exclusive CPUs, of a pod that asks (docs/isolation.md); 0 otherwise. */
+NCM_API unsigned ncm_node_container_knobs(const ncm_node *n, const char *pod_uid,
+                                          const char *name) NCM_PURE;
+
+/* What the knobs must put back (the memo kept in DIR/nodecm_isolation), NULL before the first
+ * transaction of a node without a directory. */
+NCM_API const ncm_knob_memo *ncm_node_knob_memo(const ncm_node *n) NCM_PURE;
 
 /*
  * Stage N's writes of its state directory (cpu_manager_state, nodecm_pods, the device
@@ -718,10 +742,14 @@ NCM_API void ncm_node_format_removal_text(ncm_buf *b, long step, const char *pod
 
 /*
  * Append the status line: the state line's fields, then "policy", "reserved" (CPUs),
- * "sharedPool", "cpus" (each CPU with its socket, NUMA node and core, its use -- "reserved",
- * "shared", "exclusive" or "free" -- and, when exclusive, its holders {"pod", "name",
- * "container"}), and "pods" (each held pod: uid, name, namespace, qos, and its containers with
- * "exclusive", "cpus" and, when removed, "removed": true). One line, then a newline.
+ * "sharedPool", under isolatedCPUs exclude or exclusive-only "isolatedCPUs" (the mode) and
+ * "isolated" (the CPUs), "cpus" (each CPU with its socket, NUMA node and core, "isolated": true
+ * and "nohz_full": true when the machine says so, its use -- "reserved", "shared", "exclusive",
+ * "isolated" (out of the shared pool by isolatedCPUs) or "free" -- and, when exclusive, its
+ * holders {"pod", "name", "container"}), and "pods" (each held pod: uid, name, namespace, qos, and
+ * its containers with "exclusive", "cpus", "knobs" (CRI-O's knobs it has: "cpu-load-balancing",
+ * "cpu-quota", "irq-load-balancing") and, when removed, "removed": true). One line, then a
+ * newline.
  */
 NCM_API void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b);
 

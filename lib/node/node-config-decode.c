@@ -226,6 +226,8 @@ static const char *const nodecm_fields[] = {
                 "enforcement",
                 "nodecmd",
                 "fitAdmission",
+                "isolatedCPUs",
+                "irqBalanceConfigFile",
                 "deviceLocalCPUs",
                 "draTopologyHints",
                 "cdiSpecDirs",

@@ -153,6 +153,7 @@ typedef struct managers {
         ncm_devmgr *dev;
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
+        ncm_cpuset *isolated; /* isolatedCPUs' CPUs, NULL under ignore */
         node_mem *mem;
 } managers;
 
@@ -163,6 +164,7 @@ static void managers_done(managers *m)
         m->dev = ncm_devmgr_free(m->dev);
         m->cpu = ncm_cpu_policy_free(m->cpu);
         m->cpu_state = ncm_cpu_state_free(m->cpu_state);
+        m->isolated = ncm_cpuset_free(m->isolated);
 }
 
 /* Where the CPU state comes from. */
@@ -397,6 +399,9 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
         }
         if (file)
                 ncm_cpu_state_set_persist(m.cpu_state, persist_cpu, n, NULL);
+        r = ncm__node_isolation_setup(n, cfg, m.cpu, m.cpu_state, &m.isolated, err);
+        if (r < 0)
+                goto fail;
         r = ncm_cpu_policy_start(m.cpu, m.cpu_state, err);
         if (r < 0) {
                 if (r != -ENOMEM)
@@ -424,11 +429,12 @@ fail:
 
 static void install(ncm_node *n, managers *m)
 {
-        managers old = {n->tm, n->dev, n->cpu, n->cpu_state, n->mem};
+        managers old = {n->tm, n->dev, n->cpu, n->cpu_state, n->isolated, n->mem};
         n->tm = m->tm;
         n->dev = m->dev;
         n->cpu = m->cpu;
         n->cpu_state = m->cpu_state;
+        n->isolated = m->isolated;
         n->mem = m->mem;
         *m = (managers){0};
         managers_done(&old);
@@ -509,6 +515,10 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                                 return ncm_error_set(err, ENOTDIR, "%s: not a directory", n->dir);
                 }
         }
+        if (opts) {
+                n->restoring = opts->pods;
+                n->n_restoring = opts->n_pods;
+        }
         if (opts && opts->cpu_checkpoint) {
                 const char *name = opts->cpu_checkpoint_name ? opts->cpu_checkpoint_name
                                                              : NCM_CPU_CHECKPOINT_NAME;
@@ -529,6 +539,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         } else {
                 r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, NULL, 0, &m, err);
         }
+        n->restoring = NULL;
+        n->n_restoring = 0;
         if (r < 0)
                 return r;
         install(n, &m);
@@ -537,7 +549,9 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 if (r < 0)
                         return oom(err);
         }
-        r = ncm__node_enforce_start(n, err);
+        r = ncm__node_memo_load(n, err);
+        if (r >= 0)
+                r = ncm__node_enforce_start(n, err);
         if (r < 0)
                 return r;
         *ret = NCM_TAKE_PTR(n);
@@ -550,7 +564,7 @@ ncm_node *ncm_node_free(ncm_node *n)
 
         if (!n)
                 return NULL;
-        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state, n->mem};
+        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state, n->isolated, n->mem};
         managers_done(&m);
         free(n->devices_json);
         ncm_node_devices_done(&n->devices);
@@ -561,6 +575,8 @@ ncm_node *ncm_node_free(ncm_node *n)
         free(n->dir);
         free(n->undo_path);
         ncm_fs_batch_free(n->own);
+        ncm_knob_memo_free(n->memo);
+        ncm_knob_memo_free(n->memo_written);
         free(n->machine_root);
         ncm_locator_free(n->locator);
         ncm_resource_list_done(&n->fit_capacity);
@@ -649,6 +665,16 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
         if (r < 0)
                 return r;
         install(c, &m);
+        /* the pods come after the build: the isolated CPUs are N's, own partitions known */
+        if (n->isolated) {
+                ncm_cpuset_free(c->isolated);
+                c->isolated = ncm_cpuset_dup(n->isolated);
+                if (!c->isolated)
+                        return oom(err);
+                r = ncm_cpu_policy_set_isolation(c->cpu, c->cfg->isolated_cpus, n->isolated, err);
+                if (r < 0)
+                        return r;
+        }
         r = ncm__node_dev_copy_live(n->dev, c->dev, err);
         if (r < 0)
                 return r;
@@ -716,6 +742,9 @@ void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out)
                 ncm_cpuset_copy(out, n->all_cpus);
         else
                 ncm_cpuset_copy(out, ncm_cpu_state_default(n->cpu_state));
+        /* isolatedCPUs: the kubelet's default set keeps them; the shared pool does not */
+        if (n->isolated)
+                ncm_cpuset_andnot(out, out, n->isolated);
 }
 
 const ncm_node_devices *ncm_node_get_devices(const ncm_node *n)
@@ -1602,6 +1631,9 @@ static int enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuset *
                 r = ops->pod_add(enforcer_data(n), &ep, &usage, err);
         if (r >= 0 && !ncm_cpuset_equal(default_before, ncm_cpu_state_default(n->cpu_state)))
                 r = enforce_shared(n, pod->uid, err);
+        /* CRI-O's knobs follow (committed with the files, by the caller) */
+        if (r >= 0)
+                r = ncm__node_enforce_isolation(n, false, err);
         if (r < 0)
                 return enforce_fail(n, r, what, err);
         return 1;
@@ -1657,6 +1689,9 @@ int ncm_node_reconcile(ncm_node *n, ncm_error *err)
                 if (r > 0)
                         fixed += r;
         }
+        /* the knobs' fixes are counted apart (ncm_node_isolation_counters_get) */
+        if (r >= 0)
+                r = ncm__node_enforce_isolation(n, true, err);
         if (r >= 0)
                 r = enforce_commit(n, err);
         if (r < 0)
@@ -1671,15 +1706,34 @@ int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
         ncm_enforce_start st;
         int r;
 
-        if (!ops || !ops->start)
+        ncm_autoptr(ncm_cpuset) unalloc = NULL;
+
+        if (!ops)
                 return 0;
         r = usage_of(n, NULL, &usage, err);
         if (r < 0)
                 return r;
-        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage, n->attach};
-        r = ops->start(enforcer_data(n), &st, err);
+        /* isolatedCPUs exclude: no pod gets them, so node allocatable leaves them out */
+        if (n->isolated && n->cfg->isolated_cpus == NCM_CPU_ISOLATION_EXCLUDE) {
+                unalloc = ncm_cpuset_dup(n->isolated);
+                if (!unalloc)
+                        return oom(err);
+                ncm_cpuset_andnot(unalloc, unalloc, ncm_cpu_policy_reserved(n->cpu));
+        }
+        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage, n->attach, unalloc};
+        r = ops->start ? ops->start(enforcer_data(n), &st, err) : 0;
         if (r < 0 && r != -ENOMEM)
                 ncm_error_prefix(err, "start %s enforcer", ncm_enforcer_name(n->enforcer));
+        /* a start converges the knobs: what a crash left half done is finished or undone */
+        if (r >= 0 && !n->attach && ncm__node_isolation_active(n)) {
+                r = enforce_begin(n, err);
+                if (r >= 0)
+                        r = ncm__node_enforce_isolation(n, true, err);
+                if (r >= 0)
+                        r = enforce_commit(n, err);
+                if (r < 0)
+                        r = enforce_fail(n, r, "start: CRI-O's knobs", err);
+        }
         return r;
 }
 
@@ -1831,20 +1885,29 @@ static int forget_container(ncm_node *n, const char *uid, const char *name)
  * enforcer, or its error (rolled back).
  */
 static int enforce_removal(ncm_node *n, const char *skip_uid, const ncm_pod *pod,
+                           const char *gone_uid, const char *gone_name,
                            const ncm_cpuset *default_before, const char *what, ncm_error *err)
 {
         const ncm_enforcer_ops *ops = enforcer_ops(n);
         bool moved = !ncm_cpuset_equal(default_before, ncm_cpu_state_default(n->cpu_state));
+        bool iso = ncm__node_isolation_active(n);
         ncm_cgroup_qos_usage usage;
         int r;
 
-        if (!ops || (!moved && !(pod && ops->pod_remove)))
+        if (!ops || (!moved && !iso && !(pod && ops->pod_remove)))
                 return 0;
         r = pod ? usage_of(n, skip_uid, &usage, err) : 0;
         if (r >= 0)
                 r = enforce_begin(n, err);
         if (r >= 0 && moved)
                 r = enforce_shared(n, skip_uid, err);
+        /* what goes (GONE_NAME NULL: the whole pod) counts as gone: its knobs are undone */
+        if (r >= 0 && iso) {
+                n->removing = (node_removing){gone_uid, gone_name};
+                r = ncm__node_enforce_isolation(n, false, err);
+                n->removing = (node_removing){NULL, NULL};
+        }
+        /* the removal of its cgroups comes last: it cannot be undone */
         if (r >= 0 && pod && ops->pod_remove)
                 r = ops->pod_remove(enforcer_data(n), pod, &usage, err);
         if (r < 0)
@@ -1902,7 +1965,8 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         }
         if (r >= 0 && n->enforcer) {
                 snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name, pod_uid);
-                r = enforce_removal(n, NULL, NULL, rm.default_before, what, err);
+                r = enforce_removal(n, NULL, NULL, pod_uid, name, rm.default_before, what,
+                                    err);
                 enforcing = r > 0;
         }
         if (r >= 0)
@@ -2001,7 +2065,8 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
         }
         if (r >= 0 && n->enforcer) {
                 snprintf(what, sizeof(what), "remove pod '%s'", pod_uid);
-                r = enforce_removal(n, pod_uid, p ? p->spec : NULL, rm.default_before, what, err);
+                r = enforce_removal(n, pod_uid, p ? p->spec : NULL, pod_uid, NULL,
+                                    rm.default_before, what, err);
                 enforcing = r > 0;
         }
         if (r >= 0)

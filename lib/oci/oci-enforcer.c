@@ -26,9 +26,15 @@ typedef struct undo_step {
 struct oci_enforcer {
         int rootfd; /* borrowed */
         char hier[64];
+        const ncm_cgroup_layout *layout;
+        const ncm_topo *topo;
         const oci_registry *reg;
+        const oci_registry *confined;
+        int sysfd;
         undo_step *undo;
         size_t n_undo, cap_undo;
+        /* the knobs' plans, applied after the cpusets: undone first */
+        ncm_cgroup_undo *plan_undo, *machine_undo;
 };
 
 static int oom(ncm_error *err)
@@ -171,22 +177,28 @@ static int enf_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qo
 
 static int enf_begin(void *data, ncm_error *err)
 {
+        oci_enforcer *e = data;
         (void)err;
-        undo_clear(data);
+        undo_clear(e);
+        ncm_cgroup_undo_clear(e->plan_undo);
+        ncm_cgroup_undo_clear(e->machine_undo);
         return 0;
 }
 
 static int enf_commit(void *data, ncm_error *err)
 {
-        (void)err;
-        undo_clear(data);
-        return 0;
+        return enf_begin(data, err);
 }
 
 static int enf_rollback(void *data, ncm_error *err)
 {
         oci_enforcer *e = data;
         int ret = 0;
+
+        if (e->sysfd >= 0 && ncm_cgroup_undo_run(e->machine_undo, e->sysfd, NULL, err) < 0)
+                ret = -EIO;
+        if (ncm_cgroup_undo_run(e->plan_undo, e->rootfd, NULL, ret < 0 ? NULL : err) < 0)
+                ret = -EIO;
 
         for (size_t i = e->n_undo; i-- > 0;) {
                 ncm_error e2 = NCM_ERROR_INIT;
@@ -210,7 +222,72 @@ static void enf_free(void *data)
                 return;
         undo_clear(e);
         free(e->undo);
+        ncm_cgroup_undo_free(e->plan_undo);
+        ncm_cgroup_undo_free(e->machine_undo);
         free(e);
+}
+
+/*
+ * isolation(): the containers the node does not hold (CONFINED) on the shared pool, then CRI-O's
+ * knobs on the containers' own cgroups, then the interrupts; a container whose cgroup has gone
+ * is passed over.
+ */
+static int enf_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
+{
+        oci_enforcer *e = data;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT, mplan = NCM_CGROUP_PLAN_INIT;
+        ncm_knob_container *v = calloc(iso->n_containers + 1, sizeof(*v));
+        char **paths = calloc(2 * iso->n_containers + 1, sizeof(*paths));
+        size_t nv = 0;
+        int r = 0;
+
+        if (!v || !paths) {
+                free(v);
+                free(paths);
+                return oom(err);
+        }
+        for (size_t i = 0; e->confined && i < e->confined->n && r >= 0; i++) {
+                r = set_cpuset(e, e->confined->v[i].cgroup, iso->shared, err);
+                if (r < 0)
+                        ncm_error_prefix(err, "container '%s'", e->confined->v[i].id);
+        }
+        for (size_t i = 0; i < iso->n_containers && r >= 0; i++) {
+                const ncm_enforce_knobbed *k = &iso->containers[i];
+                ssize_t at = ncm__rt_record_find_name(e->reg, k->pod->uid, k->name);
+                if (at < 0 || !e->reg->v[at].cgroup[0])
+                        continue;
+                /* up to the kubelet's kubepods when it is there, else the parent only */
+                if (ncm_knobs_runtime_cgroups(e->reg->v[at].cgroup, &paths[2 * nv],
+                                              &paths[2 * nv + 1]) < 0) {
+                        r = oom(err);
+                        break;
+                }
+                v[nv] = (ncm_knob_container){e->reg->v[at].cgroup, paths[2 * nv], paths[2 * nv + 1],
+                                             k->cpus, k->knobs};
+                nv++;
+        }
+        snprintf(plan.display_root, sizeof(plan.display_root), "%s", e->layout->display_root);
+        if (r >= 0)
+                r = ncm_knobs_plan_cgroups(e->layout, e->rootfd, v, nv, iso->all_cpus, iso->memo,
+                                           &plan, iso->fixed, err);
+        if (r >= 0 && e->sysfd >= 0) {
+                r = ncm_knobs_plan_irqs(e->sysfd, iso->irq_banned, iso->all_cpus,
+                                        ncm_knobs_irqbalance_file(e->sysfd, iso->irqbalance),
+                                        iso->memo, &mplan, iso->fixed, err);
+        }
+        if (r >= 0 && iso->persist)
+                r = iso->persist(iso->persist_data, err);
+        if (r >= 0 && plan.n_ops)
+                r = ncm_cgroup_plan_apply_undo(&plan, e->rootfd, NULL, e->plan_undo, err);
+        if (r >= 0 && mplan.n_ops)
+                r = ncm_cgroup_plan_apply_undo(&mplan, e->sysfd, NULL, e->machine_undo, err);
+        for (size_t i = 0; i < 2 * iso->n_containers; i++)
+                free(paths[i]);
+        free(paths);
+        free(v);
+        ncm_cgroup_plan_done(&plan);
+        ncm_cgroup_plan_done(&mplan);
+        return r < 0 ? r : 0;
 }
 
 static const ncm_enforcer_ops oci_ops = {
@@ -221,20 +298,26 @@ static const ncm_enforcer_ops oci_ops = {
                 .commit = enf_commit,
                 .rollback = enf_rollback,
                 .free = enf_free,
+                .isolation = enf_isolation,
 };
 
-int ncm__oci_enforcer_new(int rootfd, const char *hier, const oci_registry *reg, ncm_enforcer **ret,
-                          ncm_error *err)
+int ncm__oci_enforcer_new(const oci_enforcer_options *o, ncm_enforcer **ret, ncm_error *err)
 {
         oci_enforcer *e = calloc(1, sizeof(*e));
 
         if (!e)
                 return oom(err);
-        e->rootfd = rootfd;
-        snprintf(e->hier, sizeof(e->hier), "%s", hier);
-        e->reg = reg;
-        if (ncm_enforcer_new(&oci_ops, e, ret) < 0) {
-                free(e);
+        e->rootfd = o->rootfd;
+        snprintf(e->hier, sizeof(e->hier), "%s", o->hier);
+        e->layout = o->layout;
+        e->topo = o->topo;
+        e->reg = o->reg;
+        e->confined = o->confined;
+        e->sysfd = o->sysfd;
+        e->plan_undo = ncm_cgroup_undo_new();
+        e->machine_undo = ncm_cgroup_undo_new();
+        if (!e->plan_undo || !e->machine_undo || ncm_enforcer_new(&oci_ops, e, ret) < 0) {
+                enf_free(e);
                 return oom(err);
         }
         return 0;

@@ -174,6 +174,14 @@ int ncm__topo_from_xml_file_rules(const char *path, ncm_topo_rules rules, ncm_to
 int ncm__topo_from_xml_buffer_rules(const char *xml, size_t len, ncm_topo_rules rules,
                                     ncm_topo **ret, ncm_error *err);
 
+/*
+ * The isolcpus= and nohz_full= parameters of a kernel command line TEXT[0..LEN) (topology-
+ * isolation.c), parsed as the kernel parses them; "N" is NR_CPUS - 1. RET[k] receives a new set
+ * for each ncm_iso_source k the command line speaks of (isolcpus flags, nohz_full=), NULL for
+ * the others. Parameters the kernel would ignore are ignored. 0 or -ENOMEM.
+ */
+int ncm__iso_parse_cmdline(const char *text, size_t len, int nr_cpus, ncm_cpuset **ret);
+
 /* ------------------------------------------------------------------------------------------
  * Memory per NUMA node (topology-memory.c): cadvisor's parsers, pure, for the fuzz target.
  */

@@ -1605,19 +1605,22 @@ int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err)
 
 int ncm_topo_discover_sysfs_rules(int rootfd, ncm_topo_rules rules, ncm_topo **ret, ncm_error *err)
 {
-        ncm_topo *t = NULL;
+        ncm_autoptr(ncm_topo) t = NULL;
         int r;
 
         if (rules == NCM_TOPO_RULES_NODECM) {
                 r = discover_nodecm(rootfd, &t, err);
                 /* cadvisor reads each node's memory with its CPUs (GetNodesInfo) */
-                if (r >= 0 && (r = ncm_topo_read_memory_sysfs(t, rootfd, err)) < 0)
-                        t = ncm_topo_free(t);
+                if (r >= 0)
+                        r = ncm_topo_read_memory_sysfs(t, rootfd, err);
         } else {
                 r = discover_cadvisor(rootfd, &t, err); /* its memory too */
         }
+        /* nodecm's own reading: the kubelet's table has no isolation */
+        if (r >= 0)
+                r = ncm_topo_read_isolation(t, rootfd, err);
         if (r < 0)
                 return r;
-        *ret = t;
+        *ret = NCM_TAKE_PTR(t);
         return 0;
 }

@@ -7,7 +7,9 @@ shipped hook (paths pointed at this build and a temporary node directory). Resou
 podman's own flags (--cpus, --memory, --cpu-shares), the pod identity nodecm.io annotations.
 Each container prints its Cpus_allowed_list as its first instruction (podman logs) and
 `podman exec` reads it again; every value must be what `nodecm simulate` gives the same pods.
-The pool follows `podman rm`, a refused container fails `podman run` with the kubelet's text,
+A container without nodecm's annotations is kept on the shared pool, off the exclusive CPUs
+(nodecm.io/managed "false" opts out). The pool follows `podman rm`, a refused container fails
+`podman run` with the kubelet's text,
 and a cpuset widened behind nodecm's back (`podman update --cpuset-cpus`) is written again when
 the pool next moves. Everything made here is removed on exit, also on failure.
 """
@@ -119,10 +121,18 @@ if check(r.returncode == 0, "podman run pm-e: %s" % r.stderr):
           % first_cpus("pm-e"))
 expect_all("after the containers came")
 
-# not nodecm's: the hook's "when" does not even run it
+# not nodecm's: kept on the shared pool, off every exclusive CPU (no stranger on an exclusive
+# CPU; docs/runtimes.md); with the opt-out it runs on every CPU, pm-g's included
 r = run("pm-u", ["--cpus", "1", "--memory", "256m"], {})
-check(r.returncode == 0 and first_cpus("pm-u") == rt.format_list(ALL),
-      "pm-u (not nodecm's) runs on %s" % first_cpus("pm-u"))
+pool = exp.cpus(tmp, "qb", "app")
+check(r.returncode == 0 and first_cpus("pm-u") == pool,
+      "pm-u (not nodecm's) runs on %s, not the shared pool %s" % (first_cpus("pm-u"), pool))
+check(not set(rt.parse_list(inside_cpus("pm-u") or "")) &
+      set(rt.parse_list(exp.cpus(tmp, "qg", "app"))),
+      "pm-u is on pm-g's exclusive CPU")
+r = run("pm-o", ["--cpus", "1", "--memory", "256m"], {"nodecm.io/managed": "false"})
+check(r.returncode == 0 and first_cpus("pm-o") == rt.format_list(ALL),
+      "pm-o (opted out) runs on %s" % first_cpus("pm-o"))
 
 # refused: podman run fails with the kubelet's text
 free = len(ALL) - 1 - len(rt.parse_list(exp.cpus(tmp, "qg", "app")))
@@ -147,6 +157,9 @@ check(r.returncode == 0, "podman rm pm-g: %s" % r.stderr)
 live.pop("pm-g")
 exp.remove("qg", "app")
 expect_all("after pm-g went")
+check(inside_cpus("pm-u") == exp.cpus(tmp, "qb", "app"),
+      "pm-u did not follow the pool back: %s" % inside_cpus("pm-u"))
+podman("rm", "-f", "-t", "0", "pm-u", "pm-o")
 
 for name in list(live):
     podman("rm", "-f", "-t", "0", name)
