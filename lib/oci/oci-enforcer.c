@@ -247,7 +247,7 @@ static int enf_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
                 return oom(err);
         }
         for (size_t i = 0; e->confined && i < e->confined->n && r >= 0; i++) {
-                r = set_cpuset(e, e->confined->v[i].cgroup, iso->shared, err);
+                r = set_cpuset(e, e->confined->v[i].cgroup, iso->shared, 0, err);
                 if (r < 0)
                         ncm_error_prefix(err, "container '%s'", e->confined->v[i].id);
         }
