@@ -95,10 +95,13 @@ case "$OUT" in
 esac
 # without a topology manager policy the CPU manager says it itself
 sed 's/^topologyManagerPolicy: .*/topologyManagerPolicy: none/' "$TMPD/kubelet-resize.yaml" >"$TMPD/kubelet-none.yaml"
+# (the node was initialised with single-numa-node: init again with none, as a kubelet restart)
+run node init --root-dir "$TMPD/r" --config "$TMPD/kubelet-none.yaml" --topology "$TMPD/t.json" --enforce plan --cgroup-version 1
+expect_rc 0 "node init with topologyManagerPolicy none"
 run node resize "$TMPD/rt5.yaml" --root-dir "$TMPD/r" --config "$TMPD/kubelet-none.yaml" --topology "$TMPD/t.json" --enforce plan --cgroup-version 1
 expect_rc 1 "node resize 4 -> 5, policy none"
 expect_err_contains "Infeasible: Allocate failed due to isolatedCPUs exclusive-only: resize of engine: it is in the isolated pool (holds 2-4,6) and grows only onto isolated CPUs: 1 more requested, 0 free isolated (isolated CPUs 2-7), which is unexpected" "node resize 4 -> 5, policy none"
-run node status --json $R
+run node status --json --root-dir "$TMPD/r" --config "$TMPD/kubelet-none.yaml" --topology "$TMPD/t.json" --enforce plan --cgroup-version 1
 case "$OUT" in
 *'"name": "engine", "exclusive": true, "cpus": "2-4,6", "knobs": ["cpu-load-balancing", "cpu-quota", "irq-load-balancing"]'*) ;;
 *) fail "status after the resizes: the engine keeps its knobs: $OUT" ;;
