@@ -252,7 +252,6 @@ struct ncm_node {
         uint64_t txn_gen;  /* pods_gen and pods_journal_lines when it began */
         size_t txn_lines;
 
-
         /* isolatedCPUs (node-isolation.c): the CPUs counted as isolated, NULL under ignore */
         ncm_cpuset *isolated;
         /* CRI-O's knobs (node-knobs.c): what to put back, and what DIR holds of it */

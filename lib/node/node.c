@@ -1965,8 +1965,7 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         }
         if (r >= 0 && n->enforcer) {
                 snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name, pod_uid);
-                r = enforce_removal(n, NULL, NULL, pod_uid, name, rm.default_before, what,
-                                    err);
+                r = enforce_removal(n, NULL, NULL, pod_uid, name, rm.default_before, what, err);
                 enforcing = r > 0;
         }
         if (r >= 0)
