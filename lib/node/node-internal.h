@@ -16,6 +16,7 @@
 #include <nodecm/enforcer.h>
 #include <nodecm/memorymanager.h>
 #include <nodecm/node.h>
+#include "base/journal.h"
 
 /* The KubeletConfiguration subset, parsed. Strings are owned. */
 struct ncm_node_config {
@@ -219,12 +220,11 @@ struct ncm_node {
         ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
         bool persist_pods;      /* keep dir/nodecm_pods */
         bool pods_journal;      /* and its journal (ncm__node_pods_journal) */
-        uint64_t pods_gen;      /* nodecm_pods' generation */
-        size_t pods_journal_lines;
-        uint64_t dir_syncs;  /* fsyncs of dir (ncm_node_dir_syncs) */
-        ncm_fs_batch *stage; /* the owner's batch the writes join (ncm_node_stage_writes) */
-        bool attach;         /* started before: the enforcer writes nothing at start */
-        bool read_only;      /* writes nothing (ncm_node_options.read_only) */
+        ncm__journal pods_jn;   /* nodecm_pods' generation, its journal's lines */
+        uint64_t dir_syncs;     /* fsyncs of dir (ncm_node_dir_syncs) */
+        ncm_fs_batch *stage;    /* the owner's batch the writes join (ncm_node_stage_writes) */
+        bool attach;            /* started before: the enforcer writes nothing at start */
+        bool read_only;         /* writes nothing (ncm_node_options.read_only) */
 
         /*
          * The transaction: every write of one decision joins one batch (the owner's when staged,
@@ -240,9 +240,8 @@ struct ncm_node {
         ncm_fs_batch *txn; /* open: the batch writes join; NULL: none open */
         unsigned txn_depth;
         bool txn_doomed;
-        bool txn_replaced; /* a file of the batch is replaced (its commit syncs dir) */
-        uint64_t txn_gen;  /* pods_gen and pods_journal_lines when it began */
-        size_t txn_lines;
+        bool txn_replaced;   /* a file of the batch is replaced (its commit syncs dir) */
+        ncm__journal txn_jn; /* pods_jn when it began */
 
         ncm_resource_list fit_capacity; /* ncm_node_options.capacity, for the fit admission */
 

@@ -20,7 +20,6 @@ static int oom(ncm_error *err)
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-
 /* ------------------------------------------------------------------------------------------
  * The pods of a persistent node: dir/nodecm_pods
  *
@@ -36,12 +35,10 @@ static int oom(ncm_error *err)
  *
  * A change appends its pod's line instead of rewriting every pod (O(pod), not O(node)). The
  * file is rewritten whole, as the next generation and with the journal replaced by an empty
- * one after it, when the journal has grown past the pods by JOURNAL_SLACK lines, on a rollback,
- * and when a start found the journal's last line cut short by a crash. Lines of another
+ * one after it, when the journal has grown past the pods by NCM__JOURNAL_SLACK lines, on a
+ * rollback, and when a start found the journal's last line cut short by a crash. Lines of another
  * generation (a crash between the two files) are skipped.
  */
-
-#define JOURNAL_SLACK 64
 
 /* Pod P's record, container RM_NAME counted as removed too (NULL: none). */
 static void format_pod_record(const node_pod *p, const char *rm_name, ncm_buf *b)
@@ -83,7 +80,7 @@ static int persist_pods_view(ncm_node *n, const char *skip_uid, const char *rm_u
             asprintf(&journal, "%s/%s", n->dir, NCM_NODE_PODS_JOURNAL_NAME) < 0)
                 return oom(err);
         ncm_buf_printf(&b, "{\"generation\": %llu, \"pods\": [",
-                       (unsigned long long)n->pods_gen + 1);
+                       (unsigned long long)n->pods_jn.gen + 1);
         for (size_t i = 0; i < n->n_pods; i++) {
                 const node_pod *p = &n->pods[i];
                 if (skip_uid && strcmp(p->uid, skip_uid) == 0)
@@ -104,10 +101,8 @@ static int persist_pods_view(ncm_node *n, const char *skip_uid, const char *rm_u
         /* after the pods: a crash between the two leaves lines of the last generation, skipped */
         if (r >= 0)
                 r = ncm__node_write(n, journal, "", 0, err);
-        if (r >= 0) {
-                n->pods_gen++;
-                n->pods_journal_lines = 0;
-        }
+        if (r >= 0)
+                ncm__journal_compacted(&n->pods_jn);
         if (r >= 0)
                 r = ncm__node_txn_commit(n, err);
         ncm__node_txn_end(n);
@@ -121,8 +116,7 @@ int ncm__node_persist_pods(ncm_node *n, ncm_error *err)
 
 void ncm__node_pods_journal(ncm_node *n, uint64_t generation, size_t lines)
 {
-        n->pods_gen = generation;
-        n->pods_journal_lines = lines;
+        n->pods_jn = (ncm__journal){.gen = generation, .lines = lines};
         n->pods_journal = true;
 }
 
@@ -132,7 +126,8 @@ void ncm__node_pods_journal(ncm_node *n, uint64_t generation, size_t lines)
  * node that keeps no journal or whose journal has grown long, the whole file as
  * persist_pods_view() writes it. A rollback writes the pod's line as the registry has it again.
  */
-int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool drop, ncm_error *err)
+int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool drop,
+                          ncm_error *err)
 {
         const node_pod *p = ncm__node_pod_find(n, uid);
         ncm_autofree char *journal = NULL;
@@ -140,11 +135,11 @@ int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, boo
         int r;
 
         /* the whole file now and then: a transaction that fails puts the generation back */
-        if (!n->pods_journal || n->pods_journal_lines >= n->n_pods + JOURNAL_SLACK)
+        if (!n->pods_journal || ncm__journal_over(&n->pods_jn, n->n_pods, 1))
                 return persist_pods_view(n, drop ? uid : NULL, drop ? NULL : uid, rm_name, err);
         if (asprintf(&journal, "%s/%s", n->dir, NCM_NODE_PODS_JOURNAL_NAME) < 0)
                 return oom(err);
-        ncm_buf_printf(&line, "{\"gen\": %llu, ", (unsigned long long)n->pods_gen);
+        ncm__journal_begin(&n->pods_jn, &line);
         if (drop || !p) {
                 ncm_buf_puts(&line, "\"drop\": ");
                 ncm_buf_json_string(&line, uid, strlen(uid));
@@ -152,7 +147,7 @@ int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, boo
                 ncm_buf_puts(&line, "\"put\": ");
                 format_pod_record(p, rm_name, &line);
         }
-        ncm_buf_puts(&line, "}\n");
+        ncm__journal_end(&line);
         if (ncm_buf_failed(&line)) {
                 ncm_buf_done(&line);
                 return oom(err);
@@ -160,9 +155,7 @@ int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, boo
         /* a line of the transaction: appended and fdatasynced by its commit */
         r = ncm__node_txn_begin(n, err);
         if (r >= 0 && n->txn)
-                r = ncm_fs_batch_append(n->txn, AT_FDCWD, journal, line.data, line.len, 0600, err);
-        if (r >= 0)
-                n->pods_journal_lines++;
+                r = ncm__journal_append(&n->pods_jn, n->txn, journal, &line, err);
         if (r >= 0)
                 r = ncm__node_txn_commit(n, err);
         ncm__node_txn_end(n);
@@ -179,7 +172,7 @@ void ncm_node_pod_records_free(ncm_node_pod_record *v, size_t n)
         free(v);
 }
 
-/* Record REC (WHERE in PATH) into *RET. */
+/* Record REC (WHERE in PATH; PATH NULL: WHERE names the file too) into *RET. */
 static int parse_pod_record(json_object *rec, const char *path, const char *where,
                             ncm_node_pod_record *ret, ncm_error *err)
 {
@@ -189,12 +182,14 @@ static int parse_pod_record(json_object *rec, const char *path, const char *wher
         json_object *removed = pod ? ncm__json_get(rec, "removed") : NULL;
         int r;
 
+        if (!pod && !path)
+                return ncm_error_set(err, EINVAL, "%s: no pod", where);
         if (!pod)
                 return ncm_error_set(err, EINVAL, "%s: %s: no pod", path, where);
         /* what the node holds loads as it was admitted (NCM__POD_STORED) */
         r = ncm__pod_from_json_flags(pod, where, NCM__POD_STORED, &ret->pod, err);
         if (r < 0)
-                return ncm_error_prefix(err, "%s", path);
+                return path ? ncm_error_prefix(err, "%s", path) : r;
         if (removed && json_object_is_type(removed, json_type_array)) {
                 size_t k = json_object_array_length(removed);
                 ret->removed = calloc(k + 1, sizeof(char *));
@@ -224,82 +219,74 @@ static size_t record_find(const ncm_node_pod_record *v, size_t n, const char *ui
         return lo;
 }
 
+/* Where ncm__node_pods_journal_apply() puts the lines it reads. */
+typedef struct pods_apply {
+        ncm_node_pod_record **v;
+        size_t *n, *cap;
+} pods_apply;
+
+static void record_drop(pods_apply *a, size_t k)
+{
+        ncm_node_pod_record *v = *a->v;
+
+        ncm_pod_free(v[k].pod);
+        ncm__node_strv_free(v[k].removed);
+        memmove(&v[k], &v[k + 1], (*a->n - k - 1) * sizeof(*v));
+        (*a->n)--;
+}
+
+/* One line of the journal: a pod's record put in, or dropped. */
+static int pods_line(json_object *o, const char *where, void *userdata, ncm_error *err)
+{
+        pods_apply *a = userdata;
+        json_object *put = ncm__json_get(o, "put");
+        json_object *drop = ncm__json_get(o, "drop");
+        ncm_node_pod_record rec = {0};
+        bool found;
+        size_t k;
+        int r;
+
+        if (drop) {
+                if (!json_object_is_type(drop, json_type_string))
+                        return ncm_error_set(err, EINVAL, "%s: drop: expected a string", where);
+                k = record_find(*a->v, *a->n, json_object_get_string(drop), &found);
+                if (found)
+                        record_drop(a, k);
+                return 0;
+        }
+        if (!put)
+                return ncm_error_set(err, EINVAL, "%s: expected \"put\" or \"drop\"", where);
+        r = parse_pod_record(put, NULL, where, &rec, err);
+        if (r < 0)
+                return r;
+        k = record_find(*a->v, *a->n, rec.pod->uid, &found);
+        if (found) {
+                ncm_pod_free((*a->v)[k].pod);
+                ncm__node_strv_free((*a->v)[k].removed);
+                (*a->v)[k] = rec;
+                return 0;
+        }
+        if (ncm__array_grow(*a->v, *a->cap, *a->n) < 0) {
+                ncm_pod_free(rec.pod);
+                ncm__node_strv_free(rec.removed);
+                return oom(err);
+        }
+        memmove(&(*a->v)[k + 1], &(*a->v)[k], (*a->n - k) * sizeof(**a->v));
+        (*a->v)[k] = rec;
+        (*a->n)++;
+        return 0;
+}
+
 int ncm__node_pods_journal_apply(const char *text, size_t len, const char *path, uint64_t gen,
                                  ncm_node_pod_record **v, size_t *n, size_t *cap, size_t *lines,
                                  bool *torn, ncm_error *err)
 {
-        size_t at = 0, line = 0;
+        pods_apply a = {.v = v, .n = n, .cap = cap};
+        ncm__journal j = {.gen = gen};
+        int r = ncm__journal_read(&j, text, len, path, ": line ", pods_line, &a, torn, err);
 
-        *lines = 0;
-        *torn = false;
-        while (at < len) {
-                const char *nl = memchr(text + at, '\n', len - at);
-                ncm_autojson o = NULL;
-                json_object *g, *put, *drop;
-                ncm_node_pod_record rec = {0};
-                int64_t lg;
-                char where[64], gp[80];
-                bool found;
-                size_t k;
-                int r;
-
-                if (!nl) {
-                        *torn = true; /* an append a crash cut short: ignored */
-                        return 0;
-                }
-                line++;
-                (*lines)++;
-                snprintf(where, sizeof(where), "line %zu", line);
-                r = ncm__json_parse(text + at, (size_t)(nl - (text + at)), where, &o, err);
-                at = (size_t)(nl - text) + 1;
-                if (r < 0)
-                        return ncm_error_prefix(err, "%s", path);
-                snprintf(gp, sizeof(gp), "%s: gen", where);
-                g = json_object_is_type(o, json_type_object) ? ncm__json_get(o, "gen") : NULL;
-                if (!g)
-                        return ncm_error_set(err, EINVAL, "%s: %s: missing", path, gp);
-                if (ncm__json_int(g, gp, 0, INT64_MAX, &lg, err) < 0)
-                        return ncm_error_prefix(err, "%s", path);
-                if ((uint64_t)lg != gen)
-                        continue; /* in the file already (a crash before the journal emptied) */
-                put = ncm__json_get(o, "put");
-                drop = ncm__json_get(o, "drop");
-                if (drop) {
-                        if (!json_object_is_type(drop, json_type_string))
-                                return ncm_error_set(err, EINVAL, "%s: %s: drop: expected a string",
-                                                     path, where);
-                        k = record_find(*v, *n, json_object_get_string(drop), &found);
-                        if (found) {
-                                ncm_pod_free((*v)[k].pod);
-                                ncm__node_strv_free((*v)[k].removed);
-                                memmove(&(*v)[k], &(*v)[k + 1], (*n - k - 1) * sizeof(**v));
-                                (*n)--;
-                        }
-                        continue;
-                }
-                if (!put)
-                        return ncm_error_set(err, EINVAL, "%s: %s: expected \"put\" or \"drop\"",
-                                             path, where);
-                r = parse_pod_record(put, path, where, &rec, err);
-                if (r < 0)
-                        return r;
-                k = record_find(*v, *n, rec.pod->uid, &found);
-                if (found) {
-                        ncm_pod_free((*v)[k].pod);
-                        ncm__node_strv_free((*v)[k].removed);
-                        (*v)[k] = rec;
-                        continue;
-                }
-                if (ncm__array_grow(*v, *cap, *n) < 0) {
-                        ncm_pod_free(rec.pod);
-                        ncm__node_strv_free(rec.removed);
-                        return oom(err);
-                }
-                memmove(&(*v)[k + 1], &(*v)[k], (*n - k) * sizeof(**v));
-                (*v)[k] = rec;
-                (*n)++;
-        }
-        return 0;
+        *lines = j.lines;
+        return r;
 }
 
 int ncm__node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_n,

@@ -20,7 +20,6 @@ static int oom(ncm_error *err)
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-
 /* ------------------------------------------------------------------------------------------
  * Removal
  */

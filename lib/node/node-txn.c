@@ -21,11 +21,9 @@ static int oom(ncm_error *err)
         return ncm_error_set(err, ENOMEM, "out of memory");
 }
 
-
 /* ------------------------------------------------------------------------------------------
  * Admission
  */
-
 
 ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a)
 {
@@ -326,8 +324,7 @@ int ncm__node_txn_begin(ncm_node *n, ncm_error *err)
         }
         n->txn_doomed = false;
         n->txn_replaced = false;
-        n->txn_gen = n->pods_gen;
-        n->txn_lines = n->pods_journal_lines;
+        n->txn_jn = n->pods_jn;
         return 0;
 }
 
@@ -357,8 +354,7 @@ void ncm__node_txn_end(ncm_node *n)
         /* what was not committed goes, and the journal's count with it */
         if (ncm_fs_batch_size(n->txn) > 0 || n->txn_doomed) {
                 ncm_fs_batch_drop(n->txn);
-                n->pods_gen = n->txn_gen;
-                n->pods_journal_lines = n->txn_lines;
+                n->pods_jn = n->txn_jn;
         }
         n->txn = NULL;
         n->txn_doomed = false;
@@ -386,7 +382,6 @@ int ncm__node_write(ncm_node *n, const char *path, const void *data, size_t len,
         ncm__node_txn_end(n);
         return r;
 }
-
 
 /* Whether the registry's record of POD (if any) is POD itself, its removed containers none. */
 static bool held_as_is(const ncm_node *n, const ncm_pod *pod)
@@ -531,7 +526,8 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
                 if (r < 0 && enforcing) {
                         r = ncm__node_enforcer_undo(n, r, err);
                 } else if (r >= 0 && enforcing) {
-                        r = ncm__node_enforcer_commit(n, err); /* out of memory at worst: the files stand */
+                        r = ncm__node_enforcer_commit(
+                                        n, err); /* out of memory at worst: the files stand */
                 }
                 if (r < 0 && !n->txn_doomed && n->txn && ncm_fs_batch_size(n->txn) == 0) {
                         /* committed, then the enforcer's commit ran out of memory */
