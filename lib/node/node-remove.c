@@ -161,13 +161,23 @@ static int removal_commit(ncm_node *n, bool enforcing, ncm_error *err)
         return enforcing ? ncm__node_enforcer_commit(n, err) : 0;
 }
 
-int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name,
-                              ncm_cpuset *released, ncm_error *err)
+/* The CPU and memory managers' part of a removal: >0 when it released anything (RELEASED: its
+ * CPUs), 0 when nothing, or -errno. NAME NULL: the whole pod, DATA its record (NULL: none). */
+typedef int (*release_fn)(ncm_node *n, const char *uid, const char *name, void *data,
+                          ncm_cpuset *released, ncm_error *err);
+
+/*
+ * The one skeleton of a removal, of a container (NAME) or of a pod (NAME NULL, SPEC the pod
+ * as the registry holds it, NULL: unknown): one transaction that holds the record's change
+ * (RECORD: it has one), RELEASE's and the enforcer's part, and the files; on any failure all
+ * of it undone and the registry untouched. RELEASE's result, or -errno.
+ */
+static int removal_run(ncm_node *n, const char *uid, const char *name, const ncm_pod *spec,
+                       bool record, release_fn release, void *data, ncm_cpuset *released,
+                       ncm_error *err)
 {
         removal rm;
         char what[512];
-        /* its record changes exactly when the registry knows the container */
-        bool rec = n->persist_pods && registry_has(n, pod_uid, name);
         bool enforcing = false;
         int r, had;
 
@@ -178,30 +188,24 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         r = ncm__node_txn_begin(n, err);
         if (r < 0)
                 return r;
-        r = rec ? ncm__node_persist_pod(n, pod_uid, name, false, err) : 0;
+        r = record ? ncm__node_persist_pod(n, uid, name, !name, err) : 0;
         if (r >= 0)
-                r = removal_begin(n, pod_uid, &rm, err);
+                r = removal_begin(n, uid, &rm, err);
         if (r < 0) {
                 ncm__node_txn_end(n);
                 return r;
         }
         ncm_cpu_state_hold(n->cpu_state);
-        had = release_cpus(n, pod_uid, name, released, err);
-        r = ncm_cpu_state_flush(n->cpu_state, had < 0 ? NULL : err);
-        r = had < 0 ? had : r < 0 ? r : had;
-        if (r >= 0) {
-                /* the memory manager's RemoveContainer, in the same commit */
-                int mr = ncm__node_mem_release(n, pod_uid, name, err);
-                if (mr >= 0)
-                        mr = ncm__node_mem_flush(n, err);
-                if (mr < 0)
-                        r = mr;
-                else if (mr > 0 && had == 0)
-                        had = 1;
-        }
+        had = release(n, uid, name, data, released, err);
+        r = had < 0 ? had : 0;
         if (r >= 0 && n->enforcer) {
-                snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name, pod_uid);
-                r = enforce_removal(n, NULL, NULL, rm.default_before, what, err);
+                if (name)
+                        snprintf(what, sizeof(what), "remove container '%s' of pod '%s'", name,
+                                 uid);
+                else
+                        snprintf(what, sizeof(what), "remove pod '%s'", uid);
+                r = enforce_removal(n, name ? NULL : uid, name ? NULL : spec, rm.default_before,
+                                    what, err);
                 enforcing = r > 0;
         }
         if (r >= 0)
@@ -217,6 +221,39 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         }
         removal_done(&rm);
         ncm__node_txn_end(n);
+        return had;
+}
+
+/* RemoveContainer's release: its CPUs, then its memory, in the same commit. */
+static int release_container(ncm_node *n, const char *uid, const char *name, void *data,
+                             ncm_cpuset *released, ncm_error *err)
+{
+        int had = release_cpus(n, uid, name, released, err);
+        int r = ncm_cpu_state_flush(n->cpu_state, had < 0 ? NULL : err);
+
+        r = had < 0 ? had : r < 0 ? r : had;
+        if (r >= 0) {
+                /* the memory manager's RemoveContainer, in the same commit */
+                int mr = ncm__node_mem_release(n, uid, name, err);
+                if (mr >= 0)
+                        mr = ncm__node_mem_flush(n, err);
+                if (mr < 0)
+                        r = mr;
+                else if (mr > 0 && had == 0)
+                        had = 1;
+        }
+        return r < 0 ? r : had;
+}
+
+int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name,
+                              ncm_cpuset *released, ncm_error *err)
+{
+        /* its record changes exactly when the registry knows the container */
+        bool rec = n->persist_pods && registry_has(n, pod_uid, name);
+        int had = removal_run(n, pod_uid, name, NULL, rec, release_container, NULL, released, err);
+
+        if (had < 0)
+                return had;
         return (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
 }
 
@@ -247,30 +284,15 @@ static int state_entries(const ncm_node *n, const char *pod_uid, char ***ret)
         return 0;
 }
 
-int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, ncm_error *err)
+/* A pod's release: every container's CPUs, then the pod's memory, in the same commit. */
+static int release_pod(ncm_node *n, const char *pod_uid, const char *name, void *data,
+                       ncm_cpuset *released, ncm_error *err)
 {
-        node_pod *p = ncm__node_pod_find(n, pod_uid);
+        node_pod *p = data;
         char **names = NULL;
-        removal rm;
-        char what[512];
-        int any = p ? 1 : 0, r;
-        bool enforcing = false;
+        int any = p ? 1 : 0, r = 0;
 
-        if (released)
-                ncm_cpuset_zero(released);
-        if (n->read_only)
-                return ncm_error_set(err, EROFS, "%s: opened read-only", n->dir ? n->dir : "node");
-        r = ncm__node_txn_begin(n, err);
-        if (r < 0)
-                return r;
-        r = n->persist_pods && p ? ncm__node_persist_pod(n, pod_uid, NULL, true, err) : 0;
-        if (r >= 0)
-                r = removal_begin(n, pod_uid, &rm, err);
-        if (r < 0) {
-                ncm__node_txn_end(n);
-                return r;
-        }
-        ncm_cpu_state_hold(n->cpu_state);
+        (void)name;
         /* the registry's containers (init, then app, in spec order), then entries it does not
          * know (restored from a checkpoint), in name order */
         for (size_t i = 0; p && i < p->n && r >= 0; i++)
@@ -284,6 +306,7 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                         r = ncm_cpu_state_delete(n->cpu_state, pod_uid, names[i], err);
                 any = 1;
         }
+        ncm__node_strv_free(names);
         {
                 int w = ncm_cpu_state_flush(n->cpu_state, r < 0 ? NULL : err);
                 if (r >= 0 && w < 0)
@@ -298,29 +321,22 @@ int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, 
                 else
                         any |= mr;
         }
-        if (r >= 0 && n->enforcer) {
-                snprintf(what, sizeof(what), "remove pod '%s'", pod_uid);
-                r = enforce_removal(n, pod_uid, p ? p->spec : NULL, rm.default_before, what, err);
-                enforcing = r > 0;
-        }
-        if (r >= 0)
-                r = removal_commit(n, enforcing, err);
-        if (r < 0) {
-                n->txn_doomed = n->txn != NULL;
-                removal_undo(n, &rm);
-                removal_done(&rm);
-                ncm__node_strv_free(names);
-                if (released)
-                        ncm_cpuset_zero(released);
-                ncm__node_txn_end(n);
-                return r;
-        }
-        removal_done(&rm);
-        ncm__node_txn_end(n);
-        /* the pod goes whole: the registry's record and the topology manager's store of it at
-         * once below (one container at a time would be quadratic in its size) */
-        ncm__node_strv_free(names);
+        return r < 0 ? r : any;
+}
+
+int ncm_node_remove_pod(ncm_node *n, const char *pod_uid, ncm_cpuset *released, ncm_error *err)
+{
+        node_pod *p = ncm__node_pod_find(n, pod_uid);
+        int any = removal_run(n, pod_uid, NULL, p ? p->spec : NULL, n->persist_pods && p,
+                              release_pod, p, released, err);
+        int r;
+
+        if (any < 0)
+                return any;
         /*
+         * The pod goes whole: the registry's record and the topology manager's store of it at
+         * once below (one container at a time would be quadratic in its size).
+         *
          * The device manager releases a pod's devices when the pod goes, not per container: its
          * checkpoint is a commit of its own, after the pod's (a crash between the two leaves
          * devices held by a pod no record knows, which the kubelet's restart frees too).
