@@ -81,10 +81,10 @@ static void test_journal_generations(void **state)
 static void test_journal_torn(void **state)
 {
         static const char *const torn_ends[] = {
-                "{\"gen\": 0, \"v\": 9}", /* whole but for its newline */
-                "{\"gen\": 0, \"v\"",      /* cut inside */
-                "{",
-                "\x01garbage",
+                        "{\"gen\": 0, \"v\": 9}", /* whole but for its newline */
+                        "{\"gen\": 0, \"v\"",     /* cut inside */
+                        "{",
+                        "\x01garbage",
         };
         ncm_error err = NCM_ERROR_INIT;
 
@@ -108,14 +108,14 @@ static void test_journal_malformed(void **state)
         static const struct {
                 const char *text, *msg;
         } cases[] = {
-                {"{\"gen\": 0, \"v\": 1}\nnot json\n", "J: line 2"},
-                {"{\"gen\": 0, \"v\": 1}\n\n", "J: line 2"},
-                {"[1]\n", "J: line 1: expected object"},
-                {"{\"v\": 1}\n", "J: line 1: gen: missing"},
-                {"{\"gen\": -1}\n", "J: line 1: gen"},
-                {"{\"gen\": \"0\"}\n", "J: line 1: gen"},
-                {"{\"gen\": 0, \"v\": 1} {}\n", "J: line 1"},
-                {"{\"gen\": 0, \"v\": 2}\n", "J: line 1: refused"}, /* the owner's error */
+                        {"{\"gen\": 0, \"v\": 1}\nnot json\n", "J: line 2"},
+                        {"{\"gen\": 0, \"v\": 1}\n\n", "J: line 2"},
+                        {"[1]\n", "J: line 1: expected object"},
+                        {"{\"v\": 1}\n", "J: line 1: gen: missing"},
+                        {"{\"gen\": -1}\n", "J: line 1: gen"},
+                        {"{\"gen\": \"0\"}\n", "J: line 1: gen"},
+                        {"{\"gen\": 0, \"v\": 1} {}\n", "J: line 1"},
+                        {"{\"gen\": 0, \"v\": 2}\n", "J: line 1: refused"}, /* the owner's error */
         };
 
         (void)state;
@@ -204,8 +204,8 @@ static void test_journal_compaction(void **state)
         assert_int_equal(j.gen, 5);
         assert_int_equal(j.lines, 0);
         /* lines appended before the rewrite are of the generation before: skipped */
-        assert_int_equal(read_text(&j, "{\"gen\": 4, \"v\": 1}\n{\"gen\": 5, \"v\": 2}\n", &s,
-                                   NULL, &err),
+        assert_int_equal(read_text(&j, "{\"gen\": 4, \"v\": 1}\n{\"gen\": 5, \"v\": 2}\n", &s, NULL,
+                                   &err),
                          0);
         assert_string_equal(s.text, "2@J: line 2;");
 }
@@ -240,12 +240,12 @@ static void test_journal_node_written_by_main(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_journal_generations),
-                cmocka_unit_test(test_journal_torn),
-                cmocka_unit_test(test_journal_malformed),
-                cmocka_unit_test(test_journal_append),
-                cmocka_unit_test(test_journal_compaction),
-                cmocka_unit_test(test_journal_node_written_by_main),
+                        cmocka_unit_test(test_journal_generations),
+                        cmocka_unit_test(test_journal_torn),
+                        cmocka_unit_test(test_journal_malformed),
+                        cmocka_unit_test(test_journal_append),
+                        cmocka_unit_test(test_journal_compaction),
+                        cmocka_unit_test(test_journal_node_written_by_main),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
