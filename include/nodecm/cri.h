@@ -389,7 +389,9 @@ NCM_API int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id,
                                  const ncm_cri_sandbox_config *cfg, ncm_error *err);
 
 typedef enum ncm_cri_action {
-        NCM_CRI_PASS = 0, /* not a kubelet pod's container nodecm manages: forward as it came */
+        NCM_CRI_PASS = 0, /* not a kubelet pod's container nodecm manages: forward it, with
+                             CPUSET_CPUS the shared pool when set (no stranger on an exclusive
+                             CPU) */
         NCM_CRI_ADMIT,    /* admitted: forward with the cpusets (and devices) */
         NCM_CRI_REFUSE,   /* refused: CODE and MESSAGE (the kubelet's reason and message) */
 } ncm_cri_action;
@@ -473,11 +475,21 @@ typedef struct ncm_cri_update {
 NCM_API void ncm_cri_updates_free(ncm_cri_update *v, size_t n);
 
 /*
+ * The cgroup the runtime made for container NAME of POD_UID, with the cgroupfs driver: its
+ * sandbox's cgroup parent, then its id (containerd's naming), below the hierarchies; for the
+ * knobs enforcer's resolver (nodecm/enforcer.h). 0 and *RET (malloc'd); -ENOENT when the
+ * container has no id yet or its parent is not a cgroupfs path; -ENOMEM.
+ */
+NCM_API int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *pod_uid,
+                                          const char *name, char **ret);
+
+/*
  * The kubelet's reconcileState over the runtime's containers LISTED[0..N) (ListContainers,
  * every state): containers of the record the runtime no longer has are released
  * (removeStaleState; RES tells whether the pool moved), and every running container the
- * record knows gets its cpusets in *RET (*RET_N). *RET_STALE (may be NULL): how many were
- * released. A container an earlier process recorded while its creation was in flight (an
+ * record knows gets its cpusets in *RET (*RET_N), every other running one the shared pool (no
+ * stranger on an exclusive CPU; none when that pool is every CPU). *RET_STALE (may be NULL): how
+ * many were released. A container an earlier process recorded while its creation was in flight (an
  * orphan) is adopted as soon as the runtime lists it (its sandbox and name: the runtime may
  * finish a creation after its client died); with RELEASE_ORPHANS (the caller has waited long
  * enough for the runtime), one still not listed is released.

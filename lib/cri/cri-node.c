@@ -155,20 +155,24 @@ static int ctl(ncm_cri_node *cn, ncm_ctl_method m, const ncm_ctl_request *q, ncm
         return r;
 }
 
-/* The cpusets container NAME of POD must have: its CPUs, and the NUMA nodes of those CPUs.
- * Returns 0 with both NULL when nodecm pins nothing (the none policy). */
+/*
+ * The cpusets container NAME of POD must have: its CPUs, and its memory nodes as the node
+ * decides them (ncm_node_container_mems), in the kubelet's form ("0,1"); *RET_MEMS is NULL when
+ * cpuset.mems is left to the runtime, as the kubelet leaves it. Returns 0 with both NULL when
+ * nodecm pins nothing (the none policy).
+ */
 static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name, char **ret_cpus,
                       char **ret_mems)
 {
         const ncm_node *n = cn->t.node;
-        const ncm_topo *topo = ncm_node_topo(n);
         ncm_autoptr(ncm_cpuset) cpus = ncm_cpuset_new();
-        ncm_autoptr(ncm_cpuset) mems = ncm_cpuset_new();
-        char *c, *m;
+        ncm_buf mems = NCM_BUF_INIT;
+        ncm_bitmask m;
+        char *c;
         int own;
 
         *ret_cpus = *ret_mems = NULL;
-        if (!cpus || !mems)
+        if (!cpus)
                 return -ENOMEM;
         own = ncm_node_container_cpus(n, pod, name, cpus);
         /* the none policy pins nothing: its containers keep what the runtime gives them */
@@ -176,22 +180,40 @@ static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name,
                 return 0;
         if (ncm_cpuset_is_empty(cpus))
                 return 0;
-        NCM_CPUSET_FOREACH(cpu, cpus)
-        {
-                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
-                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
-                        (void)ncm_cpuset_set(mems, ci->numa);
+        if (ncm_node_container_mems(n, pod, name, cpus, &m) > 0) {
+                ncm_node_format_mems(m, &mems);
+                if (ncm_buf_failed(&mems))
+                        return -ENOMEM;
         }
         c = ncm_cpuset_format_list(cpus);
-        m = ncm_cpuset_is_empty(mems) ? strdup("") : ncm_cpuset_format_list(mems);
-        if (!c || !m) {
-                free(c);
-                free(m);
+        if (!c) {
+                ncm_buf_done(&mems);
                 return -ENOMEM;
         }
         *ret_cpus = c;
-        *ret_mems = m;
+        *ret_mems = mems.len ? ncm_buf_steal(&mems) : NULL;
         return 1;
+}
+
+/*
+ * The cpuset of a container nodecm cannot attribute to a pod it holds: the shared pool, where no
+ * container holds CPUs of its own (no stranger on an exclusive CPU); NULL when that pool is
+ * every CPU (the none policy, nothing isolated): the runtime's choice stands.
+ */
+static int pool_of(const ncm_cri_node *cn, char **ret)
+{
+        const ncm_node *n = cn->t.node;
+        ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+
+        *ret = NULL;
+        if (!pool)
+                return -ENOMEM;
+        ncm_node_shared_pool(n, pool);
+        if (ncm_cpuset_is_empty(pool) ||
+            ncm_cpuset_equal(pool, ncm_topo_all_cpus_ref(ncm_node_topo(n))))
+                return 0;
+        *ret = ncm_cpuset_format_list(pool);
+        return *ret ? 1 : -ENOMEM;
 }
 
 int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id, const ncm_cri_sandbox_config *cfg,
@@ -262,8 +284,10 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
 
         d.ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
         if (!uid || !c->name || !*c->name) {
-                /* not a kubelet's pod: forwarded as it came */
+                /* not a kubelet's pod: forwarded on the shared pool */
                 d.action = NCM_CRI_PASS;
+                if (pool_of(cn, &d.cpuset_cpus) < 0)
+                        return oom(err);
                 *ret = d;
                 return 0;
         }
@@ -272,6 +296,8 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 return r;
         if (id.kind == NCM_RUNTIME_SANDBOX || id.kind == NCM_RUNTIME_EPHEMERAL) {
                 d.action = NCM_CRI_PASS;
+                if (pool_of(cn, &d.cpuset_cpus) < 0)
+                        return oom(err);
                 *ret = d;
                 return 0;
         }
@@ -280,7 +306,10 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         e.pod_name = strdup(c->sandbox.name ? c->sandbox.name : "");
         e.pod_ns = strdup(c->sandbox.namespace ? c->sandbox.namespace : "");
         e.name = strdup(c->name);
-        e.cgroup = strdup("");
+        /* the pod's cgroup (cgroupfs driver), where the runtime makes the container's */
+        e.cgroup = strdup(c->sandbox.cgroup_parent && c->sandbox.cgroup_parent[0] == '/'
+                                          ? c->sandbox.cgroup_parent
+                                          : "");
         e.sandbox = strdup(c->pod_sandbox_id ? c->pod_sandbox_id : "");
         if (!e.id || !e.pod || !e.pod_name || !e.pod_ns || !e.name || !e.cgroup || !e.sandbox) {
                 ncm__rt_container_done(&e);
@@ -288,6 +317,23 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         }
         e.kind = id.kind;
         e.resources = c->resources.r;
+        /* the pod's annotations (CRI-O's knobs, nodecm.io/isolated-cpus) come in the sandbox's
+         * config, and may be set on the container too */
+        {
+                size_t na = c->sandbox.annotations.n + c->annotations.n;
+                ncm_autofree ncm_runtime_kv *all = calloc(na + 1, sizeof(*all));
+                /* no memcpy from an empty list's NULL (UBSan) */
+                if (all && c->sandbox.annotations.n)
+                        memcpy(all, c->sandbox.annotations.v,
+                               c->sandbox.annotations.n * sizeof(*all));
+                if (all && c->annotations.n)
+                        memcpy(all + c->sandbox.annotations.n, c->annotations.v,
+                               c->annotations.n * sizeof(*all));
+                if (!all || ncm__rt_container_set_annotations(&e, all, na) < 0) {
+                        ncm__rt_container_done(&e);
+                        return oom(err);
+                }
+        }
         e.has_qos = ncm_runtime_pod_cgroup_qos(c->sandbox.cgroup_parent, &qos, NULL, 0) > 0;
         e.qos = qos;
         if (id.has_qos) {
@@ -545,6 +591,19 @@ int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_resul
         return save(cn, err);
 }
 
+int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *pod_uid, const char *name,
+                                  char **ret)
+{
+        ssize_t k = ncm__rt_record_find_name(&cn->rec, pod_uid, name);
+
+        /* containerd's cgroupfs naming: the container's id below its sandbox's parent */
+        if (k < 0 || !cn->rec.v[k].id[0] || !cn->rec.v[k].cgroup || !cn->rec.v[k].cgroup[0])
+                return -ENOENT;
+        if (asprintf(ret, "%s/%s", cn->rec.v[k].cgroup, cn->rec.v[k].id) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 /*
  * An update's resources over the recorded ones: a value the update leaves at 0 (the CRI's "not
  * given") keeps the recorded one, so that a client setting only a cpuset changes nothing else.
@@ -780,10 +839,12 @@ int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, si
                 if (c->state != NCM_CRI_CONTAINER_RUNNING)
                         continue;
                 k = ncm__rt_record_find_id(&cn->rec, c->id);
+                /* one nodecm does not hold: kept on the shared pool */
                 if (k < 0)
-                        continue;
-                r = cpusets_of(cn, cn->rec.v[k].pod, cn->rec.v[k].name, &v[nv].cpuset_cpus,
-                               &v[nv].cpuset_mems);
+                        r = pool_of(cn, &v[nv].cpuset_cpus);
+                else
+                        r = cpusets_of(cn, cn->rec.v[k].pod, cn->rec.v[k].name, &v[nv].cpuset_cpus,
+                                       &v[nv].cpuset_mems);
                 if (r < 0) {
                         r = oom(err);
                         break;

@@ -58,9 +58,11 @@ struct ncm_node_config {
         bool has_kube_reserved, has_system_reserved;
         ncm_resource_list kube_reserved, system_reserved;
         ncm_eviction_thresholds eviction_hard;
-        int64_t reconcile_period_ns; /* cpuManagerReconcilePeriod */
-        char *root_dir;              /* nodecm's rootDirectory */
-        char *enforcement;           /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+        int64_t reconcile_period_ns;     /* cpuManagerReconcilePeriod */
+        char *root_dir;                  /* nodecm's rootDirectory */
+        char *enforcement;               /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+        ncm_cpu_isolation isolated_cpus; /* nodecm's isolatedCPUs (node-isolation.c) */
+        char *irqbalance_config;         /* nodecm's irqBalanceConfigFile: "" auto, "none" */
 
         /* what reading it would make the kubelet log (ncm_node_config_warning) */
         char **warnings;
@@ -79,6 +81,7 @@ struct ncm_node_config {
         char *mem_policy; /* memoryManagerPolicy: "None" or "Static" */
         ncm_mem_reservations reserved_memory;
         char *mem_drift; /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
+        ncm_node_mems_rule mems_rule; /* nodecm's cpusetMems */
 
         /* nodecm's device locality (node-locality.c) */
         struct node_locality_config {
@@ -94,6 +97,9 @@ struct ncm_node_config {
                 size_t n_pci_map;
         } loc;
 };
+
+/* nodecm's isolation fields of O into C (node-isolation.c), after the kubelet's. */
+int ncm__node_config_isolation(ncm_node_config *c, json_object *o, ncm_error *err);
 
 /* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
 int ncm__node_config_warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
@@ -132,6 +138,8 @@ void ncm__node_locality_config_done(ncm_node_config *c);
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
+
+typedef struct node_removing node_removing;
 
 /* A pod the node admitted: what removal and labels need. */
 typedef struct node_container {
@@ -243,6 +251,17 @@ struct ncm_node {
         bool txn_replaced;   /* a file of the batch is replaced (its commit syncs dir) */
         ncm__journal txn_jn; /* pods_jn when it began */
 
+        /* isolatedCPUs (node-isolation.c): the CPUs counted as isolated, NULL under ignore */
+        ncm_cpuset *isolated;
+        /* CRI-O's knobs (node-knobs.c): what to put back, and what DIR holds of it */
+        ncm_knob_memo *memo, *memo_written;
+        ncm_node_isolation_counters counters_iso;
+        /* a removal in progress: its containers count as gone (name NULL: the whole pod) */
+        struct node_removing {
+                const char *uid, *name;
+        } removing;
+        const ncm_node_pod_record *restoring; /* ncm_node_new: the pods being restored */
+        size_t n_restoring;
         ncm_resource_list fit_capacity; /* ncm_node_options.capacity, for the fit admission */
 
         char *machine_root;   /* for device locality; NULL: "/" */
@@ -254,6 +273,48 @@ struct ncm_node {
 int ncm__node_txn_begin(ncm_node *n, ncm_error *err);
 int ncm__node_txn_commit(ncm_node *n, ncm_error *err);
 void ncm__node_txn_end(ncm_node *n);
+/* Whether POD asks CRI-O's ANNOTATION to be "disable" (or its older "true"). */
+bool ncm__node_knob_on(const ncm_pod *pod, const char *annotation);
+/*
+ * isolatedCPUs for a node being built with CFG, CPU and ST: the CPUs it counts as isolated
+ * (*RET, NULL under ignore), given to the CPU policy; a configuration that leaves the shared
+ * pool empty or on isolated CPUs only is -EINVAL naming isolatedCPUs.
+ */
+int ncm__node_isolation_setup(const ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy *cpu,
+                              const ncm_cpu_state *st, ncm_cpuset **ret, ncm_error *err);
+
+/* CRI-O's knobs POD asks for (NCM_KNOB_*), and those container NAME of POD_UID gets (a
+ * running container that holds exclusive CPUs; else 0) (node-knobs.c). */
+unsigned ncm__node_pod_knobs(const ncm_pod *pod);
+unsigned ncm__node_container_knobs(const ncm_node *n, const char *pod_uid, const char *name);
+/* Read DIR/nodecm_isolation into the node (missing: empty). */
+int ncm__node_memo_load(ncm_node *n, ncm_error *err);
+/* Whether the enforcer takes isolation() calls. */
+bool ncm__node_isolation_active(const ncm_node *n);
+/*
+ * The enforcer's isolation() for what the node holds now, inside the caller's transaction;
+ * with RECONCILE what it changed counts as found off (ncm_node_isolation_counters_get). The
+ * memo is written before the enforcer writes, and put back when it fails.
+ */
+int ncm__node_enforce_isolation(ncm_node *n, bool reconcile, ncm_error *err);
+
+/*
+ * Explanations (node-isolation.c): how isolatedCPUs narrowed AVAIL (the free CPUs, restricted
+ * in place) for a container of POD asking REQ CPUs; and CRI-O's knobs a container of POD gets
+ * (EXCLUSIVE: it holds exclusive CPUs), one step each.
+ */
+void ncm__node_explain_isolation(const ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int req,
+                                 const ncm_cpuset *reuse, ncm_cpuset *avail);
+void ncm__node_explain_knobs(const ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
+                             bool exclusive);
+
+/* The isolation lines of the CPU map, and the status line's "isolatedCPUs" and "isolated"
+ * (under ignore: nothing). */
+int ncm__node_format_isolation_text(const ncm_node *n, ncm_buf *b);
+void ncm__node_format_isolation_json(const ncm_node *n, ncm_buf *b);
+/* A container's ", \"knobs\": [...]" of the status line, when it has any. */
+void ncm__node_format_knobs_json(const ncm_node *n, const char *pod_uid, const char *name,
+                                 ncm_buf *b);
 
 /* Copy CAPACITY (may be NULL) into N's (node-fit.c). -ENOMEM. */
 int ncm__node_fit_set_capacity(ncm_node *n, const ncm_resource_list *capacity, ncm_error *err);
@@ -412,10 +473,11 @@ int ncm__node_cpu_promise(ncm_node *n, const ncm_pod *pod, const ncm_container *
 int ncm__node_cpu_near(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
                        ncm_device_location **ret_locs, size_t *ret_nl, ncm_cpu_near **ret_near,
                        size_t *ret_nn, ncm_error *err);
-/* --explain: which of LOCS drew which CPUs of RESULT (node-cpu.c). */
+/* --explain: which of LOCS drew which CPUs of RESULT, and which of their local CPUs the
+ * container's isolation kept from it (KEPT: free CPUs it may not have; NULL: none) (node-cpu.c). */
 void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_location *locs,
                             size_t nl, const ncm_cpu_near *near, size_t nn,
-                            const ncm_cpuset *result);
+                            const ncm_cpuset *result, const ncm_cpuset *kept);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err);

@@ -130,20 +130,29 @@ static int forget_container(ncm_node *n, const char *uid, const char *name)
  * enforcer, or its error (rolled back).
  */
 static int enforce_removal(ncm_node *n, const char *skip_uid, const ncm_pod *pod,
+                           const char *gone_uid, const char *gone_name,
                            const ncm_cpuset *default_before, const char *what, ncm_error *err)
 {
         const ncm_enforcer_ops *ops = ncm__node_enforcer_ops(n);
         bool moved = !ncm_cpuset_equal(default_before, ncm_cpu_state_default(n->cpu_state));
+        bool iso = ncm__node_isolation_active(n);
         ncm_cgroup_qos_usage usage;
         int r;
 
-        if (!ops || (!moved && !(pod && ops->pod_remove)))
+        if (!ops || (!moved && !iso && !(pod && ops->pod_remove)))
                 return 0;
         r = pod ? ncm__node_usage_of(n, skip_uid, &usage, err) : 0;
         if (r >= 0)
                 r = ncm__node_enforcer_begin(n, err);
         if (r >= 0 && moved)
                 r = ncm__node_enforcer_shared(n, skip_uid, err);
+        /* what goes (GONE_NAME NULL: the whole pod) counts as gone: its knobs are undone */
+        if (r >= 0 && iso) {
+                n->removing = (node_removing){gone_uid, gone_name};
+                r = ncm__node_enforce_isolation(n, false, err);
+                n->removing = (node_removing){NULL, NULL};
+        }
+        /* the removal of its cgroups comes last: it cannot be undone */
         if (r >= 0 && pod && ops->pod_remove)
                 r = ops->pod_remove(ncm__node_enforcer_data(n), pod, &usage, err);
         if (r < 0)
@@ -204,8 +213,8 @@ static int removal_run(ncm_node *n, const char *uid, const char *name, const ncm
                                  uid);
                 else
                         snprintf(what, sizeof(what), "remove pod '%s'", uid);
-                r = enforce_removal(n, name ? NULL : uid, name ? NULL : spec, rm.default_before,
-                                    what, err);
+                r = enforce_removal(n, name ? NULL : uid, name ? NULL : spec, uid, name,
+                                    rm.default_before, what, err);
                 enforcing = r > 0;
         }
         if (r >= 0)

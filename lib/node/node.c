@@ -153,6 +153,7 @@ typedef struct managers {
         ncm_devmgr *dev;
         ncm_cpu_policy *cpu;
         ncm_cpu_state *cpu_state;
+        ncm_cpuset *isolated; /* isolatedCPUs' CPUs, NULL under ignore */
         node_mem *mem;
 } managers;
 
@@ -163,6 +164,7 @@ static void managers_done(managers *m)
         m->dev = ncm_devmgr_free(m->dev);
         m->cpu = ncm_cpu_policy_free(m->cpu);
         m->cpu_state = ncm_cpu_state_free(m->cpu_state);
+        m->isolated = ncm_cpuset_free(m->isolated);
 }
 
 /* Where the CPU state comes from. */
@@ -215,12 +217,12 @@ static int restore_error(ncm_error *err, const char *file)
 }
 
 static int state_from_text(const char *text, size_t len, const char *name, const char *policy,
-                           ncm_cpu_state **ret, ncm_error *err)
+                           ncm_kubelet_version v, ncm_cpu_state **ret, ncm_error *err)
 {
         ncm_autoptr(ncm_cpu_checkpoint) cp = NULL;
         int r;
 
-        r = ncm_cpu_checkpoint_parse(text, len, name, &cp, err);
+        r = ncm_cpu_checkpoint_parse_version(text, len, name, v, &cp, err);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -318,6 +320,9 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
 {
         managers m = {0};
         ncm_autofree char *file = NULL;
+        /* cpu_manager_state is read and written as this release does */
+        ncm_kubelet_version kv =
+                        n->kubelet_override.major ? n->kubelet_override : cfg->kubelet_version;
         char path[256];
         int r;
 
@@ -363,6 +368,7 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
                         r = oom(err);
                         goto fail;
                 }
+                ncm_cpu_state_set_kubelet_version(m.cpu_state, kv);
                 if (file) {
                         r = persist_cpu(m.cpu_state, n, err);
                         if (r < 0)
@@ -374,25 +380,28 @@ static int build(ncm_node *n, const ncm_node_config *cfg, state_source src, cons
                         /* as if the kubelet found it in its root directory */
                         r = ncm__node_write(n, file, text, len, err);
                         if (r >= 0)
-                                r = ncm_cpu_checkpoint_load(AT_FDCWD, file,
-                                                            ncm_cpu_policy_name(m.cpu), NULL, 0,
-                                                            &m.cpu_state, err);
+                                r = ncm_cpu_checkpoint_load_version(AT_FDCWD, file,
+                                                                    ncm_cpu_policy_name(m.cpu),
+                                                                    NULL, 0, kv, &m.cpu_state, err);
                 } else {
-                        r = state_from_text(text, len, name, ncm_cpu_policy_name(m.cpu),
+                        r = state_from_text(text, len, name, ncm_cpu_policy_name(m.cpu), kv,
                                             &m.cpu_state, err);
                 }
                 if (r < 0)
                         goto fail;
                 break;
         case SOURCE_DIRECTORY:
-                r = ncm_cpu_checkpoint_load(AT_FDCWD, file, ncm_cpu_policy_name(m.cpu), NULL, 0,
-                                            &m.cpu_state, err);
+                r = ncm_cpu_checkpoint_load_version(AT_FDCWD, file, ncm_cpu_policy_name(m.cpu),
+                                                    NULL, 0, kv, &m.cpu_state, err);
                 if (r < 0)
                         goto fail;
                 break;
         }
         if (file)
                 ncm_cpu_state_set_persist(m.cpu_state, persist_cpu, n, NULL);
+        r = ncm__node_isolation_setup(n, cfg, m.cpu, m.cpu_state, &m.isolated, err);
+        if (r < 0)
+                goto fail;
         r = ncm_cpu_policy_start(m.cpu, m.cpu_state, err);
         if (r < 0) {
                 if (r != -ENOMEM)
@@ -420,11 +429,12 @@ fail:
 
 static void install(ncm_node *n, managers *m)
 {
-        managers old = {n->tm, n->dev, n->cpu, n->cpu_state, n->mem};
+        managers old = {n->tm, n->dev, n->cpu, n->cpu_state, n->isolated, n->mem};
         n->tm = m->tm;
         n->dev = m->dev;
         n->cpu = m->cpu;
         n->cpu_state = m->cpu_state;
+        n->isolated = m->isolated;
         n->mem = m->mem;
         *m = (managers){0};
         managers_done(&old);
@@ -503,6 +513,10 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                                 return ncm_error_set(err, ENOTDIR, "%s: not a directory", n->dir);
                 }
         }
+        if (opts) {
+                n->restoring = opts->pods;
+                n->n_restoring = opts->n_pods;
+        }
         if (opts && opts->cpu_checkpoint) {
                 const char *name = opts->cpu_checkpoint_name ? opts->cpu_checkpoint_name
                                                              : NCM_CPU_CHECKPOINT_NAME;
@@ -523,6 +537,8 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
         } else {
                 r = build(n, cfg, SOURCE_FRESH, NULL, 0, NULL, NULL, 0, NULL, 0, &m, err);
         }
+        n->restoring = NULL;
+        n->n_restoring = 0;
         if (r < 0)
                 return r;
         install(n, &m);
@@ -531,7 +547,9 @@ int ncm_node_new(const ncm_topo *t, const ncm_node_config *cfg, const ncm_node_o
                 if (r < 0)
                         return oom(err);
         }
-        r = ncm__node_enforce_start(n, err);
+        r = ncm__node_memo_load(n, err);
+        if (r >= 0)
+                r = ncm__node_enforce_start(n, err);
         if (r < 0)
                 return r;
         *ret = NCM_TAKE_PTR(n);
@@ -544,7 +562,7 @@ ncm_node *ncm_node_free(ncm_node *n)
 
         if (!n)
                 return NULL;
-        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state, n->mem};
+        m = (managers){n->tm, n->dev, n->cpu, n->cpu_state, n->isolated, n->mem};
         managers_done(&m);
         free(n->devices_json);
         ncm_node_devices_done(&n->devices);
@@ -555,6 +573,8 @@ ncm_node *ncm_node_free(ncm_node *n)
         free(n->dir);
         free(n->undo_path);
         ncm_fs_batch_free(n->own);
+        ncm_knob_memo_free(n->memo);
+        ncm_knob_memo_free(n->memo_written);
         free(n->machine_root);
         ncm_locator_free(n->locator);
         ncm_resource_list_done(&n->fit_capacity);
@@ -643,6 +663,16 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
         if (r < 0)
                 return r;
         install(c, &m);
+        /* the pods come after the build: the isolated CPUs are N's, own partitions known */
+        if (n->isolated) {
+                ncm_cpuset_free(c->isolated);
+                c->isolated = ncm_cpuset_dup(n->isolated);
+                if (!c->isolated)
+                        return oom(err);
+                r = ncm_cpu_policy_set_isolation(c->cpu, c->cfg->isolated_cpus, n->isolated, err);
+                if (r < 0)
+                        return r;
+        }
         r = ncm__node_dev_copy_live(n->dev, c->dev, err);
         if (r < 0)
                 return r;
@@ -710,6 +740,9 @@ void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out)
                 ncm_cpuset_copy(out, n->all_cpus);
         else
                 ncm_cpuset_copy(out, ncm_cpu_state_default(n->cpu_state));
+        /* isolatedCPUs: the kubelet's default set keeps them; the shared pool does not */
+        if (n->isolated)
+                ncm_cpuset_andnot(out, out, n->isolated);
 }
 
 const ncm_node_devices *ncm_node_get_devices(const ncm_node *n)
@@ -806,7 +839,8 @@ static bool is_removed_at(const node_pod *rec, size_t i, const char *name)
 
 /*
  * POD's containers as the enforcer sees them: exclusive CPUs from the state, the shared pool
- * SHARED for the others. With ONLY_SHARED, just the running containers on the shared pool.
+ * SHARED for the others, and each one's cpuset.mems. With ONLY_SHARED, just the running
+ * containers on the shared pool.
  */
 static int enforce_view(const ncm_node *n, const ncm_pod *pod, const node_pod *rec,
                         const ncm_cpuset *shared, bool only_shared, ncm_enforce_container **ret,
@@ -823,11 +857,13 @@ static int enforce_view(const ncm_node *n, const ncm_pod *pod, const node_pod *r
                 if (only_shared &&
                     (own || (c->init && !c->sidecar) || is_removed_at(rec, i, c->name)))
                         continue;
-                v[k++] = (ncm_enforce_container){.name = c->name,
-                                                 .init = c->init,
-                                                 .sidecar = c->sidecar,
-                                                 .exclusive = own != NULL,
-                                                 .cpus = own ? own : shared};
+                v[k] = (ncm_enforce_container){.name = c->name,
+                                               .init = c->init,
+                                               .sidecar = c->sidecar,
+                                               .exclusive = own != NULL,
+                                               .cpus = own ? own : shared};
+                (void)ncm_node_container_mems(n, pod->uid, c->name, v[k].cpus, &v[k].mems);
+                k++;
         }
         *ret = v;
         *ret_n = k;
@@ -944,6 +980,9 @@ int ncm__node_enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuse
                 r = ops->pod_add(ncm__node_enforcer_data(n), &ep, &usage, err);
         if (r >= 0 && !ncm_cpuset_equal(default_before, ncm_cpu_state_default(n->cpu_state)))
                 r = ncm__node_enforcer_shared(n, pod->uid, err);
+        /* CRI-O's knobs follow (committed with the files, by the caller) */
+        if (r >= 0)
+                r = ncm__node_enforce_isolation(n, false, err);
         if (r < 0)
                 return ncm__node_enforcer_fail(n, r, what, err);
         return 1;
@@ -999,6 +1038,9 @@ int ncm_node_reconcile(ncm_node *n, ncm_error *err)
                 if (r > 0)
                         fixed += r;
         }
+        /* the knobs' fixes are counted apart (ncm_node_isolation_counters_get) */
+        if (r >= 0)
+                r = ncm__node_enforce_isolation(n, true, err);
         if (r >= 0)
                 r = ncm__node_enforcer_commit(n, err);
         if (r < 0)
@@ -1013,15 +1055,34 @@ int ncm__node_enforce_start(ncm_node *n, ncm_error *err)
         ncm_enforce_start st;
         int r;
 
-        if (!ops || !ops->start)
+        ncm_autoptr(ncm_cpuset) unalloc = NULL;
+
+        if (!ops)
                 return 0;
         r = ncm__node_usage_of(n, NULL, &usage, err);
         if (r < 0)
                 return r;
-        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage, n->attach};
-        r = ops->start(ncm__node_enforcer_data(n), &st, err);
+        /* isolatedCPUs exclude: no pod gets them, so node allocatable leaves them out */
+        if (n->isolated && n->cfg->isolated_cpus == NCM_CPU_ISOLATION_EXCLUDE) {
+                unalloc = ncm_cpuset_dup(n->isolated);
+                if (!unalloc)
+                        return oom(err);
+                ncm_cpuset_andnot(unalloc, unalloc, ncm_cpu_policy_reserved(n->cpu));
+        }
+        st = (ncm_enforce_start){n->cfg, n->all_cpus, &usage, n->attach, unalloc};
+        r = ops->start ? ops->start(ncm__node_enforcer_data(n), &st, err) : 0;
         if (r < 0 && r != -ENOMEM)
                 ncm_error_prefix(err, "start %s enforcer", ncm_enforcer_name(n->enforcer));
+        /* a start converges the knobs: what a crash left half done is finished or undone */
+        if (r >= 0 && !n->attach && ncm__node_isolation_active(n)) {
+                r = ncm__node_enforcer_begin(n, err);
+                if (r >= 0)
+                        r = ncm__node_enforce_isolation(n, true, err);
+                if (r >= 0)
+                        r = ncm__node_enforcer_commit(n, err);
+                if (r < 0)
+                        r = ncm__node_enforcer_fail(n, r, "start: CRI-O's knobs", err);
+        }
         return r;
 }
 
