@@ -20,6 +20,7 @@
 #include <nodecm/cri.h>
 #include <nodecm/fs.h>
 #include <nodecm/node-resize.h>
+#include "base/journal.h"
 #include "runtime/runtime-record.h"
 
 struct ncm_cri_node {
@@ -28,12 +29,9 @@ struct ncm_cri_node {
         ncm__rt_record rec;
         /* every write of a CreateContainer, kept from one to the next (ncm_fs_batch_settle) */
         ncm_fs_batch *batch;
-        char *journal;        /* its path */
-        size_t journal_lines; /* since the record was last written whole */
+        char *journal;   /* its path */
+        ncm__journal jn; /* its generation (the record's) and lines */
 };
-
-/* Lines the journal may hold beyond one per container before the record is rewritten. */
-#define JOURNAL_SLACK 64
 
 static int oom(ncm_error *err)
 {
@@ -63,29 +61,25 @@ static int save(ncm_cri_node *cn, ncm_error *err)
 {
         int r, fd;
 
-        cn->rec.generation++;
+        cn->rec.generation = cn->jn.gen + 1;
         r = ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, 0, err);
         if (r < 0) {
-                cn->rec.generation--;
+                cn->rec.generation = cn->jn.gen;
                 return r;
         }
         fd = open(cn->journal, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)
                 close(fd);
-        cn->journal_lines = 0;
+        ncm__journal_compacted(&cn->jn);
         return 0;
 }
 
 /* Append LINE to the journal in the batch (a drop of the batch: nothing written). */
 static int journal(ncm_cri_node *cn, ncm_buf *line, ncm_error *err)
 {
-        int r = ncm_buf_failed(line) ? oom(err)
-                                     : ncm_fs_batch_append(cn->batch, AT_FDCWD, cn->journal,
-                                                           line->data, line->len, 0600, err);
+        int r = ncm__journal_append(&cn->jn, cn->batch, cn->journal, line, err);
 
         ncm_buf_done(line);
-        if (r >= 0)
-                cn->journal_lines++;
         return r;
 }
 
@@ -110,6 +104,7 @@ int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **r
         r = ncm_fs_clean_tmp(AT_FDCWD, dir, names, err);
         if (r >= 0)
                 r = ncm__rt_record_load(dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, err);
+        cn->jn.gen = cn->rec.generation;
         if (r >= 0)
                 r = ncm__rt_journal_load(dir, NCM_CRI_JOURNAL_NAME, &cn->rec, err);
         /* what the journal held goes into the record now: it starts empty, without a torn end */
@@ -384,8 +379,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 ncm_buf line = NCM_BUF_INIT;
                 ncm__rt_sandbox sb = {cn->rec.v[k].sandbox, cn->rec.v[k].pod};
                 /* its sandbox too: RunPodSandbox only remembered it (ncm_cri_node_sandbox) */
-                ncm__rt_journal_add(&line, cn->rec.generation, &cn->rec.v[k],
-                                    sb.id[0] ? &sb : NULL);
+                ncm__rt_journal_add(&line, cn->jn.gen, &cn->rec.v[k], sb.id[0] ? &sb : NULL);
                 r = journal(cn, &line, err);
         }
         if (r >= 0) {
@@ -523,7 +517,7 @@ int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err)
         int r = ncm_fs_batch_settle(cn->batch, 0, err);
 
         /* a journal longer than the record it amends: written whole (its cost, off the path) */
-        if (r >= 0 && cn->journal_lines > cn->rec.n + JOURNAL_SLACK)
+        if (r >= 0 && ncm__journal_over(&cn->jn, cn->rec.n, 0))
                 r = save(cn, err);
         return r;
 }
@@ -553,7 +547,7 @@ int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name
         {
                 ncm_buf line = NCM_BUF_INIT;
                 int r;
-                ncm__rt_journal_id(&line, cn->rec.generation, pod_uid, name, id);
+                ncm__rt_journal_id(&line, cn->jn.gen, pod_uid, name, id);
                 r = journal(cn, &line, err);
                 if (r >= 0)
                         r = ncm_fs_batch_commit(cn->batch, NCM_FS_WRITE_NO_DIRSYNC, err);
@@ -666,7 +660,7 @@ int ncm_cri_node_update(ncm_cri_node *cn, const char *id, const ncm_cri_resource
                 if (r >= 0) {
                         ncm_buf line = NCM_BUF_INIT;
                         /* the journal's line first, the node's files after it, one batch */
-                        ncm__rt_journal_add(&line, cn->rec.generation, &cn->rec.v[k], NULL);
+                        ncm__rt_journal_add(&line, cn->jn.gen, &cn->rec.v[k], NULL);
                         r = journal(cn, &line, err);
                 }
                 if (r >= 0) {

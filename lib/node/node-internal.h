@@ -16,6 +16,7 @@
 #include <nodecm/enforcer.h>
 #include <nodecm/memorymanager.h>
 #include <nodecm/node.h>
+#include "base/journal.h"
 
 /* The KubeletConfiguration subset, parsed. Strings are owned. */
 struct ncm_node_config {
@@ -227,12 +228,11 @@ struct ncm_node {
         ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
         bool persist_pods;      /* keep dir/nodecm_pods */
         bool pods_journal;      /* and its journal (ncm__node_pods_journal) */
-        uint64_t pods_gen;      /* nodecm_pods' generation */
-        size_t pods_journal_lines;
-        uint64_t dir_syncs;  /* fsyncs of dir (ncm_node_dir_syncs) */
-        ncm_fs_batch *stage; /* the owner's batch the writes join (ncm_node_stage_writes) */
-        bool attach;         /* started before: the enforcer writes nothing at start */
-        bool read_only;      /* writes nothing (ncm_node_options.read_only) */
+        ncm__journal pods_jn;   /* nodecm_pods' generation, its journal's lines */
+        uint64_t dir_syncs;     /* fsyncs of dir (ncm_node_dir_syncs) */
+        ncm_fs_batch *stage;    /* the owner's batch the writes join (ncm_node_stage_writes) */
+        bool attach;            /* started before: the enforcer writes nothing at start */
+        bool read_only;         /* writes nothing (ncm_node_options.read_only) */
 
         /*
          * The transaction: every write of one decision joins one batch (the owner's when staged,
@@ -248,9 +248,8 @@ struct ncm_node {
         ncm_fs_batch *txn; /* open: the batch writes join; NULL: none open */
         unsigned txn_depth;
         bool txn_doomed;
-        bool txn_replaced; /* a file of the batch is replaced (its commit syncs dir) */
-        uint64_t txn_gen;  /* pods_gen and pods_journal_lines when it began */
-        size_t txn_lines;
+        bool txn_replaced;   /* a file of the batch is replaced (its commit syncs dir) */
+        ncm__journal txn_jn; /* pods_jn when it began */
 
         /* isolatedCPUs (node-isolation.c): the CPUs counted as isolated, NULL under ignore */
         ncm_cpuset *isolated;
@@ -507,5 +506,34 @@ void ncm__node_txn_done(node_txn *t);
  */
 void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
                             const ncm_cpuset *chosen, ncm_node_event *e);
+
+/* The split of node.c: node.c (construction, the pod registry, enforcement), node-txn.c
+ * (admission and its transaction), node-remove.c (removal), node-pods.c (dir/nodecm_pods and
+ * its journal). What one of them asks of another: */
+node_pod *ncm__node_pod_find(const ncm_node *n, const char *uid);
+int ncm__node_pod_make(const ncm_pod *pod, node_pod *ret);
+int ncm__node_pod_put(ncm_node *n, node_pod *p);
+int ncm__node_pod_copy(const node_pod *p, node_pod *ret);
+void ncm__node_pod_done(node_pod *p);
+void ncm__node_pod_forget(ncm_node *n, const char *uid);
+const ncm_container *ncm__node_nth_container(const ncm_pod *pod, size_t i);
+int ncm__node_add_container_ids(ncm_node *n, const ncm_pod *pod);
+void ncm__node_strv_free(char **v);
+int ncm__node_usage_of(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
+                       ncm_error *err);
+/* The enforcer's steps, called with an enforcer (ncm__node_enforce_* check for one first). */
+const ncm_enforcer_ops *ncm__node_enforcer_ops(const ncm_node *n);
+void *ncm__node_enforcer_data(const ncm_node *n);
+int ncm__node_enforcer_begin(ncm_node *n, ncm_error *err);
+int ncm__node_enforcer_commit(ncm_node *n, ncm_error *err);
+int ncm__node_enforcer_fail(ncm_node *n, int r, const char *what, ncm_error *err);
+int ncm__node_enforcer_shared(ncm_node *n, const char *skip_uid, ncm_error *err);
+int ncm__node_enforcer_undo(ncm_node *n, int r, ncm_error *err);
+int ncm__node_enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuset *default_before,
+                                ncm_error *err);
+/* POD_UID's record appended to the pods journal (or the file rewritten whole), container
+ * RM_NAME counted as removed; DROP: the pod gone (node-pods.c). */
+int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool drop,
+                          ncm_error *err);
 
 #endif

@@ -40,6 +40,7 @@
 
 #include <nodecm/fs.h>
 #include "base/array.h"
+#include "base/journal.h"
 #include "base/json.h"
 #include "runtime-record.h"
 
@@ -623,7 +624,10 @@ void ncm__rt_record_format(const ncm__rt_record *reg, ncm_buf *b)
 void ncm__rt_journal_add(ncm_buf *b, uint64_t gen, const ncm__rt_container *e,
                          const ncm__rt_sandbox *sandbox)
 {
-        ncm_buf_printf(b, "{\"gen\": %llu, \"add\": ", (unsigned long long)gen);
+        ncm__journal j = {.gen = gen};
+
+        ncm__journal_begin(&j, b);
+        ncm_buf_puts(b, "\"add\": ");
         format_entry(e, b);
         if (sandbox) {
                 ncm_buf_puts(b, ", \"sandbox\": {\"id\": ");
@@ -631,16 +635,20 @@ void ncm__rt_journal_add(ncm_buf *b, uint64_t gen, const ncm__rt_container *e,
                 put_str(b, "pod", sandbox->pod);
                 ncm_buf_puts(b, "}");
         }
-        ncm_buf_puts(b, "}\n");
+        ncm__journal_end(b);
 }
 
 void ncm__rt_journal_id(ncm_buf *b, uint64_t gen, const char *pod, const char *name, const char *id)
 {
-        ncm_buf_printf(b, "{\"gen\": %llu, \"id\": {\"pod\": ", (unsigned long long)gen);
+        ncm__journal j = {.gen = gen};
+
+        ncm__journal_begin(&j, b);
+        ncm_buf_puts(b, "\"id\": {\"pod\": ");
         ncm_buf_json_string(b, pod, strlen(pod));
         put_str(b, "name", name);
         put_str(b, "id", id);
-        ncm_buf_puts(b, "}}\n");
+        ncm_buf_puts(b, "}");
+        ncm__journal_end(b);
 }
 
 /* Whether container K of REG is not POD's NAME (an id given to another container). */
@@ -722,51 +730,29 @@ static int journal_id(json_object *id, const char *p, ncm__rt_record *reg, ncm_e
         return 0;
 }
 
+/* One line of the journal, of the record's generation, put into the record USERDATA. */
+static int journal_line(json_object *o, const char *where, void *userdata, ncm_error *err)
+{
+        json_object *add = ncm__json_get(o, "add");
+        json_object *id = ncm__json_get(o, "id");
+
+        if (add)
+                return journal_add(o, add, where, userdata, err);
+        if (id)
+                return journal_id(id, where, userdata, err);
+        return ncm_error_set(err, EINVAL, "%s: expected \"add\" or \"id\"", where);
+}
+
 int ncm__rt_journal_apply(const char *text, size_t len, const char *name, ncm__rt_record *reg,
                           ncm_error *err)
 {
-        size_t at = 0, line = 0;
-        int lines = 0;
+        ncm__journal j = {.gen = reg->generation};
+        bool torn = false;
+        int r = ncm__journal_read(&j, text, len, name, ":", journal_line, reg, &torn, err);
 
-        while (at < len) {
-                const char *nl = memchr(text + at, '\n', len - at);
-                ncm_autojson o = NULL;
-                json_object *g, *add, *id;
-                int64_t gen;
-                char p[300], gp[320];
-                int r;
-
-                if (!nl)
-                        return lines + 1; /* an append a crash cut short: ignored */
-                line++;
-                lines++;
-                snprintf(p, sizeof(p), "%s:%zu", name, line);
-                r = ncm__json_parse(text + at, (size_t)(nl - (text + at)), p, &o, err);
-                at = (size_t)(nl - text) + 1;
-                if (r < 0)
-                        return r;
-                if (ncm__json_expect(o, json_type_object, p, err) < 0)
-                        return -EINVAL;
-                g = ncm__json_get(o, "gen");
-                snprintf(gp, sizeof(gp), "%s: gen", p);
-                if (!g)
-                        return ncm_error_set(err, EINVAL, "%s: missing", gp);
-                if ((r = ncm__json_int(g, gp, 0, INT64_MAX, &gen, err)) < 0)
-                        return r;
-                if ((uint64_t)gen != reg->generation)
-                        continue; /* in the record already (a crash before the journal emptied) */
-                add = ncm__json_get(o, "add");
-                id = ncm__json_get(o, "id");
-                if (add)
-                        r = journal_add(o, add, p, reg, err);
-                else if (id)
-                        r = journal_id(id, p, reg, err);
-                else
-                        r = ncm_error_set(err, EINVAL, "%s: expected \"add\" or \"id\"", p);
-                if (r < 0)
-                        return r;
-        }
-        return lines;
+        if (r < 0)
+                return r;
+        return (int)j.lines + torn;
 }
 
 int ncm__rt_journal_load(const char *dir, const char *file, ncm__rt_record *reg, ncm_error *err)
