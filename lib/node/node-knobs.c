@@ -130,13 +130,13 @@ static int memo_persist(void *data, ncm_error *err)
  */
 bool ncm__node_isolation_active(const ncm_node *n)
 {
-        const ncm_enforcer_ops *ops = n->enforcer ? ncm_enforcer_get_ops(n->enforcer) : NULL;
+        const ncm_enforcer_ops *ops = ncm__node_enforcer_ops(n);
         return ops && ops->isolation;
 }
 
 int ncm__node_enforce_isolation(ncm_node *n, bool reconcile, ncm_error *err)
 {
-        const ncm_enforcer_ops *ops = n->enforcer ? ncm_enforcer_get_ops(n->enforcer) : NULL;
+        const ncm_enforcer_ops *ops = ncm__node_enforcer_ops(n);
         ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) banned = ncm_cpuset_new();
         ncm_autoptr(ncm_knob_memo) before = NULL;

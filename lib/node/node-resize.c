@@ -652,7 +652,7 @@ static int precheck(ncm_node *n, const ncm_pod *old, const ncm_pod *pod, unsigne
 static int enforce_resize(ncm_node *n, const ncm_pod *old, const ncm_pod *pod,
                           const ncm_cpuset *const *before, ncm_error *err)
 {
-        const ncm_enforcer_ops *ops = n->enforcer ? ncm_enforcer_get_ops(n->enforcer) : NULL;
+        const ncm_enforcer_ops *ops = ncm__node_enforcer_ops(n);
         ncm_autofree ncm_enforce_container *v = NULL;
         ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
         ncm_cgroup_qos_usage usage;
