@@ -8,9 +8,10 @@
  * wrote them (numa_node -1, an empty local mask) and leaves their meaning to the reader
  * (lib/node's locality), so a table read back from JSON is the one discovered.
  *
- * Discovery is its own step (ncm_topo_load_pci): one directory read, and per function one
- * readlink and three small files (uevent, numa_node, local_cpus; a few more where those are
- * missing), each opened inside the root by the path the link spells out, O_NOFOLLOW (a
+ * Discovery is its own step (ncm_topo_load_pci): one directory read, per function one readlink
+ * and one small file (uevent; the class, vendor and device files where it lacks them), and per
+ * PCI root numa_node and local_cpus of its first function, as lstopo reads the locality once per
+ * host bridge; each opened inside the root by the path the link spells out, O_NOFOLLOW (a
  * directory fd per function was tried: two more system calls, no faster).
  *
  * Device nodes are traced to their functions the way udev does: /sys/dev/{char,block}/MAJ:MIN
@@ -657,15 +658,50 @@ static bool bridge_is_broken(const place *p, unsigned bus, char *buf)
         return c[0x19] <= bus || c[0x1a] <= bus || c[0x19] > c[0x1a];
 }
 
-static int read_device(int rootfd, int devsfd, int devicesfd, const char *addr, ncm_pci_device *d,
-                       char *buf, bool *ret_skip, ncm_error *err)
+/*
+ * Where a function hangs: numa_node and the local CPUs (the mask, as hwloc reads it; the list
+ * where the mask is missing) of the function at P, into *NUMA and *LOCAL (left as they are when
+ * the files are absent).
+ */
+static int read_locality(const place *p, char *buf, int *numa, ncm_cpuset **local, ncm_error *err)
 {
-        place pl = {.rootfd = rootfd, .devicesfd = devicesfd, .addr = addr};
+        int r = read_attr(p, "numa_node", buf, ATTR_MAX, err);
+        if (r == 0) {
+                int v;
+                r = ncm__sysfs_parse_int(buf, &v);
+                if (r < 0)
+                        return bad_attr(err, r, p->addr, "numa_node", buf);
+                *numa = v;
+        } else if (r != -ENOENT) {
+                return r;
+        }
+        r = read_attr(p, "local_cpus", buf, ATTR_MAX, err);
+        if (r == 0) {
+                if (parse_mask(buf, local) < 0)
+                        return bad_attr(err, -EINVAL, p->addr, "local_cpus", buf);
+        } else if (r == -ENOENT) {
+                r = read_attr(p, "local_cpulist", buf, ATTR_MAX, err);
+                if (r == 0 && ncm_cpuset_parse_sysfs_list(buf, local, NULL) < 0)
+                        return bad_attr(err, -EINVAL, p->addr, "local_cpulist", buf);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        } else {
+                return r;
+        }
+        return 0;
+}
+
+/* What the function at ADDR says of itself: where it hangs (its link), class and ids, and for
+ * a bridge whether lstopo keeps it. *PL receives the directory its attributes are read from. */
+static int read_device(int rootfd, int devsfd, int devicesfd, const char *addr, ncm_pci_device *d,
+                       place *pl, char *buf, bool *ret_skip, ncm_error *err)
+{
         uint64_t key = 0;
         int64_t v;
         ssize_t n;
         int r;
 
+        *pl = (place){.rootfd = rootfd, .devicesfd = devicesfd, .addr = addr};
         d->class_code = -1;
         d->vendor = d->device = -1;
         d->numa = -1;
@@ -674,16 +710,16 @@ static int read_device(int rootfd, int devsfd, int devicesfd, const char *addr, 
                 return ncm_error_set(err, ENOMEM, "out of memory");
         {
                 static const char devices[] = "/sys/bus/pci/devices/";
-                size_t al = strnlen(addr, sizeof(pl.dir) - sizeof(devices));
-                memcpy(pl.dir, devices, sizeof(devices) - 1);
-                memcpy(pl.dir + sizeof(devices) - 1, addr, al);
-                pl.dir[sizeof(devices) - 1 + al] = '\0';
+                size_t al = strnlen(addr, sizeof(pl->dir) - sizeof(devices));
+                memcpy(pl->dir, devices, sizeof(devices) - 1);
+                memcpy(pl->dir + sizeof(devices) - 1, addr, al);
+                pl->dir[sizeof(devices) - 1 + al] = '\0';
         }
         /* where it hangs: the link's text names the host bridge and the bridges above it, and
          * spelled out it is the function's directory */
         n = readlinkat(devsfd, addr, buf, ATTR_MAX - 1);
         if (n > 0) {
-                char found[NCM_PCI_ADDRESS_MAX], full[sizeof(pl.dir)];
+                char found[NCM_PCI_ADDRESS_MAX], full[sizeof(pl->dir)];
                 buf[n] = '\0';
                 r = ncm__pci_path_chain(buf, found, true, &d->root, &d->bridges, &d->n_bridges);
                 if (r < 0)
@@ -698,55 +734,97 @@ static int read_device(int rootfd, int devsfd, int devicesfd, const char *addr, 
                 } else if (r > 0) {
                         join_path("/sys/bus/pci/devices", buf, full, sizeof(full));
                         if (strncmp(full, "/sys/devices/", 13) == 0)
-                                memcpy(pl.dir, full, sizeof(full));
+                                memcpy(pl->dir, full, sizeof(full));
                 }
         }
         /* uevent holds the class and the ids in one read; the files where it does not */
-        r = read_attr(&pl, "uevent", buf, ATTR_MAX, err);
+        r = read_attr(pl, "uevent", buf, ATTR_MAX, err);
         if (r < 0 && r != -ENOENT)
                 return r;
         if (r < 0 || ncm__pci_parse_uevent(buf, &d->class_code, &d->vendor, &d->device) < 0) {
-                if ((r = read_hex(&pl, "class", 0xffffff, buf, ATTR_MAX, &d->class_code, err)) < 0)
+                if ((r = read_hex(pl, "class", 0xffffff, buf, ATTR_MAX, &d->class_code, err)) < 0)
                         return r;
                 v = -1;
-                if ((r = read_hex(&pl, "vendor", 0xffff, buf, ATTR_MAX, &v, err)) < 0)
+                if ((r = read_hex(pl, "vendor", 0xffff, buf, ATTR_MAX, &v, err)) < 0)
                         return r;
                 d->vendor = (int32_t)v;
                 v = -1;
-                if ((r = read_hex(&pl, "device", 0xffff, buf, ATTR_MAX, &v, err)) < 0)
+                if ((r = read_hex(pl, "device", 0xffff, buf, ATTR_MAX, &v, err)) < 0)
                         return r;
                 d->device = (int32_t)v;
         }
-        r = read_attr(&pl, "numa_node", buf, ATTR_MAX, err);
-        if (r == 0) {
-                int numa;
-                r = ncm__sysfs_parse_int(buf, &numa);
-                if (r < 0)
-                        return bad_attr(err, r, addr, "numa_node", buf);
-                d->numa = numa;
-        } else if (r != -ENOENT) {
-                return r;
-        }
-        /* the mask first, as hwloc reads it; the list where the mask is missing */
-        r = read_attr(&pl, "local_cpus", buf, ATTR_MAX, err);
-        if (r == 0) {
-                if (parse_mask(buf, &d->local_cpus) < 0)
-                        return bad_attr(err, -EINVAL, addr, "local_cpus", buf);
-        } else if (r == -ENOENT) {
-                r = read_attr(&pl, "local_cpulist", buf, ATTR_MAX, err);
-                if (r == 0 && ncm_cpuset_parse_sysfs_list(buf, &d->local_cpus, NULL) < 0)
-                        return bad_attr(err, -EINVAL, addr, "local_cpulist", buf);
-                if (r < 0 && r != -ENOENT)
-                        return r;
-        } else {
-                return r;
-        }
         /* a bridge whose configuration space shows no valid bus range leads nowhere: lstopo
          * leaves it out (hwloc's pcidisc), and so does nodecm */
-        if (d->class_code >> 8 == 0x0604 &&
-            bridge_is_broken(&pl, (unsigned)(key >> 8 & 0xff), buf)) {
+        if (d->class_code >> 8 == 0x0604 && bridge_is_broken(pl, (unsigned)(key >> 8 & 0xff), buf))
                 *ret_skip = true;
-                return 0;
+        return 0;
+}
+
+/*
+ * A PCI root and the function its locality is read from: the first below it (the lowest
+ * address, which sits on the root bus), as lstopo takes its host bridge's locality from the
+ * host bridge's first child.
+ */
+typedef struct root_first {
+        const char *root; /* the name, owned by a device of the table */
+        uint64_t key;     /* the first function's address as a key */
+        char addr[NCM_PCI_ADDRESS_MAX];
+        place pl;
+        int numa;
+        ncm_cpuset *local;
+} root_first;
+
+/* Note the function at PL (address KEY) under ROOT; -ENOMEM. */
+static int root_note(root_first **roots, size_t *n, size_t *cap, const char *root, uint64_t key,
+                     const place *pl)
+{
+        root_first *f = NULL;
+
+        for (size_t i = 0; i < *n && !f; i++)
+                if (strcmp((*roots)[i].root, root) == 0)
+                        f = &(*roots)[i];
+        if (!f) {
+                if (ncm__array_grow(*roots, *cap, *n) < 0)
+                        return -ENOMEM;
+                f = &(*roots)[(*n)++];
+                *f = (root_first){.root = root, .key = UINT64_MAX, .numa = -1};
+        }
+        if (key < f->key) {
+                f->key = key;
+                f->pl = *pl;
+                snprintf(f->addr, sizeof(f->addr), "%s", pl->addr);
+                f->pl.addr = f->addr;
+        }
+        return 0;
+}
+
+/*
+ * Each root's locality, read once from its first function, given to every function below it.
+ * The kernel derives a function's local CPUs from its NUMA node, and the node from its bus's
+ * (pcibus_to_node at enumeration), so below one root they are the same files' same text on a
+ * real machine; where a hand-made tree says otherwise, this is what lstopo shows.
+ */
+static int roots_locate(root_first *roots, size_t n_roots, ncm_pci_device *v, size_t n, char *buf,
+                        ncm_error *err)
+{
+        int r;
+
+        for (size_t i = 0; i < n_roots; i++)
+                if ((r = read_locality(&roots[i].pl, buf, &roots[i].numa, &roots[i].local, err)) <
+                    0)
+                        return r;
+        for (size_t i = 0; i < n; i++) {
+                const root_first *f = NULL;
+                if (!v[i].root)
+                        continue;
+                for (size_t k = 0; k < n_roots && !f; k++)
+                        if (strcmp(roots[k].root, v[i].root) == 0)
+                                f = &roots[k];
+                if (!f)
+                        continue;
+                v[i].numa = f->numa;
+                if (f->local && !(v[i].local_cpus = ncm_cpuset_dup(f->local)))
+                        return ncm_error_set(err, ENOMEM, "out of memory");
         }
         return 0;
 }
@@ -757,8 +835,9 @@ int ncm_pci_discover_sysfs(int rootfd, ncm_pci **ret, ncm_error *err)
         ncm_autoclose int devsfd = -1;
         ncm_autoclose int devicesfd = -1;
         ncm_autofree ncm_pci_device *v = NULL;
+        ncm_autofree root_first *roots = NULL;
         ncm_autofree char *buf = NULL;
-        size_t n = 0, cap = 0;
+        size_t n = 0, cap = 0, n_roots = 0, roots_cap = 0;
         DIR *d = NULL;
         struct dirent *de;
         int r = 0;
@@ -787,14 +866,24 @@ int ncm_pci_discover_sysfs(int rootfd, ncm_pci **ret, ncm_error *err)
                 }
         }
         while ((de = readdir(d))) {
-                if (parse_addr(de->d_name, strlen(de->d_name), NULL, NULL) < 0)
+                uint64_t key;
+                place pl;
+                bool skip = false;
+                if (parse_addr(de->d_name, strlen(de->d_name), &key, NULL) < 0)
                         continue;
                 if (ncm__array_grow(v, cap, n) < 0) {
                         r = ncm_error_set(err, ENOMEM, "out of memory");
                         break;
                 }
-                bool skip = false;
-                r = read_device(rootfd, devsfd, devicesfd, de->d_name, &v[n], buf, &skip, err);
+                r = read_device(rootfd, devsfd, devicesfd, de->d_name, &v[n], &pl, buf, &skip, err);
+                if (r >= 0 && !skip) {
+                        /* below a root, the root's first function says where it hangs; a
+                         * function without one says it itself */
+                        if (!v[n].root)
+                                r = read_locality(&pl, buf, &v[n].numa, &v[n].local_cpus, err);
+                        else if (root_note(&roots, &n_roots, &roots_cap, v[n].root, key, &pl) < 0)
+                                r = ncm_error_set(err, ENOMEM, "out of memory");
+                }
                 if (skip)
                         device_done(&v[n]);
                 else
@@ -803,6 +892,10 @@ int ncm_pci_discover_sysfs(int rootfd, ncm_pci **ret, ncm_error *err)
                         break;
         }
         closedir(d);
+        if (r >= 0)
+                r = roots_locate(roots, n_roots, v, n, buf, err);
+        for (size_t i = 0; i < n_roots; i++)
+                ncm_cpuset_free(roots[i].local);
         if (r >= 0)
                 r = build(v, n, true, "pci", ret, err);
         for (size_t i = 0; i < n; i++)

@@ -261,22 +261,23 @@ static void test_topology_pci_discover_lenient(void **state)
         const ncm_pci_device *d;
 
         /* missing files leave their fields unknown; the list is the fallback of the mask, the
-         * class, vendor and device files that of uevent */
+         * class, vendor and device files that of uevent; the locality is the root's first
+         * function's (c0:01.0 for c1:00.0, as lstopo's host bridge takes it) */
         p = at(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/uevent");
         unlink(p);
         free(p);
         p = at(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/vendor");
         unlink(p);
         free(p);
-        p = at(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/numa_node");
+        p = at(f, "/sys/devices/pci0000:c0/0000:c0:01.0/numa_node");
         unlink(p);
         free(p);
-        p = at(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/local_cpus");
+        p = at(f, "/sys/devices/pci0000:c0/0000:c0:01.0/local_cpus");
         unlink(p);
         free(p);
-        put(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.0/local_cpulist", "13\n");
+        put(f, "/sys/devices/pci0000:c0/0000:c0:01.0/local_cpulist", "13\n");
         /* hwloc's reader takes "0x" words, and an entry that is no address is ignored */
-        put(f, "/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0/local_cpus", "0x0,0x100\n");
+        put(f, "/sys/devices/pci0000:80/0000:80:01.0/local_cpus", "0x0,0x100\n");
         put(f, "/sys/bus/pci/devices/README", "not a device\n");
         t = discover_ok(f);
         d = ncm_pci_find(t, "0000:c1:00.0");
@@ -284,8 +285,46 @@ static void test_topology_pci_discover_lenient(void **state)
         assert_int_equal(d->device, 0x1017);
         assert_int_equal(d->numa, -1);
         tu_assert_cpuset(d->local_cpus, "13");
+        d = ncm_pci_find(t, "0000:c0:01.0");
+        assert_int_equal(d->numa, -1);
+        tu_assert_cpuset(d->local_cpus, "13");
         d = ncm_pci_find(t, "0000:81:00.0");
         tu_assert_cpuset(d->local_cpus, "8");
+}
+
+static void test_topology_pci_discover_per_root(void **state)
+{
+        fixture *f = *state;
+        ncm_autoptr(ncm_pci) t = NULL;
+        const ncm_pci_device *d;
+
+        /* a function's own numa_node and local CPUs below a root are not read: on a kernel
+         * they are its bus's, and where a hand-made tree says otherwise lstopo shows the
+         * root's first function's; so does nodecm, even where the function's files would not
+         * parse */
+        put(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.2/numa_node", "0\n");
+        put(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.2/local_cpus", "00000001\n");
+        put(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.3/numa_node", "one\n");
+        put(f, "/sys/devices/pci0000:c0/0000:c0:01.0/0000:c1:00.3/local_cpus", "zz\n");
+        t = discover_ok(f);
+        for (const char *const *a = (const char *const[]){"c1:00.0", "c1:00.2", "c1:00.3", NULL};
+             *a; a++) {
+                d = ncm_pci_find(t, *a);
+                assert_non_null(d);
+                assert_int_equal(d->numa, 1);
+                tu_assert_cpuset(d->local_cpus, "12-15,28-31");
+        }
+        ncm_pci_free(t);
+        /* the first function is the lowest address, whatever order the directory lists */
+        put(f, "/sys/devices/pci0000:c0/0000:c0:01.0/numa_node", "0\n");
+        put(f, "/sys/devices/pci0000:c0/0000:c0:01.0/local_cpus", "00000003\n");
+        t = discover_ok(f);
+        d = ncm_pci_find(t, "c1:00.3");
+        assert_int_equal(d->numa, 0);
+        tu_assert_cpuset(d->local_cpus, "0-1");
+        /* another root keeps its own */
+        d = ncm_pci_find(t, "81:00.0");
+        assert_int_equal(d->numa, 1);
 }
 
 static void test_topology_pci_discover_broken_bridge(void **state)
@@ -309,15 +348,20 @@ static void test_topology_pci_discover_broken_bridge(void **state)
         ncm_pci_devices(t, &n);
         assert_int_equal(n, 10);
         assert_null(ncm_pci_find(t, "0000:40:01.0"));
-        /* its device stays, with the chain the kernel shows */
+        /* its device stays, with the chain the kernel shows, and is the root's first function
+         * now (lstopo hangs it under a host bridge of its own, located by its own files) */
         assert_non_null(ncm_pci_find(t, "0000:41:00.0"));
+        ncm_pci_free(t);
+        put(f, "/sys/devices/pci0000:40/0000:40:01.0/0000:41:00.0/numa_node", "1\n");
+        t = discover_ok(f);
+        assert_int_equal(ncm_pci_find(t, "0000:41:00.0")->numa, 1);
 }
 
 static void test_topology_pci_discover_errors(void **state)
 {
         fixture *f = *state;
         const char *dev = "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
-        char rel[256];
+        char rel[256], *p;
 
         /* uevent first; a uevent without the ids sends the reader to the files */
         snprintf(rel, sizeof(rel), "%s/uevent", dev);
@@ -335,13 +379,17 @@ static void test_topology_pci_discover_errors(void **state)
                 ncm_autoptr(ncm_pci) t = discover_ok(f);
                 assert_int_equal(ncm_pci_find(t, "0000:01:00.0")->class_code, 0x010802);
         }
-        snprintf(rel, sizeof(rel), "%s/numa_node", dev);
-        put(f, rel, "one\n");
-        expect_fail(f, EINVAL, "0000:01:00.0/numa_node");
-        put(f, rel, "0\n");
-        snprintf(rel, sizeof(rel), "%s/local_cpus", dev);
-        put(f, rel, "zz,yy\n");
-        expect_fail(f, EINVAL, "0000:01:00.0/local_cpus");
+        /* the locality is read from the root's first function, and names it */
+        put(f, "/sys/devices/pci0000:00/0000:00:00.0/numa_node", "one\n");
+        expect_fail(f, EINVAL, "/sys/bus/pci/devices/0000:00:00.0/numa_node: cannot parse 'one'");
+        put(f, "/sys/devices/pci0000:00/0000:00:00.0/numa_node", "0\n");
+        put(f, "/sys/devices/pci0000:00/0000:00:00.0/local_cpus", "zz,yy\n");
+        expect_fail(f, EINVAL, "0000:00:00.0/local_cpus");
+        p = at(f, "/sys/devices/pci0000:00/0000:00:00.0/local_cpus");
+        unlink(p);
+        free(p);
+        put(f, "/sys/devices/pci0000:00/0000:00:00.0/local_cpulist", "0-\n");
+        expect_fail(f, EINVAL, "0000:00:00.0/local_cpulist");
 }
 
 static void test_topology_pci_discover_none(void **state)
@@ -585,6 +633,8 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_topology_pci_discover_fake, setup_2s4r,
                                                         teardown),
                         cmocka_unit_test_setup_teardown(test_topology_pci_discover_lenient,
+                                                        setup_2s4r, teardown),
+                        cmocka_unit_test_setup_teardown(test_topology_pci_discover_per_root,
                                                         setup_2s4r, teardown),
                         cmocka_unit_test_setup_teardown(test_topology_pci_discover_broken_bridge,
                                                         setup_2s4r, teardown),
