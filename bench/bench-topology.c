@@ -326,13 +326,13 @@ static void processes(const char *data)
                "starting a process that maps libc, libm and hwloc's\nlibraries (the others are "
                "linked in: `-Dstatic_deps`). Where cadvisor reads every cache of\neach core "
                "(`fakecpuid1f`: five files per cache), so does nodecm, and the gap to lstopo\n"
-               "narrows.\n\nPCI devices narrow it the same way: per function nodecm reads "
-               "what lstopo reads (its\nlink, and uevent, numa_node and local_cpus: ten system "
-               "calls), at about half of lstopo's\ncost, so with 208 functions the ratio falls "
-               "toward that. Those system calls alone, made\nby a program that does nothing "
-               "else, take about a fifth of lstopo's run on fakepci-256:\nthe 5x target for "
-               "that row is out of reach of any reader of those files\n(docs/topology.md, "
-               "\"PCI devices\").\n");
+               "narrows.\n\nPCI devices cost what lstopo needs to show them: per function "
+               "the link and uevent\n(four system calls; lstopo makes about sixteen), and "
+               "numa_node and local_cpus once per PCI\nroot, from its first function, where "
+               "lstopo reads local_cpus once per host bridge. On\nfakepci-256 they are about "
+               "a sixth of nodecm's run; the rest, and what bounds both rows,\nis the CPU "
+               "table (cadvisor's files) and the process's start (docs/topology.md, \"PCI\n"
+               "devices\").\n");
 }
 
 /* --- other sources --- */
