@@ -302,9 +302,19 @@ void ncm_buf_put_printable(ncm_buf *b, const char *str, size_t len, unsigned fla
 
         while (i < len) {
                 size_t w;
-                int32_t r = decode_rune(s + i, len - i, &w);
-                bool keep = r >= 0 && (!terminal_unsafe(r) || r == '\t' ||
-                                       (r == '\n' && (flags & NCM_BUF_KEEP_NEWLINES)));
+                int32_t r;
+                bool keep;
+                /* printable ASCII, most of any output, needs no decoding (a table of a
+                 * 256-CPU machine is 50 kB of it) */
+                if ((s[i] >= 0x20 && s[i] < 0x7f) ||
+                    (s[i] == '\n' && (flags & NCM_BUF_KEEP_NEWLINES))) {
+                        i++;
+                        run++;
+                        continue;
+                }
+                r = decode_rune(s + i, len - i, &w);
+                keep = r >= 0 && (!terminal_unsafe(r) || r == '\t' ||
+                                  (r == '\n' && (flags & NCM_BUF_KEEP_NEWLINES)));
                 if (keep) {
                         i += w;
                         run += w;

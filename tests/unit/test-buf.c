@@ -56,6 +56,32 @@ static void test_buf_go_quote(void **state)
         check_quote("x\0", 2, "\"x\\x00\"");
 }
 
+static void check_printable(const char *in, unsigned flags, const char *expect)
+{
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_buf_put_printable(&b, in, strlen(in), flags);
+        assert_false(ncm_buf_failed(&b));
+        assert_string_equal(b.data ? b.data : "", expect);
+        ncm_buf_done(&b);
+}
+
+static void test_buf_printable(void **state)
+{
+        (void)state;
+        /* plain ASCII as it is (the fast path), the rest decoded: tabs and valid UTF-8 kept,
+         * controls, DEL, bidi overrides and invalid bytes escaped */
+        check_printable("", 0, "");
+        check_printable("Socket 0\n  NUMA node 0 ~", NCM_BUF_KEEP_NEWLINES,
+                        "Socket 0\n  NUMA node 0 ~");
+        check_printable("a\nb", 0, "a\\u000ab");
+        check_printable("a\tb", 0, "a\tb");
+        check_printable("\x1b[31mred\x7f", 0, "\\u001b[31mred\\u007f");
+        check_printable("caf\xc3\xa9 \xe2\x80\xae"
+                        "evil",
+                        0, "caf\xc3\xa9 \\u202eevil");
+        check_printable("a\xffz\xc3", 0, "a\\xffz\\xc3");
+}
+
 static void test_buf_printf_and_steal(void **state)
 {
         ncm_buf b = NCM_BUF_INIT;
@@ -86,6 +112,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_buf_json_string_escapes_like_go),
                         cmocka_unit_test(test_buf_go_quote),
+                        cmocka_unit_test(test_buf_printable),
                         cmocka_unit_test(test_buf_printf_and_steal),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
