@@ -35,7 +35,7 @@ int ncm_node_config_kubepods(const ncm_node_config *c, const ncm_node_allocatabl
                              const ncm_cgroup_layout *l, const ncm_cpuset *all_cpus,
                              ncm_cgroup_resources *ret, ncm_error *err)
 {
-        bool none = strcmp(c->cpu_policy, "none") == 0;
+        bool none = !ncm_node_config_cpu_policy_is_static(c);
         int r = ncm_cgroup_config_for_resource_list(&na->pods_limits, false, none ? all_cpus : NULL,
                                                     ret, err);
 
@@ -230,7 +230,7 @@ int ncm_node_cgroups_open(const ncm_node_config *cfg, const ncm_node_cgroups_opt
                                         *v = ncm_quantity_from_int(0, NCM_QUANTITY_DECIMAL_SI);
                         }
         }
-        if (strcmp(ncm_node_config_cpu_policy(cfg), "none") == 0) {
+        if (!ncm_node_config_cpu_policy_is_static(cfg)) {
                 r = all_cpus_of(o, sysfd, &all, err);
                 if (r < 0)
                         return r;
