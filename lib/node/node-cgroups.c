@@ -316,7 +316,7 @@ static int show_one(const ncm_cgroup_manager *m, const char *path, ncm_buf *out,
 {
         ncm_cgroup_resources res;
         ncm_error why = NCM_ERROR_INIT;
-        int r = m->ops->exists(&m->layout, m->rootfd, path, &why);
+        int r = ncm_cgroup_exists(&m->layout, m->rootfd, path, &why);
 
         if (r < 0)
                 return ncm_error_set(err, why.code, "%s", why.msg);
@@ -324,7 +324,7 @@ static int show_one(const ncm_cgroup_manager *m, const char *path, ncm_buf *out,
                 ncm_buf_printf(out, "%s: missing\n", path);
                 return 0;
         }
-        r = m->ops->read(&m->layout, m->rootfd, path, &res, err);
+        r = ncm_cgroup_read(&m->layout, m->rootfd, path, &res, err);
         if (r < 0)
                 return r;
         ncm_buf_puts(out, path);
@@ -354,7 +354,7 @@ int ncm_node_cgroups_show_pod(const ncm_node_cgroups *c, const ncm_pod *pod, ncm
         r = ncm_cgroup_manager_container_path(m, pod->uid, pod->qos, NULL, &ppath, err);
         if (r < 0)
                 return r;
-        r = m->ops->exists(&m->layout, m->rootfd, ppath, &why);
+        r = ncm_cgroup_exists(&m->layout, m->rootfd, ppath, &why);
         if (r == 0)
                 return ncm_error_set(err, NCM_E_NOT_FOUND, "pod %s has no cgroup: %s", pod->uid,
                                      why.msg);
