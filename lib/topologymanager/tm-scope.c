@@ -365,15 +365,9 @@ int ncm_tm_pod_hints_restore(ncm_tm *tm, const ncm_tm_pod_hints *saved, ncm_erro
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 }
         }
-        if (tm->n_hints + saved->n > tm->cap_hints) {
-                size_t cap = tm->n_hints + saved->n;
-                stored_hint *nh = realloc(tm->hints, cap * sizeof(*nh));
-                if (!nh) {
-                        free_entries(fresh, saved->n);
-                        return ncm_error_set(err, ENOMEM, "out of memory");
-                }
-                tm->hints = nh;
-                tm->cap_hints = cap;
+        if (saved->n && ncm__array_grow(tm->hints, tm->cap_hints, tm->n_hints + saved->n - 1) < 0) {
+                free_entries(fresh, saved->n);
+                return ncm_error_set(err, ENOMEM, "out of memory");
         }
         if (ncm__strindex_reserve(&tm->hints_ix, saved->n) < 0) {
                 free_entries(fresh, saved->n);
