@@ -217,11 +217,12 @@ static void warn_overlaps(const ncm_cpu_state *s, const char *path, ncm_buf *war
                         if (ncm_cpuset_is_empty(both) || !(txt = ncm_cpuset_format_list(both)))
                                 continue;
                         ncm_buf_printf(warnings, "%s: CPUs %s are held by both %s/%s and %s/%s%s\n",
-                                path, txt, pa, ca, pb, cb,
-                                strcmp(pa, pb) == 0 ? " (normal when one is an init container "
-                                                      "whose CPUs the other reused)"
-                                                    : " (two pods share exclusive CPUs; the "
-                                                      "kubelet does not check this)");
+                                       path, txt, pa, ca, pb, cb,
+                                       strcmp(pa, pb) == 0
+                                                       ? " (normal when one is an init container "
+                                                         "whose CPUs the other reused)"
+                                                       : " (two pods share exclusive CPUs; the "
+                                                         "kubelet does not check this)");
                 }
         }
 }

@@ -51,8 +51,8 @@ int ncm_checkpoint_verify(const ncm_checkpoint_kind *kind, const ncm_checkpoint_
         return kind->verify(a, out, err);
 }
 
-int ncm_checkpoint_show(const ncm_checkpoint_kind *kind, const ncm_checkpoint_args *a,
-                        ncm_buf *out, ncm_error *err)
+int ncm_checkpoint_show(const ncm_checkpoint_kind *kind, const ncm_checkpoint_args *a, ncm_buf *out,
+                        ncm_error *err)
 {
         return kind->show(a, out, err);
 }
