@@ -156,7 +156,7 @@ struct ncm_rpc_server {
         ncm_rpc_opts opts;
         char *user_agent;
         route *routes;
-        size_t n_routes;
+        size_t n_routes, cap_routes;
         ncm_rpc_handler_fn fallback;
         void *fallback_data;
 };
@@ -1647,10 +1647,8 @@ static int server_add(ncm_rpc_server *srv, const char *path, enum call_kind kind
         bool known;
         if (find_route(srv, path, &known))
                 return -EEXIST;
-        route *r = realloc(srv->routes, (srv->n_routes + 1) * sizeof(*r));
-        if (!r)
+        if (ncm__array_grow(srv->routes, srv->cap_routes, srv->n_routes) < 0)
                 return -ENOMEM;
-        srv->routes = r;
         char *p = strdup(path);
         if (!p)
                 return -ENOMEM;

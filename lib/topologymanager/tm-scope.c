@@ -40,7 +40,7 @@ struct ncm_tm {
         ncm_tm_policy *policy;
         ncm_tm_merge_mode mode;
         provider *providers;
-        size_t n_providers;
+        size_t n_providers, cap_providers;
         /* the stores grow with a pod's containers: indexed, so that each lookup is O(1) */
         stored_hint *hints;
         size_t n_hints, cap_hints;
@@ -682,10 +682,8 @@ void ncm_tm_set_trace(ncm_tm *tm, const ncm_tm_trace *trace)
 
 int ncm_tm_add_provider(ncm_tm *tm, const ncm_tm_provider_ops *ops, void *data)
 {
-        provider *np = realloc(tm->providers, (tm->n_providers + 1) * sizeof(*np));
-        if (!np)
+        if (ncm__array_grow(tm->providers, tm->cap_providers, tm->n_providers) < 0)
                 return -ENOMEM;
-        tm->providers = np;
         tm->providers[tm->n_providers++] = (provider){ops, data};
         return 0;
 }
