@@ -402,18 +402,21 @@ NCM_API void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b);
 
 /*
  * A naming driver: how a name becomes the path of its directory below a hierarchy (always in
- * cgroupfs form, starting with '/') and how such a path is read back.
+ * cgroupfs form, starting with '/') and how such a path is read back. Its table stays inside
+ * the library; these verbs ask it.
  */
-typedef struct ncm_cgroup_naming_ops {
-        const char *name; /* "cgroupfs", "systemd" */
-        /* Append the path of NAME to B. -EINVAL when the driver cannot express it. */
-        int (*to_path)(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err);
-        /* Parse PATH back into *RET (which must be empty). */
-        int (*from_path)(const char *path, ncm_cgroup_name *ret, ncm_error *err);
-        /* Append the path of a container's cgroup below its pod's path POD_PATH. */
-        int (*container_path)(const char *pod_path, const char *container, ncm_buf *b,
-                              ncm_error *err);
-} ncm_cgroup_naming_ops;
+typedef struct ncm_cgroup_naming_ops ncm_cgroup_naming_ops;
+/* "cgroupfs", "systemd". */
+NCM_API const char *ncm_cgroup_naming_name(const ncm_cgroup_naming_ops *d) NCM_PURE;
+/* Append the path of NAME to B. -EINVAL when the driver cannot express it. */
+NCM_API int ncm_cgroup_naming_to_path(const ncm_cgroup_naming_ops *d, const ncm_cgroup_name *name,
+                                      ncm_buf *b, ncm_error *err);
+/* Parse PATH back into *RET (which must be empty). */
+NCM_API int ncm_cgroup_naming_from_path(const ncm_cgroup_naming_ops *d, const char *path,
+                                        ncm_cgroup_name *ret, ncm_error *err);
+/* Append the path of a container's cgroup below its pod's path POD_PATH. */
+NCM_API int ncm_cgroup_naming_container_path(const ncm_cgroup_naming_ops *d, const char *pod_path,
+                                             const char *container, ncm_buf *b, ncm_error *err);
 
 /* cgroupfs: "/" + components joined by "/" (ToCgroupfs / ParseCgroupfsToCgroupName). */
 NCM_API extern const ncm_cgroup_naming_ops ncm_cgroup_naming_cgroupfs;

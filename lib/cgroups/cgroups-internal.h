@@ -5,6 +5,18 @@
 
 #include <nodecm/cgroups.h>
 
+/* A naming driver's table (the verbs in cgroups.h call it). */
+struct ncm_cgroup_naming_ops {
+        const char *name; /* "cgroupfs", "systemd" */
+        /* Append the path of NAME to B. -EINVAL when the driver cannot express it. */
+        int (*to_path)(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err);
+        /* Parse PATH back into *RET (which must be empty). */
+        int (*from_path)(const char *path, ncm_cgroup_name *ret, ncm_error *err);
+        /* Append the path of a container's cgroup below its pod's path POD_PATH. */
+        int (*container_path)(const char *pod_path, const char *container, ncm_buf *b,
+                              ncm_error *err);
+};
+
 /* A version driver: cgroupfs on v1 and on v2 (the verbs in cgroups.h call it). */
 typedef struct ncm__cgroup_ops {
         const char *name; /* "cgroupfs-v1", "cgroupfs-v2" */

@@ -10,6 +10,7 @@
 
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
+#include "cgroups-internal.h"
 
 int ncm_cgroup_manager_init(ncm_cgroup_manager *m, const ncm_cgroup_layout *layout,
                             const ncm_cgroup_naming_ops *naming, const char *cgroup_root,

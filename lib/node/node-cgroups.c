@@ -383,8 +383,9 @@ void ncm_node_cgroups_format_plan(const ncm_node_cgroups *c, const ncm_pod *pod,
 
         if (!json) {
                 ncm_buf_printf(out, "# pod %s/%s uid %s (%s): %s driver, %s at %s\n\n", pod->ns,
-                               pod->name, pod->uid, ncm_qos_class_name(pod->qos), m->naming->name,
-                               ncm_node_cgroups_mode_name(c), m->layout.display_root);
+                               pod->name, pod->uid, ncm_qos_class_name(pod->qos),
+                               ncm_cgroup_naming_name(m->naming), ncm_node_cgroups_mode_name(c),
+                               m->layout.display_root);
                 ncm_cgroup_plan_format(plan, out);
                 return;
         }
@@ -393,7 +394,7 @@ void ncm_node_cgroups_format_plan(const ncm_node_cgroups *c, const ncm_pod *pod,
         ncm_buf_printf(out,
                        ", \"qos\": \"%s\", \"driver\": \"%s\", \"cgroupVersion\": %d, "
                        "\"plan\": ",
-                       ncm_qos_class_name(pod->qos), m->naming->name,
+                       ncm_qos_class_name(pod->qos), ncm_cgroup_naming_name(m->naming),
                        ncm_cgroup_layout_version(&m->layout));
         ncm_cgroup_plan_format_json(plan, out);
         /* close the wrapper after the plan's own line */
