@@ -182,7 +182,7 @@ static int run(args *a, const char *const *pos)
                 return r;
         if (!plan && a->json)
                 return cli_usage_error(a->name, "--json is for plan only");
-        if (!plan && !show && strcmp(ncm_node_config_cgroup_driver(cfg), "cgroupfs") != 0)
+        if (!plan && !show && ncm_node_config_cgroup_driver_is_systemd(cfg))
                 return cli_usage_error(a->name,
                                        "--cgroup-driver systemd: its cgroups are made by "
                                        "systemd over D-Bus; 'nodecm cgroup plan' shows them");

@@ -217,11 +217,11 @@ static bool read_only(const char *cmd)
 
 static int make_enforcer(args *a, const ncm_node_config *cfg, ncm_enforcer **ret, ncm_error *err)
 {
-        const char *kind = ncm_node_config_enforcement(cfg);
+        ncm_node_enforcement kind = ncm_node_config_enforcement_kind(cfg);
 
-        if (read_only(a->cmd) || strcmp(kind, "none") == 0)
+        if (read_only(a->cmd) || kind == NCM_NODE_ENFORCEMENT_NONE)
                 return ncm_enforcer_none_new(ret, err);
-        if (strcmp(kind, "plan") == 0)
+        if (kind == NCM_NODE_ENFORCEMENT_PLAN)
                 return ncm_enforcer_plan_new(&a->eo, ret, err);
         return ncm_enforcer_cgroupfs_new(&a->eo, ret, err);
 }

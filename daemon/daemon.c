@@ -646,7 +646,7 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
         const char *kind = ncm_node_config_enforcement(d->cfg);
         ncm_enforcer_cgroup_options eo = {0};
 
-        if (strcmp(kind, "none") == 0)
+        if (ncm_node_config_enforcement_kind(d->cfg) == NCM_NODE_ENFORCEMENT_NONE)
                 return ncm_enforcer_none_new(&d->enforcer, err);
         /* with a CRI runtime the runtime makes the cgroups and the CRI service sets cpusets;
          * CRI-O's knobs are still nodecm's to make, on the runtime's cgroups */
@@ -654,7 +654,7 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
                 eo.mount_root = d->opts->cgroup_mount;
                 return ncm_enforcer_knobs_new(&eo, &d->enforcer, err);
         }
-        if (strcmp(kind, "cgroupfs") == 0) {
+        if (ncm_node_config_enforcement_kind(d->cfg) == NCM_NODE_ENFORCEMENT_CGROUPFS) {
                 eo.mount_root = d->opts->cgroup_mount;
                 return ncm_enforcer_cgroupfs_new(&eo, &d->enforcer, err);
         }

@@ -168,9 +168,9 @@ uint64_t nodecmd_next_sequence(nodecmd *d);
  *                                  away while it waited): release CTX
  *
  * One hook at a time (NULL to remove it). A call that keeps asking to run again is the hook's
- * to bound (docs/devices.md: at most 8 rounds). NODECMD_TEST_PASSES=N in the environment
- * installs a hook that makes every call that changes the node take N passes, each answered
- * after a loop turn: the tests run the whole path with it.
+ * to bound (docs/devices.md: at most 8 rounds). The test build of nodecmd (svc-test.c) has
+ * NODECMD_TEST_PASSES=N install a hook that makes every call that changes the node take N
+ * passes, each answered after a loop turn: the tests run the whole path with it.
  */
 typedef struct nodecmd_call_hook {
         void *(*enter)(void *data, ncm_ctl_method method, void *ctx);
@@ -225,5 +225,7 @@ extern const nodecmd_service_ops nodecmd_metrics_service;
 extern const nodecmd_service_ops nodecmd_devices_service;
 extern const nodecmd_service_ops nodecmd_podresources_service;
 extern const nodecmd_service_ops nodecmd_cri_service;
+/* The test build's only (svc-test.c). */
+extern const nodecmd_service_ops nodecmd_test_service;
 
 #endif

@@ -13,6 +13,10 @@ const nodecmd_service_ops *const nodecmd_services[] = {
                 /* before the control API: its calls go through the plugins' sessions */
                 &nodecmd_devices_service,
                 &nodecmd_control_service,
+#ifdef NODECMD_TEST_BUILD
+                /* after the control API, whose calls it holds up; never in build/nodecmd */
+                &nodecmd_test_service,
+#endif
                 &nodecmd_podresources_service,
                 &nodecmd_metrics_service,
                 &nodecmd_cri_service,

@@ -55,7 +55,6 @@ struct control {
         watcher *watchers;
         size_t n_watchers;
         size_t queued_bytes;
-        int test_passes; /* NODECMD_TEST_PASSES */
         /* calls by method and status code, for nodecm_grpc_server_handled_total */
         uint64_t handled[NCM_CTL_N_METHODS][17];
         bool stopping;
@@ -317,67 +316,6 @@ static void on_call(ncm_rpc_call *call, const uint8_t *req, size_t len, void *da
         }
 }
 
-/* ---- the test hook (NODECMD_TEST_PASSES) ---------------------------------------------------- */
-
-typedef struct test_pass {
-        uv_timer_t timer;
-        int pass;
-        void (*retry)(void *arg);
-        void *arg;
-} test_pass;
-
-static void *test_enter(void *data, ncm_ctl_method m, void *ctx)
-{
-        test_pass *t = ctx;
-
-        if (!ncm_ctl_method_mutates(m))
-                return ctx;
-        if (!t) {
-                t = calloc(1, sizeof(*t));
-                if (!t)
-                        return NULL;
-                uv_timer_init(nodecmd_loop(((control *)data)->d), &t->timer);
-                t->timer.data = t;
-        }
-        t->pass++;
-        return t;
-}
-
-static void test_answer(uv_timer_t *h)
-{
-        test_pass *t = h->data;
-        t->retry(t->arg);
-}
-
-static bool test_leave(void *data, void *ctx, int r, void (*retry)(void *arg), void *arg)
-{
-        control *c = data;
-        test_pass *t = ctx;
-
-        /* as a device-plugin session: the call's outcome is not final until the last pass */
-        if (!t || t->pass >= c->test_passes)
-                return false;
-        t->retry = retry;
-        t->arg = arg;
-        uv_timer_start(&t->timer, test_answer, 1, 0);
-        return true;
-}
-
-static void test_closed(uv_handle_t *h)
-{
-        free(h->data);
-}
-
-static void test_done(void *data, void *ctx)
-{
-        test_pass *t = ctx;
-
-        if (t)
-                uv_close((uv_handle_t *)&t->timer, test_closed);
-}
-
-static const nodecmd_call_hook test_hook = {test_enter, test_leave, test_done};
-
 /* ---- the service --------------------------------------------------------------------------- */
 
 static int control_start(nodecmd *d, void **ret, ncm_error *err)
@@ -416,11 +354,6 @@ static int control_start(nodecmd *d, void **ret, ncm_error *err)
                 return r;
         nodecmd_log(d, NODECMD_INFO, "control API listening", "socket=%s",
                     nodecmd_q(d, 0, c->path));
-        if (getenv("NODECMD_TEST_PASSES")) {
-                c->test_passes = atoi(getenv("NODECMD_TEST_PASSES"));
-                nodecmd_set_call_hook(d, &test_hook, c);
-                nodecmd_log(d, NODECMD_WARN, "test hook installed", "passes=%d", c->test_passes);
-        }
         return 0;
 }
 

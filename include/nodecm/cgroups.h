@@ -402,18 +402,21 @@ NCM_API void ncm_cgroup_name_format(const ncm_cgroup_name *name, ncm_buf *b);
 
 /*
  * A naming driver: how a name becomes the path of its directory below a hierarchy (always in
- * cgroupfs form, starting with '/') and how such a path is read back.
+ * cgroupfs form, starting with '/') and how such a path is read back. Its table stays inside
+ * the library; these verbs ask it.
  */
-typedef struct ncm_cgroup_naming_ops {
-        const char *name; /* "cgroupfs", "systemd" */
-        /* Append the path of NAME to B. -EINVAL when the driver cannot express it. */
-        int (*to_path)(const ncm_cgroup_name *name, ncm_buf *b, ncm_error *err);
-        /* Parse PATH back into *RET (which must be empty). */
-        int (*from_path)(const char *path, ncm_cgroup_name *ret, ncm_error *err);
-        /* Append the path of a container's cgroup below its pod's path POD_PATH. */
-        int (*container_path)(const char *pod_path, const char *container, ncm_buf *b,
-                              ncm_error *err);
-} ncm_cgroup_naming_ops;
+typedef struct ncm_cgroup_naming_ops ncm_cgroup_naming_ops;
+/* "cgroupfs", "systemd". */
+NCM_API const char *ncm_cgroup_naming_name(const ncm_cgroup_naming_ops *d) NCM_PURE;
+/* Append the path of NAME to B. -EINVAL when the driver cannot express it. */
+NCM_API int ncm_cgroup_naming_to_path(const ncm_cgroup_naming_ops *d, const ncm_cgroup_name *name,
+                                      ncm_buf *b, ncm_error *err);
+/* Parse PATH back into *RET (which must be empty). */
+NCM_API int ncm_cgroup_naming_from_path(const ncm_cgroup_naming_ops *d, const char *path,
+                                        ncm_cgroup_name *ret, ncm_error *err);
+/* Append the path of a container's cgroup below its pod's path POD_PATH. */
+NCM_API int ncm_cgroup_naming_container_path(const ncm_cgroup_naming_ops *d, const char *pod_path,
+                                             const char *container, ncm_buf *b, ncm_error *err);
 
 /* cgroupfs: "/" + components joined by "/" (ToCgroupfs / ParseCgroupfsToCgroupName). */
 NCM_API extern const ncm_cgroup_naming_ops ncm_cgroup_naming_cgroupfs;
@@ -688,39 +691,34 @@ NCM_API int ncm_cgroup_undo_run(ncm_cgroup_undo *u, int rootfd, const ncm_cgroup
 /* Version drivers: cgroupfs on v1 and on v2                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct ncm_cgroup_ops {
-        const char *name; /* "cgroupfs-v1", "cgroupfs-v2" */
-        int version;
-        /*
-         * Append to PLAN what makes cgroup CGPATH (naming driver output, "/kubepods") exist
-         * with RES: the directories of every managed hierarchy (v1: parents get cpuset.cpus
-         * and cpuset.mems copied before anything moves in; v2: the parents enable controllers
-         * in cgroup.subtree_control) when CREATE, then the files in libcontainer's order.
-         */
-        int (*plan_set)(const ncm_cgroup_layout *l, const char *cgpath,
-                        const ncm_cgroup_resources *res, bool create, ncm_cgroup_plan *plan,
-                        ncm_error *err);
-        /* Append the removal of CGPATH in every hierarchy. */
-        int (*plan_remove)(const ncm_cgroup_layout *l, const char *cgpath, ncm_cgroup_plan *plan,
-                           ncm_error *err);
-        /*
-         * Read CGPATH's cpu and memory settings back (GetCgroupConfig): shares (v2: from
-         * cpu.weight), quota, period, memory limit, pids.max, cpuset. *RET is initialised.
-         */
-        int (*read)(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
-                    ncm_cgroup_resources *ret, ncm_error *err);
-        /*
-         * 1 if CGPATH exists as the kubelet checks it (v1: the directory in every managed
-         * hierarchy; v2: cgroup.controllers lists every needed controller), 0 if not; a
-         * message in ERR lists what is missing.
-         */
-        int (*exists)(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err);
-} ncm_cgroup_ops;
-
-NCM_API extern const ncm_cgroup_ops ncm_cgroup_ops_v1;
-NCM_API extern const ncm_cgroup_ops ncm_cgroup_ops_v2;
-/* The driver for a layout's version. */
-NCM_API const ncm_cgroup_ops *ncm_cgroup_ops_for(const ncm_cgroup_layout *l) NCM_PURE;
+/*
+ * The verbs of the layout's version driver (cgroupfs on v1 or v2), which stays inside the
+ * library.
+ *
+ * ncm_cgroup_plan_set: append to PLAN what makes cgroup CGPATH (naming driver output,
+ * "/kubepods") exist with RES: the directories of every managed hierarchy (v1: parents get
+ * cpuset.cpus and cpuset.mems copied before anything moves in; v2: the parents enable
+ * controllers in cgroup.subtree_control) when CREATE, then the files in libcontainer's order.
+ */
+NCM_API int ncm_cgroup_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
+                                const ncm_cgroup_resources *res, bool create, ncm_cgroup_plan *plan,
+                                ncm_error *err);
+/* Append the removal of CGPATH in every hierarchy. */
+NCM_API int ncm_cgroup_plan_remove(const ncm_cgroup_layout *l, const char *cgpath,
+                                   ncm_cgroup_plan *plan, ncm_error *err);
+/*
+ * Read CGPATH's cpu and memory settings back (GetCgroupConfig): shares (v2: from cpu.weight),
+ * quota, period, memory limit, pids.max, cpuset. *RET is initialised.
+ */
+NCM_API int ncm_cgroup_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
+                            ncm_cgroup_resources *ret, ncm_error *err);
+/*
+ * 1 if CGPATH exists as the kubelet checks it (v1: the directory in every managed hierarchy;
+ * v2: cgroup.controllers lists every needed controller), 0 if not; a message in ERR lists what
+ * is missing.
+ */
+NCM_API int ncm_cgroup_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
+                              ncm_error *err);
 
 /*
  * The processes of CGPATH and its descendants in any hierarchy (cgroup.procs), up to MAX;
@@ -875,7 +873,6 @@ NCM_API int ncm_cgroup_resource_list_set(ncm_resource_list *l, const char *name,
 
 typedef struct ncm_cgroup_manager {
         ncm_cgroup_layout layout;
-        const ncm_cgroup_ops *ops;           /* from the layout's version */
         const ncm_cgroup_naming_ops *naming; /* cgroupfs or systemd */
         char cgroup_root[256];               /* --cgroup-root, cgroupfs form */
         ncm_cgroup_pod_options options;

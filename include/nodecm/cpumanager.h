@@ -304,6 +304,8 @@ NCM_DEFINE_AUTOPTR(ncm_cpu_policy, ncm_cpu_policy_free)
 
 /* "static" or "none" (the name checkpoints record). */
 NCM_API const char *ncm_cpu_policy_name(const ncm_cpu_policy *p) NCM_PURE;
+/* The policy is static (else none): the question callers ask of its name. */
+NCM_API bool ncm_cpu_policy_is_static(const ncm_cpu_policy *p) NCM_PURE;
 /* The parsed options (all false for none). */
 NCM_API const ncm_cpu_options *ncm_cpu_policy_options(const ncm_cpu_policy *p) NCM_PURE;
 /* The reserved CPUs (empty for none). Owned by the policy. */

@@ -159,10 +159,22 @@ NCM_API const char *ncm_node_config_warning(const ncm_node_config *c, size_t i) 
 NCM_API const char *ncm_node_config_cpu_policy(const ncm_node_config *c) NCM_PURE;
 NCM_API const char *ncm_node_config_tm_policy(const ncm_node_config *c) NCM_PURE;
 NCM_API const char *ncm_node_config_tm_scope(const ncm_node_config *c) NCM_PURE;
+/*
+ * The names asked as questions, so that no caller compares them: the CPU manager's policy is
+ * static (else none), the topology manager's policy is none / single-numa-node, its scope is
+ * pod (else container), the memory manager's policy is Static (else None).
+ */
+NCM_API bool ncm_node_config_cpu_policy_is_static(const ncm_node_config *c) NCM_PURE;
+NCM_API bool ncm_node_config_tm_policy_is_none(const ncm_node_config *c) NCM_PURE;
+NCM_API bool ncm_node_config_tm_policy_is_single_numa_node(const ncm_node_config *c) NCM_PURE;
+NCM_API bool ncm_node_config_tm_scope_is_pod(const ncm_node_config *c) NCM_PURE;
+NCM_API bool ncm_node_config_mem_policy_is_static(const ncm_node_config *c) NCM_PURE;
 
 /* cgroupRoot in cgroupfs form ("/" for ""), cgroupDriver ("cgroupfs" or "systemd"). */
 NCM_API const char *ncm_node_config_cgroup_root(const ncm_node_config *c) NCM_PURE;
 NCM_API const char *ncm_node_config_cgroup_driver(const ncm_node_config *c) NCM_PURE;
+/* cgroupDriver is "systemd" (else "cgroupfs"). */
+NCM_API bool ncm_node_config_cgroup_driver_is_systemd(const ncm_node_config *c) NCM_PURE;
 NCM_API bool ncm_node_config_cgroups_per_qos(const ncm_node_config *c) NCM_PURE;
 
 /* enforceNodeAllocatable as NCM_ENFORCE_* bits; the reserved cgroups ("" when not set). */
@@ -254,6 +266,13 @@ NCM_API const char *const *ncm_node_config_device_pci(const ncm_node_config *c, 
 /* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
  * "none". */
 NCM_API const char *ncm_node_config_enforcement(const ncm_node_config *c) NCM_PURE;
+/* The same, as a kind. */
+typedef enum ncm_node_enforcement {
+        NCM_NODE_ENFORCEMENT_CGROUPFS,
+        NCM_NODE_ENFORCEMENT_PLAN,
+        NCM_NODE_ENFORCEMENT_NONE,
+} ncm_node_enforcement;
+NCM_API ncm_node_enforcement ncm_node_config_enforcement_kind(const ncm_node_config *c) NCM_PURE;
 
 /*
  * nodecm's isolatedCPUs (docs/isolation.md): what the node does with the machine's isolated

@@ -198,6 +198,8 @@ NCM_DEFINE_AUTOPTR(ncm_tm_policy, ncm_tm_policy_free)
 
 /* "none", "best-effort", "restricted" or "single-numa-node". */
 NCM_API const char *ncm_tm_policy_name(const ncm_tm_policy *p) NCM_PURE;
+/* The policy is none (hints are not asked for). */
+NCM_API bool ncm_tm_policy_is_none(const ncm_tm_policy *p) NCM_PURE;
 
 /* All the machine's NUMA nodes (kubelet's DefaultAffinityMask). */
 NCM_API ncm_bitmask ncm_tm_policy_default_affinity(const ncm_tm_policy *p) NCM_PURE;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "base/hintdesc-internal.h"
 
 /* Weights are counts of CPUs or devices; this bound keeps every sum far from overflow. */
@@ -88,14 +89,8 @@ static int count_add(ncm__hd_count *c, ncm_bitmask nodes, ncm_bitmask mask, int6
                 c->w[id] += weight;
                 return 0;
         }
-        if (c->n_items == c->cap_items) {
-                size_t cap = c->cap_items ? 2 * c->cap_items : 8;
-                ncm__hd_item *v = realloc(c->items, cap * sizeof(*v));
-                if (!v)
-                        return -ENOMEM;
-                c->items = v;
-                c->cap_items = cap;
-        }
+        if (ncm__array_grow(c->items, c->cap_items, c->n_items) < 0)
+                return -ENOMEM;
         c->items[c->n_items++] = (ncm__hd_item){mask, weight};
         c->touched |= mask;
         return 0;
@@ -153,14 +148,8 @@ int ncm_hint_desc_require(ncm_hint_desc *d, ncm_bitmask mask)
                 c->required |= mask;
                 return 0;
         }
-        if (c->n_req_sets == c->cap_req_sets) {
-                size_t cap = c->cap_req_sets ? 2 * c->cap_req_sets : 8;
-                ncm_bitmask *v = realloc(c->req_sets, cap * sizeof(*v));
-                if (!v)
-                        return -ENOMEM;
-                c->req_sets = v;
-                c->cap_req_sets = cap;
-        }
+        if (ncm__array_grow(c->req_sets, c->cap_req_sets, c->n_req_sets) < 0)
+                return -ENOMEM;
         c->req_sets[c->n_req_sets++] = mask;
         c->touched |= mask;
         return 0;
@@ -520,14 +509,8 @@ int ncm_hint_desc_add_extra(ncm_hint_desc *d, ncm_bitmask mask)
                 return -EINVAL;
         if (d->sealed)
                 return -EINVAL;
-        if (d->n_extras == d->cap_extras) {
-                size_t cap = d->cap_extras ? 2 * d->cap_extras : 8;
-                ncm_bitmask *v = realloc(d->extras, cap * sizeof(*v));
-                if (!v)
-                        return -ENOMEM;
-                d->extras = v;
-                d->cap_extras = cap;
-        }
+        if (ncm__array_grow(d->extras, d->cap_extras, d->n_extras) < 0)
+                return -ENOMEM;
         d->extras[d->n_extras++] = mask;
         return 0;
 }

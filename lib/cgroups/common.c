@@ -316,7 +316,31 @@ int ncm_cgroup_children(const ncm_cgroup_layout *l, int rootfd, const char *cgpa
         return 0;
 }
 
-const ncm_cgroup_ops *ncm_cgroup_ops_for(const ncm_cgroup_layout *l)
+const ncm__cgroup_ops *ncm__cgroup_ops_for(const ncm_cgroup_layout *l)
 {
-        return ncm_cgroup_layout_version(l) == 2 ? &ncm_cgroup_ops_v2 : &ncm_cgroup_ops_v1;
+        return ncm_cgroup_layout_version(l) == 2 ? &ncm__cgroup_ops_v2 : &ncm__cgroup_ops_v1;
+}
+
+int ncm_cgroup_plan_set(const ncm_cgroup_layout *l, const char *cgpath,
+                        const ncm_cgroup_resources *res, bool create, ncm_cgroup_plan *plan,
+                        ncm_error *err)
+{
+        return ncm__cgroup_ops_for(l)->plan_set(l, cgpath, res, create, plan, err);
+}
+
+int ncm_cgroup_plan_remove(const ncm_cgroup_layout *l, const char *cgpath, ncm_cgroup_plan *plan,
+                           ncm_error *err)
+{
+        return ncm__cgroup_ops_for(l)->plan_remove(l, cgpath, plan, err);
+}
+
+int ncm_cgroup_read(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
+                    ncm_cgroup_resources *ret, ncm_error *err)
+{
+        return ncm__cgroup_ops_for(l)->read(l, rootfd, cgpath, ret, err);
+}
+
+int ncm_cgroup_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath, ncm_error *err)
+{
+        return ncm__cgroup_ops_for(l)->exists(l, rootfd, cgpath, err);
 }

@@ -10,6 +10,7 @@
 
 #include <nodecm/cgroups.h>
 #include <nodecm/fs.h>
+#include "cgroups-internal.h"
 
 int ncm_cgroup_manager_init(ncm_cgroup_manager *m, const ncm_cgroup_layout *layout,
                             const ncm_cgroup_naming_ops *naming, const char *cgroup_root,
@@ -29,7 +30,6 @@ int ncm_cgroup_manager_init(ncm_cgroup_manager *m, const ncm_cgroup_layout *layo
                 return ncm_error_prefix(err, "cgroupRoot '%s'", cgroup_root);
         ncm_cgroup_name_done(&probe);
         m->layout = *layout;
-        m->ops = ncm_cgroup_ops_for(layout);
         m->naming = naming;
         snprintf(m->cgroup_root, sizeof(m->cgroup_root), "%s", cgroup_root);
         if (options)
@@ -85,7 +85,7 @@ static int plan_cgroup(const ncm_cgroup_manager *m, ncm_cgroup_plan *plan, const
 {
         if (ncm_cgroup_plan_step(plan, title, path) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        return m->ops->plan_set(&m->layout, path, res, create, plan, err);
+        return ncm_cgroup_plan_set(&m->layout, path, res, create, plan, err);
 }
 
 typedef struct names {
@@ -358,7 +358,7 @@ int ncm_cgroup_manager_plan_remove_pod(const ncm_cgroup_manager *m, const ncm_po
                  ncm_qos_class_name(pod->qos));
         if (ncm_cgroup_plan_step(plan, title, ppath) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        r = m->ops->plan_remove(&m->layout, ppath, plan, err);
+        r = ncm_cgroup_plan_remove(&m->layout, ppath, plan, err);
         if (r < 0 || pod->qos != NCM_QOS_BURSTABLE)
                 return r;
         /* The burstable tier no longer counts this pod. */
@@ -436,7 +436,7 @@ static int read_shares_milli(const ncm_cgroup_manager *m, const char *path, int6
                              ncm_error *err)
 {
         ncm_cgroup_resources res;
-        int r = m->ops->read(&m->layout, m->rootfd, path, &res, err);
+        int r = ncm_cgroup_read(&m->layout, m->rootfd, path, &res, err);
 
         if (r < 0)
                 return r;
@@ -538,7 +538,7 @@ static int check_root(const ncm_cgroup_manager *m, ncm_error *err)
         if (r >= 0 && ncm_buf_failed(&path))
                 r = ncm_error_set(err, ENOMEM, "out of memory");
         if (r >= 0)
-                r = m->ops->exists(&m->layout, m->rootfd, path.data, err);
+                r = ncm_cgroup_exists(&m->layout, m->rootfd, path.data, err);
         ncm_buf_done(&path);
         if (r == 0)
                 r = ncm_error_prefix(err, "invalid configuration");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <nodecm/cgroups.h>
+#include "cgroups-internal.h"
 
 #define SLICE_SUFFIX ".slice"
 
@@ -420,4 +421,27 @@ int ncm_cgroup_pod_name(const char *cgroup_root, bool cgroups_per_qos, ncm_qos_c
         ncm_cgroup_name_done(&bu);
         ncm_cgroup_name_done(&be);
         return r;
+}
+
+const char *ncm_cgroup_naming_name(const ncm_cgroup_naming_ops *d)
+{
+        return d->name;
+}
+
+int ncm_cgroup_naming_to_path(const ncm_cgroup_naming_ops *d, const ncm_cgroup_name *name,
+                              ncm_buf *b, ncm_error *err)
+{
+        return d->to_path(name, b, err);
+}
+
+int ncm_cgroup_naming_from_path(const ncm_cgroup_naming_ops *d, const char *path,
+                                ncm_cgroup_name *ret, ncm_error *err)
+{
+        return d->from_path(path, ret, err);
+}
+
+int ncm_cgroup_naming_container_path(const ncm_cgroup_naming_ops *d, const char *pod_path,
+                                     const char *container, ncm_buf *b, ncm_error *err)
+{
+        return d->container_path(pod_path, container, b, err);
 }

@@ -262,7 +262,7 @@ static int v1_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
         return found_missing ? 0 : 1;
 }
 
-const ncm_cgroup_ops ncm_cgroup_ops_v1 = {
+const ncm__cgroup_ops ncm__cgroup_ops_v1 = {
                 .name = "cgroupfs-v1",
                 .version = 1,
                 .plan_set = v1_plan_set,

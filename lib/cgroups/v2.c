@@ -282,7 +282,7 @@ static int v2_exists(const ncm_cgroup_layout *l, int rootfd, const char *cgpath,
         return 0;
 }
 
-const ncm_cgroup_ops ncm_cgroup_ops_v2 = {
+const ncm__cgroup_ops ncm__cgroup_ops_v2 = {
                 .name = "cgroupfs-v2",
                 .version = 2,
                 .plan_set = v2_plan_set,

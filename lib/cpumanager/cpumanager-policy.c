@@ -32,6 +32,11 @@ const char *ncm_cpu_policy_name(const ncm_cpu_policy *p)
         return p->ops->name;
 }
 
+bool ncm_cpu_policy_is_static(const ncm_cpu_policy *p)
+{
+        return strcmp(p->ops->name, "static") == 0;
+}
+
 const ncm_cpu_options *ncm_cpu_policy_options(const ncm_cpu_policy *p)
 {
         return &p->opts;

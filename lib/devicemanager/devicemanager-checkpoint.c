@@ -352,14 +352,8 @@ static int dec_bytes(ncm_gojson *g, const char *path, ncm_devmgr_checkpoint_entr
         if (k != NCM_GOJSON_ARRAY)
                 return type_error(g, err, path, "base64 string", k);
         while (ncm__gojson_next_element(g, &first)) {
-                if (i == sl->cap) {
-                        size_t nc = sl->cap ? sl->cap * 2 : 16;
-                        unsigned char *nd = realloc(e->alloc_resp, nc);
-                        if (!nd)
-                                return ncm_error_set(err, ENOMEM, "out of memory");
-                        e->alloc_resp = nd;
-                        sl->cap = nc;
-                }
+                if (ncm__array_grow(e->alloc_resp, sl->cap, i) < 0)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
                 if (i == sl->max)
                         e->alloc_resp[sl->max++] = 0;
                 if (i >= e->alloc_resp_len)

@@ -135,7 +135,7 @@ struct ncm_devmgr {
         const char *call_container;
         /* Devices held for pods whose plugin calls are in flight (ncm_devmgr_hold). */
         struct dm_hold *holds;
-        size_t n_holds;
+        size_t n_holds, cap_holds;
 
         dm_resource *res; /* sorted by name */
         size_t n_res;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "devicemanager-internal.h"
 
 void ncm_devmgr_set_stop_grace(ncm_devmgr *m, int64_t ns)
@@ -41,25 +42,21 @@ void ncm__dm_holds_free(ncm_devmgr *m)
                 hold_done(&m->holds[i]);
         free(m->holds);
         m->holds = NULL;
-        m->n_holds = 0;
+        m->n_holds = m->cap_holds = 0;
 }
 
 int ncm_devmgr_hold(ncm_devmgr *m, uint64_t owner, const char *pod_uid, const char *resource,
                     const char *const *ids, size_t n)
 {
         dm_hold h = {owner, strdup(pod_uid), strdup(resource), NCM__STRSET_INIT};
-        dm_hold *v;
-
         if (!h.pod || !h.resource)
                 goto oom;
         for (size_t i = 0; i < n; i++)
                 if (ncm__strset_add(&h.ids, ids[i]) < 0)
                         goto oom;
-        v = realloc(m->holds, (m->n_holds + 1) * sizeof(*v));
-        if (!v)
+        if (ncm__array_grow(m->holds, m->cap_holds, m->n_holds) < 0)
                 goto oom;
-        m->holds = v;
-        v[m->n_holds++] = h;
+        m->holds[m->n_holds++] = h;
         return 0;
 oom:
         hold_done(&h);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <nodecm/rpc-uv.h>
+#include "base/array.h"
 #include "dp-host.h"
 
 /* Registrations dialing or waiting for options at once; more are refused (a flood). */
@@ -108,11 +109,9 @@ dp_stats *ncm__dp_stats(ncm_dp_host *h, const char *resource)
                         return &h->stats[i];
         if (h->n_stats >= MAX_METRIC_RESOURCES)
                 return NULL;
-        v = realloc(h->stats, (h->n_stats + 1) * sizeof(*v));
-        if (!v)
+        if (ncm__array_grow(h->stats, h->cap_stats, h->n_stats) < 0)
                 return NULL;
-        h->stats = v;
-        memset(&v[h->n_stats], 0, sizeof(*v));
+        v = h->stats;
         v[h->n_stats].resource = strdup(resource);
         if (!v[h->n_stats].resource)
                 return NULL;

@@ -94,7 +94,7 @@ struct ncm_dp_host {
         uint64_t next_owner;
 
         dp_stats *stats;
-        size_t n_stats;
+        size_t n_stats, cap_stats;
         uint64_t calls[DP_N_METHODS][17];
 
         bool closing;

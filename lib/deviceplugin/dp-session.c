@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "dp-host.h"
 
 typedef enum a_state {
@@ -53,7 +54,7 @@ struct ncm_dp_session {
         ncm_dp_session *next;
         uint64_t owner;
         dp_answer **answers;
-        size_t n_answers;
+        size_t n_answers, cap_answers;
         bool pending;
         bool fetching;
         unsigned rounds;
@@ -63,7 +64,7 @@ struct ncm_dp_session {
         void *done_data;
         uv_timer_t *timer;
         pass_hold *holds;
-        size_t n_holds;
+        size_t n_holds, cap_holds;
 };
 
 static const char *const paths[DP_N_METHODS] = {NCM_DP_OPTIONS_PATH, NCM_DP_LIST_AND_WATCH_PATH,
@@ -90,7 +91,7 @@ static void holds_clear(ncm_dp_session *s)
         }
         free(s->holds);
         s->holds = NULL;
-        s->n_holds = 0;
+        s->n_holds = s->cap_holds = 0;
 }
 
 static void session_unlink(ncm_dp_session *s)
@@ -350,7 +351,7 @@ static int lookup(dp_endpoint *ep, int method, const char *resource, uint8_t *re
                   dp_answer **ret, ncm_error *err)
 {
         ncm_dp_session *s = ep->h->current;
-        dp_answer *a, **v;
+        dp_answer *a;
 
         if (!s) {
                 free(req);
@@ -381,10 +382,8 @@ static int lookup(dp_endpoint *ep, int method, const char *resource, uint8_t *re
                                      NCM_DP_MAX_ROUNDS);
         }
         a = calloc(1, sizeof(*a));
-        v = realloc(s->answers, (s->n_answers + 1) * sizeof(*v));
-        if (v)
-                s->answers = v;
-        if (!a || !v || !(a->resource = strdup(resource))) {
+        if (!a || ncm__array_grow(s->answers, s->cap_answers, s->n_answers) < 0 ||
+            !(a->resource = strdup(resource))) {
                 free(a);
                 free(req);
                 return ncm_error_set(err, ENOMEM, "out of memory");
@@ -417,15 +416,13 @@ static void hold_request(dp_endpoint *ep, const char *resource, const char *cons
 {
         ncm_dp_session *s = ep->h->current;
         const char *pod = ep->h->m ? ncm_devmgr_calling_pod(ep->h->m) : NULL;
-        pass_hold *v, *p;
+        pass_hold *p;
 
         if (!s || !pod)
                 return;
-        v = realloc(s->holds, (s->n_holds + 1) * sizeof(*v));
-        if (!v)
+        if (ncm__array_grow(s->holds, s->cap_holds, s->n_holds) < 0)
                 return;
-        s->holds = v;
-        p = &v[s->n_holds];
+        p = &s->holds[s->n_holds];
         *p = (pass_hold){strdup(pod), strdup(resource), calloc(n ? n : 1, sizeof(char *)), 0};
         s->n_holds++;
         if (!p->pod || !p->resource || !p->ids)

@@ -864,7 +864,7 @@ int ncm_map_scene_from_node(const ncm_node *n, const ncm_map_scene_options *o, n
                 return ncm_error_set(err, ENOMEM, "out of memory");
         b.s = s;
         s->step = o->step;
-        s->pinning = strcmp(ncm_cpu_policy_name(ncm_node_cpu_policy(n)), "none") != 0;
+        s->pinning = ncm_cpu_policy_is_static(ncm_node_cpu_policy(n));
         s->title = dup_or_oom(&b, o->title ? o->title : "node");
         if (o->caption)
                 s->caption = dup_or_oom(&b, o->caption);

@@ -124,8 +124,8 @@ static const char *const boundary_names[NCM_NODE_N_ALIGN] = {"numa_node", "physi
 static bool series_exists(const ncm_node *n, bool failure, int scope, int boundary)
 {
         const ncm_node_config *c = ncm_node_get_config(n);
-        bool stat = strcmp(ncm_cpu_policy_name(ncm_node_cpu_policy(n)), "static") == 0;
-        bool pod = strcmp(ncm_node_config_tm_scope(c), "pod") == 0;
+        bool stat = ncm_cpu_policy_is_static(ncm_node_cpu_policy(n));
+        bool pod = ncm_node_config_tm_scope_is_pod(c);
 
         if (boundary == NCM_NODE_ALIGN_NUMA_NODE)
                 return scope == (pod ? NCM_NODE_SCOPE_POD : NCM_NODE_SCOPE_CONTAINER);
@@ -165,7 +165,7 @@ void ncm_node_metrics_format(const ncm_node *n, bool *ever, size_t n_ever, ncm_b
         const ncm_cpu_state *s = ncm_node_cpu_state(n);
         const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
         const ncm_topo *t = ncm_node_topo(n);
-        bool stat = strcmp(ncm_cpu_policy_name(p), "static") == 0;
+        bool stat = ncm_cpu_policy_is_static(p);
         ncm_autoptr(ncm_cpuset) assigned = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
         size_t nn;

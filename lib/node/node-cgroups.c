@@ -35,7 +35,7 @@ int ncm_node_config_kubepods(const ncm_node_config *c, const ncm_node_allocatabl
                              const ncm_cgroup_layout *l, const ncm_cpuset *all_cpus,
                              ncm_cgroup_resources *ret, ncm_error *err)
 {
-        bool none = strcmp(c->cpu_policy, "none") == 0;
+        bool none = !ncm_node_config_cpu_policy_is_static(c);
         int r = ncm_cgroup_config_for_resource_list(&na->pods_limits, false, none ? all_cpus : NULL,
                                                     ret, err);
 
@@ -230,7 +230,7 @@ int ncm_node_cgroups_open(const ncm_node_config *cfg, const ncm_node_cgroups_opt
                                         *v = ncm_quantity_from_int(0, NCM_QUANTITY_DECIMAL_SI);
                         }
         }
-        if (strcmp(ncm_node_config_cpu_policy(cfg), "none") == 0) {
+        if (!ncm_node_config_cpu_policy_is_static(cfg)) {
                 r = all_cpus_of(o, sysfd, &all, err);
                 if (r < 0)
                         return r;
@@ -316,7 +316,7 @@ static int show_one(const ncm_cgroup_manager *m, const char *path, ncm_buf *out,
 {
         ncm_cgroup_resources res;
         ncm_error why = NCM_ERROR_INIT;
-        int r = m->ops->exists(&m->layout, m->rootfd, path, &why);
+        int r = ncm_cgroup_exists(&m->layout, m->rootfd, path, &why);
 
         if (r < 0)
                 return ncm_error_set(err, why.code, "%s", why.msg);
@@ -324,7 +324,7 @@ static int show_one(const ncm_cgroup_manager *m, const char *path, ncm_buf *out,
                 ncm_buf_printf(out, "%s: missing\n", path);
                 return 0;
         }
-        r = m->ops->read(&m->layout, m->rootfd, path, &res, err);
+        r = ncm_cgroup_read(&m->layout, m->rootfd, path, &res, err);
         if (r < 0)
                 return r;
         ncm_buf_puts(out, path);
@@ -354,7 +354,7 @@ int ncm_node_cgroups_show_pod(const ncm_node_cgroups *c, const ncm_pod *pod, ncm
         r = ncm_cgroup_manager_container_path(m, pod->uid, pod->qos, NULL, &ppath, err);
         if (r < 0)
                 return r;
-        r = m->ops->exists(&m->layout, m->rootfd, ppath, &why);
+        r = ncm_cgroup_exists(&m->layout, m->rootfd, ppath, &why);
         if (r == 0)
                 return ncm_error_set(err, NCM_E_NOT_FOUND, "pod %s has no cgroup: %s", pod->uid,
                                      why.msg);
@@ -383,8 +383,9 @@ void ncm_node_cgroups_format_plan(const ncm_node_cgroups *c, const ncm_pod *pod,
 
         if (!json) {
                 ncm_buf_printf(out, "# pod %s/%s uid %s (%s): %s driver, %s at %s\n\n", pod->ns,
-                               pod->name, pod->uid, ncm_qos_class_name(pod->qos), m->naming->name,
-                               ncm_node_cgroups_mode_name(c), m->layout.display_root);
+                               pod->name, pod->uid, ncm_qos_class_name(pod->qos),
+                               ncm_cgroup_naming_name(m->naming), ncm_node_cgroups_mode_name(c),
+                               m->layout.display_root);
                 ncm_cgroup_plan_format(plan, out);
                 return;
         }
@@ -393,7 +394,7 @@ void ncm_node_cgroups_format_plan(const ncm_node_cgroups *c, const ncm_pod *pod,
         ncm_buf_printf(out,
                        ", \"qos\": \"%s\", \"driver\": \"%s\", \"cgroupVersion\": %d, "
                        "\"plan\": ",
-                       ncm_qos_class_name(pod->qos), m->naming->name,
+                       ncm_qos_class_name(pod->qos), ncm_cgroup_naming_name(m->naming),
                        ncm_cgroup_layout_version(&m->layout));
         ncm_cgroup_plan_format_json(plan, out);
         /* close the wrapper after the plan's own line */

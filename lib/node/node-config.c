@@ -157,6 +157,31 @@ const char *ncm_node_config_tm_scope(const ncm_node_config *c)
         return c->tm_scope;
 }
 
+bool ncm_node_config_cpu_policy_is_static(const ncm_node_config *c)
+{
+        return strcmp(c->cpu_policy, "static") == 0;
+}
+
+bool ncm_node_config_tm_policy_is_none(const ncm_node_config *c)
+{
+        return strcmp(c->tm_policy, NCM_TM_POLICY_NONE) == 0;
+}
+
+bool ncm_node_config_tm_policy_is_single_numa_node(const ncm_node_config *c)
+{
+        return strcmp(c->tm_policy, NCM_TM_POLICY_SINGLE_NUMA_NODE) == 0;
+}
+
+bool ncm_node_config_tm_scope_is_pod(const ncm_node_config *c)
+{
+        return strcmp(c->tm_scope, NCM_TM_SCOPE_POD) == 0;
+}
+
+bool ncm_node_config_mem_policy_is_static(const ncm_node_config *c)
+{
+        return c->mem_policy && strcmp(c->mem_policy, "Static") == 0;
+}
+
 static int oom(ncm_error *err)
 {
         return ncm_error_set(err, ENOMEM, "out of memory");
@@ -950,7 +975,7 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
         c->n_tm_opts = n;
         free(p);
         p = NULL;
-        if (strcmp(c->tm_policy, NCM_TM_POLICY_NONE) != 0) {
+        if (!ncm_node_config_tm_policy_is_none(c)) {
                 ncm_tm_options to;
                 r = ncm_tm_options_parse(c->tm_opts, c->n_tm_opts, c->tm_gates, &to, err);
                 if (r < 0)
@@ -982,7 +1007,7 @@ static int parse(ncm_node_config *c, json_object *o, ncm_error *err)
         c->n_cpu_opts = n;
         free(p);
         ncm__node_field(c, "cpuManagerPolicyOptions", path, sizeof(path));
-        if (strcmp(c->cpu_policy, "none") == 0) {
+        if (!ncm_node_config_cpu_policy_is_static(c)) {
                 ncm_cpu_policy *np = NULL;
                 r = ncm_cpu_none_policy_new(c->cpu_opts, c->n_cpu_opts, &np, err);
                 ncm_cpu_policy_free(np);
@@ -1190,6 +1215,11 @@ const char *ncm_node_config_cgroup_driver(const ncm_node_config *c)
         return c->cgroup_driver;
 }
 
+bool ncm_node_config_cgroup_driver_is_systemd(const ncm_node_config *c)
+{
+        return strcmp(c->cgroup_driver, "systemd") == 0;
+}
+
 bool ncm_node_config_cgroups_per_qos(const ncm_node_config *c)
 {
         return c->cgroups_per_qos;
@@ -1290,6 +1320,14 @@ const char *ncm_node_config_enforcement(const ncm_node_config *c)
         return c->enforcement;
 }
 
+ncm_node_enforcement ncm_node_config_enforcement_kind(const ncm_node_config *c)
+{
+        if (strcmp(c->enforcement, "none") == 0)
+                return NCM_NODE_ENFORCEMENT_NONE;
+        return strcmp(c->enforcement, "plan") == 0 ? NCM_NODE_ENFORCEMENT_PLAN
+                                                   : NCM_NODE_ENFORCEMENT_CGROUPFS;
+}
+
 void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_options *ret)
 {
         ncm_cgroup_pod_options_init(ret);
@@ -1299,7 +1337,7 @@ void ncm_node_config_pod_options(const ncm_node_config *c, ncm_cgroup_pod_option
         ret->pod_level_resources = gate(c, "PodLevelResources", kubelet_minor(c) >= 34);
         ret->memory_qos = c->memory_qos;
         ret->pod_pids_limit = c->pod_pids_limit;
-        ret->static_cpu_manager = strcmp(c->cpu_policy, "static") == 0;
+        ret->static_cpu_manager = ncm_node_config_cpu_policy_is_static(c);
         ret->disable_cpu_quota_with_exclusive_cpus =
                         gate(c, "DisableCPUQuotaWithExclusiveCPUs", true);
 }

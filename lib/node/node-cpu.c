@@ -56,7 +56,7 @@ static const char *shared_reason(const ncm_node *n, const ncm_pod *pod, const nc
 {
         const ncm_quantity *q = ncm_container_request(c, NCM_RESOURCE_CPU);
 
-        if (strcmp(ncm_cpu_policy_name(n->cpu), "none") == 0)
+        if (!ncm_cpu_policy_is_static(n->cpu))
                 return "none policy: not pinned, runs on every CPU";
         if (pod->qos != NCM_QOS_GUARANTEED) {
                 snprintf(buf, size, "pod QoS class is %s: shared pool",
@@ -356,11 +356,10 @@ static void count_allocation(ncm_node *n, const ncm_pod *pod, const ncm_containe
         char reason[160];
         bool full = ncm_cpu_policy_options(n->cpu)->full_pcpus_only;
 
-        if (r >= 0 && strcmp(ncm_node_config_tm_scope(n->cfg), "container") == 0 &&
-            strcmp(ncm_node_config_tm_policy(n->cfg), "single-numa-node") == 0)
+        if (r >= 0 && !ncm_node_config_tm_scope_is_pod(n->cfg) &&
+            ncm_node_config_tm_policy_is_single_numa_node(n->cfg))
                 k->aligned[NCM_NODE_SCOPE_CONTAINER][NCM_NODE_ALIGN_NUMA_NODE]++;
-        if (strcmp(ncm_cpu_policy_name(n->cpu), "static") != 0 ||
-            shared_reason(n, pod, c, reason, sizeof(reason)))
+        if (!ncm_cpu_policy_is_static(n->cpu) || shared_reason(n, pod, c, reason, sizeof(reason)))
                 return;
         k->pinning_requests++;
         if (r < 0) {

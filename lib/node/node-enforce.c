@@ -149,7 +149,7 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
 
         if (e->cg)
                 return ncm_error_set(err, EALREADY, "enforcer already started");
-        if (!e->record && strcmp(ncm_node_config_cgroup_driver(cfg), "cgroupfs") != 0)
+        if (!e->record && ncm_node_config_cgroup_driver_is_systemd(cfg))
                 return ncm_error_set(err, EINVAL,
                                      "cgroupDriver %s: cgroups of the systemd driver are made by "
                                      "systemd over D-Bus; nodecm enforces the cgroupfs driver "

@@ -106,7 +106,7 @@ int ncm__node_explain_begin(node_txn *t)
         const ncm_tm_policy *pol = ncm_tm_get_policy(t->n->tm);
         ncm_node_event *e;
 
-        if (strcmp(ncm_tm_policy_name(pol), NCM_TM_POLICY_NONE) != 0)
+        if (!ncm_tm_policy_is_none(pol))
                 return 0;
         e = ncm__node_event_add(t, NCM_NODE_EVENT_MERGE, NULL, NULL);
         if (!e)
@@ -178,7 +178,7 @@ static void put_preferred(const node_merge_list *l, bool snn, ncm_buf *b)
 static void merge_text(const node_txn *t, const ncm_tm_trace_event *m, ncm_buf *b)
 {
         const char *policy = ncm_tm_policy_name(ncm_tm_get_policy(t->n->tm));
-        bool snn = strcmp(policy, NCM_TM_POLICY_SINGLE_NUMA_NODE) == 0;
+        bool snn = ncm_node_config_tm_policy_is_single_numa_node(t->n->cfg);
         bool emptied = false;
 
         for (size_t i = 0; i < t->n_lists; i++) {

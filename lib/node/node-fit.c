@@ -14,6 +14,7 @@
 
 #include <nodecm/devicemanager.h>
 #include <nodecm/node-fit.h>
+#include "base/array.h"
 #include "node-internal.h"
 
 #define RESOURCE_EPHEMERAL "ephemeral-storage"
@@ -54,14 +55,8 @@ static int64_t *scalar_of(fit_res *r, const char *name, bool add)
                         return &r->scalars[i].value;
         if (!add)
                 return NULL;
-        if (r->n == r->cap) {
-                size_t cap = r->cap ? r->cap * 2 : 8;
-                struct scalar *s = realloc(r->scalars, cap * sizeof(*s));
-                if (!s)
-                        return NULL;
-                r->scalars = s;
-                r->cap = cap;
-        }
+        if (ncm__array_grow(r->scalars, r->cap, r->n) < 0)
+                return NULL;
         r->scalars[r->n] = (struct scalar){strdup(name), 0};
         if (!r->scalars[r->n].name)
                 return NULL;

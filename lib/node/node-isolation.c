@@ -131,7 +131,7 @@ int ncm__node_isolation_setup(const ncm_node *n, const ncm_node_config *cfg, ncm
                                      "shared pool would be empty",
                                      path, ncm_cpu_isolation_name(mode), all ? all : "");
         }
-        if (strcmp(ncm_cpu_policy_name(cpu), "static") == 0) {
+        if (ncm_cpu_policy_is_static(cpu)) {
                 const ncm_cpuset *reserved = ncm_cpu_policy_reserved(cpu);
                 ncm_cpuset_andnot(rest, reserved, iso);
                 if (!ncm_cpuset_is_empty(reserved) && ncm_cpuset_is_empty(rest)) {

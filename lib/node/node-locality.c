@@ -249,14 +249,14 @@ struct ncm_locator {
         /* the CDI devices located since the last refresh: an admission asks for a device
          * twice (its CPUs, its hint), the listing of held devices once per container */
         ncm_device_location *memo;
-        size_t n_memo;
+        size_t n_memo, cap_memo;
 };
 
 static void memo_clear(ncm_locator *l)
 {
         ncm_device_locations_free(l->memo, l->n_memo);
         l->memo = NULL;
-        l->n_memo = 0;
+        l->n_memo = l->cap_memo = 0;
 }
 
 static int location_copy(const ncm_device_location *s, ncm_device_location *d)
@@ -473,7 +473,6 @@ static int locate_cdi(ncm_locator *l, const char *name, ncm_device_location *ret
 
 int ncm_locator_cdi(ncm_locator *l, const char *name, ncm_device_location *ret, ncm_error *err)
 {
-        ncm_device_location *v;
         int r;
 
         for (size_t i = 0; i < l->n_memo; i++)
@@ -483,12 +482,9 @@ int ncm_locator_cdi(ncm_locator *l, const char *name, ncm_device_location *ret, 
         if (r < 0)
                 return r;
         /* remembered when there is room: a copy that fails only costs the next lookup */
-        v = realloc(l->memo, (l->n_memo + 1) * sizeof(*v));
-        if (v) {
-                l->memo = v;
-                if (location_copy(ret, &v[l->n_memo]) == 0)
-                        l->n_memo++;
-        }
+        if (ncm__array_grow(l->memo, l->cap_memo, l->n_memo) == 0 &&
+            location_copy(ret, &l->memo[l->n_memo]) == 0)
+                l->n_memo++;
         return 0;
 }
 

@@ -202,7 +202,7 @@ int ncm__node_mem_config(ncm_node_config *c, json_object *o, bool drift_gate, nc
         r = parse_policy_options(c, o, drift_gate, err);
         if (r < 0)
                 return r;
-        if (c->mem_drift && strcmp(c->mem_policy, "Static") != 0)
+        if (c->mem_drift && !ncm_node_config_mem_policy_is_static(c))
                 return ncm_error_set(err, EINVAL, "%s: the option \"%s\" needs the Static policy",
                                      ncm__node_field(c, "memoryManagerPolicyOptions", path,
                                                      sizeof(path)),
@@ -362,7 +362,7 @@ int ncm__node_mem_new(ncm_node *n, const ncm_node_config *cfg, int src, const ch
         pc.reserved = &cfg->reserved_memory;
         pc.max_drift = drift_bound(cfg);
         pc.pod_level_resource_managers = pod_level;
-        if (strcmp(pc.policy, "Static") == 0) {
+        if (ncm_node_config_mem_policy_is_static(cfg)) {
                 r = allocatable_reservation(n, cfg, &na, &na_item);
                 if (r < 0) {
                         r = ncm_error_set(err, ERANGE, "node allocatable memory out of range");

@@ -37,7 +37,7 @@ static bool gate(const ncm_node *n, const char *name, bool def)
 
 static bool static_cpu(const ncm_node *n)
 {
-        return strcmp(ncm_cpu_policy_name(n->cpu), "static") == 0;
+        return ncm_cpu_policy_is_static(n->cpu);
 }
 
 /* The containers the kubelet resizes: app containers and sidecars (IsResizableContainer). */

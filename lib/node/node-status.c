@@ -559,7 +559,7 @@ static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu)
         const ncm_cpu_state *s = ncm_node_cpu_state(n);
         const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
         const ncm_cpuset *reserved = ncm_cpu_policy_reserved(p);
-        bool none = strcmp(ncm_cpu_policy_name(p), "none") == 0;
+        bool none = !ncm_cpu_policy_is_static(p);
         ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
         const char *pu, *cn;
         const ncm_cpuset *cs;
@@ -730,9 +730,9 @@ int ncm_node_format_cpu_map(const ncm_node *n, ncm_buf *b)
                 }
                 ncm_buf_putc(b, '\n');
         }
-        if (strcmp(ncm_cpu_policy_name(p), "none") == 0 && !n->isolated) {
+        if (!ncm_cpu_policy_is_static(p) && !n->isolated) {
                 ncm_buf_puts(b, "none policy: containers are not pinned and run on every CPU\n");
-        } else if (strcmp(ncm_cpu_policy_name(p), "none") == 0) {
+        } else if (!ncm_cpu_policy_is_static(p)) {
                 ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
                 if (!pool) {
                         r = -ENOMEM;
@@ -827,9 +827,9 @@ void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b)
                         ncm_buf_puts(b, "]}");
                 else
                         ncm_buf_printf(b, ", \"use\": \"%s\"}",
-                                       strcmp(ncm_cpu_policy_name(p),
-                                              "none") != 0 && ncm_cpuset_isset(ncm_cpu_policy_reserved(p),
-                                                                               ci->cpu)
+                                       ncm_cpu_policy_is_static(
+                                                       p) && ncm_cpuset_isset(ncm_cpu_policy_reserved(p),
+                                                                              ci->cpu)
                                                        ? "reserved"
                                        : ncm_cpuset_isset(shared, ci->cpu) ? "shared"
                                        : n->isolated && ncm_cpuset_isset(n->isolated, ci->cpu)

@@ -274,9 +274,9 @@ int ncm__node_add_container_ids(ncm_node *n, const ncm_pod *pod)
 static void count_admission(ncm_node *n, const ncm_tm_admit_result *res)
 {
         ncm_node_counters *k = &n->counters;
-        bool snn = strcmp(ncm_node_config_tm_policy(n->cfg), "single-numa-node") == 0;
-        int scope = strcmp(ncm_node_config_tm_scope(n->cfg), "pod") == 0 ? NCM_NODE_SCOPE_POD
-                                                                         : NCM_NODE_SCOPE_CONTAINER;
+        bool snn = ncm_node_config_tm_policy_is_single_numa_node(n->cfg);
+        int scope = ncm_node_config_tm_scope_is_pod(n->cfg) ? NCM_NODE_SCOPE_POD
+                                                            : NCM_NODE_SCOPE_CONTAINER;
 
         k->tm_admissions++;
         if (!res->admit) {

@@ -283,7 +283,7 @@ static int build_cpu(ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy **r
 
         if (n->kubelet_override.major)
                 v = n->kubelet_override;
-        if (strcmp(cfg->cpu_policy, "static") == 0) {
+        if (ncm_node_config_cpu_policy_is_static(cfg)) {
                 /* option checks that need the machine: name them as the option field */
                 ncm_cpu_options o;
                 r = ncm_cpu_options_parse_version(cfg->cpu_opts, cfg->n_cpu_opts, cfg->cpu_gates, v,
@@ -736,7 +736,7 @@ ncm_kubelet_version ncm_node_kubelet_version(const ncm_node *n)
 
 void ncm_node_shared_pool(const ncm_node *n, ncm_cpuset *out)
 {
-        if (strcmp(ncm_cpu_policy_name(n->cpu), "none") == 0)
+        if (!ncm_cpu_policy_is_static(n->cpu))
                 ncm_cpuset_copy(out, n->all_cpus);
         else
                 ncm_cpuset_copy(out, ncm_cpu_state_default(n->cpu_state));

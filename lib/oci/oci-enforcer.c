@@ -4,8 +4,8 @@
  * write is its cpuset. For every container of a pod the node hands over (admission, the shared
  * pool moving, reconcile) that the hook placed, cpuset.cpus gets the container's CPUs and
  * cpuset.mems the memory nodes the node decided (ncm_node_container_mems; left alone when it
- * decided none). Every write first reads the old value, so that rollback() puts it back, last
- * write first.
+ * decided none). The writes are a cgroup plan applied with the cgroupfs enforcer's undo, so
+ * that rollback() puts back what they changed, last write first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,13 +15,7 @@
 #include <sys/stat.h>
 
 #include <nodecm/fs.h>
-#include "base/array.h"
 #include "oci-internal.h"
-
-typedef struct undo_step {
-        char *path;
-        char *old;
-} undo_step;
 
 struct oci_enforcer {
         int rootfd; /* borrowed */
@@ -31,24 +25,13 @@ struct oci_enforcer {
         const oci_registry *reg;
         const oci_registry *confined;
         int sysfd;
-        undo_step *undo;
-        size_t n_undo, cap_undo;
-        /* the knobs' plans, applied after the cpusets: undone first */
-        ncm_cgroup_undo *plan_undo, *machine_undo;
+        /* the cpusets' plans; the knobs' plans, applied after the cpusets, are undone first */
+        ncm_cgroup_undo *cpuset_undo, *plan_undo, *machine_undo;
 };
 
 static int oom(ncm_error *err)
 {
         return ncm_error_set(err, ENOMEM, "out of memory");
-}
-
-static void undo_clear(oci_enforcer *e)
-{
-        for (size_t i = 0; i < e->n_undo; i++) {
-                free(e->undo[i].path);
-                free(e->undo[i].old);
-        }
-        e->n_undo = 0;
 }
 
 int ncm__oci_cgroup_exists(int rootfd, const char *hier, const char *cgroup)
@@ -69,46 +52,15 @@ int ncm__oci_cgroup_exists(int rootfd, const char *hier, const char *cgroup)
         return 1;
 }
 
-/* Read a cgroup file of one line into BUF, without its newline. */
-static int read_line(int rootfd, const char *path, char *buf, size_t size, ncm_error *err)
-{
-        ssize_t n = ncm_fs_read(rootfd, path, buf, size - 1, err);
-
-        if (n < 0)
-                return (int)n;
-        buf[n] = '\0';
-        while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-                buf[--n] = '\0';
-        return 0;
-}
-
-/* Write VALUE to PATH, keeping the old value for rollback. ENOENT: the cgroup has gone. */
-static int write_undo(oci_enforcer *e, const char *path, const char *value, ncm_error *err)
-{
-        char old[4096];
-        int r = read_line(e->rootfd, path, old, sizeof(old), err);
-
-        if (r < 0)
-                return r;
-        if (strcmp(old, value) == 0)
-                return 0;
-        if (ncm__array_grow(e->undo, e->cap_undo, e->n_undo) < 0)
-                return oom(err);
-        e->undo[e->n_undo].path = strdup(path);
-        e->undo[e->n_undo].old = strdup(old);
-        if (!e->undo[e->n_undo].path || !e->undo[e->n_undo].old) {
-                free(e->undo[e->n_undo].path);
-                free(e->undo[e->n_undo].old);
-                return oom(err);
-        }
-        e->n_undo++;
-        return ncm_fs_write(e->rootfd, path, value, err);
-}
-
-/* Give container CGROUP the CPUs CPUS and, unless MEMS is 0, the memory nodes MEMS. */
+/*
+ * Give container CGROUP the CPUs CPUS and, unless MEMS is 0, the memory nodes MEMS: a plan of
+ * two writes (cpuset.mems optional: a cgroup that went away meanwhile has none), applied with
+ * the undo the other plans of the transaction use.
+ */
 static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpus, ncm_bitmask mems,
                       ncm_error *err)
 {
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_autofree char *list = NULL;
         ncm_buf nodes = NCM_BUF_INIT;
         char path[4096];
@@ -127,7 +79,23 @@ static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpu
                 return oom(err);
         if (snprintf(path, sizeof(path), "%s%s/cpuset.cpus", e->hier, cgroup) >= (int)sizeof(path))
                 return ncm_error_set(err, ENAMETOOLONG, "cgroup '%s': path too long", cgroup);
-        r = write_undo(e, path, list, err);
+        r = ncm_cgroup_plan_add(&plan, NCM_CGROUP_OP_WRITE, 0, path, list);
+        if (r >= 0 && mems) {
+                ncm_node_format_mems(mems, &nodes);
+                snprintf(path, sizeof(path), "%s%s/cpuset.mems", e->hier, cgroup);
+                (void)ncm_cgroup_plan_new_group(&plan);
+                r = ncm_buf_failed(&nodes) ? -ENOMEM
+                                           : ncm_cgroup_plan_add(&plan, NCM_CGROUP_OP_WRITE,
+                                                                 NCM_CGROUP_OPF_OPTIONAL, path,
+                                                                 nodes.data);
+        }
+        ncm_buf_done(&nodes);
+        if (r < 0) {
+                ncm_cgroup_plan_done(&plan);
+                return oom(err);
+        }
+        r = ncm_cgroup_plan_apply_undo(&plan, e->rootfd, NULL, e->cpuset_undo, err);
+        ncm_cgroup_plan_done(&plan);
         if (r == -ENOENT && ncm__oci_cgroup_exists(e->rootfd, e->hier, cgroup) == 0) {
                 ncm_error_clear(err);
                 return 0;
@@ -137,17 +105,7 @@ static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpu
                                      "cgroup '%s%s' has no cpuset.cpus (the cpuset controller "
                                      "is not enabled for it)",
                                      e->hier, cgroup);
-        if (r < 0 || !mems)
-                return r;
-        ncm_node_format_mems(mems, &nodes);
-        snprintf(path, sizeof(path), "%s%s/cpuset.mems", e->hier, cgroup);
-        r = ncm_buf_failed(&nodes) ? oom(err) : write_undo(e, path, nodes.data, err);
-        ncm_buf_done(&nodes);
-        if (r == -ENOENT) {
-                ncm_error_clear(err);
-                return 0;
-        }
-        return r;
+        return r < 0 ? r : 0;
 }
 
 static int enf_pod(void *data, const ncm_enforce_pod *p, ncm_error *err)
@@ -179,7 +137,7 @@ static int enf_begin(void *data, ncm_error *err)
 {
         oci_enforcer *e = data;
         (void)err;
-        undo_clear(e);
+        ncm_cgroup_undo_clear(e->cpuset_undo);
         ncm_cgroup_undo_clear(e->plan_undo);
         ncm_cgroup_undo_clear(e->machine_undo);
         return 0;
@@ -199,18 +157,8 @@ static int enf_rollback(void *data, ncm_error *err)
                 ret = -EIO;
         if (ncm_cgroup_undo_run(e->plan_undo, e->rootfd, NULL, ret < 0 ? NULL : err) < 0)
                 ret = -EIO;
-
-        for (size_t i = e->n_undo; i-- > 0;) {
-                ncm_error e2 = NCM_ERROR_INIT;
-                int r = ncm_fs_write(e->rootfd, e->undo[i].path, e->undo[i].old, &e2);
-                /* a cgroup that went away meanwhile has nothing to put back */
-                if (r < 0 && r != -ENOENT && ret == 0) {
-                        ret = r;
-                        if (err)
-                                *err = e2;
-                }
-        }
-        undo_clear(e);
+        if (ncm_cgroup_undo_run(e->cpuset_undo, e->rootfd, NULL, ret < 0 ? NULL : err) < 0)
+                ret = -EIO;
         return ret;
 }
 
@@ -220,8 +168,7 @@ static void enf_free(void *data)
 
         if (!e)
                 return;
-        undo_clear(e);
-        free(e->undo);
+        ncm_cgroup_undo_free(e->cpuset_undo);
         ncm_cgroup_undo_free(e->plan_undo);
         ncm_cgroup_undo_free(e->machine_undo);
         free(e);
@@ -314,9 +261,11 @@ int ncm__oci_enforcer_new(const oci_enforcer_options *o, ncm_enforcer **ret, ncm
         e->reg = o->reg;
         e->confined = o->confined;
         e->sysfd = o->sysfd;
+        e->cpuset_undo = ncm_cgroup_undo_new();
         e->plan_undo = ncm_cgroup_undo_new();
         e->machine_undo = ncm_cgroup_undo_new();
-        if (!e->plan_undo || !e->machine_undo || ncm_enforcer_new(&oci_ops, e, ret) < 0) {
+        if (!e->cpuset_undo || !e->plan_undo || !e->machine_undo ||
+            ncm_enforcer_new(&oci_ops, e, ret) < 0) {
                 enf_free(e);
                 return oom(err);
         }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <nodecm/fs.h>
+#include <nodecm/node.h>
 #include "oci-internal.h"
 
 static int oom(ncm_error *err)
@@ -197,6 +198,16 @@ static int save_flags(const ncm_oci_hook_options *o, hook_env *env, unsigned fla
 static int save(const ncm_oci_hook_options *o, hook_env *env, ncm_error *err)
 {
         return save_flags(o, env, 0, err);
+}
+
+/*
+ * The end of a record written with NCM_FS_WRITE_NO_DIRSYNC before node N's transaction: DIR's
+ * fsync, unless N has fsynced it since SYNCS (ncm_node_dir_syncs() before the write), which made
+ * the record's rename durable too. The hook asks the node; lib/runtime stays below it.
+ */
+static int record_settle(const char *dir, const ncm_node *n, uint64_t syncs, ncm_error *err)
+{
+        return ncm_node_dir_syncs(n) == syncs ? ncm_fs_sync_dir(AT_FDCWD, dir, err) : 0;
 }
 
 /* The cgroup of PID that holds its cpuset: the cpuset line on v1, the unified one on v2. */
@@ -489,7 +500,7 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
                 goto out;
         }
         /* admitted, and in the record: a failure here leaves both (poststop releases) */
-        r = ncm__rt_record_settle(o->root_dir, env->node, syncs, err);
+        r = record_settle(o->root_dir, env->node, syncs, err);
         if (r < 0)
                 goto out;
         k = ncm__rt_record_find_id(&env->reg, st->id);

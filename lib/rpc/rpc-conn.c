@@ -25,6 +25,7 @@
 #include <nodecm/buf.h>
 #include <nodecm/rpc.h>
 
+#include "base/array.h"
 #include "rpc-internal.h"
 
 /* nghttp2 1.60 deprecated the ssize_t API for nghttp2_ssize variants; Debian 12 has 1.52. */
@@ -155,7 +156,7 @@ struct ncm_rpc_server {
         ncm_rpc_opts opts;
         char *user_agent;
         route *routes;
-        size_t n_routes;
+        size_t n_routes, cap_routes;
         ncm_rpc_handler_fn fallback;
         void *fallback_data;
 };
@@ -220,14 +221,8 @@ static char *dupn(const void *s, size_t n)
 
 static int md_add(md_list *l, const char *k, size_t kl, const char *v, size_t vl)
 {
-        if (l->n == l->cap) {
-                size_t cap = l->cap ? 2 * l->cap : 4;
-                ncm_rpc_md *nv = realloc(l->v, cap * sizeof(*nv));
-                if (!nv)
-                        return -ENOMEM;
-                l->v = nv;
-                l->cap = cap;
-        }
+        if (ncm__array_grow(l->v, l->cap, l->n) < 0)
+                return -ENOMEM;
         char *key = dupn(k, kl), *val = dupn(v, vl);
         if (!key || !val) {
                 free(key);
@@ -341,14 +336,8 @@ static ncm_rpc_call *call_new(ncm_rpc_conn *c, bool client)
 
 static int push_event(ncm_rpc_conn *c, enum ev_type type, ncm_rpc_call *call, ncm__rpc_message msg)
 {
-        if (c->n_ev == c->cap_ev) {
-                size_t cap = c->cap_ev ? 2 * c->cap_ev : 16;
-                event *e = realloc(c->ev, cap * sizeof(*e));
-                if (!e)
-                        return -ENOMEM;
-                c->ev = e;
-                c->cap_ev = cap;
-        }
+        if (ncm__array_grow(c->ev, c->cap_ev, c->n_ev) < 0)
+                return -ENOMEM;
         call->refs++;
         c->ev[c->n_ev++] = (event){type, call, msg};
         return 0;
@@ -1658,10 +1647,8 @@ static int server_add(ncm_rpc_server *srv, const char *path, enum call_kind kind
         bool known;
         if (find_route(srv, path, &known))
                 return -EEXIST;
-        route *r = realloc(srv->routes, (srv->n_routes + 1) * sizeof(*r));
-        if (!r)
+        if (ncm__array_grow(srv->routes, srv->cap_routes, srv->n_routes) < 0)
                 return -ENOMEM;
-        srv->routes = r;
         char *p = strdup(path);
         if (!p)
                 return -ENOMEM;

@@ -785,8 +785,3 @@ int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record 
         ncm_buf_done(&b);
         return r;
 }
-
-int ncm__rt_record_settle(const char *dir, const ncm_node *n, uint64_t syncs, ncm_error *err)
-{
-        return ncm_node_dir_syncs(n) == syncs ? ncm_fs_sync_dir(AT_FDCWD, dir, err) : 0;
-}

@@ -13,7 +13,7 @@
 #include <nodecm/buf.h>
 #include <nodecm/error.h>
 #include <nodecm/fs.h>
-#include <nodecm/node.h>
+#include <nodecm/pod.h>
 #include <nodecm/runtime.h>
 
 /* One container. */
@@ -76,12 +76,6 @@ void ncm__rt_record_format(const ncm__rt_record *r, ncm_buf *b);
 /* Write it atomically (0600) to DIR/FILE; FLAGS: NCM_FS_WRITE_* (ncm_fs_write_atomic_flags). */
 int ncm__rt_record_save(const char *dir, const char *file, const ncm__rt_record *r, unsigned flags,
                         ncm_error *err);
-/*
- * The end of a record written with NCM_FS_WRITE_NO_DIRSYNC before node N's transaction: DIR's
- * fsync, unless N has fsynced it since SYNCS (ncm_node_dir_syncs() before the write), which made
- * the record's rename durable too. 0 or -errno.
- */
-int ncm__rt_record_settle(const char *dir, const ncm_node *n, uint64_t syncs, ncm_error *err);
 /* The journal (CRI; runtime-record.c says what it holds): the line of container E added (its
  * SANDBOX too when not given before: NULL), and the line of its runtime id, as of GEN. */
 void ncm__rt_journal_add(ncm_buf *b, uint64_t gen, const ncm__rt_container *e,

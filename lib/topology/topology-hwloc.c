@@ -28,6 +28,7 @@
 
 #include <nodecm/fs.h>
 #include <nodecm/topology.h>
+#include "base/array.h"
 #include "topology/topology-internal.h"
 
 #define MAX_SYNTHETIC_LEN 4096
@@ -152,13 +153,9 @@ static int hw_caches(void *data, int cpu, ncm__cad_cache **ret, size_t *n, ncm_e
         for (hwloc_obj_t o = pu->parent; o; o = o->parent) {
                 if (!hwloc_obj_type_is_cache(o->type) || o->attr->cache.depth <= 2)
                         continue;
-                if (k == cap) {
-                        ncm__cad_cache *nl = realloc(list, (cap = cap ? cap * 2 : 4) * sizeof(*nl));
-                        if (!nl) {
-                                free(list);
-                                return ncm_error_set(err, ENOMEM, "out of memory");
-                        }
-                        list = nl;
+                if (ncm__array_grow(list, cap, k) < 0) {
+                        free(list);
+                        return ncm_error_set(err, ENOMEM, "out of memory");
                 }
                 list[k++] = (ncm__cad_cache){
                                 o->os_index == HWLOC_UNKNOWN_INDEX ? (int64_t)o->logical_index

@@ -25,6 +25,7 @@
 #include <nodecm/fs.h>
 #include <nodecm/topology.h>
 #include "base/fs-beneath.h"
+#include "base/array.h"
 #include "topology/topology-internal.h"
 
 /* Largest sysfs file we read: a cpulist of 8192 CPUs in the worst (all odd) case. */
@@ -791,13 +792,9 @@ static int list_one(void *data, const char *name)
         }
         if (k < 0)
                 return 0;
-        if (l->n == l->cap) {
-                int *nv = realloc(l->v, (l->cap = l->cap ? l->cap * 2 : 64) * sizeof(*nv));
-                if (!nv) {
-                        l->failed = true;
-                        return ncm_error_set(l->rd->err, ENOMEM, "out of memory");
-                }
-                l->v = nv;
+        if (ncm__array_grow(l->v, l->cap, l->n) < 0) {
+                l->failed = true;
+                return ncm_error_set(l->rd->err, ENOMEM, "out of memory");
         }
         l->v[l->n++] = k;
         return 0;
@@ -1167,12 +1164,8 @@ static int add_index_name(void *data, const char *name)
         index_names *nm = data;
         if (strncmp(name, "index", 5) != 0)
                 return 0;
-        if (nm->n == nm->cap) {
-                char **nv = realloc(nm->v, (nm->cap = nm->cap ? nm->cap * 2 : 8) * sizeof(*nv));
-                if (!nv)
-                        return -ENOMEM;
-                nm->v = nv;
-        }
+        if (ncm__array_grow(nm->v, nm->cap, nm->n) < 0)
+                return -ENOMEM;
         if (!(nm->v[nm->n] = strdup(name)))
                 return -ENOMEM;
         nm->n++;
@@ -1345,13 +1338,8 @@ static int add_node(void *data, const char *name)
 
         if (id < 0)
                 return 0;
-        if (m->nnodes == l->cap) {
-                ncm__cad_node *nn =
-                                realloc(m->nodes, (l->cap = l->cap ? l->cap * 2 : 8) * sizeof(*nn));
-                if (!nn)
-                        return -ENOMEM;
-                m->nodes = nn;
-        }
+        if (ncm__array_grow(m->nodes, l->cap, m->nnodes) < 0)
+                return -ENOMEM;
         m->nodes[m->nnodes++] = (ncm__cad_node){.id = (int)id};
         return 0;
 }

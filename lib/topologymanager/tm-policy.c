@@ -126,6 +126,11 @@ const char *ncm_tm_policy_name(const ncm_tm_policy *p)
         return p->ops->name;
 }
 
+bool ncm_tm_policy_is_none(const ncm_tm_policy *p)
+{
+        return strcmp(p->ops->name, NCM_TM_POLICY_NONE) == 0;
+}
+
 ncm_bitmask ncm_tm_policy_default_affinity(const ncm_tm_policy *p)
 {
         return p->numa.all;

@@ -40,7 +40,7 @@ struct ncm_tm {
         ncm_tm_policy *policy;
         ncm_tm_merge_mode mode;
         provider *providers;
-        size_t n_providers;
+        size_t n_providers, cap_providers;
         /* the stores grow with a pod's containers: indexed, so that each lookup is O(1) */
         stored_hint *hints;
         size_t n_hints, cap_hints;
@@ -365,15 +365,9 @@ int ncm_tm_pod_hints_restore(ncm_tm *tm, const ncm_tm_pod_hints *saved, ncm_erro
                         return ncm_error_set(err, ENOMEM, "out of memory");
                 }
         }
-        if (tm->n_hints + saved->n > tm->cap_hints) {
-                size_t cap = tm->n_hints + saved->n;
-                stored_hint *nh = realloc(tm->hints, cap * sizeof(*nh));
-                if (!nh) {
-                        free_entries(fresh, saved->n);
-                        return ncm_error_set(err, ENOMEM, "out of memory");
-                }
-                tm->hints = nh;
-                tm->cap_hints = cap;
+        if (saved->n && ncm__array_grow(tm->hints, tm->cap_hints, tm->n_hints + saved->n - 1) < 0) {
+                free_entries(fresh, saved->n);
+                return ncm_error_set(err, ENOMEM, "out of memory");
         }
         if (ncm__strindex_reserve(&tm->hints_ix, saved->n) < 0) {
                 free_entries(fresh, saved->n);
@@ -688,10 +682,8 @@ void ncm_tm_set_trace(ncm_tm *tm, const ncm_tm_trace *trace)
 
 int ncm_tm_add_provider(ncm_tm *tm, const ncm_tm_provider_ops *ops, void *data)
 {
-        provider *np = realloc(tm->providers, (tm->n_providers + 1) * sizeof(*np));
-        if (!np)
+        if (ncm__array_grow(tm->providers, tm->cap_providers, tm->n_providers) < 0)
                 return -ENOMEM;
-        tm->providers = np;
         tm->providers[tm->n_providers++] = (provider){ops, data};
         return 0;
 }

@@ -103,12 +103,13 @@ static void paths(const char *s)
 
         for (size_t i = 0; i < 2; i++) {
                 ncm_cgroup_name n = NCM_CGROUP_NAME_INIT;
-                if (ops[i]->from_path(s, &n, NULL) == 0) {
-                        if (ncm_cgroup_naming_cgroupfs.to_path(&n, &b, NULL) < 0 ||
+                if (ncm_cgroup_naming_from_path(ops[i], s, &n, NULL) == 0) {
+                        if (ncm_cgroup_naming_to_path(&ncm_cgroup_naming_cgroupfs, &n, &b, NULL) <
+                                            0 ||
                             b.data[0] != '/')
                                 abort();
                         ncm_buf_reset(&b);
-                        (void)ncm_cgroup_naming_systemd.to_path(&n, &b, NULL);
+                        (void)ncm_cgroup_naming_to_path(&ncm_cgroup_naming_systemd, &n, &b, NULL);
                         ncm_buf_reset(&b);
                         ncm_cgroup_name_done(&n);
                 }

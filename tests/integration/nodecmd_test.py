@@ -11,6 +11,8 @@ import tempfile
 import time
 
 NODECMD = os.environ.get("NCM_NODECMD", "")
+# nodecmd with the test hook (NODECMD_TEST_PASSES): the test build, not the installed one
+NODECMD_TEST = os.environ.get("NCM_NODECMD_TEST", "")
 NODECM = os.environ.get("NCM_NODECM", "")
 API_DIR = os.environ.get("NCM_API_DIR", "")
 TOPOLOGY = "package:2 numa:1 core:4 pu:2"
@@ -130,9 +132,9 @@ def write_config(path, **fields):
 
 
 class Daemon:
-    def __init__(self, config, root, log, topology=TOPOLOGY, extra=(), env=None):
+    def __init__(self, config, root, log, topology=TOPOLOGY, extra=(), env=None, exe=None):
         self.config, self.root, self.log = config, root, log
-        self.argv = [NODECMD, "--config", config, "--root-dir", root, "--synthetic", topology]
+        self.argv = [exe or NODECMD, "--config", config, "--root-dir", root, "--synthetic", topology]
         self.argv += list(extra)
         self.socket = os.path.join(root, "nodecm.sock")
         self.p = None

@@ -303,7 +303,7 @@ def main():
 
     # ---- calls that need answers from elsewhere (the call hook; NODECMD_TEST_PASSES) --------
     d6 = T.Daemon(cfg, os.path.join(tmp, "root6"), os.path.join(tmp, "nodecmd7.log"),
-                  env={"NODECMD_TEST_PASSES": "3"}).start()
+                  env={"NODECMD_TEST_PASSES": "3"}, exe=T.NODECMD_TEST).start()
     ch6 = grpc.insecure_channel(d6.target())
     stub6 = svc.NodeStub(ch6)
     futs = [stub6.Admit.future(pb.AdmitRequest(pod=T.pod_json("h%d" % i, "1").encode()),

@@ -144,7 +144,7 @@ static void test_cgroup_driver_v1_write_order(void **state)
         r.pids = -1;
         r.has_hugepages = true;
         assert_int_equal(ncm_cgroup_resources_set_cpuset(&r, cpus, NULL), 0);
-        assert_int_equal(ncm_cgroup_ops_v1.plan_set(&l, "/x", &r, false, &p, NULL), 0);
+        assert_int_equal(ncm_cgroup_plan_set(&l, "/x", &r, false, &p, NULL), 0);
         assert_int_equal(p.n_ops, NCM_ELEMENTSOF(want));
         for (size_t i = 0; i < p.n_ops; i++, k++) {
                 const char *base = strrchr(p.ops[i].path, '/') + 1;
@@ -162,7 +162,7 @@ static void test_cgroup_driver_v1_write_order(void **state)
         r.memory = 0;
         r.pids = 0;
         r.has_hugepages = false;
-        assert_int_equal(ncm_cgroup_ops_v1.plan_set(&l, "/x", &r, false, &p, NULL), 0);
+        assert_int_equal(ncm_cgroup_plan_set(&l, "/x", &r, false, &p, NULL), 0);
         assert_int_equal(p.n_ops, 3); /* cpuset.cpus, cpu.shares, period */
         ncm_cgroup_plan_done(&p);
         ncm_cgroup_resources_done(&r);
@@ -181,7 +181,7 @@ static void test_cgroup_driver_v2_values(void **state)
         r.cpu_quota = -1;
         r.cpu_period = 0;
         r.memory = -1;
-        assert_int_equal(ncm_cgroup_ops_v2.plan_set(&l, "/kubepods/x", &r, true, &p, NULL), 0);
+        assert_int_equal(ncm_cgroup_plan_set(&l, "/kubepods/x", &r, true, &p, NULL), 0);
         /* subtree_control of the parent, mkdir, memory.max, cpu.weight, cpu.max */
         assert_int_equal(p.n_ops, 5);
         assert_string_equal(p.ops[0].path, "/kubepods/cgroup.subtree_control");
@@ -196,7 +196,7 @@ static void test_cgroup_driver_v2_values(void **state)
         r.oci_weight = true;
         r.cpu_quota = 20000;
         r.cpu_period = 50000;
-        assert_int_equal(ncm_cgroup_ops_v2.plan_set(&l, "/kubepods/x", &r, false, &p, NULL), 0);
+        assert_int_equal(ncm_cgroup_plan_set(&l, "/kubepods/x", &r, false, &p, NULL), 0);
         assert_string_equal(p.ops[1].value, "100");
         assert_string_equal(p.ops[2].value, "20000 50000");
         ncm_cgroup_plan_done(&p);
@@ -243,11 +243,11 @@ static void test_cgroup_driver_v1_apply_and_remove(void **state)
         assert_file(&f, "/hugetlb/kubepods/pod" UID_G "/hugetlb.2MB.limit_in_bytes", "0");
         assert_file(&f, "/cpu/kubepods/pod" UID_G "/app/cpu.cfs_quota_us", "100000");
 
-        assert_int_equal(m.ops->exists(&m.layout, f.rootfd, gdir, NULL), 1);
-        assert_int_equal(m.ops->exists(&m.layout, f.rootfd, "/kubepods/podnope", &err), 0);
+        assert_int_equal(ncm_cgroup_exists(&m.layout, f.rootfd, gdir, NULL), 1);
+        assert_int_equal(ncm_cgroup_exists(&m.layout, f.rootfd, "/kubepods/podnope", &err), 0);
         assert_non_null(strstr(err.msg, "has some missing paths: /sys/fs/cgroup/cpuset/kubepods/"
                                         "podnope, /sys/fs/cgroup/memory/kubepods/podnope"));
-        assert_int_equal(m.ops->read(&m.layout, f.rootfd, gdir, &back, NULL), 0);
+        assert_int_equal(ncm_cgroup_read(&m.layout, f.rootfd, gdir, &back, NULL), 0);
         assert_int_equal(back.cpu_shares, 1024);
         assert_int_equal(back.cpu_quota, 100000);
         assert_int_equal(back.cpu_period, 100000);
@@ -325,11 +325,12 @@ static void test_cgroup_driver_v2_apply_and_read_back(void **state)
         assert_file(&f, "/kubepods/pod" UID_G "/memory.max", "268435456");
         assert_file(&f, "/kubepods/pod" UID_G "/app/cpu.weight", "100");
         assert_file(&f, "/kubepods/pod" UID_G "/app/cpuset.cpus", "1");
-        assert_int_equal(m.ops->exists(&m.layout, f.rootfd, "/kubepods/pod" UID_G, NULL), 1);
+        assert_int_equal(ncm_cgroup_exists(&m.layout, f.rootfd, "/kubepods/pod" UID_G, NULL), 1);
         fake_put(f.rootfd, "/kubepods/pod" UID_G, "cgroup.controllers", "cpu memory");
-        assert_int_equal(m.ops->exists(&m.layout, f.rootfd, "/kubepods/pod" UID_G, &err), 0);
+        assert_int_equal(ncm_cgroup_exists(&m.layout, f.rootfd, "/kubepods/pod" UID_G, &err), 0);
         assert_non_null(strstr(err.msg, "has some missing controllers: cpuset, hugetlb, pids"));
-        assert_int_equal(m.ops->read(&m.layout, f.rootfd, "/kubepods/pod" UID_G, &back, NULL), 0);
+        assert_int_equal(ncm_cgroup_read(&m.layout, f.rootfd, "/kubepods/pod" UID_G, &back, NULL),
+                         0);
         /* cpu.weight 39 reads back as 998 shares, not 1024: the linear map loses precision. */
         assert_int_equal(back.cpu_shares, 998);
         assert_int_equal(back.cpu_quota, 100000);

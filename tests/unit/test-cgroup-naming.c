@@ -33,7 +33,7 @@ static char *path_of(const ncm_cgroup_naming_ops *ops, const ncm_cgroup_name *n)
 {
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
-        if (ops->to_path(n, &b, &err) < 0)
+        if (ncm_cgroup_naming_to_path(ops, n, &b, &err) < 0)
                 fail_msg("to_path: %s", err.msg);
         return ncm_buf_steal(&b);
 }
@@ -42,7 +42,7 @@ static void expect_path(const ncm_cgroup_naming_ops *ops, ncm_cgroup_name n, con
 {
         char *got = path_of(ops, &n);
         if (strcmp(got, want) != 0)
-                fail_msg("%s: got %s, want %s", ops->name, got, want);
+                fail_msg("%s: got %s, want %s", ncm_cgroup_naming_name(ops), got, want);
         free(got);
         ncm_cgroup_name_done(&n);
 }
@@ -121,7 +121,7 @@ static void expect_parse(const ncm_cgroup_naming_ops *ops, const char *path, siz
         ncm_error err = NCM_ERROR_INIT;
         va_list ap;
 
-        if (ops->from_path(path, &name, &err) < 0)
+        if (ncm_cgroup_naming_from_path(ops, path, &name, &err) < 0)
                 fail_msg("%s: %s", path, err.msg);
         if (name.n != n)
                 fail_msg("%s: %zu parts, want %zu", path, name.n, n);
@@ -151,13 +151,13 @@ static void test_cgroup_naming_parse(void **state)
         expect_parse(c, "/kubepods/burstable", 2, "kubepods", "burstable");
         /* ParseCgroupfsToCgroupName("/a/") is ["a" ""]; NewCgroupName keeps appending. */
         expect_parse(c, "/a/", 2, "a", "");
-        assert_int_equal(c->from_path("/a/", &name, NULL), 0);
+        assert_int_equal(ncm_cgroup_naming_from_path(c, "/a/", &name, NULL), 0);
         assert_int_equal(ncm_cgroup_name_append(&name, "b", NULL), 0);
         assert_int_equal(name.n, 3);
         assert_string_equal(name.parts[1], "");
         assert_string_equal(name.parts[2], "b");
         ncm_cgroup_name_done(&name);
-        assert_int_equal(c->from_path("/a/../b", &name, NULL), -EINVAL);
+        assert_int_equal(ncm_cgroup_naming_from_path(c, "/a/../b", &name, NULL), -EINVAL);
         assert_int_equal(name.n, 0);
 }
 
@@ -301,18 +301,23 @@ static void test_cgroup_naming_container_paths(void **state)
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
-        assert_int_equal(ncm_cgroup_naming_cgroupfs.container_path("/kubepods/podx", "app", &b,
-                                                                   NULL),
+        assert_int_equal(ncm_cgroup_naming_container_path(&ncm_cgroup_naming_cgroupfs,
+                                                          "/kubepods/podx", "app", &b, NULL),
                          0);
         assert_string_equal(b.data, "/kubepods/podx/app");
         ncm_buf_reset(&b);
-        assert_int_equal(ncm_cgroup_naming_systemd.container_path(
-                                         "/kubepods.slice/kubepods-podx.slice", "app", &b, NULL),
+        assert_int_equal(ncm_cgroup_naming_container_path(&ncm_cgroup_naming_systemd,
+                                                          "/kubepods.slice/kubepods-podx.slice",
+                                                          "app", &b, NULL),
                          0);
         assert_string_equal(b.data, "/kubepods.slice/kubepods-podx.slice/nodecm-app.scope");
         ncm_buf_reset(&b);
-        assert_int_equal(ncm_cgroup_naming_cgroupfs.container_path("/p", "..", &b, &err), -EINVAL);
-        assert_int_equal(ncm_cgroup_naming_cgroupfs.container_path("/p", "a/b", &b, &err), -EINVAL);
+        assert_int_equal(ncm_cgroup_naming_container_path(&ncm_cgroup_naming_cgroupfs, "/p", "..",
+                                                          &b, &err),
+                         -EINVAL);
+        assert_int_equal(ncm_cgroup_naming_container_path(&ncm_cgroup_naming_cgroupfs, "/p", "a/b",
+                                                          &b, &err),
+                         -EINVAL);
         ncm_buf_done(&b);
         assert_ptr_equal(ncm_cgroup_naming_by_name("systemd"), &ncm_cgroup_naming_systemd);
         assert_ptr_equal(ncm_cgroup_naming_by_name("cgroupfs"), &ncm_cgroup_naming_cgroupfs);
@@ -335,9 +340,11 @@ static void test_cgroup_naming_round_trip(void **state)
                 for (size_t d = 0; d < 2; d++) {
                         ncm_cgroup_name back = NCM_CGROUP_NAME_INIT;
                         char *p = path_of(drivers[d], &n);
-                        assert_int_equal(drivers[d]->from_path(p, &back, NULL), 0);
+                        assert_int_equal(ncm_cgroup_naming_from_path(drivers[d], p, &back, NULL),
+                                         0);
                         if (!ncm_cgroup_name_equal(&n, &back))
-                                fail_msg("%s: %s did not read back", drivers[d]->name, p);
+                                fail_msg("%s: %s did not read back",
+                                         ncm_cgroup_naming_name(drivers[d]), p);
                         ncm_cgroup_name_done(&back);
                         free(p);
                 }

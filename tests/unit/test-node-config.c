@@ -128,6 +128,45 @@ static void test_node_config_defaults(void **state)
         assert_false(o.custom_cpu_period);
 }
 
+/* The names asked as questions (the predicates the node and the front ends use). */
+static void test_node_config_predicates(void **state)
+{
+        ncm_autoptr(ncm_node_config) d = parse_ok("{}");
+        ncm_autoptr(ncm_node_config) c = NULL;
+        ncm_autoptr(ncm_node_config) p = NULL;
+        ncm_autofree char *path = tu_data_path("kubelet/kubeadm-config.yaml");
+        (void)state;
+
+        assert_false(ncm_node_config_cpu_policy_is_static(d));
+        assert_true(ncm_node_config_tm_policy_is_none(d));
+        assert_false(ncm_node_config_tm_policy_is_single_numa_node(d));
+        assert_false(ncm_node_config_tm_scope_is_pod(d));
+        assert_false(ncm_node_config_mem_policy_is_static(d));
+        assert_false(ncm_node_config_cgroup_driver_is_systemd(d));
+        assert_int_equal(ncm_node_config_enforcement_kind(d), NCM_NODE_ENFORCEMENT_CGROUPFS);
+
+        assert_int_equal(ncm_node_config_load_file(path, &c, NULL), 0);
+        assert_true(ncm_node_config_cpu_policy_is_static(c));
+        assert_false(ncm_node_config_tm_policy_is_none(c));
+        assert_true(ncm_node_config_tm_policy_is_single_numa_node(c));
+        assert_true(ncm_node_config_tm_scope_is_pod(c));
+        assert_true(ncm_node_config_cgroup_driver_is_systemd(c));
+
+        p = parse_ok("{\"enforcement\": \"plan\", \"topologyManagerPolicy\": \"restricted\"}");
+        assert_int_equal(ncm_node_config_enforcement_kind(p), NCM_NODE_ENFORCEMENT_PLAN);
+        assert_false(ncm_node_config_tm_policy_is_none(p));
+        assert_false(ncm_node_config_tm_policy_is_single_numa_node(p));
+        p = ncm_node_config_free(p);
+        p = parse_ok("{\"enforcement\": \"none\"}");
+        assert_int_equal(ncm_node_config_enforcement_kind(p), NCM_NODE_ENFORCEMENT_NONE);
+        p = ncm_node_config_free(p);
+        p = parse_ok("{\"memoryManagerPolicy\": \"Static\", \"kubeReserved\": {\"memory\": "
+                     "\"512Mi\"}, \"evictionHard\": {\"memory.available\": \"100Mi\"}, "
+                     "\"reservedMemory\": [{\"numaNode\": 0, \"limits\": {\"memory\": "
+                     "\"612Mi\"}}]}");
+        assert_true(ncm_node_config_mem_policy_is_static(p));
+}
+
 static void test_node_config_cgroup_fields(void **state)
 {
         ncm_autoptr(ncm_node_config) c = parse_ok(
@@ -550,6 +589,7 @@ int main(void)
                         cmocka_unit_test(test_node_config_kubeadm_file),
                         cmocka_unit_test(test_node_config_reserved_cpus_replace_reserved_cpu),
                         cmocka_unit_test(test_node_config_defaults),
+                        cmocka_unit_test(test_node_config_predicates),
                         cmocka_unit_test(test_node_config_cgroup_fields),
                         cmocka_unit_test(test_node_config_errors),
                         cmocka_unit_test(test_node_config_file_kind),

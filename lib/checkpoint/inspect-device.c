@@ -14,8 +14,7 @@
 
 #include <nodecm/devicemanager.h>
 #include <nodecm/fs.h>
-#include "cli.h"
-#include "cmd-checkpoint.h"
+#include "inspect-internal.h"
 
 static int device_probe(const char *text, size_t len, const char *path, ncm_error *err)
 {
@@ -23,7 +22,7 @@ static int device_probe(const char *text, size_t len, const char *path, ncm_erro
 }
 
 /* The options that describe a CPU manager configuration mean nothing for this file. */
-static int refuse_cpu_options(const cli_checkpoint_args *a, ncm_error *err)
+static int refuse_cpu_options(const ncm_checkpoint_args *a, ncm_error *err)
 {
         if (a->policy || a->reserved || a->strict || a->topo || a->nrefs || a->fit)
                 return ncm_error_set(err, EINVAL,
@@ -33,7 +32,7 @@ static int refuse_cpu_options(const cli_checkpoint_args *a, ncm_error *err)
         return 0;
 }
 
-static int parse(const cli_checkpoint_args *a, ncm_devmgr_checkpoint **ret, ncm_error *err)
+static int parse(const ncm_checkpoint_args *a, ncm_devmgr_checkpoint **ret, ncm_error *err)
 {
         int r = refuse_cpu_options(a, err);
         if (r < 0)
@@ -55,7 +54,7 @@ static void summary(ncm_buf *out, const ncm_devmgr_checkpoint *cp)
                        cp->n_registered, cp->n_registered == 1 ? "" : "s");
 }
 
-static int device_verify(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+static int device_verify(const ncm_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         int r = parse(a, &cp, err);
@@ -70,7 +69,7 @@ static int device_verify(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *
         return 0;
 }
 
-static int device_show(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+static int device_show(const ncm_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         int r;
@@ -86,7 +85,7 @@ static int device_show(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
         return 0;
 }
 
-static int device_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+static int device_rewrite(const ncm_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_devmgr_checkpoint) cp = NULL;
         const char *target = a->output ? a->output : a->path;
@@ -141,7 +140,7 @@ static int device_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error 
         return 0;
 }
 
-const cli_checkpoint_kind cli_checkpoint_kind_device = {
+const ncm_checkpoint_kind ncm__checkpoint_kind_device = {
                 .name = NCM_DEVMGR_CHECKPOINT_NAME,
                 .probe = device_probe,
                 .verify = device_verify,

@@ -18,8 +18,7 @@
 
 #include <nodecm/fs.h>
 #include <nodecm/memorymanager.h>
-#include "cli.h"
-#include "cmd-checkpoint.h"
+#include "inspect-internal.h"
 
 static int memory_probe(const char *text, size_t len, const char *path, ncm_error *err)
 {
@@ -39,7 +38,7 @@ static const char *layout_name(ncm_mem_checkpoint_version v)
 }
 
 /* The options of a CPU manager configuration mean nothing for this file. */
-static int refuse_cpu_options(const cli_checkpoint_args *a, ncm_error *err)
+static int refuse_cpu_options(const ncm_checkpoint_args *a, ncm_error *err)
 {
         if (a->reserved || a->strict || a->nrefs)
                 return ncm_error_set(err, EINVAL,
@@ -54,7 +53,7 @@ static int refuse_cpu_options(const cli_checkpoint_args *a, ncm_error *err)
  * The file as the kubelet reads it. LENIENT (show, rewrite --fix-checksum): decoded whatever
  * its checksums say; then 1 when they do not match.
  */
-static int parse(const cli_checkpoint_args *a, bool lenient, ncm_mem_state **ret,
+static int parse(const ncm_checkpoint_args *a, bool lenient, ncm_mem_state **ret,
                  ncm_mem_checkpoint_info *info, ncm_error *err)
 {
         int r = refuse_cpu_options(a, err);
@@ -110,7 +109,7 @@ static void machine_json(const ncm_mem_state *s, ncm_buf *out)
 }
 
 /* The policy for the machine of A (Static with --reserved-memory). */
-static int policy_of(const cli_checkpoint_args *a, const char *name, ncm_mem_policy **ret,
+static int policy_of(const ncm_checkpoint_args *a, const char *name, ncm_mem_policy **ret,
                      ncm_error *err)
 {
         ncm_mem_reservations l = {0};
@@ -138,7 +137,7 @@ static void counts(const ncm_mem_state *s, size_t *pods, size_t *containers)
                 *containers += s->pods[i].n;
 }
 
-static int memory_verify(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+static int memory_verify(const ncm_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_mem_state) s = NULL;
         ncm_autoptr(ncm_mem_policy) p = NULL;
@@ -199,7 +198,7 @@ static void json_blocks(ncm_buf *out, const ncm_mem_block *v, size_t n)
         ncm_buf_putc(out, ']');
 }
 
-static int memory_show(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+static int memory_show(const ncm_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_mem_state) s = NULL;
         ncm_mem_checkpoint_info info = {0};
@@ -285,7 +284,7 @@ static int memory_show(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
         return 0;
 }
 
-static int memory_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
+static int memory_rewrite(const ncm_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_mem_state) s = NULL;
         ncm_autoptr(ncm_mem_policy) p = NULL;
@@ -369,7 +368,7 @@ static int memory_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error 
         return 0;
 }
 
-const cli_checkpoint_kind cli_checkpoint_kind_memory = {
+const ncm_checkpoint_kind ncm__checkpoint_kind_memory = {
                 .name = NCM_MEM_CHECKPOINT_NAME,
                 .probe = memory_probe,
                 .verify = memory_verify,
