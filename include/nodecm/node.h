@@ -288,6 +288,17 @@ NCM_API int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags,
                            ncm_node_admission **ret, ncm_error *err);
 
 /*
+ * ncm_node_admit() with N's writes of its state directory (cpu_manager_state, nodecm_pods, the
+ * device manager's checkpoint) joining BATCH (NULL: N's own), where the caller may have put
+ * writes of its own first (a runtime integration's record). The admission commits BATCH, the
+ * caller's writes with N's, all or nothing (with the undo record of the directory,
+ * NCM_FS_WRITE_NO_DIRSYNC: the caller owes the directory's fsync, ncm_fs_batch_settle), or
+ * drops it all when it is refused or fails.
+ */
+NCM_API int ncm_node_admit_batch(ncm_node *n, const ncm_pod *pod, unsigned flags,
+                                 ncm_fs_batch *batch, ncm_node_admission **ret, ncm_error *err);
+
+/*
  * The kubelet's RemoveContainer for (POD_UID, NAME): its exclusive CPUs go back to the shared
  * pool, except those another container of the pod still holds; its topology hint is dropped.
  * RELEASED (may be NULL) receives the CPUs that joined the shared pool. Works for pods known
@@ -367,15 +378,6 @@ typedef struct ncm_node_counters {
 } ncm_node_counters;
 
 NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
-
-/*
- * Stage N's writes of its state directory (cpu_manager_state, nodecm_pods, the device
- * manager's checkpoint) into BATCH, where the caller may have put writes of its own first; NULL
- * ends that. The next change N makes commits BATCH, the caller's writes with its own, all or
- * nothing (with the undo record of the directory, NCM_FS_WRITE_NO_DIRSYNC: the caller owes the
- * directory's fsync, ncm_fs_batch_settle), or drops it all when it is refused or fails.
- */
-NCM_API void ncm_node_stage_writes(ncm_node *n, ncm_fs_batch *batch);
 
 /*
  * How many times N has fsynced its state directory (each commit that replaced a file ends with

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node's side of the CRI: what the proxy and the reconcile loop decide, one call at a time
- * on a node (nodecmd runs each as a job). Admissions and removals go through the control API's
- * handlers (lib/ctl), so that they are persisted, counted and reported exactly as
- * `nodecm node admit` and nodecmd's control socket do them; the containers the kubelet created
+ * on a node (nodecmd runs each as a job). Admissions and removals take the control API's typed
+ * entries (ncm_ctl_admit, ncm_ctl_remove: the pod built here, no request packed, no reply
+ * parsed), so that they are persisted, counted and reported exactly as `nodecm node admit`
+ * and nodecmd's control socket do them; the containers the kubelet created
  * through the proxy are kept in ROOT/nodecm_cri_containers (the runtime integrations' record):
  * each one's pod, kind, resources and runtime ids, so that a restarted nodecmd knows every
  * container its node holds. An admission appends its container to ROOT/nodecm_cri_journal, in
@@ -143,21 +144,15 @@ void ncm_cri_decision_done(ncm_cri_decision *d)
         d->ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
 }
 
-/* The control API's call M with request R on the node; RES gets what changed. */
-static int ctl(ncm_cri_node *cn, ncm_ctl_method m, const ncm_ctl_request *q, ncm_ctl_result *res,
-               ncm_error *err)
+/* A refused admission or resize as the control API's client reports it: "REASON: MESSAGE". */
+static void refuse(ncm_cri_decision *d, const ncm_node_admission *adm)
 {
-        ncm_buf req = NCM_BUF_INIT;
-        int r = ncm_ctl_request_pack(m, q, &req);
+        ncm_error aerr = NCM_ERROR_INIT;
 
-        if (r < 0) {
-                ncm_buf_done(&req);
-                return ncm_error_set(err, -r, "%s: cannot pack the request",
-                                     ncm_ctl_method_name(m));
-        }
-        r = ncm_ctl_handle(&cn->t, m, (const uint8_t *)req.data, req.len, res, err);
-        ncm_buf_done(&req);
-        return r;
+        (void)ncm_error_set(&aerr, NCM_E_ADMISSION, "%s: %s", adm->reason, adm->message);
+        d->action = NCM_CRI_REFUSE;
+        d->code = NCM_RPC_RESOURCE_EXHAUSTED;
+        snprintf(d->message, sizeof(d->message), "%s", aerr.msg);
 }
 
 /* The cpusets container NAME of POD must have: its CPUs, and the NUMA nodes of those CPUs.
@@ -256,8 +251,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         ncm__rt_container e = {0}, old = {0};
         ncm_runtime_identity id;
         ncm_autoptr(ncm_pod) pod = NULL;
-        ncm_buf podjson = NCM_BUF_INIT, out = NCM_BUF_INIT;
-        ncm_error aerr = NCM_ERROR_INIT;
+        ncm_autoptr(ncm_node_admission) adm = NULL;
         const char *uid = pod_of(cn, c);
         ncm_qos_class qos = NCM_QOS_BEST_EFFORT;
         bool had_old = false, new_sandbox = false;
@@ -342,26 +336,11 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                                     sb.id[0] ? &sb : NULL);
                 r = journal(cn, &line, err);
         }
-        if (r >= 0) {
-                ncm_ctl_request q = {0};
-                ncm_pod_format_json(pod, &podjson);
-                q.pod = podjson.data;
-                q.pod_len = podjson.len;
-                q.source = "CreateContainer";
-                q.format = NCM_CTL_FORMAT_NONE;
-                ncm_node_stage_writes(cn->t.node, batch);
-                r = ncm_buf_failed(&podjson) ? oom(err) : ctl(cn, NCM_CTL_ADMIT, &q, &d.ctl, err);
-                ncm_node_stage_writes(cn->t.node, NULL);
-        }
-        if (r >= 0 && ncm_ctl_reply_output(NCM_CTL_ADMIT, (const uint8_t *)d.ctl.reply.data,
-                                           d.ctl.reply.len, &out, &aerr) < 0) {
-                /* refused: the kubelet's reason and message; the record is as it was */
-                d.action = NCM_CRI_REFUSE;
-                d.code = NCM_RPC_RESOURCE_EXHAUSTED;
-                snprintf(d.message, sizeof(d.message), "%s", aerr.msg);
-        }
-        ncm_buf_done(&out);
-        ncm_buf_done(&podjson);
+        if (r >= 0)
+                r = ncm_ctl_admit(&cn->t, pod, 0, batch, NCM_CTL_FORMAT_NONE, &d.ctl, &adm, err);
+        /* refused: the kubelet's reason and message; the record is as it was */
+        if (r >= 0 && !adm->admitted)
+                refuse(&d, adm);
         if (r < 0 || d.action == NCM_CRI_REFUSE) {
                 /* nothing of it was written: the batch goes, the record is put back */
                 ncm_fs_batch_drop(batch);
@@ -456,16 +435,13 @@ int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t
 /* Release container K of the record (the node's container, and the record's entry). */
 static int release(ncm_cri_node *cn, size_t k, ncm_ctl_result *res, ncm_error *err)
 {
-        ncm_ctl_request q = {0};
         ncm_autofree char *pod = strdup(cn->rec.v[k].pod);
         ncm_autofree char *name = strdup(cn->rec.v[k].name);
         int r;
 
         if (!pod || !name)
                 return oom(err);
-        q.pod_uid = pod;
-        q.container = name;
-        r = ctl(cn, NCM_CTL_REMOVE_CONTAINER, &q, res, err);
+        r = ncm_ctl_remove(&cn->t, pod, name, NCM_CTL_FORMAT_NONE, res, err);
         if (r < 0)
                 return r;
         ncm__rt_record_remove(&cn->rec, k);
@@ -530,7 +506,6 @@ int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_resul
 {
         ssize_t s = ncm__rt_record_find_sandbox(&cn->rec, id);
         ncm_autofree char *pod = NULL;
-        ncm_ctl_request q = {0};
         int r;
 
         if (s < 0)
@@ -538,8 +513,7 @@ int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_resul
         pod = strdup(cn->rec.sandboxes[s].pod);
         if (!pod)
                 return oom(err);
-        q.pod_uid = pod;
-        r = ctl(cn, NCM_CTL_REMOVE_POD, &q, res, err);
+        r = ncm_ctl_remove(&cn->t, pod, NULL, NCM_CTL_FORMAT_NONE, res, err);
         if (r < 0)
                 return r;
         for (size_t i = cn->rec.n; i-- > 0;)
@@ -610,12 +584,9 @@ int ncm_cri_node_update(ncm_cri_node *cn, const char *id, const ncm_cri_resource
                         ncm__rt_journal_add(&line, cn->rec.generation, &cn->rec.v[k], NULL);
                         r = journal(cn, &line, err);
                 }
-                if (r >= 0) {
-                        ncm_node_stage_writes(cn->t.node, cn->batch);
-                        r = ncm_ctl_resize(&cn->t, pod, false, NCM_CTL_FORMAT_NONE, &d.ctl, &adm,
-                                           err);
-                        ncm_node_stage_writes(cn->t.node, NULL);
-                }
+                if (r >= 0)
+                        r = ncm_ctl_resize(&cn->t, pod, 0, cn->batch, NCM_CTL_FORMAT_NONE, &d.ctl,
+                                           &adm, err);
                 if (r >= 0 && !adm->admitted) {
                         d.action = NCM_CRI_REFUSE;
                         d.code = NCM_RPC_RESOURCE_EXHAUSTED;

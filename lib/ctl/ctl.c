@@ -640,7 +640,8 @@ static int decision_answer(const ncm_ctl_target *t, const ncm_pod *pod,
 
 /* The node's decision on POD, an admission or (RESIZE) a resize, and what RES says of it. */
 static int decide(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, bool resize,
-                  ncm_ctl_result *res, ncm_node_admission **ret, ncm_error *err)
+                  ncm_fs_batch *batch, ncm_ctl_result *res, ncm_node_admission **ret,
+                  ncm_error *err)
 {
         ncm_autoptr(ncm_cpuset) before = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) after = ncm_cpuset_new();
@@ -650,8 +651,8 @@ static int decide(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, boo
         if (!before || !after)
                 return oom(err);
         ncm_node_shared_pool(t->node, before);
-        r = resize ? ncm_node_resize(t->node, pod, node_flags(t, explain), &adm, err)
-                   : ncm_node_admit(t->node, pod, node_flags(t, explain), &adm, err);
+        r = resize ? ncm_node_resize_batch(t->node, pod, node_flags(t, explain), batch, &adm, err)
+                   : ncm_node_admit_batch(t->node, pod, node_flags(t, explain), batch, &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);
@@ -713,29 +714,45 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 r = decision_answer(t, pod, adm, f, true, false, true, res);
                 return r < 0 ? oom(err) : 0;
         }
-        r = t->respec ? 0 : check_readmission(t->node, pod, err);
-        if (r >= 0)
-                r = decide(t, pod, explain, false, res, &adm, err);
-        if (r < 0)
-                return r;
-        return decision_answer(t, pod, adm, f, explain, false, false, res) < 0 ? oom(err) : 0;
+        return ncm_ctl_admit(t, pod, explain ? NCM_CTL_FLAG_EXPLAIN : 0, NULL, f, res, NULL, err);
 }
 
-/* ---- Resize ---- */
-
-int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, ncm_ctl_format f,
-                   ncm_ctl_result *res, ncm_node_admission **ret_adm, ncm_error *err)
+/* An admission (RESIZE: a resize) of POD, typed: decided, answered, and its outcome kept. */
+static int decide_typed(const ncm_ctl_target *t, const ncm_pod *pod, unsigned flags, bool resize,
+                        ncm_fs_batch *batch, ncm_ctl_format f, ncm_ctl_result *res,
+                        ncm_node_admission **ret_adm, ncm_error *err)
 {
         ncm_autoptr(ncm_node_admission) adm = NULL;
-        int r = decide(t, pod, explain, true, res, &adm, err);
+        bool explain = (flags & NCM_CTL_FLAG_EXPLAIN) != 0;
+        int r = decide(t, pod, explain, resize, batch, res, &adm, err);
 
         if (r < 0)
                 return r;
-        if (decision_answer(t, pod, adm, f, explain, true, false, res) < 0)
+        if (decision_answer(t, pod, adm, f, explain, resize, false, res) < 0)
                 return oom(err);
         if (ret_adm)
                 *ret_adm = NCM_TAKE_PTR(adm);
         return 0;
+}
+
+int ncm_ctl_admit(const ncm_ctl_target *t, const ncm_pod *pod, unsigned flags, ncm_fs_batch *batch,
+                  ncm_ctl_format f, ncm_ctl_result *res, ncm_node_admission **ret_adm,
+                  ncm_error *err)
+{
+        int r = t->respec ? 0 : check_readmission(t->node, pod, err);
+
+        if (r < 0)
+                return r;
+        return decide_typed(t, pod, flags, false, batch, f, res, ret_adm, err);
+}
+
+/* ---- Resize ---- */
+
+int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, unsigned flags, ncm_fs_batch *batch,
+                   ncm_ctl_format f, ncm_ctl_result *res, ncm_node_admission **ret_adm,
+                   ncm_error *err)
+{
+        return decide_typed(t, pod, flags, true, batch, f, res, ret_adm, err);
 }
 
 static int handle_resize(const ncm_ctl_target *t, const uint8_t *req, size_t len,
@@ -755,7 +772,7 @@ static int handle_resize(const ncm_ctl_target *t, const uint8_t *req, size_t len
         nodecm__v1__resize_request__free_unpacked(q, NULL);
         if (r < 0)
                 return r;
-        return ncm_ctl_resize(t, pod, explain, f, res, NULL, err);
+        return ncm_ctl_resize(t, pod, explain ? NCM_CTL_FLAG_EXPLAIN : 0, NULL, f, res, NULL, err);
 }
 
 /* Whether the node's CPU state holds entries of pod UID (a pod known from a checkpoint). */
@@ -788,23 +805,66 @@ static int check_removal(const ncm_node *n, const char *uid, const char *contain
         return r;
 }
 
-static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
-                         ncm_ctl_result *res, ncm_error *err)
+int ncm_ctl_remove(const ncm_ctl_target *t, const char *uid, const char *container,
+                   ncm_ctl_format f, ncm_ctl_result *res, ncm_error *err)
 {
+        ncm_ctl_method m = container ? NCM_CTL_REMOVE_CONTAINER : NCM_CTL_REMOVE_POD;
         ncm_autoptr(ncm_cpuset) released = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
-        ncm_autofree char *uid = NULL;
-        ncm_autofree char *container = NULL;
         ncm_autofree char *name = NULL;
         Nodecm__V1__Removal rep = NODECM__V1__REMOVAL__INIT;
         Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
         ctl_arena a = {0};
         ncm_buf line = NCM_BUF_INIT, text = NCM_BUF_INIT;
-        ncm_ctl_format f;
         int r;
 
         if (!released || !pool)
                 return oom(err);
+        if (!uid[0])
+                return ncm_error_set(err, EINVAL, "%s: no pod UID given", ncm_ctl_method_name(m));
+        r = check_removal(t->node, uid, container, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s", ncm_ctl_method_name(m));
+        if (ncm_node_pod_name(t->node, uid))
+                name = strdup(ncm_node_pod_name(t->node, uid));
+        r = container ? ncm_node_remove_container(t->node, uid, container, released, err)
+                      : ncm_node_remove_pod(t->node, uid, released, err);
+        if (r < 0)
+                return r;
+        res->changed = r > 0;
+        res->pool_changed = !ncm_cpuset_is_empty(released);
+        /* the event's line is the JSON output too */
+        ncm_node_format_removal_json(&line, -1, uid, container, r, released);
+        if (f == NCM_CTL_FORMAT_TEXT)
+                ncm_node_format_removal_text(&text, -1, uid, name, container, r, released);
+        rep.removed = r > 0;
+        rep.released = cpus_str(&a, released);
+        if (f != NCM_CTL_FORMAT_NONE)
+                rep.output = ncm__ctl_str(&a, f == NCM_CTL_FORMAT_TEXT ? text.data : line.data);
+        ncm_node_shared_pool(t->node, pool);
+        ev.op = container ? (char *)"remove" : (char *)"removePod";
+        ev.pod_uid = (char *)uid;
+        ev.pod_name = name ? name : (char *)"";
+        ev.container = container ? (char *)container : (char *)"";
+        ev.released = rep.released;
+        ev.shared_pool = cpus_str(&a, pool);
+        ev.json = ncm__ctl_take(&a, ncm_buf_steal(&line));
+        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
+        /* a removal of something the node did not know changes nothing: no event */
+        if (r >= 0 && res->changed)
+                r = ncm__ctl_pack(&ev.base, &res->event);
+        ncm__ctl_arena_done(&a);
+        ncm_buf_done(&text);
+        return r < 0 ? oom(err) : 0;
+}
+
+static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
+                         ncm_ctl_result *res, ncm_error *err)
+{
+        ncm_autofree char *uid = NULL;
+        ncm_autofree char *container = NULL;
+        ncm_ctl_format f;
+
         if (m == NCM_CTL_REMOVE_CONTAINER) {
                 Nodecm__V1__RemoveContainerRequest *q =
                                 nodecm__v1__remove_container_request__unpack(NULL, len, req);
@@ -829,42 +889,7 @@ static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_
                 if (!uid)
                         return oom(err);
         }
-        if (!uid[0])
-                return ncm_error_set(err, EINVAL, "%s: no pod UID given", ncm_ctl_method_name(m));
-        r = check_removal(t->node, uid, container, err);
-        if (r < 0)
-                return ncm_error_prefix(err, "%s", ncm_ctl_method_name(m));
-        if (ncm_node_pod_name(t->node, uid))
-                name = strdup(ncm_node_pod_name(t->node, uid));
-        r = container ? ncm_node_remove_container(t->node, uid, container, released, err)
-                      : ncm_node_remove_pod(t->node, uid, released, err);
-        if (r < 0)
-                return r;
-        res->changed = r > 0;
-        res->pool_changed = !ncm_cpuset_is_empty(released);
-        /* the event's line is the JSON output too */
-        ncm_node_format_removal_json(&line, -1, uid, container, r, released);
-        if (f == NCM_CTL_FORMAT_TEXT)
-                ncm_node_format_removal_text(&text, -1, uid, name, container, r, released);
-        rep.removed = r > 0;
-        rep.released = cpus_str(&a, released);
-        if (f != NCM_CTL_FORMAT_NONE)
-                rep.output = ncm__ctl_str(&a, f == NCM_CTL_FORMAT_TEXT ? text.data : line.data);
-        ncm_node_shared_pool(t->node, pool);
-        ev.op = container ? (char *)"remove" : (char *)"removePod";
-        ev.pod_uid = uid;
-        ev.pod_name = name ? name : (char *)"";
-        ev.container = container ? container : (char *)"";
-        ev.released = rep.released;
-        ev.shared_pool = cpus_str(&a, pool);
-        ev.json = ncm__ctl_take(&a, ncm_buf_steal(&line));
-        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
-        /* a removal of something the node did not know changes nothing: no event */
-        if (r >= 0 && res->changed)
-                r = ncm__ctl_pack(&ev.base, &res->event);
-        ncm__ctl_arena_done(&a);
-        ncm_buf_done(&text);
-        return r < 0 ? oom(err) : 0;
+        return ncm_ctl_remove(t, uid, container, f, res, err);
 }
 
 /* The pods the node holds, as ListPods reports them and their output. */
