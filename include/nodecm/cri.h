@@ -490,6 +490,44 @@ NCM_API int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *li
  * an empty WANT never). */
 NCM_API bool ncm_cri_cpuset_differs(const char *want, const char *have) NCM_PURE;
 
+/* ---- the cri enforcer --------------------------------------------------------------------- */
+
+/*
+ * "cri": the enforcer of a node whose containers a CRI runtime holds (nodecmd with
+ * --runtime-endpoint). It writes nothing: like "plan" it records, the cpusets each running
+ * container should have (its intent: its exclusive CPUs or the shared pool, and the NUMA nodes
+ * of those CPUs in TOPO, which must outlive it), noted in the node's transaction, published
+ * at commit, dropped at rollback. The none policy pins nothing: only exclusive CPUs are
+ * intents then. So an admission that moves the shared pool publishes, in its one transaction,
+ * the new container's intent (what CreateContainer's patch reads) and the other containers'
+ * (what UpdateContainerResources calls carry). -ENOMEM.
+ */
+NCM_API int ncm_enforcer_cri_new(const ncm_topo *topo, ncm_enforcer **ret, ncm_error *err);
+
+/*
+ * The published intent of container CONTAINER of POD_UID: 1 with *RET_CPUS and *RET_MEMS
+ * (the enforcer's, valid until its next commit), 0 when it has none (or E is not "cri").
+ */
+NCM_API int ncm_enforcer_cri_intent(const ncm_enforcer *e, const char *pod_uid,
+                                    const char *container, const char **ret_cpus,
+                                    const char **ret_mems);
+
+/* One container's intent, as UpdateContainerResources carries it. */
+typedef struct ncm_cri_intent {
+        char *pod_uid;
+        char *container;
+        char *cpuset_cpus;
+        char *cpuset_mems;
+} ncm_cri_intent;
+
+/*
+ * The intents published since the last take that differ from what was published before (at
+ * most one per container, the newest), in *RET[0..*RET_N) (ncm_cri_intents_free); the next
+ * take starts from here. -EINVAL (E is not "cri"), -ENOMEM (nothing taken).
+ */
+NCM_API int ncm_enforcer_cri_take(ncm_enforcer *e, ncm_cri_intent **ret, size_t *ret_n);
+NCM_API void ncm_cri_intents_free(ncm_cri_intent *v, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -21,6 +21,7 @@
 #include <nodecm/cri.h>
 #include <nodecm/fs.h>
 #include <nodecm/node-resize.h>
+#include "cri-internal.h"
 #include "runtime/runtime-record.h"
 
 struct ncm_cri_node {
@@ -161,37 +162,17 @@ static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name,
                       char **ret_mems)
 {
         const ncm_node *n = cn->t.node;
-        const ncm_topo *topo = ncm_node_topo(n);
         ncm_autoptr(ncm_cpuset) cpus = ncm_cpuset_new();
-        ncm_autoptr(ncm_cpuset) mems = ncm_cpuset_new();
-        char *c, *m;
         int own;
 
         *ret_cpus = *ret_mems = NULL;
-        if (!cpus || !mems)
+        if (!cpus)
                 return -ENOMEM;
         own = ncm_node_container_cpus(n, pod, name, cpus);
         /* the none policy pins nothing: its containers keep what the runtime gives them */
         if (own == 0 && strcmp(ncm_node_config_cpu_policy(ncm_node_get_config(n)), "none") == 0)
                 return 0;
-        if (ncm_cpuset_is_empty(cpus))
-                return 0;
-        NCM_CPUSET_FOREACH(cpu, cpus)
-        {
-                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
-                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
-                        (void)ncm_cpuset_set(mems, ci->numa);
-        }
-        c = ncm_cpuset_format_list(cpus);
-        m = ncm_cpuset_is_empty(mems) ? strdup("") : ncm_cpuset_format_list(mems);
-        if (!c || !m) {
-                free(c);
-                free(m);
-                return -ENOMEM;
-        }
-        *ret_cpus = c;
-        *ret_mems = m;
-        return 1;
+        return ncm__cri_cpusets(ncm_node_topo(n), cpus, ret_cpus, ret_mems);
 }
 
 int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id, const ncm_cri_sandbox_config *cfg,

@@ -451,6 +451,93 @@ static void test_cri_node_admits_as_containers_come(void **state)
         }
 }
 
+/* The intents the cri enforcer published since the last take, as "pod/name=cpus@mems ...". */
+static char *taken(fx *f)
+{
+        ncm_cri_intent *v = NULL;
+        size_t n = 0;
+        ncm_buf b = NCM_BUF_INIT;
+
+        assert_int_equal(ncm_enforcer_cri_take(f->enf, &v, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                ncm_buf_printf(&b, "%s%s/%s=%s@%s", i ? " " : "", v[i].pod_uid, v[i].container,
+                               v[i].cpuset_cpus, v[i].cpuset_mems);
+        ncm_cri_intents_free(v, n);
+        {
+                char *text = ncm_buf_steal(&b);
+                return text ? text : strdup("");
+        }
+}
+
+static void taken_is(fx *f, const char *want)
+{
+        char *got = taken(f);
+        if (strcmp(got, want) != 0)
+                fail_msg("intents '%s', want '%s'", got, want);
+        free(got);
+}
+
+/*
+ * The cri enforcer: a CRI admission that moves the shared pool publishes, in its one
+ * transaction, the new container's intent (what CreateContainer's patch carries) and the
+ * other containers' on the pool (their UpdateContainerResources); a refusal publishes
+ * nothing; a release moves them back; a removed pod's intents go.
+ */
+static void test_cri_node_enforcer_intents(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config b =
+                        request("sb", "ub", "/kubepods/burstable/podub", "web", 250, 0, 0);
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 2000, 2000, 1 << 28);
+        ncm_cri_container_config big =
+                        request("sz", "uz", "/kubepods/poduz", "big", 8000, 8000, 1 << 28);
+        const char *cpus = NULL, *mems = NULL;
+
+        /* the node with the cri enforcer */
+        f->cn = ncm_cri_node_free(f->cn);
+        f->nd = ncm_node_dir_close(f->nd);
+        ncm_enforcer_free(f->enf);
+        assert_int_equal(ncm_enforcer_cri_new(f->topo, &f->enf, NULL), 0);
+        assert_string_equal(ncm_enforcer_name(f->enf), "cri");
+        open_cn(f);
+        taken_is(f, "");
+
+        create(f, &b, NCM_CRI_ADMIT, "0-3", "cb");
+        taken_is(f, "ub/web=0-3@0");
+        /* two exclusive CPUs: the pool shrinks, and the one admission says so for both */
+        create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
+        taken_is(f, "ub/web=0,3@0 ug/app=1-2@0");
+        assert_int_equal(ncm_enforcer_cri_intent(f->enf, "ug", "app", &cpus, &mems), 1);
+        assert_string_equal(cpus, "1-2");
+        assert_string_equal(mems, "0");
+        /* refused: rolled back, nothing published */
+        create(f, &big, NCM_CRI_REFUSE, NULL, NULL);
+        taken_is(f, "");
+        assert_int_equal(ncm_enforcer_cri_intent(f->enf, "uz", "big", &cpus, &mems), 0);
+        /* a reconcile that changes nothing publishes nothing new */
+        assert_int_equal(ncm_node_reconcile(f->t.node, NULL), 0);
+        taken_is(f, "");
+        {
+                ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+                assert_int_equal(ncm_cri_node_sandbox_removed(f->cn, "sg", &res, NULL), 0);
+                assert_true(res.pool_changed);
+                ncm_ctl_result_done(&res);
+        }
+        taken_is(f, "ub/web=0-3@0");
+        assert_int_equal(ncm_enforcer_cri_intent(f->enf, "ug", "app", &cpus, &mems), 0);
+        /* not a cri enforcer: nothing to take */
+        {
+                ncm_enforcer *none = NULL;
+                ncm_cri_intent *v = NULL;
+                size_t n = 0;
+                assert_int_equal(ncm_enforcer_none_new(&none, NULL), 0);
+                assert_int_equal(ncm_enforcer_cri_take(none, &v, &n), -EINVAL);
+                assert_int_equal(ncm_enforcer_cri_intent(none, "ub", "web", &cpus, &mems), 0);
+                ncm_enforcer_free(none);
+        }
+}
+
 /*
  * Behind a kubelet the kubelet ran its resource-fit predicates: the CRI proxy's admissions do
  * not run them again (NCM_NODE_KUBELET_ADMITTED), while the node's own callers do: allocatable
@@ -808,6 +895,8 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_cri_node_kubelet_ran_the_predicates,
                                                         setup, teardown),
                         cmocka_unit_test(test_cri_decision_apply_and_differs),
+                        cmocka_unit_test_setup_teardown(test_cri_node_enforcer_intents, setup,
+                                                        teardown),
                         cmocka_unit_test(test_cri_node_dra_devices),
                         cmocka_unit_test(test_cri_node_dra_resize),
         };

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The "cri" enforcer: what the node's decisions become when a container runtime holds the
+ * cgroups. It writes nothing: like "plan" it records, here the cpusets each container should
+ * have (its intent), noted in the node's transaction, published at commit and dropped at
+ * rollback. CreateContainer's patch reads the new container's intent; the others drain as
+ * UpdateContainerResources calls (ncm_enforcer_cri_take: the intents that changed since the
+ * last take, at most one per container however many transactions moved it).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include <nodecm/cri.h>
+#include <nodecm/enforcer.h>
+#include "base/array.h"
+#include "cri-internal.h"
+
+/* One container's intent; CPUS NULL: a removal (pending only). */
+typedef struct intent {
+        char *pod, *name;
+        char *cpus, *mems;
+        bool dirty; /* published and not taken yet */
+} intent;
+
+typedef struct cri_enforcer {
+        const ncm_topo *topo;
+        bool pin_shared; /* not the none policy: the shared pool is pinned too */
+        intent *have;    /* published */
+        size_t n_have, cap_have;
+        intent *pending; /* this transaction's, in order; POD only with NAME NULL: pod removed */
+        size_t n_pending, cap_pending;
+} cri_enforcer;
+
+static int oom(ncm_error *err)
+{
+        return ncm_error_set(err, ENOMEM, "out of memory");
+}
+
+static void intent_done(intent *i)
+{
+        free(i->pod);
+        free(i->name);
+        free(i->cpus);
+        free(i->mems);
+        *i = (intent){0};
+}
+
+static void pending_drop(cri_enforcer *e)
+{
+        for (size_t i = 0; i < e->n_pending; i++)
+                intent_done(&e->pending[i]);
+        e->n_pending = 0;
+}
+
+static void ce_free(void *data)
+{
+        cri_enforcer *e = data;
+
+        if (!e)
+                return;
+        pending_drop(e);
+        for (size_t i = 0; i < e->n_have; i++)
+                intent_done(&e->have[i]);
+        free(e->have);
+        free(e->pending);
+        free(e);
+}
+
+int ncm__cri_cpusets(const ncm_topo *topo, const ncm_cpuset *cpus, char **ret_cpus,
+                     char **ret_mems)
+{
+        ncm_autoptr(ncm_cpuset) mems = ncm_cpuset_new();
+        char *c, *m;
+
+        *ret_cpus = *ret_mems = NULL;
+        if (!mems)
+                return -ENOMEM;
+        if (ncm_cpuset_is_empty(cpus))
+                return 0;
+        NCM_CPUSET_FOREACH(cpu, cpus)
+        {
+                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
+                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
+                        (void)ncm_cpuset_set(mems, ci->numa);
+        }
+        c = ncm_cpuset_format_list(cpus);
+        m = ncm_cpuset_is_empty(mems) ? strdup("") : ncm_cpuset_format_list(mems);
+        if (!c || !m) {
+                free(c);
+                free(m);
+                return -ENOMEM;
+        }
+        *ret_cpus = c;
+        *ret_mems = m;
+        return 1;
+}
+
+static int ce_start(void *data, const ncm_enforce_start *s, ncm_error *err)
+{
+        cri_enforcer *e = data;
+
+        (void)err;
+        /* the none policy pins nothing: its containers keep what the runtime gives them */
+        e->pin_shared = strcmp(ncm_node_config_cpu_policy(s->cfg), "none") != 0;
+        return 0;
+}
+
+static int ce_begin(void *data, ncm_error *err)
+{
+        (void)err;
+        pending_drop(data);
+        return 0;
+}
+
+/* Note POD's container NAME (NULL: the whole pod removed) with CPUS (NULL: removed). */
+static int note(cri_enforcer *e, const char *pod, const char *name, const ncm_cpuset *cpus,
+                ncm_error *err)
+{
+        intent *i;
+
+        if (ncm__array_grow(e->pending, e->cap_pending, e->n_pending) < 0)
+                return oom(err);
+        i = &e->pending[e->n_pending];
+        *i = (intent){0};
+        if (!(i->pod = strdup(pod)) || (name && !(i->name = strdup(name))) ||
+            (cpus && ncm__cri_cpusets(e->topo, cpus, &i->cpus, &i->mems) < 0)) {
+                intent_done(i);
+                return oom(err);
+        }
+        e->n_pending++;
+        return 0;
+}
+
+/* The running containers of P: their intents noted. */
+static int note_pod(cri_enforcer *e, const ncm_enforce_pod *p, ncm_error *err)
+{
+        for (size_t k = 0; k < p->n_containers; k++) {
+                const ncm_enforce_container *c = &p->containers[k];
+                int r;
+                if (c->init && !c->sidecar)
+                        continue; /* it has run */
+                if (!c->exclusive && !e->pin_shared)
+                        continue;
+                r = note(e, p->pod->uid, c->name, c->cpus, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int ce_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
+                      ncm_error *err)
+{
+        (void)usage;
+        return note_pod(data, p, err);
+}
+
+static int ce_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
+{
+        return note_pod(data, p, err);
+}
+
+static int ce_pod_resize(void *data, const ncm_enforce_resize *r, const ncm_cgroup_qos_usage *usage,
+                         ncm_error *err)
+{
+        (void)usage;
+        /* one intent per container: the phases only order writes this enforcer does not make */
+        return r->phase == NCM_ENFORCE_RESIZE_GROW ? note_pod(data, r->after, err) : 0;
+}
+
+static int ce_pod_remove(void *data, const ncm_pod *pod, const ncm_cgroup_qos_usage *usage,
+                         ncm_error *err)
+{
+        (void)usage;
+        return note(data, pod->uid, NULL, NULL, err);
+}
+
+static ssize_t find(const cri_enforcer *e, const char *pod, const char *name)
+{
+        for (size_t i = 0; i < e->n_have; i++)
+                if (strcmp(e->have[i].pod, pod) == 0 && strcmp(e->have[i].name, name) == 0)
+                        return (ssize_t)i;
+        return -1;
+}
+
+static bool same(const char *a, const char *b)
+{
+        return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Published: the pending intents become what the containers should have. Cannot fail. */
+static void publish(cri_enforcer *e)
+{
+        for (size_t k = 0; k < e->n_pending; k++) {
+                intent *p = &e->pending[k];
+                ssize_t i;
+                if (!p->name) {
+                        for (size_t j = e->n_have; j-- > 0;)
+                                if (strcmp(e->have[j].pod, p->pod) == 0) {
+                                        intent_done(&e->have[j]);
+                                        e->have[j] = e->have[--e->n_have];
+                                }
+                        intent_done(p);
+                        continue;
+                }
+                i = find(e, p->pod, p->name);
+                if (i >= 0) {
+                        bool changed = !same(e->have[i].cpus, p->cpus) ||
+                                       !same(e->have[i].mems, p->mems);
+                        bool dirty = e->have[i].dirty || changed;
+                        intent_done(&e->have[i]);
+                        e->have[i] = *p;
+                        e->have[i].dirty = dirty;
+                } else {
+                        /* room was made at the note: a slot per pending intent */
+                        e->have[e->n_have] = *p;
+                        e->have[e->n_have++].dirty = true;
+                }
+                *p = (intent){0};
+        }
+        e->n_pending = 0;
+}
+
+static int ce_commit(void *data, ncm_error *err)
+{
+        cri_enforcer *e = data;
+
+        /* room for every pending intent first, so that publishing cannot fail halfway */
+        if (e->n_pending && ncm__array_grow(e->have, e->cap_have, e->n_have + e->n_pending) < 0)
+                return oom(err);
+        publish(e);
+        return 0;
+}
+
+static int ce_rollback(void *data, ncm_error *err)
+{
+        (void)err;
+        pending_drop(data);
+        return 0;
+}
+
+static const ncm_enforcer_ops cri_ops = {
+                .name = "cri",
+                .start = ce_start,
+                .begin = ce_begin,
+                .pod_add = ce_pod_add,
+                .pod_cpus = ce_pod_cpus,
+                .pod_remove = ce_pod_remove,
+                .commit = ce_commit,
+                .rollback = ce_rollback,
+                .free = ce_free,
+                .pod_resize = ce_pod_resize,
+};
+
+int ncm_enforcer_cri_new(const ncm_topo *topo, ncm_enforcer **ret, ncm_error *err)
+{
+        cri_enforcer *e = calloc(1, sizeof(*e));
+
+        if (!e)
+                return oom(err);
+        e->topo = topo;
+        e->pin_shared = true;
+        if (ncm_enforcer_new(&cri_ops, e, ret) < 0) {
+                ce_free(e);
+                return oom(err);
+        }
+        return 0;
+}
+
+static const cri_enforcer *of(const ncm_enforcer *e)
+{
+        return e && ncm_enforcer_get_ops(e) == &cri_ops ? ncm_enforcer_get_data(e) : NULL;
+}
+
+int ncm_enforcer_cri_intent(const ncm_enforcer *e, const char *pod_uid, const char *container,
+                            const char **ret_cpus, const char **ret_mems)
+{
+        const cri_enforcer *ce = of(e);
+        ssize_t i = ce ? find(ce, pod_uid, container) : -1;
+
+        if (i < 0 || !ce->have[i].cpus)
+                return 0;
+        *ret_cpus = ce->have[i].cpus;
+        *ret_mems = ce->have[i].mems;
+        return 1;
+}
+
+int ncm_enforcer_cri_take(ncm_enforcer *e, ncm_cri_intent **ret, size_t *ret_n)
+{
+        cri_enforcer *ce = (cri_enforcer *)of(e);
+        ncm_cri_intent *v;
+        size_t n = 0;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!ce)
+                return -EINVAL;
+        for (size_t i = 0; i < ce->n_have; i++)
+                n += ce->have[i].dirty && ce->have[i].cpus;
+        v = calloc(n + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        n = 0;
+        for (size_t i = 0; i < ce->n_have; i++) {
+                const intent *h = &ce->have[i];
+                if (!h->dirty || !h->cpus)
+                        continue;
+                v[n] = (ncm_cri_intent){strdup(h->pod), strdup(h->name), strdup(h->cpus),
+                                        strdup(h->mems ? h->mems : "")};
+                if (!v[n].pod_uid || !v[n].container || !v[n].cpuset_cpus || !v[n].cpuset_mems) {
+                        ncm_cri_intents_free(v, n + 1);
+                        return -ENOMEM;
+                }
+                n++;
+        }
+        /* taken whole or not at all */
+        for (size_t i = 0; i < ce->n_have; i++)
+                ce->have[i].dirty = false;
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+void ncm_cri_intents_free(ncm_cri_intent *v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++) {
+                free(v[i].pod_uid);
+                free(v[i].container);
+                free(v[i].cpuset_cpus);
+                free(v[i].cpuset_mems);
+        }
+        free(v);
+}
