@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nodecm/cri.h>
 #include "daemon.h"
 
 struct nodecmd_job {
@@ -641,8 +642,11 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
         const char *kind = ncm_node_config_enforcement(d->cfg);
         ncm_enforcer_cgroup_options eo = {0};
 
-        /* with a CRI runtime the runtime makes the cgroups and the CRI service sets cpusets */
-        if (strcmp(kind, "none") == 0 || nodecmd_runtime_endpoint(d))
+        /* with a CRI runtime the runtime makes the cgroups: the cri enforcer records the
+         * cpusets, which CreateContainer and UpdateContainerResources carry */
+        if (nodecmd_runtime_endpoint(d))
+                return ncm_enforcer_cri_new(d->topo, &d->enforcer, err);
+        if (strcmp(kind, "none") == 0)
                 return ncm_enforcer_none_new(&d->enforcer, err);
         if (strcmp(kind, "cgroupfs") == 0) {
                 eo.mount_root = d->opts->cgroup_mount;
@@ -740,8 +744,7 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                 return r;
         d->target.node = ncm_node_dir_node(d->dir);
         d->target.dir = d->root_dir;
-        /* with a runtime the none enforcer stands in: the CRI service enforces, through it */
-        d->target.enforcer = nodecmd_runtime_endpoint(d) ? "cri" : ncm_enforcer_name(d->enforcer);
+        d->target.enforcer = ncm_enforcer_name(d->enforcer);
 
         for (const nodecmd_service_ops *const *s = nodecmd_services; *s; s++)
                 d->n_svc++;

@@ -616,6 +616,8 @@ NCM_API int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, si
 /* --- inspection --- */
 
 NCM_API const ncm_topo *ncm_node_topo(const ncm_node *n) NCM_PURE;
+/* The enforcer N was opened with (ncm_node_options.enforcer; NULL: none). */
+NCM_API const ncm_enforcer *ncm_node_enforcer(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_node_config *ncm_node_get_config(const ncm_node *n) NCM_PURE;
 /* The kubelet release the node reproduces (--kubelet-version, else kubeletVersion; {0, 0}:
  * the newest). */

@@ -175,6 +175,22 @@ static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name,
         return ncm__cri_cpusets(ncm_node_topo(n), cpus, ret_cpus, ret_mems);
 }
 
+/*
+ * The cpusets the new container NAME of POD gets in CreateContainer's patch: the intent the
+ * node's cri enforcer published with the admission, else (another enforcer: tests, tools)
+ * what the node's state says.
+ */
+static int intent_of(const ncm_cri_node *cn, const char *pod, const char *name, ncm_cri_decision *d)
+{
+        const char *cpus, *mems;
+
+        if (ncm_enforcer_cri_intent(ncm_node_enforcer(cn->t.node), pod, name, &cpus, &mems) <= 0)
+                return cpusets_of(cn, pod, name, &d->cpuset_cpus, &d->cpuset_mems);
+        d->cpuset_cpus = strdup(cpus);
+        d->cpuset_mems = strdup(mems);
+        return d->cpuset_cpus && d->cpuset_mems ? 1 : -ENOMEM;
+}
+
 int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id, const ncm_cri_sandbox_config *cfg,
                          ncm_error *err)
 {
@@ -363,8 +379,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         d.action = NCM_CRI_ADMIT;
         d.pod_uid = strdup(uid);
         d.container = strdup(c->name);
-        if (!d.pod_uid || !d.container ||
-            cpusets_of(cn, uid, c->name, &d.cpuset_cpus, &d.cpuset_mems) < 0 ||
+        if (!d.pod_uid || !d.container || intent_of(cn, uid, c->name, &d) < 0 ||
             ncm_devmgr_container_options(ncm_node_devmgr(cn->t.node), uid, c->name, &d.devices) <
                             0) {
                 ncm_cri_decision_done(&d);
