@@ -78,6 +78,7 @@ static void changed(cri *c, ncm_ctl_method m, const ncm_ctl_result *res, int err
 typedef struct job_arg {
         cri *c;
         ncm_cri_ticket *t;
+        ncm_cri_container_config cfg; /* CreateContainer: as the proxy decoded it */
         char *id;
         char *pod;
         char *name;
@@ -85,6 +86,7 @@ typedef struct job_arg {
 
 static void arg_free(job_arg *a)
 {
+        ncm_cri_container_config_done(&a->cfg);
         free(a->id);
         free(a->pod);
         free(a->name);
@@ -131,7 +133,6 @@ static void job_create(nodecmd *d, nodecmd_job *job, void *data)
 {
         job_arg *a = data;
         cri *c = a->c;
-        ncm_cri_container_config cfg;
         ncm_cri_decision dec = {0};
         ncm_error err = NCM_ERROR_INIT;
         ncm_buf patched = NCM_BUF_INIT;
@@ -142,11 +143,7 @@ static void job_create(nodecmd *d, nodecmd_job *job, void *data)
 
         dec.ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
         c->creates++;
-        r = ncm_cri_decode_create_container(req, len, &cfg, &err);
-        if (r >= 0) {
-                r = ncm_cri_node_create(c->cn, &cfg, &dec, &err);
-                ncm_cri_container_config_done(&cfg);
-        }
+        r = ncm_cri_node_create(c->cn, &a->cfg, &dec, &err);
         if (r < 0) {
                 nodecmd_log(d, NODECMD_WARN, "CreateContainer failed", "error=%s",
                             nodecmd_q(d, 0, err.msg));
@@ -203,17 +200,21 @@ static void job_create(nodecmd *d, nodecmd_job *job, void *data)
         nodecmd_job_done(d, job);
 }
 
-static void on_create(void *data, ncm_cri_ticket *t, const ncm_cri_container_config *cfg)
+static void on_create(void *data, ncm_cri_ticket *t, ncm_cri_container_config *cfg)
 {
         cri *c = data;
         job_arg *a;
 
-        (void)cfg; /* decoded again in the job, where the node is ours */
         if (c->stopping || nodecmd_stopping(c->d)) {
                 ncm_cri_ticket_refuse(t, NCM_RPC_UNAVAILABLE, "nodecmd is stopping");
                 return;
         }
         a = arg_new(c, t, NULL, NULL, NULL);
+        if (a) {
+                /* the job decides on the proxy's decoding: the request is decoded once */
+                a->cfg = *cfg;
+                *cfg = (ncm_cri_container_config){0};
+        }
         if (!a || !nodecmd_submit(c->d, "CreateContainer", job_create, a)) {
                 if (a)
                         arg_free(a);

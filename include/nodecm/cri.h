@@ -291,9 +291,10 @@ typedef struct ncm_cri_ticket ncm_cri_ticket;
  * What the proxy tells its owner, all optional (NULL: the call is forwarded and nothing is
  * said). Each runs on the proxy's loop.
  *   sandbox_ran        the runtime created sandbox ID for CFG (RunPodSandbox answered OK)
- *   container_create   a CreateContainer for C: the owner answers through T, now or later,
- *                      with ncm_cri_ticket_forward() (the request, patched or as it came) or
- *                      ncm_cri_ticket_refuse()
+ *   container_create   a CreateContainer for C (decoded once, here): the owner answers
+ *                      through T, now or later, with ncm_cri_ticket_forward() (the request,
+ *                      patched or as it came) or ncm_cri_ticket_refuse(); it may take C whole
+ *                      (*C zeroed), else C is released after the call
  *   container_created  the runtime answered T's CreateContainer: ID, or NULL when it failed
  *                      (or was never forwarded); T is gone after this
  *   container_removed  RemoveContainer ID answered OK
@@ -307,7 +308,7 @@ typedef struct ncm_cri_ticket ncm_cri_ticket;
  */
 typedef struct ncm_cri_proxy_ops {
         void (*sandbox_ran)(void *data, const char *id, const ncm_cri_sandbox_config *cfg);
-        void (*container_create)(void *data, ncm_cri_ticket *t, const ncm_cri_container_config *c);
+        void (*container_create)(void *data, ncm_cri_ticket *t, ncm_cri_container_config *c);
         void (*container_created)(void *data, ncm_cri_ticket *t, const char *id);
         void (*container_removed)(void *data, const char *id);
         void (*sandbox_removed)(void *data, const char *id);

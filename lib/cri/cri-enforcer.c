@@ -68,8 +68,7 @@ static void ce_free(void *data)
         free(e);
 }
 
-int ncm__cri_cpusets(const ncm_topo *topo, const ncm_cpuset *cpus, char **ret_cpus,
-                     char **ret_mems)
+int ncm__cri_cpusets(const ncm_topo *topo, const ncm_cpuset *cpus, char **ret_cpus, char **ret_mems)
 {
         ncm_autoptr(ncm_cpuset) mems = ncm_cpuset_new();
         char *c, *m;
