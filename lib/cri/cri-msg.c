@@ -12,6 +12,7 @@
 #include <nodecm/cdi.h>
 #include <nodecm/cri.h>
 #include "api/pb-strings.h"
+#include "api/pb-util.h"
 #include "cri-runtime-v1.pb-c.h"
 #include "cri-internal.h"
 
@@ -563,20 +564,6 @@ int ncm_cri_decode_container_status(const uint8_t *msg, size_t len, ncm_cri_cont
 
 /* ---- building ------------------------------------------------------------------------------- */
 
-/* Pack MSG and append it to OUT. */
-static int append_packed(const ProtobufCMessage *msg, ncm_buf *out)
-{
-        size_t n = protobuf_c_message_get_packed_size(msg);
-        uint8_t *b = malloc(n ? n : 1);
-
-        if (!b)
-                return -ENOMEM;
-        protobuf_c_message_pack(msg, b);
-        ncm_buf_append(out, b, n);
-        free(b);
-        return ncm_buf_failed(out) ? -ENOMEM : 0;
-}
-
 /*
  * Pack MSG and append it to OUT, but only when it decodes again: protobuf-c accepts some
  * unknown fields it cannot write back in a form it (or anyone) reads, such as field number 0,
@@ -586,7 +573,7 @@ static int append_checked(const ProtobufCMessage *msg, ncm_buf *out, ncm_error *
 {
         size_t start = out->len;
         ProtobufCMessage *again;
-        int r = append_packed(msg, out);
+        int r = ncm__pb_append(msg, out);
 
         if (r < 0)
                 return r;
@@ -788,11 +775,11 @@ int ncm_cri_request_encode(const ncm_cri_request *q, ncm_buf *out, ncm_error *er
                 /* the version the kubelet sends (kubeRuntimeAPIVersion) */
                 Runtime__V1__VersionRequest m = RUNTIME__V1__VERSION_REQUEST__INIT;
                 m.version = (char *)"0.1.0";
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         case NCM_CRI_LIST_POD_SANDBOX: {
                 Runtime__V1__ListPodSandboxRequest m = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         case NCM_CRI_LIST_CONTAINERS: {
                 Runtime__V1__ListContainersRequest m = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
@@ -807,14 +794,14 @@ int ncm_cri_request_encode(const ncm_cri_request *q, ncm_buf *out, ncm_error *er
                                 f.pod_sandbox_id = (char *)q->pod_sandbox_id;
                         m.filter = &f;
                 }
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         case NCM_CRI_CONTAINER_STATUS: {
                 Runtime__V1__ContainerStatusRequest m = RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
                 if (!q->id)
                         return ncm_error_set(err, EINVAL, "ContainerStatus: no container id");
                 m.container_id = (char *)q->id;
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         case NCM_CRI_UPDATE_CONTAINER_RESOURCES: {
                 Runtime__V1__UpdateContainerResourcesRequest m =
@@ -828,7 +815,7 @@ int ncm_cri_request_encode(const ncm_cri_request *q, ncm_buf *out, ncm_error *er
                 res.cpuset_cpus = (char *)(q->cpuset_cpus ? q->cpuset_cpus : "");
                 res.cpuset_mems = (char *)(q->cpuset_mems ? q->cpuset_mems : "");
                 m.linux = &res;
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         default:
                 return ncm_error_set(err, EINVAL, "%s: not a call the CRI client makes",
