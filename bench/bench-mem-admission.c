@@ -26,6 +26,7 @@ typedef struct bnode {
         ncm_pod *pod;
         int fill, fill_admitted;
         bool memory;
+        bool hugepages; /* the timed pod asks for hugepages-2Mi beside its memory */
 } bnode;
 
 static void die(const char *what, const ncm_error *err)
@@ -34,22 +35,23 @@ static void die(const char *what, const ncm_error *err)
         exit(1);
 }
 
-static ncm_pod *make_pod(const char *uid, int cpus, const char *mem, bool gpu)
+static ncm_pod *make_pod(const char *uid, int cpus, const char *mem, const char *hp, bool gpu)
 {
-        char text[512];
+        char text[640];
         ncm_pod *p = NULL;
         ncm_error err = NCM_ERROR_INIT;
         snprintf(text, sizeof(text),
                  "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": {\"containers\": "
                  "[{\"name\": \"app\", \"resources\": {\"limits\": {\"cpu\": \"%d\", "
-                 "\"memory\": \"%s\"%s}}}]}}",
-                 uid, uid, cpus, mem, gpu ? ", \"example.com/gpu\": \"1\"" : "");
+                 "\"memory\": \"%s\"%s%s%s%s}}}]}}",
+                 uid, uid, cpus, mem, hp ? ", \"hugepages-2Mi\": \"" : "", hp ? hp : "",
+                 hp ? "\"" : "", gpu ? ", \"example.com/gpu\": \"1\"" : "");
         if (ncm_pod_parse(text, strlen(text), uid, &p, &err) < 0)
                 die("pod", &err);
         return p;
 }
 
-static void bnode_init(bnode *b, int numa, bool memory)
+static void bnode_init(bnode *b, int numa, bool memory, bool hugepages)
 {
         char desc[96], *cfg, *devs;
         size_t cap = 4096 + (size_t)numa * 128, len = 0;
@@ -60,9 +62,11 @@ static void bnode_init(bnode *b, int numa, bool memory)
 
         memset(b, 0, sizeof(*b));
         b->memory = memory;
+        b->hugepages = hugepages;
         snprintf(desc, sizeof(desc), "package:2 numa:%d core:8 pu:2", numa / 2);
         if (ncm_topo_from_synthetic(desc, &b->topo, &err) < 0 ||
-            ncm_topo_apply_memory_spec(b->topo, "64Gi", &err) < 0)
+            ncm_topo_apply_memory_spec(b->topo, hugepages ? "64Gi,hugepages-2Mi=4096" : "64Gi",
+                                       &err) < 0)
                 die("topology", &err);
         cfg = malloc(cap);
         devs = malloc(cap);
@@ -71,6 +75,9 @@ static void bnode_init(bnode *b, int numa, bool memory)
         /* the reservation: kubeReserved + evictionHard = 128Mi on every NUMA node */
         len = (size_t)snprintf(cfg, cap,
                                "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                               /* the kubelet's default of 110 pods would refuse the 64-node
+                                * fill before its CPUs are half taken */
+                               "\"maxPods\": 1000, "
                                "\"topologyManagerPolicy\": \"restricted\", "
                                "\"topologyManagerPolicyOptions\": "
                                "{\"max-allowable-numa-nodes\": \"%d\"}",
@@ -116,7 +123,7 @@ static void bnode_init(bnode *b, int numa, bool memory)
                 ncm_node_admission *a = NULL;
                 ncm_pod *p;
                 snprintf(uid, sizeof(uid), "fill-%d", i);
-                p = make_pod(uid, sizes[i % 5], "1Gi", memory && i % 4 == 0);
+                p = make_pod(uid, sizes[i % 5], "1Gi", NULL, memory && i % 4 == 0);
                 if (ncm_node_admit(b->node, p, 0, &a, &err) < 0)
                         die("fill", &err);
                 if (a->admitted) {
@@ -126,7 +133,7 @@ static void bnode_init(bnode *b, int numa, bool memory)
                 ncm_node_admission_free(a);
                 ncm_pod_free(p);
         }
-        b->pod = make_pod("bench", 4, "2Gi", memory);
+        b->pod = make_pod("bench", 4, "2Gi", hugepages ? "1Gi" : NULL, memory);
 }
 
 static void bnode_done(bnode *b)
@@ -148,8 +155,9 @@ static void admit_remove(void *arg)
                 fprintf(stderr, "bench-mem-admission: refused: %s\n", a->message);
                 exit(1);
         }
-        if (b->memory && (a->n_containers != 1 || a->containers[0].n_memory != 1 ||
-                          a->containers[0].n_devices != 1))
+        if (b->memory &&
+            (a->n_containers != 1 || a->containers[0].n_memory != (b->hugepages ? 2u : 1u) ||
+             a->containers[0].n_devices != 1))
                 die("the pod got no memory block or no GPU", NULL);
         ncm_node_admission_free(a);
         if (ncm_node_remove_pod(b->node, "bench", NULL, &err) < 0)
@@ -164,7 +172,7 @@ typedef struct row_result {
 
 typedef struct row_arg {
         int numa;
-        bool memory;
+        bool memory, hugepages;
 } row_arg;
 
 static void row_child(void *arg, void *out)
@@ -172,16 +180,16 @@ static void row_child(void *arg, void *out)
         const row_arg *a = arg;
         row_result *r = out;
         bnode b;
-        bnode_init(&b, a->numa, a->memory);
+        bnode_init(&b, a->numa, a->memory, a->hugepages);
         r->ns = bench_median_ns(admit_remove, &b, 100000);
         r->fill = b.fill;
         r->fill_admitted = b.fill_admitted;
         bnode_done(&b);
 }
 
-static bool row_in_child(int numa, bool memory, row_result *out)
+static bool row_in_child(int numa, bool memory, bool hugepages, row_result *out)
 {
-        row_arg a = {numa, memory};
+        row_arg a = {numa, memory, hugepages};
         return bench_in_child(row_child, &a, out, sizeof(*out), &out->maxrss_kb);
 }
 
@@ -191,10 +199,11 @@ int main(int argc, char **argv)
         static const char *const target[] = {"≤ 200 µs", "≤ 500 µs, ≤ 8 MB", "≤ 1 ms, ≤ 8 MB"};
 
         if (argc == 3) {
-                /* one row in this process, for a profiler: NUMA-NODES MEMORY(0|1) */
+                /* one row in this process, for a profiler: NUMA-NODES MEMORY(0|1|2: with
+                 * hugepages) */
                 bnode b;
                 char b1[32];
-                bnode_init(&b, atoi(argv[1]), atoi(argv[2]) != 0);
+                bnode_init(&b, atoi(argv[1]), atoi(argv[2]) != 0, atoi(argv[2]) == 2);
                 printf("%s\n", bench_fmt_ns(bench_median_ns(admit_remove, &b, 100000), b1));
                 bnode_done(&b);
                 return 0;
@@ -212,16 +221,22 @@ int main(int argc, char **argv)
                "the CPUs taken by Guaranteed pods of 1 to 8 CPUs and 1 GiB each (every fourth "
                "with a GPU) before the timed pod. *CPU only*: the same node with the CPU manager "
                "alone (no memory manager, no devices) and the same pod without the GPU; "
+               "*hugepages-2Mi*: every NUMA node also has 8 GiB of 2 MiB pages and the pod "
+               "asks for 1 GiB of them beside its memory, so its hints need both types to "
+               "fit on a mask at once (the description's two dimensions); "
                "bench-admission's rows above time the topology manager without the node. Each "
                "row in a process of its own (peak RSS).\n\n");
         printf("| NUMA nodes | CPUs | providers | pods before | admission + removal | peak RSS | "
                "target |\n|---:|---:|---|---:|---:|---:|---|\n");
         for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-                for (int memory = 0; memory < 2; memory++) {
+                for (int memory = 0; memory < 3; memory++) {
+                        static const char *const whats[] = {
+                                        "CPU only", "CPU + memory + devices",
+                                        "CPU + memory + hugepages-2Mi + devices"};
                         row_result r = {0};
                         char b1[32];
-                        const char *what = memory ? "CPU + memory + devices" : "CPU only";
-                        if (!row_in_child(sizes[i], memory, &r)) {
+                        const char *what = whats[memory];
+                        if (!row_in_child(sizes[i], memory > 0, memory == 2, &r)) {
                                 printf("| %d | %d | %s | | failed | | %s |\n", sizes[i],
                                        sizes[i] * 16, what, memory ? target[i] : "");
                                 continue;

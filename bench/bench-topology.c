@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,34 +116,74 @@ static void remove_tree(const char *dir)
 
 /* --- whole processes --- */
 
-typedef struct process_arg {
-        char *const *argv;
-        int failed; /* the program could not run or did not exit 0 */
-} process_arg;
+#define ROUNDS 40 /* rounds per row: each runs nodecm (before, when asked) and lstopo once */
+#define BLOCKS 5  /* the ratio is also taken per block of ROUNDS / BLOCKS rounds: its spread */
 
-static void do_process(void *p)
+/* ARGV run once with its output to /dev/null: wall and CPU (user + system) nanoseconds.
+ * false when it could not run or did not exit 0. */
+static bool run_once(char *const *argv, double *wall, double *cpu)
 {
-        process_arg *a = p;
+        struct rusage ru;
         int status;
+        uint64_t t0 = bench_now_ns();
         pid_t pid = fork();
+
         if (pid == 0) {
                 int fd = open("/dev/null", O_WRONLY);
                 if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
                         _exit(126);
-                execvp(a->argv[0], a->argv);
+                execvp(argv[0], argv);
                 _exit(127);
         }
-        if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0)
-                a->failed = 1;
+        if (pid < 0 || wait4(pid, &status, 0, &ru) < 0)
+                return false;
+        *wall = (double)(bench_now_ns() - t0);
+        *cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
+               (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static double median_of(const double *v, size_t n)
+{
+        double tmp[ROUNDS];
+        memcpy(tmp, v, n * sizeof(*v));
+        qsort(tmp, n, sizeof(*tmp), bench_cmp_double);
+        return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+/* One program's runs in a row: wall and CPU time of each round. */
+typedef struct runs {
+        char *const *argv;
+        double wall[ROUNDS], cpu[ROUNDS];
+} runs;
+
+/* "| nodecm | lstopo | ratio | ratio's spread over the blocks | CPU time ratio |" of N against L */
+static void print_ratio(const char *machine, const runs *n, const runs *l)
+{
+        char b1[32], b2[32];
+        double lo = 0, hi = 0;
+
+        for (int k = 0; k < BLOCKS; k++) {
+                size_t per = ROUNDS / BLOCKS;
+                double r = median_of(l->wall + k * per, per) / median_of(n->wall + k * per, per);
+                lo = k == 0 || r < lo ? r : lo;
+                hi = k == 0 || r > hi ? r : hi;
+        }
+        printf("| %s | %s | %s | %.1fx | %.1fx to %.1fx | %.1fx |\n", machine,
+               bench_fmt_ns(median_of(n->wall, ROUNDS), b1),
+               bench_fmt_ns(median_of(l->wall, ROUNDS), b2),
+               median_of(l->wall, ROUNDS) / median_of(n->wall, ROUNDS), lo, hi,
+               median_of(l->cpu, ROUNDS) / median_of(n->cpu, ROUNDS));
 }
 
 /*
- * One row: nodecm and lstopo on ROOT (NULL: this machine), their medians and the ratio. Both
- * read the machine's PCI devices too (nodecm's tree lists them, lstopo's shows them); NO_PCI
- * leaves them out of both (--no-pci, --no-io).
+ * One row: nodecm and lstopo on ROOT (NULL: this machine), run in turns (which goes first
+ * alternates) so that both meet the same load; BEFORE (NULL: none), another nodecm build, takes
+ * its turn too and gets a row of its own. Both read the machine's PCI devices too (nodecm's
+ * tree lists them, lstopo's shows them); NO_PCI leaves them out of both (--no-pci, --no-io).
  */
-static void process_row(const char *nodecm, const char *root, const char *machine, bool no_pci)
+static void process_row(const char *nodecm, const char *before, const char *root,
+                        const char *machine, bool no_pci)
 {
         char *nargv[] = {(char *)nodecm,
                          "topology",
@@ -150,28 +191,43 @@ static void process_row(const char *nodecm, const char *root, const char *machin
                          (char *)(root ? root : "/"),
                          no_pci ? "--no-pci" : NULL,
                          NULL};
+        char *bargv[NCM_ELEMENTSOF(nargv)];
         char *largv[] = {"lstopo-no-graphics", "--input", (char *)root, no_pci ? "--no-io" : NULL,
                          NULL};
         char *largv_here[] = {"lstopo-no-graphics", no_pci ? "--no-io" : NULL, NULL};
-        process_arg na = {nargv, 0}, la = {root ? largv : largv_here, 0};
-        char b1[32], b2[32];
-        double tn, tl;
+        static runs n, b, l;
+        runs *order[3];
+        size_t nprog = before ? 3 : 2;
+        double w, c;
 
-        do_process(&la);
-        if (la.failed) {
+        memcpy(bargv, nargv, sizeof(nargv));
+        bargv[0] = (char *)before;
+        n.argv = nargv;
+        b.argv = bargv;
+        l.argv = root ? largv : largv_here;
+        if (!run_once(l.argv, &w, &c)) {
                 printf("| %s | not run: lstopo-no-graphics failed or is missing (Debian "
-                       "hwloc-nox) | | |\n",
+                       "hwloc-nox) | | | | |\n",
                        machine);
                 return;
         }
-        tn = bench_median_ns(do_process, &na, 50);
-        tl = bench_median_ns(do_process, &la, 50);
-        if (na.failed) {
-                printf("| %s | not run: nodecm failed | | |\n", machine);
-                return;
+        for (int i = 0; i < ROUNDS; i++) {
+                order[0] = i % 2 ? &l : &n;
+                order[1] = i % 2 ? &n : &l;
+                order[2] = &b;
+                for (size_t k = 0; k < nprog; k++)
+                        if (!run_once(order[k]->argv, &order[k]->wall[i], &order[k]->cpu[i])) {
+                                printf("| %s | not run: %s failed | | | | |\n", machine,
+                                       order[k] == &l ? "lstopo" : order[k]->argv[0]);
+                                return;
+                        }
         }
-        printf("| %s | %s | %s | %.1fx |\n", machine, bench_fmt_ns(tn, b1), bench_fmt_ns(tl, b2),
-               tl / tn);
+        print_ratio(machine, &n, &l);
+        if (before) {
+                char m[200];
+                snprintf(m, sizeof(m), "%s, before", machine);
+                print_ratio(m, &b, &l);
+        }
 }
 
 static const struct {
@@ -186,32 +242,56 @@ static const struct {
                 {"nvidiagpunumanodes", "nvidiagpunumanodes (32 CPUs, 8 nodes)", true},
 };
 
+/* The 1-minute load average, as /proc/loadavg says; -1 when unknown. */
+static double load_average(void)
+{
+        double v = -1;
+        FILE *f = fopen("/proc/loadavg", "r");
+        if (f) {
+                if (fscanf(f, "%lf", &v) != 1)
+                        v = -1;
+                fclose(f);
+        }
+        return v;
+}
+
 static void processes(const char *data)
 {
         char *nodecm = bench_build_program("nodecm");
+        const char *before = getenv("NCM_BENCH_NODECM_BEFORE");
         char version[64] = "not installed";
+        double load0 = load_average();
         FILE *v = popen("lstopo-no-graphics --version 2>/dev/null", "r");
         if (v) {
                 if (fgets(version, sizeof(version), v))
                         version[strcspn(version, "\n")] = '\0';
                 pclose(v);
         }
+        if (before && access(before, X_OK) != 0)
+                before = NULL;
 
         printf("## Topology discovery against hwloc (whole processes)\n\n"
                "What a user waits for: `nodecm topology --fsroot DIR` (the kubelet's rules) "
                "against\n`lstopo-no-graphics --input DIR` (%s, Debian hwloc-nox), each "
                "a new process\nprinting its tree to /dev/null, on the same extracted dumps "
-               "(tmpfs) in the same run; both list\nthe PCI devices (but on the rows that say "
-               "not). Targets: nodecm at least 5x faster on the\n256-CPU dump (issue 14), and "
-               "with PCI devices on it (issue 24: fakepci-256, the dump with\n16 PCI roots "
-               "grafted on).\n\n",
-               version);
-        printf("| machine | nodecm | lstopo | lstopo / nodecm |\n|---|---|---|---|\n");
+               "(tmpfs), in turns: %d rounds\nper row, each running both (which goes first "
+               "alternates), so that both meet the same load.\nTimes are the medians of the "
+               "rounds' wall times; the spread is the ratio in each fifth of the\nrounds, and "
+               "the last column the ratio of their CPU times (user + system), which the load\n"
+               "moves less. Both list the PCI devices (but on the rows that say not). Targets: "
+               "nodecm at\nleast 5x faster on the 256-CPU dump (issue 14), and with PCI devices "
+               "on it (issue 24:\nfakepci-256, the dump with 16 PCI roots grafted on).%s\n\n",
+               version, ROUNDS,
+               before ? "\nRows marked \"before\" ran another build of nodecm in the same "
+                        "rounds (NCM_BENCH_NODECM_BEFORE)."
+                      : "");
+        printf("| machine | nodecm | lstopo | lstopo / nodecm | spread | CPU time |\n"
+               "|---|---|---|---|---|---|\n");
         if (!nodecm) {
-                printf("| all | not run: no nodecm binary beside bench/ | | |\n");
+                printf("| all | not run: no nodecm binary beside bench/ | | | | |\n");
                 return;
         }
-        process_row(nodecm, NULL, "this machine (no --input)", false);
+        process_row(nodecm, before, NULL, "this machine (no --input)", false);
         for (size_t i = 0; data && i < sizeof(process_dumps) / sizeof(process_dumps[0]); i++) {
                 char tmp[PATH_MAX];
                 char *root = extract(data, process_dumps[i].dump, tmp, sizeof(tmp));
@@ -221,31 +301,38 @@ static void processes(const char *data)
                         const char *at = root;
                         if (asprintf(&inner, "%s/fsroot", root) >= 0 && access(inner, F_OK) == 0)
                                 at = inner;
-                        process_row(nodecm, at, process_dumps[i].machine, false);
+                        process_row(nodecm, before, at, process_dumps[i].machine, false);
                         if (process_dumps[i].no_pci) {
                                 char m[160];
                                 snprintf(m, sizeof(m), "%s, no PCI (--no-pci, --no-io)",
                                          process_dumps[i].machine);
-                                process_row(nodecm, at, m, true);
+                                process_row(nodecm, before, at, m, true);
                         }
                 } else {
-                        printf("| %s | not run: cannot extract | | |\n", process_dumps[i].machine);
+                        printf("| %s | not run: cannot extract | | | | |\n",
+                               process_dumps[i].machine);
                 }
                 free(inner);
                 remove_tree(tmp);
                 free(root);
         }
         free(nodecm);
+        printf("\nLoad average (1 minute) at the start of these rows: %.2f, at their end: %.2f.\n",
+               load0, load_average());
         printf("\nnodecm reads what cadvisor reads and nothing else (docs/topology.md, \"What is "
-               "opened\"):\non the 256-CPU dump about 770 files, whose open, read and close "
-               "are most of its\ndiscovery time (the table above); the rest is starting a "
-               "process linked with seven\nshared libraries. Where cadvisor reads every cache "
-               "of each core (`fakecpuid1f`: five files\nper cache), so does nodecm, and the "
-               "gap to lstopo narrows.\n\nPCI devices narrow it the same way: per function "
-               "nodecm reads what lstopo reads (its link, and\nuevent, numa_node and "
-               "local_cpus: ten system calls), at a third to a half of lstopo's cost,\nso "
-               "with 208 functions the ratio falls toward that and stays under the 5x "
-               "target\n(docs/topology.md, \"PCI devices\").\n");
+               "opened\"):\non the 256-CPU dump 835 opens; they, their reads and closes are "
+               "most of its time, each\nopen walking from a directory held open (`cpu`, "
+               "`node`, `nodeN`, `/sys/devices`) rather\nthan from the root, and the rest is "
+               "starting a process that maps libc, libm and hwloc's\nlibraries (the others are "
+               "linked in: `-Dstatic_deps`). Where cadvisor reads every cache of\neach core "
+               "(`fakecpuid1f`: five files per cache), so does nodecm, and the gap to lstopo\n"
+               "narrows.\n\nPCI devices narrow it the same way: per function nodecm reads "
+               "what lstopo reads (its\nlink, and uevent, numa_node and local_cpus: ten system "
+               "calls), at about half of lstopo's\ncost, so with 208 functions the ratio falls "
+               "toward that. Those system calls alone, made\nby a program that does nothing "
+               "else, take about a fifth of lstopo's run on fakepci-256:\nthe 5x target for "
+               "that row is out of reach of any reader of those files\n(docs/topology.md, "
+               "\"PCI devices\").\n");
 }
 
 /* --- other sources --- */

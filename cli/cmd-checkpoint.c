@@ -64,7 +64,17 @@ static void json_cpus(ncm_buf *b, const ncm_cpuset *s)
 
 static const char *format_name(ncm_cpu_checkpoint_format f)
 {
-        return f == NCM_CPU_CHECKPOINT_V1 ? "V1" : f == NCM_CPU_CHECKPOINT_V3 ? "V3" : "V2";
+        switch (f) {
+        case NCM_CPU_CHECKPOINT_V1:
+                return "V1";
+        case NCM_CPU_CHECKPOINT_V2:
+                return "V2";
+        case NCM_CPU_CHECKPOINT_V3:
+                return "V3";
+        case NCM_CPU_CHECKPOINT_V4:
+                return "V4";
+        }
+        return "?";
 }
 
 static const char *match_name(ncm_cpu_checksum_match m)
@@ -76,15 +86,25 @@ static const char *match_name(ncm_cpu_checksum_match m)
                 return "legacy";
         case NCM_CPU_CHECKSUM_NATIVE:
                 return "native";
+        case NCM_CPU_CHECKSUM_DATA:
+                return "data";
         case NCM_CPU_CHECKSUM_MISMATCH:
                 break;
         }
         return "mismatch";
 }
 
+/* "1.37", the release a checkpoint was read as. */
+static const char *release_name(ncm_kubelet_version v, char *buf, size_t size)
+{
+        return ncm_kubelet_version_format(v, buf, size);
+}
+
 /* The rendering a verified checksum was computed over. */
 static const char *rendering_name(const ncm_cpu_checkpoint *c)
 {
+        if (c->format == NCM_CPU_CHECKPOINT_V4)
+                return "over data";
         if (c->format == NCM_CPU_CHECKPOINT_V1)
                 return "V1 rendering";
         if (c->match == NCM_CPU_CHECKSUM_NATIVE)
@@ -118,7 +138,49 @@ static int cpu_probe(const char *text, size_t len, const char *path, ncm_error *
 
 static int cpu_parse(const cli_checkpoint_args *a, ncm_cpu_checkpoint **ret, ncm_error *err)
 {
-        return ncm_cpu_checkpoint_parse(a->text, a->len, a->path, ret, err);
+        return ncm_cpu_checkpoint_parse_version(a->text, a->len, a->path, a->kubelet_version, ret,
+                                                err);
+}
+
+/* A V4 file's V2 part: its checksum status, in words, for verify and show. */
+static void v2_part_status(const ncm_cpu_checkpoint *c, ncm_buf *b)
+{
+        const ncm_cpu_checkpoint *p = c->v2_part;
+        if (p->match == NCM_CPU_CHECKSUM_MISMATCH)
+                ncm_buf_printf(b, "checksum %" PRIu64 " does not verify (it hashes to %" PRIu32 ")",
+                               p->checksum, p->legacy_checksum);
+        else if (p->match == NCM_CPU_CHECKSUM_ZERO)
+                ncm_buf_puts(b, "checksum 0 (accepted unverified)");
+        else
+                ncm_buf_printf(b, "checksum %" PRIu64 " verified (%s)", p->checksum,
+                               rendering_name(p));
+}
+
+/* Whether a V4 file's V2 part says what its data says (kubelets before 1.37 read the part). */
+static bool v2_part_agrees(const ncm_cpu_checkpoint *c)
+{
+        const ncm_cpu_checkpoint *p = c->v2_part;
+        if (c->data_error || strcmp(p->policy_name, c->policy_name) != 0 ||
+            strcmp(p->default_cpus, c->default_cpus) != 0 || p->npods != c->npods)
+                return false;
+        for (size_t i = 0; i < p->npods; i++) {
+                if (strcmp(p->pods[i].uid, c->pods[i].uid) != 0 || p->pods[i].n != c->pods[i].n)
+                        return false;
+                for (size_t j = 0; j < p->pods[i].n; j++)
+                        if (strcmp(p->pods[i].entries[j].name, c->pods[i].entries[j].name) != 0 ||
+                            strcmp(p->pods[i].entries[j].cpus, c->pods[i].entries[j].cpus) != 0)
+                                return false;
+        }
+        return true;
+}
+
+/* What a V4 file's V2 part means to the kubelets that read it (up to 1.36). */
+static void v2_part_note(const ncm_cpu_checkpoint *c, ncm_buf *b)
+{
+        if (c->v2_part->match == NCM_CPU_CHECKSUM_MISMATCH)
+                ncm_buf_puts(b, ", so kubelets up to 1.36 refuse the file");
+        else if (!c->data_error && !v2_part_agrees(c))
+                ncm_buf_puts(b, ", and differs from data: kubelets up to 1.36 read it");
 }
 
 /* The cpusets of a checkpoint that is not restored (V1 without its container map, V3). */
@@ -190,22 +252,32 @@ static int cpu_verify(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err
         ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
         ncm_autoptr(ncm_cpu_state) s = NULL;
         bool kubelet_start = a->topo || a->policy;
+        char rel[16];
         int r;
 
         r = cpu_parse(a, &c, err);
         if (r < 0)
                 return r;
-        r = ncm_cpu_checkpoint_verify(c, err);
-        if (r < 0)
+        release_name(c->kubelet, rel, sizeof(rel));
+        /*
+         * A file the release refuses: in nodecm's words when its own checksum fails, else in
+         * the release's. 1.36 refuses a V3 file with the gate off; said as information unless it
+         * starts. A release that reads the file is what counts: an older one reads a V4 file's
+         * V2 part whatever its data holds.
+         */
+        bool v3_info = c->format == NCM_CPU_CHECKPOINT_V3 && !c->read_as && !kubelet_start;
+        if (!c->read_as && ncm_cpu_checkpoint_verify(c, err) < 0)
                 return ncm_error_prefix(err, "%s", a->path);
-
-        if (c->format == NCM_CPU_CHECKPOINT_V3 && kubelet_start)
+        if (!c->read_as && !v3_info)
                 return ncm_error_set(err, NCM_E_INVALID_STATE,
-                                     "%s: V3 checkpoint (PodLevelResourceManagers): a kubelet with "
-                                     "the gate off refuses it: %s",
-                                     a->path, c->kubelet_error);
-        if (c->format == NCM_CPU_CHECKPOINT_V3 ||
-            (c->format == NCM_CPU_CHECKPOINT_V1 && !kubelet_start && a->nrefs == 0)) {
+                                     "%s: %s %s: kubelet %s refuses it%s: %s", a->path,
+                                     NCM_CPU_CHECKPOINT_NAME, format_name(c->format), rel,
+                                     c->format == NCM_CPU_CHECKPOINT_V3
+                                                     ? " with PodLevelResourceManagers off"
+                                                     : "",
+                                     c->kubelet_error);
+        if (v3_info || (c->read_as == NCM_CPU_CHECKPOINT_V1 && c->format == NCM_CPU_CHECKPOINT_V1 &&
+                        !kubelet_start && a->nrefs == 0)) {
                 r = check_cpusets(c, a->path, err);
                 if (r < 0)
                         return r;
@@ -216,29 +288,50 @@ static int cpu_verify(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err
                 warn_overlaps(s, a->path);
         }
 
+        /* what the release read: an older one a V4 file's V2 part */
+        const ncm_cpu_checkpoint *view =
+                        c->format == NCM_CPU_CHECKPOINT_V4 && c->read_as != NCM_CPU_CHECKPOINT_V4
+                                        ? c->v2_part
+                                        : c;
         ncm_buf_printf(out, "%s: %s %s, policy ", a->path, NCM_CPU_CHECKPOINT_NAME,
                        format_name(c->format));
-        ncm_buf_puts(out, c->policy_name[0] ? c->policy_name : "\"\"");
+        ncm_buf_puts(out, view->policy_name[0] ? view->policy_name : "\"\"");
         if (c->format == NCM_CPU_CHECKPOINT_V1) {
                 ncm_buf_printf(out, ", %zu container%s", c->nv1, c->nv1 == 1 ? "" : "s");
         } else {
                 size_t n = 0;
-                for (size_t i = 0; i < c->npods; i++)
-                        n += c->pods[i].n;
-                ncm_buf_printf(out, ", %zu pod%s, %zu container%s", c->npods,
-                               c->npods == 1 ? "" : "s", n, n == 1 ? "" : "s");
+                for (size_t i = 0; i < view->npods; i++)
+                        n += view->pods[i].n;
+                ncm_buf_printf(out, ", %zu pod%s, %zu container%s", view->npods,
+                               view->npods == 1 ? "" : "s", n, n == 1 ? "" : "s");
         }
         if (c->match == NCM_CPU_CHECKSUM_ZERO)
                 ncm_buf_puts(out, ", checksum 0 (accepted unverified)");
+        else if (c->format == NCM_CPU_CHECKPOINT_V4)
+                ncm_buf_printf(out, ", dataChecksum %" PRIu64 "%s", c->checksum,
+                               c->match == NCM_CPU_CHECKSUM_DATA ? " verified" : "");
         else
                 ncm_buf_printf(out, ", checksum %" PRIu64 " verified (%s)", c->checksum,
                                rendering_name(c));
+        if (c->format == NCM_CPU_CHECKPOINT_V4 && c->read_as != NCM_CPU_CHECKPOINT_V4) {
+                /* an older release, which goes by the V2 part whatever data holds */
+                ncm_error e = NCM_ERROR_INIT;
+                if (ncm_cpu_checkpoint_verify(c, &e) < 0)
+                        ncm_buf_printf(out, " (1.37 refuses it: %s)", e.msg);
+        }
+        if (c->format == NCM_CPU_CHECKPOINT_V4) {
+                ncm_buf_puts(out, ", V2 part ");
+                v2_part_status(c, out);
+                v2_part_note(c, out);
+        }
+        if (c->read_as && c->read_as != c->format)
+                ncm_buf_printf(out, ", read as %s by kubelet %s", format_name(c->read_as), rel);
 
-        if (c->format == NCM_CPU_CHECKPOINT_V3) {
+        if (v3_info) {
                 ncm_buf_printf(out,
-                               ": valid for a kubelet with PodLevelResourceManagers on; one with "
-                               "the gate off refuses it (%s)\n",
-                               c->kubelet_error);
+                               ": valid for a kubelet with PodLevelResourceManagers on; kubelet "
+                               "%s with the gate off refuses it (%s)\n",
+                               rel, c->kubelet_error);
                 return 0;
         }
         if (c->format == NCM_CPU_CHECKPOINT_V1 && !s) {
@@ -339,24 +432,83 @@ static void pad(ncm_buf *b, const char *s, size_t width)
                 ncm_buf_putc(b, ' ');
 }
 
-static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c, ncm_buf *b)
+/* A table of promises (nodecm's promised member or V4's baselines) under TITLE. */
+static void show_promises(ncm_buf *b, const char *title, const ncm_cpu_checkpoint_pod *pods,
+                          size_t n, size_t w1, size_t w2)
+{
+        ncm_buf_printf(b, "\n%s\n", title);
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < pods[i].n; j++) {
+                        pad(b, pods[i].uid, w1 + 2);
+                        pad(b, pods[i].entries[j].name, w2 + 2);
+                        show_cpus_text(b, pods[i].entries[j].cpus);
+                        ncm_buf_putc(b, '\n');
+                }
+}
+
+/* ,"KEY":[{"pod":…,"container":…,"cpuSet":…}…] for promises. */
+static void json_promises(ncm_buf *b, const char *key, const ncm_cpu_checkpoint_pod *pods, size_t n)
+{
+        bool first = true;
+        ncm_buf_printf(b, ",\"%s\":[", key);
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < pods[i].n; j++) {
+                        ncm_buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
+                        json_str(b, pods[i].uid);
+                        ncm_buf_puts(b, ",\"container\":");
+                        json_str(b, pods[i].entries[j].name);
+                        ncm_buf_puts(b, ",\"cpuSet\":");
+                        json_cpus_text(b, pods[i].entries[j].cpus);
+                        ncm_buf_putc(b, '}');
+                        first = false;
+                }
+        ncm_buf_putc(b, ']');
+}
+
+static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *file, ncm_buf *b)
 {
         ncm_autoptr(ncm_cpuset) held = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) tmp = ncm_cpuset_new();
-        ncm_cpuset *dflt = parse_cpus(c->default_cpus, NULL);
+        const ncm_cpu_checkpoint *c = file;
+        ncm_cpuset *dflt = NULL;
         size_t nctr = 0;
 
         if (!held || !tmp) {
                 b->oom = true;
-                ncm_cpuset_free(dflt);
                 return;
         }
-        held_cpus(c, held, &nctr);
 
         ncm_buf_printf(b, "file:         %s\n", a->path);
-        ncm_buf_printf(b, "kind:         %s %s\n", NCM_CPU_CHECKPOINT_NAME, format_name(c->format));
-        ncm_buf_printf(b, "checksum:     %" PRIu64, c->checksum);
-        switch (c->match) {
+        ncm_buf_printf(b, "kind:         %s %s%s\n", NCM_CPU_CHECKPOINT_NAME,
+                       format_name(c->format),
+                       c->format == NCM_CPU_CHECKPOINT_V4
+                                       ? " (1.37: data and dataChecksum, V2 fields for older "
+                                         "kubelets)"
+                                       : "");
+        if (c->format == NCM_CPU_CHECKPOINT_V4) {
+                ncm_buf_printf(b, "checksum:     dataChecksum %" PRIu64, c->checksum);
+                if (c->data_error)
+                        ncm_buf_printf(b, ", data does not decode: %s\n", c->data_error);
+                else if (c->match == NCM_CPU_CHECKSUM_DATA)
+                        ncm_buf_puts(b, ", verified (over data)\n");
+                else
+                        ncm_buf_printf(b, ", MISMATCH: the data hashes to %" PRIu32 "\n",
+                                       c->legacy_checksum);
+                ncm_buf_puts(b, "V2 part:      ");
+                v2_part_status(c, b);
+                if (c->v2_part->match == NCM_CPU_CHECKSUM_MISMATCH)
+                        ncm_buf_puts(b, ": kubelets up to 1.36 refuse the file");
+                else if (!c->data_error)
+                        ncm_buf_puts(b, v2_part_agrees(c) ? "; the same content as data"
+                                                          : "; DIFFERS from data (kubelets up "
+                                                            "to 1.36 read it)");
+                ncm_buf_putc(b, '\n');
+        } else {
+                ncm_buf_printf(b, "checksum:     %" PRIu64, c->checksum);
+        }
+        switch (c->format == NCM_CPU_CHECKPOINT_V4 ? NCM_CPU_CHECKSUM_DATA : c->match) {
+        case NCM_CPU_CHECKSUM_DATA:
+                break;
         case NCM_CPU_CHECKSUM_ZERO:
                 ncm_buf_puts(b, ", not verified (the kubelet accepts 0 for compatibility)\n");
                 break;
@@ -377,12 +529,23 @@ static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
                                        format_name(c->format));
                 break;
         }
+        char rel[16];
+        release_name(c->kubelet, rel, sizeof(rel));
         if (c->kubelet_error)
-                ncm_buf_printf(b, "kubelet:      refuses this file%s: %s\n",
+                ncm_buf_printf(b, "kubelet:      %s refuses this file%s: %s\n", rel,
                                c->format == NCM_CPU_CHECKPOINT_V3
                                                ? " unless PodLevelResourceManagers is on"
                                                : "",
                                c->kubelet_error);
+        else if (c->read_as != c->format)
+                ncm_buf_printf(b, "kubelet:      %s reads it as %s%s\n", rel,
+                               format_name(c->read_as),
+                               c->format == NCM_CPU_CHECKPOINT_V4 ? " (its V2 part, below)" : "");
+        /* the contents that release reads: an older one a V4 file's V2 part */
+        if (c->format == NCM_CPU_CHECKPOINT_V4 && c->read_as && c->read_as != c->format)
+                c = c->v2_part;
+        dflt = parse_cpus(c->default_cpus, NULL);
+        held_cpus(c, held, &nctr);
         ncm_buf_printf(b, "policy:       %s\n", c->policy_name);
         ncm_buf_puts(b, "shared pool:  ");
         show_cpus_text(b, c->default_cpus);
@@ -456,19 +619,17 @@ static void show_text(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
                         }
                 }
         }
-        if (c->npromised) {
-                /* nodecm's member: what in-place resizes never take away (KEP-5554) */
-                ncm_buf_puts(b, "\nPROMISED (nodecm, in-place resize)\n");
-                for (size_t i = 0; i < c->npromised; i++)
-                        for (size_t j = 0; j < c->promised[i].n; j++) {
-                                pad(b, c->promised[i].uid, w1 + 2);
-                                pad(b, c->promised[i].entries[j].name, w2 + 2);
-                                show_cpus_text(b, c->promised[i].entries[j].cpus);
-                                ncm_buf_putc(b, '\n');
-                        }
-        }
+        /* nodecm's member: what in-place resizes never take away (KEP-5554) */
+        if (file->npromised)
+                show_promises(b, "PROMISED (nodecm, in-place resize)", file->promised,
+                              file->npromised, w1, w2);
+        /* the kubelet's own place for the promise, in V4 data */
+        if (c->nbaselines)
+                show_promises(b, "BASELINE (in-place resize: the CPUs of the first admission)",
+                              c->baselines, c->nbaselines, w1, w2);
         if (c->npod_entries) {
-                ncm_buf_puts(b, "\nPOD-LEVEL (V3)\n");
+                ncm_buf_puts(b, c->format == NCM_CPU_CHECKPOINT_V4 ? "\nPOD-LEVEL (podEntries)\n"
+                                                                   : "\nPOD-LEVEL (V3)\n");
                 for (size_t i = 0; i < c->npod_entries; i++) {
                         pad(b, c->pod_entries[i].uid, w1 + 2);
                         if (c->pod_entries[i].has_cpus)
@@ -491,11 +652,36 @@ static void show_json(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
                        ",\"checksum\":%" PRIu64 ",\"checksumStatus\":\"%s\","
                        "\"computedChecksums\":{\"legacy\":%" PRIu32 ",\"native\":%" PRIu32 "}",
                        c->checksum, match_name(c->match), c->legacy_checksum, c->native_checksum);
+        char rel[16];
+        ncm_buf_printf(b, ",\"kubeletVersion\":\"%s\",\"readAs\":",
+                       release_name(c->kubelet, rel, sizeof(rel)));
+        if (c->read_as)
+                ncm_buf_printf(b, "\"%s\"", format_name(c->read_as));
+        else
+                ncm_buf_puts(b, "null");
         ncm_buf_puts(b, ",\"kubeletError\":");
         if (c->kubelet_error)
                 json_str(b, c->kubelet_error);
         else
                 ncm_buf_puts(b, "null");
+        if (c->format == NCM_CPU_CHECKPOINT_V4) {
+                const ncm_cpu_checkpoint *p = c->v2_part;
+                ncm_buf_puts(b, ",\"dataError\":");
+                if (c->data_error)
+                        json_str(b, c->data_error);
+                else
+                        ncm_buf_puts(b, "null");
+                ncm_buf_puts(b, ",\"v2Part\":{\"policyName\":");
+                json_str(b, p->policy_name);
+                ncm_buf_puts(b, ",\"defaultCpuSet\":");
+                json_cpus_text(b, p->default_cpus);
+                ncm_buf_printf(b,
+                               ",\"checksum\":%" PRIu64 ",\"checksumStatus\":\"%s\","
+                               "\"computedChecksums\":{\"legacy\":%" PRIu32 ",\"native\":%" PRIu32
+                               "},\"sameAsData\":%s}",
+                               p->checksum, match_name(p->match), p->legacy_checksum,
+                               p->native_checksum, v2_part_agrees(c) ? "true" : "false");
+        }
         ncm_buf_puts(b, ",\"defaultCpuSet\":");
         json_cpus_text(b, c->default_cpus);
         if (a->reserved) {
@@ -546,22 +732,10 @@ static void show_json(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
                 }
         }
         ncm_buf_putc(b, ']');
-        if (c->npromised) {
-                ncm_buf_puts(b, ",\"promised\":[");
-                first = true;
-                for (size_t i = 0; i < c->npromised; i++)
-                        for (size_t j = 0; j < c->promised[i].n; j++) {
-                                ncm_buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
-                                json_str(b, c->promised[i].uid);
-                                ncm_buf_puts(b, ",\"container\":");
-                                json_str(b, c->promised[i].entries[j].name);
-                                ncm_buf_puts(b, ",\"cpuSet\":");
-                                json_cpus_text(b, c->promised[i].entries[j].cpus);
-                                ncm_buf_putc(b, '}');
-                                first = false;
-                        }
-                ncm_buf_putc(b, ']');
-        }
+        if (c->npromised)
+                json_promises(b, "promised", c->promised, c->npromised);
+        if (c->format == NCM_CPU_CHECKPOINT_V4)
+                json_promises(b, "baselines", c->baselines, c->nbaselines);
         if (c->format == NCM_CPU_CHECKPOINT_V1) {
                 ncm_buf_puts(b, ",\"v1Entries\":[");
                 for (size_t i = 0; i < c->nv1; i++) {
@@ -573,7 +747,8 @@ static void show_json(const cli_checkpoint_args *a, const ncm_cpu_checkpoint *c,
                 }
                 ncm_buf_putc(b, ']');
         }
-        if (c->format == NCM_CPU_CHECKPOINT_V3) {
+        if (c->format == NCM_CPU_CHECKPOINT_V3 ||
+            (c->format == NCM_CPU_CHECKPOINT_V4 && c->npod_entries)) {
                 ncm_buf_puts(b, ",\"podEntries\":[");
                 for (size_t i = 0; i < c->npod_entries; i++) {
                         ncm_buf_puts(b, i ? ",{\"pod\":" : "{\"pod\":");
@@ -649,6 +824,20 @@ static int fit_state(const cli_checkpoint_args *a, ncm_cpu_state *s, ncm_buf *ch
         return 0;
 }
 
+/*
+ * The release whose layout rewrite writes: --kubelet-version, else the file's own (V4: the
+ * newest release's; V1 and V2: 1.36's V2, which every release up to 1.36 writes the same).
+ */
+static ncm_kubelet_version rewrite_release(const cli_checkpoint_args *a,
+                                           const ncm_cpu_checkpoint *c)
+{
+        if (a->has_kubelet_version)
+                return a->kubelet_version;
+        if (c->format == NCM_CPU_CHECKPOINT_V4)
+                return NCM_KUBELET_VERSION_DEFAULT;
+        return (ncm_kubelet_version){1, 36};
+}
+
 static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *err)
 {
         ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
@@ -657,6 +846,7 @@ static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
         ncm_buf text = NCM_BUF_INIT;
         ncm_buf change = NCM_BUF_INIT;
         bool fixed = false;
+        char rel[16];
         int r;
 
         r = cpu_parse(a, &c, err);
@@ -665,23 +855,37 @@ static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
         if (c->format == NCM_CPU_CHECKPOINT_V3)
                 return ncm_error_set(err, NCM_E_INVALID_STATE,
                                      "%s: V3 checkpoint (PodLevelResourceManagers): not rewritten, "
-                                     "V2 has no place for its pod-level sets",
+                                     "nodecm keeps no pod-level sets to write back",
                                      a->path);
-        if (c->match == NCM_CPU_CHECKSUM_MISMATCH) {
-                if (!a->fix_checksum) {
-                        ncm_error e = NCM_ERROR_INIT;
-                        (void)ncm_cpu_checkpoint_verify(c, &e);
+        if (c->match == NCM_CPU_CHECKSUM_MISMATCH ||
+            (c->format == NCM_CPU_CHECKPOINT_V4 && c->data_error)) {
+                ncm_error e = NCM_ERROR_INIT;
+                (void)ncm_cpu_checkpoint_verify(c, &e);
+                if (!a->fix_checksum)
                         return ncm_error_set(err, NCM_E_CHECKSUM,
                                              "%s: %s (--fix-checksum accepts the content as it is)",
                                              a->path, e.msg);
-                }
                 /* The operator vouches for the content: take it as if it verified. */
-                c->match = NCM_CPU_CHECKSUM_LEGACY;
+                r = ncm_cpu_checkpoint_accept(c, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s: --fix-checksum", a->path);
+                fixed = true;
+        } else if (!c->read_as) {
+                release_name(c->kubelet, rel, sizeof(rel));
+                if (!a->fix_checksum)
+                        return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                             "%s: kubelet %s refuses it: %s (--fix-checksum "
+                                             "accepts the content as it is)",
+                                             a->path, rel, c->kubelet_error);
+                r = ncm_cpu_checkpoint_accept(c, err);
+                if (r < 0)
+                        return ncm_error_prefix(err, "%s: --fix-checksum", a->path);
                 fixed = true;
         }
         r = ncm_cpu_checkpoint_restore(c, a->policy, a->refs, a->nrefs, &s, err);
         if (r < 0)
                 return ncm_error_prefix(err, "%s", a->path);
+        ncm_cpu_state_set_kubelet_version(s, rewrite_release(a, c));
         r = fit_state(a, s, &change, err);
         if (r < 0) {
                 ncm_buf_done(&change);
@@ -702,9 +906,11 @@ static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
         }
         if (!a->output && text.len == a->len && memcmp(text.data, a->text, a->len) == 0) {
                 ncm_buf_printf(out,
-                               "%s: already in the kubelet's form (V2, checksum %" PRIu64
+                               "%s: already in the kubelet's form (%s, %s %" PRIu64
                                "), left as it is\n",
-                               a->path, back->checksum);
+                               a->path, format_name(back->format),
+                               back->format == NCM_CPU_CHECKPOINT_V4 ? "dataChecksum" : "checksum",
+                               back->checksum);
                 ncm_buf_done(&text);
                 ncm_buf_done(&change);
                 return 0;
@@ -715,9 +921,11 @@ static int cpu_rewrite(const cli_checkpoint_args *a, ncm_buf *out, ncm_error *er
                 ncm_buf_done(&change);
                 return r;
         }
-        ncm_buf_printf(out, "%s: written as %s V2 with checksum %" PRIu64 "%s (from %s %s)", target,
-                       NCM_CPU_CHECKPOINT_NAME, back->checksum,
-                       fixed ? ", checksum recomputed" : "", a->path, format_name(c->format));
+        ncm_buf_printf(out, "%s: written as %s %s with %s %" PRIu64 "%s (from %s %s)", target,
+                       NCM_CPU_CHECKPOINT_NAME, format_name(back->format),
+                       back->format == NCM_CPU_CHECKPOINT_V4 ? "dataChecksum" : "checksum",
+                       back->checksum, fixed ? ", checksum recomputed" : "", a->path,
+                       format_name(c->format));
         if (change.len)
                 ncm_buf_printf(out, "; %s", change.data);
         ncm_buf_putc(out, '\n');
@@ -765,18 +973,19 @@ static void usage(FILE *f)
               "                                [--drop POD]... [--fit [SOURCE] [--reserved LIST]\n"
               "                                [--strict]]\n\n"
               "Read the kubelet's checkpoint files with their checksums. The kind of file is\n"
-              "recognised from its content: cpu_manager_state (V1, V2, V3),\n"
-              "memory_manager_state (the layouts of 1.35 and before, 1.36 and 1.37) or\n"
-              "kubelet_internal_checkpoint (the device manager's).\n\n"
+              "recognised from its content: cpu_manager_state (V1, V2, V3, and V4, what\n"
+              "kubelet 1.37 writes), memory_manager_state (the layouts of 1.35 and before,\n"
+              "1.36 and 1.37) or kubelet_internal_checkpoint (the device manager's). Each is\n"
+              "read as one kubelet release reads it (--kubelet-version; default: the newest).\n\n"
               "  verify   check the file as the kubelet does when it starts: decoding, checksum,\n"
               "           cpusets, policy; with a machine, also the static policy's start-up\n"
               "           validation, saying exactly why the kubelet would refuse to start\n"
               "  show     print the contents: per pod and container, the shared pool, the\n"
               "           reserved CPUs (--reserved); --json for a stable JSON rendering\n"
-              "  rewrite  write the file back in the kubelet's exact V2 form (canonical cpusets,\n"
-              "           sorted keys, a fresh checksum), optionally repaired to fit a machine\n"
-              "           (--fit) or without drained pods (--drop); the only subcommand that\n"
-              "           writes\n\n"
+              "  rewrite  write the file back exactly as the kubelet writes it (canonical\n"
+              "           cpusets, sorted keys, fresh checksums; its own layout, or that of\n"
+              "           --kubelet-version), optionally repaired to fit a machine (--fit) or\n"
+              "           without drained pods (--drop); the only subcommand that writes\n\n"
               "Run 'nodecm checkpoint SUBCOMMAND --help' for the options of each.\n"
               "Exit status: 0 valid/done, 1 the file fails verification, 2 bad usage or a\n"
               "file that cannot be read, is not JSON, or is of an unknown kind,\n" CLI_EXIT_ENV,
@@ -811,12 +1020,15 @@ static void usage_sub(sub which, FILE *f)
                       f);
                 break;
         case SUB_SHOW:
-                fputs("Usage: nodecm checkpoint show FILE [--json] [--reserved LIST]\n\n"
+                fputs("Usage: nodecm checkpoint show FILE [--json] [--reserved LIST]\n"
+                      "                              [--kubelet-version X.Y]\n\n"
                       "Print what FILE holds: its kind, checksum status, policy, the shared pool,\n"
                       "the exclusive CPUs per pod and container. A file that fails verification\n"
                       "is shown all the same, with the reason.\n\n"
                       "  --json                 print a stable JSON rendering instead\n"
                       "  --reserved LIST        mark these reserved CPUs: where they are\n"
+                      "  --kubelet-version X.Y  say how that kubelet release reads it, and show\n"
+                      "                         what it reads (default: the newest)\n"
                       "  -h, --help             show this help\n\n"
                       "Exit status: 0 shown, 1 a file of a known kind that cannot be decoded,\n"
                       "2 bad usage or a file that cannot be read, is not JSON or is "
@@ -825,10 +1037,12 @@ static void usage_sub(sub which, FILE *f)
                 break;
         case SUB_REWRITE:
                 fputs("Usage: nodecm checkpoint rewrite FILE [OPTIONS]\n\n"
-                      "Write FILE back (or to --output) exactly as the kubelet writes it: V2,\n"
-                      "canonical cpusets, keys sorted, the checksum every kubelet accepts. A V1\n"
-                      "file is migrated (give its containers with --container). A file already\n"
-                      "in that form is left untouched. The file is replaced atomically.\n\n"
+                      "Write FILE back (or to --output) exactly as the kubelet writes it:\n"
+                      "canonical cpusets, keys sorted, fresh checksums, in the file's own layout\n"
+                      "(cpu_manager_state V4 stays V4, V1 and V2 become V2) or that of\n"
+                      "--kubelet-version. A V1 file is migrated (give its containers with\n"
+                      "--container). A file already in that form is left untouched. The file is\n"
+                      "replaced atomically.\n\n"
                       "  --output FILE          write there instead of replacing FILE\n"
                       "  --policy NAME          refuse a file of another policy\n"
                       "  --container ID=POD/NAME  a running container, for migrating a V1 file\n"
@@ -850,9 +1064,9 @@ static void usage_sub(sub which, FILE *f)
                       "                         (the kubelet's --reserved-memory syntax); --fit\n"
                       "                         rebuilds the machine state for SOURCE keeping\n"
                       "                         every assignment\n"
-                      "  --kubelet-version X.Y  write that release's layout "
-                      "(memory_manager_state;\n"
-                      "                         default: the file's own)\n"
+                      "  --kubelet-version X.Y  read the file as that release does and write its\n"
+                      "                         layout (cpu_manager_state: V2 up to 1.36, V4\n"
+                      "                         from 1.37; default: the file's own)\n"
                       "  -h, --help             show this help\n\n" CLI_SOURCE_HELP
                       "\nExit status: 0 written, 1 the file fails verification or cannot be\n"
                       "fitted, 2 bad usage or a file that cannot be read or "

@@ -440,10 +440,13 @@ static int run(args *a, const char *const *pos)
         if (r >= 0 && strcmp(a->cmd, "init") == 0)
                 ncm_buf_printf(&out, "%s: node in %s (%s enforcer)\n", a->cmd, dir,
                                ncm_enforcer_name(e));
-        plan = ncm_enforcer_plan_get(e);
-        if (plan && plan->n_steps) {
-                /* what the plan enforcer recorded: to stderr when stdout is JSON */
+        /* what the plan enforcer recorded, the cgroups' then the machine's (CRI-O's
+         * irq-load-balancing): to stderr when stdout is JSON */
+        for (int i = 0; i < 2; i++) {
                 ncm_buf p = NCM_BUF_INIT;
+                plan = i ? ncm_enforcer_plan_machine_get(e) : ncm_enforcer_plan_get(e);
+                if (!plan || !plan->n_steps)
+                        continue;
                 ncm_cgroup_plan_format(plan, &p);
                 if (a->json)
                         fputs(p.data ? p.data : "", stderr);

@@ -184,6 +184,11 @@ const ncm_ctl_target *nodecmd_target(nodecmd *d)
         return &d->target;
 }
 
+ncm_enforcer *nodecmd_enforcer(nodecmd *d)
+{
+        return d->enforcer;
+}
+
 const char *nodecmd_root_dir(const nodecmd *d)
 {
         return d->root_dir;
@@ -643,9 +648,17 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
         ncm_enforcer_cgroup_options eo = {0};
 
         /* with a CRI runtime the runtime makes the cgroups: the cri enforcer records the
-         * cpusets, which CreateContainer and UpdateContainerResources carry */
-        if (nodecmd_runtime_endpoint(d))
-                return ncm_enforcer_cri_new(d->topo, &d->enforcer, err);
+         * cpusets, which CreateContainer and UpdateContainerResources carry; CRI-O's knobs are
+         * still nodecm's to make, on the runtime's cgroups (a knobs enforcer inside it), unless
+         * nothing is to be enforced */
+        if (nodecmd_runtime_endpoint(d)) {
+                ncm_enforcer *knobs = NULL;
+                int r = 0;
+                eo.mount_root = d->opts->cgroup_mount;
+                if (strcmp(kind, "none") != 0)
+                        r = ncm_enforcer_knobs_new(&eo, &knobs, err);
+                return r < 0 ? r : ncm_enforcer_cri_new(knobs, &d->enforcer, err);
+        }
         if (strcmp(kind, "none") == 0)
                 return ncm_enforcer_none_new(&d->enforcer, err);
         if (strcmp(kind, "cgroupfs") == 0) {
@@ -708,6 +721,20 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                 return ncm_error_set(err, -r, "event loop: %s", uv_strerror(r));
         uv_idle_init(&d->loop, &d->kick);
         d->kick.data = d;
+        /* The handlers come before any socket exists: a SIGTERM sent as soon as a socket
+         * appears (a supervisor stopping a start it no longer wants) must stop nodecmd cleanly,
+         * not kill it by the default action. A signal caught during the start waits in libuv's
+         * pipe and is handled by the first turn of the loop, once every service is up. */
+        uv_signal_init(&d->loop, &d->sig_term);
+        uv_signal_init(&d->loop, &d->sig_int);
+        uv_signal_init(&d->loop, &d->sig_hup);
+        d->signals_up = true;
+        d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
+        uv_signal_start(&d->sig_term, on_signal, SIGTERM);
+        uv_signal_start(&d->sig_int, on_signal, SIGINT);
+        uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
+        /* the signals alone must not keep the loop alive once the services are gone */
+        uv_unref((uv_handle_t *)&d->sig_hup);
         r = ncm_node_config_load_file(opts->config, &d->cfg, err);
         if (r >= 0)
                 r = nodecmd_load_section(opts->config, &d->section, err);
@@ -758,16 +785,6 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                         return ncm_error_prefix(err, "%s", d->svc[i].ops->name);
                 d->svc[i].started = true;
         }
-        uv_signal_init(&d->loop, &d->sig_term);
-        uv_signal_init(&d->loop, &d->sig_int);
-        uv_signal_init(&d->loop, &d->sig_hup);
-        d->signals_up = true;
-        d->sig_term.data = d->sig_int.data = d->sig_hup.data = d;
-        uv_signal_start(&d->sig_term, on_signal, SIGTERM);
-        uv_signal_start(&d->sig_int, on_signal, SIGINT);
-        uv_signal_start(&d->sig_hup, on_signal, SIGHUP);
-        /* the signals alone must not keep the loop alive once the services are gone */
-        uv_unref((uv_handle_t *)&d->sig_hup);
         nodecmd_log(d, NODECMD_INFO, "ready",
                     "root=%s pods=%zu cpus=%d enforcer=%s policy=%s startup_ms=%.3f",
                     nodecmd_q(d, 0, d->root_dir), ncm_node_num_pods(nodecmd_node(d)),
@@ -800,6 +817,9 @@ nodecmd *nodecmd_free(nodecmd *d)
                                 d->svc[i].stopped = true;
                                 d->svc[i].ops->stop(d->svc[i].data);
                         }
+        /* after a failed start the signal handles (set up first) would keep the loop alive */
+        if (!d->stopping && d->signals_up && !uv_is_closing((uv_handle_t *)&d->sig_term))
+                close_signals(d);
         uv_run(&d->loop, UV_RUN_DEFAULT);
         /* whatever is left open (signals after a failed start) */
         uv_walk(&d->loop, close_any, NULL);

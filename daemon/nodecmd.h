@@ -61,6 +61,8 @@ ncm_node *nodecmd_node(nodecmd *d);
 /* The control API's view of the node: node, root directory, enforcer name. */
 const ncm_ctl_target *nodecmd_target(nodecmd *d);
 const char *nodecmd_root_dir(const nodecmd *d);
+/* The node's enforcer (a service that knows where a runtime puts cgroups tells it). */
+ncm_enforcer *nodecmd_enforcer(nodecmd *d);
 /* The configuration in force (replaced by a reload). */
 const ncm_node_config *nodecmd_config(const nodecmd *d);
 /*

@@ -150,6 +150,14 @@ static void job_create(nodecmd *d, nodecmd_job *job, void *data)
                 ncm_cri_ticket_refuse(a->t,
                                       r == -ENOMEM ? NCM_RPC_RESOURCE_EXHAUSTED : NCM_RPC_INTERNAL,
                                       err.msg);
+        } else if (dec.action == NCM_CRI_PASS && dec.cpuset_cpus) {
+                /* not a pod nodecm holds: on the shared pool, off every exclusive CPU */
+                c->passed++;
+                r = ncm_cri_decision_apply(&dec, req, len, &patched, &err);
+                if (r < 0)
+                        ncm_cri_ticket_refuse(a->t, NCM_RPC_INTERNAL, err.msg);
+                else
+                        ncm_cri_ticket_forward(a->t, (const uint8_t *)patched.data, patched.len);
         } else if (dec.action == NCM_CRI_PASS) {
                 c->passed++;
                 ncm_cri_ticket_forward(a->t, req, len);
@@ -707,6 +715,13 @@ static void arm(cri *c)
 
 /* ---- the service -------------------------------------------------------------------------- */
 
+/* The knobs enforcer's resolver: where containerd made a container's cgroup. */
+static int cgroup_of(void *data, const char *pod_uid, const char *name, char **ret)
+{
+        cri *c = data;
+        return c->cn ? ncm_cri_node_container_cgroup(c->cn, pod_uid, name, ret) : -ENOENT;
+}
+
 static int cri_start(nodecmd *d, void **ret, ncm_error *err)
 {
         cri *c = calloc(1, sizeof(*c));
@@ -730,6 +745,7 @@ static int cri_start(nodecmd *d, void **ret, ncm_error *err)
         r = ncm_cri_node_open(nodecmd_root_dir(d), nodecmd_target(d), &c->cn, err);
         if (r < 0)
                 return r;
+        ncm_enforcer_knobs_set_resolver(ncm_enforcer_cri_inner(nodecmd_enforcer(d)), cgroup_of, c);
         if (listen) {
                 ncm_cri_proxy_options o = {.listen = listen, .runtime_endpoint = c->endpoint};
                 ncm_rpc_opts ro;
@@ -816,6 +832,9 @@ static void cri_free(void *data)
                 return;
         if (c->client)
                 ncm_rpc_uv_client_close(c->client);
+        if (c->d)
+                ncm_enforcer_knobs_set_resolver(ncm_enforcer_cri_inner(nodecmd_enforcer(c->d)),
+                                                NULL, NULL);
         ncm_cri_proxy_free(c->proxy);
         ncm_cri_updates_free(c->upd, c->n_upd);
         ids_clear(&c->failed_last);

@@ -10,7 +10,7 @@ python3 python3-grpcio python3-grpc-tools python3-protobuf curl
 groff-base bzip2 git hwloc-nox
 containerd runc podman busybox-static
 golang-go golang-google-grpc-dev golang-goprotobuf-dev protobuf-compiler
-chromium fonts-dejavu-core"
+chromium fonts-dejavu-core strace"
 
 missing=""
 for p in $PKGS; do

@@ -568,6 +568,8 @@ enum {
         NCM_CGROUP_OPF_SUBTREE = 1u << 3,
         /* Part of making the directory: undone with it, never restored on its own. */
         NCM_CGROUP_OPF_CREATE = 1u << 4,
+        /* A write the kernel refuses is passed over (an interrupt it will not move). */
+        NCM_CGROUP_OPF_BEST_EFFORT = 1u << 5,
 };
 
 typedef struct ncm_cgroup_op {
@@ -907,6 +909,7 @@ NCM_API int ncm_cgroup_manager_path(const ncm_cgroup_manager *m, const ncm_cgrou
 typedef struct ncm_cgroup_container_cpus {
         const char *container;
         const ncm_cpuset *cpus;
+        const ncm_cpuset *mems; /* its memory nodes (ncm_node_container_mems); NULL: MEMS */
 } ncm_cgroup_container_cpus;
 
 enum {
@@ -929,7 +932,8 @@ enum {
  * once so that re-applying never lowers them for a moment), the burstable and besteffort
  * tiers (from USAGE plus this pod; USAGE may be NULL), the pod cgroup (ResourceConfigForPod +
  * podPidsLimit), then one cgroup per sidecar and app container with the values the kubelet
- * sends through CRI and the cpusets of CPUS (N_CPUS entries) and MEMS. Containers are named
+ * sends through CRI and the cpusets of CPUS (N_CPUS entries; an entry's mems, else MEMS).
+ * Containers are named
  * by their container name (a runtime would use the container ID). Every step creates what is
  * missing and writes every value.
  */

@@ -516,8 +516,10 @@ NCM_API int ncm_cpu_resize_check(const ncm_cpu_policy *p, const ncm_cpu_state *s
  * first (ncm_cpu_take_keep with the current CPUs kept), a downsize keeps the promise and the
  * hint's part of the current CPUs; the default set takes or gives the difference (CPUs a
  * sibling still holds stay out of it). full-pcpus-only: SMTAlignmentError as for an admission
- * (the container's own CPUs count as available). 0, or -errno with *RET_TYPE set for a typed
- * refusal; on error the state is unchanged.
+ * (the container's own CPUs count as available). With isolatedCPUs an upsize takes only free
+ * CPUs of the container's pool (ncm_cpu_policy_isolation_resize_pool), NCM_E_UNSATISFIABLE
+ * naming the pool when it holds too few. 0, or -errno with *RET_TYPE set for a typed refusal;
+ * on error the state is unchanged.
  */
 NCM_API int ncm_cpu_policy_resize(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_pod *pod,
                                   const ncm_container *c, const ncm_hint *affinity,
@@ -554,6 +556,60 @@ NCM_API int ncm_cpu_guaranteed_cpus(const ncm_pod *pod, const ncm_container *c) 
 /* podGuaranteedCPUs: the pod's total for pod-scope hints (init containers and sidecars
  * accounted as kubelet does). */
 NCM_API int ncm_cpu_pod_guaranteed_cpus(const ncm_pod *pod) NCM_PURE;
+
+/* ------------------------------------------------------------------------------------------
+ * Isolated CPUs (nodecm's isolatedCPUs, docs/isolation.md; the kubelet has none of this)
+ *
+ * What the static policy does with the machine's isolated CPUs (ncm_topo_isolated_cpus):
+ *   IGNORE          the kubelet's behaviour: they are CPUs like any other (the default);
+ *   EXCLUDE         handed to nobody: out of the allocatable and available CPUs and the hints;
+ *   EXCLUSIVE_ONLY  only exclusive containers get them: a pod annotated nodecm.io/isolated-cpus
+ *                   "prefer" takes them when enough are free, "require" only them (else a
+ *                   refusal); other pods take non-isolated CPUs when enough are free.
+ * The policy's state stays the kubelet's (isolated CPUs remain in the default set, so the
+ * checkpoint is the kubelet's); keeping them out of the shared pool is the node's part
+ * (ncm_node_shared_pool). With either mode, "require" on a container that gets no exclusive
+ * CPUs, or under EXCLUDE, is refused.
+ */
+typedef enum ncm_cpu_isolation {
+        NCM_CPU_ISOLATION_IGNORE = 0,
+        NCM_CPU_ISOLATION_EXCLUDE,
+        NCM_CPU_ISOLATION_EXCLUSIVE_ONLY,
+        NCM_CPU_ISOLATION_N_MODES
+} ncm_cpu_isolation;
+
+/* "ignore", "exclude", "exclusive-only" (the isolatedCPUs values); NULL when unknown. */
+NCM_API const char *ncm_cpu_isolation_name(ncm_cpu_isolation m) NCM_PURE;
+/* The mode named NAME, or -1. */
+NCM_API int ncm_cpu_isolation_from_name(const char *name) NCM_PURE;
+
+/*
+ * Give P the isolation MODE over ISOLATED (copied; NULL: none), before it allocates anything.
+ * -ENOMEM, P unchanged.
+ */
+NCM_API int ncm_cpu_policy_set_isolation(ncm_cpu_policy *p, ncm_cpu_isolation mode,
+                                         const ncm_cpuset *isolated, ncm_error *err);
+/*
+ * SET holds the free CPUs a container of POD could take N of (REUSABLE, may be NULL, beside
+ * them): restrict it to those P's isolation lets it take, as allocation and hints do. Returns
+ * which tier it kept, for explanations: 0 nothing changed (IGNORE), 1 no isolated CPU
+ * (EXCLUDE, or EXCLUSIVE_ONLY's non-isolated tier), 2 isolated CPUs only ("require", or
+ * "prefer"'s tier), 3 all (EXCLUSIVE_ONLY's preferred tier holds too few).
+ */
+NCM_API int ncm_cpu_policy_isolation_restrict(const ncm_cpu_policy *p, const ncm_pod *pod, int n,
+                                              const ncm_cpuset *reusable, ncm_cpuset *set);
+/*
+ * SET holds the free CPUs an in-place resize of a container of POD now holding HAVE could grow
+ * into: restrict it to the container's pool (EXCLUDE: no isolated CPU; EXCLUSIVE_ONLY: the
+ * isolated ones when it holds only isolated CPUs or POD says "require", the others when it
+ * holds none, all when it holds both). Returns the tier as ncm_cpu_policy_isolation_restrict().
+ */
+NCM_API int ncm_cpu_policy_isolation_resize_pool(const ncm_cpu_policy *p, const ncm_pod *pod,
+                                                 const ncm_cpuset *have, ncm_cpuset *set);
+/* P's isolation mode; *ISOLATED (may be NULL) receives its isolated CPUs, owned by P (NULL
+ * under IGNORE). */
+NCM_API ncm_cpu_isolation ncm_cpu_policy_isolation(const ncm_cpu_policy *p,
+                                                   const ncm_cpuset **isolated);
 
 #ifdef __cplusplus
 }

@@ -12,9 +12,11 @@
  *  1. the in-memory state (ncm_cpu_state_*), with an optional persistence hook so that, as in
  *     the kubelet, every mutation rewrites the checkpoint;
  *  2. start-up validation (ncm_cpu_state_validate), the static policy's validateState;
- *  3. the checkpoint file (ncm_cpu_checkpoint_*): reading V1, V2 and V3 files with their
- *     checksums, restoring (and migrating V1) into a state with the kubelet's error texts, and
- *     writing V2 byte for byte as the kubelet does.
+ *  3. the checkpoint file (ncm_cpu_checkpoint_*): reading V1, V2, V3 and V4 files with their
+ *     checksums as a chosen kubelet release reads them (each release tries the formats in its
+ *     own order and words its refusals its own way), restoring (and migrating V1) into a state,
+ *     and writing the layout of the state's kubelet release byte for byte (V2 up to 1.36, V4
+ *     from 1.37; docs/checkpoints.md "The formats by kubelet release").
  *
  * Strings (pod UIDs, container names, policy names) are NUL-terminated and may be empty; the
  * state copies everything it is given. Nothing here is thread-safe: callers serialise access to
@@ -30,6 +32,7 @@
 #include <nodecm/common.h>
 #include <nodecm/cpuset.h>
 #include <nodecm/error.h>
+#include <nodecm/kubelet-version.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -153,6 +156,16 @@ NCM_API void ncm_cpu_state_hold(ncm_cpu_state *s);
 /* Release the hold and, when S changed while held, run the hook once. */
 NCM_API int ncm_cpu_state_flush(ncm_cpu_state *s, ncm_error *err);
 
+/*
+ * The kubelet release whose cpu_manager_state layout S is written in
+ * (ncm_cpu_checkpoint_format_state() and everything that writes through it): {0, 0}, the default
+ * of a new state, is the newest released kubelet. A restored state carries the release it was
+ * read as; ncm_cpu_state_dup() copies it; ncm_cpu_state_equal() and ncm_cpu_state_assign() ignore
+ * it (it is how the state is written, not what it holds). Setting it does not persist.
+ */
+NCM_API void ncm_cpu_state_set_kubelet_version(ncm_cpu_state *s, ncm_kubelet_version v);
+NCM_API ncm_kubelet_version ncm_cpu_state_kubelet_version(const ncm_cpu_state *s) NCM_PURE;
+
 /* Number of pod keys (pods with no container included). */
 NCM_API size_t ncm_cpu_state_num_pods(const ncm_cpu_state *s) NCM_PURE;
 /* Number of (pod, container) assignments. */
@@ -198,11 +211,13 @@ NCM_API void ncm_cpu_state_assigned(const ncm_cpu_state *s, ncm_cpuset *out);
 
 /*
  * Promised CPUs (KEP-5554, in-place resize of exclusive CPUs): the CPUs a container got at its
- * first admission, which a resize never takes away. Not a kubelet 1.37 state field (the
- * kubelet's development branch keeps them as "baselines", docs/cpu-manager.md "Resize"); nodecm
- * records them only with the InPlacePodVerticalScalingExclusiveCPUs gate on, so that a state
- * without them is the kubelet's own. A promise lives and dies with its container's entry (set,
- * delete, delete_pod and clear drop it with the entry; dup, equal and assign include it).
+ * first admission, which a resize never takes away. The kubelet keeps them as the "baseline" of
+ * each container inside the V4 checkpoint's data (1.37 layout on); nodecm writes them there for
+ * those releases and as its own "promised" member of a V2 file for older ones
+ * (docs/cpu-manager.md "The promise in cpu_manager_state"). nodecm records them only with the
+ * InPlacePodVerticalScalingExclusiveCPUs gate on, so that a state without them is the kubelet's
+ * own. A promise lives and dies with its container's entry (set, delete, delete_pod and clear
+ * drop it with the entry; dup, equal and assign include it).
  */
 
 /* The promised CPUs of (POD, CONTAINER), or NULL when none are kept. Owned by S. */
@@ -282,15 +297,23 @@ NCM_API int ncm_cpu_state_fit(ncm_cpu_state *s, const ncm_cpuset *all_cpus,
 
 typedef enum ncm_cpu_checkpoint_format {
         NCM_CPU_CHECKPOINT_V1 = 1, /* entries: container ID -> cpuset (kubelet <= 1.17) */
-        NCM_CPU_CHECKPOINT_V2 = 2, /* entries: pod UID -> container name -> cpuset (current) */
-        NCM_CPU_CHECKPOINT_V3 = 3, /* V2 + podEntries (PodLevelResourceManagers gate) */
+        NCM_CPU_CHECKPOINT_V2 = 2, /* entries: pod UID -> container name -> cpuset (<= 1.36) */
+        NCM_CPU_CHECKPOINT_V3 = 3, /* V2 + podEntries (1.36 with PodLevelResourceManagers) */
+        NCM_CPU_CHECKPOINT_V4 = 4, /* V2's fields for older kubelets + data + dataChecksum (1.37) */
 } ncm_cpu_checkpoint_format;
+
+/*
+ * The layout kubelet release V writes (PodLevelResourceManagers off): V2 up to 1.36, V4 from
+ * 1.37 (kubernetes PR #139102). The default, {0, 0}, is the newest released kubelet's: V4.
+ */
+NCM_API ncm_cpu_checkpoint_format ncm_cpu_checkpoint_format_of(ncm_kubelet_version v) NCM_PURE;
 
 typedef enum ncm_cpu_checksum_match {
         NCM_CPU_CHECKSUM_MISMATCH = 0, /* no rendering hashes to the stored checksum */
         NCM_CPU_CHECKSUM_ZERO,         /* stored checksum 0: accepted unverified (V1 and V2) */
         NCM_CPU_CHECKSUM_LEGACY,       /* rendering named state.CPUManagerCheckpoint */
         NCM_CPU_CHECKSUM_NATIVE,       /* rendering named state.CPUManagerCheckpointV2 / V3 */
+        NCM_CPU_CHECKSUM_DATA,         /* V4: dataChecksum is the checksum of data */
 } ncm_cpu_checksum_match;
 
 /* One container of a pod (V2/V3), or one V1 entry (NAME is then the container ID). */
@@ -315,31 +338,46 @@ typedef struct ncm_cpu_checkpoint_pod_entry {
 
 /*
  * A decoded cpu_manager_state file: the strings exactly as loaded (they are what the checksum
- * covers), the stored checksum and the outcome of its verification. Read-only for callers.
+ * covers), the stored checksum and the outcome of its verification, and how one kubelet release
+ * reads it. Read-only for callers.
+ *
+ * FORMAT is the file's layout. For V4 the policy, default set, entries and pod entries are those
+ * of its data (what 1.37 reads), CHECKSUM is the stored dataChecksum and LEGACY_CHECKSUM and
+ * NATIVE_CHECKSUM both the checksum computed over data; V2_PART holds the V2 fields before data
+ * (what a kubelet up to 1.36 reads), decoded and verified as a V2 file of its own.
  */
 typedef struct ncm_cpu_checkpoint {
         ncm_cpu_checkpoint_format format;
         char *policy_name;
         char *default_cpus; /* text as in the file */
         bool entries_nil;   /* "entries": null (renders <nil>, never verifies) */
-        size_t npods;       /* V2/V3 entries, sorted bytewise by UID */
+        size_t npods;       /* V2/V3/V4 entries, sorted bytewise by UID */
         ncm_cpu_checkpoint_pod *pods;
         size_t nv1; /* V1 entries, sorted bytewise by container ID */
         ncm_cpu_checkpoint_entry *v1;
-        bool has_pod_entries; /* V3: "podEntries" present (and not null) */
+        bool has_pod_entries; /* V3 (or V4 data): "podEntries" present (and not null) */
         bool pod_entries_nil; /* V3: "podEntries": null (renders <nil>) */
-        size_t npod_entries;  /* V3 podEntries, sorted bytewise by UID */
+        size_t npod_entries;  /* podEntries, sorted bytewise by UID */
         ncm_cpu_checkpoint_pod_entry *pod_entries;
         uint64_t checksum; /* as stored */
         ncm_cpu_checksum_match match;
         uint32_t legacy_checksum; /* FNV-1a of the legacy rendering of this format */
         uint32_t native_checksum; /* FNV-1a of the native rendering (V2, V3; V1: legacy) */
+        /* The kubelet release whose reading READ_AS and KUBELET_ERROR describe. */
+        ncm_kubelet_version kubelet;
         /*
-         * What a kubelet (gate off) reports when it refuses this file, or NULL when it loads it
-         * (V1/V2 that verify). Its restore falls back from V2 to V1, so a corrupt V2 or any V3
-         * file yields the V1 decoding error when entries are not strings (e.g. `json: cannot
-         * unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string`),
-         * else "checkpoint is corrupted".
+         * The format that release loads the file as, 0 when it refuses it. It may differ from
+         * FORMAT: a kubelet up to 1.36 reads a V4 file's V2 part (V2), one up to 1.35 tries V1
+         * first and so loads a V2 file with checksum 0 and no entries as V1, 1.37 loads a V3 file
+         * (its pod-level sets dropped with the gate off).
+         */
+        ncm_cpu_checkpoint_format read_as;
+        /*
+         * What that release reports when it refuses this file (READ_AS 0), or NULL when it loads
+         * it: the error of the last format it tried, in its words (docs/checkpoints.md), e.g.
+         * `json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of
+         * type string` (1.36, 1.37) or `checkpoint is corrupted` (up to 1.35), or for 1.37 a V4
+         * file's own `could not load v4 checkpoint: ...`.
          */
         char *kubelet_error;
         /*
@@ -349,42 +387,76 @@ typedef struct ncm_cpu_checkpoint {
          */
         size_t npromised;
         ncm_cpu_checkpoint_pod *promised;
+        /* V4: the data member as decoded (the JSON of the kubelet's CPUManagerCheckpointData). */
+        char *data;
+        /* V4: why data does not decode, in Go's words (e.g. "unexpected end of JSON input"). */
+        char *data_error;
+        /* V4: the V2 fields before data, as a V2 file (FORMAT V2, its own checksum status). */
+        struct ncm_cpu_checkpoint *v2_part;
+        /*
+         * V4 data: the in-place resize's "baselines", pod UID -> container -> {"baseline":
+         * CPUs} (the CPUs of the first admission: nodecm's promise), sorted as PODS, each
+         * entry's CPUS the baseline text.
+         */
+        size_t nbaselines;
+        ncm_cpu_checkpoint_pod *baselines;
 } ncm_cpu_checkpoint;
 
 /*
  * Is TEXT a cpu_manager_state file? Used to pick the kind of a checkpoint from its content.
  * Returns 1 when TEXT is a JSON object with a member matching (as Go matches field names,
- * ASCII case-insensitively) policyName, defaultCpuSet, entries or podEntries; 0 when it is
- * JSON of another kind; -EINVAL (message in ERR, naming NAME) when it is not JSON at all.
+ * ASCII case-insensitively) policyName, defaultCpuSet, entries, podEntries or dataChecksum; 0
+ * when it is JSON of another kind; -EINVAL (message in ERR, naming NAME) when it is not JSON at
+ * all.
  */
 NCM_API int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name,
                                      ncm_error *err);
 
 /*
- * Decode TEXT (LEN bytes; NAME starts error messages) the way the kubelet's restore does with
- * the PodLevelResourceManagers gate off, and classify it:
- *  - V2 when it decodes as V2 and its checksum verifies (0, legacy or native rendering);
+ * Decode TEXT (LEN bytes; NAME starts error messages) in every format, as encoding/json decodes
+ * it into the kubelet's structs, and classify its layout:
+ *  - V4 when it has a non-empty "data" or a non-zero "dataChecksum" (what 1.37 goes by) and its
+ *    V2 fields decode; data is then decoded and dataChecksum verified;
+ *  - else V2 when it decodes as V2 and its checksum verifies (0, legacy or native rendering);
  *  - else V1 when it decodes as V1 (entries map container IDs to strings) and verifies;
- *  - else V3 when it verifies as V3 (a kubelet with the gate on wrote it);
+ *  - else V3 when it verifies as V3 (a kubelet with PodLevelResourceManagers on wrote it);
  *  - else the first format that decodes (V3 if it has podEntries, else V2, else V1), with
  *    match == NCM_CPU_CHECKSUM_MISMATCH.
- * Field names match ASCII case-insensitively (Go encoding/json). Unknown fields are ignored.
+ * Then READ_AS and KUBELET_ERROR say how kubelet release V (PodLevelResourceManagers off)
+ * reads it: up to 1.35 V1 then V2; 1.36 V2 then V1; 1.37 and later V4 (refusing a file that has
+ * data or a dataChecksum when V4 fails), then V3, V2, V1.
+ * Field names match as Go matches them (case folding). Unknown fields are ignored.
  *
- * Returns 0 with *RET set (even for a checksum mismatch: see ncm_cpu_checkpoint_verify());
- * -EINVAL when TEXT is not JSON; -NCM_E_INVALID_STATE when it decodes in no format, with a
- * message in Go's form, e.g. `json: cannot unmarshal number into Go struct field
+ * Returns 0 with *RET set (even for a checksum mismatch or a file release V refuses: see
+ * ncm_cpu_checkpoint_verify() and READ_AS); -EINVAL when TEXT is not JSON or V is not a release
+ * nodecm reproduces; -NCM_E_INVALID_STATE when it decodes in no format, with a message in Go's
+ * form, e.g. `json: cannot unmarshal number into Go struct field
  * CPUManagerCheckpoint.policyName of type string`; -ENOMEM.
  */
+NCM_API int ncm_cpu_checkpoint_parse_version(const char *text, size_t len, const char *name,
+                                             ncm_kubelet_version v, ncm_cpu_checkpoint **ret,
+                                             ncm_error *err);
+
+/* ncm_cpu_checkpoint_parse_version() for the newest released kubelet. */
 NCM_API int ncm_cpu_checkpoint_parse(const char *text, size_t len, const char *name,
                                      ncm_cpu_checkpoint **ret, ncm_error *err);
+
+/*
+ * Take C's content as it is, its checksum as if it verified (`nodecm checkpoint rewrite
+ * --fix-checksum`: the operator vouches for a file edited by hand): C->read_as becomes its
+ * format and C->kubelet_error goes. -NCM_E_INVALID_STATE when there is no content to take (a V4
+ * file whose data does not decode), C unchanged.
+ */
+NCM_API int ncm_cpu_checkpoint_accept(ncm_cpu_checkpoint *c, ncm_error *err);
 
 /* Free C (NULL is fine). Returns NULL. */
 NCM_API ncm_cpu_checkpoint *ncm_cpu_checkpoint_free(ncm_cpu_checkpoint *c);
 NCM_DEFINE_AUTOPTR(ncm_cpu_checkpoint, ncm_cpu_checkpoint_free)
 
 /*
- * 0 when C's checksum verified; else -NCM_E_CHECKSUM with the kubelet's CorruptCheckpointError
- * text "checkpoint is corrupted" followed by the stored and computed checksums.
+ * 0 when C's checksum verified (V4: its dataChecksum); else -NCM_E_CHECKSUM with the kubelet's
+ * CorruptCheckpointError text "checkpoint is corrupted" followed by the stored and computed
+ * checksums, or for V4 why its data does not decode.
  */
 NCM_API int ncm_cpu_checkpoint_verify(const ncm_cpu_checkpoint *c, ncm_error *err);
 
@@ -392,7 +464,8 @@ NCM_API int ncm_cpu_checkpoint_verify(const ncm_cpu_checkpoint *c, ncm_error *er
  * Append the go-spew rendering the checksum covers (k8s dump.ForHash of the checkpoint struct
  * pointer with Checksum 0) to B. NATIVE selects the type name CPUManagerCheckpointV2 /
  * CPUManagerCheckpointV3 instead of CPUManagerCheckpoint (V1 files always render under the
- * legacy name, as the kubelet's V1 verifier replaces it).
+ * legacy name, as the kubelet's V1 verifier replaces it). For V4 it is what dataChecksum
+ * covers, the data string's: "(string)" and the data.
  */
 NCM_API void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf *b);
 
@@ -404,37 +477,50 @@ typedef struct ncm_container_ref {
 } ncm_container_ref;
 
 /*
- * kubelet restoreState on a decoded file. In order: a file the kubelet refuses (checksum
- * mismatch, or V3) fails with C->kubelet_error; a V1 file is migrated through REFS (NREFS entries;
- * a later duplicate container ID wins) — an unknown ID fails with `failed to migrate checkpoint
- * from v1 to v2: containerID '<id>' not found in initial containers list` (V1 entries are looked up
- * in sorted order, so the reported ID is the bytewise first unknown one); then, when POLICY_NAME is
- * not NULL, `configured policy "<cfg>" differs from state checkpoint policy "<file>"`; then
- * `could not parse default cpu set "<s>": <cpuset error>` and `could not parse cpuset "<s>" for
- * container "<c>" in pod "<p>": <cpuset error>` (pods and containers in sorted order). All
- * failures return -NCM_E_INVALID_STATE (the kubelet's start-up refusal).
+ * kubelet restoreState on a decoded file, as release C->kubelet does it. In order: a file that
+ * release refuses (C->read_as 0) fails with C->kubelet_error; what it loaded as V1 is migrated
+ * through REFS (NREFS entries; a later duplicate container ID wins) — an unknown ID fails with
+ * `failed to migrate checkpoint from v1 to v2: containerID '<id>' not found in initial containers
+ * list` (up to 1.35: `error migrating v1 checkpoint state to v2 checkpoint state: containerID
+ * ...`; V1 entries are looked up in sorted order, so the reported ID is the bytewise first
+ * unknown one); then, when POLICY_NAME is not NULL, `configured policy "<cfg>" differs from
+ * state checkpoint policy "<file>"`; then `could not parse default cpu set "<s>": <cpuset
+ * error>` and `could not parse cpuset "<s>" for container "<c>" in pod "<p>": <cpuset error>`
+ * (pods and containers in sorted order). All failures return -NCM_E_INVALID_STATE (the kubelet's
+ * start-up refusal). The content is what that release read: a V4 file's data for 1.37 and
+ * later, its V2 part for older releases. The promises come from a V4 data's baselines, else
+ * from nodecm's "promised" member.
  *
- * On success *RET is a new state (policy = the file's policy name, no hook).
+ * On success *RET is a new state (policy = the file's policy name, no hook, kubelet version
+ * C->kubelet, so it is written back in that release's layout).
  */
 NCM_API int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_name,
                                        const ncm_container_ref *refs, size_t nrefs,
                                        ncm_cpu_state **ret, ncm_error *err);
 
 /*
- * The kubelet's V2 file for S, appended to B: Go encoding/json compact output
- * {"policyName":…,"defaultCpuSet":…,"entries":{…},"checksum":N} with canonical cpuset strings,
- * map keys sorted bytewise, "entries" omitted when there is no pod key, no trailing newline.
- * The checksum is the legacy (CPUManagerCheckpoint) rendering's, which every kubelet accepts.
- * When S keeps promised CPUs (ncm_cpu_state_set_promised), nodecm's "promised" member follows
- * "entries" (same shape); the checksum does not cover it and every kubelet ignores it, so the
- * file still verifies and restores as V2. Without promises the bytes are the kubelet's.
+ * The kubelet's file for S, appended to B, in the layout of S's kubelet release
+ * (ncm_cpu_state_kubelet_version(), ncm_cpu_checkpoint_format_of()). Go encoding/json compact
+ * output, canonical cpuset strings, map keys sorted bytewise, "entries" omitted when there is no
+ * pod key, no trailing newline:
+ *  - V2 (up to 1.36): {"policyName":…,"defaultCpuSet":…,"entries":{…},"checksum":N}, N the
+ *    legacy (CPUManagerCheckpoint) rendering's checksum, which every kubelet accepts (1.36
+ *    writes it so too, kubernetes PR #137751);
+ *  - V4 (1.37 on): the same four fields, then "data", the JSON of
+ *    {"policyName","defaultCpuSet","entries","baselines"} as a string, and "dataChecksum",
+ *    FNV-1a of "(string)" and the data.
+ * When S keeps promised CPUs (ncm_cpu_state_set_promised): in V4 they are data's
+ * "baselines" ({"<pod>":{"<container>":{"baseline":"<cpus>"}}}, the kubelet's place for them);
+ * in V2 nodecm's "promised" member follows "entries" (the shape of entries), outside the
+ * checksum, which every kubelet ignores. Without promises the bytes are the kubelet's.
  */
 NCM_API void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b);
 
 /*
- * Write S as a V2 checkpoint to PATH under ROOTFD (AT_FDCWD for host paths) with
- * ncm_fs_write_atomic() (temporary file, fsync, rename, fsync of the directory), mode 0600 for
- * a new file (an existing one keeps its mode), as the kubelet's file store writes it.
+ * Write S as ncm_cpu_checkpoint_format_state() formats it to PATH under ROOTFD (AT_FDCWD for
+ * host paths) with ncm_fs_write_atomic() (temporary file, fsync, rename, fsync of the
+ * directory), mode 0600 for a new file (an existing one keeps its mode), as the kubelet's file
+ * store writes it.
  */
 NCM_API int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path,
                                      ncm_error *err);
@@ -455,16 +541,24 @@ NCM_API int ncm_cpu_state_attach_checkpoint(ncm_cpu_state *s, int rootfd, const 
                                             ncm_error *err);
 
 /*
- * kubelet NewCheckpointState for the CPU manager: read PATH under ROOTFD and restore it with
- * ncm_cpu_checkpoint_restore() (POLICY_NAME, REFS as there). When the file does not exist a new
- * empty state (POLICY_NAME, default "") is created and written, as the kubelet does, and 1 is
- * returned; 0 when restored. The file is never rewritten otherwise: a corrupt or foreign file is
- * reported, not replaced. Errors are wrapped as the kubelet wraps them:
+ * kubelet NewCheckpointState for the CPU manager of release V: read PATH under ROOTFD as V reads
+ * it (ncm_cpu_checkpoint_parse_version()) and restore it with ncm_cpu_checkpoint_restore()
+ * (POLICY_NAME, REFS as there). When the file does not exist a new empty state (POLICY_NAME,
+ * default "") is created and written in V's layout, as the kubelet does, and 1 is returned; 0
+ * when restored. The file is never rewritten otherwise: a corrupt or foreign file is reported,
+ * not replaced. Errors are wrapped as the kubelet wraps them:
  *   could not restore state from checkpoint: <cause>, please drain this node and delete the CPU
  *   manager checkpoint file "<path>" before restarting Kubelet
- * (-NCM_E_INVALID_STATE or -NCM_E_CHECKSUM; -errno for I/O errors, named by path). *RET has no
- * hook; attach one with ncm_cpu_state_attach_checkpoint().
+ * (-NCM_E_INVALID_STATE or -NCM_E_CHECKSUM; -errno for I/O errors, named by path; -EINVAL for
+ * a release nodecm does not reproduce). *RET has no hook (attach one with
+ * ncm_cpu_state_attach_checkpoint()) and writes V's layout.
  */
+NCM_API int ncm_cpu_checkpoint_load_version(int rootfd, const char *path, const char *policy_name,
+                                            const ncm_container_ref *refs, size_t nrefs,
+                                            ncm_kubelet_version v, ncm_cpu_state **ret,
+                                            ncm_error *err);
+
+/* ncm_cpu_checkpoint_load_version() for the newest released kubelet. */
 NCM_API int ncm_cpu_checkpoint_load(int rootfd, const char *path, const char *policy_name,
                                     const ncm_container_ref *refs, size_t nrefs,
                                     ncm_cpu_state **ret, ncm_error *err);

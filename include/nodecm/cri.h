@@ -390,7 +390,9 @@ NCM_API int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id,
                                  const ncm_cri_sandbox_config *cfg, ncm_error *err);
 
 typedef enum ncm_cri_action {
-        NCM_CRI_PASS = 0, /* not a kubelet pod's container nodecm manages: forward as it came */
+        NCM_CRI_PASS = 0, /* not a kubelet pod's container nodecm manages: forward it, with
+                             CPUSET_CPUS the shared pool when set (no stranger on an exclusive
+                             CPU) */
         NCM_CRI_ADMIT,    /* admitted: forward with the cpusets (and devices) */
         NCM_CRI_REFUSE,   /* refused: CODE and MESSAGE (the kubelet's reason and message) */
 } ncm_cri_action;
@@ -474,11 +476,21 @@ typedef struct ncm_cri_update {
 NCM_API void ncm_cri_updates_free(ncm_cri_update *v, size_t n);
 
 /*
+ * The cgroup the runtime made for container NAME of POD_UID, with the cgroupfs driver: its
+ * sandbox's cgroup parent, then its id (containerd's naming), below the hierarchies; for the
+ * knobs enforcer's resolver (nodecm/enforcer.h). 0 and *RET (malloc'd); -ENOENT when the
+ * container has no id yet or its parent is not a cgroupfs path; -ENOMEM.
+ */
+NCM_API int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *pod_uid,
+                                          const char *name, char **ret);
+
+/*
  * The kubelet's reconcileState over the runtime's containers LISTED[0..N) (ListContainers,
  * every state): containers of the record the runtime no longer has are released
  * (removeStaleState; RES tells whether the pool moved), and every running container the
- * record knows gets its cpusets in *RET (*RET_N). *RET_STALE (may be NULL): how many were
- * released. A container an earlier process recorded while its creation was in flight (an
+ * record knows gets its cpusets in *RET (*RET_N), every other running one the shared pool (no
+ * stranger on an exclusive CPU; none when that pool is every CPU). *RET_STALE (may be NULL): how
+ * many were released. A container an earlier process recorded while its creation was in flight (an
  * orphan) is adopted as soon as the runtime lists it (its sandbox and name: the runtime may
  * finish a creation after its client died); with RELEASE_ORPHANS (the caller has waited long
  * enough for the runtime), one still not listed is released.
@@ -496,18 +508,24 @@ NCM_API bool ncm_cri_cpuset_differs(const char *want, const char *have) NCM_PURE
 /*
  * "cri": the enforcer of a node whose containers a CRI runtime holds (nodecmd with
  * --runtime-endpoint). It writes nothing: like "plan" it records, the cpusets each running
- * container should have (its intent: its exclusive CPUs or the shared pool, and the NUMA nodes
- * of those CPUs in TOPO, which must outlive it), noted in the node's transaction, published
- * at commit, dropped at rollback. The none policy pins nothing: only exclusive CPUs are
- * intents then. So an admission that moves the shared pool publishes, in its one transaction,
- * the new container's intent (what CreateContainer's patch reads) and the other containers'
- * (what UpdateContainerResources calls carry). -ENOMEM.
+ * container should have (its intent: its exclusive CPUs or the shared pool, and its memory
+ * nodes as the node decides them, ncm_node_container_mems; none when they are left to the
+ * runtime), noted in the node's transaction, published at commit, dropped at rollback. The
+ * none policy pins nothing: only exclusive CPUs are intents then. So an admission that moves
+ * the shared pool publishes, in its one transaction, the new container's intent (what
+ * CreateContainer's patch reads) and the other containers' (what UpdateContainerResources
+ * calls carry). INNER (taken, freed with it; NULL: none) gets every call too, in the same
+ * transaction: what the runtime leaves to nodecm on its cgroups (ncm_enforcer_knobs_new:
+ * CRI-O's knobs). -ENOMEM (INNER freed).
  */
-NCM_API int ncm_enforcer_cri_new(const ncm_topo *topo, ncm_enforcer **ret, ncm_error *err);
+NCM_API int ncm_enforcer_cri_new(ncm_enforcer *inner, ncm_enforcer **ret, ncm_error *err);
+/* The cri enforcer E's inner enforcer (NULL: none, or E is not "cri"). */
+NCM_API ncm_enforcer *ncm_enforcer_cri_inner(const ncm_enforcer *e) NCM_PURE;
 
 /*
  * The published intent of container CONTAINER of POD_UID: 1 with *RET_CPUS and *RET_MEMS
- * (the enforcer's, valid until its next commit), 0 when it has none (or E is not "cri").
+ * (the enforcer's, valid until its next commit; *RET_MEMS NULL: cpuset.mems left to the
+ * runtime), 0 when it has none (or E is not "cri").
  */
 NCM_API int ncm_enforcer_cri_intent(const ncm_enforcer *e, const char *pod_uid,
                                     const char *container, const char **ret_cpus,

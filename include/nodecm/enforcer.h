@@ -12,6 +12,8 @@
  *               and its containers with their cpusets;
  *   pod_cpus    the cpusets of a pod's containers (the shared pool moved, or reconcile);
  *               it may return how many it had to write (> 0), what a reconcile fixed;
+ *   isolation   CRI-O's knobs and the interrupts made to match every container that asks
+ *               (nodecm/cgroup-knobs.h), in every transaction of a node that has any;
  *   pod_remove  a removed pod: its cgroups go (always the last call before commit, as a
  *               removal cannot be undone);
  *   pod_resize  a pod resized in place: its new limits and cpusets, in two phases around
@@ -26,6 +28,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <nodecm/bitmask.h>
+#include <nodecm/cgroup-knobs.h>
 #include <nodecm/cgroups.h>
 #include <nodecm/common.h>
 #include <nodecm/cpuset.h>
@@ -44,6 +48,9 @@ typedef struct ncm_enforce_container {
         bool sidecar;           /* restartable init container */
         bool exclusive;         /* CPUS are its own */
         const ncm_cpuset *cpus; /* its exclusive CPUs, or the shared pool */
+        /* its cpuset.mems as the node decided it (ncm_node_container_mems): NUMA node i is
+         * bit i; 0: leave cpuset.mems as it is */
+        ncm_bitmask mems;
 } ncm_enforce_container;
 
 /* A pod and its containers (init containers, then app containers, in spec order). */
@@ -52,6 +59,33 @@ typedef struct ncm_enforce_pod {
         const ncm_enforce_container *containers;
         size_t n_containers;
 } ncm_enforce_pod;
+
+/* A running container that holds exclusive CPUs and asks for CRI-O's knobs. */
+typedef struct ncm_enforce_knobbed {
+        const ncm_pod *pod;
+        const char *name;
+        const ncm_cpuset *cpus; /* its exclusive CPUs */
+        unsigned knobs;         /* NCM_KNOB_* (nodecm/cgroup-knobs.h) */
+} ncm_enforce_knobbed;
+
+/*
+ * What isolation() is given: the whole picture, so that one call converges whatever happened
+ * (an admission, a removal, a restart after a crash, a reconcile).
+ */
+typedef struct ncm_enforce_isolation {
+        const ncm_cpuset *shared;   /* the shared pool (for containers the node does not hold) */
+        const ncm_cpuset *all_cpus; /* the machine's CPUs */
+        const ncm_enforce_knobbed *containers; /* every running container with a knob */
+        size_t n_containers;
+        const ncm_cpuset *irq_banned; /* the CPUs of those with irq-load-balancing disabled */
+        const char *irqbalance;       /* irqBalanceConfigFile: "" find it, "none", a path */
+        /* what to put back later (nodecm/cgroup-knobs.h), the node's; the enforcer calls
+         * persist() once it has planned and before it writes anything */
+        ncm_knob_memo *memo;
+        int (*persist)(void *data, ncm_error *err);
+        void *persist_data;
+        unsigned fixed[NCM_KNOB_FIX_N]; /* out: what the call changed, by kind */
+} ncm_enforce_isolation;
 
 /*
  * An in-place resize (pod_resize): the pod as it was and as it is now. AFTER lists the
@@ -78,6 +112,9 @@ typedef struct ncm_enforce_start {
         const ncm_cpuset *all_cpus;        /* the machine's CPUs */
         const ncm_cgroup_qos_usage *usage; /* the pods the node already holds */
         bool attach; /* started before by another process: check and set up, write nothing */
+        /* isolatedCPUs exclude: CPUs no pod may get, out of node allocatable's cpu (NULL:
+         * none). Added at the end. */
+        const ncm_cpuset *unallocatable;
 } ncm_enforce_start;
 
 /*
@@ -97,6 +134,12 @@ typedef struct ncm_enforcer_ops {
         int (*commit)(void *data, ncm_error *err);
         int (*rollback)(void *data, ncm_error *err);
         void (*free)(void *data);
+        /*
+         * Make the machine match ISO (CRI-O's knobs, the interrupts, containers the node does
+         * not hold), inside a transaction, after the pod calls and before pod_remove; undone by
+         * rollback like the rest. Counts what it changed in ISO->fixed.
+         */
+        int (*isolation)(void *data, ncm_enforce_isolation *iso, ncm_error *err);
         /* a resized pod, in two phases (ncm_enforce_resize); NULL: the enforcer cannot see a
          * resize (the OCI hook's), the reconcile loop keeps the cpusets */
         int (*pod_resize)(void *data, const ncm_enforce_resize *r,
@@ -149,8 +192,30 @@ NCM_API int ncm_enforcer_cgroupfs_new(const ncm_enforcer_cgroup_options *o, ncm_
 NCM_API int ncm_enforcer_plan_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
                                   ncm_error *err);
 
+/* Where a container's cgroup is (below the hierarchies: "/kubepods/pod<uid>/<id>"), as the
+ * runtime that made it names it: 0 and *RET (malloc'd), or -ENOENT when not known (yet). */
+typedef int (*ncm_enforcer_cgroup_fn)(void *data, const char *pod_uid, const char *name,
+                                      char **ret);
+
+/*
+ * "knobs": for nodes whose runtime makes the cgroups and sets the cpusets (a CRI runtime):
+ * only isolation() (CRI-O's knobs and the interrupts; nodecm/cgroup-knobs.h), on the cgroups
+ * RESOLVE finds (ncm_enforcer_knobs_set_resolver; ncm_knobs_runtime_cgroups() finds its pod's
+ * cgroup and kubepods above). Node allocatable, the QoS tiers and the pods' cgroups are
+ * left to the runtime and the kubelet. -ENOMEM, or the layout's errors at start.
+ */
+NCM_API int ncm_enforcer_knobs_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret,
+                                   ncm_error *err);
+/* Set the knobs enforcer's resolver (nothing for other enforcers). Until then no container's
+ * cgroup is known: the knobs wait for it. */
+NCM_API void ncm_enforcer_knobs_set_resolver(ncm_enforcer *e, ncm_enforcer_cgroup_fn fn,
+                                             void *data);
+
 /* The plan enforcer's record of committed writes (NULL for other enforcers). */
 NCM_API const ncm_cgroup_plan *ncm_enforcer_plan_get(const ncm_enforcer *e) NCM_PURE;
+/* ... and of its writes on the machine beside the cgroups (interrupts, irqbalance), paths
+ * under the options' sys_root. */
+NCM_API const ncm_cgroup_plan *ncm_enforcer_plan_machine_get(const ncm_enforcer *e) NCM_PURE;
 
 #ifdef __cplusplus
 }

@@ -19,7 +19,9 @@
  * ncm_hint_desc_materialize() gives the kubelet's list itself, hint for hint.
  *
  * The CPU manager fills one with ncm_cpu_hints_describe(), the device manager with its
- * *_hints_describe() functions. Node ids are 0..63 (the kubelet's 64-bit masks).
+ * *_hints_describe() functions, the memory manager one with a dimension per memory type
+ * (ncm_hint_desc_add_dimension(): every request must be reached at once). Node ids are 0..63 (the
+ * kubelet's 64-bit masks).
  */
 #ifndef NODECM_HINTDESC_H
 #define NODECM_HINTDESC_H
@@ -65,6 +67,21 @@ NCM_API int ncm_hint_desc_add_capacity(ncm_hint_desc *d, ncm_bitmask mask, int64
  * not meet MASK is dropped. A MASK without walked nodes drops every mask. -ENOMEM.
  */
 NCM_API int ncm_hint_desc_require(ncm_hint_desc *d, ncm_bitmask mask);
+
+/*
+ * A further request, counted against its own per-node amounts (the memory manager's memory
+ * and every hugepage size asked for at once): a mask is then a hint only when, for the first
+ * request and for each added one, its nodes' amounts reach it. Returns the dimension's index
+ * (1, 2, ...) for ncm_hint_desc_add_amount(); -E2BIG past 15 dimensions, -ERANGE for a
+ * negative request, -EBUSY once sealed. A description with dimensions takes only per-node
+ * amounts (no multi-node resources, requirements, base or socket alignment) and needs its
+ * preferred size given (ncm_hint_desc_set_preferred_size()): ncm_hint_desc_seal() says
+ * -EINVAL otherwise. Such a description is not counted (ncm_hint_desc_count() -E2BIG).
+ */
+NCM_API int ncm_hint_desc_add_dimension(ncm_hint_desc *d, int64_t request);
+
+/* WEIGHT of dimension DIM (0: the first request) lying on walked node NODE. -EINVAL, -ERANGE. */
+NCM_API int ncm_hint_desc_add_amount(ncm_hint_desc *d, int dim, int node, int64_t weight);
 
 /* Add WEIGHT to every mask's count (the reusable resources, counted once each). */
 NCM_API void ncm_hint_desc_add_base(ncm_hint_desc *d, int64_t weight);

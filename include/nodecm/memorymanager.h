@@ -440,7 +440,8 @@ NCM_API int ncm_mem_checkpoint_parse(const char *text, size_t len, const char *n
 
 /*
  * Decode TEXT without verifying anything (show, rewrite --fix-checksum): the data section when
- * the file has one, else the top-level fields with podEntries. *INFO gets the file's checksums,
+ * the file has one, else the top-level fields with podEntries (without, as V1, when those do
+ * not decode). *INFO gets the file's checksums,
  * the layout it looks like, and the computed sums (verified says whether they match). Errors
  * as ncm_mem_checkpoint_parse() for what cannot be decoded.
  */

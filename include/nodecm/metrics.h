@@ -68,6 +68,18 @@ NCM_API const double *ncm_metrics_tm_duration_buckets(size_t *n);
  */
 NCM_API void ncm_node_metrics_format(const ncm_node *n, bool *ever, size_t n_ever, ncm_buf *b);
 
+/*
+ * Append nodecm's isolation metrics of N (docs/isolation.md), when the node has anything to
+ * say (isolatedCPUs other than ignore, or a container with one of CRI-O's knobs, or a
+ * reconcile that put one back): nodecm_isolated_cpus{mode} (the CPUs isolatedCPUs keeps out
+ * of the shared pool), nodecm_isolation_containers{knob} (the containers each knob holds) and
+ * nodecm_isolation_reconciled_total{what} (what the node found changed and put back:
+ * "sched_load_balance", "partition", "cpu_quota", "irq_affinity", "irqbalance"; the cpusets a
+ * reconcile rewrote are nodecmd's nodecm_reconcile_fixes_total).
+ * ncm_node_metrics_format() ends with it.
+ */
+NCM_API void ncm_node_isolation_metrics_format(const ncm_node *n, ncm_buf *b);
+
 /* ---- HTTP -------------------------------------------------------------------------------- */
 
 /* The head of one HTTP/1.x request. */

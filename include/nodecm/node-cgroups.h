@@ -36,6 +36,9 @@ typedef struct ncm_node_cgroups_options {
                                        CAPACITY when given, else the machine's online CPUs */
         bool no_allocatable;        /* leave kubepods' limits alone: no capacity is read */
         const ncm_cgroup_exec_options *exec; /* fake-tree hooks (tests) */
+        /* CPUs no pod may get (isolatedCPUs exclude): out of allocatable cpu and the kubepods
+         * limits. NULL: none. */
+        const ncm_cpuset *unallocatable_cpus;
 } ncm_node_cgroups_options;
 
 /*

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <nodecm/cgroups.h>
 #include <nodecm/common.h>
+#include <nodecm/cpumanager.h>
 #include <nodecm/error.h>
 #include <nodecm/pod.h>
 
@@ -64,20 +65,23 @@ NCM_API int ncm_node_config_decoding_parse(const char *s, ncm_node_config_decodi
  *   nodecm's own: kubeletVersion (the release to reproduce, newest when absent),
  *   rootDirectory (the kubelet takes it as the --root-dir flag, not from the file; ""),
  *   enforcement (what a persistent node enforces with: "cgroupfs", "plan" or "none"),
- *   fitAdmission ("auto", "always", "never": ncm_node_config_fit_admission), and device
- *   locality's deviceLocalCPUs ("ignore"), draTopologyHints ("ignore"), cdiSpecDirs (CDI's)
- *   and devicePCI ({}), below.
+ *   fitAdmission ("auto", "always", "never": ncm_node_config_fit_admission), cpusetMems
+ *   ("inherit", "cpus": ncm_node_config_cpuset_mems), isolation's isolatedCPUs ("ignore",
+ *   "exclude", "exclusive-only"; docs/isolation.md) and irqBalanceConfigFile ("": found;
+ *   "none"; a path), and device locality's deviceLocalCPUs ("ignore"), draTopologyHints
+ *   ("ignore"), cdiSpecDirs (CDI's) and devicePCI ({}), below.
  *
  * The document is decoded strictly (NCM_NODE_CONFIG_STRICT: a field the kubelet does not
  * have, for the chosen kubeletVersion, is refused; nested structs the kubelet checks are
  * checked too) -- ncm_node_config_from_json_ex() chooses. Other KubeletConfiguration fields
  * are accepted and not read; nodecm's own fields (kubeletVersion, rootDirectory, enforcement,
- * the nodecmd section, fitAdmission, the device locality fields) are never unknown. "kind" and
- * "apiVersion", when given, must be KubeletConfiguration and kubelet.config.k8s.io/v1beta1 (the
- * only version the kubelet's scheme registers), with the kubelet's text. Values are checked as the
- * kubelet's decoder and its start-up do, with its texts: string maps of strings, policy and scope
- * names (`unknown policy: "foo"`, `unknown scope: "foo"`), option names, values and maturity
- * against the feature gates (CPUManagerPolicyAlphaOptions, ...BetaOptions,
+ * the nodecmd section, fitAdmission, isolatedCPUs, irqBalanceConfigFile, the device locality
+ * fields) are never unknown. "kind" and "apiVersion", when given, must be KubeletConfiguration
+ * and kubelet.config.k8s.io/v1beta1 (the only version the kubelet's scheme registers), with the
+ * kubelet's text. Values are checked as the kubelet's decoder and its start-up do, with its
+ * texts: string maps of strings, policy and scope names (`unknown policy: "foo"`, `unknown
+ * scope: "foo"`), option names, values and maturity against the feature gates
+ * (CPUManagerPolicyAlphaOptions, ...BetaOptions,
  * TopologyManagerPolicyAlphaOptions, ...BetaOptions; the GA gates CPUManagerPolicyOptions and
  * TopologyManagerPolicyOptions cannot be turned off), reservedSystemCPUs syntax, the reserved
  * resource lists (`cannot reserve "gpu" resource`, bad or negative quantities), eviction
@@ -214,6 +218,20 @@ typedef enum ncm_node_fit_admission {
 NCM_API ncm_node_fit_admission ncm_node_config_fit_admission(const ncm_node_config *c) NCM_PURE;
 
 /*
+ * nodecm's cpusetMems: the cpuset.mems of a container the memory manager did not pin (one it
+ * pinned always gets the NUMA nodes of its blocks, as the kubelet's PreCreateContainer gives
+ * it; ncm_node_container_mems). INHERIT (the default, "inherit"): left alone, so the
+ * container has its parent's (the runtime's) memory nodes, as with the kubelet; CPUS
+ * ("cpus"): the NUMA nodes of the container's CPUs that have memory, nodecm's OCI hook and
+ * CRI proxy rule before the memory manager came.
+ */
+typedef enum ncm_node_mems_rule {
+        NCM_NODE_MEMS_INHERIT = 0,
+        NCM_NODE_MEMS_CPUS = 1,
+} ncm_node_mems_rule;
+NCM_API ncm_node_mems_rule ncm_node_config_cpuset_mems(const ncm_node_config *c) NCM_PURE;
+
+/*
  * nodecm's device locality (docs/devices.md, "Device locality"; all beyond the kubelet, off by
  * default):
  *   deviceLocalCPUs: "ignore" (default, the kubelet's choice) or "prefer": exclusive CPUs near
@@ -236,6 +254,19 @@ NCM_API const char *const *ncm_node_config_device_pci(const ncm_node_config *c, 
 /* nodecm's enforcement: the enforcer a persistent node uses, "cgroupfs" (default), "plan" or
  * "none". */
 NCM_API const char *ncm_node_config_enforcement(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * nodecm's isolatedCPUs (docs/isolation.md): what the node does with the machine's isolated
+ * CPUs, "ignore" (the kubelet's behaviour, the default), "exclude" or "exclusive-only".
+ */
+NCM_API ncm_cpu_isolation ncm_node_config_isolated_cpus(const ncm_node_config *c) NCM_PURE;
+
+/*
+ * nodecm's irqBalanceConfigFile: the irqbalance environment file whose IRQBALANCE_BANNED_CPUS
+ * the node keeps (a path on the machine); "" (the default): the first of
+ * /etc/sysconfig/irqbalance and /etc/default/irqbalance that exists; "none": none.
+ */
+NCM_API const char *ncm_node_config_irqbalance_config(const ncm_node_config *c) NCM_PURE;
 
 /*
  * The settings that shape pod and container cgroups (cpuCFSQuota, cpuCFSQuotaPeriod,

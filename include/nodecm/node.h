@@ -67,6 +67,8 @@ typedef struct ncm_node_pod_record {
  * journal of what changed since it was last written whole (docs/node.md). */
 #define NCM_NODE_PODS_NAME "nodecm_pods"
 #define NCM_NODE_PODS_JOURNAL_NAME "nodecm_pods_journal"
+/* What CRI-O's knobs must put back (nodecm/cgroup-knobs.h's memo), beside them. */
+#define NCM_NODE_ISOLATION_NAME "nodecm_isolation"
 /* The lock file of a node's directory. */
 #define NCM_NODE_LOCK_NAME "nodecm.lock"
 /* The undo record of a change in flight (ncm_fs_batch_set_undo): present only while a change is
@@ -380,6 +382,28 @@ typedef struct ncm_node_counters {
 NCM_API const ncm_node_counters *ncm_node_get_counters(const ncm_node *n) NCM_PURE;
 
 /*
+ * What the node's enforcer found changed on the machine and put back, by kind
+ * (ncm_knob_fix: a reset sched_load_balance, a partition, a quota, an interrupt's affinity,
+ * irqbalance's line), over every transaction and reconcile since the node was made (a restart
+ * keeps them); the cpusets a reconcile rewrote are ncm_node_reconcile()'s return.
+ */
+typedef struct ncm_node_isolation_counters {
+        uint64_t fixed[NCM_KNOB_FIX_N];
+} ncm_node_isolation_counters;
+
+NCM_API const ncm_node_isolation_counters *
+ncm_node_isolation_counters_get(const ncm_node *n) NCM_PURE;
+
+/* CRI-O's knobs (NCM_KNOB_*) container NAME of POD_UID has now: a running container that holds
+ * exclusive CPUs, of a pod that asks (docs/isolation.md); 0 otherwise. */
+NCM_API unsigned ncm_node_container_knobs(const ncm_node *n, const char *pod_uid,
+                                          const char *name) NCM_PURE;
+
+/* What the knobs must put back (the memo kept in DIR/nodecm_isolation), NULL before the first
+ * transaction of a node without a directory. */
+NCM_API const ncm_knob_memo *ncm_node_knob_memo(const ncm_node *n) NCM_PURE;
+
+/*
  * How many times N has fsynced its state directory (each commit that replaced a file ends with
  * one) since it was made. A caller that renamed a file of its own into that directory without
  * syncing it (NCM_FS_WRITE_NO_DIRSYNC) learns from a change of this count that a node write
@@ -630,13 +654,21 @@ NCM_API const ncm_devmgr *ncm_node_devmgr(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_mem_state *ncm_node_memory_state(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_mem_policy *ncm_node_memory_policy(const ncm_node *n) NCM_PURE;
 /*
- * The NUMA nodes the memory of container CONTAINER of POD_UID lives on, as the memory manager
- * pinned it (GetMemoryNUMANodes: the nodes of its blocks) into *RET: 1 when it has blocks, 0
- * when the memory manager did not pin it (then the kubelet's rule applies: the nodes of its
- * CPUs, or every node). The one answer every enforcer takes cpuset.mems from.
+ * The cpuset.mems of container CONTAINER of POD_UID, decided once for every enforcer and front
+ * end (the cgroupfs and plan enforcers, the OCI hook, the CRI proxy and its reconcile), into
+ * *RET as a mask of NUMA node ids:
+ *  - the memory manager pinned it: the NUMA nodes of its blocks (the kubelet's
+ *    GetMemoryNUMANodes, which PreCreateContainer puts in the CRI's cpuset_mems);
+ *  - otherwise by the configuration's cpusetMems (ncm_node_config_cpuset_mems): "inherit"
+ *    (the kubelet's rule) leaves it alone; "cpus" takes the NUMA nodes of CPUS (the cpuset
+ *    the container gets: its exclusive CPUs or the shared pool) that have memory.
+ * Returns 1 with *RET set, 0 when cpuset.mems is to be left alone (*RET untouched). NUMA ids
+ * outside 0..63 (which no kubelet mask holds) are left out.
  */
 NCM_API int ncm_node_container_mems(const ncm_node *n, const char *pod_uid, const char *container,
-                                    ncm_bitmask *ret);
+                                    const ncm_cpuset *cpus, ncm_bitmask *ret);
+/* MASK as the kubelet writes a cpuset_mems: the node ids ascending, joined by "," ("0,1"). */
+NCM_API void ncm_node_format_mems(ncm_bitmask mask, ncm_buf *b);
 /*
  * The node's device manager, for a device-plugin host that feeds it (registrations,
  * snapshots, disconnects; include/nodecm/deviceplugin.h). Valid until the node is freed or
@@ -714,10 +746,14 @@ NCM_API void ncm_node_format_removal_text(ncm_buf *b, long step, const char *pod
 
 /*
  * Append the status line: the state line's fields, then "policy", "reserved" (CPUs),
- * "sharedPool", "cpus" (each CPU with its socket, NUMA node and core, its use -- "reserved",
- * "shared", "exclusive" or "free" -- and, when exclusive, its holders {"pod", "name",
- * "container"}), and "pods" (each held pod: uid, name, namespace, qos, and its containers with
- * "exclusive", "cpus" and, when removed, "removed": true). One line, then a newline.
+ * "sharedPool", under isolatedCPUs exclude or exclusive-only "isolatedCPUs" (the mode) and
+ * "isolated" (the CPUs), "cpus" (each CPU with its socket, NUMA node and core, "isolated": true
+ * and "nohz_full": true when the machine says so, its use -- "reserved", "shared", "exclusive",
+ * "isolated" (out of the shared pool by isolatedCPUs) or "free" -- and, when exclusive, its
+ * holders {"pod", "name", "container"}), and "pods" (each held pod: uid, name, namespace, qos, and
+ * its containers with "exclusive", "cpus", "knobs" (CRI-O's knobs it has: "cpu-load-balancing",
+ * "cpu-quota", "irq-load-balancing") and, when removed, "removed": true). One line, then a
+ * newline.
  */
 NCM_API void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b);
 

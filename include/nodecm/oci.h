@@ -41,6 +41,8 @@ extern "C" {
 
 /* The file of the containers the hook placed, in a node's root directory. */
 #define NCM_OCI_CONTAINERS_NAME "nodecm_oci_containers"
+/* ... and of the containers it keeps on the shared pool (not nodecm's: "confined"). */
+#define NCM_OCI_CONFINED_NAME "nodecm_oci_confined"
 
 /* The container state of the runtime-spec ("State"), as runtimes give it to hooks. */
 typedef struct ncm_oci_state {
@@ -104,6 +106,12 @@ typedef struct ncm_oci_hook_options {
         const char *config_text;
         size_t config_len;
         bool no_wait; /* fail instead of waiting for the directory's lock */
+        /* The machine's root for /proc/irq and irqbalance's file (CRI-O's
+         * irq-load-balancing knob): "/" when NULL. */
+        const char *machine_root;
+        /* Leave containers that are not nodecm's alone, as before (`--no-confine`): they then
+         * run on every CPU, exclusive ones included. */
+        bool no_confine;
 } ncm_oci_hook_options;
 
 /* What a hook run did. */
@@ -112,6 +120,7 @@ typedef enum ncm_oci_action {
         NCM_OCI_ADMITTED,    /* create: admitted and pinned */
         NCM_OCI_RELEASED,    /* poststop: released */
         NCM_OCI_UNKNOWN,     /* poststop: a container the hook never placed */
+        NCM_OCI_CONFINED,    /* create: not nodecm's, kept on the shared pool; poststop: let go */
 } ncm_oci_action;
 
 typedef struct ncm_oci_hook_result {
@@ -133,7 +142,10 @@ NCM_API void ncm_oci_hook_result_done(ncm_oci_hook_result *r);
 /*
  * Run the hook for STATE[0..LEN) (the runtime's standard input). A container that is not
  * nodecm's (no nodecm.io/managed "true" nor a pod UID, a sandbox, an ephemeral container) is
- * SKIPPED without touching the node. Otherwise, with the directory's lock held:
+ * CONFINED: kept on the node's shared pool, where no container holds CPUs of its own, and
+ * moved with it (ROOT/nodecm_oci_confined), until its poststop; it is not admitted and counts
+ * for nothing. It is SKIPPED untouched when it says nodecm.io/managed "false" (the opt-out), or
+ * with NO_CONFINE. Otherwise, with the directory's lock held:
  *   create    the container is recorded, its pod rebuilt and admitted, its cpuset written and
  *             every other shared container follows; a refusal is -NCM_E_ADMISSION with the
  *             kubelet's "REASON: MESSAGE" (the runtime then fails the container's creation,
@@ -149,9 +161,21 @@ NCM_API int ncm_oci_hook_run(const ncm_oci_hook_options *o, const char *state, s
                              ncm_oci_hook_result *ret, ncm_error *err);
 
 /*
+ * The kubelet's reconcileState for the node the hook keeps, for a timer (`nodecm oci-hook
+ * --stage reconcile`): containers whose cgroup has gone are released, every container the hook
+ * placed (confined ones included) gets its cpuset again, and CRI-O's knobs and the interrupts
+ * are put back where the machine changed them. *RET_FIXED: the cpusets written; *RET_KNOBS (may
+ * be NULL; NCM_KNOB_FIX_N entries): what the knobs found changed, by ncm_knob_fix; *RET_STALE:
+ * the containers released. No node directory: nothing to do (0).
+ */
+NCM_API int ncm_oci_reconcile(const ncm_oci_hook_options *o, int *ret_fixed, unsigned *ret_knobs,
+                              size_t *ret_stale, ncm_error *err);
+
+/*
  * RESULT as one JSON line: {"stage": "create"|"poststop", "id": ..., "action": "skipped"|
- * "admitted"|"released"|"unknown", and what the action has: "reason"; "pod", "container",
- * "exclusive", "cpus", "mems", "cgroup"; "released"; "stale"}.
+ * "admitted"|"released"|"unknown"|"confined", and what the action has: "reason"; "pod",
+ * "container", "exclusive", "cpus", "mems", "cgroup"; "released"; "cpus" and "cgroup" of a
+ * confined container; "stale"}.
  */
 NCM_API void ncm_oci_hook_result_json(const ncm_oci_hook_result *r, ncm_buf *b);
 

@@ -93,6 +93,24 @@ typedef enum ncm_qos_class {
         NCM_QOS_GUARANTEED,
 } ncm_qos_class;
 
+/* One metadata.annotations entry nodecm reads (NCM_POD_ANNOTATION_*). */
+typedef struct ncm_pod_annotation {
+        char *key;
+        char *value;
+} ncm_pod_annotation;
+
+/*
+ * The pod annotations nodecm acts on (docs/isolation.md); every other annotation but
+ * NCM_POD_CDI_ANNOTATION (above) is read past.
+ * nodecm.io/isolated-cpus: "prefer" | "require" (isolatedCPUs: exclusive-only). CRI-O's
+ * runtime-class annotations, for Guaranteed pods' containers with whole CPUs: "disable" (or
+ * CRI-O's older "true") turns the feature off for them, "enable" is the default.
+ */
+#define NCM_POD_ANNOTATION_ISOLATED_CPUS "nodecm.io/isolated-cpus"
+#define NCM_POD_ANNOTATION_CPU_LOAD_BALANCING "cpu-load-balancing.crio.io"
+#define NCM_POD_ANNOTATION_CPU_QUOTA "cpu-quota.crio.io"
+#define NCM_POD_ANNOTATION_IRQ_LOAD_BALANCING "irq-load-balancing.crio.io"
+
 typedef struct ncm_pod {
         char *uid;                      /* metadata.uid, never empty */
         char *name;                     /* metadata.name, "" when absent */
@@ -101,10 +119,12 @@ typedef struct ncm_pod {
         size_t n_init_containers;
         ncm_container *containers; /* spec.containers, in order; n_containers >= 1 */
         size_t n_containers;
-        bool has_pod_resources;     /* spec.resources is present (even as {}) */
-        ncm_resources resources;    /* spec.resources after pod-level defaulting */
-        ncm_resource_list overhead; /* spec.overhead (set by RuntimeClass admission) */
-        ncm_qos_class qos;          /* ComputePodQOS of this pod */
+        bool has_pod_resources;          /* spec.resources is present (even as {}) */
+        ncm_resources resources;         /* spec.resources after pod-level defaulting */
+        ncm_resource_list overhead;      /* spec.overhead (set by RuntimeClass admission) */
+        ncm_qos_class qos;               /* ComputePodQOS of this pod */
+        ncm_pod_annotation *annotations; /* the ones nodecm reads, sorted by key */
+        size_t n_annotations;
 } ncm_pod;
 
 /*
@@ -156,6 +176,24 @@ NCM_API ncm_pod *ncm_pod_dup(const ncm_pod *pod);
  * ncm_pod_parse() reads it back into an equal model.
  */
 NCM_API void ncm_pod_format_json(const ncm_pod *pod, ncm_buf *b);
+
+/* The value of annotation KEY (one of NCM_POD_ANNOTATION_*), or NULL when not given. */
+NCM_API const char *ncm_pod_get_annotation(const ncm_pod *pod, const char *key) NCM_PURE;
+
+/*
+ * Set annotation KEY to VALUE (copied), for front ends that learn a pod's annotations outside
+ * a Pod object (a runtime's container annotations). KEY must be one nodecm reads and VALUE one
+ * of its words: -EINVAL with the same text as a Pod object's; -ENOMEM. POD is unchanged on
+ * failure.
+ */
+NCM_API int ncm_pod_set_annotation(ncm_pod *pod, const char *key, const char *value,
+                                   ncm_error *err);
+
+/*
+ * Whether KEY is one of the NCM_POD_ANNOTATION_* annotations the pod keeps (NCM_POD_CDI_ANNOTATION
+ * is read into the containers instead: ncm_pod_set_cdi_devices()).
+ */
+NCM_API bool ncm_pod_annotation_known(const char *key) NCM_PURE;
 
 /*
  * Give container NAME of POD the CDI devices NAMES[0..N) (copied, replacing any), for a front

@@ -210,6 +210,66 @@ NCM_API void ncm_topo_cpus_in_cores(const ncm_topo *t, const ncm_cpuset *ids, nc
 NCM_API void ncm_topo_cores_of_cpus(const ncm_topo *t, const ncm_cpuset *cpus, ncm_cpuset *out);
 
 /*
+ * --- Isolated CPUs --- (docs/isolation.md; topology JSON "isolated" and "nohz_full" per CPU)
+ *
+ * What the kernel was told about CPU isolation, by source. A CPU is *isolated* when the
+ * scheduler does not balance load onto it: /sys/devices/system/cpu/isolated, isolcpus= with the
+ * domain flag (or no flag), or a cgroup v2 isolated partition (cpuset.cpus.isolated). It is
+ * *nohz_full* when its tick stops with one task: /sys/devices/system/cpu/nohz_full,
+ * nohz_full=, or isolcpus= with the nohz flag. isolcpus=managed_irq only keeps managed
+ * interrupts away and marks nothing. The kubelet reads none of this (kubernetes #87862); only
+ * nodecm's isolatedCPUs setting acts on it.
+ */
+typedef enum ncm_iso_source {
+        NCM_ISO_SYSFS_ISOLATED = 0, /* /sys/devices/system/cpu/isolated */
+        NCM_ISO_SYSFS_NOHZ_FULL,    /* /sys/devices/system/cpu/nohz_full ("(null)": none) */
+        NCM_ISO_ISOLCPUS_DOMAIN,    /* isolcpus= with domain, or without flags */
+        NCM_ISO_ISOLCPUS_MANAGED_IRQ,
+        NCM_ISO_ISOLCPUS_NOHZ,
+        NCM_ISO_NOHZ_FULL,       /* nohz_full= */
+        NCM_ISO_PARTITIONS,      /* cgroup v2 isolated partitions (root cpuset.cpus.isolated) */
+        NCM_ISO_GIVEN_ISOLATED,  /* given as such (topology JSON) */
+        NCM_ISO_GIVEN_NOHZ_FULL, /* likewise */
+        NCM_ISO_N_SOURCES
+} ncm_iso_source;
+
+/* The source's name, as `nodecm topology` and the docs call it ("isolcpus=domain", ...). */
+NCM_API const char *ncm_iso_source_name(ncm_iso_source s) NCM_PURE;
+
+/*
+ * Attach what SOURCE says (CPUS, copied; CPUs the topology does not have are dropped; NULL:
+ * the source said nothing, which differs from an empty set only for people). For sources,
+ * while the topology is being built and not yet shared. -ENOMEM.
+ */
+NCM_API int ncm_topo_set_isolation(ncm_topo *t, ncm_iso_source source, const ncm_cpuset *cpus,
+                                   ncm_error *err);
+/* What SOURCE said, or NULL when it said nothing. */
+NCM_API const ncm_cpuset *ncm_topo_isolation_source(const ncm_topo *t,
+                                                    ncm_iso_source source) NCM_PURE;
+/* The isolated CPUs and the nohz_full CPUs (the unions above; empty sets, never NULL). */
+NCM_API const ncm_cpuset *ncm_topo_isolated_cpus(const ncm_topo *t) NCM_PURE;
+NCM_API const ncm_cpuset *ncm_topo_nohz_full_cpus(const ncm_topo *t) NCM_PURE;
+
+/*
+ * Read the isolation of the machine under ROOTFD and attach it to T: /sys/devices/system/cpu/
+ * isolated and nohz_full, the isolcpus= and nohz_full= parameters of /proc/cmdline (read as
+ * the kernel parses them: flags, then a CPU list; a parameter the kernel would ignore is
+ * ignored), and the root cgroup's cpuset.cpus.isolated under /sys/fs/cgroup or
+ * /sys/fs/cgroup/unified. A missing file says nothing; a sysfs file that does not parse is
+ * -EINVAL naming it. The sysfs discovery calls it; a dump gives the command line as
+ * DIR/proc/cmdline (docs/topology.md).
+ */
+NCM_API int ncm_topo_read_isolation(ncm_topo *t, int rootfd, ncm_error *err);
+
+/*
+ * The kernel's CPU list syntax (bitmap_parselist; kernel-parameters.txt "cpu lists") of
+ * S[0..LEN): comma-separated "A", "A-B", "A-B:USED/GROUP" and "all", where a number may be "N",
+ * the last CPU (NR_CPUS - 1). Into a new set *RET. -EINVAL (syntax), -ERANGE (a CPU at or
+ * above NR_CPUS, or above the cpuset domain). Pure; no message.
+ */
+NCM_API int ncm_kernel_cpulist_parse(const char *s, size_t len, int nr_cpus, ncm_cpuset **ret);
+
+/*
  * --- Sources --- (docs/topology.md gives every id rule and how odd machines are read)
  */
 
@@ -291,8 +351,8 @@ NCM_API void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b);
  */
 NCM_API void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b);
 
-/* true when both topologies have the same CPU table, NUMA nodes and distances (and the same
- * PCI devices, when either has some attached). */
+/* true when both topologies have the same CPU table, NUMA nodes, distances and isolated and
+ * nohz_full CPUs (and the same PCI devices, when either has some attached). */
 NCM_API bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b) NCM_PURE;
 
 /*

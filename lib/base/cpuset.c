@@ -527,16 +527,17 @@ int ncm_cpuset_parse_mask(const char *s, ncm_cpuset **ret, ncm_error *err)
                 v = hexval(s[i]);
                 if (v < 0 || ++digits_in_group > 8)
                         goto bad;
-                for (int k = 0; k < 4; k++, bit++) {
-                        if (!(v & (1 << k)))
-                                continue;
-                        if (bit >= NCM_CPUSET_MAX_CPUS)
-                                return ncm_error_set(
-                                                err, ERANGE,
-                                                "CPU mask: CPU id %d out of range (maximum %d)",
-                                                bit, NCM_CPUSET_MAX_CPUS - 1);
-                        (void)ncm_cpuset_set(set, bit);
+                /* a digit's four bits never straddle a word (nor the maximum) */
+                if (v && bit >= NCM_CPUSET_MAX_CPUS)
+                        return ncm_error_set(err, ERANGE,
+                                             "CPU mask: CPU id %d out of range (maximum %d)",
+                                             bit + __builtin_ctz((unsigned)v),
+                                             NCM_CPUSET_MAX_CPUS - 1);
+                if (v) {
+                        grow(set, (unsigned)bit / 64 + 1);
+                        set->w[bit / 64] |= (uint64_t)v << (bit % 64);
                 }
+                bit += 4;
         }
         *ret = NCM_TAKE_PTR(set);
         return 0;

@@ -16,6 +16,7 @@
 #include <nodecm/buf.h>
 #include <nodecm/fs.h>
 #include "base/array.h"
+#include "base/fs-beneath.h"
 
 #define TMP_ATTEMPTS 16
 #define TMP_NAME_MAX 300
@@ -79,17 +80,13 @@ int ncm_fs_openat(int rootfd, const char *path, int flags, mode_t mode, ncm_erro
         return fd;
 }
 
-ssize_t ncm_fs_read(int rootfd, const char *path, char *buf, size_t size, ncm_error *err)
+/* The single read(2) of ncm_fs_read() from FD (closed here), PATH naming it in errors. */
+static ssize_t read_once(int fd, const char *path, char *buf, size_t size, ncm_error *err)
 {
-        ncm_autoclose int fd = -1;
+        ncm_autoclose int cfd = fd;
         ssize_t n;
 
-        if (size < 2)
-                return ncm_error_set(err, EINVAL, "read '%s': buffer too small", path);
-        fd = ncm_fs_openat(rootfd, path, O_RDONLY, 0, err);
-        if (fd < 0)
-                return fd;
-        n = read(fd, buf, size - 1);
+        n = read(cfd, buf, size - 1);
         if (n < 0)
                 return ncm_error_errno(err, errno, "read '%s'", path);
         if ((size_t)n == size - 1)
@@ -97,6 +94,63 @@ ssize_t ncm_fs_read(int rootfd, const char *path, char *buf, size_t size, ncm_er
                                      size - 2);
         buf[n] = '\0';
         return n;
+}
+
+ssize_t ncm_fs_read(int rootfd, const char *path, char *buf, size_t size, ncm_error *err)
+{
+        int fd;
+
+        if (size < 2)
+                return ncm_error_set(err, EINVAL, "read '%s': buffer too small", path);
+        fd = ncm_fs_openat(rootfd, path, O_RDONLY, 0, err);
+        if (fd < 0)
+                return fd;
+        return read_once(fd, path, buf, size, err);
+}
+
+const char *ncm__fs_below(const char *path, const char *dir, size_t dir_len)
+{
+        if (strncmp(path, dir, dir_len) != 0 || path[dir_len] != '/' || path[dir_len + 1] == '\0')
+                return NULL;
+        return path + dir_len + 1;
+}
+
+int ncm__fs_openat_beneath(int rootfd, int dirfd, const char *path, const char *rel, int flags,
+                           ncm_error *err)
+{
+#ifdef SYS_openat2
+        if (dirfd >= 0 && rel && rel[0] != '/' && !has_dotdot(rel)) {
+                struct open_how how = {
+                                .flags = (uint64_t)(flags | O_CLOEXEC),
+                                .resolve = RESOLVE_NO_SYMLINKS,
+                };
+                long fd = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+                if (fd >= 0)
+                        return (int)fd;
+                /* ELOOP: a symlink on the way (or at the end), which the root-relative walk
+                 * follows inside the root; ENOSYS, EPERM: no openat2. Any other error is the
+                 * one that walk meets too, on the same components. */
+                if (errno != ELOOP && errno != ENOSYS && errno != EPERM)
+                        return ncm_error_errno(err, errno, "open '%s'", path);
+        }
+#else
+        (void)dirfd;
+        (void)rel;
+#endif
+        return ncm_fs_openat(rootfd, path, flags, 0, err);
+}
+
+ssize_t ncm__fs_read_beneath(int rootfd, int dirfd, const char *path, const char *rel, char *buf,
+                             size_t size, ncm_error *err)
+{
+        int fd;
+
+        if (size < 2)
+                return ncm_error_set(err, EINVAL, "read '%s': buffer too small", path);
+        fd = ncm__fs_openat_beneath(rootfd, dirfd, path, rel, O_RDONLY, err);
+        if (fd < 0)
+                return fd;
+        return read_once(fd, path, buf, size, err);
 }
 
 int ncm_fs_read_all(int rootfd, const char *path, size_t max, char **ret, size_t *ret_len,

@@ -16,6 +16,9 @@ typedef struct ncm__hd_item {
         int64_t weight;
 } ncm__hd_item;
 
+/* Requests besides the first (ncm_hint_desc_add_dimension()). */
+#define NCM__HD_DIMS_MAX 15
+
 /* What a mask is counted against: per-node weights, multi-node items, requirements. */
 typedef struct ncm__hd_count {
         int64_t w[NCM_BITMASK_MAX_BITS]; /* by node id: resources on that node alone */
@@ -53,6 +56,12 @@ struct ncm_hint_desc {
         ncm_bitmask *extras;
         size_t n_extras, cap_extras;
         int base_narrowest; /* NARROWEST of the walked subsets alone, 0: none */
+        /* ncm_hint_desc_add_dimension(): further requests, each against its own per-node
+         * amounts; a mask is a hint only when every one is reached as well */
+        int n_dims;
+        int64_t dim_request[NCM__HD_DIMS_MAX];
+        int64_t dim_w[NCM__HD_DIMS_MAX][NCM_BITMASK_MAX_BITS]; /* by node id */
+        int dim_order[NCM__HD_DIMS_MAX][NCM_BITMASK_MAX_BITS]; /* ids by dim_w, largest first */
 };
 
 /*

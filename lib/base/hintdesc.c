@@ -111,6 +111,33 @@ int ncm_hint_desc_add_capacity(ncm_hint_desc *d, ncm_bitmask mask, int64_t weigh
         return d->sealed ? -EBUSY : count_add(&d->cap, d->nodes, mask, weight);
 }
 
+int ncm_hint_desc_add_dimension(ncm_hint_desc *d, int64_t request)
+{
+        if (d->sealed)
+                return -EBUSY;
+        if (request < 0)
+                return -ERANGE;
+        if (d->n_dims == NCM__HD_DIMS_MAX)
+                return -E2BIG;
+        d->dim_request[d->n_dims++] = request;
+        return d->n_dims;
+}
+
+int ncm_hint_desc_add_amount(ncm_hint_desc *d, int dim, int node, int64_t weight)
+{
+        if (d->sealed)
+                return -EBUSY;
+        if (dim < 0 || dim > d->n_dims || node < 0 || node >= NCM_BITMASK_MAX_BITS ||
+            !(d->nodes & bit(node)))
+                return -EINVAL;
+        if (dim == 0)
+                return count_add(&d->avail, d->nodes, bit(node), weight);
+        if (weight < 0 || weight > WEIGHT_MAX || d->dim_w[dim - 1][node] > WEIGHT_MAX)
+                return -ERANGE;
+        d->dim_w[dim - 1][node] += weight;
+        return 0;
+}
+
 int ncm_hint_desc_require(ncm_hint_desc *d, ncm_bitmask mask)
 {
         ncm__hd_count *c = &d->avail;
@@ -315,17 +342,127 @@ static bool count_feasible(const ncm__hd_count *c, int64_t request, const int *o
         return search(c, request, order, n, in, pool, r);
 }
 
+/* ---- several requests (dimension 0 is the first; only per-node amounts) ---- */
+
+static int64_t dim_weight(const ncm_hint_desc *d, int t, int id)
+{
+        return t == 0 ? d->avail.w[id] : d->dim_w[t - 1][id];
+}
+
+static int64_t dim_request(const ncm_hint_desc *d, int t)
+{
+        return t == 0 ? d->request : d->dim_request[t - 1];
+}
+
+static const int *dim_order(const ncm_hint_desc *d, int t)
+{
+        return t == 0 ? d->avail.order : d->dim_order[t - 1];
+}
+
+/*
+ * Whether some R nodes of POOL bring HAVE (the sums so far, per dimension) to every request.
+ * Branch and bound: a dimension whose R largest amounts left cannot reach its request cuts
+ * the branch (the bound is exact for one dimension); a dimension's R largest that happen to
+ * reach every request end it; otherwise the largest node of the tightest dimension is taken
+ * or left. Exact: both branches are searched until one of the two answers is certain.
+ */
+static bool dims_search(const ncm_hint_desc *d, const int64_t *have, ncm_bitmask pool, int r)
+{
+        int tight = -1, pick = -1;
+        double tight_slack = 0;
+
+        if (ncm_popcount64(pool) < r)
+                return false;
+        if (r == 0) {
+                for (int t = 0; t <= d->n_dims; t++)
+                        if (have[t] < dim_request(d, t))
+                                return false;
+                return true;
+        }
+        for (int t = 0; t <= d->n_dims; t++) {
+                const int *order = dim_order(d, t);
+                int64_t need = dim_request(d, t) - have[t], top = 0, sums[NCM__HD_DIMS_MAX + 1];
+                ncm_bitmask taken = 0;
+                bool all = true;
+                double slack;
+                if (need <= 0)
+                        continue;
+                for (int i = 0, left = r; i < d->n && left > 0; i++)
+                        if (pool & bit(order[i])) {
+                                top += dim_weight(d, t, order[i]);
+                                taken |= bit(order[i]);
+                                left--;
+                        }
+                if (top < need)
+                        return false;
+                /* the R largest of this dimension: a hint already? */
+                for (int u = 0; u <= d->n_dims && all; u++) {
+                        sums[u] = have[u];
+                        for (ncm_bitmask m = taken; m; m &= m - 1)
+                                sums[u] += dim_weight(d, u, __builtin_ctzll(m));
+                        all = sums[u] >= dim_request(d, u);
+                }
+                if (all)
+                        return true;
+                slack = (double)(top - need) / (double)need;
+                if (tight < 0 || slack < tight_slack) {
+                        tight = t;
+                        tight_slack = slack;
+                        for (int i = 0; i < d->n; i++)
+                                if (taken & bit(order[i])) {
+                                        pick = order[i];
+                                        break;
+                                }
+                }
+        }
+        if (tight < 0)
+                return true; /* every request met already */
+        {
+                int64_t next[NCM__HD_DIMS_MAX + 1];
+                for (int t = 0; t <= d->n_dims; t++)
+                        next[t] = have[t] + dim_weight(d, t, pick);
+                if (dims_search(d, next, pool & ~bit(pick), r - 1))
+                        return true;
+        }
+        return dims_search(d, have, pool & ~bit(pick), r);
+}
+
+static bool dims_feasible(const ncm_hint_desc *d, ncm_bitmask in, ncm_bitmask pool, int r)
+{
+        int64_t have[NCM__HD_DIMS_MAX + 1];
+
+        if (r < 0 || ncm_popcount64(pool) < r || (in == 0 && r == 0))
+                return false;
+        for (int t = 0; t <= d->n_dims; t++) {
+                have[t] = 0;
+                for (ncm_bitmask m = in; m; m &= m - 1)
+                        have[t] += dim_weight(d, t, __builtin_ctzll(m));
+        }
+        return dims_search(d, have, pool, r);
+}
+
 bool ncm__hd_feasible(const ncm_hint_desc *d, ncm_bitmask in, ncm_bitmask pool, int r)
 {
         if (d->empty)
                 return false;
+        if (d->n_dims)
+                return dims_feasible(d, in, pool & ~in, r);
         return count_feasible(&d->avail, d->request, d->avail.order, d->n, in, pool & ~in, r);
 }
 
 bool ncm__hd_is_hint(const ncm_hint_desc *d, ncm_bitmask mask)
 {
-        return !d->empty && mask != 0 && (mask & ~d->nodes) == 0 && sets_met(&d->avail, mask) &&
-               coverage(&d->avail, mask) >= d->request;
+        if (d->empty || mask == 0 || (mask & ~d->nodes) != 0 || !sets_met(&d->avail, mask) ||
+            coverage(&d->avail, mask) < d->request)
+                return false;
+        for (int t = 0; t < d->n_dims; t++) {
+                int64_t sum = 0;
+                for (ncm_bitmask m = mask; m; m &= m - 1)
+                        sum += d->dim_w[t][__builtin_ctzll(m)];
+                if (sum < d->dim_request[t])
+                        return false;
+        }
+        return true;
 }
 
 bool ncm__hd_is_preferred(const ncm_hint_desc *d, ncm_bitmask mask)
@@ -337,18 +474,23 @@ bool ncm__hd_is_preferred(const ncm_hint_desc *d, ncm_bitmask mask)
 
 /* ---- sealing ---- */
 
-/* Insertion sort by weight (largest first, then lowest id): at most 64 ids, no global state. */
-static void order_by_weight(ncm__hd_count *c, const int *ids, int n)
+/* Insertion sort by weight W (largest first, then lowest id): at most 64 ids, no global state. */
+static void order_ids(const int64_t *w, int *order, const int *ids, int n)
 {
         for (int i = 0; i < n; i++) {
                 int id = ids[i], j = i;
-                while (j > 0 && (c->w[c->order[j - 1]] < c->w[id] ||
-                                 (c->w[c->order[j - 1]] == c->w[id] && c->order[j - 1] > id))) {
-                        c->order[j] = c->order[j - 1];
+                while (j > 0 && (w[order[j - 1]] < w[id] ||
+                                 (w[order[j - 1]] == w[id] && order[j - 1] > id))) {
+                        order[j] = order[j - 1];
                         j--;
                 }
-                c->order[j] = id;
+                order[j] = id;
         }
+}
+
+static void order_by_weight(ncm__hd_count *c, const int *ids, int n)
+{
+        order_ids(c->w, c->order, ids, n);
 }
 
 int ncm__hd_cmp_order(ncm_bitmask a, ncm_bitmask b)
@@ -405,7 +547,14 @@ int ncm_hint_desc_seal(ncm_hint_desc *d, ncm_error *err)
 {
         if (d->sealed)
                 return 0;
+        if (d->n_dims && (d->avail.n_items || d->avail.n_req_sets || d->avail.required ||
+                          d->avail.base || d->per_socket > 0 || !d->pref_given))
+                return ncm_error_set(err, EINVAL,
+                                     "hints: a description with several requests takes per-node "
+                                     "amounts and a given preferred size only");
         order_by_weight(&d->avail, d->ids, d->n);
+        for (int t = 0; t < d->n_dims; t++)
+                order_ids(d->dim_w[t], d->dim_order[t], d->ids, d->n);
         order_by_weight(&d->cap, d->ids, d->n);
         /* minAffinitySize starts at the number of walked nodes and shrinks to the smallest
          * mask whose capacity holds the request. */
@@ -451,8 +600,11 @@ int ncm_hint_desc_seal(ncm_hint_desc *d, ncm_error *err)
                 if (d->avail.w[id] == 0 && !((d->avail.required | d->avail.touched) & bit(id)))
                         d->free_nodes |= bit(id);
         }
+        for (int t = 0; t < d->n_dims; t++)
+                for (int i = 0; i < d->n; i++)
+                        if (d->dim_w[t][d->ids[i]] != 0)
+                                d->free_nodes &= ~bit(d->ids[i]);
         d->sealed = true;
-        (void)err;
         return 0;
 }
 
@@ -592,6 +744,9 @@ int ncm_hint_desc_count(const ncm_hint_desc *d, uint64_t *ret_total, ncm_error *
                 *ret_total = 0;
                 return 0;
         }
+        if (d->n_dims)
+                return ncm_error_set(err, E2BIG,
+                                     "hints: a description with several requests is not counted");
         if (d->n == 0) {
                 *ret_total = d->n_extras;
                 return 0;

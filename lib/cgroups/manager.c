@@ -250,16 +250,16 @@ static const ncm_container *nth_container(const ncm_pod *pod, size_t i)
         return i < pod->n_containers ? &pod->containers[i] : NULL;
 }
 
-static const ncm_cpuset *cpus_for(const ncm_cgroup_container_cpus *cpus, size_t n,
-                                  const char *container)
+static const ncm_cgroup_container_cpus *cpus_for(const ncm_cgroup_container_cpus *cpus, size_t n,
+                                                 const char *container)
 {
-        const ncm_cpuset *all = NULL;
+        const ncm_cgroup_container_cpus *all = NULL;
 
         for (size_t i = 0; i < n; i++) {
                 if (cpus[i].container && strcmp(cpus[i].container, container) == 0)
-                        return cpus[i].cpus;
+                        return &cpus[i];
                 if (!cpus[i].container)
-                        all = cpus[i].cpus;
+                        all = &cpus[i];
         }
         return all;
 }
@@ -319,15 +319,16 @@ int ncm_cgroup_manager_plan_pod(const ncm_cgroup_manager *m, const ncm_pod *pod,
         }
         for (size_t i = 0; r >= 0 && !(flags & NCM_CGROUP_PLAN_NO_CONTAINERS); i++) {
                 const ncm_container *c = nth_container(pod, i);
+                const ncm_cgroup_container_cpus *cc;
                 ncm_autofree char *cpath = NULL;
                 if (!c)
                         break;
                 r = container_path(m, ppath, c->name, &cpath, err);
                 if (r < 0)
                         break;
-                r = ncm_cgroup_config_for_container(pod, c, &m->options,
-                                                    cpus_for(cpus, n_cpus, c->name), mems, &res,
-                                                    err);
+                cc = cpus_for(cpus, n_cpus, c->name);
+                r = ncm_cgroup_config_for_container(pod, c, &m->options, cc ? cc->cpus : NULL,
+                                                    cc && cc->mems ? cc->mems : mems, &res, err);
                 if (r < 0)
                         break;
                 snprintf(title, sizeof(title), "%s %s (written by the runtime from CRI)",

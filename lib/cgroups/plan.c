@@ -189,6 +189,8 @@ void ncm_cgroup_plan_format(const ncm_cgroup_plan *p, ncm_buf *b)
                         ncm_buf_puts(b, "  (if the kernel has it)");
                 if (op->flags & NCM_CGROUP_OPF_SUBTREE)
                         ncm_buf_puts(b, "  (one at a time on failure)");
+                if (op->flags & NCM_CGROUP_OPF_BEST_EFFORT)
+                        ncm_buf_puts(b, "  (if the kernel lets it)");
                 ncm_buf_putc(b, '\n');
         }
 }
@@ -244,6 +246,8 @@ void ncm_cgroup_plan_format_json(const ncm_cgroup_plan *p, ncm_buf *b)
                         ncm_buf_puts(b, ", \"optional\": true");
                 if (op->flags & NCM_CGROUP_OPF_SUBTREE)
                         ncm_buf_puts(b, ", \"oneAtATimeOnFailure\": true");
+                if (op->flags & NCM_CGROUP_OPF_BEST_EFFORT)
+                        ncm_buf_puts(b, ", \"bestEffort\": true");
                 ncm_buf_putc(b, '}');
         }
         if (any_step)
@@ -640,6 +644,11 @@ static int apply(exec_ctx *x, ncm_error *err)
                                 break;
                         }
                         r = do_write(x, op, err);
+                        if (r < 0 && r != -ENOMEM && (op->flags & NCM_CGROUP_OPF_BEST_EFFORT)) {
+                                ncm_error_clear(err);
+                                r = 0;
+                                break;
+                        }
                         if (r == -EINVAL && (op->flags & NCM_CGROUP_OPF_RETRY_AFTER_NEXT)) {
                                 /* A smaller period can be refused until the quota is set. */
                                 ncm_error_clear(err);

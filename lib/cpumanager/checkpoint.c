@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_manager_state: decoding as Go's encoding/json decodes it into the kubelet's checkpoint
- * structs, the go-spew rendering its checksum covers, and the V2 writer.
+ * structs, the go-spew rendering its checksum covers, how each kubelet release reads a file, and
+ * restoring. The writer is checkpoint-write.c.
  *
  * The text is checked once with Go's scanner (base/gojson.h: a syntax error anywhere wins over
- * any type error, in Go's words) and then decoded once per format (V2, V1, V3), because the
- * kubelet's restore tries the formats in turn and a file's meaning depends on which one decodes
- * and verifies. Go semantics reproduced here:
+ * any type error, in Go's words) and then decoded once per format (V4, V3, V2, V1), because the
+ * kubelet's restore tries the formats in turn, in an order that changed with the releases, and a
+ * file's meaning depends on which one decodes and verifies first. Go semantics reproduced here:
  *  - struct fields match exactly or under Go's case folding (for these ASCII names that is
  *    ASCII folding plus U+017F 'ſ' ~ 's' and U+212A 'K' ~ 'k'); unknown fields are ignored;
  *  - members are decoded in document order, a repeated key as often as it appears: a later
@@ -36,17 +37,27 @@
 #include "base/array.h"
 #include "base/gojson.h"
 #include "base/kubelet-checkpoint.h"
+#include "cpumanager/checkpoint-internal.h"
 #include "cpumanager/state-internal.h"
 
-#define DECODE_MSG_MAX NCM_ERROR_MSG_MAX
+/*
+ * What one decoding pass decodes into: the kubelet's structs. V2 is the type named
+ * CPUManagerCheckpoint up to 1.35 (in Go's error texts; the one whose errors a kubelet reports);
+ * V4_OUTER is 1.37's CPUManagerCheckpoint, the V2 fields (embedded) then data and dataChecksum;
+ * DATA is the CPUManagerCheckpointData that data holds.
+ */
+typedef enum decode_kind { KIND_V1, KIND_V2, KIND_V3, KIND_V4_OUTER, KIND_DATA } decode_kind;
 
 typedef struct decoder {
         ncm_gojson *g;
-        ncm_cpu_checkpoint_format fmt;
+        decode_kind kind;
         const char *struct_name; /* Go type name in error messages */
         ncm_cpu_checkpoint *c;
+        /* KIND_V4_OUTER: data and dataChecksum as decoded */
+        char *data;
+        uint64_t data_checksum;
         int code; /* 0, or the first failure: EINVAL (type mismatch), ENOMEM */
-        char msg[DECODE_MSG_MAX];
+        char msg[CKPT_MSG_MAX];
 } decoder;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -94,7 +105,11 @@ ncm_cpu_checkpoint *ncm_cpu_checkpoint_free(ncm_cpu_checkpoint *c)
         entries_free(c->v1, c->nv1);
         pod_entries_free(c->pod_entries, c->npod_entries);
         pods_free(c->promised, c->npromised);
+        pods_free(c->baselines, c->nbaselines);
         free(c->kubelet_error);
+        free(c->data);
+        free(c->data_error);
+        ncm_cpu_checkpoint_free(c->v2_part);
         free(c);
         return NULL;
 }
@@ -302,29 +317,96 @@ static void decode_string_field(decoder *d, const char *field, char **dst)
         }
 }
 
-/* checksum.Checksum (uint64): strconv.ParseUint of the number's text; null changes nothing. */
-static void decode_checksum(decoder *d)
+/*
+ * checksum.Checksum (uint64) FIELD into *DST: strconv.ParseUint of the number's text; null
+ * changes nothing.
+ */
+static void decode_checksum(decoder *d, const char *field, uint64_t *dst)
 {
         ncm_ckpt_bad bad;
         char lit[300];
 
-        if (ncm__ckpt_checksum_field(d->g, &d->c->checksum, &bad) >= 0)
+        if (ncm__ckpt_checksum_field(d->g, dst, &bad) >= 0)
                 return;
         if (!bad.text) {
-                type_error_at(d, bad.kind, "checksum", "checksum.Checksum");
+                type_error_at(d, bad.kind, field, "checksum.Checksum");
                 return;
         }
         /* A sign, a fraction, an exponent or too many digits: "number 1e3". */
         snprintf(lit, sizeof(lit), "number %.*s", (int)(bad.len > 256 ? 256 : bad.len), bad.text);
-        type_error(d, lit, "checksum", "checksum.Checksum");
+        type_error(d, lit, field, "checksum.Checksum");
 }
 
 /*
- * The map[string]string object at the cursor into a sorted entry array (map keys unique, the
- * later winning). FIELD names the struct field in errors. A null element is the zero value "".
+ * One container's value, of the Go type FIELD's map holds: a string (entries, promised) or
+ * data's ContainerCPUs (baselines). NULL on failure (D says why).
  */
-static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_entry **ret,
-                              size_t *ret_n)
+typedef char *(*value_fn)(decoder *d, const char *field);
+
+/* A string element; null is the zero value "". */
+static char *string_value(decoder *d, const char *field)
+{
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        char *v = NULL;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
+                if (!(v = strdup("")))
+                        fail_oom(d);
+        } else if (k != NCM_GOJSON_STRING) {
+                type_error_at(d, k, field, "string");
+        } else {
+                v = take_string(d, field);
+        }
+        return v;
+}
+
+/*
+ * One ContainerCPUs of V4 data's baselines: {"baseline": "<cpus>"} (kubernetes PR #140314). A
+ * null element is the zero value; a null or absent baseline is "".
+ */
+static char *container_cpus_value(decoder *d, const char *field)
+{
+        static const char *const fields[] = {"baseline"};
+        ncm_gojson_kind k = ncm__gojson_peek(d->g);
+        const char *outer = d->struct_name;
+        char *baseline = NULL;
+        bool first = true;
+        int r, f;
+
+        if (k == NCM_GOJSON_NULL) {
+                ncm__gojson_skip(d->g);
+        } else if (k != NCM_GOJSON_OBJECT) {
+                type_error_at(d, k, field, "state.ContainerCPUs");
+        } else {
+                /* Go names the innermost struct in a type error inside it. */
+                d->struct_name = "ContainerCPUs";
+                while (!failed(d) &&
+                       (r = ncm__ckpt_next_field(d->g, &first, fields, 1, &f, NULL)) > 0) {
+                        if (f < 0)
+                                ncm__gojson_skip(d->g);
+                        else
+                                decode_string_field(d, "baselines.baseline", &baseline);
+                }
+                if (!failed(d) && r < 0)
+                        fail_oom(d);
+                d->struct_name = outer;
+        }
+        if (!failed(d) && !baseline && !(baseline = strdup("")))
+                fail_oom(d);
+        if (failed(d)) {
+                free(baseline);
+                return NULL;
+        }
+        return baseline;
+}
+
+/*
+ * The map[string]<value> object at the cursor into a sorted entry array (map keys unique, the
+ * later winning), each value decoded by VALUE. FIELD names the struct field in errors.
+ */
+static bool decode_string_map(decoder *d, const char *field, value_fn value,
+                              ncm_cpu_checkpoint_entry **ret, size_t *ret_n)
 {
         ncm_cpu_checkpoint_entry *e = NULL;
         size_t n = 0, cap = 0, klen;
@@ -333,18 +415,7 @@ static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_
         int r;
 
         while ((r = ncm__gojson_next_member(d->g, &first, &key, &klen, NULL)) > 0) {
-                ncm_gojson_kind k = ncm__gojson_peek(d->g);
-                char *cpus = NULL, *name = NULL;
-                if (k == NCM_GOJSON_NULL) {
-                        ncm__gojson_skip(d->g);
-                        cpus = strdup("");
-                        if (!cpus)
-                                fail_oom(d);
-                } else if (k != NCM_GOJSON_STRING) {
-                        type_error_at(d, k, field, "string");
-                } else {
-                        cpus = take_string(d, field);
-                }
+                char *cpus = value(d, field), *name = NULL;
                 if (cpus)
                         name = c_string(d, key, klen, "key");
                 else
@@ -371,12 +442,23 @@ static bool decode_string_map(decoder *d, const char *field, ncm_cpu_checkpoint_
         return true;
 }
 
+/* A pod -> container -> value map: its Go types (for errors) and how a value decodes. */
+typedef struct pod_map_type {
+        const char *outer, *inner;
+        value_fn value;
+} pod_map_type;
+
+static const pod_map_type string_maps = {"map[string]map[string]string", "map[string]string",
+                                         string_value};
+static const pod_map_type baseline_maps = {"map[string]map[string]state.ContainerCPUs",
+                                           "map[string]state.ContainerCPUs", container_cpus_value};
+
 /*
- * A map[string]map[string]string member into *PODS / *NPODS (FIELD names it in errors); a
- * repeated member merges into what is there, null empties it (*NIL, may be NULL).
+ * A pod -> container -> value member of type T into *PODS / *NPODS (FIELD names it in errors);
+ * a repeated member merges into what is there, null empties it (*NIL, may be NULL).
  */
-static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod **dst,
-                           size_t *ndst, bool *nil)
+static void decode_pod_map(decoder *d, const char *field, const pod_map_type *t,
+                           ncm_cpu_checkpoint_pod **dst, size_t *ndst, bool *nil)
 {
         ncm_gojson_kind k = ncm__gojson_peek(d->g);
         ncm_cpu_checkpoint_pod *pods = NULL;
@@ -395,7 +477,7 @@ static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod
                 return;
         }
         if (k != NCM_GOJSON_OBJECT) {
-                type_error_at(d, k, field, "map[string]map[string]string");
+                type_error_at(d, k, field, t->outer);
                 return;
         }
         if (nil)
@@ -407,9 +489,9 @@ static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod
                         ncm__gojson_skip(d->g);
                         p.nil = true;
                 } else if (k != NCM_GOJSON_OBJECT) {
-                        type_error_at(d, k, field, "map[string]string");
+                        type_error_at(d, k, field, t->inner);
                 } else {
-                        decode_string_map(d, field, &p.entries, &p.n);
+                        decode_string_map(d, field, t->value, &p.entries, &p.n);
                 }
                 if (!failed(d))
                         p.uid = c_string(d, key, klen, "key");
@@ -436,7 +518,7 @@ static void decode_pod_map(decoder *d, const char *field, ncm_cpu_checkpoint_pod
 
 static void decode_entries_v2(decoder *d)
 {
-        decode_pod_map(d, "entries", &d->c->pods, &d->c->npods, &d->c->entries_nil);
+        decode_pod_map(d, "entries", &string_maps, &d->c->pods, &d->c->npods, &d->c->entries_nil);
 }
 
 static void decode_entries_v1(decoder *d)
@@ -459,7 +541,7 @@ static void decode_entries_v1(decoder *d)
                 return;
         }
         c->entries_nil = false;
-        if (!decode_string_map(d, "entries", &e, &n))
+        if (!decode_string_map(d, "entries", string_value, &e, &n))
                 return;
         if (!merge_sorted((void **)&c->v1, &c->nv1, e, n, sizeof(*e), entry_free_fields))
                 fail_oom(d);
@@ -572,44 +654,111 @@ static void decode_pod_entries(decoder *d)
                 fail_oom(d);
 }
 
-/* The checkpoint structs' fields; V1 and V2 end before podEntries. */
-static const char *const checkpoint_fields[] = {"policyName", "defaultCpuSet", "entries",
-                                                "checksum", "podEntries"};
-enum { FIELD_POLICY, FIELD_DEFAULT, FIELD_ENTRIES, FIELD_CHECKSUM, FIELD_POD_ENTRIES };
-
-/* Decode G's document as format FMT into a new checkpoint; NULL with D->code/msg on failure. */
-static ncm_cpu_checkpoint *decode(decoder *d, ncm_gojson *g, ncm_cpu_checkpoint_format fmt)
+/* V4 data's baselines, map[string]map[string]ContainerCPUs, into the checkpoint. */
+static void decode_baselines(decoder *d)
 {
+        decode_pod_map(d, "baselines", &baseline_maps, &d->c->baselines, &d->c->nbaselines, NULL);
+}
+
+/* The struct fields each kind decodes, in declaration order, and their JSON names. */
+enum field_id {
+        FIELD_POLICY,
+        FIELD_DEFAULT,
+        FIELD_ENTRIES,
+        FIELD_CHECKSUM,
+        FIELD_POD_ENTRIES,
+        FIELD_DATA,
+        FIELD_DATA_CHECKSUM,
+        FIELD_BASELINES,
+};
+
+static const char *const field_names[] = {
+                [FIELD_POLICY] = "policyName",
+                [FIELD_DEFAULT] = "defaultCpuSet",
+                [FIELD_ENTRIES] = "entries",
+                [FIELD_CHECKSUM] = "checksum",
+                [FIELD_POD_ENTRIES] = "podEntries",
+                [FIELD_DATA] = "data",
+                [FIELD_DATA_CHECKSUM] = "dataChecksum",
+                [FIELD_BASELINES] = "baselines",
+};
+
+typedef struct kind_def {
+        const char *struct_name;
+        size_t n;
+        enum field_id fields[6];
+} kind_def;
+
+static const kind_def kinds[] = {
+                [KIND_V1] = {"CPUManagerCheckpointV1",
+                             4,
+                             {FIELD_POLICY, FIELD_DEFAULT, FIELD_ENTRIES, FIELD_CHECKSUM}},
+                [KIND_V2] = {"CPUManagerCheckpoint",
+                             4,
+                             {FIELD_POLICY, FIELD_DEFAULT, FIELD_ENTRIES, FIELD_CHECKSUM}},
+                [KIND_V3] = {"CPUManagerCheckpointV3",
+                             5,
+                             {FIELD_POLICY, FIELD_DEFAULT, FIELD_ENTRIES, FIELD_CHECKSUM,
+                              FIELD_POD_ENTRIES}},
+                [KIND_V4_OUTER] = {"CPUManagerCheckpoint",
+                                   6,
+                                   {FIELD_POLICY, FIELD_DEFAULT, FIELD_ENTRIES, FIELD_CHECKSUM,
+                                    FIELD_DATA, FIELD_DATA_CHECKSUM}},
+                [KIND_DATA] = {"CPUManagerCheckpointData",
+                               5,
+                               {FIELD_POLICY, FIELD_DEFAULT, FIELD_ENTRIES, FIELD_POD_ENTRIES,
+                                FIELD_BASELINES}},
+};
+
+static ncm_cpu_checkpoint_format format_of_kind(decode_kind kind)
+{
+        switch (kind) {
+        case KIND_V1:
+                return NCM_CPU_CHECKPOINT_V1;
+        case KIND_V3:
+                return NCM_CPU_CHECKPOINT_V3;
+        case KIND_DATA:
+                return NCM_CPU_CHECKPOINT_V4;
+        default:
+                /* the V4 outer struct is decoded as its V2 part */
+                return NCM_CPU_CHECKPOINT_V2;
+        }
+}
+
+/* Decode G's document as KIND into a new checkpoint; NULL with D->code/msg on failure. */
+static ncm_cpu_checkpoint *decode(decoder *d, ncm_gojson *g, decode_kind kind)
+{
+        const kind_def *def = &kinds[kind];
         ncm_cpu_checkpoint *c = calloc(1, sizeof(*c));
+        const char *names[NCM_ELEMENTSOF(def->fields)];
         ncm_gojson_kind k;
 
         d->g = g;
-        d->fmt = fmt;
+        d->kind = kind;
         d->code = 0;
         d->msg[0] = '\0';
-        d->struct_name = fmt == NCM_CPU_CHECKPOINT_V1   ? "CPUManagerCheckpointV1"
-                         : fmt == NCM_CPU_CHECKPOINT_V3 ? "CPUManagerCheckpointV3"
-                                                        : "CPUManagerCheckpoint";
+        d->struct_name = def->struct_name;
         d->c = c;
         if (!c) {
                 fail_oom(d);
                 return NULL;
         }
-        c->format = fmt;
+        c->format = format_of_kind(kind);
         c->policy_name = strdup("");
         c->default_cpus = strdup("");
         if (!c->policy_name || !c->default_cpus)
                 fail_oom(d);
+        for (size_t i = 0; i < def->n; i++)
+                names[i] = field_names[def->fields[i]];
 
         ncm__gojson_rewind(g);
         k = ncm__gojson_peek(g);
         if (!failed(d) && k == NCM_GOJSON_OBJECT) {
-                size_t nfields = fmt == NCM_CPU_CHECKPOINT_V3 ? 5 : 4;
                 bool first = true;
                 int r = 0, f;
-                while (!failed(d) && (r = ncm__ckpt_next_field(g, &first, checkpoint_fields,
-                                                               nfields, &f, NULL)) > 0) {
-                        switch (f) {
+                while (!failed(d) &&
+                       (r = ncm__ckpt_next_field(g, &first, names, def->n, &f, NULL)) > 0) {
+                        switch (f < 0 ? -1 : (int)def->fields[f]) {
                         case FIELD_POLICY:
                                 decode_string_field(d, "policyName", &c->policy_name);
                                 break;
@@ -617,16 +766,25 @@ static ncm_cpu_checkpoint *decode(decoder *d, ncm_gojson *g, ncm_cpu_checkpoint_
                                 decode_string_field(d, "defaultCpuSet", &c->default_cpus);
                                 break;
                         case FIELD_ENTRIES:
-                                if (fmt == NCM_CPU_CHECKPOINT_V1)
+                                if (kind == KIND_V1)
                                         decode_entries_v1(d);
                                 else
                                         decode_entries_v2(d);
                                 break;
                         case FIELD_CHECKSUM:
-                                decode_checksum(d);
+                                decode_checksum(d, "checksum", &c->checksum);
                                 break;
                         case FIELD_POD_ENTRIES:
                                 decode_pod_entries(d);
+                                break;
+                        case FIELD_DATA:
+                                decode_string_field(d, "data", &d->data);
+                                break;
+                        case FIELD_DATA_CHECKSUM:
+                                decode_checksum(d, "dataChecksum", &d->data_checksum);
+                                break;
+                        case FIELD_BASELINES:
+                                decode_baselines(d);
                                 break;
                         default:
                                 ncm__gojson_skip(g);
@@ -638,8 +796,11 @@ static ncm_cpu_checkpoint *decode(decoder *d, ncm_gojson *g, ncm_cpu_checkpoint_
         } else if (!failed(d) && k != NCM_GOJSON_NULL) {
                 type_error_at(d, k, NULL, NULL);
         }
-        if (failed(d))
+        if (failed(d)) {
+                free(d->data);
+                d->data = NULL;
                 return ncm_cpu_checkpoint_free(c);
+        }
         return c;
 }
 
@@ -686,6 +847,13 @@ static void render_cpuset_elems(ncm_buf *b, const ncm_cpu_checkpoint_pod_entry *
 void ncm_cpu_checkpoint_render(const ncm_cpu_checkpoint *c, bool native, ncm_buf *b)
 {
         const char *type = "CPUManagerCheckpoint";
+        if (c->format == NCM_CPU_CHECKPOINT_V4) {
+                /* checksum.New(cp.Data): dump.ForHash of a string */
+                ncm_buf_puts(b, "(string)");
+                if (c->data)
+                        ncm_buf_puts(b, c->data);
+                return;
+        }
         if (native && c->format == NCM_CPU_CHECKPOINT_V2)
                 type = "CPUManagerCheckpointV2";
         else if (native && c->format == NCM_CPU_CHECKPOINT_V3)
@@ -749,6 +917,13 @@ static bool classify(ncm_cpu_checkpoint *c)
 {
         if (!rendering_sum(c, false, &c->legacy_checksum))
                 return false;
+        if (c->format == NCM_CPU_CHECKPOINT_V4) {
+                /* DataChecksum.Verify(Data): no rendering but the string's, no 0 accepted */
+                c->native_checksum = c->legacy_checksum;
+                c->match = c->checksum == c->legacy_checksum ? NCM_CPU_CHECKSUM_DATA
+                                                             : NCM_CPU_CHECKSUM_MISMATCH;
+                return true;
+        }
         if (c->format == NCM_CPU_CHECKPOINT_V1)
                 c->native_checksum = c->legacy_checksum;
         else if (!rendering_sum(c, true, &c->native_checksum))
@@ -771,26 +946,27 @@ static bool classify(ncm_cpu_checkpoint *c)
 
 int ncm_cpu_checkpoint_probe(const char *text, size_t len, const char *name, ncm_error *err)
 {
+        /* not "data": the device manager's checkpoint has a "Data" member */
         static const char *const kind_fields[] = {"policyName", "defaultCpuSet", "entries",
-                                                  "podEntries"};
+                                                  "podEntries", "dataChecksum"};
 
         return ncm__ckpt_probe(text, len, name, 0, kind_fields, NCM_ELEMENTSOF(kind_fields), err);
 }
 
 /*
- * nodecm's "promised" member of a V2 file into C (docs/checkpoints.md): the kubelet ignores
- * it, so it is read in a pass of its own, after the kubelet's decoding decided the file.
- * Returns 0, or -NCM_E_INVALID_STATE naming the member when it is not a promised map.
+ * nodecm's "promised" member (docs/checkpoints.md): no kubelet reads it, so it is read in a pass
+ * of its own, after the kubelet's decoding decided the file. Returns 0, or
+ * -NCM_E_INVALID_STATE naming the member when it is not a promised map.
  */
 static int decode_promised(ncm_gojson *g, ncm_cpu_checkpoint *c, const char *name, ncm_error *err)
 {
         static const char *const fields[] = {"promised"};
         decoder d = {0};
         bool first = true;
-        int r, f;
+        int r = 0, f;
 
         d.g = g;
-        d.fmt = NCM_CPU_CHECKPOINT_V2;
+        d.kind = KIND_V2;
         d.struct_name = "CPUManagerCheckpoint";
         d.c = c;
         ncm__gojson_rewind(g);
@@ -798,7 +974,8 @@ static int decode_promised(ncm_gojson *g, ncm_cpu_checkpoint *c, const char *nam
                 return 0;
         while (!failed(&d) && (r = ncm__ckpt_next_field(g, &first, fields, 1, &f, NULL)) > 0) {
                 if (f == 0)
-                        decode_pod_map(&d, "promised", &c->promised, &c->npromised, NULL);
+                        decode_pod_map(&d, "promised", &string_maps, &c->promised, &c->npromised,
+                                       NULL);
                 else
                         ncm__gojson_skip(g);
         }
@@ -810,92 +987,315 @@ static int decode_promised(ncm_gojson *g, ncm_cpu_checkpoint *c, const char *nam
 }
 
 /*
- * The whole classification. On a decode failure in every format returns -NCM_E_INVALID_STATE
- * with ERR describing it and, when KUBELET_MSG is not NULL, the kubelet's own text copied there.
+ * Whether 1.37 finds data or a dataChecksum in G's document: encoding/json leaves them set
+ * even when another member fails to decode (it keeps the first type error and decodes on), and
+ * a V4 load that fails with either set is final ("could not load v4 checkpoint"). The last
+ * string "data" and the last valid "dataChecksum" win; null and values of another type leave
+ * them as they were. 1 yes, 0 no, -ENOMEM.
  */
-static int parse_full(const char *text, size_t len, const char *name, ncm_cpu_checkpoint **ret,
-                      char kubelet_msg[DECODE_MSG_MAX], ncm_error *err)
+static int scan_data_members(ncm_gojson *g)
 {
-        ncm_gojson g;
-        decoder d2 = {0}, d1 = {0}, d3 = {0};
-        ncm_autoptr(ncm_cpu_checkpoint) c2 = NULL;
-        ncm_autoptr(ncm_cpu_checkpoint) c1 = NULL;
-        ncm_autoptr(ncm_cpu_checkpoint) c3 = NULL;
-        ncm_cpu_checkpoint *pick = NULL;
+        static const char *const fields[] = {"policyName", "defaultCpuSet", "entries",
+                                             "checksum",   "data",          "dataChecksum"};
+        bool first = true, nonempty = false;
+        uint64_t sum = 0, v;
+        ncm_ckpt_bad bad;
+        int r, f;
+
+        ncm__gojson_rewind(g);
+        if (ncm__gojson_peek(g) != NCM_GOJSON_OBJECT)
+                return 0;
+        while ((r = ncm__ckpt_next_field(g, &first, fields, NCM_ELEMENTSOF(fields), &f, NULL)) >
+               0) {
+                if (f == 4 && ncm__gojson_peek(g) == NCM_GOJSON_STRING) {
+                        char *str;
+                        size_t len;
+                        if (ncm__gojson_string(g, &str, &len, NULL) < 0)
+                                return -ENOMEM;
+                        free(str);
+                        nonempty = len > 0;
+                } else if (f == 5 && ncm__ckpt_checksum_field(g, &v, &bad) == 0) {
+                        sum = v;
+                } else if (f != 5) {
+                        ncm__gojson_skip(g);
+                }
+        }
+        if (r < 0)
+                return -ENOMEM;
+        return nonempty || sum != 0;
+}
+
+/* How the V4 struct fares with a document (1.37's first attempt). */
+typedef struct v4_attempt {
+        ncm_cpu_checkpoint *c; /* it decoded and has data: the V4 file (data may not decode) */
+        bool has_data;         /* data or dataChecksum set: a failed load is final */
+        bool loads;            /* decodes, data decodes, dataChecksum verifies */
+        char err[CKPT_MSG_MAX + 64]; /* why it does not load, in 1.37's words */
+} v4_attempt;
+
+static int attempt_v4(ncm_gojson *g, const char *name, v4_attempt *a, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpu_checkpoint) outer = NULL;
+        ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
+        ncm_autofree char *data = NULL;
+        ncm_gojson dg;
+        decoder d = {0}, dd = {0};
         int r;
 
+        r = scan_data_members(g);
+        if (r < 0)
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        a->has_data = r > 0;
+        outer = decode(&d, g, KIND_V4_OUTER);
+        if (!outer) {
+                if (d.code == ENOMEM)
+                        return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+                snprintf(a->err, sizeof(a->err),
+                         "failed to deserialize cpu manager checkpoint: %.900s", d.msg);
+                return 0;
+        }
+        data = d.data;
+        if (!a->has_data)
+                return 0; /* 1.37 falls back to the older formats without a word */
+        if (!classify(outer))
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        if (!data && !(data = strdup("")))
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+
+        /* json.Unmarshal([]byte(cp.Data), &cp.CheckpointData) */
+        if (ncm__gojson_init(&dg, data, strlen(data), name, NULL) < 0) {
+                snprintf(dd.msg, sizeof(dd.msg), "%s", dg.syntax);
+                dd.code = EINVAL;
+        } else {
+                c = decode(&dd, &dg, KIND_DATA);
+                if (!c && dd.code == ENOMEM)
+                        return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        }
+        if (!c) {
+                /* the file is V4 all the same: nothing in it that 1.37 could load */
+                c = calloc(1, sizeof(*c));
+                if (!c || !(c->policy_name = strdup("")) || !(c->default_cpus = strdup("")) ||
+                    !(c->data_error = strdup(dd.msg)))
+                        return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+                c->format = NCM_CPU_CHECKPOINT_V4;
+        }
+        c->data = NCM_TAKE_PTR(data);
+        c->checksum = d.data_checksum;
+        if (!classify(c))
+                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        c->v2_part = NCM_TAKE_PTR(outer);
+        a->loads = !c->data_error && c->match == NCM_CPU_CHECKSUM_DATA;
+        if (c->data_error)
+                snprintf(a->err, sizeof(a->err),
+                         "failed to deserialize cpu manager checkpoint data: %.900s",
+                         c->data_error);
+        else
+                snprintf(a->err, sizeof(a->err), "checkpoint is corrupted");
+        a->c = NCM_TAKE_PTR(c);
+        return 0;
+}
+
+ncm_cpu_checkpoint_format ncm_cpu_checkpoint_format_of(ncm_kubelet_version v)
+{
+        if (v.major == 0 || ncm_kubelet_version_at_least(v, 1, 37))
+                return NCM_CPU_CHECKPOINT_V4;
+        return NCM_CPU_CHECKPOINT_V2;
+}
+
+/* The decoding attempts of one document, each format once. */
+typedef struct attempts {
+        ncm_cpu_checkpoint *c1, *c2, *c3;
+        decoder d1, d2, d3;
+        v4_attempt a4;
+} attempts;
+
+static void attempts_done(attempts *t)
+{
+        ncm_cpu_checkpoint_free(t->c1);
+        ncm_cpu_checkpoint_free(t->c2);
+        ncm_cpu_checkpoint_free(t->c3);
+        ncm_cpu_checkpoint_free(t->a4.c);
+}
+
+/*
+ * How release V (PodLevelResourceManagers off) reads the attempts T: the format it loads the
+ * file as, or 0 with its words for the refusal in MSG. Each release returns the error of the
+ * last format it tried (kubernetes pkg/kubelet/cm/cpumanager/state/state_checkpoint.go):
+ *  - up to 1.35: V1, then V2 (the V2 type is CPUManagerCheckpoint: its rendering is the only
+ *    one it verifies);
+ *  - 1.36 (PRs #134768, #137751): V2 (native rendering, then legacy), then V1;
+ *  - 1.37 on (PR #139102): V4, a failure final when data or dataChecksum is set; then V3
+ *    (native or legacy rendering, no 0 accepted), V2, V1.
+ */
+static ncm_cpu_checkpoint_format read_as(const attempts *t, ncm_kubelet_version v, char *msg,
+                                         size_t size)
+{
+        ncm_cpu_checksum_match m1 = t->c1 ? t->c1->match : NCM_CPU_CHECKSUM_MISMATCH;
+        ncm_cpu_checksum_match m2 = t->c2 ? t->c2->match : NCM_CPU_CHECKSUM_MISMATCH;
+        ncm_cpu_checksum_match m3 = t->c3 ? t->c3->match : NCM_CPU_CHECKSUM_MISMATCH;
+        bool ok1 = m1 == NCM_CPU_CHECKSUM_ZERO || m1 == NCM_CPU_CHECKSUM_LEGACY;
+        bool ok2 = m2 == NCM_CPU_CHECKSUM_ZERO || m2 == NCM_CPU_CHECKSUM_LEGACY;
+        bool ok2_native = ok2 || m2 == NCM_CPU_CHECKSUM_NATIVE;
+        bool ok3 = m3 == NCM_CPU_CHECKSUM_LEGACY || m3 == NCM_CPU_CHECKSUM_NATIVE;
+        const char *e1 = t->c1 ? "checkpoint is corrupted" : t->d1.msg;
+        const char *e2 = t->c2 ? "checkpoint is corrupted" : t->d2.msg;
+
+        if (v.major != 0 && !ncm_kubelet_version_at_least(v, 1, 36)) {
+                if (ok1)
+                        return NCM_CPU_CHECKPOINT_V1;
+                if (ok2)
+                        return NCM_CPU_CHECKPOINT_V2;
+                snprintf(msg, size, "%s", e2);
+                return 0;
+        }
+        if (v.major != 0 && !ncm_kubelet_version_at_least(v, 1, 37)) {
+                if (ok2_native)
+                        return NCM_CPU_CHECKPOINT_V2;
+                if (ok1)
+                        return NCM_CPU_CHECKPOINT_V1;
+                snprintf(msg, size, "%s", e1);
+                return 0;
+        }
+        if (t->a4.loads)
+                return NCM_CPU_CHECKPOINT_V4;
+        if (t->a4.has_data) {
+                snprintf(msg, size, "could not load v4 checkpoint: %.900s", t->a4.err);
+                return 0;
+        }
+        if (ok3)
+                return NCM_CPU_CHECKPOINT_V3;
+        if (ok2_native)
+                return NCM_CPU_CHECKPOINT_V2;
+        if (ok1)
+                return NCM_CPU_CHECKPOINT_V1;
+        snprintf(msg, size, "%s", e1);
+        return 0;
+}
+
+int ncm__cpu_checkpoint_parse_full(const char *text, size_t len, const char *name,
+                                   ncm_kubelet_version v, ncm_cpu_checkpoint **ret,
+                                   char kubelet_msg[CKPT_MSG_MAX], ncm_error *err)
+{
+        ncm_gojson g;
+        attempts t = {0};
+        ncm_cpu_checkpoint **pick = NULL;
+        ncm_cpu_checkpoint_format as;
+        char kmsg[CKPT_MSG_MAX] = "";
+        int r;
+
+        r = ncm_kubelet_version_check(v, err);
+        if (r < 0)
+                return r;
         r = ncm__gojson_init(&g, text, len, name, err);
         if (r < 0) {
                 /* The kubelet prints Go's json.SyntaxError text, without a position. */
                 if (kubelet_msg)
-                        snprintf(kubelet_msg, DECODE_MSG_MAX, "%s", g.syntax);
+                        snprintf(kubelet_msg, CKPT_MSG_MAX, "%s", g.syntax);
                 return r;
         }
 
-        /* The kubelet's order with the pod-level gate off: V2, then V1. */
-        c2 = decode(&d2, &g, NCM_CPU_CHECKPOINT_V2);
-        if (c2 && !classify(c2))
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
-        if (c2 && c2->match != NCM_CPU_CHECKSUM_MISMATCH) {
-                r = decode_promised(&g, c2, name, err);
-                if (r < 0)
-                        return r;
-                *ret = NCM_TAKE_PTR(c2);
-                return 0;
+        r = attempt_v4(&g, name, &t.a4, err);
+        if (r < 0)
+                goto out;
+        t.c2 = decode(&t.d2, &g, KIND_V2);
+        t.c1 = decode(&t.d1, &g, KIND_V1);
+        t.c3 = decode(&t.d3, &g, KIND_V3);
+        if (t.d1.code == ENOMEM || t.d2.code == ENOMEM || t.d3.code == ENOMEM ||
+            (t.c1 && !classify(t.c1)) || (t.c2 && !classify(t.c2)) || (t.c3 && !classify(t.c3))) {
+                r = ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+                goto out;
         }
-        c1 = decode(&d1, &g, NCM_CPU_CHECKPOINT_V1);
-        if (c1 && !classify(c1))
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
-        if (c1 && c1->match != NCM_CPU_CHECKSUM_MISMATCH) {
-                *ret = NCM_TAKE_PTR(c1);
-                return 0;
-        }
-        /* What the kubelet says: the V1 attempt's error is the last one it saw. */
-        const char *kmsg = c1 ? "checkpoint is corrupted" : d1.msg;
-        if (d1.code == ENOMEM || d2.code == ENOMEM)
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+        as = read_as(&t, v, kmsg, sizeof(kmsg));
 
-        c3 = decode(&d3, &g, NCM_CPU_CHECKPOINT_V3);
-        if (c3 && !classify(c3))
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
-        if (c3 && (c3->match != NCM_CPU_CHECKSUM_MISMATCH || c3->has_pod_entries))
-                pick = c3;
-        else if (c2)
-                pick = c2;
-        else if (c1)
-                pick = c1;
+        /* The file's layout, whatever the release makes of it. */
+        if (t.a4.c)
+                pick = &t.a4.c;
+        else if (t.c2 && t.c2->match != NCM_CPU_CHECKSUM_MISMATCH)
+                pick = &t.c2;
+        else if (t.c1 && t.c1->match != NCM_CPU_CHECKSUM_MISMATCH)
+                pick = &t.c1;
+        else if (t.c3 && (t.c3->match != NCM_CPU_CHECKSUM_MISMATCH || t.c3->has_pod_entries))
+                pick = &t.c3;
+        else if (t.c2)
+                pick = &t.c2;
+        else if (t.c1)
+                pick = &t.c1;
         if (!pick) {
+                const char *m = t.d2.msg;
                 if (kubelet_msg)
-                        snprintf(kubelet_msg, DECODE_MSG_MAX, "%s", kmsg);
+                        snprintf(kubelet_msg, CKPT_MSG_MAX, "%s", kmsg);
                 /* Report the V2 decoder's view unless the entries look like V1's strings. */
-                const char *m = d2.msg;
-                if (d2.code == EINVAL && strstr(d2.msg, "of type map[string]string") &&
-                    strstr(d2.msg, "unmarshal string"))
-                        m = d1.msg;
-                return ncm_error_set(err, NCM_E_INVALID_STATE, "%s: %s", name, m);
+                if (t.d2.code == EINVAL && strstr(t.d2.msg, "of type map[string]string") &&
+                    strstr(t.d2.msg, "unmarshal string"))
+                        m = t.d1.msg;
+                r = ncm_error_set(err, NCM_E_INVALID_STATE, "%s: %s", name, m);
+                goto out;
         }
-        pick->kubelet_error = strdup(kmsg);
-        if (!pick->kubelet_error)
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", name);
-        *ret = pick == c3 ? NCM_TAKE_PTR(c3) : pick == c2 ? NCM_TAKE_PTR(c2) : NCM_TAKE_PTR(c1);
-        return 0;
+        (*pick)->kubelet = v;
+        (*pick)->read_as = as;
+        if (!as && !((*pick)->kubelet_error = strdup(kmsg))) {
+                r = ncm_error_set(err, ENOMEM, "%s: out of memory", name);
+                goto out;
+        }
+        r = decode_promised(&g, *pick, name, err);
+        if (r < 0)
+                goto out;
+        *ret = *pick;
+        *pick = NULL;
+        r = 0;
+out:
+        attempts_done(&t);
+        return r;
+}
+
+int ncm_cpu_checkpoint_parse_version(const char *text, size_t len, const char *name,
+                                     ncm_kubelet_version v, ncm_cpu_checkpoint **ret,
+                                     ncm_error *err)
+{
+        return ncm__cpu_checkpoint_parse_full(text, len, name, v, ret, NULL, err);
 }
 
 int ncm_cpu_checkpoint_parse(const char *text, size_t len, const char *name,
                              ncm_cpu_checkpoint **ret, ncm_error *err)
 {
-        return parse_full(text, len, name, ret, NULL, err);
+        return ncm_cpu_checkpoint_parse_version(text, len, name, NCM_KUBELET_VERSION_DEFAULT, ret,
+                                                err);
+}
+
+int ncm_cpu_checkpoint_accept(ncm_cpu_checkpoint *c, ncm_error *err)
+{
+        if (c->format == NCM_CPU_CHECKPOINT_V4 && c->data_error)
+                return ncm_error_set(err, NCM_E_INVALID_STATE,
+                                     "its data does not decode (%s): there is no content to take",
+                                     c->data_error);
+        if (c->match == NCM_CPU_CHECKSUM_MISMATCH)
+                c->match = c->format == NCM_CPU_CHECKPOINT_V4 ? NCM_CPU_CHECKSUM_DATA
+                                                              : NCM_CPU_CHECKSUM_LEGACY;
+        c->read_as = c->format;
+        free(c->kubelet_error);
+        c->kubelet_error = NULL;
+        return 0;
 }
 
 static const char *format_name(ncm_cpu_checkpoint_format f)
 {
-        return f == NCM_CPU_CHECKPOINT_V1 ? "V1" : f == NCM_CPU_CHECKPOINT_V3 ? "V3" : "V2";
+        static const char *const names[] = {"?", "V1", "V2", "V3", "V4"};
+        return (size_t)f < NCM_ELEMENTSOF(names) ? names[f] : "?";
 }
 
 int ncm_cpu_checkpoint_verify(const ncm_cpu_checkpoint *c, ncm_error *err)
 {
+        if (c->format == NCM_CPU_CHECKPOINT_V4 && c->data_error)
+                return ncm_error_set(err, NCM_E_CHECKSUM,
+                                     "checkpoint is corrupted: its data does not decode: %s",
+                                     c->data_error);
         if (c->match != NCM_CPU_CHECKSUM_MISMATCH)
                 return 0;
+        if (c->format == NCM_CPU_CHECKPOINT_V4)
+                return ncm_error_set(err, NCM_E_CHECKSUM,
+                                     "checkpoint is corrupted: dataChecksum %" PRIu64
+                                     " in the file, but its data hashes to %" PRIu32,
+                                     c->checksum, c->legacy_checksum);
         if (c->format == NCM_CPU_CHECKPOINT_V1)
                 return ncm_error_set(err, NCM_E_CHECKSUM,
                                      "checkpoint is corrupted: checksum %" PRIu64
@@ -957,7 +1357,7 @@ static int cmp_item(const void *a, const void *b)
  * last). The strings point into C and REFS.
  */
 static int restore_items(const ncm_cpu_checkpoint *c, const ncm_container_ref *refs, size_t nrefs,
-                         restore_item **ret, size_t *ret_n, ncm_error *err)
+                         ncm_kubelet_version v, restore_item **ret, size_t *ret_n, ncm_error *err)
 {
         size_t n = 0, k = 0;
         if (c->format == NCM_CPU_CHECKPOINT_V1)
@@ -974,11 +1374,17 @@ static int restore_items(const ncm_cpu_checkpoint *c, const ncm_container_ref *r
                         const ncm_container_ref *ref = find_ref(refs, nrefs, c->v1[i].name);
                         if (!ref) {
                                 free(items);
-                                return ncm_error_set(err, NCM_E_INVALID_STATE,
-                                                     "failed to migrate checkpoint from v1 to "
-                                                     "v2: containerID '%s' not found in initial "
-                                                     "containers list",
-                                                     c->v1[i].name);
+                                /* the wrapping changed with 1.36's restore (PR #134768) */
+                                return ncm_error_set(
+                                                err, NCM_E_INVALID_STATE,
+                                                "%s: containerID '%s' not found in initial "
+                                                "containers list",
+                                                ncm_kubelet_version_at_least(v, 1, 36)
+                                                                ? "failed to migrate checkpoint "
+                                                                  "from v1 to v2"
+                                                                : "error migrating v1 checkpoint "
+                                                                  "state to v2 checkpoint state",
+                                                c->v1[i].name);
                         }
                         items[k++] = (restore_item){ref->pod_uid, ref->container_name,
                                                     c->v1[i].cpus, c->v1[i].name};
@@ -1010,32 +1416,36 @@ static int restore_items(const ncm_cpu_checkpoint *c, const ncm_container_ref *r
 }
 
 /*
- * nodecm's promises into S, whose entries are restored: each must name a container that holds
- * CPUs and be part of them (a resize never takes a promised CPU away), else the state is
- * inconsistent (-NCM_E_INVALID_STATE naming the container).
+ * The promises (NP pods in P: V4 data's baselines or nodecm's "promised" member, named WHAT in
+ * errors) into S, whose entries are restored: each must name a container that holds CPUs and be
+ * part of them (a resize never takes a promised CPU away), else the state is inconsistent
+ * (-NCM_E_INVALID_STATE naming the container). An empty baseline promises nothing.
  */
-static int restore_promised(const ncm_cpu_checkpoint *c, ncm_cpu_state *s, ncm_error *err)
+static int restore_promised(const ncm_cpu_checkpoint_pod *pods, size_t np, const char *what,
+                            ncm_cpu_state *s, ncm_error *err)
 {
-        for (size_t i = 0; i < c->npromised; i++) {
-                const ncm_cpu_checkpoint_pod *p = &c->promised[i];
+        for (size_t i = 0; i < np; i++) {
+                const ncm_cpu_checkpoint_pod *p = &pods[i];
                 for (size_t j = 0; j < p->n; j++) {
                         const ncm_cpu_checkpoint_entry *e = &p->entries[j];
                         const ncm_cpuset *have = ncm_cpu_state_get(s, p->uid, e->name);
                         ncm_autoptr(ncm_cpuset) set = NULL;
                         ncm_error pe = NCM_ERROR_INIT;
                         int r;
+                        if (!e->cpus[0])
+                                continue;
                         if (parse_cpus(e->cpus, &set, &pe) < 0)
                                 return ncm_error_set(err, NCM_E_INVALID_STATE,
-                                                     "promised: could not parse cpuset \"%s\" "
+                                                     "%s: could not parse cpuset \"%s\" "
                                                      "for container \"%s\" in pod \"%s\": %s",
-                                                     e->cpus, e->name, p->uid, pe.msg);
+                                                     what, e->cpus, e->name, p->uid, pe.msg);
                         if (!have || !ncm_cpuset_is_subset(set, have)) {
                                 ncm_autofree char *hs = have ? ncm_cpuset_format_list(have) : NULL;
                                 return ncm_error_set(err, NCM_E_INVALID_STATE,
-                                                     "promised: cpuset \"%s\" of container \"%s\" "
+                                                     "%s: cpuset \"%s\" of container \"%s\" "
                                                      "in pod \"%s\" is not part of its CPUs "
                                                      "\"%s\"",
-                                                     e->cpus, e->name, p->uid, hs ? hs : "");
+                                                     what, e->cpus, e->name, p->uid, hs ? hs : "");
                         }
                         r = ncm__cpu_state_set_promised_nopersist(s, p->uid, e->name, set);
                         if (r < 0)
@@ -1055,20 +1465,25 @@ int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_n
 
         ncm_autoptr(ncm_cpuset) set = NULL;
         ncm_error e = NCM_ERROR_INIT;
+        ncm_kubelet_version kubelet = c->kubelet;
+        const ncm_cpu_checkpoint *file = c;
         int r;
 
-        /* A gate-off kubelet loads V1 and V2 that verify; everything else is refused. */
-        if (c->match == NCM_CPU_CHECKSUM_MISMATCH || c->format == NCM_CPU_CHECKPOINT_V3)
+        if (!c->read_as)
                 return ncm_error_set(err, NCM_E_INVALID_STATE, "%s",
                                      c->kubelet_error ? c->kubelet_error
                                                       : "checkpoint is corrupted");
+        /* What the release loaded: an older one reads a V4 file's V2 fields */
+        if (c->format == NCM_CPU_CHECKPOINT_V4 && c->read_as != NCM_CPU_CHECKPOINT_V4)
+                c = c->v2_part;
 
         s = ncm_cpu_state_new(c->policy_name);
         if (!s)
                 return ncm_error_set(err, ENOMEM, "restore CPU state: out of memory");
+        ncm_cpu_state_set_kubelet_version(s, kubelet);
 
         /* The V2 entries (V1 ones migrated), in sorted order. */
-        r = restore_items(c, refs, nrefs, &items, &ne, err);
+        r = restore_items(c, refs, nrefs, kubelet, &items, &ne, err);
         if (r < 0)
                 return r;
 
@@ -1122,7 +1537,11 @@ int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_n
                 if (r < 0)
                         return ncm_error_set(err, -r, "restore CPU state: out of memory");
         }
-        r = restore_promised(c, s, err);
+        /* V4 data keeps the kubelet's baselines; nodecm's own member is read otherwise */
+        if (c->nbaselines)
+                r = restore_promised(c->baselines, c->nbaselines, "baselines", s, err);
+        else
+                r = restore_promised(file->promised, file->npromised, "promised", s, err);
         if (r < 0)
                 return r;
         *ret = NCM_TAKE_PTR(s);
@@ -1130,11 +1549,10 @@ int ncm_cpu_checkpoint_restore(const ncm_cpu_checkpoint *c, const char *policy_n
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Writing                                                                                   */
+/* The state as the kubelet's storeState sees it                                           */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The V2 checkpoint the kubelet's storeState builds from S: canonical cpuset strings. */
-static ncm_cpu_checkpoint *state_to_checkpoint(const ncm_cpu_state *s)
+ncm_cpu_checkpoint *ncm__cpu_checkpoint_of_state(const ncm_cpu_state *s)
 {
         ncm_autoptr(ncm_cpu_checkpoint) c = calloc(1, sizeof(ncm_cpu_checkpoint));
         if (!c)
@@ -1177,209 +1595,4 @@ static ncm_cpu_checkpoint *state_to_checkpoint(const ncm_cpu_state *s)
         c->checksum = c->legacy_checksum;
         c->match = NCM_CPU_CHECKSUM_LEGACY;
         return NCM_TAKE_PTR(c);
-}
-
-static void json_str(ncm_buf *b, const char *s)
-{
-        ncm_buf_json_string(b, s, strlen(s));
-}
-
-/* ,"promised":{"<pod>":{"<container>":"<cpus>"}}: the pods and containers that keep one. */
-static void format_promised(const ncm_cpu_state *s, ncm_buf *b)
-{
-        bool first_pod = true;
-
-        ncm_buf_puts(b, ",\"promised\":{");
-        for (size_t i = 0; i < ncm_cpu_state_num_pods(s); i++) {
-                bool first = true;
-                for (size_t j = 0; j < ncm_cpu_state_pod_num_containers(s, i); j++) {
-                        const ncm_cpuset *p = ncm_cpu_state_container_promised(s, i, j);
-                        if (!p)
-                                continue;
-                        if (first) {
-                                if (!first_pod)
-                                        ncm_buf_putc(b, ',');
-                                json_str(b, ncm_cpu_state_pod_uid(s, i));
-                                ncm_buf_puts(b, ":{");
-                                first_pod = first = false;
-                        } else {
-                                ncm_buf_putc(b, ',');
-                        }
-                        json_str(b, ncm_cpu_state_container_name(s, i, j));
-                        ncm_buf_putc(b, ':');
-                        ncm_buf_putc(b, '"');
-                        ncm_cpuset_format_list_buf(p, b);
-                        ncm_buf_putc(b, '"');
-                }
-                if (!first)
-                        ncm_buf_putc(b, '}');
-        }
-        ncm_buf_putc(b, '}');
-}
-
-void ncm_cpu_checkpoint_format_state(const ncm_cpu_state *s, ncm_buf *b)
-{
-        ncm_autoptr(ncm_cpu_checkpoint) c = state_to_checkpoint(s);
-        if (!c) {
-                /* Make the failure visible through the buffer's sticky flag. */
-                b->oom = true;
-                return;
-        }
-        /* encoding/json: struct fields in declaration order, map keys sorted, compact. */
-        ncm_buf_puts(b, "{\"policyName\":");
-        json_str(b, c->policy_name);
-        ncm_buf_puts(b, ",\"defaultCpuSet\":");
-        json_str(b, c->default_cpus);
-        if (c->npods) {
-                ncm_buf_puts(b, ",\"entries\":{");
-                for (size_t i = 0; i < c->npods; i++) {
-                        const ncm_cpu_checkpoint_pod *p = &c->pods[i];
-                        if (i)
-                                ncm_buf_putc(b, ',');
-                        json_str(b, p->uid);
-                        ncm_buf_puts(b, ":{");
-                        for (size_t j = 0; j < p->n; j++) {
-                                if (j)
-                                        ncm_buf_putc(b, ',');
-                                json_str(b, p->entries[j].name);
-                                ncm_buf_putc(b, ':');
-                                json_str(b, p->entries[j].cpus);
-                        }
-                        ncm_buf_putc(b, '}');
-                }
-                ncm_buf_putc(b, '}');
-        }
-        if (ncm_cpu_state_has_promised(s))
-                format_promised(s, b);
-        ncm_buf_printf(b, ",\"checksum\":%" PRIu64 "}", c->checksum);
-}
-
-int ncm_cpu_checkpoint_write_flags(const ncm_cpu_state *s, int rootfd, const char *path,
-                                   unsigned flags, ncm_error *err)
-{
-        ncm_buf b = NCM_BUF_INIT;
-        int r;
-        ncm_cpu_checkpoint_format_state(s, &b);
-        if (ncm_buf_failed(&b)) {
-                ncm_buf_done(&b);
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
-        }
-        r = ncm_fs_write_atomic_flags(rootfd, path, b.data, b.len, 0600, flags, err);
-        ncm_buf_done(&b);
-        return r;
-}
-
-int ncm_cpu_checkpoint_write(const ncm_cpu_state *s, int rootfd, const char *path, ncm_error *err)
-{
-        return ncm_cpu_checkpoint_write_flags(s, rootfd, path, 0, err);
-}
-
-typedef struct attach_target {
-        int rootfd;
-        char *path;
-} attach_target;
-
-static int attach_persist(const ncm_cpu_state *s, void *userdata, ncm_error *err)
-{
-        const attach_target *t = userdata;
-        return ncm_cpu_checkpoint_write(s, t->rootfd, t->path, err);
-}
-
-static void attach_free(void *userdata)
-{
-        attach_target *t = userdata;
-        if (t->rootfd >= 0)
-                (void)close(t->rootfd);
-        free(t->path);
-        free(t);
-}
-
-int ncm_cpu_state_attach_checkpoint(ncm_cpu_state *s, int rootfd, const char *path, ncm_error *err)
-{
-        attach_target *t = calloc(1, sizeof(*t));
-        if (!t)
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
-        t->rootfd = rootfd;
-        if (rootfd != AT_FDCWD) {
-                t->rootfd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
-                if (t->rootfd < 0) {
-                        int e = errno;
-                        free(t);
-                        return ncm_error_errno(err, e, "%s: duplicate directory fd", path);
-                }
-        }
-        t->path = strdup(path);
-        if (!t->path) {
-                attach_free(t);
-                return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
-        }
-        ncm_cpu_state_set_persist(s, attach_persist, t, attach_free);
-        return 0;
-}
-
-/* kubelet's wrapper around every restore failure. */
-static int restore_failed(ncm_error *err, int code, const char *cause, const char *path)
-{
-        ncm_buf b = NCM_BUF_INIT;
-        int r;
-        ncm_buf_puts(&b, "could not restore state from checkpoint: ");
-        ncm_buf_puts(&b, cause);
-        ncm_buf_puts(&b, ", please drain this node and delete the CPU manager checkpoint file ");
-        ncm_buf_go_quote(&b, path, strlen(path));
-        ncm_buf_puts(&b, " before restarting Kubelet");
-        r = ncm_error_set(err, code, "%s", b.data ? b.data : cause);
-        ncm_buf_done(&b);
-        return r;
-}
-
-int ncm_cpu_checkpoint_load(int rootfd, const char *path, const char *policy_name,
-                            const ncm_container_ref *refs, size_t nrefs, ncm_cpu_state **ret,
-                            ncm_error *err)
-{
-        ncm_autofree char *text = NULL;
-        ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
-        ncm_autoptr(ncm_cpu_state) s = NULL;
-        char kmsg[DECODE_MSG_MAX] = "";
-        ncm_error e = NCM_ERROR_INIT;
-        size_t len = 0;
-        int r;
-
-        r = ncm_fs_read_all(rootfd, path, NCM_CPU_CHECKPOINT_MAX_SIZE, &text, &len, &e);
-        if (r == -ENOENT) {
-                /* Absent: start empty and write it, as the kubelet's storeState does. */
-                s = ncm_cpu_state_new(policy_name);
-                if (!s)
-                        return ncm_error_set(err, ENOMEM, "%s: out of memory", path);
-                r = ncm_cpu_checkpoint_write(s, rootfd, path, err);
-                if (r < 0)
-                        return r;
-                *ret = NCM_TAKE_PTR(s);
-                return 1;
-        }
-        if (r < 0) {
-                if (err)
-                        *err = e;
-                return r;
-        }
-        r = parse_full(text, len, path, &c, kmsg, &e);
-        if (r == -ENOMEM || r == -EFBIG) {
-                if (err)
-                        *err = e;
-                return r;
-        }
-        if (r < 0)
-                return restore_failed(err, NCM_E_INVALID_STATE, kmsg, path);
-        r = ncm_cpu_checkpoint_restore(c, policy_name, refs, nrefs, &s, &e);
-        if (r == -ENOMEM) {
-                if (err)
-                        *err = e;
-                return r;
-        }
-        if (r < 0)
-                return restore_failed(err,
-                                      c->match == NCM_CPU_CHECKSUM_MISMATCH ? NCM_E_CHECKSUM
-                                                                            : NCM_E_INVALID_STATE,
-                                      e.msg, path);
-        *ret = NCM_TAKE_PTR(s);
-        return 0;
 }

@@ -21,6 +21,7 @@ ncm_cpu_policy *ncm_cpu_policy_free(ncm_cpu_policy *p)
         if (p->ops->destroy)
                 p->ops->destroy(p);
         ncm_cpuset_free(p->reserved);
+        ncm_cpuset_free(p->isolated);
         ncm_cpu_index_free(p->ix);
         free(p);
         return NULL;

@@ -42,9 +42,37 @@ typedef struct ncm_cpu_policy_ops {
 struct ncm_cpu_policy {
         const ncm_cpu_policy_ops *ops;
         ncm_cpu_options opts;
-        ncm_cpuset *reserved; /* never NULL */
-        ncm_cpu_index *ix;    /* NULL for none */
-        ncm_cpu_trace trace;  /* fn NULL: no allocation trace */
+        ncm_cpuset *reserved;  /* never NULL */
+        ncm_cpu_index *ix;     /* NULL for none */
+        ncm_cpu_trace trace;   /* fn NULL: no allocation trace */
+        ncm_cpu_isolation iso; /* isolatedCPUs (cpumanager-isolation.c) */
+        ncm_cpuset *isolated;  /* its CPUs; NULL under IGNORE */
 };
+
+/* The pod's nodecm.io/isolated-cpus: 0 none, 1 prefer, 2 require. */
+int ncm__cpu_iso_want(const ncm_pod *pod);
+/*
+ * SET holds the CPUs a container of POD could take N of (REUSABLE, may be NULL, the pod's
+ * reusable ones beside them): restrict it to what the isolation lets it take (EXCLUDE: no
+ * isolated CPU; EXCLUSIVE_ONLY: the isolated ones for "require", the preferred tier when it
+ * holds enough). Nothing under IGNORE.
+ */
+void ncm__cpu_iso_restrict(const ncm_cpu_policy *p, const ncm_pod *pod, int n,
+                           const ncm_cpuset *reusable, ncm_cpuset *set);
+/*
+ * The isolation's refusals for container C of POD asking N exclusive CPUs out of AVAILABLE
+ * (already restricted): "require" that cannot be met, with a text naming the annotation.
+ * 0 or -NCM_E_UNSATISFIABLE.
+ */
+int ncm__cpu_iso_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_container *c, int n,
+                       const ncm_cpuset *available, ncm_error *err);
+/*
+ * A resize's refusal: container C of POD holding HAVE needs MORE CPUs out of POOL (the free
+ * CPUs ncm_cpu_policy_isolation_resize_pool() left it); when its pool is one of the two and
+ * holds too few, a text naming the pool. 0 or -NCM_E_UNSATISFIABLE.
+ */
+int ncm__cpu_iso_resize_check(const ncm_cpu_policy *p, const ncm_pod *pod, const ncm_container *c,
+                              const ncm_cpuset *have, int more, const ncm_cpuset *pool,
+                              ncm_error *err);
 
 #endif

@@ -285,6 +285,7 @@ int ncm_cpu_policy_resize_near(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_po
                         if (!phys)
                                 return oom(err);
                         ncm_cpu_policy_available_physical(p, s, phys);
+                        ncm_cpu_policy_isolation_resize_pool(p, pod, have, phys);
                         /* the container's own CPUs count as available (the KEP branch) */
                         avail = ncm_cpuset_weight(phys) + ncm_cpuset_weight(have);
                         if (n > avail) {
@@ -299,9 +300,15 @@ int ncm_cpu_policy_resize_near(ncm_cpu_policy *p, ncm_cpu_state *s, const ncm_po
                 }
         }
         if (up) {
-                /* every current CPU stays; the new ones come from the free CPUs */
+                /* every current CPU stays; the new ones come from the free CPUs of its
+                 * isolation pool (isolatedCPUs: a resize never changes pools) */
                 keep = ncm_cpuset_dup(have);
                 ncm_cpu_policy_available(p, s, pool);
+                ncm_cpu_policy_isolation_resize_pool(p, pod, have, pool);
+                r = ncm__cpu_iso_resize_check(p, pod, c, have, n - ncm_cpuset_weight(have), pool,
+                                              err);
+                if (r < 0)
+                        return r;
         } else {
                 /* the promise stays; the rest is chosen among the current CPUs */
                 keep = ncm_cpuset_dup(ncm_cpu_state_promised(s, pod->uid, c->name));
@@ -402,11 +409,12 @@ static int sink_generate(const ncm_cpu_policy *p, sink *k, const ncm_cpuset *ava
 /*
  * The hints of a resize to REQ CPUs of a container (or pod) holding HAVE with promise PROMISED:
  * the NUMA masks that hold every CPU it keeps and enough of the CPUs it may take. Upsize: keeps
- * HAVE, takes free CPUs, so every mask holds its current nodes (the affinity only grows).
- * Downsize: keeps PROMISED, takes among HAVE.
+ * HAVE, takes free CPUs of its isolation pool, so every mask holds its current nodes (the
+ * affinity only grows). Downsize: keeps PROMISED, takes among HAVE.
  */
-static int resize_hints(const ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_cpuset *have,
-                        const ncm_cpuset *promised, int req, sink *k, ncm_error *err)
+static int resize_hints(const ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,
+                        const ncm_cpuset *have, const ncm_cpuset *promised, int req, sink *k,
+                        ncm_error *err)
 {
         ncm_autoptr(ncm_cpuset) avail = ncm_cpuset_new();
         int nh = ncm_cpuset_weight(have);
@@ -417,6 +425,7 @@ static int resize_hints(const ncm_cpu_policy *p, const ncm_cpu_state *s, const n
                 return sink_generate(p, k, have, NULL, req, err);
         if (req > nh) {
                 ncm_cpu_policy_available(p, s, avail);
+                ncm_cpu_policy_isolation_resize_pool(p, pod, have, avail);
                 return sink_generate(p, k, avail, have, req, err);
         }
         ncm_cpuset_andnot(avail, have, promised);
@@ -438,7 +447,8 @@ static int container_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_
         /* a resize the policy refuses has no preference: its Allocate says why */
         if (r < 0)
                 return sink_nil(k);
-        return resize_hints(p, s, have, ncm_cpu_state_promised(s, pod->uid, c->name), req, k, err);
+        return resize_hints(p, s, pod, have, ncm_cpu_state_promised(s, pod->uid, c->name), req, k,
+                            err);
 }
 
 static int pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod, sink *k,
@@ -470,7 +480,7 @@ static int pod_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *p
                 ncm_cpuset_or(keep, keep,
                               r == 0 ? h : ncm_cpu_state_promised(s, pod->uid, c->name));
         }
-        return resize_hints(p, s, have, keep, req, k, err);
+        return resize_hints(p, s, pod, have, keep, req, k, err);
 }
 
 int ncm_cpu_policy_resize_hints(ncm_cpu_policy *p, const ncm_cpu_state *s, const ncm_pod *pod,

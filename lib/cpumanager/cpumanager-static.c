@@ -47,14 +47,19 @@ static void static_destroy(ncm_cpu_policy *p)
  * Pools (spec §4.2)
  */
 
+/* isolatedCPUs exclude takes isolated CPUs out of every pool (cpumanager-isolation.c) */
 static void static_allocatable(const ncm_cpu_policy *p, ncm_cpuset *out)
 {
         ncm_cpuset_andnot(out, csp(p)->all, p->reserved);
+        if (p->iso == NCM_CPU_ISOLATION_EXCLUDE)
+                ncm__cpu_iso_restrict(p, NULL, 0, NULL, out);
 }
 
 static void static_available(const ncm_cpu_policy *p, const ncm_cpu_state *s, ncm_cpuset *out)
 {
         ncm_cpuset_andnot(out, ncm_cpu_state_default(s), p->reserved);
+        if (p->iso == NCM_CPU_ISOLATION_EXCLUDE)
+                ncm__cpu_iso_restrict(p, NULL, 0, NULL, out);
 }
 
 static void static_available_physical(const ncm_cpu_policy *p, const ncm_cpu_state *s,
@@ -147,8 +152,14 @@ static bool pod_level_skipped(const ncm_pod *pod)
  * allocateCPUs: the hint's CPUs first, the rest from anywhere; updates the default set. With
  * NEAR (ncm_cpu_policy_allocate_near) the CPUs near those devices come first within the hint's
  * (within all, without a hint); with none every call is the kubelet's.
+ *
+ * isolatedCPUs and NEAR compose in that order: isolation decides which free CPUs are
+ * candidates at all (ncm__cpu_iso_restrict, before anything is taken), locality only orders
+ * preference among those candidates. A device's local CPUs outside the container's isolation
+ * pool are never taken for it; the pool's CPUs nearest the devices are taken first.
  */
-static int allocate_cpus(static_policy *s, ncm_cpu_state *st, int n, const ncm_hint *affinity,
+static int allocate_cpus(static_policy *s, ncm_cpu_state *st, const ncm_pod *pod,
+                         const ncm_container *c, int n, const ncm_hint *affinity,
                          const ncm_cpuset *reusable, const ncm_cpu_near *near, size_t n_near,
                          ncm_cpuset *result, ncm_error *err)
 {
@@ -164,6 +175,10 @@ static int allocate_cpus(static_policy *s, ncm_cpu_state *st, int n, const ncm_h
         ncm_cpuset_andnot(allocatable, ncm_cpu_state_default(st), s->base.reserved);
         if (reusable)
                 ncm_cpuset_or(allocatable, allocatable, reusable);
+        ncm__cpu_iso_restrict(&s->base, pod, n, reusable, allocatable);
+        r = ncm__cpu_iso_check(&s->base, pod, c, n, allocatable, err);
+        if (r < 0)
+                return r;
         ncm_cpuset_zero(result);
 
         if (affinity && !affinity->any) {
@@ -238,7 +253,7 @@ static int static_allocate_near(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_
         int n = ncm_cpu_guaranteed_cpus(pod, c), r;
 
         if (n == 0 || pod_level_skipped(pod))
-                return 0;
+                return ncm__cpu_iso_check(p, pod, c, 0, NULL, err);
         if (p->opts.full_pcpus_only) {
                 ncm_autoptr(ncm_cpuset) phys = ncm_cpuset_new();
                 int avail;
@@ -247,6 +262,7 @@ static int static_allocate_near(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_
                 if (n % s->group != 0)
                         return smt_not_multiple(err, n, s->group);
                 static_available_physical(p, st, phys);
+                ncm__cpu_iso_restrict(p, pod, n, reusable_for(s, pod->uid), phys);
                 avail = ncm_cpuset_weight(phys);
                 if (n > avail)
                         return ncm_error_set(err, NCM_E_ADMISSION,
@@ -265,7 +281,8 @@ static int static_allocate_near(ncm_cpu_policy *p, ncm_cpu_state *st, const ncm_
         result = ncm_cpuset_new();
         if (!result)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        r = allocate_cpus(s, st, n, affinity, reusable_for(s, pod->uid), near, n_near, result, err);
+        r = allocate_cpus(s, st, pod, c, n, affinity, reusable_for(s, pod->uid), near, n_near,
+                          result, err);
         if (r < 0)
                 return r;
         r = ncm_cpu_state_set(st, pod->uid, c->name, result, err);
@@ -392,6 +409,7 @@ static int hints_into(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_pod 
         if (!avail)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         static_available(p, st, avail);
+        ncm__cpu_iso_restrict(p, pod, req, reusable_for(s, pod->uid), avail);
         return sink_generate(s, k, avail, reusable_for(s, pod->uid), req, err);
 }
 
@@ -426,6 +444,7 @@ static int pod_hints_into(ncm_cpu_policy *p, const ncm_cpu_state *st, const ncm_
         static_available(p, st, avail);
         if (reusable_for(s, pod->uid))
                 ncm_cpuset_or(assigned, assigned, reusable_for(s, pod->uid));
+        ncm__cpu_iso_restrict(p, pod, req, assigned, avail);
         return sink_generate(s, k, avail, assigned, req, err);
 }
 

@@ -39,6 +39,7 @@ struct ncm_cpu_state {
         void (*free_userdata)(void *);
         bool held;    /* ncm_cpu_state_hold(): changes are not persisted one by one */
         bool changed; /* a change happened while held */
+        ncm_kubelet_version kubelet; /* whose cpu_manager_state layout it is written in */
 };
 
 /* Index of KEY in a name-sorted array, or where it would be inserted (*FOUND says which). */
@@ -160,6 +161,7 @@ ncm_cpu_state *ncm_cpu_state_dup(const ncm_cpu_state *s)
         if (!copy_pods(s, &d->pods, &d->n))
                 return NULL;
         d->cap = d->n;
+        d->kubelet = s->kubelet;
         return NCM_TAKE_PTR(d);
 }
 
@@ -181,6 +183,16 @@ bool ncm_cpu_state_equal(const ncm_cpu_state *a, const ncm_cpu_state *b)
                 }
         }
         return true;
+}
+
+void ncm_cpu_state_set_kubelet_version(ncm_cpu_state *s, ncm_kubelet_version v)
+{
+        s->kubelet = v;
+}
+
+ncm_kubelet_version ncm_cpu_state_kubelet_version(const ncm_cpu_state *s)
+{
+        return s->kubelet;
 }
 
 const char *ncm_cpu_state_policy(const ncm_cpu_state *s)

@@ -5,7 +5,9 @@
  * have (its intent), noted in the node's transaction, published at commit and dropped at
  * rollback. CreateContainer's patch reads the new container's intent; the others drain as
  * UpdateContainerResources calls (ncm_enforcer_cri_take: the intents that changed since the
- * last take, at most one per container however many transactions moved it).
+ * last take, at most one per container however many transactions moved it). What the runtime
+ * leaves to nodecmd on its cgroups (CRI-O's knobs: an inner "knobs" enforcer) is delegated:
+ * every call reaches the inner enforcer too, in the same transaction.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,8 +16,8 @@
 
 #include <nodecm/cri.h>
 #include <nodecm/enforcer.h>
+#include <nodecm/node.h>
 #include "base/array.h"
-#include "cri-internal.h"
 
 /* One container's intent; CPUS NULL: a removal (pending only). */
 typedef struct intent {
@@ -25,9 +27,9 @@ typedef struct intent {
 } intent;
 
 typedef struct cri_enforcer {
-        const ncm_topo *topo;
-        bool pin_shared; /* not the none policy: the shared pool is pinned too */
-        intent *have;    /* published */
+        ncm_enforcer *inner; /* owned; NULL: nothing beside the cpusets */
+        bool pin_shared;     /* not the none policy: the shared pool is pinned too */
+        intent *have;        /* published */
         size_t n_have, cap_have;
         intent *pending; /* this transaction's, in order; POD only with NAME NULL: pod removed */
         size_t n_pending, cap_pending;
@@ -65,56 +67,58 @@ static void ce_free(void *data)
                 intent_done(&e->have[i]);
         free(e->have);
         free(e->pending);
+        ncm_enforcer_free(e->inner);
         free(e);
 }
 
-int ncm__cri_cpusets(const ncm_topo *topo, const ncm_cpuset *cpus, char **ret_cpus, char **ret_mems)
+/* The inner enforcer's ops, or NULL. */
+static const ncm_enforcer_ops *inner_ops(const cri_enforcer *e)
 {
-        ncm_autoptr(ncm_cpuset) mems = ncm_cpuset_new();
-        char *c, *m;
+        return e->inner ? ncm_enforcer_get_ops(e->inner) : NULL;
+}
 
-        *ret_cpus = *ret_mems = NULL;
-        if (!mems)
-                return -ENOMEM;
-        if (ncm_cpuset_is_empty(cpus))
-                return 0;
-        NCM_CPUSET_FOREACH(cpu, cpus)
-        {
-                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
-                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
-                        (void)ncm_cpuset_set(mems, ci->numa);
-        }
-        c = ncm_cpuset_format_list(cpus);
-        m = ncm_cpuset_is_empty(mems) ? strdup("") : ncm_cpuset_format_list(mems);
-        if (!c || !m) {
-                free(c);
-                free(m);
-                return -ENOMEM;
-        }
-        *ret_cpus = c;
-        *ret_mems = m;
-        return 1;
+static void *inner_data(const cri_enforcer *e)
+{
+        return ncm_enforcer_get_data(e->inner);
 }
 
 static int ce_start(void *data, const ncm_enforce_start *s, ncm_error *err)
 {
         cri_enforcer *e = data;
+        const ncm_enforcer_ops *in = inner_ops(e);
 
-        (void)err;
         /* the none policy pins nothing: its containers keep what the runtime gives them */
         e->pin_shared = strcmp(ncm_node_config_cpu_policy(s->cfg), "none") != 0;
-        return 0;
+        return in && in->start ? in->start(inner_data(e), s, err) : 0;
 }
 
 static int ce_begin(void *data, ncm_error *err)
 {
-        (void)err;
-        pending_drop(data);
-        return 0;
+        cri_enforcer *e = data;
+        const ncm_enforcer_ops *in = inner_ops(e);
+
+        pending_drop(e);
+        return in && in->begin ? in->begin(inner_data(e), err) : 0;
 }
 
-/* Note POD's container NAME (NULL: the whole pod removed) with CPUS (NULL: removed). */
-static int note(cri_enforcer *e, const char *pod, const char *name, const ncm_cpuset *cpus,
+/* MEMS as the CRI's cpuset_mems (the node's rule, ncm_node_container_mems), in *RET; NULL
+ * when it is left to the runtime. */
+static int format_mems(ncm_bitmask mems, char **ret)
+{
+        ncm_buf b = NCM_BUF_INIT;
+
+        *ret = NULL;
+        if (!mems)
+                return 0;
+        ncm_node_format_mems(mems, &b);
+        if (ncm_buf_failed(&b))
+                return -ENOMEM;
+        *ret = ncm_buf_steal(&b);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* Note POD's container NAME (NULL: the whole pod removed) with C's cpusets (NULL: removed). */
+static int note(cri_enforcer *e, const char *pod, const char *name, const ncm_enforce_container *c,
                 ncm_error *err)
 {
         intent *i;
@@ -124,7 +128,8 @@ static int note(cri_enforcer *e, const char *pod, const char *name, const ncm_cp
         i = &e->pending[e->n_pending];
         *i = (intent){0};
         if (!(i->pod = strdup(pod)) || (name && !(i->name = strdup(name))) ||
-            (cpus && ncm__cri_cpusets(e->topo, cpus, &i->cpus, &i->mems) < 0)) {
+            (c && (!(i->cpus = ncm_cpuset_format_list(c->cpus)) ||
+                   format_mems(c->mems, &i->mems) < 0))) {
                 intent_done(i);
                 return oom(err);
         }
@@ -142,7 +147,9 @@ static int note_pod(cri_enforcer *e, const ncm_enforce_pod *p, ncm_error *err)
                         continue; /* it has run */
                 if (!c->exclusive && !e->pin_shared)
                         continue;
-                r = note(e, p->pod->uid, c->name, c->cpus, err);
+                if (ncm_cpuset_is_empty(c->cpus))
+                        continue;
+                r = note(e, p->pod->uid, c->name, c, err);
                 if (r < 0)
                         return r;
         }
@@ -152,28 +159,59 @@ static int note_pod(cri_enforcer *e, const ncm_enforce_pod *p, ncm_error *err)
 static int ce_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
                       ncm_error *err)
 {
-        (void)usage;
-        return note_pod(data, p, err);
+        cri_enforcer *e = data;
+        const ncm_enforcer_ops *in = inner_ops(e);
+        int r = note_pod(e, p, err);
+
+        if (r >= 0 && in && in->pod_add)
+                r = in->pod_add(inner_data(e), p, usage, err);
+        return r;
 }
 
 static int ce_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
 {
-        return note_pod(data, p, err);
+        cri_enforcer *e = data;
+        const ncm_enforcer_ops *in = inner_ops(e);
+        int r = note_pod(e, p, err);
+
+        if (r >= 0 && in && in->pod_cpus)
+                r = in->pod_cpus(inner_data(e), p, err);
+        return r;
 }
 
-static int ce_pod_resize(void *data, const ncm_enforce_resize *r, const ncm_cgroup_qos_usage *usage,
-                         ncm_error *err)
+static int ce_pod_resize(void *data, const ncm_enforce_resize *rs,
+                         const ncm_cgroup_qos_usage *usage, ncm_error *err)
 {
-        (void)usage;
+        cri_enforcer *e = data;
+        const ncm_enforcer_ops *in = inner_ops(e);
+        int r = 0;
+
         /* one intent per container: the phases only order writes this enforcer does not make */
-        return r->phase == NCM_ENFORCE_RESIZE_GROW ? note_pod(data, r->after, err) : 0;
+        if (rs->phase == NCM_ENFORCE_RESIZE_GROW)
+                r = note_pod(e, rs->after, err);
+        if (r >= 0 && in && in->pod_resize)
+                r = in->pod_resize(inner_data(e), rs, usage, err);
+        return r;
 }
 
 static int ce_pod_remove(void *data, const ncm_pod *pod, const ncm_cgroup_qos_usage *usage,
                          ncm_error *err)
 {
-        (void)usage;
-        return note(data, pod->uid, NULL, NULL, err);
+        cri_enforcer *e = data;
+        const ncm_enforcer_ops *in = inner_ops(e);
+        int r = note(e, pod->uid, NULL, NULL, err);
+
+        if (r >= 0 && in && in->pod_remove)
+                r = in->pod_remove(inner_data(e), pod, usage, err);
+        return r;
+}
+
+static int ce_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
+{
+        cri_enforcer *e = data;
+        const ncm_enforcer_ops *in = inner_ops(e);
+
+        return in && in->isolation ? in->isolation(inner_data(e), iso, err) : 0;
 }
 
 static ssize_t find(const cri_enforcer *e, const char *pod, const char *name)
@@ -226,20 +264,29 @@ static int ce_commit(void *data, ncm_error *err)
 {
         cri_enforcer *e = data;
 
+        const ncm_enforcer_ops *in = inner_ops(e);
+        int r;
+
         /* room for every pending intent first, so that publishing cannot fail halfway */
         if (e->n_pending && ncm__array_grow(e->have, e->cap_have, e->n_have + e->n_pending) < 0)
                 return oom(err);
+        r = in && in->commit ? in->commit(inner_data(e), err) : 0;
+        if (r < 0)
+                return r;
         publish(e);
         return 0;
 }
 
 static int ce_rollback(void *data, ncm_error *err)
 {
-        (void)err;
-        pending_drop(data);
-        return 0;
+        cri_enforcer *e = data;
+        const ncm_enforcer_ops *in = inner_ops(e);
+
+        pending_drop(e);
+        return in && in->rollback ? in->rollback(inner_data(e), err) : 0;
 }
 
+/* Without an inner enforcer that takes them, no isolation() calls (the node asks for none). */
 static const ncm_enforcer_ops cri_ops = {
                 .name = "cri",
                 .start = ce_start,
@@ -253,15 +300,32 @@ static const ncm_enforcer_ops cri_ops = {
                 .pod_resize = ce_pod_resize,
 };
 
-int ncm_enforcer_cri_new(const ncm_topo *topo, ncm_enforcer **ret, ncm_error *err)
+static const ncm_enforcer_ops cri_isolation_ops = {
+                .name = "cri",
+                .start = ce_start,
+                .begin = ce_begin,
+                .pod_add = ce_pod_add,
+                .pod_cpus = ce_pod_cpus,
+                .pod_remove = ce_pod_remove,
+                .commit = ce_commit,
+                .rollback = ce_rollback,
+                .free = ce_free,
+                .isolation = ce_isolation,
+                .pod_resize = ce_pod_resize,
+};
+
+int ncm_enforcer_cri_new(ncm_enforcer *inner, ncm_enforcer **ret, ncm_error *err)
 {
         cri_enforcer *e = calloc(1, sizeof(*e));
+        const ncm_enforcer_ops *in = inner ? ncm_enforcer_get_ops(inner) : NULL;
 
-        if (!e)
+        if (!e) {
+                ncm_enforcer_free(inner);
                 return oom(err);
-        e->topo = topo;
+        }
+        e->inner = inner;
         e->pin_shared = true;
-        if (ncm_enforcer_new(&cri_ops, e, ret) < 0) {
+        if (ncm_enforcer_new(in && in->isolation ? &cri_isolation_ops : &cri_ops, e, ret) < 0) {
                 ce_free(e);
                 return oom(err);
         }
@@ -270,7 +334,16 @@ int ncm_enforcer_cri_new(const ncm_topo *topo, ncm_enforcer **ret, ncm_error *er
 
 static const cri_enforcer *of(const ncm_enforcer *e)
 {
-        return e && ncm_enforcer_get_ops(e) == &cri_ops ? ncm_enforcer_get_data(e) : NULL;
+        const ncm_enforcer_ops *ops = e ? ncm_enforcer_get_ops(e) : NULL;
+
+        return ops == &cri_ops || ops == &cri_isolation_ops ? ncm_enforcer_get_data(e) : NULL;
+}
+
+ncm_enforcer *ncm_enforcer_cri_inner(const ncm_enforcer *e)
+{
+        const cri_enforcer *ce = of(e);
+
+        return ce ? ce->inner : NULL;
 }
 
 int ncm_enforcer_cri_intent(const ncm_enforcer *e, const char *pod_uid, const char *container,

@@ -22,6 +22,7 @@
 #include <nodecm/fs.h>
 #include <nodecm/node-resize.h>
 #include "cri-internal.h"
+#include "base/journal.h"
 #include "runtime/runtime-record.h"
 
 struct ncm_cri_node {
@@ -30,12 +31,9 @@ struct ncm_cri_node {
         ncm__rt_record rec;
         /* every write of a CreateContainer, kept from one to the next (ncm_fs_batch_settle) */
         ncm_fs_batch *batch;
-        char *journal;        /* its path */
-        size_t journal_lines; /* since the record was last written whole */
+        char *journal;   /* its path */
+        ncm__journal jn; /* its generation (the record's) and lines */
 };
-
-/* Lines the journal may hold beyond one per container before the record is rewritten. */
-#define JOURNAL_SLACK 64
 
 static int oom(ncm_error *err)
 {
@@ -65,29 +63,25 @@ static int save(ncm_cri_node *cn, ncm_error *err)
 {
         int r, fd;
 
-        cn->rec.generation++;
+        cn->rec.generation = cn->jn.gen + 1;
         r = ncm__rt_record_save(cn->dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, 0, err);
         if (r < 0) {
-                cn->rec.generation--;
+                cn->rec.generation = cn->jn.gen;
                 return r;
         }
         fd = open(cn->journal, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)
                 close(fd);
-        cn->journal_lines = 0;
+        ncm__journal_compacted(&cn->jn);
         return 0;
 }
 
 /* Append LINE to the journal in the batch (a drop of the batch: nothing written). */
 static int journal(ncm_cri_node *cn, ncm_buf *line, ncm_error *err)
 {
-        int r = ncm_buf_failed(line) ? oom(err)
-                                     : ncm_fs_batch_append(cn->batch, AT_FDCWD, cn->journal,
-                                                           line->data, line->len, 0600, err);
+        int r = ncm__journal_append(&cn->jn, cn->batch, cn->journal, line, err);
 
         ncm_buf_done(line);
-        if (r >= 0)
-                cn->journal_lines++;
         return r;
 }
 
@@ -112,6 +106,7 @@ int ncm_cri_node_open(const char *dir, const ncm_ctl_target *t, ncm_cri_node **r
         r = ncm_fs_clean_tmp(AT_FDCWD, dir, names, err);
         if (r >= 0)
                 r = ncm__rt_record_load(dir, NCM_CRI_CONTAINERS_NAME, &cn->rec, err);
+        cn->jn.gen = cn->rec.generation;
         if (r >= 0)
                 r = ncm__rt_journal_load(dir, NCM_CRI_JOURNAL_NAME, &cn->rec, err);
         /* what the journal held goes into the record now: it starts empty, without a torn end */
@@ -156,13 +151,20 @@ static void refuse(ncm_cri_decision *d, const ncm_node_admission *adm)
         snprintf(d->message, sizeof(d->message), "%s", aerr.msg);
 }
 
-/* The cpusets container NAME of POD must have: its CPUs, and the NUMA nodes of those CPUs.
- * Returns 0 with both NULL when nodecm pins nothing (the none policy). */
+/*
+ * The cpusets container NAME of POD must have: its CPUs, and its memory nodes as the node
+ * decides them (ncm_node_container_mems), in the kubelet's form ("0,1"); *RET_MEMS is NULL when
+ * cpuset.mems is left to the runtime, as the kubelet leaves it. Returns 0 with both NULL when
+ * nodecm pins nothing (the none policy).
+ */
 static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name, char **ret_cpus,
                       char **ret_mems)
 {
         const ncm_node *n = cn->t.node;
         ncm_autoptr(ncm_cpuset) cpus = ncm_cpuset_new();
+        ncm_buf mems = NCM_BUF_INIT;
+        ncm_bitmask m;
+        char *c;
         int own;
 
         *ret_cpus = *ret_mems = NULL;
@@ -172,7 +174,21 @@ static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name,
         /* the none policy pins nothing: its containers keep what the runtime gives them */
         if (own == 0 && strcmp(ncm_node_config_cpu_policy(ncm_node_get_config(n)), "none") == 0)
                 return 0;
-        return ncm__cri_cpusets(ncm_node_topo(n), cpus, ret_cpus, ret_mems);
+        if (ncm_cpuset_is_empty(cpus))
+                return 0;
+        if (ncm_node_container_mems(n, pod, name, cpus, &m) > 0) {
+                ncm_node_format_mems(m, &mems);
+                if (ncm_buf_failed(&mems))
+                        return -ENOMEM;
+        }
+        c = ncm_cpuset_format_list(cpus);
+        if (!c) {
+                ncm_buf_done(&mems);
+                return -ENOMEM;
+        }
+        *ret_cpus = c;
+        *ret_mems = mems.len ? ncm_buf_steal(&mems) : NULL;
+        return 1;
 }
 
 /*
@@ -187,8 +203,29 @@ static int intent_of(const ncm_cri_node *cn, const char *pod, const char *name, 
         if (ncm_enforcer_cri_intent(ncm_node_enforcer(cn->t.node), pod, name, &cpus, &mems) <= 0)
                 return cpusets_of(cn, pod, name, &d->cpuset_cpus, &d->cpuset_mems);
         d->cpuset_cpus = strdup(cpus);
-        d->cpuset_mems = strdup(mems);
-        return d->cpuset_cpus && d->cpuset_mems ? 1 : -ENOMEM;
+        d->cpuset_mems = mems ? strdup(mems) : NULL;
+        return d->cpuset_cpus && (!mems || d->cpuset_mems) ? 1 : -ENOMEM;
+}
+
+/*
+ * The cpuset of a container nodecm cannot attribute to a pod it holds: the shared pool, where no
+ * container holds CPUs of its own (no stranger on an exclusive CPU); NULL when that pool is
+ * every CPU (the none policy, nothing isolated): the runtime's choice stands.
+ */
+static int pool_of(const ncm_cri_node *cn, char **ret)
+{
+        const ncm_node *n = cn->t.node;
+        ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+
+        *ret = NULL;
+        if (!pool)
+                return -ENOMEM;
+        ncm_node_shared_pool(n, pool);
+        if (ncm_cpuset_is_empty(pool) ||
+            ncm_cpuset_equal(pool, ncm_topo_all_cpus_ref(ncm_node_topo(n))))
+                return 0;
+        *ret = ncm_cpuset_format_list(pool);
+        return *ret ? 1 : -ENOMEM;
 }
 
 int ncm_cri_node_sandbox(ncm_cri_node *cn, const char *id, const ncm_cri_sandbox_config *cfg,
@@ -258,8 +295,10 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
 
         d.ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
         if (!uid || !c->name || !*c->name) {
-                /* not a kubelet's pod: forwarded as it came */
+                /* not a kubelet's pod: forwarded on the shared pool */
                 d.action = NCM_CRI_PASS;
+                if (pool_of(cn, &d.cpuset_cpus) < 0)
+                        return oom(err);
                 *ret = d;
                 return 0;
         }
@@ -268,6 +307,8 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 return r;
         if (id.kind == NCM_RUNTIME_SANDBOX || id.kind == NCM_RUNTIME_EPHEMERAL) {
                 d.action = NCM_CRI_PASS;
+                if (pool_of(cn, &d.cpuset_cpus) < 0)
+                        return oom(err);
                 *ret = d;
                 return 0;
         }
@@ -276,7 +317,10 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         e.pod_name = strdup(c->sandbox.name ? c->sandbox.name : "");
         e.pod_ns = strdup(c->sandbox.namespace ? c->sandbox.namespace : "");
         e.name = strdup(c->name);
-        e.cgroup = strdup("");
+        /* the pod's cgroup (cgroupfs driver), where the runtime makes the container's */
+        e.cgroup = strdup(c->sandbox.cgroup_parent && c->sandbox.cgroup_parent[0] == '/'
+                                          ? c->sandbox.cgroup_parent
+                                          : "");
         e.sandbox = strdup(c->pod_sandbox_id ? c->pod_sandbox_id : "");
         if (!e.id || !e.pod || !e.pod_name || !e.pod_ns || !e.name || !e.cgroup || !e.sandbox) {
                 ncm__rt_container_done(&e);
@@ -284,6 +328,23 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         }
         e.kind = id.kind;
         e.resources = c->resources.r;
+        /* the pod's annotations (CRI-O's knobs, nodecm.io/isolated-cpus) come in the sandbox's
+         * config, and may be set on the container too */
+        {
+                size_t na = c->sandbox.annotations.n + c->annotations.n;
+                ncm_autofree ncm_runtime_kv *all = calloc(na + 1, sizeof(*all));
+                /* no memcpy from an empty list's NULL (UBSan) */
+                if (all && c->sandbox.annotations.n)
+                        memcpy(all, c->sandbox.annotations.v,
+                               c->sandbox.annotations.n * sizeof(*all));
+                if (all && c->annotations.n)
+                        memcpy(all + c->sandbox.annotations.n, c->annotations.v,
+                               c->annotations.n * sizeof(*all));
+                if (!all || ncm__rt_container_set_annotations(&e, all, na) < 0) {
+                        ncm__rt_container_done(&e);
+                        return oom(err);
+                }
+        }
         e.has_qos = ncm_runtime_pod_cgroup_qos(c->sandbox.cgroup_parent, &qos, NULL, 0) > 0;
         e.qos = qos;
         if (id.has_qos) {
@@ -329,8 +390,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 ncm_buf line = NCM_BUF_INIT;
                 ncm__rt_sandbox sb = {cn->rec.v[k].sandbox, cn->rec.v[k].pod};
                 /* its sandbox too: RunPodSandbox only remembered it (ncm_cri_node_sandbox) */
-                ncm__rt_journal_add(&line, cn->rec.generation, &cn->rec.v[k],
-                                    sb.id[0] ? &sb : NULL);
+                ncm__rt_journal_add(&line, cn->jn.gen, &cn->rec.v[k], sb.id[0] ? &sb : NULL);
                 r = journal(cn, &line, err);
         }
         if (r >= 0)
@@ -449,7 +509,7 @@ int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err)
         int r = ncm_fs_batch_settle(cn->batch, 0, err);
 
         /* a journal longer than the record it amends: written whole (its cost, off the path) */
-        if (r >= 0 && cn->journal_lines > cn->rec.n + JOURNAL_SLACK)
+        if (r >= 0 && ncm__journal_over(&cn->jn, cn->rec.n, 0))
                 r = save(cn, err);
         return r;
 }
@@ -479,7 +539,7 @@ int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name
         {
                 ncm_buf line = NCM_BUF_INIT;
                 int r;
-                ncm__rt_journal_id(&line, cn->rec.generation, pod_uid, name, id);
+                ncm__rt_journal_id(&line, cn->jn.gen, pod_uid, name, id);
                 r = journal(cn, &line, err);
                 if (r >= 0)
                         r = ncm_fs_batch_commit(cn->batch, NCM_FS_WRITE_NO_DIRSYNC, err);
@@ -519,6 +579,19 @@ int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_resul
                 if (strcmp(cn->rec.sandboxes[i].pod, pod) == 0)
                         ncm__rt_record_remove_sandbox(&cn->rec, i);
         return save(cn, err);
+}
+
+int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *pod_uid, const char *name,
+                                  char **ret)
+{
+        ssize_t k = ncm__rt_record_find_name(&cn->rec, pod_uid, name);
+
+        /* containerd's cgroupfs naming: the container's id below its sandbox's parent */
+        if (k < 0 || !cn->rec.v[k].id[0] || !cn->rec.v[k].cgroup || !cn->rec.v[k].cgroup[0])
+                return -ENOENT;
+        if (asprintf(ret, "%s/%s", cn->rec.v[k].cgroup, cn->rec.v[k].id) < 0)
+                return -ENOMEM;
+        return 0;
 }
 
 /*
@@ -577,7 +650,7 @@ int ncm_cri_node_update(ncm_cri_node *cn, const char *id, const ncm_cri_resource
                 if (r >= 0) {
                         ncm_buf line = NCM_BUF_INIT;
                         /* the journal's line first, the node's files after it, one batch */
-                        ncm__rt_journal_add(&line, cn->rec.generation, &cn->rec.v[k], NULL);
+                        ncm__rt_journal_add(&line, cn->jn.gen, &cn->rec.v[k], NULL);
                         r = journal(cn, &line, err);
                 }
                 if (r >= 0)
@@ -753,10 +826,12 @@ int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, si
                 if (c->state != NCM_CRI_CONTAINER_RUNNING)
                         continue;
                 k = ncm__rt_record_find_id(&cn->rec, c->id);
+                /* one nodecm does not hold: kept on the shared pool */
                 if (k < 0)
-                        continue;
-                r = cpusets_of(cn, cn->rec.v[k].pod, cn->rec.v[k].name, &v[nv].cpuset_cpus,
-                               &v[nv].cpuset_mems);
+                        r = pool_of(cn, &v[nv].cpuset_cpus);
+                else
+                        r = cpusets_of(cn, cn->rec.v[k].pod, cn->rec.v[k].name, &v[nv].cpuset_cpus,
+                                       &v[nv].cpuset_mems);
                 if (r < 0) {
                         r = oom(err);
                         break;

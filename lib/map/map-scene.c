@@ -473,6 +473,11 @@ static void add_cpus(build *b, const ncm_cpuset *shared)
                                    .uncore = info[i].uncore,
                                    .pod = -1,
                                    .container = -1};
+                /* the machine's isolation, whatever isolatedCPUs does with it */
+                if (ncm_cpuset_isset(ncm_topo_isolated_cpus(t), c->cpu))
+                        c->flags |= NCM_MAP_CPU_ISOLATED;
+                if (ncm_cpuset_isset(ncm_topo_nohz_full_cpus(t), c->cpu))
+                        c->flags |= NCM_MAP_CPU_NOHZ_FULL;
                 if (s->pinning && ncm_cpuset_isset(reserved, c->cpu))
                         c->use = NCM_MAP_RESERVED;
                 else if (ncm_cpuset_isset(shared, c->cpu))

@@ -1498,6 +1498,13 @@ int ncm_mem_checkpoint_decode(const char *text, size_t len, const char *name, nc
                 r = try_decode(text, len, TRY_V2_137, &a);
                 a.info.version = a.s && a.s->npod_entries ? NCM_MEM_CHECKPOINT_V2
                                                           : NCM_MEM_CHECKPOINT_V1;
+                if (r >= 0 && a.code) {
+                        /* a V1 file read as V1, as every reader falls back to: a podEntries
+                         * member V1 does not have must not stop what verified reading accepts */
+                        attempt_done(&a);
+                        r = try_decode(text, len, TRY_V1_LEGACY, &a);
+                        a.info.version = NCM_MEM_CHECKPOINT_V1;
+                }
         }
         if (r < 0) {
                 attempt_done(&a);

@@ -820,14 +820,15 @@ static int cmp_mask_order(const void *a, const void *b)
 
 /*
  * calculateHints: the kept masks in the kubelet's order into *RET (malloc'd), their count, and
- * whether the list would pass MAX (*OVER). DESC_OK (with *OVER): whether the kept masks are
- * the subsets of U whose free memory holds the request plus a few others, so that a
- * description with those as extras can stand for the list; *RET then holds the others.
+ * whether the subsets of U alone would pass MAX (*OVER; the extras are always gathered whole).
+ * DESC_OK (with *OVER): whether the kept masks are the subsets of U whose free memory holds the
+ * request plus a few others, so that a description with those as extras can stand for the list;
+ * *RET then holds the others.
  */
 static int calculate(calc *c, size_t max, ncm_bitmask **ret, size_t *ret_n, bool *over,
                      bool *desc_ok)
 {
-        collector cand = {0}, out = {.max = max};
+        collector cand = {.max = SIZE_MAX}, out = {.max = SIZE_MAX};
         uint64_t zero[16] = {0};
         size_t n_extra;
         int r = 0;
@@ -839,25 +840,30 @@ static int calculate(calc *c, size_t max, ncm_bitmask **ret, size_t *ret_n, bool
         if (c->n == 0)
                 return 0;
         c->min_size = min_affinity_size(c);
-        cand.max = max + 1;
-        /* Gather again with the cap: extras first (few), then the subsets of U size by size. */
+        /* Extras first, all of them (at most a few per node: a description needs every one),
+         * then the subsets of U size by size, MAX of them past the extras. */
         r = extra_candidates(c, &cand);
         if (r < 0)
                 goto oom;
         n_extra = cand.n;
+        cand.max = n_extra + max + 1;
         for (int k = 1; k <= c->n && !cand.over; k++) {
                 r = subsets_of_unused(c, 0, k, 0, zero, &cand);
                 if (r < 0)
                         goto oom;
         }
         if (cand.over) {
-                bool pure = c->req->n == 1;
+                bool pure = true;
                 for (int k = 0; pure && k < c->n; k++) {
                         if (!(c->unused & bit(c->ids[k])))
                                 continue;
-                        /* singles of U must pass the group rule and free must imply (a) */
-                        if (c->multi_cells[k] || c->free[0][k] > c->alloc[0][k])
+                        /* singles of U must pass the group rule and free must imply (a),
+                         * for every type */
+                        if (c->multi_cells[k])
                                 pure = false;
+                        for (size_t t = 0; t < c->req->n; t++)
+                                if (c->free[t][k] > c->alloc[t][k])
+                                        pure = false;
                 }
                 *over = true;
                 *desc_ok = pure;
@@ -923,49 +929,68 @@ static int hints_from_masks(const calc *c, const ncm_bitmask *m, size_t n, ncm_m
         return 0;
 }
 
+static int64_t weight_of(uint64_t v)
+{
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/*
+ * The subsets of U and EXTRAS as a description: the first type's request against the nodes'
+ * free memory of that type, every further type as a dimension of its own, so that a subset is
+ * a hint when each type fits on it. The kubelet's map has the same list under every type, and
+ * the topology manager merges each of them: every type gets a copy.
+ */
 static int hints_described(const calc *c, const ncm_bitmask *extras, size_t n_extras,
                            ncm_mem_hints *h, ncm_error *err)
 {
         int ids[NCM_BITMASK_MAX_BITS];
         int n = 0, r;
-        ncm_hint_desc *d = NULL;
+        ncm_autoptr(ncm_hint_desc) d = NULL;
 
         for (int k = 0; k < c->n; k++)
                 if (c->unused & bit(c->ids[k]))
                         ids[n++] = c->ids[k];
-        if (c->req->bytes[0] > INT64_MAX)
-                return ncm_error_set(err, ERANGE, "[memorymanager] request too large");
+        for (size_t t = 0; t < c->req->n; t++)
+                if (c->req->bytes[t] > INT64_MAX)
+                        return ncm_error_set(err, ERANGE, "[memorymanager] request too large");
         r = ncm_hint_desc_new(ids, (size_t)n, (int64_t)c->req->bytes[0], &d, err);
         if (r < 0)
                 return r;
-        for (int k = 0; k < c->n; k++)
-                if ((c->unused & bit(c->ids[k])) &&
-                    ncm_hint_desc_add_available(d, bit(c->ids[k]),
-                                                c->free[0][k] > INT64_MAX
-                                                                ? INT64_MAX
-                                                                : (int64_t)c->free[0][k]) < 0) {
-                        ncm_hint_desc_free(d);
-                        return ncm_error_set(err, ENOMEM, "out of memory");
+        for (size_t t = 1; t < c->req->n; t++)
+                if (ncm_hint_desc_add_dimension(d, (int64_t)c->req->bytes[t]) != (int)t)
+                        return ncm_error_set(err, E2BIG, "too many memory types");
+        for (int k = 0; k < c->n; k++) {
+                if (!(c->unused & bit(c->ids[k])))
+                        continue;
+                for (size_t t = 0; t < c->req->n; t++) {
+                        r = ncm_hint_desc_add_amount(d, (int)t, c->ids[k],
+                                                     weight_of(c->free[t][k]));
+                        if (r == -ENOMEM)
+                                return ncm_error_set(err, ENOMEM, "out of memory");
+                        if (r < 0)
+                                return ncm_error_set(err, -r,
+                                                     "[memorymanager] NUMA node %d: %s free "
+                                                     "memory out of range",
+                                                     c->ids[k], c->req->types[t]);
                 }
+        }
         for (size_t i = 0; i < n_extras; i++)
-                if (ncm_hint_desc_add_extra(d, extras[i]) < 0) {
-                        ncm_hint_desc_free(d);
+                if (ncm_hint_desc_add_extra(d, extras[i]) < 0)
                         return ncm_error_set(err, ENOMEM, "out of memory");
-                }
         ncm_hint_desc_set_preferred_size(d, c->min_size);
         r = ncm_hint_desc_seal(d, err);
-        if (r < 0) {
-                ncm_hint_desc_free(d);
+        if (r < 0)
                 return r;
-        }
-        h->t = calloc(1, sizeof(*h->t));
-        if (!h->t) {
-                ncm_hint_desc_free(d);
+        h->t = calloc(c->req->n, sizeof(*h->t));
+        if (!h->t)
                 return ncm_error_set(err, ENOMEM, "out of memory");
+        h->n = c->req->n;
+        for (size_t t = 0; t < c->req->n; t++) {
+                h->t[t].type = h->req.types[t];
+                h->t[t].desc = t + 1 < c->req->n ? ncm_hint_desc_dup(d) : NCM_TAKE_PTR(d);
+                if (!h->t[t].desc)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
         }
-        h->n = 1;
-        h->t[0].type = h->req.types[0];
-        h->t[0].desc = d;
         return 0;
 }
 

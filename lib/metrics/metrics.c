@@ -179,9 +179,13 @@ void ncm_node_metrics_format(const ncm_node *n, bool *ever, size_t n_ever, ncm_b
         ncm_cpu_state_assigned(s, assigned);
         if (stat) {
                 const ncm_cpuset *reserved = ncm_cpu_policy_reserved(p);
+                const ncm_cpuset *isolated = NULL;
                 ncm_cpuset_copy(pool, ncm_cpu_state_default(s));
                 if (reserved)
                         ncm_cpuset_andnot(pool, pool, reserved);
+                /* isolatedCPUs keeps them out of the pool the gauge measures */
+                if (ncm_cpu_policy_isolation(p, &isolated) != NCM_CPU_ISOLATION_IGNORE && isolated)
+                        ncm_cpuset_andnot(pool, pool, isolated);
         }
 
         ncm_metrics_header(b, "kubelet_cpu_manager_pinning_requests_total", "counter",
@@ -241,4 +245,55 @@ void ncm_node_metrics_format(const ncm_node *n, bool *ever, size_t n_ever, ncm_b
                            "be aligned.");
         ncm_metrics_sample(b, "kubelet_topology_manager_admission_errors_total", NULL,
                            (double)k->tm_admission_errors);
+        ncm_node_isolation_metrics_format(n, b);
+}
+
+void ncm_node_isolation_metrics_format(const ncm_node *n, ncm_buf *b)
+{
+        const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
+        const ncm_node_isolation_counters *c = ncm_node_isolation_counters_get(n);
+        const ncm_cpuset *isolated = NULL;
+        ncm_cpu_isolation mode = ncm_cpu_policy_isolation(p, &isolated);
+        unsigned count[NCM_KNOB_N] = {0};
+        bool any = mode != NCM_CPU_ISOLATION_IGNORE;
+        char labels[96];
+
+        for (size_t i = 0; i < ncm_node_num_pods(n); i++) {
+                const ncm_pod *pod = ncm_node_pod_at(n, i);
+                for (size_t k = 0; k < pod->n_init_containers + pod->n_containers; k++) {
+                        const ncm_container *ct =
+                                        k < pod->n_init_containers
+                                                        ? &pod->init_containers[k]
+                                                        : &pod->containers[k -
+                                                                           pod->n_init_containers];
+                        unsigned knobs = ncm_node_container_knobs(n, pod->uid, ct->name);
+                        for (int j = 0; j < NCM_KNOB_N; j++)
+                                if (knobs & (1u << j)) {
+                                        count[j]++;
+                                        any = true;
+                                }
+                }
+        }
+        for (int k = 0; k < NCM_KNOB_FIX_N; k++)
+                any = any || c->fixed[k];
+        if (!any)
+                return;
+        ncm_metrics_header(b, "nodecm_isolated_cpus", "gauge",
+                           "The CPUs isolatedCPUs keeps out of the shared pool (0 under ignore).");
+        snprintf(labels, sizeof(labels), "mode=\"%s\"", ncm_cpu_isolation_name(mode));
+        ncm_metrics_sample(b, "nodecm_isolated_cpus", labels,
+                           isolated ? ncm_cpuset_weight(isolated) : 0);
+        ncm_metrics_header(b, "nodecm_isolation_containers", "gauge",
+                           "Running containers with one of CRI-O's knobs, by knob.");
+        for (int j = 0; j < NCM_KNOB_N; j++) {
+                snprintf(labels, sizeof(labels), "knob=\"%s\"", ncm_knob_name(1u << j));
+                ncm_metrics_sample(b, "nodecm_isolation_containers", labels, count[j]);
+        }
+        ncm_metrics_header(b, "nodecm_isolation_reconciled_total", "counter",
+                           "What the knobs found changed on the machine and put back, by kind.");
+        for (int k = 0; k < NCM_KNOB_FIX_N; k++) {
+                snprintf(labels, sizeof(labels), "what=\"%s\"", ncm_knob_fix_name((ncm_knob_fix)k));
+                ncm_metrics_sample(b, "nodecm_isolation_reconciled_total", labels,
+                                   (double)c->fixed[k]);
+        }
 }

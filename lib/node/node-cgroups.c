@@ -215,6 +215,21 @@ int ncm_node_cgroups_open(const ncm_node_config *cfg, const ncm_node_cgroups_opt
         if (r < 0)
                 return r;
         c->has_na = true;
+        if (o->unallocatable_cpus && !ncm_cpuset_is_empty(o->unallocatable_cpus)) {
+                /* isolatedCPUs exclude: those CPUs are nobody's, as if reserved */
+                ncm_quantity q = ncm_quantity_from_scaled(ncm_cpuset_weight(o->unallocatable_cpus),
+                                                          0, NCM_QUANTITY_DECIMAL_SI);
+                ncm_resource_list *lists[] = {&c->na.allocatable, &c->na.pods_limits};
+                for (size_t i = 0; i < NCM_ELEMENTSOF(lists); i++)
+                        for (size_t k = 0; k < lists[i]->n; k++) {
+                                ncm_quantity *v = &lists[i]->items[k].quantity;
+                                if (strcmp(lists[i]->items[k].name, NCM_RESOURCE_CPU) != 0)
+                                        continue;
+                                ncm_quantity_sub(v, &q);
+                                if (ncm_quantity_sign(v) < 0)
+                                        *v = ncm_quantity_from_int(0, NCM_QUANTITY_DECIMAL_SI);
+                        }
+        }
         if (strcmp(ncm_node_config_cpu_policy(cfg), "none") == 0) {
                 r = all_cpus_of(o, sysfd, &all, err);
                 if (r < 0)

@@ -221,8 +221,19 @@ static const field kubelet_fields[] = {
  * about. A module that adds one lists it here.
  */
 static const char *const nodecm_fields[] = {
-                "kubeletVersion",  "rootDirectory",    "enforcement", "nodecmd",   "fitAdmission",
-                "deviceLocalCPUs", "draTopologyHints", "cdiSpecDirs", "devicePCI", NULL,
+                "kubeletVersion",
+                "rootDirectory",
+                "enforcement",
+                "nodecmd",
+                "fitAdmission",
+                "isolatedCPUs",
+                "irqBalanceConfigFile",
+                "deviceLocalCPUs",
+                "draTopologyHints",
+                "cdiSpecDirs",
+                "devicePCI",
+                "cpusetMems",
+                NULL,
 };
 
 bool ncm__node_config_is_nodecm_field(const char *name)

@@ -35,6 +35,7 @@ static const char *const known_fields[] = {
                 "memoryManagerPolicy",
                 "reservedMemory",
                 "memoryManagerPolicyOptions",
+                "cpusetMems",
                 "kubeletVersion",
                 "cgroupRoot",
                 "cgroupDriver",
@@ -53,6 +54,8 @@ static const char *const known_fields[] = {
                 "failCgroupV1",
                 "singleProcessOOMKill",
                 "fitAdmission",
+                "isolatedCPUs",
+                "irqBalanceConfigFile",
                 "deviceLocalCPUs",
                 "draTopologyHints",
                 "cdiSpecDirs",
@@ -102,6 +105,7 @@ ncm_node_config *ncm_node_config_free(ncm_node_config *c)
         ncm_resource_list_done(&c->system_reserved);
         free(c->root_dir);
         free(c->enforcement);
+        free(c->irqbalance_config);
         for (size_t i = 0; i < c->n_warnings; i++)
                 free(c->warnings[i]);
         free(c->warnings);
@@ -795,7 +799,8 @@ static int parse_cgroup_fields(ncm_node_config *c, json_object *o, ncm_error *er
                                      "%s: unknown enforcement \"%s\" (cgroupfs, plan or none)",
                                      ncm__node_field(c, "enforcement", path, sizeof(path)),
                                      c->enforcement);
-        return ncm__node_locality_config(c, o, err);
+        r = ncm__node_config_isolation(c, o, err);
+        return r < 0 ? r : ncm__node_locality_config(c, o, err);
 }
 
 static int check_tm_names(ncm_node_config *c, ncm_error *err)

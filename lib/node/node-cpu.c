@@ -162,17 +162,15 @@ static void move_steps(ncm_node_event *e, ncm_node_event *tr)
 }
 
 /*
- * The allocation's story, as the static policy's allocateCPUs runs it: the hint's NUMA nodes
- * (their sockets with align-by-socket) first, then the rest from anywhere; each part chosen by
- * takeByTopology, described level by level.
- */
-/*
  * Which device drew which CPUs (deviceLocalCPUs: prefer): each device's local CPUs, the CPUs of
- * the result among them, and the ones that came from their uncore caches.
+ * the result among them, and the ones that came from their uncore caches. Locality only orders
+ * the CPUs isolatedCPUs lets the container have: a device's local CPUs among KEPT (free, but
+ * kept from the container by its isolation; may be NULL) are named, so "drew none" next to
+ * free local CPUs says why.
  */
 void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_location *locs,
                             size_t nl, const ncm_cpu_near *near, size_t nn,
-                            const ncm_cpuset *result)
+                            const ncm_cpuset *result, const ncm_cpuset *kept)
 {
         ncm_autoptr(ncm_cpuset) local = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) uncore = ncm_cpuset_new();
@@ -182,7 +180,7 @@ void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_loc
                 return;
         for (size_t i = 0; i < nl; i++) {
                 const ncm_device_location *d = &locs[i];
-                ncm_autofree char *ls = NULL, *drew = NULL;
+                ncm_autofree char *ls = NULL, *drew = NULL, *ks = NULL;
                 if (!d->located) {
                         ncm__node_event_step(e, "device %s: not located (%s)", d->device, d->how);
                         continue;
@@ -195,9 +193,15 @@ void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_loc
                 ncm_cpuset_and(part, result, d->local_cpus);
                 ls = ncm_cpuset_format_list(d->local_cpus);
                 drew = ncm_cpuset_format_list(part);
-                ncm__node_event_step(e, "device %s: PCI %s%s by %s, local CPUs %s: drew %s",
+                if (kept) {
+                        ncm_cpuset_and(part, kept, d->local_cpus);
+                        ks = ncm_cpuset_format_list(part);
+                }
+                ncm__node_event_step(e, "device %s: PCI %s%s by %s, local CPUs %s: drew %s%s%s%s",
                                      d->device, d->pci[0], d->n_pci > 1 ? ",..." : "", d->how,
-                                     ls ? ls : "", drew && drew[0] ? drew : "none");
+                                     ls ? ls : "", drew && drew[0] ? drew : "none",
+                                     ks && ks[0] ? " (isolatedCPUs keeps " : "",
+                                     ks && ks[0] ? ks : "", ks && ks[0] ? " from it)" : "");
         }
         ncm_cpu_near_sets(n->topo, near, nn, local, uncore);
         ncm_cpuset_andnot(uncore, uncore, local);
@@ -208,6 +212,34 @@ void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_loc
         }
 }
 
+/* ncm__node_explain_near() for an admission: the free CPUs were DEFAULT_BEFORE less the
+ * reserved ones, with REUSE; the container's isolation kept some of them from it. */
+static void explain_near_admit(ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int req,
+                               const ncm_cpuset *default_before, const ncm_cpuset *reuse,
+                               const ncm_device_location *locs, size_t nl, const ncm_cpu_near *near,
+                               size_t nn, const ncm_cpuset *result)
+{
+        ncm_autoptr(ncm_cpuset) kept = ncm_cpuset_new();
+        ncm_autoptr(ncm_cpuset) cand = NULL;
+
+        if (!kept)
+                return;
+        ncm_cpuset_andnot(kept, default_before, ncm_cpu_policy_reserved(n->cpu));
+        if (reuse)
+                ncm_cpuset_or(kept, kept, reuse);
+        cand = ncm_cpuset_dup(kept);
+        if (!cand)
+                return;
+        (void)ncm_cpu_policy_isolation_restrict(n->cpu, pod, req, reuse, cand);
+        ncm_cpuset_andnot(kept, kept, cand);
+        ncm__node_explain_near(n, e, locs, nl, near, nn, result, kept);
+}
+
+/*
+ * The allocation's story, as the static policy's allocateCPUs runs it: the hint's NUMA nodes
+ * (their sockets with align-by-socket) first, then the rest from anywhere; each part chosen by
+ * takeByTopology, described level by level.
+ */
 static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
                                const ncm_container *c, const ncm_hint *aff,
                                const ncm_cpuset *default_before, const ncm_cpuset *reuse,
@@ -230,6 +262,7 @@ static void explain_allocation(ncm_node *n, ncm_node_event *e, const ncm_pod *po
                 ncm_cpuset_or(avail, avail, reuse);
                 ncm__node_event_step(e, "init-container CPUs %s may be reused", rs ? rs : "");
         }
+        ncm__node_explain_isolation(n, e, pod, req, reuse, avail);
         ts = fmt_set(avail);
         ncm__node_event_step(e, "%d exclusive CPU%s from the free CPUs %s", req,
                              req == 1 ? "" : "s", ts ? ts : "");
@@ -453,9 +486,11 @@ static int cpu_allocate(void *data, const ncm_tm_call *call, const ncm_hint *aff
                 } else {
                         set_text(e, "%s", s ? s : "");
                         if (nl)
-                                ncm__node_explain_near(n, e, locs, nl, near, nn, now);
+                                explain_near_admit(n, e, pod, ncm_cpu_guaranteed_cpus(pod, c),
+                                                   before, reuse, locs, nl, near, nn, now);
                         explain_allocation(n, e, pod, c, affinity, before, reuse, now, &tr);
                 }
+                ncm__node_explain_knobs(n, e, pod, now != NULL);
         }
         ncm__node_event_done(&tr.lines);
         ncm_device_locations_free(locs, nl);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nodecm/enforcer.h>
 #include <nodecm/fs.h>
@@ -86,6 +87,16 @@ typedef struct cg_enforcer {
         ncm_cgroup_undo *undo;   /* cgroupfs: what this transaction changed */
         ncm_cgroup_plan pending; /* plan: this transaction's writes */
         ncm_cgroup_plan done;    /* plan: the committed writes */
+        /* CRI-O's knobs: kubepods (the top the ancestors go up to), and the machine's writes
+         * (interrupts, irqbalance) through SYS_ROOT, undone and recorded apart */
+        char *kubepods;
+        int sysfd;
+        /* knobs: only isolation(), on the cgroups a runtime made (ncm_enforcer_knobs_new) */
+        bool knobs_only;
+        ncm_enforcer_cgroup_fn resolve;
+        void *resolve_data;
+        ncm_cgroup_undo *machine_undo;
+        ncm_cgroup_plan pending_machine, done_machine;
 } cg_enforcer;
 
 static int oom(ncm_error *err)
@@ -103,6 +114,12 @@ static void cg_free(void *data)
         ncm_cgroup_undo_free(e->undo);
         ncm_cgroup_plan_done(&e->pending);
         ncm_cgroup_plan_done(&e->done);
+        ncm_cgroup_undo_free(e->machine_undo);
+        ncm_cgroup_plan_done(&e->pending_machine);
+        ncm_cgroup_plan_done(&e->done_machine);
+        free(e->kubepods);
+        if (e->sysfd >= 0)
+                close(e->sysfd);
         ncm_resource_list_done(&e->capacity);
         free(e->mount_root);
         free(e->sys_root);
@@ -142,19 +159,25 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
         o.sys_root = e->sys_root;
         o.cgroup_version = e->version;
         o.act = !e->record;
+        o.no_allocatable = e->knobs_only;
         o.capacity = e->has_capacity ? &e->capacity : NULL;
         o.all_cpus = s->all_cpus;
         o.exec = &e->exec;
+        o.unallocatable_cpus = s->unallocatable;
         r = ncm_node_cgroups_open(cfg, &o, &e->cg, err);
         if (r < 0)
                 return r;
         e->m = ncm_node_cgroups_manager(e->cg);
         e->layout = ncm_node_cgroups_layout(e->cg);
-        /* the kubelet on this host would not start: neither does the node */
-        r = ncm_node_config_check_host(cfg, e->layout, err);
+        /* the kubelet on this host would not start: neither does the node. Behind the CRI
+         * proxy the kubelet in front made that check itself, with its own file (as it ran its
+         * predicates, so the fit admission is off there too). */
+        r = e->knobs_only ? 0 : ncm_node_config_check_host(cfg, e->layout, err);
         if (r < 0)
                 return r;
         e->rootfd = e->m->rootfd;
+        if (e->knobs_only)
+                return 0; /* the runtime and the kubelet make and limit every cgroup */
 
         /* the controllers the kubelet requires, named as it names kubepods */
         r = ncm_cgroup_qos_names(ncm_node_config_cgroup_root(cfg),
@@ -162,6 +185,9 @@ static int cg_start(void *data, const ncm_enforce_start *s, ncm_error *err)
         if (r >= 0)
                 for (size_t i = 0; i < kubepods.n; i++)
                         ncm_buf_printf(&kname, "%s%s", i ? "\" \"" : "", kubepods.parts[i]);
+        if (r >= 0 && !e->kubepods &&
+            ncm_cgroup_manager_path(e->m, &kubepods, &e->kubepods, err) < 0)
+                r = -ENOMEM;
         ncm_cgroup_name_done(&kubepods);
         if (r >= 0)
                 r = ncm_cgroup_layout_check_controllers(e->layout,
@@ -199,7 +225,9 @@ static int cg_begin(void *data, ncm_error *err)
         if (!e->cg)
                 return ncm_error_set(err, EINVAL, "enforcer not started");
         ncm_cgroup_undo_clear(e->undo);
+        ncm_cgroup_undo_clear(e->machine_undo);
         ncm_cgroup_plan_done(&e->pending);
+        ncm_cgroup_plan_done(&e->pending_machine);
         return 0;
 }
 
@@ -208,20 +236,101 @@ static int cg_commit(void *data, ncm_error *err)
         cg_enforcer *e = data;
 
         ncm_cgroup_undo_clear(e->undo);
-        if (e->record && ncm_cgroup_plan_append(&e->done, &e->pending) < 0)
+        ncm_cgroup_undo_clear(e->machine_undo);
+        if (e->record && (ncm_cgroup_plan_append(&e->done, &e->pending) < 0 ||
+                          ncm_cgroup_plan_append(&e->done_machine, &e->pending_machine) < 0))
                 return oom(err);
         ncm_cgroup_plan_done(&e->pending);
+        ncm_cgroup_plan_done(&e->pending_machine);
         return 0;
 }
 
 static int cg_rollback(void *data, ncm_error *err)
 {
         cg_enforcer *e = data;
+        ncm_error e2 = NCM_ERROR_INIT;
+        int r, rm;
 
         ncm_cgroup_plan_done(&e->pending);
+        ncm_cgroup_plan_done(&e->pending_machine);
         if (e->record)
                 return 0;
-        return ncm_cgroup_undo_run(e->undo, e->rootfd, &e->exec, err);
+        /* the machine's writes came last in every transaction: undone first */
+        rm = e->sysfd >= 0 ? ncm_cgroup_undo_run(e->machine_undo, e->sysfd, NULL, &e2) : 0;
+        r = ncm_cgroup_undo_run(e->undo, e->rootfd, &e->exec, err);
+        if (r >= 0 && rm < 0) {
+                if (err)
+                        *err = e2;
+                return rm;
+        }
+        return r;
+}
+
+/*
+ * CRI-O's knobs on the kubelet's cgroups (nodecm/cgroup-knobs.h): each container's cgroup as
+ * the manager names it, its pod's, kubepods as the top; then the interrupts. The memo is
+ * persisted once both plans are made and before either is applied.
+ */
+static int cg_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
+{
+        cg_enforcer *e = data;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT, mplan = NCM_CGROUP_PLAN_INIT;
+        ncm_knob_container *v = calloc(iso->n_containers + 1, sizeof(*v));
+        char **paths = calloc(3 * iso->n_containers + 1, sizeof(*paths));
+        size_t nv = 0;
+        int r = 0;
+
+        if (!v || !paths) {
+                r = oom(err);
+                goto out;
+        }
+        for (size_t i = 0; i < iso->n_containers && r >= 0; i++) {
+                const ncm_enforce_knobbed *k = &iso->containers[i];
+                char **p = &paths[3 * i];
+                if (e->knobs_only) {
+                        /* the runtime's names: its parent is the pod's, kubepods above */
+                        if (!e->resolve ||
+                            e->resolve(e->resolve_data, k->pod->uid, k->name, &p[0]) < 0)
+                                continue;
+                        if (ncm_knobs_runtime_cgroups(p[0], &p[1], &p[2]) < 0) {
+                                r = oom(err);
+                                break;
+                        }
+                } else {
+                        r = ncm_cgroup_manager_container_path(e->m, k->pod->uid, k->pod->qos,
+                                                              k->name, &p[0], err);
+                        if (r >= 0)
+                                r = ncm_cgroup_manager_container_path(
+                                                e->m, k->pod->uid, k->pod->qos, NULL, &p[1], err);
+                }
+                v[nv++] = (ncm_knob_container){p[0], p[1], e->knobs_only ? p[2] : e->kubepods,
+                                               k->cpus, k->knobs};
+        }
+        snprintf(plan.display_root, sizeof(plan.display_root), "%s", e->layout->display_root);
+        snprintf(mplan.display_root, sizeof(mplan.display_root), "%s", e->sys_root);
+        if (r >= 0)
+                r = ncm_knobs_plan_cgroups(e->layout, e->record ? -1 : e->rootfd, v, nv,
+                                           iso->all_cpus, iso->memo, &plan, iso->fixed, err);
+        if (r >= 0)
+                r = ncm_knobs_plan_irqs(e->record ? -1 : e->sysfd, iso->irq_banned, iso->all_cpus,
+                                        ncm_knobs_irqbalance_file(e->sysfd, iso->irqbalance),
+                                        iso->memo, &mplan, iso->fixed, err);
+        if (r >= 0 && iso->persist)
+                r = iso->persist(iso->persist_data, err);
+        if (r >= 0)
+                r = run_plan(e, &plan, err);
+        if (r >= 0 && e->record && ncm_cgroup_plan_append(&e->pending_machine, &mplan) < 0)
+                r = oom(err);
+        else if (r >= 0 && !e->record && mplan.n_ops)
+                r = ncm_cgroup_plan_apply_undo(&mplan, e->sysfd, NULL, e->machine_undo, err);
+out:
+        for (size_t i = 0; paths && i < 3 * iso->n_containers; i++)
+                free(paths[i]);
+        free(paths);
+        free(v);
+        ncm_cgroup_plan_done(&plan);
+        ncm_cgroup_plan_done(&mplan);
+        return r < 0 ? r : 0;
 }
 
 /* Does the pod ask for hugepages (a hugetlb limit is then written)? */
@@ -233,16 +342,35 @@ static bool wants_hugepages(const ncm_pod *pod, const ncm_cgroup_manager *m)
         return t.n_hugepages > 0;
 }
 
+/* The node's cpuset.mems for a container as a set of NUMA node ids; NULL in *RET for none. */
+static int mems_set(ncm_bitmask m, ncm_cpuset **ret, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpuset) s = NULL;
+
+        *ret = NULL;
+        if (!m)
+                return 0;
+        s = ncm_cpuset_new();
+        if (!s)
+                return oom(err);
+        for (int i = 0; i < NCM_BITMASK_MAX_BITS; i++)
+                if (ncm_bitmask_isset(m, i) && ncm_cpuset_set(s, i) < 0)
+                        return oom(err);
+        *ret = NCM_TAKE_PTR(s);
+        return 0;
+}
+
 static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
                       ncm_error *err)
 {
         cg_enforcer *e = data;
         ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT;
         ncm_autofree ncm_cgroup_container_cpus *cpus = calloc(p->n_containers + 1, sizeof(*cpus));
+        ncm_autofree ncm_cpuset **mems = calloc(p->n_containers + 1, sizeof(*mems));
         size_t n = 0;
-        int r;
+        int r = 0;
 
-        if (!cpus)
+        if (!cpus || !mems)
                 return oom(err);
         if (wants_hugepages(p->pod, e->m)) {
                 r = ncm_cgroup_layout_check_controllers(e->layout, NCM_CGROUP_CTRL_HUGETLB, NULL,
@@ -250,35 +378,41 @@ static int cg_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos
                 if (r < 0)
                         return ncm_error_prefix(err, "pod '%s' requests hugepages", p->pod->uid);
         }
-        for (size_t i = 0; i < p->n_containers; i++) {
+        for (size_t i = 0; i < p->n_containers && r >= 0; i++) {
                 if (p->containers[i].init && !p->containers[i].sidecar)
                         continue;
+                r = mems_set(p->containers[i].mems, &mems[n], err);
                 cpus[n].container = p->containers[i].name;
                 cpus[n].cpus = p->containers[i].cpus;
+                cpus[n].mems = mems[n];
                 n++;
         }
-        r = ncm_cgroup_manager_plan_pod(e->m, p->pod, usage, cpus, n, NULL, NCM_CGROUP_PLAN_STARTED,
-                                        &plan, err);
+        if (r >= 0)
+                r = ncm_cgroup_manager_plan_pod(e->m, p->pod, usage, cpus, n, NULL,
+                                                NCM_CGROUP_PLAN_STARTED, &plan, err);
         if (r >= 0)
                 r = run_plan(e, &plan, err);
         ncm_cgroup_plan_done(&plan);
+        for (size_t i = 0; i < n; i++)
+                ncm_cpuset_free(mems[i]);
         return r;
 }
 
-/* Whether the cpuset cgroup DIR holds CPUS already (the kernel's list, one trailing newline). */
-static bool cpuset_is(cg_enforcer *e, const char *dir, const ncm_cpuset *cpus)
+/* Whether the cpuset cgroup DIR's FILE holds SET already (the kernel's list, one trailing
+ * newline). */
+static bool cpuset_is(cg_enforcer *e, const char *dir, const char *file, const ncm_cpuset *set)
 {
         char path[4200], buf[4096];
         ncm_autoptr(ncm_cpuset) now = NULL;
         ssize_t n;
 
-        snprintf(path, sizeof(path), "%s/cpuset.cpus", dir);
+        snprintf(path, sizeof(path), "%s/%s", dir, file);
         n = ncm_fs_read(e->rootfd, path, buf, sizeof(buf), NULL);
         if (n < 0)
                 return false;
         if (n > 0 && buf[n - 1] == '\n')
                 buf[n - 1] = '\0';
-        return ncm_cpuset_parse_list(buf, &now, NULL) >= 0 && ncm_cpuset_equal(now, cpus);
+        return ncm_cpuset_parse_list(buf, &now, NULL) >= 0 && ncm_cpuset_equal(now, set);
 }
 
 /*
@@ -296,8 +430,12 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
                 const ncm_enforce_container *c = &p->containers[i];
                 ncm_autofree char *cpath = NULL;
                 char dir[4096] = "";
+                ncm_autoptr(ncm_cpuset) mems = NULL;
                 if (c->init && !c->sidecar)
                         continue;
+                r = mems_set(c->mems, &mems, err);
+                if (r < 0)
+                        break;
                 if (!e->record && h) {
                         /* a container that is not running has no cgroup to update (the
                          * kubelet's reconcile skips it too) */
@@ -306,11 +444,13 @@ static int cg_pod_cpus(void *data, const ncm_enforce_pod *p, ncm_error *err)
                         if (r < 0)
                                 break;
                         snprintf(dir, sizeof(dir), "%s%s", h->dir, cpath);
-                        if (ncm_fs_exists(e->rootfd, dir) <= 0 || cpuset_is(e, dir, c->cpus))
+                        if (ncm_fs_exists(e->rootfd, dir) <= 0 ||
+                            (cpuset_is(e, dir, "cpuset.cpus", c->cpus) &&
+                             (!mems || cpuset_is(e, dir, "cpuset.mems", mems))))
                                 continue;
                 }
                 r = ncm_cgroup_manager_plan_container_cpuset(e->m, p->pod->uid, p->pod->qos,
-                                                             c->name, c->cpus, NULL, &plan, err);
+                                                             c->name, c->cpus, mems, &plan, err);
                 if (r < 0)
                         break;
                 if (!e->record) {
@@ -444,12 +584,16 @@ static int resize_container(cg_enforcer *e, const ncm_enforce_resize *rz, size_t
         bool cpus_move = ec->exclusive && was && !ncm_cpuset_equal(was, ec->cpus) &&
                          (grow ? !ncm_cpuset_is_subset(ec->cpus, was)
                                : ncm_cpuset_is_subset(ec->cpus, was));
+        ncm_autoptr(ncm_cpuset) mems = NULL;
         ncm_cgroup_resources rn, ro, mv;
         bool any;
         int r;
 
         if ((ec->init && !ec->sidecar) || !cn || !co || !has_cgroup(e, pod, ec->name))
                 return 0;
+        r = mems_set(ec->mems, &mems, err);
+        if (r < 0)
+                return r;
         r = ncm_cgroup_config_for_container(pod, cn, &e->m->options, NULL, NULL, &rn, err);
         if (r < 0)
                 return r;
@@ -465,7 +609,7 @@ static int resize_container(cg_enforcer *e, const ncm_enforce_resize *rz, size_t
                                                                 &mv, plan, err);
         if (r >= 0 && cpus_move)
                 r = ncm_cgroup_manager_plan_container_cpuset(e->m, pod->uid, pod->qos, ec->name,
-                                                             ec->cpus, NULL, plan, err);
+                                                             ec->cpus, mems, plan, err);
         if (r >= 0 && grow && any)
                 r = ncm_cgroup_manager_plan_container_resources(e->m, pod->uid, pod->qos, ec->name,
                                                                 &mv, plan, err);
@@ -504,7 +648,35 @@ static const ncm_enforcer_ops cgroupfs_ops = {
                 .commit = cg_commit,
                 .rollback = cg_rollback,
                 .free = cg_free,
+                .isolation = cg_isolation,
                 .pod_resize = cg_pod_resize,
+};
+
+static int knobs_pod(void *data, const ncm_enforce_pod *p, ncm_error *err)
+{
+        (void)data;
+        (void)p;
+        (void)err;
+        return 0;
+}
+
+static int knobs_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qos_usage *usage,
+                         ncm_error *err)
+{
+        (void)usage;
+        return knobs_pod(data, p, err);
+}
+
+static const ncm_enforcer_ops knobs_ops = {
+                .name = "knobs",
+                .start = cg_start,
+                .begin = cg_begin,
+                .pod_add = knobs_pod_add,
+                .pod_cpus = knobs_pod,
+                .commit = cg_commit,
+                .rollback = cg_rollback,
+                .free = cg_free,
+                .isolation = cg_isolation,
 };
 
 static const ncm_enforcer_ops plan_ops = {
@@ -517,8 +689,36 @@ static const ncm_enforcer_ops plan_ops = {
                 .commit = cg_commit,
                 .rollback = cg_rollback,
                 .free = cg_free,
+                .isolation = cg_isolation,
                 .pod_resize = cg_pod_resize,
 };
+
+static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforcer **ret,
+                  ncm_error *err);
+
+int ncm_enforcer_knobs_new(const ncm_enforcer_cgroup_options *o, ncm_enforcer **ret, ncm_error *err)
+{
+        int r = cg_new(o, false, ret, err);
+        cg_enforcer *e;
+
+        if (r < 0)
+                return r;
+        e = (*ret)->data;
+        e->knobs_only = true;
+        (*ret)->ops = &knobs_ops;
+        return 0;
+}
+
+void ncm_enforcer_knobs_set_resolver(ncm_enforcer *e, ncm_enforcer_cgroup_fn fn, void *data)
+{
+        cg_enforcer *c;
+
+        if (!e || e->ops != &knobs_ops)
+                return;
+        c = e->data;
+        c->resolve = fn;
+        c->resolve_data = data;
+}
 
 static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforcer **ret,
                   ncm_error *err)
@@ -530,11 +730,18 @@ static int cg_new(const ncm_enforcer_cgroup_options *o, bool record, ncm_enforce
                 return oom(err);
         e->record = record;
         e->rootfd = -1;
+        e->sysfd = -1;
         e->mount_root = strdup(o && o->mount_root ? o->mount_root : "/sys/fs/cgroup");
         e->sys_root = strdup(o && o->sys_root ? o->sys_root : "/");
         e->undo = ncm_cgroup_undo_new();
-        if (!e->mount_root || !e->sys_root || !e->undo)
+        e->machine_undo = ncm_cgroup_undo_new();
+        if (!e->mount_root || !e->sys_root || !e->undo || !e->machine_undo)
                 r = oom(err);
+        if (r >= 0 && !record) {
+                e->sysfd = ncm_fs_open_root(e->sys_root, err);
+                if (e->sysfd < 0)
+                        r = e->sysfd;
+        }
         if (r >= 0 && o) {
                 e->version = o->cgroup_version;
                 if (o->exec)
@@ -573,4 +780,11 @@ const ncm_cgroup_plan *ncm_enforcer_plan_get(const ncm_enforcer *e)
         if (e->ops != &plan_ops)
                 return NULL;
         return &((const cg_enforcer *)e->data)->done;
+}
+
+const ncm_cgroup_plan *ncm_enforcer_plan_machine_get(const ncm_enforcer *e)
+{
+        if (e->ops != &plan_ops)
+                return NULL;
+        return &((const cg_enforcer *)e->data)->done_machine;
 }

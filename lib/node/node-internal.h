@@ -16,6 +16,7 @@
 #include <nodecm/enforcer.h>
 #include <nodecm/memorymanager.h>
 #include <nodecm/node.h>
+#include "base/journal.h"
 
 /* The KubeletConfiguration subset, parsed. Strings are owned. */
 struct ncm_node_config {
@@ -57,9 +58,11 @@ struct ncm_node_config {
         bool has_kube_reserved, has_system_reserved;
         ncm_resource_list kube_reserved, system_reserved;
         ncm_eviction_thresholds eviction_hard;
-        int64_t reconcile_period_ns; /* cpuManagerReconcilePeriod */
-        char *root_dir;              /* nodecm's rootDirectory */
-        char *enforcement;           /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+        int64_t reconcile_period_ns;     /* cpuManagerReconcilePeriod */
+        char *root_dir;                  /* nodecm's rootDirectory */
+        char *enforcement;               /* nodecm's enforcement: "cgroupfs", "plan" or "none" */
+        ncm_cpu_isolation isolated_cpus; /* nodecm's isolatedCPUs (node-isolation.c) */
+        char *irqbalance_config;         /* nodecm's irqBalanceConfigFile: "" auto, "none" */
 
         /* what reading it would make the kubelet log (ncm_node_config_warning) */
         char **warnings;
@@ -78,6 +81,7 @@ struct ncm_node_config {
         char *mem_policy; /* memoryManagerPolicy: "None" or "Static" */
         ncm_mem_reservations reserved_memory;
         char *mem_drift; /* memoryManagerPolicyOptions' memory-drift-tolerance; NULL: unset */
+        ncm_node_mems_rule mems_rule; /* nodecm's cpusetMems */
 
         /* nodecm's device locality (node-locality.c) */
         struct node_locality_config {
@@ -93,6 +97,9 @@ struct ncm_node_config {
                 size_t n_pci_map;
         } loc;
 };
+
+/* nodecm's isolation fields of O into C (node-isolation.c), after the kubelet's. */
+int ncm__node_config_isolation(ncm_node_config *c, json_object *o, ncm_error *err);
 
 /* Record a warning on C (ncm_node_config_warning). -ENOMEM. */
 int ncm__node_config_warn(ncm_node_config *c, ncm_error *err, const char *fmt, ...)
@@ -131,6 +138,8 @@ void ncm__node_locality_config_done(ncm_node_config *c);
 
 /* "PATH.FIELD" into BUF (just FIELD when PATH is empty). */
 const char *ncm__node_field(const ncm_node_config *c, const char *field, char *buf, size_t size);
+
+typedef struct node_removing node_removing;
 
 /* A pod the node admitted: what removal and labels need. */
 typedef struct node_container {
@@ -219,9 +228,8 @@ struct ncm_node {
         ncm_enforcer *enforcer; /* borrowed; NULL: nothing is enforced */
         bool persist_pods;      /* keep dir/nodecm_pods */
         bool pods_journal;      /* and its journal (ncm__node_pods_journal) */
-        uint64_t pods_gen;      /* nodecm_pods' generation */
-        size_t pods_journal_lines;
-        uint64_t dir_syncs; /* fsyncs of dir (ncm_node_dir_syncs) */
+        ncm__journal pods_jn;   /* nodecm_pods' generation, its journal's lines */
+        uint64_t dir_syncs;     /* fsyncs of dir (ncm_node_dir_syncs) */
         /* the caller's batch the writes join for one decision (ncm_node_admit_batch) */
         ncm_fs_batch *stage;
         bool attach;    /* started before: the enforcer writes nothing at start */
@@ -241,10 +249,20 @@ struct ncm_node {
         ncm_fs_batch *txn; /* open: the batch writes join; NULL: none open */
         unsigned txn_depth;
         bool txn_doomed;
-        bool txn_replaced; /* a file of the batch is replaced (its commit syncs dir) */
-        uint64_t txn_gen;  /* pods_gen and pods_journal_lines when it began */
-        size_t txn_lines;
+        bool txn_replaced;   /* a file of the batch is replaced (its commit syncs dir) */
+        ncm__journal txn_jn; /* pods_jn when it began */
 
+        /* isolatedCPUs (node-isolation.c): the CPUs counted as isolated, NULL under ignore */
+        ncm_cpuset *isolated;
+        /* CRI-O's knobs (node-knobs.c): what to put back, and what DIR holds of it */
+        ncm_knob_memo *memo, *memo_written;
+        ncm_node_isolation_counters counters_iso;
+        /* a removal in progress: its containers count as gone (name NULL: the whole pod) */
+        struct node_removing {
+                const char *uid, *name;
+        } removing;
+        const ncm_node_pod_record *restoring; /* ncm_node_new: the pods being restored */
+        size_t n_restoring;
         ncm_resource_list fit_capacity; /* ncm_node_options.capacity, for the fit admission */
 
         char *machine_root;   /* for device locality; NULL: "/" */
@@ -259,6 +277,48 @@ int ncm__node_txn_begin(ncm_node *n, ncm_error *err);
 ncm_fs_batch *ncm__node_stage(ncm_node *n, ncm_fs_batch *batch);
 int ncm__node_txn_commit(ncm_node *n, ncm_error *err);
 void ncm__node_txn_end(ncm_node *n);
+/* Whether POD asks CRI-O's ANNOTATION to be "disable" (or its older "true"). */
+bool ncm__node_knob_on(const ncm_pod *pod, const char *annotation);
+/*
+ * isolatedCPUs for a node being built with CFG, CPU and ST: the CPUs it counts as isolated
+ * (*RET, NULL under ignore), given to the CPU policy; a configuration that leaves the shared
+ * pool empty or on isolated CPUs only is -EINVAL naming isolatedCPUs.
+ */
+int ncm__node_isolation_setup(const ncm_node *n, const ncm_node_config *cfg, ncm_cpu_policy *cpu,
+                              const ncm_cpu_state *st, ncm_cpuset **ret, ncm_error *err);
+
+/* CRI-O's knobs POD asks for (NCM_KNOB_*), and those container NAME of POD_UID gets (a
+ * running container that holds exclusive CPUs; else 0) (node-knobs.c). */
+unsigned ncm__node_pod_knobs(const ncm_pod *pod);
+unsigned ncm__node_container_knobs(const ncm_node *n, const char *pod_uid, const char *name);
+/* Read DIR/nodecm_isolation into the node (missing: empty). */
+int ncm__node_memo_load(ncm_node *n, ncm_error *err);
+/* Whether the enforcer takes isolation() calls. */
+bool ncm__node_isolation_active(const ncm_node *n);
+/*
+ * The enforcer's isolation() for what the node holds now, inside the caller's transaction;
+ * with RECONCILE what it changed counts as found off (ncm_node_isolation_counters_get). The
+ * memo is written before the enforcer writes, and put back when it fails.
+ */
+int ncm__node_enforce_isolation(ncm_node *n, bool reconcile, ncm_error *err);
+
+/*
+ * Explanations (node-isolation.c): how isolatedCPUs narrowed AVAIL (the free CPUs, restricted
+ * in place) for a container of POD asking REQ CPUs; and CRI-O's knobs a container of POD gets
+ * (EXCLUSIVE: it holds exclusive CPUs), one step each.
+ */
+void ncm__node_explain_isolation(const ncm_node *n, ncm_node_event *e, const ncm_pod *pod, int req,
+                                 const ncm_cpuset *reuse, ncm_cpuset *avail);
+void ncm__node_explain_knobs(const ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
+                             bool exclusive);
+
+/* The isolation lines of the CPU map, and the status line's "isolatedCPUs" and "isolated"
+ * (under ignore: nothing). */
+int ncm__node_format_isolation_text(const ncm_node *n, ncm_buf *b);
+void ncm__node_format_isolation_json(const ncm_node *n, ncm_buf *b);
+/* A container's ", \"knobs\": [...]" of the status line, when it has any. */
+void ncm__node_format_knobs_json(const ncm_node *n, const char *pod_uid, const char *name,
+                                 ncm_buf *b);
 
 /* Copy CAPACITY (may be NULL) into N's (node-fit.c). -ENOMEM. */
 int ncm__node_fit_set_capacity(ncm_node *n, const ncm_resource_list *capacity, ncm_error *err);
@@ -417,10 +477,11 @@ int ncm__node_cpu_promise(ncm_node *n, const ncm_pod *pod, const ncm_container *
 int ncm__node_cpu_near(ncm_node *n, const ncm_pod *pod, const ncm_container *c,
                        ncm_device_location **ret_locs, size_t *ret_nl, ncm_cpu_near **ret_near,
                        size_t *ret_nn, ncm_error *err);
-/* --explain: which of LOCS drew which CPUs of RESULT (node-cpu.c). */
+/* --explain: which of LOCS drew which CPUs of RESULT, and which of their local CPUs the
+ * container's isolation kept from it (KEPT: free CPUs it may not have; NULL: none) (node-cpu.c). */
 void ncm__node_explain_near(ncm_node *n, ncm_node_event *e, const ncm_device_location *locs,
                             size_t nl, const ncm_cpu_near *near, size_t nn,
-                            const ncm_cpuset *result);
+                            const ncm_cpuset *result, const ncm_cpuset *kept);
 
 /* Start the node's enforcer (node.c): node allocatable and the QoS tiers. */
 int ncm__node_enforce_start(ncm_node *n, ncm_error *err);
@@ -449,5 +510,34 @@ void ncm__node_txn_done(node_txn *t);
  */
 void ncm__node_explain_take(const ncm_topo *t, const ncm_cpuset *available,
                             const ncm_cpuset *chosen, ncm_node_event *e);
+
+/* The split of node.c: node.c (construction, the pod registry, enforcement), node-txn.c
+ * (admission and its transaction), node-remove.c (removal), node-pods.c (dir/nodecm_pods and
+ * its journal). What one of them asks of another: */
+node_pod *ncm__node_pod_find(const ncm_node *n, const char *uid);
+int ncm__node_pod_make(const ncm_pod *pod, node_pod *ret);
+int ncm__node_pod_put(ncm_node *n, node_pod *p);
+int ncm__node_pod_copy(const node_pod *p, node_pod *ret);
+void ncm__node_pod_done(node_pod *p);
+void ncm__node_pod_forget(ncm_node *n, const char *uid);
+const ncm_container *ncm__node_nth_container(const ncm_pod *pod, size_t i);
+int ncm__node_add_container_ids(ncm_node *n, const ncm_pod *pod);
+void ncm__node_strv_free(char **v);
+int ncm__node_usage_of(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
+                       ncm_error *err);
+/* The enforcer's steps, called with an enforcer (ncm__node_enforce_* check for one first). */
+const ncm_enforcer_ops *ncm__node_enforcer_ops(const ncm_node *n);
+void *ncm__node_enforcer_data(const ncm_node *n);
+int ncm__node_enforcer_begin(ncm_node *n, ncm_error *err);
+int ncm__node_enforcer_commit(ncm_node *n, ncm_error *err);
+int ncm__node_enforcer_fail(ncm_node *n, int r, const char *what, ncm_error *err);
+int ncm__node_enforcer_shared(ncm_node *n, const char *skip_uid, ncm_error *err);
+int ncm__node_enforcer_undo(ncm_node *n, int r, ncm_error *err);
+int ncm__node_enforce_admission(ncm_node *n, const ncm_pod *pod, const ncm_cpuset *default_before,
+                                ncm_error *err);
+/* POD_UID's record appended to the pods journal (or the file rewritten whole), container
+ * RM_NAME counted as removed; DROP: the pod gone (node-pods.c). */
+int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, bool drop,
+                          ncm_error *err);
 
 #endif

@@ -140,6 +140,29 @@ static int parse_policy_options(ncm_node_config *c, json_object *o, bool gate_on
         return 0;
 }
 
+/* nodecm's cpusetMems: "inherit" (the default) or "cpus". */
+static int parse_mems_rule(ncm_node_config *c, json_object *o, ncm_error *err)
+{
+        json_object *v = ncm__json_get(o, "cpusetMems");
+        const char *text;
+        char path[256];
+
+        c->mems_rule = NCM_NODE_MEMS_INHERIT;
+        if (!v || json_object_is_type(v, json_type_null))
+                return 0;
+        ncm__node_field(c, "cpusetMems", path, sizeof(path));
+        if (!json_object_is_type(v, json_type_string))
+                return ncm_error_set(err, EINVAL, "%s: expected string, got %s", path,
+                                     ncm__json_type_name(v));
+        text = json_object_get_string(v);
+        if (strcmp(text, "cpus") == 0)
+                c->mems_rule = NCM_NODE_MEMS_CPUS;
+        else if (strcmp(text, "inherit") != 0)
+                return ncm_error_set(err, EINVAL, "%s: unknown cpusetMems \"%s\" (inherit or cpus)",
+                                     path, text);
+        return 0;
+}
+
 int ncm__node_mem_config(ncm_node_config *c, json_object *o, bool drift_gate, ncm_error *err)
 {
         char path[256];
@@ -184,7 +207,7 @@ int ncm__node_mem_config(ncm_node_config *c, json_object *o, bool drift_gate, nc
                                      ncm__node_field(c, "memoryManagerPolicyOptions", path,
                                                      sizeof(path)),
                                      DRIFT_OPTION);
-        return 0;
+        return parse_mems_rule(c, o, err);
 }
 
 void ncm__node_mem_config_done(ncm_node_config *c)
@@ -778,14 +801,53 @@ const ncm_mem_policy *ncm_node_memory_policy(const ncm_node *n)
         return n->mem->policy;
 }
 
+ncm_node_mems_rule ncm_node_config_cpuset_mems(const ncm_node_config *c)
+{
+        return c->mems_rule;
+}
+
+/*
+ * The one place a container's cpuset.mems is decided. The kubelet sets it in
+ * PreCreateContainer from GetMemoryNUMANodes (the nodes of the container's blocks) and nowhere
+ * else: without blocks the runtime leaves the container its parent's nodes, and the CPU
+ * manager's reconcile sends only cpuset_cpus.
+ */
 int ncm_node_container_mems(const ncm_node *n, const char *pod_uid, const char *container,
-                            ncm_bitmask *ret)
+                            const ncm_cpuset *cpus, ncm_bitmask *ret)
 {
         ncm_bitmask m = ncm_mem_state_container_numa(n->mem->state, pod_uid, container);
+
+        if (!m && ncm_node_config_cpuset_mems(n->cfg) == NCM_NODE_MEMS_CPUS && cpus) {
+                bool known = ncm_topo_has_memory(n->topo);
+                size_t nn;
+                const int *ids = ncm_topo_numa_ids(n->topo, &nn);
+                /* node by node, not CPU by CPU: the shared pool of a big machine follows every
+                 * move of the pool in each shared container */
+                for (size_t i = 0; i < nn; i++) {
+                        const ncm_cpuset *on = ncm_topo_numa_cpus(n->topo, ids[i]);
+                        /* a node without memory is in no cpuset's mems (not even the root's) */
+                        if (ids[i] >= 0 && ids[i] < NCM_BITMASK_MAX_BITS && on &&
+                            ncm_cpuset_intersects(cpus, on) &&
+                            (!known || ncm_topo_numa_memory(n->topo, ids[i], NULL, NULL) > 0))
+                                m |= UINT64_C(1) << ids[i];
+                }
+        }
         if (!m)
                 return 0;
         *ret = m;
         return 1;
+}
+
+void ncm_node_format_mems(ncm_bitmask m, ncm_buf *b)
+{
+        bool first = true;
+
+        for (int i = 0; i < NCM_BITMASK_MAX_BITS; i++) {
+                if (!ncm_bitmask_isset(m, i))
+                        continue;
+                ncm_buf_printf(b, "%s%d", first ? "" : ",", i);
+                first = false;
+        }
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -171,6 +171,31 @@ static void explain_cpu_resize(ncm_node *n, ncm_node_event *e, const ncm_contain
         ncm_buf_done(&b);
 }
 
+/* isolatedCPUs: the pool an upsize of C (holding HAVE) grows in, out of the free CPUs FREE. */
+static void explain_iso_resize(ncm_node *n, ncm_node_event *e, const ncm_pod *pod,
+                               const ncm_container *c, const ncm_cpuset *have,
+                               const ncm_cpuset *free)
+{
+        ncm_autoptr(ncm_cpuset) pool = NULL;
+        ncm_autofree char *ps = NULL, *fs = NULL;
+        int tier;
+
+        if (!have || ncm_cpu_guaranteed_cpus(pod, c) <= ncm_cpuset_weight(have) ||
+            !(pool = ncm_cpuset_dup(free)))
+                return;
+        tier = ncm_cpu_policy_isolation_resize_pool(n->cpu, pod, have, pool);
+        if (tier == 0)
+                return;
+        ps = ncm_cpuset_format_list(pool);
+        fs = ncm_cpuset_format_list(free);
+        ncm__node_event_step(e, "isolatedCPUs %s: it grows %s: %s of the free CPUs %s",
+                             ncm_cpu_isolation_name(ncm_cpu_policy_isolation(n->cpu, NULL)),
+                             tier == 2   ? "only onto isolated CPUs (its pool)"
+                             : tier == 1 ? "only onto CPUs that are not isolated"
+                                         : "onto any, holding both already",
+                             ps && ps[0] ? ps : "none", fs ? fs : "");
+}
+
 int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const ncm_hint *affinity,
                                   const char **ret_type, ncm_error *err)
 {
@@ -217,6 +242,7 @@ int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const nc
                 e->text = strdup(err && err->msg[0] ? err->msg : ncm_strerror(-r));
                 explain_cpu_resize(n, e, c, ncm_cpu_guaranteed_cpus(pod, c), have, promised,
                                    free_before, NULL);
+                explain_iso_resize(n, e, pod, c, have, free_before);
                 if (*ret_type && strcmp(*ret_type, NCM_CPU_REASON_PROHIBITED) == 0 && promised) {
                         ncm_autofree char *ps = ncm_cpuset_format_list(promised);
                         ncm__node_event_step(e,
@@ -232,20 +258,29 @@ int ncm__node_cpu_resize_allocate(ncm_node *n, const ncm_tm_call *call, const nc
                 return r;
         }
         e->text = now ? ncm_cpuset_format_list(now) : strdup("shared pool");
-        if (now)
+        if (now) {
                 explain_cpu_resize(n, e, c, ncm_cpu_guaranteed_cpus(pod, c), have, promised,
                                    free_before, now);
+                explain_iso_resize(n, e, pod, c, have, free_before);
+        }
         if (now && have && nl && ncm_cpuset_weight(now) != ncm_cpuset_weight(have)) {
                 /* the CPUs this resize chose: an upsize's added ones, a downsize's kept beyond
                  * the promise */
                 ncm_autoptr(ncm_cpuset) chose = ncm_cpuset_new();
                 const ncm_cpuset *kept =
                                 ncm_cpuset_weight(now) > ncm_cpuset_weight(have) ? have : promised;
+                /* an upsize's free CPUs its isolation pool keeps from it */
+                ncm_autoptr(ncm_cpuset) off = NULL;
+                if (ncm_cpuset_weight(now) > ncm_cpuset_weight(have) &&
+                    (off = ncm_cpuset_dup(free_before))) {
+                        ncm_cpu_policy_isolation_resize_pool(n->cpu, pod, have, off);
+                        ncm_cpuset_andnot(off, free_before, off);
+                }
                 if (chose) {
                         ncm_cpuset_copy(chose, now);
                         if (kept)
                                 ncm_cpuset_andnot(chose, chose, kept);
-                        ncm__node_explain_near(n, e, locs, nl, near, nn, chose);
+                        ncm__node_explain_near(n, e, locs, nl, near, nn, chose, off);
                 }
         }
         ncm_device_locations_free(locs, nl);
@@ -271,7 +306,7 @@ static void explain_merge_refusal(ncm_node *n, node_txn *t, const ncm_pod *pod)
         for (size_t i = 0; i < n_all(pod); i++) {
                 const ncm_container *c = nth(pod, i);
                 const ncm_cpuset *have = ncm_cpu_state_get(n->cpu_state, pod->uid, c->name);
-                int req = ncm_cpu_guaranteed_cpus(pod, c), grow;
+                int req = ncm_cpu_guaranteed_cpus(pod, c), grow, tier;
                 ncm_autoptr(ncm_cpuset) near = ncm_cpuset_new();
                 ncm_autoptr(ncm_cpuset) freeset = ncm_cpuset_new();
                 ncm_buf b = NCM_BUF_INIT;
@@ -279,6 +314,7 @@ static void explain_merge_refusal(ncm_node *n, node_txn *t, const ncm_pod *pod)
                         continue;
                 grow = req - ncm_cpuset_weight(have);
                 ncm_cpu_policy_available(n->cpu, n->cpu_state, freeset);
+                tier = ncm_cpu_policy_isolation_resize_pool(n->cpu, pod, have, freeset);
                 NCM_CPUSET_FOREACH(cpu, have)
                 {
                         const ncm_cpu_info *ci = ncm_topo_cpu(n->topo, cpu);
@@ -291,10 +327,18 @@ static void explain_merge_refusal(ncm_node *n, node_txn *t, const ncm_pod *pod)
                 ncm_cpuset_format_list_buf(have, &b);
                 ncm_buf_puts(&b, " on NUMA node(s) ");
                 put_numa_of(n->topo, have, &b);
-                ncm_buf_printf(&b, ", which have %d free CPU%s", ncm_cpuset_weight(near),
-                               ncm_cpuset_weight(near) == 1 ? "" : "s");
+                ncm_buf_printf(&b, ", which have %d free CPU%s%s", ncm_cpuset_weight(near),
+                               ncm_cpuset_weight(near) == 1 ? "" : "s",
+                               tier == 2   ? " in its isolation pool (the isolated CPUs)"
+                               : tier == 1 ? " that are not isolated (its isolation pool)"
+                                           : "");
                 if (ncm_cpuset_weight(near) >= grow) {
                         ncm_buf_printf(&b, ": room for the %d it adds", grow);
+                } else if (ncm_cpuset_is_subset(freeset, near)) {
+                        ncm_buf_printf(&b,
+                                       "; it needs %d more, and no other NUMA node has a "
+                                       "free CPU it may take",
+                                       grow);
                 } else {
                         ncm_autoptr(ncm_cpuset) far = ncm_cpuset_new();
                         if (far) {
@@ -379,6 +423,44 @@ static int keep_cdi(const ncm_pod *held, const ncm_pod *pod, ncm_pod **ret, ncm_
                         return oom(err);
                 r = ncm_pod_set_cdi_devices(copy, a->name, (const char *const *)a->cdi_devices,
                                             a->n_cdi_devices, err);
+                if (r < 0)
+                        return r;
+        }
+        *ret = NCM_TAKE_PTR(copy);
+        return 0;
+}
+
+/*
+ * POD with the annotations nodecm acts on (nodecm.io/isolated-cpus, CRI-O's knobs) that HELD
+ * was admitted with, where POD gives none: they decided at admission which pool the
+ * containers' CPUs are in and what their cgroups and interrupts do, and a resize keeps both
+ * (CRI-O, too, reads them once, when it creates the container). A resize that gives one with
+ * another value, or one HELD did not have, is refused: -EINVAL. *RET is NULL when POD already
+ * holds them all.
+ */
+static int keep_annotations(const ncm_pod *held, const ncm_pod *pod, ncm_pod **ret, ncm_error *err)
+{
+        ncm_autoptr(ncm_pod) copy = NULL;
+
+        *ret = NULL;
+        for (size_t i = 0; i < pod->n_annotations; i++) {
+                const ncm_pod_annotation *a = &pod->annotations[i];
+                const char *was = ncm_pod_get_annotation(held, a->key);
+                if (!was || strcmp(was, a->value) != 0)
+                        return ncm_error_set(err, EINVAL,
+                                             "resize of pod '%s': annotation %s may not change "
+                                             "(it was %s%s%s at admission)",
+                                             pod->uid, a->key, was ? "\"" : "", was ? was : "unset",
+                                             was ? "\"" : "");
+        }
+        for (size_t i = 0; i < held->n_annotations; i++) {
+                const ncm_pod_annotation *a = &held->annotations[i];
+                int r;
+                if (ncm_pod_get_annotation(pod, a->key))
+                        continue;
+                if (!copy && !(copy = ncm_pod_dup(pod)))
+                        return oom(err);
+                r = ncm_pod_set_annotation(copy, a->key, a->value, err);
                 if (r < 0)
                         return r;
         }
@@ -570,7 +652,7 @@ static int precheck(ncm_node *n, const ncm_pod *old, const ncm_pod *pod, unsigne
 static int enforce_resize(ncm_node *n, const ncm_pod *old, const ncm_pod *pod,
                           const ncm_cpuset *const *before, ncm_error *err)
 {
-        const ncm_enforcer_ops *ops = n->enforcer ? ncm_enforcer_get_ops(n->enforcer) : NULL;
+        const ncm_enforcer_ops *ops = ncm__node_enforcer_ops(n);
         ncm_autofree ncm_enforce_container *v = NULL;
         ncm_autoptr(ncm_cpuset) shared = ncm_cpuset_new();
         ncm_cgroup_qos_usage usage;
@@ -601,6 +683,11 @@ static int enforce_resize(ncm_node *n, const ncm_pod *old, const ncm_pod *pod,
                 rz.phase = NCM_ENFORCE_RESIZE_GROW;
                 r = ops->pod_resize(ncm_enforcer_get_data(n->enforcer), &rz, &usage, err);
         }
+        /* CRI-O's knobs follow the new cpusets (banned IRQ CPUs, load balancing, a quota the
+         * resize wrote back), as after an admission;
+         * the caller commits them with the files */
+        if (r >= 0)
+                r = ncm__node_enforce_isolation(n, false, err);
         if (r < 0)
                 return ncm__node_enforce_fail(n, r, what, err);
         return 1;
@@ -763,6 +850,7 @@ int ncm_node_resize(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_ad
         ncm_autoptr(ncm_node_admission) a = calloc(1, sizeof(*a));
         ncm_autoptr(ncm_pod) old = NULL;
         ncm_autoptr(ncm_pod) with_cdi = NULL;
+        ncm_autoptr(ncm_pod) with_ann = NULL;
         const ncm_pod *held = ncm_node_pod(n, pod->uid);
         int r;
 
@@ -786,6 +874,11 @@ int ncm_node_resize(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_ad
                 return r;
         if (with_cdi)
                 pod = with_cdi;
+        r = keep_annotations(held, pod, &with_ann, err);
+        if (r < 0)
+                return r;
+        if (with_ann)
+                pod = with_ann;
         /* the registry's spec is replaced on success: keep the one decided against */
         old = ncm_pod_dup(held);
         if (!old)

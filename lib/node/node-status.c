@@ -589,7 +589,10 @@ static int label_cpus(const ncm_node *n, char **labels, size_t max_cpu)
                 const char *t = NULL;
                 if (labels[cpu] || !ncm_topo_cpu(ncm_node_topo(n), (int)cpu))
                         continue;
-                if (none)
+                if (n->isolated && ncm_cpuset_isset(n->isolated, (int)cpu) &&
+                    (none || !ncm_cpuset_isset(reserved, (int)cpu)))
+                        t = "isolated"; /* isolatedCPUs: out of the shared pool */
+                else if (none)
                         t = "shared";
                 else if (ncm_cpuset_isset(reserved, (int)cpu))
                         t = "reserved";
@@ -670,7 +673,6 @@ int ncm_node_format_cpu_map(const ncm_node *n, ncm_buf *b)
         const ncm_topo *t = ncm_node_topo(n);
         const ncm_cpu_policy *p = ncm_node_cpu_policy(n);
         const ncm_node_config *cfg = ncm_node_get_config(n);
-        const ncm_cpu_state *s = ncm_node_cpu_state(n);
         size_t ncpu = 0, max_cpu;
         const ncm_cpu_info *cpus = ncm_topo_cpus(t, &ncpu);
         ncm_cpu_info *sorted;
@@ -728,18 +730,37 @@ int ncm_node_format_cpu_map(const ncm_node *n, ncm_buf *b)
                 }
                 ncm_buf_putc(b, '\n');
         }
-        if (strcmp(ncm_cpu_policy_name(p), "none") == 0) {
+        if (strcmp(ncm_cpu_policy_name(p), "none") == 0 && !n->isolated) {
                 ncm_buf_puts(b, "none policy: containers are not pinned and run on every CPU\n");
+        } else if (strcmp(ncm_cpu_policy_name(p), "none") == 0) {
+                ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+                if (!pool) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                ncm_node_shared_pool(n, pool);
+                ncm_buf_puts(b, "none policy: containers run on ");
+                ncm_cpuset_format_list_buf(pool, b);
+                ncm_buf_putc(b, '\n');
         } else {
                 const ncm_cpu_options *o = ncm_cpu_policy_options(p);
+                ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+                if (!pool) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                ncm_node_shared_pool(n, pool);
                 ncm_buf_puts(b, "shared pool: ");
-                ncm_cpuset_format_list_buf(ncm_cpu_state_default(s), b);
+                ncm_cpuset_format_list_buf(pool, b);
                 if (!ncm_cpuset_is_empty(ncm_cpu_policy_reserved(p)))
                         ncm_buf_puts(b, o->strict_cpu_reservation ? " (reserved CPUs excluded: "
                                                                     "strict-cpu-reservation)"
                                                                   : " (reserved CPUs included)");
                 ncm_buf_putc(b, '\n');
         }
+        r = ncm__node_format_isolation_text(n, b);
+        if (r < 0)
+                goto out;
         ncm__node_mem_format_map(n, b);
         human_devices(b, n);
 out:
@@ -774,6 +795,7 @@ void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b)
         json_cpus(b, ncm_cpu_policy_reserved(p));
         ncm_buf_puts(b, ", \"sharedPool\": ");
         json_cpus(b, shared);
+        ncm__node_format_isolation_json(n, b);
         ncm_buf_puts(b, ", \"cpus\": [");
         for (size_t i = 0; i < ncpu; i++) {
                 const ncm_cpu_info *ci = &info[i];
@@ -783,6 +805,10 @@ void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b)
                 bool held = false;
                 ncm_buf_printf(b, "%s{\"cpu\": %d, \"socket\": %d, \"numa\": %d, \"core\": %d",
                                i ? ", " : "", ci->cpu, ci->socket, ci->numa, ci->core);
+                if (ncm_cpuset_isset(ncm_topo_isolated_cpus(t), ci->cpu))
+                        ncm_buf_puts(b, ", \"isolated\": true");
+                if (ncm_cpuset_isset(ncm_topo_nohz_full_cpus(t), ci->cpu))
+                        ncm_buf_puts(b, ", \"nohz_full\": true");
                 while (ncm_cpu_state_next(s, &it, &pu, &cn, &cs)) {
                         if (!ncm_cpuset_isset(cs, ci->cpu))
                                 continue;
@@ -806,7 +832,9 @@ void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b)
                                                                                ci->cpu)
                                                        ? "reserved"
                                        : ncm_cpuset_isset(shared, ci->cpu) ? "shared"
-                                                                           : "free");
+                                       : n->isolated && ncm_cpuset_isset(n->isolated, ci->cpu)
+                                                       ? "isolated"
+                                                       : "free");
         }
         ncm_buf_puts(b, "], \"pods\": [");
         for (size_t i = 0; i < ncm_node_num_pods(n); i++) {
@@ -836,6 +864,7 @@ void ncm_node_format_status_json(const ncm_node *n, ncm_buf *b)
                         ncm_buf_printf(b, ", \"exclusive\": %s, \"cpus\": ",
                                        ex > 0 ? "true" : "false");
                         json_cpus(b, cpus);
+                        ncm__node_format_knobs_json(n, pod->uid, c->name, b);
                         if (ncm_node_container_removed(n, pod->uid, c->name))
                                 ncm_buf_puts(b, ", \"removed\": true");
                         ncm_buf_putc(b, '}');

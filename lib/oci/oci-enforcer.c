@@ -3,8 +3,9 @@
  * The OCI hook's enforcer: the runtime made each container's cgroup, so the only thing to
  * write is its cpuset. For every container of a pod the node hands over (admission, the shared
  * pool moving, reconcile) that the hook placed, cpuset.cpus gets the container's CPUs and
- * cpuset.mems the NUMA nodes of those CPUs that the parent cgroup allows. Every write first
- * reads the old value, so that rollback() puts it back, last write first.
+ * cpuset.mems the memory nodes the node decided (ncm_node_container_mems; left alone when it
+ * decided none). Every write first reads the old value, so that rollback() puts it back, last
+ * write first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,10 +26,15 @@ typedef struct undo_step {
 struct oci_enforcer {
         int rootfd; /* borrowed */
         char hier[64];
+        const ncm_cgroup_layout *layout;
         const ncm_topo *topo;
         const oci_registry *reg;
+        const oci_registry *confined;
+        int sysfd;
         undo_step *undo;
         size_t n_undo, cap_undo;
+        /* the knobs' plans, applied after the cpusets: undone first */
+        ncm_cgroup_undo *plan_undo, *machine_undo;
 };
 
 static int oom(ncm_error *err)
@@ -76,54 +82,6 @@ static int read_line(int rootfd, const char *path, char *buf, size_t size, ncm_e
         return 0;
 }
 
-int ncm__oci_mems_for(int rootfd, const char *hier, const ncm_topo *topo, const char *cgroup,
-                      const ncm_cpuset *cpus, char *buf, size_t size)
-{
-        ncm_autoptr(ncm_cpuset) want = ncm_cpuset_new();
-        ncm_autoptr(ncm_cpuset) allowed = NULL;
-        ncm_autofree char *text = NULL;
-        char path[4096], parent[4096], line[4096];
-        const char *slash;
-        size_t n;
-        int r;
-
-        if (!want)
-                return -ENOMEM;
-        buf[0] = '\0';
-        NCM_CPUSET_FOREACH(cpu, cpus)
-        {
-                const ncm_cpu_info *ci = ncm_topo_cpu(topo, cpu);
-                /* NUMA ids are the kernel's; a cpuset of nodes holds only small ones */
-                if (ci && ci->numa >= 0 && ci->numa < NCM_CPUSET_MAX_CPUS)
-                        (void)ncm_cpuset_set(want, ci->numa);
-        }
-        if (ncm_cpuset_is_empty(want))
-                return 0;
-        /* the parent's mems bound what a child may have (memory-less nodes are not in it) */
-        snprintf(path, sizeof(path), "%s%s", hier, cgroup);
-        slash = strrchr(path, '/');
-        n = slash ? (size_t)(slash - path) : 0;
-        if (n >= sizeof(parent))
-                return -ENAMETOOLONG;
-        memcpy(parent, path, n);
-        snprintf(parent + n, sizeof(parent) - n, "/cpuset.mems");
-        r = read_line(rootfd, parent, line, sizeof(line), NULL);
-        if (r < 0)
-                return r == -ENOENT ? 0 : r;
-        if (ncm_cpuset_parse_list(line, &allowed, NULL) < 0)
-                return 0;
-        ncm_cpuset_and(want, want, allowed);
-        if (ncm_cpuset_is_empty(want))
-                return 0;
-        text = ncm_cpuset_format_list(want);
-        if (!text)
-                return -ENOMEM;
-        if (strlen(text) + 1 > size)
-                return -ENAMETOOLONG;
-        strcpy(buf, text);
-        return 0;
-}
-
 /* Write VALUE to PATH, keeping the old value for rollback. ENOENT: the cgroup has gone. */
 static int write_undo(oci_enforcer *e, const char *path, const char *value, ncm_error *err)
 {
@@ -147,11 +105,13 @@ static int write_undo(oci_enforcer *e, const char *path, const char *value, ncm_
         return ncm_fs_write(e->rootfd, path, value, err);
 }
 
-/* Give container CGROUP the CPUs CPUS (and their NUMA nodes). */
-static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpus, ncm_error *err)
+/* Give container CGROUP the CPUs CPUS and, unless MEMS is 0, the memory nodes MEMS. */
+static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpus, ncm_bitmask mems,
+                      ncm_error *err)
 {
         ncm_autofree char *list = NULL;
-        char path[4096], mems[4096];
+        ncm_buf nodes = NCM_BUF_INIT;
+        char path[4096];
         int r;
 
         /* an empty pool is not written, as the kubelet leaves an empty cpuset unset */
@@ -165,9 +125,6 @@ static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpu
         list = ncm_cpuset_format_list(cpus);
         if (!list)
                 return oom(err);
-        r = ncm__oci_mems_for(e->rootfd, e->hier, e->topo, cgroup, cpus, mems, sizeof(mems));
-        if (r < 0)
-                return ncm_error_errno(err, -r, "cgroup '%s%s': cpuset.mems", e->hier, cgroup);
         if (snprintf(path, sizeof(path), "%s%s/cpuset.cpus", e->hier, cgroup) >= (int)sizeof(path))
                 return ncm_error_set(err, ENAMETOOLONG, "cgroup '%s': path too long", cgroup);
         r = write_undo(e, path, list, err);
@@ -180,10 +137,12 @@ static int set_cpuset(oci_enforcer *e, const char *cgroup, const ncm_cpuset *cpu
                                      "cgroup '%s%s' has no cpuset.cpus (the cpuset controller "
                                      "is not enabled for it)",
                                      e->hier, cgroup);
-        if (r < 0 || !mems[0])
+        if (r < 0 || !mems)
                 return r;
+        ncm_node_format_mems(mems, &nodes);
         snprintf(path, sizeof(path), "%s%s/cpuset.mems", e->hier, cgroup);
-        r = write_undo(e, path, mems, err);
+        r = ncm_buf_failed(&nodes) ? oom(err) : write_undo(e, path, nodes.data, err);
+        ncm_buf_done(&nodes);
         if (r == -ENOENT) {
                 ncm_error_clear(err);
                 return 0;
@@ -201,7 +160,7 @@ static int enf_pod(void *data, const ncm_enforce_pod *p, ncm_error *err)
                 int r;
                 if (k < 0)
                         continue;
-                r = set_cpuset(e, e->reg->v[k].cgroup, c->cpus, err);
+                r = set_cpuset(e, e->reg->v[k].cgroup, c->cpus, c->mems, err);
                 if (r < 0)
                         return ncm_error_prefix(err, "container '%s' of pod '%s'", c->name,
                                                 p->pod->uid);
@@ -218,22 +177,28 @@ static int enf_pod_add(void *data, const ncm_enforce_pod *p, const ncm_cgroup_qo
 
 static int enf_begin(void *data, ncm_error *err)
 {
+        oci_enforcer *e = data;
         (void)err;
-        undo_clear(data);
+        undo_clear(e);
+        ncm_cgroup_undo_clear(e->plan_undo);
+        ncm_cgroup_undo_clear(e->machine_undo);
         return 0;
 }
 
 static int enf_commit(void *data, ncm_error *err)
 {
-        (void)err;
-        undo_clear(data);
-        return 0;
+        return enf_begin(data, err);
 }
 
 static int enf_rollback(void *data, ncm_error *err)
 {
         oci_enforcer *e = data;
         int ret = 0;
+
+        if (e->sysfd >= 0 && ncm_cgroup_undo_run(e->machine_undo, e->sysfd, NULL, err) < 0)
+                ret = -EIO;
+        if (ncm_cgroup_undo_run(e->plan_undo, e->rootfd, NULL, ret < 0 ? NULL : err) < 0)
+                ret = -EIO;
 
         for (size_t i = e->n_undo; i-- > 0;) {
                 ncm_error e2 = NCM_ERROR_INIT;
@@ -257,7 +222,72 @@ static void enf_free(void *data)
                 return;
         undo_clear(e);
         free(e->undo);
+        ncm_cgroup_undo_free(e->plan_undo);
+        ncm_cgroup_undo_free(e->machine_undo);
         free(e);
+}
+
+/*
+ * isolation(): the containers the node does not hold (CONFINED) on the shared pool, then CRI-O's
+ * knobs on the containers' own cgroups, then the interrupts; a container whose cgroup has gone
+ * is passed over.
+ */
+static int enf_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
+{
+        oci_enforcer *e = data;
+        ncm_cgroup_plan plan = NCM_CGROUP_PLAN_INIT, mplan = NCM_CGROUP_PLAN_INIT;
+        ncm_knob_container *v = calloc(iso->n_containers + 1, sizeof(*v));
+        char **paths = calloc(2 * iso->n_containers + 1, sizeof(*paths));
+        size_t nv = 0;
+        int r = 0;
+
+        if (!v || !paths) {
+                free(v);
+                free(paths);
+                return oom(err);
+        }
+        for (size_t i = 0; e->confined && i < e->confined->n && r >= 0; i++) {
+                r = set_cpuset(e, e->confined->v[i].cgroup, iso->shared, 0, err);
+                if (r < 0)
+                        ncm_error_prefix(err, "container '%s'", e->confined->v[i].id);
+        }
+        for (size_t i = 0; i < iso->n_containers && r >= 0; i++) {
+                const ncm_enforce_knobbed *k = &iso->containers[i];
+                ssize_t at = ncm__rt_record_find_name(e->reg, k->pod->uid, k->name);
+                if (at < 0 || !e->reg->v[at].cgroup[0])
+                        continue;
+                /* up to the kubelet's kubepods when it is there, else the parent only */
+                if (ncm_knobs_runtime_cgroups(e->reg->v[at].cgroup, &paths[2 * nv],
+                                              &paths[2 * nv + 1]) < 0) {
+                        r = oom(err);
+                        break;
+                }
+                v[nv] = (ncm_knob_container){e->reg->v[at].cgroup, paths[2 * nv], paths[2 * nv + 1],
+                                             k->cpus, k->knobs};
+                nv++;
+        }
+        snprintf(plan.display_root, sizeof(plan.display_root), "%s", e->layout->display_root);
+        if (r >= 0)
+                r = ncm_knobs_plan_cgroups(e->layout, e->rootfd, v, nv, iso->all_cpus, iso->memo,
+                                           &plan, iso->fixed, err);
+        if (r >= 0 && e->sysfd >= 0) {
+                r = ncm_knobs_plan_irqs(e->sysfd, iso->irq_banned, iso->all_cpus,
+                                        ncm_knobs_irqbalance_file(e->sysfd, iso->irqbalance),
+                                        iso->memo, &mplan, iso->fixed, err);
+        }
+        if (r >= 0 && iso->persist)
+                r = iso->persist(iso->persist_data, err);
+        if (r >= 0 && plan.n_ops)
+                r = ncm_cgroup_plan_apply_undo(&plan, e->rootfd, NULL, e->plan_undo, err);
+        if (r >= 0 && mplan.n_ops)
+                r = ncm_cgroup_plan_apply_undo(&mplan, e->sysfd, NULL, e->machine_undo, err);
+        for (size_t i = 0; i < 2 * iso->n_containers; i++)
+                free(paths[i]);
+        free(paths);
+        free(v);
+        ncm_cgroup_plan_done(&plan);
+        ncm_cgroup_plan_done(&mplan);
+        return r < 0 ? r : 0;
 }
 
 static const ncm_enforcer_ops oci_ops = {
@@ -268,21 +298,26 @@ static const ncm_enforcer_ops oci_ops = {
                 .commit = enf_commit,
                 .rollback = enf_rollback,
                 .free = enf_free,
+                .isolation = enf_isolation,
 };
 
-int ncm__oci_enforcer_new(int rootfd, const char *hier, const ncm_topo *topo,
-                          const oci_registry *reg, ncm_enforcer **ret, ncm_error *err)
+int ncm__oci_enforcer_new(const oci_enforcer_options *o, ncm_enforcer **ret, ncm_error *err)
 {
         oci_enforcer *e = calloc(1, sizeof(*e));
 
         if (!e)
                 return oom(err);
-        e->rootfd = rootfd;
-        snprintf(e->hier, sizeof(e->hier), "%s", hier);
-        e->topo = topo;
-        e->reg = reg;
-        if (ncm_enforcer_new(&oci_ops, e, ret) < 0) {
-                free(e);
+        e->rootfd = o->rootfd;
+        snprintf(e->hier, sizeof(e->hier), "%s", o->hier);
+        e->layout = o->layout;
+        e->topo = o->topo;
+        e->reg = o->reg;
+        e->confined = o->confined;
+        e->sysfd = o->sysfd;
+        e->plan_undo = ncm_cgroup_undo_new();
+        e->machine_undo = ncm_cgroup_undo_new();
+        if (!e->plan_undo || !e->machine_undo || ncm_enforcer_new(&oci_ops, e, ret) < 0) {
+                enf_free(e);
                 return oom(err);
         }
         return 0;

@@ -40,13 +40,16 @@ void ncm_oci_hook_result_done(ncm_oci_hook_result *r)
 /* What a run works with once the node is open. */
 typedef struct hook_env {
         int rootfd;
+        int sysfd; /* the machine, for CRI-O's irq-load-balancing */
         ncm_cgroup_layout layout;
         char hier[64];
         oci_registry reg;
+        oci_registry confined; /* containers kept on the shared pool */
         ncm_enforcer *enf;
         ncm_node_dir *dir;
         ncm_node *node;
-        bool dirty; /* the registry changed and must be saved */
+        bool dirty;          /* the registry changed and must be saved */
+        bool confined_dirty; /* the record of confined containers changed */
 } hook_env;
 
 static void env_done(hook_env *env)
@@ -54,9 +57,12 @@ static void env_done(hook_env *env)
         env->dir = ncm_node_dir_close(env->dir);
         env->enf = ncm_enforcer_free(env->enf);
         ncm__rt_record_done(&env->reg);
+        ncm__rt_record_done(&env->confined);
         if (env->rootfd >= 0)
                 close(env->rootfd);
-        env->rootfd = -1;
+        if (env->sysfd >= 0)
+                close(env->sysfd);
+        env->rootfd = env->sysfd = -1;
 }
 
 /* The cgroup mount and its cpuset hierarchy. */
@@ -92,11 +98,17 @@ static int env_cgroups(const ncm_oci_hook_options *o, hook_env *env, ncm_error *
 /* Open the node (taking the lock), then read the record. */
 static int env_open(const ncm_oci_hook_options *o, unsigned flags, hook_env *env, ncm_error *err)
 {
-        static const char *const names[] = {NCM_OCI_CONTAINERS_NAME, NULL};
+        static const char *const names[] = {NCM_OCI_CONTAINERS_NAME, NCM_OCI_CONFINED_NAME, NULL};
         ncm_node_dir_options dopt = {0};
+        oci_enforcer_options eo = {0};
         int r;
 
-        r = ncm__oci_enforcer_new(env->rootfd, env->hier, o->topo, &env->reg, &env->enf, err);
+        env->sysfd = ncm_fs_open_root(o->machine_root ? o->machine_root : "/", err);
+        if (env->sysfd < 0)
+                return env->sysfd;
+        eo = (oci_enforcer_options){env->rootfd, env->hier,      &env->layout, o->topo,
+                                    &env->reg,   &env->confined, env->sysfd};
+        r = ncm__oci_enforcer_new(&eo, &env->enf, err);
         if (r < 0)
                 return r;
         dopt.flags = flags | (o->no_wait ? NCM_NODE_DIR_NOWAIT : 0);
@@ -110,6 +122,8 @@ static int env_open(const ncm_oci_hook_options *o, unsigned flags, hook_env *env
         r = ncm_fs_clean_tmp(AT_FDCWD, o->root_dir, names, err);
         if (r >= 0)
                 r = ncm__rt_record_load(o->root_dir, NCM_OCI_CONTAINERS_NAME, &env->reg, err);
+        if (r >= 0)
+                r = ncm__rt_record_load(o->root_dir, NCM_OCI_CONFINED_NAME, &env->confined, err);
         return r;
 }
 
@@ -139,9 +153,18 @@ static int release(hook_env *env, size_t k, ncm_cpuset *released, ncm_error *err
         return 0;
 }
 
-/* removeStaleState: containers whose cgroup has gone without a poststop. */
+/* removeStaleState: containers whose cgroup has gone without a poststop (confined ones too). */
 static int prune(hook_env *env, const char *skip_id, size_t *count, ncm_error *err)
 {
+        for (size_t i = env->confined.n; i-- > 0;) {
+                if (skip_id && strcmp(env->confined.v[i].id, skip_id) == 0)
+                        continue;
+                if (ncm__oci_cgroup_exists(env->rootfd, env->hier, env->confined.v[i].cgroup) != 0)
+                        continue;
+                ncm__rt_record_remove(&env->confined, i);
+                env->confined_dirty = true;
+                (*count)++;
+        }
         for (size_t i = env->reg.n; i-- > 0;) {
                 int r;
                 if (skip_id && strcmp(env->reg.v[i].id, skip_id) == 0)
@@ -164,6 +187,10 @@ static int save_flags(const ncm_oci_hook_options *o, hook_env *env, unsigned fla
                            : 0;
         if (r >= 0)
                 env->dirty = false;
+        if (r >= 0 && env->confined_dirty)
+                r = ncm__rt_record_save(o->root_dir, NCM_OCI_CONFINED_NAME, &env->confined, 0, err);
+        if (r >= 0)
+                env->confined_dirty = false;
         return r;
 }
 
@@ -261,7 +288,8 @@ static int make_entry(const ncm_oci_state *st, const ncm_oci_config *cfg,
         e.has_qos = id->has_qos || from_cgroup > 0;
         e.qos = id->has_qos ? id->qos : qos;
         e.resources = cfg->resources;
-        if (!e.id || !e.pod || !e.pod_name || !e.pod_ns || !e.name) {
+        if (ncm__rt_container_set_annotations(&e, cfg->annotations, cfg->n_annotations) < 0 ||
+            !e.id || !e.pod || !e.pod_name || !e.pod_ns || !e.name) {
                 e.cgroup = NULL; /* still the caller's */
                 ncm__rt_container_done(&e);
                 return oom(err);
@@ -271,9 +299,9 @@ static int make_entry(const ncm_oci_state *st, const ncm_oci_config *cfg,
 }
 
 static int result_fill(const hook_env *env, const oci_entry *e, const ncm_node_admission *a,
-                       ncm_oci_hook_result *res, const ncm_topo *topo, ncm_error *err)
+                       ncm_oci_hook_result *res, ncm_error *err)
 {
-        char mems[4096] = "";
+        ncm_buf mems = NCM_BUF_INIT;
 
         res->action = NCM_OCI_ADMITTED;
         res->pod_uid = strdup(e->pod);
@@ -282,19 +310,75 @@ static int result_fill(const hook_env *env, const oci_entry *e, const ncm_node_a
         if (!res->pod_uid || !res->container || !res->cgroup)
                 return oom(err);
         for (size_t i = 0; i < a->n_containers; i++) {
+                ncm_bitmask m;
                 if (strcmp(a->containers[i].name, e->name) != 0)
                         continue;
                 res->exclusive = a->containers[i].exclusive;
                 res->cpus = ncm_cpuset_format_list(a->containers[i].cpus);
                 if (!res->cpus)
                         return oom(err);
-                (void)ncm__oci_mems_for(env->rootfd, env->hier, topo, e->cgroup,
-                                        a->containers[i].cpus, mems, sizeof(mems));
+                /* what the enforcer wrote: the node's one answer */
+                if (ncm_node_container_mems(env->node, e->pod, e->name, a->containers[i].cpus, &m) >
+                    0)
+                        ncm_node_format_mems(m, &mems);
         }
         if (!res->cpus && !(res->cpus = strdup("")))
                 return oom(err);
-        res->mems = strdup(mems);
+        res->mems = ncm_buf_steal(&mems);
         return res->mems ? 0 : oom(err);
+}
+
+/*
+ * A container that is not nodecm's: kept on the shared pool, where no container holds CPUs of
+ * its own (the kubelet's shared pool: nothing foreign on exclusive CPUs). It is recorded, then
+ * a reconcile of the node writes the pool into it (and puts right whatever else was off).
+ */
+static int run_confine(const ncm_oci_hook_options *o, const ncm_oci_state *st, hook_env *env,
+                       ncm_oci_hook_result *res, ncm_error *err)
+{
+        ncm_autofree char *cgroup = NULL;
+        ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+        oci_entry e = {0};
+        ssize_t k;
+        int r;
+
+        if (!pool)
+                return oom(err);
+        r = env_cgroups(o, env, err);
+        if (r >= 0)
+                r = pid_cgroup(o, env, st->id, st->pid, &cgroup, err);
+        if (r >= 0)
+                r = env_open(o, NCM_NODE_DIR_INIT, env, err);
+        if (r >= 0)
+                r = prune(env, st->id, &res->stale, err);
+        if (r < 0)
+                return r;
+        k = ncm__rt_record_find_id(&env->confined, st->id);
+        if (k < 0) {
+                e.id = strdup(st->id);
+                e.pod = strdup(st->id);
+                e.pod_name = strdup("");
+                e.pod_ns = strdup("");
+                e.name = strdup(st->id);
+                e.cgroup = strdup(cgroup);
+                if (!e.id || !e.pod || !e.pod_name || !e.pod_ns || !e.name || !e.cgroup ||
+                    ncm__rt_record_add(&env->confined, &e) < 0) {
+                        ncm__rt_container_done(&e);
+                        return oom(err);
+                }
+                env->confined_dirty = true;
+        }
+        /* recorded before the write: a crash leaves an entry the next run prunes or keeps */
+        r = save(o, env, err);
+        if (r >= 0)
+                r = ncm_node_reconcile(env->node, err);
+        if (r < 0)
+                return r;
+        ncm_node_shared_pool(env->node, pool);
+        res->action = NCM_OCI_CONFINED;
+        res->cpus = ncm_cpuset_format_list(pool);
+        res->cgroup = strdup(cgroup);
+        return res->cpus && res->cgroup ? 0 : oom(err);
 }
 
 static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, hook_env *env,
@@ -321,11 +405,16 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
                 for (size_t i = 0; i < cfg.n_annotations; i++)
                         if (strcmp(cfg.annotations[i].key, NCM_ANNOTATION_MANAGED) == 0)
                                 m = cfg.annotations[i].value;
+                if (!m && !o->no_confine && st->pid > 0) {
+                        r = run_confine(o, st, env, res, err);
+                        goto out;
+                }
                 r = skip(res,
-                         id.kind == NCM_RUNTIME_SANDBOX     ? "a pod sandbox container"
+                         m                                  ? "nodecm.io/managed is \"false\""
+                         : id.kind == NCM_RUNTIME_SANDBOX   ? "a pod sandbox container"
                          : id.kind == NCM_RUNTIME_EPHEMERAL ? "an ephemeral container"
-                         : m                                ? "nodecm.io/managed is \"false\""
-                             : "no nodecm.io/managed or pod UID annotation",
+                                                            : "no nodecm.io/managed or pod UID "
+                                                              "annotation",
                          err);
                 goto out;
         }
@@ -404,7 +493,7 @@ static int run_create(const ncm_oci_hook_options *o, const ncm_oci_state *st, ho
         if (r < 0)
                 goto out;
         k = ncm__rt_record_find_id(&env->reg, st->id);
-        r = result_fill(env, &env->reg.v[k], adm, res, o->topo, err);
+        r = result_fill(env, &env->reg.v[k], adm, res, err);
 out:
         if (had_old)
                 ncm__rt_container_done(&old);
@@ -434,6 +523,13 @@ static int run_poststop(const ncm_oci_hook_options *o, const ncm_oci_state *st, 
                 r = prune(env, st->id, &res->stale, err);
         if (r < 0)
                 return r;
+        k = ncm__rt_record_find_id(&env->confined, st->id);
+        if (k >= 0) {
+                ncm__rt_record_remove(&env->confined, (size_t)k);
+                env->confined_dirty = true;
+                res->action = NCM_OCI_CONFINED;
+                return 0;
+        }
         k = ncm__rt_record_find_id(&env->reg, st->id);
         if (k >= 0) {
                 res->pod_uid = strdup(env->reg.v[k].pod);
@@ -456,7 +552,7 @@ int ncm_oci_hook_run(const ncm_oci_hook_options *o, const char *state, size_t le
 {
         ncm_oci_state st = {0};
         ncm_oci_hook_result res = {0};
-        hook_env env = {.rootfd = -1};
+        hook_env env = {.rootfd = -1, .sysfd = -1};
         int r;
 
         r = ncm_oci_state_parse(state, len, &st, err);
@@ -474,7 +570,7 @@ int ncm_oci_hook_run(const ncm_oci_hook_options *o, const char *state, size_t le
         else
                 r = run_create(o, &st, &env, &res, err);
         /* whatever happened, what the record lost on the way (stale containers) is saved */
-        if (env.dir) {
+        if (env.dir || env.confined_dirty) {
                 ncm_error e2 = NCM_ERROR_INIT;
                 int rs = save(o, &env, r < 0 ? &e2 : err);
                 if (r >= 0)
@@ -490,6 +586,50 @@ int ncm_oci_hook_run(const ncm_oci_hook_options *o, const char *state, size_t le
         return 0;
 }
 
+int ncm_oci_reconcile(const ncm_oci_hook_options *o, int *ret_fixed, unsigned *ret_knobs,
+                      size_t *ret_stale, ncm_error *err)
+{
+        hook_env env = {.rootfd = -1, .sysfd = -1};
+        ncm_autofree char *state = NULL;
+        ncm_node_isolation_counters before = {{0}};
+        size_t stale = 0;
+        int r;
+
+        *ret_fixed = 0;
+        if (ret_stale)
+                *ret_stale = 0;
+        if (asprintf(&state, "%s/%s", o->root_dir, NCM_CPU_CHECKPOINT_NAME) < 0)
+                return oom(err);
+        if (ncm_fs_exists(AT_FDCWD, state) <= 0)
+                return 0;
+        r = env_cgroups(o, &env, err);
+        if (r >= 0)
+                r = env_open(o, 0, &env, err);
+        if (r >= 0)
+                r = prune(&env, NULL, &stale, err);
+        if (r >= 0) {
+                before = *ncm_node_isolation_counters_get(env.node);
+                r = ncm_node_reconcile(env.node, err);
+        }
+        if (r >= 0) {
+                const ncm_node_isolation_counters *after =
+                                ncm_node_isolation_counters_get(env.node);
+                *ret_fixed = r;
+                for (int k = 0; ret_knobs && k < NCM_KNOB_FIX_N; k++)
+                        ret_knobs[k] = (unsigned)(after->fixed[k] - before.fixed[k]);
+                if (ret_stale)
+                        *ret_stale = stale;
+        }
+        if (env.dir) {
+                ncm_error e2 = NCM_ERROR_INIT;
+                int rs = save(o, &env, r < 0 ? &e2 : err);
+                if (r >= 0 && rs < 0)
+                        r = rs;
+        }
+        env_done(&env);
+        return r < 0 ? r : 0;
+}
+
 static void put(ncm_buf *b, const char *key, const char *v)
 {
         ncm_buf_printf(b, ", \"%s\": ", key);
@@ -498,7 +638,8 @@ static void put(ncm_buf *b, const char *key, const char *v)
 
 void ncm_oci_hook_result_json(const ncm_oci_hook_result *r, ncm_buf *b)
 {
-        static const char *const actions[] = {"skipped", "admitted", "released", "unknown"};
+        static const char *const actions[] = {"skipped", "admitted", "released", "unknown",
+                                              "confined"};
 
         ncm_buf_printf(b, "{\"stage\": \"%s\"",
                        r->stage == NCM_OCI_STAGE_POSTSTOP ? "poststop" : "create");
@@ -522,6 +663,12 @@ void ncm_oci_hook_result_json(const ncm_oci_hook_result *r, ncm_buf *b)
                 put(b, "released", r->cpus);
                 break;
         case NCM_OCI_UNKNOWN:
+                break;
+        case NCM_OCI_CONFINED:
+                if (r->stage != NCM_OCI_STAGE_POSTSTOP) {
+                        put(b, "cpus", r->cpus);
+                        put(b, "cgroup", r->cgroup);
+                }
                 break;
         }
         if (r->stale)

@@ -24,13 +24,22 @@ typedef ncm__rt_record oci_registry;
  * rollback. A container whose cgroup has gone is passed over (it is stale, not an error).
  */
 typedef struct oci_enforcer oci_enforcer;
-int ncm__oci_enforcer_new(int rootfd, const char *hier, const ncm_topo *topo,
-                          const oci_registry *reg, ncm_enforcer **ret, ncm_error *err);
+typedef struct oci_enforcer_options {
+        int rootfd;                      /* the cgroup mount, borrowed */
+        const char *hier;                /* its cpuset hierarchy: "/cpuset" on v1, "" on v2 */
+        const ncm_cgroup_layout *layout; /* CRI-O's knobs' other hierarchies (cpu) */
+        const ncm_topo *topo;
+        const oci_registry *reg;      /* the containers the node holds */
+        const oci_registry *confined; /* the containers it keeps on the shared pool */
+        int sysfd;                    /* the machine (/proc/irq, irqbalance's file), borrowed;
+                                         -1: none */
+} oci_enforcer_options;
+/*
+ * The hook's enforcer also does isolation(): every container of CONFINED on the shared pool,
+ * and CRI-O's knobs on the cgroups REG names (a container's parent is its pod's cgroup when
+ * the kubelet named it "pod<uid>"; the ancestors go up to kubepods, else the parent only).
+ */
+int ncm__oci_enforcer_new(const oci_enforcer_options *o, ncm_enforcer **ret, ncm_error *err);
 /* Whether CGROUP (below the hierarchy) exists: 1, 0, or -errno. */
 int ncm__oci_cgroup_exists(int rootfd, const char *hier, const char *cgroup);
-/* The cpuset.mems the enforcer writes for CPUS into CGROUP: the NUMA nodes of CPUS that its
- * parent allows; "" when it would leave mems alone. */
-int ncm__oci_mems_for(int rootfd, const char *hier, const ncm_topo *topo, const char *cgroup,
-                      const ncm_cpuset *cpus, char *buf, size_t size);
-
 #endif

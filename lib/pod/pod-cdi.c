@@ -166,21 +166,21 @@ static void put_names(const ncm_container *v, size_t n, bool *first, ncm_buf *b)
         }
 }
 
-void ncm__pod_put_cdi(const ncm_pod *pod, ncm_buf *b)
+void ncm__pod_put_cdi(const ncm_pod *pod, bool *first, ncm_buf *b)
 {
         ncm_buf inner = NCM_BUF_INIT;
-        bool first = true;
+        bool none = true;
 
         ncm_buf_putc(&inner, '{');
-        put_names(pod->init_containers, pod->n_init_containers, &first, &inner);
-        put_names(pod->containers, pod->n_containers, &first, &inner);
+        put_names(pod->init_containers, pod->n_init_containers, &none, &inner);
+        put_names(pod->containers, pod->n_containers, &none, &inner);
         ncm_buf_putc(&inner, '}');
-        if (!first && !ncm_buf_failed(&inner)) {
-                ncm_buf_puts(b, ", \"annotations\": {");
+        if (!none && !ncm_buf_failed(&inner)) {
+                ncm_buf_puts(b, *first ? "" : ", ");
+                *first = false;
                 ncm_buf_json_string(b, NCM_POD_CDI_ANNOTATION, strlen(NCM_POD_CDI_ANNOTATION));
                 ncm_buf_puts(b, ": ");
                 ncm_buf_json_string(b, inner.data, inner.len);
-                ncm_buf_putc(b, '}');
         } else if (ncm_buf_failed(&inner)) {
                 b->oom = true;
         }

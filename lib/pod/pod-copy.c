@@ -89,6 +89,10 @@ ncm_pod *ncm_pod_dup(const ncm_pod *src)
                 r = list_copy(&p->resources.limits, &src->resources.limits);
         if (r >= 0)
                 r = list_copy(&p->overhead, &src->overhead);
+        if (r >= 0)
+                r = ncm__pod_annotations_copy(src, p);
+        else
+                p->annotations = NULL, p->n_annotations = 0;
         if (r < 0) {
                 /* the copies made so far; the counts are the source's */
                 free(p->uid);
@@ -100,6 +104,7 @@ ncm_pod *ncm_pod_dup(const ncm_pod *src)
                 ncm_resource_list_done(&p->resources.requests);
                 ncm_resource_list_done(&p->resources.limits);
                 ncm_resource_list_done(&p->overhead);
+                ncm__pod_annotations_free(p->annotations, p->n_annotations);
                 free(p);
                 return NULL;
         }
@@ -156,7 +161,7 @@ void ncm_pod_format_json(const ncm_pod *pod, ncm_buf *b)
         put_str(b, pod->name ? pod->name : "");
         ncm_buf_puts(b, ", \"namespace\": ");
         put_str(b, pod->ns ? pod->ns : "default");
-        ncm__pod_put_cdi(pod, b);
+        ncm__pod_annotations_format(pod, b);
         ncm_buf_puts(b, "}, \"spec\": {");
         if (pod->n_init_containers) {
                 ncm_buf_puts(b, "\"initContainers\": ");

@@ -51,8 +51,11 @@ int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags,
  * that is not such an object, a container the pod does not have, a name that is not qualified.
  */
 int ncm__pod_read_cdi(ncm_pod *pod, json_object *meta, const char *path, ncm_error *err);
-/* `, "annotations": {...}` for POD's CDI devices, nothing when it has none. */
-void ncm__pod_put_cdi(const ncm_pod *pod, ncm_buf *b);
+/*
+ * POD's CDI devices as one member of the annotations object (`"nodecm.io/cdi-devices": "..."`,
+ * after ", " unless *FIRST, which it then clears), nothing when it has none.
+ */
+void ncm__pod_put_cdi(const ncm_pod *pod, bool *first, ncm_buf *b);
 /* Copy and free a container's CDI devices. */
 int ncm__container_cdi_copy(ncm_container *dst, const ncm_container *src);
 void ncm__container_cdi_free(ncm_container *c);
@@ -98,6 +101,17 @@ int ncm__resource_list_max(ncm_resource_list *l, const ncm_resource_list *add);
  * containers and sidecars summed, raised to each sequential init container's need.
  */
 int ncm__pod_aggregate(const ncm_pod *pod, bool limits, ncm_resource_list *ret, ncm_error *err);
+
+/*
+ * metadata.annotations of META (at META_PATH): the ones nodecm reads, checked against their
+ * words, into POD (pod-annotations.c). Their copy, release and JSON form (", \"annotations\":
+ * {...}" when any, the CDI devices' member included: one object, never a repeated key).
+ */
+int ncm__pod_read_annotations(json_object *meta, const char *meta_path, ncm_pod *pod,
+                              ncm_error *err);
+int ncm__pod_annotations_copy(const ncm_pod *src, ncm_pod *dst);
+void ncm__pod_annotations_free(ncm_pod_annotation *v, size_t n);
+void ncm__pod_annotations_format(const ncm_pod *pod, ncm_buf *b);
 
 /* resourceQOS of one set of requirements. */
 ncm_qos_class ncm__resources_qos(const ncm_resources *r);

@@ -615,6 +615,9 @@ int ncm__pod_from_json_flags(json_object *obj, const char *path, unsigned flags,
         pod->ns = strdup(ns && *ns ? ns : "default");
         if (!pod->uid || !pod->name || !pod->ns)
                 return oom(err);
+        r = ncm__pod_read_annotations(meta, meta_path, pod, err);
+        if (r < 0)
+                return r;
 
         r = get_object(obj, "spec", path, &spec, err);
         if (r < 0)
@@ -720,6 +723,7 @@ ncm_pod *ncm_pod_free(ncm_pod *pod)
         containers_free(pod->containers, pod->n_containers);
         resources_done(&pod->resources);
         ncm_resource_list_done(&pod->overhead);
+        ncm__pod_annotations_free(pod->annotations, pod->n_annotations);
         free(pod);
         return NULL;
 }

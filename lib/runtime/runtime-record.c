@@ -10,7 +10,8 @@
  *   {"sandboxes": [{"id": "...", "pod": "<uid>"}],
  *    "containers": [{"id": "...", "pod": "<uid>", "podName": "", "podNamespace": "",
  *     "name": "app", "kind": "container", "qos": "Guaranteed", "cgroup": "/...",
- *     "sandbox": "...", "seq": 3, "resources": {"cpuShares": 2048, "cpuQuota": 200000,
+ *     "sandbox": "...", "podAnnotations": {"cpu-quota.crio.io": "disable"}, "seq": 3,
+ *     "resources": {"cpuShares": 2048, "cpuQuota": 200000,
  *     "cpuPeriod": 100000, "memoryLimit": 1073741824,
  *     "hugepages": [{"pageSize": 2097152, "limit": 4194304}]}}]}
  *
@@ -39,6 +40,7 @@
 
 #include <nodecm/fs.h>
 #include "base/array.h"
+#include "base/journal.h"
 #include "base/json.h"
 #include "runtime-record.h"
 
@@ -58,7 +60,56 @@ void ncm__rt_container_done(ncm__rt_container *e)
         free(e->name);
         free(e->cgroup);
         free(e->sandbox);
+        for (size_t i = 0; i < e->n_ann; i++) {
+                free(e->ann[i].key);
+                free(e->ann[i].value);
+        }
+        free(e->ann);
         *e = (ncm__rt_container){0};
+}
+
+/* Add KEY=VALUE to E's annotations (no check: a rebuilt pod checks them). -ENOMEM. */
+static int ann_add(ncm__rt_container *e, const char *key, const char *value)
+{
+        size_t cap = e->n_ann;
+        ncm_pod_annotation a = {strdup(key), strdup(value)};
+
+        if (!a.key || !a.value || ncm__array_grow(e->ann, cap, e->n_ann) < 0) {
+                free(a.key);
+                free(a.value);
+                return -ENOMEM;
+        }
+        e->ann[e->n_ann++] = a;
+        return 0;
+}
+
+int ncm__rt_container_set_annotations(ncm__rt_container *e, const ncm_runtime_kv *a, size_t n)
+{
+        for (size_t i = 0; i < e->n_ann; i++) {
+                free(e->ann[i].key);
+                free(e->ann[i].value);
+        }
+        free(e->ann);
+        e->ann = NULL;
+        e->n_ann = 0;
+        for (size_t i = 0; i < n; i++) {
+                bool seen = false;
+                if (!ncm_pod_annotation_known(a[i].key))
+                        continue;
+                /* a later one of the same key wins (the container's over its sandbox's) */
+                for (size_t k = 0; k < e->n_ann && !seen; k++)
+                        if (strcmp(e->ann[k].key, a[i].key) == 0) {
+                                char *v = strdup(a[i].value);
+                                if (!v)
+                                        return -ENOMEM;
+                                free(e->ann[k].value);
+                                e->ann[k].value = v;
+                                seen = true;
+                        }
+                if (!seen && ann_add(e, a[i].key, a[i].value) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 void ncm__rt_record_done(ncm__rt_record *r)
@@ -167,10 +218,17 @@ int ncm__rt_container_dup(const ncm__rt_container *e, ncm__rt_container *ret)
         c.name = strdup(e->name);
         c.cgroup = strdup(e->cgroup ? e->cgroup : "");
         c.sandbox = strdup(e->sandbox ? e->sandbox : "");
+        c.ann = NULL;
+        c.n_ann = 0;
         if (!c.id || !c.pod || !c.pod_name || !c.pod_ns || !c.name || !c.cgroup || !c.sandbox) {
                 ncm__rt_container_done(&c);
                 return -ENOMEM;
         }
+        for (size_t i = 0; i < e->n_ann; i++)
+                if (ann_add(&c, e->ann[i].key, e->ann[i].value) < 0) {
+                        ncm__rt_container_done(&c);
+                        return -ENOMEM;
+                }
         *ret = c;
         return 0;
 }
@@ -180,7 +238,9 @@ int ncm__rt_record_pod(const ncm__rt_record *reg, const ncm__rt_container *newes
 {
         ncm_autofree ncm_runtime_container *c = calloc(reg->n + 1, sizeof(*c));
         ncm_runtime_pod p = {0};
+        ncm_pod *pod = NULL;
         size_t n = 0;
+        int r;
 
         if (!c)
                 return oom(err);
@@ -198,7 +258,21 @@ int ncm__rt_record_pod(const ncm__rt_record *reg, const ncm__rt_container *newes
         p.qos = newest->qos;
         p.containers = c;
         p.n_containers = n;
-        return ncm_runtime_pod_build(&p, ret, err);
+        r = ncm_runtime_pod_build(&p, &pod, err);
+        /* the pod's annotations as its containers carried them, the newest last */
+        for (size_t i = 0; r >= 0 && i < reg->n; i++) {
+                if (strcmp(reg->v[i].pod, newest->pod) != 0)
+                        continue;
+                for (size_t k = 0; r >= 0 && k < reg->v[i].n_ann; k++)
+                        r = ncm_pod_set_annotation(pod, reg->v[i].ann[k].key,
+                                                   reg->v[i].ann[k].value, err);
+        }
+        if (r < 0) {
+                ncm_pod_free(pod);
+                return r;
+        }
+        *ret = pod;
+        return 0;
 }
 
 static const char *kind_name(ncm_runtime_kind k)
@@ -271,6 +345,20 @@ static int parse_entry(json_object *o, const char *path, ncm__rt_container *e, n
             (r = get_int(o, "seq", path, 1, &seq, err)) < 0)
                 return r;
         e->seq = (uint64_t)seq;
+        k = ncm__json_get(o, "podAnnotations");
+        if (k) {
+                snprintf(p, sizeof(p), "%s.podAnnotations", path);
+                if (ncm__json_expect(k, json_type_object, p, err) < 0)
+                        return -EINVAL;
+                json_object_object_foreach(k, key, val)
+                {
+                        if (!json_object_is_type(val, json_type_string))
+                                return ncm_error_set(err, EINVAL, "%s.%s: expected string", p, key);
+                        if (ncm_pod_annotation_known(key) &&
+                            ann_add(e, key, json_object_get_string(val)) < 0)
+                                return oom(err);
+                }
+        }
         k = ncm__json_get(o, "kind");
         if (k && (!json_object_is_type(k, json_type_string) ||
                   kind_from_name(json_object_get_string(k), &e->kind) < 0))
@@ -484,6 +572,16 @@ static void format_entry(const ncm__rt_container *e, ncm_buf *b)
                 put_str(b, "cgroup", e->cgroup);
         if (e->sandbox && *e->sandbox)
                 put_str(b, "sandbox", e->sandbox);
+        if (e->n_ann) {
+                ncm_buf_puts(b, ", \"podAnnotations\": {");
+                for (size_t i = 0; i < e->n_ann; i++) {
+                        ncm_buf_puts(b, i ? ", " : "");
+                        ncm_buf_json_string(b, e->ann[i].key, strlen(e->ann[i].key));
+                        ncm_buf_puts(b, ": ");
+                        ncm_buf_json_string(b, e->ann[i].value, strlen(e->ann[i].value));
+                }
+                ncm_buf_putc(b, '}');
+        }
         ncm_buf_printf(b,
                        ", \"seq\": %llu, \"resources\": {\"cpuShares\": %lld, "
                        "\"cpuQuota\": %lld, \"cpuPeriod\": %lld, \"memoryLimit\": %lld, "
@@ -526,7 +624,10 @@ void ncm__rt_record_format(const ncm__rt_record *reg, ncm_buf *b)
 void ncm__rt_journal_add(ncm_buf *b, uint64_t gen, const ncm__rt_container *e,
                          const ncm__rt_sandbox *sandbox)
 {
-        ncm_buf_printf(b, "{\"gen\": %llu, \"add\": ", (unsigned long long)gen);
+        ncm__journal j = {.gen = gen};
+
+        ncm__journal_begin(&j, b);
+        ncm_buf_puts(b, "\"add\": ");
         format_entry(e, b);
         if (sandbox) {
                 ncm_buf_puts(b, ", \"sandbox\": {\"id\": ");
@@ -534,16 +635,20 @@ void ncm__rt_journal_add(ncm_buf *b, uint64_t gen, const ncm__rt_container *e,
                 put_str(b, "pod", sandbox->pod);
                 ncm_buf_puts(b, "}");
         }
-        ncm_buf_puts(b, "}\n");
+        ncm__journal_end(b);
 }
 
 void ncm__rt_journal_id(ncm_buf *b, uint64_t gen, const char *pod, const char *name, const char *id)
 {
-        ncm_buf_printf(b, "{\"gen\": %llu, \"id\": {\"pod\": ", (unsigned long long)gen);
+        ncm__journal j = {.gen = gen};
+
+        ncm__journal_begin(&j, b);
+        ncm_buf_puts(b, "\"id\": {\"pod\": ");
         ncm_buf_json_string(b, pod, strlen(pod));
         put_str(b, "name", name);
         put_str(b, "id", id);
-        ncm_buf_puts(b, "}}\n");
+        ncm_buf_puts(b, "}");
+        ncm__journal_end(b);
 }
 
 /* Whether container K of REG is not POD's NAME (an id given to another container). */
@@ -625,51 +730,29 @@ static int journal_id(json_object *id, const char *p, ncm__rt_record *reg, ncm_e
         return 0;
 }
 
+/* One line of the journal, of the record's generation, put into the record USERDATA. */
+static int journal_line(json_object *o, const char *where, void *userdata, ncm_error *err)
+{
+        json_object *add = ncm__json_get(o, "add");
+        json_object *id = ncm__json_get(o, "id");
+
+        if (add)
+                return journal_add(o, add, where, userdata, err);
+        if (id)
+                return journal_id(id, where, userdata, err);
+        return ncm_error_set(err, EINVAL, "%s: expected \"add\" or \"id\"", where);
+}
+
 int ncm__rt_journal_apply(const char *text, size_t len, const char *name, ncm__rt_record *reg,
                           ncm_error *err)
 {
-        size_t at = 0, line = 0;
-        int lines = 0;
+        ncm__journal j = {.gen = reg->generation};
+        bool torn = false;
+        int r = ncm__journal_read(&j, text, len, name, ":", journal_line, reg, &torn, err);
 
-        while (at < len) {
-                const char *nl = memchr(text + at, '\n', len - at);
-                ncm_autojson o = NULL;
-                json_object *g, *add, *id;
-                int64_t gen;
-                char p[300], gp[320];
-                int r;
-
-                if (!nl)
-                        return lines + 1; /* an append a crash cut short: ignored */
-                line++;
-                lines++;
-                snprintf(p, sizeof(p), "%s:%zu", name, line);
-                r = ncm__json_parse(text + at, (size_t)(nl - (text + at)), p, &o, err);
-                at = (size_t)(nl - text) + 1;
-                if (r < 0)
-                        return r;
-                if (ncm__json_expect(o, json_type_object, p, err) < 0)
-                        return -EINVAL;
-                g = ncm__json_get(o, "gen");
-                snprintf(gp, sizeof(gp), "%s: gen", p);
-                if (!g)
-                        return ncm_error_set(err, EINVAL, "%s: missing", gp);
-                if ((r = ncm__json_int(g, gp, 0, INT64_MAX, &gen, err)) < 0)
-                        return r;
-                if ((uint64_t)gen != reg->generation)
-                        continue; /* in the record already (a crash before the journal emptied) */
-                add = ncm__json_get(o, "add");
-                id = ncm__json_get(o, "id");
-                if (add)
-                        r = journal_add(o, add, p, reg, err);
-                else if (id)
-                        r = journal_id(id, p, reg, err);
-                else
-                        r = ncm_error_set(err, EINVAL, "%s: expected \"add\" or \"id\"", p);
-                if (r < 0)
-                        return r;
-        }
-        return lines;
+        if (r < 0)
+                return r;
+        return (int)j.lines + torn;
 }
 
 int ncm__rt_journal_load(const char *dir, const char *file, ncm__rt_record *reg, ncm_error *err)

@@ -31,7 +31,18 @@ typedef struct ncm__rt_container {
         ncm_runtime_resources resources;
         uint64_t seq; /* creation order */
         bool orphan;  /* not kept: recorded without an id by an earlier process (CRI) */
+        /* the pod annotations nodecm reads (nodecm.io/isolated-cpus, CRI-O's knobs) among the
+         * container's, for its rebuilt pod ("podAnnotations" in the file) */
+        ncm_pod_annotation *ann;
+        size_t n_ann;
 } ncm__rt_container;
+
+/*
+ * The annotations of A[0..N) that a pod's spec would carry for nodecm (ncm_pod_annotation_known)
+ * into E, replacing any; a later one of the same key wins (values are checked when the pod is
+ * rebuilt). -ENOMEM.
+ */
+int ncm__rt_container_set_annotations(ncm__rt_container *e, const ncm_runtime_kv *a, size_t n);
 
 /* A pod sandbox (CRI): its id and pod. */
 typedef struct ncm__rt_sandbox {

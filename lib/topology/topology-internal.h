@@ -174,6 +174,14 @@ int ncm__topo_from_xml_file_rules(const char *path, ncm_topo_rules rules, ncm_to
 int ncm__topo_from_xml_buffer_rules(const char *xml, size_t len, ncm_topo_rules rules,
                                     ncm_topo **ret, ncm_error *err);
 
+/*
+ * The isolcpus= and nohz_full= parameters of a kernel command line TEXT[0..LEN) (topology-
+ * isolation.c), parsed as the kernel parses them; "N" is NR_CPUS - 1. RET[k] receives a new set
+ * for each ncm_iso_source k the command line speaks of (isolcpus flags, nohz_full=), NULL for
+ * the others. Parameters the kernel would ignore are ignored. 0 or -ENOMEM.
+ */
+int ncm__iso_parse_cmdline(const char *text, size_t len, int nr_cpus, ncm_cpuset **ret);
+
 /* ------------------------------------------------------------------------------------------
  * Memory per NUMA node (topology-memory.c): cadvisor's parsers, pure, for the fuzz target.
  */
@@ -184,6 +192,22 @@ int ncm__mem_meminfo_total(const char *s, size_t len, uint64_t *ret);
 /* GetHugePagesInfo's page size (KiB) of a hugepages directory entry ("hugepages-2048kB").
  * -EINVAL / -ERANGE as ParseUint fails. */
 int ncm__mem_hugepages_size(const char *name, uint64_t *ret);
+
+/* What a listing of node ID's directory showed: whether it has meminfo and hugepages. */
+typedef struct ncm__mem_listed {
+        int id;
+        bool meminfo, hugepages;
+} ncm__mem_listed;
+
+/*
+ * ncm_topo_read_memory_sysfs() for a discovery that listed the node directories already: a node
+ * LISTED covers is known to exist and only the files its listing showed are opened (the same
+ * results: a file that is absent reads as nothing either way); the other nodes are probed as
+ * ncm_topo_read_memory_sysfs() probes them. NODESFD: /sys/devices/system/node opened inside
+ * ROOTFD (the files are opened from it, base/fs-beneath.h), or -1.
+ */
+int ncm__topo_read_memory_listed(ncm_topo *t, int rootfd, int nodesfd,
+                                 const ncm__mem_listed *listed, size_t n, ncm_error *err);
 
 /* Append V in decimal, right-aligned to WIDTH (0: no padding): printf's "%*lld" without
  * printf, which dominated the output of large tables. */

@@ -16,6 +16,8 @@
  * nodecm writes for a source that gives no such row). A row of one entry per listed node is
  * read in list order, another one that reaches every listed id by id. "distances" may be left out
  * of every entry (then 10/20), not of some. Every CPU's numa must be listed.
+ * A CPU entry may say "isolated": true and "nohz_full": true (docs/isolation.md); the writer
+ * gives them only when true.
  * An entry may give its memory (cadvisor's names): "memory" (bytes) and "hugepages", a list of
  * {"page_size": KiB, "num_pages": N}; the writer gives both for every node of a topology with
  * memory, nothing otherwise.
@@ -95,10 +97,32 @@ static int get_int(json_object *o, const char *path, const char *key, int64_t mi
         return 0;
 }
 
-static int read_cpus(json_object *arr, const char *path, ncm_cpu_info **ret, size_t *ret_n,
-                     ncm_error *err)
+/* An optional boolean flag of a CPU entry ("isolated", "nohz_full"): set CPU in *SET. */
+static int get_flag(json_object *o, const char *path, const char *key, int cpu, ncm_cpuset **set,
+                    ncm_error *err)
 {
-        static const char *const keys[] = {"cpu", "core", "socket", "numa", "uncore", NULL};
+        json_object *v = NULL;
+        char p[512];
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return 0;
+        pathf(p, sizeof(p), "%s.%s", path, key);
+        if (!json_object_is_type(v, json_type_boolean))
+                return ncm_error_set(err, EINVAL, "%s: expected a boolean, got %s", p,
+                                     ncm__json_type_name(v));
+        if (!json_object_get_boolean(v))
+                return 0;
+        if (!*set && !(*set = ncm_cpuset_new()))
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        return ncm_cpuset_set(*set, cpu) < 0 ? ncm_error_set(err, ERANGE, "%s: CPU out of range", p)
+                                             : 0;
+}
+
+static int read_cpus(json_object *arr, const char *path, ncm_cpu_info **ret, size_t *ret_n,
+                     ncm_cpuset **ret_flags, ncm_error *err)
+{
+        static const char *const keys[] = {"cpu",    "core",     "socket",    "numa",
+                                           "uncore", "isolated", "nohz_full", NULL};
         const int64_t max = NCM_CPUSET_MAX_CPUS - 1;
         size_t n;
         ncm_autofree ncm_cpu_info *cpus = NULL;
@@ -124,7 +148,9 @@ static int read_cpus(json_object *arr, const char *path, ncm_cpu_info **ret, siz
                     (r = get_int(e, p, "core", 0, max, &cpus[i].core, err)) < 0 ||
                     (r = get_int(e, p, "socket", INT32_MIN, INT32_MAX, &cpus[i].socket, err)) < 0 ||
                     (r = get_int(e, p, "numa", INT32_MIN, INT32_MAX, &cpus[i].numa, err)) < 0 ||
-                    (r = get_i64(e, p, "uncore", INT64_MIN, INT64_MAX, &cpus[i].uncore, err)) < 0)
+                    (r = get_i64(e, p, "uncore", INT64_MIN, INT64_MAX, &cpus[i].uncore, err)) < 0 ||
+                    (r = get_flag(e, p, "isolated", cpus[i].cpu, &ret_flags[0], err)) < 0 ||
+                    (r = get_flag(e, p, "nohz_full", cpus[i].cpu, &ret_flags[1], err)) < 0)
                         return r;
         }
         *ret = NCM_TAKE_PTR(cpus);
@@ -380,6 +406,7 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
         ncm_autofree ncm_cpu_info *cpus = NULL;
         size_t ncpus = 0;
         numa_list numa = {0};
+        ncm_cpuset *flags[2] = {NULL, NULL}; /* "isolated", "nohz_full" */
         int r;
 
         r = ncm__json_expect(o, json_type_object, *root ? root : "topology", err);
@@ -396,27 +423,25 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
                 return r;
         if (!json_object_object_get_ex(o, "cpus", &jc))
                 return ncm_error_set(err, EINVAL, "%s: missing", pc);
-        r = read_cpus(jc, pc, &cpus, &ncpus, err);
-        if (r < 0)
-                return r;
-        if (json_object_object_get_ex(o, "numa", &jn)) {
+        r = read_cpus(jc, pc, &cpus, &ncpus, flags, err);
+        if (r >= 0 && json_object_object_get_ex(o, "numa", &jn)) {
                 r = read_numa(jn, pn, &numa, err);
                 if (r < 0)
-                        return r;
+                        goto out;
                 for (size_t i = 0; i < ncpus; i++) {
                         bool listed = false;
                         for (size_t k = 0; k < numa.n && !listed; k++)
                                 listed = numa.ids[k] == cpus[i].numa;
                         if (!listed) {
-                                numa_list_done(&numa);
-                                return ncm_error_set(
-                                                err, EINVAL,
-                                                "%s[%zu].numa: NUMA node %d is not listed in %s",
-                                                pc, i, cpus[i].numa, pn);
+                                r = ncm_error_set(err, EINVAL,
+                                                  "%s[%zu].numa: NUMA node %d is not listed in %s",
+                                                  pc, i, cpus[i].numa, pn);
+                                goto out;
                         }
                 }
         }
-        r = ncm_topo_new(cpus, ncpus, numa.ids, numa.n, numa.dist, ret, err);
+        if (r >= 0)
+                r = ncm_topo_new(cpus, ncpus, numa.ids, numa.n, numa.dist, ret, err);
         for (size_t i = 0; r >= 0 && numa.rows && i < numa.n; i++)
                 if (numa.rows[i] &&
                     ncm__topo_set_row(*ret, numa.ids[i], numa.rows[i], numa.nrows[i]) < 0) {
@@ -431,7 +456,16 @@ int ncm_topo_from_json_value(struct json_object *o, const char *path, bool ignor
                         *ret = ncm_topo_free(*ret);
                 }
         }
+        for (int k = 0; k < 2 && r >= 0; k++)
+                if (flags[k] &&
+                    (r = ncm_topo_set_isolation(
+                                     *ret, k ? NCM_ISO_GIVEN_NOHZ_FULL : NCM_ISO_GIVEN_ISOLATED,
+                                     flags[k], err)) < 0)
+                        *ret = ncm_topo_free(*ret);
+out:
         numa_list_done(&numa);
+        ncm_cpuset_free(flags[0]);
+        ncm_cpuset_free(flags[1]);
         if (r >= 0 && pci)
                 ncm_topo_set_pci(*ret, NCM_TAKE_PTR(pci));
         if (r < 0 && err && strncmp(err->msg, "cpus[", 5) == 0 && *root) {
@@ -480,6 +514,9 @@ void ncm__put_int(ncm_buf *b, int64_t v, int width)
         } while (u);
         if (v < 0)
                 tmp[sizeof(tmp) - 1 - n++] = '-';
+        /* the padding in the same append (a distance table is thousands of these) */
+        for (; (int)n < width && n < sizeof(tmp); n++)
+                tmp[sizeof(tmp) - 1 - n] = ' ';
         for (int pad = width - (int)n; pad > 0; pad--)
                 ncm_buf_putc(b, ' ');
         ncm_buf_append(b, tmp + sizeof(tmp) - n, n);
@@ -506,6 +543,10 @@ void ncm_topo_format_json(const ncm_topo *t, ncm_buf *b)
                 ncm__put_int(b, c[i].numa, 0);
                 ncm_buf_puts(b, ", \"uncore\": ");
                 ncm__put_int(b, c[i].uncore, 0);
+                if (ncm_cpuset_isset(ncm_topo_isolated_cpus(t), c[i].cpu))
+                        ncm_buf_puts(b, ", \"isolated\": true");
+                if (ncm_cpuset_isset(ncm_topo_nohz_full_cpus(t), c[i].cpu))
+                        ncm_buf_puts(b, ", \"nohz_full\": true");
                 ncm_buf_putc(b, '}');
         }
         ncm_buf_puts(b, "],\n \"numa\": [");

@@ -15,6 +15,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,10 @@
 #include <nodecm/fs.h>
 #include <nodecm/quantity.h>
 #include <nodecm/topology.h>
+#include "base/fs-beneath.h"
 #include "topology/topology-internal.h"
+
+#define NODE_DIR "/sys/devices/system/node"
 
 /* Go's regexp \s: [\t\n\f\r ]. */
 static bool go_space(char c)
@@ -94,19 +98,24 @@ int ncm__mem_hugepages_size(const char *name, uint64_t *ret)
         return 0;
 }
 
-/* The hugepage pools of DIR (a node's hugepages directory) into *RET / *N. */
-static int read_pools(int rootfd, const char *dir, ncm_hugepages **ret, size_t *ret_n,
+/* The hugepage pools of DIR (a node's hugepages directory) into *RET / *N; its files are opened
+ * from NODESFD (NODE_DIR, or -1) where they can be (base/fs-beneath.h). */
+static int read_pools(int rootfd, int nodesfd, const char *dir, ncm_hugepages **ret, size_t *ret_n,
                       ncm_error *err)
 {
         DIR *d = NULL;
         struct dirent *de;
         ncm_hugepages *v = NULL;
         size_t n = 0;
-        int r = ncm_fs_opendir(rootfd, dir, &d, NULL);
+        int r, fd = ncm__fs_openat_beneath(rootfd, nodesfd, dir,
+                                           ncm__fs_below(dir, NODE_DIR, sizeof(NODE_DIR) - 1),
+                                           O_RDONLY | O_DIRECTORY, NULL);
 
         *ret = NULL;
         *ret_n = 0;
-        if (r < 0)
+        if (fd >= 0 && !(d = fdopendir(fd)))
+                close(fd);
+        if (!d)
                 return 0; /* cadvisor: hugepages may be disabled; not an error */
         while ((de = readdir(d))) {
                 char path[768], buf[64];
@@ -125,7 +134,9 @@ static int read_pools(int rootfd, const char *dir, ncm_hugepages **ret, size_t *
                         goto fail;
                 }
                 snprintf(path, sizeof(path), "%s/%s/nr_hugepages", dir, de->d_name);
-                len = ncm_fs_read(rootfd, path, buf, sizeof(buf) - 1, err);
+                len = ncm__fs_read_beneath(rootfd, nodesfd, path,
+                                           ncm__fs_below(path, NODE_DIR, sizeof(NODE_DIR) - 1), buf,
+                                           sizeof(buf) - 1, err);
                 if (len < 0) {
                         r = (int)len;
                         goto fail;
@@ -159,25 +170,54 @@ fail:
         return r;
 }
 
+/* What LISTED says of node ID's directory: NULL when it does not cover the node. */
+static const ncm__mem_listed *listed_node(const ncm__mem_listed *listed, size_t n, int id)
+{
+        for (size_t i = 0; i < n; i++)
+                if (listed[i].id == id)
+                        return &listed[i];
+        return NULL;
+}
+
 int ncm_topo_read_memory_sysfs(ncm_topo *t, int rootfd, ncm_error *err)
+{
+        ncm_error e = NCM_ERROR_INIT;
+        ncm_autoclose int nodesfd = ncm_fs_openat(rootfd, NODE_DIR, O_PATH | O_DIRECTORY, 0, &e);
+        return ncm__topo_read_memory_listed(t, rootfd, nodesfd, NULL, 0, err);
+}
+
+int ncm__topo_read_memory_listed(ncm_topo *t, int rootfd, int nodesfd,
+                                 const ncm__mem_listed *listed, size_t nlisted, ncm_error *err)
 {
         size_t nn;
         const int *ids = ncm_topo_numa_ids(t, &nn);
 
         for (size_t i = 0; i < nn; i++) {
+                const ncm__mem_listed *l = listed_node(listed, nlisted, ids[i]);
                 char path[256], buf[8192];
                 ncm_hugepages *hp = NULL;
                 size_t nhp = 0;
                 uint64_t bytes = 0;
-                ssize_t len;
+                ssize_t len = -ENOENT;
                 int r;
 
-                snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", ids[i]);
-                r = ncm_fs_exists(rootfd, path);
-                if (r <= 0)
-                        continue; /* no node directory: a machine grouped by package */
-                snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/meminfo", ids[i]);
-                len = ncm_fs_read(rootfd, path, buf, sizeof(buf), NULL);
+                if (!l) {
+                        int fd;
+                        snprintf(path, sizeof(path), NODE_DIR "/node%d", ids[i]);
+                        fd = ncm__fs_openat_beneath(
+                                        rootfd, nodesfd, path,
+                                        ncm__fs_below(path, NODE_DIR, sizeof(NODE_DIR) - 1), O_PATH,
+                                        NULL); /* ncm_fs_exists() */
+                        if (fd < 0)
+                                continue; /* no node directory: a machine grouped by package */
+                        close(fd);
+                }
+                snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", ids[i]);
+                if (!l || l->meminfo)
+                        len = ncm__fs_read_beneath(
+                                        rootfd, nodesfd, path,
+                                        ncm__fs_below(path, NODE_DIR, sizeof(NODE_DIR) - 1), buf,
+                                        sizeof(buf), NULL);
                 if (len >= 0) {
                         r = ncm__mem_meminfo_total(buf, (size_t)len, &bytes);
                         if (r < 0)
@@ -186,8 +226,8 @@ int ncm_topo_read_memory_sysfs(ncm_topo *t, int rootfd, ncm_error *err)
                                                      "failed to match regexp)",
                                                      path);
                 }
-                snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/hugepages", ids[i]);
-                r = read_pools(rootfd, path, &hp, &nhp, err);
+                snprintf(path, sizeof(path), NODE_DIR "/node%d/hugepages", ids[i]);
+                r = !l || l->hugepages ? read_pools(rootfd, nodesfd, path, &hp, &nhp, err) : 0;
                 if (r < 0)
                         return r;
                 r = ncm_topo_set_numa_memory(t, ids[i], bytes, hp, nhp, err);

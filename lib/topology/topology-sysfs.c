@@ -24,6 +24,7 @@
 
 #include <nodecm/fs.h>
 #include <nodecm/topology.h>
+#include "base/fs-beneath.h"
 #include "topology/topology-internal.h"
 
 /* Largest sysfs file we read: a cpulist of 8192 CPUs in the worst (all odd) case. */
@@ -445,6 +446,18 @@ int ncm__topo_assemble(const ncm__raw_machine *m, ncm_topo **ret, ncm_error *err
 
 /* --- gathering (I/O) --- */
 
+/* A directory the reader holds open: the paths under it are opened from it, a shorter walk
+ * than from the root (base/fs-beneath.h). */
+typedef struct reader_dir {
+        int fd;
+        size_t len; /* of PATH; 0: not held */
+        char path[64];
+} reader_dir;
+
+/* What the reader holds, most specific first: the directory whose files are being read (a
+ * NUMA node's, a CPU's topology), /sys/devices/system/node, /sys/devices/system/cpu. */
+enum { DIR_LEAF, DIR_NODES, DIR_CPUS, DIR_N };
+
 typedef struct reader {
         int rootfd;
         char *buf; /* READ_MAX bytes */
@@ -454,6 +467,7 @@ typedef struct reader {
          * false is absent without an open */
         const char *const *listed;
         const bool *has;
+        reader_dir dirs[DIR_N];
 } reader;
 
 /*
@@ -495,6 +509,64 @@ static const char *fmt_path(reader *rd, const char *fmt, ...)
         return rd->path;
 }
 
+/* rd->path below a directory the reader holds: its part below it, and *DIRFD; else NULL, -1. */
+static const char *held_below(const reader *rd, int *dirfd)
+{
+        for (size_t i = 0; i < DIR_N; i++) {
+                const reader_dir *d = &rd->dirs[i];
+                const char *rel = d->len ? ncm__fs_below(rd->path, d->path, d->len) : NULL;
+                if (rel) {
+                        *dirfd = d->fd;
+                        return rel;
+                }
+        }
+        *dirfd = -1;
+        return NULL;
+}
+
+/* ncm_fs_openat() of rd->path, from a held directory where one holds it. */
+static int rd_open(const reader *rd, int flags, ncm_error *err)
+{
+        int dirfd;
+        const char *rel = held_below(rd, &dirfd);
+        return ncm__fs_openat_beneath(rd->rootfd, dirfd, rd->path, rel, flags, err);
+}
+
+/* ncm_fs_read() of rd->path into rd->buf, from a held directory where one holds it. */
+static ssize_t rd_read(const reader *rd, ncm_error *err)
+{
+        int dirfd;
+        const char *rel = held_below(rd, &dirfd);
+        return ncm__fs_read_beneath(rd->rootfd, dirfd, rd->path, rel, rd->buf, READ_MAX, err);
+}
+
+static void release_dir(reader *rd, int k)
+{
+        if (rd->dirs[k].len)
+                close(rd->dirs[k].fd);
+        rd->dirs[k].len = 0;
+}
+
+/* Hold *FD (the directory rd->path) in slot K: the reader owns it then, and *FD is -1. A path
+ * too long for the slot (none that sysfs has) is not held: its files are opened from the root. */
+static void hold_dir(reader *rd, int k, int *fd)
+{
+        reader_dir *d = &rd->dirs[k];
+        size_t len = strlen(rd->path);
+        release_dir(rd, k);
+        if (len >= sizeof(d->path))
+                return;
+        memcpy(d->path, rd->path, len + 1);
+        d->fd = NCM_TAKE_FD(*fd);
+        d->len = len;
+}
+
+static void release_dirs(reader *rd)
+{
+        for (int k = 0; k < DIR_N; k++)
+                release_dir(rd, k);
+}
+
 /*
  * Read rd->path. 1 when read, 0 when absent, <0 with err set otherwise. An empty file (only
  * whitespace or NULs) counts as absent: gathering tools leave unreadable files empty (e.g.
@@ -511,7 +583,7 @@ static int read_file(reader *rd)
                         if (strcmp(base + 1, rd->listed[i]) == 0 && !rd->has[i])
                                 return 0;
         }
-        n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        n = rd_read(rd, &e);
         if (n == -ENOENT)
                 return 0;
         if (n < 0) {
@@ -638,31 +710,105 @@ static int name_number(const char *name, const char *prefix)
 
 /*
  * Numbers N of the "PREFIXN" entries of directory PATH, ascending (none for a NULL PREFIX). 0
- * entries when absent.
+ * entries when absent. Returns 1 when the directory was listed, 0 when it is absent.
  * Entries with N above the id maximum are an error when BIG_IS_ERROR, else skipped and
  * counted in *RET_BIG (may be NULL). WANT (NULL-terminated, may be NULL): names whose
  * presence in the same listing goes to HAS[i], so that a file the listing shows absent is
- * never opened.
+ * never opened. HOLD (a DIR_* slot, or -1): keep the directory open there, so that the files
+ * read under it next are opened from it.
  */
 static int list_dir(reader *rd, const char *prefix, bool big_is_error, int **ret, size_t *ret_n,
-                    int *ret_big, const char *const *want, bool *has);
+                    int *ret_big, const char *const *want, bool *has, int hold);
 
 static int list_numbered(reader *rd, const char *prefix, bool big_is_error, int **ret,
                          size_t *ret_n, int *ret_big)
 {
-        return list_dir(rd, prefix, big_is_error, ret, ret_n, ret_big, NULL, NULL);
+        int r = list_dir(rd, prefix, big_is_error, ret, ret_n, ret_big, NULL, NULL, -1);
+        return r < 0 ? r : 0;
+}
+
+/*
+ * Each entry of the directory FD, by name, to FN: getdents64 on the fd, no DIR (its buffer
+ * allocation, fcntl and fstat) per listing. FN's negative return stops the walk and is
+ * returned; a failed getdents64 is -errno.
+ */
+static int each_entry(int fd, int (*fn)(void *data, const char *name), void *data)
+{
+        _Alignas(8) char buf[8192];
+        long got;
+
+        while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+                for (long off = 0; off < got;) {
+                        struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
+                        int r;
+                        off += de->d_reclen;
+                        if ((r = fn(data, de->d_name)) < 0)
+                                return r;
+                }
+        }
+        return got < 0 ? -errno : 0;
+}
+
+/* Open the directory rd->path for a listing: its fd, -ENOENT when absent (no error set), or
+ * -errno with rd->err set. */
+static int open_listing(reader *rd)
+{
+        /* the message only when it is one: a directory that is absent is common (a core's
+         * cache), and formatting its message cost more than the failed open */
+        int fd = rd_open(rd, O_RDONLY | O_DIRECTORY, NULL);
+
+        if (fd < 0 && fd != -ENOENT)
+                return ncm_error_errno(rd->err, -fd, "open '%s'", rd->path);
+        return fd;
+}
+
+typedef struct listing {
+        reader *rd;
+        const char *prefix;
+        bool big_is_error;
+        int *big;
+        const char *const *want;
+        bool *has;
+        int *v;
+        size_t n, cap;
+        bool failed; /* list_one's own error, set in rd->err */
+} listing;
+
+static int list_one(void *data, const char *name)
+{
+        listing *l = data;
+        int k = l->prefix ? name_number(name, l->prefix) : -1;
+
+        for (size_t w = 0; l->want && l->want[w]; w++)
+                if (strcmp(name, l->want[w]) == 0)
+                        l->has[w] = true;
+        if (k == -2 && l->big)
+                (*l->big)++;
+        if (k == -2 && l->big_is_error) {
+                l->failed = true;
+                return ncm_error_set(l->rd->err, ERANGE, "%s/%s: id above the maximum of %d",
+                                     l->rd->path, name, NCM_CPUSET_MAX_CPUS - 1);
+        }
+        if (k < 0)
+                return 0;
+        if (l->n == l->cap) {
+                int *nv = realloc(l->v, (l->cap = l->cap ? l->cap * 2 : 64) * sizeof(*nv));
+                if (!nv) {
+                        l->failed = true;
+                        return ncm_error_set(l->rd->err, ENOMEM, "out of memory");
+                }
+                l->v = nv;
+        }
+        l->v[l->n++] = k;
+        return 0;
 }
 
 static int list_dir(reader *rd, const char *prefix, bool big_is_error, int **ret, size_t *ret_n,
-                    int *ret_big, const char *const *want, bool *has)
+                    int *ret_big, const char *const *want, bool *has, int hold)
 {
-        /* getdents64 on the fd: no DIR (its buffer allocation, fcntl and fstat) per listing */
-        _Alignas(8) char buf[8192];
+        listing l = {rd, prefix, big_is_error, ret_big, want, has, NULL, 0, 0, false};
         ncm_autoclose int fd = -1;
-        ncm_error e = NCM_ERROR_INIT;
-        int *v = NULL;
-        size_t n = 0, cap = 0;
-        long got;
+        int listfd, r;
 
         *ret = NULL;
         *ret_n = 0;
@@ -670,52 +816,26 @@ static int list_dir(reader *rd, const char *prefix, bool big_is_error, int **ret
                 *ret_big = 0;
         for (size_t w = 0; want && want[w]; w++)
                 has[w] = false;
-        fd = ncm_fs_openat(rd->rootfd, rd->path, O_RDONLY | O_DIRECTORY, 0, &e);
+        fd = open_listing(rd);
         if (fd == -ENOENT)
                 return 0;
-        if (fd < 0) {
-                if (rd->err)
-                        *rd->err = e;
+        if (fd < 0)
                 return fd;
+        listfd = fd;
+        if (hold >= 0)
+                hold_dir(rd, hold, &fd); /* the reader closes it now */
+        r = each_entry(listfd, list_one, &l);
+        if (r < 0 && !l.failed)
+                r = ncm_error_errno(rd->err, -r, "read directory '%s'", rd->path);
+        if (r < 0) {
+                free(l.v);
+                return r;
         }
-        while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-                for (long off = 0; off < got;) {
-                        struct dirent64 *de = (struct dirent64 *)(void *)(buf + off);
-                        int k = prefix ? name_number(de->d_name, prefix) : -1;
-                        off += de->d_reclen;
-                        for (size_t w = 0; want && want[w]; w++)
-                                if (strcmp(de->d_name, want[w]) == 0)
-                                        has[w] = true;
-                        if (k == -2 && ret_big)
-                                (*ret_big)++;
-                        if (k == -2 && big_is_error) {
-                                free(v);
-                                return ncm_error_set(rd->err, ERANGE,
-                                                     "%s/%s: id above the maximum of %d", rd->path,
-                                                     de->d_name, NCM_CPUSET_MAX_CPUS - 1);
-                        }
-                        if (k < 0)
-                                continue;
-                        if (n == cap) {
-                                int *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
-                                if (!nv) {
-                                        free(v);
-                                        return ncm_error_set(rd->err, ENOMEM, "out of memory");
-                                }
-                                v = nv;
-                        }
-                        v[n++] = k;
-                }
-        }
-        if (got < 0) {
-                free(v);
-                return ncm_error_errno(rd->err, errno, "read directory '%s'", rd->path);
-        }
-        if (n)
-                qsort(v, n, sizeof(*v), cmp_int);
-        *ret = v;
-        *ret_n = n;
-        return 0;
+        if (l.n)
+                qsort(l.v, l.n, sizeof(*l.v), cmp_int);
+        *ret = l.v;
+        *ret_n = l.n;
+        return 1;
 }
 
 /* The online CPUs that have a directory. */
@@ -733,7 +853,7 @@ static int gather_online(reader *rd, ncm_cpuset **ret)
         if (!present)
                 return ncm_error_set(rd->err, ENOMEM, "out of memory");
         fmt_path(rd, "/sys/devices/system/cpu");
-        r = list_dir(rd, "cpu", false, &dirs, &ndirs, &big, online_file, &has_online);
+        r = list_dir(rd, "cpu", false, &dirs, &ndirs, &big, online_file, &has_online, DIR_CPUS);
         if (r < 0)
                 return r;
         if (ndirs == 0)
@@ -845,7 +965,7 @@ static int gather_cpu(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
         int r;
 
         fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology", c->cpu);
-        r = list_dir(rd, NULL, false, &none, &nnone, NULL, topology_files, has);
+        r = list_dir(rd, NULL, false, &none, &nnone, NULL, topology_files, has, DIR_LEAF);
         if (r < 0)
                 return r;
         rd->listed = topology_files;
@@ -853,6 +973,7 @@ static int gather_cpu(reader *rd, ncm__raw_cpu *c, const ncm_cpuset *online)
         r = gather_topology(rd, c, online);
         rd->listed = NULL;
         rd->has = NULL;
+        release_dir(rd, DIR_LEAF);
         if (r < 0)
                 return r;
         return gather_l3(rd, c, online);
@@ -889,9 +1010,9 @@ static int gather_nodes(reader *rd, ncm__raw_machine *m)
         int r;
 
         fmt_path(rd, "/sys/devices/system/node");
-        r = list_numbered(rd, "node", true, &ids, &n, NULL);
+        r = list_dir(rd, "node", true, &ids, &n, NULL, NULL, NULL, DIR_NODES);
         if (r < 0 || n == 0)
-                return r;
+                return r < 0 ? r : 0;
         m->nodes = calloc(n, sizeof(*m->nodes));
         if (!m->nodes)
                 return ncm_error_set(rd->err, ENOMEM, "out of memory");
@@ -905,7 +1026,7 @@ static int gather_nodes(reader *rd, ncm__raw_machine *m)
                 node->id = ids[k];
                 /* one listing says which of the node's files exist */
                 fmt_path(rd, "/sys/devices/system/node/node%d", node->id);
-                r = list_dir(rd, NULL, false, &none, &nnone, NULL, files, has);
+                r = list_dir(rd, NULL, false, &none, &nnone, NULL, files, has, DIR_LEAF);
                 if (r < 0)
                         return r;
                 rd->listed = files;
@@ -913,6 +1034,7 @@ static int gather_nodes(reader *rd, ncm__raw_machine *m)
                 r = gather_node(rd, node);
                 rd->listed = NULL;
                 rd->has = NULL;
+                release_dir(rd, DIR_LEAF);
                 if (r < 0)
                         return r;
         }
@@ -973,11 +1095,13 @@ static int discover_nodecm(int rootfd, ncm_topo **ret, ncm_error *err)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         r = gather_online(&rd, &online);
         if (r < 0)
-                return r;
+                goto out;
         m.ncpus = (size_t)ncm_cpuset_weight(online);
         m.cpus = calloc(m.ncpus, sizeof(*m.cpus));
-        if (!m.cpus)
-                return ncm_error_set(err, ENOMEM, "out of memory");
+        if (!m.cpus) {
+                r = ncm_error_set(err, ENOMEM, "out of memory");
+                goto out;
+        }
         NCM_CPUSET_FOREACH(cpu, online)
         {
                 m.cpus[i].cpu = cpu;
@@ -991,6 +1115,7 @@ static int discover_nodecm(int rootfd, ncm_topo **ret, ncm_error *err)
                 goto out;
         r = ncm__topo_assemble(&m, ret, err);
 out:
+        release_dirs(&rd);
         machine_done(&m);
         return r;
 }
@@ -1008,7 +1133,7 @@ out:
 static int read_atoi(reader *rd, bool *has, int64_t *ret)
 {
         ncm_error e = NCM_ERROR_INIT;
-        ssize_t n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        ssize_t n = rd_read(rd, &e);
         int r;
 
         *has = false;
@@ -1031,6 +1156,29 @@ static int cmp_str(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The "index*" names of a cache directory. */
+typedef struct index_names {
+        char **v;
+        size_t n, cap;
+} index_names;
+
+static int add_index_name(void *data, const char *name)
+{
+        index_names *nm = data;
+        if (strncmp(name, "index", 5) != 0)
+                return 0;
+        if (nm->n == nm->cap) {
+                char **nv = realloc(nm->v, (nm->cap = nm->cap ? nm->cap * 2 : 8) * sizeof(*nv));
+                if (!nv)
+                        return -ENOMEM;
+                nm->v = nv;
+        }
+        if (!(nm->v[nm->n] = strdup(name)))
+                return -ENOMEM;
+        nm->n++;
+        return 0;
+}
+
 /*
  * cadvisor's GetCacheInfo for CPU: every cache/index* entry in name order, each with id,
  * size ("%dK"), level, type and shared_cpu_map; the ones of level > 2 are returned. 1 when
@@ -1040,34 +1188,26 @@ static int cmp_str(const void *a, const void *b)
 static int cad_caches(void *data, int cpu, ncm__cad_cache **ret, size_t *ret_n, ncm_error *err)
 {
         reader rd = *(reader *)data;
-        DIR *d = NULL;
-        struct dirent *de;
-        char **names = NULL;
-        size_t n = 0, cap = 0, out = 0;
+        index_names nm = {NULL, 0, 0};
+        char **names;
+        size_t n, out = 0;
         ncm__cad_cache *list = NULL;
-        int r = 1;
+        int r = 1, fd;
 
         rd.err = NULL; /* cadvisor ignores these errors */
         *ret = NULL;
         *ret_n = 0;
         fmt_path(&rd, "/sys/devices/system/cpu/cpu%d/cache", cpu);
-        if (ncm_fs_opendir(rd.rootfd, rd.path, &d, NULL) < 0)
+        fd = open_listing(&rd);
+        if (fd < 0)
                 return 1;
-        while ((de = readdir(d)) != NULL) {
-                if (strncmp(de->d_name, "index", 5) != 0)
-                        continue;
-                if (n == cap) {
-                        char **nn = realloc(names, (cap = cap ? cap * 2 : 8) * sizeof(*names));
-                        if (!nn)
-                                goto oom;
-                        names = nn;
-                }
-                if (!(names[n] = strdup(de->d_name)))
-                        goto oom;
-                n++;
-        }
-        closedir(d);
-        d = NULL;
+        r = each_entry(fd, add_index_name, &nm);
+        close(fd);
+        names = nm.v;
+        n = nm.n;
+        if (r == -ENOMEM)
+                goto oom;
+        r = 1; /* a listing cut short is what readdir gave cadvisor */
         qsort(names, n, sizeof(*names), cmp_str);
         list = calloc(n ? n : 1, sizeof(*list));
         if (!list)
@@ -1082,7 +1222,7 @@ static int cad_caches(void *data, int cpu, ncm__cad_cache **ret, size_t *ret_n, 
                         ssize_t len;
                         fmt_path(&rd, "/sys/devices/system/cpu/cpu%d/cache/%s/%s", cpu, names[i],
                                  files[f]);
-                        len = ncm_fs_read(rd.rootfd, rd.path, rd.buf, READ_MAX, NULL);
+                        len = rd_read(&rd, NULL);
                         if (len < 0)
                                 goto done;
                         if (f < 3 && !ncm__cad_scan_int(&p, rd.buf + len, f == 1, &v[f]))
@@ -1106,8 +1246,6 @@ done:
         free(names);
         return r;
 oom:
-        if (d)
-                closedir(d);
         r = ncm_error_set(err, ENOMEM, "out of memory");
         goto done;
 }
@@ -1127,11 +1265,14 @@ static int64_t node_number(const char *name)
         return v;
 }
 
-/* A node's CPUs: its cpuM entries, or else its cpulist / cpumap (dumps without the links). */
-static int cad_node_cpus(reader *rd, ncm__cad_node *nd)
+/* A node's CPUs: its cpuM entries, or else its cpulist / cpumap (dumps without the links);
+ * what its listing shows of its memory goes to *MEM (its id set when it was listed). */
+static int cad_node_cpus(reader *rd, ncm__cad_node *nd, ncm__mem_listed *mem)
 {
-        static const char *const files[] = {"cpulist", "cpumap", "distance", NULL};
-        bool has[3];
+        /* and what its memory is read from (ncm__topo_read_memory_listed) */
+        static const char *const files[] = {"cpulist", "cpumap",    "distance",
+                                            "meminfo", "hugepages", NULL};
+        bool has[5];
         ncm_autoptr(ncm_cpuset) s = NULL;
         ncm_error e = NCM_ERROR_INIT;
         ssize_t n;
@@ -1140,9 +1281,11 @@ static int cad_node_cpus(reader *rd, ncm__cad_node *nd)
 
         /* one listing says which CPUs and which of the files below exist */
         fmt_path(rd, "/sys/devices/system/node/node%d", nd->id);
-        r = list_dir(rd, "cpu", true, &nd->cpus, &nd->ncpus, NULL, files, has);
+        r = list_dir(rd, "cpu", true, &nd->cpus, &nd->ncpus, NULL, files, has, DIR_LEAF);
         if (r < 0)
                 return r;
+        *mem = (ncm__mem_listed){r > 0 ? nd->id : -1, has[3], has[4]};
+        r = 0;
         if (nd->ncpus == 0 && (has[0] || has[1])) {
                 if (has[0]) {
                         fmt_path(rd, "/sys/devices/system/node/node%d/cpulist", nd->id);
@@ -1169,7 +1312,7 @@ static int cad_node_cpus(reader *rd, ncm__cad_node *nd)
         if (!has[2])
                 return 0; /* cadvisor: no distances for this node */
         fmt_path(rd, "/sys/devices/system/node/node%d/distance", nd->id);
-        n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        n = rd_read(rd, &e);
         if (n == -ENOENT)
                 return 0;
         if (n < 0) {
@@ -1189,42 +1332,62 @@ static int cad_node_cpus(reader *rd, ncm__cad_node *nd)
         return 0;
 }
 
-static int cad_nodes(reader *rd, ncm__cad_machine *m)
-{
-        DIR *d = NULL;
-        struct dirent *de;
-        ncm_error e = NCM_ERROR_INIT;
-        size_t cap = 0;
-        int r = ncm_fs_opendir(rd->rootfd, "/sys/devices/system/node", &d, &e);
+typedef struct node_list {
+        ncm__cad_machine *m;
+        size_t cap;
+} node_list;
 
-        if (r == -ENOENT)
+static int add_node(void *data, const char *name)
+{
+        node_list *l = data;
+        ncm__cad_machine *m = l->m;
+        int64_t id = node_number(name);
+
+        if (id < 0)
                 return 0;
-        if (r < 0) {
-                if (rd->err)
-                        *rd->err = e;
-                return r;
+        if (m->nnodes == l->cap) {
+                ncm__cad_node *nn =
+                                realloc(m->nodes, (l->cap = l->cap ? l->cap * 2 : 8) * sizeof(*nn));
+                if (!nn)
+                        return -ENOMEM;
+                m->nodes = nn;
         }
-        while ((de = readdir(d)) != NULL) {
-                int64_t id = node_number(de->d_name);
-                if (id < 0)
-                        continue;
-                if (m->nnodes == cap) {
-                        ncm__cad_node *nn =
-                                        realloc(m->nodes, (cap = cap ? cap * 2 : 8) * sizeof(*nn));
-                        if (!nn) {
-                                closedir(d);
-                                return ncm_error_set(rd->err, ENOMEM, "out of memory");
-                        }
-                        m->nodes = nn;
-                }
-                m->nodes[m->nnodes++] = (ncm__cad_node){.id = (int)id};
-        }
-        closedir(d);
+        m->nodes[m->nnodes++] = (ncm__cad_node){.id = (int)id};
+        return 0;
+}
+
+/* The node directories into M, and *MEM: what each one's listing showed of its memory (in
+ * M's order, *MEM's ids -1 for a directory that could not be listed). */
+static int cad_nodes(reader *rd, ncm__cad_machine *m, ncm__mem_listed **mem)
+{
+        node_list l = {m, 0};
+        int fd, r;
+
+        fmt_path(rd, "/sys/devices/system/node");
+        fd = open_listing(rd);
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        /* the nodes' files are opened from it */
+        r = each_entry(fd, add_node, &l);
+        hold_dir(rd, DIR_NODES, &fd);
+        if (fd >= 0)
+                close(fd);
+        if (r == -ENOMEM)
+                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+        /* (a listing cut short is what readdir gave cadvisor) */
         /* cadvisor's glob order: by name, "node10" before "node2" */
         qsort(m->nodes, m->nnodes, sizeof(*m->nodes), ncm__glob_cmp_node);
-        for (size_t k = 0; k < m->nnodes; k++)
-                if ((r = cad_node_cpus(rd, &m->nodes[k])) < 0)
+        *mem = calloc(m->nnodes ? m->nnodes : 1, sizeof(**mem));
+        if (!*mem)
+                return ncm_error_set(rd->err, ENOMEM, "out of memory");
+        for (size_t k = 0; k < m->nnodes; k++) {
+                r = cad_node_cpus(rd, &m->nodes[k], &(*mem)[k]);
+                release_dir(rd, DIR_LEAF);
+                if (r < 0)
                         return r;
+        }
         return 0;
 }
 
@@ -1241,7 +1404,7 @@ static int cad_online(reader *rd, char **ret, size_t *ret_len)
         *ret = NULL;
         *ret_len = 0;
         fmt_path(rd, "/sys/devices/system/cpu/online");
-        n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        n = rd_read(rd, &e);
         if (n == -ENOENT)
                 return 0;
         if (n == -EFBIG || n == -ENOMEM) {
@@ -1290,7 +1453,7 @@ static int cad_package(reader *rd, ncm__cad_cpu *c)
 static int read_text(reader *rd, char **ret)
 {
         ncm_error e = NCM_ERROR_INIT;
-        ssize_t n = ncm_fs_read(rd->rootfd, rd->path, rd->buf, READ_MAX, &e);
+        ssize_t n = rd_read(rd, &e);
         const char *s = rd->buf;
         size_t len;
 
@@ -1314,8 +1477,12 @@ static int cad_s390(reader *rd, ncm__cad_machine *m, ncm__cad_cpu *c, bool *prob
 {
         int r;
         if (!*probed) {
+                int fd;
                 fmt_path(rd, "/sys/devices/system/cpu/cpu%d/topology/book_id", c->cpu);
-                m->s390 = ncm_fs_exists(rd->rootfd, rd->path) > 0;
+                fd = rd_open(rd, O_PATH, NULL); /* ncm_fs_exists(), from the CPU directory */
+                m->s390 = fd >= 0;
+                if (fd >= 0)
+                        close(fd);
                 *probed = true;
         }
         if (!m->s390)
@@ -1331,6 +1498,21 @@ static int cad_s390(reader *rd, ncm__cad_machine *m, ncm__cad_cpu *c, bool *prob
         return 0;
 }
 
+/* cadvisor reads each node's memory with its CPUs (GetNodesInfo): from what the node
+ * listings showed (MEM, N entries, those of id -1 not listed), after the table is built (as
+ * ncm_topo_read_memory_sysfs() would). */
+static int cad_memory(reader *rd, ncm__mem_listed *mem, size_t n, ncm_topo *t)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (mem[i].id >= 0)
+                        mem[k++] = mem[i];
+        return ncm__topo_read_memory_listed(t, rd->rootfd,
+                                            rd->dirs[DIR_NODES].len ? rd->dirs[DIR_NODES].fd : -1,
+                                            mem, k, rd->err);
+}
+
 static int discover_cadvisor(int rootfd, ncm_topo **ret, ncm_error *err)
 {
         ncm__cad_machine m = {.kernel_rows = true};
@@ -1338,6 +1520,7 @@ static int discover_cadvisor(int rootfd, ncm_topo **ret, ncm_error *err)
         ncm_autofree char *buf = malloc(READ_MAX);
         ncm_autofree char *online = NULL;
         ncm_autofree int *dirs = NULL;
+        ncm_autofree ncm__mem_listed *mem = NULL;
         reader rd = {.rootfd = rootfd, .buf = buf, .err = err};
         static const char *const online_file[] = {"online", NULL};
         size_t ndirs = 0, online_len = 0;
@@ -1346,18 +1529,21 @@ static int discover_cadvisor(int rootfd, ncm_topo **ret, ncm_error *err)
 
         if (!buf || !wanted)
                 return ncm_error_set(err, ENOMEM, "out of memory");
+        /* held: the CPUs' files are opened from it */
         fmt_path(&rd, "/sys/devices/system/cpu");
-        r = list_dir(&rd, "cpu", true, &dirs, &ndirs, NULL, online_file, &has_online);
+        r = list_dir(&rd, "cpu", true, &dirs, &ndirs, NULL, online_file, &has_online, DIR_CPUS);
         if (r < 0)
-                return r;
-        if (ndirs == 0)
-                return ncm_error_set(err, ENOENT,
-                                     "/sys/devices/system/cpu: no cpuN directory (not a sysfs "
-                                     "tree with CPU topology)");
+                goto out;
+        if (ndirs == 0) {
+                r = ncm_error_set(err, ENOENT,
+                                  "/sys/devices/system/cpu: no cpuN directory (not a sysfs tree "
+                                  "with CPU topology)");
+                goto out;
+        }
         r = has_online ? cad_online(&rd, &online, &online_len) : 0;
         if (r < 0)
-                return r;
-        r = cad_nodes(&rd, &m);
+                goto out;
+        r = cad_nodes(&rd, &m, &mem);
         if (r < 0)
                 goto out;
         m.cpus = calloc(ndirs, sizeof(*m.cpus));
@@ -1404,7 +1590,10 @@ static int discover_cadvisor(int rootfd, ncm_topo **ret, ncm_error *err)
         m.caches = cad_caches;
         m.caches_data = &rd;
         r = ncm__cad_assemble(&m, ret, err);
+        if (r >= 0 && (r = cad_memory(&rd, mem, m.nnodes, *ret)) < 0)
+                *ret = ncm_topo_free(*ret);
 out:
+        release_dirs(&rd);
         cad_done(&m);
         return r;
 }
@@ -1416,21 +1605,22 @@ int ncm_topo_discover_sysfs(int rootfd, ncm_topo **ret, ncm_error *err)
 
 int ncm_topo_discover_sysfs_rules(int rootfd, ncm_topo_rules rules, ncm_topo **ret, ncm_error *err)
 {
-        ncm_topo *t = NULL;
+        ncm_autoptr(ncm_topo) t = NULL;
         int r;
 
-        if (rules == NCM_TOPO_RULES_NODECM)
+        if (rules == NCM_TOPO_RULES_NODECM) {
                 r = discover_nodecm(rootfd, &t, err);
-        else
-                r = discover_cadvisor(rootfd, &t, err);
+                /* cadvisor reads each node's memory with its CPUs (GetNodesInfo) */
+                if (r >= 0)
+                        r = ncm_topo_read_memory_sysfs(t, rootfd, err);
+        } else {
+                r = discover_cadvisor(rootfd, &t, err); /* its memory too */
+        }
+        /* nodecm's own reading: the kubelet's table has no isolation */
+        if (r >= 0)
+                r = ncm_topo_read_isolation(t, rootfd, err);
         if (r < 0)
                 return r;
-        /* cadvisor reads each node's memory with its CPUs (GetNodesInfo) */
-        r = ncm_topo_read_memory_sysfs(t, rootfd, err);
-        if (r < 0) {
-                ncm_topo_free(t);
-                return r;
-        }
-        *ret = t;
+        *ret = NCM_TAKE_PTR(t);
         return 0;
 }

@@ -38,6 +38,42 @@ static void put_count(ncm_buf *b, int n, const char *one, const char *many)
         ncm_buf_printf(b, "%d %s", n, n == 1 ? one : many);
 }
 
+/* "LABEL: CPUS (source CPUS, ...)" for a non-empty union, or a source on its own. */
+static void put_iso_line(const ncm_topo *t, ncm_buf *b, const char *label, const ncm_cpuset *cpus,
+                         const ncm_iso_source *srcs, size_t n)
+{
+        bool first = true;
+
+        if (!cpus || ncm_cpuset_is_empty(cpus))
+                return;
+        ncm_buf_printf(b, "%s: ", label);
+        ncm_cpuset_format_list_buf(cpus, b);
+        for (size_t i = 0; i < n; i++) {
+                const ncm_cpuset *s = ncm_topo_isolation_source(t, srcs[i]);
+                if (!s || ncm_cpuset_is_empty(s))
+                        continue;
+                ncm_buf_printf(b, "%s%s ", first ? " (" : ", ", ncm_iso_source_name(srcs[i]));
+                ncm_cpuset_format_list_buf(s, b);
+                first = false;
+        }
+        ncm_buf_puts(b, first ? "\n" : ")\n");
+}
+
+/* What the kernel was told about isolation (docs/isolation.md), when anything. */
+static void put_isolation(const ncm_topo *t, ncm_buf *b)
+{
+        static const ncm_iso_source iso[] = {NCM_ISO_SYSFS_ISOLATED, NCM_ISO_ISOLCPUS_DOMAIN,
+                                             NCM_ISO_PARTITIONS, NCM_ISO_GIVEN_ISOLATED};
+        static const ncm_iso_source nohz[] = {NCM_ISO_SYSFS_NOHZ_FULL, NCM_ISO_NOHZ_FULL,
+                                              NCM_ISO_ISOLCPUS_NOHZ, NCM_ISO_GIVEN_NOHZ_FULL};
+
+        put_iso_line(t, b, "Isolated CPUs", ncm_topo_isolated_cpus(t), iso, NCM_ELEMENTSOF(iso));
+        put_iso_line(t, b, "nohz_full CPUs", ncm_topo_nohz_full_cpus(t), nohz,
+                     NCM_ELEMENTSOF(nohz));
+        put_iso_line(t, b, "Managed interrupts kept off (isolcpus=managed_irq)",
+                     ncm_topo_isolation_source(t, NCM_ISO_ISOLCPUS_MANAGED_IRQ), NULL, 0);
+}
+
 void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b)
 {
         size_t n, nn;
@@ -119,4 +155,5 @@ void ncm_topo_format_tree(const ncm_topo *t, ncm_buf *b)
         ncm_buf_puts(b, ", ");
         put_count(b, ncm_topo_cpus_per_core(t), "thread per core", "threads per core");
         ncm_buf_putc(b, '\n');
+        put_isolation(t, b);
 }

@@ -61,6 +61,10 @@ struct ncm_topo {
 
         ncm_cpuset *all;
 
+        /* isolation: what each source said (NULL: nothing), and the unions */
+        ncm_cpuset *iso[NCM_ISO_N_SOURCES];
+        ncm_cpuset *isolated, *nohz_full;
+
         ncm_pci *pci; /* PCI devices, when a source attached them (ncm_topo_set_pci) */
 };
 
@@ -113,6 +117,10 @@ ncm_topo *ncm_topo_free(ncm_topo *t)
                 free(t->mem[i].hp);
         free(t->mem);
         ncm_cpuset_free(t->all);
+        for (int k = 0; k < NCM_ISO_N_SOURCES; k++)
+                ncm_cpuset_free(t->iso[k]);
+        ncm_cpuset_free(t->isolated);
+        ncm_cpuset_free(t->nohz_full);
         ncm_pci_free(t->pci);
         free(t);
         return NULL;
@@ -311,7 +319,9 @@ int ncm_topo_new(const ncm_cpu_info *cpus, size_t ncpus, const int *numa_ids, si
         t->max_cpu = ncpus ? t->cpus[ncpus - 1].cpu : -1;
         t->row = malloc(((size_t)t->max_cpu + 1) * sizeof(*t->row) + 1);
         t->all = ncm_cpuset_new();
-        if (!t->row || !t->all)
+        t->isolated = ncm_cpuset_new();
+        t->nohz_full = ncm_cpuset_new();
+        if (!t->row || !t->all || !t->isolated || !t->nohz_full)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         for (int c = 0; c <= t->max_cpu; c++)
                 t->row[c] = -1;
@@ -716,7 +726,8 @@ bool ncm_topo_equal(const ncm_topo *a, const ncm_topo *b)
         }
         if (memcmp(a->numa_ids, b->numa_ids, a->nnuma * sizeof(*a->numa_ids)) != 0 ||
             memcmp(a->dist, b->dist, a->nnuma * a->nnuma * sizeof(*a->dist)) != 0 ||
-            !a->mem != !b->mem)
+            !a->mem != !b->mem || !ncm_cpuset_equal(a->isolated, b->isolated) ||
+            !ncm_cpuset_equal(a->nohz_full, b->nohz_full))
                 return false;
         for (size_t i = 0; i < a->nnuma; i++) {
                 size_t na = a->rows && a->rows[i] ? a->nrows[i] : 0;
@@ -742,4 +753,64 @@ int ncm_topo_set_pci(ncm_topo *t, ncm_pci *p)
 const ncm_pci *ncm_topo_pci(const ncm_topo *t)
 {
         return t->pci;
+}
+
+/* Which union a source feeds: 1 isolated, 2 nohz_full, 0 none (managed_irq). */
+static int iso_kind(ncm_iso_source s)
+{
+        switch (s) {
+        case NCM_ISO_SYSFS_ISOLATED:
+        case NCM_ISO_ISOLCPUS_DOMAIN:
+        case NCM_ISO_PARTITIONS:
+        case NCM_ISO_GIVEN_ISOLATED:
+                return 1;
+        case NCM_ISO_SYSFS_NOHZ_FULL:
+        case NCM_ISO_ISOLCPUS_NOHZ:
+        case NCM_ISO_NOHZ_FULL:
+        case NCM_ISO_GIVEN_NOHZ_FULL:
+                return 2;
+        default:
+                return 0;
+        }
+}
+
+int ncm_topo_set_isolation(ncm_topo *t, ncm_iso_source source, const ncm_cpuset *cpus,
+                           ncm_error *err)
+{
+        ncm_cpuset *copy = NULL;
+
+        if ((unsigned)source >= NCM_ISO_N_SOURCES)
+                return ncm_error_set(err, EINVAL, "unknown isolation source %d", (int)source);
+        if (cpus) {
+                copy = ncm_cpuset_new();
+                if (!copy)
+                        return ncm_error_set(err, ENOMEM, "out of memory");
+                ncm_cpuset_and(copy, cpus, t->all);
+        }
+        ncm_cpuset_free(t->iso[source]);
+        t->iso[source] = copy;
+        ncm_cpuset_zero(t->isolated);
+        ncm_cpuset_zero(t->nohz_full);
+        for (int k = 0; k < NCM_ISO_N_SOURCES; k++) {
+                int kind = iso_kind((ncm_iso_source)k);
+                if (t->iso[k] && kind)
+                        ncm_cpuset_or(kind == 1 ? t->isolated : t->nohz_full,
+                                      kind == 1 ? t->isolated : t->nohz_full, t->iso[k]);
+        }
+        return 0;
+}
+
+const ncm_cpuset *ncm_topo_isolation_source(const ncm_topo *t, ncm_iso_source source)
+{
+        return (unsigned)source < NCM_ISO_N_SOURCES ? t->iso[source] : NULL;
+}
+
+const ncm_cpuset *ncm_topo_isolated_cpus(const ncm_topo *t)
+{
+        return t->isolated;
+}
+
+const ncm_cpuset *ncm_topo_nohz_full_cpus(const ncm_topo *t)
+{
+        return t->nohz_full;
 }

@@ -16,7 +16,8 @@
  *
  * 1. Described lists are up-closed. A mask M is a hint of a described list iff M is a
  *    non-empty subset of the walked nodes U, meets every required resource, and its count
- *    reaches the request. Adding a node keeps all three, so every superset of a hint within U
+ *    reaches the request (each of its requests: hintdesc.h's dimensions). Adding a node keeps
+ *    all three, so every superset of a hint within U
  *    is a hint ("up-closed"); the list is empty iff U itself is not a hint. A hint is
  *    preferred iff |M| = minAffinitySize (a_i) or, with align-by-socket, M spans exactly the
  *    socket count the description states.

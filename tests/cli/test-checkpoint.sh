@@ -53,9 +53,56 @@ expect_err_contains "json: cannot unmarshal number into Go struct field CPUManag
 run checkpoint verify $CK/kubelet/invalid-policy-name.json --policy none
 expect_rc 1 "policy mismatch"
 expect_err_contains 'configured policy "none" differs from state checkpoint policy "other"' "policy"
+run checkpoint verify $CK/kubelet/v3-legacy.json --policy static --kubelet-version 1.36
+expect_rc 1 "V3 under a gate-off kubelet 1.36"
+expect_err_contains "kubelet 1.36 refuses it with PodLevelResourceManagers off: json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string" \
+        "V3 gate off"
+run checkpoint verify $CK/kubelet/v3-legacy.json --policy static --kubelet-version 1.35
+expect_rc 1 "V3 under kubelet 1.35"
+expect_err_contains "kubelet 1.35 refuses it with PodLevelResourceManagers off: checkpoint is corrupted" \
+        "V3 under 1.35"
+# 1.37 falls back to V3 whatever the gate, and drops the pod-level sets with it off.
 run checkpoint verify $CK/kubelet/v3-legacy.json --policy static
-expect_rc 1 "V3 under a gate-off kubelet"
-expect_err_contains "CPUManagerCheckpointV1.entries of type string" "V3 gate off"
+expect_rc 0 "V3 under kubelet 1.37"
+run checkpoint verify $CK/real/06-static-v1.34-two-pods.json --kubelet-version 1.31
+expect_rc 2 "a release nodecm does not reproduce"
+expect_err_contains "nodecm reproduces kubelet 1.32 and newer" "--kubelet-version 1.31"
+
+# --- verify: V4, the 1.37 layout (V2 fields for older kubelets, then data and dataChecksum) -----
+V4=$CK/v4
+run checkpoint verify $V4/dual-valid.json --policy static
+expect_out "$V4/dual-valid.json: cpu_manager_state V4, policy static, 1 pod, 2 containers, dataChecksum 738276254 verified, V2 part checksum 964019483 verified (CPUManagerCheckpoint rendering): valid" \
+        "verify V4"
+run checkpoint verify $V4/dual-valid.json --policy static --kubelet-version 1.35
+expect_rc 0 "V4 under 1.35"
+case "$OUT" in *"read as V2 by kubelet 1.35: valid") ;; *) fail "V4 under 1.35: [$OUT]" ;; esac
+# each release goes by its own part
+run checkpoint verify $V4/dual-v2-part-corrupted.json --policy static
+expect_rc 0 "V2 part corrupted: 1.37 reads data"
+case "$OUT" in *"so kubelets up to 1.36 refuse the file: valid") ;; *) fail "V2 part corrupted: [$OUT]" ;; esac
+run checkpoint verify $V4/dual-v2-part-corrupted.json --policy static --kubelet-version 1.36
+expect_rc 1 "V2 part corrupted: 1.36 refuses"
+expect_err_contains "kubelet 1.36 refuses it: json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of type string" \
+        "V2 part corrupted under 1.36"
+run checkpoint verify $V4/dual-no-data.json --policy static
+expect_rc 1 "V4 without data"
+expect_err_contains "checkpoint is corrupted: its data does not decode: unexpected end of JSON input" \
+        "V4 without data"
+run checkpoint verify $V4/dual-no-data.json --policy static --kubelet-version 1.36
+expect_rc 0 "V4 without data read by 1.36"
+case "$OUT" in *"(1.37 refuses it: checkpoint is corrupted: its data does not decode"*) ;; *) fail "1.36 note: [$OUT]" ;; esac
+run checkpoint verify $V4/data-invalid-checksum.json
+expect_rc 1 "V4 dataChecksum mismatch"
+expect_err_contains "checkpoint is corrupted: dataChecksum 1234 in the file, but its data hashes to 657950972" \
+        "V4 dataChecksum mismatch"
+run checkpoint verify $V4/dual-outer-type-error.json --policy static
+expect_rc 1 "V4 outer type error"
+expect_err_contains "kubelet 1.37 refuses it: could not load v4 checkpoint: failed to deserialize cpu manager checkpoint: json: cannot unmarshal string into Go struct field CPUManagerCheckpoint.entries of type map[string]string" \
+        "V4 outer type error"
+run checkpoint verify $V4/dual-baseline-not-held.json --policy static
+expect_rc 1 "baseline not held"
+expect_err_contains 'baselines: cpuset "1-2" of container "container1" in pod "pod" is not part of its CPUs "4-6"' \
+        "baseline not held"
 
 # --- verify against a machine: the kubelet's start-up validation ----------------------------
 run checkpoint verify $CK/crafted/static-8cpus.json --synthetic "$SYN8" --reserved 0
@@ -149,6 +196,18 @@ run checkpoint show $CK/kubelet/unparsable-assignment-entry.json --json
 expect_golden $CK/golden/show-bad-cpuset.json "show bad cpuset --json"
 run checkpoint show $CK/crafted/empty-pod.json
 expect_golden $CK/golden/show-empty-pod.txt "show empty pod"
+run checkpoint show $CK/kubelet/v3-legacy.json --kubelet-version 1.36
+expect_golden $CK/golden/show-v3-1.36.txt "show V3 as 1.36"
+run checkpoint show $V4/dual-baselines.json
+expect_rc 0 "show V4"
+expect_golden $CK/golden/show-v4.txt "show V4"
+run checkpoint show $V4/dual-baselines.json --json
+expect_golden $CK/golden/show-v4.json "show V4 --json"
+run checkpoint show $V4/dual-v2-part-differs.json --kubelet-version 1.36
+expect_golden $CK/golden/show-v4-differs-1.36.txt "show V4, V2 part differs, as 1.36"
+run checkpoint show $V4/dual-invalid-data-json.json --json
+expect_rc 0 "show V4 whose data does not decode"
+expect_golden $CK/golden/show-v4-bad-data.json "show V4 bad data --json"
 run checkpoint show $CK/crafted/bad-type-policy.json
 expect_rc 1 "show undecodable"
 run checkpoint show $CK/crafted/not-json.txt
@@ -198,6 +257,51 @@ expect_rc 1 "rewrite V1 without containers"
 [ ! -e "$TMPD/v1b.json" ] || fail "failed rewrite left a file"
 run checkpoint rewrite $CK/kubelet/v3-legacy.json --output "$TMPD/v3.json"
 expect_rc 1 "rewrite V3"
+
+# --- rewrite: V4 --------------------------------------------------------------------------------
+# A V2 file stays V2 unless asked; --kubelet-version 1.37 writes the kubelet's V4 bytes.
+run checkpoint rewrite $CK/real/06-static-v1.34-two-pods.json --output "$TMPD/v4.json" --kubelet-version 1.37
+expect_rc 0 "rewrite as 1.37"
+expect_out "$TMPD/v4.json: written as cpu_manager_state V4 with dataChecksum 2594768180 (from $CK/real/06-static-v1.34-two-pods.json V2)" \
+        "rewrite as 1.37"
+real=$(cat $CK/real/06-static-v1.34-two-pods.json)
+case "$(cat "$TMPD/v4.json")" in "${real%\}}"',"data":"{\"policyName\":'*',"dataChecksum":2594768180}') ;;
+*) fail "V4 is not the V2 part then data: $(cat "$TMPD/v4.json")" ;; esac
+before=$(snap "$TMPD/v4.json")
+run checkpoint rewrite "$TMPD/v4.json"
+expect_rc 0 "V4 left as it is"
+expect_out "$TMPD/v4.json: already in the kubelet's form (V4, dataChecksum 2594768180), left as it is" \
+        "V4 left as it is"
+[ "$(snap "$TMPD/v4.json")" = "$before" ] || fail "rewrite touched a canonical V4 file"
+# and back to what 1.36 writes, the real file
+run checkpoint rewrite "$TMPD/v4.json" --kubelet-version 1.36
+expect_rc 0 "rewrite V4 as 1.36"
+cmp -s "$TMPD/v4.json" $CK/real/06-static-v1.34-two-pods.json || fail "V4 -> 1.36 is not the real file"
+# the dual layout of the kubelet's table, rewritten byte for byte as nodecm writes it
+run checkpoint rewrite $V4/dual-baselines.json --output "$TMPD/b.json"
+expect_rc 0 "rewrite V4 with baselines"
+cmp -s "$TMPD/b.json" $V4/dual-baselines.json || fail "V4 with baselines: $(cat "$TMPD/b.json")"
+# 1.36 reads a V4 file's V2 part, which has no place for baselines: rewritten as 1.36, they go
+run checkpoint rewrite $V4/dual-baselines.json --output "$TMPD/p.json" --kubelet-version 1.36
+[ "$(cat "$TMPD/p.json")" = '{"policyName":"static","defaultCpuSet":"7-9","entries":{"pod":{"container1":"4-6","container2":"1-3"}},"checksum":964019483}' ] ||
+        fail "V4 as 1.36: $(cat "$TMPD/p.json")"
+# nodecm's promised member of a V2 file becomes the baseline of V4, and back
+run checkpoint rewrite $CK/golden/write-v2-promised.json --output "$TMPD/q.json" --kubelet-version 1.37
+cmp -s "$TMPD/q.json" $CK/golden/write-v4-baselines.json || fail "promised -> baselines: $(cat "$TMPD/q.json")"
+run checkpoint rewrite "$TMPD/q.json" --output "$TMPD/r.json" --kubelet-version 1.37
+cmp -s "$TMPD/r.json" $CK/golden/write-v4-baselines.json || fail "V4 with baselines kept"
+# a V2 part that fails its checksum is repaired when data verifies
+run checkpoint rewrite $V4/dual-v2-part-corrupted.json --output "$TMPD/c.json"
+expect_rc 0 "rewrite repairs the V2 part"
+cmp -s "$TMPD/c.json" $V4/dual-valid.json || fail "repaired V2 part: $(cat "$TMPD/c.json")"
+run checkpoint rewrite $V4/data-invalid-checksum.json --output "$TMPD/d.json"
+expect_rc 1 "rewrite refuses a V4 dataChecksum mismatch"
+expect_err_contains "--fix-checksum" "V4 rewrite hint"
+run checkpoint rewrite $V4/data-invalid-checksum.json --output "$TMPD/d.json" --fix-checksum
+expect_rc 0 "V4 --fix-checksum"
+run checkpoint rewrite $V4/dual-invalid-data-json.json --output "$TMPD/e.json" --fix-checksum
+expect_rc 1 "V4 whose data does not decode: nothing to take"
+expect_err_contains "its data does not decode (unexpected end of JSON input)" "nothing to take"
 run checkpoint rewrite $CK/real/01-none-empty.json --output /nonexistent-dir/x
 expect_rc 2 "rewrite to an unwritable place"
 

@@ -6,7 +6,8 @@
 # deviceLocalCPUs: prefer and the kubelet's CPUs without, under every topology manager policy;
 # a DRA GPU on NUMA node 1 under single-numa-node draws its CPUs from node 1 with
 # draTopologyHints: align (node 0, the kubelet's choice, without). Then devices spanning NUMA
-# nodes, the pod scope, --explain, nodecm node, and bad input.
+# nodes, the pod scope, --explain, nodecm node, resize, isolated CPUs near the devices, and bad
+# input.
 . "$(dirname "$0")/lib.sh"
 
 X=$(mktemp -d /dev/shm/nodecm-loc-XXXXXX 2>/dev/null || mktemp -d "$TMPD/x-XXXXXX")
@@ -307,6 +308,32 @@ sed -i 's|metadata: {uid: p1, name: train}$|metadata: {uid: p1, name: train, ann
 run simulate "$TMPD/s.yaml"
 expect_rc 2 "resize naming other DRA devices"
 expect_err_contains "steps[1].resize: resize of pod 'p1': container 'app': its CDI devices may not change" "resize naming other DRA devices"
+
+# isolatedCPUs with deviceLocalCPUs: prefer (docs/cpu-manager.md, "With isolated CPUs"):
+# isolation restricts the candidates, locality orders them
+# iso_scenario ISOLATED MODE ANNOTATION CPUS: the NIC's VF, single-numa-node
+iso_scenario() {
+        printf '%s\n' "$1" >"$R/sys/devices/system/cpu/isolated"
+        scenario "$R" single-numa-node prefer ignore "$NIC" '{}' "$4" "$ONE_NIC"
+        sed -i "s/^    deviceLocalCPUs: prefer\$/&\n    isolatedCPUs: $2/" "$TMPD/s.yaml"
+        [ -z "$3" ] || sed -i "s|annotations: {|&nodecm.io/isolated-cpus: $3, |" "$TMPD/s.yaml"
+}
+# the NIC's L3 is isolated: a container that asks gets it, one that does not never does
+iso_scenario 12-15,28-31 exclusive-only require 4
+expect_cpus "NIC on isolated CPUs, require" "12-13,28-29" 1
+iso_scenario 12-15,28-31 exclusive-only '' 4
+expect_cpus "NIC on isolated CPUs, not asking" "8-9,24-25" 1
+run simulate --explain "$TMPD/s.yaml"
+case "$OUT" in *"local CPUs 12-15,28-31: drew none (isolatedCPUs keeps 12-15,28-31 from it)"*) ;;
+*) fail "NIC on isolated CPUs: explain: $OUT" ;; esac
+iso_scenario 12-15,28-31 exclude prefer 4
+expect_cpus "NIC on isolated CPUs, exclude" "8-9,24-25" 1
+# the pool is node 1's other L3: an isolated container never takes the NIC's CPUs
+iso_scenario 8-11,24-27 exclusive-only require 4
+expect_cpus "NIC off the isolated pool, require" "8-9,24-25" 1
+iso_scenario 8-11,24-27 exclusive-only '' 4
+expect_cpus "NIC off the isolated pool, not asking" "12-13,28-29" 1
+rm -f "$R/sys/devices/system/cpu/isolated"
 
 # bad input: one line naming the field
 scenario "$R" single-numa-node maybe ignore '{}' '{}' 2 ''

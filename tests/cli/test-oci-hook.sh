@@ -53,7 +53,7 @@ expect_rc 0 "--help"
 case "$OUT" in *createRuntime*poststop*) ;; *) fail "--help names the stages" ;; esac
 run oci-hook --stage start
 expect_rc 2 "an unknown stage"
-expect_err_contains "--stage: expected createRuntime, prestart or poststop, got 'start'" "an unknown stage"
+expect_err_contains "--stage: expected createRuntime, prestart, poststop or reconcile, got 'start'" "an unknown stage"
 
 hook 'not json'
 expect_rc 2 "a state that is not JSON"
@@ -62,12 +62,22 @@ hook '{"id": "x", "status": "creating", "pid": "12"}'
 expect_rc 2 "a pid that is a string"
 expect_err_contains "state: pid: expected an integer, got string" "a pid that is a string"
 
-# not nodecm's: nothing is made
+# not nodecm's, with the opt-outs: nothing is made
+ctr u1 '"app": "x"' '{}'
+hook "$STATE" --json --no-confine
+expect_rc 0 "a container that is not nodecm's, --no-confine"
+expect_out '{"stage": "create", "id": "u1", "action": "skipped", "reason": "no nodecm.io/managed or pod UID annotation"}' "skipped"
+[ -e "$D" ] && fail "a skipped container made the node directory"
+ctr u0 '"nodecm.io/managed": "false"' '{}'
+hook "$STATE" --json
+expect_out '{"stage": "create", "id": "u0", "action": "skipped", "reason": "nodecm.io/managed is \"false\""}' "opted out"
+[ -e "$D" ] && fail "an opted-out container made the node directory"
+# not nodecm's: kept on the shared pool (no stranger on an exclusive CPU)
 ctr u1 '"app": "x"' '{}'
 hook "$STATE" --json
 expect_rc 0 "a container that is not nodecm's"
-expect_out '{"stage": "create", "id": "u1", "action": "skipped", "reason": "no nodecm.io/managed or pod UID annotation"}' "skipped"
-[ -e "$D" ] && fail "a skipped container made the node directory"
+expect_out '{"stage": "create", "id": "u1", "action": "confined", "cpus": "0-7", "cgroup": "/ctrs/u1"}' "confined"
+U1_STOPPED=$STOPPED
 
 # a bundle whose config.json is broken is an error naming it
 ctr bad '"nodecm.io/managed": "true"' '{"cpu": {"shares": "x"}}'
@@ -82,9 +92,11 @@ expect_rc 0 "a Burstable container"
 ctr g1 '"nodecm.io/pod-uid": "pg"' "$GUARANTEED"
 hook "$STATE" --json
 expect_rc 0 "a Guaranteed container"
-expect_out '{"stage": "create", "id": "g1", "action": "admitted", "pod": "pg", "container": "g1", "exclusive": true, "cpus": "1", "mems": "0", "cgroup": "/ctrs/g1"}' "admitted"
+expect_out '{"stage": "create", "id": "g1", "action": "admitted", "pod": "pg", "container": "g1", "exclusive": true, "cpus": "1", "mems": "", "cgroup": "/ctrs/g1"}' "admitted (cpuset.mems left alone, as the kubelet leaves it)"
 [ "$(cat "$CG/cpuset/ctrs/g1/cpuset.cpus")" = 1 ] || fail "g1's cpuset.cpus: $(cat "$CG/cpuset/ctrs/g1/cpuset.cpus")"
 [ "$(cat "$CG/cpuset/ctrs/s1/cpuset.cpus")" = "0,2-7" ] || fail "s1 did not follow the pool: $(cat "$CG/cpuset/ctrs/s1/cpuset.cpus")"
+[ "$(cat "$CG/cpuset/ctrs/u1/cpuset.cpus")" = "0,2-7" ] || fail "the stranger u1 is on an exclusive CPU: $(cat "$CG/cpuset/ctrs/u1/cpuset.cpus")"
+[ "$(cat "$CG/cpuset/ctrs/u0/cpuset.cpus")" = "0-7" ] || fail "the opted-out u0 was touched"
 G1_STOPPED=$STOPPED
 
 # refused: the kubelet's reason and message, one line, exit 1
@@ -97,6 +109,9 @@ hook "$G1_STOPPED" --json
 expect_rc 0 "poststop"
 expect_out '{"stage": "poststop", "id": "g1", "action": "released", "pod": "pg", "container": "g1", "released": "1"}' "released"
 [ "$(cat "$CG/cpuset/ctrs/s1/cpuset.cpus")" = "0-7" ] || fail "s1 did not grow back"
+[ "$(cat "$CG/cpuset/ctrs/u1/cpuset.cpus")" = "0-7" ] || fail "u1 did not grow back"
+hook "$U1_STOPPED" --json
+expect_out '{"stage": "poststop", "id": "u1", "action": "confined"}' "a stranger's poststop"
 run node status --json --root-dir "$D" --config "$TMPD/k.yaml" --synthetic "$T"
 expect_rc 0 "node status reads the hook's node"
 case "$OUT" in *'"uid": "ps"'*) ;; *) fail "node status lists the hook's pod: $OUT" ;; esac

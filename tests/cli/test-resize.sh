@@ -60,16 +60,23 @@ expect_out "admit dpdk: admitted: fwd exclusive 2-5 (NUMA 0)" "admit 4"
 N resize "$TMPD/d8.yaml"
 expect_rc 0 "resize to 8"
 expect_out "resize dpdk: resized: fwd exclusive 2-9 (NUMA 0)" "resize to 8"
+# kubelet 1.37's V4 (the default kubeletVersion): the kubelet's baseline inside data
 case "$(cat "$D/cpu_manager_state")" in
-*'"entries":{"dpdk":{"fwd":"2-9"}},"promised":{"dpdk":{"fwd":"2-5"}},"checksum":'*) ;;
+*'"entries":{"dpdk":{"fwd":"2-9"}},"checksum":'*',"data":"'*'\"baselines\":{\"dpdk\":{\"fwd\":{\"baseline\":\"2-5\"}}}}","dataChecksum":'*) ;;
 *) fail "the promise is not in cpu_manager_state: $(cat "$D/cpu_manager_state")" ;;
 esac
 run checkpoint verify "$D/cpu_manager_state"
 expect_rc 0 "the checkpoint with a promise verifies"
 run checkpoint show "$D/cpu_manager_state"
-case "$OUT" in *"PROMISED (nodecm, in-place resize)"*"dpdk  fwd        2-5 (4 CPUs)"*) ;; *) fail "show: no promise: $OUT" ;; esac
+case "$OUT" in *"BASELINE (in-place resize: the CPUs of the first admission)"*"dpdk  fwd        2-5 (4 CPUs)"*) ;; *) fail "show: no promise: $OUT" ;; esac
 run checkpoint show "$D/cpu_manager_state" --json
-case "$OUT" in *',"promised":[{"pod":"dpdk","container":"fwd","cpuSet":{"text":"2-5",'*) ;; *) fail "show --json: no promise: $OUT" ;; esac
+case "$OUT" in *',"baselines":[{"pod":"dpdk","container":"fwd","cpuSet":{"text":"2-5",'*) ;; *) fail "show --json: no promise: $OUT" ;; esac
+# 1.36's V2 has no place for it: nodecm's own promised member, outside the checksum
+run checkpoint rewrite "$D/cpu_manager_state" --output "$TMPD/v2" --kubelet-version 1.36
+case "$(cat "$TMPD/v2")" in
+*'"entries":{"dpdk":{"fwd":"2-9"}},"checksum":'*) ;;
+*) fail "1.36 reads the V2 part: $(cat "$TMPD/v2")" ;;
+esac
 run checkpoint rewrite "$D/cpu_manager_state" --output "$TMPD/rewritten"
 cmp -s "$D/cpu_manager_state" "$TMPD/rewritten" || fail "rewrite does not keep the promise"
 N resize "$TMPD/d12.yaml" --json

@@ -430,3 +430,104 @@ class Kubelet:
             self.rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=s.id),
                                      timeout=self.timeout)
         self.pods.clear()
+
+
+def nodecmd_config(path, endpoint, proxy_sock, extra=""):
+    """examples/cri/nodecmd.yaml as shipped, pointed at ENDPOINT (containerd) and PROXY_SOCK,
+    reconciling every second, with EXTRA (YAML lines) after it, written to PATH."""
+    with open(os.path.join(rt.SRC, "examples", "cri", "nodecmd.yaml")) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace("unix:///run/containerd/containerd.sock", endpoint)
+                .replace("/var/lib/nodecm/cri.sock", proxy_sock)
+                .replace("cpuManagerReconcilePeriod: 10s", "cpuManagerReconcilePeriod: 1s")
+                + extra)
+
+
+def proxy_scene(prefix):
+    """What the CRI proxy tests start from: root, a cgroup v1 cpuset hierarchy, busybox-static,
+    nodecmd (NCM_NODECMD) and python3-grpcio (each missing one skips the test), scene(PREFIX),
+    and this machine's CPUs (CPU 0 and one more, else a skip). Returns (cleanups, tmp, cgroup
+    parent, pb, svc, containerd, CPUs)."""
+    rt.require_root()
+    rt.require_cgroup_v1_cpuset()
+    rt.static_busybox()
+    if not os.environ.get("NCM_NODECMD"):
+        rt.skip("run through meson test (NCM_NODECMD is not set)")
+    try:
+        import grpc  # noqa: F401
+    except ImportError:
+        rt.skip("python3-grpcio is not importable by /usr/bin/python3")
+    os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+    cpus = rt.parse_list(rt.machine_cpus())
+    if len(cpus) < 2 or 0 not in cpus:
+        rt.skip("needs CPU 0 and at least one more (have %s)" % rt.machine_cpus())
+    return scene(prefix) + (cpus,)
+
+
+class Nodecmd:
+    """nodecmd (NCM_NODECMD) with its CRI proxy on PROXY_SOCK in front of ENDPOINT, its node in
+    NODE_DIR, logging to LOG; stopped on every exit path (CLEANUPS)."""
+
+    def __init__(self, cleanups, config, node_dir, endpoint, proxy_sock, log):
+        self.config = config
+        self.endpoint = endpoint
+        self.node_dir = node_dir
+        self.proxy_sock = proxy_sock
+        self.log = log
+        self.proc = None
+        cleanups.push(self.stop)
+
+    def start(self, flags=True):
+        """FLAGS: the sockets on the command line too (else the configuration's section)."""
+        args = [os.environ["NCM_NODECMD"], "--config", self.config, "--root-dir", self.node_dir,
+                "--log-level", "debug"]
+        if flags:
+            args += ["--runtime-endpoint", self.endpoint, "--cri-listen", self.proxy_sock]
+        with open(self.log, "a") as log:
+            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+        for _ in range(400):
+            if self.proc.poll() is not None:
+                raise RuntimeError("nodecmd exited: %s" % self.tail())
+            if os.path.exists(self.proxy_sock) and \
+                    os.path.exists(os.path.join(self.node_dir, "nodecm.sock")):
+                return
+            time.sleep(0.025)
+        raise RuntimeError("nodecmd did not start: %s" % self.tail())
+
+    def tail(self):
+        try:
+            with open(self.log) as f:
+                return f.read()[-4000:]
+        except OSError:
+            return ""
+
+    def stop(self, sig=signal.SIGTERM):
+        """The exit status (SIGTERM: 0, and under ASan no leak), or None."""
+        rc = None
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                rc = self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        return rc
+
+
+def proxy_node(cl, tmp, cg, pb, svc, c, extra=""):
+    """nodecmd on the shipped configuration (EXTRA after it) in front of containerd C, started,
+    its node in TMP/node; a client of its proxy as a kubelet, and one of containerd itself (C's
+    teardown client). Returns (nodecmd, kubelet, direct)."""
+    proxy_sock = os.path.join(tmp, "cri.sock")
+    config = os.path.join(tmp, "kubelet.yaml")
+    nodecmd_config(config, c.endpoint, proxy_sock, extra)
+    d = Nodecmd(cl, config, os.path.join(tmp, "node"), c.endpoint, proxy_sock,
+                os.path.join(tmp, "nodecmd.log"))
+    d.start()
+    kl = Kubelet(pb, svc, "unix:" + proxy_sock, os.path.join(tmp, "logs"), cg.path())
+    direct = Kubelet(pb, svc, "unix:" + c.sock, os.path.join(tmp, "logs"), cg.path())
+    c.cri = direct
+    return d, kl, direct

@@ -10,6 +10,11 @@ StopContainer, RemoveContainer, RemovePodSandbox). Checked:
     `nodecm simulate` (the kubelet's static policy) gives the same pods on this machine:
     Guaranteed integer, Guaranteed fractional, Burstable, BestEffort; the shared pool shrinks
     and grows in every other container as containers come and go;
+  - a container made at containerd itself (nodecm cannot attribute it) is kept on the shared
+    pool by the next reconcile;
+  - CRI-O's cpu-load-balancing and cpu-quota annotations done on the cgroups containerd made
+    (sched_load_balance of the container, its pod and kubepods; no quota), put back by the
+    reconcile, undone when the pod goes;
   - a refused admission fails CreateContainer with the kubelet's text, nothing created;
   - a client's UpdateContainerResources that would widen a cpuset keeps nodecm's;
   - a cpuset changed behind nodecm's back (directly at containerd) is put back by reconcile;
@@ -29,83 +34,12 @@ import time
 import runtimes as rt
 import containerd as ctd
 
-rt.require_root()
-rt.require_cgroup_v1_cpuset()
-rt.static_busybox()
-NODECMD = os.environ.get("NCM_NODECMD", "")
-if not NODECMD:
-    rt.skip("run through meson test (NCM_NODECMD is not set)")
-try:
-    import grpc
-except ImportError:
-    rt.skip("python3-grpcio is not importable by /usr/bin/python3")
-os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+cl, tmp, cg, pb, svc, c, ALL = ctd.proxy_scene("nodecm-cri-proxy-")
+import grpc  # noqa: E402 (proxy_scene skips the test without it)
 
-cl, tmp, cg, pb, svc, c = ctd.scene("nodecm-cri-proxy-")
 check = rt.check
-ALL = rt.parse_list(rt.machine_cpus())
-if len(ALL) < 2 or 0 not in ALL:
-    rt.skip("needs CPU 0 and at least one more (have %s)" % rt.machine_cpus())
-node_dir = os.path.join(tmp, "node")
-proxy_sock = os.path.join(tmp, "cri.sock")
-kubelet_yaml = os.path.join(tmp, "kubelet.yaml")
-# the shipped configuration, pointed at this test's sockets, reconciling every second
-with open(os.path.join(rt.SRC, "examples", "cri", "nodecmd.yaml")) as f:
-    text = f.read()
-with open(kubelet_yaml, "w") as f:
-    f.write(text.replace("unix:///run/containerd/containerd.sock", c.endpoint)
-            .replace("/var/lib/nodecm/cri.sock", proxy_sock)
-            .replace("cpuManagerReconcilePeriod: 10s", "cpuManagerReconcilePeriod: 1s"))
-
-
-class Daemon:
-    def __init__(self):
-        self.proc = None
-        self.log = os.path.join(tmp, "nodecmd.log")
-        cl.push(self.stop)
-
-    def start(self, flags=True):
-        """FLAGS: the sockets on the command line too (else the configuration's section)."""
-        args = [NODECMD, "--config", kubelet_yaml, "--root-dir", node_dir, "--log-level", "debug"]
-        if flags:
-            args += ["--runtime-endpoint", c.endpoint, "--cri-listen", proxy_sock]
-        with open(self.log, "a") as log:
-            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL)
-        for _ in range(400):
-            if self.proc.poll() is not None:
-                raise RuntimeError("nodecmd exited: %s" % self.tail())
-            if os.path.exists(proxy_sock) and os.path.exists(os.path.join(node_dir, "nodecm.sock")):
-                return
-            time.sleep(0.025)
-        raise RuntimeError("nodecmd did not start: %s" % self.tail())
-
-    def tail(self):
-        try:
-            with open(self.log) as f:
-                return f.read()[-4000:]
-        except OSError:
-            return ""
-
-    def stop(self, sig=signal.SIGTERM):
-        """The exit status (SIGTERM: 0, and under ASan no leak), or None."""
-        rc = None
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                rc = self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-        return rc
-
-
-daemon = Daemon()
-daemon.start()
-kl = ctd.Kubelet(pb, svc, "unix:" + proxy_sock, os.path.join(tmp, "logs"), cg.path())
-direct = ctd.Kubelet(pb, svc, "unix:" + c.sock, os.path.join(tmp, "logs"), cg.path())
-c.cri = direct
+daemon, kl, direct = ctd.proxy_node(cl, tmp, cg, pb, svc, c)
+node_dir = daemon.node_dir
 # the kubelet's decisions with the configuration nodecmd has (examples/cri/nodecmd.yaml)
 exp = rt.Expect({"reserved": "0", "kubelet": {"topologyManagerPolicy": "single-numa-node"}})
 live = {}  # container id -> (pod uid, container name)
@@ -149,10 +83,10 @@ def expect_all(when, wait=3.0):
         check(False, "%s: %s" % (when, b))
 
 
-def run_pod(uid, containers, qos=None):
+def run_pod(uid, containers, qos=None, annotations=None):
     """The kubelet's way: the sandbox, then each container created and started."""
     exp.admit(rt.pod(uid, containers))
-    kl.run_pod(uid, uid, containers, qos=qos)
+    kl.run_pod(uid, uid, containers, qos=qos, annotations=annotations)
     for name, req, lim in containers:
         want = exp.cpus(tmp, uid, name)
         cid = kl.create(uid, name, req, lim, FIRST)
@@ -188,6 +122,22 @@ expect_all("after the pods came")
 pool = rt.parse_list(exp.cpus(tmp, "pb", "app"))
 check(pool == ALL - rt.parse_list(exp.cpus(tmp, "pg", "app")),
       "the shared pool is every CPU but the Guaranteed container's")
+
+# a container nodecm cannot attribute (made at containerd itself, not through the proxy): the
+# next reconcile keeps it on the shared pool, off the Guaranteed container's CPU (no stranger
+# on an exclusive CPU)
+direct.run_pod("ps", "stranger", [("app", {}, {})])
+stranger = direct.create("ps", "app", {}, {}, FIRST)
+direct.start(stranger)
+want = exp.cpus(tmp, "pb", "app")
+deadline = time.time() + 5.0
+while cpus_of(stranger) != want and time.time() < deadline:
+    time.sleep(0.1)
+check(cpus_of(stranger) == want, "the stranger runs on %s, not the shared pool %s"
+      % (cpus_of(stranger), want))
+direct.stop(stranger)
+direct.remove(stranger)
+direct.remove_pod("ps")
 
 # refused: the kubelet's text, nothing created
 free = len(ALL) - 1 - len(rt.parse_list(exp.cpus(tmp, "pg", "app")))
@@ -238,6 +188,52 @@ log = daemon.tail()
 check("enforcer=cri " in log, "the ready line names the CRI as the enforcer")
 check("level=warn" not in log, "the ordinary removals so far logged no warning: %s"
       % [l for l in log.splitlines() if "level=warn" in l])
+
+# CRI-O's knobs through the proxy (the pod's annotations come in its sandbox's config): done by
+# nodecmd on the cgroups containerd made, within a reconcile period; undone when it goes
+run_pod("pk", [("app", dict(cpu="1", **MEM), dict(cpu="1", **MEM))],
+        annotations={"cpu-load-balancing.crio.io": "disable", "cpu-quota.crio.io": "disable"})
+k = cid_of("pk", "app")
+pod_cg = kl.cgroup_parent("pk", "Guaranteed")
+kubepods = os.path.dirname(pod_cg)
+CPUSET = "/sys/fs/cgroup/cpuset"
+
+
+def knob_state():
+    def rd(p):
+        try:
+            with open(p) as f:
+                return f.read().strip()
+        except OSError as e:
+            return "error: %s" % e
+    return (rd("%s%s/%s/cpuset.sched_load_balance" % (CPUSET, pod_cg, k)),
+            rd("%s%s/cpuset.sched_load_balance" % (CPUSET, pod_cg)),
+            rd("%s%s/cpuset.sched_load_balance" % (CPUSET, kubepods)),
+            rd("/sys/fs/cgroup/cpu%s/%s/cpu.cfs_quota_us" % (pod_cg, k)))
+
+
+deadline = time.time() + 5.0
+while knob_state() != ("0", "0", "0", "-1") and time.time() < deadline:
+    time.sleep(0.1)
+check(knob_state() == ("0", "0", "0", "-1"),
+      "sched_load_balance of the container, its pod and kubepods, and its quota: %s"
+      % (knob_state(),))
+with open("%s%s/cpuset.sched_load_balance" % (CPUSET, kubepods), "w") as f:
+    f.write("1")
+deadline = time.time() + 5.0
+while knob_state()[2] != "0" and time.time() < deadline:
+    time.sleep(0.1)
+check(knob_state()[2] == "0", "the reconcile put kubepods' sched_load_balance back")
+kl.stop(k)
+kl.remove(k)
+live.pop(k)
+exp.remove("pk", "app")
+kl.remove_pod("pk")
+exp.remove_pod("pk")
+deadline = time.time() + 5.0
+while knob_state()[2] != "1" and time.time() < deadline:
+    time.sleep(0.1)
+check(knob_state()[2] == "1", "kubepods balances again once the pod went: %s" % (knob_state(),))
 
 # containerd restarts under the proxy: UNAVAILABLE meanwhile, then success, nothing lost
 c.stop()

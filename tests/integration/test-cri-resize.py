@@ -16,86 +16,19 @@ Everything is torn down on every exit path.
 """
 import json
 import os
-import signal
 import subprocess
 import time
 
 import runtimes as rt
 import containerd as ctd
 
-rt.require_root()
-rt.require_cgroup_v1_cpuset()
-rt.static_busybox()
-NODECMD = os.environ.get("NCM_NODECMD", "")
-if not NODECMD:
-    rt.skip("run through meson test (NCM_NODECMD is not set)")
-try:
-    import grpc
-except ImportError:
-    rt.skip("python3-grpcio is not importable by /usr/bin/python3")
-os.environ["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+cl, tmp, cg, pb, svc, c, ALL = ctd.proxy_scene("nodecm-cri-resize-")
+import grpc  # noqa: E402 (proxy_scene skips the test without it)
 
-cl, tmp, cg, pb, svc, c = ctd.scene("nodecm-cri-resize-")
 check = rt.check
-ALL = rt.parse_list(rt.machine_cpus())
-if len(ALL) < 2 or 0 not in ALL:
-    rt.skip("needs CPU 0 and at least one more (have %s)" % rt.machine_cpus())
-node_dir = os.path.join(tmp, "node")
-proxy_sock = os.path.join(tmp, "cri.sock")
-kubelet_yaml = os.path.join(tmp, "kubelet.yaml")
-with open(os.path.join(rt.SRC, "examples", "cri", "nodecmd.yaml")) as f:
-    text = f.read()
-with open(kubelet_yaml, "w") as f:
-    f.write(text.replace("unix:///run/containerd/containerd.sock", c.endpoint)
-            .replace("/var/lib/nodecm/cri.sock", proxy_sock)
-            .replace("cpuManagerReconcilePeriod: 10s", "cpuManagerReconcilePeriod: 1s")
-            + "featureGates: {InPlacePodVerticalScalingExclusiveCPUs: true}\n")
-
-log_path = os.path.join(tmp, "nodecmd.log")
-proc = [None]
-
-
-def start():
-    with open(log_path, "a") as log:
-        proc[0] = subprocess.Popen([NODECMD, "--config", kubelet_yaml, "--root-dir", node_dir,
-                                    "--runtime-endpoint", c.endpoint, "--cri-listen",
-                                    proxy_sock, "--log-level", "debug"],
-                                   stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    for _ in range(400):
-        if proc[0].poll() is not None:
-            raise RuntimeError("nodecmd exited: %s" % tail())
-        if os.path.exists(proxy_sock) and os.path.exists(os.path.join(node_dir, "nodecm.sock")):
-            return
-        time.sleep(0.025)
-    raise RuntimeError("nodecmd did not start: %s" % tail())
-
-
-def tail():
-    try:
-        with open(log_path) as f:
-            return f.read()[-4000:]
-    except OSError:
-        return ""
-
-
-def stop(sig=signal.SIGTERM):
-    rc = None
-    if proc[0] and proc[0].poll() is None:
-        proc[0].send_signal(sig)
-        try:
-            rc = proc[0].wait(30)
-        except subprocess.TimeoutExpired:
-            proc[0].kill()
-            proc[0].wait()
-    proc[0] = None
-    return rc
-
-
-cl.push(stop)
-start()
-kl = ctd.Kubelet(pb, svc, "unix:" + proxy_sock, os.path.join(tmp, "logs"), cg.path())
-direct = ctd.Kubelet(pb, svc, "unix:" + c.sock, os.path.join(tmp, "logs"), cg.path())
-c.cri = direct
+daemon, kl, direct = ctd.proxy_node(cl, tmp, cg, pb, svc, c,
+                                    "featureGates: {InPlacePodVerticalScalingExclusiveCPUs: true}\n")
+node_dir = daemon.node_dir
 MEM = {"memory": "64Mi"}
 CMD = "exec sleep 100000"
 
@@ -149,7 +82,7 @@ check(after_f["allowed"] == before_f["allowed"] and after_f["allowed"] == pool,
 pods = subprocess.run([rt.NODECM, "node", "pods", "--json", "--connect",
                        os.path.join(node_dir, "nodecm.sock")], capture_output=True, text=True)
 check(pods.returncode == 0 and '"pf"' in pods.stdout, "node pods: %s" % pods.stderr)
-check("resize" in tail(), "nodecmd logged the resize")
+check("resize" in daemon.tail(), "nodecmd logged the resize")
 
 # an exclusive container that cannot grow here (to every CPU: one is reserved): refused,
 # nothing changed anywhere
@@ -176,9 +109,9 @@ check(state_after.get("entries") == state_before.get("entries") and
       "nodecm's state is unchanged by the refusal: %s" % state_after.get("entries"))
 
 # the files the refusal left restore as they were
-rc = stop()
-check(rc == 0, "nodecmd stops with status 0 (got %s): %s" % (rc, tail()[-2000:]))
-start()
+rc = daemon.stop()
+check(rc == 0, "nodecmd stops with status 0 (got %s): %s" % (rc, daemon.tail()[-2000:]))
+daemon.start()
 for _ in range(100):
     try:
         kl.rt.Version(pb.VersionRequest(version="0.1.0"), timeout=5)  # the client reconnects
@@ -190,6 +123,6 @@ check(state_restarted.get("entries") == state_before.get("entries"),
       "after a restart: %s" % state_restarted.get("entries"))
 for uid in ("pf", "pg"):
     kl.remove_pod(uid)
-rc = stop()
-check(rc == 0, "nodecmd stops with status 0 (got %s): %s" % (rc, tail()[-2000:]))
+rc = daemon.stop()
+check(rc == 0, "nodecmd stops with status 0 (got %s): %s" % (rc, daemon.tail()[-2000:]))
 rt.finish()

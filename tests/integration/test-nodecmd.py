@@ -2,7 +2,8 @@
 """nodecmd against real gRPC clients (Debian's python3-grpcio, a gRPC core stack) and against
 `nodecm node ... --connect`: every call of nodecm.v1.Node, Watch, errors, the same output as the
 daemon-less commands, two daemons on one root directory, SIGHUP reloads, SIGTERM with calls in
-flight, and a restart that restores what was acknowledged. Run with /usr/bin/python3."""
+flight or as the socket appears, and a restart that restores what was acknowledged. Run with
+/usr/bin/python3."""
 import json
 import os
 import signal
@@ -391,6 +392,26 @@ def main():
             "missing %r" % ({"p1", "p2"} | set(acked) - uids))
     rc, out, err = T.nodecm("checkpoint", "verify", os.path.join(root, "cpu_manager_state"))
     T.check("restart: checkpoint verify", rc == 0, err)
+    ch.close()
+    T.check("stop", d.stop() == 0)
+
+    # ---- SIGTERM the moment the control socket exists (issue 27) ----------------------------
+    # A supervisor may stop a start it no longer wants as soon as it sees the socket: the
+    # handlers must be in place before any socket is, or the default action kills nodecmd
+    # (it did in 5 of 12 starts). Each start signals at the first sight of the socket.
+    codes = []
+    for i in range(12):
+        early = T.Daemon(cfg, root, os.path.join(tmp, "nodecmd-early.log")).start(wait=False)
+        while not os.path.exists(early.socket) and early.p.poll() is None:
+            time.sleep(0.0002)
+        codes.append(early.stop())
+    T.check("SIGTERM as the socket appears: exit 0 every time", codes == [0] * 12, repr(codes))
+    T.check("SIGTERM as the socket appears: the socket is gone", not os.path.exists(d.socket))
+    d = T.Daemon(cfg, root, os.path.join(tmp, "nodecmd.log")).start()
+    ch = grpc.insecure_channel(d.target())
+    uids = {p.uid for p in svc.NodeStub(ch).ListPods(pb.ListPodsRequest(), timeout=30).pods}
+    T.check("after the early stops: every acknowledged pod is still there",
+            {"p1", "p2"} | set(acked) <= uids)
     ch.close()
     T.check("stop", d.stop() == 0)
     return T.finish()

@@ -7,7 +7,9 @@ shipped hook (paths pointed at this build and a temporary node directory). Resou
 podman's own flags (--cpus, --memory, --cpu-shares), the pod identity nodecm.io annotations.
 Each container prints its Cpus_allowed_list as its first instruction (podman logs) and
 `podman exec` reads it again; every value must be what `nodecm simulate` gives the same pods.
-The pool follows `podman rm`, a refused container fails `podman run` with the kubelet's text,
+A container without nodecm's annotations is kept on the shared pool, off the exclusive CPUs
+(nodecm.io/managed "false" opts out). The pool follows `podman rm`, a refused container fails
+`podman run` with the kubelet's text,
 and a cpuset widened behind nodecm's back (`podman update --cpuset-cpus`) is written again when
 the pool next moves. Everything made here is removed on exit, also on failure.
 """
@@ -119,10 +121,18 @@ if check(r.returncode == 0, "podman run pm-e: %s" % r.stderr):
           % first_cpus("pm-e"))
 expect_all("after the containers came")
 
-# not nodecm's: the hook's "when" does not even run it
+# not nodecm's: kept on the shared pool, off every exclusive CPU (no stranger on an exclusive
+# CPU; docs/runtimes.md); with the opt-out it runs on every CPU, pm-g's included
 r = run("pm-u", ["--cpus", "1", "--memory", "256m"], {})
-check(r.returncode == 0 and first_cpus("pm-u") == rt.format_list(ALL),
-      "pm-u (not nodecm's) runs on %s" % first_cpus("pm-u"))
+pool = exp.cpus(tmp, "qb", "app")
+check(r.returncode == 0 and first_cpus("pm-u") == pool,
+      "pm-u (not nodecm's) runs on %s, not the shared pool %s" % (first_cpus("pm-u"), pool))
+check(not set(rt.parse_list(inside_cpus("pm-u") or "")) &
+      set(rt.parse_list(exp.cpus(tmp, "qg", "app"))),
+      "pm-u is on pm-g's exclusive CPU")
+r = run("pm-o", ["--cpus", "1", "--memory", "256m"], {"nodecm.io/managed": "false"})
+check(r.returncode == 0 and first_cpus("pm-o") == rt.format_list(ALL),
+      "pm-o (opted out) runs on %s" % first_cpus("pm-o"))
 
 # refused: podman run fails with the kubelet's text
 free = len(ALL) - 1 - len(rt.parse_list(exp.cpus(tmp, "qg", "app")))
@@ -147,6 +157,9 @@ check(r.returncode == 0, "podman rm pm-g: %s" % r.stderr)
 live.pop("pm-g")
 exp.remove("qg", "app")
 expect_all("after pm-g went")
+check(inside_cpus("pm-u") == exp.cpus(tmp, "qb", "app"),
+      "pm-u did not follow the pool back: %s" % inside_cpus("pm-u"))
+podman("rm", "-f", "-t", "0", "pm-u", "pm-o")
 
 for name in list(live):
     podman("rm", "-f", "-t", "0", name)
@@ -157,4 +170,47 @@ if check(st.returncode == 0, "node status: %s" % st.stderr):
     s = json.loads(st.stdout)
     check(s["pods"] == [] and s["entries"] == {}, "the node holds nothing at the end: %s"
           % st.stdout)
+
+# The memory manager's Static policy behind the hook (its own node and hooks directory): a
+# Guaranteed container's memory request is podman's --memory to the byte, its blocks' NUMA node
+# is its cpuset.mems; a Burstable one keeps the runtime's (the kubelet leaves it alone).
+mm_dir = os.path.join(tmp, "node-mm")
+mm_kubelet = os.path.join(tmp, "kubelet-mm.yaml")
+with open(kubelet) as f, open(mm_kubelet, "w") as out:
+    out.write(f.read() + "memoryManagerPolicy: Static\nevictionHard: {memory.available: 100Mi}\n"
+              "reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]\n")
+mm_hooks = os.path.join(tmp, "hooks-mm.d")
+os.makedirs(mm_hooks)
+with open(os.path.join(mm_hooks, "nodecm.json"), "w") as f:
+    f.write(rt.shipped_hook(os.path.join("hooks.d", "nodecm.json"), mm_dir, mm_kubelet))
+GLOBAL[GLOBAL.index(hooks_dir)] = mm_hooks
+EXACT = 100000000
+
+
+def mems_inside(name):
+    out = podman("exec", name, "grep", "Mems_allowed_list", "/proc/self/status").stdout
+    return out.split(":", 1)[1].strip() if ":" in out else None
+
+
+def mm_blocks(uid):
+    with open(os.path.join(mm_dir, "memory_manager_state")) as f:
+        return json.load(f).get("entries", {}).get(uid, {}).get("app", [])
+
+
+r = run("pm-mg", ["--cpus", "1", "--memory", "%db" % EXACT], ann("mg"))
+if check(r.returncode == 0, "podman run pm-mg: %s" % r.stderr):
+    b = mm_blocks("mg")
+    print("pm-mg: blocks %s, Mems_allowed_list %s" % (b, mems_inside("pm-mg")))
+    check(b == [{"numaAffinity": [0], "type": "memory", "size": EXACT}],
+          "the memory manager pinned exactly --memory on NUMA node 0: %s" % b)
+    check(mems_inside("pm-mg") == "0", "pm-mg's memory is on NUMA node 0")
+r = run("pm-mb", ["--cpu-shares", "512", "--memory", "64m"], ann("mb"))
+if check(r.returncode == 0, "podman run pm-mb: %s" % r.stderr):
+    with open("/sys/fs/cgroup/cpuset/cpuset.mems") as f:
+        machine = f.read().strip()
+    check(mm_blocks("mb") == [] and mems_inside("pm-mb") == machine,
+          "a Burstable container has no blocks and the runtime's memory nodes: %s"
+          % mems_inside("pm-mb"))
+for name in ("pm-mg", "pm-mb"):
+    podman("rm", "-f", "-t", "0", name)
 rt.finish()

@@ -8,7 +8,7 @@ with `runc run -d`; each prints its Cpus_allowed_list as its first instruction, 
 static policy) gives the same pods on this machine: Guaranteed integer containers on their own
 CPUs, the others on the shared pool, which shrinks and grows as containers come and go. Also:
 a refused admission fails `runc run` with the kubelet's text and changes nothing; a container
-without nodecm's annotations is left alone; a container deleted without its poststop hook is
+without nodecm's annotations is kept on the shared pool (nodecm.io/managed "false": left alone); a container deleted without its poststop hook is
 released at the next hook run; a hook configured at both prestart and createRuntime admits once.
 Every container, cgroup and file made here is removed on exit, also on failure.
 """
@@ -172,10 +172,16 @@ admitted("g1-log", "pg", "log",
          guaranteed(200), ann("pg", "log"))
 expect_all("after the pods came")
 
-# not nodecm's: left alone on every CPU of its parent
+# not nodecm's: kept on the shared pool from its first instruction, off g1's CPU (no stranger
+# on an exclusive CPU); nodecm.io/managed "false" opts out: every CPU of its parent
 r = start("u1", {"cpu": {"shares": 2048}}, {})
 check(r.returncode == 0, "runc run u1: %s" % r.stderr)
-check(first_cpus("u1") == rt.format_list(ALL), "u1 (not nodecm's) runs on %s" % first_cpus("u1"))
+pool = exp.cpus(tmp, "pb", "app")
+check(first_cpus("u1") == pool, "u1 (not nodecm's) runs on %s, not the shared pool %s"
+      % (first_cpus("u1"), pool))
+r = start("u0", {"cpu": {"shares": 2048}}, {"nodecm.io/managed": "false"})
+check(r.returncode == 0, "runc run u0: %s" % r.stderr)
+check(first_cpus("u0") == rt.format_list(ALL), "u0 (opted out) runs on %s" % first_cpus("u0"))
 
 # refused: more CPUs than are free; runc fails with the kubelet's text, nothing changes
 free = len(ALL) - 1 - len(rt.parse_list(exp.cpus(tmp, "pg", "app")))
@@ -202,7 +208,9 @@ delete("g1")
 live.pop("g1")
 exp.remove("pg", "app")
 expect_all("after g1 went")
-check(inside_cpus("u1") == rt.format_list(ALL), "u1 is still left alone")
+check(inside_cpus("u1") == exp.cpus(tmp, "pb", "app"), "u1 did not follow the pool back: %s"
+      % inside_cpus("u1"))
+check(inside_cpus("u0") == rt.format_list(ALL), "u0 is still left alone")
 
 # deleted without its poststop hook (as if the runtime had been killed): released at the
 # next hook run, as the kubelet's removeStaleState releases containers that are gone

@@ -59,6 +59,7 @@ void fake_v1_files(fake *f, const char *path, const char *hier)
         if (strcmp(hier, "cpuset") == 0) {
                 fake_put(f->rootfd, path, "cpuset.cpus", "\n");
                 fake_put(f->rootfd, path, "cpuset.mems", "\n");
+                fake_put(f->rootfd, path, "cpuset.sched_load_balance", "1\n");
         } else if (strcmp(hier, "cpu") == 0) {
                 fake_put(f->rootfd, path, "cpu.shares", "1024\n");
                 fake_put(f->rootfd, path, "cpu.cfs_period_us", "100000\n");
@@ -105,6 +106,10 @@ static void v2_files(fake *f, const char *path)
         if (c & NCM_CGROUP_CTRL_CPUSET) {
                 fake_put(f->rootfd, path, "cpuset.cpus", "\n");
                 fake_put(f->rootfd, path, "cpuset.mems", "\n");
+                if (f->partitions) {
+                        fake_put(f->rootfd, path, "cpuset.cpus.exclusive", "\n");
+                        fake_put(f->rootfd, path, "cpuset.cpus.partition", "member\n");
+                }
         }
         if (c & NCM_CGROUP_CTRL_HUGETLB)
                 hugetlb_files(f, path, "max", "max\n");

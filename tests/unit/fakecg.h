@@ -11,6 +11,7 @@ typedef struct fake {
         int rootfd;
         int version;
         bool rsvd;           /* hugetlb has .rsvd files */
+        bool partitions;     /* v2: cpuset.cpus.exclusive and .partition (Linux 6.7 and later) */
         const char *fail_on; /* a control file created as a directory below paths with this */
         ncm_cgroup_layout layout;
         ncm_cgroup_exec_options exec;

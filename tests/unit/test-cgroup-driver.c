@@ -214,7 +214,7 @@ static void test_cgroup_driver_v1_apply_and_remove(void **state)
         ncm_pod *g = pod_yaml(pod_g), *b = pod_yaml(pod_b);
         ncm_autoptr(ncm_cpuset) one = tu_cpuset("1");
         ncm_autoptr(ncm_cpuset) two = tu_cpuset("2");
-        ncm_cgroup_container_cpus cpus[] = {{"app", one}};
+        ncm_cgroup_container_cpus cpus[] = {{"app", one, NULL}};
         const char *gdir = "/kubepods/pod" UID_G;
         int r;
         (void)state;
@@ -301,7 +301,7 @@ static void test_cgroup_driver_v2_apply_and_read_back(void **state)
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *g = pod_yaml(pod_g);
         ncm_autoptr(ncm_cpuset) one = tu_cpuset("1");
-        ncm_cgroup_container_cpus cpus[] = {{NULL, one}};
+        ncm_cgroup_container_cpus cpus[] = {{NULL, one, NULL}};
         int r;
         (void)state;
         fake_init(&f, 2, false);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_manager_state files: every real file of the spec's Appendix A verifies and is rewritten
- * byte for byte; the spec's rendering self-test; the literal files and outcomes of the kubelet's
- * state_checkpoint_test.go (TestCheckpointStateRestore/Store and the V3 checksum tests); V1
- * migration; checksum 0; Go's case-insensitive field names; the V2 native rendering; corrupt,
- * foreign, truncated, huge and hostile inputs.
+ * byte for byte; the spec's rendering self-test; the kubelet's state_checkpoint_test.go tables of
+ * each release as data (tests/data/checkpoints/restore-table.json: TestCheckpointStateRestore's
+ * inputs, errors and states, read as 1.35, 1.36, 1.37 and 1.38 read them); the writer of each
+ * release against golden files; V4 (data and dataChecksum, the baselines); V1 migration;
+ * checksum 0; Go's case-insensitive field names; the V2 native rendering; corrupt, foreign,
+ * truncated, huge and hostile inputs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,10 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
 #include <nodecm/cpustate.h>
 #include <nodecm/fs.h>
 #include <nodecm/hash.h>
 #include "testutil.h"
+
+static const ncm_kubelet_version K135 = {1, 35}, K136 = {1, 36}, K137 = {1, 37};
 
 static ncm_cpu_checkpoint *parse_text(const char *text, int expect)
 {
@@ -54,13 +59,33 @@ static char *render(const ncm_cpu_checkpoint *c, bool native)
         return r;
 }
 
-static char *format_state(const ncm_cpu_state *s)
+/* S written as release V writes it. */
+static char *format_as(const ncm_cpu_state *s, ncm_kubelet_version v)
 {
         ncm_buf b = NCM_BUF_INIT;
-        ncm_cpu_checkpoint_format_state(s, &b);
+        ncm_autoptr(ncm_cpu_state) d = ncm_cpu_state_dup(s);
+        assert_non_null(d);
+        ncm_cpu_state_set_kubelet_version(d, v);
+        ncm_cpu_checkpoint_format_state(d, &b);
         char *r = ncm_buf_steal(&b);
         assert_non_null(r);
         return r;
+}
+
+/* S in the V2 layout, as every kubelet up to 1.36 writes it. */
+static char *format_state(const ncm_cpu_state *s)
+{
+        return format_as(s, K136);
+}
+
+static ncm_cpu_checkpoint *parse_text_as(const char *text, ncm_kubelet_version v, int expect)
+{
+        ncm_cpu_checkpoint *c = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        int r = ncm_cpu_checkpoint_parse_version(text, strlen(text), "test", v, &c, &err);
+        if (r != expect)
+                fail_msg("parse returned %d (%s), expected %d", r, err.msg, expect);
+        return c;
 }
 
 static ncm_cpu_state *restore_ok(const ncm_cpu_checkpoint *c, const char *policy)
@@ -197,59 +222,6 @@ static void test_cpu_checkpoint_real_v1_file_and_unverifiable_file(void **state)
 /* kubelet state_checkpoint_test.go: TestCheckpointStateRestore                             */
 /* --------------------------------------------------------------------------------------- */
 
-typedef struct restore_case {
-        const char *description;
-        const char *file; /* under checkpoints/kubelet, NULL: no file */
-        const char *policy;
-        bool with_container_map;
-        const char *expected_error; /* after "could not restore state from checkpoint: " */
-        const char *exp_default;
-        const char *exp_entries; /* "pod/ctr=cpus;..." */
-} restore_case;
-
-static const restore_case restore_cases[] = {
-                {"Restore non-existing checkpoint", NULL, "none", false, NULL, "", ""},
-                {"Restore default cpu set", "restore-default-cpu-set.json", "none", false, NULL,
-                 "4-6", ""},
-                {"Restore valid checkpoint", "restore-valid.json", "none", false, NULL, "1-3",
-                 "pod/container1=4-6;pod/container2=1-3;"},
-                {"Restore checkpoint with invalid checksum", "invalid-checksum.json", "none", false,
-                 "checkpoint is corrupted", NULL, NULL},
-                {"Restore checkpoint with invalid JSON", "invalid-json.json", "none", false,
-                 "unexpected end of JSON input", NULL, NULL},
-                {"Restore checkpoint with invalid policy name", "invalid-policy-name.json", "none",
-                 false, "configured policy \"none\" differs from state checkpoint policy \"other\"",
-                 NULL, NULL},
-                {"Restore checkpoint with unparsable default cpu set",
-                 "unparsable-default-cpu-set.json", "none", false,
-                 "could not parse default cpu set \"1.3\": strconv.Atoi: parsing \"1.3\": invalid "
-                 "syntax",
-                 NULL, NULL},
-                {"Restore checkpoint with unparsable assignment entry",
-                 "unparsable-assignment-entry.json", "none", false,
-                 "could not parse cpuset \"asd\" for container \"container2\" in pod \"pod\": "
-                 "strconv.Atoi: parsing \"asd\": invalid syntax",
-                 NULL, NULL},
-                {"Restore checkpoint from checkpoint with v1 checksum", "v1-checksum.json", "none",
-                 false, NULL, "1-3", ""},
-                {"Restore checkpoint with migration", "v1-migration.json", "none", true, NULL,
-                 "1-3", "pod/container1=4-6;pod/container2=1-3;"},
-                /* From the 2026 test table: a V1 file whose container IDs are unknown. */
-                {"Fail to restore checkpoint from v1 (migration)", "v1-migration-static.json",
-                 "static", false,
-                 "failed to migrate checkpoint from v1 to v2: containerID 'containerID1' not found "
-                 "in "
-                 "initial containers list",
-                 NULL, NULL},
-                /* V3 files: a kubelet with PodLevelResourceManagers off falls back to V1 and fails.
-                 */
-                {"V3 checkpoint with the pod-level gate off", "v3-legacy.json", "static", false,
-                 "json: cannot unmarshal object into Go struct field "
-                 "CPUManagerCheckpointV1.entries of "
-                 "type string",
-                 NULL, NULL},
-};
-
 static char *entries_of(const ncm_cpu_state *s)
 {
         ncm_buf b = NCM_BUF_INIT;
@@ -272,53 +244,228 @@ static const ncm_container_ref test_refs[] = {
                 {"containerID2", "pod", "container2"},
 };
 
-static void test_cpu_checkpoint_kubelet_restore_cases(void **state)
+/* "pod/container=cpus;" for every promise of S. */
+static char *promised_of(const ncm_cpu_state *s)
 {
-        (void)state;
-        for (size_t i = 0; i < NCM_ELEMENTSOF(restore_cases); i++) {
-                const restore_case *tc = &restore_cases[i];
-                char *dir = tu_mkdtemp();
-                char path[4096];
-                ncm_cpu_state *s = NULL;
-                ncm_error err = NCM_ERROR_INIT;
-                int r;
+        ncm_buf b = NCM_BUF_INIT;
+        ncm_buf_puts(&b, "");
+        for (size_t i = 0; i < ncm_cpu_state_num_pods(s); i++)
+                for (size_t j = 0; j < ncm_cpu_state_pod_num_containers(s, i); j++) {
+                        const ncm_cpuset *p = ncm_cpu_state_container_promised(s, i, j);
+                        if (!p)
+                                continue;
+                        ncm_buf_printf(&b, "%s/%s=", ncm_cpu_state_pod_uid(s, i),
+                                       ncm_cpu_state_container_name(s, i, j));
+                        ncm_cpuset_format_list_buf(p, &b);
+                        ncm_buf_putc(&b, ';');
+                }
+        char *r = ncm_buf_steal(&b);
+        assert_non_null(r);
+        return r;
+}
 
-                print_message("case: %s\n", tc->description);
-                snprintf(path, sizeof(path), "%s/cpu_manager_state", dir);
-                if (tc->file) {
-                        char rel[256];
-                        size_t len;
-                        snprintf(rel, sizeof(rel), "checkpoints/kubelet/%s", tc->file);
-                        char *text = tu_read_data(rel, &len);
-                        assert_int_equal(ncm_fs_write_atomic(AT_FDCWD, path, text, len, 0644, NULL),
-                                         0);
-                        free(text);
+static const char *format_label(ncm_cpu_checkpoint_format f)
+{
+        static const char *const names[] = {"", "V1", "V2", "V3", "V4"};
+        return names[f];
+}
+
+/* The expectation of CASE for release MINOR: the entry with the greatest key <= 1.MINOR. */
+static json_object *expectation(json_object *expect, int minor)
+{
+        json_object *best = NULL;
+        int best_minor = -1;
+        json_object_object_foreach(expect, key, val)
+        {
+                int m = 0;
+                assert_int_equal(sscanf(key, "1.%d", &m), 1);
+                if (m <= minor && m > best_minor) {
+                        best = val;
+                        best_minor = m;
                 }
-                r = ncm_cpu_checkpoint_load(AT_FDCWD, path, tc->policy,
-                                            tc->with_container_map ? test_refs : NULL,
-                                            tc->with_container_map ? 2 : 0, &s, &err);
-                if (tc->expected_error) {
-                        char expect[8192];
-                        assert_true(r < 0);
-                        assert_null(s);
-                        snprintf(expect, sizeof(expect),
-                                 "could not restore state from checkpoint: %s, please drain this "
-                                 "node and delete the CPU manager checkpoint file \"%s\" before "
-                                 "restarting Kubelet",
-                                 tc->expected_error, path);
-                        assert_string_equal(err.msg, expect);
-                        assert_int_equal(ncm_error_exit_status(-r), 1);
-                } else {
-                        assert_int_equal(r, tc->file ? 0 : 1);
-                        tu_assert_cpuset(ncm_cpu_state_default(s), tc->exp_default);
-                        char *e = entries_of(s);
-                        assert_string_equal(e, tc->exp_entries);
-                        free(e);
-                        ncm_cpu_state_free(s);
-                }
-                tu_rm_rf(dir);
-                free(dir);
         }
+        assert_non_null(best);
+        return best;
+}
+
+static const char *str_member(json_object *o, const char *name)
+{
+        json_object *v = NULL;
+        return json_object_object_get_ex(o, name, &v) && v ? json_object_get_string(v) : NULL;
+}
+
+/*
+ * tests/data/checkpoints/restore-table.json: the kubelet's TestCheckpointStateRestore tables
+ * (1.32-1.35, 1.36, 1.37's development) and the V4 cases, each restored as every release does.
+ */
+static void test_cpu_checkpoint_restore_table(void **state)
+{
+        size_t len;
+        char *text = tu_read_data("checkpoints/restore-table.json", &len);
+        json_object *doc = json_tokener_parse(text);
+        json_object *cases = NULL, *releases = NULL;
+        size_t checked = 0;
+        (void)state;
+        free(text);
+        assert_non_null(doc);
+        assert_true(json_object_object_get_ex(doc, "cases", &cases));
+        assert_true(json_object_object_get_ex(doc, "releases", &releases));
+        for (size_t i = 0; i < json_object_array_length(cases); i++) {
+                json_object *tc = json_object_array_get_idx(cases, i);
+                json_object *expect = NULL, *ctrs = NULL;
+                const char *name = str_member(tc, "name");
+                const char *file = str_member(tc, "file");
+                const char *policy = str_member(tc, "policy");
+                ncm_container_ref refs[8];
+                char ref_text[8][128];
+                size_t nrefs = 0;
+
+                assert_true(json_object_object_get_ex(tc, "expect", &expect));
+                if (json_object_object_get_ex(tc, "containers", &ctrs))
+                        for (size_t k = 0; k < json_object_array_length(ctrs) && k < 8; k++) {
+                                char *t = ref_text[k], *eq, *sl;
+                                snprintf(t, sizeof(ref_text[k]), "%s",
+                                         json_object_get_string(
+                                                         json_object_array_get_idx(ctrs, k)));
+                                eq = strchr(t, '=');
+                                sl = eq ? strchr(eq, '/') : NULL;
+                                assert_non_null(sl);
+                                *eq = *sl = '\0';
+                                refs[nrefs++] = (ncm_container_ref){t, eq + 1, sl + 1};
+                        }
+                for (size_t r = 0; r < json_object_array_length(releases); r++) {
+                        const char *rel = json_object_get_string(
+                                        json_object_array_get_idx(releases, r));
+                        ncm_kubelet_version v;
+                        json_object *want;
+                        char *dir = tu_mkdtemp();
+                        char path[4096];
+                        ncm_cpu_state *s = NULL;
+                        ncm_error err = NCM_ERROR_INIT;
+                        int ret;
+
+                        assert_int_equal(ncm_kubelet_version_parse(rel, &v, NULL), 0);
+                        want = expectation(expect, v.minor);
+                        print_message("case %s, kubelet %s\n", name, rel);
+                        snprintf(path, sizeof(path), "%s/cpu_manager_state", dir);
+                        if (file) {
+                                char fr[256];
+                                size_t flen;
+                                snprintf(fr, sizeof(fr), "checkpoints/%s", file);
+                                char *ft = tu_read_data(fr, &flen);
+                                assert_int_equal(ncm_fs_write_atomic(AT_FDCWD, path, ft, flen, 0600,
+                                                                     NULL),
+                                                 0);
+                                free(ft);
+                        }
+                        ret = ncm_cpu_checkpoint_load_version(AT_FDCWD, path, policy, refs, nrefs,
+                                                              v, &s, &err);
+                        if (str_member(want, "error")) {
+                                char msg[8192];
+                                snprintf(msg, sizeof(msg),
+                                         "could not restore state from checkpoint: %s, please "
+                                         "drain this node and delete the CPU manager checkpoint "
+                                         "file \"%s\" before restarting Kubelet",
+                                         str_member(want, "error"), path);
+                                if (ret >= 0)
+                                        fail_msg("%s, kubelet %s: restored, expected \"%s\"", name,
+                                                 rel, str_member(want, "error"));
+                                assert_null(s);
+                                assert_string_equal(err.msg, msg);
+                                assert_int_equal(ncm_error_exit_status(-ret), 1);
+                        } else {
+                                const char *read_as = str_member(want, "read_as");
+                                const char *prom = str_member(want, "promised");
+                                if (ret < 0)
+                                        fail_msg("%s, kubelet %s: %s", name, rel, err.msg);
+                                assert_int_equal(ret, file ? 0 : 1);
+                                tu_assert_cpuset(ncm_cpu_state_default(s),
+                                                 str_member(want, "default"));
+                                ncm_autofree char *e = entries_of(s);
+                                assert_string_equal(e, str_member(want, "entries"));
+                                ncm_autofree char *p = promised_of(s);
+                                assert_string_equal(p, prom ? prom : "");
+                                /* the state is written back as this release writes */
+                                assert_int_equal(ncm_cpu_state_kubelet_version(s).minor, v.minor);
+                                if (read_as) {
+                                        size_t flen;
+                                        char fr[256];
+                                        snprintf(fr, sizeof(fr), "checkpoints/%s", file);
+                                        ncm_autofree char *ft = tu_read_data(fr, &flen);
+                                        ncm_autoptr(ncm_cpu_checkpoint) c = NULL;
+                                        assert_int_equal(ncm_cpu_checkpoint_parse_version(ft, flen,
+                                                                                          "t", v,
+                                                                                          &c, NULL),
+                                                         0);
+                                        assert_string_equal(format_label(c->read_as), read_as);
+                                }
+                                ncm_cpu_state_free(s);
+                        }
+                        checked++;
+                        tu_rm_rf(dir);
+                        free(dir);
+                }
+        }
+        assert_true(checked >= 150);
+        json_object_put(doc);
+}
+
+/*
+ * What each release writes for one state, byte for byte: tests/data/checkpoints/golden/write-*
+ * (made by a separate Python rendering, checksums included; README there).
+ */
+static void test_cpu_checkpoint_writer_per_release(void **state)
+{
+        static const struct {
+                const char *release;
+                const char *golden, *golden_promised;
+        } rel[] = {
+                        {"1.32", "write-v2.json", "write-v2-promised.json"},
+                        {"1.35", "write-v2.json", "write-v2-promised.json"},
+                        {"1.36", "write-v2.json", "write-v2-promised.json"},
+                        {"1.37", "write-v4.json", "write-v4-baselines.json"},
+                        {"1.38", "write-v4.json", "write-v4-baselines.json"},
+        };
+        ncm_autoptr(ncm_cpu_state) s = ncm_cpu_state_new("static");
+        ncm_autoptr(ncm_cpuset) d = tu_cpuset("0-1,12-31");
+        ncm_autoptr(ncm_cpuset) a = tu_cpuset("2-9");
+        ncm_autoptr(ncm_cpuset) b = tu_cpuset("10-11");
+        ncm_autoptr(ncm_cpuset) p = tu_cpuset("2-5");
+        (void)state;
+        assert_int_equal(ncm_cpu_state_set_default(s, d, NULL), 0);
+        assert_int_equal(ncm_cpu_state_set(s, "dpdk", "fwd", a, NULL), 0);
+        assert_int_equal(ncm_cpu_state_set(s, "web", "nginx", b, NULL), 0);
+        ncm_autoptr(ncm_cpu_state) sp = ncm_cpu_state_dup(s);
+        assert_int_equal(ncm_cpu_state_set_promised(sp, "dpdk", "fwd", p, NULL), 0);
+        for (size_t i = 0; i < NCM_ELEMENTSOF(rel); i++) {
+                ncm_kubelet_version v;
+                char g[128];
+                assert_int_equal(ncm_kubelet_version_parse(rel[i].release, &v, NULL), 0);
+                print_message("kubelet %s\n", rel[i].release);
+                for (int with = 0; with < 2; with++) {
+                        snprintf(g, sizeof(g), "checkpoints/golden/%s",
+                                 with ? rel[i].golden_promised : rel[i].golden);
+                        ncm_autofree char *want = tu_read_data(g, NULL);
+                        ncm_autofree char *got = format_as(with ? sp : s, v);
+                        assert_string_equal(got, want);
+                        /* and the release reads it back to the same state */
+                        ncm_autoptr(ncm_cpu_checkpoint) c = parse_text_as(got, v, 0);
+                        assert_int_equal(c->read_as, ncm_cpu_checkpoint_format_of(v));
+                        ncm_autoptr(ncm_cpu_state) back = restore_ok(c, "static");
+                        assert_true(ncm_cpu_state_equal(back, with ? sp : s));
+                }
+        }
+        /* the default is the newest released kubelet's */
+        ncm_autofree char *dflt = NULL;
+        {
+                ncm_buf buf = NCM_BUF_INIT;
+                ncm_cpu_checkpoint_format_state(s, &buf);
+                dflt = ncm_buf_steal(&buf);
+        }
+        ncm_autofree char *v4 = tu_read_data("checkpoints/golden/write-v4.json", NULL);
+        assert_string_equal(dflt, v4);
+        assert_int_equal(ncm_cpu_checkpoint_format_of(NCM_KUBELET_VERSION_DEFAULT),
+                         NCM_CPU_CHECKPOINT_V4);
 }
 
 static void test_cpu_checkpoint_missing_file_is_created_as_the_kubelet_does(void **state)
@@ -329,13 +476,26 @@ static void test_cpu_checkpoint_missing_file_is_created_as_the_kubelet_does(void
         ncm_error err = NCM_ERROR_INIT;
         (void)state;
         snprintf(path, sizeof(path), "%s/cpu_manager_state", dir);
-        assert_int_equal(ncm_cpu_checkpoint_load(AT_FDCWD, path, "none", NULL, 0, &s, &err), 1);
+        assert_int_equal(ncm_cpu_checkpoint_load_version(AT_FDCWD, path, "none", NULL, 0, K136, &s,
+                                                         &err),
+                         1);
         ncm_cpu_state_free(s);
         char *got = NULL;
         assert_int_equal(ncm_fs_read_all(AT_FDCWD, path, 4096, &got, NULL, NULL), 0);
         /* Byte for byte the real empty file of Appendix A. */
         ncm_autofree char *real = tu_read_data("checkpoints/real/01-none-empty.json", NULL);
         assert_string_equal(got, real);
+        free(got);
+        assert_int_equal(unlink(path), 0);
+        /* 1.37 writes its V4: the same V2 part, then data and its checksum */
+        assert_int_equal(ncm_cpu_checkpoint_load(AT_FDCWD, path, "none", NULL, 0, &s, &err), 1);
+        assert_int_equal(ncm_cpu_state_kubelet_version(s).major, 0);
+        ncm_cpu_state_free(s);
+        assert_int_equal(ncm_fs_read_all(AT_FDCWD, path, 4096, &got, NULL, NULL), 0);
+        assert_string_equal(got, "{\"policyName\":\"none\",\"defaultCpuSet\":\"\","
+                                 "\"checksum\":1353318690,\"data\":\"{\\\"policyName\\\":"
+                                 "\\\"none\\\",\\\"defaultCpuSet\\\":\\\"\\\"}\","
+                                 "\"dataChecksum\":3028111495}");
         free(got);
         tu_rm_rf(dir);
         free(dir);
@@ -422,6 +582,8 @@ static void test_cpu_checkpoint_attached_state_rewrites_on_every_mutation(void *
         assert_true(dfd >= 0);
         {
                 ncm_autoptr(ncm_cpu_state) s = ncm_cpu_state_new("static");
+                /* 1.36's layout: the real V2 files below */
+                ncm_cpu_state_set_kubelet_version(s, K136);
                 /* Relative to a directory fd, which the state duplicates. */
                 assert_int_equal(ncm_cpu_state_attach_checkpoint(s, dfd, "cpu_manager_state", &err),
                                  0);
@@ -446,6 +608,12 @@ static void test_cpu_checkpoint_attached_state_rewrites_on_every_mutation(void *
                 ncm_autofree char *real = tu_read_data(
                                 "checkpoints/real/06-static-v1.34-two-pods.json", NULL);
                 assert_string_equal(t1, real);
+                /* 1.37's file on the next write: that V2 part first, data after it */
+                ncm_cpu_state_set_kubelet_version(s, K137);
+                assert_int_equal(ncm_cpu_state_persist(s, &err), 0);
+                ncm_autofree char *t4 = read_path(path);
+                assert_true(strncmp(t4, real, strlen(real) - 1) == 0);
+                assert_true(strncmp(t4 + strlen(real) - 1, ",\"data\":\"", 9) == 0);
                 assert_int_equal(ncm_cpu_state_delete(s, "60008d73-6f6f-4467-96c5-cd0a1eeadf23",
                                                       "mysqld2", &err),
                                  1);
@@ -595,9 +763,20 @@ static void test_cpu_checkpoint_v3_files(void **state)
                                        "{elems:(map[int]struct {})map[7:{} 8:{} 9:{}]}}] "
                                        "Checksum:(checksum.Checksum)0}");
                 assert_int_equal(ncm_cpu_checkpoint_verify(l, NULL), 0);
-                assert_string_equal(l->kubelet_error,
+                /* 1.37 reads a V3 file (its V3 fallback runs with the gate off too) */
+                assert_int_equal(l->read_as, NCM_CPU_CHECKPOINT_V3);
+                assert_null(l->kubelet_error);
+                /* 1.36 with the gate off tries V2, then V1, and reports V1's error */
+                size_t len;
+                ncm_autofree char *text = tu_read_data("checkpoints/kubelet/v3-legacy.json", &len);
+                ncm_autoptr(ncm_cpu_checkpoint) l36 = parse_text_as(text, K136, 0);
+                assert_int_equal(l36->read_as, 0);
+                assert_string_equal(l36->kubelet_error,
                                     "json: cannot unmarshal object into Go struct field "
                                     "CPUManagerCheckpointV1.entries of type string");
+                /* up to 1.35: V1, then V2, whose checksum fails */
+                ncm_autoptr(ncm_cpu_checkpoint) l35 = parse_text_as(text, K135, 0);
+                assert_string_equal(l35->kubelet_error, "checkpoint is corrupted");
         }
         {
                 /* Written by a gate-on kubelet with no pod-level entry: a V3 checksum. */
@@ -1110,6 +1289,156 @@ static void test_cpu_checkpoint_huge_file_rewrites_identically(void **state)
         assert_true(ncm_cpu_state_equal(s, s2));
         ncm_autofree char *out2 = format_state(s2);
         assert_string_equal(out, out2);
+        /* and 1.37's V4, twice the size: its V2 part, then all of it again as data */
+        ncm_autofree char *v4 = format_as(s, K137);
+        ncm_autoptr(ncm_cpu_checkpoint) c4 = parse_text(v4, 0);
+        assert_int_equal(c4->format, NCM_CPU_CHECKPOINT_V4);
+        assert_int_equal(c4->match, NCM_CPU_CHECKSUM_DATA);
+        assert_int_equal(c4->npods, 20000);
+        assert_int_equal(c4->v2_part->npods, 20000);
+        ncm_autoptr(ncm_cpu_state) s4 = restore_ok(c4, "static");
+        ncm_autofree char *v4b = format_as(s4, K137);
+        assert_string_equal(v4, v4b);
+}
+
+/* A V4 file decoded as encoding/json decodes it: the outer struct, then data on its own. */
+static void test_cpu_checkpoint_v4_go_decoding(void **state)
+{
+        static const char v2[] = "\"policyName\":\"none\",\"defaultCpuSet\":\"1-3\",\"checksum\":0";
+        static const struct {
+                const char *text;
+                const char *k137; /* 1.37's error; NULL: loaded */
+                const char *policy;
+        } cases[] = {
+                        /* the last string data wins, null leaves it, a key folds to data */
+                        {"{\"data\":\"x\",\"DATA\":\"{\\\"policyName\\\":\\\"a\\\"}\",\"data\":"
+                         "null,"
+                         "\"dataChecksum\":1232232149}",
+                         NULL, "a"},
+                        /* a type error beside data: data and dataChecksum are still decoded */
+                        {"{\"policyName\":5,\"data\":\"{}\",\"dataChecksum\":1}",
+                         "could not load v4 checkpoint: failed to deserialize cpu manager "
+                         "checkpoint: json: cannot unmarshal number into Go struct field "
+                         "CPUManagerCheckpoint.policyName of type string",
+                         NULL},
+                        {"{\"data\":5,\"dataChecksum\":7}",
+                         "could not load v4 checkpoint: failed to deserialize cpu manager "
+                         "checkpoint: json: cannot unmarshal number into Go struct field "
+                         "CPUManagerCheckpoint.data of type string",
+                         NULL},
+                        {"{\"data\":\"{}\",\"dataChecksum\":\"7\"}",
+                         "could not load v4 checkpoint: failed to deserialize cpu manager "
+                         "checkpoint: json: cannot unmarshal string into Go struct field "
+                         "CPUManagerCheckpoint.dataChecksum of type checksum.Checksum",
+                         NULL},
+                        {"{\"data\":\"{}x\",\"dataChecksum\":1}",
+                         "could not load v4 checkpoint: failed to deserialize cpu manager "
+                         "checkpoint data: invalid character 'x' after top-level value",
+                         NULL},
+                        {"{\"data\":\"[]\",\"dataChecksum\":1}",
+                         "could not load v4 checkpoint: failed to deserialize cpu manager "
+                         "checkpoint data: json: cannot unmarshal array into Go value of type "
+                         "state.CPUManagerCheckpointData",
+                         NULL},
+                        {"{\"data\":\"{\\\"baselines\\\":5}\",\"dataChecksum\":1}",
+                         "could not load v4 checkpoint: failed to deserialize cpu manager "
+                         "checkpoint data: json: cannot unmarshal number into Go struct field "
+                         "CPUManagerCheckpointData.baselines of type "
+                         "map[string]map[string]state.ContainerCPUs",
+                         NULL},
+                        {"{\"data\":\"{\\\"baselines\\\":{\\\"p\\\":{\\\"c\\\":{\\\"baseline\\\""
+                         ":5}}}}\",\"dataChecksum\":1}",
+                         "could not load v4 checkpoint: failed to deserialize cpu manager "
+                         "checkpoint data: json: cannot unmarshal number into Go struct field "
+                         "ContainerCPUs.baselines.baseline of type string",
+                         NULL},
+                        /* data "null": no error, nothing decoded */
+                        {"{\"data\":\"null\",\"dataChecksum\":908779616}", NULL, ""},
+                        /* neither data nor a dataChecksum: 1.37 falls back without a word */
+                        {"{\"data\":\"\",\"dataChecksum\":0,\"policyName\":\"v2\",\"checksum\":0}",
+                         NULL, "v2"},
+        };
+        (void)state;
+        (void)v2;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
+                print_message("%s\n", cases[i].text);
+                if (cases[i].k137) {
+                        /* what the kubelet says, whether or not another format decodes */
+                        char *dir = tu_mkdtemp(), path[4096], want[8192];
+                        ncm_cpu_state *st = NULL;
+                        ncm_error e = NCM_ERROR_INIT;
+                        snprintf(path, sizeof(path), "%s/cpu_manager_state", dir);
+                        assert_int_equal(ncm_fs_write_atomic(AT_FDCWD, path, cases[i].text,
+                                                             strlen(cases[i].text), 0600, NULL),
+                                         0);
+                        assert_true(ncm_cpu_checkpoint_load_version(AT_FDCWD, path, NULL, NULL, 0,
+                                                                    K137, &st, &e) < 0);
+                        snprintf(want, sizeof(want),
+                                 "could not restore state from checkpoint: %s, please drain this "
+                                 "node and delete the CPU manager checkpoint file \"%s\" before "
+                                 "restarting Kubelet",
+                                 cases[i].k137, path);
+                        assert_string_equal(e.msg, want);
+                        tu_rm_rf(dir);
+                        free(dir);
+                        continue;
+                }
+                ncm_autoptr(ncm_cpu_checkpoint) c = parse_text_as(cases[i].text, K137, 0);
+                {
+                        assert_null(c->kubelet_error);
+                        if (c->format == NCM_CPU_CHECKPOINT_V4)
+                                assert_int_equal(c->read_as, NCM_CPU_CHECKPOINT_V4);
+                        assert_string_equal(c->policy_name, cases[i].policy);
+                }
+        }
+        /* the rendering dataChecksum covers, and the words for a mismatch */
+        ncm_autoptr(ncm_cpu_checkpoint) c =
+                        parse_file("checkpoints/v4/data-invalid-checksum.json", 0, NULL);
+        ncm_autofree char *r = render(c, false);
+        assert_string_equal(r, "(string){\"policyName\":\"none\",\"defaultCPUSet\":\"4-6\"}");
+        assert_int_equal(ncm_fnv1a32(r, strlen(r)), 657950972u);
+        ncm_error err = NCM_ERROR_INIT;
+        assert_int_equal(ncm_cpu_checkpoint_verify(c, &err), -NCM_E_CHECKSUM);
+        assert_string_equal(err.msg, "checkpoint is corrupted: dataChecksum 1234 in the file, but "
+                                     "its data hashes to 657950972");
+        /* --fix-checksum takes the content; a data that does not decode has none to take */
+        assert_int_equal(ncm_cpu_checkpoint_accept(c, &err), 0);
+        assert_int_equal(c->read_as, NCM_CPU_CHECKPOINT_V4);
+        assert_int_equal(c->match, NCM_CPU_CHECKSUM_DATA);
+        ncm_autoptr(ncm_cpu_state) s = restore_ok(c, "none");
+        tu_assert_cpuset(ncm_cpu_state_default(s), "4-6");
+        ncm_autoptr(ncm_cpu_checkpoint) bad =
+                        parse_file("checkpoints/v4/dual-invalid-data-json.json", 0, NULL);
+        assert_int_equal(ncm_cpu_checkpoint_accept(bad, &err), -NCM_E_INVALID_STATE);
+        assert_int_equal(ncm_cpu_checkpoint_verify(bad, &err), -NCM_E_CHECKSUM);
+        assert_string_equal(err.msg, "checkpoint is corrupted: its data does not decode: "
+                                     "unexpected end of JSON input");
+        /* a file with only dataChecksum is a cpu_manager_state; a device checkpoint is not */
+        static const char only_sum[] = "{\"dataChecksum\":1}";
+        static const char device[] = "{\"Data\":{},\"Checksum\":1}";
+        assert_int_equal(ncm_cpu_checkpoint_probe(only_sum, strlen(only_sum), "t", NULL), 1);
+        assert_int_equal(ncm_cpu_checkpoint_probe(device, strlen(device), "t", NULL), 0);
+}
+
+/* Go escapes <, > and & in data, and the outer string escapes data's quotes and backslashes. */
+static void test_cpu_checkpoint_v4_escapes_like_go(void **state)
+{
+        ncm_autoptr(ncm_cpu_state) s = ncm_cpu_state_new("st<a>tic");
+        ncm_autoptr(ncm_cpuset) c = tu_cpuset("1");
+        (void)state;
+        assert_int_equal(ncm_cpu_state_set(s, "p\"o&d", "c\\\xe2\x80\xa8", c, NULL), 0);
+        assert_int_equal(ncm_cpu_state_set_promised(s, "p\"o&d", "c\\\xe2\x80\xa8", c, NULL), 0);
+        ncm_autofree char *out = format_as(s, K137);
+        assert_non_null(strstr(out,
+                               "\"data\":\"{\\\"policyName\\\":\\\"st\\\\u003ca\\\\u003etic\\\","));
+        assert_non_null(strstr(out, "\\\"p\\\\\\\"o\\\\u0026d\\\":{\\\"c\\\\\\\\\\\\u2028\\\""));
+        ncm_autoptr(ncm_cpu_checkpoint) back = parse_text(out, 0);
+        assert_int_equal(back->match, NCM_CPU_CHECKSUM_DATA);
+        assert_string_equal(back->policy_name, "st<a>tic");
+        assert_string_equal(back->pods[0].uid, "p\"o&d");
+        assert_string_equal(back->baselines[0].entries[0].name, "c\\\xe2\x80\xa8");
+        ncm_autoptr(ncm_cpu_state) s2 = restore_ok(back, NULL);
+        assert_true(ncm_cpu_state_equal(s, s2));
 }
 
 static void test_cpu_checkpoint_oversized_file_is_refused(void **state)
@@ -1172,7 +1501,8 @@ int main(void)
                         cmocka_unit_test(
                                         test_cpu_checkpoint_real_files_verify_and_rewrite_identically),
                         cmocka_unit_test(test_cpu_checkpoint_real_v1_file_and_unverifiable_file),
-                        cmocka_unit_test(test_cpu_checkpoint_kubelet_restore_cases),
+                        cmocka_unit_test(test_cpu_checkpoint_restore_table),
+                        cmocka_unit_test(test_cpu_checkpoint_writer_per_release),
                         cmocka_unit_test(
                                         test_cpu_checkpoint_missing_file_is_created_as_the_kubelet_does),
                         cmocka_unit_test(test_cpu_checkpoint_refused_file_is_never_rewritten),
@@ -1199,6 +1529,8 @@ int main(void)
                         cmocka_unit_test(test_cpu_checkpoint_probe_detects_the_kind),
                         cmocka_unit_test(test_cpu_checkpoint_truncated_and_garbage),
                         cmocka_unit_test(test_cpu_checkpoint_huge_file_rewrites_identically),
+                        cmocka_unit_test(test_cpu_checkpoint_v4_go_decoding),
+                        cmocka_unit_test(test_cpu_checkpoint_v4_escapes_like_go),
                         cmocka_unit_test(test_cpu_checkpoint_oversized_file_is_refused),
                         cmocka_unit_test(
                                         test_cpu_checkpoint_hostile_cpusets_fail_restore_not_parse),

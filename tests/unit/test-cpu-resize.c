@@ -482,6 +482,9 @@ static void test_cpu_resize_checkpoint_promised(void **state)
         ncm_buf a = NCM_BUF_INIT, b = NCM_BUF_INIT;
         (void)state;
 
+        /* 1.36's V2: nodecm's own member (the V4 layout keeps it as data's baselines) */
+        ncm_cpu_state_set_kubelet_version(plain, (ncm_kubelet_version){1, 36});
+        ncm_cpu_state_set_kubelet_version(prom, (ncm_kubelet_version){1, 36});
         ncm_cpu_checkpoint_format_state(plain, &a);
         ncm_cpu_checkpoint_format_state(prom, &b);
         /* no promise: the kubelet's bytes; with one: the same checksum, the member before it */
@@ -496,6 +499,20 @@ static void test_cpu_resize_checkpoint_promised(void **state)
         assert_int_equal(c->format, NCM_CPU_CHECKPOINT_V2);
         assert_int_equal(ncm_cpu_checkpoint_verify(c, &err), 0);
         assert_null(c->kubelet_error);
+        assert_int_equal(ncm_cpu_checkpoint_restore(c, "static", NULL, 0, &back, &err), 0);
+        assert_true(ncm_cpu_state_equal(back, prom));
+        ncm_cpu_state_free(back);
+        ncm_cpu_checkpoint_free(c);
+        /* 1.37's V4: the promise is the kubelet's baseline inside data, no member of nodecm's */
+        ncm_buf_done(&b);
+        ncm_cpu_state_set_kubelet_version(prom, (ncm_kubelet_version){1, 37});
+        ncm_cpu_checkpoint_format_state(prom, &b);
+        assert_null(strstr(b.data, "\"promised\""));
+        assert_non_null(strstr(b.data, "\\\"baselines\\\":{\\\"4aec46af\\\":{\\\"mysqld\\\":"
+                                       "{\\\"baseline\\\":\\\"2-3\\\"}}}"));
+        assert_int_equal(ncm_cpu_checkpoint_parse(b.data, b.len, "f", &c, &err), 0);
+        assert_int_equal(c->format, NCM_CPU_CHECKPOINT_V4);
+        assert_int_equal(c->nbaselines, 1);
         assert_int_equal(ncm_cpu_checkpoint_restore(c, "static", NULL, 0, &back, &err), 0);
         assert_true(ncm_cpu_state_equal(back, prom));
         ncm_cpu_state_free(back);

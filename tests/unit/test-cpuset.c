@@ -296,6 +296,39 @@ static void test_cpuset_parse_mask(void **state)
         }
 }
 
+/* The mask's bits are set a hex digit at a time: every bit lands where the bit-by-bit reading
+ * put it, and the first set bit past the maximum is the one named. */
+static void test_cpuset_parse_mask_wide(void **state)
+{
+        char *text = malloc(260 * 9 + 1), *p = text;
+        ncm_cpuset *s = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        /* 256 words: bits 8191 (the maximum), 4096..4099, 37, 0 */
+        for (int w = 255; w >= 0; w--) {
+                unsigned v = w == 255   ? 0x80000000u
+                             : w == 128 ? 0xfu
+                             : w == 1   ? 0x20u
+                             : w == 0   ? 1u
+                                        : 0u;
+                p += sprintf(p, w ? "%08x," : "%08x\n", v);
+        }
+        assert_int_equal(ncm_cpuset_parse_mask(text, &s, &err), 0);
+        tu_assert_cpuset(s, "0,37,4096-4099,8191");
+        s = ncm_cpuset_free(s);
+        /* a 257th word: zeros are no CPU, a set bit past the maximum is named */
+        memmove(text + 9, text, strlen(text) + 1);
+        memcpy(text, "00000000,", 9);
+        assert_int_equal(ncm_cpuset_parse_mask(text, &s, &err), 0);
+        s = ncm_cpuset_free(s);
+        memcpy(text, "00000040,", 9);
+        assert_int_equal(ncm_cpuset_parse_mask(text, &s, &err), -ERANGE);
+        assert_string_equal(err.msg, "CPU mask: CPU id 8198 out of range (maximum 8191)");
+        assert_null(s);
+        free(text);
+}
+
 static void test_cpuset_set_range_bounds(void **state)
 {
         ncm_autoptr(ncm_cpuset) s = ncm_cpuset_new();
@@ -385,6 +418,7 @@ int main(void)
                         cmocka_unit_test(test_cpuset_parse_list_rejects_ids_above_limit),
                         cmocka_unit_test(test_cpuset_parse_sysfs_list),
                         cmocka_unit_test(test_cpuset_parse_mask),
+                        cmocka_unit_test(test_cpuset_parse_mask_wide),
                         cmocka_unit_test(test_cpuset_set_range_bounds),
                         cmocka_unit_test(test_cpuset_compare_orders_by_lowest_element),
                         cmocka_unit_test(test_cpuset_random_ops_match_model),

@@ -111,7 +111,8 @@ static void create(fx *f, const ncm_cri_container_config *c, ncm_cri_action want
         assert_int_equal(d.action, want);
         if (want == NCM_CRI_ADMIT) {
                 assert_string_equal(d.cpuset_cpus, cpus);
-                assert_string_equal(d.cpuset_mems, "0");
+                /* no memory manager: cpuset_mems left to the runtime, as the kubelet leaves it */
+                assert_null(d.cpuset_mems);
                 assert_true(d.ctl.admission && d.ctl.admitted);
                 if (id)
                         assert_int_equal(ncm_cri_node_created(f->cn, c->sandbox.uid, c->name, id,
@@ -494,23 +495,25 @@ static void test_cri_node_enforcer_intents(void **state)
                         request("sz", "uz", "/kubepods/poduz", "big", 8000, 8000, 1 << 28);
         const char *cpus = NULL, *mems = NULL;
 
-        /* the node with the cri enforcer */
+        /* the node with the cri enforcer (its UpdateContainerResources intents carry "" for
+         * cpuset.mems when the node leaves it alone, the kubelet's default) */
         f->cn = ncm_cri_node_free(f->cn);
         f->nd = ncm_node_dir_close(f->nd);
         ncm_enforcer_free(f->enf);
-        assert_int_equal(ncm_enforcer_cri_new(f->topo, &f->enf, NULL), 0);
+        assert_int_equal(ncm_enforcer_cri_new(NULL, &f->enf, NULL), 0);
         assert_string_equal(ncm_enforcer_name(f->enf), "cri");
         open_cn(f);
         taken_is(f, "");
 
         create(f, &b, NCM_CRI_ADMIT, "0-3", "cb");
-        taken_is(f, "ub/web=0-3@0");
+        taken_is(f, "ub/web=0-3@");
         /* two exclusive CPUs: the pool shrinks, and the one admission says so for both */
         create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
-        taken_is(f, "ub/web=0,3@0 ug/app=1-2@0");
+        taken_is(f, "ub/web=0,3@ ug/app=1-2@");
         assert_int_equal(ncm_enforcer_cri_intent(f->enf, "ug", "app", &cpus, &mems), 1);
         assert_string_equal(cpus, "1-2");
-        assert_string_equal(mems, "0");
+        /* cpuset.mems is the node's rule: the kubelet's default leaves it to the runtime */
+        assert_null(mems);
         /* refused: rolled back, nothing published */
         create(f, &big, NCM_CRI_REFUSE, NULL, NULL);
         taken_is(f, "");
@@ -524,7 +527,7 @@ static void test_cri_node_enforcer_intents(void **state)
                 assert_true(res.pool_changed);
                 ncm_ctl_result_done(&res);
         }
-        taken_is(f, "ub/web=0-3@0");
+        taken_is(f, "ub/web=0-3@");
         assert_int_equal(ncm_enforcer_cri_intent(f->enf, "ug", "app", &cpus, &mems), 0);
         /* not a cri enforcer: nothing to take */
         {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <nodecm/fs.h>
+#include "base/fs-beneath.h"
 #include "testutil.h"
 
 typedef struct fixture {
@@ -83,6 +84,77 @@ static void test_fs_paths_cannot_escape_root(void **state)
         assert_true(ncm_fs_read(fx->root, "/sys/host", buf, sizeof(buf), NULL) < 0);
         assert_true(ncm_fs_read(fx->root, "/../../../etc/hostname", buf, sizeof(buf), NULL) < 0);
         assert_int_equal(ncm_fs_read(fx->root, "/sys/../secret", buf, sizeof(buf), NULL), 7);
+}
+
+/*
+ * Reading under a directory held open (base/fs-beneath.h) reads what reading from the root
+ * reads: the same file, the same errors naming the full path, and no way out of the root
+ * through a symlink or "..", which send the open back to the root's walk.
+ */
+static void test_fs_read_beneath(void **state)
+{
+        fixture *fx = *state;
+        char buf[64], p[4096];
+        ncm_error err = NCM_ERROR_INIT;
+        int sys = ncm_fs_openat(fx->root, "/sys", O_PATH | O_DIRECTORY, 0, NULL);
+
+        assert_true(sys >= 0);
+        assert_string_equal(ncm__fs_below("/sys/online", "/sys", 4), "online");
+        assert_string_equal(ncm__fs_below("/sys/a/b", "/sys", 4), "a/b");
+        assert_null(ncm__fs_below("/sysx/online", "/sys", 4));
+        assert_null(ncm__fs_below("/sys", "/sys", 4));
+        assert_null(ncm__fs_below("/sys/", "/sys", 4));
+        assert_null(ncm__fs_below("/other/online", "/sys", 4));
+
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/sys/online", "online", buf,
+                                              sizeof(buf), &err),
+                         4);
+        assert_string_equal(buf, "0-3\n");
+        /* no directory held: from the root */
+        assert_int_equal(ncm__fs_read_beneath(fx->root, -1, "/sys/online", NULL, buf, sizeof(buf),
+                                              &err),
+                         4);
+        /* the errors name the path as the root-relative read does */
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/sys/missing", "missing", buf,
+                                              sizeof(buf), &err),
+                         -ENOENT);
+        assert_string_equal(err.msg, "open '/sys/missing': No such file or directory");
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/sys/online", "online", buf, 5, &err),
+                         -EFBIG);
+        assert_string_equal(err.msg, "read '/sys/online': file larger than 3 bytes");
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/sys/online/x", "online/x", buf,
+                                              sizeof(buf), &err),
+                         -ENOTDIR);
+        assert_string_equal(err.msg, "open '/sys/online/x': Not a directory");
+        /* an absolute symlink resolves inside the root, as from the root */
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/sys/abs", "abs", buf, sizeof(buf),
+                                              NULL),
+                         7);
+        assert_string_equal(buf, "inside\n");
+        /* one to the host's file finds nothing inside the root */
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/sys/host", "host", buf, sizeof(buf),
+                                              NULL),
+                         -ENOENT);
+        /* ".." is walked from the root, which it cannot leave */
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/sys/../secret", "../secret", buf,
+                                              sizeof(buf), NULL),
+                         7);
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/../../etc/hostname",
+                                              "../../../etc/hostname", buf, sizeof(buf), NULL),
+                         -ENOENT);
+        /* a directory on the way that is a symlink: followed inside the root */
+        snprintf(p, sizeof(p), "%s/sys/dir", fx->dir);
+        assert_int_equal(symlink("/sys", p), 0);
+        assert_int_equal(ncm__fs_read_beneath(fx->root, sys, "/sys/dir/online", "dir/online", buf,
+                                              sizeof(buf), NULL),
+                         4);
+        /* a final symlink with O_NOFOLLOW is refused either way */
+        assert_int_equal(ncm__fs_openat_beneath(fx->root, sys, "/sys/abs", "abs",
+                                                O_RDONLY | O_NOFOLLOW, &err),
+                         -ELOOP);
+        assert_int_equal(ncm_fs_openat(fx->root, "/sys/abs", O_RDONLY | O_NOFOLLOW, 0, NULL),
+                         -ELOOP);
+        close(sys);
 }
 
 static void test_fs_read_all(void **state)
@@ -591,6 +663,7 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_fs_read_single, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_paths_cannot_escape_root, setup,
                                                         teardown),
+                        cmocka_unit_test_setup_teardown(test_fs_read_beneath, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_read_all, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_write_atomic, setup, teardown),
                         cmocka_unit_test_setup_teardown(test_fs_write_atomic_no_dirsync, setup,

@@ -126,6 +126,34 @@ static void test_hint_desc_random(void **state)
         }
 }
 
+/*
+ * ncm__hd_feasible against brute force: the walked nodes of D drawn into IN, POOL or neither,
+ * and for every size, whether some subset of POOL of that size completes IN.
+ */
+static void check_feasible(lg_rng *r, const ncm_hint_desc *d)
+{
+        ncm_bitmask in = 0, pool = 0;
+        for (int i = 0; i < d->n; i++) {
+                unsigned k = lg_below(r, 3);
+                if (k == 0)
+                        in |= UINT64_C(1) << d->ids[i];
+                else if (k == 1)
+                        pool |= UINT64_C(1) << d->ids[i];
+        }
+        for (int rr = 0; rr <= d->n; rr++) {
+                bool want = false;
+                ncm_bitmask s = 0;
+                for (;;) {
+                        if (ncm_bitmask_count(s) == rr && ncm_hint_desc_contains(d, in | s, NULL))
+                                want = true;
+                        if (s == pool)
+                                break;
+                        s = (s - pool) & pool;
+                }
+                assert_int_equal(ncm__hd_feasible(d, in, pool, rr), want);
+        }
+}
+
 /* Feasibility in a region against brute force over the region's subsets. */
 static void test_hint_desc_feasible(void **state)
 {
@@ -134,31 +162,95 @@ static void test_hint_desc_feasible(void **state)
         for (int iter = 0; iter < 2000; iter++) {
                 lg_machine m;
                 ncm_hint_desc *d;
-                ncm_bitmask in = 0, pool = 0;
                 lg_machine_random(&r, &m, 1, 8);
                 d = lg_desc_random(&r, &m);
                 assert_non_null(d);
-                for (int i = 0; i < d->n; i++) {
-                        unsigned k = lg_below(&r, 3);
-                        if (k == 0)
-                                in |= UINT64_C(1) << d->ids[i];
-                        else if (k == 1)
-                                pool |= UINT64_C(1) << d->ids[i];
+                check_feasible(&r, d);
+                ncm_hint_desc_free(d);
+        }
+}
+
+/*
+ * Several requests (dimensions, the memory manager's types): the list, the narrowest hint and
+ * feasibility in a region against brute force over every mask; the description's limits.
+ */
+static void test_hint_desc_dimensions(void **state)
+{
+        lg_rng r = {.s = 13};
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+        for (int iter = 0; iter < 1500; iter++) {
+                int n = 1 + (int)lg_below(&r, 10), dims = 1 + (int)lg_below(&r, 3), ids[16];
+                int64_t req[4], w[4][16];
+                int pref = 1 + (int)lg_below(&r, (unsigned)n), narrowest = 0;
+                ncm_hint_desc *d = NULL;
+                ncm_hint_list got = NCM_HINT_LIST_INIT;
+                ncm_bitmask_iter it;
+                ncm_bitmask mask;
+                size_t k = 0;
+                uint64_t count;
+
+                for (int i = 0; i < n; i++)
+                        ids[i] = i * 3 % 17; /* not in id order: the walk's order is kept */
+                for (int t = 0; t < dims; t++) {
+                        req[t] = lg_below(&r, 24);
+                        for (int i = 0; i < n; i++)
+                                w[t][i] = lg_below(&r, 9);
                 }
-                for (int rr = 0; rr <= d->n; rr++) {
-                        bool want = false;
-                        /* every subset of POOL with RR nodes */
-                        ncm_bitmask s = 0;
-                        for (;;) {
-                                if (ncm_bitmask_count(s) == rr &&
-                                    ncm_hint_desc_contains(d, in | s, NULL))
-                                        want = true;
-                                if (s == pool)
-                                        break;
-                                s = (s - pool) & pool;
+                assert_int_equal(ncm_hint_desc_new(ids, (size_t)n, req[0], &d, NULL), 0);
+                for (int t = 1; t < dims; t++)
+                        assert_int_equal(ncm_hint_desc_add_dimension(d, req[t]), t);
+                for (int t = 0; t < dims; t++)
+                        for (int i = 0; i < n; i++)
+                                assert_int_equal(ncm_hint_desc_add_amount(d, t, ids[i], w[t][i]),
+                                                 0);
+                ncm_hint_desc_set_preferred_size(d, pref);
+                assert_int_equal(ncm_hint_desc_seal(d, NULL), 0);
+                assert_int_equal(ncm_hint_desc_materialize(d, 1 << 20, &got, NULL), 0);
+                assert_int_equal(ncm_bitmask_iter_init(&it, ids, n, NULL), 0);
+                while (ncm_bitmask_iter_next(&it, &mask)) {
+                        bool hint = true;
+                        for (int t = 0; t < dims; t++) {
+                                int64_t sum = 0;
+                                for (int i = 0; i < n; i++)
+                                        if (mask & (UINT64_C(1) << ids[i]))
+                                                sum += w[t][i];
+                                hint = hint && sum >= req[t];
                         }
-                        assert_int_equal(ncm__hd_feasible(d, in, pool, rr), want);
+                        assert_int_equal(ncm_hint_desc_contains(d, mask, NULL), hint);
+                        if (!hint)
+                                continue;
+                        assert_true(k < got.n);
+                        assert_int_equal(got.hints[k].numa, mask);
+                        assert_int_equal(got.hints[k].preferred, ncm_bitmask_count(mask) == pref);
+                        if (narrowest == 0)
+                                narrowest = ncm_bitmask_count(mask);
+                        k++;
                 }
+                assert_int_equal(k, got.n);
+                assert_int_equal(ncm_hint_desc_narrowest(d), narrowest);
+                assert_int_equal(ncm_hint_desc_count(d, &count, &err), dims > 1 ? -E2BIG : 0);
+                check_feasible(&r, d);
+                ncm_hint_list_done(&got);
+                ncm_hint_desc_free(d);
+        }
+        /* the limits: 15 further requests, per-node amounts only, a given preferred size */
+        {
+                int ids[] = {0, 1};
+                ncm_hint_desc *d = NULL;
+                assert_int_equal(ncm_hint_desc_new(ids, 2, 1, &d, NULL), 0);
+                for (int t = 1; t <= 15; t++)
+                        assert_int_equal(ncm_hint_desc_add_dimension(d, 1), t);
+                assert_int_equal(ncm_hint_desc_add_dimension(d, 1), -E2BIG);
+                assert_int_equal(ncm_hint_desc_add_amount(d, 16, 0, 1), -EINVAL);
+                assert_int_equal(ncm_hint_desc_add_amount(d, 1, 2, 1), -EINVAL);
+                assert_int_equal(ncm_hint_desc_add_amount(d, 1, 0, -1), -ERANGE);
+                assert_int_equal(ncm_hint_desc_seal(d, &err), -EINVAL);
+                ncm_hint_desc_set_preferred_size(d, 1);
+                assert_int_equal(ncm_hint_desc_add_available(d, 3, 1), 0);
+                assert_int_equal(ncm_hint_desc_seal(d, &err), -EINVAL);
+                assert_string_equal(err.msg, "hints: a description with several requests takes "
+                                             "per-node amounts and a given preferred size only");
                 ncm_hint_desc_free(d);
         }
 }
@@ -402,6 +494,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_hint_desc_random),
                         cmocka_unit_test(test_hint_desc_feasible),
+                        cmocka_unit_test(test_hint_desc_dimensions),
                         cmocka_unit_test(test_hint_desc_iter_pages),
                         cmocka_unit_test(test_hint_desc_extras),
                         cmocka_unit_test(test_hint_desc_page),

@@ -251,6 +251,30 @@ static void test_map_scene_none_policy(void **state)
         fx_done(&f);
 }
 
+/* The isolation hook: the machine's isolated and nohz_full CPUs are marked and drawn. */
+static void test_map_isolation_marks(void **state)
+{
+        fx f;
+        ncm_autoptr(ncm_map_scene) s = NULL;
+        ncm_autoptr(ncm_cpuset) iso = tu_cpuset("4-15");
+        ncm_autoptr(ncm_cpuset) nohz = tu_cpuset("8-15");
+        ncm_autofree char *page = NULL;
+        ncm_error err = NCM_ERROR_INIT;
+
+        (void)state;
+        fx_new(&f, SMALL, kubelet_plain, false);
+        assert_int_equal(ncm_topo_set_isolation(f.t, NCM_ISO_GIVEN_ISOLATED, iso, &err), 0);
+        assert_int_equal(ncm_topo_set_isolation(f.t, NCM_ISO_GIVEN_NOHZ_FULL, nohz, &err), 0);
+        assert_int_equal(ncm_map_scene_from_node(f.n, NULL, &s, NULL), 0);
+        assert_int_equal(scene_cpu(s, 3)->flags, 0);
+        assert_int_equal(scene_cpu(s, 4)->flags, NCM_MAP_CPU_ISOLATED);
+        assert_int_equal(scene_cpu(s, 9)->flags, NCM_MAP_CPU_ISOLATED | NCM_MAP_CPU_NOHZ_FULL);
+        page = render(s, NULL);
+        assert_non_null(strstr(page, "data-legend=\"isolated\""));
+        assert_non_null(strstr(page, "data-legend=\"nohz_full\""));
+        fx_done(&f);
+}
+
 static void test_map_explanations(void **state)
 {
         fx f;
@@ -624,6 +648,7 @@ int main(void)
                         cmocka_unit_test(test_map_scene_uses_and_room),
                         cmocka_unit_test(test_map_scene_room_without_full_pcpus),
                         cmocka_unit_test(test_map_scene_none_policy),
+                        cmocka_unit_test(test_map_isolation_marks),
                         cmocka_unit_test(test_map_explanations),
                         cmocka_unit_test(test_map_explain_pod),
                         cmocka_unit_test(test_map_explanation_cut),

@@ -377,6 +377,39 @@ static void test_mem_checkpoint_hostile(void **state)
         }
 }
 
+/*
+ * A V1 file with a podEntries member V1 does not have, which V2 cannot decode: 1.36 reads it
+ * as V1 (V2 first, then V1), so decoding without verification reads it too (fuzz-mem-checkpoint
+ * found decode failing where the verified read succeeded).
+ */
+static void test_mem_checkpoint_decode_falls_back_to_v1(void **state)
+{
+        ncm_mem_state *s = ncm_mem_state_new("None"), *a = NULL, *b = NULL;
+        ncm_buf f = NCM_BUF_INIT, t = NCM_BUF_INIT;
+        ncm_mem_checkpoint_info info;
+        ncm_error err = NCM_ERROR_INIT;
+        (void)state;
+
+        assert_non_null(s);
+        ncm_mem_checkpoint_format(s, NCM_MEM_CHECKPOINT_V1, &f);
+        assert_false(ncm_buf_failed(&f));
+        assert_int_equal(f.data[0], '{');
+        ncm_buf_puts(&t, "{\"podEntries\":{\"p\":\"static\"},");
+        ncm_buf_puts(&t, f.data + 1);
+        assert_int_equal(ncm_mem_checkpoint_parse(t.data, t.len, "f", (ncm_kubelet_version){1, 36},
+                                                  NULL, true, &a, &info, &err),
+                         0);
+        assert_int_equal(ncm_mem_checkpoint_decode(t.data, t.len, "f", &b, &info, &err), 0);
+        assert_true(ncm_mem_state_equal(a, b));
+        assert_int_equal(info.version, NCM_MEM_CHECKPOINT_V1);
+        assert_true(info.verified);
+        ncm_mem_state_free(a);
+        ncm_mem_state_free(b);
+        ncm_mem_state_free(s);
+        ncm_buf_done(&f);
+        ncm_buf_done(&t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -385,6 +418,7 @@ int main(void)
                         cmocka_unit_test(test_mem_checkpoint_write_generations),
                         cmocka_unit_test(test_mem_checkpoint_key_order),
                         cmocka_unit_test(test_mem_checkpoint_hostile),
+                        cmocka_unit_test(test_mem_checkpoint_decode_falls_back_to_v1),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <nodecm/memorymanager.h>
+#include <nodecm/topologymanager.h>
 #include "base/json.h"
 #include "memorymanager/mm-internal.h"
 #include "testutil.h"
@@ -741,6 +742,205 @@ static void test_mem_policy_many_numa_half_used(void **state)
         ncm_topo_free(t);
 }
 
+/* splitmix64: the differential test below draws from a fixed seed. */
+static uint64_t mix_next(uint64_t *x)
+{
+        uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+        return z ^ (z >> 31);
+}
+
+static unsigned mix_below(uint64_t *x, unsigned n)
+{
+        return (unsigned)(mix_next(x) % n);
+}
+
+/* The memory manager's map as the topology manager gets it (node-memory.c's provider). */
+static void mem_to_tm(ncm_mem_hints *h, ncm_tm_hints *ret)
+{
+        for (size_t i = 0; !h->nil && i < h->n; i++) {
+                if (h->t[i].desc) {
+                        assert_int_equal(ncm_tm_hints_add_desc(ret, h->t[i].type, h->t[i].desc,
+                                                               NULL),
+                                         0);
+                        h->t[i].desc = NULL;
+                } else {
+                        assert_int_equal(ncm_tm_hints_add(ret, h->t[i].type, h->t[i].list.hints,
+                                                          h->t[i].list.n, false, NULL, NULL),
+                                         0);
+                }
+        }
+}
+
+/*
+ * Memory and hugepages asked for at once, on 4..16 NUMA nodes of various free amounts, some
+ * nodes serving pods alone or as groups: the description (every type a dimension) lists what
+ * the kubelet's walk lists, type for type, and the lazy merge of the descriptions gives what
+ * the merge of the lists gives (the kubelet's cross product too, where it is small).
+ */
+static void test_mem_policy_multi_type_described(void **state)
+{
+        uint64_t seed = 21;
+        int described = 0;
+        (void)state;
+        for (int iter = 0; iter < 120; iter++) {
+                int n = 4 + (int)mix_below(&seed, 13);
+                ncm_cpu_info cpus[16];
+                ncm_topo *t = NULL;
+                ncm_mem_policy *p;
+                ncm_mem_state *s = ncm_mem_state_new("Static");
+                ncm_error err = NCM_ERROR_INIT;
+                ncm_mem_hints listed, desc;
+                ncm_tm_hints lp = NCM_TM_HINTS_INIT, dp = NCM_TM_HINTS_INIT;
+                ncm_tm_options o = {iter % 2 == 1, 64};
+                ncm_tm_policy *tp = NULL;
+                uint64_t dist[16 * 16];
+                int ids[16];
+                ncm_pod *pod;
+                char mem[32], hp[32];
+
+                for (int i = 0; i < n; i++)
+                        cpus[i] = (ncm_cpu_info){i, i, i, i, i};
+                assert_int_equal(ncm_topo_new(cpus, (size_t)n, NULL, 0, NULL, &t, NULL), 0);
+                for (int i = 0; i < n; i++) {
+                        ncm_hugepages pool = {1048576, mix_below(&seed, 5)};
+                        uint64_t gib = pool.num_pages + 1 +
+                                       mix_below(&seed, 6); /* pages included */
+                        assert_int_equal(ncm_topo_set_numa_memory(t, i, gib << 30, &pool, 1, NULL),
+                                         0);
+                        ids[i] = i;
+                        for (int j = 0; j < n; j++)
+                                dist[i * n + j] = i == j ? 10
+                                                         : 10 + (uint64_t)(i > j ? i - j : j - i);
+                }
+                p = static_policy(t, n, "256Mi", 0);
+                assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+                /* a few nodes serve pods: single nodes and two-node groups */
+                for (int k = 0, m = (int)mix_below(&seed, 4); k < m; k++) {
+                        char uid[16];
+                        int a = (int)mix_below(&seed, (unsigned)n), b = (a + 1) % n;
+                        bool group = mix_below(&seed, 2) == 1;
+                        ncm_hint h = {.numa = (UINT64_C(1) << a) | (group ? UINT64_C(1) << b : 0),
+                                      .preferred = !group};
+                        ncm_pod *f;
+                        int r;
+                        snprintf(uid, sizeof(uid), "f%d", k);
+                        f = simple_pod(uid, group ? "1536Mi" : "512Mi", NULL);
+                        r = ncm_mem_policy_allocate(p, s, f, &f->containers[0], &h, NULL, &err);
+                        assert_true(r == 0 || r == -NCM_E_ADMISSION);
+                        ncm_pod_free(f);
+                }
+                snprintf(mem, sizeof(mem), "%uMi", 256 * (1 + mix_below(&seed, 24)));
+                snprintf(hp, sizeof(hp), "%uGi", 1 + mix_below(&seed, 6));
+                pod = simple_pod("p", mem, hp);
+                assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 1 << 20,
+                                                      &listed, &err),
+                                 0);
+                if (ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 4, &desc, &err) < 0)
+                        fail_msg("%s", err.msg);
+                assert_int_equal(listed.n, desc.n);
+                for (size_t i = 0; i < listed.n; i++) {
+                        ncm_hint_list l = NCM_HINT_LIST_INIT;
+                        assert_string_equal(listed.t[i].type, desc.t[i].type);
+                        assert_null(listed.t[i].desc);
+                        if (!desc.t[i].desc) {
+                                /* few subsets of U: listed both times */
+                                assert_int_equal(desc.t[i].list.n, listed.t[i].list.n);
+                                for (size_t j = 0; j < desc.t[i].list.n; j++) {
+                                        assert_int_equal(desc.t[i].list.hints[j].numa,
+                                                         listed.t[i].list.hints[j].numa);
+                                        assert_int_equal(desc.t[i].list.hints[j].preferred,
+                                                         listed.t[i].list.hints[j].preferred);
+                                }
+                                continue;
+                        }
+                        described++;
+                        assert_int_equal(ncm_hint_desc_materialize(desc.t[i].desc, 1 << 20, &l,
+                                                                   &err),
+                                         0);
+                        assert_int_equal(l.n, listed.t[i].list.n);
+                        for (size_t j = 0; j < l.n; j++) {
+                                assert_int_equal(l.hints[j].numa, listed.t[i].list.hints[j].numa);
+                                assert_int_equal(l.hints[j].preferred,
+                                                 listed.t[i].list.hints[j].preferred);
+                        }
+                        ncm_hint_list_done(&l);
+                }
+                assert_int_equal(ncm_tm_policy_new(iter % 3 == 0 ? "best-effort" : "restricted", &o,
+                                                   ids, (size_t)n, dist, &tp, NULL),
+                                 0);
+                {
+                        size_t product = 1;
+                        ncm_hint want, got, ref;
+                        bool want_ok, got_ok, ref_ok;
+                        for (size_t i = 0; i < listed.n; i++)
+                                product *= listed.t[i].list.n + 1;
+                        mem_to_tm(&listed, &lp);
+                        mem_to_tm(&desc, &dp);
+                        assert_int_equal(ncm_tm_policy_merge(tp, &lp, 1, NCM_TM_MERGE_FAST, &want,
+                                                             &want_ok, NULL),
+                                         0);
+                        assert_int_equal(ncm_tm_policy_merge(tp, &dp, 1, NCM_TM_MERGE_LAZY, &got,
+                                                             &got_ok, NULL),
+                                         0);
+                        assert_int_equal(got.numa, want.numa);
+                        assert_int_equal(got.any, want.any);
+                        assert_int_equal(got.preferred, want.preferred);
+                        assert_int_equal(got_ok, want_ok);
+                        if (product <= 20000) {
+                                assert_int_equal(ncm_tm_policy_merge(tp, &lp, 1,
+                                                                     NCM_TM_MERGE_REFERENCE, &ref,
+                                                                     &ref_ok, NULL),
+                                                 0);
+                                assert_int_equal(ref.numa, want.numa);
+                                assert_int_equal(ref.preferred, want.preferred);
+                        }
+                }
+                ncm_tm_hints_done(&lp);
+                ncm_tm_hints_done(&dp);
+                ncm_tm_policy_free(tp);
+                ncm_mem_hints_done(&listed);
+                ncm_mem_hints_done(&desc);
+                ncm_pod_free(pod);
+                ncm_mem_state_free(s);
+                ncm_mem_policy_free(p);
+                ncm_topo_free(t);
+        }
+        /* the draw must reach the described path often, not by luck */
+        assert_true(described > 60);
+}
+
+/* 64 NUMA nodes, memory and hugepages together: described, not refused for their number. */
+static void test_mem_policy_many_numa_multi_type(void **state)
+{
+        ncm_topo *t = machine_n(64, 8ull << 30, 4);
+        ncm_mem_policy *p = static_policy(t, 64, "512Mi", 0);
+        ncm_mem_state *s = ncm_mem_state_new("Static");
+        ncm_pod *pod = simple_pod("p", "10Gi", "6Gi");
+        ncm_mem_hints h;
+        ncm_error err = NCM_ERROR_INIT;
+        bool pref;
+        (void)state;
+        assert_int_equal(ncm_mem_policy_start(p, s, NULL, &err), 0);
+        assert_int_equal(ncm_mem_policy_hints(p, s, pod, &pod->containers[0], 0, &h, &err), 0);
+        assert_int_equal(h.n, 2);
+        for (size_t i = 0; i < 2; i++) {
+                assert_non_null(h.t[i].desc);
+                /* 10Gi needs 3 nodes of 3.5Gi (8Gi less 4Gi of pages and 512Mi), 6Gi of
+                 * hugepages 2 nodes of 4Gi: 3 */
+                assert_int_equal(ncm_hint_desc_preferred_size(h.t[i].desc), 3);
+                assert_int_equal(ncm_hint_desc_narrowest(h.t[i].desc), 3);
+                assert_true(ncm_hint_desc_contains(h.t[i].desc, 7, &pref) && pref);
+                assert_false(ncm_hint_desc_contains(h.t[i].desc, 3, NULL));
+        }
+        ncm_mem_hints_done(&h);
+        ncm_pod_free(pod);
+        ncm_mem_state_free(s);
+        ncm_mem_policy_free(p);
+        ncm_topo_free(t);
+}
+
 /* A mark puts back the machine state and the pod's entry, for a new pod and a known one. */
 static void test_mem_state_mark(void **state)
 {
@@ -1025,6 +1225,8 @@ int main(void)
                         cmocka_unit_test(test_mem_policy_pod_scope_sidecar),
                         cmocka_unit_test(test_mem_policy_described_extras),
                         cmocka_unit_test(test_mem_policy_many_numa_half_used),
+                        cmocka_unit_test(test_mem_policy_multi_type_described),
+                        cmocka_unit_test(test_mem_policy_many_numa_multi_type),
                         cmocka_unit_test(test_mem_state_mark),
                         cmocka_unit_test(test_mem_policy_drift),
                         cmocka_unit_test(test_mem_policy_kernel_image_span),

@@ -234,6 +234,44 @@ static void test_metrics_node(void **state)
         ncm_node_metrics_format(n, ever, 2, &b);
         assert_non_null(strstr(b.data,
                                "\nkubelet_cpu_manager_allocation_per_numa{numa_node=\"0\"} 0\n"));
+        /* the kubelet's node: nothing of nodecm's isolation */
+        assert_null(strstr(b.data, "nodecm_isol"));
+        ncm_buf_done(&b);
+}
+
+/* isolatedCPUs and CRI-O's knobs in the metrics (docs/isolation.md). */
+static void test_metrics_isolation(void **state)
+{
+        static const char cfgtext[] = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": "
+                                      "\"0\", \"isolatedCPUs\": \"exclusive-only\"}";
+        ncm_autoptr(ncm_topo) t = NULL;
+        ncm_autoptr(ncm_node_config) cfg = NULL;
+        ncm_autoptr(ncm_node) n = NULL;
+        ncm_autoptr(ncm_cpuset) iso = ncm_cpuset_new();
+        ncm_autoptr(ncm_pod) p = pod_of("{\"metadata\": {\"uid\": \"a\", \"annotations\": "
+                                        "{\"cpu-quota.crio.io\": \"disable\"}}, \"spec\": "
+                                        "{\"containers\": [{\"name\": \"c\", \"resources\": "
+                                        "{\"limits\": {\"cpu\": \"2\", \"memory\": \"1Gi\"}}}]}}");
+        ncm_node_admission *a = NULL;
+        ncm_buf b = NCM_BUF_INIT;
+        bool ever[1] = {false};
+
+        (void)state;
+        assert_int_equal(ncm_topo_load(NCM_TOPO_SOURCE_SYNTHETIC, "core:8 pu:1", &t, NULL), 0);
+        assert_int_equal(ncm_cpuset_set_range(iso, 4, 7), 0);
+        assert_int_equal(ncm_topo_set_isolation(t, NCM_ISO_GIVEN_ISOLATED, iso, NULL), 0);
+        assert_int_equal(ncm_node_config_parse(cfgtext, strlen(cfgtext), "k", "", &cfg, NULL), 0);
+        assert_int_equal(ncm_node_new(t, cfg, NULL, &n, NULL), 0);
+        assert_int_equal(ncm_node_admit(n, p, 0, &a, NULL), 0);
+        assert_true(a->admitted);
+        a = ncm_node_admission_free(a);
+        ncm_node_metrics_format(n, ever, 1, &b);
+        /* 8 CPUs: 0 reserved, 1-2 exclusive, 4-7 isolated: the pool is 0 and 3, 3 without 0 */
+        assert_non_null(strstr(b.data, "\nkubelet_cpu_manager_shared_pool_size_millicores 1000\n"));
+        assert_non_null(strstr(b.data, "\nnodecm_isolated_cpus{mode=\"exclusive-only\"} 4\n"));
+        assert_non_null(strstr(b.data, "\nnodecm_isolation_containers{knob=\"cpu-quota\"} 1\n"));
+        assert_non_null(strstr(b.data, "\nnodecm_isolation_reconciled_total{what=\"irq_affinity\"}"
+                                       " 0\n"));
         ncm_buf_done(&b);
 }
 
@@ -299,6 +337,7 @@ int main(void)
                         cmocka_unit_test(test_metrics_sse_event),
                         cmocka_unit_test(test_metrics_text),
                         cmocka_unit_test(test_metrics_node),
+                        cmocka_unit_test(test_metrics_isolation),
                         cmocka_unit_test(test_metrics_memory),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -707,10 +707,12 @@ static void test_node_faults_resize(void **state)
         char *text;
 
         run_case(f, "resize", prepare_held, change_resize, true);
-        /* the case was the one meant: c0 holds 3 CPUs now, its promise the 2 it was given */
+        /* the case was the one meant: c0 holds 3 CPUs now, its promise the 2 it was given (the
+         * kubelet 1.37 layout: the promise is the baseline inside V4's data) */
         text = tu_file_text(f->dir, NCM_CPU_CHECKPOINT_NAME);
         if (!strstr(text, "\"entries\":{\"held\":{\"c0\":\"1-2,5\"") ||
-            !strstr(text, "\"promised\":{\"held\":{\"c0\":\"1-2\""))
+            !strstr(text, "\\\"baselines\\\":{\\\"held\\\":{\\\"c0\\\":{\\\"baseline\\\":"
+                          "\\\"1-2\\\""))
                 fail_msg("%s", text);
         free(text);
 }

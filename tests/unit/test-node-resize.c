@@ -5,7 +5,7 @@
  * Deferred fit, input the API server would not forward, KEP-5554's resize with the gates on in
  * both topology-manager scopes, pinned memory, transactions (a refusal leaves the state and
  * every file byte for byte), persistence across restarts, and the enforcer's order (what
- * shrinks, the shared pool, what grows).
+ * shrinks, the shared pool, what grows), and isolated CPUs (a resize stays in its pool).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -350,33 +350,53 @@ static void test_node_resize_pod_scope_and_sidecar(void **state)
         fx_done(&f);
 }
 
-/* The promise is kept in cpu_manager_state and survives a restart; the file restores as V2. */
+/*
+ * The promise is kept in cpu_manager_state and survives a restart: as the kubelet's baseline
+ * inside V4 data (1.37, the default), as nodecm's own member of a V2 file (1.36).
+ */
 static void test_node_resize_restart_keeps_the_promise(void **state)
 {
-        fx f;
-        ncm_error err = NCM_ERROR_INIT;
-        const char *const g4[] = {"app=4/4", NULL}, *const g8[] = {"app=8/8", NULL};
-        const char *const g2[] = {"app=2/2", NULL};
-        char *text;
+        static const struct {
+                const char *version; /* kubeletVersion, "" for the default */
+                const char *where;   /* the promise in the file */
+        } gens[] = {
+                        {"", "\\\"baselines\\\":{\\\"g\\\":{\\\"app\\\":{\\\"baseline\\\":"
+                             "\\\"2-5\\\"}}}"},
+                        {"\"kubeletVersion\": \"1.36\", ",
+                         "\"promised\":{\"g\":{\"app\":\"2-5\"}}"},
+        };
         (void)state;
+        for (size_t i = 0; i < NCM_ELEMENTSOF(gens); i++) {
+                fx f;
+                ncm_error err = NCM_ERROR_INIT;
+                const char *const g4[] = {"app=4/4", NULL}, *const g8[] = {"app=8/8", NULL};
+                const char *const g2[] = {"app=2/2", NULL};
+                char cfg[512];
+                char *text;
 
-        fx_new(&f, TWO_NUMA,
-               "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", " GATE_CPUS "}",
-               true, false, NULL);
-        admit(&f, "g", g4);
-        expect_resized(&f, "g", g8, "2-9");
-        text = tu_file_text(f.dir, "cpu_manager_state");
-        assert_non_null(strstr(text, "\"promised\":{\"g\":{\"app\":\"2-5\"}}"));
-        free(text);
-        assert_int_equal(ncm_node_restart(f.n, NULL, &err), 0);
-        tu_assert_cpuset(ncm_cpu_state_promised(ncm_node_cpu_state(f.n), "g", "app"), "2-5");
-        tu_assert_cpuset(entry(&f, "g", "app"), "2-9");
-        expect_refused(&f, "g", g2, "Infeasible",
-                       "prohibitedCPUAllocation Error: Skip resize, Not allowed to reduce "
-                       "container exclusively allocated pool below promised, (requested CPUs = "
-                       "2, allocated CPUs = 8, promised CPUs = 4, guaranteed CPUs = 2)");
-        expect_resized(&f, "g", g4, "2-5");
-        fx_done(&f);
+                snprintf(cfg, sizeof(cfg),
+                         "{%s\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                         "" GATE_CPUS "}",
+                         gens[i].version);
+                fx_new(&f, TWO_NUMA, cfg, true, false, NULL);
+                admit(&f, "g", g4);
+                expect_resized(&f, "g", g8, "2-9");
+                text = tu_file_text(f.dir, "cpu_manager_state");
+                if (!strstr(text, gens[i].where))
+                        fail_msg("%s: no %s in %s", cfg, gens[i].where, text);
+                free(text);
+                assert_int_equal(ncm_node_restart(f.n, NULL, &err), 0);
+                tu_assert_cpuset(ncm_cpu_state_promised(ncm_node_cpu_state(f.n), "g", "app"),
+                                 "2-5");
+                tu_assert_cpuset(entry(&f, "g", "app"), "2-9");
+                expect_refused(&f, "g", g2, "Infeasible",
+                               "prohibitedCPUAllocation Error: Skip resize, Not allowed to reduce "
+                               "container exclusively allocated pool below promised, (requested "
+                               "CPUs = 2, allocated CPUs = 8, promised CPUs = 4, guaranteed CPUs "
+                               "= 2)");
+                expect_resized(&f, "g", g4, "2-5");
+                fx_done(&f);
+        }
 }
 
 #define KUBELET_MEM_FMT                                                                            \
@@ -515,6 +535,104 @@ static void test_node_resize_enforcement_order(void **state)
         fx_done(&f);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * With isolated CPUs (isolatedCPUs, issue 23): a resize stays in the container's pool
+ */
+
+/* POD as pod(), annotated nodecm.io/isolated-cpus: ASK. */
+static ncm_pod *pod_asking(const char *uid, const char *const *ctrs, const char *ask)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_pod *p = pod(uid, ctrs);
+        if (ncm_pod_set_annotation(p, NCM_POD_ANNOTATION_ISOLATED_CPUS, ask, &err) < 0)
+                fail_msg("%s", err.msg);
+        return p;
+}
+
+static void admit_asking(fx *f, const char *uid, const char *const *ctrs, const char *ask,
+                         const char *cpus)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_node_admission *a = NULL;
+        ncm_pod *p = pod_asking(uid, ctrs, ask);
+
+        if (ncm_node_admit(f->n, p, 0, &a, &err) < 0)
+                fail_msg("admit: %s", err.msg);
+        if (!a->admitted)
+                fail_msg("refused: %s: %s", a->reason, a->message);
+        tu_assert_cpuset(a->containers[0].cpus, cpus);
+        ncm_node_admission_free(a);
+        ncm_pod_free(p);
+}
+
+static void test_node_resize_isolated_pool(void **state)
+{
+        fx f;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_node_admission *a = NULL;
+        ncm_autoptr(ncm_cpuset) iso = tu_cpuset("2-7");
+        ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+        const char *const g1[] = {"app=1/1", NULL}, *const g2[] = {"app=2/2", NULL};
+        const char *const g4[] = {"app=4/4", NULL}, *const g6[] = {"app=6/6", NULL};
+        ncm_pod *p;
+        (void)state;
+
+        /* issue 23's machine: CPUs 2-7 isolated, exclusive-only, CPU 0 reserved */
+        *(&f) = (fx){0};
+        if (ncm_topo_from_synthetic("package:1 core:8 pu:1", &f.t, &err) < 0 ||
+            ncm_topo_set_isolation(f.t, NCM_ISO_GIVEN_ISOLATED, iso, &err) < 0)
+                fail_msg("%s", err.msg);
+        {
+                const char *k = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": "
+                                "\"0\", \"isolatedCPUs\": \"exclusive-only\", " GATE_CPUS "}";
+                if (ncm_node_config_parse(k, strlen(k), "kubelet", "node.kubelet", &f.cfg, &err) <
+                                    0 ||
+                    ncm_node_new(f.t, f.cfg, NULL, &f.n, &err) < 0)
+                        fail_msg("%s", err.msg);
+        }
+        admit_asking(&f, "rt", g2, "prefer", "2-3");
+        admit(&f, "web", g1);
+        tu_assert_cpuset(entry(&f, "web", "app"), "1");
+        /* a container on the other CPUs never grows onto isolated ones, free as they are */
+        expect_refused(&f, "web", g2, "Infeasible",
+                       "Allocate failed due to isolatedCPUs exclusive-only: resize of app: it "
+                       "holds no isolated CPU and never grows onto one: 1 more requested, 0 free "
+                       "that are not isolated (isolated CPUs 2-7), which is unexpected");
+        /* one in the isolated pool grows there (the resized pod names no annotation: it keeps
+         * the one it was admitted with) */
+        expect_resized(&f, "rt", g4, "2-5");
+        assert_string_equal(ncm_pod_get_annotation(ncm_node_pod(f.n, "rt"),
+                                                   NCM_POD_ANNOTATION_ISOLATED_CPUS),
+                            "prefer");
+        admit_asking(&f, "rt2", g2, "require", "6-7");
+        /* and only there */
+        expect_refused(&f, "rt", g6, "Infeasible",
+                       "Allocate failed due to isolatedCPUs exclusive-only: resize of app: it is "
+                       "in the isolated pool (holds 2-5) and grows only onto isolated CPUs: 2 "
+                       "more requested, 0 free isolated (isolated CPUs 2-7), which is unexpected");
+        /* the pool the resize chose from, in --explain */
+        assert_int_equal(try_resize(&f, "rt", g6, NCM_NODE_EXPLAIN, &a, &err), 0);
+        {
+                ncm_buf b = NCM_BUF_INIT;
+                ncm_node_format_resize_text(&b, -1, ncm_node_pod(f.n, "rt"), a, true);
+                assert_non_null(strstr(b.data, "isolatedCPUs exclusive-only: it grows only onto "
+                                               "isolated CPUs (its pool): none of the free CPUs "));
+                ncm_buf_done(&b);
+        }
+        ncm_node_admission_free(a);
+        /* the annotation decided the pool at admission: it may not change */
+        p = pod_asking("rt", g4, "require");
+        assert_int_equal(ncm_node_resize(f.n, p, 0, &a, &err), -EINVAL);
+        assert_string_equal(err.msg, "resize of pod 'rt': annotation nodecm.io/isolated-cpus may "
+                                     "not change (it was \"prefer\" at admission)");
+        ncm_pod_free(p);
+        /* a downsize keeps the promise; the shared pool never gets an isolated CPU */
+        expect_resized(&f, "rt", g2, "2-3");
+        ncm_node_shared_pool(f.n, pool);
+        tu_assert_cpuset(pool, "0");
+        fx_done(&f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -526,6 +644,7 @@ int main(void)
                         cmocka_unit_test(test_node_resize_restart_keeps_the_promise),
                         cmocka_unit_test(test_node_resize_memory),
                         cmocka_unit_test(test_node_resize_enforcement_order),
+                        cmocka_unit_test(test_node_resize_isolated_pool),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1075,8 +1075,14 @@ static void test_node_state_dir(void **state)
         assert_int_equal(ncm_fs_read_all(AT_FDCWD, path, 1 << 20, &text, &len, &err), 0);
         ncm_node_format_cpu_checkpoint(f.n, &want);
         assert_string_equal(text, want.data);
-        assert_string_equal(text, "{\"policyName\":\"static\",\"defaultCpuSet\":\"0,2-4,6-7\","
-                                  "\"entries\":{\"p\":{\"c\":\"1,5\"}},\"checksum\":2017250748}");
+        /* kubelet 1.37's layout (the default kubeletVersion): V2's fields, then data */
+        assert_string_equal(
+                        text,
+                        "{\"policyName\":\"static\",\"defaultCpuSet\":\"0,2-4,6-7\","
+                        "\"entries\":{\"p\":{\"c\":\"1,5\"}},\"checksum\":2017250748,"
+                        "\"data\":\"{\\\"policyName\\\":\\\"static\\\",\\\"defaultCpuSet\\\":"
+                        "\\\"0,2-4,6-7\\\",\\\"entries\\\":{\\\"p\\\":{\\\"c\\\":\\\"1,5\\\"}}}\","
+                        "\"dataChecksum\":1260601657}");
         free(text);
         /* a restart reads the file back */
         assert_int_equal(ncm_node_restart(f.n, NULL, &err), 0);

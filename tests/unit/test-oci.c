@@ -98,9 +98,10 @@ static int fake_process(fx *f, const char *cg)
 static int setup(void **state)
 {
         fx *f = calloc(1, sizeof(*f));
-        /* the fake mount is cgroup v1: a kubelet from 1.35 on must be told to run there */
+        /* the fake mount is cgroup v1: a kubelet from 1.35 on must be told to run there; the
+         * hook's examples/oci/kubelet.yaml gives the NUMA nodes of the CPUs as cpuset.mems */
         const char *kubelet = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
-                              "\"failCgroupV1\": false}";
+                              "\"failCgroupV1\": false, \"cpusetMems\": \"cpus\"}";
         assert_non_null(f);
         f->tmp = tu_mkdtemp();
         snprintf(f->cg, sizeof(f->cg), "%s/cgroup", f->tmp);
@@ -118,6 +119,7 @@ static int setup(void **state)
         f->o.cgroup_root = f->cg;
         f->o.cgroup_version = 1;
         f->o.proc_root = f->proc;
+        f->o.machine_root = f->proc;
         f->next_pid = 100;
         *state = f;
         return 0;
@@ -262,6 +264,8 @@ static void test_oci_hook_skips_what_is_not_nodecms(void **state)
                           NULL, NULL},
                          "nodecm.io/managed is \"false\""},
         };
+        /* the opt-outs: --no-confine for all of them, nodecm.io/managed "false" for one */
+        f->o.no_confine = true;
         for (size_t i = 0; i < NCM_ELEMENTSOF(cases); i++) {
                 ncm_oci_hook_result res = {0};
                 ncm_error err = NCM_ERROR_INIT;
@@ -278,6 +282,141 @@ static void test_oci_hook_skips_what_is_not_nodecms(void **state)
         assert_int_not_equal(access(f->node, F_OK), 0);
         /* a poststop with no node there is a container the hook never placed */
         poststop(f, &cases[0].c, NCM_OCI_UNKNOWN);
+        f->o.no_confine = false;
+}
+
+/* No stranger on an exclusive CPU: what is not nodecm's stays on the shared pool. */
+static void test_oci_hook_confines_strangers(void **state)
+{
+        fx *f = *state;
+        const ctr plain = {"plain", "", GUARANTEED_2, NULL};
+        const ctr pause = {"pause",
+                           "\"io.kubernetes.cri.container-type\": \"sandbox\", "
+                           "\"io.kubernetes.cri.sandbox-uid\": \"p\"",
+                           NULL, NULL};
+        const ctr out = {"out", "\"nodecm.io/managed\": \"false\"", NULL, NULL};
+        const ctr g = {"g1", "\"nodecm.io/pod-uid\": \"pg\"", GUARANTEED_2, NULL};
+        ncm_oci_hook_result res = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf b = NCM_BUF_INIT;
+        char p[1024], *text;
+
+        /* a plain container, as `podman run --cpus 2 --memory 1g` makes it */
+        assert_int_equal(hook(f, &plain, "creating", &res, &err), 0);
+        assert_int_equal(res.action, NCM_OCI_CONFINED);
+        assert_string_equal(res.cpus, "0-3");
+        ncm_oci_hook_result_json(&res, &b);
+        assert_string_equal(b.data, "{\"stage\": \"create\", \"id\": \"plain\", \"action\": "
+                                    "\"confined\", \"cpus\": \"0-3\", \"cgroup\": "
+                                    "\"/ctrs/plain\"}\n");
+        ncm_buf_done(&b);
+        ncm_oci_hook_result_done(&res);
+        assert_int_equal(hook(f, &pause, "creating", &res, &err), 0);
+        assert_int_equal(res.action, NCM_OCI_CONFINED);
+        ncm_oci_hook_result_done(&res);
+        /* the opt-out */
+        assert_int_equal(hook(f, &out, "creating", &res, &err), 0);
+        assert_int_equal(res.action, NCM_OCI_SKIPPED);
+        ncm_oci_hook_result_done(&res);
+        /* a pinned container: the strangers leave its CPUs, the opted-out one stays */
+        create_ok(f, &g, "1-2", true);
+        assert_cg_cpus(f, "/ctrs/plain", "0,3");
+        assert_cg_cpus(f, "/ctrs/pause", "0,3");
+        assert_cg_cpus(f, "/ctrs/out", "0-3");
+        snprintf(p, sizeof(p), "%s/%s", f->node, NCM_OCI_CONFINED_NAME);
+        text = read_file(p);
+        assert_non_null(strstr(text, "\"id\": \"plain\""));
+        assert_null(strstr(text, "\"id\": \"out\""));
+        free(text);
+        /* the stranger's poststop lets it go; the pinned one's gives the CPUs back */
+        poststop(f, &plain, NCM_OCI_CONFINED);
+        poststop(f, &g, NCM_OCI_RELEASED);
+        assert_cg_cpus(f, "/ctrs/pause", "0-3");
+        text = read_file(p);
+        assert_null(strstr(text, "\"id\": \"plain\""));
+        free(text);
+        /* a stranger whose cgroup went without a poststop is forgotten */
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs/pause", f->cg);
+        tu_rm_rf(p);
+        poststop(f, &g, NCM_OCI_UNKNOWN);
+        snprintf(p, sizeof(p), "%s/%s", f->node, NCM_OCI_CONFINED_NAME);
+        text = read_file(p);
+        assert_null(strstr(text, "\"id\": \"pause\""));
+        free(text);
+}
+
+/* CRI-O's knobs through the hook: the annotations travel in the record to the pod. */
+static void test_oci_hook_knobs(void **state)
+{
+        fx *f = *state;
+        const ctr g = {"g1",
+                       "\"nodecm.io/pod-uid\": \"pg\", \"cpu-load-balancing.crio.io\": "
+                       "\"disable\", \"irq-load-balancing.crio.io\": \"disable\"",
+                       GUARANTEED_2, NULL};
+        char p[1024], *text;
+
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs", f->cg);
+        mkdirs(p);
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs/cpuset.sched_load_balance", f->cg);
+        tu_write_file(p, "1\n");
+        fake_cgroup(f, "/ctrs/g1", "0-3", "0");
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs/g1/cpuset.sched_load_balance", f->cg);
+        tu_write_file(p, "1\n");
+        snprintf(p, sizeof(p), "%s/proc/irq/5", f->proc);
+        mkdirs(p);
+        snprintf(p, sizeof(p), "%s/proc/irq/5/smp_affinity", f->proc);
+        tu_write_file(p, "f\n");
+        snprintf(p, sizeof(p), "%s/proc/irq/default_smp_affinity", f->proc);
+        tu_write_file(p, "f\n");
+        create_ok(f, &g, "1-2", true);
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs/g1/cpuset.sched_load_balance", f->cg);
+        text = read_file(p);
+        assert_string_equal(text, "0");
+        free(text);
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs/cpuset.sched_load_balance", f->cg);
+        text = read_file(p);
+        assert_string_equal(text, "0");
+        free(text);
+        snprintf(p, sizeof(p), "%s/proc/irq/5/smp_affinity", f->proc);
+        text = read_file(p);
+        assert_string_equal(text, "9");
+        free(text);
+        snprintf(p, sizeof(p), "%s/%s", f->node, NCM_OCI_CONTAINERS_NAME);
+        text = read_file(p);
+        assert_non_null(strstr(text, "\"podAnnotations\": {\"cpu-load-balancing.crio.io\": "
+                                     "\"disable\", \"irq-load-balancing.crio.io\": \"disable\"}"));
+        free(text);
+        poststop(f, &g, NCM_OCI_RELEASED);
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs/cpuset.sched_load_balance", f->cg);
+        text = read_file(p);
+        assert_string_equal(text, "1");
+        free(text);
+        snprintf(p, sizeof(p), "%s/proc/irq/5/smp_affinity", f->proc);
+        text = read_file(p);
+        assert_string_equal(text, "f");
+        free(text);
+}
+
+/*
+ * An ancestor without cpuset.sched_load_balance (a cgroup going away, a tree the hook reads
+ * through a dump) is passed over: the container's own file is still written.
+ */
+static void test_oci_hook_knobs_ancestor_gone(void **state)
+{
+        fx *f = *state;
+        const ctr g = {"g1",
+                       "\"nodecm.io/pod-uid\": \"pg\", \"cpu-load-balancing.crio.io\": \"disable\"",
+                       GUARANTEED_2, NULL};
+        char p[1024], *text;
+
+        fake_cgroup(f, "/ctrs/g1", "0-3", "0");
+        snprintf(p, sizeof(p), "%s/cpuset/ctrs/g1/cpuset.sched_load_balance", f->cg);
+        tu_write_file(p, "1\n");
+        create_ok(f, &g, "1-2", true);
+        text = read_file(p);
+        assert_string_equal(text, "0");
+        free(text);
+        poststop(f, &g, NCM_OCI_RELEASED);
 }
 
 static void test_oci_hook_refusal_changes_nothing(void **state)
@@ -513,6 +652,11 @@ int main(void)
                                                         setup, teardown),
                         cmocka_unit_test_setup_teardown(test_oci_hook_skips_what_is_not_nodecms,
                                                         setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_oci_hook_confines_strangers, setup,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_oci_hook_knobs, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_oci_hook_knobs_ancestor_gone, setup,
+                                                        teardown),
                         cmocka_unit_test_setup_teardown(test_oci_hook_refusal_changes_nothing,
                                                         setup, teardown),
                         cmocka_unit_test_setup_teardown(test_oci_hook_stale_containers_are_released,

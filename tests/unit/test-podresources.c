@@ -167,6 +167,34 @@ static void test_podresources_allocatable(void **state)
         teardown(&f);
 }
 
+/* isolatedCPUs exclude: the isolated CPUs are nobody's, so not allocatable either. */
+static void test_podresources_allocatable_isolated(void **state)
+{
+        static const char cfg[] = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": "
+                                  "\"0\", \"isolatedCPUs\": \"exclude\"}";
+        fixture f = {0};
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_buf r;
+        ncm_cpuset *iso = tu_cpuset("6-7");
+        V1__AllocatableResourcesResponse *m;
+        (void)state;
+
+        assert_int_equal(ncm_topo_from_synthetic("package:2 numa:1 core:4 pu:1", &f.t, &err), 0);
+        assert_int_equal(ncm_topo_set_isolation(f.t, NCM_ISO_GIVEN_ISOLATED, iso, &err), 0);
+        assert_int_equal(ncm_node_config_parse(cfg, strlen(cfg), "cfg", "", &f.cfg, &err), 0);
+        assert_int_equal(ncm_node_new(f.t, f.cfg, NULL, &f.n, &err), 0);
+        r = call(&f, NCM_PODRES_GET_ALLOCATABLE, true, NULL, 0, NCM_RPC_OK, &err);
+        m = v1__allocatable_resources_response__unpack(NULL, r.len, (const uint8_t *)r.data);
+        assert_non_null(m);
+        assert_int_equal(m->n_cpu_ids, 5);
+        assert_int_equal(m->cpu_ids[0], 1);
+        assert_int_equal(m->cpu_ids[4], 5);
+        v1__allocatable_resources_response__free_unpacked(m, NULL);
+        ncm_buf_done(&r);
+        ncm_cpuset_free(iso);
+        teardown(&f);
+}
+
 /* The memory manager's Static policy: List gives each container its blocks (ContainerMemory),
  * GetAllocatableResources every node's allocatable memory per type, as the kubelet does. */
 static void test_podresources_memory(void **state)
@@ -314,6 +342,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                         cmocka_unit_test(test_podresources_list),
                         cmocka_unit_test(test_podresources_allocatable),
+                        cmocka_unit_test(test_podresources_allocatable_isolated),
                         cmocka_unit_test(test_podresources_memory),
                         cmocka_unit_test(test_podresources_get),
                         cmocka_unit_test(test_podresources_v1alpha1_and_garbage),

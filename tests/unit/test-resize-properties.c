@@ -17,6 +17,12 @@
  * draTopologyHints: align): two PCI functions on NUMA nodes 1 and 2, named by their addresses
  * as CDI devices of some pods' first containers, so admissions and resizes prefer CPUs near
  * them and the DRA provider answers every re-admission; the properties are the same.
+ * A third run with isolated CPUs (isolatedCPUs exclude or exclusive-only over 10-15, half of
+ * NUMA node 1 and the first PCI function's CPUs; some pods annotated nodecm.io/isolated-cpus
+ * require or prefer), where also:
+ *  - the shared pool never holds an isolated CPU, and under exclude nothing does;
+ *  - a resize stays in the container's pool: one that held only isolated CPUs holds only
+ *    isolated CPUs after it, one that held none holds none.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -51,12 +57,16 @@ typedef struct run {
         unsigned seed;
         int group;     /* whole cores only: requests in multiples of it */
         bool locality; /* deviceLocalCPUs and draTopologyHints on, CDI devices in pods */
+        int iso;       /* isolatedCPUs: 0 ignore, else NCM_CPU_ISOLATION_* over ISOLATED */
         int pods;      /* pods admitted so far (uids p0, p1, ...) */
         char held[64][8];
         int ctrs[64]; /* containers of each held pod */
         int cpus[64][2];
         int n_held;
 } run;
+
+/* The isolated CPUs of the isolation runs. */
+#define ISOLATED "10-15"
 
 /* The PCI functions of the locality runs: part of NUMA node 1, part of NUMA node 2. */
 static const char *const pci_addr[] = {"0000:3b:00.0", "0000:86:00.0"};
@@ -85,21 +95,31 @@ static void add_pci(ncm_topo *t)
 
 /*
  * Pod UID's first container names a CDI device (which, from the uid: the same for its
- * admission and every resize) when LOCALITY is on.
+ * admission and every resize) when LOCALITY is on; with ISO, some pods ask for isolated CPUs
+ * (also from the uid).
  */
-static ncm_pod *make_pod(const char *uid, int nc, const int *cpus, bool locality)
+static ncm_pod *make_pod(const char *uid, int nc, const int *cpus, bool locality, bool iso)
 {
+        static const char *const asks[] = {NULL, "require", "prefer", NULL};
         ncm_buf b = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *p = NULL;
-        unsigned which = (unsigned)strtoul(uid + 1, NULL, 10) % 3;
+        unsigned num = (unsigned)strtoul(uid + 1, NULL, 10), which = num % 3;
+        const char *ask = iso ? asks[num % 4] : NULL;
+        bool cdi = locality && which > 0;
 
         ncm_buf_printf(&b, "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"", uid, uid);
-        if (locality && which > 0)
+        if (cdi || ask)
+                ncm_buf_puts(&b, ", \"annotations\": {");
+        if (cdi)
                 ncm_buf_printf(&b,
-                               ", \"annotations\": {\"nodecm.io/cdi-devices\": "
-                               "\"{\\\"c0\\\": [\\\"vendor.com/nic=%s\\\"]}\"}",
+                               "\"nodecm.io/cdi-devices\": "
+                               "\"{\\\"c0\\\": [\\\"vendor.com/nic=%s\\\"]}\"",
                                pci_addr[which - 1]);
+        if (ask)
+                ncm_buf_printf(&b, "%s\"nodecm.io/isolated-cpus\": \"%s\"", cdi ? ", " : "", ask);
+        if (cdi || ask)
+                ncm_buf_putc(&b, '}');
         ncm_buf_puts(&b, "}, \"spec\": {\"containers\": [");
         for (int i = 0; i < nc; i++) {
                 char q[16];
@@ -179,6 +199,15 @@ static void check_state(run *r, const char *what)
         }
         if (ncm_cpuset_intersects(seen, ncm_cpu_state_default(s)))
                 fail_msg("%s: a held CPU is in the shared pool: %s", what, text);
+        if (r->iso) {
+                ncm_autoptr(ncm_cpuset) iso = tu_cpuset(ISOLATED);
+                ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
+                ncm_node_shared_pool(r->n, pool);
+                if (ncm_cpuset_intersects(pool, iso))
+                        fail_msg("%s: the shared pool holds an isolated CPU: %s", what, text);
+                if (r->iso == NCM_CPU_ISOLATION_EXCLUDE && ncm_cpuset_intersects(seen, iso))
+                        fail_msg("%s: exclude handed out an isolated CPU: %s", what, text);
+        }
         /* validateState calls a full node's empty pool invalid: the union is checked instead */
         if (full(r)) {
                 ncm_cpuset_andnot(all, all, ncm_cpu_policy_reserved(p));
@@ -214,7 +243,7 @@ static void step_admit(run *r)
         snprintf(uid, sizeof(uid), "p%d", r->pods++);
         for (int i = 0; i < nc; i++)
                 cpus[i] = some_cpus(r);
-        p = make_pod(uid, nc, cpus, r->locality);
+        p = make_pod(uid, nc, cpus, r->locality, r->iso != 0);
         if (ncm_node_admit(r->n, p, 0, &a, &err) < 0)
                 fail_msg("admit: %s", err.msg);
         if (a->admitted) {
@@ -225,6 +254,18 @@ static void step_admit(run *r)
         }
         ncm_node_admission_free(a);
         ncm_pod_free(p);
+}
+
+/* Whether a container that held BEFORE and now holds NOW stayed in its isolation pool. */
+static bool pool_kept(const ncm_cpuset *before, const ncm_cpuset *now)
+{
+        ncm_autoptr(ncm_cpuset) iso = tu_cpuset(ISOLATED);
+
+        if (ncm_cpuset_is_subset(before, iso))
+                return ncm_cpuset_is_subset(now, iso);
+        if (!ncm_cpuset_intersects(before, iso))
+                return !ncm_cpuset_intersects(now, iso);
+        return true; /* both pools already (exclusive-only's spill) */
 }
 
 static void step_resize(run *r)
@@ -267,7 +308,7 @@ static void step_resize(run *r)
                 before[i] = h ? ncm_cpuset_dup(h) : NULL;
         }
         text_before = checkpoint(r);
-        p = make_pod(r->held[k], nc, cpus, r->locality);
+        p = make_pod(r->held[k], nc, cpus, r->locality, r->iso != 0);
         if (ncm_node_resize(r->n, p, 0, &a, &err) < 0)
                 fail_msg("resize: %s", err.msg);
         text_after = checkpoint(r);
@@ -290,6 +331,10 @@ static void step_resize(run *r)
                                             ? !ncm_cpuset_is_subset(before[i], now)
                                             : !ncm_cpuset_is_subset(now, before[i]))
                                 fail_msg("a resize neither grew nor shrank the set: %s -> %s",
+                                         text_before, text_after);
+                        if (r->iso && !pool_kept(before[i], now))
+                                fail_msg("a resize left the container's isolation pool: %s -> "
+                                         "%s",
                                          text_before, text_after);
                 }
         }
@@ -362,23 +407,26 @@ static int located_devices(run *r)
 }
 
 static int run_one(unsigned opts, const char *policy, const char *scope, unsigned seed,
-                   bool locality, int *located)
+                   bool locality, int iso, int *located)
 {
         ncm_buf k = NCM_BUF_INIT;
         ncm_error err = NCM_ERROR_INIT;
-        run r = {.seed = seed, .group = 1, .locality = locality};
+        run r = {.seed = seed, .group = 1, .locality = locality, .iso = iso};
         int rc;
 
         ncm_buf_printf(&k,
                        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0-1\", "
                        "\"topologyManagerPolicy\": \"%s\", \"topologyManagerScope\": \"%s\", "
-                       "%s"
+                       "%s%s"
                        "\"featureGates\": {\"InPlacePodVerticalScalingExclusiveCPUs\": true, "
                        "\"CPUManagerPolicyAlphaOptions\": true}, \"cpuManagerPolicyOptions\": {",
                        policy, scope,
                        locality ? "\"deviceLocalCPUs\": \"prefer\", \"draTopologyHints\": "
                                   "\"align\", \"cdiSpecDirs\": [], "
-                                : "");
+                                : "",
+                       iso == NCM_CPU_ISOLATION_EXCLUDE ? "\"isolatedCPUs\": \"exclude\", "
+                       : iso                            ? "\"isolatedCPUs\": \"exclusive-only\", "
+                                                        : "");
         for (unsigned i = 0, first = 1; i < NCM_ELEMENTSOF(option_names); i++)
                 if (opts & (1u << i)) {
                         ncm_buf_printf(&k, "%s\"%s\": \"true\"", first ? "" : ", ",
@@ -390,6 +438,11 @@ static int run_one(unsigned opts, const char *policy, const char *scope, unsigne
                 fail_msg("%s", err.msg);
         if (locality)
                 add_pci(r.t);
+        if (iso) {
+                ncm_autoptr(ncm_cpuset) cpus = tu_cpuset(ISOLATED);
+                if (ncm_topo_set_isolation(r.t, NCM_ISO_GIVEN_ISOLATED, cpus, &err) < 0)
+                        fail_msg("%s", err.msg);
+        }
         rc = ncm_node_config_parse(k.data, k.len, "kubelet", "node.kubelet", &r.cfg, &err);
         if (rc >= 0)
                 rc = ncm_node_new(r.t, r.cfg, NULL, &r.n, &err);
@@ -435,10 +488,16 @@ static void test_resize_properties_every_combination(void **state)
 
         for (unsigned opts = 0; opts < 64; opts++)
                 for (size_t p = 0; p < NCM_ELEMENTSOF(policies); p++)
-                        for (size_t s = 0; s < NCM_ELEMENTSOF(scopes); s++)
+                        for (size_t s = 0; s < NCM_ELEMENTSOF(scopes); s++) {
+                                /* a third with isolated CPUs, both modes, with and without
+                                 * locality */
+                                int iso = (opts + p) % 3 != 0   ? 0
+                                          : (opts / 3) % 2 == 0 ? NCM_CPU_ISOLATION_EXCLUSIVE_ONLY
+                                                                : NCM_CPU_ISOLATION_EXCLUDE;
                                 valid += run_one(opts, policies[p], scopes[s],
                                                  opts * 131u + (unsigned)p * 17u + (unsigned)s,
-                                                 (opts + p + s) % 2 == 1, &located);
+                                                 (opts + p + s) % 2 == 1, iso, &located);
+                        }
         /* of the 512, the kubelet refuses 316: distribute-cpus-across-cores with
          * full-pcpus-only, distribute-cpus-across-numa or prefer-align-cpus-by-uncorecache;
          * prefer-align-cpus-by-uncorecache with distribute-cpus-across-numa; align-by-socket

@@ -722,6 +722,48 @@ static void test_copy_symlinks_stay_in_root(void **state)
         expect_cpus(f, "0-2,4-5");
 }
 
+static void rename_at(const fixture *f, const char *from, const char *to)
+{
+        char *a = at(f, from), *b = at(f, to);
+        if (rename(a, b) < 0)
+                fail_msg("rename %s", a);
+        free(a);
+        free(b);
+}
+
+/*
+ * Files are opened from the directories discovery holds open (cpu, node, nodeN), a walk that
+ * follows no symlink; where one is on the way the walk starts again from the root, which
+ * follows it inside the root: a dump's directories that are links read as before, and none
+ * leads out of the root.
+ */
+static void test_copy_directories_through_symlinks(void **state)
+{
+        fixture *f = *state;
+        ncm_topo *t = discover_ok(f->root);
+        uint64_t mem1 = ncm_topo_numa_memory(t, 1, NULL, NULL);
+        ncm_topo_free(t);
+
+        mkdir_at(f, "/moved");
+        rename_at(f, "/sys/devices/system/cpu/cpu3/topology", "/moved/topology3");
+        link_at(f, "/moved/topology3", "/sys/devices/system/cpu/cpu3/topology");
+        rename_at(f, "/sys/devices/system/node/node1", "/moved/node1");
+        link_at(f, "/moved/node1", "/sys/devices/system/node/node1");
+        rename_at(f, "/sys/devices/system/node/node0/meminfo", "/moved/meminfo0");
+        link_at(f, "../../../../../moved/meminfo0", "/sys/devices/system/node/node0/meminfo");
+        /* the host's /etc is not the root's: no topology directory, no CPU 4 */
+        rm(f, "/sys/devices/system/cpu/cpu4/topology");
+        link_at(f, "/etc", "/sys/devices/system/cpu/cpu4/topology");
+
+        t = discover_ok(f->root);
+        expect_cpu(t, 3, 3, 0, 1, 0);
+        expect_cpu(t, 2, 2, 0, 1, 0);
+        assert_null(ncm_topo_cpu(t, 4));
+        assert_int_equal(ncm_topo_numa_memory(t, 1, NULL, NULL), mem1);
+        assert_true(ncm_topo_numa_memory(t, 0, NULL, NULL) > 0);
+        ncm_topo_free(t);
+}
+
 static void test_copy_file_is_a_directory(void **state)
 {
         fixture *f = *state;
@@ -1157,6 +1199,7 @@ int main(void)
                         COPY_TEST(test_copy_node_cpus_from_cpulist_or_cpumap),
                         COPY_TEST(test_copy_distances),
                         COPY_TEST(test_copy_symlinks_stay_in_root),
+                        COPY_TEST(test_copy_directories_through_symlinks),
                         COPY_TEST(test_copy_file_is_a_directory),
                         COPY_TEST(test_copy_oversized_file),
                         COPY_TEST(test_copy_cpu_id_above_max),
