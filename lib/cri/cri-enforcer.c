@@ -18,6 +18,7 @@
 #include <nodecm/enforcer.h>
 #include <nodecm/node.h>
 #include "base/array.h"
+#include "base/strindex.h"
 
 /* One container's intent; CPUS NULL: a removal (pending only). */
 typedef struct intent {
@@ -31,7 +32,8 @@ typedef struct cri_enforcer {
         bool pin_shared;     /* not the none policy: the shared pool is pinned too */
         intent *have;        /* published */
         size_t n_have, cap_have;
-        intent *pending; /* this transaction's, in order; POD only with NAME NULL: pod removed */
+        ncm__strindex ix; /* HAVE by (pod, name): a commit that moves the pool is O(N) */
+        intent *pending;  /* this transaction's, in order; POD only with NAME NULL: pod removed */
         size_t n_pending, cap_pending;
 } cri_enforcer;
 
@@ -67,6 +69,7 @@ static void ce_free(void *data)
                 intent_done(&e->have[i]);
         free(e->have);
         free(e->pending);
+        ncm__strindex_done(&e->ix);
         ncm_enforcer_free(e->inner);
         free(e);
 }
@@ -214,12 +217,37 @@ static int ce_isolation(void *data, ncm_enforce_isolation *iso, ncm_error *err)
         return in && in->isolation ? in->isolation(inner_data(e), iso, err) : 0;
 }
 
+typedef struct key {
+        const intent *have;
+        const char *pod, *name;
+} key;
+
+static bool key_eq(size_t pos, const void *ctx)
+{
+        const key *k = ctx;
+        return strcmp(k->have[pos].pod, k->pod) == 0 && strcmp(k->have[pos].name, k->name) == 0;
+}
+
 static ssize_t find(const cri_enforcer *e, const char *pod, const char *name)
 {
-        for (size_t i = 0; i < e->n_have; i++)
-                if (strcmp(e->have[i].pod, pod) == 0 && strcmp(e->have[i].name, name) == 0)
-                        return (ssize_t)i;
-        return -1;
+        key k = {e->have, pod, name};
+        return ncm__strindex_find(&e->ix, ncm__strindex_hash(pod, name), key_eq, &k);
+}
+
+/* HAVE[I] leaves: the last one takes its place. */
+static void have_del(cri_enforcer *e, size_t i)
+{
+        size_t last = e->n_have - 1;
+
+        ncm__strindex_del(&e->ix, ncm__strindex_hash(e->have[i].pod, e->have[i].name), i);
+        intent_done(&e->have[i]);
+        if (i != last) {
+                ncm__strindex_move(&e->ix,
+                                   ncm__strindex_hash(e->have[last].pod, e->have[last].name), last,
+                                   i);
+                e->have[i] = e->have[last];
+        }
+        e->n_have--;
 }
 
 static bool same(const char *a, const char *b)
@@ -234,11 +262,10 @@ static void publish(cri_enforcer *e)
                 intent *p = &e->pending[k];
                 ssize_t i;
                 if (!p->name) {
+                        /* a pod's removal: one walk per removed pod, not per container */
                         for (size_t j = e->n_have; j-- > 0;)
-                                if (strcmp(e->have[j].pod, p->pod) == 0) {
-                                        intent_done(&e->have[j]);
-                                        e->have[j] = e->have[--e->n_have];
-                                }
+                                if (strcmp(e->have[j].pod, p->pod) == 0)
+                                        have_del(e, j);
                         intent_done(p);
                         continue;
                 }
@@ -251,9 +278,11 @@ static void publish(cri_enforcer *e)
                         e->have[i] = *p;
                         e->have[i].dirty = dirty;
                 } else {
-                        /* room was made at the note: a slot per pending intent */
+                        /* room was made at commit: a slot and an index entry per intent */
                         e->have[e->n_have] = *p;
-                        e->have[e->n_have++].dirty = true;
+                        e->have[e->n_have].dirty = true;
+                        (void)ncm__strindex_add(&e->ix, ncm__strindex_hash(p->pod, p->name),
+                                                e->n_have++);
                 }
                 *p = (intent){0};
         }
@@ -268,7 +297,8 @@ static int ce_commit(void *data, ncm_error *err)
         int r;
 
         /* room for every pending intent first, so that publishing cannot fail halfway */
-        if (e->n_pending && ncm__array_grow(e->have, e->cap_have, e->n_have + e->n_pending) < 0)
+        if (e->n_pending && (ncm__array_grow(e->have, e->cap_have, e->n_have + e->n_pending) < 0 ||
+                             ncm__strindex_reserve(&e->ix, e->n_pending) < 0))
                 return oom(err);
         r = in && in->commit ? in->commit(inner_data(e), err) : 0;
         if (r < 0)
