@@ -390,6 +390,13 @@ void nodecmd_changed(nodecmd *d, const nodecmd_change *c)
                         d->svc[i].ops->changed(d->svc[i].data, c);
 }
 
+void nodecmd_reconciled(nodecmd *d)
+{
+        for (size_t i = 0; i < d->n_svc; i++)
+                if (d->svc[i].started && d->svc[i].ops->reconciled)
+                        d->svc[i].ops->reconciled(d->svc[i].data);
+}
+
 void nodecmd_service_metrics(nodecmd *d, ncm_buf *out)
 {
         for (size_t i = 0; i < d->n_svc; i++)

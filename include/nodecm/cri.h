@@ -485,6 +485,13 @@ NCM_API int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *po
                                           const char *name, char **ret);
 
 /*
+ * A ListContainers for ncm_cri_node_reconcile is being sent now: containers recorded from now
+ * until that reconcile (their creation answered after the runtime listed) are not stale for
+ * it. Without this call every container the list lacks is.
+ */
+NCM_API void ncm_cri_node_listing(ncm_cri_node *cn);
+
+/*
  * The kubelet's reconcileState over the runtime's containers LISTED[0..N) (ListContainers,
  * every state): containers of the record the runtime no longer has are released
  * (removeStaleState; RES tells whether the pool moved), and every running container the
@@ -546,6 +553,107 @@ typedef struct ncm_cri_intent {
  */
 NCM_API int ncm_enforcer_cri_take(ncm_enforcer *e, ncm_cri_intent **ret, size_t *ret_n);
 NCM_API void ncm_cri_intents_free(ncm_cri_intent *v, size_t n);
+
+/* ---- UpdateContainerResources, without I/O ---------------------------------------------- */
+
+/*
+ * The calls that bring the runtime's containers to the node's cpusets, as a state machine
+ * that does no I/O (lib/cri/cri-sync.c): the owner feeds it the intents a commit published
+ * (ncm_cri_node_intents), the runs a reconcile wants, the runtime's replies and the time, and
+ * performs the actions it hands out (ncm_cri_sync_next) until there are none, then sleeps
+ * until ncm_cri_sync_deadline() or the next input. Two flows:
+ *  - intents: each container's newest intent is one UpdateContainerResources (one call per
+ *    container at a time; a newer intent waits for it);
+ *  - a run (the kubelet's reconcileState): ListContainers, the owner's decision on the list
+ *    (NCM_CRI_SYNC_DECIDE: ncm_cri_node_reconcile, then ncm_cri_sync_decided), ContainerStatus
+ *    of each container to update and UpdateContainerResources where the runtime's cpusets
+ *    differ (nodecm asks the runtime, so a cpuset changed behind its back is put back). One run
+ *    at a time; one wanted during a run follows it. A new machine wants a run (what a previous
+ *    process left is settled at once).
+ * At most MAX_IN_FLIGHT calls are in flight. A container whose update fails twice in a row is
+ * a FAILED note, once a FAILED_ONCE (the kubelet stopping it races the update), NOT_FOUND a
+ * GONE (it was removed meanwhile); the next run tries it again.
+ */
+typedef struct ncm_cri_sync ncm_cri_sync;
+
+typedef struct ncm_cri_sync_options {
+        uint32_t call_timeout_ms; /* each call's deadline (0: 10 s) */
+        size_t max_in_flight;     /* (0: 64) */
+        /* how long after the start a creation an earlier process asked for may take to appear
+         * (ncm_cri_node_reconcile's RELEASE_ORPHANS before that: false) */
+        uint64_t orphan_grace_ns;
+} ncm_cri_sync_options;
+
+enum {
+        NCM_CRI_SYNC_NOTE = 1, /* something to log: NOTE, ID, TEXT, CODE, CPUSET_CPUS, WAS */
+        NCM_CRI_SYNC_SEND, /* send REQ (TIMEOUT_MS); its reply goes to ncm_cri_sync_reply(TOKEN) */
+        NCM_CRI_SYNC_DECIDE, /* decide on LISTED (the owner's to free): ncm_cri_sync_decided */
+};
+
+enum {
+        NCM_CRI_SYNC_NOTE_PUT_BACK = 1, /* ID's cpuset was WAS: put back to CPUSET_CPUS */
+        NCM_CRI_SYNC_NOTE_GONE,         /* ID was gone before its update (NOT_FOUND) */
+        NCM_CRI_SYNC_NOTE_FAILED_ONCE,  /* ID's update failed (CODE, TEXT); tried again */
+        NCM_CRI_SYNC_NOTE_FAILED,       /* ... and failed the time before too: a warning */
+        NCM_CRI_SYNC_NOTE_LIST_FAILED,  /* ListContainers failed (CODE, TEXT): the run ends */
+};
+
+typedef struct ncm_cri_sync_action {
+        int what; /* NCM_CRI_SYNC_*; strings valid until the next call on the machine */
+        /* SEND */
+        ncm_cri_request req;
+        uint32_t timeout_ms;
+        uint64_t token;
+        /* DECIDE */
+        ncm_cri_container *listed;
+        size_t n_listed;
+        bool release_orphans;
+        /* NOTE */
+        int note;
+        const char *id, *text, *cpuset_cpus, *was;
+        ncm_rpc_code code;
+        char *own[4]; /* private */
+} ncm_cri_sync_action;
+
+typedef struct ncm_cri_sync_stats {
+        uint64_t runs, failures; /* runs, and those that could not list */
+        uint64_t updates;        /* a run's updates that put a cpuset back */
+        uint64_t intent_updates; /* intents the runtime took */
+        uint64_t last_ns;        /* the last run's duration */
+        uint64_t last_updates;   /* and its updates */
+} ncm_cri_sync_stats;
+
+/* NOW_NS: a monotonic clock, the one every later call is given. -ENOMEM. */
+NCM_API int ncm_cri_sync_new(const ncm_cri_sync_options *o, uint64_t now_ns, ncm_cri_sync **ret);
+NCM_API ncm_cri_sync *ncm_cri_sync_free(ncm_cri_sync *s);
+/* Inputs. */
+NCM_API void ncm_cri_sync_want(ncm_cri_sync *s);
+/* Takes V[0..N) (the newest intent of a container replaces one still waiting). -ENOMEM (V
+ * freed: the next run puts them right). */
+NCM_API int ncm_cri_sync_intents(ncm_cri_sync *s, ncm_cri_update *v, size_t n);
+/* The owner's decision on a DECIDE's list: ERROR < 0 (the run ends) or UPD[0..N) taken. */
+NCM_API void ncm_cri_sync_decided(ncm_cri_sync *s, int error, ncm_cri_update *upd, size_t n,
+                                  uint64_t now_ns);
+/* The reply R of SEND TOKEN (a call that could not start: a code other than OK). It may take
+ * what R owns. */
+NCM_API void ncm_cri_sync_reply(ncm_cri_sync *s, uint64_t token, ncm_cri_reply *r, uint64_t now_ns);
+NCM_API void ncm_cri_sync_tick(ncm_cri_sync *s, uint64_t now_ns);
+/* Nothing new starts from now on (replies still come back). */
+NCM_API void ncm_cri_sync_stop(ncm_cri_sync *s);
+/* Outputs: the next action (1, *A), or 0 when there is none now; the time of the next tick
+ * (UINT64_MAX: none). */
+NCM_API int ncm_cri_sync_next(ncm_cri_sync *s, uint64_t now_ns, ncm_cri_sync_action *a);
+NCM_API uint64_t ncm_cri_sync_deadline(const ncm_cri_sync *s) NCM_PURE;
+NCM_API const ncm_cri_sync_stats *ncm_cri_sync_get_stats(const ncm_cri_sync *s) NCM_PURE;
+
+/*
+ * The intents the node's cri enforcer E published since the last take (ncm_enforcer_cri_take)
+ * as updates of the containers the record knows by id, in *RET[0..*RET_N)
+ * (ncm_cri_updates_free); those without an id yet (a creation in flight: its
+ * CreateContainer carries its intent) are left out. -ENOMEM.
+ */
+NCM_API int ncm_cri_node_intents(const ncm_cri_node *cn, ncm_enforcer *e, ncm_cri_update **ret,
+                                 size_t *ret_n);
 
 #ifdef __cplusplus
 }

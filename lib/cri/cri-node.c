@@ -22,7 +22,9 @@
 #include <nodecm/fs.h>
 #include <nodecm/node-resize.h>
 #include "cri-internal.h"
+#include "base/array.h"
 #include "base/journal.h"
+#include "base/strindex.h"
 #include "runtime/runtime-record.h"
 
 struct ncm_cri_node {
@@ -33,6 +35,18 @@ struct ncm_cri_node {
         ncm_fs_batch *batch;
         char *journal;   /* its path */
         ncm__journal jn; /* its generation (the record's) and lines */
+        /*
+         * The ids recorded since a ListContainers was sent (ncm_cri_node_listing): a list the
+         * runtime answered before their creation finished does not make them stale. SEQ
+         * counts the ids recorded; LIST_SEQ is SEQ when the last list was sent.
+         */
+        struct recent {
+                char *id;
+                uint64_t seq;
+        } * recent;
+        size_t n_recent, cap_recent;
+        uint64_t seq, list_seq;
+        bool listing;
 };
 
 static int oom(ncm_error *err)
@@ -45,6 +59,9 @@ ncm_cri_node *ncm_cri_node_free(ncm_cri_node *cn)
         if (!cn)
                 return NULL;
         ncm__rt_record_done(&cn->rec);
+        for (size_t i = 0; i < cn->n_recent; i++)
+                free(cn->recent[i].id);
+        free(cn->recent);
         /* renames not yet durable: made so before the batch goes (its other work is moot) */
         if (ncm_fs_batch_owed(cn->batch))
                 (void)ncm_fs_sync_dir(AT_FDCWD, cn->dir, NULL);
@@ -514,6 +531,44 @@ int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err)
         return r;
 }
 
+/* ID was recorded now: a list sent before is no proof it is gone. Out of memory: forgotten
+ * (the race it guards against is then as it was). */
+static void remember(ncm_cri_node *cn, const char *id)
+{
+        char *d;
+
+        cn->seq++;
+        if (!cn->listing || ncm__array_grow(cn->recent, cn->cap_recent, cn->n_recent) < 0 ||
+            !(d = strdup(id)))
+                return;
+        cn->recent[cn->n_recent++] = (struct recent){d, cn->seq};
+}
+
+/* Whether ID was recorded after the last list was sent. */
+static bool recent(const ncm_cri_node *cn, const char *id)
+{
+        for (size_t i = 0; i < cn->n_recent; i++)
+                if (cn->recent[i].seq > cn->list_seq && strcmp(cn->recent[i].id, id) == 0)
+                        return true;
+        return false;
+}
+
+void ncm_cri_node_listing(ncm_cri_node *cn)
+{
+        size_t k = 0;
+
+        cn->listing = true;
+        cn->list_seq = cn->seq;
+        /* what this list will show (or not) needs no guard any more */
+        for (size_t i = 0; i < cn->n_recent; i++) {
+                if (cn->recent[i].seq > cn->list_seq)
+                        cn->recent[k++] = cn->recent[i];
+                else
+                        free(cn->recent[i].id);
+        }
+        cn->n_recent = k;
+}
+
 int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name, const char *id,
                          ncm_ctl_result *res, ncm_error *err)
 {
@@ -531,6 +586,7 @@ int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name
                 return oom(err);
         free(cn->rec.v[k].id);
         cn->rec.v[k].id = nid;
+        remember(cn, nid);
         /*
          * Only the id, which is no decision: a journal line. Should it be lost, the entry has
          * none, an orphan the next start adopts by its sandbox and name when the runtime lists
@@ -797,6 +853,9 @@ int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, si
                 /* being created now, or an orphan the runtime may still be creating */
                 if (!cn->rec.v[i].id[0] && (!cn->rec.v[i].orphan || !release_orphans))
                         continue;
+                /* created after the list was asked for: the list cannot tell */
+                if (cn->rec.v[i].id[0] && recent(cn, cn->rec.v[i].id))
+                        continue;
                 for (size_t j = 0; j < n && !there; j++)
                         there = strcmp(listed[j].id, cn->rec.v[i].id) == 0 &&
                                 listed[j].state != NCM_CRI_CONTAINER_UNKNOWN;
@@ -850,5 +909,63 @@ int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, si
         *ret_n = nv;
         if (ret_stale)
                 *ret_stale = stale;
+        return 0;
+}
+
+typedef struct name_key {
+        const ncm__rt_record *rec;
+        const char *pod, *name;
+} name_key;
+
+static bool name_eq(size_t pos, const void *ctx)
+{
+        const name_key *k = ctx;
+        return strcmp(k->rec->v[pos].pod, k->pod) == 0 && strcmp(k->rec->v[pos].name, k->name) == 0;
+}
+
+int ncm_cri_node_intents(const ncm_cri_node *cn, ncm_enforcer *e, ncm_cri_update **ret,
+                         size_t *ret_n)
+{
+        ncm_cri_intent *v = NULL;
+        ncm_cri_update *u = NULL;
+        ncm__strindex ix = {0};
+        size_t n = 0, k = 0;
+        int r;
+
+        *ret = NULL;
+        *ret_n = 0;
+        r = ncm_enforcer_cri_take(e, &v, &n);
+        if (r < 0)
+                return r == -EINVAL ? 0 : r;
+        /* the record by (pod, name), once: a commit that moved the pool is O(N) */
+        if (n && (r = ncm__strindex_reserve(&ix, cn->rec.n)) >= 0)
+                for (size_t i = 0; i < cn->rec.n; i++)
+                        (void)ncm__strindex_add(
+                                        &ix,
+                                        ncm__strindex_hash(cn->rec.v[i].pod, cn->rec.v[i].name), i);
+        if (r >= 0 && n && !(u = calloc(n, sizeof(*u))))
+                r = -ENOMEM;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                name_key key = {&cn->rec, v[i].pod_uid, v[i].container};
+                ssize_t at = ncm__strindex_find(&ix,
+                                                ncm__strindex_hash(v[i].pod_uid, v[i].container),
+                                                name_eq, &key);
+                if (at < 0 || !cn->rec.v[at].id[0])
+                        continue; /* a creation in flight: CreateContainer carries it */
+                u[k].id = strdup(cn->rec.v[at].id);
+                u[k].cpuset_cpus = v[i].cpuset_cpus;
+                u[k].cpuset_mems = v[i].cpuset_mems;
+                v[i].cpuset_cpus = v[i].cpuset_mems = NULL;
+                if (!u[k++].id)
+                        r = -ENOMEM;
+        }
+        ncm__strindex_done(&ix);
+        ncm_cri_intents_free(v, n);
+        if (r < 0) {
+                ncm_cri_updates_free(u, k);
+                return r;
+        }
+        *ret = u;
+        *ret_n = k;
         return 0;
 }
