@@ -1,18 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The CRI service: with a runtime (--runtime-endpoint), the kubelet's reconcileState through
- * the runtime's UpdateContainerResources; with --cri-listen too, the CRI proxy in front of it,
- * which pins each container as it is created. lib/cri decides (ncm_cri_node_*) and forwards
- * (ncm_cri_proxy); this file only turns each decision into a job on the node and each answer
- * into the next call.
- *
- * Reconcile: ListContainers, then (a job) the stale containers released and every running
- * container's cpusets computed, then ContainerStatus of each and UpdateContainerResources
- * where the runtime's differ (the kubelet compares with what it last sent; nodecm asks the
- * runtime, so a cpuset changed behind its back is put back too). It runs at start (which also
- * settles what a killed nodecmd left), every cpuManagerReconcilePeriod, and at once after a
- * change that moved the shared pool. One run at a time; a request during a run runs again
- * after it.
+ * The CRI service: with a runtime (--runtime-endpoint), the cri enforcer's cpusets carried to
+ * the runtime's containers (lib/cri's UpdateContainerResources machine, ncm_cri_sync, driven
+ * here by the loop and the node's jobs) and the kubelet's reconcileState against the runtime
+ * whenever the reconcile service has run the node's; with --cri-listen too, the CRI proxy in
+ * front of it, which pins each container as it is created (its calls as jobs:
+ * svc-cri-proxy.c). lib/cri decides, answers and says what to send; nothing here speaks the
+ * protocol.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,408 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <nodecm/cri.h>
-#include "nodecmd.h"
+#include "svc-cri.h"
 
 /* How long a creation the runtime was asked for by an earlier nodecmd may take to appear. */
 #define ORPHAN_GRACE_NS (5ull * 1000000000ull)
 
-typedef struct cri {
-        nodecmd *d;
-        bool active;
-        ncm_cri_node *cn;
-        ncm_cri_proxy *proxy;
-        ncm_rpc_uv_client *client; /* without a proxy: the runtime, for the calls */
-        const char *endpoint;
-        ncm_cri_sync *sync; /* the UpdateContainerResources calls (lib/cri) */
-        uv_timer_t timer;   /* its deadline */
-        bool timer_up;
-        bool stopping;
-        int closing; /* parts still closing at stop */
-        /* metrics */
-        uint64_t creates, admitted, refused, passed, released, stale;
-        uint64_t create_ns; /* CreateContainer: decoding, deciding, patching; all of them */
-} cri;
-
-/* Tell every service what a decision did; reconcile when the pool moved. */
-static void changed(cri *c, ncm_ctl_method m, const ncm_ctl_result *res, int error, uint64_t t0)
+void nodecmd_cri_changed(cri *c, ncm_ctl_method m, const ncm_ctl_result *res, int error,
+                         uint64_t t0)
 {
         nodecmd_change ch = {.method = m, .res = res, .error = error};
 
         ch.duration_ns = nodecmd_now_ns() - t0;
-        /* every service hears it, this one too (cri_changed reconciles when the pool moved) */
+        /* every service hears it, this one too (cri_changed sends the intents it published) */
         nodecmd_changed(c->d, &ch);
 }
-
-/* ---- the proxy's calls -------------------------------------------------------------------- */
-
-typedef struct job_arg {
-        cri *c;
-        ncm_cri_ticket *t;
-        ncm_cri_container_config cfg; /* CreateContainer: as the proxy decoded it */
-        char *id;
-        char *pod;
-        char *name;
-} job_arg;
-
-static void arg_free(job_arg *a)
-{
-        ncm_cri_container_config_done(&a->cfg);
-        free(a->id);
-        free(a->pod);
-        free(a->name);
-        free(a);
-}
-
-static job_arg *arg_new(cri *c, ncm_cri_ticket *t, const char *id, const char *pod,
-                        const char *name)
-{
-        job_arg *a = calloc(1, sizeof(*a));
-
-        if (!a)
-                return NULL;
-        a->c = c;
-        a->t = t;
-        if ((id && !(a->id = strdup(id))) || (pod && !(a->pod = strdup(pod))) ||
-            (name && !(a->name = strdup(name)))) {
-                arg_free(a);
-                return NULL;
-        }
-        return a;
-}
-
-/* The identity of a container whose CreateContainer is in flight, kept on its ticket. */
-typedef struct created_id {
-        char *pod, *name;
-} created_id;
-
-/*
- * What an admission owes (ncm_cri_node_sync: the directory's fsync, the replaced files freed,
- * the next temporary files made), done once the runtime has answered and the answer is on its
- * way: none of it competes with the runtime's work on the creation the kubelet waits for.
- */
-static void settle(cri *c)
-{
-        ncm_error err = NCM_ERROR_INIT;
-
-        if (ncm_cri_node_sync(c->cn, &err) < 0)
-                nodecmd_log(c->d, NODECMD_ERROR, "syncing the node directory failed", "error=%s",
-                            nodecmd_q(c->d, 0, err.msg));
-}
-
-static void job_create(nodecmd *d, nodecmd_job *job, void *data)
-{
-        job_arg *a = data;
-        cri *c = a->c;
-        ncm_cri_decision dec = {0};
-        ncm_error err = NCM_ERROR_INIT;
-        ncm_buf patched = NCM_BUF_INIT;
-        size_t len;
-        const uint8_t *req = ncm_cri_ticket_request(a->t, &len);
-        uint64_t t0 = nodecmd_now_ns();
-        int r;
-
-        dec.ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
-        c->creates++;
-        r = ncm_cri_node_create(c->cn, &a->cfg, &dec, &err);
-        if (r < 0) {
-                nodecmd_log(d, NODECMD_WARN, "CreateContainer failed", "error=%s",
-                            nodecmd_q(d, 0, err.msg));
-                ncm_cri_ticket_refuse(a->t,
-                                      r == -ENOMEM ? NCM_RPC_RESOURCE_EXHAUSTED : NCM_RPC_INTERNAL,
-                                      err.msg);
-        } else if (dec.action == NCM_CRI_PASS && dec.cpuset_cpus) {
-                /* not a pod nodecm holds: on the shared pool, off every exclusive CPU */
-                c->passed++;
-                r = ncm_cri_decision_apply(&dec, req, len, &patched, &err);
-                if (r < 0)
-                        ncm_cri_ticket_refuse(a->t, NCM_RPC_INTERNAL, err.msg);
-                else
-                        ncm_cri_ticket_forward(a->t, (const uint8_t *)patched.data, patched.len);
-        } else if (dec.action == NCM_CRI_PASS) {
-                c->passed++;
-                ncm_cri_ticket_forward(a->t, req, len);
-        } else if (dec.action == NCM_CRI_REFUSE) {
-                c->refused++;
-                nodecmd_log(d, NODECMD_INFO, "CreateContainer refused", "error=%s",
-                            nodecmd_q(d, 0, dec.message));
-                changed(c, NCM_CTL_ADMIT, &dec.ctl, 0, t0);
-                ncm_cri_ticket_refuse(a->t, dec.code, dec.message);
-        } else {
-                created_id *ci = calloc(1, sizeof(*ci));
-                c->admitted++;
-                if (ci) {
-                        ci->pod = strdup(dec.pod_uid);
-                        ci->name = strdup(dec.container);
-                }
-                r = ci && ci->pod && ci->name
-                                    ? ncm_cri_decision_apply(&dec, req, len, &patched, &err)
-                                    : -ENOMEM;
-                nodecmd_log(d, NODECMD_INFO, "container admitted", "pod=%s container=%s cpus=%s",
-                            nodecmd_q(d, 0, dec.pod_uid), nodecmd_q(d, 1, dec.container),
-                            nodecmd_q(d, 2, dec.cpuset_cpus ? dec.cpuset_cpus : ""));
-                changed(c, NCM_CTL_ADMIT, &dec.ctl, 0, t0);
-                if (r < 0) {
-                        /* what was decided goes: the kubelet will try again */
-                        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
-                        ncm_error e2 = NCM_ERROR_INIT;
-                        if (ci && ci->pod && ci->name)
-                                (void)ncm_cri_node_created(c->cn, ci->pod, ci->name, NULL, &res,
-                                                           &e2);
-                        ncm_ctl_result_done(&res);
-                        if (ci) {
-                                free(ci->pod);
-                                free(ci->name);
-                                free(ci);
-                        }
-                        ncm_cri_ticket_refuse(a->t, NCM_RPC_INTERNAL, err.msg);
-                } else {
-                        /* settled when the runtime answers (job_created) */
-                        ncm_cri_ticket_set_data(a->t, ci);
-                        ncm_cri_ticket_forward(a->t, (const uint8_t *)patched.data, patched.len);
-                }
-        }
-        ncm_buf_done(&patched);
-        ncm_cri_decision_done(&dec);
-        arg_free(a);
-        c->create_ns += nodecmd_now_ns() - t0;
-        nodecmd_job_done(d, job);
-}
-
-static void on_create(void *data, ncm_cri_ticket *t, ncm_cri_container_config *cfg)
-{
-        cri *c = data;
-        job_arg *a;
-
-        if (c->stopping || nodecmd_stopping(c->d)) {
-                ncm_cri_ticket_refuse(t, NCM_RPC_UNAVAILABLE, "nodecmd is stopping");
-                return;
-        }
-        a = arg_new(c, t, NULL, NULL, NULL);
-        if (a) {
-                /* the job decides on the proxy's decoding: the request is decoded once */
-                a->cfg = *cfg;
-                *cfg = (ncm_cri_container_config){0};
-        }
-        if (!a || !nodecmd_submit(c->d, "CreateContainer", job_create, a)) {
-                if (a)
-                        arg_free(a);
-                ncm_cri_ticket_refuse(t, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
-        }
-}
-
-static void job_created(nodecmd *d, nodecmd_job *job, void *data)
-{
-        job_arg *a = data;
-        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
-        ncm_error err = NCM_ERROR_INIT;
-        uint64_t t0 = nodecmd_now_ns();
-        int r = ncm_cri_node_created(a->c->cn, a->pod, a->name, a->id, &res, &err);
-
-        if (r < 0)
-                nodecmd_log(d, NODECMD_WARN, "recording a container failed", "error=%s",
-                            nodecmd_q(d, 0, err.msg));
-        settle(a->c);
-        if (!a->id) {
-                a->c->released++;
-                changed(a->c, NCM_CTL_REMOVE_CONTAINER, &res, r < 0 ? r : 0, t0);
-        }
-        ncm_ctl_result_done(&res);
-        arg_free(a);
-        nodecmd_job_done(d, job);
-}
-
-static void on_created(void *data, ncm_cri_ticket *t, const char *id)
-{
-        cri *c = data;
-        created_id *ci = ncm_cri_ticket_data(t);
-        job_arg *a;
-
-        if (!ci)
-                return; /* forwarded as it came: nothing of nodecm's */
-        /* stopping: the next start's reconcile settles it from the record */
-        a = c->stopping ? NULL : arg_new(c, NULL, id, ci->pod, ci->name);
-        free(ci->pod);
-        free(ci->name);
-        free(ci);
-        ncm_cri_ticket_set_data(t, NULL);
-        if (c->stopping)
-                return;
-        if (!a || !nodecmd_submit(c->d, "CreateContainer answered", job_created, a)) {
-                if (a)
-                        arg_free(a);
-                nodecmd_log(c->d, NODECMD_ERROR, "a created container is not recorded",
-                            "id=%s reason=%s", nodecmd_q(c->d, 0, id ? id : ""), "out of memory");
-        }
-}
-
-static void job_sandbox(nodecmd *d, nodecmd_job *job, void *data)
-{
-        job_arg *a = data;
-        ncm_cri_sandbox_config cfg = {0};
-        ncm_error err = NCM_ERROR_INIT;
-
-        cfg.uid = a->pod;
-        if (ncm_cri_node_sandbox(a->c->cn, a->id, &cfg, &err) < 0)
-                nodecmd_log(d, NODECMD_WARN, "recording a sandbox failed", "error=%s",
-                            nodecmd_q(d, 0, err.msg));
-        arg_free(a);
-        nodecmd_job_done(d, job);
-}
-
-static void on_sandbox(void *data, const char *id, const ncm_cri_sandbox_config *cfg)
-{
-        cri *c = data;
-        job_arg *a = c->stopping ? NULL : arg_new(c, NULL, id, cfg->uid, NULL);
-
-        if (!a || !nodecmd_submit(c->d, "RunPodSandbox answered", job_sandbox, a)) {
-                if (a)
-                        arg_free(a);
-        }
-}
-
-static void job_removed(nodecmd *d, nodecmd_job *job, void *data)
-{
-        job_arg *a = data;
-        ncm_ctl_result res = NCM_CTL_RESULT_INIT;
-        ncm_error err = NCM_ERROR_INIT;
-        uint64_t t0 = nodecmd_now_ns();
-        bool pod = a->name != NULL; /* a sandbox */
-        int r = pod ? ncm_cri_node_sandbox_removed(a->c->cn, a->id, &res, &err)
-                    : ncm_cri_node_container_removed(a->c->cn, a->id, &res, &err);
-
-        if (r < 0)
-                nodecmd_log(d, NODECMD_WARN, "release failed", "id=%s error=%s",
-                            nodecmd_q(d, 0, a->id), nodecmd_q(d, 1, err.msg));
-        if (r > 0 || res.changed) {
-                a->c->released++;
-                changed(a->c, pod ? NCM_CTL_REMOVE_POD : NCM_CTL_REMOVE_CONTAINER, &res,
-                        r < 0 ? r : 0, t0);
-        }
-        ncm_ctl_result_done(&res);
-        arg_free(a);
-        nodecmd_job_done(d, job);
-}
-
-static void submit_removed(cri *c, const char *id, bool sandbox)
-{
-        /* stopping: the next start's reconcile finds it gone and releases it */
-        job_arg *a = c->stopping ? NULL : arg_new(c, NULL, id, NULL, sandbox ? "sandbox" : NULL);
-
-        if (!a || !nodecmd_submit(c->d, sandbox ? "RemovePodSandbox" : "RemoveContainer",
-                                  job_removed, a)) {
-                if (a)
-                        arg_free(a);
-        }
-}
-
-static void on_container_removed(void *data, const char *id)
-{
-        submit_removed(data, id, false);
-}
-
-static void on_sandbox_removed(void *data, const char *id)
-{
-        submit_removed(data, id, true);
-}
-
-/*
- * UpdateContainerResources: for a container nodecm placed, new shares, quota or memory are an
- * in-place resize, decided on the node (ncm_cri_node_update): forwarded with the new cpusets,
- * or refused with the kubelet's reason, nothing changed. The shared pool follows through the
- * reconcile a pool change starts.
- */
-static void job_update(nodecmd *d, nodecmd_job *job, void *data)
-{
-        job_arg *a = data;
-        cri *c = a->c;
-        ncm_cri_resources res = {0};
-        ncm_cri_decision dec = {0};
-        ncm_error err = NCM_ERROR_INIT;
-        ncm_buf patched = NCM_BUF_INIT;
-        ncm_autofree char *id = NULL;
-        size_t len;
-        const uint8_t *req = ncm_cri_ticket_request(a->t, &len);
-        uint64_t t0 = nodecmd_now_ns();
-        int r;
-
-        dec.ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
-        r = ncm_cri_decode_update_resources(req, len, &id, &res, &err);
-        if (r >= 0)
-                r = ncm_cri_node_update(c->cn, id, &res, &dec, &err);
-        free(res.cpuset_cpus);
-        free(res.cpuset_mems);
-        if (r < 0) {
-                nodecmd_log(d, NODECMD_WARN, "UpdateContainerResources failed", "error=%s",
-                            nodecmd_q(d, 0, err.msg));
-                ncm_cri_ticket_refuse(a->t,
-                                      r == -ENOMEM ? NCM_RPC_RESOURCE_EXHAUSTED : NCM_RPC_INTERNAL,
-                                      err.msg);
-        } else if (dec.action == NCM_CRI_REFUSE) {
-                nodecmd_log(d, NODECMD_INFO, "resize refused", "pod=%s container=%s error=%s",
-                            nodecmd_q(d, 0, dec.pod_uid), nodecmd_q(d, 1, dec.container),
-                            nodecmd_q(d, 2, dec.message));
-                changed(c, NCM_CTL_RESIZE, &dec.ctl, 0, t0);
-                ncm_cri_ticket_refuse(a->t, dec.code, dec.message);
-        } else if (dec.action == NCM_CRI_ADMIT && dec.cpuset_cpus &&
-                   ncm_cri_patch_update_resources(req, len, dec.cpuset_cpus, dec.cpuset_mems,
-                                                  &patched, NULL) == 0) {
-                if (dec.ctl.resize) {
-                        nodecmd_log(d, NODECMD_INFO, "container resized",
-                                    "pod=%s container=%s cpus=%s", nodecmd_q(d, 0, dec.pod_uid),
-                                    nodecmd_q(d, 1, dec.container),
-                                    nodecmd_q(d, 2, dec.cpuset_cpus));
-                        changed(c, NCM_CTL_RESIZE, &dec.ctl, 0, t0);
-                }
-                ncm_cri_ticket_forward(a->t, (const uint8_t *)patched.data, patched.len);
-        } else {
-                if (dec.ctl.resize)
-                        changed(c, NCM_CTL_RESIZE, &dec.ctl, 0, t0);
-                ncm_cri_ticket_forward(a->t, req, len);
-        }
-        /* what the resize's commit owes (the directory's fsync), once the update is on its way */
-        if (r >= 0 && dec.ctl.resize && dec.action == NCM_CRI_ADMIT)
-                settle(c);
-        ncm_buf_done(&patched);
-        ncm_cri_decision_done(&dec);
-        arg_free(a);
-        nodecmd_job_done(d, job);
-}
-
-static void on_update(void *data, ncm_cri_ticket *t, const char *id)
-{
-        cri *c = data;
-        job_arg *a;
-
-        (void)id; /* decoded again in the job, with the resources */
-        if (c->stopping || nodecmd_stopping(c->d)) {
-                ncm_cri_ticket_refuse(t, NCM_RPC_UNAVAILABLE, "nodecmd is stopping");
-                return;
-        }
-        a = arg_new(c, t, NULL, NULL, NULL);
-        if (!a || !nodecmd_submit(c->d, "UpdateContainerResources", job_update, a)) {
-                if (a)
-                        arg_free(a);
-                ncm_cri_ticket_refuse(t, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
-        }
-}
-
-static int on_cpusets(void *data, const char *id, char **ret_cpus, char **ret_mems)
-{
-        cri *c = data;
-        /* a read between jobs: every job finishes its node transaction before it yields */
-        return ncm_cri_node_cpusets(c->cn, id, ret_cpus, ret_mems);
-}
-
-static const ncm_cri_proxy_ops proxy_ops = {
-                .sandbox_ran = on_sandbox,
-                .container_create = on_create,
-                .container_created = on_created,
-                .container_removed = on_container_removed,
-                .sandbox_removed = on_sandbox_removed,
-                .container_cpusets = on_cpusets,
-                .container_update = on_update,
-};
 
 /* ---- the runtime's calls: lib/cri's machine (ncm_cri_sync), driven here ------------------ */
 
@@ -484,9 +90,9 @@ static void job_decide(nodecmd *d, nodecmd_job *job, void *data)
                             nodecmd_q(d, 0, err.msg));
         ncm_cri_sync_decided(c->sync, r, upd, n, nodecmd_now_ns());
         if (stale) {
-                c->stale += stale;
+                c->k.stale += stale;
                 nodecmd_log(d, NODECMD_INFO, "stale containers released", "count=%zu", stale);
-                changed(c, NCM_CTL_REMOVE_CONTAINER, &res, 0, t0);
+                nodecmd_cri_changed(c, NCM_CTL_REMOVE_CONTAINER, &res, 0, t0);
         }
         ncm_ctl_result_done(&res);
         nodecmd_job_done(d, job);
@@ -632,7 +238,8 @@ static int cri_start(nodecmd *d, void **ret, ncm_error *err)
                 ncm_rpc_opts ro;
                 nodecmd_rpc_opts(d, &ro);
                 o.opts = &ro;
-                r = ncm_cri_proxy_new(nodecmd_loop(d), &o, &proxy_ops, c, &c->proxy, err);
+                r = ncm_cri_proxy_new(nodecmd_loop(d), &o, &nodecmd_cri_proxy_ops, c, &c->proxy,
+                                      err);
                 if (r < 0)
                         return r;
         }
@@ -730,72 +337,10 @@ static void cri_free(void *data)
 static void cri_metrics(void *data, ncm_buf *out)
 {
         cri *c = data;
-        const ncm_cri_proxy_stats *s = c->proxy ? ncm_cri_proxy_get_stats(c->proxy) : NULL;
-        const ncm_cri_sync_stats *k;
 
-        if (!c->active)
-                return;
-        k = ncm_cri_sync_get_stats(c->sync);
-        ncm_buf_printf(out,
-                       "# HELP nodecm_cri_create_container_total CreateContainer calls decided, "
-                       "by outcome.\n"
-                       "# TYPE nodecm_cri_create_container_total counter\n"
-                       "nodecm_cri_create_container_total{outcome=\"admitted\"} %" PRIu64 "\n"
-                       "nodecm_cri_create_container_total{outcome=\"refused\"} %" PRIu64 "\n"
-                       "nodecm_cri_create_container_total{outcome=\"passed\"} %" PRIu64 "\n"
-                       "# HELP nodecm_cri_create_container_seconds_total Time nodecmd spent "
-                       "deciding CreateContainer calls (decoding, admission, the record written, "
-                       "the request patched).\n"
-                       "# TYPE nodecm_cri_create_container_seconds_total counter\n"
-                       "nodecm_cri_create_container_seconds_total %g\n"
-                       "# HELP nodecm_cri_released_total Containers and pods released after the "
-                       "runtime removed them (or their creation failed).\n"
-                       "# TYPE nodecm_cri_released_total counter\n"
-                       "nodecm_cri_released_total %" PRIu64 "\n"
-                       "# HELP nodecm_cri_stale_total Containers released because the runtime "
-                       "no longer had them (removeStaleState).\n"
-                       "# TYPE nodecm_cri_stale_total counter\n"
-                       "nodecm_cri_stale_total %" PRIu64 "\n"
-                       "# HELP nodecm_cri_reconcile_runs_total Runs of the CRI reconcile loop.\n"
-                       "# TYPE nodecm_cri_reconcile_runs_total counter\n"
-                       "nodecm_cri_reconcile_runs_total %" PRIu64 "\n"
-                       "# HELP nodecm_cri_reconcile_updates_total UpdateContainerResources "
-                       "calls that put a cpuset back.\n"
-                       "# TYPE nodecm_cri_reconcile_updates_total counter\n"
-                       "nodecm_cri_reconcile_updates_total %" PRIu64 "\n"
-                       "# HELP nodecm_cri_reconcile_failures_total Runs that could not reach "
-                       "or read the runtime.\n"
-                       "# TYPE nodecm_cri_reconcile_failures_total counter\n"
-                       "nodecm_cri_reconcile_failures_total %" PRIu64 "\n"
-                       "# HELP nodecm_cri_reconcile_last_seconds How long the last run took.\n"
-                       "# TYPE nodecm_cri_reconcile_last_seconds gauge\n"
-                       "nodecm_cri_reconcile_last_seconds %g\n"
-                       "# HELP nodecm_cri_reconcile_last_updates Containers the last run "
-                       "updated.\n"
-                       "# TYPE nodecm_cri_reconcile_last_updates gauge\n"
-                       "nodecm_cri_reconcile_last_updates %" PRIu64 "\n"
-                       "# HELP nodecm_cri_intent_updates_total UpdateContainerResources calls "
-                       "that carried a commit's cpusets to a container.\n"
-                       "# TYPE nodecm_cri_intent_updates_total counter\n"
-                       "nodecm_cri_intent_updates_total %" PRIu64 "\n",
-                       c->admitted, c->refused, c->passed, (double)c->create_ns / 1e9, c->released,
-                       c->stale, k->runs, k->updates, k->failures, (double)k->last_ns / 1e9,
-                       k->last_updates, k->intent_updates);
-        if (s)
-                ncm_buf_printf(out,
-                               "# HELP nodecm_cri_proxy_calls_total Calls the CRI proxy "
-                               "received.\n"
-                               "# TYPE nodecm_cri_proxy_calls_total counter\n"
-                               "nodecm_cri_proxy_calls_total %" PRIu64 "\n"
-                               "# HELP nodecm_cri_proxy_unavailable_total Calls that found no "
-                               "runtime to forward to.\n"
-                               "# TYPE nodecm_cri_proxy_unavailable_total counter\n"
-                               "nodecm_cri_proxy_unavailable_total %" PRIu64 "\n"
-                               "# HELP nodecm_cri_proxy_runtime_errors_total Calls the runtime "
-                               "answered with an error.\n"
-                               "# TYPE nodecm_cri_proxy_runtime_errors_total counter\n"
-                               "nodecm_cri_proxy_runtime_errors_total %" PRIu64 "\n",
-                               s->calls, s->unavailable, s->failed);
+        if (c->active)
+                ncm_cri_metrics_format(&c->k, ncm_cri_sync_get_stats(c->sync),
+                                       c->proxy ? ncm_cri_proxy_get_stats(c->proxy) : NULL, out);
 }
 
 const nodecmd_service_ops nodecmd_cri_service = {

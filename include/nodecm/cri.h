@@ -116,6 +116,9 @@ typedef struct ncm_cri_container_config {
          * 1.31+) and, first, the values of "cdi.k8s.io/..." annotations (older kubelets) */
         char **cdi_devices;
         size_t n_cdi_devices;
+        /* private: the request as decoded, kept so that a patch edits it in place
+         * (ncm_cri_container_config_patch) instead of decoding the bytes again */
+        void *msg;
 } ncm_cri_container_config;
 
 /* A sandbox as ListPodSandbox tells it. */
@@ -218,6 +221,14 @@ typedef struct ncm_cri_container_patch {
  * not know included, is written back as it came. -EINVAL when MSG does not decode, -ENOMEM.
  */
 NCM_API int ncm_cri_patch_create_container(const uint8_t *msg, size_t len,
+                                           const ncm_cri_container_patch *p, ncm_buf *out,
+                                           ncm_error *err);
+/*
+ * C's request (as ncm_cri_decode_create_container decoded it) with P applied, packed into OUT:
+ * the decoded message edited in place and packed once. -EINVAL (C holds no decoded request,
+ * or one that does not pack readably), -ENOMEM.
+ */
+NCM_API int ncm_cri_container_config_patch(ncm_cri_container_config *c,
                                            const ncm_cri_container_patch *p, ncm_buf *out,
                                            ncm_error *err);
 
@@ -434,6 +445,9 @@ NCM_API int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err);
 /* REQ[0..LEN), a CreateContainerRequest, with D's cpusets and devices set, into OUT. */
 NCM_API int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len,
                                    ncm_buf *out, ncm_error *err);
+/* The same on C's decoded request (ncm_cri_container_config_patch): no second decoding. */
+NCM_API int ncm_cri_decision_apply_config(const ncm_cri_decision *d, ncm_cri_container_config *c,
+                                          ncm_buf *out, ncm_error *err);
 
 /* The runtime answered the CreateContainer of POD_UID's NAME: ID (recorded; durable with the
  * directory's next fsync: call ncm_cri_node_sync() next), or NULL when it failed (the container
@@ -509,6 +523,30 @@ NCM_API int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *li
 /* Whether a container whose runtime says HAVE must be updated to WANT (compared as cpusets;
  * an empty WANT never). */
 NCM_API bool ncm_cri_cpuset_differs(const char *want, const char *have) NCM_PURE;
+
+/* ---- the proxy's tickets answered ------------------------------------------------------- */
+
+/*
+ * CreateContainer C through the proxy's ticket T (C as the proxy decoded it, once; its request
+ * is patched in place): decided (ncm_cri_node_create, *DEC: what, ncm_cri_decision_done), then
+ * T forwarded (with the decision's cpusets and devices; as it came for a container nodecm does
+ * not hold and need not move) or refused (the kubelet's reason; INTERNAL when the patch could
+ * not be made, and what was admitted goes). An admitted container's identity is T's data until
+ * the runtime answers (ncm_cri_ticket_take_identity). -errno (T refused) when the node could
+ * not decide.
+ */
+NCM_API int ncm_cri_node_answer_create(ncm_cri_node *cn, ncm_cri_ticket *t,
+                                       ncm_cri_container_config *c, ncm_cri_decision *dec,
+                                       ncm_error *err);
+/* The identity ncm_cri_node_answer_create() left on T, taken (1, malloc'd), or 0 (none). */
+NCM_API int ncm_cri_ticket_take_identity(ncm_cri_ticket *t, char **ret_pod, char **ret_name);
+/*
+ * UpdateContainerResources through T: decided (ncm_cri_node_update: an in-place resize of a
+ * container nodecm placed), then T forwarded (with the new cpusets) or refused with the
+ * kubelet's reason, nothing changed. -errno (T refused) when the node could not decide.
+ */
+NCM_API int ncm_cri_node_answer_update(ncm_cri_node *cn, ncm_cri_ticket *t, ncm_cri_decision *dec,
+                                       ncm_error *err);
 
 /* ---- the cri enforcer --------------------------------------------------------------------- */
 
@@ -654,6 +692,17 @@ NCM_API const ncm_cri_sync_stats *ncm_cri_sync_get_stats(const ncm_cri_sync *s) 
  */
 NCM_API int ncm_cri_node_intents(const ncm_cri_node *cn, ncm_enforcer *e, ncm_cri_update **ret,
                                  size_t *ret_n);
+
+/* What a CRI front end counts (nodecmd's CRI service). */
+typedef struct ncm_cri_counters {
+        uint64_t creates, admitted, refused, passed; /* CreateContainer calls, by outcome */
+        uint64_t released, stale; /* containers released: removed or failed, and stale */
+        uint64_t create_ns;       /* deciding CreateContainer calls, all of them */
+} ncm_cri_counters;
+
+/* C, the machine's K and the proxy's S (NULL: no proxy) as Prometheus text appended to OUT. */
+NCM_API void ncm_cri_metrics_format(const ncm_cri_counters *c, const ncm_cri_sync_stats *k,
+                                    const ncm_cri_proxy_stats *s, ncm_buf *out);
 
 #ifdef __cplusplus
 }

@@ -99,3 +99,43 @@ int ncm__pb_pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len)
         *ret = b;
         return 0;
 }
+
+/*
+ * Whether M packs into bytes that decode again: protobuf-c keeps the unknown fields it read and
+ * writes them back, but reads some it cannot write back readably (field number 0, numbers past
+ * the 29 bits a tag holds). A walk of the message and every message below it: no allocation,
+ * no second decode.
+ */
+bool ncm__pb_writable(const ProtobufCMessage *m)
+{
+        const ProtobufCMessageDescriptor *d;
+
+        if (!m)
+                return true;
+        for (size_t i = 0; i < m->n_unknown_fields; i++)
+                if (m->unknown_fields[i].tag == 0 || m->unknown_fields[i].tag > 0x1fffffffu)
+                        return false;
+        d = m->descriptor;
+        for (unsigned i = 0; i < d->n_fields; i++) {
+                const ProtobufCFieldDescriptor *f = &d->fields[i];
+                const char *base = (const char *)m;
+                if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+                        continue;
+                if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+                        size_t n = *(const size_t *)(base + f->quantifier_offset);
+                        ProtobufCMessage *const *v =
+                                        *(ProtobufCMessage *const *const *)(base + f->offset);
+                        for (size_t k = 0; k < n; k++)
+                                if (!ncm__pb_writable(v[k]))
+                                        return false;
+                        continue;
+                }
+                /* a oneof's member only when it is the one set */
+                if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+                    *(const uint32_t *)(base + f->quantifier_offset) != f->id)
+                        continue;
+                if (!ncm__pb_writable(*(ProtobufCMessage *const *)(base + f->offset)))
+                        return false;
+        }
+        return true;
+}

@@ -31,6 +31,8 @@ void ncm__pb_arena_done(ncm__pb_arena *a);
 
 /* Pack MSG and append it to OUT (allocated even for an empty message); -ENOMEM. */
 int ncm__pb_append(const ProtobufCMessage *msg, ncm_buf *out);
+/* Whether MSG (a decoded message, maybe edited) packs into bytes that decode again. */
+bool ncm__pb_writable(const ProtobufCMessage *msg);
 /* Pack MSG into *RET (malloc'd, at least one byte) and *RET_LEN; -ENOMEM. */
 int ncm__pb_pack(const ProtobufCMessage *msg, uint8_t **ret, size_t *ret_len);
 

@@ -115,6 +115,8 @@ void ncm_cri_container_config_done(ncm_cri_container_config *c)
         for (size_t i = 0; i < c->n_cdi_devices; i++)
                 free(c->cdi_devices[i]);
         free(c->cdi_devices);
+        if (c->msg)
+                protobuf_c_message_free_unpacked(c->msg, NULL);
         *c = (ncm_cri_container_config){0};
 }
 
@@ -401,7 +403,8 @@ int ncm_cri_decode_create_container(const uint8_t *msg, size_t len, ncm_cri_cont
                 r = sandbox_config_copy(m->sandbox_config, &c.sandbox);
         if (r >= 0 && cc)
                 r = cdi_devices_copy(cc, &c);
-        protobuf_c_message_free_unpacked(&m->base, NULL);
+        /* kept: a patch edits it (ncm_cri_container_config_patch) */
+        c.msg = m;
         if (r < 0) {
                 ncm_cri_container_config_done(&c);
                 return oom(err);
@@ -567,25 +570,15 @@ int ncm_cri_decode_container_status(const uint8_t *msg, size_t len, ncm_cri_cont
 /*
  * Pack MSG and append it to OUT, but only when it decodes again: protobuf-c accepts some
  * unknown fields it cannot write back in a form it (or anyone) reads, such as field number 0,
- * and nodecm forwards nothing a runtime would choke on.
+ * and nodecm forwards nothing a runtime would choke on. Known from the decoded message
+ * (ncm__pb_writable), not by decoding what was packed.
  */
 static int append_checked(const ProtobufCMessage *msg, ncm_buf *out, ncm_error *err)
 {
-        size_t start = out->len;
-        ProtobufCMessage *again;
-        int r = ncm__pb_append(msg, out);
-
-        if (r < 0)
-                return r;
-        again = protobuf_c_message_unpack(msg->descriptor, NULL, out->len - start,
-                                          (const uint8_t *)out->data + start);
-        if (!again) {
-                out->len = start;
+        if (!ncm__pb_writable(msg))
                 return ncm_error_set(err, EINVAL, "%s: does not decode once written again",
                                      msg->descriptor->short_name);
-        }
-        protobuf_c_message_free_unpacked(again, NULL);
-        return 0;
+        return ncm__pb_append(msg, out);
 }
 
 /*
@@ -719,14 +712,12 @@ static int patch_config(Runtime__V1__ContainerConfig *cfg, const ncm_cri_contain
         return 0;
 }
 
-int ncm_cri_patch_create_container(const uint8_t *msg, size_t len, const ncm_cri_container_patch *p,
-                                   ncm_buf *out, ncm_error *err)
+/* M patched with P in place and packed into OUT. */
+static int patch_create(Runtime__V1__CreateContainerRequest *m, const ncm_cri_container_patch *p,
+                        ncm_buf *out, ncm_error *err)
 {
-        Runtime__V1__CreateContainerRequest *m = NULL;
-        int r = UNPACK(CreateContainerRequest, create_container_request, msg, len, &m, err);
+        int r = 0;
 
-        if (r < 0)
-                return r;
         if (!m->config) {
                 m->config = malloc(sizeof(*m->config));
                 if (!m->config)
@@ -738,8 +729,28 @@ int ncm_cri_patch_create_container(const uint8_t *msg, size_t len, const ncm_cri
                 r = patch_config(m->config, p);
         if (r >= 0)
                 r = append_checked(&m->base, out, err);
-        protobuf_c_message_free_unpacked(&m->base, NULL);
         return r == -ENOMEM ? oom(err) : r;
+}
+
+int ncm_cri_patch_create_container(const uint8_t *msg, size_t len, const ncm_cri_container_patch *p,
+                                   ncm_buf *out, ncm_error *err)
+{
+        Runtime__V1__CreateContainerRequest *m = NULL;
+        int r = UNPACK(CreateContainerRequest, create_container_request, msg, len, &m, err);
+
+        if (r < 0)
+                return r;
+        r = patch_create(m, p, out, err);
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+        return r;
+}
+
+int ncm_cri_container_config_patch(ncm_cri_container_config *c, const ncm_cri_container_patch *p,
+                                   ncm_buf *out, ncm_error *err)
+{
+        if (!c->msg)
+                return ncm_error_set(err, EINVAL, "CreateContainerRequest: not decoded");
+        return patch_create(c->msg, p, out, err);
 }
 
 int ncm_cri_patch_update_resources(const uint8_t *msg, size_t len, const char *cpuset_cpus,

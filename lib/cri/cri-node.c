@@ -466,43 +466,81 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         return 0;
 }
 
-int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len, ncm_buf *out,
-                           ncm_error *err)
+/* D's patch into *P (its arrays malloc'd: patch_done). -ENOMEM. */
+typedef struct patch_arrays {
+        ncm_cri_device *dev;
+        ncm_cri_mount *mnt;
+        ncm_runtime_kv *env, *ann;
+} patch_arrays;
+
+static void patch_done(patch_arrays *a)
+{
+        free(a->dev);
+        free(a->mnt);
+        free(a->env);
+        free(a->ann);
+}
+
+static int patch_of(const ncm_cri_decision *d, ncm_cri_container_patch *p, patch_arrays *a)
 {
         const ncm_devmgr_alloc_resp *o = d->devices;
         size_t nd = o ? o->n_devices : 0, nm = o ? o->n_mounts : 0;
         size_t ne = o ? o->n_envs : 0, na = o ? o->n_annotations : 0;
-        ncm_autofree ncm_cri_device *dev = calloc(nd + 1, sizeof(*dev));
-        ncm_autofree ncm_cri_mount *mnt = calloc(nm + 1, sizeof(*mnt));
-        ncm_autofree ncm_runtime_kv *env = calloc(ne + 1, sizeof(*env));
-        ncm_autofree ncm_runtime_kv *ann = calloc(na + 1, sizeof(*ann));
-        ncm_cri_container_patch p = {0};
 
-        if (!dev || !mnt || !env || !ann)
-                return oom(err);
+        *p = (ncm_cri_container_patch){0};
+        a->dev = calloc(nd + 1, sizeof(*a->dev));
+        a->mnt = calloc(nm + 1, sizeof(*a->mnt));
+        a->env = calloc(ne + 1, sizeof(*a->env));
+        a->ann = calloc(na + 1, sizeof(*a->ann));
+        if (!a->dev || !a->mnt || !a->env || !a->ann)
+                return -ENOMEM;
         for (size_t i = 0; i < nd; i++)
-                dev[i] = (ncm_cri_device){o->devices[i].container_path, o->devices[i].host_path,
-                                          o->devices[i].permissions};
+                a->dev[i] = (ncm_cri_device){o->devices[i].container_path, o->devices[i].host_path,
+                                             o->devices[i].permissions};
         for (size_t i = 0; i < nm; i++)
-                mnt[i] = (ncm_cri_mount){o->mounts[i].container_path, o->mounts[i].host_path,
-                                         o->mounts[i].read_only};
+                a->mnt[i] = (ncm_cri_mount){o->mounts[i].container_path, o->mounts[i].host_path,
+                                            o->mounts[i].read_only};
         for (size_t i = 0; i < ne; i++)
-                env[i] = (ncm_runtime_kv){o->envs[i].key, o->envs[i].value};
+                a->env[i] = (ncm_runtime_kv){o->envs[i].key, o->envs[i].value};
         for (size_t i = 0; i < na; i++)
-                ann[i] = (ncm_runtime_kv){o->annotations[i].key, o->annotations[i].value};
-        p.cpuset_cpus = d->cpuset_cpus;
-        p.cpuset_mems = d->cpuset_mems;
-        p.devices = dev;
-        p.n_devices = nd;
-        p.mounts = mnt;
-        p.n_mounts = nm;
-        p.envs = env;
-        p.n_envs = ne;
-        p.annotations = ann;
-        p.n_annotations = na;
-        p.cdi_devices = o ? (const char *const *)o->cdi_devices : NULL;
-        p.n_cdi_devices = o ? o->n_cdi_devices : 0;
-        return ncm_cri_patch_create_container(req, len, &p, out, err);
+                a->ann[i] = (ncm_runtime_kv){o->annotations[i].key, o->annotations[i].value};
+        p->cpuset_cpus = d->cpuset_cpus;
+        p->cpuset_mems = d->cpuset_mems;
+        p->devices = a->dev;
+        p->n_devices = nd;
+        p->mounts = a->mnt;
+        p->n_mounts = nm;
+        p->envs = a->env;
+        p->n_envs = ne;
+        p->annotations = a->ann;
+        p->n_annotations = na;
+        p->cdi_devices = o ? (const char *const *)o->cdi_devices : NULL;
+        p->n_cdi_devices = o ? o->n_cdi_devices : 0;
+        return 0;
+}
+
+int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len, ncm_buf *out,
+                           ncm_error *err)
+{
+        ncm_cri_container_patch p;
+        patch_arrays a = {0};
+        int r = patch_of(d, &p, &a);
+
+        r = r < 0 ? oom(err) : ncm_cri_patch_create_container(req, len, &p, out, err);
+        patch_done(&a);
+        return r;
+}
+
+int ncm_cri_decision_apply_config(const ncm_cri_decision *d, ncm_cri_container_config *c,
+                                  ncm_buf *out, ncm_error *err)
+{
+        ncm_cri_container_patch p;
+        patch_arrays a = {0};
+        int r = patch_of(d, &p, &a);
+
+        r = r < 0 ? oom(err) : ncm_cri_container_config_patch(c, &p, out, err);
+        patch_done(&a);
+        return r;
 }
 
 /* Release container K of the record (the node's container, and the record's entry). */

@@ -282,8 +282,7 @@ static void pump(ncm_cri_sync *s, uint64_t now_ns)
                 c->own = s->q[k];
                 q_remove(s, k);
         }
-        while (s->run == RUN_STATUS && s->next_upd < s->n_upd &&
-               s->n_calls < s->o.max_in_flight) {
+        while (s->run == RUN_STATUS && s->next_upd < s->n_upd && s->n_calls < s->o.max_in_flight) {
                 size_t i = s->next_upd++;
                 ncm_cri_request q = {.method = NCM_CRI_CONTAINER_STATUS, .id = s->upd[i].id};
                 call *c;
@@ -496,8 +495,7 @@ void ncm_cri_sync_tick(ncm_cri_sync *s, uint64_t now_ns)
 
 uint64_t ncm_cri_sync_deadline(const ncm_cri_sync *s)
 {
-        return s->waited_orphans && !s->stopped ? s->started_ns + s->o.orphan_grace_ns
-                                                : UINT64_MAX;
+        return s->waited_orphans && !s->stopped ? s->started_ns + s->o.orphan_grace_ns : UINT64_MAX;
 }
 
 int ncm_cri_sync_next(ncm_cri_sync *s, uint64_t now_ns, ncm_cri_sync_action *a)
