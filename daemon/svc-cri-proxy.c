@@ -204,7 +204,7 @@ static void job_removed(nodecmd *d, nodecmd_job *job, void *data)
         if (r > 0 || res.changed) {
                 a->c->k.released++;
                 nodecmd_cri_changed(a->c, pod ? NCM_CTL_REMOVE_POD : NCM_CTL_REMOVE_CONTAINER, &res,
-                        r < 0 ? r : 0, t0);
+                                    r < 0 ? r : 0, t0);
         }
         ncm_ctl_result_done(&res);
         arg_free(a);
@@ -305,4 +305,3 @@ const ncm_cri_proxy_ops nodecmd_cri_proxy_ops = {
                 .container_cpusets = on_cpusets,
                 .container_update = on_update,
 };
-

@@ -17,13 +17,13 @@ typedef struct cri {
         uv_timer_t timer;   /* its deadline */
         bool timer_up;
         bool stopping;
-        int closing; /* parts still closing at stop */
+        int closing;        /* parts still closing at stop */
         ncm_cri_counters k; /* metrics */
 } cri;
 
 /* Tell every service what a decision did (the CRI service sends the intents it published). */
 void nodecmd_cri_changed(cri *c, ncm_ctl_method m, const ncm_ctl_result *res, int error,
-                          uint64_t t0);
+                         uint64_t t0);
 
 /* The proxy's calls, each a job on the node (svc-cri-proxy.c). */
 extern const ncm_cri_proxy_ops nodecmd_cri_proxy_ops;

@@ -666,8 +666,8 @@ NCM_API int ncm_cri_sync_new(const ncm_cri_sync_options *o, uint64_t now_ns, ncm
 NCM_API ncm_cri_sync *ncm_cri_sync_free(ncm_cri_sync *s);
 /* Inputs. */
 NCM_API void ncm_cri_sync_want(ncm_cri_sync *s);
-/* Takes V[0..N) (the newest intent of a container replaces one still waiting). -ENOMEM (V
- * freed: the next run puts them right). */
+/* Takes V[0..N) (the newest intent of a container replaces one still waiting; stopped: V
+ * freed). -ENOMEM (V freed: the next run puts them right). */
 NCM_API int ncm_cri_sync_intents(ncm_cri_sync *s, ncm_cri_update *v, size_t n);
 /* The owner's decision on a DECIDE's list: ERROR < 0 (the run ends) or UPD[0..N) taken. */
 NCM_API void ncm_cri_sync_decided(ncm_cri_sync *s, int error, ncm_cri_update *upd, size_t n,

@@ -57,7 +57,8 @@ int ncm_cri_node_answer_create(ncm_cri_node *cn, ncm_cri_ticket *t, ncm_cri_cont
                 break;
         default:
                 id = calloc(1, sizeof(*id));
-                if (id && (!(id->pod = strdup(dec->pod_uid)) || !(id->name = strdup(dec->container))))
+                if (id &&
+                    (!(id->pod = strdup(dec->pod_uid)) || !(id->name = strdup(dec->container))))
                         r = -ENOMEM;
                 r = id && r >= 0 ? ncm_cri_decision_apply_config(dec, c, &patched, &e) : -ENOMEM;
                 if (r < 0) {

@@ -68,4 +68,3 @@ void ncm_cri_metrics_format(const ncm_cri_counters *c, const ncm_cri_sync_stats 
                                "nodecm_cri_proxy_runtime_errors_total %" PRIu64 "\n",
                                s->calls, s->unavailable, s->failed);
 }
-

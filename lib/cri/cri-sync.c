@@ -367,7 +367,11 @@ int ncm_cri_sync_intents(ncm_cri_sync *s, ncm_cri_update *v, size_t n)
 {
         int r = 0;
 
-        if (s->stopped || ncm__array_grow(s->q, s->cap_q, s->n_q + n) < 0 ||
+        if (s->stopped) {
+                ncm_cri_updates_free(v, n);
+                return 0; /* nothing new starts */
+        }
+        if (ncm__array_grow(s->q, s->cap_q, s->n_q + n) < 0 ||
             ncm__strindex_reserve(&s->qix, n) < 0)
                 r = -ENOMEM;
         for (size_t i = 0; i < n && r >= 0; i++) {
