@@ -69,7 +69,9 @@ static void reply(ncm_cri_sync *s, uint64_t token, ncm_rpc_code code)
 static void status(ncm_cri_sync *s, uint64_t token, const char *id, const char *cpus)
 {
         ncm_cri_container c = {.id = (char *)id, .state = NCM_CRI_CONTAINER_RUNNING};
-        ncm_cri_reply r = {.code = NCM_RPC_OK, .message = (char *)"", .containers = &c,
+        ncm_cri_reply r = {.code = NCM_RPC_OK,
+                           .message = (char *)"",
+                           .containers = &c,
                            .n_containers = 1};
 
         c.resources.cpuset_cpus = (char *)cpus;
