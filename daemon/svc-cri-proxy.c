@@ -93,9 +93,11 @@ static void job_create(nodecmd *d, nodecmd_job *job, void *data)
         nodecmd_job_done(d, job);
 }
 
-static void on_create(void *data, ncm_cri_ticket *t, ncm_cri_container_config *cfg)
+/* T's call as job FN (WHAT), or refused at once (stopping, out of memory); CFG (may be NULL) is
+ * the job's: the job decides on the proxy's decoding, the request is decoded once. */
+static void submit_ticket(cri *c, ncm_cri_ticket *t, const char *what, nodecmd_job_fn fn,
+                          ncm_cri_container_config *cfg)
 {
-        cri *c = data;
         job_arg *a;
 
         if (c->stopping || nodecmd_stopping(c->d)) {
@@ -103,16 +105,20 @@ static void on_create(void *data, ncm_cri_ticket *t, ncm_cri_container_config *c
                 return;
         }
         a = arg_new(c, t, NULL, NULL, NULL);
-        if (a) {
-                /* the job decides on the proxy's decoding: the request is decoded once */
+        if (a && cfg) {
                 a->cfg = *cfg;
                 *cfg = (ncm_cri_container_config){0};
         }
-        if (!a || !nodecmd_submit(c->d, "CreateContainer", job_create, a)) {
+        if (!a || !nodecmd_submit(c->d, what, fn, a)) {
                 if (a)
                         arg_free(a);
                 ncm_cri_ticket_refuse(t, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
         }
+}
+
+static void on_create(void *data, ncm_cri_ticket *t, ncm_cri_container_config *cfg)
+{
+        submit_ticket(data, t, "CreateContainer", job_create, cfg);
 }
 
 static void job_created(nodecmd *d, nodecmd_job *job, void *data)
@@ -273,20 +279,8 @@ static void job_update(nodecmd *d, nodecmd_job *job, void *data)
 
 static void on_update(void *data, ncm_cri_ticket *t, const char *id)
 {
-        cri *c = data;
-        job_arg *a;
-
-        (void)id; /* decoded again in the job, with the resources */
-        if (c->stopping || nodecmd_stopping(c->d)) {
-                ncm_cri_ticket_refuse(t, NCM_RPC_UNAVAILABLE, "nodecmd is stopping");
-                return;
-        }
-        a = arg_new(c, t, NULL, NULL, NULL);
-        if (!a || !nodecmd_submit(c->d, "UpdateContainerResources", job_update, a)) {
-                if (a)
-                        arg_free(a);
-                ncm_cri_ticket_refuse(t, NCM_RPC_RESOURCE_EXHAUSTED, "out of memory");
-        }
+        (void)id; /* decoded in the job, with the resources */
+        submit_ticket(data, t, "UpdateContainerResources", job_update, NULL);
 }
 
 static int on_cpusets(void *data, const char *id, char **ret_cpus, char **ret_mems)
