@@ -192,7 +192,7 @@ static void drain(cri *c)
         if (ncm_cri_node_intents(c->cn, nodecmd_enforcer(c->d), &v, &n) < 0)
                 nodecmd_log(c->d, NODECMD_WARN, "cpuset intents lost", "reason=%s",
                             "out of memory");
-        else if (n && ncm_cri_sync_intents(c->sync, v, n) < 0)
+        else if (ncm_cri_sync_intents(c->sync, v, n) < 0)
                 nodecmd_log(c->d, NODECMD_WARN, "cpuset intents lost", "reason=%s",
                             "out of memory");
         pump(c);

@@ -999,9 +999,9 @@ int ncm_cri_node_intents(const ncm_cri_node *cn, ncm_enforcer *e, ncm_cri_update
         }
         ncm__strindex_done(&ix);
         ncm_cri_intents_free(v, n);
-        if (r < 0) {
+        if (r < 0 || k == 0) {
                 ncm_cri_updates_free(u, k);
-                return r;
+                return r < 0 ? r : 0;
         }
         *ret = u;
         *ret_n = k;
