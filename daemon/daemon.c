@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nodecm/cri.h>
 #include "daemon.h"
 
 struct nodecmd_job {
@@ -389,6 +390,13 @@ void nodecmd_changed(nodecmd *d, const nodecmd_change *c)
                         d->svc[i].ops->changed(d->svc[i].data, c);
 }
 
+void nodecmd_reconciled(nodecmd *d)
+{
+        for (size_t i = 0; i < d->n_svc; i++)
+                if (d->svc[i].started && d->svc[i].ops->reconciled)
+                        d->svc[i].ops->reconciled(d->svc[i].data);
+}
+
 void nodecmd_service_metrics(nodecmd *d, ncm_buf *out)
 {
         for (size_t i = 0; i < d->n_svc; i++)
@@ -646,14 +654,20 @@ static int make_enforcer(nodecmd *d, ncm_error *err)
         const char *kind = ncm_node_config_enforcement(d->cfg);
         ncm_enforcer_cgroup_options eo = {0};
 
+        /* with a CRI runtime the runtime makes the cgroups: the cri enforcer records the
+         * cpusets, which CreateContainer and UpdateContainerResources carry; CRI-O's knobs are
+         * still nodecm's to make, on the runtime's cgroups (a knobs enforcer inside it), unless
+         * nothing is to be enforced */
+        if (nodecmd_runtime_endpoint(d)) {
+                ncm_enforcer *knobs = NULL;
+                int r = 0;
+                eo.mount_root = d->opts->cgroup_mount;
+                if (ncm_node_config_enforcement_kind(d->cfg) != NCM_NODE_ENFORCEMENT_NONE)
+                        r = ncm_enforcer_knobs_new(&eo, &knobs, err);
+                return r < 0 ? r : ncm_enforcer_cri_new(knobs, &d->enforcer, err);
+        }
         if (ncm_node_config_enforcement_kind(d->cfg) == NCM_NODE_ENFORCEMENT_NONE)
                 return ncm_enforcer_none_new(&d->enforcer, err);
-        /* with a CRI runtime the runtime makes the cgroups and the CRI service sets cpusets;
-         * CRI-O's knobs are still nodecm's to make, on the runtime's cgroups */
-        if (nodecmd_runtime_endpoint(d)) {
-                eo.mount_root = d->opts->cgroup_mount;
-                return ncm_enforcer_knobs_new(&eo, &d->enforcer, err);
-        }
         if (ncm_node_config_enforcement_kind(d->cfg) == NCM_NODE_ENFORCEMENT_CGROUPFS) {
                 eo.mount_root = d->opts->cgroup_mount;
                 return ncm_enforcer_cgroupfs_new(&eo, &d->enforcer, err);
@@ -764,8 +778,7 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                 return r;
         d->target.node = ncm_node_dir_node(d->dir);
         d->target.dir = d->root_dir;
-        /* with a runtime the none enforcer stands in: the CRI service enforces, through it */
-        d->target.enforcer = nodecmd_runtime_endpoint(d) ? "cri" : ncm_enforcer_name(d->enforcer);
+        d->target.enforcer = ncm_enforcer_name(d->enforcer);
 
         for (const nodecmd_service_ops *const *s = nodecmd_services; *s; s++)
                 d->n_svc++;

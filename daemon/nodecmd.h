@@ -198,6 +198,8 @@ const nodecmd_call_hook *nodecmd_call_hook_get(const nodecmd *d, void **ret_data
  *              finish, then call nodecmd_service_stopped() (now or later).
  *   free       release everything (after stop, once the loop has closed its handles).
  *   metrics    append the service's metrics (Prometheus text, HELP and TYPE included).
+ *   reconciled the reconcile service ran the node's reconcile (nodecmd_reconciled): carry
+ *              it to what the service keeps in step (a runtime's containers).
  */
 typedef struct nodecmd_service_ops {
         const char *name;
@@ -207,6 +209,7 @@ typedef struct nodecmd_service_ops {
         void (*stop)(void *data);
         void (*free)(void *data);
         void (*metrics)(void *data, ncm_buf *out);
+        void (*reconciled)(void *data);
 } nodecmd_service_ops;
 
 /* The services, in start order (services.c); NULL-terminated. */
@@ -214,6 +217,10 @@ extern const nodecmd_service_ops *const nodecmd_services[];
 
 /* Every service's metrics appended to OUT (for the metrics service). */
 void nodecmd_service_metrics(nodecmd *d, ncm_buf *out);
+
+/* The node's reconcile ran (the reconcile service, the one that drives it for every
+ * enforcer): every service's reconciled(). */
+void nodecmd_reconciled(nodecmd *d);
 
 /* Service DATA has finished stopping. */
 void nodecmd_service_stopped(nodecmd *d, void *data);

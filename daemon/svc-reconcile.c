@@ -4,6 +4,9 @@
  * node's enforcer (every running container's cpuset written again from the state, counting the
  * ones that were off), and at once after a change that moved the shared pool instead of up to
  * a period later as the kubelet does. Runs are jobs on the node's queue; at most one waits.
+ * It is the one reconcile of every enforcer: after each run the services that keep something
+ * in step hear it (nodecmd_reconciled: the CRI service's runtime, whose containers the cri
+ * enforcer's intents and a run against the runtime bring back).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,6 +46,7 @@ static void run(nodecmd *d, nodecmd_job *job, void *data)
                             "fixed=%d duration_us=%" PRIu64, r, rc->last_ns / 1000);
         }
         nodecmd_job_done(d, job);
+        nodecmd_reconciled(d);
 }
 
 static void submit(reconcile *rc)

@@ -116,6 +116,9 @@ typedef struct ncm_cri_container_config {
          * 1.31+) and, first, the values of "cdi.k8s.io/..." annotations (older kubelets) */
         char **cdi_devices;
         size_t n_cdi_devices;
+        /* private: the request as decoded, kept so that a patch edits it in place
+         * (ncm_cri_container_config_patch) instead of decoding the bytes again */
+        void *msg;
 } ncm_cri_container_config;
 
 /* A sandbox as ListPodSandbox tells it. */
@@ -220,6 +223,14 @@ typedef struct ncm_cri_container_patch {
 NCM_API int ncm_cri_patch_create_container(const uint8_t *msg, size_t len,
                                            const ncm_cri_container_patch *p, ncm_buf *out,
                                            ncm_error *err);
+/*
+ * C's request (as ncm_cri_decode_create_container decoded it) with P applied, packed into OUT:
+ * the decoded message edited in place and packed once. -EINVAL (C holds no decoded request,
+ * or one that does not pack readably), -ENOMEM.
+ */
+NCM_API int ncm_cri_container_config_patch(ncm_cri_container_config *c,
+                                           const ncm_cri_container_patch *p, ncm_buf *out,
+                                           ncm_error *err);
 
 /* The same for an UpdateContainerResourcesRequest's linux.cpuset_cpus/mems (NULL: left as it
  * is). */
@@ -291,9 +302,10 @@ typedef struct ncm_cri_ticket ncm_cri_ticket;
  * What the proxy tells its owner, all optional (NULL: the call is forwarded and nothing is
  * said). Each runs on the proxy's loop.
  *   sandbox_ran        the runtime created sandbox ID for CFG (RunPodSandbox answered OK)
- *   container_create   a CreateContainer for C: the owner answers through T, now or later,
- *                      with ncm_cri_ticket_forward() (the request, patched or as it came) or
- *                      ncm_cri_ticket_refuse()
+ *   container_create   a CreateContainer for C (decoded once, here): the owner answers
+ *                      through T, now or later, with ncm_cri_ticket_forward() (the request,
+ *                      patched or as it came) or ncm_cri_ticket_refuse(); it may take C whole
+ *                      (*C zeroed), else C is released after the call
  *   container_created  the runtime answered T's CreateContainer: ID, or NULL when it failed
  *                      (or was never forwarded); T is gone after this
  *   container_removed  RemoveContainer ID answered OK
@@ -307,7 +319,7 @@ typedef struct ncm_cri_ticket ncm_cri_ticket;
  */
 typedef struct ncm_cri_proxy_ops {
         void (*sandbox_ran)(void *data, const char *id, const ncm_cri_sandbox_config *cfg);
-        void (*container_create)(void *data, ncm_cri_ticket *t, const ncm_cri_container_config *c);
+        void (*container_create)(void *data, ncm_cri_ticket *t, ncm_cri_container_config *c);
         void (*container_created)(void *data, ncm_cri_ticket *t, const char *id);
         void (*container_removed)(void *data, const char *id);
         void (*sandbox_removed)(void *data, const char *id);
@@ -433,6 +445,9 @@ NCM_API int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err);
 /* REQ[0..LEN), a CreateContainerRequest, with D's cpusets and devices set, into OUT. */
 NCM_API int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len,
                                    ncm_buf *out, ncm_error *err);
+/* The same on C's decoded request (ncm_cri_container_config_patch): no second decoding. */
+NCM_API int ncm_cri_decision_apply_config(const ncm_cri_decision *d, ncm_cri_container_config *c,
+                                          ncm_buf *out, ncm_error *err);
 
 /* The runtime answered the CreateContainer of POD_UID's NAME: ID (recorded; durable with the
  * directory's next fsync: call ncm_cri_node_sync() next), or NULL when it failed (the container
@@ -484,6 +499,13 @@ NCM_API int ncm_cri_node_container_cgroup(const ncm_cri_node *cn, const char *po
                                           const char *name, char **ret);
 
 /*
+ * A ListContainers for ncm_cri_node_reconcile is being sent now: containers recorded from now
+ * until that reconcile (their creation answered after the runtime listed) are not stale for
+ * it. Without this call every container the list lacks is.
+ */
+NCM_API void ncm_cri_node_listing(ncm_cri_node *cn);
+
+/*
  * The kubelet's reconcileState over the runtime's containers LISTED[0..N) (ListContainers,
  * every state): containers of the record the runtime no longer has are released
  * (removeStaleState; RES tells whether the pool moved), and every running container the
@@ -501,6 +523,186 @@ NCM_API int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *li
 /* Whether a container whose runtime says HAVE must be updated to WANT (compared as cpusets;
  * an empty WANT never). */
 NCM_API bool ncm_cri_cpuset_differs(const char *want, const char *have) NCM_PURE;
+
+/* ---- the proxy's tickets answered ------------------------------------------------------- */
+
+/*
+ * CreateContainer C through the proxy's ticket T (C as the proxy decoded it, once; its request
+ * is patched in place): decided (ncm_cri_node_create, *DEC: what, ncm_cri_decision_done), then
+ * T forwarded (with the decision's cpusets and devices; as it came for a container nodecm does
+ * not hold and need not move) or refused (the kubelet's reason; INTERNAL when the patch could
+ * not be made, and what was admitted goes). An admitted container's identity is T's data until
+ * the runtime answers (ncm_cri_ticket_take_identity). -errno (T refused) when the node could
+ * not decide.
+ */
+NCM_API int ncm_cri_node_answer_create(ncm_cri_node *cn, ncm_cri_ticket *t,
+                                       ncm_cri_container_config *c, ncm_cri_decision *dec,
+                                       ncm_error *err);
+/* The identity ncm_cri_node_answer_create() left on T, taken (1, malloc'd), or 0 (none). */
+NCM_API int ncm_cri_ticket_take_identity(ncm_cri_ticket *t, char **ret_pod, char **ret_name);
+/*
+ * UpdateContainerResources through T: decided (ncm_cri_node_update: an in-place resize of a
+ * container nodecm placed), then T forwarded (with the new cpusets) or refused with the
+ * kubelet's reason, nothing changed. -errno (T refused) when the node could not decide.
+ */
+NCM_API int ncm_cri_node_answer_update(ncm_cri_node *cn, ncm_cri_ticket *t, ncm_cri_decision *dec,
+                                       ncm_error *err);
+
+/* ---- the cri enforcer --------------------------------------------------------------------- */
+
+/*
+ * "cri": the enforcer of a node whose containers a CRI runtime holds (nodecmd with
+ * --runtime-endpoint). It writes nothing: like "plan" it records, the cpusets each running
+ * container should have (its intent: its exclusive CPUs or the shared pool, and its memory
+ * nodes as the node decides them, ncm_node_container_mems; none when they are left to the
+ * runtime), noted in the node's transaction, published at commit, dropped at rollback. The
+ * none policy pins nothing: only exclusive CPUs are intents then. So an admission that moves
+ * the shared pool publishes, in its one transaction, the new container's intent (what
+ * CreateContainer's patch reads) and the other containers' (what UpdateContainerResources
+ * calls carry). INNER (taken, freed with it; NULL: none) gets every call too, in the same
+ * transaction: what the runtime leaves to nodecm on its cgroups (ncm_enforcer_knobs_new:
+ * CRI-O's knobs). -ENOMEM (INNER freed).
+ */
+NCM_API int ncm_enforcer_cri_new(ncm_enforcer *inner, ncm_enforcer **ret, ncm_error *err);
+/* The cri enforcer E's inner enforcer (NULL: none, or E is not "cri"). */
+NCM_API ncm_enforcer *ncm_enforcer_cri_inner(const ncm_enforcer *e) NCM_PURE;
+
+/*
+ * The published intent of container CONTAINER of POD_UID: 1 with *RET_CPUS and *RET_MEMS
+ * (the enforcer's, valid until its next commit; *RET_MEMS NULL: cpuset.mems left to the
+ * runtime), 0 when it has none (or E is not "cri").
+ */
+NCM_API int ncm_enforcer_cri_intent(const ncm_enforcer *e, const char *pod_uid,
+                                    const char *container, const char **ret_cpus,
+                                    const char **ret_mems);
+
+/* One container's intent, as UpdateContainerResources carries it. */
+typedef struct ncm_cri_intent {
+        char *pod_uid;
+        char *container;
+        char *cpuset_cpus;
+        char *cpuset_mems;
+} ncm_cri_intent;
+
+/*
+ * The intents published since the last take that differ from what was published before (at
+ * most one per container, the newest), in *RET[0..*RET_N) (ncm_cri_intents_free); the next
+ * take starts from here. -EINVAL (E is not "cri"), -ENOMEM (nothing taken).
+ */
+NCM_API int ncm_enforcer_cri_take(ncm_enforcer *e, ncm_cri_intent **ret, size_t *ret_n);
+NCM_API void ncm_cri_intents_free(ncm_cri_intent *v, size_t n);
+
+/* ---- UpdateContainerResources, without I/O ---------------------------------------------- */
+
+/*
+ * The calls that bring the runtime's containers to the node's cpusets, as a state machine
+ * that does no I/O (lib/cri/cri-sync.c): the owner feeds it the intents a commit published
+ * (ncm_cri_node_intents), the runs a reconcile wants, the runtime's replies and the time, and
+ * performs the actions it hands out (ncm_cri_sync_next) until there are none, then sleeps
+ * until ncm_cri_sync_deadline() or the next input. Two flows:
+ *  - intents: each container's newest intent is one UpdateContainerResources (one call per
+ *    container at a time; a newer intent waits for it);
+ *  - a run (the kubelet's reconcileState): ListContainers, the owner's decision on the list
+ *    (NCM_CRI_SYNC_DECIDE: ncm_cri_node_reconcile, then ncm_cri_sync_decided), ContainerStatus
+ *    of each container to update and UpdateContainerResources where the runtime's cpusets
+ *    differ (nodecm asks the runtime, so a cpuset changed behind its back is put back). One run
+ *    at a time; one wanted during a run follows it. A new machine wants a run (what a previous
+ *    process left is settled at once).
+ * At most MAX_IN_FLIGHT calls are in flight. A container whose update fails twice in a row is
+ * a FAILED note, once a FAILED_ONCE (the kubelet stopping it races the update), NOT_FOUND a
+ * GONE (it was removed meanwhile); the next run tries it again.
+ */
+typedef struct ncm_cri_sync ncm_cri_sync;
+
+typedef struct ncm_cri_sync_options {
+        uint32_t call_timeout_ms; /* each call's deadline (0: 10 s) */
+        size_t max_in_flight;     /* (0: 64) */
+        /* how long after the start a creation an earlier process asked for may take to appear
+         * (ncm_cri_node_reconcile's RELEASE_ORPHANS before that: false) */
+        uint64_t orphan_grace_ns;
+} ncm_cri_sync_options;
+
+enum {
+        NCM_CRI_SYNC_NOTE = 1, /* something to log: NOTE, ID, TEXT, CODE, CPUSET_CPUS, WAS */
+        NCM_CRI_SYNC_SEND, /* send REQ (TIMEOUT_MS); its reply goes to ncm_cri_sync_reply(TOKEN) */
+        NCM_CRI_SYNC_DECIDE, /* decide on LISTED (the owner's to free): ncm_cri_sync_decided */
+};
+
+enum {
+        NCM_CRI_SYNC_NOTE_PUT_BACK = 1, /* ID's cpuset was WAS: put back to CPUSET_CPUS */
+        NCM_CRI_SYNC_NOTE_GONE,         /* ID was gone before its update (NOT_FOUND) */
+        NCM_CRI_SYNC_NOTE_FAILED_ONCE,  /* ID's update failed (CODE, TEXT); tried again */
+        NCM_CRI_SYNC_NOTE_FAILED,       /* ... and failed the time before too: a warning */
+        NCM_CRI_SYNC_NOTE_LIST_FAILED,  /* ListContainers failed (CODE, TEXT): the run ends */
+};
+
+typedef struct ncm_cri_sync_action {
+        int what; /* NCM_CRI_SYNC_*; strings valid until the next call on the machine */
+        /* SEND */
+        ncm_cri_request req;
+        uint32_t timeout_ms;
+        uint64_t token;
+        /* DECIDE */
+        ncm_cri_container *listed;
+        size_t n_listed;
+        bool release_orphans;
+        /* NOTE */
+        int note;
+        const char *id, *text, *cpuset_cpus, *was;
+        ncm_rpc_code code;
+        char *own[4]; /* private */
+} ncm_cri_sync_action;
+
+typedef struct ncm_cri_sync_stats {
+        uint64_t runs, failures; /* runs, and those that could not list */
+        uint64_t updates;        /* a run's updates that put a cpuset back */
+        uint64_t intent_updates; /* intents the runtime took */
+        uint64_t last_ns;        /* the last run's duration */
+        uint64_t last_updates;   /* and its updates */
+} ncm_cri_sync_stats;
+
+/* NOW_NS: a monotonic clock, the one every later call is given. -ENOMEM. */
+NCM_API int ncm_cri_sync_new(const ncm_cri_sync_options *o, uint64_t now_ns, ncm_cri_sync **ret);
+NCM_API ncm_cri_sync *ncm_cri_sync_free(ncm_cri_sync *s);
+/* Inputs. */
+NCM_API void ncm_cri_sync_want(ncm_cri_sync *s);
+/* Takes V[0..N) (the newest intent of a container replaces one still waiting; stopped: V
+ * freed). -ENOMEM (V freed: the next run puts them right). */
+NCM_API int ncm_cri_sync_intents(ncm_cri_sync *s, ncm_cri_update *v, size_t n);
+/* The owner's decision on a DECIDE's list: ERROR < 0 (the run ends) or UPD[0..N) taken. */
+NCM_API void ncm_cri_sync_decided(ncm_cri_sync *s, int error, ncm_cri_update *upd, size_t n,
+                                  uint64_t now_ns);
+/* The reply R of SEND TOKEN (a call that could not start: a code other than OK). It may take
+ * what R owns. */
+NCM_API void ncm_cri_sync_reply(ncm_cri_sync *s, uint64_t token, ncm_cri_reply *r, uint64_t now_ns);
+NCM_API void ncm_cri_sync_tick(ncm_cri_sync *s, uint64_t now_ns);
+/* Nothing new starts from now on (replies still come back). */
+NCM_API void ncm_cri_sync_stop(ncm_cri_sync *s);
+/* Outputs: the next action (1, *A), or 0 when there is none now; the time of the next tick
+ * (UINT64_MAX: none). */
+NCM_API int ncm_cri_sync_next(ncm_cri_sync *s, uint64_t now_ns, ncm_cri_sync_action *a);
+NCM_API uint64_t ncm_cri_sync_deadline(const ncm_cri_sync *s) NCM_PURE;
+NCM_API const ncm_cri_sync_stats *ncm_cri_sync_get_stats(const ncm_cri_sync *s) NCM_PURE;
+
+/*
+ * The intents the node's cri enforcer E published since the last take (ncm_enforcer_cri_take)
+ * as updates of the containers the record knows by id, in *RET[0..*RET_N)
+ * (ncm_cri_updates_free); those without an id yet (a creation in flight: its
+ * CreateContainer carries its intent) are left out. -ENOMEM.
+ */
+NCM_API int ncm_cri_node_intents(const ncm_cri_node *cn, ncm_enforcer *e, ncm_cri_update **ret,
+                                 size_t *ret_n);
+
+/* What a CRI front end counts (nodecmd's CRI service). */
+typedef struct ncm_cri_counters {
+        uint64_t creates, admitted, refused, passed; /* CreateContainer calls, by outcome */
+        uint64_t released, stale; /* containers released: removed or failed, and stale */
+        uint64_t create_ns;       /* deciding CreateContainer calls, all of them */
+} ncm_cri_counters;
+
+/* C, the machine's K and the proxy's S (NULL: no proxy) as Prometheus text appended to OUT. */
+NCM_API void ncm_cri_metrics_format(const ncm_cri_counters *c, const ncm_cri_sync_stats *k,
+                                    const ncm_cri_proxy_stats *s, ncm_buf *out);
 
 #ifdef __cplusplus
 }

@@ -168,16 +168,36 @@ NCM_API int ncm_ctl_handle(const ncm_ctl_target *t, ncm_ctl_method m, const uint
                            size_t len, ncm_ctl_result *ret, ncm_error *err);
 
 /*
- * The typed entry behind Resize, for callers that hold the pod already (the CRI proxy's
- * UpdateContainerResources): ncm_node_resize() of POD on T's node (with T's kubelet flag;
- * EXPLAIN records the re-admission), reported as the Resize call reports it: RES gets the
- * packed ResizeResult (with FORMAT's output), the event, and whether the node and its shared
- * pool changed; *RET_ADM (may be NULL) the outcome itself (ncm_node_admission_free). Errors as
- * ncm_node_resize().
+ * The typed entries behind Admit, Resize and RemoveContainer/RemovePod, for callers that hold
+ * the pod already (the CRI proxy, a handler that unpacked a request): one road into the node,
+ * no request packed and no reply parsed. Each decides on T's node (with T's kubelet flag) and
+ * reports as the call reports it: RES gets the packed reply (with FORMAT's output), the Watch
+ * event, and whether the node and its shared pool changed (pool_changed: the containers
+ * sharing it need new cpusets).
+ *
+ * ncm_ctl_admit(): ncm_node_admit_batch() of POD (another spec under a held UID is -EEXIST
+ * unless T->respec), FLAGS NCM_CTL_FLAG_EXPLAIN records the decision's steps; BATCH (may be NULL)
+ * the caller's writes the node's join, committed with them or dropped with them on a refusal.
+ * *RET_ADM (may be NULL) the outcome itself (ncm_node_admission_free). Errors as
+ * ncm_node_admit().
  */
-NCM_API int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, bool explain,
-                           ncm_ctl_format format, ncm_ctl_result *res, ncm_node_admission **ret_adm,
-                           ncm_error *err);
+#define NCM_CTL_FLAG_EXPLAIN (1u << 0)
+NCM_API int ncm_ctl_admit(const ncm_ctl_target *t, const ncm_pod *pod, unsigned flags,
+                          ncm_fs_batch *batch, ncm_ctl_format format, ncm_ctl_result *res,
+                          ncm_node_admission **ret_adm, ncm_error *err);
+
+/* ncm_ctl_admit() for a resize: ncm_node_resize_batch() of POD, errors as ncm_node_resize(). */
+NCM_API int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, unsigned flags,
+                           ncm_fs_batch *batch, ncm_ctl_format format, ncm_ctl_result *res,
+                           ncm_node_admission **ret_adm, ncm_error *err);
+
+/*
+ * The release of container CONTAINER of pod UID (CONTAINER NULL: the whole pod), as
+ * RemoveContainer (RemovePod) reports it. An identifier the node does not hold and the API
+ * server would not produce is -EINVAL.
+ */
+NCM_API int ncm_ctl_remove(const ncm_ctl_target *t, const char *uid, const char *container,
+                           ncm_ctl_format format, ncm_ctl_result *res, ncm_error *err);
 
 /*
  * The packed Event EV[0..LEN) with its sequence number set, appended to OUT (protobuf's

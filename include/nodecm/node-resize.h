@@ -71,6 +71,10 @@ extern "C" {
 NCM_API int ncm_node_resize(ncm_node *n, const ncm_pod *pod, unsigned flags,
                             ncm_node_admission **ret, ncm_error *err);
 
+/* ncm_node_resize() with N's writes joining BATCH (NULL: N's own), as ncm_node_admit_batch(). */
+NCM_API int ncm_node_resize_batch(ncm_node *n, const ncm_pod *pod, unsigned flags,
+                                  ncm_fs_batch *batch, ncm_node_admission **ret, ncm_error *err);
+
 /*
  * A resize as one JSON line: {"step": STEP, "op": "resize", "pod": UID, "resized": bool,
  * ["reason": ..., "message": ...,] "containers": [... as an admission's ...]} (STEP < 0 leaves

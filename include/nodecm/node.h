@@ -290,6 +290,17 @@ NCM_API int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags,
                            ncm_node_admission **ret, ncm_error *err);
 
 /*
+ * ncm_node_admit() with N's writes of its state directory (cpu_manager_state, nodecm_pods, the
+ * device manager's checkpoint) joining BATCH (NULL: N's own), where the caller may have put
+ * writes of its own first (a runtime integration's record). The admission commits BATCH, the
+ * caller's writes with N's, all or nothing (with the undo record of the directory,
+ * NCM_FS_WRITE_NO_DIRSYNC: the caller owes the directory's fsync, ncm_fs_batch_settle), or
+ * drops it all when it is refused or fails.
+ */
+NCM_API int ncm_node_admit_batch(ncm_node *n, const ncm_pod *pod, unsigned flags,
+                                 ncm_fs_batch *batch, ncm_node_admission **ret, ncm_error *err);
+
+/*
  * The kubelet's RemoveContainer for (POD_UID, NAME): its exclusive CPUs go back to the shared
  * pool, except those another container of the pod still holds; its topology hint is dropped.
  * RELEASED (may be NULL) receives the CPUs that joined the shared pool. Works for pods known
@@ -391,15 +402,6 @@ NCM_API unsigned ncm_node_container_knobs(const ncm_node *n, const char *pod_uid
 /* What the knobs must put back (the memo kept in DIR/nodecm_isolation), NULL before the first
  * transaction of a node without a directory. */
 NCM_API const ncm_knob_memo *ncm_node_knob_memo(const ncm_node *n) NCM_PURE;
-
-/*
- * Stage N's writes of its state directory (cpu_manager_state, nodecm_pods, the device
- * manager's checkpoint) into BATCH, where the caller may have put writes of its own first; NULL
- * ends that. The next change N makes commits BATCH, the caller's writes with its own, all or
- * nothing (with the undo record of the directory, NCM_FS_WRITE_NO_DIRSYNC: the caller owes the
- * directory's fsync, ncm_fs_batch_settle), or drops it all when it is refused or fails.
- */
-NCM_API void ncm_node_stage_writes(ncm_node *n, ncm_fs_batch *batch);
 
 /*
  * How many times N has fsynced its state directory (each commit that replaced a file ends with
@@ -638,6 +640,8 @@ NCM_API int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, si
 /* --- inspection --- */
 
 NCM_API const ncm_topo *ncm_node_topo(const ncm_node *n) NCM_PURE;
+/* The enforcer N was opened with (ncm_node_options.enforcer; NULL: none). */
+NCM_API const ncm_enforcer *ncm_node_enforcer(const ncm_node *n) NCM_PURE;
 NCM_API const ncm_node_config *ncm_node_get_config(const ncm_node *n) NCM_PURE;
 /* The kubelet release the node reproduces (--kubelet-version, else kubeletVersion; {0, 0}:
  * the newest). */

@@ -12,6 +12,7 @@
 #include <nodecm/cdi.h>
 #include <nodecm/cri.h>
 #include "api/pb-strings.h"
+#include "api/pb-util.h"
 #include "cri-runtime-v1.pb-c.h"
 #include "cri-internal.h"
 
@@ -114,6 +115,8 @@ void ncm_cri_container_config_done(ncm_cri_container_config *c)
         for (size_t i = 0; i < c->n_cdi_devices; i++)
                 free(c->cdi_devices[i]);
         free(c->cdi_devices);
+        if (c->msg)
+                protobuf_c_message_free_unpacked(c->msg, NULL);
         *c = (ncm_cri_container_config){0};
 }
 
@@ -400,7 +403,8 @@ int ncm_cri_decode_create_container(const uint8_t *msg, size_t len, ncm_cri_cont
                 r = sandbox_config_copy(m->sandbox_config, &c.sandbox);
         if (r >= 0 && cc)
                 r = cdi_devices_copy(cc, &c);
-        protobuf_c_message_free_unpacked(&m->base, NULL);
+        /* kept: a patch edits it (ncm_cri_container_config_patch) */
+        c.msg = m;
         if (r < 0) {
                 ncm_cri_container_config_done(&c);
                 return oom(err);
@@ -563,42 +567,18 @@ int ncm_cri_decode_container_status(const uint8_t *msg, size_t len, ncm_cri_cont
 
 /* ---- building ------------------------------------------------------------------------------- */
 
-/* Pack MSG and append it to OUT. */
-static int append_packed(const ProtobufCMessage *msg, ncm_buf *out)
-{
-        size_t n = protobuf_c_message_get_packed_size(msg);
-        uint8_t *b = malloc(n ? n : 1);
-
-        if (!b)
-                return -ENOMEM;
-        protobuf_c_message_pack(msg, b);
-        ncm_buf_append(out, b, n);
-        free(b);
-        return ncm_buf_failed(out) ? -ENOMEM : 0;
-}
-
 /*
  * Pack MSG and append it to OUT, but only when it decodes again: protobuf-c accepts some
  * unknown fields it cannot write back in a form it (or anyone) reads, such as field number 0,
- * and nodecm forwards nothing a runtime would choke on.
+ * and nodecm forwards nothing a runtime would choke on. Known from the decoded message
+ * (ncm__pb_writable), not by decoding what was packed.
  */
 static int append_checked(const ProtobufCMessage *msg, ncm_buf *out, ncm_error *err)
 {
-        size_t start = out->len;
-        ProtobufCMessage *again;
-        int r = append_packed(msg, out);
-
-        if (r < 0)
-                return r;
-        again = protobuf_c_message_unpack(msg->descriptor, NULL, out->len - start,
-                                          (const uint8_t *)out->data + start);
-        if (!again) {
-                out->len = start;
+        if (!ncm__pb_writable(msg))
                 return ncm_error_set(err, EINVAL, "%s: does not decode once written again",
                                      msg->descriptor->short_name);
-        }
-        protobuf_c_message_free_unpacked(again, NULL);
-        return 0;
+        return ncm__pb_append(msg, out);
 }
 
 /*
@@ -732,14 +712,12 @@ static int patch_config(Runtime__V1__ContainerConfig *cfg, const ncm_cri_contain
         return 0;
 }
 
-int ncm_cri_patch_create_container(const uint8_t *msg, size_t len, const ncm_cri_container_patch *p,
-                                   ncm_buf *out, ncm_error *err)
+/* M patched with P in place and packed into OUT. */
+static int patch_create(Runtime__V1__CreateContainerRequest *m, const ncm_cri_container_patch *p,
+                        ncm_buf *out, ncm_error *err)
 {
-        Runtime__V1__CreateContainerRequest *m = NULL;
-        int r = UNPACK(CreateContainerRequest, create_container_request, msg, len, &m, err);
+        int r = 0;
 
-        if (r < 0)
-                return r;
         if (!m->config) {
                 m->config = malloc(sizeof(*m->config));
                 if (!m->config)
@@ -751,8 +729,28 @@ int ncm_cri_patch_create_container(const uint8_t *msg, size_t len, const ncm_cri
                 r = patch_config(m->config, p);
         if (r >= 0)
                 r = append_checked(&m->base, out, err);
-        protobuf_c_message_free_unpacked(&m->base, NULL);
         return r == -ENOMEM ? oom(err) : r;
+}
+
+int ncm_cri_patch_create_container(const uint8_t *msg, size_t len, const ncm_cri_container_patch *p,
+                                   ncm_buf *out, ncm_error *err)
+{
+        Runtime__V1__CreateContainerRequest *m = NULL;
+        int r = UNPACK(CreateContainerRequest, create_container_request, msg, len, &m, err);
+
+        if (r < 0)
+                return r;
+        r = patch_create(m, p, out, err);
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+        return r;
+}
+
+int ncm_cri_container_config_patch(ncm_cri_container_config *c, const ncm_cri_container_patch *p,
+                                   ncm_buf *out, ncm_error *err)
+{
+        if (!c->msg)
+                return ncm_error_set(err, EINVAL, "CreateContainerRequest: not decoded");
+        return patch_create(c->msg, p, out, err);
 }
 
 int ncm_cri_patch_update_resources(const uint8_t *msg, size_t len, const char *cpuset_cpus,
@@ -788,11 +786,11 @@ int ncm_cri_request_encode(const ncm_cri_request *q, ncm_buf *out, ncm_error *er
                 /* the version the kubelet sends (kubeRuntimeAPIVersion) */
                 Runtime__V1__VersionRequest m = RUNTIME__V1__VERSION_REQUEST__INIT;
                 m.version = (char *)"0.1.0";
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         case NCM_CRI_LIST_POD_SANDBOX: {
                 Runtime__V1__ListPodSandboxRequest m = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         case NCM_CRI_LIST_CONTAINERS: {
                 Runtime__V1__ListContainersRequest m = RUNTIME__V1__LIST_CONTAINERS_REQUEST__INIT;
@@ -807,14 +805,14 @@ int ncm_cri_request_encode(const ncm_cri_request *q, ncm_buf *out, ncm_error *er
                                 f.pod_sandbox_id = (char *)q->pod_sandbox_id;
                         m.filter = &f;
                 }
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         case NCM_CRI_CONTAINER_STATUS: {
                 Runtime__V1__ContainerStatusRequest m = RUNTIME__V1__CONTAINER_STATUS_REQUEST__INIT;
                 if (!q->id)
                         return ncm_error_set(err, EINVAL, "ContainerStatus: no container id");
                 m.container_id = (char *)q->id;
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         case NCM_CRI_UPDATE_CONTAINER_RESOURCES: {
                 Runtime__V1__UpdateContainerResourcesRequest m =
@@ -828,7 +826,7 @@ int ncm_cri_request_encode(const ncm_cri_request *q, ncm_buf *out, ncm_error *er
                 res.cpuset_cpus = (char *)(q->cpuset_cpus ? q->cpuset_cpus : "");
                 res.cpuset_mems = (char *)(q->cpuset_mems ? q->cpuset_mems : "");
                 m.linux = &res;
-                return append_packed(&m.base, out) < 0 ? oom(err) : 0;
+                return ncm__pb_append(&m.base, out) < 0 ? oom(err) : 0;
         }
         default:
                 return ncm_error_set(err, EINVAL, "%s: not a call the CRI client makes",

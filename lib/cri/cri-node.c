@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The node's side of the CRI: what the proxy and the reconcile loop decide, one call at a time
- * on a node (nodecmd runs each as a job). Admissions and removals go through the control API's
- * handlers (lib/ctl), so that they are persisted, counted and reported exactly as
- * `nodecm node admit` and nodecmd's control socket do them; the containers the kubelet created
+ * on a node (nodecmd runs each as a job). Admissions and removals take the control API's typed
+ * entries (ncm_ctl_admit, ncm_ctl_remove: the pod built here, no request packed, no reply
+ * parsed), so that they are persisted, counted and reported exactly as `nodecm node admit`
+ * and nodecmd's control socket do them; the containers the kubelet created
  * through the proxy are kept in ROOT/nodecm_cri_containers (the runtime integrations' record):
  * each one's pod, kind, resources and runtime ids, so that a restarted nodecmd knows every
  * container its node holds. An admission appends its container to ROOT/nodecm_cri_journal, in
@@ -20,7 +21,10 @@
 #include <nodecm/cri.h>
 #include <nodecm/fs.h>
 #include <nodecm/node-resize.h>
+#include "cri-internal.h"
+#include "base/array.h"
 #include "base/journal.h"
+#include "base/strindex.h"
 #include "runtime/runtime-record.h"
 
 struct ncm_cri_node {
@@ -31,6 +35,18 @@ struct ncm_cri_node {
         ncm_fs_batch *batch;
         char *journal;   /* its path */
         ncm__journal jn; /* its generation (the record's) and lines */
+        /*
+         * The ids recorded since a ListContainers was sent (ncm_cri_node_listing): a list the
+         * runtime answered before their creation finished does not make them stale. SEQ
+         * counts the ids recorded; LIST_SEQ is SEQ when the last list was sent.
+         */
+        struct recent {
+                char *id;
+                uint64_t seq;
+        } * recent;
+        size_t n_recent, cap_recent;
+        uint64_t seq, list_seq;
+        bool listing;
 };
 
 static int oom(ncm_error *err)
@@ -43,6 +59,9 @@ ncm_cri_node *ncm_cri_node_free(ncm_cri_node *cn)
         if (!cn)
                 return NULL;
         ncm__rt_record_done(&cn->rec);
+        for (size_t i = 0; i < cn->n_recent; i++)
+                free(cn->recent[i].id);
+        free(cn->recent);
         /* renames not yet durable: made so before the batch goes (its other work is moot) */
         if (ncm_fs_batch_owed(cn->batch))
                 (void)ncm_fs_sync_dir(AT_FDCWD, cn->dir, NULL);
@@ -138,21 +157,15 @@ void ncm_cri_decision_done(ncm_cri_decision *d)
         d->ctl = (ncm_ctl_result)NCM_CTL_RESULT_INIT;
 }
 
-/* The control API's call M with request R on the node; RES gets what changed. */
-static int ctl(ncm_cri_node *cn, ncm_ctl_method m, const ncm_ctl_request *q, ncm_ctl_result *res,
-               ncm_error *err)
+/* A refused admission or resize as the control API's client reports it: "REASON: MESSAGE". */
+static void refuse(ncm_cri_decision *d, const ncm_node_admission *adm)
 {
-        ncm_buf req = NCM_BUF_INIT;
-        int r = ncm_ctl_request_pack(m, q, &req);
+        ncm_error aerr = NCM_ERROR_INIT;
 
-        if (r < 0) {
-                ncm_buf_done(&req);
-                return ncm_error_set(err, -r, "%s: cannot pack the request",
-                                     ncm_ctl_method_name(m));
-        }
-        r = ncm_ctl_handle(&cn->t, m, (const uint8_t *)req.data, req.len, res, err);
-        ncm_buf_done(&req);
-        return r;
+        (void)ncm_error_set(&aerr, NCM_E_ADMISSION, "%s: %s", adm->reason, adm->message);
+        d->action = NCM_CRI_REFUSE;
+        d->code = NCM_RPC_RESOURCE_EXHAUSTED;
+        snprintf(d->message, sizeof(d->message), "%s", aerr.msg);
 }
 
 /*
@@ -193,6 +206,22 @@ static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name,
         *ret_cpus = c;
         *ret_mems = mems.len ? ncm_buf_steal(&mems) : NULL;
         return 1;
+}
+
+/*
+ * The cpusets the new container NAME of POD gets in CreateContainer's patch: the intent the
+ * node's cri enforcer published with the admission, else (another enforcer: tests, tools)
+ * what the node's state says.
+ */
+static int intent_of(const ncm_cri_node *cn, const char *pod, const char *name, ncm_cri_decision *d)
+{
+        const char *cpus, *mems;
+
+        if (ncm_enforcer_cri_intent(ncm_node_enforcer(cn->t.node), pod, name, &cpus, &mems) <= 0)
+                return cpusets_of(cn, pod, name, &d->cpuset_cpus, &d->cpuset_mems);
+        d->cpuset_cpus = strdup(cpus);
+        d->cpuset_mems = mems ? strdup(mems) : NULL;
+        return d->cpuset_cpus && (!mems || d->cpuset_mems) ? 1 : -ENOMEM;
 }
 
 /*
@@ -273,8 +302,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         ncm__rt_container e = {0}, old = {0};
         ncm_runtime_identity id;
         ncm_autoptr(ncm_pod) pod = NULL;
-        ncm_buf podjson = NCM_BUF_INIT, out = NCM_BUF_INIT;
-        ncm_error aerr = NCM_ERROR_INIT;
+        ncm_autoptr(ncm_node_admission) adm = NULL;
         const char *uid = pod_of(cn, c);
         ncm_qos_class qos = NCM_QOS_BEST_EFFORT;
         bool had_old = false, new_sandbox = false;
@@ -382,26 +410,11 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
                 ncm__rt_journal_add(&line, cn->jn.gen, &cn->rec.v[k], sb.id[0] ? &sb : NULL);
                 r = journal(cn, &line, err);
         }
-        if (r >= 0) {
-                ncm_ctl_request q = {0};
-                ncm_pod_format_json(pod, &podjson);
-                q.pod = podjson.data;
-                q.pod_len = podjson.len;
-                q.source = "CreateContainer";
-                q.format = NCM_CTL_FORMAT_NONE;
-                ncm_node_stage_writes(cn->t.node, batch);
-                r = ncm_buf_failed(&podjson) ? oom(err) : ctl(cn, NCM_CTL_ADMIT, &q, &d.ctl, err);
-                ncm_node_stage_writes(cn->t.node, NULL);
-        }
-        if (r >= 0 && ncm_ctl_reply_output(NCM_CTL_ADMIT, (const uint8_t *)d.ctl.reply.data,
-                                           d.ctl.reply.len, &out, &aerr) < 0) {
-                /* refused: the kubelet's reason and message; the record is as it was */
-                d.action = NCM_CRI_REFUSE;
-                d.code = NCM_RPC_RESOURCE_EXHAUSTED;
-                snprintf(d.message, sizeof(d.message), "%s", aerr.msg);
-        }
-        ncm_buf_done(&out);
-        ncm_buf_done(&podjson);
+        if (r >= 0)
+                r = ncm_ctl_admit(&cn->t, pod, 0, batch, NCM_CTL_FORMAT_NONE, &d.ctl, &adm, err);
+        /* refused: the kubelet's reason and message; the record is as it was */
+        if (r >= 0 && !adm->admitted)
+                refuse(&d, adm);
         if (r < 0 || d.action == NCM_CRI_REFUSE) {
                 /* nothing of it was written: the batch goes, the record is put back */
                 ncm_fs_batch_drop(batch);
@@ -443,8 +456,7 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         d.action = NCM_CRI_ADMIT;
         d.pod_uid = strdup(uid);
         d.container = strdup(c->name);
-        if (!d.pod_uid || !d.container ||
-            cpusets_of(cn, uid, c->name, &d.cpuset_cpus, &d.cpuset_mems) < 0 ||
+        if (!d.pod_uid || !d.container || intent_of(cn, uid, c->name, &d) < 0 ||
             ncm_devmgr_container_options(ncm_node_devmgr(cn->t.node), uid, c->name, &d.devices) <
                             0) {
                 ncm_cri_decision_done(&d);
@@ -454,58 +466,93 @@ int ncm_cri_node_create(ncm_cri_node *cn, const ncm_cri_container_config *c, ncm
         return 0;
 }
 
-int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len, ncm_buf *out,
-                           ncm_error *err)
+/* D's patch into *P (its arrays malloc'd: patch_done). -ENOMEM. */
+typedef struct patch_arrays {
+        ncm_cri_device *dev;
+        ncm_cri_mount *mnt;
+        ncm_runtime_kv *env, *ann;
+} patch_arrays;
+
+static void patch_done(patch_arrays *a)
+{
+        free(a->dev);
+        free(a->mnt);
+        free(a->env);
+        free(a->ann);
+}
+
+static int patch_of(const ncm_cri_decision *d, ncm_cri_container_patch *p, patch_arrays *a)
 {
         const ncm_devmgr_alloc_resp *o = d->devices;
         size_t nd = o ? o->n_devices : 0, nm = o ? o->n_mounts : 0;
         size_t ne = o ? o->n_envs : 0, na = o ? o->n_annotations : 0;
-        ncm_autofree ncm_cri_device *dev = calloc(nd + 1, sizeof(*dev));
-        ncm_autofree ncm_cri_mount *mnt = calloc(nm + 1, sizeof(*mnt));
-        ncm_autofree ncm_runtime_kv *env = calloc(ne + 1, sizeof(*env));
-        ncm_autofree ncm_runtime_kv *ann = calloc(na + 1, sizeof(*ann));
-        ncm_cri_container_patch p = {0};
 
-        if (!dev || !mnt || !env || !ann)
-                return oom(err);
+        *p = (ncm_cri_container_patch){0};
+        a->dev = calloc(nd + 1, sizeof(*a->dev));
+        a->mnt = calloc(nm + 1, sizeof(*a->mnt));
+        a->env = calloc(ne + 1, sizeof(*a->env));
+        a->ann = calloc(na + 1, sizeof(*a->ann));
+        if (!a->dev || !a->mnt || !a->env || !a->ann)
+                return -ENOMEM;
         for (size_t i = 0; i < nd; i++)
-                dev[i] = (ncm_cri_device){o->devices[i].container_path, o->devices[i].host_path,
-                                          o->devices[i].permissions};
+                a->dev[i] = (ncm_cri_device){o->devices[i].container_path, o->devices[i].host_path,
+                                             o->devices[i].permissions};
         for (size_t i = 0; i < nm; i++)
-                mnt[i] = (ncm_cri_mount){o->mounts[i].container_path, o->mounts[i].host_path,
-                                         o->mounts[i].read_only};
+                a->mnt[i] = (ncm_cri_mount){o->mounts[i].container_path, o->mounts[i].host_path,
+                                            o->mounts[i].read_only};
         for (size_t i = 0; i < ne; i++)
-                env[i] = (ncm_runtime_kv){o->envs[i].key, o->envs[i].value};
+                a->env[i] = (ncm_runtime_kv){o->envs[i].key, o->envs[i].value};
         for (size_t i = 0; i < na; i++)
-                ann[i] = (ncm_runtime_kv){o->annotations[i].key, o->annotations[i].value};
-        p.cpuset_cpus = d->cpuset_cpus;
-        p.cpuset_mems = d->cpuset_mems;
-        p.devices = dev;
-        p.n_devices = nd;
-        p.mounts = mnt;
-        p.n_mounts = nm;
-        p.envs = env;
-        p.n_envs = ne;
-        p.annotations = ann;
-        p.n_annotations = na;
-        p.cdi_devices = o ? (const char *const *)o->cdi_devices : NULL;
-        p.n_cdi_devices = o ? o->n_cdi_devices : 0;
-        return ncm_cri_patch_create_container(req, len, &p, out, err);
+                a->ann[i] = (ncm_runtime_kv){o->annotations[i].key, o->annotations[i].value};
+        p->cpuset_cpus = d->cpuset_cpus;
+        p->cpuset_mems = d->cpuset_mems;
+        p->devices = a->dev;
+        p->n_devices = nd;
+        p->mounts = a->mnt;
+        p->n_mounts = nm;
+        p->envs = a->env;
+        p->n_envs = ne;
+        p->annotations = a->ann;
+        p->n_annotations = na;
+        p->cdi_devices = o ? (const char *const *)o->cdi_devices : NULL;
+        p->n_cdi_devices = o ? o->n_cdi_devices : 0;
+        return 0;
+}
+
+int ncm_cri_decision_apply(const ncm_cri_decision *d, const uint8_t *req, size_t len, ncm_buf *out,
+                           ncm_error *err)
+{
+        ncm_cri_container_patch p;
+        patch_arrays a = {0};
+        int r = patch_of(d, &p, &a);
+
+        r = r < 0 ? oom(err) : ncm_cri_patch_create_container(req, len, &p, out, err);
+        patch_done(&a);
+        return r;
+}
+
+int ncm_cri_decision_apply_config(const ncm_cri_decision *d, ncm_cri_container_config *c,
+                                  ncm_buf *out, ncm_error *err)
+{
+        ncm_cri_container_patch p;
+        patch_arrays a = {0};
+        int r = patch_of(d, &p, &a);
+
+        r = r < 0 ? oom(err) : ncm_cri_container_config_patch(c, &p, out, err);
+        patch_done(&a);
+        return r;
 }
 
 /* Release container K of the record (the node's container, and the record's entry). */
 static int release(ncm_cri_node *cn, size_t k, ncm_ctl_result *res, ncm_error *err)
 {
-        ncm_ctl_request q = {0};
         ncm_autofree char *pod = strdup(cn->rec.v[k].pod);
         ncm_autofree char *name = strdup(cn->rec.v[k].name);
         int r;
 
         if (!pod || !name)
                 return oom(err);
-        q.pod_uid = pod;
-        q.container = name;
-        r = ctl(cn, NCM_CTL_REMOVE_CONTAINER, &q, res, err);
+        r = ncm_ctl_remove(&cn->t, pod, name, NCM_CTL_FORMAT_NONE, res, err);
         if (r < 0)
                 return r;
         ncm__rt_record_remove(&cn->rec, k);
@@ -520,6 +567,44 @@ int ncm_cri_node_sync(ncm_cri_node *cn, ncm_error *err)
         if (r >= 0 && ncm__journal_over(&cn->jn, cn->rec.n, 0))
                 r = save(cn, err);
         return r;
+}
+
+/* ID was recorded now: a list sent before is no proof it is gone. Out of memory: forgotten
+ * (the race it guards against is then as it was). */
+static void remember(ncm_cri_node *cn, const char *id)
+{
+        char *d;
+
+        cn->seq++;
+        if (!cn->listing || ncm__array_grow(cn->recent, cn->cap_recent, cn->n_recent) < 0 ||
+            !(d = strdup(id)))
+                return;
+        cn->recent[cn->n_recent++] = (struct recent){d, cn->seq};
+}
+
+/* Whether ID was recorded after the last list was sent. */
+static bool recent(const ncm_cri_node *cn, const char *id)
+{
+        for (size_t i = 0; i < cn->n_recent; i++)
+                if (cn->recent[i].seq > cn->list_seq && strcmp(cn->recent[i].id, id) == 0)
+                        return true;
+        return false;
+}
+
+void ncm_cri_node_listing(ncm_cri_node *cn)
+{
+        size_t k = 0;
+
+        cn->listing = true;
+        cn->list_seq = cn->seq;
+        /* what this list will show (or not) needs no guard any more */
+        for (size_t i = 0; i < cn->n_recent; i++) {
+                if (cn->recent[i].seq > cn->list_seq)
+                        cn->recent[k++] = cn->recent[i];
+                else
+                        free(cn->recent[i].id);
+        }
+        cn->n_recent = k;
 }
 
 int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name, const char *id,
@@ -539,6 +624,7 @@ int ncm_cri_node_created(ncm_cri_node *cn, const char *pod_uid, const char *name
                 return oom(err);
         free(cn->rec.v[k].id);
         cn->rec.v[k].id = nid;
+        remember(cn, nid);
         /*
          * Only the id, which is no decision: a journal line. Should it be lost, the entry has
          * none, an orphan the next start adopts by its sandbox and name when the runtime lists
@@ -570,7 +656,6 @@ int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_resul
 {
         ssize_t s = ncm__rt_record_find_sandbox(&cn->rec, id);
         ncm_autofree char *pod = NULL;
-        ncm_ctl_request q = {0};
         int r;
 
         if (s < 0)
@@ -578,8 +663,7 @@ int ncm_cri_node_sandbox_removed(ncm_cri_node *cn, const char *id, ncm_ctl_resul
         pod = strdup(cn->rec.sandboxes[s].pod);
         if (!pod)
                 return oom(err);
-        q.pod_uid = pod;
-        r = ctl(cn, NCM_CTL_REMOVE_POD, &q, res, err);
+        r = ncm_ctl_remove(&cn->t, pod, NULL, NCM_CTL_FORMAT_NONE, res, err);
         if (r < 0)
                 return r;
         for (size_t i = cn->rec.n; i-- > 0;)
@@ -663,12 +747,9 @@ int ncm_cri_node_update(ncm_cri_node *cn, const char *id, const ncm_cri_resource
                         ncm__rt_journal_add(&line, cn->jn.gen, &cn->rec.v[k], NULL);
                         r = journal(cn, &line, err);
                 }
-                if (r >= 0) {
-                        ncm_node_stage_writes(cn->t.node, cn->batch);
-                        r = ncm_ctl_resize(&cn->t, pod, false, NCM_CTL_FORMAT_NONE, &d.ctl, &adm,
-                                           err);
-                        ncm_node_stage_writes(cn->t.node, NULL);
-                }
+                if (r >= 0)
+                        r = ncm_ctl_resize(&cn->t, pod, 0, cn->batch, NCM_CTL_FORMAT_NONE, &d.ctl,
+                                           &adm, err);
                 if (r >= 0 && !adm->admitted) {
                         d.action = NCM_CRI_REFUSE;
                         d.code = NCM_RPC_RESOURCE_EXHAUSTED;
@@ -810,6 +891,9 @@ int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, si
                 /* being created now, or an orphan the runtime may still be creating */
                 if (!cn->rec.v[i].id[0] && (!cn->rec.v[i].orphan || !release_orphans))
                         continue;
+                /* created after the list was asked for: the list cannot tell */
+                if (cn->rec.v[i].id[0] && recent(cn, cn->rec.v[i].id))
+                        continue;
                 for (size_t j = 0; j < n && !there; j++)
                         there = strcmp(listed[j].id, cn->rec.v[i].id) == 0 &&
                                 listed[j].state != NCM_CRI_CONTAINER_UNKNOWN;
@@ -863,5 +947,63 @@ int ncm_cri_node_reconcile(ncm_cri_node *cn, const ncm_cri_container *listed, si
         *ret_n = nv;
         if (ret_stale)
                 *ret_stale = stale;
+        return 0;
+}
+
+typedef struct name_key {
+        const ncm__rt_record *rec;
+        const char *pod, *name;
+} name_key;
+
+static bool name_eq(size_t pos, const void *ctx)
+{
+        const name_key *k = ctx;
+        return strcmp(k->rec->v[pos].pod, k->pod) == 0 && strcmp(k->rec->v[pos].name, k->name) == 0;
+}
+
+int ncm_cri_node_intents(const ncm_cri_node *cn, ncm_enforcer *e, ncm_cri_update **ret,
+                         size_t *ret_n)
+{
+        ncm_cri_intent *v = NULL;
+        ncm_cri_update *u = NULL;
+        ncm__strindex ix = {0};
+        size_t n = 0, k = 0;
+        int r;
+
+        *ret = NULL;
+        *ret_n = 0;
+        r = ncm_enforcer_cri_take(e, &v, &n);
+        if (r < 0)
+                return r == -EINVAL ? 0 : r;
+        /* the record by (pod, name), once: a commit that moved the pool is O(N) */
+        if (n && (r = ncm__strindex_reserve(&ix, cn->rec.n)) >= 0)
+                for (size_t i = 0; i < cn->rec.n; i++)
+                        (void)ncm__strindex_add(
+                                        &ix,
+                                        ncm__strindex_hash(cn->rec.v[i].pod, cn->rec.v[i].name), i);
+        if (r >= 0 && n && !(u = calloc(n, sizeof(*u))))
+                r = -ENOMEM;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                name_key key = {&cn->rec, v[i].pod_uid, v[i].container};
+                ssize_t at = ncm__strindex_find(&ix,
+                                                ncm__strindex_hash(v[i].pod_uid, v[i].container),
+                                                name_eq, &key);
+                if (at < 0 || !cn->rec.v[at].id[0])
+                        continue; /* a creation in flight: CreateContainer carries it */
+                u[k].id = strdup(cn->rec.v[at].id);
+                u[k].cpuset_cpus = v[i].cpuset_cpus;
+                u[k].cpuset_mems = v[i].cpuset_mems;
+                v[i].cpuset_cpus = v[i].cpuset_mems = NULL;
+                if (!u[k++].id)
+                        r = -ENOMEM;
+        }
+        ncm__strindex_done(&ix);
+        ncm_cri_intents_free(v, n);
+        if (r < 0 || k == 0) {
+                ncm_cri_updates_free(u, k);
+                return r < 0 ? r : 0;
+        }
+        *ret = u;
+        *ret_n = k;
         return 0;
 }

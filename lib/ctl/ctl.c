@@ -60,89 +60,6 @@ bool ncm_ctl_method_mutates(ncm_ctl_method m)
 
 /* ---- building messages -------------------------------------------------------------------- */
 
-/* Room for one more pointer in A. */
-static bool arena_room(ctl_arena *a)
-{
-        if (a->failed)
-                return false;
-        if (a->n == a->cap) {
-                size_t cap = a->cap ? a->cap * 2 : 32;
-                void **v = realloc(a->v, cap * sizeof(*v));
-                if (!v) {
-                        a->failed = true;
-                        return false;
-                }
-                a->v = v;
-                a->cap = cap;
-        }
-        return true;
-}
-
-void *ncm__ctl_alloc(ctl_arena *a, size_t size)
-{
-        void *p;
-
-        if (!arena_room(a))
-                return NULL;
-        p = calloc(1, size ? size : 1);
-        if (!p) {
-                a->failed = true;
-                return NULL;
-        }
-        a->v[a->n++] = p;
-        return p;
-}
-
-char *ncm__ctl_str(ctl_arena *a, const char *s)
-{
-        size_t len = strlen(s ? s : "");
-        char *p = ncm__ctl_alloc(a, len + 1);
-
-        if (p)
-                memcpy(p, s ? s : "", len);
-        return p ? p : (char *)"";
-}
-
-char *ncm__ctl_take(ctl_arena *a, char *s)
-{
-        if (!s || !arena_room(a)) {
-                free(s);
-                a->failed = true;
-                return (char *)"";
-        }
-        a->v[a->n++] = s;
-        return s;
-}
-
-void ncm__ctl_arena_done(ctl_arena *a)
-{
-        for (size_t i = 0; i < a->n; i++)
-                free(a->v[i]);
-        free(a->v);
-        *a = (ctl_arena){0};
-}
-
-/* protobuf-c's output buffer, appending to an ncm_buf */
-typedef struct buf_sink {
-        ProtobufCBuffer base;
-        ncm_buf *out;
-} buf_sink;
-
-static void sink_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
-{
-        ncm_buf_append(((buf_sink *)b)->out, data, len);
-}
-
-int ncm__ctl_pack(const ProtobufCMessage *msg, ncm_buf *out)
-{
-        buf_sink s = {{sink_append}, out};
-
-        /* an empty message still leaves OUT allocated, so that callers can tell it apart */
-        ncm_buf_append(out, "", 0);
-        protobuf_c_message_pack_to_buffer(msg, &s.base);
-        return ncm_buf_failed(out) ? -ENOMEM : 0;
-}
-
 ncm_ctl_format ncm__ctl_format(Nodecm__V1__Format f)
 {
         switch (f) {
@@ -172,32 +89,32 @@ static int bad_request(ncm_ctl_method m, ncm_error *err)
  * The end of a reply: TEXT (what `nodecm node` prints) becomes *OUTPUT unless no format was
  * asked, then MSG is packed into OUT; A and TEXT are released either way. -ENOMEM.
  */
-static int pack_reply(ctl_arena *a, const ProtobufCMessage *msg, char **output, ncm_ctl_format f,
-                      ncm_buf *text, ncm_buf *out)
+static int pack_reply(ncm__pb_arena *a, const ProtobufCMessage *msg, char **output,
+                      ncm_ctl_format f, ncm_buf *text, ncm_buf *out)
 {
         int r;
 
         if (f != NCM_CTL_FORMAT_NONE)
-                *output = ncm__ctl_take(a, ncm_buf_steal(text));
-        r = a->failed ? -ENOMEM : ncm__ctl_pack(msg, out);
+                *output = ncm__pb_take(a, ncm_buf_steal(text));
+        r = a->failed ? -ENOMEM : ncm__pb_append(msg, out);
         ncm_buf_done(text);
-        ncm__ctl_arena_done(a);
+        ncm__pb_arena_done(a);
         return r;
 }
 
-static char *cpus_str(ctl_arena *a, const ncm_cpuset *s)
+static char *cpus_str(ncm__pb_arena *a, const ncm_cpuset *s)
 {
-        return ncm__ctl_take(a, ncm_cpuset_format_list(s));
+        return ncm__pb_take(a, ncm_cpuset_format_list(s));
 }
 
 /* The NUMA nodes of CPUS (ascending) into C->numa. */
-static void numa_of(ctl_arena *a, const ncm_topo *t, const ncm_cpuset *cpus,
+static void numa_of(ncm__pb_arena *a, const ncm_topo *t, const ncm_cpuset *cpus,
                     Nodecm__V1__Container *c)
 {
         size_t n;
         const int *ids = ncm_topo_numa_ids(t, &n);
 
-        c->numa = ncm__ctl_alloc(a, (n + 1) * sizeof(*c->numa));
+        c->numa = ncm__pb_alloc(a, (n + 1) * sizeof(*c->numa));
         if (!c->numa)
                 return;
         for (size_t i = 0; i < n; i++) {
@@ -207,83 +124,83 @@ static void numa_of(ctl_arena *a, const ncm_topo *t, const ncm_cpuset *cpus,
         }
 }
 
-static Nodecm__V1__DeviceAssignment **devices_of(ctl_arena *a, const ncm_devmgr_assignment *d,
+static Nodecm__V1__DeviceAssignment **devices_of(ncm__pb_arena *a, const ncm_devmgr_assignment *d,
                                                  size_t n)
 {
-        Nodecm__V1__DeviceAssignment **v = ncm__ctl_alloc(a, (n + 1) * sizeof(*v));
+        Nodecm__V1__DeviceAssignment **v = ncm__pb_alloc(a, (n + 1) * sizeof(*v));
 
         for (size_t i = 0; v && i < n; i++) {
-                v[i] = ncm__ctl_alloc(a, sizeof(*v[i]));
+                v[i] = ncm__pb_alloc(a, sizeof(*v[i]));
                 if (!v[i])
                         return v;
                 nodecm__v1__device_assignment__init(v[i]);
-                v[i]->resource = ncm__ctl_str(a, d[i].resource);
-                v[i]->ids = ncm__ctl_alloc(a, (d[i].n_ids + 1) * sizeof(char *));
+                v[i]->resource = ncm__pb_str(a, d[i].resource);
+                v[i]->ids = ncm__pb_alloc(a, (d[i].n_ids + 1) * sizeof(char *));
                 for (size_t k = 0; v[i]->ids && k < d[i].n_ids; k++)
-                        v[i]->ids[v[i]->n_ids++] = ncm__ctl_str(a, d[i].ids[k]);
+                        v[i]->ids[v[i]->n_ids++] = ncm__pb_str(a, d[i].ids[k]);
         }
         return v;
 }
 
 /* A container's merged Allocate answers as a v1beta1.ContainerAllocateResponse. */
-static V1beta1__ContainerAllocateResponse *alloc_resp_msg(ctl_arena *a,
+static V1beta1__ContainerAllocateResponse *alloc_resp_msg(ncm__pb_arena *a,
                                                           const ncm_devmgr_alloc_resp *r)
 {
-        V1beta1__ContainerAllocateResponse *m = ncm__ctl_alloc(a, sizeof(*m));
+        V1beta1__ContainerAllocateResponse *m = ncm__pb_alloc(a, sizeof(*m));
 
         if (!m)
                 return NULL;
         v1beta1__container_allocate_response__init(m);
-        m->envs = ncm__ctl_alloc(a, (r->n_envs + 1) * sizeof(*m->envs));
+        m->envs = ncm__pb_alloc(a, (r->n_envs + 1) * sizeof(*m->envs));
         for (size_t i = 0; m->envs && i < r->n_envs; i++) {
-                V1beta1__ContainerAllocateResponse__EnvsEntry *e = ncm__ctl_alloc(a, sizeof(*e));
+                V1beta1__ContainerAllocateResponse__EnvsEntry *e = ncm__pb_alloc(a, sizeof(*e));
                 if (!e)
                         break;
                 v1beta1__container_allocate_response__envs_entry__init(e);
-                e->key = ncm__ctl_str(a, r->envs[i].key);
-                e->value = ncm__ctl_str(a, r->envs[i].value);
+                e->key = ncm__pb_str(a, r->envs[i].key);
+                e->value = ncm__pb_str(a, r->envs[i].value);
                 m->envs[m->n_envs++] = e;
         }
-        m->mounts = ncm__ctl_alloc(a, (r->n_mounts + 1) * sizeof(*m->mounts));
+        m->mounts = ncm__pb_alloc(a, (r->n_mounts + 1) * sizeof(*m->mounts));
         for (size_t i = 0; m->mounts && i < r->n_mounts; i++) {
-                V1beta1__Mount *e = ncm__ctl_alloc(a, sizeof(*e));
+                V1beta1__Mount *e = ncm__pb_alloc(a, sizeof(*e));
                 if (!e)
                         break;
                 v1beta1__mount__init(e);
-                e->container_path = ncm__ctl_str(a, r->mounts[i].container_path);
-                e->host_path = ncm__ctl_str(a, r->mounts[i].host_path);
+                e->container_path = ncm__pb_str(a, r->mounts[i].container_path);
+                e->host_path = ncm__pb_str(a, r->mounts[i].host_path);
                 e->read_only = r->mounts[i].read_only;
                 m->mounts[m->n_mounts++] = e;
         }
-        m->devices = ncm__ctl_alloc(a, (r->n_devices + 1) * sizeof(*m->devices));
+        m->devices = ncm__pb_alloc(a, (r->n_devices + 1) * sizeof(*m->devices));
         for (size_t i = 0; m->devices && i < r->n_devices; i++) {
-                V1beta1__DeviceSpec *e = ncm__ctl_alloc(a, sizeof(*e));
+                V1beta1__DeviceSpec *e = ncm__pb_alloc(a, sizeof(*e));
                 if (!e)
                         break;
                 v1beta1__device_spec__init(e);
-                e->container_path = ncm__ctl_str(a, r->devices[i].container_path);
-                e->host_path = ncm__ctl_str(a, r->devices[i].host_path);
-                e->permissions = ncm__ctl_str(a, r->devices[i].permissions);
+                e->container_path = ncm__pb_str(a, r->devices[i].container_path);
+                e->host_path = ncm__pb_str(a, r->devices[i].host_path);
+                e->permissions = ncm__pb_str(a, r->devices[i].permissions);
                 m->devices[m->n_devices++] = e;
         }
-        m->annotations = ncm__ctl_alloc(a, (r->n_annotations + 1) * sizeof(*m->annotations));
+        m->annotations = ncm__pb_alloc(a, (r->n_annotations + 1) * sizeof(*m->annotations));
         for (size_t i = 0; m->annotations && i < r->n_annotations; i++) {
                 V1beta1__ContainerAllocateResponse__AnnotationsEntry *e =
-                                ncm__ctl_alloc(a, sizeof(*e));
+                                ncm__pb_alloc(a, sizeof(*e));
                 if (!e)
                         break;
                 v1beta1__container_allocate_response__annotations_entry__init(e);
-                e->key = ncm__ctl_str(a, r->annotations[i].key);
-                e->value = ncm__ctl_str(a, r->annotations[i].value);
+                e->key = ncm__pb_str(a, r->annotations[i].key);
+                e->value = ncm__pb_str(a, r->annotations[i].value);
                 m->annotations[m->n_annotations++] = e;
         }
-        m->cdi_devices = ncm__ctl_alloc(a, (r->n_cdi_devices + 1) * sizeof(*m->cdi_devices));
+        m->cdi_devices = ncm__pb_alloc(a, (r->n_cdi_devices + 1) * sizeof(*m->cdi_devices));
         for (size_t i = 0; m->cdi_devices && i < r->n_cdi_devices; i++) {
-                V1beta1__CDIDevice *e = ncm__ctl_alloc(a, sizeof(*e));
+                V1beta1__CDIDevice *e = ncm__pb_alloc(a, sizeof(*e));
                 if (!e)
                         break;
                 v1beta1__cdidevice__init(e);
-                e->name = ncm__ctl_str(a, r->cdi_devices[i]);
+                e->name = ncm__pb_str(a, r->cdi_devices[i]);
                 m->cdi_devices[m->n_cdi_devices++] = e;
         }
         return m;
@@ -295,10 +212,10 @@ static V1beta1__ContainerAllocateResponse *alloc_resp_msg(ctl_arena *a,
  * messages, and the text of a CPU set and its NUMA nodes once for every run of containers on
  * the same CPUs (the shared pool): a pod of 100,000 containers costs no 100,000 formattings.
  */
-static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node_admission *adm)
+static Nodecm__V1__Container **admission_containers(ncm__pb_arena *a, const ncm_node_admission *adm)
 {
-        Nodecm__V1__Container **v = ncm__ctl_alloc(a, (adm->n_containers + 1) * sizeof(*v));
-        Nodecm__V1__Container *block = ncm__ctl_alloc(a, (adm->n_containers + 1) * sizeof(*block));
+        Nodecm__V1__Container **v = ncm__pb_alloc(a, (adm->n_containers + 1) * sizeof(*v));
+        Nodecm__V1__Container *block = ncm__pb_alloc(a, (adm->n_containers + 1) * sizeof(*block));
         const ncm_node_container_result *prev = NULL;
 
         if (!block)
@@ -317,7 +234,7 @@ static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node
                         c->n_numa = v[i - 1]->n_numa;
                 } else {
                         c->cpus = cpus_str(a, r->cpus);
-                        c->numa = ncm__ctl_alloc(a, (r->n_numa + 1) * sizeof(*c->numa));
+                        c->numa = ncm__pb_alloc(a, (r->n_numa + 1) * sizeof(*c->numa));
                         for (size_t k = 0; c->numa && k < r->n_numa; k++)
                                 c->numa[c->n_numa++] = r->numa[k];
                 }
@@ -328,15 +245,15 @@ static Nodecm__V1__Container **admission_containers(ctl_arena *a, const ncm_node
                 }
                 if (r->device_options)
                         c->device_options = alloc_resp_msg(a, r->device_options);
-                c->memory = ncm__ctl_alloc(a, (r->n_memory + 1) * sizeof(*c->memory));
+                c->memory = ncm__pb_alloc(a, (r->n_memory + 1) * sizeof(*c->memory));
                 for (size_t k = 0; c->memory && k < r->n_memory; k++) {
-                        Nodecm__V1__MemoryBlock *mb = ncm__ctl_alloc(a, sizeof(*mb));
+                        Nodecm__V1__MemoryBlock *mb = ncm__pb_alloc(a, sizeof(*mb));
                         if (!mb)
                                 break;
                         nodecm__v1__memory_block__init(mb);
-                        mb->type = ncm__ctl_str(a, r->memory[k].type);
+                        mb->type = ncm__pb_str(a, r->memory[k].type);
                         mb->size = r->memory[k].size;
-                        mb->numa_affinity = ncm__ctl_alloc(
+                        mb->numa_affinity = ncm__pb_alloc(
                                         a, (r->memory[k].nnuma + 1) * sizeof(*mb->numa_affinity));
                         for (size_t q = 0; mb->numa_affinity && q < r->memory[k].nnuma; q++)
                                 mb->numa_affinity[mb->n_numa_affinity++] = r->memory[k].numa[q];
@@ -378,7 +295,7 @@ int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *ou
                 q.source = r->source ? (char *)r->source : empty;
                 q.explain = r->explain;
                 q.format = proto_format(r->format);
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_RESIZE: {
                 Nodecm__V1__ResizeRequest q = NODECM__V1__RESIZE_REQUEST__INIT;
@@ -387,7 +304,7 @@ int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *ou
                 q.source = r->source ? (char *)r->source : empty;
                 q.explain = r->explain;
                 q.format = proto_format(r->format);
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_EXPLAIN: {
                 Nodecm__V1__ExplainRequest q = NODECM__V1__EXPLAIN_REQUEST__INIT;
@@ -395,45 +312,45 @@ int ncm_ctl_request_pack(ncm_ctl_method m, const ncm_ctl_request *r, ncm_buf *ou
                 q.pod.len = r->pod ? r->pod_len : 0;
                 q.source = r->source ? (char *)r->source : empty;
                 q.format = proto_format(r->format);
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_REMOVE_CONTAINER: {
                 Nodecm__V1__RemoveContainerRequest q = NODECM__V1__REMOVE_CONTAINER_REQUEST__INIT;
                 q.pod_uid = r->pod_uid ? (char *)r->pod_uid : empty;
                 q.container = r->container ? (char *)r->container : empty;
                 q.format = proto_format(r->format);
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_REMOVE_POD: {
                 Nodecm__V1__RemovePodRequest q = NODECM__V1__REMOVE_POD_REQUEST__INIT;
                 q.pod_uid = r->pod_uid ? (char *)r->pod_uid : empty;
                 q.format = proto_format(r->format);
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_LIST_PODS: {
                 Nodecm__V1__ListPodsRequest q = NODECM__V1__LIST_PODS_REQUEST__INIT;
                 q.format = proto_format(r->format);
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_GET_STATE: {
                 Nodecm__V1__GetStateRequest q = NODECM__V1__GET_STATE_REQUEST__INIT;
                 q.format = proto_format(r->format);
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_RECONCILE: {
                 Nodecm__V1__ReconcileRequest q = NODECM__V1__RECONCILE_REQUEST__INIT;
                 q.format = proto_format(r->format);
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_WATCH: {
                 Nodecm__V1__WatchRequest q = NODECM__V1__WATCH_REQUEST__INIT;
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         case NCM_CTL_LIST_DEVICES: {
                 Nodecm__V1__ListDevicesRequest q = NODECM__V1__LIST_DEVICES_REQUEST__INIT;
                 q.format = proto_format(r->format);
                 q.locations = r->locations;
-                return ncm__ctl_pack(&q.base, out);
+                return ncm__pb_append(&q.base, out);
         }
         default:
                 return -EINVAL;
@@ -493,7 +410,7 @@ static int pod_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admis
                      bool resize, Nodecm__V1__Container **cs, const ncm_buf *json, ncm_buf *out)
 {
         Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
-        ctl_arena a = {0};
+        ncm__pb_arena a = {0};
         ncm_buf line = NCM_BUF_INIT;
         ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
         int r;
@@ -522,9 +439,9 @@ static int pod_event(const ncm_node *n, const ncm_pod *pod, const ncm_node_admis
         ev.containers = cs;
         ev.n_containers = cs ? adm->n_containers : 0;
         ev.shared_pool = cpus_str(&a, pool);
-        ev.json = ncm__ctl_take(&a, ncm_buf_steal(&line));
-        r = a.failed ? -ENOMEM : ncm__ctl_pack(&ev.base, out);
-        ncm__ctl_arena_done(&a);
+        ev.json = ncm__pb_take(&a, ncm_buf_steal(&line));
+        r = a.failed ? -ENOMEM : ncm__pb_append(&ev.base, out);
+        ncm__pb_arena_done(&a);
         return r;
 }
 
@@ -590,7 +507,7 @@ static int decision_reply(const ncm_pod *pod, const ncm_node_admission *adm, ncm
 {
         Nodecm__V1__Admission ar = NODECM__V1__ADMISSION__INIT;
         Nodecm__V1__ResizeResult rr = NODECM__V1__RESIZE_RESULT__INIT;
-        ctl_arena a = {0};
+        ncm__pb_arena a = {0};
         ncm_buf text = NCM_BUF_INIT;
 
         if (f == NCM_CTL_FORMAT_JSON) {
@@ -624,7 +541,7 @@ static int decision_answer(const ncm_ctl_target *t, const ncm_pod *pod,
                            const ncm_node_admission *adm, ncm_ctl_format f, bool explain,
                            bool resize, bool dry_run, ncm_ctl_result *res)
 {
-        ctl_arena a = {0};
+        ncm__pb_arena a = {0};
         ncm_buf json = NCM_BUF_INIT;
         Nodecm__V1__Container **cs = admission_containers(&a, adm);
         int r = a.failed ? -ENOMEM
@@ -634,13 +551,14 @@ static int decision_answer(const ncm_ctl_target *t, const ncm_pod *pod,
         if (r >= 0 && !dry_run)
                 r = pod_event(t->node, pod, adm, resize, cs, json.len ? &json : NULL, &res->event);
         ncm_buf_done(&json);
-        ncm__ctl_arena_done(&a);
+        ncm__pb_arena_done(&a);
         return r;
 }
 
 /* The node's decision on POD, an admission or (RESIZE) a resize, and what RES says of it. */
 static int decide(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, bool resize,
-                  ncm_ctl_result *res, ncm_node_admission **ret, ncm_error *err)
+                  ncm_fs_batch *batch, ncm_ctl_result *res, ncm_node_admission **ret,
+                  ncm_error *err)
 {
         ncm_autoptr(ncm_cpuset) before = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) after = ncm_cpuset_new();
@@ -650,8 +568,8 @@ static int decide(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, boo
         if (!before || !after)
                 return oom(err);
         ncm_node_shared_pool(t->node, before);
-        r = resize ? ncm_node_resize(t->node, pod, node_flags(t, explain), &adm, err)
-                   : ncm_node_admit(t->node, pod, node_flags(t, explain), &adm, err);
+        r = resize ? ncm_node_resize_batch(t->node, pod, node_flags(t, explain), batch, &adm, err)
+                   : ncm_node_admit_batch(t->node, pod, node_flags(t, explain), batch, &adm, err);
         if (r < 0)
                 return r;
         ncm_node_shared_pool(t->node, after);
@@ -713,29 +631,45 @@ static int handle_admit(const ncm_ctl_target *t, const uint8_t *req, size_t len,
                 r = decision_answer(t, pod, adm, f, true, false, true, res);
                 return r < 0 ? oom(err) : 0;
         }
-        r = t->respec ? 0 : check_readmission(t->node, pod, err);
-        if (r >= 0)
-                r = decide(t, pod, explain, false, res, &adm, err);
-        if (r < 0)
-                return r;
-        return decision_answer(t, pod, adm, f, explain, false, false, res) < 0 ? oom(err) : 0;
+        return ncm_ctl_admit(t, pod, explain ? NCM_CTL_FLAG_EXPLAIN : 0, NULL, f, res, NULL, err);
 }
 
-/* ---- Resize ---- */
-
-int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, bool explain, ncm_ctl_format f,
-                   ncm_ctl_result *res, ncm_node_admission **ret_adm, ncm_error *err)
+/* An admission (RESIZE: a resize) of POD, typed: decided, answered, and its outcome kept. */
+static int decide_typed(const ncm_ctl_target *t, const ncm_pod *pod, unsigned flags, bool resize,
+                        ncm_fs_batch *batch, ncm_ctl_format f, ncm_ctl_result *res,
+                        ncm_node_admission **ret_adm, ncm_error *err)
 {
         ncm_autoptr(ncm_node_admission) adm = NULL;
-        int r = decide(t, pod, explain, true, res, &adm, err);
+        bool explain = (flags & NCM_CTL_FLAG_EXPLAIN) != 0;
+        int r = decide(t, pod, explain, resize, batch, res, &adm, err);
 
         if (r < 0)
                 return r;
-        if (decision_answer(t, pod, adm, f, explain, true, false, res) < 0)
+        if (decision_answer(t, pod, adm, f, explain, resize, false, res) < 0)
                 return oom(err);
         if (ret_adm)
                 *ret_adm = NCM_TAKE_PTR(adm);
         return 0;
+}
+
+int ncm_ctl_admit(const ncm_ctl_target *t, const ncm_pod *pod, unsigned flags, ncm_fs_batch *batch,
+                  ncm_ctl_format f, ncm_ctl_result *res, ncm_node_admission **ret_adm,
+                  ncm_error *err)
+{
+        int r = t->respec ? 0 : check_readmission(t->node, pod, err);
+
+        if (r < 0)
+                return r;
+        return decide_typed(t, pod, flags, false, batch, f, res, ret_adm, err);
+}
+
+/* ---- Resize ---- */
+
+int ncm_ctl_resize(const ncm_ctl_target *t, const ncm_pod *pod, unsigned flags, ncm_fs_batch *batch,
+                   ncm_ctl_format f, ncm_ctl_result *res, ncm_node_admission **ret_adm,
+                   ncm_error *err)
+{
+        return decide_typed(t, pod, flags, true, batch, f, res, ret_adm, err);
 }
 
 static int handle_resize(const ncm_ctl_target *t, const uint8_t *req, size_t len,
@@ -755,7 +689,7 @@ static int handle_resize(const ncm_ctl_target *t, const uint8_t *req, size_t len
         nodecm__v1__resize_request__free_unpacked(q, NULL);
         if (r < 0)
                 return r;
-        return ncm_ctl_resize(t, pod, explain, f, res, NULL, err);
+        return ncm_ctl_resize(t, pod, explain ? NCM_CTL_FLAG_EXPLAIN : 0, NULL, f, res, NULL, err);
 }
 
 /* Whether the node's CPU state holds entries of pod UID (a pod known from a checkpoint). */
@@ -788,23 +722,66 @@ static int check_removal(const ncm_node *n, const char *uid, const char *contain
         return r;
 }
 
-static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
-                         ncm_ctl_result *res, ncm_error *err)
+int ncm_ctl_remove(const ncm_ctl_target *t, const char *uid, const char *container,
+                   ncm_ctl_format f, ncm_ctl_result *res, ncm_error *err)
 {
+        ncm_ctl_method m = container ? NCM_CTL_REMOVE_CONTAINER : NCM_CTL_REMOVE_POD;
         ncm_autoptr(ncm_cpuset) released = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) pool = ncm_cpuset_new();
-        ncm_autofree char *uid = NULL;
-        ncm_autofree char *container = NULL;
         ncm_autofree char *name = NULL;
         Nodecm__V1__Removal rep = NODECM__V1__REMOVAL__INIT;
         Nodecm__V1__Event ev = NODECM__V1__EVENT__INIT;
-        ctl_arena a = {0};
+        ncm__pb_arena a = {0};
         ncm_buf line = NCM_BUF_INIT, text = NCM_BUF_INIT;
-        ncm_ctl_format f;
         int r;
 
         if (!released || !pool)
                 return oom(err);
+        if (!uid[0])
+                return ncm_error_set(err, EINVAL, "%s: no pod UID given", ncm_ctl_method_name(m));
+        r = check_removal(t->node, uid, container, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "%s", ncm_ctl_method_name(m));
+        if (ncm_node_pod_name(t->node, uid))
+                name = strdup(ncm_node_pod_name(t->node, uid));
+        r = container ? ncm_node_remove_container(t->node, uid, container, released, err)
+                      : ncm_node_remove_pod(t->node, uid, released, err);
+        if (r < 0)
+                return r;
+        res->changed = r > 0;
+        res->pool_changed = !ncm_cpuset_is_empty(released);
+        /* the event's line is the JSON output too */
+        ncm_node_format_removal_json(&line, -1, uid, container, r, released);
+        if (f == NCM_CTL_FORMAT_TEXT)
+                ncm_node_format_removal_text(&text, -1, uid, name, container, r, released);
+        rep.removed = r > 0;
+        rep.released = cpus_str(&a, released);
+        if (f != NCM_CTL_FORMAT_NONE)
+                rep.output = ncm__pb_str(&a, f == NCM_CTL_FORMAT_TEXT ? text.data : line.data);
+        ncm_node_shared_pool(t->node, pool);
+        ev.op = container ? (char *)"remove" : (char *)"removePod";
+        ev.pod_uid = (char *)uid;
+        ev.pod_name = name ? name : (char *)"";
+        ev.container = container ? (char *)container : (char *)"";
+        ev.released = rep.released;
+        ev.shared_pool = cpus_str(&a, pool);
+        ev.json = ncm__pb_take(&a, ncm_buf_steal(&line));
+        r = a.failed ? -ENOMEM : ncm__pb_append(&rep.base, &res->reply);
+        /* a removal of something the node did not know changes nothing: no event */
+        if (r >= 0 && res->changed)
+                r = ncm__pb_append(&ev.base, &res->event);
+        ncm__pb_arena_done(&a);
+        ncm_buf_done(&text);
+        return r < 0 ? oom(err) : 0;
+}
+
+static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_t *req, size_t len,
+                         ncm_ctl_result *res, ncm_error *err)
+{
+        ncm_autofree char *uid = NULL;
+        ncm_autofree char *container = NULL;
+        ncm_ctl_format f;
+
         if (m == NCM_CTL_REMOVE_CONTAINER) {
                 Nodecm__V1__RemoveContainerRequest *q =
                                 nodecm__v1__remove_container_request__unpack(NULL, len, req);
@@ -829,42 +806,7 @@ static int handle_remove(const ncm_ctl_target *t, ncm_ctl_method m, const uint8_
                 if (!uid)
                         return oom(err);
         }
-        if (!uid[0])
-                return ncm_error_set(err, EINVAL, "%s: no pod UID given", ncm_ctl_method_name(m));
-        r = check_removal(t->node, uid, container, err);
-        if (r < 0)
-                return ncm_error_prefix(err, "%s", ncm_ctl_method_name(m));
-        if (ncm_node_pod_name(t->node, uid))
-                name = strdup(ncm_node_pod_name(t->node, uid));
-        r = container ? ncm_node_remove_container(t->node, uid, container, released, err)
-                      : ncm_node_remove_pod(t->node, uid, released, err);
-        if (r < 0)
-                return r;
-        res->changed = r > 0;
-        res->pool_changed = !ncm_cpuset_is_empty(released);
-        /* the event's line is the JSON output too */
-        ncm_node_format_removal_json(&line, -1, uid, container, r, released);
-        if (f == NCM_CTL_FORMAT_TEXT)
-                ncm_node_format_removal_text(&text, -1, uid, name, container, r, released);
-        rep.removed = r > 0;
-        rep.released = cpus_str(&a, released);
-        if (f != NCM_CTL_FORMAT_NONE)
-                rep.output = ncm__ctl_str(&a, f == NCM_CTL_FORMAT_TEXT ? text.data : line.data);
-        ncm_node_shared_pool(t->node, pool);
-        ev.op = container ? (char *)"remove" : (char *)"removePod";
-        ev.pod_uid = uid;
-        ev.pod_name = name ? name : (char *)"";
-        ev.container = container ? container : (char *)"";
-        ev.released = rep.released;
-        ev.shared_pool = cpus_str(&a, pool);
-        ev.json = ncm__ctl_take(&a, ncm_buf_steal(&line));
-        r = a.failed ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
-        /* a removal of something the node did not know changes nothing: no event */
-        if (r >= 0 && res->changed)
-                r = ncm__ctl_pack(&ev.base, &res->event);
-        ncm__ctl_arena_done(&a);
-        ncm_buf_done(&text);
-        return r < 0 ? oom(err) : 0;
+        return ncm_ctl_remove(t, uid, container, f, res, err);
 }
 
 /* The pods the node holds, as ListPods reports them and their output. */
@@ -920,7 +862,7 @@ static int handle_list_pods(const ncm_ctl_target *t, const uint8_t *req, size_t 
         ncm_autoptr(ncm_cpuset) cpus = ncm_cpuset_new();
         const ncm_topo *topo = ncm_node_topo(t->node);
         size_t n = ncm_node_num_pods(t->node);
-        ctl_arena a = {0};
+        ncm__pb_arena a = {0};
         ncm_buf text = NCM_BUF_INIT;
         ncm_ctl_format f;
 
@@ -930,30 +872,30 @@ static int handle_list_pods(const ncm_ctl_target *t, const uint8_t *req, size_t 
         nodecm__v1__list_pods_request__free_unpacked(q, NULL);
         if (!cpus)
                 return oom(err);
-        rep.pods = ncm__ctl_alloc(&a, (n + 1) * sizeof(*rep.pods));
+        rep.pods = ncm__pb_alloc(&a, (n + 1) * sizeof(*rep.pods));
         for (size_t i = 0; rep.pods && i < n; i++) {
                 const ncm_pod *pod = ncm_node_pod_at(t->node, i);
                 size_t nc = pod->n_init_containers + pod->n_containers;
-                Nodecm__V1__Pod *p = ncm__ctl_alloc(&a, sizeof(*p));
+                Nodecm__V1__Pod *p = ncm__pb_alloc(&a, sizeof(*p));
                 if (!p)
                         break;
                 nodecm__v1__pod__init(p);
-                p->uid = ncm__ctl_str(&a, pod->uid);
-                p->name = ncm__ctl_str(&a, pod->name);
-                p->namespace_ = ncm__ctl_str(&a, pod->ns);
-                p->qos = ncm__ctl_str(&a, ncm_qos_class_name(pod->qos));
-                p->containers = ncm__ctl_alloc(&a, (nc + 1) * sizeof(*p->containers));
+                p->uid = ncm__pb_str(&a, pod->uid);
+                p->name = ncm__pb_str(&a, pod->name);
+                p->namespace_ = ncm__pb_str(&a, pod->ns);
+                p->qos = ncm__pb_str(&a, ncm_qos_class_name(pod->qos));
+                p->containers = ncm__pb_alloc(&a, (nc + 1) * sizeof(*p->containers));
                 for (size_t k = 0; p->containers && k < nc; k++) {
                         const ncm_container *ct =
                                         k < pod->n_init_containers
                                                         ? &pod->init_containers[k]
                                                         : &pod->containers[k -
                                                                            pod->n_init_containers];
-                        Nodecm__V1__Container *c = ncm__ctl_alloc(&a, sizeof(*c));
+                        Nodecm__V1__Container *c = ncm__pb_alloc(&a, sizeof(*c));
                         if (!c)
                                 break;
                         nodecm__v1__container__init(c);
-                        c->name = ncm__ctl_str(&a, ct->name);
+                        c->name = ncm__pb_str(&a, ct->name);
                         c->init = ct->init;
                         c->sidecar = ct->sidecar;
                         c->exclusive = ncm_node_container_cpus(t->node, pod->uid, ct->name, cpus) >
@@ -982,7 +924,7 @@ static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t 
         ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
         const char *pu, *cn;
         const ncm_cpuset *cs;
-        ctl_arena a = {0};
+        ncm__pb_arena a = {0};
         ncm_buf text = NCM_BUF_INIT, cp = NCM_BUF_INIT;
         ncm_ctl_format f;
         size_t n = ncm_cpu_state_num_entries(s);
@@ -998,19 +940,19 @@ static int handle_get_state(const ncm_ctl_target *t, const uint8_t *req, size_t 
         rep.default_cpu_set = cpus_str(&a, ncm_cpu_state_default(s));
         rep.reserved = cpus_str(&a, reserved ? reserved : none);
         rep.shared_pool = cpus_str(&a, pool);
-        rep.entries = ncm__ctl_alloc(&a, (n + 1) * sizeof(*rep.entries));
+        rep.entries = ncm__pb_alloc(&a, (n + 1) * sizeof(*rep.entries));
         while (rep.entries && ncm_cpu_state_next(s, &it, &pu, &cn, &cs) && rep.n_entries < n) {
-                Nodecm__V1__StateEntry *e = ncm__ctl_alloc(&a, sizeof(*e));
+                Nodecm__V1__StateEntry *e = ncm__pb_alloc(&a, sizeof(*e));
                 if (!e)
                         break;
                 nodecm__v1__state_entry__init(e);
-                e->pod_uid = ncm__ctl_str(&a, pu);
-                e->container = ncm__ctl_str(&a, cn);
+                e->pod_uid = ncm__pb_str(&a, pu);
+                e->container = ncm__pb_str(&a, cn);
                 e->cpus = cpus_str(&a, cs);
                 rep.entries[rep.n_entries++] = e;
         }
         ncm_node_format_cpu_checkpoint(t->node, &cp);
-        rep.checkpoint = ncm__ctl_take(&a, ncm_buf_steal(&cp));
+        rep.checkpoint = ncm__pb_take(&a, ncm_buf_steal(&cp));
         if (f == NCM_CTL_FORMAT_JSON)
                 ncm_node_format_status_json(t->node, &text);
         else if (f == NCM_CTL_FORMAT_TEXT && ncm_node_format_cpu_map(t->node, &text) < 0)
@@ -1065,7 +1007,7 @@ static int handle_reconcile(const ncm_ctl_target *t, const uint8_t *req, size_t 
                                t->dir ? t->dir : "?", t->enforcer ? t->enforcer : "none");
                 rep.output = text.data ? text.data : (char *)"";
         }
-        r = ncm_buf_failed(&text) ? -ENOMEM : ncm__ctl_pack(&rep.base, &res->reply);
+        r = ncm_buf_failed(&text) ? -ENOMEM : ncm__pb_append(&rep.base, &res->reply);
         ncm_buf_done(&text);
         return r < 0 ? oom(err) : 0;
 }
@@ -1125,7 +1067,7 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
                         nodecm__v1__list_devices_request__unpack(NULL, len, req);
         Nodecm__V1__DeviceList rep = NODECM__V1__DEVICE_LIST__INIT;
         ncm_devmgr_inventory inv = {0};
-        ctl_arena a = {0};
+        ncm__pb_arena a = {0};
         ncm_buf text = NCM_BUF_INIT;
         ncm_ctl_format f;
         bool locations;
@@ -1139,14 +1081,14 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
         nodecm__v1__list_devices_request__free_unpacked(q, NULL);
         if (ncm_devmgr_inventory_get(ncm_node_devmgr(t->node), &inv) < 0)
                 return oom(err);
-        rep.resources = ncm__ctl_alloc(&a, (inv.n + 1) * sizeof(*rep.resources));
+        rep.resources = ncm__pb_alloc(&a, (inv.n + 1) * sizeof(*rep.resources));
         for (size_t i = 0; rep.resources && i < inv.n; i++) {
                 const ncm_devmgr_resource_info *ri = &inv.v[i];
-                Nodecm__V1__Resource *m = ncm__ctl_alloc(&a, sizeof(*m));
+                Nodecm__V1__Resource *m = ncm__pb_alloc(&a, sizeof(*m));
                 if (!m)
                         break;
                 nodecm__v1__resource__init(m);
-                m->name = ncm__ctl_str(&a, ri->resource);
+                m->name = ncm__pb_str(&a, ri->resource);
                 m->endpoint = (char *)endpoint_state(ri->endpoint);
                 m->pre_start_required = ri->options.pre_start_required;
                 m->get_preferred_allocation_available =
@@ -1156,23 +1098,23 @@ static int handle_list_devices(const ncm_ctl_target *t, const uint8_t *req, size
                 m->allocated = ri->allocated;
                 m->stopped_seconds = (double)ri->stopped_ns / 1e9;
                 m->grace_left_seconds = (double)ri->grace_left_ns / 1e9;
-                m->devices = ncm__ctl_alloc(&a, (ri->n_devices + 1) * sizeof(*m->devices));
+                m->devices = ncm__pb_alloc(&a, (ri->n_devices + 1) * sizeof(*m->devices));
                 for (size_t k = 0; m->devices && k < ri->n_devices; k++) {
                         const ncm_devmgr_device_info *di = &ri->devices[k];
-                        Nodecm__V1__Device *d = ncm__ctl_alloc(&a, sizeof(*d));
+                        Nodecm__V1__Device *d = ncm__pb_alloc(&a, sizeof(*d));
                         if (!d)
                                 break;
                         nodecm__v1__device__init(d);
-                        d->id = ncm__ctl_str(&a, di->id);
-                        d->health = ncm__ctl_str(&a, di->health ? di->health : "");
+                        d->id = ncm__pb_str(&a, di->id);
+                        d->health = ncm__pb_str(&a, di->health ? di->health : "");
                         d->healthy = di->healthy;
                         d->topology = di->topology;
-                        d->numa = ncm__ctl_alloc(&a, (di->n_numa + 1) * sizeof(*d->numa));
+                        d->numa = ncm__pb_alloc(&a, (di->n_numa + 1) * sizeof(*d->numa));
                         for (size_t j = 0; d->numa && j < di->n_numa; j++)
                                 d->numa[d->n_numa++] = di->numa[j];
                         d->allocated = di->allocated;
-                        d->pod_uid = ncm__ctl_str(&a, di->pod ? di->pod : "");
-                        d->container = ncm__ctl_str(&a, di->container ? di->container : "");
+                        d->pod_uid = ncm__pb_str(&a, di->pod ? di->pod : "");
+                        d->container = ncm__pb_str(&a, di->container ? di->container : "");
                         d->held = di->held;
                         m->devices[m->n_devices++] = d;
                 }

@@ -14,6 +14,7 @@
 #include <nodecm/buf.h>
 #include "base/utf8.h"
 #include "deviceplugin-v1beta1.pb-c.h"
+#include "pb-util.h"
 #include "dp-internal.h"
 
 static const uint8_t empty_msg[1];
@@ -319,17 +320,6 @@ int ncm__dp_allocate_decode(const uint8_t *data, size_t len, ncm_devmgr_alloc_re
 
 /* ---- requests ---- */
 
-static int pack(const ProtobufCMessage *m, uint8_t **ret, size_t *ret_len)
-{
-        size_t n = protobuf_c_message_get_packed_size(m);
-        uint8_t *b = malloc(n ? n : 1);
-        if (!b)
-                return -ENOMEM;
-        *ret_len = protobuf_c_message_pack(m, b);
-        *ret = b;
-        return 0;
-}
-
 int ncm__dp_allocate_request(const char *const *ids, size_t n, uint8_t **ret, size_t *ret_len)
 {
         V1beta1__ContainerAllocateRequest c = V1BETA1__CONTAINER_ALLOCATE_REQUEST__INIT;
@@ -340,7 +330,7 @@ int ncm__dp_allocate_request(const char *const *ids, size_t n, uint8_t **ret, si
         c.devices_ids = (char **)ids;
         r.n_container_requests = 1;
         r.container_requests = cv;
-        return pack(&r.base, ret, ret_len);
+        return ncm__pb_pack(&r.base, ret, ret_len);
 }
 
 int ncm__dp_preferred_request(const char *const *available, size_t n_available,
@@ -359,7 +349,7 @@ int ncm__dp_preferred_request(const char *const *available, size_t n_available,
         c.allocation_size = size;
         r.n_container_requests = 1;
         r.container_requests = cv;
-        return pack(&r.base, ret, ret_len);
+        return ncm__pb_pack(&r.base, ret, ret_len);
 }
 
 int ncm__dp_pre_start_request(const char *const *ids, size_t n, uint8_t **ret, size_t *ret_len)
@@ -368,7 +358,7 @@ int ncm__dp_pre_start_request(const char *const *ids, size_t n, uint8_t **ret, s
 
         r.n_devices_ids = n;
         r.devices_ids = (char **)ids;
-        return pack(&r.base, ret, ret_len);
+        return ncm__pb_pack(&r.base, ret, ret_len);
 }
 
 /* ---- grpc-go's error texts ---- */

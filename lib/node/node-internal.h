@@ -230,9 +230,10 @@ struct ncm_node {
         bool pods_journal;      /* and its journal (ncm__node_pods_journal) */
         ncm__journal pods_jn;   /* nodecm_pods' generation, its journal's lines */
         uint64_t dir_syncs;     /* fsyncs of dir (ncm_node_dir_syncs) */
-        ncm_fs_batch *stage;    /* the owner's batch the writes join (ncm_node_stage_writes) */
-        bool attach;            /* started before: the enforcer writes nothing at start */
-        bool read_only;         /* writes nothing (ncm_node_options.read_only) */
+        /* the caller's batch the writes join for one decision (ncm_node_admit_batch) */
+        ncm_fs_batch *stage;
+        bool attach;    /* started before: the enforcer writes nothing at start */
+        bool read_only; /* writes nothing (ncm_node_options.read_only) */
 
         /*
          * The transaction: every write of one decision joins one batch (the owner's when staged,
@@ -271,6 +272,9 @@ struct ncm_node {
 /* A transaction of N's writes (above): begin, then commit (or not), then end, which drops what
  * was not committed. Nested ones are part of the outermost. */
 int ncm__node_txn_begin(ncm_node *n, ncm_error *err);
+/* Stage N's writes into BATCH (NULL: as they are) for one decision; the stage before, to put
+ * back after it. */
+ncm_fs_batch *ncm__node_stage(ncm_node *n, ncm_fs_batch *batch);
 int ncm__node_txn_commit(ncm_node *n, ncm_error *err);
 void ncm__node_txn_end(ncm_node *n);
 /* Whether POD asks CRI-O's ANNOTATION to be "disable" (or its older "true"). */

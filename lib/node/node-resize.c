@@ -895,3 +895,13 @@ int ncm_node_resize(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_ad
         *ret = NCM_TAKE_PTR(a);
         return 0;
 }
+
+int ncm_node_resize_batch(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_fs_batch *batch,
+                          ncm_node_admission **ret, ncm_error *err)
+{
+        ncm_fs_batch *prev = ncm__node_stage(n, batch);
+        int r = ncm_node_resize(n, pod, flags, ret, err);
+
+        n->stage = prev;
+        return r;
+}

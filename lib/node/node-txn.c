@@ -299,9 +299,27 @@ uint64_t ncm_node_dir_syncs(const ncm_node *n)
         return n->dir_syncs;
 }
 
-void ncm_node_stage_writes(ncm_node *n, ncm_fs_batch *batch)
+/*
+ * The caller's batch for the one decision it asks: set around the call only (a decision's
+ * nested transactions see it, nothing after it does).
+ */
+ncm_fs_batch *ncm__node_stage(ncm_node *n, ncm_fs_batch *batch)
 {
-        n->stage = batch;
+        ncm_fs_batch *prev = n->stage;
+
+        if (batch)
+                n->stage = batch;
+        return prev;
+}
+
+int ncm_node_admit_batch(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_fs_batch *batch,
+                         ncm_node_admission **ret, ncm_error *err)
+{
+        ncm_fs_batch *prev = ncm__node_stage(n, batch);
+        int r = ncm_node_admit(n, pod, flags, ret, err);
+
+        n->stage = prev;
+        return r;
 }
 
 int ncm__node_txn_begin(ncm_node *n, ncm_error *err)

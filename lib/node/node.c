@@ -699,6 +699,11 @@ const ncm_topo *ncm_node_topo(const ncm_node *n)
         return n->topo;
 }
 
+const ncm_enforcer *ncm_node_enforcer(const ncm_node *n)
+{
+        return n->enforcer;
+}
+
 const ncm_node_config *ncm_node_get_config(const ncm_node *n)
 {
         return n->cfg;

@@ -17,6 +17,7 @@
 #include <nodecm/rpc-uv.h>
 
 #include "base/utf8.h"
+#include "pb-util.h"
 #include "podresources-v1.pb-c.h"
 #include "podresources-v1alpha1.pb-c.h"
 
@@ -47,56 +48,10 @@ bool ncm_podres_get_enabled(const ncm_node *n)
         return ncm_node_config_feature_gate(ncm_node_get_config(n), "KubeletPodResourcesGet", def);
 }
 
-/* ---- an allocation pool for one response ---- */
-
-typedef struct pool {
-        void **v;
-        size_t n, cap;
-        bool failed;
-} pool;
-
-static void *palloc(pool *p, size_t size)
-{
-        void *x;
-        if (p->failed)
-                return NULL;
-        if (p->n == p->cap) {
-                size_t cap = p->cap ? p->cap * 2 : 64;
-                void **v = realloc(p->v, cap * sizeof(*v));
-                if (!v) {
-                        p->failed = true;
-                        return NULL;
-                }
-                p->v = v;
-                p->cap = cap;
-        }
-        x = calloc(1, size ? size : 1);
-        if (!x) {
-                p->failed = true;
-                return NULL;
-        }
-        p->v[p->n++] = x;
-        return x;
-}
-
-static char *pstrdup(pool *p, const char *s)
-{
-        size_t n = strlen(s) + 1;
-        char *d = palloc(p, n);
-        if (d)
-                memcpy(d, s, n);
-        return d;
-}
-
-static void pool_done(pool *p)
-{
-        for (size_t i = 0; i < p->n; i++)
-                free(p->v[i]);
-        free(p->v);
-}
+/* ---- one response's allocations: an arena (pb-util.h) ---- */
 
 /* Append PTR to the pointer array *V (*N entries, capacity *CAP). */
-static void push(pool *p, void ***v, size_t *n, size_t *cap, void *ptr)
+static void push(ncm__pb_arena *p, void ***v, size_t *n, size_t *cap, void *ptr)
 {
         if (p->failed || !ptr) {
                 p->failed = true;
@@ -104,7 +59,7 @@ static void push(pool *p, void ***v, size_t *n, size_t *cap, void *ptr)
         }
         if (*n == *cap) {
                 size_t nc = *cap ? *cap * 2 : 4;
-                void **nv = palloc(p, nc * sizeof(*nv));
+                void **nv = ncm__pb_alloc(p, nc * sizeof(*nv));
                 if (!nv)
                         return;
                 if (*n)
@@ -117,11 +72,11 @@ static void push(pool *p, void ***v, size_t *n, size_t *cap, void *ptr)
 
 /* ---- devices ---- */
 
-static V1__TopologyInfo *topology_of(pool *p, int64_t node)
+static V1__TopologyInfo *topology_of(ncm__pb_arena *p, int64_t node)
 {
-        V1__TopologyInfo *t = palloc(p, sizeof(*t));
-        V1__NUMANode *nn = palloc(p, sizeof(*nn));
-        V1__NUMANode **nv = palloc(p, sizeof(*nv));
+        V1__TopologyInfo *t = ncm__pb_alloc(p, sizeof(*t));
+        V1__NUMANode *nn = ncm__pb_alloc(p, sizeof(*nn));
+        V1__NUMANode **nv = ncm__pb_alloc(p, sizeof(*nv));
         if (!t || !nn || !nv)
                 return NULL;
         v1__topology_info__init(t);
@@ -134,15 +89,16 @@ static V1__TopologyInfo *topology_of(pool *p, int64_t node)
 }
 
 /* One ContainerDevices with one device, on NODE (-1: without topology). */
-static V1__ContainerDevices *one_device(pool *p, const char *resource, const char *id, int64_t node)
+static V1__ContainerDevices *one_device(ncm__pb_arena *p, const char *resource, const char *id,
+                                        int64_t node)
 {
-        V1__ContainerDevices *d = palloc(p, sizeof(*d));
-        char **ids = palloc(p, sizeof(*ids));
+        V1__ContainerDevices *d = ncm__pb_alloc(p, sizeof(*d));
+        char **ids = ncm__pb_alloc(p, sizeof(*ids));
         if (!d || !ids)
                 return NULL;
         v1__container_devices__init(d);
-        d->resource_name = pstrdup(p, resource);
-        ids[0] = pstrdup(p, id);
+        d->resource_name = ncm__pb_str(p, resource);
+        ids[0] = ncm__pb_str(p, id);
         d->n_device_ids = 1;
         d->device_ids = ids;
         if (node != NCM_DEVMGR_NO_TOPOLOGY)
@@ -170,8 +126,8 @@ static int cmp_id_node(const void *a, const void *b)
  * The kubelet's containerDevicesFromResourceDeviceInstances over a container's devices: one
  * entry per (resource, device, NUMA node), a device without topology once without it.
  */
-static void container_devices(pool *p, const ncm_devmgr *m, const char *uid, const char *name,
-                              V1__ContainerDevices ***ret, size_t *ret_n)
+static void container_devices(ncm__pb_arena *p, const ncm_devmgr *m, const char *uid,
+                              const char *name, V1__ContainerDevices ***ret, size_t *ret_n)
 {
         ncm_devmgr_numa_assignment *as = NULL;
         size_t na = 0, cap = 0;
@@ -210,7 +166,7 @@ static void container_devices(pool *p, const ncm_devmgr *m, const char *uid, con
         ncm_devmgr_numa_assignments_free(as, na);
 }
 
-static void cpu_ids(pool *p, const ncm_cpuset *s, int64_t **ret, size_t *ret_n)
+static void cpu_ids(ncm__pb_arena *p, const ncm_cpuset *s, int64_t **ret, size_t *ret_n)
 {
         int n = s ? ncm_cpuset_weight(s) : 0, k = 0;
         int64_t *v;
@@ -219,7 +175,7 @@ static void cpu_ids(pool *p, const ncm_cpuset *s, int64_t **ret, size_t *ret_n)
         *ret_n = 0;
         if (n <= 0)
                 return;
-        v = palloc(p, (size_t)n * sizeof(*v));
+        v = ncm__pb_alloc(p, (size_t)n * sizeof(*v));
         if (!v)
                 return;
         NCM_CPUSET_FOREACH(cpu, s)
@@ -232,25 +188,26 @@ static void cpu_ids(pool *p, const ncm_cpuset *s, int64_t **ret, size_t *ret_n)
  * The memory manager's blocks as ContainerMemory (containerMemoryFromBlock): its type, its size
  * and every NUMA node of its affinity; a block with no node still has an (empty) topology.
  */
-static void container_memory(pool *p, const ncm_mem_block *b, size_t n, V1__ContainerMemory ***ret,
-                             size_t *ret_n)
+static void container_memory(ncm__pb_arena *p, const ncm_mem_block *b, size_t n,
+                             V1__ContainerMemory ***ret, size_t *ret_n)
 {
         size_t cap = 0;
 
         *ret = NULL;
         *ret_n = 0;
         for (size_t i = 0; i < n; i++) {
-                V1__ContainerMemory *m = palloc(p, sizeof(*m));
-                V1__TopologyInfo *t = palloc(p, sizeof(*t));
-                V1__NUMANode **nodes = b[i].nnuma ? palloc(p, b[i].nnuma * sizeof(*nodes)) : NULL;
+                V1__ContainerMemory *m = ncm__pb_alloc(p, sizeof(*m));
+                V1__TopologyInfo *t = ncm__pb_alloc(p, sizeof(*t));
+                V1__NUMANode **nodes =
+                                b[i].nnuma ? ncm__pb_alloc(p, b[i].nnuma * sizeof(*nodes)) : NULL;
                 if (!m || !t || (b[i].nnuma && !nodes))
                         return;
                 v1__container_memory__init(m);
                 v1__topology_info__init(t);
-                m->memory_type = pstrdup(p, b[i].type);
+                m->memory_type = ncm__pb_str(p, b[i].type);
                 m->size = b[i].size;
                 for (size_t k = 0; k < b[i].nnuma; k++) {
-                        nodes[k] = palloc(p, sizeof(*nodes[k]));
+                        nodes[k] = ncm__pb_alloc(p, sizeof(*nodes[k]));
                         if (!nodes[k])
                                 return;
                         v1__numanode__init(nodes[k]);
@@ -265,16 +222,17 @@ static void container_memory(pool *p, const ncm_mem_block *b, size_t n, V1__Cont
 
 /* ---- v1 ---- */
 
-static V1__ContainerResources *container_resources(pool *p, const ncm_node *n, const ncm_pod *pod,
-                                                   const ncm_container *c)
+static V1__ContainerResources *container_resources(ncm__pb_arena *p, const ncm_node *n,
+                                                   const ncm_pod *pod, const ncm_container *c)
 {
-        V1__ContainerResources *r = palloc(p, sizeof(*r));
+        V1__ContainerResources *r = ncm__pb_alloc(p, sizeof(*r));
         if (!r)
                 return NULL;
         v1__container_resources__init(r);
-        r->name = pstrdup(p, c->name);
+        r->name = ncm__pb_str(p, c->name);
         container_devices(p, ncm_node_devmgr(n), pod->uid, c->name, &r->devices, &r->n_devices);
-        /* the CPU manager's GetCPUs: the container's own CPUs, none when it shares the pool */
+        /* the CPU manager's GetCPUs: the container's own CPUs, none when it shares the
+         * ncm__pb_arena */
         cpu_ids(p, ncm_cpu_state_get(ncm_node_cpu_state(n), pod->uid, c->name), &r->cpu_ids,
                 &r->n_cpu_ids);
         /* the memory manager's GetMemory: its blocks (Static policy only) */
@@ -287,16 +245,16 @@ static V1__ContainerResources *container_resources(pool *p, const ncm_node *n, c
         return r;
 }
 
-static V1__PodResources *pod_resources(pool *p, const ncm_node *n, const ncm_pod *pod)
+static V1__PodResources *pod_resources(ncm__pb_arena *p, const ncm_node *n, const ncm_pod *pod)
 {
-        V1__PodResources *r = palloc(p, sizeof(*r));
+        V1__PodResources *r = ncm__pb_alloc(p, sizeof(*r));
         size_t cap = 0;
 
         if (!r)
                 return NULL;
         v1__pod_resources__init(r);
-        r->name = pstrdup(p, pod->name);
-        r->namespace_ = pstrdup(p, pod->ns);
+        r->name = ncm__pb_str(p, pod->name);
+        r->namespace_ = ncm__pb_str(p, pod->ns);
         /* restartable init containers (sidecars) in spec order, then app containers */
         for (size_t i = 0; i < pod->n_init_containers; i++)
                 if (pod->init_containers[i].sidecar)
@@ -308,24 +266,14 @@ static V1__PodResources *pod_resources(pool *p, const ncm_node *n, const ncm_pod
         return r;
 }
 
-static int pack(pool *p, const ProtobufCMessage *m, ncm_buf *reply, ncm_error *err)
+static int pack(ncm__pb_arena *p, const ProtobufCMessage *m, ncm_buf *reply, ncm_error *err)
 {
-        size_t len;
-        uint8_t *b;
-
-        if (p->failed)
+        if (p->failed || ncm__pb_append(m, reply) < 0)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        len = protobuf_c_message_get_packed_size(m);
-        b = malloc(len ? len : 1);
-        if (!b)
-                return ncm_error_set(err, ENOMEM, "out of memory");
-        protobuf_c_message_pack(m, b);
-        ncm_buf_append(reply, b, len);
-        free(b);
-        return ncm_buf_failed(reply) ? ncm_error_set(err, ENOMEM, "out of memory") : 0;
+        return 0;
 }
 
-static int list_v1(pool *p, const ncm_node *n, ncm_buf *reply, ncm_error *err)
+static int list_v1(ncm__pb_arena *p, const ncm_node *n, ncm_buf *reply, ncm_error *err)
 {
         V1__ListPodResourcesResponse resp = V1__LIST_POD_RESOURCES_RESPONSE__INIT;
         size_t cap = 0;
@@ -339,7 +287,7 @@ static int list_v1(pool *p, const ncm_node *n, ncm_buf *reply, ncm_error *err)
         return pack(p, &resp.base, reply, err);
 }
 
-static int get_allocatable(pool *p, const ncm_node *n, ncm_buf *reply, ncm_error *err)
+static int get_allocatable(ncm__pb_arena *p, const ncm_node *n, ncm_buf *reply, ncm_error *err)
 {
         V1__AllocatableResourcesResponse resp = V1__ALLOCATABLE_RESOURCES_RESPONSE__INIT;
         ncm_devmgr_inventory inv = {0};
@@ -381,8 +329,8 @@ static int get_allocatable(pool *p, const ncm_node *n, ncm_buf *reply, ncm_error
         return pack(p, &resp.base, reply, err);
 }
 
-static int get_v1(pool *p, const ncm_node *n, const uint8_t *req, size_t len, ncm_buf *reply,
-                  ncm_rpc_code *code, ncm_error *err)
+static int get_v1(ncm__pb_arena *p, const ncm_node *n, const uint8_t *req, size_t len,
+                  ncm_buf *reply, ncm_rpc_code *code, ncm_error *err)
 {
         V1__GetPodResourcesRequest *q = v1__get_pod_resources_request__unpack(NULL, len, req);
         V1__GetPodResourcesResponse resp = V1__GET_POD_RESOURCES_RESPONSE__INIT;
@@ -423,7 +371,7 @@ static int get_v1(pool *p, const ncm_node *n, const uint8_t *req, size_t len, nc
 
 /* ---- v1alpha1 ---- */
 
-static int list_v1alpha1(pool *p, const ncm_node *n, ncm_buf *reply, ncm_error *err)
+static int list_v1alpha1(ncm__pb_arena *p, const ncm_node *n, ncm_buf *reply, ncm_error *err)
 {
         V1alpha1__ListPodResourcesResponse resp = V1ALPHA1__LIST_POD_RESOURCES_RESPONSE__INIT;
         size_t pcap = 0;
@@ -434,25 +382,25 @@ static int list_v1alpha1(pool *p, const ncm_node *n, ncm_buf *reply, ncm_error *
                 size_t ccap = 0;
                 if (!pod)
                         continue;
-                pr = palloc(p, sizeof(*pr));
+                pr = ncm__pb_alloc(p, sizeof(*pr));
                 if (!pr)
                         break;
                 v1alpha1__pod_resources__init(pr);
-                pr->name = pstrdup(p, pod->name);
-                pr->namespace_ = pstrdup(p, pod->ns);
+                pr->name = ncm__pb_str(p, pod->name);
+                pr->namespace_ = ncm__pb_str(p, pod->ns);
                 /* v1alpha1 lists the app containers only, devices without topology */
                 for (size_t c = 0; c < pod->n_containers && !p->failed; c++) {
-                        V1alpha1__ContainerResources *cr = palloc(p, sizeof(*cr));
+                        V1alpha1__ContainerResources *cr = ncm__pb_alloc(p, sizeof(*cr));
                         V1__ContainerDevices **dv = NULL;
                         size_t nd = 0, dcap = 0;
                         if (!cr)
                                 break;
                         v1alpha1__container_resources__init(cr);
-                        cr->name = pstrdup(p, pod->containers[c].name);
+                        cr->name = ncm__pb_str(p, pod->containers[c].name);
                         container_devices(p, ncm_node_devmgr(n), pod->uid, pod->containers[c].name,
                                           &dv, &nd);
                         for (size_t k = 0; k < nd && !p->failed; k++) {
-                                V1alpha1__ContainerDevices *d = palloc(p, sizeof(*d));
+                                V1alpha1__ContainerDevices *d = ncm__pb_alloc(p, sizeof(*d));
                                 if (!d)
                                         break;
                                 v1alpha1__container_devices__init(d);
@@ -482,7 +430,7 @@ int ncm_podres_handle(const ncm_node *n, ncm_podres_method m, bool get_enabled, 
                       size_t len, ncm_buf *reply, ncm_rpc_code *ret_code, ncm_error *err)
 {
         static const uint8_t none[1];
-        pool p = {0};
+        ncm__pb_arena p = {0};
         ncm_rpc_code code = NCM_RPC_OK;
         int r;
 
@@ -515,7 +463,7 @@ int ncm_podres_handle(const ncm_node *n, ncm_podres_method m, bool get_enabled, 
                 code = NCM_RPC_UNIMPLEMENTED;
                 r = ncm_error_set(err, EINVAL, "unknown method");
         }
-        pool_done(&p);
+        ncm__pb_arena_done(&p);
         if (r == -ENOMEM)
                 code = NCM_RPC_RESOURCE_EXHAUSTED;
         *ret_code = r < 0 ? code : NCM_RPC_OK;

@@ -452,6 +452,191 @@ static void test_cri_node_admits_as_containers_come(void **state)
         }
 }
 
+/* The intents the cri enforcer published since the last take, as "pod/name=cpus@mems ...". */
+static char *taken(fx *f)
+{
+        ncm_cri_intent *v = NULL;
+        size_t n = 0;
+        ncm_buf b = NCM_BUF_INIT;
+
+        assert_int_equal(ncm_enforcer_cri_take(f->enf, &v, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                ncm_buf_printf(&b, "%s%s/%s=%s@%s", i ? " " : "", v[i].pod_uid, v[i].container,
+                               v[i].cpuset_cpus, v[i].cpuset_mems);
+        ncm_cri_intents_free(v, n);
+        {
+                char *text = ncm_buf_steal(&b);
+                return text ? text : strdup("");
+        }
+}
+
+static void taken_is(fx *f, const char *want)
+{
+        char *got = taken(f);
+        if (strcmp(got, want) != 0)
+                fail_msg("intents '%s', want '%s'", got, want);
+        free(got);
+}
+
+/*
+ * The cri enforcer: a CRI admission that moves the shared pool publishes, in its one
+ * transaction, the new container's intent (what CreateContainer's patch carries) and the
+ * other containers' on the pool (their UpdateContainerResources); a refusal publishes
+ * nothing; a release moves them back; a removed pod's intents go.
+ */
+static void test_cri_node_enforcer_intents(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config b =
+                        request("sb", "ub", "/kubepods/burstable/podub", "web", 250, 0, 0);
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 2000, 2000, 1 << 28);
+        ncm_cri_container_config big =
+                        request("sz", "uz", "/kubepods/poduz", "big", 8000, 8000, 1 << 28);
+        const char *cpus = NULL, *mems = NULL;
+
+        /* the node with the cri enforcer (its UpdateContainerResources intents carry "" for
+         * cpuset.mems when the node leaves it alone, the kubelet's default) */
+        f->cn = ncm_cri_node_free(f->cn);
+        f->nd = ncm_node_dir_close(f->nd);
+        ncm_enforcer_free(f->enf);
+        assert_int_equal(ncm_enforcer_cri_new(NULL, &f->enf, NULL), 0);
+        assert_string_equal(ncm_enforcer_name(f->enf), "cri");
+        open_cn(f);
+        taken_is(f, "");
+
+        create(f, &b, NCM_CRI_ADMIT, "0-3", "cb");
+        taken_is(f, "ub/web=0-3@");
+        /* two exclusive CPUs: the pool shrinks, and the one admission says so for both */
+        create(f, &g, NCM_CRI_ADMIT, "1-2", "cg");
+        taken_is(f, "ub/web=0,3@ ug/app=1-2@");
+        assert_int_equal(ncm_enforcer_cri_intent(f->enf, "ug", "app", &cpus, &mems), 1);
+        assert_string_equal(cpus, "1-2");
+        /* cpuset.mems is the node's rule: the kubelet's default leaves it to the runtime */
+        assert_null(mems);
+        /* refused: rolled back, nothing published */
+        create(f, &big, NCM_CRI_REFUSE, NULL, NULL);
+        taken_is(f, "");
+        assert_int_equal(ncm_enforcer_cri_intent(f->enf, "uz", "big", &cpus, &mems), 0);
+        /* a reconcile that changes nothing publishes nothing new */
+        assert_int_equal(ncm_node_reconcile(f->t.node, NULL), 0);
+        taken_is(f, "");
+        {
+                ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+                assert_int_equal(ncm_cri_node_sandbox_removed(f->cn, "sg", &res, NULL), 0);
+                assert_true(res.pool_changed);
+                ncm_ctl_result_done(&res);
+        }
+        taken_is(f, "ub/web=0-3@");
+        assert_int_equal(ncm_enforcer_cri_intent(f->enf, "ug", "app", &cpus, &mems), 0);
+        /* not a cri enforcer: nothing to take */
+        {
+                ncm_enforcer *none = NULL;
+                ncm_cri_intent *v = NULL;
+                size_t n = 0;
+                assert_int_equal(ncm_enforcer_none_new(&none, NULL), 0);
+                assert_int_equal(ncm_enforcer_cri_take(none, &v, &n), -EINVAL);
+                assert_int_equal(ncm_enforcer_cri_intent(none, "ub", "web", &cpus, &mems), 0);
+                ncm_enforcer_free(none);
+        }
+}
+
+/*
+ * The one road (issue 25's done-when): a CRI admission that moves the shared pool publishes, in
+ * its one transaction, the new container's cpusets (what its CreateContainer carries) and the
+ * other containers' UpdateContainerResources intents, which the machine sends at once: no
+ * ListContainers, no ContainerStatus, no other decision in between.
+ */
+static void test_cri_node_admission_moves_pool_intents(void **state)
+{
+        fx *f = *state;
+        ncm_cri_container_config b =
+                        request("sb", "ub", "/kubepods/burstable/podub", "web", 250, 0, 0);
+        ncm_cri_container_config g =
+                        request("sg", "ug", "/kubepods/podug", "app", 2000, 2000, 1 << 28);
+        ncm_cri_decision d;
+        ncm_cri_update *u = NULL;
+        ncm_cri_sync *s = NULL;
+        ncm_cri_sync_action a;
+        size_t n = 0;
+
+        f->cn = ncm_cri_node_free(f->cn);
+        f->nd = ncm_node_dir_close(f->nd);
+        ncm_enforcer_free(f->enf);
+        assert_int_equal(ncm_enforcer_cri_new(NULL, &f->enf, NULL), 0);
+        open_cn(f);
+        create(f, &b, NCM_CRI_ADMIT, "0-3", NULL);
+        /* as nodecmd does: the intents are taken when the admission is told, before the runtime
+         * answers; web's own, without an id yet, is its CreateContainer's */
+        assert_int_equal(ncm_cri_node_intents(f->cn, f->enf, &u, &n), 0);
+        assert_int_equal(n, 0);
+        ncm_cri_updates_free(u, n);
+        {
+                ncm_ctl_result res = NCM_CTL_RESULT_INIT;
+                assert_int_equal(ncm_cri_node_created(f->cn, "ub", "web", "cb", &res, NULL), 0);
+                ncm_ctl_result_done(&res);
+        }
+
+        /* one call, one transaction: the Guaranteed container takes CPUs 1-2 */
+        assert_int_equal(ncm_cri_node_create(f->cn, &g, &d, NULL), 0);
+        assert_int_equal(d.action, NCM_CRI_ADMIT);
+        assert_true(d.ctl.pool_changed);
+        assert_string_equal(d.cpuset_cpus, "1-2");
+        ncm_cri_decision_done(&d);
+        /* cb's intent, by its runtime id; app's own rides on its CreateContainer (no id yet) */
+        assert_int_equal(ncm_cri_node_intents(f->cn, f->enf, &u, &n), 0);
+        assert_int_equal(n, 1);
+        assert_string_equal(u[0].id, "cb");
+        assert_string_equal(u[0].cpuset_cpus, "0,3");
+        /* ... and the machine sends it as it is */
+        assert_int_equal(ncm_cri_sync_new(NULL, 0, &s), 0);
+        assert_int_equal(ncm_cri_sync_intents(s, u, n), 0);
+        assert_int_equal(ncm_cri_sync_next(s, 0, &a), 1);
+        /* the start-up run's ListContainers first, then the intent */
+        assert_int_equal(a.req.method, NCM_CRI_LIST_CONTAINERS);
+        assert_int_equal(ncm_cri_sync_next(s, 0, &a), 1);
+        assert_int_equal(a.what, NCM_CRI_SYNC_SEND);
+        assert_int_equal(a.req.method, NCM_CRI_UPDATE_CONTAINER_RESOURCES);
+        assert_string_equal(a.req.id, "cb");
+        assert_string_equal(a.req.cpuset_cpus, "0,3");
+        ncm_cri_sync_free(s);
+        /* taken: the next take is empty */
+        assert_int_equal(ncm_cri_node_intents(f->cn, f->enf, &u, &n), 0);
+        assert_int_equal(n, 0);
+        ncm_cri_updates_free(u, n);
+}
+
+/* A CreateContainer decoded once and patched in place packs what the bytes' patch packs. */
+static void test_cri_patch_in_place(void **state)
+{
+        const uint8_t bare[] = {0x0a, 0x01, 's'};
+        ncm_cri_decision d = {0};
+        ncm_cri_container_config c;
+        ncm_buf once = NCM_BUF_INIT, again = NCM_BUF_INIT;
+        (void)state;
+
+        d.cpuset_cpus = (char *)"3";
+        d.cpuset_mems = (char *)"0";
+        assert_int_equal(ncm_cri_decode_create_container(bare, sizeof(bare), &c, NULL), 0);
+        assert_non_null(c.msg);
+        assert_int_equal(ncm_cri_decision_apply_config(&d, &c, &once, NULL), 0);
+        assert_int_equal(ncm_cri_decision_apply(&d, bare, sizeof(bare), &again, NULL), 0);
+        assert_int_equal(once.len, again.len);
+        assert_memory_equal(once.data, again.data, once.len);
+        ncm_cri_container_config_done(&c);
+        /* a config not decoded from bytes has nothing to patch in place */
+        {
+                ncm_cri_container_config none = {0};
+                ncm_error err = NCM_ERROR_INIT;
+                ncm_buf out = NCM_BUF_INIT;
+                assert_int_equal(ncm_cri_decision_apply_config(&d, &none, &out, &err), -EINVAL);
+                assert_string_equal(err.msg, "CreateContainerRequest: not decoded");
+                ncm_buf_done(&out);
+        }
+        ncm_buf_done(&once);
+        ncm_buf_done(&again);
+}
+
 /*
  * Behind a kubelet the kubelet ran its resource-fit predicates: the CRI proxy's admissions do
  * not run them again (NCM_NODE_KUBELET_ADMITTED), while the node's own callers do: allocatable
@@ -809,6 +994,11 @@ int main(void)
                         cmocka_unit_test_setup_teardown(test_cri_node_kubelet_ran_the_predicates,
                                                         setup, teardown),
                         cmocka_unit_test(test_cri_decision_apply_and_differs),
+                        cmocka_unit_test_setup_teardown(test_cri_node_enforcer_intents, setup,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_cri_node_admission_moves_pool_intents,
+                                                        setup, teardown),
+                        cmocka_unit_test(test_cri_patch_in_place),
                         cmocka_unit_test(test_cri_node_dra_devices),
                         cmocka_unit_test(test_cri_node_dra_resize),
         };

@@ -20,6 +20,7 @@ typedef struct fx {
         ncm_topo *topo;
         ncm_node_config *cfg;
         ncm_node_dir *nd;
+        ncm_fs_batch *batch; /* the owner's writes the node's join (NULL: none) */
 } fx;
 
 static int dir_open(fx *f, ncm_error *err)
@@ -93,7 +94,7 @@ static void admit(fx *f, const char *uid, const char *cpu)
         ncm_buf_puts(&b, "}, {\"name\": \"log\"}]}}");
         assert_int_equal(ncm_pod_parse(b.data, b.len, NULL, &pod, &err), 0);
         ncm_buf_done(&b);
-        if (ncm_node_admit(ncm_node_dir_node(f->nd), pod, 0, &a, &err) < 0)
+        if (ncm_node_admit_batch(ncm_node_dir_node(f->nd), pod, 0, f->batch, &a, &err) < 0)
                 fail_msg("admit %s: %s", uid, err.msg);
         assert_true(a->admitted);
         ncm_node_admission_free(a);
@@ -228,13 +229,13 @@ static void test_node_dir_pods_journal_staged(void **state)
         for (int i = 0; i < 40; i++) {
                 char uid[16];
                 snprintf(uid, sizeof(uid), "s%02d", i);
-                ncm_node_stage_writes(n, b);
+                f->batch = b;
                 admit(f, uid, "");
                 assert_int_equal(ncm_fs_batch_size(b), 0);
                 if (i < 39)
                         assert_int_equal(ncm_node_remove_pod(n, uid, NULL, &err), 1);
                 assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
-                ncm_node_stage_writes(n, NULL);
+                f->batch = NULL;
         }
         /* 79 lines passed 1 pod + 64: folded into the file, then what came after */
         text = tu_file_text(f->dir, NCM_NODE_PODS_NAME);
@@ -253,11 +254,9 @@ static void test_node_dir_pods_journal_staged(void **state)
                 ncm_pod *pod = NULL;
                 snprintf(path, sizeof(path), "%s/owner", f->dir);
                 assert_int_equal(ncm_pod_parse(big, strlen(big), NULL, &pod, &err), 0);
-                ncm_node_stage_writes(n, b);
                 assert_int_equal(ncm_fs_batch_append(b, AT_FDCWD, path, "z\n", 2, 0600, &err), 0);
-                assert_int_equal(ncm_node_admit(n, pod, 0, &a, &err), 0);
+                assert_int_equal(ncm_node_admit_batch(n, pod, 0, b, &a, &err), 0);
                 assert_false(a->admitted);
-                ncm_node_stage_writes(n, NULL);
                 assert_int_equal(ncm_fs_batch_size(b), 0);
                 assert_int_equal(access(path, F_OK), -1);
                 ncm_node_admission_free(a);

@@ -67,6 +67,7 @@ typedef struct fx {
         bool memory; /* memoryManagerPolicy Static: memory_manager_state joins every change */
         hook h;
         ncm_fs_faults faults;
+        ncm_fs_batch *batch; /* the owner's writes the node's join (NULL: none) */
 } fx;
 
 /* ---- the directory before a change, kept to start each run from ---- */
@@ -261,7 +262,7 @@ static int admit_on(fx *f, ncm_node *n, const ncm_pod *p, ncm_error *err)
         int r;
 
         f->h.armed = true;
-        r = ncm_node_admit(n, p, 0, &a, err);
+        r = ncm_node_admit_batch(n, p, 0, f->batch, &a, err);
         f->h.armed = false;
         if (r >= 0 && !a->admitted)
                 fail_msg("refused: %s", a->message);
@@ -347,7 +348,7 @@ static int resize_on(fx *f, ncm_node *n, const ncm_pod *p, ncm_error *err)
         int r;
 
         f->h.armed = true;
-        r = ncm_node_resize(n, p, 0, &a, err);
+        r = ncm_node_resize_batch(n, p, 0, f->batch, &a, err);
         f->h.armed = false;
         if (r >= 0 && !a->admitted)
                 fail_msg("resize refused: %s: %s", a->reason, a->message);
@@ -385,11 +386,11 @@ static int staged_with(fx *f, bool resize, ncm_error *err)
         snprintf(path, sizeof(path), "%s/owner_journal", f->dir);
         if (r >= 0) {
                 ncm_node *n = ncm_node_dir_node(d);
-                ncm_node_stage_writes(n, b);
+                f->batch = b;
                 r = ncm_fs_batch_append(b, AT_FDCWD, path, "new\n", 4, 0600, err);
                 if (r >= 0)
                         r = resize ? resize_on(f, n, p, err) : admit_on(f, n, p, err);
-                ncm_node_stage_writes(n, NULL);
+                f->batch = NULL;
                 f->h.armed = true;
                 if (r >= 0)
                         (void)ncm_fs_batch_settle(b, 0, NULL); /* the owner's, after */

@@ -27,6 +27,7 @@ typedef struct fx {
         ncm_topo *t;
         ncm_node_config *cfg;
         ncm_node *n;
+        ncm_fs_batch *batch; /* the owner's writes the node's join (NULL: none) */
 } fx;
 
 static ncm_topo *load_topo(const char *spec)
@@ -140,7 +141,7 @@ static ncm_node_admission *admit(fx *f, ncm_pod *pod, unsigned flags)
 {
         ncm_error err = NCM_ERROR_INIT;
         ncm_node_admission *a = NULL;
-        if (ncm_node_admit(f->n, pod, flags, &a, &err) < 0)
+        if (ncm_node_admit_batch(f->n, pod, flags, f->batch, &a, &err) < 0)
                 fail_msg("admit %s: %s", pod->uid, err.msg);
         ncm_pod_free(pod);
         return a;
@@ -1306,7 +1307,7 @@ static char *read_text(const char *dir, const char *name)
 }
 
 /*
- * Writes staged into the owner's batch (ncm_node_stage_writes): the owner's own line and the
+ * Writes staged into the owner's batch (ncm_node_admit_batch): the owner's own line and the
  * node's files (the device manager's checkpoint, cpu_manager_state) are committed together by
  * the admission; a refusal drops the owner's line with them, writing nothing.
  */
@@ -1326,10 +1327,10 @@ static void test_node_stage_writes(void **state)
         fx_new_devices(&f, kubelet_tm("best-effort", "container", buf, sizeof(buf)), dir);
         for (size_t i = 0; i < 3; i++)
                 before[i] = read_text(dir, files[i]);
-        ncm_node_stage_writes(f.n, b);
+        f.batch = b;
         assert_int_equal(ncm_fs_batch_append(b, AT_FDCWD, path, "keep\n", 5, 0600, &err), 0);
         a = admit(&f, gpu_pod("keep", "2", 1), 0);
-        ncm_node_stage_writes(f.n, NULL);
+        f.batch = NULL;
         assert_true(a->admitted);
         ncm_node_admission_free(a);
         assert_int_equal(ncm_fs_batch_size(b), 0);
@@ -1344,10 +1345,10 @@ static void test_node_stage_writes(void **state)
         assert_int_equal(ncm_fs_batch_settle(b, 0, &err), 0);
 
         /* refused (40 CPUs): the owner's line goes with the node's writes, nothing is written */
-        ncm_node_stage_writes(f.n, b);
+        f.batch = b;
         assert_int_equal(ncm_fs_batch_append(b, AT_FDCWD, path, "big\n", 4, 0600, &err), 0);
         a = admit(&f, gpu_pod("big", "40", 1), 0);
-        ncm_node_stage_writes(f.n, NULL);
+        f.batch = NULL;
         assert_false(a->admitted);
         ncm_node_admission_free(a);
         assert_int_equal(ncm_fs_batch_size(b), 0);
