@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/array.h"
 #include "pb-util.h"
 
 /* Room for one more pointer in A. */
@@ -10,15 +11,9 @@ static bool arena_room(ncm__pb_arena *a)
 {
         if (a->failed)
                 return false;
-        if (a->n == a->cap) {
-                size_t cap = a->cap ? a->cap * 2 : 32;
-                void **v = realloc(a->v, cap * sizeof(*v));
-                if (!v) {
-                        a->failed = true;
-                        return false;
-                }
-                a->v = v;
-                a->cap = cap;
+        if (ncm__array_grow(a->v, a->cap, a->n) < 0) {
+                a->failed = true;
+                return false;
         }
         return true;
 }

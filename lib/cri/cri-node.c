@@ -189,7 +189,7 @@ static int cpusets_of(const ncm_cri_node *cn, const char *pod, const char *name,
                 return -ENOMEM;
         own = ncm_node_container_cpus(n, pod, name, cpus);
         /* the none policy pins nothing: its containers keep what the runtime gives them */
-        if (own == 0 && strcmp(ncm_node_config_cpu_policy(ncm_node_get_config(n)), "none") == 0)
+        if (own == 0 && !ncm_node_config_cpu_policy_is_static(ncm_node_get_config(n)))
                 return 0;
         if (ncm_cpuset_is_empty(cpus))
                 return 0;
