@@ -39,7 +39,7 @@ trap 'rm -f "$tmp"' EXIT
         echo "VM shared with other work, single rows can move"
         echo "by up to 2x between runs (disk-bound rows, with fsync, by far more)."
         echo
-        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission mem-admission locality rpc nodecmd bigpod oci-hook deviceplugin cri map; do
+        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission mem-admission node-path locality rpc nodecmd bigpod oci-hook deviceplugin cri map; do
                 exe="$build/bench/bench-$name"
                 [ -x "$exe" ] || continue
                 "$exe"

@@ -21,4 +21,16 @@ int ncm__cpu_state_set_nopersist(ncm_cpu_state *s, const char *pod, const char *
 int ncm__cpu_state_set_promised_nopersist(ncm_cpu_state *s, const char *pod, const char *container,
                                           const ncm_cpuset *cpus);
 
+/*
+ * One pod's entries and the default set, saved (a removal's undo: only what it can change,
+ * not the whole state). 0 or -ENOMEM. The restore puts them back as they were (the other pods'
+ * entries untouched), persisting (or noting, while held) when anything changed: 0, -ENOMEM
+ * (S untouched), or the persistence hook's error.
+ */
+typedef struct ncm__cpu_state_pod_saved ncm__cpu_state_pod_saved;
+int ncm__cpu_state_pod_save(const ncm_cpu_state *s, const char *pod,
+                            ncm__cpu_state_pod_saved **ret);
+int ncm__cpu_state_pod_restore(ncm_cpu_state *s, const ncm__cpu_state_pod_saved *v);
+void ncm__cpu_state_pod_saved_free(ncm__cpu_state_pod_saved *v);
+
 #endif

@@ -12,6 +12,7 @@
 #include <nodecm/fs.h>
 #include "base/array.h"
 #include "base/json.h"
+#include "cpumanager/state-internal.h"
 #include "node-internal.h"
 #include "pod/pod-internal.h"
 
@@ -38,7 +39,8 @@ static bool registry_has(const ncm_node *n, const char *uid, const char *name)
 }
 
 typedef struct removal {
-        ncm_cpu_state *state;
+        ncm__cpu_state_pod_saved *state; /* the pod's entries and the default set: nothing else
+                                          * of the CPU state changes in a removal */
         ncm_cpu_policy_reuse *reuse;
         ncm_cpuset *default_before;
         node_mem_saved *mem; /* the memory manager's state of the pod */
@@ -46,7 +48,7 @@ typedef struct removal {
 
 static void removal_done(removal *rm)
 {
-        ncm_cpu_state_free(rm->state);
+        ncm__cpu_state_pod_saved_free(rm->state);
         ncm_cpu_policy_reuse_free(rm->reuse);
         ncm_cpuset_free(rm->default_before);
         ncm__node_mem_saved_free(rm->mem);
@@ -60,8 +62,8 @@ static int removal_begin(ncm_node *n, const char *uid, removal *rm, ncm_error *e
                 return oom(err);
         if (!n->enforcer && !n->txn)
                 return 0; /* nothing after the decision can fail but memory */
-        rm->state = ncm_cpu_state_dup(n->cpu_state);
-        if (!rm->state || ncm_cpu_policy_reuse_save(n->cpu, &rm->reuse, NULL) < 0 ||
+        if (ncm__cpu_state_pod_save(n->cpu_state, uid, &rm->state) < 0 ||
+            ncm_cpu_policy_reuse_save(n->cpu, &rm->reuse, NULL) < 0 ||
             ncm__node_mem_save(n->mem, uid, &rm->mem) < 0) {
                 removal_done(rm);
                 return oom(err);
@@ -77,8 +79,7 @@ static void removal_undo(ncm_node *n, removal *rm)
 {
         if (!rm->state)
                 return;
-        if (!ncm_cpu_state_equal(n->cpu_state, rm->state))
-                (void)ncm_cpu_state_assign(n->cpu_state, rm->state, NULL);
+        (void)ncm__cpu_state_pod_restore(n->cpu_state, rm->state);
         (void)ncm_cpu_policy_reuse_restore(n->cpu, rm->reuse, NULL);
         (void)ncm__node_mem_restore(n, rm->mem, NULL);
 }
