@@ -3,6 +3,7 @@
 #ifndef NCM_CPUMANAGER_STATE_INTERNAL_H
 #define NCM_CPUMANAGER_STATE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <nodecm/cpustate.h>
 
@@ -27,6 +28,10 @@ int ncm__cpu_state_set_promised_nopersist(ncm_cpu_state *s, const char *pod, con
  * entries untouched), persisting (or noting, while held) when anything changed: 0, -ENOMEM
  * (S untouched), or the persistence hook's error.
  */
+/* The index of POD among the state's pods (ncm_cpu_state_pod_uid), found by its UID without a
+ * look at the others: true, or false when it has no key. */
+bool ncm__cpu_state_find_pod(const ncm_cpu_state *s, const char *pod, size_t *ret_index);
+
 typedef struct ncm__cpu_state_pod_saved ncm__cpu_state_pod_saved;
 int ncm__cpu_state_pod_save(const ncm_cpu_state *s, const char *pod,
                             ncm__cpu_state_pod_saved **ret);

@@ -606,3 +606,10 @@ int ncm__cpu_state_pod_restore(ncm_cpu_state *s, const ncm__cpu_state_pod_saved 
         ncm_cpuset_copy(s->dflt, v->dflt);
         return persist_change(s, NULL);
 }
+
+bool ncm__cpu_state_find_pod(const ncm_cpu_state *s, const char *pod, size_t *ret_index)
+{
+        bool found;
+        *ret_index = find_pod(s, pod, &found);
+        return found;
+}

@@ -478,7 +478,7 @@ static int used_of_walk(ncm_node *n, const char *uid, unsigned flags, fit_res *u
 
         *k = 0;
         for (size_t i = 0; r >= 0 && i < n->n_pods; i++) {
-                node_pod *p = &n->pods[i];
+                node_pod *p = n->pods[i];
                 fit_res tmp = {0};
                 const fit_res *part;
                 if (!p->spec || strcmp(p->uid, uid) == 0)

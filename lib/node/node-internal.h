@@ -251,7 +251,7 @@ struct ncm_node {
         size_t devices_len;
         ncm_node_devices devices;
 
-        node_pod *pods;
+        node_pod **pods; /* by UID; pointers: an admission or removal moves 8 bytes a pod */
         size_t n_pods, cap_pods;
         node_sums sums; /* of the pods' requests (ncm__node_sums_enter) */
 

@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 
 #include <nodecm/fs.h>
-#include "base/array.h"
 #include "base/json.h"
 #include "cpumanager/state-internal.h"
 #include "node-internal.h"
@@ -267,28 +266,25 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         return (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
 }
 
-/* The names of POD_UID's entries in the CPU state, NULL-terminated (*RET). */
+/* The names of POD_UID's entries in the CPU state, NULL-terminated (*RET): the state's pods are
+ * sorted by UID, so the pod is found without a look at the others. */
 static int state_entries(const ncm_node *n, const char *pod_uid, char ***ret)
 {
-        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
-        const char *pu, *cn;
-        char **names = NULL;
-        size_t nn = 0, cap = 0;
+        const ncm_cpu_state *s = n->cpu_state;
+        size_t lo, nn = 0;
+        char **names;
 
-        while (ncm_cpu_state_next(n->cpu_state, &it, &pu, &cn, NULL)) {
-                if (strcmp(pu, pod_uid) != 0)
-                        continue;
-                /* the slot after the new name is the (zeroed) terminator */
-                if (ncm__array_grow(names, cap, nn + 1) < 0) {
+        if (ncm__cpu_state_find_pod(s, pod_uid, &lo))
+                nn = ncm_cpu_state_pod_num_containers(s, lo);
+        names = calloc(nn + 1, sizeof(*names));
+        if (!names)
+                return -ENOMEM;
+        for (size_t i = 0; i < nn; i++) {
+                names[i] = strdup(ncm_cpu_state_container_name(s, lo, i));
+                if (!names[i]) {
                         ncm__node_strv_free(names);
                         return -ENOMEM;
                 }
-                names[nn] = strdup(cn);
-                if (!names[nn]) {
-                        ncm__node_strv_free(names);
-                        return -ENOMEM;
-                }
-                nn++;
         }
         *ret = names;
         return 0;
