@@ -172,6 +172,7 @@ __extension__ typedef __int128 node_wide;
 typedef struct node_sums {
         size_t n_unsummed;             /* pods held that are not in the sums */
         size_t n_specs;                /* pods held with a spec (summed or not) */
+        size_t n_knobbed;              /* pods held that ask for CRI-O's knobs */
         node_wide qos[3];              /* burstable cpu (milli), guaranteed, burstable memory */
         struct ncm__node_fit_sum *fit; /* node-fit.c's */
 } node_sums;

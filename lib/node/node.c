@@ -832,6 +832,8 @@ void ncm__node_sums_enter(ncm_node *n, node_pod *p)
         if (!p->spec)
                 return;
         n->sums.n_specs++;
+        if (ncm__node_pod_knobs(p->spec))
+                n->sums.n_knobbed++;
         ok = ncm_cgroup_qos_usage_add_pod(&u, p->spec, NULL) >= 0 && u.burstable_cpu_milli >= 0 &&
              u.guaranteed_memory >= 0 && u.burstable_memory >= 0;
         p->qos = u;
@@ -851,6 +853,8 @@ void ncm__node_sums_leave(ncm_node *n, node_pod *p)
         if (!p->spec)
                 return;
         n->sums.n_specs--;
+        if (ncm__node_pod_knobs(p->spec))
+                n->sums.n_knobbed--;
         if (!p->summed) {
                 n->sums.n_unsummed--;
                 return;
