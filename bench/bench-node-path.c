@@ -40,7 +40,11 @@ static void die(const char *what, const ncm_error *err)
         exit(1);
 }
 
-static ncm_pod *make_pod(const char *uid, bool guaranteed, int cpus)
+/* The timed pods: Burstable, Guaranteed of 4 CPUs, or that with 2 GiB and a GPU on a node
+ * with every provider. */
+enum { POD_BURSTABLE, POD_GUARANTEED, POD_EVERY, POD_N };
+
+static ncm_pod *make_pod(const char *uid, bool guaranteed, int cpus, bool gpu)
 {
         char text[640];
         ncm_pod *p = NULL;
@@ -50,8 +54,9 @@ static ncm_pod *make_pod(const char *uid, bool guaranteed, int cpus)
                 snprintf(text, sizeof(text),
                          "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
                          "{\"containers\": [{\"name\": \"app\", \"resources\": {\"limits\": "
-                         "{\"cpu\": \"%d\", \"memory\": \"256Mi\"}}}]}}",
-                         uid, uid, cpus);
+                         "{\"cpu\": \"%d\", \"memory\": \"%s\"%s}}}]}}",
+                         uid, uid, cpus, gpu ? "2Gi" : "256Mi",
+                         gpu ? ", \"example.com/gpu\": \"1\"" : "");
         else
                 snprintf(text, sizeof(text),
                          "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
@@ -63,21 +68,45 @@ static ncm_pod *make_pod(const char *uid, bool guaranteed, int cpus)
         return p;
 }
 
-static void bnode_init(bnode *b, int pods, bool cgroupfs, bool guaranteed)
+static void bnode_init(bnode *b, int pods, bool cgroupfs, int kind)
 {
         static const char cfg[] = "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": "
                                   "\"0\", \"maxPods\": 2000, \"topologyManagerPolicy\": "
                                   "\"restricted\", \"failCgroupV1\": false}";
+        /* the memory manager (Static, 128Mi reserved on each of the 4 NUMA nodes) beside the CPU
+         * manager, and a device plugin's GPU on each NUMA node */
+        static const char cfg_every[] =
+                        "{\"cpuManagerPolicy\": \"static\", \"reservedSystemCPUs\": \"0\", "
+                        "\"maxPods\": 2000, \"topologyManagerPolicy\": \"restricted\", "
+                        "\"failCgroupV1\": false, \"memoryManagerPolicy\": \"Static\", "
+                        "\"kubeReserved\": {\"memory\": \"412Mi\"}, \"evictionHard\": "
+                        "{\"memory.available\": \"100Mi\"}, \"reservedMemory\": "
+                        "[{\"numaNode\": 0, \"limits\": {\"memory\": \"128Mi\"}}, "
+                        "{\"numaNode\": 1, \"limits\": {\"memory\": \"128Mi\"}}, "
+                        "{\"numaNode\": 2, \"limits\": {\"memory\": \"128Mi\"}}, "
+                        "{\"numaNode\": 3, \"limits\": {\"memory\": \"128Mi\"}}]}";
+        static const char devs[] =
+                        "{\"example.com/gpu\": [{\"id\": \"gpu0\", \"numa\": [0], \"health\": "
+                        "\"Healthy\"}, {\"id\": \"gpu1\", \"numa\": [1], \"health\": "
+                        "\"Healthy\"}, {\"id\": \"gpu2\", \"numa\": [2], \"health\": "
+                        "\"Healthy\"}, {\"id\": \"gpu3\", \"numa\": [3], \"health\": "
+                        "\"Healthy\"}]}";
+        const char *c = kind == POD_EVERY ? cfg_every : cfg;
         ncm_error err = NCM_ERROR_INIT;
         ncm_node_options o = {0};
         ncm_quantity q;
 
         memset(b, 0, sizeof(*b));
         b->cgroupfs = cgroupfs;
-        if (ncm_topo_from_synthetic("package:2 numa:2 core:128 pu:2", &b->topo, &err) < 0)
+        if (ncm_topo_from_synthetic("package:2 numa:2 core:128 pu:2", &b->topo, &err) < 0 ||
+            ncm_topo_apply_memory_spec(b->topo, "64Gi", &err) < 0)
                 die("topology", &err);
-        if (ncm_node_config_parse(cfg, strlen(cfg), "bench", "", &b->cfg, &err) < 0)
+        if (ncm_node_config_parse(c, strlen(c), "bench", "", &b->cfg, &err) < 0)
                 die("config", &err);
+        if (kind == POD_EVERY) {
+                o.devices = devs;
+                o.devices_len = strlen(devs);
+        }
         if (cgroupfs) {
                 ncm_enforcer_cgroup_options eo = {0};
                 fake_init(&b->fk, 1, false);
@@ -101,7 +130,7 @@ static void bnode_init(bnode *b, int pods, bool cgroupfs, bool guaranteed)
                 ncm_node_admission *a = NULL;
                 ncm_pod *p;
                 snprintf(uid, sizeof(uid), "fill-%04d", i);
-                p = make_pod(uid, i % 4 == 0, 1);
+                p = make_pod(uid, i % 4 == 0, 1, false);
                 if (ncm_node_admit(b->node, p, 0, &a, &err) < 0)
                         die("fill", &err);
                 if (!a->admitted)
@@ -109,7 +138,7 @@ static void bnode_init(bnode *b, int pods, bool cgroupfs, bool guaranteed)
                 ncm_node_admission_free(a);
                 ncm_pod_free(p);
         }
-        b->pod = make_pod("bench", guaranteed, 4);
+        b->pod = make_pod("bench", kind != POD_BURSTABLE, 4, kind == POD_EVERY);
 }
 
 static void bnode_done(bnode *b)
@@ -158,7 +187,8 @@ static void time_pairs(bnode *b, int n, double *admit, double *remove)
 
 typedef struct row_arg {
         int pods;
-        bool cgroupfs, guaranteed;
+        bool cgroupfs;
+        int kind;
 } row_arg;
 
 typedef struct row_result {
@@ -172,9 +202,9 @@ static void row_child(void *arg, void *out)
         row_result *r = out;
         bnode b;
 
-        bnode_init(&b, a->pods, a->cgroupfs, a->guaranteed);
+        bnode_init(&b, a->pods, a->cgroupfs, a->kind);
         time_pairs(&b, 10, &r->admit, &r->remove); /* warm up */
-        time_pairs(&b, a->cgroupfs ? 301 : 2001, &r->admit, &r->remove);
+        time_pairs(&b, a->cgroupfs ? 101 : 2001, &r->admit, &r->remove);
         bnode_done(&b);
 }
 
@@ -188,12 +218,13 @@ int main(int argc, char **argv)
                 setenv("NCM_TEST_BUILD", "/dev/shm", 0);
 
         if (argc == 4) {
-                /* one row in this process, for a profiler: PODS CGROUPFS(0|1) GUARANTEED(0|1) */
+                /* one row in this process, for a profiler: PODS CGROUPFS(0|1) KIND(0 Burstable,
+                 * 1 Guaranteed, 2 every provider) */
                 bnode b;
                 double a, r;
                 char b1[32], b2[32];
-                bnode_init(&b, atoi(argv[1]), atoi(argv[2]) != 0, atoi(argv[3]) != 0);
-                time_pairs(&b, atoi(argv[2]) ? 301 : 2001, &a, &r);
+                bnode_init(&b, atoi(argv[1]), atoi(argv[2]) != 0, atoi(argv[3]));
+                time_pairs(&b, atoi(argv[2]) ? 101 : 2001, &a, &r);
                 printf("admit %s remove %s\n", bench_fmt_ns(a, b1), bench_fmt_ns(r, b2));
                 bnode_done(&b);
                 return 0;
@@ -210,28 +241,32 @@ int main(int argc, char **argv)
                "decisions and the registry alone. *Burstable*: the timed pod takes no CPU, the "
                "shared pool stays; *Guaranteed 4 CPUs*: the pool shrinks and grows back, so every "
                "running container on it follows (a cpuset write each: O(shared containers) by "
-               "nature). Medians of 301 (cgroupfs) or 2,001 (none) pairs, each row in a process "
+               "nature); *every provider*: the same with 2 GiB and a GPU, on the node with the "
+               "memory manager (Static, 64 GiB per NUMA node) and a device plugin's GPU on each "
+               "NUMA node beside the CPU manager: the whole admission. Medians of 101 (cgroupfs) "
+               "or 2,001 (none) pairs, each row in a process "
                "of its own (peak RSS). Target (issue 27): admission and removal with 1,000 pods "
                "within 1.5x of 10 pods.\n\n");
         printf("| enforcer | timed pod | pods on the node | admission | removal | peak RSS |\n"
                "|---|---|---:|---:|---:|---:|\n");
         for (int cg = 1; cg >= 0; cg--) {
-                for (int g = 0; g < 2; g++) {
+                for (int g = 0; g < POD_N; g++) {
                         for (size_t i = 0; i < sizeof(pods) / sizeof(pods[0]); i++) {
-                                row_arg a = {pods[i], cg != 0, g != 0};
+                                static const char *const whats[] = {
+                                                "Burstable", "Guaranteed 4 CPUs",
+                                                "Guaranteed 4 CPUs, 2 GiB, GPU: every provider"};
+                                row_arg a = {pods[i], cg != 0, g};
                                 row_result r = {0};
                                 char b1[32], b2[32];
                                 const char *en = cg ? "cgroupfs" : "none";
-                                const char *what = g ? "Guaranteed 4 CPUs" : "Burstable";
-                                if (!bench_in_child(row_child, &a, &r, sizeof(r),
-                                                    &r.maxrss_kb)) {
+                                const char *what = whats[g];
+                                if (!bench_in_child(row_child, &a, &r, sizeof(r), &r.maxrss_kb)) {
                                         printf("| %s | %s | %d | failed | | |\n", en, what,
                                                pods[i]);
                                         continue;
                                 }
-                                printf("| %s | %s | %d | %s | %s | %.1f MB |\n", en, what,
-                                       pods[i], bench_fmt_ns(r.admit, b1),
-                                       bench_fmt_ns(r.remove, b2),
+                                printf("| %s | %s | %d | %s | %s | %.1f MB |\n", en, what, pods[i],
+                                       bench_fmt_ns(r.admit, b1), bench_fmt_ns(r.remove, b2),
                                        (double)r.maxrss_kb / 1024.0);
                                 fflush(stdout);
                         }
