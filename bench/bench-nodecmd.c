@@ -82,7 +82,9 @@ static int start(daemon_proc *d, const char *root, const char *config, const cha
                 usleep(200);
         }
         d->wall_ms = (double)(bench_now_ns() - t0) / 1e6;
-        d->startup_ms = logged_startup(d->log);
+        /* the socket answers a moment before the daemon logs that it is ready */
+        for (int i = 0; i < 400 && (d->startup_ms = logged_startup(d->log)) < 0; i++)
+                usleep(5000);
         return 0;
 }
 
