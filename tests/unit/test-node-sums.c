@@ -62,8 +62,9 @@ static ncm_pod *make_pod(const char *uid, int kind, int n, int cpu, const char *
         ncm_error err = NCM_ERROR_INIT;
         ncm_pod *p = NULL;
 
-        ncm_buf_printf(&b, "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
-                           "{\"containers\": [",
+        ncm_buf_printf(&b,
+                       "{\"metadata\": {\"uid\": \"%s\", \"name\": \"%s\"}, \"spec\": "
+                       "{\"containers\": [",
                        uid, uid);
         for (int i = 0; i < n; i++) {
                 const char *sep = i ? ", " : "";
@@ -185,8 +186,7 @@ static int run(unsigned seed, const char *cap, const char *const *mems, size_t n
                 }
                 held = ncm_node_num_pods(f.n);
                 capped += check_sums(&f,
-                                     held ? ncm_node_pod_at(f.n, (size_t)rand() % held)->uid
-                                          : NULL,
+                                     held ? ncm_node_pod_at(f.n, (size_t)rand() % held)->uid : NULL,
                                      seed, step);
         }
         fx_done(&f);
@@ -215,8 +215,8 @@ static void test_node_sums_saturate(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_node_sums_random),
-                cmocka_unit_test(test_node_sums_saturate),
+                        cmocka_unit_test(test_node_sums_random),
+                        cmocka_unit_test(test_node_sums_saturate),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
