@@ -12,8 +12,13 @@ trap 'rm -f "$tmp"' EXIT
         echo "(\`-O3\`, no sanitizers). Machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'),"
         echo "$(nproc) CPUs, $(uname -sr)."
         echo
+        echo "Machine load (/proc/loadavg: 1, 5, 15 minutes, runnable/threads) when the run began:"
+        echo "\`$(cat /proc/loadavg)\`; when it ended: see the end of this file. On a shared VM a"
+        echo "loaded run's rows are slower than a quiet one's; compare rows of one run."
+        echo
         echo "The kubelet columns were measured with the kubelet's own Go code on this machine class"
-        echo "(2 vCPU AMD EPYC VM). Targets set for nodecm: takeByTopology and hint generation at least"
+        echo "(2 vCPU AMD EPYC VM) **on another day, not in this run**: a ratio against them divides"
+        echo "figures of two days (and two loads). Targets set for nodecm: takeByTopology and hint generation at least"
         echo "100x faster than the kubelet on every row, with the same results; topology-manager"
         echo "admission with 3 providers offering every hint at most 1 ms at 8 NUMA nodes and 50 ms at"
         echo "16; on many NUMA nodes (issue 14, bench-admission) one admission at most 200 µs at 16 NUMA"
@@ -39,12 +44,13 @@ trap 'rm -f "$tmp"' EXIT
         echo "VM shared with other work, single rows can move"
         echo "by up to 2x between runs (disk-bound rows, with fsync, by far more)."
         echo
-        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission mem-admission locality rpc nodecmd bigpod oci-hook deviceplugin cri map; do
+        for name in topology cpuset cpu-assignment cpu-hints tm-merge simulate admission mem-admission node-path locality rpc nodecmd bigpod oci-hook deviceplugin cri map; do
                 exe="$build/bench/bench-$name"
                 [ -x "$exe" ] || continue
                 "$exe"
                 echo
         done
+        echo "Machine load when the run ended: \`$(cat /proc/loadavg)\`."
 } >"$tmp"
 mv "$tmp" "$out"
 echo "wrote $out" >&2

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,10 +70,20 @@ int ncm__strindex_reserve(ncm__strindex *ix, size_t more)
 
 int ncm__strindex_add(ncm__strindex *ix, uint32_t h, size_t pos)
 {
+        size_t i, reuse = SIZE_MAX;
+
         if (pos >= REMOVED - 1 || ncm__strindex_reserve(ix, 1) < 0)
                 return -ENOMEM;
-        put(ix->slots, ix->cap, h, (uint32_t)pos + 1);
-        ix->used++;
+        /* the first removed slot on the way is taken again: a key added and removed over and
+         * over (a pod admitted and removed) must not leave a trail that every look-up walks */
+        for (i = h & (ix->cap - 1); ix->slots[i].pos != 0; i = (i + 1) & (ix->cap - 1))
+                if (ix->slots[i].pos == REMOVED && reuse == SIZE_MAX)
+                        reuse = i;
+        if (reuse != SIZE_MAX)
+                i = reuse;
+        else
+                ix->used++;
+        ix->slots[i] = (struct ncm__strindex_slot){(uint32_t)pos + 1, h};
         ix->live++;
         return 0;
 }
@@ -95,8 +106,15 @@ void ncm__strindex_del(ncm__strindex *ix, uint32_t h, size_t pos)
         struct ncm__strindex_slot *s = slot_of(ix, h, pos);
 
         if (s) {
+                size_t i = (size_t)(s - ix->slots), mask = ix->cap - 1;
                 s->pos = REMOVED;
                 ix->live--;
+                /* removed slots that end a chain are empty again: nothing probes past them */
+                while (ix->slots[(i + 1) & mask].pos == 0 && ix->slots[i].pos == REMOVED) {
+                        ix->slots[i].pos = 0;
+                        ix->used--;
+                        i = (i - 1) & mask;
+                }
         }
 }
 

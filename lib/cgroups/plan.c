@@ -259,6 +259,7 @@ void ncm_cgroup_plan_format_json(const ncm_cgroup_plan *p, ncm_buf *b)
 
 typedef struct undo {
         ncm_cgroup_op_kind kind; /* MKDIR: rmdir it; WRITE: write value back */
+        size_t prev_mkdir;       /* MKDIR: the MKDIR before it (index + 1; 0 none) */
         char *path;
         char *value;
 } undo;
@@ -269,7 +270,8 @@ typedef struct exec_ctx {
         const ncm_cgroup_exec_options *opts;
         undo *undos;
         size_t n_undos, cap_undos;
-        size_t floor; /* undos below this belong to earlier plans of an undo log */
+        size_t last_mkdir; /* the last MKDIR undo (index + 1; 0 none): their chain */
+        size_t floor;      /* undos below this belong to earlier plans of an undo log */
         int changed;
 } exec_ctx;
 
@@ -277,6 +279,7 @@ typedef struct exec_ctx {
 struct ncm_cgroup_undo {
         undo *v;
         size_t n, cap;
+        size_t last_mkdir;
         char display_root[256];
 };
 
@@ -292,7 +295,7 @@ static void disp(const exec_ctx *x, const char *path, char *buf, size_t size)
 
 static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, const char *value)
 {
-        undo u = {kind, NULL, NULL};
+        undo u = {kind, 0, NULL, NULL};
 
         if (ncm__array_grow(x->undos, x->cap_undos, x->n_undos) < 0)
                 return -ENOMEM;
@@ -302,6 +305,10 @@ static int push_undo(exec_ctx *x, ncm_cgroup_op_kind kind, const char *path, con
                 free(u.path);
                 free(u.value);
                 return -ENOMEM;
+        }
+        if (kind == NCM_CGROUP_OP_MKDIR) {
+                u.prev_mkdir = x->last_mkdir;
+                x->last_mkdir = x->n_undos + 1;
         }
         x->undos[x->n_undos++] = u;
         return 0;
@@ -313,9 +320,11 @@ static bool in_created_dir(const exec_ctx *x, const char *path)
         const char *slash = strrchr(path, '/');
         size_t dlen = slash ? (size_t)(slash - path) : 0;
 
-        for (size_t i = 0; i < x->n_undos; i++)
-                if (x->undos[i].kind == NCM_CGROUP_OP_MKDIR && strlen(x->undos[i].path) == dlen &&
-                    memcmp(x->undos[i].path, path, dlen) == 0)
+        /* the MKDIRs only, by their chain: a transaction that writes to many cgroups it did not
+         * make (the shared pool reaching every container) must not walk its other undos */
+        for (size_t i = x->last_mkdir; i > 0; i = x->undos[i - 1].prev_mkdir)
+                if (strlen(x->undos[i - 1].path) == dlen &&
+                    memcmp(x->undos[i - 1].path, path, dlen) == 0)
                         return true;
         return false;
 }
@@ -587,6 +596,8 @@ static void rollback(exec_ctx *x, ncm_error *err)
         while (x->n_undos > x->floor) {
                 undo *u = &x->undos[--x->n_undos];
                 int r;
+                if (u->kind == NCM_CGROUP_OP_MKDIR)
+                        x->last_mkdir = u->prev_mkdir;
                 if (u->kind == NCM_CGROUP_OP_MKDIR) {
                         if (x->opts && x->opts->before_rmdir)
                                 (void)x->opts->before_rmdir(x->rootfd, u->path, x->opts->userdata);
@@ -699,6 +710,7 @@ void ncm_cgroup_undo_clear(ncm_cgroup_undo *u)
                 free(u->v[i].value);
         }
         u->n = 0;
+        u->last_mkdir = 0;
 }
 
 ncm_cgroup_undo *ncm_cgroup_undo_free(ncm_cgroup_undo *u)
@@ -728,10 +740,12 @@ int ncm_cgroup_plan_apply_undo(const ncm_cgroup_plan *p, int rootfd,
         x.undos = u->v;
         x.n_undos = x.floor = u->n;
         x.cap_undos = u->cap;
+        x.last_mkdir = u->last_mkdir;
         r = apply(&x, err);
         u->v = x.undos;
         u->n = x.n_undos;
         u->cap = x.cap_undos;
+        u->last_mkdir = x.last_mkdir;
         snprintf(u->display_root, sizeof(u->display_root), "%s", p->display_root);
         return r;
 }
@@ -747,12 +761,14 @@ int ncm_cgroup_undo_run(ncm_cgroup_undo *u, int rootfd, const ncm_cgroup_exec_op
         x.undos = u->v;
         x.n_undos = u->n;
         x.cap_undos = u->cap;
+        x.last_mkdir = u->last_mkdir;
         /* rollback() reports into an error that holds a code */
         e.code = EIO;
         rollback(&x, &e);
         u->v = x.undos;
         u->n = x.n_undos;
         u->cap = x.cap_undos;
+        u->last_mkdir = x.last_mkdir;
         if (strstr(e.msg, "undo incomplete")) {
                 const char *m = e.msg + strspn(e.msg, " (");
                 size_t len = strlen(m);

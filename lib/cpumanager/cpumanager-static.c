@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpumanager/state-internal.h"
 #include "cpumanager-alloc.h"
 #include "cpumanager-policy.h"
 
@@ -307,16 +308,17 @@ static int static_remove(ncm_cpu_policy *p, ncm_cpu_state *st, const char *pod_u
         ncm_autoptr(ncm_cpuset) in_use = ncm_cpuset_new();
         ncm_autoptr(ncm_cpuset) release = NULL;
         const ncm_cpuset *set;
-        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
-        const char *pu, *cn;
-        const ncm_cpuset *cs;
+        size_t pi;
         int r;
 
         if (!in_use)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        while (ncm_cpu_state_next(st, &it, &pu, &cn, &cs))
-                if (strcmp(pu, pod_uid) == 0 && strcmp(cn, name) != 0)
-                        ncm_cpuset_or(in_use, in_use, cs);
+        /* the pod's siblings only: found by its key, not by a walk over every pod */
+        if (ncm__cpu_state_find_pod(st, pod_uid, &pi))
+                for (size_t i = 0; i < ncm_cpu_state_pod_num_containers(st, pi); i++)
+                        if (strcmp(ncm_cpu_state_container_name(st, pi, i), name) != 0)
+                                ncm_cpuset_or(in_use, in_use,
+                                              ncm_cpu_state_container_cpus(st, pi, i));
         set = ncm_cpu_state_get(st, pod_uid, name);
         if (!set)
                 return 0;

@@ -109,6 +109,33 @@ ncm_cpu_state *ncm_cpu_state_free(ncm_cpu_state *s)
         return NULL;
 }
 
+/* A copy of pod entry SP into *DP (zeroed); false when out of memory (*DP then done). */
+static bool copy_pod(const pod_entry *sp, pod_entry *dp)
+{
+        dp->uid = strdup(sp->uid);
+        if (!dp->uid)
+                goto fail;
+        if (sp->n) {
+                dp->ctrs = calloc(sp->n, sizeof(*dp->ctrs));
+                if (!dp->ctrs)
+                        goto fail;
+                dp->cap = sp->n;
+        }
+        for (size_t j = 0; j < sp->n; j++) {
+                ctr_entry *dc = &dp->ctrs[j];
+                dc->name = strdup(sp->ctrs[j].name);
+                dc->cpus = ncm_cpuset_dup(sp->ctrs[j].cpus);
+                dc->promised = sp->ctrs[j].promised ? ncm_cpuset_dup(sp->ctrs[j].promised) : NULL;
+                dp->n = j + 1;
+                if (!dc->name || !dc->cpus || (sp->ctrs[j].promised && !dc->promised))
+                        goto fail;
+        }
+        return true;
+fail:
+        pod_done(dp);
+        return false;
+}
+
 /* Copy the pods of SRC into fresh storage; false when out of memory (*RET untouched). */
 static bool copy_pods(const ncm_cpu_state *src, pod_entry **ret, size_t *ret_n)
 {
@@ -120,36 +147,16 @@ static bool copy_pods(const ncm_cpu_state *src, pod_entry **ret, size_t *ret_n)
                         return false;
         }
         for (size_t i = 0; i < n; i++) {
-                const pod_entry *sp = &src->pods[i];
-                pod_entry *dp = &pods[i];
-                dp->uid = strdup(sp->uid);
-                if (!dp->uid)
-                        goto fail;
-                if (sp->n) {
-                        dp->ctrs = calloc(sp->n, sizeof(*dp->ctrs));
-                        if (!dp->ctrs)
-                                goto fail;
-                        dp->cap = sp->n;
-                }
-                for (size_t j = 0; j < sp->n; j++) {
-                        ctr_entry *dc = &dp->ctrs[j];
-                        dc->name = strdup(sp->ctrs[j].name);
-                        dc->cpus = ncm_cpuset_dup(sp->ctrs[j].cpus);
-                        dc->promised = sp->ctrs[j].promised ? ncm_cpuset_dup(sp->ctrs[j].promised)
-                                                            : NULL;
-                        dp->n = j + 1;
-                        if (!dc->name || !dc->cpus || (sp->ctrs[j].promised && !dc->promised))
-                                goto fail;
+                if (!copy_pod(&src->pods[i], &pods[i])) {
+                        for (size_t k = 0; k < i; k++)
+                                pod_done(&pods[k]);
+                        free(pods);
+                        return false;
                 }
         }
         *ret = pods;
         *ret_n = n;
         return true;
-fail:
-        for (size_t i = 0; i < n; i++)
-                pod_done(&pods[i]);
-        free(pods);
-        return false;
 }
 
 ncm_cpu_state *ncm_cpu_state_dup(const ncm_cpu_state *s)
@@ -165,23 +172,28 @@ ncm_cpu_state *ncm_cpu_state_dup(const ncm_cpu_state *s)
         return NCM_TAKE_PTR(d);
 }
 
+static bool pod_equal(const pod_entry *pa, const pod_entry *pb)
+{
+        if (strcmp(pa->uid, pb->uid) != 0 || pa->n != pb->n)
+                return false;
+        for (size_t j = 0; j < pa->n; j++) {
+                const ncm_cpuset *xa = pa->ctrs[j].promised, *xb = pb->ctrs[j].promised;
+                if (strcmp(pa->ctrs[j].name, pb->ctrs[j].name) != 0 ||
+                    !ncm_cpuset_equal(pa->ctrs[j].cpus, pb->ctrs[j].cpus) || !xa != !xb ||
+                    (xa && !ncm_cpuset_equal(xa, xb)))
+                        return false;
+        }
+        return true;
+}
+
 bool ncm_cpu_state_equal(const ncm_cpu_state *a, const ncm_cpu_state *b)
 {
         if (strcmp(a->policy, b->policy) != 0 || !ncm_cpuset_equal(a->dflt, b->dflt) ||
             a->n != b->n)
                 return false;
-        for (size_t i = 0; i < a->n; i++) {
-                const pod_entry *pa = &a->pods[i], *pb = &b->pods[i];
-                if (strcmp(pa->uid, pb->uid) != 0 || pa->n != pb->n)
+        for (size_t i = 0; i < a->n; i++)
+                if (!pod_equal(&a->pods[i], &b->pods[i]))
                         return false;
-                for (size_t j = 0; j < pa->n; j++) {
-                        const ncm_cpuset *xa = pa->ctrs[j].promised, *xb = pb->ctrs[j].promised;
-                        if (strcmp(pa->ctrs[j].name, pb->ctrs[j].name) != 0 ||
-                            !ncm_cpuset_equal(pa->ctrs[j].cpus, pb->ctrs[j].cpus) || !xa != !xb ||
-                            (xa && !ncm_cpuset_equal(xa, xb)))
-                                return false;
-                }
-        }
         return true;
 }
 
@@ -526,4 +538,78 @@ int ncm_cpu_state_set_promised(ncm_cpu_state *s, const char *pod, const char *co
                                      "out of memory",
                                      container, pod);
         return persist_change(s, err);
+}
+
+/* One pod's entries and the default set, as they were (ncm__cpu_state_pod_save). */
+struct ncm__cpu_state_pod_saved {
+        bool had;      /* the pod had a key */
+        pod_entry pod; /* its entries (had) */
+        char *uid;
+        ncm_cpuset *dflt;
+};
+
+void ncm__cpu_state_pod_saved_free(ncm__cpu_state_pod_saved *v)
+{
+        if (!v)
+                return;
+        pod_done(&v->pod);
+        free(v->uid);
+        ncm_cpuset_free(v->dflt);
+        free(v);
+}
+
+int ncm__cpu_state_pod_save(const ncm_cpu_state *s, const char *pod, ncm__cpu_state_pod_saved **ret)
+{
+        ncm__cpu_state_pod_saved *v = calloc(1, sizeof(*v));
+        bool found;
+        size_t i;
+
+        if (!v)
+                return -ENOMEM;
+        i = find_pod(s, pod, &found);
+        v->had = found;
+        v->uid = strdup(pod);
+        v->dflt = ncm_cpuset_dup(s->dflt);
+        if (!v->uid || !v->dflt || (found && !copy_pod(&s->pods[i], &v->pod))) {
+                ncm__cpu_state_pod_saved_free(v);
+                return -ENOMEM;
+        }
+        *ret = v;
+        return 0;
+}
+
+int ncm__cpu_state_pod_restore(ncm_cpu_state *s, const ncm__cpu_state_pod_saved *v)
+{
+        pod_entry fresh = {0};
+        bool found;
+        size_t i = find_pod(s, v->uid, &found);
+
+        if (ncm_cpuset_equal(s->dflt, v->dflt) &&
+            (found ? v->had && pod_equal(&s->pods[i], &v->pod) : !v->had))
+                return 0;
+        /* whatever can fail first: S is then restored or untouched */
+        if (v->had && (!copy_pod(&v->pod, &fresh) ||
+                       (!found && ncm__array_grow(s->pods, s->cap, s->n) < 0))) {
+                pod_done(&fresh);
+                return -ENOMEM;
+        }
+        if (found && v->had) {
+                pod_done(&s->pods[i]);
+                s->pods[i] = fresh;
+        } else if (found) {
+                remove_pod_at(s, i);
+        } else if (v->had) {
+                memmove(&s->pods[i + 1], &s->pods[i], (s->n - i) * sizeof(*s->pods));
+                s->pods[i] = fresh;
+                s->n++;
+        }
+        ncm_cpuset_copy(s->dflt, v->dflt);
+        return persist_change(s, NULL);
+}
+
+bool ncm__cpu_state_find_pod(const ncm_cpu_state *s, const char *pod, size_t *ret_index)
+{
+        bool found;
+        *ret_index = find_pod(s, pod, &found);
+        return found;
 }

@@ -315,47 +315,235 @@ void ncm__node_fit_req_free(struct ncm__node_fit_req *q)
         free(q);
 }
 
+/* The fit parts of the pods in the registry's sums (node_sums), wide: see there. */
+typedef struct ncm__node_fit_sum {
+        unsigned flags; /* the parts' (the node's pod options) */
+        node_wide milli_cpu, memory, ephemeral;
+        struct wide_scalar {
+                char *name;
+                node_wide value;
+        } * scalars;
+        size_t n, cap;
+} fit_sum;
+
+void ncm__node_fit_sum_free(fit_sum *s)
+{
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n; i++)
+                free(s->scalars[i].name);
+        free(s->scalars);
+        free(s);
+}
+
+static unsigned fit_flags(const ncm_node *n)
+{
+        ncm_cgroup_pod_options po;
+
+        ncm_node_config_pod_options(n->cfg, &po);
+        return po.pod_level_resources ? 0 : NCM_NODE_FIT_NO_POD_LEVEL;
+}
+
+static node_wide *wide_scalar_of(fit_sum *s, const char *name, bool add)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (strcmp(s->scalars[i].name, name) == 0)
+                        return &s->scalars[i].value;
+        if (!add || ncm__array_grow(s->scalars, s->cap, s->n) < 0)
+                return NULL;
+        s->scalars[s->n] = (struct wide_scalar){strdup(name), 0};
+        if (!s->scalars[s->n].name)
+                return NULL;
+        return &s->scalars[s->n++].value;
+}
+
+/* P's requests for the fit admission (P->fit), computed once for its record, with FLAGS. */
+static int pod_fit_req(node_pod *p, unsigned flags, ncm_error *err)
+{
+        struct ncm__node_fit_req *q;
+        int r;
+
+        if (p->fit && p->fit->flags == flags)
+                return 0;
+        q = calloc(1, sizeof(*q));
+        if (!q)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        q->flags = flags;
+        r = pod_res(p->spec, flags, &q->res, err);
+        if (r < 0) {
+                free(q);
+                return r;
+        }
+        ncm__node_fit_req_free(p->fit);
+        p->fit = q;
+        return 0;
+}
+
+int ncm__node_fit_sum_enter(ncm_node *n, node_pod *p)
+{
+        unsigned flags = fit_flags(n);
+        fit_sum *s = n->sums.fit;
+        node_wide *v[64];
+        const fit_res *f;
+        int r;
+
+        if (!s) {
+                s = n->sums.fit = calloc(1, sizeof(*s));
+                if (!s)
+                        return -ENOMEM;
+                s->flags = flags;
+        }
+        if (s->flags != flags)
+                return -EINVAL;
+        r = pod_fit_req(p, flags, NULL);
+        if (r < 0)
+                return r;
+        f = &p->fit->res;
+        if (f->milli_cpu < 0 || f->memory < 0 || f->ephemeral < 0 || f->n > NCM_ELEMENTSOF(v))
+                return -ERANGE;
+        /* every slot first: a part is added whole or not at all */
+        for (size_t i = 0; i < f->n; i++) {
+                if (f->scalars[i].value < 0)
+                        return -ERANGE;
+                v[i] = wide_scalar_of(s, f->scalars[i].name, true);
+                if (!v[i])
+                        return -ENOMEM;
+        }
+        s->milli_cpu += f->milli_cpu;
+        s->memory += f->memory;
+        s->ephemeral += f->ephemeral;
+        for (size_t i = 0; i < f->n; i++)
+                *v[i] += f->scalars[i].value;
+        return 0;
+}
+
+void ncm__node_fit_sum_leave(ncm_node *n, const node_pod *p)
+{
+        fit_sum *s = n->sums.fit;
+        const fit_res *f = &p->fit->res;
+
+        s->milli_cpu -= f->milli_cpu;
+        s->memory -= f->memory;
+        s->ephemeral -= f->ephemeral;
+        for (size_t i = 0; i < f->n; i++)
+                *wide_scalar_of(s, f->scalars[i].name, false) -= f->scalars[i].value;
+}
+
+static int64_t capped(node_wide v)
+{
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/*
+ * The requests of the pods the node holds (the kubelet's active pods), the pod UID left out (a
+ * re-admission after a restart), into *USED and *K (how many): the registry's sums less that
+ * pod's part.
+ */
+static int used_of_sums(ncm_node *n, const char *uid, fit_res *used, size_t *k)
+{
+        const fit_sum *s = n->sums.fit;
+        const node_pod *self = ncm__node_pod_find(n, uid);
+        const fit_res *own = self && self->spec ? &self->fit->res : NULL;
+
+        *k = n->sums.n_specs - (own ? 1 : 0);
+        if (!s)
+                return 0;
+        used->milli_cpu = capped(s->milli_cpu - (own ? own->milli_cpu : 0));
+        used->memory = capped(s->memory - (own ? own->memory : 0));
+        used->ephemeral = capped(s->ephemeral - (own ? own->ephemeral : 0));
+        for (size_t i = 0; i < s->n; i++) {
+                node_wide v = s->scalars[i].value;
+                int64_t *to = scalar_of(used, s->scalars[i].name, true);
+                if (!to)
+                        return -ENOMEM;
+                for (size_t j = 0; own && j < own->n; j++)
+                        if (strcmp(own->scalars[j].name, s->scalars[i].name) == 0)
+                                v -= own->scalars[j].value;
+                *to = capped(v);
+        }
+        return 0;
+}
+
+/* The same by walking every pod: while a pod is held that is not summed. */
+static int used_of_walk(ncm_node *n, const char *uid, unsigned flags, fit_res *used, size_t *k,
+                        ncm_error *err)
+{
+        int r = 0;
+
+        *k = 0;
+        for (size_t i = 0; r >= 0 && i < n->n_pods; i++) {
+                node_pod *p = n->pods[i];
+                fit_res tmp = {0};
+                const fit_res *part;
+                if (!p->spec || strcmp(p->uid, uid) == 0)
+                        continue;
+                /* a summed pod keeps the part it was summed with */
+                if (!p->summed) {
+                        r = pod_fit_req(p, flags, err);
+                        if (r < 0)
+                                break;
+                }
+                part = &p->fit->res;
+                if (p->fit->flags != flags) {
+                        r = pod_res(p->spec, flags, &tmp, err);
+                        if (r < 0)
+                                break;
+                        part = &tmp;
+                }
+                if (res_merge(used, part) < 0)
+                        r = ncm_error_set(err, ENOMEM, "out of memory");
+                res_done(&tmp);
+                (*k)++;
+        }
+        return r;
+}
+
+static int node_fit_used(ncm_node *n, const char *uid, unsigned flags, bool walk, fit_res *used,
+                         size_t *k, ncm_error *err)
+{
+        if (walk || n->sums.n_unsummed > 0 || (n->sums.fit && n->sums.fit->flags != flags))
+                return used_of_walk(n, uid, flags, used, k, err);
+        if (used_of_sums(n, uid, used, k) < 0)
+                return ncm_error_set(err, ENOMEM, "out of memory");
+        return 0;
+}
+
+static int64_t scalar_in(fit_res *r, const char *name)
+{
+        int64_t *v = scalar_of(r, name, false);
+        return v ? *v : 0;
+}
+
+bool ncm__node_fit_sums_agree(ncm_node *n, const char *uid)
+{
+        unsigned flags = fit_flags(n);
+        fit_res a = {0}, b = {0};
+        size_t ka = 0, kb = 0;
+        bool same = node_fit_used(n, uid, flags, false, &a, &ka, NULL) >= 0 &&
+                    node_fit_used(n, uid, flags, true, &b, &kb, NULL) >= 0 && ka == kb &&
+                    a.milli_cpu == b.milli_cpu && a.memory == b.memory &&
+                    a.ephemeral == b.ephemeral;
+
+        for (size_t i = 0; same && i < a.n; i++)
+                same = a.scalars[i].value == scalar_in(&b, a.scalars[i].name);
+        for (size_t i = 0; same && i < b.n; i++)
+                same = b.scalars[i].value == scalar_in(&a, b.scalars[i].name);
+        res_done(&a);
+        res_done(&b);
+        return same;
+}
+
 static int node_fit(ncm_node *n, const ncm_pod *pod, ncm_node_fit *ret, ncm_error *err)
 {
         ncm_resource_list alloc = {0};
         fit_res want = {0}, used = {0};
-        ncm_cgroup_pod_options po;
-        unsigned flags;
+        unsigned flags = fit_flags(n);
         size_t k = 0;
         int r;
 
-        ncm_node_config_pod_options(n->cfg, &po);
-        flags = po.pod_level_resources ? 0 : NCM_NODE_FIT_NO_POD_LEVEL;
         r = pod_res(pod, flags, &want, err);
-        /*
-         * The pods the node holds (the kubelet's active pods), the pod itself left out (a
-         * re-admission after a restart). Their requests are computed once per record: the sum
-         * is then a few additions per pod.
-         */
-        for (size_t i = 0; r >= 0 && i < n->n_pods; i++) {
-                node_pod *p = &n->pods[i];
-                if (!p->spec || strcmp(p->uid, pod->uid) == 0)
-                        continue;
-                if (p->fit && p->fit->flags != flags)
-                        p->fit = (ncm__node_fit_req_free(p->fit), NULL);
-                if (!p->fit) {
-                        struct ncm__node_fit_req *q = calloc(1, sizeof(*q));
-                        if (!q) {
-                                r = ncm_error_set(err, ENOMEM, "out of memory");
-                                break;
-                        }
-                        q->flags = flags;
-                        r = pod_res(p->spec, flags, &q->res, err);
-                        if (r < 0) {
-                                free(q);
-                                break;
-                        }
-                        p->fit = q;
-                }
-                if (res_merge(&used, &p->fit->res) < 0)
-                        r = ncm_error_set(err, ENOMEM, "out of memory");
-                k++;
-        }
+        if (r >= 0)
+                r = node_fit_used(n, pod->uid, flags, false, &used, &k, err);
         if (r >= 0)
                 r = node_allocatable(n, &alloc, err);
         if (r >= 0)

@@ -156,7 +156,39 @@ typedef struct node_pod {
         node_container *c;             /* init containers, then app containers */
         ncm_pod *spec;                 /* the pod as admitted */
         struct ncm__node_fit_req *fit; /* its requests, for the fit admission (node-fit.c) */
+        ncm_cgroup_qos_usage qos;      /* its part of the QoS tiers' sums */
+        bool summed;                   /* QOS and FIT are in the registry's sums (node_sums) */
 } node_pod;
+
+/*
+ * The registry's sums, kept as pods come and go, so that an admission reads the QoS tiers'
+ * requests and the fit admission's "used" without a walk over every pod. Exact (wide) sums:
+ * the walk's saturating additions of non-negative parts are the sum capped at INT64_MAX, in any
+ * order. A pod whose part could not be computed, or has a negative amount, is not summed;
+ * while one is held the readers walk, as before.
+ */
+__extension__ typedef __int128 node_wide;
+
+typedef struct node_sums {
+        size_t n_unsummed;             /* pods held that are not in the sums */
+        size_t n_specs;                /* pods held with a spec (summed or not) */
+        size_t n_knobbed;              /* pods held that ask for CRI-O's knobs */
+        node_wide qos[3];              /* burstable cpu (milli), guaranteed, burstable memory */
+        struct ncm__node_fit_sum *fit; /* node-fit.c's */
+} node_sums;
+
+/* P enters the registry's sums, or leaves them (node-fit.c: its fit part; node.c: the rest). */
+void ncm__node_sums_enter(ncm_node *n, node_pod *p);
+void ncm__node_sums_leave(ncm_node *n, node_pod *p);
+/* The fit admission's part of them. 0, or -errno (P then not summed). */
+int ncm__node_fit_sum_enter(ncm_node *n, node_pod *p);
+void ncm__node_fit_sum_leave(ncm_node *n, const node_pod *p);
+void ncm__node_fit_sum_free(struct ncm__node_fit_sum *s);
+/* Whether the fit admission's "used" for a pod UID from the sums is the walk's (tests). */
+bool ncm__node_fit_sums_agree(ncm_node *n, const char *uid);
+/* The QoS tiers' requests by walking every pod (what the sums stand for; tests compare). */
+int ncm__node_usage_walk(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
+                         ncm_error *err);
 
 /* Free a node_pod's fit cache (NULL is fine). */
 void ncm__node_fit_req_free(struct ncm__node_fit_req *q);
@@ -220,8 +252,9 @@ struct ncm_node {
         size_t devices_len;
         ncm_node_devices devices;
 
-        node_pod *pods;
+        node_pod **pods; /* by UID; pointers: an admission or removal moves 8 bytes a pod */
         size_t n_pods, cap_pods;
+        node_sums sums; /* of the pods' requests (ncm__node_sums_enter) */
 
         ncm_node_counters counters; /* what the kubelet counts for its metrics */
 

@@ -179,9 +179,9 @@ int ncm__node_format_isolation_text(const ncm_node *n, ncm_buf *b)
                 ncm_buf_putc(b, '\n');
         }
         for (size_t i = 0; i < n->n_pods; i++) {
-                const ncm_pod *pod = n->pods[i].spec;
-                for (size_t k = 0; pod && k < n->pods[i].n; k++) {
-                        const char *name = n->pods[i].c[k].name;
+                const ncm_pod *pod = n->pods[i]->spec;
+                for (size_t k = 0; pod && k < n->pods[i]->n; k++) {
+                        const char *name = n->pods[i]->c[k].name;
                         unsigned knobs = ncm__node_container_knobs(n, pod->uid, name);
                         if (!knobs)
                                 continue;

@@ -157,7 +157,8 @@ int ncm__node_enforce_isolation(ncm_node *n, bool reconcile, ncm_error *err)
         before = ncm_knob_memo_dup(n->memo);
         if (!before)
                 return ncm_error_set(err, ENOMEM, "out of memory");
-        while (ncm_cpu_state_next(n->cpu_state, &it, &pu, &cn, &cs)) {
+        /* without a pod that asks for a knob no container has one: no walk over them all */
+        while (n->sums.n_knobbed > 0 && ncm_cpu_state_next(n->cpu_state, &it, &pu, &cn, &cs)) {
                 unsigned k = ncm__node_container_knobs(n, pu, cn);
                 if (!k)
                         continue;

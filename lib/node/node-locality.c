@@ -905,7 +905,7 @@ int ncm_node_device_locations(ncm_node *n, ncm_device_location **ret, size_t *re
                 r = append_cdi(l, ncm_cdi_registry_device_at(reg, i, NULL, NULL)->name, &v, &nv,
                                err);
         for (size_t p = 0; r >= 0 && p < n->n_pods; p++) {
-                const ncm_pod *pod = n->pods[p].spec;
+                const ncm_pod *pod = n->pods[p]->spec;
                 for (size_t i = 0; pod && r >= 0 && i < pod->n_init_containers + pod->n_containers;
                      i++) {
                         const ncm_container *c =

@@ -82,7 +82,7 @@ static int persist_pods_view(ncm_node *n, const char *skip_uid, const char *rm_u
         ncm_buf_printf(&b, "{\"generation\": %llu, \"pods\": [",
                        (unsigned long long)n->pods_jn.gen + 1);
         for (size_t i = 0; i < n->n_pods; i++) {
-                const node_pod *p = &n->pods[i];
+                const node_pod *p = n->pods[i];
                 if (skip_uid && strcmp(p->uid, skip_uid) == 0)
                         continue;
                 ncm_buf_puts(&b, any ? ",\n" : "\n");

@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 
 #include <nodecm/fs.h>
-#include "base/array.h"
 #include "base/json.h"
+#include "cpumanager/state-internal.h"
 #include "node-internal.h"
 #include "pod/pod-internal.h"
 
@@ -38,7 +38,8 @@ static bool registry_has(const ncm_node *n, const char *uid, const char *name)
 }
 
 typedef struct removal {
-        ncm_cpu_state *state;
+        ncm__cpu_state_pod_saved *state; /* the pod's entries and the default set: nothing else
+                                          * of the CPU state changes in a removal */
         ncm_cpu_policy_reuse *reuse;
         ncm_cpuset *default_before;
         node_mem_saved *mem; /* the memory manager's state of the pod */
@@ -46,7 +47,7 @@ typedef struct removal {
 
 static void removal_done(removal *rm)
 {
-        ncm_cpu_state_free(rm->state);
+        ncm__cpu_state_pod_saved_free(rm->state);
         ncm_cpu_policy_reuse_free(rm->reuse);
         ncm_cpuset_free(rm->default_before);
         ncm__node_mem_saved_free(rm->mem);
@@ -60,8 +61,8 @@ static int removal_begin(ncm_node *n, const char *uid, removal *rm, ncm_error *e
                 return oom(err);
         if (!n->enforcer && !n->txn)
                 return 0; /* nothing after the decision can fail but memory */
-        rm->state = ncm_cpu_state_dup(n->cpu_state);
-        if (!rm->state || ncm_cpu_policy_reuse_save(n->cpu, &rm->reuse, NULL) < 0 ||
+        if (ncm__cpu_state_pod_save(n->cpu_state, uid, &rm->state) < 0 ||
+            ncm_cpu_policy_reuse_save(n->cpu, &rm->reuse, NULL) < 0 ||
             ncm__node_mem_save(n->mem, uid, &rm->mem) < 0) {
                 removal_done(rm);
                 return oom(err);
@@ -77,8 +78,7 @@ static void removal_undo(ncm_node *n, removal *rm)
 {
         if (!rm->state)
                 return;
-        if (!ncm_cpu_state_equal(n->cpu_state, rm->state))
-                (void)ncm_cpu_state_assign(n->cpu_state, rm->state, NULL);
+        (void)ncm__cpu_state_pod_restore(n->cpu_state, rm->state);
         (void)ncm_cpu_policy_reuse_restore(n->cpu, rm->reuse, NULL);
         (void)ncm__node_mem_restore(n, rm->mem, NULL);
 }
@@ -266,28 +266,25 @@ int ncm_node_remove_container(ncm_node *n, const char *pod_uid, const char *name
         return (forget_container(n, pod_uid, name) || had > 0) ? 1 : 0;
 }
 
-/* The names of POD_UID's entries in the CPU state, NULL-terminated (*RET). */
+/* The names of POD_UID's entries in the CPU state, NULL-terminated (*RET): the state's pods are
+ * sorted by UID, so the pod is found without a look at the others. */
 static int state_entries(const ncm_node *n, const char *pod_uid, char ***ret)
 {
-        ncm_cpu_state_iter it = NCM_CPU_STATE_ITER_INIT;
-        const char *pu, *cn;
-        char **names = NULL;
-        size_t nn = 0, cap = 0;
+        const ncm_cpu_state *s = n->cpu_state;
+        size_t lo, nn = 0;
+        char **names;
 
-        while (ncm_cpu_state_next(n->cpu_state, &it, &pu, &cn, NULL)) {
-                if (strcmp(pu, pod_uid) != 0)
-                        continue;
-                /* the slot after the new name is the (zeroed) terminator */
-                if (ncm__array_grow(names, cap, nn + 1) < 0) {
+        if (ncm__cpu_state_find_pod(s, pod_uid, &lo))
+                nn = ncm_cpu_state_pod_num_containers(s, lo);
+        names = calloc(nn + 1, sizeof(*names));
+        if (!names)
+                return -ENOMEM;
+        for (size_t i = 0; i < nn; i++) {
+                names[i] = strdup(ncm_cpu_state_container_name(s, lo, i));
+                if (!names[i]) {
                         ncm__node_strv_free(names);
                         return -ENOMEM;
                 }
-                names[nn] = strdup(cn);
-                if (!names[nn]) {
-                        ncm__node_strv_free(names);
-                        return -ENOMEM;
-                }
-                nn++;
         }
         *ret = names;
         return 0;

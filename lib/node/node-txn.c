@@ -663,13 +663,19 @@ int ncm__node_pod_respec(ncm_node *n, const ncm_pod *pod, ncm_pod **ret_old, ncm
         spec = ncm_pod_dup(pod);
         if (!spec)
                 return oom(err);
+        /* the registry's sums take the new requests */
+        ncm__node_sums_leave(n, p);
         old = p->spec;
         p->spec = spec;
         p->fit = (ncm__node_fit_req_free(p->fit), NULL);
+        ncm__node_sums_enter(n, p);
         if (n->persist_pods)
                 r = ncm__node_persist_pod(n, pod->uid, NULL, false, err);
         if (r < 0) {
+                ncm__node_sums_leave(n, p);
                 p->spec = old;
+                p->fit = (ncm__node_fit_req_free(p->fit), NULL);
+                ncm__node_sums_enter(n, p);
                 ncm_pod_free(spec);
                 if (n->persist_pods)
                         (void)ncm__node_persist_pod(n, pod->uid, NULL, false, NULL);

@@ -50,7 +50,7 @@ static size_t pod_lower_bound(const ncm_node *n, const char *uid)
         size_t lo = 0, hi = n->n_pods;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
-                if (strcmp(n->pods[mid].uid, uid) < 0)
+                if (strcmp(n->pods[mid]->uid, uid) < 0)
                         lo = mid + 1;
                 else
                         hi = mid;
@@ -61,15 +61,17 @@ static size_t pod_lower_bound(const ncm_node *n, const char *uid)
 node_pod *ncm__node_pod_find(const ncm_node *n, const char *uid)
 {
         size_t i = pod_lower_bound(n, uid);
-        return i < n->n_pods && strcmp(n->pods[i].uid, uid) == 0 ? &n->pods[i] : NULL;
+        return i < n->n_pods && strcmp(n->pods[i]->uid, uid) == 0 ? n->pods[i] : NULL;
 }
 
 void ncm__node_pod_forget(ncm_node *n, const char *uid)
 {
         size_t i = pod_lower_bound(n, uid);
-        if (i >= n->n_pods || strcmp(n->pods[i].uid, uid) != 0)
+        if (i >= n->n_pods || strcmp(n->pods[i]->uid, uid) != 0)
                 return;
-        ncm__node_pod_done(&n->pods[i]);
+        ncm__node_sums_leave(n, n->pods[i]);
+        ncm__node_pod_done(n->pods[i]);
+        free(n->pods[i]);
         memmove(&n->pods[i], &n->pods[i + 1], (n->n_pods - i - 1) * sizeof(*n->pods));
         n->n_pods--;
 }
@@ -115,18 +117,26 @@ int ncm__node_pod_put(ncm_node *n, node_pod *p)
 {
         size_t i = pod_lower_bound(n, p->uid);
 
-        if (i < n->n_pods && strcmp(n->pods[i].uid, p->uid) == 0) {
-                ncm__node_pod_done(&n->pods[i]);
-                n->pods[i] = *p;
+        node_pod *rec;
+
+        if (i < n->n_pods && strcmp(n->pods[i]->uid, p->uid) == 0) {
+                ncm__node_sums_leave(n, n->pods[i]);
+                ncm__node_pod_done(n->pods[i]);
+                *n->pods[i] = *p;
+                ncm__node_sums_enter(n, n->pods[i]);
                 return 0;
         }
-        if (ncm__array_grow(n->pods, n->cap_pods, n->n_pods) < 0) {
+        rec = malloc(sizeof(*rec));
+        if (!rec || ncm__array_grow(n->pods, n->cap_pods, n->n_pods) < 0) {
+                free(rec);
                 ncm__node_pod_done(p);
                 return -ENOMEM;
         }
+        *rec = *p;
         memmove(&n->pods[i + 1], &n->pods[i], (n->n_pods - i) * sizeof(*n->pods));
-        n->pods[i] = *p;
+        n->pods[i] = rec;
         n->n_pods++;
+        ncm__node_sums_enter(n, rec);
         return 0;
 }
 
@@ -567,9 +577,12 @@ ncm_node *ncm_node_free(ncm_node *n)
         free(n->devices_json);
         ncm_node_devices_done(&n->devices);
         ncm_cpuset_free(n->all_cpus);
-        for (size_t i = 0; i < n->n_pods; i++)
-                ncm__node_pod_done(&n->pods[i]);
+        for (size_t i = 0; i < n->n_pods; i++) {
+                ncm__node_pod_done(n->pods[i]);
+                free(n->pods[i]);
+        }
         free(n->pods);
+        ncm__node_fit_sum_free(n->sums.fit);
         free(n->dir);
         free(n->undo_path);
         ncm_fs_batch_free(n->own);
@@ -678,7 +691,7 @@ int ncm_node_copy(const ncm_node *n, ncm_node **ret, ncm_error *err)
                 return r;
         for (size_t i = 0; i < n->n_pods; i++) {
                 node_pod p;
-                r = ncm__node_pod_copy(&n->pods[i], &p);
+                r = ncm__node_pod_copy(n->pods[i], &p);
                 if (r >= 0)
                         r = ncm__node_pod_put(c, &p);
                 if (r >= 0)
@@ -762,7 +775,7 @@ size_t ncm_node_num_pods(const ncm_node *n)
 
 const ncm_pod *ncm_node_pod_at(const ncm_node *n, size_t i)
 {
-        return i < n->n_pods ? n->pods[i].spec : NULL;
+        return i < n->n_pods ? n->pods[i]->spec : NULL;
 }
 
 const ncm_pod *ncm_node_pod(const ncm_node *n, const char *pod_uid)
@@ -807,17 +820,89 @@ void ncm_node_format_cpu_checkpoint(const ncm_node *n, ncm_buf *b)
  * Enforcement: the node's side of the enforcer's transactions
  */
 
-/* The Burstable and Guaranteed requests of the pods the node holds, EXCEPT_UID left out. */
+/* P's part of the QoS tiers' sums, by its parts' order. */
+static int64_t *qos_part(node_pod *p, size_t i)
+{
+        return i == 0   ? &p->qos.burstable_cpu_milli
+               : i == 1 ? &p->qos.guaranteed_memory
+                        : &p->qos.burstable_memory;
+}
+
+void ncm__node_sums_enter(ncm_node *n, node_pod *p)
+{
+        ncm_cgroup_qos_usage u = {0, 0, 0};
+        bool ok;
+
+        p->summed = false;
+        if (!p->spec)
+                return;
+        n->sums.n_specs++;
+        if (ncm__node_pod_knobs(p->spec))
+                n->sums.n_knobbed++;
+        ok = ncm_cgroup_qos_usage_add_pod(&u, p->spec, NULL) >= 0 && u.burstable_cpu_milli >= 0 &&
+             u.guaranteed_memory >= 0 && u.burstable_memory >= 0;
+        p->qos = u;
+        if (ok && ncm__node_fit_sum_enter(n, p) < 0)
+                ok = false;
+        if (!ok) {
+                n->sums.n_unsummed++;
+                return;
+        }
+        for (size_t i = 0; i < NCM_ELEMENTSOF(n->sums.qos); i++)
+                n->sums.qos[i] += *qos_part(p, i);
+        p->summed = true;
+}
+
+void ncm__node_sums_leave(ncm_node *n, node_pod *p)
+{
+        if (!p->spec)
+                return;
+        n->sums.n_specs--;
+        if (ncm__node_pod_knobs(p->spec))
+                n->sums.n_knobbed--;
+        if (!p->summed) {
+                n->sums.n_unsummed--;
+                return;
+        }
+        for (size_t i = 0; i < NCM_ELEMENTSOF(n->sums.qos); i++)
+                n->sums.qos[i] -= *qos_part(p, i);
+        ncm__node_fit_sum_leave(n, p);
+        p->summed = false;
+}
+
+/* A wide sum as the walk's saturating one makes it. */
+static int64_t capped(node_wide v)
+{
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* The Burstable and Guaranteed requests of the pods the node holds, EXCEPT_UID left out: the
+ * registry's sums, less that pod's part. */
 int ncm__node_usage_of(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
                        ncm_error *err)
+{
+        node_wide v[3];
+        node_pod *except = except_uid ? ncm__node_pod_find(n, except_uid) : NULL;
+
+        if (n->sums.n_unsummed > 0)
+                return ncm__node_usage_walk(n, except_uid, ret, err);
+        for (size_t i = 0; i < NCM_ELEMENTSOF(v); i++)
+                v[i] = n->sums.qos[i] - (except && except->summed ? *qos_part(except, i) : 0);
+        *ret = (ncm_cgroup_qos_usage){capped(v[0]), capped(v[1]), capped(v[2])};
+        return 0;
+}
+
+/* The same by walking every pod. */
+int ncm__node_usage_walk(const ncm_node *n, const char *except_uid, ncm_cgroup_qos_usage *ret,
+                         ncm_error *err)
 {
         ncm_cgroup_qos_usage u = {0, 0, 0};
 
         for (size_t i = 0; i < n->n_pods; i++) {
                 int r;
-                if (!n->pods[i].spec || (except_uid && strcmp(n->pods[i].uid, except_uid) == 0))
+                if (!n->pods[i]->spec || (except_uid && strcmp(n->pods[i]->uid, except_uid) == 0))
                         continue;
-                r = ncm_cgroup_qos_usage_add_pod(&u, n->pods[i].spec, err);
+                r = ncm_cgroup_qos_usage_add_pod(&u, n->pods[i]->spec, err);
                 if (r < 0)
                         return r;
         }
@@ -897,7 +982,7 @@ int ncm__node_enforcer_shared(ncm_node *n, const char *skip_uid, ncm_error *err)
                 return 0;
         ncm_node_shared_pool(n, shared);
         for (size_t i = 0; i < n->n_pods; i++) {
-                const node_pod *rec = &n->pods[i];
+                const node_pod *rec = n->pods[i];
                 ncm_autofree ncm_enforce_container *v = NULL;
                 ncm_enforce_pod ep;
                 size_t nv = 0;
@@ -1022,7 +1107,7 @@ int ncm_node_reconcile(ncm_node *n, ncm_error *err)
         ncm_node_shared_pool(n, shared);
         r = ncm__node_enforcer_begin(n, err);
         for (size_t i = 0; i < n->n_pods && r >= 0; i++) {
-                const node_pod *rec = &n->pods[i];
+                const node_pod *rec = n->pods[i];
                 ncm_autofree ncm_enforce_container *v = NULL;
                 ncm_enforce_pod ep;
                 size_t nv = 0, k = 0;

@@ -44,10 +44,12 @@ struct ncm_tm {
         /* the stores grow with a pod's containers: indexed, so that each lookup is O(1) */
         stored_hint *hints;
         size_t n_hints, cap_hints;
-        ncm__strindex hints_ix; /* by (pod_uid, container) */
+        ncm__strindex hints_ix;     /* by (pod_uid, container) */
+        ncm__strindex hints_pod_ix; /* by pod_uid: a pod's removal finds only its own */
         container_ref *refs;
         size_t n_refs, cap_refs;
-        ncm__strindex refs_ix; /* by id */
+        ncm__strindex refs_ix;     /* by id */
+        ncm__strindex refs_pod_ix; /* by pod_uid */
         ncm_tm_metrics metrics;
         ncm_tm_trace trace; /* fn NULL: none */
         ncm_tm_op op;       /* of the admission under way */
@@ -72,6 +74,29 @@ static uint32_t hint_hash(const stored_hint *s)
         return ncm__strindex_hash(s->pod_uid, s->container);
 }
 
+static uint32_t pod_hash(const char *pod_uid)
+{
+        return ncm__strindex_hash(pod_uid, NULL);
+}
+
+typedef struct pod_key {
+        const ncm_tm *tm;
+        const char *pod_uid;
+} pod_key;
+
+static bool hint_of_pod(size_t pos, const void *ctx)
+{
+        const pod_key *k = ctx;
+        return strcmp(k->tm->hints[pos].pod_uid, k->pod_uid) == 0;
+}
+
+/* One of POD_UID's stored hints (its position), or -1. */
+static ssize_t find_pod_hint(const ncm_tm *tm, const char *pod_uid)
+{
+        pod_key k = {tm, pod_uid};
+        return ncm__strindex_find(&tm->hints_pod_ix, pod_hash(pod_uid), hint_of_pod, &k);
+}
+
 static stored_hint *find_hint(const ncm_tm *tm, const char *pod_uid, const char *container)
 {
         hint_key k = {tm, pod_uid, container};
@@ -90,7 +115,8 @@ static int set_hint(ncm_tm *tm, const char *pod_uid, const char *container, ncm_
                 return 0;
         }
         if (ncm__array_grow(tm->hints, tm->cap_hints, tm->n_hints) < 0 ||
-            ncm__strindex_reserve(&tm->hints_ix, 1) < 0)
+            ncm__strindex_reserve(&tm->hints_ix, 1) < 0 ||
+            ncm__strindex_reserve(&tm->hints_pod_ix, 1) < 0)
                 return -ENOMEM;
         u = strdup(pod_uid);
         c = strdup(container);
@@ -102,6 +128,7 @@ static int set_hint(ncm_tm *tm, const char *pod_uid, const char *container, ncm_
         tm->hints[tm->n_hints] = (stored_hint){u, c, hint};
         (void)ncm__strindex_add(&tm->hints_ix, hint_hash(&tm->hints[tm->n_hints]),
                                 tm->n_hints); /* room reserved */
+        (void)ncm__strindex_add(&tm->hints_pod_ix, pod_hash(u), tm->n_hints);
         tm->n_hints++;
         return 0;
 }
@@ -111,8 +138,11 @@ static void drop_hint(ncm_tm *tm, size_t i)
         size_t last = tm->n_hints - 1;
 
         ncm__strindex_del(&tm->hints_ix, hint_hash(&tm->hints[i]), i);
-        if (i != last)
+        ncm__strindex_del(&tm->hints_pod_ix, pod_hash(tm->hints[i].pod_uid), i);
+        if (i != last) {
                 ncm__strindex_move(&tm->hints_ix, hint_hash(&tm->hints[last]), last, i);
+                ncm__strindex_move(&tm->hints_pod_ix, pod_hash(tm->hints[last].pod_uid), last, i);
+        }
         free(tm->hints[i].pod_uid);
         free(tm->hints[i].container);
         tm->hints[i] = tm->hints[last];
@@ -136,6 +166,19 @@ static bool ref_is(size_t pos, const void *ctx)
         return strcmp(k->tm->refs[pos].id, k->id) == 0;
 }
 
+static bool ref_of_pod(size_t pos, const void *ctx)
+{
+        const pod_key *k = ctx;
+        return strcmp(k->tm->refs[pos].pod_uid, k->pod_uid) == 0;
+}
+
+/* One of POD_UID's container ids (its position), or -1. */
+static ssize_t find_pod_ref(const ncm_tm *tm, const char *pod_uid)
+{
+        pod_key k = {tm, pod_uid};
+        return ncm__strindex_find(&tm->refs_pod_ix, pod_hash(pod_uid), ref_of_pod, &k);
+}
+
 static container_ref *find_ref(const ncm_tm *tm, const char *id)
 {
         ref_key k = {tm, id};
@@ -148,9 +191,14 @@ static void drop_ref(ncm_tm *tm, size_t i)
         size_t last = tm->n_refs - 1;
 
         ncm__strindex_del(&tm->refs_ix, ncm__strindex_hash(tm->refs[i].id, NULL), i);
-        if (i != last)
+        /* a ref whose pod was taken (ncm_tm_remove_container) left this index already */
+        if (tm->refs[i].pod_uid)
+                ncm__strindex_del(&tm->refs_pod_ix, pod_hash(tm->refs[i].pod_uid), i);
+        if (i != last) {
                 ncm__strindex_move(&tm->refs_ix, ncm__strindex_hash(tm->refs[last].id, NULL), last,
                                    i);
+                ncm__strindex_move(&tm->refs_pod_ix, pod_hash(tm->refs[last].pod_uid), last, i);
+        }
         free(tm->refs[i].id);
         free(tm->refs[i].pod_uid);
         free(tm->refs[i].container);
@@ -167,8 +215,13 @@ int ncm_tm_add_container(ncm_tm *tm, const char *pod_uid, const char *container,
         if (!id || !u || !c)
                 goto oom;
         r = find_ref(tm, container_id);
+        if (ncm__strindex_reserve(&tm->refs_pod_ix, 1) < 0)
+                goto oom;
         if (r) {
-                /* the same id, the same hash: the index stays as it is */
+                /* the same id, the same hash: the id index stays as it is; the pod's may not */
+                size_t pos = (size_t)(r - tm->refs);
+                ncm__strindex_del(&tm->refs_pod_ix, pod_hash(r->pod_uid), pos);
+                (void)ncm__strindex_add(&tm->refs_pod_ix, pod_hash(u), pos); /* room reserved */
                 free(r->id);
                 free(r->pod_uid);
                 free(r->container);
@@ -178,6 +231,7 @@ int ncm_tm_add_container(ncm_tm *tm, const char *pod_uid, const char *container,
         if (ncm__array_grow(tm->refs, tm->cap_refs, tm->n_refs) < 0 ||
             ncm__strindex_add(&tm->refs_ix, ncm__strindex_hash(id, NULL), tm->n_refs) < 0)
                 goto oom;
+        (void)ncm__strindex_add(&tm->refs_pod_ix, pod_hash(u), tm->n_refs); /* room reserved */
         tm->refs[tm->n_refs++] = (container_ref){id, u, c};
         return 0;
 oom:
@@ -196,6 +250,7 @@ int ncm_tm_remove_container(ncm_tm *tm, const char *container_id)
                 return 0;
         u = r->pod_uid;
         c = r->container;
+        ncm__strindex_del(&tm->refs_pod_ix, pod_hash(u), (size_t)(r - tm->refs));
         r->pod_uid = r->container = NULL;
         drop_ref(tm, (size_t)(r - tm->refs));
         /* A restarted container may already map another id to the same (pod, name): keep the
@@ -261,30 +316,42 @@ static uint32_t ref_at(const ncm_tm *tm, size_t i)
         return ncm__strindex_hash(tm->refs[i].id, NULL);
 }
 
+static uint32_t hint_pod_at(const ncm_tm *tm, size_t i)
+{
+        return pod_hash(tm->hints[i].pod_uid);
+}
+
+static uint32_t ref_pod_at(const ncm_tm *tm, size_t i)
+{
+        return pod_hash(tm->refs[i].pod_uid);
+}
+
 static void shrink_stores(ncm_tm *tm)
 {
         if (too_big(tm->n_hints, tm->cap_hints)) {
                 tm->hints = shrunk(tm->hints, sizeof(*tm->hints), tm->n_hints, &tm->cap_hints);
                 reindex(&tm->hints_ix, tm->n_hints, hint_at, tm);
+                reindex(&tm->hints_pod_ix, tm->n_hints, hint_pod_at, tm);
         }
         if (too_big(tm->n_refs, tm->cap_refs)) {
                 tm->refs = shrunk(tm->refs, sizeof(*tm->refs), tm->n_refs, &tm->cap_refs);
                 reindex(&tm->refs_ix, tm->n_refs, ref_at, tm);
+                reindex(&tm->refs_pod_ix, tm->n_refs, ref_pod_at, tm);
         }
 }
 
 int ncm_tm_remove_pod(ncm_tm *tm, const char *pod_uid)
 {
         int dropped = 0;
-        for (size_t i = tm->n_hints; i > 0; i--) {
-                if (strcmp(tm->hints[i - 1].pod_uid, pod_uid) == 0) {
-                        drop_hint(tm, i - 1);
-                        dropped++;
-                }
+        ssize_t i;
+
+        /* by the pod's index: the other pods' entries are not looked at */
+        while ((i = find_pod_hint(tm, pod_uid)) >= 0) {
+                drop_hint(tm, (size_t)i);
+                dropped++;
         }
-        for (size_t i = tm->n_refs; i > 0; i--)
-                if (strcmp(tm->refs[i - 1].pod_uid, pod_uid) == 0)
-                        drop_ref(tm, i - 1);
+        while ((i = find_pod_ref(tm, pod_uid)) >= 0)
+                drop_ref(tm, (size_t)i);
         shrink_stores(tm);
         return dropped;
 }
@@ -369,17 +436,18 @@ int ncm_tm_pod_hints_restore(ncm_tm *tm, const ncm_tm_pod_hints *saved, ncm_erro
                 free_entries(fresh, saved->n);
                 return ncm_error_set(err, ENOMEM, "out of memory");
         }
-        if (ncm__strindex_reserve(&tm->hints_ix, saved->n) < 0) {
+        if (ncm__strindex_reserve(&tm->hints_ix, saved->n) < 0 ||
+            ncm__strindex_reserve(&tm->hints_pod_ix, saved->n) < 0) {
                 free_entries(fresh, saved->n);
                 return ncm_error_set(err, ENOMEM, "out of memory");
         }
-        for (size_t i = tm->n_hints; i > 0; i--)
-                if (strcmp(tm->hints[i - 1].pod_uid, saved->pod_uid) == 0)
-                        drop_hint(tm, i - 1);
+        for (ssize_t i; (i = find_pod_hint(tm, saved->pod_uid)) >= 0;)
+                drop_hint(tm, (size_t)i);
         for (size_t i = 0; i < saved->n; i++) {
                 tm->hints[tm->n_hints] = fresh[i];
-                (void)ncm__strindex_add(&tm->hints_ix, hint_hash(&fresh[i]),
-                                        tm->n_hints); /* room reserved */
+                /* room reserved */
+                (void)ncm__strindex_add(&tm->hints_ix, hint_hash(&fresh[i]), tm->n_hints);
+                (void)ncm__strindex_add(&tm->hints_pod_ix, pod_hash(fresh[i].pod_uid), tm->n_hints);
                 tm->n_hints++;
         }
         free(fresh);
@@ -649,6 +717,8 @@ ncm_tm *ncm_tm_free(ncm_tm *tm)
         free(tm->refs);
         ncm__strindex_done(&tm->hints_ix);
         ncm__strindex_done(&tm->refs_ix);
+        ncm__strindex_done(&tm->hints_pod_ix);
+        ncm__strindex_done(&tm->refs_pod_ix);
         free(tm->providers);
         ncm_tm_policy_free(tm->policy);
         free(tm);
