@@ -517,6 +517,8 @@ static void close_signals(nodecmd *d)
         uv_close((uv_handle_t *)&d->flush, NULL);
 }
 
+static void commit_now(nodecmd *d);
+
 /* Every service has stopped: once the queue is empty, nothing is left to keep the loop. */
 static void maybe_finish(nodecmd *d)
 {
@@ -525,6 +527,9 @@ static void maybe_finish(nodecmd *d)
                         return;
         if (d->head || !d->signals_up)
                 return;
+        /* a call answered after the stop job (one that waited for answers) is still owed */
+        if (d->n_waiters)
+                commit_now(d);
         if (!uv_is_closing((uv_handle_t *)&d->sig_term))
                 close_signals(d);
 }
@@ -736,6 +741,7 @@ static const char *const section_keys[] = {"controlSocket",
                                            "podResourcesSocket",
                                            "runtimeEndpoint",
                                            "criListen",
+                                           "commit",
                                            NULL};
 
 int nodecmd_check_section(json_object *section, const char *path, ncm_error *err)
@@ -750,6 +756,16 @@ int nodecmd_check_section(json_object *section, const char *path, ncm_error *err
                 if (!json_object_is_type(v, json_type_string))
                         return ncm_error_set(err, EINVAL, "%s: nodecmd.%s: expected a string", path,
                                              k);
+        }
+        {
+                json_object *m = NULL;
+                if (json_object_object_get_ex(section, "commit", &m) &&
+                    strcmp(json_object_get_string(m), "group") != 0 &&
+                    strcmp(json_object_get_string(m), "each") != 0)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: nodecmd.commit: expected group or each, got "
+                                             "\"%s\"",
+                                             path, json_object_get_string(m));
         }
         {
                 json_object *l = NULL;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon.h"
 #include "nodecmd.h"
 
 /* A call that leaves more than this free in the heap gives it back (malloc_trim): a pod of a
@@ -59,6 +60,7 @@ struct control {
         size_t n_watchers;
         size_t queued_bytes;
         int test_passes; /* NODECMD_TEST_PASSES */
+        bool each;       /* nodecmd.commit: each (no group commit) */
         /* calls by method and status code, for nodecm_grpc_server_handled_total */
         uint64_t handled[NCM_CTL_N_METHODS][17];
         bool stopping;
@@ -232,7 +234,7 @@ static void run_call(nodecmd *d, nodecmd_job *job, void *data)
         if (p->hook && p->hook->enter)
                 p->hook_ctx = p->hook->enter(p->hook_data, p->method, p->hook_ctx);
         /* the node's commits of this call are group commits: answered after the sync */
-        ncm_node_defer_sync(nodecmd_target(d)->node, true);
+        ncm_node_defer_sync(nodecmd_target(d)->node, !c->each);
         r = ncm_ctl_handle(nodecmd_target(d), p->method, p->req, p->len, &res, &err);
         ncm_node_defer_sync(nodecmd_target(d)->node, false);
         if (p->hook && p->hook->leave &&
@@ -470,6 +472,10 @@ static int control_start(nodecmd *d, void **ret, ncm_error *err)
                 return r;
         nodecmd_log(d, NODECMD_INFO, "control API listening", "socket=%s",
                     nodecmd_q(d, 0, c->path));
+        {
+                const char *m = nodecmd_section_string(d, "commit");
+                c->each = m && strcmp(m, "each") == 0;
+        }
         if (getenv("NODECMD_TEST_PASSES")) {
                 c->test_passes = atoi(getenv("NODECMD_TEST_PASSES"));
                 nodecmd_set_call_hook(d, &test_hook, c);
@@ -541,6 +547,20 @@ static void control_metrics(void *data, ncm_buf *out)
                        "# TYPE nodecm_control_watchers gauge\n"
                        "nodecm_control_watchers %zu\n",
                        c->n_watchers);
+        {
+                uint64_t syncs, calls;
+                nodecmd_group_commits(c->d, &syncs, &calls);
+                ncm_buf_printf(out,
+                               "# HELP nodecm_journal_syncs_total Group commits: fdatasyncs of "
+                               "the node's journal that acknowledged calls.\n"
+                               "# TYPE nodecm_journal_syncs_total counter\n"
+                               "nodecm_journal_syncs_total %" PRIu64 "\n"
+                               "# HELP nodecm_journal_synced_calls_total Calls those group "
+                               "commits acknowledged.\n"
+                               "# TYPE nodecm_journal_synced_calls_total counter\n"
+                               "nodecm_journal_synced_calls_total %" PRIu64 "\n",
+                               syncs, calls);
+        }
 }
 
 const nodecmd_service_ops nodecmd_control_service = {

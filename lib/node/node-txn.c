@@ -390,12 +390,25 @@ int ncm_node_sync(ncm_node *n, ncm_error *err)
         return r;
 }
 
+static int flush_files(ncm_node *n, ncm_error *err);
+
 int ncm_node_flush(ncm_node *n, ncm_error *err)
 {
+        bool defer = n->defer_sync;
         int r = ncm_node_sync(n, err);
 
         if (r < 0 || !n->dir || n->read_only)
                 return r;
+        n->defer_sync = false; /* its own writes are durable when it returns */
+        r = flush_files(n, err);
+        n->defer_sync = defer;
+        return r;
+}
+
+static int flush_files(ncm_node *n, ncm_error *err)
+{
+        int r = 0;
+
         /* the kubelet's file whole and durable (its directory synced) before the journal that
          * says what it lacks may be emptied */
         if (n->cpu_behind) {
@@ -437,7 +450,8 @@ int ncm__node_txn_commit(ncm_node *n, ncm_error *err)
                 n->txn_doomed = true;
                 return r;
         }
-        if (deferring)
+        /* what it appended to the journal waits for ncm_node_sync (a fold replaced it whole) */
+        if (deferring && n->pods_jn.gen == n->txn_jn.gen && n->pods_jn.lines != n->txn_jn.lines)
                 n->unsynced = true;
         if (n->txn_cpu)
                 n->cpu_behind = true;
