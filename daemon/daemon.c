@@ -57,13 +57,13 @@ struct nodecmd {
         const nodecmd_call_hook *hook;
         void *hook_data;
 
-        /* group commit: callers waiting for the next sync, run from the loop's check phase */
+        /* group commit: callers waiting for the next sync, run from the loop's idle phase */
         struct durable_waiter {
                 nodecmd_durable_fn fn;
                 void *data;
         } * waiters;
         size_t n_waiters, cap_waiters;
-        uv_check_t commit;
+        uv_idle_t commit; /* an idle handle: the loop does not block in poll while it waits */
         uv_timer_t flush; /* the kubelet's files catch up, off the acknowledgement path */
         uint64_t syncs, synced_calls;
 
@@ -451,18 +451,18 @@ static void commit_now(nodecmd *d)
                 uv_timer_start(&d->flush, on_flush, FLUSH_DELAY_MS, 0);
 }
 
-static void on_check(uv_check_t *h)
+static void on_commit(uv_idle_t *h)
 {
         nodecmd *d = h->data;
 
         if (!d->n_waiters) {
-                uv_check_stop(&d->commit);
+                uv_idle_stop(&d->commit);
                 return;
         }
         /* a job ready to run may add to the group; one in an asynchronous step will not soon */
         if (d->head && !d->head->running && d->n_waiters < GROUP_MAX)
                 return;
-        uv_check_stop(&d->commit);
+        uv_idle_stop(&d->commit);
         commit_now(d);
 }
 
@@ -481,7 +481,7 @@ bool nodecmd_when_durable(nodecmd *d, nodecmd_durable_fn fn, void *data)
                 d->cap_waiters = cap;
         }
         d->waiters[d->n_waiters++] = (struct durable_waiter){fn, data};
-        uv_check_start(&d->commit, on_check);
+        uv_idle_start(&d->commit, on_commit);
         return true;
 }
 
@@ -858,7 +858,7 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                 return ncm_error_set(err, -r, "event loop: %s", uv_strerror(r));
         uv_idle_init(&d->loop, &d->kick);
         d->kick.data = d;
-        uv_check_init(&d->loop, &d->commit);
+        uv_idle_init(&d->loop, &d->commit);
         d->commit.data = d;
         uv_timer_init(&d->loop, &d->flush);
         d->flush.data = d;

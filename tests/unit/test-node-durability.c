@@ -266,10 +266,10 @@ typedef struct disk {
         img_file v[MAX_FILES];
         size_t n;
         bool active;
-        int op, cut_at;  /* the operation the power is cut before (0: never) */
-        int folds;       /* the journal folded into nodecm_pods */
-        char *cut_dir;   /* the image left there */
-        char acked[PODS][64]; /* acknowledged at the cut: CPUs, "-" removed, "" nothing */
+        int op, cut_at;        /* the operation the power is cut before (0: never) */
+        int folds;             /* the journal folded into nodecm_pods */
+        char *cut_dir;         /* the image left there */
+        char acked[PODS][64];  /* acknowledged at the cut: CPUs, "-" removed, "" nothing */
         char unsure[PODS][64]; /* changed since, not acknowledged: either way */
         char (*now)[64];       /* acknowledged so far */
         char (*pending)[64];   /* changed since */
@@ -541,11 +541,12 @@ static void test_power_loss(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_replay_after_kill, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_replay_idempotent_and_damaged, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_default_is_synchronous, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_power_loss, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_replay_after_kill, setup, teardown),
+                        cmocka_unit_test_setup_teardown(test_replay_idempotent_and_damaged, setup,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_default_is_synchronous, setup,
+                                                        teardown),
+                        cmocka_unit_test_setup_teardown(test_power_loss, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
