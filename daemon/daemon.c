@@ -57,6 +57,16 @@ struct nodecmd {
         const nodecmd_call_hook *hook;
         void *hook_data;
 
+        /* group commit: callers waiting for the next sync, run from the loop's idle phase */
+        struct durable_waiter {
+                nodecmd_durable_fn fn;
+                void *data;
+        } * waiters;
+        size_t n_waiters, cap_waiters;
+        uv_idle_t commit; /* an idle handle: the loop does not block in poll while it waits */
+        uv_timer_t flush; /* the kubelet's files catch up, off the acknowledgement path */
+        uint64_t syncs, synced_calls;
+
         uv_signal_t sig_term, sig_int, sig_hup;
         bool signals_up; /* the signal handles exist (the start got that far) */
         bool stopping;
@@ -381,6 +391,106 @@ const nodecmd_call_hook *nodecmd_call_hook_get(const nodecmd *d, void **ret_data
         return d->hook;
 }
 
+/* ---- durability: group commit -------------------------------------------------------------- */
+
+static void stop(nodecmd *d, const char *why);
+
+/* A group of changes waits this long at most before the kubelet's files catch up. */
+#define FLUSH_DELAY_MS 20
+#define GROUP_MAX 64
+
+static void flush_job(nodecmd *d, nodecmd_job *job, void *data)
+{
+        ncm_error err = NCM_ERROR_INIT;
+
+        (void)data;
+        if (ncm_node_flush(nodecmd_node(d), &err) < 0)
+                nodecmd_log(d, NODECMD_WARN, "checkpoint catch-up failed", "error=%s",
+                            nodecmd_q(d, 0, err.msg));
+        nodecmd_job_done(d, job);
+}
+
+static void on_flush(uv_timer_t *t)
+{
+        nodecmd *d = t->data;
+
+        if (!d->stopping && !nodecmd_submit(d, "flush", flush_job, NULL))
+                nodecmd_log(d, NODECMD_WARN, "checkpoint catch-up failed", "error=%s",
+                            nodecmd_q(d, 0, "out of memory"));
+}
+
+/* The group commit: one sync, then every waiter in the order it came. */
+static void commit_now(nodecmd *d)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        struct durable_waiter *w = d->waiters;
+        size_t n = d->n_waiters;
+        int r = ncm_node_sync(nodecmd_node(d), &err);
+
+        d->waiters = NULL;
+        d->n_waiters = d->cap_waiters = 0;
+        if (n) {
+                d->syncs++;
+                d->synced_calls += n;
+        }
+        if (r < 0)
+                nodecmd_log(d, NODECMD_ERROR, "journal sync failed", "error=%s",
+                            nodecmd_q(d, 0, err.msg));
+        for (size_t i = 0; i < n; i++)
+                w[i].fn(d, r, r < 0 ? err.msg : NULL, w[i].data);
+        free(w);
+        if (r < 0) {
+                /* what the node holds in memory may be more than the disk does: stop, and let
+                 * the next start replay the journal */
+                d->exit_code = 1;
+                stop(d, "journal-sync-failed");
+                return;
+        }
+        if (!d->stopping && ncm_node_behind(nodecmd_node(d)) &&
+            !uv_is_active((uv_handle_t *)&d->flush))
+                uv_timer_start(&d->flush, on_flush, FLUSH_DELAY_MS, 0);
+}
+
+static void on_commit(uv_idle_t *h)
+{
+        nodecmd *d = h->data;
+
+        if (!d->n_waiters) {
+                uv_idle_stop(&d->commit);
+                return;
+        }
+        /* a job ready to run may add to the group; one in an asynchronous step will not soon */
+        if (d->head && !d->head->running && d->n_waiters < GROUP_MAX)
+                return;
+        uv_idle_stop(&d->commit);
+        commit_now(d);
+}
+
+bool nodecmd_when_durable(nodecmd *d, nodecmd_durable_fn fn, void *data)
+{
+        if (!ncm_node_unsynced(nodecmd_node(d)) && !d->n_waiters) {
+                fn(d, 0, NULL, data);
+                return true;
+        }
+        if (d->n_waiters == d->cap_waiters) {
+                size_t cap = d->cap_waiters ? 2 * d->cap_waiters : 16;
+                struct durable_waiter *v = realloc(d->waiters, cap * sizeof(*v));
+                if (!v)
+                        return false;
+                d->waiters = v;
+                d->cap_waiters = cap;
+        }
+        d->waiters[d->n_waiters++] = (struct durable_waiter){fn, data};
+        uv_idle_start(&d->commit, on_commit);
+        return true;
+}
+
+void nodecmd_group_commits(const nodecmd *d, uint64_t *ret_syncs, uint64_t *ret_calls)
+{
+        *ret_syncs = d->syncs;
+        *ret_calls = d->synced_calls;
+}
+
 /* ---- changes and services ------------------------------------------------------------------ */
 
 void nodecmd_changed(nodecmd *d, const nodecmd_change *c)
@@ -410,7 +520,11 @@ static void close_signals(nodecmd *d)
         uv_close((uv_handle_t *)&d->sig_int, NULL);
         uv_close((uv_handle_t *)&d->sig_hup, NULL);
         uv_close((uv_handle_t *)&d->kick, NULL);
+        uv_close((uv_handle_t *)&d->commit, NULL);
+        uv_close((uv_handle_t *)&d->flush, NULL);
 }
+
+static void commit_now(nodecmd *d);
 
 /* Every service has stopped: once the queue is empty, nothing is left to keep the loop. */
 static void maybe_finish(nodecmd *d)
@@ -420,6 +534,9 @@ static void maybe_finish(nodecmd *d)
                         return;
         if (d->head || !d->signals_up)
                 return;
+        /* a call answered after the stop job (one that waited for answers) is still owed */
+        if (d->n_waiters)
+                commit_now(d);
         if (!uv_is_closing((uv_handle_t *)&d->sig_term))
                 close_signals(d);
 }
@@ -437,7 +554,16 @@ void nodecmd_service_stopped(nodecmd *d, void *data)
 
 static void stop_job(nodecmd *d, nodecmd_job *job, void *data)
 {
-        /* every job submitted before the stop has run: nothing is left half-done */
+        ncm_error err = NCM_ERROR_INIT;
+
+        /* every job submitted before the stop has run: nothing is left half-done; what they
+         * committed is made durable and answered, and the kubelet's files catch up */
+        if (d->n_waiters)
+                commit_now(d);
+        uv_timer_stop(&d->flush);
+        if (ncm_node_flush(nodecmd_node(d), &err) < 0)
+                nodecmd_log(d, NODECMD_WARN, "checkpoint catch-up failed", "error=%s",
+                            nodecmd_q(d, 0, err.msg));
         nodecmd_job_done(d, job);
         maybe_finish(d);
 }
@@ -622,6 +748,7 @@ static const char *const section_keys[] = {"controlSocket",
                                            "podResourcesSocket",
                                            "runtimeEndpoint",
                                            "criListen",
+                                           "commit",
                                            NULL};
 
 int nodecmd_check_section(json_object *section, const char *path, ncm_error *err)
@@ -636,6 +763,16 @@ int nodecmd_check_section(json_object *section, const char *path, ncm_error *err
                 if (!json_object_is_type(v, json_type_string))
                         return ncm_error_set(err, EINVAL, "%s: nodecmd.%s: expected a string", path,
                                              k);
+        }
+        {
+                json_object *m = NULL;
+                if (json_object_object_get_ex(section, "commit", &m) &&
+                    strcmp(json_object_get_string(m), "group") != 0 &&
+                    strcmp(json_object_get_string(m), "each") != 0)
+                        return ncm_error_set(err, EINVAL,
+                                             "%s: nodecmd.commit: expected group or each, got "
+                                             "\"%s\"",
+                                             path, json_object_get_string(m));
         }
         {
                 json_object *l = NULL;
@@ -728,6 +865,10 @@ int nodecmd_new(const nodecmd_options *opts, nodecmd **ret, ncm_error *err)
                 return ncm_error_set(err, -r, "event loop: %s", uv_strerror(r));
         uv_idle_init(&d->loop, &d->kick);
         d->kick.data = d;
+        uv_idle_init(&d->loop, &d->commit);
+        d->commit.data = d;
+        uv_timer_init(&d->loop, &d->flush);
+        d->flush.data = d;
         /* The handlers come before any socket exists: a SIGTERM sent as soon as a socket
          * appears (a supervisor stopping a start it no longer wants) must stop nodecmd cleanly,
          * not kill it by the default action. A signal caught during the start waits in libuv's
@@ -841,6 +982,7 @@ nodecmd *nodecmd_free(nodecmd *d)
                 free(j);
         }
         free(d->svc);
+        free(d->waiters);
         ncm_node_dir_close(d->dir);
         ncm_enforcer_free(d->enforcer);
         ncm_topo_free(d->topo);

@@ -126,6 +126,20 @@ void nodecmd_job_done(nodecmd *d, nodecmd_job *job);
 /* Jobs waiting or running. */
 size_t nodecmd_queue_length(const nodecmd *d);
 
+/* ---- durability: group commit (docs/nodecmd.md, "Durability") ---------------------------- */
+/*
+ * Call FN(d, r, msg, data) once every change the node has committed so far is durable: at once
+ * when nothing waits to be synced, else after the next group commit, one fdatasync of the
+ * journal that the calls committed meanwhile share (run when no job is ready to run, or 64
+ * callers wait). R is 0, or the sync's -errno with MSG saying why (nodecmd then stops: what the
+ * journal holds is replayed by the next start). A caller answers its client from FN, never
+ * before. Returns false when out of memory (FN is not called).
+ */
+typedef void (*nodecmd_durable_fn)(nodecmd *d, int r, const char *msg, void *data);
+bool nodecmd_when_durable(nodecmd *d, nodecmd_durable_fn fn, void *data);
+/* Group commits so far, and the calls they acknowledged (for metrics and tests). */
+void nodecmd_group_commits(const nodecmd *d, uint64_t *ret_syncs, uint64_t *ret_calls);
+
 /* ---- changes ------------------------------------------------------------------------------- */
 
 /* What a job did to the node, as every service hears it. */

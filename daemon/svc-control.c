@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon.h"
 #include "nodecmd.h"
 
 /* A call that leaves more than this free in the heap gives it back (malloc_trim): a pod of a
@@ -39,6 +40,9 @@ typedef struct pending {
         void *hook_ctx;
         bool waiting;   /* given the node back; the hook will call retry() */
         bool abandoned; /* its caller went away while it waited */
+        /* done, its answer held until the group commit makes it durable */
+        bool held;
+        ncm_buf reply, event;
 } pending;
 
 typedef struct watcher {
@@ -55,6 +59,7 @@ struct control {
         watcher *watchers;
         size_t n_watchers;
         size_t queued_bytes;
+        bool each; /* nodecmd.commit: each (no group commit) */
         /* calls by method and status code, for nodecm_grpc_server_handled_total */
         uint64_t handled[NCM_CTL_N_METHODS][17];
         bool stopping;
@@ -78,6 +83,8 @@ static void pending_free(pending *p)
         if (p->hook && p->hook->done)
                 p->hook->done(p->hook_data, p->hook_ctx);
         p->c->queued_bytes -= p->len;
+        ncm_buf_done(&p->reply);
+        ncm_buf_done(&p->event);
         free(p->req);
         free(p);
 }
@@ -182,6 +189,28 @@ static void retry_call(void *arg)
         }
 }
 
+/* The group commit made P's change durable (R 0), or could not (MSG): its answer goes out. */
+static void release_call(nodecmd *d, int r, const char *msg, void *data)
+{
+        pending *p = data;
+        control *c = p->c;
+
+        (void)d;
+        if (p->abandoned) {
+                finish(c, p->call, p->method, NCM_RPC_CANCELLED, NULL);
+        } else if (r < 0) {
+                finish(c, p->call, p->method, NCM_RPC_UNAVAILABLE, msg);
+        } else {
+                int s = ncm_rpc_call_send(p->call, (const uint8_t *)p->reply.data, p->reply.len);
+                finish(c, p->call, p->method, s < 0 ? NCM_RPC_INTERNAL : NCM_RPC_OK,
+                       s < 0 ? strerror(-s) : NULL);
+        }
+        /* watchers hear of it once it is durable too, in commit order */
+        if (r >= 0 && p->event.len)
+                broadcast(c, (const uint8_t *)p->event.data, p->event.len);
+        pending_free(p);
+}
+
 static void run_call(nodecmd *d, nodecmd_job *job, void *data)
 {
         pending *p = data;
@@ -203,7 +232,10 @@ static void run_call(nodecmd *d, nodecmd_job *job, void *data)
         }
         if (p->hook && p->hook->enter)
                 p->hook_ctx = p->hook->enter(p->hook_data, p->method, p->hook_ctx);
+        /* the node's commits of this call are group commits: answered after the sync */
+        ncm_node_defer_sync(nodecmd_target(d)->node, !c->each);
         r = ncm_ctl_handle(nodecmd_target(d), p->method, p->req, p->len, &res, &err);
+        ncm_node_defer_sync(nodecmd_target(d)->node, false);
         if (p->hook && p->hook->leave &&
             p->hook->leave(p->hook_data, p->hook_ctx, r, retry_call, p)) {
                 /* answers from elsewhere are needed: the node goes back to the others, the
@@ -225,6 +257,28 @@ static void run_call(nodecmd *d, nodecmd_job *job, void *data)
                             ncm_ctl_method_name(p->method), ncm_rpc_code_name(st),
                             nodecmd_q(d, 0, err.msg));
                 finish(c, p->call, p->method, st, err.msg);
+        } else if (ncm_node_unsynced(nodecmd_target(d)->node)) {
+                /* committed, not yet durable: answered by the group commit (release_call) */
+                if (res.event.len) {
+                        ch.sequence = nodecmd_next_sequence(d);
+                        (void)ncm_ctl_event_sequence((const uint8_t *)res.event.data, res.event.len,
+                                                     ch.sequence, &p->event);
+                }
+                ncm_buf_append(&p->reply, res.reply.data, res.reply.len);
+                if (ncm_buf_failed(&p->reply) || ncm_buf_failed(&p->event) ||
+                    !nodecmd_when_durable(d, release_call, p)) {
+                        /* cannot wait: synced now, alone */
+                        ncm_error e = NCM_ERROR_INIT;
+                        int s = ncm_node_sync(nodecmd_target(d)->node, &e);
+                        ncm_buf_done(&p->reply);
+                        ncm_buf_done(&p->event);
+                        finish(c, p->call, p->method,
+                               s < 0 ? NCM_RPC_UNAVAILABLE : NCM_RPC_INTERNAL,
+                               s < 0 ? e.msg : "out of memory");
+                        pending_free(p);
+                } else {
+                        p->held = true;
+                }
         } else {
                 int s = ncm_rpc_call_send(p->call, (const uint8_t *)res.reply.data, res.reply.len);
                 finish(c, p->call, p->method, s < 0 ? NCM_RPC_INTERNAL : NCM_RPC_OK,
@@ -239,7 +293,8 @@ static void run_call(nodecmd *d, nodecmd_job *job, void *data)
         nodecmd_changed(d, &ch);
         ncm_buf_done(&ev);
         ncm_ctl_result_done(&res);
-        pending_free(p);
+        if (!p->held)
+                pending_free(p);
         /*
          * A pod of thousands of containers, admitted or removed, leaves tens of MB free in the
          * heap, which glibc keeps for the next allocation: given back at once, so that one big
@@ -255,8 +310,9 @@ static void call_cancel(ncm_rpc_call *call, ncm_rpc_code code, void *data)
 {
         pending *p = data;
 
-        /* waiting for the hook: it still calls retry(), which drops the call then */
-        if (p->waiting) {
+        /* waiting for the hook: it still calls retry(), which drops the call then; held for
+         * the group commit: release_call() does */
+        if (p->waiting || p->held) {
                 p->abandoned = true;
                 return;
         }
@@ -354,6 +410,10 @@ static int control_start(nodecmd *d, void **ret, ncm_error *err)
                 return r;
         nodecmd_log(d, NODECMD_INFO, "control API listening", "socket=%s",
                     nodecmd_q(d, 0, c->path));
+        {
+                const char *m = nodecmd_section_string(d, "commit");
+                c->each = m && strcmp(m, "each") == 0;
+        }
         return 0;
 }
 
@@ -420,6 +480,20 @@ static void control_metrics(void *data, ncm_buf *out)
                        "# TYPE nodecm_control_watchers gauge\n"
                        "nodecm_control_watchers %zu\n",
                        c->n_watchers);
+        {
+                uint64_t syncs, calls;
+                nodecmd_group_commits(c->d, &syncs, &calls);
+                ncm_buf_printf(out,
+                               "# HELP nodecm_journal_syncs_total Group commits: fdatasyncs of "
+                               "the node's journal that acknowledged calls.\n"
+                               "# TYPE nodecm_journal_syncs_total counter\n"
+                               "nodecm_journal_syncs_total %" PRIu64 "\n"
+                               "# HELP nodecm_journal_synced_calls_total Calls those group "
+                               "commits acknowledged.\n"
+                               "# TYPE nodecm_journal_synced_calls_total counter\n"
+                               "nodecm_journal_synced_calls_total %" PRIu64 "\n",
+                               syncs, calls);
+        }
 }
 
 const nodecmd_service_ops nodecmd_control_service = {

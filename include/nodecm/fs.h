@@ -71,6 +71,13 @@ enum {
          * For a transaction that writes several files of one directory and syncs it once.
          */
         NCM_FS_WRITE_NO_DIRSYNC = 1 << 0,
+        /*
+         * For ncm_fs_batch_commit(): write the appends but leave their fdatasync to the caller
+         * (ncm_fs_sync_data()), who makes one sync carry the appends of several commits (a
+         * group commit) and answers none of them before it. A crash of the process loses
+         * nothing written; a machine's loses what was not synced yet.
+         */
+        NCM_FS_APPEND_NO_SYNC = 1 << 1,
 };
 
 /*
@@ -199,6 +206,13 @@ NCM_API int ncm_fs_batch_set_undo(ncm_fs_batch *b, int rootfd, const char *path,
  */
 NCM_API int ncm_fs_recover(int rootfd, const char *path, const ncm_fs_faults *faults,
                            ncm_error *err);
+
+/*
+ * fdatasync file PATH (inside ROOTFD), through FAULTS' hook (NCM_FS_OP_FSYNC; may be NULL): the
+ * appends of commits with NCM_FS_APPEND_NO_SYNC made durable. A missing file is -ENOENT.
+ */
+NCM_API int ncm_fs_sync_data(int rootfd, const char *path, const ncm_fs_faults *faults,
+                             ncm_error *err);
 
 /*
  * fsync directory DIR (inside ROOTFD), making the renames done in it durable: the end of a

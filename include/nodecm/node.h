@@ -411,6 +411,36 @@ NCM_API const ncm_knob_memo *ncm_node_knob_memo(const ncm_node *n) NCM_PURE;
  */
 NCM_API uint64_t ncm_node_dir_syncs(const ncm_node *n) NCM_PURE;
 
+/*
+ * Group commit, for a daemon that answers many callers (nodecmd; docs/nodecmd.md, "Durability").
+ * With ON, N's transactions on a node kept in a directory (ncm_node_dir_open) commit by
+ * appending to the pods journal without its fdatasync: the journal line is the change's commit
+ * point, and the caller makes it durable with ncm_node_sync(), once for every change made
+ * meanwhile, before it acknowledges any of them. A pod's admission, removal or resize no longer
+ * rewrites cpu_manager_state: the journal line carries the pod's CPUs, and ncm_node_flush()
+ * brings the file up to date off the acknowledgement path; a start replays what it lacks
+ * before the node serves. memory_manager_state and kubelet_internal_checkpoint are still
+ * written by the transaction that changes them. A batch staged by an owner (the CRI) is
+ * committed as without. OFF (the default): every change durable before the call returns.
+ */
+NCM_API void ncm_node_defer_sync(ncm_node *n, bool on);
+/* Whether N committed changes that ncm_node_sync() has not made durable yet. */
+NCM_API bool ncm_node_unsynced(const ncm_node *n) NCM_PURE;
+/* Make every change N committed durable: one fdatasync of the pods journal (none when there
+ * is nothing to sync). -errno: the changes since the last sync may be lost with the machine. */
+NCM_API int ncm_node_sync(ncm_node *n, ncm_error *err);
+/* Whether N's files are behind its journal: unsynced changes, cpu_manager_state to rewrite, or
+ * the journal due to be folded into nodecm_pods (ncm_node_flush). */
+NCM_API bool ncm_node_behind(const ncm_node *n) NCM_PURE;
+/*
+ * Bring N's files up to date: ncm_node_sync(), then cpu_manager_state rewritten whole
+ * (temporary file, fsync, rename, directory fsync) when the journal holds CPU lines it lacks,
+ * then nodecm_pods rewritten whole with its journal emptied when the journal has grown long.
+ * Each file is complete and valid at rest throughout. 0 or -errno (retry later: the journal
+ * keeps everything).
+ */
+NCM_API int ncm_node_flush(ncm_node *n, ncm_error *err);
+
 /* --- a node kept in a root directory --- */
 
 /*

@@ -998,12 +998,16 @@ static void undo_rollback(ncm_fs_batch *b, const ncm_buf *text)
 int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
 {
         bool nodirsync = flags & NCM_FS_WRITE_NO_DIRSYNC;
-        bool undo = b->undo_path != NULL && b->n > 0;
+        bool nosync = flags & NCM_FS_APPEND_NO_SYNC;
+        /* one append alone needs no record: a failure cuts it back, a crash leaves it whole or
+         * cut short, which its reader tolerates */
+        bool recorded = b->undo_path != NULL && b->n > 0;
+        bool undo = recorded && !(b->n == 1 && b->v[0].append);
         ncm_buf text = NCM_BUF_INIT;
         size_t i, renamed = 0, failed_rename = SIZE_MAX;
         int r = 0;
 
-        if (flags & ~(unsigned)NCM_FS_WRITE_NO_DIRSYNC) {
+        if (flags & ~(unsigned)(NCM_FS_WRITE_NO_DIRSYNC | NCM_FS_APPEND_NO_SYNC)) {
                 batch_clear(b, 0);
                 return ncm_error_set(err, EINVAL, "write batch: unknown flags 0x%x", flags);
         }
@@ -1014,7 +1018,7 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
                 return ncm_error_set(err, ENOMEM, "out of memory");
         }
         /* an earlier commit's rollback that could not finish: finished first */
-        if (undo && (r = ncm_fs_recover(b->undo_rootfd, b->undo_path, b->faults, err)) < 0) {
+        if (recorded && (r = ncm_fs_recover(b->undo_rootfd, b->undo_path, b->faults, err)) < 0) {
                 batch_clear(b, 0);
                 return r;
         }
@@ -1052,7 +1056,7 @@ int ncm_fs_batch_commit(ncm_fs_batch *b, unsigned flags, ncm_error *err)
                 if (r < 0)
                         ncm_error_errno(err, -r, "write '%s'", f->path);
         }
-        for (i = 0; i < b->n && r >= 0; i++) {
+        for (i = 0; i < b->n && r >= 0 && !nosync; i++) {
                 batch_file *f = &b->v[i];
                 if (!f->append)
                         continue;
@@ -1182,6 +1186,21 @@ int ncm_fs_batch_settle(ncm_fs_batch *b, unsigned flags, ncm_error *err)
 size_t ncm_fs_batch_owed(const ncm_fs_batch *b)
 {
         return b ? b->n_owed : 0;
+}
+
+int ncm_fs_sync_data(int rootfd, const char *path, const ncm_fs_faults *faults, ncm_error *err)
+{
+        ncm_autoclose int fd = ncm_fs_openat(rootfd, path, O_WRONLY | O_NOFOLLOW, 0, err);
+        int r;
+
+        if (fd < 0)
+                return fd;
+        r = ncm_fs_fault(faults, NCM_FS_OP_FSYNC, path, 0);
+        if (r >= 0 && fdatasync(fd) < 0)
+                r = -errno;
+        if (r < 0)
+                return ncm_error_errno(err, -r, "write '%s'", path);
+        return 0;
 }
 
 int ncm_fs_sync_dir(int rootfd, const char *dir, ncm_error *err)

@@ -188,6 +188,39 @@ static int record_config(ncm_node *n, const char *dir, const ncm_node_config *cf
         return r;
 }
 
+/*
+ * Group commit's recovery (ncm_node_defer_sync): the CPU lines of the journal replayed onto
+ * cpu_manager_state (STATE), which is rewritten whole and durable before the node reads it, so
+ * that the kubelet's file holds every acknowledged change before anything serves from it.
+ */
+static int replay_cpu(const char *state, const ncm_node_config *cfg, const ncm_node_dir_options *o,
+                      bool ro, const ncm__cpu_lines *cpu, ncm_error *err)
+{
+        ncm_autoptr(ncm_cpu_state) s = NULL;
+        ncm_kubelet_version kv =
+                        o->kubelet_version.major ? o->kubelet_version : cfg->kubelet_version;
+        int r;
+
+        if (ncm_fs_exists(AT_FDCWD, state) <= 0)
+                return 0; /* nothing to replay onto: the start makes a fresh state */
+        if (ro)
+                return ncm_error_set(err, EROFS,
+                                     "'%s': its journal holds changes the file lacks, which a "
+                                     "read-only command does not write: run 'nodecm node "
+                                     "reconcile' on it",
+                                     state);
+        r = ncm_cpu_checkpoint_load_version(AT_FDCWD, state, NULL, NULL, 0, kv, &s, err);
+        if (r < 0)
+                return r; /* the node's start reports it as the kubelet does */
+        r = ncm__node_cpu_replay(s, cpu, err);
+        if (r < 0)
+                return ncm_error_prefix(err, "replay the journal onto %s", state);
+        r = ncm_fs_fault(o->faults, NCM_FS_OP_RENAME, state, 0);
+        if (r < 0)
+                return ncm_error_errno(err, -r, "write '%s'", state);
+        return ncm_cpu_checkpoint_write(s, AT_FDCWD, state, err);
+}
+
 static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *cfg,
                     const ncm_node_dir_options *o, made *m, ncm_node_dir **ret, ncm_error *err)
 {
@@ -199,7 +232,8 @@ static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *c
         struct stat st;
         uint64_t gen = 0;
         size_t lines = 0;
-        bool torn = false;
+        bool torn = false, replayed;
+        ncm__cpu_lines cpu = {0};
         int r;
 
         if (!d || asprintf(&state, "%s/%s", dir, NCM_CPU_CHECKPOINT_NAME) < 0 ||
@@ -267,7 +301,11 @@ static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *c
         r = check_config(dir, cfg, init, err);
         if (r < 0)
                 return r;
-        r = ncm__node_pods_load(dir, &d->pods, &d->n_pods, &gen, &lines, &torn, err);
+        r = ncm__node_pods_load(dir, &d->pods, &d->n_pods, &gen, &lines, &torn, &cpu, err);
+        if (r >= 0 && cpu.n > 0)
+                r = replay_cpu(state, cfg, o, ro, &cpu, err);
+        replayed = cpu.n > 0;
+        ncm__cpu_lines_done(&cpu);
         if (r < 0)
                 return r;
         no.state_dir = dir;
@@ -288,8 +326,9 @@ static int dir_open(const char *dir, const ncm_topo *t, const ncm_node_config *c
         if (r < 0)
                 return r;
         ncm__node_pods_journal(d->node, gen, lines);
-        /* a line cut short: gone before anything is appended after it */
-        if (torn && !no.read_only) {
+        /* a line cut short: gone before anything is appended after it; CPU lines replayed:
+         * folded into nodecm_pods, once the file they were replayed onto is durable */
+        if ((torn || replayed) && !no.read_only) {
                 r = ncm__node_persist_pods(d->node, err);
                 if (r < 0)
                         return r;

@@ -285,6 +285,13 @@ struct ncm_node {
         bool txn_replaced;   /* a file of the batch is replaced (its commit syncs dir) */
         ncm__journal txn_jn; /* pods_jn when it began */
 
+        /* group commit (ncm_node_defer_sync): the journal is the commit point */
+        bool defer_sync;
+        bool unsynced;       /* appends not fdatasynced yet (ncm_node_sync) */
+        bool cpu_behind;     /* cpu_manager_state is behind the journal (ncm_node_flush) */
+        bool txn_cpu;        /* the open transaction changed the CPU state, not written */
+        const char *txn_pod; /* the pod the open transaction changes (borrowed) */
+
         /* isolatedCPUs (node-isolation.c): the CPUs counted as isolated, NULL under ignore */
         ncm_cpuset *isolated;
         /* CRI-O's knobs (node-knobs.c): what to put back, and what DIR holds of it */
@@ -387,14 +394,31 @@ int ncm__node_container_locations(ncm_node *n, const ncm_pod *pod, const ncm_con
 int ncm__node_persist_pods(ncm_node *n, ncm_error *err);
 /* ncm_node_pods_load(), and nodecm_pods' generation, its journal's lines and whether the last
  * one was cut short by a crash (NULL: not wanted). */
+/* The CPU lines of a pods journal (group commit, node-pods.c), each its "cpu" object. */
+typedef struct ncm__cpu_lines {
+        json_object **v;
+        size_t n, cap;
+} ncm__cpu_lines;
+void ncm__cpu_lines_done(ncm__cpu_lines *c);
+/* ...and its CPU lines into *RET_CPU (NULL: skipped). */
 int ncm__node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_n,
-                        uint64_t *ret_gen, size_t *ret_lines, bool *ret_torn, ncm_error *err);
+                        uint64_t *ret_gen, size_t *ret_lines, bool *ret_torn,
+                        ncm__cpu_lines *ret_cpu, ncm_error *err);
+/* LINES replayed onto S in order: each pod's entries set, the shared pool moved with them. */
+int ncm__node_cpu_replay(ncm_cpu_state *s, const ncm__cpu_lines *lines, ncm_error *err);
+/* The CPU line of pod UID (its entries in the state now) staged in N's open transaction. */
+int ncm__node_cpu_line(ncm_node *n, const char *uid, ncm_error *err);
+/* Whether N's transactions are group-committed now (ncm_node_defer_sync, no owner's batch). */
+bool ncm__node_deferring(const ncm_node *n);
+/* The open transaction is the change of pod UID (an admission, removal or resize): under
+ * group commit its CPU state goes to the journal as the pod's line. */
+void ncm__node_txn_pod(ncm_node *n, const char *uid);
 /* The journal TEXT (the file PATH) applied to the records *V (*N of them, room for *CAP, sorted
  * by pod UID): its lines of generation GEN (*LINES counts them all), a last line cut short
  * ignored (*TORN). -EINVAL naming PATH and the line. */
 int ncm__node_pods_journal_apply(const char *text, size_t len, const char *path, uint64_t gen,
                                  ncm_node_pod_record **v, size_t *n, size_t *cap, size_t *lines,
-                                 bool *torn, ncm_error *err);
+                                 bool *torn, ncm__cpu_lines *cpu, ncm_error *err);
 /* From now on N appends its pods' changes to dir/nodecm_pods_journal: the file is at
  * GENERATION, its journal holds LINES lines. */
 void ncm__node_pods_journal(ncm_node *n, uint64_t generation, size_t lines);

@@ -134,8 +134,10 @@ int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, boo
         ncm_buf line = NCM_BUF_INIT;
         int r;
 
-        /* the whole file now and then: a transaction that fails puts the generation back */
-        if (!n->pods_journal || ncm__journal_over(&n->pods_jn, n->n_pods, 1))
+        /* the whole file now and then: a transaction that fails puts the generation back; under
+         * group commit the flush does it, after the kubelet's files (ncm_node_flush) */
+        if (!n->pods_journal ||
+            (ncm__journal_over(&n->pods_jn, n->n_pods, 1) && !ncm__node_deferring(n)))
                 return persist_pods_view(n, drop ? uid : NULL, drop ? NULL : uid, rm_name, err);
         if (asprintf(&journal, "%s/%s", n->dir, NCM_NODE_PODS_JOURNAL_NAME) < 0)
                 return oom(err);
@@ -161,6 +163,195 @@ int ncm__node_persist_pod(ncm_node *n, const char *uid, const char *rm_name, boo
         ncm__node_txn_end(n);
         ncm_buf_done(&line);
         return r;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Group commit: the journal is the commit point of the CPU manager's decisions too
+ *
+ * Under group commit (ncm_node_defer_sync) a transaction does not rewrite cpu_manager_state:
+ * it appends, after its pod's line, the pod's entries as they are now,
+ *
+ *   {"gen": 3, "cpu": {"pod": "<uid>", "containers": {"<name>": "2-3"}, "promised": {...}}}
+ *
+ * and the file catches up off the acknowledgement path (ncm_node_flush). A start replays these
+ * lines onto the file before anything reads it (ncm__node_cpu_replay): each sets its pod's
+ * entries and moves the CPUs the pod gave up or took between the shared pool and it, so that a
+ * line replayed onto a file that already holds it changes nothing.
+ */
+
+void ncm__cpu_lines_done(ncm__cpu_lines *c)
+{
+        for (size_t i = 0; i < c->n; i++)
+                json_object_put(c->v[i]);
+        free(c->v);
+        *c = (ncm__cpu_lines){0};
+}
+
+/* "<name>": "<cpus>" of POD (index K of S) into B; PROMISED: the promises instead. */
+static void format_entries(const ncm_cpu_state *s, size_t k, bool promised, ncm_buf *b)
+{
+        bool first = true;
+
+        ncm_buf_putc(b, '{');
+        for (size_t j = 0; j < ncm_cpu_state_pod_num_containers(s, k); j++) {
+                const char *name = ncm_cpu_state_container_name(s, k, j);
+                const ncm_cpuset *c = promised ? ncm_cpu_state_container_promised(s, k, j)
+                                               : ncm_cpu_state_container_cpus(s, k, j);
+                ncm_autofree char *list = NULL;
+                if (!c)
+                        continue;
+                list = ncm_cpuset_format_list(c);
+                if (!list) {
+                        b->oom = true;
+                        return;
+                }
+                ncm_buf_puts(b, first ? "" : ", ");
+                first = false;
+                ncm_buf_json_string(b, name, strlen(name));
+                ncm_buf_puts(b, ": ");
+                ncm_buf_json_string(b, list, strlen(list));
+        }
+        ncm_buf_putc(b, '}');
+}
+
+/* The index of POD in S, or SIZE_MAX. */
+static size_t state_pod(const ncm_cpu_state *s, const char *pod)
+{
+        size_t lo = 0, hi = ncm_cpu_state_num_pods(s);
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(ncm_cpu_state_pod_uid(s, mid), pod);
+                if (c == 0)
+                        return mid;
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return SIZE_MAX;
+}
+
+int ncm__node_cpu_line(ncm_node *n, const char *uid, ncm_error *err)
+{
+        ncm_autofree char *journal = NULL;
+        ncm_buf line = NCM_BUF_INIT;
+        size_t k = state_pod(n->cpu_state, uid);
+        int r;
+
+        if (asprintf(&journal, "%s/%s", n->dir, NCM_NODE_PODS_JOURNAL_NAME) < 0)
+                return oom(err);
+        ncm__journal_begin(&n->pods_jn, &line);
+        ncm_buf_puts(&line, "\"cpu\": {\"pod\": ");
+        ncm_buf_json_string(&line, uid, strlen(uid));
+        ncm_buf_puts(&line, ", \"containers\": ");
+        if (k == SIZE_MAX)
+                ncm_buf_puts(&line, "{}");
+        else
+                format_entries(n->cpu_state, k, false, &line);
+        if (k != SIZE_MAX && ncm_cpu_state_has_promised(n->cpu_state)) {
+                ncm_buf_puts(&line, ", \"promised\": ");
+                format_entries(n->cpu_state, k, true, &line);
+        }
+        ncm_buf_putc(&line, '}');
+        ncm__journal_end(&line);
+        r = ncm__journal_append(&n->pods_jn, n->txn, journal, &line, err);
+        ncm_buf_done(&line);
+        return r;
+}
+
+/* Each member of O (WHERE) a string that parses as a CPU set, into *RET (may be NULL). */
+static int parse_entries(json_object *o, const char *where, const char *what, ncm_cpuset *uni,
+                         ncm_error *err)
+{
+        if (!o)
+                return 0;
+        if (!json_object_is_type(o, json_type_object))
+                return ncm_error_set(err, EINVAL, "%s: cpu: %s: expected an object", where, what);
+        json_object_object_foreach(o, name, v)
+        {
+                ncm_autoptr(ncm_cpuset) c = NULL;
+                if (!json_object_is_type(v, json_type_string) ||
+                    ncm_cpuset_parse_list(json_object_get_string(v), &c, NULL) < 0)
+                        return ncm_error_set(err, EINVAL, "%s: cpu: %s: %s: expected a CPU list",
+                                             where, what, name);
+                if (uni)
+                        ncm_cpuset_or(uni, uni, c);
+        }
+        return 0;
+}
+
+static int cpu_line_check(json_object *cpu, const char *where, ncm_error *err)
+{
+        json_object *pod = json_object_is_type(cpu, json_type_object) ? ncm__json_get(cpu, "pod")
+                                                                      : NULL;
+        int r;
+
+        if (!pod || !json_object_is_type(pod, json_type_string))
+                return ncm_error_set(err, EINVAL, "%s: cpu: pod: expected a string", where);
+        r = parse_entries(ncm__json_get(cpu, "containers"), where, "containers", NULL, err);
+        if (r >= 0)
+                r = parse_entries(ncm__json_get(cpu, "promised"), where, "promised", NULL, err);
+        return r;
+}
+
+int ncm__node_cpu_replay(ncm_cpu_state *s, const ncm__cpu_lines *lines, ncm_error *err)
+{
+        for (size_t i = 0; i < lines->n; i++) {
+                json_object *line = lines->v[i];
+                const char *uid = json_object_get_string(ncm__json_get(line, "pod"));
+                json_object *cont = ncm__json_get(line, "containers");
+                json_object *prom = ncm__json_get(line, "promised");
+                ncm_autoptr(ncm_cpuset) old = ncm_cpuset_new();
+                ncm_autoptr(ncm_cpuset) now = ncm_cpuset_new();
+                ncm_autoptr(ncm_cpuset) def = NULL;
+                size_t k = state_pod(s, uid);
+                int r = 0;
+
+                if (!old || !now)
+                        return oom(err);
+                for (size_t j = 0; k != SIZE_MAX && j < ncm_cpu_state_pod_num_containers(s, k); j++)
+                        ncm_cpuset_or(old, old, ncm_cpu_state_container_cpus(s, k, j));
+                if (k != SIZE_MAX)
+                        r = ncm_cpu_state_delete_pod(s, uid, err);
+                if (r >= 0 && cont && json_object_is_type(cont, json_type_object)) {
+                        json_object_object_foreach(cont, name, v)
+                        {
+                                ncm_autoptr(ncm_cpuset) c = NULL;
+                                r = ncm_cpuset_parse_list(json_object_get_string(v), &c, err);
+                                if (r >= 0)
+                                        r = ncm_cpu_state_set(s, uid, name, c, err);
+                                if (r < 0)
+                                        return r;
+                                ncm_cpuset_or(now, now, c);
+                        }
+                }
+                if (r >= 0 && prom && json_object_is_type(prom, json_type_object)) {
+                        json_object_object_foreach(prom, name, v)
+                        {
+                                ncm_autoptr(ncm_cpuset) c = NULL;
+                                r = ncm_cpuset_parse_list(json_object_get_string(v), &c, err);
+                                if (r >= 0)
+                                        r = ncm_cpu_state_set_promised(s, uid, name, c, err);
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+                if (r < 0)
+                        return r;
+                /* what the pod gave up goes back to the shared pool, what it holds leaves it */
+                def = ncm_cpuset_dup(ncm_cpu_state_default(s));
+                if (!def)
+                        return oom(err);
+                ncm_cpuset_or(def, def, old);
+                ncm_cpuset_andnot(def, def, now);
+                if (!ncm_cpuset_equal(def, ncm_cpu_state_default(s))) {
+                        r = ncm_cpu_state_set_default(s, def, err);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
 }
 
 void ncm_node_pod_records_free(ncm_node_pod_record *v, size_t n)
@@ -223,6 +414,7 @@ static size_t record_find(const ncm_node_pod_record *v, size_t n, const char *ui
 typedef struct pods_apply {
         ncm_node_pod_record **v;
         size_t *n, *cap;
+        ncm__cpu_lines *cpu; /* NULL: the CPU lines are skipped */
 } pods_apply;
 
 static void record_drop(pods_apply *a, size_t k)
@@ -235,17 +427,30 @@ static void record_drop(pods_apply *a, size_t k)
         (*a->n)--;
 }
 
-/* One line of the journal: a pod's record put in, or dropped. */
+static int cpu_line_check(json_object *cpu, const char *where, ncm_error *err);
+
+/* One line of the journal: a pod's record put in, or dropped (or a CPU line, group commit). */
 static int pods_line(json_object *o, const char *where, void *userdata, ncm_error *err)
 {
         pods_apply *a = userdata;
         json_object *put = ncm__json_get(o, "put");
         json_object *drop = ncm__json_get(o, "drop");
+        json_object *cpu = ncm__json_get(o, "cpu");
         ncm_node_pod_record rec = {0};
         bool found;
         size_t k;
         int r;
 
+        if (cpu) {
+                ncm__cpu_lines *c = a->cpu;
+                r = cpu_line_check(cpu, where, err);
+                if (r < 0 || !c)
+                        return r;
+                if (ncm__array_grow(c->v, c->cap, c->n) < 0)
+                        return oom(err);
+                c->v[c->n++] = json_object_get(cpu);
+                return 0;
+        }
         if (drop) {
                 if (!json_object_is_type(drop, json_type_string))
                         return ncm_error_set(err, EINVAL, "%s: drop: expected a string", where);
@@ -279,9 +484,9 @@ static int pods_line(json_object *o, const char *where, void *userdata, ncm_erro
 
 int ncm__node_pods_journal_apply(const char *text, size_t len, const char *path, uint64_t gen,
                                  ncm_node_pod_record **v, size_t *n, size_t *cap, size_t *lines,
-                                 bool *torn, ncm_error *err)
+                                 bool *torn, ncm__cpu_lines *cpu, ncm_error *err)
 {
-        pods_apply a = {.v = v, .n = n, .cap = cap};
+        pods_apply a = {.v = v, .n = n, .cap = cap, .cpu = cpu};
         ncm__journal j = {.gen = gen};
         int r = ncm__journal_read(&j, text, len, path, ": line ", pods_line, &a, torn, err);
 
@@ -290,7 +495,8 @@ int ncm__node_pods_journal_apply(const char *text, size_t len, const char *path,
 }
 
 int ncm__node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_n,
-                        uint64_t *ret_gen, size_t *ret_lines, bool *ret_torn, ncm_error *err)
+                        uint64_t *ret_gen, size_t *ret_lines, bool *ret_torn,
+                        ncm__cpu_lines *ret_cpu, ncm_error *err)
 {
         ncm_autofree char *path = NULL;
         ncm_autofree char *journal = NULL;
@@ -339,7 +545,7 @@ int ncm__node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_
                 r = 0;
         } else if (r >= 0) {
                 r = ncm__node_pods_journal_apply(text, jlen, journal, (uint64_t)gen, &v, &n, &cap,
-                                                 &lines, &torn, err);
+                                                 &lines, &torn, ret_cpu, err);
         }
         if (r < 0) {
                 ncm_node_pod_records_free(v, n);
@@ -358,5 +564,5 @@ int ncm__node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_
 
 int ncm_node_pods_load(const char *dir, ncm_node_pod_record **ret, size_t *ret_n, ncm_error *err)
 {
-        return ncm__node_pods_load(dir, ret, ret_n, NULL, NULL, NULL, err);
+        return ncm__node_pods_load(dir, ret, ret_n, NULL, NULL, NULL, NULL, err);
 }

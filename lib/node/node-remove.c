@@ -197,6 +197,7 @@ static int removal_run(ncm_node *n, const char *uid, const char *name, const ncm
         r = ncm__node_txn_begin(n, err);
         if (r < 0)
                 return r;
+        ncm__node_txn_pod(n, uid);
         r = record ? ncm__node_persist_pod(n, uid, name, !name, err) : 0;
         if (r >= 0)
                 r = removal_begin(n, uid, &rm, err);

@@ -755,6 +755,7 @@ static int resize(ncm_node *n, const ncm_pod *old, const ncm_pod *pod, unsigned 
                 cpus_free(before, n_all(pod));
                 return r;
         }
+        ncm__node_txn_pod(n, pod->uid);
         r = ncm__node_save(n, pod, &saved, err);
         if (r < 0) {
                 ncm__node_txn_end(n);

@@ -343,23 +343,118 @@ int ncm__node_txn_begin(ncm_node *n, ncm_error *err)
         n->txn_doomed = false;
         n->txn_replaced = false;
         n->txn_jn = n->pods_jn;
+        n->txn_cpu = false;
+        n->txn_pod = NULL;
         return 0;
+}
+
+bool ncm__node_deferring(const ncm_node *n)
+{
+        return n->defer_sync && !n->stage && n->pods_journal && n->persist_pods && !n->read_only;
+}
+
+void ncm__node_txn_pod(ncm_node *n, const char *uid)
+{
+        if (n->txn && n->txn_depth == 1)
+                n->txn_pod = uid;
+}
+
+void ncm_node_defer_sync(ncm_node *n, bool on)
+{
+        n->defer_sync = on;
+}
+
+bool ncm_node_unsynced(const ncm_node *n)
+{
+        return n->unsynced;
+}
+
+bool ncm_node_behind(const ncm_node *n)
+{
+        return n->unsynced || n->cpu_behind ||
+               (n->pods_journal && ncm__journal_over(&n->pods_jn, n->n_pods, 0));
+}
+
+int ncm_node_sync(ncm_node *n, ncm_error *err)
+{
+        ncm_autofree char *journal = NULL;
+        int r;
+
+        if (!n->unsynced)
+                return 0;
+        if (asprintf(&journal, "%s/%s", n->dir, NCM_NODE_PODS_JOURNAL_NAME) < 0)
+                return oom(err);
+        r = ncm_fs_sync_data(AT_FDCWD, journal, n->faults, err);
+        if (r >= 0)
+                n->unsynced = false;
+        return r;
+}
+
+static int flush_files(ncm_node *n, ncm_error *err);
+
+int ncm_node_flush(ncm_node *n, ncm_error *err)
+{
+        bool defer = n->defer_sync;
+        int r = ncm_node_sync(n, err);
+
+        if (r < 0 || !n->dir || n->read_only)
+                return r;
+        n->defer_sync = false; /* its own writes are durable when it returns */
+        r = flush_files(n, err);
+        n->defer_sync = defer;
+        return r;
+}
+
+static int flush_files(ncm_node *n, ncm_error *err)
+{
+        int r = 0;
+
+        /* the kubelet's file whole and durable (its directory synced) before the journal that
+         * says what it lacks may be emptied */
+        if (n->cpu_behind) {
+                r = ncm_cpu_state_persist(n->cpu_state, err);
+                if (r < 0)
+                        return r;
+                n->cpu_behind = false;
+        }
+        if (n->pods_journal && ncm__journal_over(&n->pods_jn, n->n_pods, 0))
+                r = ncm__node_persist_pods(n, err);
+        return r;
 }
 
 int ncm__node_txn_commit(ncm_node *n, ncm_error *err)
 {
+        bool deferring;
         int r;
 
         if (!n->txn || n->txn_depth > 1)
                 return 0;
         if (n->txn_doomed)
                 return ncm_error_set(err, EIO, "commit of a failed transaction");
-        /* an owner's batch leaves the directory's fsync to it (ncm_fs_batch_settle) */
-        r = ncm_fs_batch_commit(n->txn, n->stage ? NCM_FS_WRITE_NO_DIRSYNC : 0, err);
+        deferring = ncm__node_deferring(n);
+        /* the pod's entries as they are now, after its record: the journal is the commit */
+        if (n->txn_cpu) {
+                r = ncm__node_cpu_line(n, n->txn_pod, err);
+                if (r < 0) {
+                        n->txn_doomed = true;
+                        return r;
+                }
+        }
+        /* an owner's batch leaves the directory's fsync to it (ncm_fs_batch_settle); under
+         * group commit the appends' fdatasync is the caller's (ncm_node_sync) */
+        r = ncm_fs_batch_commit(n->txn,
+                                (n->stage ? NCM_FS_WRITE_NO_DIRSYNC : 0) |
+                                                (deferring ? NCM_FS_APPEND_NO_SYNC : 0),
+                                err);
         if (r < 0) {
                 n->txn_doomed = true;
                 return r;
         }
+        /* what it appended to the journal waits for ncm_node_sync (a fold replaced it whole) */
+        if (deferring && n->pods_jn.gen == n->txn_jn.gen && n->pods_jn.lines != n->txn_jn.lines)
+                n->unsynced = true;
+        if (n->txn_cpu)
+                n->cpu_behind = true;
         if (!n->stage && n->txn_replaced)
                 n->dir_syncs++; /* the commit ended with the directory's fsync */
         return 0;
@@ -376,6 +471,8 @@ void ncm__node_txn_end(ncm_node *n)
         }
         n->txn = NULL;
         n->txn_doomed = false;
+        n->txn_cpu = false;
+        n->txn_pod = NULL;
 }
 
 int ncm__node_write(ncm_node *n, const char *path, const void *data, size_t len, ncm_error *err)
@@ -443,6 +540,7 @@ int ncm_node_admit(ncm_node *n, const ncm_pod *pod, unsigned flags, ncm_node_adm
         r = ncm__node_txn_begin(n, err);
         if (r < 0)
                 return r;
+        ncm__node_txn_pod(n, pod->uid);
         /*
          * The kubelet's resource-fit predicates, before anything changes (node-fit.c). Inside
          * the transaction: a refusal here, as any refusal, drops the owner's staged writes

@@ -196,10 +196,17 @@ static char *cpu_checkpoint_path(const ncm_node *n)
 static int persist_cpu(const ncm_cpu_state *s, void *userdata, ncm_error *err)
 {
         ncm_node *n = userdata;
-        ncm_autofree char *path = cpu_checkpoint_path(n);
+        ncm_autofree char *path = NULL;
         ncm_buf b = NCM_BUF_INIT;
         int r;
 
+        /* a pod's change under group commit: its journal line is the commit, the file catches
+         * up later (ncm_node_flush) */
+        if (n->txn && n->txn_pod && !n->txn_doomed && ncm__node_deferring(n)) {
+                n->txn_cpu = true;
+                return 0;
+        }
+        path = cpu_checkpoint_path(n);
         if (!path)
                 return oom(err);
         ncm_cpu_checkpoint_format_state(s, &b);

@@ -17,8 +17,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n = 0, cap = 0, lines = 0;
         bool torn = false;
         ncm_error err = NCM_ERROR_INIT;
+        ncm__cpu_lines cpu = {0};
         int r = ncm__node_pods_journal_apply((const char *)data, size, "journal", 0, &v, &n, &cap,
-                                             &lines, &torn, &err);
+                                             &lines, &torn, &cpu, &err);
+
+        /* the CPU lines it kept replay onto an empty state without crashing */
+        if (r >= 0 && cpu.n) {
+                ncm_cpu_state *s = ncm_cpu_state_new("static");
+                if (s)
+                        (void)ncm__node_cpu_replay(s, &cpu, NULL);
+                ncm_cpu_state_free(s);
+        }
+        ncm__cpu_lines_done(&cpu);
 
         if (r < 0 && strncmp(err.msg, "journal", 7) != 0)
                 abort();

@@ -6,6 +6,8 @@ Each round starts the daemon on the same root directory, lets a client admit and
 and checks what a restart finds:
 
   - `nodecm checkpoint verify` accepts cpu_manager_state;
+  - once the restarted daemon serves, cpu_manager_state holds exactly the node's entries (the
+    journal, the commit point, was replayed onto it first);
   - every acknowledged admission is there with the CPUs its reply named, every acknowledged
     removal is gone, no CPU is held twice;
   - the one call in flight at the kill happened wholly or not at all: its pod is either held
@@ -108,9 +110,15 @@ def main():
             bad.append("round %d: checkpoint verify: %s" % (rounds, err.strip()))
             break
         d = T.Daemon(cfg, root, log).start()
+        # serving: the journal was replayed onto the kubelet's file before the socket opened
+        with open(os.path.join(root, "cpu_manager_state")) as f:
+            disk = json.load(f)
         ch = grpc.insecure_channel(d.target())
         stub = svc.NodeStub(ch)
         st, entries, pods = state(stub)
+        if disk.get("entries", {}) != entries:
+            bad.append("round %d: cpu_manager_state at start %r, the node %r" % (
+                rounds, disk.get("entries"), entries))
         op = in_flight[0]
         for uid, cpus in held.items():
             if op and op[0] == "remove" and op[1] == uid:

@@ -221,7 +221,7 @@ static void test_journal_node_written_by_main(void **state)
         bool torn = true;
 
         (void)state;
-        assert_int_equal(ncm__node_pods_load(dir, &v, &n, &gen, &lines, &torn, &err), 0);
+        assert_int_equal(ncm__node_pods_load(dir, &v, &n, &gen, &lines, &torn, NULL, &err), 0);
         assert_int_equal(gen, 1);
         assert_int_equal(lines, 6);
         assert_false(torn);

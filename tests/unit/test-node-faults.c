@@ -551,12 +551,7 @@ static void config_of(bool memory, const char *gates, ncm_buf *b)
  */
 static char *scratch_dir(void)
 {
-        char *p = strdup("/dev/shm/nodecm-faults-XXXXXX");
-
-        if (p && mkdtemp(p))
-                return p;
-        free(p);
-        return tu_mkdtemp();
+        return tu_mkdtemp_shm();
 }
 
 static int setup_with(void **state, bool memory, const char *gates)

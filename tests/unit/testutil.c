@@ -76,6 +76,16 @@ char *tu_mkdtemp(void)
         return p;
 }
 
+char *tu_mkdtemp_shm(void)
+{
+        char *p = strdup("/dev/shm/nodecm-test-XXXXXX");
+
+        if (p && mkdtemp(p))
+                return p;
+        free(p);
+        return tu_mkdtemp();
+}
+
 void tu_write_file(const char *path, const char *text)
 {
         FILE *f = fopen(path, "w");

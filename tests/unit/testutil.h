@@ -34,6 +34,9 @@ void tu_assert_golden(const char *rel, const char *actual);
 
 /* A new empty directory under $NCM_TEST_BUILD (or /tmp), malloc'd path. */
 char *tu_mkdtemp(void);
+/* tu_mkdtemp() on tmpfs (/dev/shm) when there is one: for tests whose many fsyncs are the
+ * hook's business, not the disk's. */
+char *tu_mkdtemp_shm(void);
 
 /* rm -rf PATH. */
 void tu_rm_rf(const char *path);
