@@ -275,6 +275,12 @@ static char *run_text(const char *text, size_t len, const ncm_simulate_options *
         "{metadata: {uid: " uid                                                                    \
         "}, spec: {containers: [{name: c, resources: {limits: {cpu: \"" cpu "\", memory: 1G}}}]}}"
 
+/* Admit, remove, admit again through an alias to an earlier step, restart, remove. */
+#define SIX_STEPS                                                                                  \
+        "  - admit: &a " POD("a", "2") "\n  - admit: " POD(                                        \
+                        "b", "3") "\n  - removePod: a\n  - admit: *a\n  - restart: {}\n"           \
+                                  "  - remove: {pod: b, container: c}\n"
+
 /*
  * YAML steps stream (read one at a time, twice: checked, then run); what the reader keeps
  * instead (an anchored or repeated steps key, JSON) must give the same output, and every error
@@ -282,39 +288,11 @@ static char *run_text(const char *text, size_t len, const ncm_simulate_options *
  */
 static void test_scenario_streams(void **state)
 {
-        static const char streamed[] = STEPS_NODE
-                        "steps:\n"
-                        "  - admit: &a " POD("a", "2") "\n"
-                                                       "  - admit: " POD("b",
-                                                                         "3") "\n"
-                                                                              "  - removePod: a\n"
-                                                                              "  - admit: *a\n"
-                                                                              "  - restart: {}\n"
-                                                                              "  - remove: {pod: "
-                                                                              "b, container: c}\n";
+        static const char streamed[] = STEPS_NODE "steps:\n" SIX_STEPS;
         /* the same steps, kept whole: anchored, so an alias could take them all */
-        static const char anchored[] = STEPS_NODE
-                        "steps: &all\n"
-                        "  - admit: &a " POD("a", "2") "\n"
-                                                       "  - admit: " POD("b",
-                                                                         "3") "\n"
-                                                                              "  - removePod: a\n"
-                                                                              "  - admit: *a\n"
-                                                                              "  - restart: {}\n"
-                                                                              "  - remove: {pod: "
-                                                                              "b, container: c}\n";
+        static const char anchored[] = STEPS_NODE "steps: &all\n" SIX_STEPS;
         /* a repeated key: the last one counts, as in the tree */
-        static const char repeated[] = STEPS_NODE
-                        "steps: [{removePod: zz}, {removePod: zz}]\n"
-                        "steps:\n"
-                        "  - admit: &a " POD("a", "2") "\n"
-                                                       "  - admit: " POD("b",
-                                                                         "3") "\n"
-                                                                              "  - removePod: a\n"
-                                                                              "  - admit: *a\n"
-                                                                              "  - restart: {}\n"
-                                                                              "  - remove: {pod: "
-                                                                              "b, container: c}\n";
+        static const char repeated[] = STEPS_NODE "steps: [{removePod: zz}]\nsteps:\n" SIX_STEPS;
         static const struct {
                 const char *text, *message;
         } errors[] = {
@@ -369,17 +347,8 @@ static void test_scenario_streams(void **state)
 /* Cut short at every byte: one error or a run, never a crash or a leak (under ASan). */
 static void test_scenario_stream_truncated(void **state)
 {
-        static const char text[] = STEPS_NODE
-                        "steps:\n"
-                        "  - admit: &a " POD(
-                                        "a",
-                                        "2") "\n"
-                                             "  - admit: " POD("b",
-                                                               "3") "\n"
-                                                                    "  - removePod: a\n"
-                                                                    "  - admit: *a\n"
-                                                                    "  - restart: {kubelet: "
-                                                                    "{cpuManagerPolicy: none}}\n";
+        static const char text[] = STEPS_NODE "steps:\n" SIX_STEPS
+                                              "  - restart: {kubelet: {cpuManagerPolicy: none}}\n";
 
         (void)state;
         for (size_t n = 0; n <= sizeof(text) - 1; n++) {
