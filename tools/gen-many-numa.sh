@@ -2,11 +2,13 @@
 # Write examples/many-numa/*.yaml: machines with many NUMA nodes admitting and removing 1,000
 # pods with the restricted topology manager policy (a sliding window of CPUs / 7 running pods:
 # 73 on 512 CPUs, so that about two thirds of the machine is in use).
-#   tools/gen-many-numa.sh NUMA_PER_SOCKET > FILE
+#   tools/gen-many-numa.sh NUMA_PER_SOCKET [PODS] > FILE
+# (PODS: 1,000 by default; bench/RESULTS.md's streaming row uses 5,000.)
 # Pods cycle through 1, 2, 4 and 8 exclusive CPUs, a 24-CPU pod that needs two NUMA nodes,
 # a pod with an init container and two app containers, and a Burstable pod.
 set -eu
 per_socket=${1:-16}
+pods=${2:-1000}
 nodes=$((per_socket * 2))
 cpus=$((nodes * 16))
 window=$((cpus / 7))
@@ -24,7 +26,7 @@ cat <<HEADER
 #   nodecm simulate examples/many-numa/restricted-$nodes-numa.yaml
 #
 # Written by tools/gen-many-numa.sh $per_socket.
-description: $nodes NUMA nodes, 1000 pods admitted and removed with the restricted policy
+description: $nodes NUMA nodes, $pods pods admitted and removed with the restricted policy
 node:
   topology:
     synthetic: "package:2 numa:$per_socket core:8 pu:2"
@@ -38,7 +40,7 @@ node:
 steps:
 HEADER
 i=0
-while [ $i -lt 1000 ]; do
+while [ $i -lt $pods ]; do
         case $((i % 7)) in
         0) c=1 ;; 1) c=2 ;; 2) c=4 ;; 3) c=8 ;; 4) c=24 ;; 5) c=init ;; 6) c=burst ;;
         esac
@@ -58,8 +60,8 @@ while [ $i -lt 1000 ]; do
         fi
         i=$((i + 1))
 done
-i=$((1000 - window))
-while [ $i -lt 1000 ]; do
+i=$((pods - window))
+while [ $i -lt $pods ]; do
         echo "  - removePod: p$i"
         i=$((i + 1))
 done

@@ -85,6 +85,23 @@ int ncm__yaml_parse_ex(const char *text, size_t len, const char *name, unsigned 
 int ncm__yaml_parse(const char *text, size_t len, const char *name, json_object **ret,
                     ncm_error *err);
 
+/* An element of a streamed sequence (borrowed: dropped after the call). A positive return
+ * stops the parse (*ret is then NULL), a negative one fails it with that error. */
+typedef int (*ncm__yaml_item_fn)(json_object *item, size_t index, void *data, ncm_error *err);
+/* The streamed sequence begins; ROOT (borrowed) holds what came before it in the document. */
+typedef int (*ncm__yaml_start_fn)(json_object *root, void *data);
+
+/*
+ * ncm__yaml_parse() (one document) that calls START (may be NULL) when the sequence under the
+ * root's KEY begins and hands each of its elements to FN as soon as it is complete and keeps only a
+ * null in its place, so that a long sequence never stands in memory whole. *STREAMED tells whether
+ * that happened: not when the sequence is anchored, repeated, merged in or absent, and the tree
+ * then holds it as ncm__yaml_parse() would. Errors are ncm__yaml_parse()'s, at the same places.
+ */
+int ncm__yaml_parse_stream(const char *text, size_t len, const char *name, const char *key,
+                           ncm__yaml_start_fn start, ncm__yaml_item_fn fn, void *data,
+                           json_object **ret, bool *streamed, ncm_error *err);
+
 /*
  * JSON when the first non-blank byte is '{' or '[', else YAML. FLAGS and INFO as above (JSON
  * repeats are reported only with NCM_JSON_GO).

@@ -174,6 +174,14 @@ typedef struct ybuild {
         anchor *anchors;
         size_t n_anchors, cap_anchors;
         uint64_t decodes, aliased;
+        /* streaming (ncm__yaml_parse_stream): the sequence under the root's key stream_key */
+        const char *stream_key;
+        ncm__yaml_start_fn start_fn;
+        ncm__yaml_item_fn item_fn;
+        void *item_data;
+        json_object *stream_seq; /* the one streamed (a reference), or NULL */
+        unsigned n_stream_seqs;  /* sequences met under that key (a repeat is not streamed) */
+        bool stop;               /* item_fn asked to stop */
 } ybuild;
 
 static int oom(ybuild *b)
@@ -368,6 +376,26 @@ static void count(ybuild *b, uint64_t size)
                 b->root_size = add_sat(b->root_size, size);
 }
 
+/*
+ * The element just completed in the streamed sequence goes to the caller and out of the tree
+ * (its slot stays, as null, so that later elements keep their indexes in paths).
+ */
+static int stream_item(ybuild *b)
+{
+        size_t i;
+        int r;
+
+        if (!b->stream_seq || b->depth != 2 || b->stack[1].node != b->stream_seq)
+                return 0;
+        i = json_object_array_length(b->stream_seq) - 1;
+        r = b->item_fn(json_object_array_get_idx(b->stream_seq, i), i, b->item_data, b->err);
+        if (r > 0)
+                b->stop = true;
+        if (json_object_array_put_idx(b->stream_seq, i, NULL) < 0)
+                return oom(b);
+        return r < 0 ? r : 0;
+}
+
 static int on_scalar(ybuild *b, const yaml_event_t *ev)
 {
         const char *v = (const char *)ev->data.scalar.value;
@@ -408,7 +436,8 @@ static int on_scalar(ybuild *b, const yaml_event_t *ev)
                         top->merge_key = true;
                 return r;
         }
-        return place(b, o, NULL, &ev->start_mark);
+        r = place(b, o, NULL, &ev->start_mark);
+        return r < 0 ? r : stream_item(b);
 }
 
 static int on_alias(ybuild *b, const yaml_event_t *ev)
@@ -417,6 +446,7 @@ static int on_alias(ybuild *b, const yaml_event_t *ev)
         frame *top = b->depth ? &b->stack[b->depth - 1] : NULL;
         ssize_t i = anchor_find(b, name);
         const anchor *a;
+        int r;
 
         if (i < 0)
                 return fail_at(b, &ev->start_mark, "unknown anchor '%s' referenced", name);
@@ -440,7 +470,8 @@ static int on_alias(ybuild *b, const yaml_event_t *ev)
                 return place(b, NULL, a->obj ? json_object_get_string(a->obj) : "null",
                              &ev->start_mark);
         }
-        return place(b, a->obj ? json_object_get(a->obj) : NULL, NULL, &ev->start_mark);
+        r = place(b, a->obj ? json_object_get(a->obj) : NULL, NULL, &ev->start_mark);
+        return r < 0 ? r : stream_item(b);
 }
 
 static int on_start(ybuild *b, const yaml_event_t *ev)
@@ -489,6 +520,15 @@ static int on_start(ybuild *b, const yaml_event_t *ev)
         }
         f = &b->stack[b->depth++];
         *f = (frame){.node = o, .merge = merge, .name = name, .anchor = -1, .size = 1};
+        /* only a plain sequence straight under the root's key: an anchored one could be
+         * aliased later, whole, and a repeated key means the last one counts */
+        if (b->stream_key && seq && b->depth == 2 && !merge && !anchor_name &&
+            json_object_is_type(b->stack[0].node, json_type_object) &&
+            strcmp(name, b->stream_key) == 0 && b->n_stream_seqs++ == 0) {
+                b->stream_seq = json_object_get(o);
+                if (b->start_fn && (r = b->start_fn(b->stack[0].node, b->item_data)) < 0)
+                        return r;
+        }
         if (anchor_name) {
                 f->anchor = anchor_add(b, (const char *)anchor_name, o);
                 if (f->anchor < 0)
@@ -529,7 +569,7 @@ static int on_end(ybuild *b, const yaml_event_t *ev)
                 top->merge_key = false;
         }
         frame_done(&f);
-        return r;
+        return r < 0 ? r : stream_item(b);
 }
 
 static void build_done(ybuild *b)
@@ -542,12 +582,17 @@ static void build_done(ybuild *b)
                         json_object_put(b->anchors[i].obj);
         }
         free(b->anchors);
+        if (b->stream_seq)
+                json_object_put(b->stream_seq);
 }
 
-int ncm__yaml_parse_ex(const char *text, size_t len, const char *name, unsigned flags,
-                       json_object **ret, ncm_json_info *info, ncm_error *err)
+static int yaml_build(ybuild *bp, const char *text, size_t len, json_object **ret)
 {
-        ybuild b = {.name = name, .flags = flags, .info = info, .err = err};
+        ybuild b = *bp;
+        const char *name = b.name;
+        unsigned flags = b.flags;
+        ncm_json_info *info = b.info;
+        ncm_error *err = b.err;
         yaml_parser_t parser;
         yaml_event_t ev;
         int docs = 0, r = 0;
@@ -558,7 +603,7 @@ int ncm__yaml_parse_ex(const char *text, size_t len, const char *name, unsigned 
         if (info)
                 info->yaml = true;
         yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-        while (!done && r >= 0) {
+        while (!done && r >= 0 && !b.stop) {
                 if (!yaml_parser_parse(&parser, &ev)) {
                         r = parser_error(&b, &parser);
                         break;
@@ -614,14 +659,43 @@ int ncm__yaml_parse_ex(const char *text, size_t len, const char *name, unsigned 
         }
         yaml_parser_delete(&parser);
 out:
+        /* streamed: the root holds the very sequence whose elements went to the caller */
+        bp->n_stream_seqs = b.stream_seq && b.have_root && !b.stop &&
+                                                            ncm__json_get(b.root, b.stream_key) ==
+                                                                            b.stream_seq
+                                            ? 1
+                                            : 0;
         build_done(&b);
-        if (r < 0) {
+        if (r < 0 || b.stop) {
                 if (b.root)
                         json_object_put(b.root);
+                *ret = NULL;
                 return r;
         }
         *ret = b.root;
         return 0;
+}
+
+int ncm__yaml_parse_ex(const char *text, size_t len, const char *name, unsigned flags,
+                       json_object **ret, ncm_json_info *info, ncm_error *err)
+{
+        ybuild b = {.name = name, .flags = flags, .info = info, .err = err};
+        return yaml_build(&b, text, len, ret);
+}
+
+int ncm__yaml_parse_stream(const char *text, size_t len, const char *name, const char *key,
+                           ncm__yaml_start_fn start, ncm__yaml_item_fn fn, void *data,
+                           json_object **ret, bool *streamed, ncm_error *err)
+{
+        ybuild b = {.name = name,
+                    .err = err,
+                    .stream_key = key,
+                    .start_fn = start,
+                    .item_fn = fn,
+                    .item_data = data};
+        int r = yaml_build(&b, text, len, ret);
+        *streamed = b.n_stream_seqs == 1;
+        return r;
 }
 
 int ncm__yaml_parse(const char *text, size_t len, const char *name, json_object **ret,

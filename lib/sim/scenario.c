@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Scenarios (DESIGN.md "Simulation", docs/simulate.md): everything is read and checked before
- * anything runs, so that a bad scenario is one error line naming the field and no output.
+ * anything runs, so that a bad scenario is one error line naming the field and no output. A
+ * YAML scenario's steps stream (docs/simulate.md "How a long scenario is read"): they are read
+ * one at a time, once to check them and once more to run them, and never kept as a whole.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,9 +43,10 @@ ncm_scenario *ncm_scenario_free(ncm_scenario *s)
         free(s->devices_text);
         ncm_node_devices_done(&s->devices);
         ncm_resource_list_done(&s->capacity);
-        for (size_t i = 0; i < s->n_steps; i++)
-                step_done(&s->steps[i]);
-        free(s->steps);
+        free(s->text);
+        free(s->name);
+        if (s->steps_tree)
+                json_object_put(s->steps_tree);
         free(s->description);
         free(s);
         return NULL;
@@ -442,7 +445,8 @@ static int parse_capacity(ncm_scenario *s, json_object *o, ncm_error *err)
 
 /* --- steps --- */
 
-static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx, ncm_error *err)
+static int parse_step(const ncm_scenario *s, ncm__step *st, json_object *o, size_t idx,
+                      ncm_error *err)
 {
         static const char *const kinds[] = {"admit", "remove", "removePod", "restart", "resize"};
         char path[64];
@@ -552,8 +556,82 @@ static int parse_step(ncm_scenario *s, ncm__step *st, json_object *o, size_t idx
                              path, kind);
 }
 
+/* node.*: the topology, the kubelet's configuration, the starting state, capacity, devices. */
+static int parse_node(ncm_scenario *s, json_object *node, const char *base, unsigned flags,
+                      ncm_error *err)
+{
+        int r;
+
+        r = parse_topology(s, ncm__json_get(node, "topology"), base, flags, err);
+        if (r < 0)
+                return r;
+        r = ncm_node_config_from_json_ex(ncm__json_get(node, "kubelet"), "node.kubelet",
+                                         (flags & NCM_SCENARIO_LENIENT_CONFIG)
+                                                         ? NCM_NODE_CONFIG_LENIENT
+                                                         : NCM_NODE_CONFIG_STRICT,
+                                         &s->cfg, err);
+        if (r < 0)
+                return r;
+        if (ncm__json_get(node, "state")) {
+                r = parse_state(s, ncm__json_get(node, "state"), base, flags, err);
+                if (r < 0)
+                        return r;
+        }
+        if (ncm__json_get(node, "capacity")) {
+                r = parse_capacity(s, ncm__json_get(node, "capacity"), err);
+                if (r < 0)
+                        return r;
+        }
+        if (ncm__json_get(node, "devices")) {
+                r = parse_devices(s, ncm__json_get(node, "devices"), err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Take the node that parse_node() read into FROM. */
+static void adopt_node(ncm_scenario *s, ncm_scenario *from)
+{
+        s->topo = NCM_TAKE_PTR(from->topo);
+        s->cfg = NCM_TAKE_PTR(from->cfg);
+        s->state_text = NCM_TAKE_PTR(from->state_text);
+        s->state_len = from->state_len;
+        s->machine_root = NCM_TAKE_PTR(from->machine_root);
+        s->devices_text = NCM_TAKE_PTR(from->devices_text);
+        s->devices_len = from->devices_len;
+        s->devices = from->devices;
+        memset(&from->devices, 0, sizeof(from->devices));
+        s->has_capacity = from->has_capacity;
+        s->capacity = from->capacity;
+        memset(&from->capacity, 0, sizeof(from->capacity));
+}
+
+/*
+ * The first pass checks the steps too when it can: when the steps begin after a node, that
+ * node is read then, and each step is checked against it as it streams by. The first error is
+ * kept and reported only if everything the whole-tree reader checks before the steps passes,
+ * on the same node object (a later `node` key replaces it, and then the second pass checks).
+ */
+typedef struct early_check {
+        ncm_scenario *spec; /* the node read when the steps began, or NULL */
+        json_object *node;  /* the object it was read from (a reference) */
+        const char *base;
+        unsigned flags;
+        int r; /* the first step's error, or 0 */
+        ncm_error err;
+} early_check;
+
+static int check_step(ncm__step *st, size_t i, void *data, ncm_error *err)
+{
+        (void)st, (void)i, (void)data, (void)err;
+        return 0;
+}
+
+int ncm__scenario_each_step(const ncm_scenario *s, ncm__step_fn fn, void *data, ncm_error *err);
+
 static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsigned flags,
-                     ncm_error *err)
+                     early_check *early, ncm_error *err)
 {
         static const char *const top_keys[] = {"node", "steps", "description", NULL};
         static const char *const node_keys[] = {"topology", "kubelet",  "state",
@@ -581,28 +659,12 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
                 r = only_keys(node, "node", node_keys, err);
         if (r < 0)
                 return r;
-        r = parse_topology(s, ncm__json_get(node, "topology"), base, flags, err);
-        if (r < 0)
-                return r;
-        r = ncm_node_config_from_json_ex(ncm__json_get(node, "kubelet"), "node.kubelet",
-                                         (flags & NCM_SCENARIO_LENIENT_CONFIG)
-                                                         ? NCM_NODE_CONFIG_LENIENT
-                                                         : NCM_NODE_CONFIG_STRICT,
-                                         &s->cfg, err);
-        if (r < 0)
-                return r;
-        if (ncm__json_get(node, "state")) {
-                r = parse_state(s, ncm__json_get(node, "state"), base, flags, err);
-                if (r < 0)
-                        return r;
-        }
-        if (ncm__json_get(node, "capacity")) {
-                r = parse_capacity(s, ncm__json_get(node, "capacity"), err);
-                if (r < 0)
-                        return r;
-        }
-        if (ncm__json_get(node, "devices")) {
-                r = parse_devices(s, ncm__json_get(node, "devices"), err);
+        if (early && early->spec && early->node == node) {
+                /* read already, when the steps began (below); the same object, so the same
+                 * result */
+                adopt_node(s, early->spec);
+        } else {
+                r = parse_node(s, node, base, flags, err);
                 if (r < 0)
                         return r;
         }
@@ -612,35 +674,149 @@ static int parse_doc(ncm_scenario *s, json_object *doc, const char *base, unsign
         r = ncm__json_expect(steps, json_type_array, "steps", err);
         if (r < 0)
                 return r;
-        s->steps = calloc(json_object_array_length(steps) + 1, sizeof(*s->steps));
-        if (!s->steps)
-                return oom(err);
-        for (size_t i = 0; i < json_object_array_length(steps); i++) {
-                s->n_steps = i + 1;
-                r = parse_step(s, &s->steps[i], json_object_array_get_idx(steps, i), i, err);
-                if (r < 0)
-                        return r;
+        s->n_steps = json_object_array_length(steps);
+        if (!s->text)
+                s->steps_tree = json_object_get(steps);
+        if (s->text && early && early->spec && early->node == node) {
+                if (early->r < 0 && err)
+                        *err = early->err;
+                return early->r;
         }
+        /* every step is checked now, each one dropped once it is, so that a bad scenario
+         * stops before anything runs */
+        return ncm__scenario_each_step(s, check_step, NULL, err);
+}
+
+typedef struct each_ctx {
+        const ncm_scenario *s;
+        ncm__step_fn fn;
+        void *data;
+} each_ctx;
+
+static int each_item(json_object *item, size_t i, void *data, ncm_error *err)
+{
+        const each_ctx *c = data;
+        ncm__step st = {0};
+        int r = parse_step(c->s, &st, item, i, err);
+
+        if (r >= 0)
+                r = c->fn(&st, i, c->data, err);
+        step_done(&st);
+        return r;
+}
+
+int ncm__scenario_each_step(const ncm_scenario *s, ncm__step_fn fn, void *data, ncm_error *err)
+{
+        each_ctx c = {.s = s, .fn = fn, .data = data};
+        int r = 0;
+
+        if (s->text) {
+                json_object *doc = NULL;
+                bool streamed = false;
+                r = ncm__yaml_parse_stream(s->text, s->len, s->name, "steps", NULL, each_item, &c,
+                                           &doc, &streamed, err);
+                if (doc)
+                        json_object_put(doc);
+                return r < 0 ? r : 0;
+        }
+        for (size_t i = 0; s->steps_tree && i < s->n_steps && r == 0; i++)
+                r = each_item(json_object_array_get_idx(s->steps_tree, i), i, &c, err);
+        return r < 0 ? r : 0;
+}
+
+/* The steps begin: read the node given before them, if any (errors are left for later). */
+static int early_start(json_object *root, void *data)
+{
+        early_check *e = data;
+        json_object *node = ncm__json_get(root, "node");
+        ncm_scenario *spec;
+
+        if (!node || !json_object_is_type(node, json_type_object))
+                return 0;
+        spec = calloc(1, sizeof(*spec));
+        if (!spec)
+                return 0;
+        if (parse_node(spec, node, e->base, e->flags, NULL) < 0) {
+                ncm_scenario_free(spec);
+                return 0;
+        }
+        e->spec = spec;
+        e->node = json_object_get(node);
+        return 0;
+}
+
+static int early_item(json_object *item, size_t i, void *data, ncm_error *err)
+{
+        early_check *e = data;
+        ncm__step st = {0};
+
+        (void)err;
+        if (e->spec && e->r == 0)
+                e->r = parse_step(e->spec, &st, item, i, &e->err);
+        step_done(&st);
+        return 0;
+}
+
+/* Whether TEXT is JSON (json-c reads it) or YAML (libyaml events, which can stream). */
+static bool is_json(const char *text, size_t len)
+{
+        size_t i = 0;
+        while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+                i++;
+        return i < len && (text[i] == '{' || text[i] == '[');
+}
+
+/* ncm_scenario_parse() of TEXT, which it takes (freed here unless kept to stream from). */
+static int scenario_parse(char *text, size_t len, const char *name, const char *base_dir,
+                          unsigned flags, ncm_scenario **ret, ncm_error *err)
+{
+        ncm_autofree char *owned = text;
+        ncm_autoptr(ncm_scenario) s = calloc(1, sizeof(*s));
+        ncm_autojson doc = NULL;
+        early_check early = {.base = base_dir, .flags = flags, .err = NCM_ERROR_INIT};
+        int r;
+
+        if (!s)
+                return oom(err);
+        if (!name)
+                name = "<scenario>";
+        if (is_json(text, len)) {
+                r = ncm__json_or_yaml_parse(text, len, name, &doc, err);
+        } else {
+                /* the first pass reads the node and counts the steps, dropping each */
+                bool streamed = false;
+                r = ncm__yaml_parse_stream(text, len, name, "steps", early_start, early_item,
+                                           &early, &doc, &streamed, err);
+                if (r >= 0 && streamed) {
+                        s->name = strdup(name);
+                        if (!s->name)
+                                return oom(err);
+                        s->text = NCM_TAKE_PTR(owned);
+                        s->len = len;
+                }
+        }
+        if (r >= 0)
+                r = parse_doc(s, doc, base_dir, flags, &early, err);
+        ncm_scenario_free(early.spec);
+        if (early.node)
+                json_object_put(early.node);
+        if (r < 0)
+                return r;
+        *ret = NCM_TAKE_PTR(s);
         return 0;
 }
 
 int ncm_scenario_parse(const char *text, size_t len, const char *name, const char *base_dir,
                        unsigned flags, ncm_scenario **ret, ncm_error *err)
 {
-        ncm_autoptr(ncm_scenario) s = calloc(1, sizeof(*s));
-        ncm_autojson doc = NULL;
-        int r;
+        /* a copy: the steps may be read from it again, after the caller's text is gone */
+        char *copy = malloc(len + 1);
 
-        if (!s)
+        if (!copy)
                 return oom(err);
-        r = ncm__json_or_yaml_parse(text, len, name ? name : "<scenario>", &doc, err);
-        if (r < 0)
-                return r;
-        r = parse_doc(s, doc, base_dir, flags, err);
-        if (r < 0)
-                return r;
-        *ret = NCM_TAKE_PTR(s);
-        return 0;
+        memcpy(copy, text, len);
+        copy[len] = '\0';
+        return scenario_parse(copy, len, name, base_dir, flags, ret, err);
 }
 
 int ncm_scenario_load_file(const char *path, unsigned flags, ncm_scenario **ret, ncm_error *err)
@@ -662,5 +838,6 @@ int ncm_scenario_load_file(const char *path, unsigned flags, ncm_scenario **ret,
                         return oom(err);
                 base = dirname(copy);
         }
-        return ncm_scenario_parse(text, len, in ? "<stdin>" : path, base, flags, ret, err);
+        return scenario_parse(NCM_TAKE_PTR(text), len, in ? "<stdin>" : path, base, flags, ret,
+                              err);
 }

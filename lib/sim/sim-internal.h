@@ -7,6 +7,7 @@
 #include <nodecm/pod.h>
 #include <nodecm/sim.h>
 #include <nodecm/topology.h>
+#include <json-c/json.h>
 
 typedef enum ncm__step_kind {
         NCM__STEP_ADMIT,
@@ -36,9 +37,21 @@ struct ncm_scenario {
         bool has_capacity;        /* node.capacity given */
         ncm_resource_list capacity;
         char *machine_root; /* node.topology's machine (its fsroot by default), or NULL */
-        ncm__step *steps;
+        /* The steps are never kept parsed: each pass reads them again, one at a time, from the
+         * scenario's YAML text (streamed), or from the JSON tree of the document's steps. */
+        char *text; /* the YAML scenario, when its steps stream; else NULL */
+        size_t len;
+        char *name;              /* its name in errors */
+        json_object *steps_tree; /* the steps, when they do not stream, or NULL */
         size_t n_steps;
         char *description; /* the scenario's description, or NULL */
 };
+
+/* Called with each step, parsed and checked; freed after (what FN takes it sets to NULL: a
+ * restart's configuration must outlive the node). A positive return stops early. */
+typedef int (*ncm__step_fn)(ncm__step *st, size_t index, void *data, ncm_error *err);
+
+/* Read S's steps once more, in order, handing each to FN. 0, or FN's or the reader's error. */
+int ncm__scenario_each_step(const ncm_scenario *s, ncm__step_fn fn, void *data, ncm_error *err);
 
 #endif

@@ -67,10 +67,68 @@ static void check_state(const ncm_node *n)
         ncm_cpu_state_free(copy);
 }
 
+typedef struct fuzz_run {
+        ncm_node *n;
+        ncm_node_config *cfgs[MAX_STEPS]; /* the restarts', which the node borrows */
+        size_t n_cfgs;
+} fuzz_run;
+
+/* Each step, as the scenario reader hands it over, checked against the node as it ran. */
+static int fuzz_step(ncm__step *st, size_t i, void *data, ncm_error *err)
+{
+        fuzz_run *run = data;
+        ncm_node *n = run->n;
+        ncm_cpu_state *before = ncm_cpu_state_dup(ncm_node_cpu_state(n));
+        ncm_node_admission *a = NULL;
+        const ncm_node_config *cfg;
+        int r = 0;
+
+        (void)err;
+        if (!before)
+                return 1;
+        switch (st->kind) {
+        case NCM__STEP_ADMIT:
+                r = ncm_node_admit(n, st->pod, NCM_NODE_EXPLAIN, &a, NULL);
+                if (r == 0 && !a->admitted && !ncm_cpu_state_equal(before, ncm_node_cpu_state(n)))
+                        abort();
+                ncm_node_admission_free(a);
+                break;
+        case NCM__STEP_REMOVE:
+                r = ncm_node_remove_container(n, st->pod_uid, st->container, NULL, NULL);
+                break;
+        case NCM__STEP_REMOVE_POD:
+                r = ncm_node_remove_pod(n, st->pod_uid, NULL, NULL);
+                break;
+        case NCM__STEP_RESIZE:
+                /* refused, or not a resize at all (no such pod, a change the API
+                 * server would refuse): nothing changed */
+                r = ncm_node_resize(n, st->pod, NCM_NODE_EXPLAIN, &a, NULL);
+                if ((r < 0 || !a->admitted) && !ncm_cpu_state_equal(before, ncm_node_cpu_state(n)))
+                        abort();
+                ncm_node_admission_free(a);
+                if (r != -ENOMEM)
+                        r = 0;
+                break;
+        case NCM__STEP_RESTART:
+                cfg = st->cfg ? run->cfgs[run->n_cfgs++] = NCM_TAKE_PTR(st->cfg) : NULL;
+                r = ncm_node_restart(n, cfg, NULL);
+                /* a refused restart leaves the node as it was */
+                if (r < 0 && !ncm_cpu_state_equal(before, ncm_node_cpu_state(n)))
+                        abort();
+                r = 0;
+                break;
+        }
+        ncm_cpu_state_free(before);
+        if (r < 0)
+                return 1;
+        check_state(n);
+        return i + 1 >= MAX_STEPS ? 1 : 0;
+}
+
 static void run_steps(const ncm_scenario *s)
 {
         ncm_node_options o = {0};
-        ncm_node *n = NULL;
+        fuzz_run run = {0};
 
         o.devices = s->devices_text;
         o.devices_len = s->devices_len;
@@ -79,56 +137,13 @@ static void run_steps(const ncm_scenario *s)
                 o.cpu_checkpoint_len = s->state_len;
                 o.cpu_checkpoint_name = "node.state";
         }
-        if (ncm_node_new(s->topo, s->cfg, &o, &n, NULL) < 0)
+        if (ncm_node_new(s->topo, s->cfg, &o, &run.n, NULL) < 0)
                 return;
-        check_state(n);
-        for (size_t i = 0; i < s->n_steps && i < MAX_STEPS; i++) {
-                const ncm__step *st = &s->steps[i];
-                ncm_cpu_state *before = ncm_cpu_state_dup(ncm_node_cpu_state(n));
-                ncm_node_admission *a = NULL;
-                int r = 0;
-
-                if (!before)
-                        break;
-                switch (st->kind) {
-                case NCM__STEP_ADMIT:
-                        r = ncm_node_admit(n, st->pod, NCM_NODE_EXPLAIN, &a, NULL);
-                        if (r == 0 && !a->admitted &&
-                            !ncm_cpu_state_equal(before, ncm_node_cpu_state(n)))
-                                abort();
-                        ncm_node_admission_free(a);
-                        break;
-                case NCM__STEP_REMOVE:
-                        r = ncm_node_remove_container(n, st->pod_uid, st->container, NULL, NULL);
-                        break;
-                case NCM__STEP_REMOVE_POD:
-                        r = ncm_node_remove_pod(n, st->pod_uid, NULL, NULL);
-                        break;
-                case NCM__STEP_RESIZE:
-                        /* refused, or not a resize at all (no such pod, a change the API
-                         * server would refuse): nothing changed */
-                        r = ncm_node_resize(n, st->pod, NCM_NODE_EXPLAIN, &a, NULL);
-                        if ((r < 0 || !a->admitted) &&
-                            !ncm_cpu_state_equal(before, ncm_node_cpu_state(n)))
-                                abort();
-                        ncm_node_admission_free(a);
-                        if (r != -ENOMEM)
-                                r = 0;
-                        break;
-                case NCM__STEP_RESTART:
-                        r = ncm_node_restart(n, st->cfg, NULL);
-                        /* a refused restart leaves the node as it was */
-                        if (r < 0 && !ncm_cpu_state_equal(before, ncm_node_cpu_state(n)))
-                                abort();
-                        r = 0;
-                        break;
-                }
-                ncm_cpu_state_free(before);
-                if (r < 0)
-                        break;
-                check_state(n);
-        }
-        ncm_node_free(n);
+        check_state(run.n);
+        (void)ncm__scenario_each_step(s, fuzz_step, &run, NULL);
+        ncm_node_free(run.n);
+        for (size_t i = 0; i < run.n_cfgs; i++)
+                ncm_node_config_free(run.cfgs[i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

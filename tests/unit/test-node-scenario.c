@@ -247,6 +247,166 @@ static void test_simulate_state_numbers(void **state)
         ncm_scenario_free(s);
 }
 
+/* Run TEXT (YAML or JSON) with OPTIONS into a fresh string: the output, or "error: MESSAGE". */
+static char *run_text(const char *text, size_t len, const ncm_simulate_options *o)
+{
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_scenario *s = NULL;
+        ncm_buf out = NCM_BUF_INIT;
+        char *r;
+
+        if (ncm_scenario_parse(text, len, "s.yaml", NULL, 0, &s, &err) < 0 ||
+            ncm_simulate(s, o, &out, NULL, &err) < 0) {
+                ncm_buf_done(&out);
+                ncm_scenario_free(s);
+                assert_true(asprintf(&r, "error: %s", err.msg) > 0);
+                return r;
+        }
+        ncm_scenario_free(s);
+        r = strdup(out.data ? out.data : "");
+        ncm_buf_done(&out);
+        return r;
+}
+
+#define STEPS_NODE                                                                                 \
+        "node: {topology: {synthetic: \"package:2 numa:1 l3:1 core:4 pu:2\"}, kubelet: "           \
+        "{cpuManagerPolicy: static, reservedSystemCPUs: \"0\"}}\n"
+#define POD(uid, cpu)                                                                              \
+        "{metadata: {uid: " uid                                                                    \
+        "}, spec: {containers: [{name: c, resources: {limits: {cpu: \"" cpu "\", memory: 1G}}}]}}"
+
+/* Admit, remove, admit again through an alias to an earlier step, restart, remove. */
+#define SIX_STEPS                                                                                  \
+        "  - admit: &a " POD("a", "2") "\n  - admit: " POD(                                        \
+                        "b", "3") "\n  - removePod: a\n  - admit: *a\n  - restart: {}\n"           \
+                                  "  - remove: {pod: b, container: c}\n"
+
+/*
+ * YAML steps stream (read one at a time, twice: checked, then run); what the reader keeps
+ * instead (an anchored or repeated steps key, JSON) must give the same output, and every error
+ * must be the one the whole-tree reader gave, in the same order.
+ */
+static void test_scenario_streams(void **state)
+{
+        static const char streamed[] = STEPS_NODE "steps:\n" SIX_STEPS;
+        /* the same steps, kept whole: anchored, so an alias could take them all */
+        static const char anchored[] = STEPS_NODE "steps: &all\n" SIX_STEPS;
+        /* a repeated key: the last one counts, as in the tree */
+        static const char repeated[] = STEPS_NODE "steps: [{removePod: zz}]\nsteps:\n" SIX_STEPS;
+        static const struct {
+                const char *text, *message;
+        } errors[] = {
+                        /* the node is checked before any step, wherever it is */
+                        {"steps: [{admit: null}]\nnode: 3",
+                         "error: node: expected object, got number"},
+                        /* a syntax error anywhere comes before any step's */
+                        {STEPS_NODE "steps: [{admit: null}, {removePod: a}]\nx: [",
+                         "error: s.yaml:4:1: invalid YAML: did not find expected node content "
+                         "while "
+                         "parsing a flow node"},
+                        /* an unknown top-level key after the steps, before them */
+                        {STEPS_NODE "steps: [{admit: null}]\nextra: 1",
+                         "error: extra: unknown field"},
+                        {STEPS_NODE "steps: [{removePod: a}, {removePod: a}, {admit: 7}]",
+                         "error: steps[2].admit: expected object, got number"},
+                        /* an alias into a later step's anchor is unknown, as in the tree */
+                        {STEPS_NODE "steps: [{removePod: *x}, {removePod: &x a}]",
+                         "error: s.yaml:2:21: invalid YAML: unknown anchor 'x' referenced"},
+        };
+        ncm_simulate_options o = {.json = true, .explain = true};
+        char *want = run_text(streamed, strlen(streamed), &o);
+        char *got;
+
+        (void)state;
+        assert_null(strstr(want, "error: "));
+        got = run_text(anchored, strlen(anchored), &o);
+        assert_string_equal(got, want);
+        free(got);
+        got = run_text(repeated, strlen(repeated), &o);
+        assert_string_equal(got, want);
+        free(got);
+        /* the first three steps, as in the whole run */
+        o.max_steps = 3;
+        got = run_text(streamed, strlen(streamed), &o);
+        {
+                const char *end = got;
+                for (int i = 0; i < 3; i++)
+                        end = strchr(end, '\n') + 1;
+                assert_int_equal(strncmp(got, want, (size_t)(end - got)), 0);
+                assert_int_equal(strncmp(end, "{\"op\": \"state\"", 14), 0);
+        }
+        free(got);
+        free(want);
+        for (size_t i = 0; i < NCM_ELEMENTSOF(errors); i++) {
+                got = run_text(errors[i].text, strlen(errors[i].text), NULL);
+                assert_string_equal(got, errors[i].message);
+                free(got);
+        }
+}
+
+/* Cut short at every byte: one error or a run, never a crash or a leak (under ASan). */
+static void test_scenario_stream_truncated(void **state)
+{
+        static const char text[] = STEPS_NODE "steps:\n" SIX_STEPS
+                                              "  - restart: {kubelet: {cpuManagerPolicy: none}}\n";
+
+        (void)state;
+        for (size_t n = 0; n <= sizeof(text) - 1; n++) {
+                ncm_error err = NCM_ERROR_INIT;
+                ncm_scenario *s = NULL;
+                ncm_buf out = NCM_BUF_INIT;
+                int r = ncm_scenario_parse(text, n, "s.yaml", NULL, 0, &s, &err);
+                if (r < 0) {
+                        assert_null(s);
+                        assert_non_null(err.msg);
+                        assert_null(strchr(err.msg, '\n'));
+                        continue;
+                }
+                (void)ncm_simulate(s, NULL, &out, NULL, &err);
+                ncm_buf_done(&out);
+                ncm_scenario_free(s);
+        }
+}
+
+/* Many steps: counted, checked and run one at a time; an error deep inside is named by index. */
+static void test_scenario_stream_huge(void **state)
+{
+        enum { N = 20000 };
+        ncm_buf text = NCM_BUF_INIT;
+        ncm_error err = NCM_ERROR_INIT;
+        ncm_simulate_options o = {0};
+        ncm_simulate_summary sum;
+        ncm_scenario *s = NULL;
+        ncm_buf out = NCM_BUF_INIT;
+
+        (void)state;
+        ncm_buf_puts(&text, STEPS_NODE "steps:\n");
+        for (size_t i = 0; i < N; i++)
+                ncm_buf_printf(&text,
+                               i % 2 ? "  - removePod: p%zu\n"
+                                     : "  - admit: {metadata: {uid: p%zu}, spec: {containers: "
+                                       "[{name: c, resources: {limits: {cpu: \"1\", memory: "
+                                       "1G}}}]}}\n",
+                               i / 2);
+        assert_false(ncm_buf_failed(&text));
+        assert_int_equal(ncm_scenario_parse(text.data, text.len, "s.yaml", NULL, 0, &s, &err), 0);
+        assert_int_equal(ncm_scenario_num_steps(s), N);
+        assert_int_equal(ncm_simulate(s, &o, &out, &sum, &err), 0);
+        assert_int_equal(sum.steps, N);
+        assert_int_equal(sum.admitted, N / 2);
+        ncm_buf_done(&out);
+        ncm_scenario_free(s);
+
+        /* the last step broken */
+        ncm_buf_puts(&text, "  - admit: {metadata: {uid: x}, spec: {containers: [{name: c, "
+                            "resources: {limits: {cpu: \"2x\"}}}]}}\n");
+        assert_int_equal(ncm_scenario_parse(text.data, text.len, "s.yaml", NULL, 0, &s, &err),
+                         -EINVAL);
+        assert_non_null(strstr(err.msg, "steps[20000].admit.spec.containers[0].resources.limits"
+                                        ".cpu: "));
+        ncm_buf_done(&text);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -255,6 +415,9 @@ int main(void)
                         cmocka_unit_test(test_simulate_json_lines),
                         cmocka_unit_test(test_simulate_stops),
                         cmocka_unit_test(test_simulate_state_numbers),
+                        cmocka_unit_test(test_scenario_streams),
+                        cmocka_unit_test(test_scenario_stream_truncated),
+                        cmocka_unit_test(test_scenario_stream_huge),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
