@@ -176,6 +176,8 @@ NCM_API size_t ncm_cpu_state_num_entries(const ncm_cpu_state *s) NCM_PURE;
  * Indexes must be in range. Pointers are owned by S and valid until the next mutation.
  */
 NCM_API const char *ncm_cpu_state_pod_uid(const ncm_cpu_state *s, size_t pod) NCM_PURE;
+/* The index of pod UID in that order, or SIZE_MAX when S holds no key for it. */
+NCM_API size_t ncm_cpu_state_pod_index(const ncm_cpu_state *s, const char *uid) NCM_PURE;
 NCM_API size_t ncm_cpu_state_pod_num_containers(const ncm_cpu_state *s, size_t pod) NCM_PURE;
 NCM_API const char *ncm_cpu_state_container_name(const ncm_cpu_state *s, size_t pod,
                                                  size_t ctr) NCM_PURE;

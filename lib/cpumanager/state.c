@@ -414,6 +414,14 @@ void ncm_cpu_state_set_persist(ncm_cpu_state *s, ncm_cpu_state_persist_fn fn, vo
         s->free_userdata = fn ? free_userdata : NULL;
 }
 
+size_t ncm_cpu_state_pod_index(const ncm_cpu_state *s, const char *uid)
+{
+        bool found;
+        size_t i = find_pod(s, uid, &found);
+
+        return found ? i : SIZE_MAX;
+}
+
 size_t ncm_cpu_state_num_pods(const ncm_cpu_state *s)
 {
         return s->n;

@@ -214,29 +214,11 @@ static void format_entries(const ncm_cpu_state *s, size_t k, bool promised, ncm_
         ncm_buf_putc(b, '}');
 }
 
-/* The index of POD in S, or SIZE_MAX. */
-static size_t state_pod(const ncm_cpu_state *s, const char *pod)
-{
-        size_t lo = 0, hi = ncm_cpu_state_num_pods(s);
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(ncm_cpu_state_pod_uid(s, mid), pod);
-                if (c == 0)
-                        return mid;
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return SIZE_MAX;
-}
-
 int ncm__node_cpu_line(ncm_node *n, const char *uid, ncm_error *err)
 {
         ncm_autofree char *journal = NULL;
         ncm_buf line = NCM_BUF_INIT;
-        size_t k = state_pod(n->cpu_state, uid);
+        size_t k = ncm_cpu_state_pod_index(n->cpu_state, uid);
         int r;
 
         if (asprintf(&journal, "%s/%s", n->dir, NCM_NODE_PODS_JOURNAL_NAME) < 0)
@@ -305,7 +287,7 @@ int ncm__node_cpu_replay(ncm_cpu_state *s, const ncm__cpu_lines *lines, ncm_erro
                 ncm_autoptr(ncm_cpuset) old = ncm_cpuset_new();
                 ncm_autoptr(ncm_cpuset) now = ncm_cpuset_new();
                 ncm_autoptr(ncm_cpuset) def = NULL;
-                size_t k = state_pod(s, uid);
+                size_t k = ncm_cpu_state_pod_index(s, uid);
                 int r = 0;
 
                 if (!old || !now)

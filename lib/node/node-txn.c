@@ -45,22 +45,6 @@ ncm_node_admission *ncm_node_admission_free(ncm_node_admission *a)
         return NULL;
 }
 
-static bool has_pod_key(const ncm_cpu_state *s, const char *uid)
-{
-        size_t lo = 0, hi = ncm_cpu_state_num_pods(s);
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(ncm_cpu_state_pod_uid(s, mid), uid);
-                if (c == 0)
-                        return true;
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return false;
-}
-
 /* What an admission may change, as it was before. */
 typedef struct snapshot {
         ncm_cpuset *default_set;
@@ -131,7 +115,8 @@ static int snapshot_take(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error
         s->default_set = ncm_cpuset_dup(ncm_cpu_state_default(n->cpu_state));
         if (!s->default_set)
                 goto fail;
-        if (has_pod_key(n->cpu_state, uid) && !(s->full = ncm_cpu_state_dup(n->cpu_state)))
+        if (ncm_cpu_state_pod_index(n->cpu_state, uid) != SIZE_MAX &&
+            !(s->full = ncm_cpu_state_dup(n->cpu_state)))
                 goto fail;
         if (ncm_cpu_policy_reuse_save(n->cpu, &s->policy_reuse, NULL) < 0)
                 goto fail;
@@ -170,7 +155,7 @@ static int rollback(ncm_node *n, const ncm_pod *pod, snapshot *s, ncm_error *err
                 if (!ncm_cpu_state_equal(n->cpu_state, s->full))
                         r = ncm_cpu_state_assign(n->cpu_state, s->full, err);
         } else {
-                if (has_pod_key(n->cpu_state, uid))
+                if (ncm_cpu_state_pod_index(n->cpu_state, uid) != SIZE_MAX)
                         r = ncm_cpu_state_delete_pod(n->cpu_state, uid, err);
                 if (r >= 0 &&
                     !ncm_cpuset_equal(ncm_cpu_state_default(n->cpu_state), s->default_set))

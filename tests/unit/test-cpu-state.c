@@ -182,6 +182,11 @@ static void test_cpu_state_iterates_in_bytewise_order(void **state)
         assert_dump(s, "static||/=7;B/a=3;a/A=0;a/a=1;a/b=2;b/z=9;\xc3\xa9t\xc3\xa9/x=8;");
         assert_int_equal(ncm_cpu_state_num_pods(s), 5);
         assert_string_equal(ncm_cpu_state_pod_uid(s, 2), "a");
+        assert_int_equal(ncm_cpu_state_pod_index(s, "a"), 2);
+        assert_int_equal(ncm_cpu_state_pod_index(s, ""), 0);
+        assert_int_equal(ncm_cpu_state_pod_index(s, "\xc3\xa9t\xc3\xa9"), 4);
+        assert_true(ncm_cpu_state_pod_index(s, "A") == SIZE_MAX);
+        assert_true(ncm_cpu_state_pod_index(s, "c") == SIZE_MAX);
         assert_int_equal(ncm_cpu_state_pod_num_containers(s, 2), 3);
         assert_string_equal(ncm_cpu_state_container_name(s, 2, 0), "A");
         tu_assert_cpuset(ncm_cpu_state_container_cpus(s, 2, 2), "2");
